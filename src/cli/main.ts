@@ -1,0 +1,72 @@
+// The dispatcher: tiny, so start-up costs only what the chosen command loads.
+// Each command is its own bundle in dist/commands/.
+import fs from "node:fs";
+import path from "node:path";
+import { err, out } from "./io.js";
+
+declare const __filename: string;
+
+interface CommandInfo {
+  bundle: string;
+  summary: string;
+}
+
+const COMMANDS: Record<string, CommandInfo> = {
+  prepare: { bundle: "prepare", summary: "check files and publish them into the outbox; prints MEDIA: lines" },
+  janitor: { bundle: "janitor", summary: "delete outbox files past the retention (or run on a schedule)" },
+  status: { bundle: "status", summary: "show the outbox, its state and what the janitor would remove" },
+  watch: { bundle: "watch", summary: "guard the outbox and turn drop-folder files into outbox files" },
+  quarantine: { bundle: "quarantine", summary: "list or restore what the watch guard quarantined" },
+  install: { bundle: "install", summary: "install the systemd units and drop-ins, or the Hermes config entry" },
+  uninstall: { bundle: "install", summary: "remove exactly what install wrote" },
+  doctor: { bundle: "doctor", summary: "check that the gateway really delivers from the outbox" },
+};
+
+function version(): string {
+  try {
+    const pkg = JSON.parse(fs.readFileSync(path.join(path.dirname(__filename), "..", "package.json"), "utf8")) as { version: string };
+    return pkg.version;
+  } catch {
+    return "unknown";
+  }
+}
+
+function usage(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length));
+  const lines = Object.entries(COMMANDS).map(([name, info]) => `  ${name.padEnd(width)}  ${info.summary}`);
+  return `usage: media-outbox COMMAND [options]\n\ncommands:\n${lines.join("\n")}\n\nRun media-outbox COMMAND --help for its options.\n`;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === "--help" || command === "-h" || command === "help") {
+    (command === undefined ? err : out)(usage());
+    return command === undefined ? 2 : 0;
+  }
+  if (command === "--version" || command === "-V") {
+    out(`${version()}\n`);
+    return 0;
+  }
+  const info = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+  if (!info) {
+    err(`media-outbox: usage error: unknown command ${JSON.stringify(command).replace(/[^\x20-\x7e]/g, "?")}\n${usage()}`);
+    return 2;
+  }
+  const bundle = path.join(path.dirname(__filename), "commands", `${info.bundle}.js`);
+  if (!fs.existsSync(bundle)) {
+    err(`media-outbox: the ${command} command is not built in this installation (missing ${bundle}); run npm run build\n`);
+    return 2;
+  }
+  const mod = require(bundle) as { run: (argv: string[], command: string) => Promise<number> };
+  return mod.run(rest, command);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (e: unknown) => {
+    err(`media-outbox: internal error: ${String(e instanceof Error ? e.stack : e)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,261 @@
+// The one place that decides the outbox, its state and the policy, for every
+// command: flags > environment > config file > defaults.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { configError, isErrno, usageError } from "../core/errors.js";
+import { escapeText } from "../core/escape.js";
+import { parseDuration, parseSize } from "../core/units.js";
+import { GATEWAY_EXTENSIONS } from "../safety/gateway.js";
+import { type MediaCategory, PLATFORM_LIMITS, PLATFORM_NAMES, type PlatformLimits, type PlatformName, categoryOf, isPlatformName } from "./platforms.js";
+
+export const DEFAULT_ALLOW = "png jpg jpeg gif webp pdf mp4 mov webm mp3 m4a ogg opus wav flac docx xlsx pptx txt csv md".split(" ");
+export const DEFAULT_MAX_SIZE = 50 * 1000 * 1000;
+export const DEFAULT_RETENTION_MS = 14 * 86_400_000;
+export const DEFAULT_MIN_AGE_MS = 3_600_000;
+export const STAGING_MAX_AGE_MS = 3_600_000;
+export const DEFAULT_SETTLE_MS = 1000;
+
+/** Policy as written in the config file, or passed by a caller or a flag. */
+export interface PolicyInput {
+  outbox?: string;
+  stateDir?: string;
+  maxSize?: string | number;
+  allow?: string | string[];
+  platform?: string;
+  platforms?: Record<string, string | number | Partial<Record<MediaCategory, string | number>>>;
+  sourceRoots?: string[];
+  logFile?: string;
+  logLevel?: string;
+  janitor?: { retention?: string | number; maxBytes?: string | number; minAge?: string | number };
+  watch?: { drop?: string[]; quarantine?: string; settle?: string | number; keep?: boolean };
+}
+
+export interface ConfigOverrides extends PolicyInput {
+  /** Config file to read; when absent, `$HERMES_HOME/media-outbox.json` if it exists. */
+  config?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Base for relative paths given as flags. */
+  cwd?: string;
+}
+
+export interface Config {
+  home: string;
+  hermesHome: string;
+  /** The config file that was read, if any. */
+  configFile?: string;
+  /** Absolute outbox path as configured (not yet verified or resolved). */
+  outbox: string;
+  /** Directory beside the outbox holding staging/, ledger/ and quarantine/. */
+  stateDir: string;
+  stagingDir: string;
+  ledgerDir: string;
+  quarantineDir: string;
+  maxSize: number;
+  allow: string[];
+  platform?: PlatformName;
+  platformLimits: Record<PlatformName, PlatformLimits>;
+  sourceRoots: string[];
+  logFile?: string;
+  logLevel: string;
+  janitor: { retentionMs: number; maxBytes?: number; minAgeMs: number; stagingMaxAgeMs: number };
+  watch: { drop: string[]; settleMs: number; keep: boolean };
+}
+
+const TOP_KEYS = new Set(["outbox", "stateDir", "maxSize", "allow", "platform", "platforms", "sourceRoots", "logFile", "logLevel", "janitor", "watch"]);
+const JANITOR_KEYS = new Set(["retention", "maxBytes", "minAge"]);
+const WATCH_KEYS = new Set(["drop", "quarantine", "settle", "keep"]);
+const LOG_LEVELS = new Set(["fatal", "error", "warn", "info", "debug", "trace", "silent"]);
+
+function expandHome(p: string, home: string): string {
+  return p === "~" || p.startsWith("~/") ? path.join(home, p.slice(1)) : p;
+}
+
+/** Turns a user-given path into an absolute one; relative is only allowed where a cwd applies. */
+function absPath(p: string, home: string, base: string | undefined, what: string): string {
+  if (typeof p !== "string" || p === "") throw configError(`${what} must be a non-empty path`);
+  const expanded = expandHome(p, home);
+  if (path.isAbsolute(expanded)) return path.resolve(expanded);
+  if (base === undefined) throw configError(`${what} must be an absolute path (or start with ~/), got ${escapeText(JSON.stringify(p))}`);
+  return path.resolve(base, expanded);
+}
+
+/** Reads `--allow`-style lists: "png,jpg", ["png", "jpg"], with or without dots. */
+export function parseAllowList(value: string | string[], what = "allow"): string[] {
+  const items = (Array.isArray(value) ? value : value.split(","))
+    .map((e) => {
+      if (typeof e !== "string") throw usageError(`${what} must list extensions as strings`);
+      return e.trim().replace(/^\./, "").toLowerCase();
+    })
+    .filter((e) => e !== "");
+  if (items.length === 0) throw usageError(`${what} must name at least one extension`);
+  const unknown = items.filter((e) => !GATEWAY_EXTENSIONS.has(e));
+  if (unknown.length > 0) {
+    throw usageError(
+      `${what}: the gateway does not deliver ${unknown.map((e) => escapeText(JSON.stringify(e))).join(", ")}; allowed extensions are: ${[...GATEWAY_EXTENSIONS].join(" ")}`,
+    );
+  }
+  return [...new Set(items)];
+}
+
+function checkKeys(obj: unknown, allowed: Set<string>, where: string): Record<string, unknown> {
+  if (obj === null || typeof obj !== "object" || Array.isArray(obj)) throw configError(`${where} must be a JSON object`);
+  for (const key of Object.keys(obj)) {
+    if (!allowed.has(key)) throw configError(`${where}: unknown key ${escapeText(JSON.stringify(key))} (known: ${[...allowed].join(", ")})`);
+  }
+  return obj as Record<string, unknown>;
+}
+
+function readConfigFile(file: string, required: boolean): PolicyInput | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (err) {
+    if (!required && isErrno(err, "ENOENT")) return undefined;
+    throw configError(`cannot read config file ${escapeText(file)}: ${(err as Error).message}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw configError(`config file ${escapeText(file)} is not valid JSON: ${(err as Error).message}`);
+  }
+  const where = `config file ${escapeText(file)}`;
+  const top = checkKeys(parsed, TOP_KEYS, where);
+  if (top.janitor !== undefined) checkKeys(top.janitor, JANITOR_KEYS, `${where}: janitor`);
+  if (top.watch !== undefined) checkKeys(top.watch, WATCH_KEYS, `${where}: watch`);
+  return top as PolicyInput;
+}
+
+/** Wraps a value parser so its error names the config file. */
+function inFile<T>(file: string | undefined, fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (file && err instanceof Error && "code" in err && (err as { code: string }).code === "usage") {
+      throw configError(`config file ${escapeText(file)}: ${err.message}`);
+    }
+    throw err;
+  }
+}
+
+function stringList(value: unknown, what: string): string[] {
+  if (!Array.isArray(value) || value.some((v) => typeof v !== "string")) throw configError(`${what} must be a list of paths`);
+  return value as string[];
+}
+
+function platformLimits(input: PolicyInput["platforms"], file: string | undefined): Record<PlatformName, PlatformLimits> {
+  const limits = Object.fromEntries(PLATFORM_NAMES.map((n) => [n, { ...PLATFORM_LIMITS[n] }])) as Record<PlatformName, PlatformLimits>;
+  if (input === undefined) return limits;
+  if (input === null || typeof input !== "object") throw configError("platforms must be an object of platform limits");
+  for (const [name, value] of Object.entries(input)) {
+    if (!isPlatformName(name)) throw configError(`platforms: unknown platform ${escapeText(JSON.stringify(name))} (known: ${PLATFORM_NAMES.join(", ")})`);
+    const target = limits[name];
+    if (typeof value === "string" || typeof value === "number") {
+      const bytes = inFile(file, () => parseSize(value, `platforms.${name}`));
+      for (const cat of Object.keys(target) as MediaCategory[]) target[cat] = bytes;
+      continue;
+    }
+    const cats = checkKeys(value, new Set(["image", "video", "audio", "document"]), `platforms.${name}`);
+    for (const [cat, size] of Object.entries(cats)) {
+      target[cat as MediaCategory] = inFile(file, () => parseSize(size as string | number, `platforms.${name}.${cat}`));
+    }
+  }
+  return limits;
+}
+
+/** Resolves the configuration every command runs with. Throws FatalError on bad input. */
+export function loadConfig(overrides: ConfigOverrides = {}): Config {
+  const env = overrides.env ?? process.env;
+  const home = path.resolve(env.HOME || os.homedir());
+  const hermesHome = env.HERMES_HOME ? absPath(env.HERMES_HOME, home, undefined, "HERMES_HOME") : path.join(home, ".hermes");
+  const cwd = overrides.cwd ?? process.cwd();
+
+  const explicitFile = overrides.config ?? env.MEDIA_OUTBOX_CONFIG;
+  const configFile = explicitFile ? absPath(explicitFile, home, cwd, "--config") : path.join(hermesHome, "media-outbox.json");
+  const file = readConfigFile(configFile, explicitFile !== undefined) ?? {};
+  const fileName = Object.keys(file).length > 0 || explicitFile ? configFile : undefined;
+
+  const pick = <K extends keyof PolicyInput>(key: K): { value: PolicyInput[K]; fromFile: boolean } =>
+    overrides[key] !== undefined ? { value: overrides[key], fromFile: false } : { value: file[key], fromFile: true };
+  const pathOf = (value: string, fromFile: boolean, what: string) => absPath(value, home, fromFile ? undefined : cwd, what);
+
+  let outbox: string;
+  if (overrides.outbox !== undefined) outbox = absPath(overrides.outbox, home, cwd, "--outbox");
+  else if (env.MEDIA_OUTBOX_DIR) outbox = absPath(env.MEDIA_OUTBOX_DIR, home, undefined, "MEDIA_OUTBOX_DIR");
+  else if (file.outbox !== undefined) outbox = absPath(file.outbox, home, undefined, "outbox");
+  else outbox = path.join(hermesHome, "media_outbox");
+
+  const stateOpt = pick("stateDir");
+  const stateDir =
+    stateOpt.value !== undefined
+      ? pathOf(stateOpt.value, stateOpt.fromFile, "stateDir")
+      : env.MEDIA_OUTBOX_STATE_DIR
+        ? absPath(env.MEDIA_OUTBOX_STATE_DIR, home, undefined, "MEDIA_OUTBOX_STATE_DIR")
+        : // A sibling whose name does not start with the outbox's, so no
+          // string-prefix test of the allow-list can ever take it in.
+          path.join(path.dirname(outbox), `.${path.basename(outbox)}-state`);
+
+  const maxSize = pick("maxSize");
+  const allow = pick("allow");
+  const platform = pick("platform");
+  if (platform.value !== undefined && !isPlatformName(platform.value)) {
+    const msg = `unknown platform ${escapeText(JSON.stringify(platform.value))} (known: ${PLATFORM_NAMES.join(", ")})`;
+    throw platform.fromFile ? configError(msg) : usageError(msg);
+  }
+  const roots = pick("sourceRoots");
+  const logFile = pick("logFile");
+  const logLevel = pick("logLevel").value ?? "info";
+  if (!LOG_LEVELS.has(logLevel)) throw configError(`logLevel must be one of ${[...LOG_LEVELS].join(", ")}`);
+
+  const janitorIn = { ...file.janitor, ...stripUndefined(overrides.janitor ?? {}) };
+  const watchIn = { ...file.watch, ...stripUndefined(overrides.watch ?? {}) };
+  const janitorFromFile = (k: string) => overrides.janitor?.[k as keyof PolicyInput["janitor"] & string] === undefined;
+  const watchFromFile = (k: string) => overrides.watch?.[k as keyof NonNullable<PolicyInput["watch"]>] === undefined;
+
+  const fileOrFlag = <T>(fromFile: boolean, fn: () => T) => (fromFile ? inFile(fileName, fn) : fn());
+  const quarantineDir =
+    watchIn.quarantine !== undefined ? pathOf(watchIn.quarantine, watchFromFile("quarantine"), "quarantine") : path.join(stateDir, "quarantine");
+
+  if (watchIn.keep !== undefined && typeof watchIn.keep !== "boolean") throw configError("watch.keep must be true or false");
+
+  return {
+    home,
+    hermesHome,
+    ...(fileName ? { configFile: fileName } : {}),
+    outbox,
+    stateDir,
+    stagingDir: path.join(stateDir, "staging"),
+    ledgerDir: path.join(stateDir, "ledger"),
+    quarantineDir,
+    maxSize: maxSize.value === undefined ? DEFAULT_MAX_SIZE : fileOrFlag(maxSize.fromFile, () => parseSize(maxSize.value!, "max-size")),
+    allow: allow.value === undefined ? [...DEFAULT_ALLOW] : fileOrFlag(allow.fromFile, () => parseAllowList(allow.value!)),
+    ...(platform.value !== undefined ? { platform: platform.value as PlatformName } : {}),
+    platformLimits: platformLimits(file.platforms, fileName),
+    sourceRoots: roots.value === undefined ? [] : stringList(roots.value, "sourceRoots").map((r) => pathOf(r, roots.fromFile, "source root")),
+    ...(logFile.value !== undefined ? { logFile: pathOf(logFile.value, logFile.fromFile, "logFile") } : {}),
+    logLevel,
+    janitor: {
+      retentionMs:
+        janitorIn.retention === undefined ? DEFAULT_RETENTION_MS : fileOrFlag(janitorFromFile("retention"), () => parseDuration(janitorIn.retention!, "retention")),
+      ...(janitorIn.maxBytes !== undefined ? { maxBytes: fileOrFlag(janitorFromFile("maxBytes"), () => parseSize(janitorIn.maxBytes!, "max-bytes")) } : {}),
+      minAgeMs: janitorIn.minAge === undefined ? DEFAULT_MIN_AGE_MS : fileOrFlag(janitorFromFile("minAge"), () => parseDuration(janitorIn.minAge!, "min-age")),
+      stagingMaxAgeMs: STAGING_MAX_AGE_MS,
+    },
+    watch: {
+      drop: watchIn.drop === undefined ? [] : stringList(watchIn.drop, "watch.drop").map((d) => pathOf(d, watchFromFile("drop"), "drop folder")),
+      settleMs: watchIn.settle === undefined ? DEFAULT_SETTLE_MS : fileOrFlag(watchFromFile("settle"), () => parseDuration(watchIn.settle!, "settle")),
+      keep: watchIn.keep ?? false,
+    },
+  };
+}
+
+function stripUndefined<T extends object>(obj: T): Partial<T> {
+  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** The size cap for one file: the general cap, lowered by the platform's limit for its kind. */
+export function sizeCapFor(config: Config, ext: string): number {
+  if (!config.platform) return config.maxSize;
+  return Math.min(config.maxSize, config.platformLimits[config.platform][categoryOf(ext)]);
+}

@@ -1,0 +1,28 @@
+// Everything a user supplied (a path, a name) passes through escapeText before
+// it reaches stdout, stderr, a log or a receipt, so that no output can carry a
+// raw control character, a reordering bidi control or a forged MEDIA: directive.
+
+// C0, DEL, C1 (NEL included), line/paragraph separators, bidi controls, other
+// invisible code points, lone surrogates, and the backslash (so escapes stay
+// unambiguous).
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\\]|\p{Bidi_Control}|\p{Default_Ignorable_Code_Point}|\p{Cs}/gu;
+const DIRECTIVE = /(media)(\s*):/giu;
+
+function escapeChar(ch: string): string {
+  if (ch === "\\") return "\\\\";
+  const cp = ch.codePointAt(0)!;
+  return cp < 0x100 ? `\\x${cp.toString(16).padStart(2, "0")}` : `\\u{${cp.toString(16)}}`;
+}
+
+/** Makes untrusted text safe to print on one line. */
+export function escapeText(text: string): string {
+  return text.replace(UNSAFE, escapeChar).replace(DIRECTIVE, "$1$2\\x3a");
+}
+
+/**
+ * JSON.stringify leaves U+2028, U+2029 and U+0085 raw; some readers treat them
+ * as line breaks, so they are written as \u escapes.
+ */
+export function safeJson(value: unknown, indent?: number): string {
+  return JSON.stringify(value, null, indent).replace(/[\u2028\u2029\u0085]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}

@@ -1,0 +1,102 @@
+// Check 7: publication. link(2) from the staging file gives the complete file
+// its final name in one step and fails rather than overwrite, so no reader
+// sees a partial file and no published file is ever replaced.
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { errnoCode } from "../core/errors.js";
+import { type LedgerRecord, appendLedger } from "../state/ledger.js";
+import { outputName } from "./name.js";
+import type { Staged } from "./stage.js";
+
+/** How many `-<hash>-N` names to try after the hash name is taken by other bytes. */
+const MAX_COLLISION_SUFFIX = 100;
+
+export interface Published {
+  name: string;
+  path: string;
+  reused: boolean;
+}
+
+function* candidateNames(input: string, sha256: string): Generator<string> {
+  yield outputName(input);
+  const short = sha256.slice(0, 8);
+  yield outputName(input, short);
+  for (let i = 2; i <= MAX_COLLISION_SUFFIX; i++) yield outputName(input, `${short}-${i}`);
+}
+
+/**
+ * When `file` already holds exactly these bytes, refreshes its mtime (the
+ * janitor counts retention from it) and returns true.
+ */
+function reuseIfSame(file: string, staged: Staged, now: Date): boolean {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === "ENOENT" || code === "ELOOP" || code === "ENXIO") return false;
+    throw err;
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile() || st.size !== staged.bytes) return false;
+    const hash = createHash("sha256");
+    const buf = Buffer.allocUnsafe(1024 * 1024);
+    for (let n = fs.readSync(fd, buf); n > 0; n = fs.readSync(fd, buf)) hash.update(buf.subarray(0, n));
+    if (hash.digest("hex") !== staged.sha256) return false;
+    fs.futimesSync(fd, now, now);
+    return true;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function exists(file: string): boolean {
+  try {
+    fs.lstatSync(file);
+    return true;
+  } catch (err) {
+    if (errnoCode(err) === "ENOENT") return false;
+    throw err;
+  }
+}
+
+export interface PublishContext {
+  outbox: string;
+  ledgerDir: string;
+  /** The ledger record's fields that do not depend on the chosen name. */
+  record: Omit<LedgerRecord, "name" | "reused" | "time">;
+}
+
+/**
+ * Publishes a staged file under the first free name for `input`, or reuses a
+ * published file with the same bytes. The ledger record is appended before
+ * the link that makes the file visible (the watch guard relies on it).
+ */
+export function publish(staged: Staged, input: string, ctx: PublishContext): Published {
+  const now = new Date();
+  // The copy's mtime is its publication time.
+  fs.futimesSync(staged.fd, now, now);
+  for (const name of candidateNames(input, staged.sha256)) {
+    const target = path.join(ctx.outbox, name);
+    const record = (reused: boolean): LedgerRecord => ({ time: now.toISOString(), ...ctx.record, name, reused });
+    // A concurrent prepare may take the name between the check and the link:
+    // then the link fails and the same name is judged again.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      if (exists(target)) {
+        if (!reuseIfSame(target, staged, now)) break;
+        appendLedger(ctx.ledgerDir, record(true));
+        return { name, path: target, reused: true };
+      }
+      appendLedger(ctx.ledgerDir, record(false));
+      try {
+        fs.linkSync(staged.path, target);
+        return { name, path: target, reused: false };
+      } catch (err) {
+        if (errnoCode(err) !== "EEXIST") throw err;
+      }
+    }
+  }
+  throw new Error(`no free name for this file after ${MAX_COLLISION_SUFFIX} tries`);
+}

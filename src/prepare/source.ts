@@ -1,0 +1,94 @@
+// Checks 2 and 3: where the source really is, and opening it exactly once.
+import fs from "node:fs";
+import path from "node:path";
+import { Refusal, errnoCode } from "../core/errors.js";
+import type { SourceDenylist } from "../safety/denylist.js";
+import { isWithin } from "../safety/gateway.js";
+
+export interface SourcePolicy {
+  cwd: string;
+  denylist: SourceDenylist;
+  /** Resolved roots the source must lie under; empty means anywhere not denied. */
+  sourceRoots: string[];
+}
+
+export interface OpenedSource {
+  fd: number;
+  stat: fs.Stats;
+  resolved: string;
+}
+
+function checkLocation(resolved: string, policy: SourcePolicy): void {
+  const why = policy.denylist.reason(resolved);
+  if (why) throw new Refusal("denied_source", `${why}; only generated files may be sent`);
+  if (policy.sourceRoots.length > 0 && !policy.sourceRoots.some((root) => isWithin(resolved, root))) {
+    throw new Refusal("denied_source", "it lies outside the allowed source roots");
+  }
+}
+
+function resolveSource(given: string, cwd: string): string {
+  try {
+    return fs.realpathSync.native(path.resolve(cwd, given));
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === "ENOENT" || code === "ENOTDIR") throw new Refusal("not_found", "no such file");
+    if (code === "ELOOP") throw new Refusal("denied_source", "it is a symbolic link loop");
+    if (code === "EACCES") throw new Refusal("io_error", "permission denied while resolving the path");
+    throw new Refusal("io_error", `cannot resolve the path (${code ?? "error"})`);
+  }
+}
+
+function openNoFollow(resolved: string): number {
+  const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } = fs.constants;
+  try {
+    // O_NONBLOCK: a FIFO must not hang the command; it is refused below.
+    return fs.openSync(resolved, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === "ENOENT") throw new Refusal("not_found", "the file disappeared before it could be opened");
+    if (code === "ELOOP") throw new Refusal("denied_source", "the path was replaced by a symbolic link while it was checked");
+    if (code === "ENXIO" || code === "EOPNOTSUPP") throw new Refusal("not_regular_file", "it is not a regular file");
+    if (code === "EACCES") throw new Refusal("io_error", "permission denied");
+    throw new Refusal("io_error", `cannot open the file (${code ?? "error"})`);
+  }
+}
+
+function kindOf(st: fs.Stats): string {
+  if (st.isDirectory()) return "a directory";
+  if (st.isFIFO()) return "a FIFO";
+  if (st.isSocket()) return "a socket";
+  if (st.isCharacterDevice() || st.isBlockDevice()) return "a device";
+  return "not a regular file";
+}
+
+/**
+ * Resolves, vets and opens a source. The caller owns the returned descriptor.
+ * Throws a Refusal for checks 2 and 3.
+ */
+export function openSource(given: string, policy: SourcePolicy): OpenedSource {
+  const resolved = resolveSource(given, policy.cwd);
+  checkLocation(resolved, policy);
+  const fd = openNoFollow(resolved);
+  try {
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile()) throw new Refusal("not_regular_file", `it is ${kindOf(stat)}`);
+    // A directory in the path may have been swapped between resolving and
+    // opening: judge what the descriptor really is.
+    const opened = openedPath(fd);
+    if (opened !== undefined && opened !== resolved) checkLocation(opened, policy);
+    if (stat.nlink > 1) throw new Refusal("denied_source", `it has ${stat.nlink} hard links and may be an alias of a protected file; copy it first`);
+    if (stat.size === 0) throw new Refusal("empty_file", "the file is empty");
+    return { fd, stat, resolved: opened ?? resolved };
+  } catch (err) {
+    fs.closeSync(fd);
+    throw err;
+  }
+}
+
+function openedPath(fd: number): string | undefined {
+  try {
+    return fs.readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,94 @@
+// Check 5 and the copy of check 6: bytes go from the open source into a
+// private staging file, hashed on the way, never more than the cap.
+import { createHash, randomBytes } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { Refusal } from "../core/errors.js";
+import { formatBytes } from "../core/units.js";
+
+const CHUNK = 1024 * 1024;
+let shared: Buffer | undefined;
+
+export interface Staged {
+  path: string;
+  fd: number;
+  bytes: number;
+  sha256: string;
+  /** The whole content, kept only when a text check needs it. */
+  content?: Buffer;
+}
+
+/** Creates a fresh 0600 staging file that nobody else can have opened. */
+export function createStagingFile(stagingDir: string): { path: string; fd: number } {
+  const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = fs.constants;
+  for (;;) {
+    const file = path.join(stagingDir, `${process.pid}-${randomBytes(8).toString("hex")}.part`);
+    try {
+      return { path: file, fd: fs.openSync(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600) };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
+  }
+}
+
+function tooLarge(cap: number): Refusal {
+  return new Refusal("too_large", `the file is larger than the ${formatBytes(cap)} cap`);
+}
+
+class StagingSink {
+  readonly hash = createHash("sha256");
+  bytes = 0;
+  private readonly chunks: Buffer[] | undefined;
+
+  constructor(
+    readonly fd: number,
+    private readonly cap: number,
+    keepContent: boolean,
+  ) {
+    this.chunks = keepContent ? [] : undefined;
+  }
+
+  write(chunk: Uint8Array): void {
+    this.bytes += chunk.length;
+    if (this.bytes > this.cap) throw tooLarge(this.cap);
+    this.hash.update(chunk);
+    this.chunks?.push(Buffer.from(chunk));
+    let off = 0;
+    while (off < chunk.length) off += fs.writeSync(this.fd, chunk, off, chunk.length - off);
+  }
+
+  finish(file: string): Staged {
+    // Durable before it is published: a crash must never leave a published
+    // name on a file whose bytes never reached the disk.
+    fs.fdatasyncSync(this.fd);
+    return {
+      path: file,
+      fd: this.fd,
+      bytes: this.bytes,
+      sha256: this.hash.digest("hex"),
+      ...(this.chunks ? { content: Buffer.concat(this.chunks) } : {}),
+    };
+  }
+}
+
+/** Copies from an open source descriptor. */
+export function stageFromFd(srcFd: number, target: { path: string; fd: number }, cap: number, keepContent: boolean): Staged {
+  const sink = new StagingSink(target.fd, cap, keepContent);
+  shared ??= Buffer.allocUnsafe(CHUNK);
+  for (;;) {
+    // Read one byte past the cap, so growth past it is seen.
+    const n = fs.readSync(srcFd, shared, 0, CHUNK, null);
+    if (n === 0) break;
+    sink.write(shared.subarray(0, n));
+  }
+  return sink.finish(target.path);
+}
+
+/** Copies from a byte stream (standard input). */
+export async function stageFromStream(stream: AsyncIterable<Uint8Array | string>, target: { path: string; fd: number }, cap: number, keepContent: boolean): Promise<Staged> {
+  const sink = new StagingSink(target.fd, cap, keepContent);
+  for await (const chunk of stream) {
+    sink.write(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
+  }
+  return sink.finish(target.path);
+}

@@ -1,0 +1,142 @@
+// The gateway's credential denylist (../shared/DESIGN.md), applied to resolved
+// source paths. Files under a trusted root skip the gateway's own denylist, so
+// this is the only place it is enforced for the outbox.
+import fs from "node:fs";
+import path from "node:path";
+import { isWithin } from "./gateway.js";
+
+const SYSTEM_PREFIXES = ["/etc", "/proc", "/sys", "/dev", "/root", "/boot", "/var/log", "/var/lib", "/var/run"];
+
+const HOME_ENTRIES = [
+  ".ssh",
+  ".aws",
+  ".gnupg",
+  ".kube",
+  ".docker",
+  ".config",
+  ".azure",
+  ".gcloud",
+  "Library/Keychains",
+  ".netrc",
+  ".pgpass",
+  ".npmrc",
+  ".pypirc",
+  ".git-credentials",
+];
+
+const HERMES_DATABASES = ["state.db", "kanban.db"];
+const HERMES_ENTRIES = [
+  ".env",
+  "auth.json",
+  "auth.lock",
+  "credentials",
+  "config.yaml",
+  ".anthropic_oauth.json",
+  "google_token.json",
+  "google_oauth_pending.json",
+  "auth",
+  "webhook_subscriptions.json",
+  "cache/bws_cache.json",
+  "cache/bws_cache.enc.json",
+  "pairing",
+  "mcp-tokens",
+  "sessions",
+  "browser-profile",
+  ...HERMES_DATABASES.flatMap((db) => [db, `${db}-wal`, `${db}-shm`, `${db}-journal`]),
+];
+
+/** Resolves the longest existing prefix of `p`, so links in it are seen through. */
+export function resolveExisting(p: string): string {
+  const abs = path.resolve(p);
+  let head = abs;
+  const tail: string[] = [];
+  for (;;) {
+    try {
+      return path.join(fs.realpathSync.native(head), ...tail);
+    } catch {
+      const parent = path.dirname(head);
+      if (parent === head) return abs;
+      tail.unshift(path.basename(head));
+      head = parent;
+    }
+  }
+}
+
+/** Both spellings of a path: as written and with its links resolved. */
+function spellings(p: string): string[] {
+  const abs = path.resolve(p);
+  const real = resolveExisting(abs);
+  return real === abs ? [abs] : [abs, real];
+}
+
+function hermesBases(hermesHome: string): string[] {
+  const bases = [hermesHome];
+  try {
+    for (const name of fs.readdirSync(path.join(hermesHome, "profiles"))) bases.push(path.join(hermesHome, "profiles", name));
+  } catch {
+    // No profiles directory: only the Hermes home itself.
+  }
+  return bases;
+}
+
+export interface DenylistOptions {
+  home: string;
+  hermesHome: string;
+  /** Further directories no source may come from (the outbox, its state). */
+  extra?: { path: string; why: string }[];
+}
+
+export class SourceDenylist {
+  private readonly systemPrefixes: string[][];
+  private readonly homes: string[];
+  private readonly homeEntries: string[];
+  private readonly hermesHomes: string[];
+  private readonly hermesEntries: string[];
+  private readonly extra: { paths: string[]; why: string }[];
+
+  constructor(options: DenylistOptions) {
+    this.homes = spellings(options.home);
+    this.systemPrefixes = SYSTEM_PREFIXES.map(spellings);
+    this.homeEntries = HOME_ENTRIES.flatMap((e) => spellings(path.join(options.home, e)));
+    this.hermesHomes = spellings(options.hermesHome);
+    // The pattern match below sees paths as written; an entry that is itself a
+    // link (say ~/.hermes/.env -> /srv/secrets/env) is caught by its resolution.
+    this.hermesEntries = hermesBases(options.hermesHome).flatMap((base) => HERMES_ENTRIES.flatMap((e) => spellings(path.join(base, e))));
+    this.extra = (options.extra ?? []).map((e) => ({ paths: spellings(e.path), why: e.why }));
+  }
+
+  /** Why a resolved source path must not be published; undefined when allowed. */
+  reason(resolved: string): string | undefined {
+    for (const e of this.extra) {
+      if (e.paths.some((p) => isWithin(resolved, p))) return e.why;
+    }
+    if (this.homeEntries.some((p) => isWithin(resolved, p))) return "it lies in a credential location of the home directory";
+    if (this.isHermesSecret(resolved) || this.hermesEntries.some((p) => isWithin(resolved, p))) return "it is one of the Hermes home's secrets";
+    for (const prefix of this.systemPrefixes) {
+      const hit = prefix.find((p) => isWithin(resolved, p));
+      if (!hit) continue;
+      // A home inside a denied system prefix (root's /root, a service home in
+      // /var/lib) keeps its own subtree: only its home-relative entries are denied.
+      const inOwnHome = this.homes.some((h) => isWithin(h, hit) && isWithin(resolved, h));
+      if (!inOwnHome) return `it lies under ${hit}, which the gateway never sends from`;
+    }
+    return undefined;
+  }
+
+  private isHermesSecret(resolved: string): boolean {
+    for (const home of this.hermesHomes) {
+      if (!isWithin(resolved, home) || resolved === home) continue;
+      const rel = path.relative(home, resolved).split(path.sep);
+      // Entries apply to the Hermes home itself and to each profiles/<name>.
+      const candidates = [rel];
+      if (rel[0] === "profiles" && rel.length > 2) candidates.push(rel.slice(2));
+      for (const parts of candidates) {
+        for (const entry of HERMES_ENTRIES) {
+          const entryParts = entry.split("/");
+          if (entryParts.every((part, i) => parts[i] === part)) return true;
+        }
+      }
+    }
+    return false;
+  }
+}

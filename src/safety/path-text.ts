@@ -1,0 +1,29 @@
+// Check 1 of prepare: the raw text of a source path or name, before anything
+// resolves it or echoes it anywhere.
+import { Refusal } from "../core/errors.js";
+
+const UNSAFE_CHARS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/u;
+
+// `MEDIA:` in any case, optional whitespace and emphasis or quote characters,
+// then a quote, a backtick, `/`, `~/` or a drive: what a gateway would take for
+// a directive if the text ever reached a reply.
+const QUOTES = `"'\`\u2018\u2019\u201c\u201d\u00ab\u00bb`;
+const DIRECTIVE = new RegExp(`MEDIA:[\\s*_~${QUOTES}]*(?:[${QUOTES}]|/|~/|[A-Za-z]:[\\\\/])`, "iu");
+
+export function hasUnsafeChars(text: string): boolean {
+  return UNSAFE_CHARS.test(text);
+}
+
+export function hasMediaDirective(text: string): boolean {
+  return DIRECTIVE.test(text);
+}
+
+/** Throws the refusal for text that must not be resolved or echoed. */
+export function assertSafePathText(text: string, what = "path"): void {
+  if (hasUnsafeChars(text)) {
+    throw new Refusal("unsafe_path_chars", `the ${what} contains control or line-separator characters; rename the file`);
+  }
+  if (hasMediaDirective(text)) {
+    throw new Refusal("media_directive_in_path", `the ${what} contains a MEDIA: directive; rename the file`);
+  }
+}

@@ -1,0 +1,91 @@
+// The rules for a directory media-outbox trusts with its files: the outbox
+// and the state beside it. prepare, janitor, watch and doctor all ask here.
+import fs from "node:fs";
+import path from "node:path";
+import { FatalError, type FatalCode, isErrno } from "../core/errors.js";
+import { escapeText } from "../core/escape.js";
+import { allowDirProblem } from "./gateway.js";
+
+export interface DirCheck {
+  /** The directory's real, symlink-free path. */
+  real: string;
+  dev: number;
+  ino: number;
+}
+
+function currentUid(): number {
+  return typeof process.geteuid === "function" ? process.geteuid() : -1;
+}
+
+/** Why a directory, as seen by lstat, cannot be trusted; undefined when it can. */
+export function privateDirProblem(st: fs.Stats, uid = currentUid()): string | undefined {
+  if (st.isSymbolicLink()) return "it is a symbolic link";
+  if (!st.isDirectory()) return "it is not a directory";
+  if (uid >= 0 && st.uid !== uid) return `it is owned by uid ${st.uid}, not by the current user (uid ${uid})`;
+  if (st.mode & 0o022) return `it is writable by group or others (mode ${(st.mode & 0o7777).toString(8).padStart(4, "0")})`;
+  return undefined;
+}
+
+/**
+ * Why an ancestor of `real` lets someone else swap what lies beneath it: it is
+ * writable by others, unless it is a root-owned sticky directory like /tmp.
+ */
+export function ancestorProblem(real: string): string | undefined {
+  for (let dir = path.dirname(real); ; dir = path.dirname(dir)) {
+    const st = fs.statSync(dir);
+    const sticky = (st.mode & 0o1000) !== 0;
+    if (st.mode & 0o002 && !(sticky && st.uid === 0)) {
+      return `its ancestor ${escapeText(dir)} is writable by others`;
+    }
+    if (dir === path.dirname(dir)) return undefined;
+  }
+}
+
+export interface TrustDirOptions {
+  /** Create it (0700, parents too) when missing. */
+  create: boolean;
+  /** The error code when the directory is not safe. */
+  code: FatalCode;
+  /** How to name it in messages: "outbox", "state directory"… */
+  what: string;
+  /** Also require that the gateway can parse its path in HERMES_MEDIA_ALLOW_DIRS. */
+  gatewayVisible?: boolean;
+}
+
+function refuse(options: TrustDirOptions, dir: string, why: string, fix: string): never {
+  throw new FatalError(options.code, `${options.what} ${escapeText(dir)} is unsafe: ${why}; ${fix}`);
+}
+
+/**
+ * Verifies (and with `create`, makes) a private directory. Returns undefined
+ * when it is missing and `create` is false.
+ */
+export function trustDir(dir: string, options: TrustDirOptions): DirCheck | undefined {
+  if (!path.isAbsolute(dir)) refuse(options, dir, "it is not an absolute path", "give an absolute path");
+  if (options.gatewayVisible) {
+    const problem = allowDirProblem(dir);
+    if (problem) refuse(options, dir, problem, "choose a plain absolute path such as ~/.hermes/media_outbox");
+  }
+  let st: fs.Stats;
+  try {
+    st = fs.lstatSync(dir);
+  } catch (err) {
+    if (!isErrno(err, "ENOENT")) throw err;
+    if (!options.create) return undefined;
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    st = fs.lstatSync(dir);
+  }
+  const problem = privateDirProblem(st);
+  if (problem) {
+    const fix = st.isDirectory() && problem.includes("writable") ? `run: chmod 700 ${escapeText(dir)}` : "point it at a directory of your own (mode 0700)";
+    refuse(options, dir, problem, fix);
+  }
+  const real = fs.realpathSync.native(dir);
+  if (options.gatewayVisible && real !== dir) {
+    const problem = allowDirProblem(real);
+    if (problem) refuse(options, real, problem, "choose a plain absolute path such as ~/.hermes/media_outbox");
+  }
+  const ancestor = ancestorProblem(real);
+  if (ancestor) refuse(options, dir, ancestor, "move it under a directory only you can write to");
+  return { real, dev: st.dev, ino: st.ino };
+}

@@ -1,0 +1,67 @@
+// Where the outbox and its state live on disk, verified. Everything inside the
+// outbox is deliverable, so staging, the ledger and the quarantine live beside
+// it, on the same filesystem (publication is a link, quarantine a rename).
+import fs from "node:fs";
+import type { Config } from "../config/config.js";
+import { FatalError } from "../core/errors.js";
+import { escapeText } from "../core/escape.js";
+import { isWithin } from "../safety/gateway.js";
+import { trustDir } from "../safety/private-dir.js";
+
+export interface Layout {
+  /** Real path of the verified outbox. */
+  outbox: string;
+  outboxDev: number;
+  stateDir: string;
+  stagingDir: string;
+  ledgerDir: string;
+  quarantineDir: string;
+}
+
+function stateProblem(message: string): FatalError {
+  return new FatalError("state_unsafe", message);
+}
+
+/**
+ * Verifies the outbox (exit-2 `outbox_unsafe` when it cannot be trusted) and
+ * its state directories. With `create` (the default) missing ones are made
+ * 0700; without it, undefined is returned when the outbox does not exist.
+ */
+export function openLayout(config: Config, { create = true } = {}): Layout | undefined {
+  const outbox = trustDir(config.outbox, { create, code: "outbox_unsafe", what: "outbox", gatewayVisible: true });
+  if (!outbox) return undefined;
+  const state = trustDir(config.stateDir, { create, code: "state_unsafe", what: "state directory" });
+  if (!state) {
+    return { outbox: outbox.real, outboxDev: outbox.dev, stateDir: config.stateDir, stagingDir: config.stagingDir, ledgerDir: config.ledgerDir, quarantineDir: config.quarantineDir };
+  }
+  if (isWithin(state.real, outbox.real) || isWithin(outbox.real, state.real)) {
+    throw stateProblem(`state directory ${escapeText(state.real)} and outbox ${escapeText(outbox.real)} must not contain each other: everything in the outbox is deliverable`);
+  }
+  if (state.dev !== outbox.dev) {
+    throw stateProblem(`state directory ${escapeText(state.real)} is on another filesystem than the outbox; put it beside the outbox (publication must be a link, never a copy)`);
+  }
+  const sub = (dir: string, what: string) => {
+    const checked = trustDir(dir, { create, code: "state_unsafe", what });
+    if (checked && checked.dev !== outbox.dev) throw stateProblem(`${what} ${escapeText(checked.real)} must be on the outbox's filesystem`);
+    if (checked && isWithin(checked.real, outbox.real)) throw stateProblem(`${what} ${escapeText(checked.real)} must not be inside the outbox`);
+    return checked?.real ?? dir;
+  };
+  return {
+    outbox: outbox.real,
+    outboxDev: outbox.dev,
+    stateDir: state.real,
+    stagingDir: sub(config.stagingDir, "staging directory"),
+    ledgerDir: sub(config.ledgerDir, "ledger directory"),
+    quarantineDir: sub(config.quarantineDir, "quarantine"),
+  };
+}
+
+/** Lists a directory, or nothing when it does not exist. */
+export function listDir(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw err;
+  }
+}
