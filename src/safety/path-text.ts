@@ -24,6 +24,6 @@ export function assertSafePathText(text: string, what = "path"): void {
     throw new Refusal("unsafe_path_chars", `the ${what} contains control or line-separator characters; rename the file`);
   }
   if (hasMediaDirective(text)) {
-    throw new Refusal("media_directive_in_path", `the ${what} contains a MEDIA: directive; rename the file`);
+    throw new Refusal("media_directive_in_path", `the ${what} contains a MEDIA directive (MEDIA followed by a colon and a path); rename the file`);
   }
 }

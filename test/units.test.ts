@@ -1,0 +1,59 @@
+import { describe, expect, it } from "vitest";
+import { escapeText, safeJson } from "../src/core/escape.js";
+import { parseDuration, parseSize } from "../src/core/units.js";
+import { outputName } from "../src/prepare/name.js";
+import { allowDirProblem, extractMediaPaths, parseAllowDirs } from "../src/safety/gateway.js";
+import { hasMediaDirective } from "../src/safety/path-text.js";
+
+describe("escapeText", () => {
+  it("escapes controls, separators, bidi, invisible and backslashes, and defuses MEDIA:", () => {
+    expect(escapeText("a\nb\u2028c\u202ed\u200be\\f")).toBe("a\\x0ab\\u{2028}c\\u{202e}d\\u{200b}e\\\\f");
+    expect(escapeText("x MEDIA:/etc/passwd")).toBe("x MEDIA\\x3a/etc/passwd");
+    expect(escapeText("media :/x")).not.toMatch(/media\s*:/i);
+  });
+  it("safeJson writes U+2028, U+2029 and U+0085 as escapes", () => {
+    expect(safeJson("\u2028\u2029\u0085")).toBe('"\\u2028\\u2029\\u0085"');
+  });
+});
+
+describe("directive detection", () => {
+  it.each(["MEDIA:/x", "media: `x", "MEDIA: **'x", "MEDIA:~/x", "MEDIA:C:\\x", "MEDIA:c:/x", "MEDIA:\u201cx"])("detects %s", (t) => {
+    expect(hasMediaDirective(t)).toBe(true);
+  });
+  it.each(["MEDIA", "media-file.png", "MEDIA:x", "MEDIA: report"])("leaves %s", (t) => {
+    expect(hasMediaDirective(t)).toBe(false);
+  });
+});
+
+describe("sizes and durations", () => {
+  it("parses sizes", () => {
+    expect(parseSize("20MB")).toBe(20_000_000);
+    expect(parseSize("50MiB")).toBe(52_428_800);
+    expect(parseSize("1048576")).toBe(1_048_576);
+    expect(() => parseSize("-1")).toThrow();
+    expect(() => parseSize("10 parsecs")).toThrow();
+  });
+  it("parses durations as exact 24 h days", () => {
+    expect(parseDuration("14d")).toBe(14 * 86_400_000);
+    expect(parseDuration("1h30m")).toBe(5_400_000);
+    expect(() => parseDuration("soon")).toThrow();
+  });
+});
+
+describe("gateway model", () => {
+  it("splits HERMES_MEDIA_ALLOW_DIRS on : and , with ~ and without relative entries", () => {
+    expect(parseAllowDirs(" /a:~/b, rel ,/c ", "/home/u")).toEqual(["/a", "/home/u/b", "/c"]);
+  });
+  it("refuses outbox paths the gateway cannot parse", () => {
+    for (const p of ["rel/x", "/a:b", "/a,b", "/a b", "/a`b", "/a\tb", "/my.files_x/o", "/a.b]/o"]) expect(allowDirProblem(p)).toBeDefined();
+    expect(allowDirProblem("/home/u/.hermes/media_outbox")).toBeUndefined();
+  });
+  it("newer gateways cut after .ext and punctuation; backticks break extraction", () => {
+    expect(extractMediaPaths("MEDIA:/a/b.png_c.png", "newer")).toEqual(["/a/b.png"]);
+    expect(extractMediaPaths("MEDIA:/a/b.png_c.png", "classic")).toEqual(["/a/b.png_c.png"]);
+    expect(extractMediaPaths("MEDIA:/a/`b.png")).toEqual([]);
+  });
+  it("output names never carry a dot in the stem", () => {
+    expect(outputName("v1.2.3 final.tar.gz")).toBe("v1-2-3-final-tar.gz");
+  });
+});
