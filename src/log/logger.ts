@@ -1,6 +1,20 @@
 // pino, loaded only when a log is wanted (it costs start-up time), always
 // synchronous (a killed process loses nothing), never on stdout.
+import fs from "node:fs";
+import path from "node:path";
+import type pinoType from "pino";
 import type { Config } from "../config/config.js";
+
+declare const __dirname: string;
+
+/** Loads pino from its own bundle beside the command bundles, else from node_modules. */
+function loadPino(): typeof pinoType {
+  // An indirect require keeps the bundler from inlining pino into every command.
+  const req = require;
+  const bundled = path.join(__dirname, "..", "vendor", "pino.js");
+  const mod = fs.existsSync(bundled) ? req(bundled) : req("pino");
+  return (mod.default ?? mod) as typeof pinoType;
+}
 
 export interface Logger {
   info(obj: object, msg?: string): void;
@@ -28,7 +42,7 @@ export interface LoggerOptions {
  */
 export async function createLogger(options: LoggerOptions): Promise<Logger> {
   if (!options.json && !options.file) return silentLogger;
-  const { default: pino } = await import("pino");
+  const pino = loadPino();
   const dest = options.file
     ? pino.destination({ dest: options.file, sync: true, mkdir: true, append: true })
     : pino.destination({ dest: 2, sync: true });
