@@ -1,0 +1,164 @@
+// Benchmark for media-outbox prepare. Plain Node ESM, node: built-ins only.
+// Run: npm run bench
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { makePng } from "./make-png.mjs";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const CLI = path.join(ROOT, "bin", "media-outbox");
+const STARTUP_RUNS = 20;
+const BIG_RUNS = 3;
+const BIG_MB = 50;
+const SMALL_FILES = 1000;
+
+const tempDirs = [];
+function mkTemp(prefix) {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), `mo-bench-${prefix}-`));
+  tempDirs.push(d);
+  return d;
+}
+function cleanup() {
+  for (const d of tempDirs) fs.rmSync(d, { recursive: true, force: true });
+}
+process.on("exit", cleanup);
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+function timeRun(cmd, args, env) {
+  const t0 = process.hrtime.bigint();
+  const r = spawnSync(cmd, args, { env, stdio: ["ignore", "pipe", "pipe"], maxBuffer: 64 << 20 });
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  if (r.status !== 0) {
+    throw new Error(`${cmd} ${args.join(" ")} failed (rc=${r.status}): ${r.stderr}`);
+  }
+  return { ms, stdout: r.stdout.toString() };
+}
+
+// Each CLI run gets a fresh temporary HOME and an outbox under it.
+function cliEnv() {
+  const home = mkTemp("home");
+  const env = { ...process.env, HOME: home, USERPROFILE: home };
+  delete env.XDG_CONFIG_HOME;
+  delete env.XDG_STATE_HOME;
+  delete env.XDG_DATA_HOME;
+  return { env, outbox: path.join(home, "outbox") };
+}
+
+function runPrepare(files, extra = []) {
+  const { env, outbox } = cliEnv();
+  const r = timeRun(process.execPath, [CLI, "prepare", "--outbox", outbox, ...extra, "--", ...files], env);
+  const lines = r.stdout.split("\n").filter((l) => l.startsWith("MEDIA:"));
+  if (lines.length !== files.length) {
+    throw new Error(`expected ${files.length} MEDIA: lines, got ${lines.length}`);
+  }
+  return r.ms;
+}
+
+const inputs = mkTemp("inputs");
+const fmt = (n, d = 1) => n.toFixed(d);
+const results = [];
+
+// 1. Startup / small-file wall time vs `node -e ''`
+{
+  const cliTimes = [];
+  const nodeTimes = [];
+  let pngSize = 0;
+  // warm-up (filesystem cache), not counted
+  timeRun(process.execPath, ["-e", ""], process.env);
+  for (let i = 0; i < STARTUP_RUNS; i++) {
+    const png = makePng({ seed: 1000 + i }); // fresh distinct PNG per run
+    pngSize = png.length;
+    const f = path.join(inputs, `start-${i}.png`);
+    fs.writeFileSync(f, png);
+    nodeTimes.push(timeRun(process.execPath, ["-e", ""], process.env).ms);
+    cliTimes.push(runPrepare([f]));
+  }
+  const a = median(cliTimes);
+  const b = median(nodeTimes);
+  results.push({
+    name: `prepare ${fmt(pngSize / 1024)} KB PNG vs node -e ''`,
+    ours: `${fmt(a)} ms`,
+    base: `${fmt(b)} ms`,
+    ratio: a / b,
+    target: 1.3,
+    runs: STARTUP_RUNS,
+  });
+}
+
+// 2. Throughput on a 50 MB text file vs cp + sha256sum
+{
+  const src = path.join(inputs, "big.txt");
+  const line = "The quick brown fox jumps over the lazy dog 0123456789 lorem ipsum dolor sit.\n";
+  const block = Buffer.from(line.repeat(Math.ceil((1 << 20) / line.length))).subarray(0, 1 << 20);
+  const fd = fs.openSync(src, "w");
+  for (let i = 0; i < BIG_MB; i++) fs.writeSync(fd, block);
+  fs.closeSync(fd);
+  const bytes = fs.statSync(src).size;
+  const mb = bytes / (1 << 20);
+
+  const cliTimes = [];
+  const cpTimes = [];
+  for (let i = 0; i < BIG_RUNS; i++) {
+    const dstDir = mkTemp("cp");
+    const dst = path.join(dstDir, "big.txt");
+    cpTimes.push(timeRun("sh", ["-c", 'cp "$1" "$2" && sha256sum "$2" >/dev/null', "sh", src, dst], process.env).ms);
+    fs.rmSync(dstDir, { recursive: true, force: true });
+    cliTimes.push(runPrepare([src], ["--max-size", "60MB"]));
+  }
+  const a = median(cliTimes);
+  const b = median(cpTimes);
+  results.push({
+    name: `prepare ${fmt(mb, 0)} MB .txt vs cp && sha256sum`,
+    ours: `${fmt(mb / (a / 1000))} MB/s (${fmt(a)} ms)`,
+    base: `${fmt(mb / (b / 1000))} MB/s (${fmt(b)} ms)`,
+    ratio: a / b,
+    target: 1.5,
+    runs: BIG_RUNS,
+  });
+}
+
+// 3. Files per second: one prepare call with 1,000 distinct tiny PNGs
+{
+  const dir = mkTemp("small");
+  const files = [];
+  for (let i = 0; i < SMALL_FILES; i++) {
+    const f = path.join(dir, `small-${String(i).padStart(4, "0")}.png`);
+    fs.writeFileSync(f, makePng({ width: 4, height: 4, seed: i }));
+    files.push(f);
+  }
+  const ms = runPrepare(files);
+  results.push({
+    name: `prepare ${SMALL_FILES} tiny PNGs in one call`,
+    ours: `${fmt(SMALL_FILES / (ms / 1000), 0)} files/s (${fmt(ms)} ms)`,
+    base: "-",
+    ratio: null,
+    target: null,
+    runs: 1,
+  });
+}
+
+// Report
+const cols = ["benchmark", "runs", "media-outbox (median)", "baseline (median)", "ratio"];
+const rows = results.map((r) => [r.name, String(r.runs), r.ours, r.base, r.ratio == null ? "-" : `${fmt(r.ratio, 2)}x`]);
+const widths = cols.map((c, i) => Math.max(c.length, ...rows.map((r) => r[i].length)));
+const line = (cells) => cells.map((c, i) => c.padEnd(widths[i])).join(" | ");
+console.log(`node ${process.version}, ${os.platform()} ${os.arch()}, ${os.cpus().length} CPUs`);
+console.log(line(cols));
+console.log(widths.map((w) => "-".repeat(w)).join("-+-"));
+for (const r of rows) console.log(line(r));
+console.log("");
+for (const r of results) {
+  if (r.target == null) {
+    console.log(`INFO  ${r.name}: ${r.ours} (no target)`);
+  } else {
+    const ok = r.ratio <= r.target;
+    console.log(`${ok ? "PASS" : "MISS"}  ${r.name}: ${fmt(r.ratio, 2)}x (target <= ${r.target}x)`);
+  }
+}
