@@ -2,8 +2,9 @@
 // command loads only what it uses) and the library, then emits type
 // declarations. `--bundles-only` skips the declarations (used by the tests).
 import { build } from "esbuild";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
@@ -32,7 +33,38 @@ const result = await build({
   sourcemap: false,
   write: false,
   logLevel: "warning",
+  alias: { debug: path.join(root, "src/vendor/debug-stub.ts") },
 });
+
+/**
+ * One training run per command bundle records a V8 code cache beside it
+ * (src/cli/bundle-loader.ts). prepare's run publishes a real PNG and a text
+ * file, so the cache holds what an agent's call compiles; the other commands
+ * only print their help.
+ */
+function trainCodeCaches() {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "media-outbox-build-"));
+  try {
+    const env = { PATH: process.env.PATH, HOME: tmp, HERMES_HOME: path.join(tmp, ".hermes"), MEDIA_OUTBOX_TRAIN_CODE_CACHE: "1" };
+    const png = path.join(tmp, "probe.png");
+    const txt = path.join(tmp, "notes.txt");
+    fs.writeFileSync(png, tinyPng());
+    fs.writeFileSync(txt, "media-outbox build probe\n");
+    for (const file of fs.readdirSync(path.join(root, "dist/commands"))) {
+      if (!file.endsWith(".js")) continue;
+      const command = file.slice(0, -3);
+      const args = command === "prepare" ? ["prepare", png, txt] : [command, "--help"];
+      spawnSync(process.execPath, [path.join(root, "dist/cli.js"), ...args], { env, stdio: "ignore" });
+    }
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+/** A valid 1x1 PNG. */
+function tinyPng() {
+  return Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==", "base64");
+}
 
 // Write each bundle atomically: tests and a running CLI may load them while a
 // rebuild is in progress.
@@ -42,6 +74,8 @@ for (const file of result.outputFiles) {
   fs.writeFileSync(tmp, file.contents);
   fs.renameSync(tmp, file.path);
 }
+
+trainCodeCaches();
 
 if (!bundlesOnly) {
   execFileSync(process.execPath, [path.join(root, "node_modules/typescript/bin/tsc"), "-p", path.join(root, "tsconfig.build.json")], {

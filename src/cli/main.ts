@@ -2,6 +2,7 @@
 // Each command is its own bundle in dist/commands/.
 import fs from "node:fs";
 import path from "node:path";
+import { loadBundle, loadBundleForCache } from "./bundle-loader.js";
 import { err, out } from "./io.js";
 
 declare const __filename: string;
@@ -57,8 +58,17 @@ async function main(argv: string[]): Promise<number> {
     err(`media-outbox: the ${command} command is not built in this installation (missing ${bundle}); run npm run build\n`);
     return 2;
   }
-  const mod = require(bundle) as { run: (argv: string[], command: string) => Promise<number> };
-  return mod.run(rest, command);
+  type CommandModule = { run: (argv: string[], command: string) => Promise<number> };
+  // The build's training run (scripts/build.mjs) records a code cache.
+  if (process.env.MEDIA_OUTBOX_TRAIN_CODE_CACHE === "1") {
+    const training = loadBundleForCache(bundle);
+    try {
+      return await (training.exports as CommandModule).run(rest, command);
+    } finally {
+      training.save();
+    }
+  }
+  return (loadBundle(bundle) as CommandModule).run(rest, command);
 }
 
 main(process.argv.slice(2)).then(

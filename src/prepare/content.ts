@@ -1,7 +1,7 @@
 // Content checks on the staged copy: the bytes must be what the extension
 // says (file-type sniffs binaries), and text must be clean UTF-8 without secrets.
 import { Refusal } from "../core/errors.js";
-import { findSecret } from "./secrets.js";
+import type { TextVerdict } from "./text.js";
 
 /** Extensions whose content is text: judged by decoding, not by magic bytes. */
 const TEXT_MIME: Record<string, string> = {
@@ -74,17 +74,31 @@ export interface ContentVerdict {
   mime: string;
 }
 
+/**
+ * file-type's detection over strtok3's file tokenizer: what its Node entry's
+ * fileTypeFromFile does, without that entry's stream imports, which cost every
+ * run start-up time and are never used here.
+ */
+async function sniff(stagedPath: string): Promise<{ ext: string; mime: string } | undefined> {
+  const [{ fileTypeFromTokenizer }, { fromFile }] = await Promise.all([import("file-type/core"), import("strtok3")]);
+  const tokenizer = await fromFile(stagedPath, { regularFileOnly: true });
+  try {
+    return await fileTypeFromTokenizer(tokenizer);
+  } finally {
+    await tokenizer.close();
+  }
+}
+
 const describe = (sniffed: { ext: string } | undefined) => (sniffed ? `${sniffed.ext} data` : "content of no recognised binary type");
 
-/** Judges a staged file. `text` is its whole content when the extension is a text type. */
-export async function checkContent(stagedPath: string, ext: string, text?: Buffer): Promise<ContentVerdict> {
-  const { fileTypeFromFile } = await import("file-type");
-  const sniffed = await fileTypeFromFile(stagedPath);
+/** Judges a staged file; for a text extension, `text` is what the scan of its bytes found. */
+export async function checkContent(stagedPath: string, ext: string, text?: TextVerdict): Promise<ContentVerdict> {
+  const sniffed = await sniff(stagedPath);
   if (isTextExtension(ext)) {
     if (sniffed && !(TEXT_SNIFFS_ALLOWED[ext] ?? []).includes(sniffed.ext)) {
       throw new Refusal("content_mismatch", `the file is named .${ext} but holds ${describe(sniffed)}; give it its real extension`);
     }
-    checkText(text ?? Buffer.alloc(0), ext);
+    checkText(text ?? { hasNul: false, validUtf8: true }, ext);
     return { mime: TEXT_MIME[ext]! };
   }
   const expected = BINARY_SNIFFS[ext];
@@ -94,16 +108,8 @@ export async function checkContent(stagedPath: string, ext: string, text?: Buffe
   return { mime: sniffed.mime };
 }
 
-const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
-
-function checkText(bytes: Buffer, ext: string): void {
-  if (bytes.includes(0)) throw new Refusal("content_mismatch", `the .${ext} file contains NUL bytes, so it is not text`);
-  let text: string;
-  try {
-    text = utf8.decode(bytes);
-  } catch {
-    throw new Refusal("content_mismatch", `the .${ext} file is not valid UTF-8 text`);
-  }
-  const secret = findSecret(text);
-  if (secret) throw new Refusal("secret_detected", `the file contains what looks like ${secret}; remove it before sending`);
+function checkText(verdict: TextVerdict, ext: string): void {
+  if (verdict.hasNul) throw new Refusal("content_mismatch", `the .${ext} file contains NUL bytes, so it is not text`);
+  if (!verdict.validUtf8) throw new Refusal("content_mismatch", `the .${ext} file is not valid UTF-8 text`);
+  if (verdict.secret) throw new Refusal("secret_detected", `the file contains what looks like ${verdict.secret}; remove it before sending`);
 }

@@ -13,7 +13,8 @@ import { checkContent, isTextExtension } from "./content.js";
 import { extensionOf } from "./name.js";
 import { publish } from "./publish.js";
 import { type OpenedSource, type SourcePolicy, openSource } from "./source.js";
-import { type Staged, createStagingFile, stageFromFd, stageFromStream } from "./stage.js";
+import { type Staged, createStagingFile, stageFromFd, stageFromStream, syncStaged } from "./stage.js";
+import { TextScanner, type TextVerdict } from "./text.js";
 
 /** A file on disk, or bytes from a stream under a given name. */
 export type PrepareInput = string | { path: string } | { stream: AsyncIterable<Uint8Array | string>; name: string };
@@ -81,13 +82,21 @@ function checkUnchanged(source: OpenedSource, staged: Staged): void {
   }
 }
 
-async function stageInput(ctx: Context, input: PrepareInput, target: { path: string; fd: number }): Promise<{ staged: Staged; ext: string; name: string }> {
+interface StagedInput {
+  staged: Staged;
+  ext: string;
+  name: string;
+  text?: TextVerdict;
+}
+
+async function stageInput(ctx: Context, input: PrepareInput, target: { path: string; fd: number }): Promise<StagedInput> {
   if (typeof input === "object" && "stream" in input) {
     const ext = checkExtension(ctx, input.name);
     const cap = sizeCapFor(ctx.config, ext);
-    const staged = await stageFromStream(input.stream, target, cap, isTextExtension(ext));
+    const scanner = isTextExtension(ext) ? new TextScanner() : undefined;
+    const staged = await stageFromStream(input.stream, target, cap, scanner);
     if (staged.bytes === 0) throw new Refusal("empty_file", "standard input was empty");
-    return { staged, ext, name: input.name };
+    return { staged, ext, name: input.name, ...(scanner ? { text: scanner.finish() } : {}) };
   }
   const given = sourceText(input);
   const source = openSource(given, ctx.sourcePolicy);
@@ -95,9 +104,10 @@ async function stageInput(ctx: Context, input: PrepareInput, target: { path: str
     const ext = checkExtension(ctx, given);
     const cap = sizeCapFor(ctx.config, ext);
     if (source.stat.size > cap) throw new Refusal("too_large", `the file is ${formatBytes(source.stat.size)}, over the ${formatBytes(cap)} cap`);
-    const staged = stageFromFd(source.fd, target, cap, isTextExtension(ext));
+    const scanner = isTextExtension(ext) ? new TextScanner() : undefined;
+    const staged = stageFromFd(source.fd, target, cap, scanner);
     checkUnchanged(source, staged);
-    return { staged, ext, name: given };
+    return { staged, ext, name: given, ...(scanner ? { text: scanner.finish() } : {}) };
   } finally {
     fs.closeSync(source.fd);
   }
@@ -108,8 +118,13 @@ async function prepareOne(ctx: Context, input: PrepareInput): Promise<MediaResul
   assertSafePathText(given, typeof input === "object" && "stream" in input ? "name" : "path");
   const target = createStagingFile(ctx.layout.stagingDir);
   try {
-    const { staged, ext, name } = await stageInput(ctx, input, target);
-    const { mime } = await checkContent(staged.path, ext, staged.content);
+    const { staged, ext, name, text } = await stageInput(ctx, input, target);
+    // The sync and the content checks overlap; both settle before the
+    // descriptor is closed or anything is published.
+    const [content, synced] = await Promise.allSettled([checkContent(staged.path, ext, text), syncStaged(staged)]);
+    if (content.status === "rejected") throw content.reason;
+    if (synced.status === "rejected") throw synced.reason;
+    const { mime } = content.value;
     const source = escapeText(given);
     const published = publish(staged, name, {
       outbox: ctx.layout.outbox,

@@ -14,8 +14,11 @@ export interface Staged {
   fd: number;
   bytes: number;
   sha256: string;
-  /** The whole content, kept only when a text check needs it. */
-  content?: Buffer;
+}
+
+/** Sees every staged chunk, in order (the text check). */
+export interface ChunkObserver {
+  push(chunk: Uint8Array): void;
 }
 
 /** Creates a fresh 0600 staging file that nobody else can have opened. */
@@ -38,42 +41,30 @@ function tooLarge(cap: number): Refusal {
 class StagingSink {
   readonly hash = createHash("sha256");
   bytes = 0;
-  private readonly chunks: Buffer[] | undefined;
 
   constructor(
     readonly fd: number,
     private readonly cap: number,
-    keepContent: boolean,
-  ) {
-    this.chunks = keepContent ? [] : undefined;
-  }
+    private readonly observer: ChunkObserver | undefined,
+  ) {}
 
   write(chunk: Uint8Array): void {
     this.bytes += chunk.length;
     if (this.bytes > this.cap) throw tooLarge(this.cap);
     this.hash.update(chunk);
-    this.chunks?.push(Buffer.from(chunk));
+    this.observer?.push(chunk);
     let off = 0;
     while (off < chunk.length) off += fs.writeSync(this.fd, chunk, off, chunk.length - off);
   }
 
   finish(file: string): Staged {
-    // Durable before it is published: a crash must never leave a published
-    // name on a file whose bytes never reached the disk.
-    fs.fdatasyncSync(this.fd);
-    return {
-      path: file,
-      fd: this.fd,
-      bytes: this.bytes,
-      sha256: this.hash.digest("hex"),
-      ...(this.chunks ? { content: Buffer.concat(this.chunks) } : {}),
-    };
+    return { path: file, fd: this.fd, bytes: this.bytes, sha256: this.hash.digest("hex") };
   }
 }
 
 /** Copies from an open source descriptor. */
-export function stageFromFd(srcFd: number, target: { path: string; fd: number }, cap: number, keepContent: boolean): Staged {
-  const sink = new StagingSink(target.fd, cap, keepContent);
+export function stageFromFd(srcFd: number, target: { path: string; fd: number }, cap: number, observer?: ChunkObserver): Staged {
+  const sink = new StagingSink(target.fd, cap, observer);
   shared ??= Buffer.allocUnsafe(CHUNK);
   for (;;) {
     // Read one byte past the cap, so growth past it is seen.
@@ -85,10 +76,19 @@ export function stageFromFd(srcFd: number, target: { path: string; fd: number },
 }
 
 /** Copies from a byte stream (standard input). */
-export async function stageFromStream(stream: AsyncIterable<Uint8Array | string>, target: { path: string; fd: number }, cap: number, keepContent: boolean): Promise<Staged> {
-  const sink = new StagingSink(target.fd, cap, keepContent);
+export async function stageFromStream(stream: AsyncIterable<Uint8Array | string>, target: { path: string; fd: number }, cap: number, observer?: ChunkObserver): Promise<Staged> {
+  const sink = new StagingSink(target.fd, cap, observer);
   for await (const chunk of stream) {
     sink.write(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
   }
   return sink.finish(target.path);
+}
+
+/**
+ * Makes the staged bytes durable before they are published: a crash must
+ * never leave a published name on a file whose bytes never reached the disk.
+ * Runs on the thread pool, so the content checks go on meanwhile.
+ */
+export function syncStaged(staged: Staged): Promise<void> {
+  return new Promise((resolve, reject) => fs.fdatasync(staged.fd, (err) => (err ? reject(err) : resolve())));
 }
