@@ -54,7 +54,8 @@ function trainCodeCaches() {
       if (!file.endsWith(".js")) continue;
       const command = file.slice(0, -3);
       const args = command === "prepare" ? ["prepare", png, txt] : [command, "--help"];
-      spawnSync(process.execPath, [path.join(root, "dist/cli.js"), ...args], { env, stdio: "ignore" });
+      // A command that does not stop by itself must not hang the build.
+      spawnSync(process.execPath, [path.join(root, "dist/cli.js"), ...args], { env, stdio: "ignore", timeout: 20_000 });
     }
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });

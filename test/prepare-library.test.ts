@@ -1,0 +1,120 @@
+// The packaged library, logging, platform overrides, and the reason codes
+// that need a moving or unusual source.
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { BIN, ROOT, cli, makeHome, png, write } from "./helpers.js";
+
+let h: ReturnType<typeof makeHome>;
+beforeEach(() => {
+  h = makeHome();
+});
+afterEach(() => h.cleanup());
+
+/** A consumer project whose node_modules/media-outbox is this package. */
+function consumer(): string {
+  const dir = path.join(h.home, "app");
+  fs.mkdirSync(path.join(dir, "node_modules"), { recursive: true });
+  fs.symlinkSync(ROOT, path.join(dir, "node_modules", "media-outbox"));
+  return dir;
+}
+
+describe("library API", () => {
+  it("require and import of the package name return the typed prepare()", () => {
+    const app = consumer();
+    const src = write(h.home, "chart.png", png(1));
+    const outbox = path.join(h.home, "ob");
+    write(app, "use.cjs", `require("media-outbox").prepare([process.argv[2]], { outbox: process.argv[3] }).then((r) => console.log(JSON.stringify(r)));`);
+    const cjs = JSON.parse(execFileSync(process.execPath, ["use.cjs", src, outbox], { cwd: app, env: h.env, encoding: "utf8" }));
+    expect(cjs.success).toBe(true);
+    expect(cjs.media[0].path).toBe(path.join(outbox, "chart.png"));
+    expect(fs.readFileSync(cjs.media[0].path).equals(fs.readFileSync(src))).toBe(true);
+
+    write(app, "use.mjs", `import { prepare, FatalError } from "media-outbox";\ntry { await prepare([], {}); } catch (e) { console.log(e instanceof FatalError, e.code); }`);
+    expect(execFileSync(process.execPath, ["use.mjs"], { cwd: app, env: h.env, encoding: "utf8" })).toBe("true usage\n");
+  });
+
+  it("its type declarations resolve from the package name", () => {
+    const app = consumer();
+    write(
+      app,
+      "use.ts",
+      `import { prepare, type PrepareReport } from "media-outbox";\nexport const run = (f: string): Promise<PrepareReport> => prepare([f], { platform: "telegram" });\n`,
+    );
+    write(app, "tsconfig.json", JSON.stringify({ compilerOptions: { strict: true, module: "node16", moduleResolution: "node16", noEmit: true, types: ["node"], skipLibCheck: false, typeRoots: [path.join(ROOT, "node_modules/@types")] }, files: ["use.ts"] }));
+    const r = spawnSync(process.execPath, [path.join(ROOT, "node_modules/typescript/bin/tsc"), "-p", app], { encoding: "utf8" });
+    expect(r.stdout + r.stderr).toBe("");
+    expect(r.status).toBe(0);
+  });
+});
+
+describe("prepare: logging", () => {
+  it("--log-file appends synchronous JSON lines with escaped sources; stdout keeps only MEDIA: lines", () => {
+    const log = path.join(h.home, "logs", "mo.log");
+    const good = write(h.home, "a.png", png(2));
+    const r = cli(["prepare", "--log-file", log, good, path.join(h.home, "bad\u202ename.png")], { env: h.env });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe(`MEDIA:${path.join(h.outbox, "a.png")}\n`);
+    const lines = fs.readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    expect(lines.map((l) => l.event)).toEqual(["published", "refused"]);
+    expect(lines[1].source).toContain("\\u{202e}");
+    expect(fs.readFileSync(log, "utf8")).not.toContain("\u202e");
+  });
+
+  it("--log-json writes pino lines to stderr, never to stdout", () => {
+    const r = cli(["prepare", "--log-json", write(h.home, "b.png", png(3))], { env: h.env });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^MEDIA:\S+\n$/);
+    expect(JSON.parse(r.stderr.trim()).event).toBe("published");
+  });
+});
+
+describe("prepare: platform limits", () => {
+  it("config overrides a platform's limit per kind of media, and --platform applies it", () => {
+    const cfg = write(h.home, "c.json", JSON.stringify({ platforms: { discord: "200", telegram: { image: "300" } } }));
+    const img = write(h.home, "p.png", png(4, 32));
+    expect(fs.statSync(img).size).toBeGreaterThan(300);
+    const txt = write(h.home, "t.txt", "hello ".repeat(100));
+    const run = (platform: string, file: string) => cli(["prepare", "--json", "--config", cfg, "--platform", platform, file], { env: h.env });
+    expect(JSON.parse(run("discord", txt).stdout).media_dropped[0].code).toBe("too_large");
+    expect(JSON.parse(run("telegram", img).stdout).media_dropped[0].code).toBe("too_large");
+    expect(run("telegram", txt).code).toBe(0);
+    expect(run("slack", img).code).toBe(0);
+  });
+});
+
+describe("prepare: moving and unusual sources", () => {
+  it("changed_during_copy when the file is rewritten in place while copied", async () => {
+    const f = path.join(h.home, "busy.txt");
+    const block = Buffer.alloc(1 << 20, "a");
+    fs.writeFileSync(f, Buffer.concat(Array.from({ length: 40 }, () => block)));
+    const fd = fs.openSync(f, "r+");
+    let stop = false;
+    // Same size, new bytes and a new mtime, over and over.
+    const writer = (async () => {
+      for (let i = 0; !stop; i++) {
+        fs.writeSync(fd, Buffer.from(String(i % 10)), 0, 1, (i * 4099) % (40 << 20));
+        await new Promise((r) => setImmediate(r));
+      }
+    })();
+    const out = await new Promise<string>((resolve) => {
+      const p = spawn(process.execPath, [BIN, "prepare", "--json", f], { env: h.env });
+      let text = "";
+      p.stdout.on("data", (c) => (text += c));
+      p.on("close", () => resolve(text));
+    });
+    stop = true;
+    await writer;
+    fs.closeSync(fd);
+    expect(JSON.parse(out).media_dropped[0].code).toBe("changed_during_copy");
+    expect(fs.readdirSync(h.outbox)).toEqual([]);
+  });
+
+  it("io_error when the operating system cannot resolve the path", () => {
+    // A component longer than NAME_MAX: ENAMETOOLONG, not a missing file.
+    const r = cli(["prepare", "--json", path.join(h.home, `${"a".repeat(300)}.png`)], { env: h.env });
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout).media_dropped[0].code).toBe("io_error");
+  });
+});
