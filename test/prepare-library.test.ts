@@ -118,3 +118,22 @@ describe("prepare: moving and unusual sources", () => {
     expect(JSON.parse(r.stdout).media_dropped[0].code).toBe("io_error");
   });
 });
+
+describe("prepare: credential entries that are links", () => {
+  it("denies a file reached directly in the place a credential entry links to", () => {
+    const vault = path.join(h.home, "vault");
+    fs.mkdirSync(vault);
+    fs.symlinkSync(vault, path.join(h.home, ".ssh"));
+    const key = write(vault, "id.txt", "key\n");
+    const secrets = path.join(h.home, "srv-secrets");
+    fs.mkdirSync(secrets);
+    fs.mkdirSync(path.join(h.home, ".hermes"), { recursive: true });
+    const envFile = write(secrets, "env.txt", "A=1\n");
+    fs.symlinkSync(envFile, path.join(h.home, ".hermes", ".env"));
+    for (const file of [key, envFile]) {
+      const r = cli(["prepare", "--json", file], { env: h.env });
+      expect(JSON.parse(r.stdout).media_dropped[0].code, file).toBe("denied_source");
+    }
+    expect(cli(["prepare", write(h.home, "fine.txt", "ok\n")], { env: h.env }).code).toBe(0);
+  });
+});

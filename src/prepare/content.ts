@@ -1,6 +1,7 @@
 // Content checks on the staged copy: the bytes must be what the extension
 // says (file-type sniffs binaries), and text must be clean UTF-8 without secrets.
 import { Refusal } from "../core/errors.js";
+import type { Staged } from "./stage.js";
 import type { TextVerdict } from "./text.js";
 
 /** Extensions whose content is text: judged by decoding, not by magic bytes. */
@@ -77,11 +78,16 @@ export interface ContentVerdict {
 /**
  * file-type's detection over strtok3's file tokenizer: what its Node entry's
  * fileTypeFromFile does, without that entry's stream imports, which cost every
- * run start-up time and are never used here.
+ * run start-up time and are never used here. A small file is judged from the
+ * bytes kept in memory while staging: the same bytes, no second read.
  */
-async function sniff(stagedPath: string): Promise<{ ext: string; mime: string } | undefined> {
+async function sniff(staged: Staged): Promise<{ ext: string; mime: string } | undefined> {
+  if (staged.content) {
+    const { fileTypeFromBuffer } = await import("file-type/core");
+    return fileTypeFromBuffer(staged.content);
+  }
   const [{ fileTypeFromTokenizer }, { fromFile }] = await Promise.all([import("file-type/core"), import("strtok3")]);
-  const tokenizer = await fromFile(stagedPath, { regularFileOnly: true });
+  const tokenizer = await fromFile(staged.path, { regularFileOnly: true });
   try {
     return await fileTypeFromTokenizer(tokenizer);
   } finally {
@@ -92,8 +98,8 @@ async function sniff(stagedPath: string): Promise<{ ext: string; mime: string } 
 const describe = (sniffed: { ext: string } | undefined) => (sniffed ? `${sniffed.ext} data` : "content of no recognised binary type");
 
 /** Judges a staged file; for a text extension, `text` is what the scan of its bytes found. */
-export async function checkContent(stagedPath: string, ext: string, text?: TextVerdict): Promise<ContentVerdict> {
-  const sniffed = await sniff(stagedPath);
+export async function checkContent(staged: Staged, ext: string, text?: TextVerdict): Promise<ContentVerdict> {
+  const sniffed = await sniff(staged);
   if (isTextExtension(ext)) {
     if (sniffed && !(TEXT_SNIFFS_ALLOWED[ext] ?? []).includes(sniffed.ext)) {
       throw new Refusal("content_mismatch", `the file is named .${ext} but holds ${describe(sniffed)}; give it its real extension`);

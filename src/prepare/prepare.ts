@@ -121,7 +121,7 @@ async function prepareOne(ctx: Context, input: PrepareInput): Promise<MediaResul
     const { staged, ext, name, text } = await stageInput(ctx, input, target);
     // The sync and the content checks overlap; both settle before the
     // descriptor is closed or anything is published.
-    const [content, synced] = await Promise.allSettled([checkContent(staged.path, ext, text), syncStaged(staged)]);
+    const [content, synced] = await Promise.allSettled([checkContent(staged, ext, text), syncStaged(staged)]);
     if (content.status === "rejected") throw content.reason;
     if (synced.status === "rejected") throw synced.reason;
     const { mime } = content.value;

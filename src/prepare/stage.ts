@@ -7,6 +7,8 @@ import { Refusal } from "../core/errors.js";
 import { formatBytes } from "../core/units.js";
 
 const CHUNK = 1024 * 1024;
+/** Files up to this size are also kept in memory, so the content checks need no second read. */
+const KEEP_IN_MEMORY = 1024 * 1024;
 let shared: Buffer | undefined;
 
 export interface Staged {
@@ -14,6 +16,8 @@ export interface Staged {
   fd: number;
   bytes: number;
   sha256: string;
+  /** The whole staged content, when it is small enough to keep (the bytes written, exactly). */
+  content?: Buffer;
 }
 
 /** Sees every staged chunk, in order (the text check). */
@@ -41,6 +45,7 @@ function tooLarge(cap: number): Refusal {
 class StagingSink {
   readonly hash = createHash("sha256");
   bytes = 0;
+  private kept: Buffer[] | undefined = [];
 
   constructor(
     readonly fd: number,
@@ -53,12 +58,15 @@ class StagingSink {
     if (this.bytes > this.cap) throw tooLarge(this.cap);
     this.hash.update(chunk);
     this.observer?.push(chunk);
+    this.kept = this.bytes <= KEEP_IN_MEMORY ? this.kept?.concat(Buffer.from(chunk)) : undefined;
     let off = 0;
     while (off < chunk.length) off += fs.writeSync(this.fd, chunk, off, chunk.length - off);
   }
 
   finish(file: string): Staged {
-    return { path: file, fd: this.fd, bytes: this.bytes, sha256: this.hash.digest("hex") };
+    const staged: Staged = { path: file, fd: this.fd, bytes: this.bytes, sha256: this.hash.digest("hex") };
+    if (this.kept) staged.content = Buffer.concat(this.kept, this.bytes);
+    return staged;
   }
 }
 

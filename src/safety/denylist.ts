@@ -69,6 +69,24 @@ function spellings(p: string): string[] {
   return real === abs ? [abs] : [abs, real];
 }
 
+/**
+ * The spellings of `entry` beneath a base whose spellings are known: beneath
+ * each of them, and the entry's own real path when it exists (it may be a
+ * link to anywhere). A missing entry holds nothing to protect; one lstat per
+ * entry keeps this cheap, since prepare builds the list on every run.
+ */
+function entrySpellings(baseSpellings: string[], entry: string): string[] {
+  const found = new Set(baseSpellings.map((base) => path.join(base, entry)));
+  const underReal = path.join(baseSpellings[baseSpellings.length - 1]!, entry);
+  try {
+    fs.lstatSync(underReal);
+    found.add(fs.realpathSync.native(underReal));
+  } catch {
+    // Missing (or unreadable): nothing beneath it can be a source.
+  }
+  return [...found];
+}
+
 function hermesBases(hermesHome: string): string[] {
   const bases = [hermesHome];
   try {
@@ -97,11 +115,14 @@ export class SourceDenylist {
   constructor(options: DenylistOptions) {
     this.homes = spellings(options.home);
     this.systemPrefixes = SYSTEM_PREFIXES.map(spellings);
-    this.homeEntries = HOME_ENTRIES.flatMap((e) => spellings(path.join(options.home, e)));
+    this.homeEntries = HOME_ENTRIES.flatMap((e) => entrySpellings(this.homes, e));
     this.hermesHomes = spellings(options.hermesHome);
     // The pattern match below sees paths as written; an entry that is itself a
     // link (say ~/.hermes/.env -> /srv/secrets/env) is caught by its resolution.
-    this.hermesEntries = hermesBases(options.hermesHome).flatMap((base) => HERMES_ENTRIES.flatMap((e) => spellings(path.join(base, e))));
+    this.hermesEntries = hermesBases(options.hermesHome).flatMap((base) => {
+      const baseSpellings = spellings(base);
+      return HERMES_ENTRIES.flatMap((e) => entrySpellings(baseSpellings, e));
+    });
     this.extra = (options.extra ?? []).map((e) => ({ paths: spellings(e.path), why: e.why }));
   }
 
