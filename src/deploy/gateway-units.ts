@@ -7,6 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { isErrno } from "../core/errors.js";
 import { type Scope, Systemctl } from "./systemctl.js";
+import { userByName } from "./users.js";
 import { expandSpecifiers, parseEnvFile, parseUnitText, splitWords } from "./systemd-syntax.js";
 
 export interface UnitScope {
@@ -259,4 +260,79 @@ export function variableSource(scope: UnitScope, env: UnitEnvironment, key: stri
   }
   if (env.unset.some((u) => u === key || u === `${key}=${result.value ?? ""}`)) return { key, source: "unset", ...(result.from ? { from: result.from } : {}) };
   return result;
+}
+
+export interface EffectiveEnvironment {
+  unit: string;
+  /** False when systemd does not know the unit. */
+  loaded: boolean;
+  vars: Map<string, VariableSource>;
+  /** The home `~` means in the gateway's HERMES_MEDIA_ALLOW_DIRS (its User='s home). */
+  home: string;
+  /** How it was computed: from the running manager, or from the unit files. */
+  how: "systemctl show" | "unit files";
+  activeState?: string;
+  mainPid?: number;
+}
+
+/**
+ * The values of `keys` in the unit's process environment. With a running
+ * systemd: `systemctl show` (Environment=, EnvironmentFiles=,
+ * UnsetEnvironment=), then the environment files it names, which win.
+ * Otherwise the unit files on disk. Templates (name@.service) are always read
+ * from disk: systemd shows only their instances.
+ */
+export function effectiveEnvironment(scope: UnitScope, unit: string, keys: string[], systemctl?: Systemctl): EffectiveEnvironment {
+  const vars = new Map<string, VariableSource>();
+  const homeOf = (user: string | undefined) => (scope.scope === "system" && user ? (userByName(user, scope.root)?.home ?? scope.home) : scope.home);
+  if (!systemctl || isTemplate(unit)) {
+    const files = unitFiles(scope, unit, isTemplate(unit) ? undefined : systemctl);
+    const read = diskReader(scope);
+    const env = unitEnvironment(scope, files, read);
+    for (const k of keys) vars.set(k, variableSource(scope, env, k, read));
+    return { unit, loaded: files.fragment !== undefined, vars, home: homeOf(env.user), how: "unit files" };
+  }
+  const props = systemctl.show(unit, ["LoadState", "Environment", "EnvironmentFiles", "UnsetEnvironment", "User", "ActiveState", "MainPID"]);
+  const loaded = props.get("LoadState") === "loaded";
+  const environment = new Map<string, string>();
+  for (const word of splitWords(props.get("Environment") ?? "")) {
+    const eq = word.indexOf("=");
+    if (eq > 0) environment.set(word.slice(0, eq), word.slice(eq + 1));
+  }
+  for (const k of keys) {
+    const v = environment.get(k);
+    vars.set(k, v === undefined ? { key: k, source: "none" } : { key: k, source: "environment", raw: v, value: v, from: `${unit} Environment=` });
+  }
+  for (const line of (props.get("EnvironmentFiles") ?? "").split("\n")) {
+    const m = /^(.*) \(ignore_errors=(yes|no)\)$/.exec(line.trim());
+    if (!m) continue;
+    const file = m[1]!;
+    let text: string | undefined;
+    try {
+      text = fs.readFileSync(onDisk(scope, file), "utf8");
+    } catch (err) {
+      if (isErrno(err, "ENOENT") && m[2] === "yes") continue;
+      for (const k of keys) vars.set(k, { ...vars.get(k)!, unknown: `EnvironmentFile=${file} cannot be read: ${(err as Error).message}` });
+      continue;
+    }
+    const parsed = parseEnvFile(text);
+    for (const k of keys) {
+      const v = parsed.get(k);
+      if (v !== undefined) vars.set(k, { key: k, source: "environment-file", raw: v, value: v, from: file });
+    }
+  }
+  for (const u of splitWords(props.get("UnsetEnvironment") ?? "")) {
+    const k = u.split("=")[0]!;
+    if (vars.has(k)) vars.set(k, { key: k, source: "unset" });
+  }
+  const pid = Number(props.get("MainPID") ?? "0");
+  return {
+    unit,
+    loaded,
+    vars,
+    home: homeOf(props.get("User") || undefined),
+    how: "systemctl show",
+    ...(props.get("ActiveState") ? { activeState: props.get("ActiveState")! } : {}),
+    ...(pid > 0 ? { mainPid: pid } : {}),
+  };
 }

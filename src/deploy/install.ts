@@ -10,6 +10,7 @@ import { FatalError, usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { allowDirProblem, parseAllowDirs } from "../safety/gateway.js";
 import { mkdirs, readIfExists, sha256, writeFileAtomic } from "./files.js";
+import { type PasswdEntry, groupName, userByName, userByUid } from "./users.js";
 import {
   type UnitScope,
   type VariableSource,
@@ -64,6 +65,10 @@ export interface InstallPlan {
   units: CoveredUnit[];
   services: string[];
   serviceUser: string;
+  /** uid/gid owning the outbox and the state directory (created 0700 when missing). */
+  owner: { uid: number; gid: number };
+  /** Directories the services must find at start (ReadWritePaths=). */
+  dirs: string[];
   notes: string[];
 }
 
@@ -77,32 +82,6 @@ export interface InstallOptions {
   node?: string;
   bin?: string;
   env?: NodeJS.ProcessEnv;
-}
-
-interface PasswdEntry {
-  name: string;
-  uid: number;
-  gid: number;
-  home: string;
-}
-
-function passwd(root: string | undefined): PasswdEntry[] {
-  const text = (root ? readIfExists(path.join(root, "etc/passwd")) : undefined) ?? readIfExists("/etc/passwd");
-  if (!text) return [];
-  return text
-    .toString("utf8")
-    .split("\n")
-    .map((l) => l.split(":"))
-    .filter((f) => f.length >= 7)
-    .map((f) => ({ name: f[0]!, uid: Number(f[2]), gid: Number(f[3]), home: f[5]! }));
-}
-
-function userByUid(uid: number, root?: string): PasswdEntry | undefined {
-  return passwd(root).find((e) => e.uid === uid);
-}
-
-export function userByName(name: string, root?: string): PasswdEntry | undefined {
-  return passwd(root).find((e) => e.name === name);
 }
 
 /** The scope a command acts in: whose units, which home %h means. */
@@ -267,16 +246,17 @@ export function planInstall(options: InstallOptions, systemctl?: Systemctl): Ins
     files.push({ path: path.join(dir, WATCH_SERVICE), content: renderWatchService(params), mode: 0o644 });
     services.push(WATCH_SERVICE);
   }
-  return { scope, outbox: config.outbox, files, units: covered, services, serviceUser: serviceUser.name, notes };
-}
-
-function groupName(gid: number, root?: string): string | undefined {
-  const text = (root ? readIfExists(path.join(root, "etc/group")) : undefined) ?? readIfExists("/etc/group");
-  return text
-    ?.toString("utf8")
-    .split("\n")
-    .map((l) => l.split(":"))
-    .find((f) => f.length >= 3 && Number(f[2]) === gid)?.[0];
+  return {
+    scope,
+    outbox: config.outbox,
+    files,
+    units: covered,
+    services,
+    serviceUser: serviceUser.name,
+    owner: { uid: serviceUser.uid, gid: serviceUser.gid },
+    dirs: [config.outbox, config.stateDir],
+    notes,
+  };
 }
 
 function serviceUserFor(scope: UnitScope, outbox: string, gatewayUsers: Set<string>): PasswdEntry {
@@ -366,6 +346,7 @@ export function applyInstall(plan: InstallPlan, opts: { restart?: boolean; syste
     result.written.push(real);
   }
   save();
+  if (!scope.root) createServiceDirs(plan);
 
   const sc = opts.systemctl;
   const commands: string[][] = [["daemon-reload"], ["enable", "--now", JANITOR_TIMER]];
@@ -391,6 +372,20 @@ export function applyInstall(plan: InstallPlan, opts: { restart?: boolean; syste
     result.toRun.push(sc.commandLine("try-restart", ...restart));
   }
   return result;
+}
+
+/**
+ * ReadWritePaths= needs the outbox and state directory to exist, or the units
+ * fail to start: create missing ones 0700 for the service user. They hold the
+ * user's files, so uninstall leaves them.
+ */
+function createServiceDirs(plan: InstallPlan): void {
+  for (const dir of plan.dirs) {
+    for (const created of mkdirs(dir, 0o700)) {
+      fs.chmodSync(created, 0o700);
+      fs.chownSync(created, plan.owner.uid, plan.owner.gid);
+    }
+  }
 }
 
 export interface UninstallResult {

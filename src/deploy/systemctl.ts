@@ -50,14 +50,17 @@ export class Systemctl {
     return { running: false, why: `${what}${pid1 && pid1 !== "systemd" ? ` (PID 1 is ${pid1}: a container?)` : ""}` };
   }
 
-  /** `systemctl show UNIT -p …` as a map. */
+  /** `systemctl show UNIT -p …` as a map; a property listed several times (EnvironmentFiles) is joined with newlines. */
   show(unit: string, props: string[]): Map<string, string> {
     const r = this.run("show", unit, ...props.flatMap((p) => ["-p", p]));
     const map = new Map<string, string>();
     if (r.code !== 0) return map;
     for (const line of r.stdout.split("\n")) {
       const eq = line.indexOf("=");
-      if (eq > 0) map.set(line.slice(0, eq), line.slice(eq + 1));
+      if (eq <= 0) continue;
+      const key = line.slice(0, eq);
+      const prev = map.get(key);
+      map.set(key, prev === undefined ? line.slice(eq + 1) : `${prev}\n${line.slice(eq + 1)}`);
     }
     return map;
   }
