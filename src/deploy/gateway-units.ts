@@ -237,11 +237,12 @@ export function variableSource(scope: UnitScope, env: UnitEnvironment, key: stri
   const inEnv = env.environment.get(key);
   if (inEnv) {
     const value = expandSpecifiers(inEnv.raw, ctx);
-    result = { key, source: "environment", raw: inEnv.raw, from: inEnv.from, ...(value !== undefined ? { value } : { unknown: `its value uses a specifier media-outbox cannot expand` }) };
+    // A specifier that cannot be expanded here (a template's %i) stays as written in the drop-in too.
+    result = { key, source: "environment", raw: inEnv.raw, from: inEnv.from, value: value ?? inEnv.raw };
   }
   for (const ref of env.environmentFiles) {
     if (ref.path === undefined) {
-      return { ...result, unknown: `EnvironmentFile=${ref.raw} (in ${ref.from}) uses a specifier media-outbox cannot expand` };
+      return { ...result, unknown: `EnvironmentFile=${ref.raw} (in ${ref.from}) names a different file for each instance (or a specifier media-outbox cannot expand); name the instances with --unit NAME@INSTANCE.service` };
     }
     if (/[*?[]/.test(ref.path)) return { ...result, unknown: `EnvironmentFile=${ref.raw} (in ${ref.from}) is a glob` };
     let text: string | undefined;

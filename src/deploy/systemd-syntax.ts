@@ -97,14 +97,16 @@ export function expandSpecifiers(text: string, ctx: SpecifierContext): string | 
   const at = stem.indexOf("@");
   const prefix = at >= 0 ? stem.slice(0, at) : stem;
   const instance = at >= 0 ? stem.slice(at + 1) : "";
+  // A template (name@.service) has no instance yet: %i means something different in each.
+  const perInstance = at >= 0 && instance === "" ? undefined : instance;
   const table: Record<string, string | undefined> = {
     "%": "%",
     n: ctx.unit,
     N: stem,
     p: prefix,
     P: unescapeUnitName(prefix),
-    i: instance,
-    I: unescapeUnitName(instance),
+    i: perInstance,
+    I: perInstance === undefined ? undefined : unescapeUnitName(perInstance),
     h: ctx.home,
     u: ctx.user,
   };
