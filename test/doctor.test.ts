@@ -245,4 +245,16 @@ describe("doctor", () => {
     expect(line(after.report, `gateway ${GATEWAY}`).fix).toContain("media-outbox install systemd --unit hermes-gateway.service");
     expect(line(after.report, "janitor timer").status).toBe("fail");
   });
+
+  it("reports a gateway unit added after install", () => {
+    put(path.join(fake, "state"), "offline\n");
+    const root = gatewayRoot(t.home);
+    expect(cli(["install", "systemd", "--root", root, "--unit", GATEWAY], { env }).code).toBe(0);
+    const { code, report } = doctor("--root", root);
+    const late = line(report, "gateway hermes-gateway-work.service");
+    expect(late.status).toBe("fail");
+    expect(late.message).toContain("added after media-outbox was installed");
+    expect(line(report, `gateway ${GATEWAY}`).status).toBe("pass");
+    expect(code).toBe(1);
+  });
 });

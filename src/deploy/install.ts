@@ -16,7 +16,9 @@ import {
   type VariableSource,
   diskReader,
   discoverGatewayUnits,
+  effectiveEnvironment,
   installDir,
+  isTemplate,
   isGatewayUnitName,
   onDisk,
   sortDropIns,
@@ -133,7 +135,8 @@ function gatewayHome(scope: UnitScope, user: string | undefined): string {
 /** Plans the drop-in for one gateway unit and checks that it wins. */
 function planGatewayUnit(scope: UnitScope, unit: string, outbox: string, strict: boolean, systemctl: Systemctl | undefined): { files: PlannedFile[]; covered: CoveredUnit } {
   const read = diskReader(scope);
-  const files = unitFiles(scope, unit, systemctl);
+  // systemd shows instances, not templates: a template's files are found on disk.
+  const files = unitFiles(scope, unit, isTemplate(unit) ? undefined : systemctl);
   if (!files.fragment) throw new FatalError("config_invalid", `gateway unit ${escapeText(unit)} is not installed${scope.root ? ` under ${escapeText(scope.root)}` : ""}; name an installed unit with --unit`);
   const env = unitEnvironment(scope, files, read);
   const home = gatewayHome(scope, env.user);
@@ -209,7 +212,7 @@ export function planInstall(options: InstallOptions, systemctl?: Systemctl): Ins
     const plan = planGatewayUnit(scope, unit, config.outbox, options.strict === true, systemctl);
     files.push(...plan.files);
     covered.push(plan.covered);
-    const user = unitEnvironment(scope, unitFiles(scope, unit, systemctl), diskReader(scope)).user;
+    const user = unitEnvironment(scope, unitFiles(scope, unit, isTemplate(unit) ? undefined : systemctl), diskReader(scope)).user;
     if (user) gatewayUsers.add(user);
   }
 
@@ -362,6 +365,14 @@ export function applyInstall(plan: InstallPlan, opts: { restart?: boolean; syste
       }
     }
     save();
+    // Ask the reloaded manager, not our reading of the files: does every unit now list the outbox?
+    for (const u of plan.units.filter((x) => !isTemplate(x.unit))) {
+      const env = effectiveEnvironment(scope, u.unit, [ALLOW_DIRS], sc);
+      const value = env.vars.get(ALLOW_DIRS)?.value;
+      if (!value || !parseAllowDirs(value, env.home).includes(plan.outbox)) {
+        result.warnings.push(`after daemon-reload, systemctl show ${escapeText(u.unit)} does not list the outbox in ${ALLOW_DIRS}; run media-outbox doctor`);
+      }
+    }
     if (opts.restart) {
       const r = sc.run("try-restart", ...restart);
       if (r.code !== 0) result.warnings.push(`${sc.commandLine("try-restart", ...restart)} failed: ${escapeText(r.stderr.trim())}`);
