@@ -3,7 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { gatewayRoot, put, run, snapshot, which } from "./deploy-helpers";
+import { fakeSystemctl, gatewayRoot, put, run, snapshot, which } from "./deploy-helpers";
 import { BIN, cli, makeHome, png, write } from "./helpers";
 
 let t: ReturnType<typeof makeHome>;
@@ -125,9 +125,12 @@ describe("install systemd --root", () => {
   it("merges the outbox into each gateway's roots as systemd itself computes them (Environment=, EnvironmentFile=, template)", () => {
     fs.chmodSync(t.home, 0o755); // systemd --test runs as nobody
     const root = gatewayRoot(t.home);
+    // Previous roots written with quotes, an escaped quote and a space survive the merge as systemd reads them.
+    put(path.join(root, ETC, "hermes-gateway-quoted.service"), '[Service]\nExecStart=/bin/true\nEnvironment="HERMES_MEDIA_ALLOW_DIRS=/srv/a b:/srv/say\\"hi\\"" OTHER=1\n');
     const r = install(root, "--strict");
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain("covering hermes-gateway-work.service via a drop-in EnvironmentFile=");
+    expect(systemdDump(root, "hermes-gateway-quoted.service")).toContain(`Environment: HERMES_MEDIA_ALLOW_DIRS=/srv/a b:/srv/say"hi":${OUTBOX()}`);
 
     const plain = systemdDump(root, "hermes-gateway.service");
     expect(plain).toContain(`DropIn Path: ${path.join(root, ETC, "hermes-gateway.service.d/90-media-outbox.conf")}`);
@@ -358,6 +361,7 @@ describe("the hardened services at run time", () => {
     expect(report.systemd.running).toBe(systemdRuns);
 
     const src = write(t.home, "chart.png", png(7));
+    const janitorBuilt = fs.existsSync(path.join(path.dirname(BIN), "../dist/commands/janitor.js"));
     if (systemdRuns) {
       // A transient service with the janitor unit's own [Service] settings.
       const props = unitText
@@ -368,6 +372,10 @@ describe("the hardened services at run time", () => {
       const r = run("systemd-run", ["--wait", "--pipe", "--collect", ...props, process.execPath, BIN, "prepare", "--outbox", t.outbox, src], { env: { ...process.env, ...t.env } });
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toContain(`MEDIA:${t.outbox}/chart.png`);
+      if (janitorBuilt) {
+        const j = run("systemd-run", ["--wait", "--pipe", "--collect", ...props, process.execPath, BIN, "janitor", "--outbox", t.outbox], { env: { ...process.env, ...t.env } });
+        expect(j.code, j.stderr).toBe(0);
+      }
       return;
     }
     console.warn(`no systemd manager runs here (${report.systemd.detail}): running media-outbox under the units' syscall filter emulated with strace`);
@@ -393,8 +401,53 @@ describe("the hardened services at run time", () => {
     expect(p.stderr).toBe("");
     expect(p.stdout).toBe(`MEDIA:${t.outbox}/chart.png\n`);
     // The janitor and watch bundles, where this tree has them; otherwise node's own start-up and an inotify watch.
-    const janitor = fs.existsSync(path.join(path.dirname(BIN), "../dist/commands/janitor.js"));
-    const j = janitor ? emulate([BIN, "janitor", "--outbox", t.outbox]) : emulate(["-e", "require('fs').watch(process.argv[1]).close(); console.log('ok')", t.outbox]);
+    const j = janitorBuilt ? emulate([BIN, "janitor", "--outbox", t.outbox]) : emulate(["-e", "require('fs').watch(process.argv[1]).close(); console.log('ok')", t.outbox]);
     expect(j.code, j.stderr).toBe(0);
   });
 });
+
+describe("install systemd --user with a running (fake) systemd", () => {
+  function setup(environmentAfterReload: string) {
+    const dir = path.join(t.home, ".config/systemd/user");
+    const unit = put(path.join(dir, "hermes-gateway.service"), "[Service]\nExecStart=/bin/true\nEnvironment=HERMES_MEDIA_ALLOW_DIRS=/srv/x\n");
+    const fake = path.join(t.home, "fake-systemd");
+    const env = { ...t.env, MEDIA_OUTBOX_SYSTEMCTL: fakeSystemctl(fake) };
+    put(path.join(fake, "state"), "running\n");
+    put(path.join(fake, "list-unit-files"), "hermes-gateway.service enabled enabled\n");
+    // What the manager reports: the unit's files, and (after daemon-reload) its environment.
+    put(path.join(fake, "show-hermes-gateway.service"), `LoadState=loaded\nFragmentPath=${unit}\nDropInPaths=\nEnvironment=${environmentAfterReload}\n`);
+    const calls = () => (fs.existsSync(path.join(fake, "calls")) ? fs.readFileSync(path.join(fake, "calls"), "utf8") : "");
+    return { dir, env, calls };
+  }
+
+  it("reloads, enables the timer, checks the reloaded unit, restarts with --restart; uninstall disables and restores", () => {
+    const { dir, env, calls } = setup(`HERMES_MEDIA_ALLOW_DIRS=/srv/x:${t.outbox}`);
+    const before = snapshot(dir);
+    const r = cli(["install", "systemd", "--user", "--restart"], { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain("ran: systemctl --user daemon-reload");
+    expect(r.stdout).toContain("ran: systemctl --user enable --now media-outbox-janitor.timer");
+    expect(r.stdout).toContain("ran: systemctl --user try-restart hermes-gateway.service");
+    expect(calls()).toMatch(/^daemon-reload$/m);
+    expect(calls()).toMatch(/^show hermes-gateway\.service -p LoadState -p Environment/m);
+    expect(fs.readFileSync(path.join(dir, "hermes-gateway.service.d/90-media-outbox.conf"), "utf8")).toContain(`Environment=HERMES_MEDIA_ALLOW_DIRS=/srv/x:${t.outbox}`);
+    // ReadWritePaths= needs them: install created the outbox and its state directory, private.
+    expect(fs.statSync(t.outbox).mode & 0o777).toBe(0o700);
+    expect(fs.statSync(path.join(t.home, ".hermes/.media_outbox-state")).mode & 0o777).toBe(0o700);
+
+    const u = cli(["uninstall", "systemd", "--user"], { env });
+    expect(u.code, u.stderr).toBe(0);
+    expect(calls()).toMatch(/^disable --now media-outbox-janitor\.timer$/m);
+    expect(snapshot(dir)).toEqual(before);
+    expect(fs.existsSync(path.join(t.home, ".local/state/media-outbox/install-manifest.json"))).toBe(false);
+  });
+
+  it("warns (exit 1) when the reloaded manager still does not list the outbox", () => {
+    const { env } = setup("HERMES_MEDIA_ALLOW_DIRS=/srv/x");
+    const r = cli(["install", "systemd", "--user"], { env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("after daemon-reload, systemctl show hermes-gateway.service does not list the outbox");
+    expect(r.stdout).toContain("run: systemctl --user try-restart hermes-gateway.service");
+  });
+});
+

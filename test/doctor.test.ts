@@ -1,4 +1,5 @@
 // doctor against a fake systemctl (a real executable on MEDIA_OUTBOX_SYSTEMCTL): healthy, then each broken variant.
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -257,4 +258,22 @@ describe("doctor", () => {
     expect(line(report, `gateway ${GATEWAY}`).status).toBe("pass");
     expect(code).toBe(1);
   });
+
+  it("warns when the running gateway process started before the outbox was added", () => {
+    // A real process whose environment lacks the outbox stands in for the gateway's main process.
+    const child = spawn("sleep", ["60"], { env: { PATH: process.env.PATH, HERMES_MEDIA_ALLOW_DIRS: "/srv/x" }, stdio: "ignore" });
+    try {
+      const show = fs.readFileSync(path.join(fake, `show-${GATEWAY}`), "utf8").replace("MainPID=0", `MainPID=${child.pid}`);
+      put(path.join(fake, `show-${GATEWAY}`), show);
+      const { code, report } = doctor();
+      expect(line(report, `gateway ${GATEWAY}`).status).toBe("pass");
+      const proc = line(report, `gateway ${GATEWAY} process`);
+      expect(proc.status).toBe("warn");
+      expect(proc.fix).toBe(`systemctl restart ${GATEWAY}`);
+      expect(code).toBe(0);
+    } finally {
+      child.kill();
+    }
+  });
 });
+
