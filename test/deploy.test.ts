@@ -238,10 +238,10 @@ describe("install systemd --root", () => {
 
   it("refuses an outbox path the gateway cannot parse", () => {
     const root = gatewayRoot(t.home);
-    for (const bad of [path.join(t.home, "a,b"), path.join(t.home, "a:b"), path.join(t.home, "a b")]) {
+    for (const bad of [path.join(t.home, "a,b"), path.join(t.home, "a:b"), path.join(t.home, "a b"), "relative/outbox"]) {
       const r = install(root, "--outbox", bad);
       expect(r.code).toBe(2);
-      expect(r.stderr).toContain("HERMES_MEDIA_ALLOW_DIRS");
+      expect(r.stderr).toMatch(/HERMES_MEDIA_ALLOW_DIRS|relative entries/);
     }
     expect(fs.existsSync(path.join(root, ETC, "media-outbox-janitor.service"))).toBe(false);
   });
@@ -304,6 +304,13 @@ logging:
     const noGateway = put(config("bare"), "# only a comment\nmodel: x");
     expect(cli(["install", "hermes-config", "--profile", "bare"], { env: t.env }).code).toBe(0);
     expect(fs.readFileSync(noGateway, "utf8")).toBe(`# only a comment\nmodel: x\ngateway:\n  media_delivery_allow_dirs:\n    - ${OUTBOX()}\n`);
+  });
+
+  it("keeps CRLF line endings", () => {
+    const crlf = YAML_TEXT.replace(/\n/g, "\r\n");
+    const file = put(config(), crlf);
+    expect(cli(["install", "hermes-config"], { env: t.env }).code).toBe(0);
+    expect(fs.readFileSync(file, "utf8")).toBe(crlf.replace("    - '~/Pictures'\r\n", `    - '~/Pictures'\r\n    - ${OUTBOX()}\r\n`));
   });
 
   it("--dry-run prints the new file and changes nothing", () => {

@@ -1,3 +1,4 @@
+import path from "node:path";
 import { parseCommandArgs } from "../cli/args.js";
 import { err, out } from "../cli/io.js";
 import { runCommand } from "../cli/run.js";
@@ -43,6 +44,10 @@ export async function run(argv: string[], command = "install"): Promise<number> 
     const target = positionals[0];
     if (positionals.length !== 1 || (target !== "systemd" && target !== "hermes-config")) throw usageError(`${command} needs one target: systemd or hermes-config\n${USAGE}`);
     if (values.system && values.user) throw usageError(`--system and --user exclude each other\n${USAGE}`);
+    // The gateway ignores relative entries in HERMES_MEDIA_ALLOW_DIRS: say so instead of guessing a base.
+    if (values.outbox !== undefined && !path.isAbsolute(values.outbox) && !values.outbox.startsWith("~/")) {
+      throw usageError(`--outbox must be an absolute path (the gateway ignores relative entries), got ${escapeText(values.outbox)}`);
+    }
     const config = loadConfig({
       ...(values.config !== undefined ? { config: values.config } : {}),
       ...(values.outbox !== undefined ? { outbox: values.outbox } : {}),

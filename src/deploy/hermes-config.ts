@@ -74,18 +74,19 @@ export async function addAllowDir(text: string, outbox: string, home: string): P
   if (listsOutbox(current, outbox, home)) return undefined;
   const root = doc.contents;
   let edited: string;
-  const insert = (at: number, s: string) => `${text.slice(0, at)}${s}${text.slice(at)}`;
+  // New lines end the way the file's lines do.
+  const nl = text.includes("\r\n") ? "\r\n" : "\n";
+  const insert = (at: number, s: string) => `${text.slice(0, at)}${s.replace(/\n/g, nl)}${text.slice(at)}`;
+  const append = (s: string) => `${text}${text === "" || text.endsWith("\n") ? "" : nl}${s.replace(/\n/g, nl)}`;
 
   if (root === null || (YAML.isScalar(root) && root.value === null)) {
-    const sep = text === "" || text.endsWith("\n") ? "" : "\n";
-    edited = `${text}${sep}gateway:\n  media_delivery_allow_dirs:\n    - ${item}\n`;
+    edited = append(`gateway:\n  media_delivery_allow_dirs:\n    - ${item}\n`);
   } else if (!YAML.isMap(root) || root.flow) {
     throw configError("the top level is not a block mapping");
   } else {
     const gwPair = root.items.find((p) => YAML.isScalar(p.key) && p.key.value === "gateway");
     if (!gwPair) {
-      const sep = text.endsWith("\n") ? "" : "\n";
-      edited = `${text}${sep}gateway:\n  media_delivery_allow_dirs:\n    - ${item}\n`;
+      edited = append(`gateway:\n  media_delivery_allow_dirs:\n    - ${item}\n`);
     } else {
       const gw = gwPair.value;
       const keyStart = (gwPair.key as { range: [number, number, number] }).range[0];
