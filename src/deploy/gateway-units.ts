@@ -263,6 +263,12 @@ export function variableSource(scope: UnitScope, env: UnitEnvironment, key: stri
   return result;
 }
 
+/** The home `~` means for a gateway: its User='s home in a system unit, the user's own in a user unit. */
+export function gatewayHome(scope: UnitScope, user: string | undefined): string {
+  if (scope.scope === "user" || !user) return scope.home;
+  return userByName(user, scope.root)?.home ?? scope.home;
+}
+
 export interface EffectiveEnvironment {
   unit: string;
   /** False when systemd does not know the unit. */
@@ -285,7 +291,7 @@ export interface EffectiveEnvironment {
  */
 export function effectiveEnvironment(scope: UnitScope, unit: string, keys: string[], systemctl?: Systemctl): EffectiveEnvironment {
   const vars = new Map<string, VariableSource>();
-  const homeOf = (user: string | undefined) => (scope.scope === "system" && user ? (userByName(user, scope.root)?.home ?? scope.home) : scope.home);
+  const homeOf = (user: string | undefined) => gatewayHome(scope, user);
   if (!systemctl || isTemplate(unit)) {
     const files = unitFiles(scope, unit, isTemplate(unit) ? undefined : systemctl);
     const read = diskReader(scope);

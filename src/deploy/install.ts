@@ -17,6 +17,7 @@ import {
   diskReader,
   discoverGatewayUnits,
   effectiveEnvironment,
+  gatewayHome,
   installDir,
   isTemplate,
   isGatewayUnitName,
@@ -33,6 +34,7 @@ import {
   JANITOR_TIMER,
   type ServiceParams,
   WATCH_SERVICE,
+  packageRoot,
   renderGatewayDropIn,
   renderJanitorService,
   renderJanitorTimer,
@@ -127,11 +129,6 @@ function mergedRoots(previous: string | undefined, previousValue: string | undef
   return `${previous.replace(/[:,\s]+$/, "")}:${added}`;
 }
 
-function gatewayHome(scope: UnitScope, user: string | undefined): string {
-  if (scope.scope === "user" || !user) return scope.home;
-  return userByName(user, scope.root)?.home ?? scope.home;
-}
-
 /** Plans the drop-in for one gateway unit and checks that it wins. */
 function planGatewayUnit(scope: UnitScope, unit: string, outbox: string, strict: boolean, systemctl: Systemctl | undefined): { files: PlannedFile[]; covered: CoveredUnit } {
   const read = diskReader(scope);
@@ -158,11 +155,10 @@ function planGatewayUnit(scope: UnitScope, unit: string, outbox: string, strict:
   const dir = path.join(installDir(scope), `${unit}.d`);
   const dropIn = path.join(dir, DROP_IN_NAME);
   const planned: PlannedFile[] = [];
-  let value: string;
   if (byFile) {
     // EnvironmentFile= beats Environment=, so a drop-in Environment= would do
     // nothing: add an environment file of our own, read after the unit's.
-    value = mergedRoots(allow.raw, allow.value, outbox, home, false);
+    const value = mergedRoots(allow.raw, allow.value, outbox, home, false);
     const envFile = path.join(dir, DROP_IN_ENV_NAME);
     const lines = [envFileLine(ALLOW_DIRS, value), ...(strict ? Object.entries(STRICT_VARS).map(([k, v]) => envFileLine(k, v)) : [])];
     planned.push({ path: envFile, content: `# Written by media-outbox install systemd for ${unit.replace(/[^\x21-\x7e]/g, "?")}.\n${lines.join("")}`, mode: 0o644 });
@@ -231,7 +227,7 @@ export function planInstall(options: InstallOptions, systemctl?: Systemctl): Ins
   const params: ServiceParams = {
     scope: scope.scope,
     node: options.node ?? process.execPath,
-    bin: options.bin ?? path.resolve(process.argv[1] ?? "media-outbox"),
+    bin: options.bin ?? path.join(packageRoot(), "bin", "media-outbox"),
     outbox: config.outbox,
     writable,
     watchWritable: config.watch.drop,

@@ -12,14 +12,16 @@ export const WATCH_SERVICE = "media-outbox-watch.service";
 export const DROP_IN_NAME = "90-media-outbox.conf";
 export const DROP_IN_ENV_NAME = "media-outbox.env";
 
-/** deploy/systemd of this package (found from the bundle or the source tree). */
-export function templateDir(): string {
+/** This package's root (found from the bundle or the source tree; real path, so units survive a relinked global install). */
+export function packageRoot(): string {
   for (let dir = __dirname; ; dir = path.dirname(dir)) {
-    const candidate = path.join(dir, "deploy", "systemd");
-    if (fs.existsSync(path.join(candidate, "gateway-dropin.conf"))) return candidate;
+    if (fs.existsSync(path.join(dir, "deploy", "systemd", "gateway-dropin.conf"))) return fs.realpathSync(dir);
     if (dir === path.dirname(dir)) throw new Error(`cannot find deploy/systemd above ${__dirname}; the package is incomplete`);
   }
 }
+
+/** deploy/systemd of this package. */
+export const templateDir = () => path.join(packageRoot(), "deploy", "systemd");
 
 function fill(template: string, vars: Record<string, string>): string {
   return template.replace(/@@([A-Z]+)@@/g, (m, name: string) => {
