@@ -357,34 +357,47 @@ describe("the hardened services at run time", () => {
   }
 
   it("janitor and watch run under their units' restrictions (systemd-run), or under an emulated syscall filter where no systemd runs", () => {
-    const root = gatewayRoot(t.home);
-    expect(install(root, "--with-watch").code).toBe(0);
-    const unitText = fs.readFileSync(path.join(root, ETC, "media-outbox-janitor.service"), "utf8");
     const state = run("systemctl", ["is-system-running"]);
     const systemdRuns = ["running", "degraded"].includes(state.stdout.trim());
     // doctor states the same finding in its report, with the reason.
     const d = cli(["doctor", "--json", "--no-probe", "--unit", "hermes-none.service"], { env: t.env });
     const report = JSON.parse(d.stdout) as { systemd: { running: boolean; detail: string } };
     expect(report.systemd.running).toBe(systemdRuns);
-
-    const src = write(t.home, "chart.png", png(7));
     const janitorBuilt = fs.existsSync(path.join(path.dirname(BIN), "../dist/commands/janitor.js"));
+
     if (systemdRuns) {
-      // A transient service with the janitor unit's own [Service] settings.
-      const props = unitText
-        .split("\n")
-        .filter((l) => /^[A-Z]\w+=/.test(l) && !/^(Type|ExecStart|User|Group)=/.test(l))
-        .flatMap((l) => ["-p", l]);
-      fs.mkdirSync(t.outbox, { recursive: true, mode: 0o700 });
-      const r = run("systemd-run", ["--wait", "--pipe", "--collect", ...props, process.execPath, BIN, "prepare", "--outbox", t.outbox, src], { env: { ...process.env, ...t.env } });
-      expect(r.code, r.stderr).toBe(0);
-      expect(r.stdout).toContain(`MEDIA:${t.outbox}/chart.png`);
-      if (janitorBuilt) {
-        const j = run("systemd-run", ["--wait", "--pipe", "--collect", ...props, process.execPath, BIN, "janitor", "--outbox", t.outbox], { env: { ...process.env, ...t.env } });
-        expect(j.code, j.stderr).toBe(0);
+      // PrivateTmp=yes hides the temporary home: this run's outbox and source live in the package directory.
+      const base = fs.mkdtempSync(path.join(path.dirname(BIN), "..", ".systemd-run-"));
+      try {
+        const outbox = path.join(base, "outbox");
+        const root = gatewayRoot(t.home);
+        expect(install(root, "--outbox", outbox).code).toBe(0);
+        fs.mkdirSync(outbox, { mode: 0o700 });
+        fs.mkdirSync(path.join(base, ".outbox-state"), { mode: 0o700 });
+        const src = write(base, "chart.png", png(7));
+        const unitText = fs.readFileSync(path.join(root, ETC, "media-outbox-janitor.service"), "utf8");
+        // A transient service with the janitor unit's own [Service] settings.
+        const props = unitText
+          .split("\n")
+          .filter((l) => /^[A-Z]\w+=/.test(l) && !/^(Type|ExecStart|User|Group)=/.test(l))
+          .flatMap((l) => ["-p", l]);
+        const under = (...args: string[]) => run("systemd-run", ["--wait", "--pipe", "--collect", ...props, process.execPath, BIN, ...args]);
+        const r = under("prepare", "--outbox", outbox, src);
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.stdout).toContain(`MEDIA:${outbox}/chart.png`);
+        if (janitorBuilt) {
+          const j = under("janitor", "--outbox", outbox);
+          expect(j.code, j.stderr).toBe(0);
+        }
+      } finally {
+        fs.rmSync(base, { recursive: true, force: true });
       }
       return;
     }
+    const root = gatewayRoot(t.home);
+    expect(install(root, "--with-watch").code).toBe(0);
+    const unitText = fs.readFileSync(path.join(root, ETC, "media-outbox-janitor.service"), "utf8");
+    const src = write(t.home, "chart.png", png(7));
     console.warn(`no systemd manager runs here (${report.systemd.detail}): running media-outbox under the units' syscall filter emulated with strace`);
     expect(report.systemd.detail).toMatch(/no systemd manager is running|not installed|reports/);
     const strace = which("strace");
@@ -402,7 +415,7 @@ describe("the hardened services at run time", () => {
     expect(denied).not.toContain("pkey_alloc");
     const inject = denied.map((s) => `?${s}`).join(",");
     const emulate = (args: string[]) =>
-      run(strace, ["-f", "-qq", "-o", "/dev/null", "-e", `trace=${inject}`, "-e", `inject=${inject}:error=EPERM`, process.execPath, ...args], { env: { ...t.env, UV_USE_IO_URING: "0" } });
+      run(strace, ["-f", "-qq", "-o", "/dev/null", "-e", `trace=${inject}`, "-e", `inject=${inject}:error=EPERM`, process.execPath, ...args], { env: t.env });
     // prepare: the work janitor and watch share (files, hashing, publication).
     const p = emulate([BIN, "prepare", "--outbox", t.outbox, src]);
     expect(p.stderr).toBe("");

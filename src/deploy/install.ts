@@ -8,7 +8,7 @@ import path from "node:path";
 import type { Config } from "../config/config.js";
 import { FatalError, usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
-import { allowDirProblem, parseAllowDirs } from "../safety/gateway.js";
+import { allowDirProblem, isWithin, parseAllowDirs } from "../safety/gateway.js";
 import { mkdirs, readIfExists, sha256, writeFileAtomic } from "./files.js";
 import { type PasswdEntry, groupName, userByName, userByUid } from "./users.js";
 import {
@@ -198,6 +198,11 @@ export function planInstall(options: InstallOptions, systemctl?: Systemctl): Ins
       "config_invalid",
       `no Hermes gateway unit found in the ${scope.scope} unit path${scope.root ? ` under ${escapeText(scope.root)}` : ""}; name it with --unit NAME.service (or use --user / --system)`,
     );
+  }
+  for (const dir of [config.outbox, config.stateDir]) {
+    if (["/tmp", "/var/tmp"].some((tmp) => isWithin(dir, tmp))) {
+      notes.push(`${escapeText(dir)} is under /tmp or /var/tmp: the janitor and watch units run with PrivateTmp=yes and will not see it; choose an outbox elsewhere (such as ~/.hermes/media_outbox)`);
+    }
   }
   for (const u of units) if (!isGatewayUnitName(u)) notes.push(`${escapeText(u)} does not look like a Hermes gateway unit; covering it because --unit named it`);
 
