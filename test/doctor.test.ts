@@ -70,7 +70,7 @@ describe("doctor", () => {
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^STATUS\s+CHECK\s+DETAIL\n/);
     expect(r.stdout).toContain("0 failed, 0 warnings");
-    for (const name of ["outbox path", "outbox", "staging", "free space", `gateway ${GATEWAY}`, `strict ${GATEWAY}`, "janitor timer", "watch service", "hermes config", "probe"]) {
+    for (const name of ["outbox path", "outbox", "staging", "free space", "systemd", `gateway ${GATEWAY}`, `strict ${GATEWAY}`, "janitor timer", "watch service", "hermes config", "probe"]) {
       expect(r.stdout).toMatch(new RegExp(`^pass\\s+${name.replace(/[.]/g, "\\.")}\\s`, "m"));
     }
     // The probe went through prepare and was removed again; its ledger line says what it was.
@@ -231,6 +231,7 @@ describe("doctor", () => {
     expect(cli(["install", "systemd", "--root", root, "--strict"], { env }).code).toBe(0);
     const { code, report } = doctor("--root", root);
     expect(report.systemd.running).toBe(false);
+    expect(line(report, "systemd")).toMatchObject({ status: "warn", message: "--root was given: the unit files were read instead, service states are unknown" });
     for (const unit of [GATEWAY, "hermes-gateway-work.service", "hermes-gateway@.service"]) {
       expect(line(report, `gateway ${unit}`).status).toBe("pass");
       expect(line(report, `strict ${unit}`).status).toBe("pass");

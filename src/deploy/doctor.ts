@@ -277,6 +277,8 @@ export async function doctor(options: DoctorOptions): Promise<DoctorReport> {
   const live = state.running ? systemctl : undefined;
   const checks: DoctorCheck[] = [];
   const layout = outboxChecks(config, checks);
+  if (state.running) check(checks, "systemd", "pass", `the ${scope.scope} manager is ${state.why}`);
+  else check(checks, "systemd", "warn", `${escapeText(state.why)}: the unit files were read instead, service states are unknown`, "run media-outbox doctor on the host where the gateway runs");
   const units = gatewayUnitsFor(scope, options.units, live);
   let record: ReturnType<typeof readManifest>;
   try {
