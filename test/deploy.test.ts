@@ -154,6 +154,21 @@ describe("install systemd --root", () => {
     expect(ours).toContain("HERMES_MEDIA_DELIVERY_STRICT='1'");
   });
 
+  it("writes % and $ in paths literally: systemd expands neither", () => {
+    fs.chmodSync(t.home, 0o755);
+    const root = gatewayRoot(t.home);
+    const outbox = path.join(t.home, "out%h$HOME");
+    const r = install(root, "--outbox", outbox, "--unit", "hermes-gateway.service");
+    expect(r.code, r.stderr).toBe(0);
+    expect(systemdDump(root, "hermes-gateway.service")).toContain(`Environment: HERMES_MEDIA_ALLOW_DIRS=/srv/shared:/srv/other:${outbox}`);
+    const janitor = systemdDump(root, "media-outbox-janitor.service");
+    expect(janitor).toContain(`Environment: MEDIA_OUTBOX_STATE_DIR=${path.join(t.home, ".out%h$HOME-state")}`);
+    expect(janitor).toContain(`ReadWritePaths: ${outbox} ${path.join(t.home, ".out%h$HOME-state")}`);
+    // systemd keeps ExecStart's `$$` until it spawns the command (then it is one `$`); %h must not have become /root.
+    const exec = janitor.find((l) => l.startsWith("Command Line:"));
+    expect(exec).toBe(`Command Line: ${process.execPath} ${BIN} janitor --outbox "${outbox.replace("$", "\\$\\$")}"`);
+  });
+
   it("uninstall restores the original tree byte for byte, including a file install replaced", () => {
     const root = gatewayRoot(t.home);
     put(path.join(root, ETC, "media-outbox-janitor.timer"), "# an operator's old timer\n[Timer]\nOnCalendar=weekly\n", 0o600);
