@@ -232,7 +232,7 @@ describe("doctor", () => {
     const { code, report } = doctor("--root", root);
     expect(report.systemd.running).toBe(false);
     expect(line(report, "systemd")).toMatchObject({ status: "warn", message: "--root was given: the unit files were read instead, service states are unknown" });
-    for (const unit of [GATEWAY, "hermes-gateway-work.service", "hermes-gateway@.service"]) {
+    for (const unit of [GATEWAY, "hermes-gateway-work.service", "hermes-gateway@.service", "hermes-gateway@alice.service"]) {
       expect(line(report, `gateway ${unit}`).status).toBe("pass");
       expect(line(report, `strict ${unit}`).status).toBe("pass");
     }
@@ -275,6 +275,15 @@ describe("doctor", () => {
     } finally {
       child.kill();
     }
+  });
+
+  it("checks each running template instance with systemctl show", () => {
+    put(path.join(fake, "list-units"), "hermes-gateway@bob.service loaded active running Hermes gateway bob\n");
+    put(path.join(fake, "show-hermes-gateway@bob.service"), gatewayShow("HERMES_MEDIA_ALLOW_DIRS=/srv/bob"));
+    const { code, report } = doctor();
+    expect(line(report, "gateway hermes-gateway@bob.service")).toMatchObject({ status: "fail" });
+    expect(line(report, `gateway ${GATEWAY}`).status).toBe("pass");
+    expect(code).toBe(1);
   });
 });
 

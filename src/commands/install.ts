@@ -6,7 +6,7 @@ import { loadConfig } from "../config/config.js";
 import { usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { installHermesConfig } from "../deploy/hermes-config.js";
-import { applyInstall, planInstall, uninstall } from "../deploy/install.js";
+import { applyInstall, planInstall, readManifest, uninstall } from "../deploy/install.js";
 import { onDisk } from "../deploy/gateway-units.js";
 import { Systemctl } from "../deploy/systemctl.js";
 
@@ -102,6 +102,7 @@ export async function run(argv: string[], command = "install"): Promise<number> 
       err(`media-outbox: covering ${escapeText(u.unit)} via a drop-in ${via}: HERMES_MEDIA_ALLOW_DIRS=${escapeText(u.value)}\n`);
     }
     if (values["dry-run"]) {
+      if (readManifest(plan.scope)) err("media-outbox: note: media-outbox is already installed here; a real install is refused until media-outbox uninstall systemd\n");
       for (const f of plan.files) {
         out(`==> ${escapeText(onDisk(plan.scope, f.path))} (mode ${mode(f.mode)}) <==\n${f.content.split("\n").map(escapeText).join("\n")}`);
         if (!f.content.endsWith("\n")) out("\n");

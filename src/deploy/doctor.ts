@@ -11,7 +11,7 @@ import { formatBytes } from "../core/units.js";
 import { prepare } from "../prepare/prepare.js";
 import { allowDirProblem, isUnderRoot, mediaLineProblem, parseAllowDirs } from "../safety/gateway.js";
 import { type Layout, openLayout } from "../state/layout.js";
-import { type EffectiveEnvironment, type UnitScope, effectiveEnvironment, installDir, onDisk } from "./gateway-units.js";
+import { type EffectiveEnvironment, type UnitScope, effectiveEnvironment, installDir, onDisk, templateOf } from "./gateway-units.js";
 import { hermesConfigFiles, listsOutbox, readAllowDirs } from "./hermes-config.js";
 import { ALLOW_DIRS, STRICT_VARS, gatewayUnitsFor, readManifest, unitScope } from "./install.js";
 import { JANITOR_SERVICE, JANITOR_TIMER, WATCH_SERVICE } from "./render.js";
@@ -153,7 +153,7 @@ function gatewayChecks(scope: UnitScope, units: string[], outbox: string, system
     const install = `media-outbox install systemd${flag} --unit ${escapeText(unit)}`;
     if (allow.unknown) check(checks, name, "fail", `cannot tell what ${ALLOW_DIRS} is: ${escapeText(allow.unknown)}`, "fix that file, then run media-outbox doctor again");
     else if (!roots || !isUnderRoot(outbox, roots)) {
-      const later = covered && !covered.has(unit) ? " (added after media-outbox was installed)" : "";
+      const later = covered && !covered.has(unit) && !covered.has(templateOf(unit)) ? " (added after media-outbox was installed)" : "";
       const what = allow.source === "none" ? "is not set" : allow.source === "unset" ? "is removed by UnsetEnvironment=" : `does not list the outbox (${escapeText(allow.value ?? "")}, from ${escapeText(allow.from ?? "?")})`;
       check(checks, name, "fail", `${ALLOW_DIRS} ${what}${later}: the gateway will not deliver outbox files`, `${install}${covered ? " (run media-outbox uninstall systemd first)" : ""}, then systemctl${flag} restart ${escapeText(unit)}`);
     } else {
@@ -279,7 +279,8 @@ export async function doctor(options: DoctorOptions): Promise<DoctorReport> {
   const layout = outboxChecks(config, checks);
   if (state.running) check(checks, "systemd", "pass", `the ${scope.scope} manager is ${state.why}`);
   else check(checks, "systemd", "warn", `${escapeText(state.why)}: the unit files were read instead, service states are unknown`, "run media-outbox doctor on the host where the gateway runs");
-  const units = gatewayUnitsFor(scope, options.units, live);
+  // Every instance too: each runs with its own environment.
+  const units = gatewayUnitsFor(scope, options.units, live, { collapse: false });
   let record: ReturnType<typeof readManifest>;
   try {
     record = readManifest(scope);

@@ -101,8 +101,12 @@ export function manifestPath(scope: UnitScope): string {
   return scope.scope === "system" ? "/var/lib/media-outbox/install-manifest.json" : path.join(scope.home, ".local/state/media-outbox/install-manifest.json");
 }
 
-/** The gateway units to cover: the named ones, or every one installed. */
-export function gatewayUnitsFor(scope: UnitScope, named: string[] | undefined, systemctl?: Systemctl): string[] {
+/**
+ * The gateway units to cover (or check): the named ones, or every one
+ * installed. With `collapse`, instances of a found template are left out: the
+ * template's drop-in covers them.
+ */
+export function gatewayUnitsFor(scope: UnitScope, named: string[] | undefined, systemctl?: Systemctl, { collapse = true } = {}): string[] {
   if (named && named.length > 0) {
     for (const n of named) {
       if (!/^[A-Za-z0-9_.:@\\-]+\.service$/.test(n)) throw usageError(`--unit ${escapeText(n)} is not a service unit name (NAME.service)`);
@@ -110,7 +114,7 @@ export function gatewayUnitsFor(scope: UnitScope, named: string[] | undefined, s
     return [...new Set(named)];
   }
   const found = discoverGatewayUnits(scope, systemctl);
-  // A template's drop-in covers its instances: list the template, not each instance.
+  if (!collapse) return found;
   const templates = new Set(found.filter((u) => u.endsWith("@.service")));
   return found.filter((u) => !/@[^@]+\.service$/.test(u) || !templates.has(u.replace(/@[^@]*\.service$/, "@.service")));
 }
