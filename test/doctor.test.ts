@@ -143,6 +143,14 @@ describe("doctor", () => {
       code: 1,
     },
     {
+      name: "the gateway runs as another user than the outbox's owner",
+      setup: () => put(path.join(fake, `show-${GATEWAY}`), gatewayShow(`HERMES_MEDIA_ALLOW_DIRS=${t.outbox}`).replace("User=\n", "User=nobody\n")),
+      check: `gateway ${GATEWAY} user`,
+      status: "fail",
+      message: /runs as nobody but the outbox belongs to root/,
+      code: 1,
+    },
+    {
       name: "the janitor timer is not installed",
       setup: () => fs.rmSync(path.join(fake, "show-media-outbox-janitor.timer")),
       check: "janitor timer",

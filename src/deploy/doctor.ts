@@ -16,6 +16,7 @@ import { hermesConfigFiles, listsOutbox, readAllowDirs } from "./hermes-config.j
 import { ALLOW_DIRS, STRICT_VARS, gatewayUnitsFor, readManifest, unitScope } from "./install.js";
 import { JANITOR_SERVICE, JANITOR_TIMER, WATCH_SERVICE } from "./render.js";
 import { type Scope, Systemctl } from "./systemctl.js";
+import { userByName, userByUid } from "./users.js";
 
 export type CheckStatus = "pass" | "warn" | "fail";
 
@@ -133,7 +134,24 @@ function processEnvironment(pid: number): Map<string, string> | undefined {
   }
 }
 
-function gatewayChecks(scope: UnitScope, units: string[], outbox: string, systemctl: Systemctl | undefined, covered: Set<string> | undefined, checks: DoctorCheck[]): EffectiveEnvironment[] {
+/** Why the gateway's user cannot read files the outbox's owner published (0600), if it cannot. */
+function readerProblem(scope: UnitScope, env: EffectiveEnvironment, outboxUid: number | undefined): string | undefined {
+  if (outboxUid === undefined) return undefined;
+  const uid = env.user ? (/^\d+$/.test(env.user) ? Number(env.user) : userByName(env.user, scope.root)?.uid) : scope.scope === "system" ? 0 : process.getuid?.();
+  if (uid === undefined || uid === 0 || uid === outboxUid) return undefined;
+  const owner = userByUid(outboxUid, scope.root)?.name ?? `uid ${outboxUid}`;
+  return `the gateway runs as ${escapeText(env.user ?? String(uid))} but the outbox belongs to ${escapeText(owner)}: published files are 0600, so the gateway cannot read them`;
+}
+
+function gatewayChecks(
+  scope: UnitScope,
+  units: string[],
+  outbox: string,
+  outboxUid: number | undefined,
+  systemctl: Systemctl | undefined,
+  covered: Set<string> | undefined,
+  checks: DoctorCheck[],
+): EffectiveEnvironment[] {
   const flag = scope.scope === "user" ? " --user" : "";
   const envs: EffectiveEnvironment[] = [];
   if (units.length === 0) {
@@ -166,6 +184,8 @@ function gatewayChecks(scope: UnitScope, units: string[], outbox: string, system
         }
       }
     }
+    const reader = readerProblem(scope, env, outboxUid);
+    if (reader) check(checks, `${name} user`, "fail", reader, "run the agent (and so prepare) as the gateway's user, or the gateway as the outbox's owner");
     const strictOff = Object.entries(STRICT_VARS).filter(([k, v]) => env.vars.get(k)?.value !== v);
     if (strictOff.length === 0) check(checks, `strict ${unit}`, "pass", "strict mode is on: only the allowed roots (the outbox) are delivered");
     else {
@@ -288,7 +308,8 @@ export async function doctor(options: DoctorOptions): Promise<DoctorReport> {
     record = undefined;
   }
   const outboxReal = layout?.outbox ?? config.outbox;
-  const envs = gatewayChecks(scope, units, outboxReal, live, record ? new Set(record.units) : undefined, checks);
+  const outboxUid = layout ? fs.statSync(layout.outbox).uid : undefined;
+  const envs = gatewayChecks(scope, units, outboxReal, outboxUid, live, record ? new Set(record.units) : undefined, checks);
   serviceChecks(scope, live, state.why, checks);
   await hermesConfigChecks(config, checks);
   if (layout && options.probe !== false) await probe(config, layout, envs, checks);

@@ -276,6 +276,8 @@ export interface EffectiveEnvironment {
   vars: Map<string, VariableSource>;
   /** The home `~` means in the gateway's HERMES_MEDIA_ALLOW_DIRS (its User='s home). */
   home: string;
+  /** The unit's User= (none: root for a system unit, the user for a user unit). */
+  user?: string;
   /** How it was computed: from the running manager, or from the unit files. */
   how: "systemctl show" | "unit files";
   activeState?: string;
@@ -297,7 +299,7 @@ export function effectiveEnvironment(scope: UnitScope, unit: string, keys: strin
     const read = diskReader(scope);
     const env = unitEnvironment(scope, files, read);
     for (const k of keys) vars.set(k, variableSource(scope, env, k, read));
-    return { unit, loaded: files.fragment !== undefined, vars, home: homeOf(env.user), how: "unit files" };
+    return { unit, loaded: files.fragment !== undefined, vars, home: homeOf(env.user), ...(env.user ? { user: env.user } : {}), how: "unit files" };
   }
   const props = systemctl.show(unit, ["LoadState", "Environment", "EnvironmentFiles", "UnsetEnvironment", "User", "ActiveState", "MainPID"]);
   const loaded = props.get("LoadState") === "loaded";
@@ -338,6 +340,7 @@ export function effectiveEnvironment(scope: UnitScope, unit: string, keys: strin
     loaded,
     vars,
     home: homeOf(props.get("User") || undefined),
+    ...(props.get("User") ? { user: props.get("User")! } : {}),
     how: "systemctl show",
     ...(props.get("ActiveState") ? { activeState: props.get("ActiveState")! } : {}),
     ...(pid > 0 ? { mainPid: pid } : {}),
