@@ -260,7 +260,9 @@ async function probe(config: Config, layout: Layout, envs: EffectiveEnvironment[
   try {
     const src = path.join(dir, `${PROBE_STEM}.png`);
     fs.writeFileSync(src, probePng(), { mode: 0o600 });
-    const report = await prepare([src], { resolvedConfig: config });
+    // The probe tests the way out, not the operator's source policy: any source root, png allowed.
+    const probeConfig: Config = { ...config, sourceRoots: [], allow: config.allow.includes("png") ? config.allow : [...config.allow, "png"] };
+    const report = await prepare([src], { resolvedConfig: probeConfig });
     const media = report.media[0];
     if (!media) {
       const d = report.media_dropped[0];
