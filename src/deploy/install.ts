@@ -431,13 +431,15 @@ export function uninstall(scopeName: Scope, root: string | undefined, opts: { sy
       `changed since install: ${result.kept.map(escapeText).join(", ")}; nothing was removed. Put back what install wrote (or move your change elsewhere), then run uninstall again`,
     );
   }
+  // Also what the operator enabled by hand after an install without systemd: disabling is harmless either way.
+  const enabled = [...new Set([...record.enabled, ...record.services.filter((s) => s !== JANITOR_SERVICE)])];
   if (opts.live) {
-    for (const unit of record.enabled) {
+    for (const unit of enabled) {
       const r = sc.run("disable", "--now", unit);
       if (r.code === 0) result.ran.push(sc.commandLine("disable", "--now", unit));
     }
   } else {
-    for (const unit of record.services.filter((s) => s !== JANITOR_SERVICE)) result.toRun.push(sc.commandLine("disable", "--now", unit));
+    for (const unit of enabled) result.toRun.push(sc.commandLine("disable", "--now", unit));
   }
   for (const file of [...record.files].reverse()) {
     const real = onDisk(scope, file.path);
