@@ -1,0 +1,123 @@
+import path from "node:path";
+import { parseCommandArgs } from "../cli/args.js";
+import { err, out } from "../cli/io.js";
+import { runCommand } from "../cli/run.js";
+import { loadConfig } from "../config/config.js";
+import { usageError } from "../core/errors.js";
+import { escapeText } from "../core/escape.js";
+import { installHermesConfig } from "../deploy/hermes-config.js";
+import { applyInstall, planInstall, readManifest, uninstall } from "../deploy/install.js";
+import { onDisk } from "../deploy/gateway-units.js";
+import { Systemctl } from "../deploy/systemctl.js";
+
+export const USAGE = `usage: media-outbox install systemd [--system|--user] [--unit NAME]... [--outbox DIR] [--strict]
+                                  [--with-watch] [--root DIR] [--dry-run] [--restart] [--config FILE]
+       media-outbox uninstall systemd [--system|--user] [--root DIR]
+       media-outbox install hermes-config [--profile NAME] [--outbox DIR] [--dry-run] [--config FILE]`;
+
+const mode = (m: number) => m.toString(8).padStart(4, "0");
+
+export async function run(argv: string[], command = "install"): Promise<number> {
+  return runCommand(async () => {
+    const { values, positionals } = parseCommandArgs(
+      argv,
+      {
+        system: { type: "boolean" },
+        user: { type: "boolean" },
+        unit: { type: "string", multiple: true },
+        outbox: { type: "string" },
+        strict: { type: "boolean" },
+        "with-watch": { type: "boolean" },
+        root: { type: "string" },
+        "dry-run": { type: "boolean" },
+        restart: { type: "boolean" },
+        profile: { type: "string" },
+        config: { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+      USAGE,
+    );
+    if (values.help) {
+      out(`${USAGE}\n`);
+      return 0;
+    }
+    const target = positionals[0];
+    if (positionals.length !== 1 || (target !== "systemd" && target !== "hermes-config")) throw usageError(`${command} needs one target: systemd or hermes-config\n${USAGE}`);
+    if (values.system && values.user) throw usageError(`--system and --user exclude each other\n${USAGE}`);
+    // The gateway ignores relative entries in HERMES_MEDIA_ALLOW_DIRS: say so instead of guessing a base.
+    if (values.outbox !== undefined && !path.isAbsolute(values.outbox) && !values.outbox.startsWith("~/")) {
+      throw usageError(`--outbox must be an absolute path (the gateway ignores relative entries), got ${escapeText(values.outbox)}`);
+    }
+    const config = loadConfig({
+      ...(values.config !== undefined ? { config: values.config } : {}),
+      ...(values.outbox !== undefined ? { outbox: values.outbox } : {}),
+    });
+
+    if (target === "hermes-config") {
+      if (command !== "install") throw usageError("uninstall hermes-config is not a command: the backup install wrote beside config.yaml is the previous file");
+      const r = await installHermesConfig({ config, ...(values.profile !== undefined ? { profile: values.profile } : {}), dryRun: values["dry-run"] === true });
+      if (r.changed === false) {
+        err(`media-outbox: ${escapeText(r.file)} already lists ${escapeText(config.outbox)} in gateway.media_delivery_allow_dirs; nothing to do\n`);
+        return 0;
+      }
+      if (values["dry-run"]) {
+        out(`==> ${escapeText(r.file)} <==\n${r.content.split("\n").map(escapeText).join("\n")}`);
+        return 0;
+      }
+      out(`wrote ${escapeText(r.file)}\nbackup ${escapeText(r.backup!)}\n`);
+      err("media-outbox: restart the gateway (or its profile) so it reads the new config.yaml\n");
+      return 0;
+    }
+
+    const scopeName = values.user ? "user" : "system";
+    const root = values.root;
+    const systemctl = new Systemctl(scopeName);
+    const state = root ? { running: false, why: "--root was given" } : systemctl.state();
+
+    if (command === "uninstall") {
+      const r = uninstall(scopeName, root, { systemctl, live: state.running });
+      for (const f of r.restored) out(`restored ${escapeText(f)}\n`);
+      for (const f of r.removed) out(`removed ${escapeText(f)}\n`);
+      for (const c of r.ran) out(`ran: ${escapeText(c)}\n`);
+      for (const c of r.toRun) out(`run: ${escapeText(c)}\n`);
+      if (!state.running) err(`media-outbox: systemd was not told (${escapeText(state.why)}); run the commands above where it runs\n`);
+      err(`media-outbox: restart the gateway units so they drop the outbox: ${r.units.map(escapeText).join(" ")}\n`);
+      return 0;
+    }
+
+    const plan = planInstall(
+      {
+        scope: scopeName,
+        ...(root !== undefined ? { root } : {}),
+        ...(values.unit !== undefined ? { units: values.unit } : {}),
+        config,
+        strict: values.strict === true,
+        withWatch: values["with-watch"] === true,
+      },
+      state.running ? systemctl : undefined,
+    );
+    for (const note of plan.notes) err(`media-outbox: note: ${note}\n`);
+    for (const u of plan.units) {
+      const via = u.via === "environment" ? "Environment=" : "EnvironmentFile= (the unit's own EnvironmentFile= sets the variable)";
+      err(`media-outbox: covering ${escapeText(u.unit)} via a drop-in ${via}: HERMES_MEDIA_ALLOW_DIRS=${escapeText(u.value)}\n`);
+    }
+    if (values["dry-run"]) {
+      if (readManifest(plan.scope)) err("media-outbox: note: media-outbox is already installed here; a real install is refused until media-outbox uninstall systemd\n");
+      for (const f of plan.files) {
+        out(`==> ${escapeText(onDisk(plan.scope, f.path))} (mode ${mode(f.mode)}) <==\n${f.content.split("\n").map(escapeText).join("\n")}`);
+        if (!f.content.endsWith("\n")) out("\n");
+      }
+      err("media-outbox: --dry-run: nothing was written\n");
+      return 0;
+    }
+    const r = applyInstall(plan, { systemctl, live: state.running, ...(values.restart ? { restart: true } : {}) });
+    for (const f of r.written) out(`wrote ${escapeText(f)}\n`);
+    for (const c of r.ran) out(`ran: ${escapeText(c)}\n`);
+    for (const c of r.toRun) out(`run: ${escapeText(c)}\n`);
+    for (const w of r.warnings) err(`media-outbox: warning: ${w}\n`);
+    if (!state.running) err(`media-outbox: files written; systemd was not told (${escapeText(state.why)}): run the commands above on the target system\n`);
+    else if (!values.restart) err("media-outbox: the gateway units read the new environment only after a restart: run the try-restart command above (or install again with --restart)\n");
+    err(`media-outbox: check it with: media-outbox doctor${scopeName === "user" ? " --user" : ""}\n`);
+    return r.warnings.length > 0 ? 1 : 0;
+  });
+}

@@ -1,0 +1,320 @@
+// `media-outbox doctor`: does the gateway really deliver from the outbox? One
+// line per check, pass/warn/fail, each failure with the command that fixes it.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import zlib from "node:zlib";
+import type { Config } from "../config/config.js";
+import { FatalError } from "../core/errors.js";
+import { escapeText } from "../core/escape.js";
+import { formatBytes } from "../core/units.js";
+import { prepare } from "../prepare/prepare.js";
+import { allowDirProblem, isUnderRoot, mediaLineProblem, parseAllowDirs } from "../safety/gateway.js";
+import { type Layout, openLayout } from "../state/layout.js";
+import { type EffectiveEnvironment, type UnitScope, effectiveEnvironment, installDir, onDisk, templateOf } from "./gateway-units.js";
+import { hermesConfigFiles, listsOutbox, readAllowDirs } from "./hermes-config.js";
+import { ALLOW_DIRS, STRICT_VARS, gatewayUnitsFor, readManifest, unitScope } from "./install.js";
+import { JANITOR_SERVICE, JANITOR_TIMER, WATCH_SERVICE } from "./render.js";
+import { type Scope, Systemctl } from "./systemctl.js";
+import { userByName, userByUid } from "./users.js";
+
+export type CheckStatus = "pass" | "warn" | "fail";
+
+export interface DoctorCheck {
+  check: string;
+  status: CheckStatus;
+  message: string;
+  /** The command (or action) that fixes a warn or fail. */
+  fix?: string;
+}
+
+export interface DoctorReport {
+  ok: boolean;
+  outbox: string;
+  scope: Scope;
+  systemd: { running: boolean; detail: string };
+  checks: DoctorCheck[];
+}
+
+export interface DoctorOptions {
+  config: Config;
+  scope?: Scope;
+  root?: string;
+  units?: string[];
+  env?: NodeJS.ProcessEnv;
+  /** Run the end-to-end prepare probe (default true). */
+  probe?: boolean;
+}
+
+const PROBE_STEM = "media-outbox-doctor-probe";
+
+function check(checks: DoctorCheck[], name: string, status: CheckStatus, message: string, fix?: string): void {
+  checks.push({ check: name, status, message, ...(fix ? { fix } : {}) });
+}
+
+function crc32(buf: Buffer): number {
+  let c = ~0;
+  for (const b of buf) {
+    c ^= b;
+    for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ 0xedb88320 : c >>> 1;
+  }
+  return ~c >>> 0;
+}
+
+/** A tiny valid PNG with random pixels, so it never matches (and reuses) a file already in the outbox. */
+export function probePng(): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const td = Buffer.concat([Buffer.from(type, "ascii"), data]);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(td));
+    return Buffer.concat([len, td, crc]);
+  };
+  const size = 4;
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(size, 0);
+  ihdr.writeUInt32BE(size, 4);
+  ihdr[8] = 8;
+  ihdr[9] = 2;
+  const raw = Buffer.from(Array.from({ length: size * (1 + size * 3) }, (_, i) => (i % (1 + size * 3) === 0 ? 0 : Math.floor(Math.random() * 256))));
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", ihdr), chunk("IDAT", zlib.deflateSync(raw)), chunk("IEND", Buffer.alloc(0))]);
+}
+
+function outboxChecks(config: Config, checks: DoctorCheck[]): Layout | undefined {
+  const problem = allowDirProblem(config.outbox);
+  if (problem) check(checks, "outbox path", "fail", `the gateway cannot use ${escapeText(config.outbox)} in ${ALLOW_DIRS}: ${problem}`, "choose a plain absolute outbox path (--outbox / MEDIA_OUTBOX_DIR)");
+  else check(checks, "outbox path", "pass", `${escapeText(config.outbox)} is parsable in ${ALLOW_DIRS} and survives MEDIA: extraction`);
+  let layout: Layout | undefined;
+  try {
+    layout = openLayout(config, { create: false });
+  } catch (err) {
+    if (!(err instanceof FatalError)) throw err;
+    const name = err.code === "outbox_unsafe" ? "outbox" : "state";
+    check(checks, name, "fail", err.message, "follow the instruction in the message, then run media-outbox doctor again");
+    return undefined;
+  }
+  if (!layout) {
+    check(checks, "outbox", "fail", `${escapeText(config.outbox)} does not exist`, `media-outbox prepare --outbox ${escapeText(config.outbox)} FILE creates it (0700), as the user the agent runs as`);
+    return undefined;
+  }
+  check(checks, "outbox", "pass", `${escapeText(layout.outbox)} exists, is private (0700, yours) and no ancestor is writable by others`);
+  const sameFs = [layout.stateDir, layout.stagingDir, layout.ledgerDir].every((d) => {
+    try {
+      return fs.statSync(d).dev === layout!.outboxDev;
+    } catch {
+      return true; // created on first use, beside the outbox
+    }
+  });
+  if (sameFs) check(checks, "staging", "pass", `staging, ledger and quarantine live beside the outbox, on its filesystem (${escapeText(layout.stateDir)})`);
+  else check(checks, "staging", "fail", "the state directory is on another filesystem than the outbox: publication would be a copy", "set MEDIA_OUTBOX_STATE_DIR (or config stateDir) to a directory beside the outbox");
+  const st = fs.statfsSync(layout.outbox);
+  const free = st.bavail * st.bsize;
+  if (free < config.maxSize) check(checks, "free space", "fail", `${formatBytes(free)} free, less than one file of the ${formatBytes(config.maxSize)} cap`, "free space on that filesystem, or run media-outbox janitor");
+  else if (free < 10 * config.maxSize) check(checks, "free space", "warn", `${formatBytes(free)} free: room for fewer than 10 files of the ${formatBytes(config.maxSize)} cap`, "free space, or lower the retention (janitor)");
+  else check(checks, "free space", "pass", `${formatBytes(free)} free`);
+  return layout;
+}
+
+function unitRoots(env: EffectiveEnvironment): string[] | undefined {
+  const v = env.vars.get(ALLOW_DIRS);
+  return v?.value === undefined ? undefined : parseAllowDirs(v.value, env.home);
+}
+
+function processEnvironment(pid: number): Map<string, string> | undefined {
+  try {
+    const vars = new Map<string, string>();
+    for (const entry of fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0")) {
+      const eq = entry.indexOf("=");
+      if (eq > 0) vars.set(entry.slice(0, eq), entry.slice(eq + 1));
+    }
+    return vars;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why the gateway's user cannot read files the outbox's owner published (0600), if it cannot. */
+function readerProblem(scope: UnitScope, env: EffectiveEnvironment, outboxUid: number | undefined): string | undefined {
+  if (outboxUid === undefined) return undefined;
+  const uid = env.user ? (/^\d+$/.test(env.user) ? Number(env.user) : userByName(env.user, scope.root)?.uid) : scope.scope === "system" ? 0 : process.getuid?.();
+  if (uid === undefined || uid === 0 || uid === outboxUid) return undefined;
+  const owner = userByUid(outboxUid, scope.root)?.name ?? `uid ${outboxUid}`;
+  return `the gateway runs as ${escapeText(env.user ?? String(uid))} but the outbox belongs to ${escapeText(owner)}: published files are 0600, so the gateway cannot read them`;
+}
+
+function gatewayChecks(
+  scope: UnitScope,
+  units: string[],
+  outbox: string,
+  outboxUid: number | undefined,
+  systemctl: Systemctl | undefined,
+  covered: Set<string> | undefined,
+  checks: DoctorCheck[],
+): EffectiveEnvironment[] {
+  const flag = scope.scope === "user" ? " --user" : "";
+  const envs: EffectiveEnvironment[] = [];
+  if (units.length === 0) {
+    check(checks, "gateway units", "warn", `no Hermes gateway unit found (${scope.scope} units); the probe cannot check the gateway's roots`, `name it: media-outbox doctor${flag} --unit NAME.service (a gateway not run by systemd: see the hermes-config line)`);
+    return envs;
+  }
+  for (const unit of units) {
+    const name = `gateway ${unit}`;
+    const env = effectiveEnvironment(scope, unit, [ALLOW_DIRS, ...Object.keys(STRICT_VARS)], systemctl);
+    if (!env.loaded) {
+      check(checks, name, "fail", `systemd does not know ${escapeText(unit)}`, `check the name: systemctl${flag} list-unit-files 'hermes*'`);
+      continue;
+    }
+    envs.push(env);
+    const allow = env.vars.get(ALLOW_DIRS)!;
+    const roots = unitRoots(env);
+    const install = `media-outbox install systemd${flag} --unit ${escapeText(unit)}`;
+    if (allow.unknown) check(checks, name, "fail", `cannot tell what ${ALLOW_DIRS} is: ${escapeText(allow.unknown)}`, "fix that file, then run media-outbox doctor again");
+    else if (!roots || !isUnderRoot(outbox, roots)) {
+      const later = covered && !covered.has(unit) && !covered.has(templateOf(unit)) ? " (added after media-outbox was installed)" : "";
+      const what = allow.source === "none" ? "is not set" : allow.source === "unset" ? "is removed by UnsetEnvironment=" : `does not list the outbox (${escapeText(allow.value ?? "")}, from ${escapeText(allow.from ?? "?")})`;
+      check(checks, name, "fail", `${ALLOW_DIRS} ${what}${later}: the gateway will not deliver outbox files`, `${install}${covered ? " (run media-outbox uninstall systemd first)" : ""}, then systemctl${flag} restart ${escapeText(unit)}`);
+    } else {
+      check(checks, name, "pass", `${ALLOW_DIRS} lists the outbox (from ${escapeText(allow.from ?? "?")}, read via ${env.how})`);
+      if (env.mainPid) {
+        const running = processEnvironment(env.mainPid);
+        const runningRoots = running ? parseAllowDirs(running.get(ALLOW_DIRS), env.home) : undefined;
+        if (runningRoots && !isUnderRoot(outbox, runningRoots)) {
+          check(checks, `${name} process`, "warn", `the running gateway (pid ${env.mainPid}) started before the outbox was added`, `systemctl${flag} restart ${escapeText(unit)}`);
+        }
+      }
+    }
+    const reader = readerProblem(scope, env, outboxUid);
+    if (reader) check(checks, `${name} user`, "fail", reader, "run the agent (and so prepare) as the gateway's user, or the gateway as the outbox's owner");
+    const strictOff = Object.entries(STRICT_VARS).filter(([k, v]) => env.vars.get(k)?.value !== v);
+    if (strictOff.length === 0) check(checks, `strict ${unit}`, "pass", "strict mode is on: only the allowed roots (the outbox) are delivered");
+    else {
+      check(
+        checks,
+        `strict ${unit}`,
+        "warn",
+        `strict mode is off (${strictOff.map(([k, v]) => `${k}=${v} not set`).join(", ")}): in the gateway's default mode any path not on its denylist is delivered, so the outbox is not the only exit`,
+        `${install} --strict`,
+      );
+    }
+  }
+  return envs;
+}
+
+function serviceChecks(scope: UnitScope, systemctl: Systemctl | undefined, why: string, checks: DoctorCheck[]): void {
+  const flag = scope.scope === "user" ? " --user" : "";
+  if (!systemctl) {
+    // Without a manager, only the files can be checked.
+    const dir = installDir(scope);
+    const timer = fs.existsSync(onDisk(scope, path.join(dir, JANITOR_TIMER)));
+    const enabled = fs.existsSync(onDisk(scope, path.join(dir, "timers.target.wants", JANITOR_TIMER)));
+    if (!timer) check(checks, "janitor timer", "fail", `${JANITOR_TIMER} is not installed`, `media-outbox install systemd${flag}`);
+    else check(checks, "janitor timer", "warn", `${JANITOR_TIMER} is installed${enabled ? " and enabled" : ""}; its state is unknown: ${escapeText(why)}`, `where systemd runs: systemctl${flag} enable --now ${JANITOR_TIMER}`);
+    const watch = fs.existsSync(onDisk(scope, path.join(dir, WATCH_SERVICE)));
+    check(checks, "watch service", "pass", watch ? `${WATCH_SERVICE} is installed; its state is unknown without systemd` : `${WATCH_SERVICE} is not installed (optional: install systemd --with-watch)`);
+    return;
+  }
+  const timer = systemctl.show(JANITOR_TIMER, ["LoadState", "UnitFileState", "ActiveState"]);
+  const service = systemctl.show(JANITOR_SERVICE, ["Result", "ExecMainStatus", "ExecMainExitTimestamp"]);
+  if (timer.get("LoadState") !== "loaded") check(checks, "janitor timer", "fail", `${JANITOR_TIMER} is not installed`, `media-outbox install systemd${flag}`);
+  else if (timer.get("UnitFileState") !== "enabled" || timer.get("ActiveState") !== "active") {
+    check(checks, "janitor timer", "fail", `${JANITOR_TIMER} is ${timer.get("UnitFileState") ?? "?"}/${timer.get("ActiveState") ?? "?"}: old files are never removed`, `systemctl${flag} enable --now ${JANITOR_TIMER}`);
+  } else if (service.get("Result") && service.get("Result") !== "success") {
+    check(checks, "janitor timer", "fail", `the last janitor run failed (${service.get("Result")}, exit status ${service.get("ExecMainStatus") ?? "?"})`, `journalctl${flag} -u ${JANITOR_SERVICE}`);
+  } else {
+    const last = service.get("ExecMainExitTimestamp");
+    check(checks, "janitor timer", "pass", `enabled and active; last run: ${last ? `${escapeText(last)}, success` : "not yet"}`);
+  }
+  const watch = systemctl.show(WATCH_SERVICE, ["LoadState", "ActiveState", "UnitFileState", "Result"]);
+  if (watch.get("LoadState") !== "loaded") check(checks, "watch service", "pass", `${WATCH_SERVICE} is not installed (optional: install systemd --with-watch)`);
+  else if (watch.get("ActiveState") === "active") check(checks, "watch service", "pass", `${WATCH_SERVICE} is running`);
+  else if (watch.get("ActiveState") === "failed") check(checks, "watch service", "fail", `${WATCH_SERVICE} failed (${watch.get("Result") ?? "?"})`, `journalctl${flag} -u ${WATCH_SERVICE}; then systemctl${flag} restart ${WATCH_SERVICE}`);
+  else check(checks, "watch service", "warn", `${WATCH_SERVICE} is installed but ${watch.get("ActiveState") ?? "not running"}`, `systemctl${flag} enable --now ${WATCH_SERVICE}`);
+}
+
+async function hermesConfigChecks(config: Config, checks: DoctorCheck[]): Promise<void> {
+  const files = hermesConfigFiles(config);
+  if (files.length === 0) {
+    check(checks, "hermes config", "pass", `no config.yaml under ${escapeText(config.hermesHome)}: the gateway takes its roots from the environment`);
+    return;
+  }
+  for (const f of files) {
+    const name = `hermes config${f.profile ? ` ${f.profile}` : ""}`;
+    let list: unknown;
+    try {
+      list = await readAllowDirs(fs.readFileSync(f.file, "utf8"));
+    } catch (err) {
+      check(checks, name, "warn", `cannot read ${escapeText(f.file)}: ${escapeText((err as Error).message)}`, "fix the file");
+      continue;
+    }
+    const fix = `media-outbox install hermes-config${f.profile ? ` --profile ${escapeText(f.profile)}` : ""}`;
+    if (list === undefined || list === null) check(checks, name, "pass", `${escapeText(f.file)} sets no gateway.media_delivery_allow_dirs (the environment decides)`);
+    else if (listsOutbox(list, config.outbox, config.home)) check(checks, name, "pass", `${escapeText(f.file)} lists the outbox in gateway.media_delivery_allow_dirs`);
+    else check(checks, name, "fail", `${escapeText(f.file)} sets gateway.media_delivery_allow_dirs without the outbox: that profile will not deliver outbox files`, fix);
+  }
+}
+
+async function probe(config: Config, layout: Layout, envs: EffectiveEnvironment[], checks: DoctorCheck[]): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "media-outbox-doctor-"));
+  let published: string | undefined;
+  try {
+    const src = path.join(dir, `${PROBE_STEM}.png`);
+    fs.writeFileSync(src, probePng(), { mode: 0o600 });
+    // The probe tests the way out, not the operator's source policy: any source root, png allowed.
+    const probeConfig: Config = { ...config, sourceRoots: [], allow: config.allow.includes("png") ? config.allow : [...config.allow, "png"] };
+    const report = await prepare([src], { resolvedConfig: probeConfig });
+    const media = report.media[0];
+    if (!media) {
+      const d = report.media_dropped[0];
+      check(checks, "probe", "fail", `prepare refused a generated PNG: ${d?.code ?? "?"}: ${d?.reason ?? "?"}`, "fix what the reason says, then run media-outbox doctor again");
+      return;
+    }
+    if (!media.reused) published = media.path;
+    const lineProblem = mediaLineProblem(media.directive, media.path);
+    if (lineProblem) {
+      check(checks, "probe", "fail", `the MEDIA: line for ${escapeText(media.path)} would not reach the gateway whole: ${lineProblem}`, "choose a plain outbox path");
+      return;
+    }
+    const real = fs.realpathSync(media.path);
+    const outside = envs.filter((e) => !isUnderRoot(real, unitRoots(e) ?? []));
+    if (envs.length === 0) check(checks, "probe", "warn", "prepare published a test image and its MEDIA: line extracts whole, but no gateway unit was checked for containment", "name the gateway unit with --unit");
+    else if (outside.length > 0) check(checks, "probe", "fail", `a prepared file would not be delivered by ${outside.map((e) => escapeText(e.unit)).join(", ")}: it is outside that unit's ${ALLOW_DIRS}`, "see the gateway lines above");
+    else check(checks, "probe", "pass", `prepare published a test image; its MEDIA: line extracts whole and every checked gateway unit would deliver it`);
+  } catch (err) {
+    const msg = err instanceof FatalError ? err.message : escapeText((err as Error).message);
+    check(checks, "probe", "fail", `prepare failed: ${msg}`, "fix what the message says, then run media-outbox doctor again");
+  } finally {
+    // The probe leaves one ledger line (the ledger is append-only); the file itself goes.
+    if (published && path.dirname(published) === layout.outbox) fs.rmSync(published, { force: true });
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Runs every check. `ok` is false when any check fails. */
+export async function doctor(options: DoctorOptions): Promise<DoctorReport> {
+  const { config } = options;
+  const scope = unitScope(options.scope ?? "system", options.root, options.env);
+  const systemctl = new Systemctl(scope.scope, options.env);
+  const state = options.root ? { running: false, why: "--root was given" } : systemctl.state();
+  const live = state.running ? systemctl : undefined;
+  const checks: DoctorCheck[] = [];
+  const layout = outboxChecks(config, checks);
+  if (state.running) check(checks, "systemd", "pass", `the ${scope.scope} manager is ${state.why}`);
+  else check(checks, "systemd", "warn", `${escapeText(state.why)}: the unit files were read instead, service states are unknown`, "run media-outbox doctor on the host where the gateway runs");
+  // Every instance too: each runs with its own environment.
+  const units = gatewayUnitsFor(scope, options.units, live, { collapse: false });
+  let record: ReturnType<typeof readManifest>;
+  try {
+    record = readManifest(scope);
+  } catch {
+    record = undefined;
+  }
+  const outboxReal = layout?.outbox ?? config.outbox;
+  const outboxUid = layout ? fs.statSync(layout.outbox).uid : undefined;
+  const envs = gatewayChecks(scope, units, outboxReal, outboxUid, live, record ? new Set(record.units) : undefined, checks);
+  serviceChecks(scope, live, state.why, checks);
+  await hermesConfigChecks(config, checks);
+  if (layout && options.probe !== false) await probe(config, layout, envs, checks);
+  else if (!layout) check(checks, "probe", "fail", "skipped: the outbox is not usable", "fix the outbox line above");
+  return { ok: !checks.some((c) => c.status === "fail"), outbox: config.outbox, scope: scope.scope, systemd: { running: state.running, detail: state.why }, checks };
+}

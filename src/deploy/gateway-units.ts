@@ -1,0 +1,348 @@
+// Finding the Hermes gateway units and computing the environment systemd
+// gives them: which files define a unit, in which order, and where
+// HERMES_MEDIA_ALLOW_DIRS (and the strict-mode variables) come from. With a
+// running systemd the unit's files come from `systemctl show`; otherwise (a
+// container, or --root) from systemd's search path on disk.
+import fs from "node:fs";
+import path from "node:path";
+import { isErrno } from "../core/errors.js";
+import { type Scope, Systemctl } from "./systemctl.js";
+import { userByName } from "./users.js";
+import { expandSpecifiers, parseEnvFile, parseUnitText, splitWords } from "./systemd-syntax.js";
+
+export interface UnitScope {
+  scope: Scope;
+  /** Alternative root directory (--root), or undefined for the live system. */
+  root?: string;
+  /** Home of the user whose units these are (user scope), or of root (system scope). */
+  home: string;
+  user?: string;
+}
+
+/** Where a path of the target system lives on this machine. */
+export function onDisk(scope: UnitScope, p: string): string {
+  return scope.root ? path.join(scope.root, p) : p;
+}
+
+/** The unit search path, highest priority first (systemd.unit(5)). */
+export function unitSearchPath(scope: UnitScope): string[] {
+  if (scope.scope === "system") {
+    return ["/etc/systemd/system", "/run/systemd/system", "/usr/local/lib/systemd/system", "/usr/lib/systemd/system", "/lib/systemd/system"];
+  }
+  return [
+    path.join(scope.home, ".config/systemd/user"),
+    "/etc/systemd/user",
+    path.join(scope.home, ".local/share/systemd/user"),
+    "/usr/local/lib/systemd/user",
+    "/usr/lib/systemd/user",
+  ];
+}
+
+/** Where media-outbox writes units and drop-ins. */
+export function installDir(scope: UnitScope): string {
+  return unitSearchPath(scope)[0]!;
+}
+
+/** A Hermes gateway service: hermes-gateway.service, its template and instances, per-profile units. */
+export function isGatewayUnitName(name: string): boolean {
+  return /^hermes[A-Za-z0-9_.:@\\-]*\.service$/.test(name) && name.includes("gateway") && !name.startsWith("media-outbox");
+}
+
+export const isTemplate = (unit: string) => /@\.service$/.test(unit);
+export const templateOf = (unit: string) => unit.replace(/@[^@]*\.service$/, "@.service");
+
+function listNames(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir);
+  } catch (err) {
+    if (isErrno(err, "ENOENT", "ENOTDIR", "EACCES")) return [];
+    throw err;
+  }
+}
+
+/**
+ * Every installed gateway unit: unit files (templates included) and the
+ * template instances enabled in a .wants/.requires directory or, with a
+ * running systemd, loaded.
+ */
+export function discoverGatewayUnits(scope: UnitScope, systemctl?: Systemctl): string[] {
+  const found = new Set<string>();
+  if (systemctl) {
+    for (const args of [
+      ["list-unit-files", "--type=service", "--no-legend", "--plain", "--no-pager", "hermes*"],
+      ["list-units", "--all", "--type=service", "--no-legend", "--plain", "--no-pager", "hermes*"],
+    ]) {
+      const r = systemctl.run(...args);
+      for (const line of r.stdout.split("\n")) {
+        const name = line.trim().split(/\s+/)[0] ?? "";
+        if (isGatewayUnitName(name)) found.add(name);
+      }
+    }
+    return [...found].sort();
+  }
+  for (const dir of unitSearchPath(scope)) {
+    const real = onDisk(scope, dir);
+    for (const name of listNames(real)) {
+      if (isGatewayUnitName(name)) found.add(name);
+      if (/\.(wants|requires)$/.test(name)) {
+        for (const dep of listNames(path.join(real, name))) if (isGatewayUnitName(dep)) found.add(dep);
+      }
+    }
+  }
+  return [...found].sort();
+}
+
+export interface UnitFiles {
+  unit: string;
+  /** The unit file (target-system path), if there is one. */
+  fragment?: string;
+  /** Drop-ins (target-system paths) in the order systemd applies them. */
+  dropIns: string[];
+}
+
+/** Names whose `.d/` directories apply to `unit`: itself, its template, its prefixes, the type. */
+function dropInNames(unit: string): string[] {
+  const names = [unit];
+  if (/@[^@]+\.service$/.test(unit)) names.push(templateOf(unit));
+  const stem = unit.replace(/\.service$/, "").replace(/@.*$/, "");
+  const parts = stem.split("-");
+  for (let i = parts.length - 1; i >= 1; i--) names.push(`${parts.slice(0, i).join("-")}-.service`);
+  names.push("service");
+  return names;
+}
+
+/** Sorts drop-ins the way systemd applies them: by file name, across directories. */
+export function sortDropIns(paths: string[]): string[] {
+  const byName = new Map<string, string>();
+  for (const p of paths) if (!byName.has(path.basename(p))) byName.set(path.basename(p), p);
+  return [...byName.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, p]) => p);
+}
+
+/** The files that define `unit`, as systemd would load them. */
+export function unitFiles(scope: UnitScope, unit: string, systemctl?: Systemctl): UnitFiles {
+  if (systemctl) {
+    const props = systemctl.show(unit, ["FragmentPath", "DropInPaths"]);
+    const fragment = props.get("FragmentPath") || undefined;
+    const dropIns = (props.get("DropInPaths") ?? "").split(/\s+/).filter((p) => p !== "");
+    return { unit, ...(fragment ? { fragment } : {}), dropIns: sortDropIns(dropIns) };
+  }
+  const search = unitSearchPath(scope);
+  let fragment: string | undefined;
+  for (const name of /@[^@]+\.service$/.test(unit) ? [unit, templateOf(unit)] : [unit]) {
+    for (const dir of search) {
+      if (fs.existsSync(onDisk(scope, path.join(dir, name)))) {
+        fragment = path.join(dir, name);
+        break;
+      }
+    }
+    if (fragment) break;
+  }
+  const dropIns: string[] = [];
+  for (const dir of search) {
+    for (const name of dropInNames(unit)) {
+      const d = path.join(dir, `${name}.d`);
+      for (const f of listNames(onDisk(scope, d)).sort()) if (f.endsWith(".conf")) dropIns.push(path.join(d, f));
+    }
+  }
+  return { unit, ...(fragment ? { fragment } : {}), dropIns: sortDropIns(dropIns) };
+}
+
+export interface EnvFileRef {
+  /** The path as written (specifiers intact). */
+  raw: string;
+  /** The path after specifier expansion, or undefined if it uses one we cannot expand. */
+  path?: string;
+  /** `-` prefix: a missing file is ignored. */
+  optional: boolean;
+  /** The file that referenced it. */
+  from: string;
+}
+
+export interface UnitEnvironment {
+  unit: string;
+  /** Environment= variables, values as written (specifiers intact). */
+  environment: Map<string, { raw: string; from: string }>;
+  environmentFiles: EnvFileRef[];
+  unset: string[];
+  user?: string;
+}
+
+/** A file read from the target system; an overlay lets a plan be checked before it is written. */
+export type ReadText = (targetPath: string) => string | undefined;
+
+export function diskReader(scope: UnitScope, overlay: ReadonlyMap<string, string> = new Map()): ReadText {
+  return (p) => {
+    if (overlay.has(p)) return overlay.get(p);
+    try {
+      return fs.readFileSync(onDisk(scope, p), "utf8");
+    } catch (err) {
+      if (isErrno(err, "ENOENT", "ENOTDIR")) return undefined;
+      throw err;
+    }
+  };
+}
+
+/** Applies the unit file and its drop-ins in order: the environment systemd configures for the unit. */
+export function unitEnvironment(scope: UnitScope, files: UnitFiles, read: ReadText): UnitEnvironment {
+  const env: UnitEnvironment = { unit: files.unit, environment: new Map(), environmentFiles: [], unset: [] };
+  const ctx = { unit: files.unit, home: scope.home, ...(scope.user ? { user: scope.user } : {}) };
+  for (const file of [...(files.fragment ? [files.fragment] : []), ...files.dropIns]) {
+    const text = read(file);
+    if (text === undefined) continue;
+    for (const a of parseUnitText(text)) {
+      if (a.section !== "Service") continue;
+      if (a.key === "Environment") {
+        if (a.value === "") env.environment.clear();
+        for (const word of splitWords(a.value)) {
+          const eq = word.indexOf("=");
+          if (eq > 0) env.environment.set(word.slice(0, eq), { raw: word.slice(eq + 1), from: file });
+        }
+      } else if (a.key === "EnvironmentFile") {
+        if (a.value === "") env.environmentFiles = [];
+        else {
+          const optional = a.value.startsWith("-");
+          const raw = optional ? a.value.slice(1) : a.value;
+          const expanded = expandSpecifiers(raw, ctx);
+          env.environmentFiles.push({ raw, ...(expanded !== undefined ? { path: expanded } : {}), optional, from: file });
+        }
+      } else if (a.key === "UnsetEnvironment") {
+        if (a.value === "") env.unset = [];
+        else env.unset.push(...splitWords(a.value));
+      } else if (a.key === "User") {
+        env.user = a.value;
+      }
+    }
+  }
+  return env;
+}
+
+export interface VariableSource {
+  key: string;
+  /** Where the value the gateway gets comes from. */
+  source: "none" | "environment" | "environment-file" | "unset";
+  /** The value as written (Environment=: specifiers intact; file: literal). */
+  raw?: string;
+  /** The value the process gets (specifiers expanded), when it can be computed. */
+  value?: string;
+  /** The unit file, drop-in or environment file that sets it. */
+  from?: string;
+  /** Why the value cannot be known for certain (an unreadable or per-instance environment file…). */
+  unknown?: string;
+}
+
+/** What `key` is in the unit's process environment, and where it comes from (EnvironmentFile= beats Environment=). */
+export function variableSource(scope: UnitScope, env: UnitEnvironment, key: string, read: ReadText): VariableSource {
+  const ctx = { unit: env.unit, home: scope.home, ...(scope.user ? { user: scope.user } : {}) };
+  let result: VariableSource = { key, source: "none" };
+  const inEnv = env.environment.get(key);
+  if (inEnv) {
+    const value = expandSpecifiers(inEnv.raw, ctx);
+    // A specifier that cannot be expanded here (a template's %i) stays as written in the drop-in too.
+    result = { key, source: "environment", raw: inEnv.raw, from: inEnv.from, value: value ?? inEnv.raw };
+  }
+  for (const ref of env.environmentFiles) {
+    if (ref.path === undefined) {
+      return { ...result, unknown: `EnvironmentFile=${ref.raw} (in ${ref.from}) names a different file for each instance (or a specifier media-outbox cannot expand); name the instances with --unit NAME@INSTANCE.service` };
+    }
+    if (/[*?[]/.test(ref.path)) return { ...result, unknown: `EnvironmentFile=${ref.raw} (in ${ref.from}) is a glob` };
+    let text: string | undefined;
+    try {
+      text = read(ref.path);
+    } catch (err) {
+      return { ...result, unknown: `EnvironmentFile=${ref.path} cannot be read: ${(err as Error).message}` };
+    }
+    if (text === undefined) {
+      if (ref.optional) continue;
+      return { ...result, unknown: `EnvironmentFile=${ref.path} (in ${ref.from}) does not exist, so the unit cannot start` };
+    }
+    const vars = parseEnvFile(text);
+    const v = vars.get(key);
+    if (v !== undefined) result = { key, source: "environment-file", raw: v, value: v, from: ref.path };
+  }
+  if (env.unset.some((u) => u === key || u === `${key}=${result.value ?? ""}`)) return { key, source: "unset", ...(result.from ? { from: result.from } : {}) };
+  return result;
+}
+
+/** The home `~` means for a gateway: its User='s home in a system unit, the user's own in a user unit. */
+export function gatewayHome(scope: UnitScope, user: string | undefined): string {
+  if (scope.scope === "user" || !user) return scope.home;
+  return userByName(user, scope.root)?.home ?? scope.home;
+}
+
+export interface EffectiveEnvironment {
+  unit: string;
+  /** False when systemd does not know the unit. */
+  loaded: boolean;
+  vars: Map<string, VariableSource>;
+  /** The home `~` means in the gateway's HERMES_MEDIA_ALLOW_DIRS (its User='s home). */
+  home: string;
+  /** The unit's User= (none: root for a system unit, the user for a user unit). */
+  user?: string;
+  /** How it was computed: from the running manager, or from the unit files. */
+  how: "systemctl show" | "unit files";
+  activeState?: string;
+  mainPid?: number;
+}
+
+/**
+ * The values of `keys` in the unit's process environment. With a running
+ * systemd: `systemctl show` (Environment=, EnvironmentFiles=,
+ * UnsetEnvironment=), then the environment files it names, which win.
+ * Otherwise the unit files on disk. Templates (name@.service) are always read
+ * from disk: systemd shows only their instances.
+ */
+export function effectiveEnvironment(scope: UnitScope, unit: string, keys: string[], systemctl?: Systemctl): EffectiveEnvironment {
+  const vars = new Map<string, VariableSource>();
+  const homeOf = (user: string | undefined) => gatewayHome(scope, user);
+  if (!systemctl || isTemplate(unit)) {
+    const files = unitFiles(scope, unit, isTemplate(unit) ? undefined : systemctl);
+    const read = diskReader(scope);
+    const env = unitEnvironment(scope, files, read);
+    for (const k of keys) vars.set(k, variableSource(scope, env, k, read));
+    return { unit, loaded: files.fragment !== undefined, vars, home: homeOf(env.user), ...(env.user ? { user: env.user } : {}), how: "unit files" };
+  }
+  const props = systemctl.show(unit, ["LoadState", "Environment", "EnvironmentFiles", "UnsetEnvironment", "User", "ActiveState", "MainPID"]);
+  const loaded = props.get("LoadState") === "loaded";
+  const environment = new Map<string, string>();
+  for (const word of splitWords(props.get("Environment") ?? "")) {
+    const eq = word.indexOf("=");
+    if (eq > 0) environment.set(word.slice(0, eq), word.slice(eq + 1));
+  }
+  for (const k of keys) {
+    const v = environment.get(k);
+    vars.set(k, v === undefined ? { key: k, source: "none" } : { key: k, source: "environment", raw: v, value: v, from: `${unit} Environment=` });
+  }
+  for (const line of (props.get("EnvironmentFiles") ?? "").split("\n")) {
+    const m = /^(.*) \(ignore_errors=(yes|no)\)$/.exec(line.trim());
+    if (!m) continue;
+    const file = m[1]!;
+    let text: string | undefined;
+    try {
+      text = fs.readFileSync(onDisk(scope, file), "utf8");
+    } catch (err) {
+      if (isErrno(err, "ENOENT") && m[2] === "yes") continue;
+      for (const k of keys) vars.set(k, { ...vars.get(k)!, unknown: `EnvironmentFile=${file} cannot be read: ${(err as Error).message}` });
+      continue;
+    }
+    const parsed = parseEnvFile(text);
+    for (const k of keys) {
+      const v = parsed.get(k);
+      if (v !== undefined) vars.set(k, { key: k, source: "environment-file", raw: v, value: v, from: file });
+    }
+  }
+  for (const u of splitWords(props.get("UnsetEnvironment") ?? "")) {
+    const k = u.split("=")[0]!;
+    if (vars.has(k)) vars.set(k, { key: k, source: "unset" });
+  }
+  const pid = Number(props.get("MainPID") ?? "0");
+  return {
+    unit,
+    loaded,
+    vars,
+    home: homeOf(props.get("User") || undefined),
+    ...(props.get("User") ? { user: props.get("User")! } : {}),
+    how: "systemctl show",
+    ...(props.get("ActiveState") ? { activeState: props.get("ActiveState")! } : {}),
+    ...(pid > 0 ? { mainPid: pid } : {}),
+  };
+}

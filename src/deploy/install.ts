@@ -1,0 +1,469 @@
+// `media-outbox install systemd` / `uninstall systemd` as a library: plan the
+// files (units, gateway drop-ins), check that the plan really puts the outbox
+// into every gateway's effective HERMES_MEDIA_ALLOW_DIRS, write atomically,
+// record what was replaced, and undo exactly that.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { Config } from "../config/config.js";
+import { FatalError, usageError } from "../core/errors.js";
+import { escapeText } from "../core/escape.js";
+import { allowDirProblem, isWithin, parseAllowDirs } from "../safety/gateway.js";
+import { mkdirs, readIfExists, sha256, writeFileAtomic } from "./files.js";
+import { type PasswdEntry, groupName, userByName, userByUid } from "./users.js";
+import {
+  type UnitScope,
+  type VariableSource,
+  diskReader,
+  discoverGatewayUnits,
+  effectiveEnvironment,
+  gatewayHome,
+  installDir,
+  isTemplate,
+  isGatewayUnitName,
+  onDisk,
+  sortDropIns,
+  unitEnvironment,
+  unitFiles,
+  variableSource,
+} from "./gateway-units.js";
+import {
+  DROP_IN_ENV_NAME,
+  DROP_IN_NAME,
+  JANITOR_SERVICE,
+  JANITOR_TIMER,
+  type ServiceParams,
+  WATCH_SERVICE,
+  packageRoot,
+  renderGatewayDropIn,
+  renderJanitorService,
+  renderJanitorTimer,
+  renderWatchService,
+} from "./render.js";
+import { Systemctl, type Scope } from "./systemctl.js";
+import { envFileLine, escapeSpecifiers, pathWord, unitWord } from "./systemd-syntax.js";
+
+export const ALLOW_DIRS = "HERMES_MEDIA_ALLOW_DIRS";
+export const STRICT_VARS: Record<string, string> = { HERMES_MEDIA_DELIVERY_STRICT: "1", HERMES_MEDIA_TRUST_RECENT_FILES: "0" };
+
+export interface PlannedFile {
+  /** Path on the target system. */
+  path: string;
+  content: string;
+  mode: number;
+}
+
+export interface CoveredUnit {
+  unit: string;
+  /** How the outbox reaches the unit: a drop-in Environment=, or a drop-in EnvironmentFile= (when the unit's own file sets the variable). */
+  via: "environment" | "environment-file";
+  previous: VariableSource;
+  /** The value of HERMES_MEDIA_ALLOW_DIRS after install (as the gateway will see it). */
+  value: string;
+}
+
+export interface InstallPlan {
+  scope: UnitScope;
+  outbox: string;
+  files: PlannedFile[];
+  units: CoveredUnit[];
+  services: string[];
+  serviceUser: string;
+  /** uid/gid owning the outbox and the state directory (created 0700 when missing). */
+  owner: { uid: number; gid: number };
+  /** Directories the services must find at start (ReadWritePaths=). */
+  dirs: string[];
+  notes: string[];
+}
+
+export interface InstallOptions {
+  scope: Scope;
+  root?: string;
+  units?: string[];
+  config: Config;
+  strict?: boolean;
+  withWatch?: boolean;
+  node?: string;
+  bin?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** The scope a command acts in: whose units, which home %h means. */
+export function unitScope(scope: Scope, root: string | undefined, env: NodeJS.ProcessEnv = process.env): UnitScope {
+  if (root !== undefined && !path.isAbsolute(root)) throw usageError(`--root must be an absolute path, got ${escapeText(root)}`);
+  const me = os.userInfo();
+  if (scope === "system") return { scope, ...(root ? { root } : {}), home: "/root", user: "root" };
+  return { scope, ...(root ? { root } : {}), home: path.resolve(env.HOME || me.homedir), user: me.username };
+}
+
+/** Where the record of an install lives (outside every unit directory). */
+export function manifestPath(scope: UnitScope): string {
+  return scope.scope === "system" ? "/var/lib/media-outbox/install-manifest.json" : path.join(scope.home, ".local/state/media-outbox/install-manifest.json");
+}
+
+/**
+ * The gateway units to cover (or check): the named ones, or every one
+ * installed. With `collapse`, instances of a found template are left out: the
+ * template's drop-in covers them.
+ */
+export function gatewayUnitsFor(scope: UnitScope, named: string[] | undefined, systemctl?: Systemctl, { collapse = true } = {}): string[] {
+  if (named && named.length > 0) {
+    for (const n of named) {
+      if (!/^[A-Za-z0-9_.:@\\-]+\.service$/.test(n)) throw usageError(`--unit ${escapeText(n)} is not a service unit name (NAME.service)`);
+    }
+    return [...new Set(named)];
+  }
+  const found = discoverGatewayUnits(scope, systemctl);
+  if (!collapse) return found;
+  const templates = new Set(found.filter((u) => u.endsWith("@.service")));
+  return found.filter((u) => !/@[^@]+\.service$/.test(u) || !templates.has(u.replace(/@[^@]*\.service$/, "@.service")));
+}
+
+/** Refuses an outbox the gateway could not parse in HERMES_MEDIA_ALLOW_DIRS. */
+export function checkOutboxForGateway(outbox: string): void {
+  const problem = allowDirProblem(outbox);
+  if (problem) throw usageError(`the gateway cannot use the outbox ${escapeText(outbox)} in ${ALLOW_DIRS}: ${problem}; choose a plain absolute path`);
+}
+
+/** The previous roots with the outbox appended (kept as written, so specifiers in a unit stay specifiers). */
+function mergedRoots(previous: string | undefined, previousValue: string | undefined, outbox: string, home: string, inUnit: boolean): string {
+  const added = inUnit ? escapeSpecifiers(outbox) : outbox;
+  if (previous === undefined || previous.trim() === "") return added;
+  if (parseAllowDirs(previousValue ?? previous, home).includes(outbox)) return previous;
+  return `${previous.replace(/[:,\s]+$/, "")}:${added}`;
+}
+
+/** Plans the drop-in for one gateway unit and checks that it wins. */
+function planGatewayUnit(scope: UnitScope, unit: string, outbox: string, strict: boolean, systemctl: Systemctl | undefined): { files: PlannedFile[]; covered: CoveredUnit } {
+  const read = diskReader(scope);
+  // systemd shows instances, not templates: a template's files are found on disk.
+  const files = unitFiles(scope, unit, isTemplate(unit) ? undefined : systemctl);
+  if (!files.fragment) throw new FatalError("config_invalid", `gateway unit ${escapeText(unit)} is not installed${scope.root ? ` under ${escapeText(scope.root)}` : ""}; name an installed unit with --unit`);
+  const env = unitEnvironment(scope, files, read);
+  const home = gatewayHome(scope, env.user);
+  const keys = [ALLOW_DIRS, ...(strict ? Object.keys(STRICT_VARS) : [])];
+  const sources = keys.map((k) => variableSource(scope, env, k, read));
+  for (const s of sources) {
+    if (s.unknown) {
+      throw new FatalError(
+        "config_invalid",
+        `cannot tell what ${s.key} is for ${escapeText(unit)}: ${escapeText(s.unknown)}. Add ${escapeText(outbox)} to that file yourself, or fix it and run install again`,
+      );
+    }
+    if (s.source === "unset") {
+      throw new FatalError("config_invalid", `${escapeText(unit)} has UnsetEnvironment=${s.key}, which would discard the outbox; remove it first`);
+    }
+  }
+  const allow = sources[0]!;
+  const byFile = sources.some((s) => s.source === "environment-file");
+  const dir = path.join(installDir(scope), `${unit}.d`);
+  const dropIn = path.join(dir, DROP_IN_NAME);
+  const planned: PlannedFile[] = [];
+  if (byFile) {
+    // EnvironmentFile= beats Environment=, so a drop-in Environment= would do
+    // nothing: add an environment file of our own, read after the unit's.
+    const value = mergedRoots(allow.raw, allow.value, outbox, home, false);
+    const envFile = path.join(dir, DROP_IN_ENV_NAME);
+    const lines = [envFileLine(ALLOW_DIRS, value), ...(strict ? Object.entries(STRICT_VARS).map(([k, v]) => envFileLine(k, v)) : [])];
+    planned.push({ path: envFile, content: `# Written by media-outbox install systemd for ${unit.replace(/[^\x21-\x7e]/g, "?")}.\n${lines.join("")}`, mode: 0o644 });
+    planned.push({ path: dropIn, content: renderGatewayDropIn(unit, [`EnvironmentFile=${pathWord(envFile, "environment file")}`]), mode: 0o644 });
+  } else {
+    const raw = mergedRoots(allow.raw, allow.value, outbox, home, true);
+    const words = [unitWord(`${ALLOW_DIRS}=${raw}`), ...(strict ? Object.entries(STRICT_VARS).map(([k, v]) => unitWord(`${k}=${v}`)) : [])];
+    planned.push({ path: dropIn, content: renderGatewayDropIn(unit, [`Environment=${words.join(" ")}`]), mode: 0o644 });
+  }
+
+  // Check the plan the way systemd will read it: our drop-in among the others, in order.
+  const overlay = new Map(planned.map((f) => [f.path, f.content]));
+  const after = unitEnvironment(scope, { ...files, dropIns: sortDropIns([...files.dropIns, dropIn]) }, diskReader(scope, overlay));
+  const final = keys.map((k) => variableSource(scope, after, k, diskReader(scope, overlay)));
+  const finalAllow = final[0]!;
+  if (finalAllow.value === undefined || !parseAllowDirs(finalAllow.value, home).includes(outbox)) {
+    throw new FatalError(
+      "config_invalid",
+      `installing for ${escapeText(unit)} would do nothing: ${ALLOW_DIRS} would still come from ${escapeText(finalAllow.from ?? "nowhere")}, which is read after ${DROP_IN_NAME}. Add ${escapeText(outbox)} there, or remove that setting`,
+    );
+  }
+  for (const s of final.slice(1)) {
+    if (s.value !== STRICT_VARS[s.key]) throw new FatalError("config_invalid", `--strict for ${escapeText(unit)} would do nothing: ${s.key} still comes from ${escapeText(s.from ?? "nowhere")}`);
+  }
+  return { files: planned, covered: { unit, via: byFile ? "environment-file" : "environment", previous: allow, value: finalAllow.value } };
+}
+
+/** Everything install would write, checked; changes nothing. */
+export function planInstall(options: InstallOptions, systemctl?: Systemctl): InstallPlan {
+  const scope = unitScope(options.scope, options.root, options.env);
+  const config = options.config;
+  checkOutboxForGateway(config.outbox);
+  const notes: string[] = [];
+  const units = gatewayUnitsFor(scope, options.units, systemctl);
+  if (units.length === 0) {
+    throw new FatalError(
+      "config_invalid",
+      `no Hermes gateway unit found in the ${scope.scope} unit path${scope.root ? ` under ${escapeText(scope.root)}` : ""}; name it with --unit NAME.service (or use --user / --system)`,
+    );
+  }
+  for (const dir of [config.outbox, config.stateDir]) {
+    if (["/tmp", "/var/tmp"].some((tmp) => isWithin(dir, tmp))) {
+      notes.push(`${escapeText(dir)} is under /tmp or /var/tmp: the janitor and watch units run with PrivateTmp=yes and will not see it; choose an outbox elsewhere (such as ~/.hermes/media_outbox)`);
+    }
+  }
+  for (const u of units) if (!isGatewayUnitName(u)) notes.push(`${escapeText(u)} does not look like a Hermes gateway unit; covering it because --unit named it`);
+
+  const files: PlannedFile[] = [];
+  const covered: CoveredUnit[] = [];
+  const gatewayUsers = new Set<string>();
+  for (const unit of units) {
+    const plan = planGatewayUnit(scope, unit, config.outbox, options.strict === true, systemctl);
+    files.push(...plan.files);
+    covered.push(plan.covered);
+    const user = unitEnvironment(scope, unitFiles(scope, unit, isTemplate(unit) ? undefined : systemctl), diskReader(scope)).user;
+    if (user) gatewayUsers.add(user);
+  }
+
+  // The services run as the outbox's owner: prepare made it 0700 for that user.
+  const serviceUser = serviceUserFor(scope, config.outbox, gatewayUsers);
+  const environment: Record<string, string> = {};
+  if (scope.scope === "system") environment.HOME = serviceUser.home;
+  const sameUser = serviceUser.uid === (process.geteuid?.() ?? -1);
+  const env = options.env ?? process.env;
+  if (env.HERMES_HOME || sameUser) environment.HERMES_HOME = config.hermesHome;
+  environment.MEDIA_OUTBOX_STATE_DIR = config.stateDir;
+  if (config.configFile) environment.MEDIA_OUTBOX_CONFIG = config.configFile;
+  const writable = [config.outbox, config.stateDir];
+  if (!config.quarantineDir.startsWith(`${config.stateDir}/`)) writable.push(config.quarantineDir);
+  if (config.logFile) writable.push(path.dirname(config.logFile));
+  const params: ServiceParams = {
+    scope: scope.scope,
+    node: options.node ?? process.execPath,
+    bin: options.bin ?? path.join(packageRoot(), "bin", "media-outbox"),
+    outbox: config.outbox,
+    writable,
+    watchWritable: config.watch.drop,
+    environment,
+    ...(scope.scope === "system" ? { user: serviceUser.name, group: groupName(serviceUser.gid, scope.root) ?? serviceUser.name } : {}),
+  };
+  for (const p of [params.node, params.bin]) {
+    if (!path.isAbsolute(p)) throw usageError(`${escapeText(p)} must be an absolute path`);
+  }
+  const dir = installDir(scope);
+  files.push({ path: path.join(dir, JANITOR_SERVICE), content: renderJanitorService(params), mode: 0o644 });
+  files.push({ path: path.join(dir, JANITOR_TIMER), content: renderJanitorTimer(), mode: 0o644 });
+  const services = [JANITOR_SERVICE, JANITOR_TIMER];
+  if (options.withWatch) {
+    files.push({ path: path.join(dir, WATCH_SERVICE), content: renderWatchService(params), mode: 0o644 });
+    services.push(WATCH_SERVICE);
+  }
+  return {
+    scope,
+    outbox: config.outbox,
+    files,
+    units: covered,
+    services,
+    serviceUser: serviceUser.name,
+    owner: { uid: serviceUser.uid, gid: serviceUser.gid },
+    dirs: [config.outbox, config.stateDir],
+    notes,
+  };
+}
+
+function serviceUserFor(scope: UnitScope, outbox: string, gatewayUsers: Set<string>): PasswdEntry {
+  const me = os.userInfo();
+  const current: PasswdEntry = { name: me.username, uid: me.uid, gid: me.gid, home: me.homedir };
+  if (scope.scope === "user") return current;
+  if (!scope.root) {
+    try {
+      const st = fs.statSync(outbox);
+      return userByUid(st.uid) ?? current;
+    } catch {
+      // Not created yet: fall back to the gateway's user.
+    }
+  }
+  if (gatewayUsers.size === 1) {
+    const name = [...gatewayUsers][0]!;
+    const entry = userByName(name, scope.root);
+    if (entry) return entry;
+  }
+  return current;
+}
+
+export interface InstallRecord {
+  version: 1;
+  scope: Scope;
+  root: string | null;
+  installedAt: string;
+  outbox: string;
+  units: string[];
+  services: string[];
+  files: { path: string; sha256: string; previous: string | null; previousMode: number | null }[];
+  dirs: string[];
+  enabled: string[];
+}
+
+export function readManifest(scope: UnitScope): InstallRecord | undefined {
+  const data = readIfExists(onDisk(scope, manifestPath(scope)));
+  if (!data) return undefined;
+  try {
+    const rec = JSON.parse(data.toString("utf8")) as InstallRecord;
+    if (rec.version !== 1 || !Array.isArray(rec.files)) throw new Error("unknown format");
+    return rec;
+  } catch (err) {
+    throw new FatalError("config_invalid", `install record ${escapeText(onDisk(scope, manifestPath(scope)))} is unreadable (${escapeText((err as Error).message)}); restore it or remove the listed files by hand`);
+  }
+}
+
+export interface ApplyResult {
+  written: string[];
+  /** systemctl commands that were run (with a running systemd) or are still to run. */
+  ran: string[];
+  toRun: string[];
+  warnings: string[];
+}
+
+/** Writes the plan (recording what each file replaced), then reloads systemd or says what to run. */
+export function applyInstall(plan: InstallPlan, opts: { restart?: boolean; systemctl: Systemctl; live: boolean }): ApplyResult {
+  const { scope } = plan;
+  if (readManifest(scope)) {
+    throw new FatalError("config_invalid", `media-outbox is already installed here (${escapeText(onDisk(scope, manifestPath(scope)))}); run media-outbox uninstall systemd${scope.scope === "user" ? " --user" : ""} first`);
+  }
+  const record: InstallRecord = {
+    version: 1,
+    scope: scope.scope,
+    root: scope.root ?? null,
+    installedAt: new Date().toISOString(),
+    outbox: plan.outbox,
+    units: plan.units.map((u) => u.unit),
+    services: plan.services,
+    files: [],
+    dirs: [],
+    enabled: [],
+  };
+  const manifestFile = onDisk(scope, manifestPath(scope));
+  record.dirs.push(...mkdirs(path.dirname(manifestFile), 0o755));
+  const save = () => writeFileAtomic(manifestFile, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
+  const result: ApplyResult = { written: [], ran: [], toRun: [], warnings: [] };
+  for (const file of plan.files) {
+    const real = onDisk(scope, file.path);
+    record.dirs.push(...mkdirs(path.dirname(real), 0o755));
+    const previous = readIfExists(real);
+    const previousMode = previous ? fs.statSync(real).mode & 0o7777 : null;
+    // Record first: a crash between the two leaves a record uninstall can still act on.
+    record.files.push({ path: file.path, sha256: sha256(file.content), previous: previous ? previous.toString("base64") : null, previousMode });
+    save();
+    writeFileAtomic(real, file.content, { mode: file.mode });
+    result.written.push(real);
+  }
+  save();
+  if (!scope.root) createServiceDirs(plan);
+
+  const sc = opts.systemctl;
+  const commands: string[][] = [["daemon-reload"], ["enable", "--now", JANITOR_TIMER]];
+  if (plan.services.includes(WATCH_SERVICE)) commands.push(["enable", "--now", WATCH_SERVICE]);
+  const restart = plan.units.map((u) => (u.unit.endsWith("@.service") ? u.unit.replace("@.service", "@*.service") : u.unit));
+  if (opts.live) {
+    for (const c of commands) {
+      const r = sc.run(...c);
+      if (r.code !== 0) result.warnings.push(`${sc.commandLine(...c)} failed: ${escapeText(r.stderr.trim())}`);
+      else {
+        result.ran.push(sc.commandLine(...c));
+        if (c[0] === "enable") record.enabled.push(c[2]!);
+      }
+    }
+    save();
+    // Ask the reloaded manager, not our reading of the files: does every unit now list the outbox?
+    for (const u of plan.units.filter((x) => !isTemplate(x.unit))) {
+      const env = effectiveEnvironment(scope, u.unit, [ALLOW_DIRS], sc);
+      const value = env.vars.get(ALLOW_DIRS)?.value;
+      if (!value || !parseAllowDirs(value, env.home).includes(plan.outbox)) {
+        result.warnings.push(`after daemon-reload, systemctl show ${escapeText(u.unit)} does not list the outbox in ${ALLOW_DIRS}; run media-outbox doctor`);
+      }
+    }
+    if (opts.restart) {
+      const r = sc.run("try-restart", ...restart);
+      if (r.code !== 0) result.warnings.push(`${sc.commandLine("try-restart", ...restart)} failed: ${escapeText(r.stderr.trim())}`);
+      else result.ran.push(sc.commandLine("try-restart", ...restart));
+    } else result.toRun.push(sc.commandLine("try-restart", ...restart));
+  } else {
+    for (const c of commands) result.toRun.push(sc.commandLine(...c));
+    result.toRun.push(sc.commandLine("try-restart", ...restart));
+  }
+  return result;
+}
+
+/**
+ * ReadWritePaths= needs the outbox and state directory to exist, or the units
+ * fail to start: create missing ones 0700 for the service user. They hold the
+ * user's files, so uninstall leaves them.
+ */
+function createServiceDirs(plan: InstallPlan): void {
+  for (const dir of plan.dirs) {
+    for (const created of mkdirs(dir, 0o700)) {
+      fs.chmodSync(created, 0o700);
+      fs.chownSync(created, plan.owner.uid, plan.owner.gid);
+    }
+  }
+}
+
+export interface UninstallResult {
+  restored: string[];
+  removed: string[];
+  kept: string[];
+  ran: string[];
+  toRun: string[];
+  units: string[];
+}
+
+/** Undoes an install: each file gets its previous bytes back (or goes), created directories go when empty. */
+export function uninstall(scopeName: Scope, root: string | undefined, opts: { systemctl: Systemctl; live: boolean; env?: NodeJS.ProcessEnv }): UninstallResult {
+  const scope = unitScope(scopeName, root, opts.env);
+  const record = readManifest(scope);
+  if (!record) throw new FatalError("config_invalid", `nothing to uninstall: no install record at ${escapeText(onDisk(scope, manifestPath(scope)))}`);
+  const sc = opts.systemctl;
+  const result: UninstallResult = { restored: [], removed: [], kept: [], ran: [], toRun: [], units: record.units };
+  // Touch nothing unless every file is still what install wrote.
+  for (const file of record.files) {
+    const current = readIfExists(onDisk(scope, file.path));
+    if (current && sha256(current) !== file.sha256) result.kept.push(onDisk(scope, file.path));
+  }
+  if (result.kept.length > 0) {
+    throw new FatalError(
+      "config_invalid",
+      `changed since install: ${result.kept.map(escapeText).join(", ")}; nothing was removed. Put back what install wrote (or move your change elsewhere), then run uninstall again`,
+    );
+  }
+  // Also what the operator enabled by hand after an install without systemd: disabling is harmless either way.
+  const enabled = [...new Set([...record.enabled, ...record.services.filter((s) => s !== JANITOR_SERVICE)])];
+  if (opts.live) {
+    for (const unit of enabled) {
+      const r = sc.run("disable", "--now", unit);
+      if (r.code === 0) result.ran.push(sc.commandLine("disable", "--now", unit));
+    }
+  } else {
+    for (const unit of enabled) result.toRun.push(sc.commandLine("disable", "--now", unit));
+  }
+  for (const file of [...record.files].reverse()) {
+    const real = onDisk(scope, file.path);
+    const current = readIfExists(real);
+    if (file.previous === null) {
+      if (current) {
+        fs.rmSync(real, { force: true });
+        result.removed.push(real);
+      }
+    } else {
+      writeFileAtomic(real, Buffer.from(file.previous, "base64"), { mode: file.previousMode ?? 0o644 });
+      result.restored.push(real);
+    }
+  }
+  fs.rmSync(onDisk(scope, manifestPath(scope)), { force: true });
+  for (const dir of [...record.dirs].reverse()) {
+    try {
+      fs.rmdirSync(dir);
+    } catch {
+      // Not empty any more: something else lives there now.
+    }
+  }
+  if (opts.live) {
+    if (sc.run("daemon-reload").code === 0) result.ran.push(sc.commandLine("daemon-reload"));
+  } else result.toRun.push(sc.commandLine("daemon-reload"));
+  return result;
+}

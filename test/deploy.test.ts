@@ -1,0 +1,488 @@
+// install/uninstall systemd and install hermes-config, checked with systemd's own tools.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { fakeSystemctl, gatewayRoot, put, run, snapshot, which } from "./deploy-helpers";
+import { BIN, cli, makeHome, png, write } from "./helpers";
+
+let t: ReturnType<typeof makeHome>;
+beforeEach(() => {
+  t = makeHome();
+});
+afterEach(() => t.cleanup());
+
+const ETC = "etc/systemd/system";
+const OUTBOX = () => t.outbox;
+
+function install(root: string, ...args: string[]) {
+  return cli(["install", "systemd", "--root", root, ...args], { env: t.env });
+}
+
+/** systemd's own view of a unit: `systemd --test` (as nobody: it refuses root) over the target's unit directories. */
+function systemdDump(root: string, unit: string): string[] {
+  const unitPath = [path.join(root, ETC), path.join(root, "usr/lib/systemd/system")].join(":");
+  const r = run("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/lib/systemd/systemd", "--test", "--system", `--unit=${unit}`, "--no-pager"], {
+    env: { PATH: process.env.PATH, SYSTEMD_UNIT_PATH: `${unitPath}:` },
+  });
+  expect(r.code, r.stderr).toBe(0);
+  const lines = r.stdout.split("\n");
+  const start = lines.findIndex((l) => l.trim() === `-> Unit ${unit}:`);
+  expect(start, `systemd --test did not dump ${unit}`).toBeGreaterThanOrEqual(0);
+  const end = lines.findIndex((l, i) => i > start && l.trim().startsWith("-> Unit "));
+  return lines.slice(start + 1, end < 0 ? undefined : end).map((l) => l.trim());
+}
+
+describe("install systemd --root", () => {
+  it("writes units that systemd-analyze verify accepts without a single message", () => {
+    const root = gatewayRoot(t.home);
+    const r = install(root, "--with-watch", "--strict");
+    expect(r.code, r.stderr).toBe(0);
+    const etc = path.join(root, ETC);
+    for (const f of ["media-outbox-janitor.service", "media-outbox-janitor.timer", "media-outbox-watch.service"]) expect(fs.existsSync(path.join(etc, f))).toBe(true);
+    // Units from /etc and /usr/lib, drop-ins included (verify reads the .d directories beside each file), and a template instance.
+    const v = run(
+      "systemd-analyze",
+      ["verify", "--man=no", "media-outbox-janitor.service", "media-outbox-janitor.timer", "media-outbox-watch.service", "hermes-gateway.service", "hermes-gateway@alice.service", path.join(root, "usr/lib/systemd/system/hermes-gateway-work.service")],
+      { cwd: etc },
+    );
+    expect(v.stderr).toBe("");
+    expect(v.stdout).toBe("");
+    expect(v.code).toBe(0);
+    // The check is real: a bad key in a drop-in is reported.
+    put(path.join(etc, "hermes-gateway.service.d/50-bad.conf"), "[Service]\nBogusKey=1\n");
+    expect(run("systemd-analyze", ["verify", "--man=no", "hermes-gateway.service"], { cwd: etc }).stderr).toContain("BogusKey");
+  });
+
+  it("writes user units that verify cleanly too", () => {
+    const root = path.join(t.home, "target");
+    put(path.join(root, t.home, ".config/systemd/user/hermes-gateway.service"), "[Service]\nExecStart=/bin/true\n");
+    const r = cli(["install", "systemd", "--user", "--root", root, "--with-watch"], { env: t.env });
+    expect(r.code, r.stderr).toBe(0);
+    const dir = path.join(root, t.home, ".config/systemd/user");
+    expect(fs.readFileSync(path.join(dir, "hermes-gateway.service.d/90-media-outbox.conf"), "utf8")).toContain(`HERMES_MEDIA_ALLOW_DIRS=${OUTBOX()}`);
+    const janitor = fs.readFileSync(path.join(dir, "media-outbox-janitor.service"), "utf8");
+    expect(janitor).not.toMatch(/^User=/m);
+    expect(janitor).toContain("PrivateUsers=yes");
+    const xdg = fs.mkdtempSync(path.join(os.tmpdir(), "mo-xdg-"));
+    try {
+      const v = run("systemd-analyze", ["--user", "verify", "--man=no", "media-outbox-janitor.service", "media-outbox-janitor.timer", "media-outbox-watch.service", "hermes-gateway.service"], {
+        cwd: dir,
+        env: { ...process.env, XDG_RUNTIME_DIR: xdg, HOME: t.home },
+      });
+      expect(v.stderr).toBe("");
+      expect(v.code).toBe(0);
+      for (const unit of ["media-outbox-janitor.service", "media-outbox-watch.service"]) {
+        const s = run("systemd-analyze", ["--user", "security", "--offline=yes", path.join(dir, unit)], { env: { ...process.env, XDG_RUNTIME_DIR: xdg, HOME: t.home } });
+        const score = Number(/Overall exposure level for \S+: ([\d.]+)/.exec(s.stdout)?.[1]);
+        expect(score, s.stdout).toBeLessThanOrEqual(2.0);
+      }
+    } finally {
+      fs.rmSync(xdg, { recursive: true, force: true });
+    }
+  });
+
+  it("hardens janitor and watch to a systemd-analyze security exposure of 2.0 or better", () => {
+    const root = gatewayRoot(t.home);
+    expect(install(root, "--with-watch").code).toBe(0);
+    for (const unit of ["media-outbox-janitor.service", "media-outbox-watch.service"]) {
+      const file = path.join(root, ETC, unit);
+      const s = run("systemd-analyze", ["security", "--offline=yes", file]);
+      const score = Number(/Overall exposure level for \S+: ([\d.]+)/.exec(s.stdout)?.[1]);
+      expect(score, s.stdout + s.stderr).toBeLessThanOrEqual(2.0);
+      const text = fs.readFileSync(file, "utf8");
+      expect(text).toContain("ProtectSystem=strict");
+      expect(text).toContain(`ReadWritePaths=${OUTBOX()} ${path.join(t.home, ".hermes/.media_outbox-state")}\n`);
+      expect(text).toMatch(/SystemCallFilter=@system-service @pkey/);
+      expect(text).not.toMatch(/^MemoryDenyWriteExecute/m);
+      expect(text).toContain("UMask=0077");
+      expect(text).toContain("NoNewPrivileges=yes");
+      expect(text).toContain(`ExecStart=${process.execPath} ${BIN} ${unit.includes("janitor") ? "janitor" : "watch"} --outbox ${OUTBOX()}`);
+      // Literal paths: %h would be root's home in a system unit.
+      expect(text.replace(/^#.*$/gm, "")).not.toMatch(/%h/);
+    }
+    const janitor = fs.readFileSync(path.join(root, ETC, "media-outbox-janitor.service"), "utf8");
+    expect(janitor).toContain("PrivateNetwork=yes");
+    expect(janitor).toContain("IPAddressDeny=any");
+    expect(janitor).toContain("Type=oneshot");
+    expect(janitor).not.toContain("[Install]");
+    expect(fs.readFileSync(path.join(root, ETC, "media-outbox-watch.service"), "utf8")).toContain("Restart=on-failure");
+  });
+
+  it("schedules the janitor with a calendar systemd-analyze calendar accepts, persistent and randomized", () => {
+    const root = gatewayRoot(t.home);
+    expect(install(root).code).toBe(0);
+    const timer = fs.readFileSync(path.join(root, ETC, "media-outbox-janitor.timer"), "utf8");
+    const cal = /^OnCalendar=(.+)$/m.exec(timer)![1]!;
+    const r = run("systemd-analyze", ["calendar", cal]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain("Next elapse:");
+    expect(r.stdout).toContain("Normalized form: *-*-* 00:00:00");
+    expect(timer).toMatch(/^Persistent=true$/m);
+    expect(timer).toMatch(/^RandomizedDelaySec=\S+$/m);
+  });
+
+  it("merges the outbox into each gateway's roots as systemd itself computes them (Environment=, EnvironmentFile=, template)", () => {
+    fs.chmodSync(t.home, 0o755); // systemd --test runs as nobody
+    const root = gatewayRoot(t.home);
+    // Previous roots written with quotes, an escaped quote and a space survive the merge as systemd reads them.
+    put(path.join(root, ETC, "hermes-gateway-quoted.service"), '[Service]\nExecStart=/bin/true\nEnvironment="HERMES_MEDIA_ALLOW_DIRS=/srv/a b:/srv/say\\"hi\\"" OTHER=1\n');
+    const r = install(root, "--strict");
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain("covering hermes-gateway-work.service via a drop-in EnvironmentFile=");
+    expect(systemdDump(root, "hermes-gateway-quoted.service")).toContain(`Environment: HERMES_MEDIA_ALLOW_DIRS=/srv/a b:/srv/say"hi":${OUTBOX()}`);
+
+    const plain = systemdDump(root, "hermes-gateway.service");
+    expect(plain).toContain(`DropIn Path: ${path.join(root, ETC, "hermes-gateway.service.d/90-media-outbox.conf")}`);
+    expect(plain).toContain(`Environment: HERMES_MEDIA_ALLOW_DIRS=/srv/shared:/srv/other:${OUTBOX()}`);
+    expect(plain).toContain("Environment: FOO=bar");
+    expect(plain).toContain("Environment: LOCAL=1");
+    expect(plain).toContain("Environment: HERMES_MEDIA_DELIVERY_STRICT=1");
+    expect(plain).toContain("Environment: HERMES_MEDIA_TRUST_RECENT_FILES=0");
+
+    const instance = systemdDump(root, "hermes-gateway@alice.service");
+    expect(instance).toContain(`Environment: HERMES_MEDIA_ALLOW_DIRS=/srv/alice:${OUTBOX()}`);
+
+    // systemd lists the environment files in the order it reads them (later
+    // ones win); it does not read them in --test mode, so their contents are
+    // checked here with the same reading rules.
+    const work = systemdDump(root, "hermes-gateway-work.service");
+    const files = work.filter((l) => l.startsWith("EnvironmentFile: ")).map((l) => l.slice("EnvironmentFile: ".length));
+    expect(files).toEqual(["/etc/hermes/work.env", "/etc/systemd/system/hermes-gateway-work.service.d/media-outbox.env"]);
+    const ours = fs.readFileSync(path.join(root, files[1]!), "utf8");
+    expect(ours).toContain(`HERMES_MEDIA_ALLOW_DIRS='/srv/work:${OUTBOX()}'`);
+    expect(ours).toContain("HERMES_MEDIA_DELIVERY_STRICT='1'");
+  });
+
+  it("writes % and $ in paths literally: systemd expands neither", () => {
+    fs.chmodSync(t.home, 0o755);
+    const root = gatewayRoot(t.home);
+    const outbox = path.join(t.home, "out%h$HOME");
+    const r = install(root, "--outbox", outbox, "--unit", "hermes-gateway.service");
+    expect(r.code, r.stderr).toBe(0);
+    expect(systemdDump(root, "hermes-gateway.service")).toContain(`Environment: HERMES_MEDIA_ALLOW_DIRS=/srv/shared:/srv/other:${outbox}`);
+    const janitor = systemdDump(root, "media-outbox-janitor.service");
+    expect(janitor).toContain(`Environment: MEDIA_OUTBOX_STATE_DIR=${path.join(t.home, ".out%h$HOME-state")}`);
+    expect(janitor).toContain(`ReadWritePaths: ${outbox} ${path.join(t.home, ".out%h$HOME-state")}`);
+    // systemd keeps ExecStart's `$$` until it spawns the command (then it is one `$`); %h must not have become /root.
+    const exec = janitor.find((l) => l.startsWith("Command Line:"));
+    expect(exec).toBe(`Command Line: ${process.execPath} ${BIN} janitor --outbox "${outbox.replace("$", "\\$\\$")}"`);
+  });
+
+  it("uninstall restores the original tree byte for byte, including a file install replaced", () => {
+    const root = gatewayRoot(t.home);
+    put(path.join(root, ETC, "media-outbox-janitor.timer"), "# an operator's old timer\n[Timer]\nOnCalendar=weekly\n", 0o600);
+    const before = snapshot(root);
+    const r = install(root, "--with-watch", "--strict");
+    expect(r.code, r.stderr).toBe(0);
+    expect(snapshot(root)).not.toEqual(before);
+    const u = cli(["uninstall", "systemd", "--root", root], { env: t.env });
+    expect(u.code, u.stderr).toBe(0);
+    expect(u.stdout).toContain(`restored ${path.join(root, ETC, "media-outbox-janitor.timer")}`);
+    expect(snapshot(root)).toEqual(before);
+    // Nothing left to uninstall.
+    expect(cli(["uninstall", "systemd", "--root", root], { env: t.env }).code).toBe(2);
+  });
+
+  it("uninstall touches nothing when a file it wrote was changed since", () => {
+    const root = gatewayRoot(t.home);
+    expect(install(root).code).toBe(0);
+    const dropIn = path.join(root, ETC, "hermes-gateway.service.d/90-media-outbox.conf");
+    fs.appendFileSync(dropIn, "# edited by hand\n");
+    const mid = snapshot(root);
+    const u = cli(["uninstall", "systemd", "--root", root], { env: t.env });
+    expect(u.code).toBe(2);
+    expect(u.stderr).toContain("changed since install");
+    expect(snapshot(root)).toEqual(mid);
+  });
+
+  it("refuses a second install over the first", () => {
+    const root = gatewayRoot(t.home);
+    expect(install(root).code).toBe(0);
+    const r = install(root);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("already installed");
+  });
+
+  it("--dry-run prints every file with its contents and writes nothing", () => {
+    const root = gatewayRoot(t.home);
+    const before = snapshot(root);
+    const r = install(root, "--dry-run", "--with-watch");
+    expect(r.code, r.stderr).toBe(0);
+    expect(snapshot(root)).toEqual(before);
+    for (const f of ["hermes-gateway.service.d/90-media-outbox.conf", "hermes-gateway-work.service.d/media-outbox.env", "media-outbox-watch.service", "media-outbox-janitor.timer"]) {
+      expect(r.stdout).toContain(`==> ${path.join(root, ETC, f)} (mode 0644) <==`);
+    }
+    expect(r.stdout).toContain("OnCalendar=daily");
+  });
+
+  it("covers only the units named with --unit, and lists what it covered", () => {
+    const root = gatewayRoot(t.home);
+    const r = install(root, "--unit", "hermes-gateway.service");
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain("covering hermes-gateway.service");
+    expect(r.stderr).not.toContain("hermes-gateway-work.service");
+    expect(fs.existsSync(path.join(root, ETC, "hermes-gateway-work.service.d"))).toBe(false);
+    expect(r.stdout).toContain("run: systemctl daemon-reload");
+    expect(r.stdout).toContain("run: systemctl enable --now media-outbox-janitor.timer");
+    expect(r.stdout).toContain("run: systemctl try-restart hermes-gateway.service");
+    expect(r.stderr).toContain("systemd was not told (--root was given)");
+  });
+
+  it("refuses an environment file it cannot read for every instance, and writes nothing", () => {
+    const root = gatewayRoot(t.home);
+    put(path.join(root, ETC, "hermes-gateway@.service.d/20-env.conf"), "[Service]\nEnvironmentFile=/etc/hermes/%i.env\n");
+    const before = snapshot(root);
+    const r = install(root);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("hermes-gateway@.service");
+    expect(r.stderr).toContain("/etc/hermes/%i.env");
+    expect(snapshot(root)).toEqual(before);
+  });
+
+  it("refuses when a later drop-in would override the outbox, instead of installing something that does nothing", () => {
+    const root = gatewayRoot(t.home);
+    put(path.join(root, ETC, "hermes-gateway.service.d/95-late.conf"), "[Service]\nEnvironment=HERMES_MEDIA_ALLOW_DIRS=/srv/late\n");
+    const before = snapshot(root);
+    const r = install(root, "--unit", "hermes-gateway.service");
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("would do nothing");
+    expect(r.stderr).toContain("95-late.conf");
+    expect(snapshot(root)).toEqual(before);
+  });
+
+  it("refuses an outbox path the gateway cannot parse", () => {
+    const root = gatewayRoot(t.home);
+    for (const bad of [path.join(t.home, "a,b"), path.join(t.home, "a:b"), path.join(t.home, "a b"), "relative/outbox"]) {
+      const r = install(root, "--outbox", bad);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/HERMES_MEDIA_ALLOW_DIRS|relative entries/);
+    }
+    expect(fs.existsSync(path.join(root, ETC, "media-outbox-janitor.service"))).toBe(false);
+  });
+
+  it("says which gateway unit is missing", () => {
+    const root = gatewayRoot(t.home);
+    const r = install(root, "--unit", "hermes-nothere.service");
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("hermes-nothere.service is not installed");
+  });
+});
+
+describe("install hermes-config", () => {
+  const YAML_TEXT = `# Hermes configuration
+model: claude-sonnet   # the default model
+
+gateway:
+  # where the gateway listens
+  port: 8080
+  media_delivery_allow_dirs:
+    - /srv/shared   # team share
+    - '~/Pictures'
+  telegram: {token_env: TG_TOKEN}
+
+# trailing comment
+logging:
+  level: info
+`;
+
+  function config(profile?: string): string {
+    return profile ? path.join(t.home, ".hermes/profiles", profile, "config.yaml") : path.join(t.home, ".hermes/config.yaml");
+  }
+
+  it("adds the outbox to the list, keeping every comment and byte around it, with a backup", () => {
+    const file = put(config(), YAML_TEXT, 0o600);
+    const r = cli(["install", "hermes-config"], { env: t.env });
+    expect(r.code, r.stderr).toBe(0);
+    const expected = YAML_TEXT.replace("    - '~/Pictures'\n", `    - '~/Pictures'\n    - ${OUTBOX()}\n`);
+    expect(fs.readFileSync(file, "utf8")).toBe(expected);
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    const backup = /^backup (.+)$/m.exec(r.stdout)![1]!;
+    expect(fs.readFileSync(backup, "utf8")).toBe(YAML_TEXT);
+    expect(fs.statSync(backup).mode & 0o777).toBe(0o600);
+    // Again: nothing to do, nothing written.
+    const again = cli(["install", "hermes-config"], { env: t.env });
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain("already lists");
+    expect(fs.readFileSync(file, "utf8")).toBe(expected);
+  });
+
+  it("edits a profile's flow list, adds a missing key, adds a missing gateway section", () => {
+    const flow = put(config("work"), "gateway:\n  media_delivery_allow_dirs: [/srv/a, /srv/b]  # flow\nother: 1\n");
+    expect(cli(["install", "hermes-config", "--profile", "work"], { env: t.env }).code).toBe(0);
+    expect(fs.readFileSync(flow, "utf8")).toBe(`gateway:\n  media_delivery_allow_dirs: [/srv/a, /srv/b, ${OUTBOX()}]  # flow\nother: 1\n`);
+
+    const noKey = put(config("home"), "gateway:\n    port: 1   # four-space indent\n# after\nx: y\n");
+    expect(cli(["install", "hermes-config", "--profile", "home"], { env: t.env }).code).toBe(0);
+    expect(fs.readFileSync(noKey, "utf8")).toBe(`gateway:\n    port: 1   # four-space indent\n    media_delivery_allow_dirs:\n      - ${OUTBOX()}\n# after\nx: y\n`);
+
+    const noGateway = put(config("bare"), "# only a comment\nmodel: x");
+    expect(cli(["install", "hermes-config", "--profile", "bare"], { env: t.env }).code).toBe(0);
+    expect(fs.readFileSync(noGateway, "utf8")).toBe(`# only a comment\nmodel: x\ngateway:\n  media_delivery_allow_dirs:\n    - ${OUTBOX()}\n`);
+  });
+
+  it("keeps CRLF line endings", () => {
+    const crlf = YAML_TEXT.replace(/\n/g, "\r\n");
+    const file = put(config(), crlf);
+    expect(cli(["install", "hermes-config"], { env: t.env }).code).toBe(0);
+    expect(fs.readFileSync(file, "utf8")).toBe(crlf.replace("    - '~/Pictures'\r\n", `    - '~/Pictures'\r\n    - ${OUTBOX()}\r\n`));
+  });
+
+  it("--dry-run prints the new file and changes nothing", () => {
+    const file = put(config(), YAML_TEXT);
+    const r = cli(["install", "hermes-config", "--dry-run"], { env: t.env });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`    - ${OUTBOX()}`);
+    expect(fs.readFileSync(file, "utf8")).toBe(YAML_TEXT);
+    expect(fs.readdirSync(path.dirname(file))).toEqual(["config.yaml"]);
+  });
+
+  it("refuses invalid YAML, a non-list value, a missing profile, and changes nothing", () => {
+    const bad = put(config(), "gateway: [unclosed\n");
+    let r = cli(["install", "hermes-config"], { env: t.env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("cannot edit");
+    expect(fs.readFileSync(bad, "utf8")).toBe("gateway: [unclosed\n");
+    put(config(), "gateway:\n  media_delivery_allow_dirs: /srv/a\n");
+    r = cli(["install", "hermes-config"], { env: t.env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("not a list");
+    r = cli(["install", "hermes-config", "--profile", "nope"], { env: t.env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("is the profile name right?");
+    r = cli(["install", "hermes-config", "--profile", "../x"], { env: t.env });
+    expect(r.code).toBe(2);
+  });
+});
+
+describe("the hardened services at run time", () => {
+  /** Expands a systemd syscall group (nested groups included) with systemd-analyze syscall-filter. */
+  function group(name: string, seen = new Set<string>()): Set<string> {
+    const out = new Set<string>();
+    if (seen.has(name)) return out;
+    seen.add(name);
+    const r = run("systemd-analyze", ["syscall-filter", name]);
+    for (const raw of r.stdout.split("\n").slice(1)) {
+      const line = raw.trim();
+      if (line === "" || line.startsWith("#")) continue;
+      if (line.startsWith("@")) for (const s of group(line, seen)) out.add(s);
+      else out.add(line);
+    }
+    return out;
+  }
+
+  it("janitor and watch run under their units' restrictions (systemd-run), or under an emulated syscall filter where no systemd runs", () => {
+    const state = run("systemctl", ["is-system-running"]);
+    const systemdRuns = ["running", "degraded"].includes(state.stdout.trim());
+    // doctor states the same finding in its report, with the reason.
+    const d = cli(["doctor", "--json", "--no-probe", "--unit", "hermes-none.service"], { env: t.env });
+    const report = JSON.parse(d.stdout) as { systemd: { running: boolean; detail: string } };
+    expect(report.systemd.running).toBe(systemdRuns);
+    const janitorBuilt = fs.existsSync(path.join(path.dirname(BIN), "../dist/commands/janitor.js"));
+
+    if (systemdRuns) {
+      // PrivateTmp=yes hides the temporary home: this run's outbox and source live in the package directory.
+      const base = fs.mkdtempSync(path.join(path.dirname(BIN), "..", ".systemd-run-"));
+      try {
+        const outbox = path.join(base, "outbox");
+        const root = gatewayRoot(t.home);
+        expect(install(root, "--outbox", outbox).code).toBe(0);
+        fs.mkdirSync(outbox, { mode: 0o700 });
+        fs.mkdirSync(path.join(base, ".outbox-state"), { mode: 0o700 });
+        const src = write(base, "chart.png", png(7));
+        const unitText = fs.readFileSync(path.join(root, ETC, "media-outbox-janitor.service"), "utf8");
+        // A transient service with the janitor unit's own [Service] settings.
+        const props = unitText
+          .split("\n")
+          .filter((l) => /^[A-Z]\w+=/.test(l) && !/^(Type|ExecStart|User|Group)=/.test(l))
+          .flatMap((l) => ["-p", l]);
+        const under = (...args: string[]) => run("systemd-run", ["--wait", "--pipe", "--collect", ...props, process.execPath, BIN, ...args]);
+        const r = under("prepare", "--outbox", outbox, src);
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.stdout).toContain(`MEDIA:${outbox}/chart.png`);
+        if (janitorBuilt) {
+          const j = under("janitor", "--outbox", outbox);
+          expect(j.code, j.stderr).toBe(0);
+        }
+      } finally {
+        fs.rmSync(base, { recursive: true, force: true });
+      }
+      return;
+    }
+    const root = gatewayRoot(t.home);
+    expect(install(root, "--with-watch").code).toBe(0);
+    const unitText = fs.readFileSync(path.join(root, ETC, "media-outbox-janitor.service"), "utf8");
+    const src = write(t.home, "chart.png", png(7));
+    console.warn(`no systemd manager runs here (${report.systemd.detail}): running media-outbox under the units' syscall filter emulated with strace`);
+    expect(report.systemd.detail).toMatch(/no systemd manager is running|not installed|reports/);
+    const strace = which("strace");
+    if (!strace) {
+      console.warn("strace is not installed either: only the unit files were checked (verify, security)");
+      expect(strace).toBeUndefined();
+      return;
+    }
+    // The filter as the unit states it: allowed = @system-service + @pkey - @privileged - @resources; everything else EPERM.
+    expect(unitText).toContain("SystemCallFilter=@system-service @pkey\nSystemCallFilter=~@privileged @resources\nSystemCallErrorNumber=EPERM");
+    const allowed = new Set([...group("@system-service"), ...group("@pkey")]);
+    for (const s of [...group("@privileged"), ...group("@resources")]) allowed.delete(s);
+    const denied = [...group("@known")].filter((s) => !allowed.has(s));
+    expect(denied).toContain("setrlimit");
+    expect(denied).not.toContain("pkey_alloc");
+    const inject = denied.map((s) => `?${s}`).join(",");
+    const emulate = (args: string[]) =>
+      run(strace, ["-f", "-qq", "-o", "/dev/null", "-e", `trace=${inject}`, "-e", `inject=${inject}:error=EPERM`, process.execPath, ...args], { env: t.env });
+    // prepare: the work janitor and watch share (files, hashing, publication).
+    const p = emulate([BIN, "prepare", "--outbox", t.outbox, src]);
+    expect(p.stderr).toBe("");
+    expect(p.stdout).toBe(`MEDIA:${t.outbox}/chart.png\n`);
+    // The janitor and watch bundles, where this tree has them; otherwise node's own start-up and an inotify watch.
+    const j = janitorBuilt ? emulate([BIN, "janitor", "--outbox", t.outbox]) : emulate(["-e", "require('fs').watch(process.argv[1]).close(); console.log('ok')", t.outbox]);
+    expect(j.code, j.stderr).toBe(0);
+  });
+});
+
+describe("install systemd --user with a running (fake) systemd", () => {
+  function setup(environmentAfterReload: string) {
+    const dir = path.join(t.home, ".config/systemd/user");
+    const unit = put(path.join(dir, "hermes-gateway.service"), "[Service]\nExecStart=/bin/true\nEnvironment=HERMES_MEDIA_ALLOW_DIRS=/srv/x\n");
+    const fake = path.join(t.home, "fake-systemd");
+    const env = { ...t.env, MEDIA_OUTBOX_SYSTEMCTL: fakeSystemctl(fake) };
+    put(path.join(fake, "state"), "running\n");
+    put(path.join(fake, "list-unit-files"), "hermes-gateway.service enabled enabled\n");
+    // What the manager reports: the unit's files, and (after daemon-reload) its environment.
+    put(path.join(fake, "show-hermes-gateway.service"), `LoadState=loaded\nFragmentPath=${unit}\nDropInPaths=\nEnvironment=${environmentAfterReload}\n`);
+    const calls = () => (fs.existsSync(path.join(fake, "calls")) ? fs.readFileSync(path.join(fake, "calls"), "utf8") : "");
+    return { dir, env, calls };
+  }
+
+  it("reloads, enables the timer, checks the reloaded unit, restarts with --restart; uninstall disables and restores", () => {
+    const { dir, env, calls } = setup(`HERMES_MEDIA_ALLOW_DIRS=/srv/x:${t.outbox}`);
+    const before = snapshot(dir);
+    const r = cli(["install", "systemd", "--user", "--restart"], { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain("ran: systemctl --user daemon-reload");
+    expect(r.stdout).toContain("ran: systemctl --user enable --now media-outbox-janitor.timer");
+    expect(r.stdout).toContain("ran: systemctl --user try-restart hermes-gateway.service");
+    expect(calls()).toMatch(/^daemon-reload$/m);
+    expect(calls()).toMatch(/^show hermes-gateway\.service -p LoadState -p Environment/m);
+    expect(fs.readFileSync(path.join(dir, "hermes-gateway.service.d/90-media-outbox.conf"), "utf8")).toContain(`Environment=HERMES_MEDIA_ALLOW_DIRS=/srv/x:${t.outbox}`);
+    // ReadWritePaths= needs them: install created the outbox and its state directory, private.
+    expect(fs.statSync(t.outbox).mode & 0o777).toBe(0o700);
+    expect(fs.statSync(path.join(t.home, ".hermes/.media_outbox-state")).mode & 0o777).toBe(0o700);
+
+    const u = cli(["uninstall", "systemd", "--user"], { env });
+    expect(u.code, u.stderr).toBe(0);
+    expect(calls()).toMatch(/^disable --now media-outbox-janitor\.timer$/m);
+    expect(snapshot(dir)).toEqual(before);
+    expect(fs.existsSync(path.join(t.home, ".local/state/media-outbox/install-manifest.json"))).toBe(false);
+  });
+
+  it("warns (exit 1) when the reloaded manager still does not list the outbox", () => {
+    const { env } = setup("HERMES_MEDIA_ALLOW_DIRS=/srv/x");
+    const r = cli(["install", "systemd", "--user"], { env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("after daemon-reload, systemctl show hermes-gateway.service does not list the outbox");
+    expect(r.stdout).toContain("run: systemctl --user try-restart hermes-gateway.service");
+  });
+});
+

@@ -1,0 +1,297 @@
+// doctor against a fake systemctl (a real executable on MEDIA_OUTBOX_SYSTEMCTL): healthy, then each broken variant.
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { fakeSystemctl, gatewayRoot, put } from "./deploy-helpers";
+import { cli, makeHome, png, write } from "./helpers";
+
+interface Check {
+  check: string;
+  status: "pass" | "warn" | "fail";
+  message: string;
+  fix?: string;
+}
+interface Report {
+  ok: boolean;
+  outbox: string;
+  scope: string;
+  systemd: { running: boolean; detail: string };
+  checks: Check[];
+}
+
+let t: ReturnType<typeof makeHome>;
+let fake: string;
+let env: NodeJS.ProcessEnv;
+
+const GATEWAY = "hermes-gateway.service";
+
+function gatewayShow(environment: string, extra = ""): string {
+  return `LoadState=loaded\nEnvironment=${environment}\nEnvironmentFiles=${extra}\nUnsetEnvironment=\nUser=\nActiveState=active\nMainPID=0\n`;
+}
+
+function healthy(): void {
+  const put2 = (name: string, text: string) => put(path.join(fake, name), text);
+  put2("state", "running\n");
+  put2("list-unit-files", `${GATEWAY} enabled enabled\n`);
+  put2("list-units", "");
+  put2(`show-${GATEWAY}`, gatewayShow(`HERMES_MEDIA_ALLOW_DIRS=/srv/x:${t.outbox} HERMES_MEDIA_DELIVERY_STRICT=1 HERMES_MEDIA_TRUST_RECENT_FILES=0`));
+  put2("show-media-outbox-janitor.timer", "LoadState=loaded\nUnitFileState=enabled\nActiveState=active\n");
+  put2("show-media-outbox-janitor.service", "Result=success\nExecMainStatus=0\nExecMainExitTimestamp=Thu 2026-12-03 00:12:00 UTC\n");
+  put2("show-media-outbox-watch.service", "LoadState=loaded\nActiveState=active\nUnitFileState=enabled\nResult=success\n");
+}
+
+beforeEach(() => {
+  t = makeHome();
+  fake = path.join(t.home, "fake-systemd");
+  env = { ...t.env, MEDIA_OUTBOX_SYSTEMCTL: fakeSystemctl(fake) };
+  healthy();
+  // A real outbox, made by prepare as the agent would.
+  const r = cli(["prepare", write(t.home, "first.png", png(1))], { env });
+  expect(r.code, r.stderr).toBe(0);
+});
+afterEach(() => t.cleanup());
+
+function doctor(...args: string[]): { code: number | null; report: Report; stderr: string } {
+  const r = cli(["doctor", "--json", ...args], { env });
+  return { code: r.code, report: JSON.parse(r.stdout) as Report, stderr: r.stderr };
+}
+
+function line(report: Report, name: string): Check {
+  const c = report.checks.find((x) => x.check === name);
+  expect(c, `no "${name}" line in ${JSON.stringify(report.checks.map((x) => x.check))}`).toBeDefined();
+  return c!;
+}
+
+describe("doctor", () => {
+  it("passes every line on a healthy setup, prints a table, and leaves the outbox as it was", () => {
+    const before = fs.readdirSync(t.outbox).sort();
+    const r = cli(["doctor"], { env });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^STATUS\s+CHECK\s+DETAIL\n/);
+    expect(r.stdout).toContain("0 failed, 0 warnings");
+    for (const name of ["outbox path", "outbox", "staging", "free space", "systemd", `gateway ${GATEWAY}`, `strict ${GATEWAY}`, "janitor timer", "watch service", "hermes config", "probe"]) {
+      expect(r.stdout).toMatch(new RegExp(`^pass\\s+${name.replace(/[.]/g, "\\.")}\\s`, "m"));
+    }
+    // The probe went through prepare and was removed again; its ledger line says what it was.
+    expect(fs.readdirSync(t.outbox).sort()).toEqual(before);
+    const ledgerDir = path.join(t.home, ".hermes/.media_outbox-state/ledger");
+    const ledger = fs.readdirSync(ledgerDir).map((f) => fs.readFileSync(path.join(ledgerDir, f), "utf8")).join("");
+    expect(ledger).toContain("media-outbox-doctor-probe");
+
+    const { report } = doctor();
+    expect(report.ok).toBe(true);
+    expect(report.systemd.running).toBe(true);
+    expect(report.outbox).toBe(t.outbox);
+    expect(report.checks.every((c) => c.status === "pass")).toBe(true);
+  });
+
+  it("accepts the outbox when it comes from an EnvironmentFile= (which beats Environment=)", () => {
+    const envFile = put(path.join(t.home, "gw.env"), `HERMES_MEDIA_ALLOW_DIRS=${t.outbox}\nHERMES_MEDIA_DELIVERY_STRICT=1\nHERMES_MEDIA_TRUST_RECENT_FILES=0\n`);
+    put(path.join(fake, `show-${GATEWAY}`), gatewayShow("HERMES_MEDIA_ALLOW_DIRS=/srv/x", `${envFile} (ignore_errors=no)`));
+    const { code, report } = doctor();
+    expect(code).toBe(0);
+    expect(line(report, `gateway ${GATEWAY}`).message).toContain(envFile);
+  });
+
+  type Variant = { name: string; setup: () => void; args?: string[]; check: string; status: "warn" | "fail"; message: RegExp; fix?: RegExp; code: number };
+  const variants: Variant[] = [
+    {
+      name: "the gateway's environment lacks the outbox",
+      setup: () => put(path.join(fake, `show-${GATEWAY}`), gatewayShow("HERMES_MEDIA_ALLOW_DIRS=/srv/x HERMES_MEDIA_DELIVERY_STRICT=1 HERMES_MEDIA_TRUST_RECENT_FILES=0")),
+      check: `gateway ${GATEWAY}`,
+      status: "fail",
+      message: /does not list the outbox \(\/srv\/x/,
+      fix: /media-outbox install systemd --unit hermes-gateway\.service/,
+      code: 1,
+    },
+    {
+      name: "an EnvironmentFile= overrides the Environment= that has the outbox",
+      setup: () => {
+        const f = put(path.join(t.home, "override.env"), "HERMES_MEDIA_ALLOW_DIRS=/srv/only\n");
+        put(path.join(fake, `show-${GATEWAY}`), gatewayShow(`HERMES_MEDIA_ALLOW_DIRS=${t.outbox}`, `${f} (ignore_errors=no)`));
+      },
+      check: `gateway ${GATEWAY}`,
+      status: "fail",
+      message: /override\.env/,
+      code: 1,
+    },
+    {
+      name: "the variable is not set at all",
+      setup: () => put(path.join(fake, `show-${GATEWAY}`), gatewayShow("FOO=1")),
+      check: `gateway ${GATEWAY}`,
+      status: "fail",
+      message: /is not set/,
+      code: 1,
+    },
+    {
+      name: "strict mode is off",
+      setup: () => put(path.join(fake, `show-${GATEWAY}`), gatewayShow(`HERMES_MEDIA_ALLOW_DIRS=${t.outbox}`)),
+      check: `strict ${GATEWAY}`,
+      status: "warn",
+      message: /default mode any path not on its denylist is delivered/,
+      fix: /--strict/,
+      code: 0,
+    },
+    {
+      name: "the named unit does not exist",
+      setup: () => {},
+      args: ["--unit", "hermes-gateway-missing.service"],
+      check: "gateway hermes-gateway-missing.service",
+      status: "fail",
+      message: /systemd does not know/,
+      code: 1,
+    },
+    {
+      name: "the gateway runs as another user than the outbox's owner",
+      setup: () => put(path.join(fake, `show-${GATEWAY}`), gatewayShow(`HERMES_MEDIA_ALLOW_DIRS=${t.outbox}`).replace("User=\n", "User=nobody\n")),
+      check: `gateway ${GATEWAY} user`,
+      status: "fail",
+      message: /runs as nobody but the outbox belongs to root/,
+      code: 1,
+    },
+    {
+      name: "the janitor timer is not installed",
+      setup: () => fs.rmSync(path.join(fake, "show-media-outbox-janitor.timer")),
+      check: "janitor timer",
+      status: "fail",
+      message: /not installed/,
+      fix: /media-outbox install systemd/,
+      code: 1,
+    },
+    {
+      name: "the janitor timer is disabled",
+      setup: () => put(path.join(fake, "show-media-outbox-janitor.timer"), "LoadState=loaded\nUnitFileState=disabled\nActiveState=inactive\n"),
+      check: "janitor timer",
+      status: "fail",
+      message: /disabled\/inactive/,
+      fix: /systemctl enable --now media-outbox-janitor\.timer/,
+      code: 1,
+    },
+    {
+      name: "the last janitor run failed",
+      setup: () => put(path.join(fake, "show-media-outbox-janitor.service"), "Result=exit-code\nExecMainStatus=2\nExecMainExitTimestamp=Thu 2026-12-03 00:12:00 UTC\n"),
+      check: "janitor timer",
+      status: "fail",
+      message: /last janitor run failed \(exit-code, exit status 2\)/,
+      fix: /journalctl -u media-outbox-janitor\.service/,
+      code: 1,
+    },
+    {
+      name: "the watch service failed",
+      setup: () => put(path.join(fake, "show-media-outbox-watch.service"), "LoadState=loaded\nActiveState=failed\nResult=exit-code\n"),
+      check: "watch service",
+      status: "fail",
+      message: /failed/,
+      code: 1,
+    },
+    {
+      name: "the outbox is writable by others",
+      setup: () => fs.chmodSync(t.outbox, 0o777),
+      check: "outbox",
+      status: "fail",
+      message: /writable by group or others/,
+      code: 1,
+    },
+    {
+      name: "a profile's config.yaml lists other roots only",
+      setup: () => put(path.join(t.home, ".hermes/profiles/work/config.yaml"), "gateway:\n  media_delivery_allow_dirs:\n    - /srv/x\n"),
+      check: "hermes config work",
+      status: "fail",
+      message: /without the outbox/,
+      fix: /media-outbox install hermes-config --profile work/,
+      code: 1,
+    },
+  ];
+
+  for (const v of variants) {
+    it(`reports it when ${v.name}`, () => {
+      v.setup();
+      const { code, report } = doctor(...(v.args ?? []));
+      const c = line(report, v.check);
+      expect(c.status, JSON.stringify(c)).toBe(v.status);
+      expect(c.message).toMatch(v.message);
+      if (v.fix) expect(c.fix).toMatch(v.fix);
+      expect(code).toBe(v.code);
+      expect(report.ok).toBe(v.code === 0);
+    });
+  }
+
+  it("fails the probe when the gateway would not deliver the prepared file", () => {
+    put(path.join(fake, `show-${GATEWAY}`), gatewayShow("HERMES_MEDIA_ALLOW_DIRS=/srv/x"));
+    const { report } = doctor();
+    const probe = line(report, "probe");
+    expect(probe.status).toBe("fail");
+    expect(probe.message).toContain(`would not be delivered by ${GATEWAY}`);
+  });
+
+  it("a profile fixed with install hermes-config then passes", () => {
+    put(path.join(t.home, ".hermes/profiles/work/config.yaml"), "gateway:\n  media_delivery_allow_dirs:\n    - /srv/x\n");
+    expect(cli(["install", "hermes-config", "--profile", "work"], { env }).code).toBe(0);
+    const { code, report } = doctor();
+    expect(line(report, "hermes config work").status).toBe("pass");
+    expect(code).toBe(0);
+  });
+
+  it("without a running systemd, reads the unit files (here under --root) and says what it cannot know", () => {
+    put(path.join(fake, "state"), "offline\n");
+    const root = gatewayRoot(t.home);
+    expect(cli(["install", "systemd", "--root", root, "--strict"], { env }).code).toBe(0);
+    const { code, report } = doctor("--root", root);
+    expect(report.systemd.running).toBe(false);
+    expect(line(report, "systemd")).toMatchObject({ status: "warn", message: "--root was given: the unit files were read instead, service states are unknown" });
+    for (const unit of [GATEWAY, "hermes-gateway-work.service", "hermes-gateway@.service", "hermes-gateway@alice.service"]) {
+      expect(line(report, `gateway ${unit}`).status).toBe("pass");
+      expect(line(report, `strict ${unit}`).status).toBe("pass");
+    }
+    expect(line(report, "janitor timer").status).toBe("warn");
+    expect(line(report, "probe").status).toBe("pass");
+    expect(code).toBe(0);
+
+    // Before install the same root fails, naming the fix.
+    expect(cli(["uninstall", "systemd", "--root", root], { env }).code).toBe(0);
+    const after = doctor("--root", root);
+    expect(after.code).toBe(1);
+    expect(line(after.report, `gateway ${GATEWAY}`).fix).toContain("media-outbox install systemd --unit hermes-gateway.service");
+    expect(line(after.report, "janitor timer").status).toBe("fail");
+  });
+
+  it("reports a gateway unit added after install", () => {
+    put(path.join(fake, "state"), "offline\n");
+    const root = gatewayRoot(t.home);
+    expect(cli(["install", "systemd", "--root", root, "--unit", GATEWAY], { env }).code).toBe(0);
+    const { code, report } = doctor("--root", root);
+    const late = line(report, "gateway hermes-gateway-work.service");
+    expect(late.status).toBe("fail");
+    expect(late.message).toContain("added after media-outbox was installed");
+    expect(line(report, `gateway ${GATEWAY}`).status).toBe("pass");
+    expect(code).toBe(1);
+  });
+
+  it("warns when the running gateway process started before the outbox was added", () => {
+    // A real process whose environment lacks the outbox stands in for the gateway's main process.
+    const child = spawn("sleep", ["60"], { env: { PATH: process.env.PATH, HERMES_MEDIA_ALLOW_DIRS: "/srv/x" }, stdio: "ignore" });
+    try {
+      const show = fs.readFileSync(path.join(fake, `show-${GATEWAY}`), "utf8").replace("MainPID=0", `MainPID=${child.pid}`);
+      put(path.join(fake, `show-${GATEWAY}`), show);
+      const { code, report } = doctor();
+      expect(line(report, `gateway ${GATEWAY}`).status).toBe("pass");
+      const proc = line(report, `gateway ${GATEWAY} process`);
+      expect(proc.status).toBe("warn");
+      expect(proc.fix).toBe(`systemctl restart ${GATEWAY}`);
+      expect(code).toBe(0);
+    } finally {
+      child.kill();
+    }
+  });
+
+  it("checks each running template instance with systemctl show", () => {
+    put(path.join(fake, "list-units"), "hermes-gateway@bob.service loaded active running Hermes gateway bob\n");
+    put(path.join(fake, "show-hermes-gateway@bob.service"), gatewayShow("HERMES_MEDIA_ALLOW_DIRS=/srv/bob"));
+    const { code, report } = doctor();
+    expect(line(report, "gateway hermes-gateway@bob.service")).toMatchObject({ status: "fail" });
+    expect(line(report, `gateway ${GATEWAY}`).status).toBe("pass");
+    expect(code).toBe(1);
+  });
+});
+
