@@ -3,10 +3,10 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import zlib from "node:zlib";
 import type { Config } from "../config/config.js";
 import { FatalError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
+import { makePng } from "../core/png.js";
 import { formatBytes } from "../core/units.js";
 import { prepare } from "../prepare/prepare.js";
 import { allowDirProblem, isUnderRoot, mediaLineProblem, parseAllowDirs } from "../safety/gateway.js";
@@ -52,33 +52,9 @@ function check(checks: DoctorCheck[], name: string, status: CheckStatus, message
   checks.push({ check: name, status, message, ...(fix ? { fix } : {}) });
 }
 
-function crc32(buf: Buffer): number {
-  let c = ~0;
-  for (const b of buf) {
-    c ^= b;
-    for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ 0xedb88320 : c >>> 1;
-  }
-  return ~c >>> 0;
-}
-
 /** A tiny valid PNG with random pixels, so it never matches (and reuses) a file already in the outbox. */
 export function probePng(): Buffer {
-  const chunk = (type: string, data: Buffer) => {
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(data.length);
-    const td = Buffer.concat([Buffer.from(type, "ascii"), data]);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(td));
-    return Buffer.concat([len, td, crc]);
-  };
-  const size = 4;
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(size, 0);
-  ihdr.writeUInt32BE(size, 4);
-  ihdr[8] = 8;
-  ihdr[9] = 2;
-  const raw = Buffer.from(Array.from({ length: size * (1 + size * 3) }, (_, i) => (i % (1 + size * 3) === 0 ? 0 : Math.floor(Math.random() * 256))));
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", ihdr), chunk("IDAT", zlib.deflateSync(raw)), chunk("IEND", Buffer.alloc(0))]);
+  return makePng(4, () => Math.floor(Math.random() * 256));
 }
 
 function outboxChecks(config: Config, checks: DoctorCheck[]): Layout | undefined {
