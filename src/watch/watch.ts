@@ -2,10 +2,12 @@
 // folders, with one lifecycle. start() returns once every watch is armed and
 // the first scans are done; stop() finishes the files already begun.
 import fs from "node:fs";
+import path from "node:path";
 import type { Config } from "../config/config.js";
 import { isErrno, usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { type Logger, silentLogger } from "../log/logger.js";
+import { resolveExisting } from "../safety/denylist.js";
 import { isWithin } from "../safety/gateway.js";
 import { type Layout, openLayout } from "../state/layout.js";
 import { DropFolder } from "./drop.js";
@@ -29,6 +31,7 @@ export interface WatchOptions {
 
 /** Makes a drop folder if missing and returns its real path; anything but a directory is a usage error. */
 function openDropFolder(dir: string): string {
+  if (!path.isAbsolute(dir)) throw usageError(`drop folder ${escapeText(dir)} must be an absolute path`);
   try {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   } catch (err) {
@@ -75,6 +78,9 @@ export class Watch {
     this.logger = options.logger ?? silentLogger;
     this.emit = (event: WatchEvent) => options.onEvent?.(event);
     this.layout = openLayout(config)!;
+    // Placement is checked before a missing drop folder is made, so a wrong
+    // one is never created inside the outbox.
+    checkPlacement(this.layout, config.watch.drop.map(resolveExisting));
     this.drops = config.watch.drop.map(openDropFolder);
     checkPlacement(this.layout, this.drops);
     this.queue = new WorkQueue(options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT, (err) =>
