@@ -87,12 +87,16 @@ export class DropFolder {
       depth: 0,
       atomic: false,
       ignorePermissionErrors: true,
-      // Not chokidar's awaitWriteFinish: a file over the cap must be refused
-      // at once, and one timer for the folder is cheaper than one per file.
-      ignored: (p: string) => p !== dir && path.dirname(p) === dir && isIgnoredDropName(path.basename(p)),
+      // One watch on the folder, not one per file (a flood of thousands of
+      // files would mean thousands of inotify watches): its raw events name
+      // each entry created, renamed or written. Not chokidar's
+      // awaitWriteFinish either: a file over the cap is refused at once, and
+      // one settle timer for the folder is cheaper than one per file.
+      ignored: (p: string) => p !== dir,
     });
-    watcher.on("all", (_event, p) => {
-      if (path.dirname(p) === dir) this.notice(path.basename(p));
+    watcher.on("raw", (_event, evPath, details) => {
+      const watched = (details as { watchedPath?: string } | undefined)?.watchedPath;
+      if (watched === dir && evPath) this.notice(path.basename(evPath));
     });
     watcher.on("error", (err) => this.logger.warn({ event: "watch_error", drop: escapeText(dir), error: escapeText(String((err as Error)?.message ?? err)) }, "drop folder watch error"));
     await new Promise<void>((resolve) => watcher.once("ready", () => resolve()));

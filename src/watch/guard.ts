@@ -14,7 +14,7 @@ import { LedgerIndex } from "./ledger-index.js";
 import { type QuarantineReason, entryKind, moveToQuarantine } from "./quarantine.js";
 
 /** The longest time between two full scans: a write through a hard link made elsewhere raises no event in the outbox. */
-export const DEFAULT_RESCAN_MS = 2000;
+export const DEFAULT_RESCAN_MS = 3000;
 
 export interface GuardOptions {
   /** Real path of the verified outbox. */
@@ -109,13 +109,14 @@ export class OutboxGuard {
       // Report unlink+add at once instead of merging them into a change later.
       atomic: false,
       ignorePermissionErrors: true,
+      // One watch on the directory, not one per entry (10,000 published files
+      // would mean 10,000 inotify watches): its raw events name every entry
+      // created, renamed, written or removed in the outbox; a write through a
+      // hard link made elsewhere is caught by the rescan.
+      ignored: (p: string) => p !== outbox,
     });
-    const onPath = (p: string) => {
-      if (path.dirname(p) === outbox) this.schedule(path.basename(p));
-    };
-    watcher.on("all", (_event, p) => onPath(p));
-    // Raw inotify events as well: chokidar reports no `add` for a dangling
-    // symlink, and raw events arrive before its directory re-read.
+    // Raw events: chokidar's own `add` would come only after it re-read the
+    // whole directory, and never for a dangling symlink.
     watcher.on("raw", (_event, evPath, details) => {
       const watched = (details as { watchedPath?: string } | undefined)?.watchedPath;
       if (watched === outbox && evPath) this.schedule(path.basename(evPath));
