@@ -151,6 +151,16 @@ describe("watch: guard", () => {
     expect(fs.readFileSync(path.join(quarantine, "sub", "inner.png"))).toEqual(png(8));
   });
 
+  it("survives an outbox that vanishes: logged, re-created, guarded again", async () => {
+    const w = await startWatch();
+    fs.rmSync(h.outbox, { recursive: true });
+    await waitUntil(() => w.stderr.includes('"event":"outbox_back"'), "outbox_back log line");
+    expect(w.stderr).toContain('"event":"outbox_lost"');
+    expect(fs.statSync(h.outbox).mode & 0o777).toBe(0o700);
+    write(h.outbox, "after.png", png(9));
+    await w.waitFor(isQuarantined("after.png"), "after.png");
+  });
+
   it("keeps both entries on a name clash in the quarantine", async () => {
     const w = await startWatch();
     write(h.outbox, "twice.png", "first");

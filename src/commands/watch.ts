@@ -12,14 +12,13 @@ export const USAGE = `usage: media-outbox watch [options]
 options: --outbox DIR --drop DIR... --quarantine DIR --settle DURATION --keep --json
          --max-size SIZE --allow EXT,... --platform NAME --config FILE --log-file FILE`;
 
-/** Resolves on the first SIGTERM or SIGINT. */
+/**
+ * Resolves on the first SIGTERM or SIGINT. The handlers stay: a second
+ * signal must not kill the process while files already begun are finished.
+ */
 function untilSignal(): Promise<string> {
   return new Promise((resolve) => {
-    const on = (signal: string) => {
-      process.off("SIGTERM", on);
-      process.off("SIGINT", on);
-      resolve(signal);
-    };
+    const on = (signal: string) => resolve(signal);
     process.on("SIGTERM", on);
     process.on("SIGINT", on);
   });
