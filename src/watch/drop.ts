@@ -96,7 +96,7 @@ export class DropFolder {
     });
     watcher.on("raw", (_event, evPath, details) => {
       const watched = (details as { watchedPath?: string } | undefined)?.watchedPath;
-      if (watched === dir && evPath) this.notice(path.basename(evPath));
+      if (watched === dir && evPath) this.safely(() => this.notice(path.basename(evPath)));
     });
     watcher.on("error", (err) => this.logger.warn({ event: "watch_error", drop: escapeText(dir), error: escapeText(String((err as Error)?.message ?? err)) }, "drop folder watch error"));
     await new Promise<void>((resolve) => watcher.once("ready", () => resolve()));
@@ -106,8 +106,21 @@ export class DropFolder {
 
   private tick(): void {
     if (this.stopped) return;
-    if (this.lost) return void this.recover();
-    this.scan();
+    if (this.lost) return void this.recover().catch((err) => this.logError(err));
+    this.safely(() => this.scan());
+  }
+
+  /** Nothing a drop folder holds may crash the watcher: log it, the next scan tries again. */
+  private safely(fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.logError(err);
+    }
+  }
+
+  private logError(err: unknown): void {
+    this.logger.error({ event: "drop_error", drop: escapeText(this.dir), error: escapeText(String((err as Error)?.message ?? err)) }, "drop folder error; tried again at the next scan");
   }
 
   private scan(): void {
@@ -177,7 +190,7 @@ export class DropFolder {
   private armSettleTimer(): void {
     if (this.settleTimer || this.settling.size === 0) return;
     const every = Math.max(25, Math.min(250, Math.floor(this.options.settleMs / 4)));
-    this.settleTimer = setInterval(() => this.checkSettled(), every);
+    this.settleTimer = setInterval(() => this.safely(() => this.checkSettled()), every);
   }
 
   private checkSettled(): void {

@@ -148,11 +148,15 @@ export class OutboxGuard {
 
   private tick(): void {
     if (this.stopped) return;
-    if (this.lost) {
-      void this.recover();
-      return;
+    try {
+      if (this.lost) {
+        this.recover().catch((err) => this.logger.error({ event: "guard_error", error: escapeText(String((err as Error)?.message ?? err)) }, "cannot guard the outbox again yet; retrying"));
+        return;
+      }
+      this.scan();
+    } catch (err) {
+      this.logger.error({ event: "guard_error", error: escapeText(String((err as Error)?.message ?? err)) }, "outbox scan failed; retrying at the next scan");
     }
-    this.scan();
   }
 
   /** Judges every entry of the outbox; forgets what is gone. */
