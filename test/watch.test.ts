@@ -73,7 +73,22 @@ describe("watch: start-up", () => {
     expect(inside.stderr).toContain("usage error");
     const q = cli(["watch", "--drop", drop, "--quarantine", path.join(drop, "q")], { env: h.env });
     expect(q.code).toBe(2);
-    expect(fs.readdirSync(h.outbox)).toEqual([]);
+    // Placement is checked before anything is created.
+    expect(fs.existsSync(h.outbox)).toBe(false);
+    expect(fs.existsSync(drop)).toBe(false);
+  });
+
+  it("refuses a quarantine inside the outbox, and one that others can read (usage, exit 2)", () => {
+    const inside = cli(["watch", "--quarantine", path.join(h.outbox, "q")], { env: h.env });
+    expect(inside.code).toBe(2);
+    expect(inside.stderr).toContain("usage error");
+    expect(fs.existsSync(path.join(h.outbox, "q"))).toBe(false);
+    const open = path.join(h.home, "q-open");
+    fs.mkdirSync(open, { mode: 0o755 });
+    fs.chmodSync(open, 0o755);
+    const readable = cli(["watch", "--quarantine", open], { env: h.env });
+    expect(readable.code).toBe(2);
+    expect(readable.stderr).toContain("chmod 700");
   });
 
   it("judges what was there before start: published files stay, planted ones go", async () => {

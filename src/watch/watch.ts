@@ -49,8 +49,10 @@ const overlap = (a: string, b: string) => isWithin(a, b) || isWithin(b, a);
  * folder, drop folders apart from the outbox, the state and each other (the
  * sandbox can write to a drop folder).
  */
-function checkPlacement(layout: Layout, drops: string[]): void {
-  if (isWithin(layout.outbox, layout.quarantineDir)) throw usageError(`the quarantine ${escapeText(layout.quarantineDir)} must not contain the outbox`);
+function checkPlacement(layout: Pick<Layout, "outbox" | "quarantineDir" | "stateDir">, drops: string[]): void {
+  if (overlap(layout.outbox, layout.quarantineDir)) {
+    throw usageError(`the quarantine ${escapeText(layout.quarantineDir)} and the outbox must not contain each other: everything in the outbox is deliverable`);
+  }
   drops.forEach((drop, i) => {
     const shown = escapeText(drop);
     if (overlap(drop, layout.outbox)) throw usageError(`drop folder ${shown} and the outbox must not contain each other: everything in the outbox is deliverable`);
@@ -59,6 +61,14 @@ function checkPlacement(layout: Layout, drops: string[]): void {
     const other = drops.findIndex((d, j) => j !== i && overlap(d, drop));
     if (other >= 0) throw usageError(`drop folders ${shown} and ${escapeText(drops[other]!)} overlap; give each folder once`);
   });
+}
+
+/** The quarantine holds what nobody checked (a hard link to a secret, say): only its owner may read it. */
+function checkQuarantinePrivate(dir: string): void {
+  const mode = fs.statSync(dir).mode & 0o777;
+  if (mode & 0o077) {
+    throw usageError(`the quarantine ${escapeText(dir)} is readable by others (mode ${mode.toString(8).padStart(4, "0")}); run: chmod 700 ${escapeText(dir)}`);
+  }
 }
 
 export class Watch {
@@ -77,12 +87,16 @@ export class Watch {
     const rescanMs = Math.min(options.rescanMs ?? DEFAULT_RESCAN_MS, 5000);
     this.logger = options.logger ?? silentLogger;
     this.emit = (event: WatchEvent) => options.onEvent?.(event);
+    // Placement is checked before anything missing is made, so a wrong
+    // quarantine or drop folder is never created inside the outbox.
+    checkPlacement(
+      { outbox: resolveExisting(config.outbox), quarantineDir: resolveExisting(config.quarantineDir), stateDir: resolveExisting(config.stateDir) },
+      config.watch.drop.map(resolveExisting),
+    );
     this.layout = openLayout(config)!;
-    // Placement is checked before a missing drop folder is made, so a wrong
-    // one is never created inside the outbox.
-    checkPlacement(this.layout, config.watch.drop.map(resolveExisting));
     this.drops = config.watch.drop.map(openDropFolder);
     checkPlacement(this.layout, this.drops);
+    checkQuarantinePrivate(this.layout.quarantineDir);
     this.queue = new WorkQueue(options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT, (err) =>
       this.logger.error({ event: "drop_error", error: escapeText(String((err as Error)?.stack ?? err)) }, "a dropped file could not be processed"),
     );
