@@ -272,6 +272,11 @@ describe("watch: drop folders", () => {
     expect(fs.readlinkSync(path.join(drop, "photo.png.media"))).toBe(victim);
     expect(fs.readFileSync(victim, "utf8")).toBe("keep me\n");
     expect(fs.readdirSync(h.outbox)).toEqual([]);
+    // Once the blocking name is gone, the file is processed after all.
+    fs.unlinkSync(path.join(drop, "photo.png.media"));
+    await w.waitFor((e) => e.event === "published" && e.name === "photo.png", "photo.png published");
+    expect(fs.lstatSync(path.join(drop, "photo.png.media")).isFile()).toBe(true);
+    expect(fs.readFileSync(victim, "utf8")).toBe("keep me\n");
   });
 
   it("leaves a name too long for a receipt in place", async () => {

@@ -44,8 +44,8 @@ export class DropFolder {
   private readonly settling = new Map<string, Settling>();
   /** Queued or being processed. */
   private readonly taken = new Set<string>();
-  /** Left in place with a log line; told once per name until it goes away. */
-  private readonly skipped = new Set<string>();
+  /** Left in place, with the reason already told: each is logged once, and judged again at every look. */
+  private readonly skipped = new Map<string, SkipCode>();
   private watcher: FSWatcher | undefined;
   private settleTimer: NodeJS.Timeout | undefined;
   private scanTimer: NodeJS.Timeout | undefined;
@@ -131,7 +131,7 @@ export class DropFolder {
       return this.folderLost(err);
     }
     const present = new Set(names);
-    for (const name of this.skipped) if (!present.has(name)) this.skipped.delete(name);
+    for (const name of this.skipped.keys()) if (!present.has(name)) this.skipped.delete(name);
     for (const name of names) this.notice(name);
   }
 
@@ -174,17 +174,28 @@ export class DropFolder {
       this.skipped.delete(name);
       return;
     }
-    if (this.skipped.has(name)) return;
-    if (st.isDirectory()) return this.skip(name, "directory", "a directory is not a drop; it is left alone");
-    if (!receiptNamesFit(name)) return this.skip(name, "name_too_long", "the name leaves no room for a receipt beside it (NAME_MAX is 255 bytes)");
-    const receipt = existingReceipt(this.dir, name);
-    if (receipt) return this.skip(name, "receipt_exists", `${escapeText(receipt)} already exists; the file is left in place`);
+    if (this.leftInPlace(name, st)) return;
     // Links, FIFOs and devices are not written to: nothing to wait for.
     if (!st.isFile() || st.size > sizeCapFor(this.config, extensionOf(name))) return this.take(name);
     const now = Date.now();
     const prev = this.settling.get(name);
     if (!prev || prev.size !== st.size || prev.mtimeMs !== st.mtimeMs) this.settling.set(name, { size: st.size, mtimeMs: st.mtimeMs, since: now });
     this.armSettleTimer();
+  }
+
+  /** Skips NAME (logging it once) when it must stay where it is; false when it may be processed. */
+  private leftInPlace(name: string, st: fs.Stats): boolean {
+    if (st.isDirectory()) this.skip(name, "directory", "a directory is not a drop; it is left alone");
+    else if (!receiptNamesFit(name)) this.skip(name, "name_too_long", "the name leaves no room for a receipt beside it (NAME_MAX is 255 bytes)");
+    else {
+      const receipt = existingReceipt(this.dir, name);
+      if (!receipt) {
+        this.skipped.delete(name);
+        return false;
+      }
+      this.skip(name, "receipt_exists", `${escapeText(receipt)} already exists; the file is left in place`);
+    }
+    return true;
   }
 
   private armSettleTimer(): void {
@@ -223,8 +234,9 @@ export class DropFolder {
   }
 
   private skip(name: string, code: SkipCode, reason: string): void {
-    this.skipped.add(name);
     this.settling.delete(name);
+    if (this.skipped.get(name) === code) return;
+    this.skipped.set(name, code);
     const event = { event: "skipped" as const, drop: escapeText(this.dir), name: escapeText(name), code, reason };
     this.logger.warn(event, "left a dropped file in place");
     this.options.onEvent?.(event);
@@ -248,10 +260,8 @@ export class DropFolder {
     const file = path.join(this.dir, name);
     const st = fs.lstatSync(file, { throwIfNoEntry: false });
     if (!st) return this.skip(name, "vanished", "the file disappeared before it was processed");
-    if (st.isDirectory()) return this.skip(name, "directory", "a directory is not a drop; it is left alone");
     // The agent may have written a receipt name meanwhile.
-    const receipt = existingReceipt(this.dir, name);
-    if (receipt) return this.skip(name, "receipt_exists", `${escapeText(receipt)} already exists; the file is left in place`);
+    if (this.leftInPlace(name, st)) return;
 
     let outcome: Outcome;
     if (st.isSymbolicLink()) {
@@ -293,8 +303,9 @@ export class DropFolder {
       this.logger.warn(event, "refused a dropped file");
       this.options.onEvent?.(event);
     }
-    // With --keep the original stays beside its receipt: not a drop any more.
-    if (this.options.keep) this.skipped.add(name);
+    // With --keep the original stays beside its receipt: not a drop any more
+    // (and nothing to tell about it again).
+    if (this.options.keep) this.skipped.set(name, "receipt_exists");
   }
 
   /** Removes the dropped entry (a link as a link), unless something else took its name meanwhile. */
