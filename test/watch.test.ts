@@ -176,6 +176,15 @@ describe("watch: guard", () => {
     await w.waitFor(isQuarantined("after.png"), "after.png");
   });
 
+  it("guards an outbox that was swapped for a new directory between two scans", async () => {
+    const w = await startWatch();
+    fs.renameSync(h.outbox, path.join(h.home, "old-outbox"));
+    fs.mkdirSync(h.outbox, { mode: 0o700 });
+    await waitUntil(() => w.stderr.includes('"event":"outbox_back"'), "outbox_back log line");
+    write(h.outbox, "swapped.png", png(19));
+    await w.waitFor(isQuarantined("swapped.png"), "swapped.png");
+  });
+
   it("keeps both entries on a name clash in the quarantine", async () => {
     const w = await startWatch();
     write(h.outbox, "twice.png", "first");

@@ -11,6 +11,7 @@ import { escapeText } from "../core/escape.js";
 import { type Logger, silentLogger } from "../log/logger.js";
 import { extensionOf } from "../prepare/name.js";
 import { prepare } from "../prepare/prepare.js";
+import { type DirIdentity, dirIdentity, sameDir } from "./dir-identity.js";
 import type { EventSink, SkipCode } from "./events.js";
 import { MEDIA_RECEIPT, REFUSED_RECEIPT, existingReceipt, isIgnoredDropName, receiptNamesFit, writeReceipt } from "./receipt.js";
 import type { WorkQueue } from "./work-queue.js";
@@ -47,6 +48,8 @@ export class DropFolder {
   /** Left in place, with the reason already told: each is logged once, and judged again at every look. */
   private readonly skipped = new Map<string, SkipCode>();
   private watcher: FSWatcher | undefined;
+  /** The directory the watch was armed on. */
+  private armedOn: DirIdentity | undefined;
   private settleTimer: NodeJS.Timeout | undefined;
   private scanTimer: NodeJS.Timeout | undefined;
   private stopped = false;
@@ -80,6 +83,7 @@ export class DropFolder {
   private async arm(): Promise<void> {
     const { watch } = await import("chokidar");
     const dir = this.dir;
+    this.armedOn = dirIdentity(dir);
     const watcher = watch(dir, {
       persistent: true,
       ignoreInitial: true,
@@ -126,6 +130,7 @@ export class DropFolder {
   private scan(): void {
     let names: string[];
     try {
+      if (!sameDir(dirIdentity(this.dir), this.armedOn)) throw new Error("the drop folder was removed or replaced");
       names = fs.readdirSync(this.dir);
     } catch (err) {
       return this.folderLost(err);
@@ -140,18 +145,15 @@ export class DropFolder {
     this.lost = true;
     this.settling.clear();
     this.options.queue.clear(this.dir);
-    this.logger.error({ event: "drop_lost", drop: escapeText(this.dir), error: errnoCode(err) ?? String(err) }, "the drop folder cannot be read; retrying");
+    this.logger.error({ event: "drop_lost", drop: escapeText(this.dir), error: escapeText(errnoCode(err) ?? String((err as Error)?.message ?? err)) }, "the drop folder cannot be read; retrying");
     const watcher = this.watcher;
     this.watcher = undefined;
     void watcher?.close();
   }
 
   private async recover(): Promise<void> {
-    try {
-      if (!fs.statSync(this.dir).isDirectory()) return;
-    } catch {
-      return;
-    }
+    // Judged by lstat like the outbox: a drop folder replaced by a link is not followed.
+    if (!dirIdentity(this.dir)) return;
     this.lost = false;
     await this.arm();
     this.logger.info({ event: "drop_back", drop: escapeText(this.dir) }, "the drop folder is back; watching it again");

@@ -10,6 +10,7 @@ import { errnoCode } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { type Logger, silentLogger } from "../log/logger.js";
 import type { EventSink } from "./events.js";
+import { type DirIdentity, dirIdentity, sameDir } from "./dir-identity.js";
 import { LedgerIndex } from "./ledger-index.js";
 import { type QuarantineReason, entryKind, moveToQuarantine } from "./quarantine.js";
 
@@ -72,6 +73,8 @@ export class OutboxGuard {
   private readonly pending = new Set<string>();
   private readonly logger: Logger;
   private watcher: FSWatcher | undefined;
+  /** The directory the watch was armed on. */
+  private armedOn: DirIdentity | undefined;
   private timer: NodeJS.Timeout | undefined;
   private drainScheduled = false;
   private stopped = false;
@@ -100,6 +103,7 @@ export class OutboxGuard {
   private async arm(): Promise<void> {
     const { watch } = await import("chokidar");
     const outbox = this.options.outbox;
+    this.armedOn = dirIdentity(outbox);
     const watcher = watch(outbox, {
       persistent: true,
       ignoreInitial: true,
@@ -163,6 +167,7 @@ export class OutboxGuard {
   scan(): void {
     let names: string[];
     try {
+      if (!sameDir(dirIdentity(this.options.outbox), this.armedOn)) throw new Error("the outbox was removed or replaced");
       names = fs.readdirSync(this.options.outbox);
     } catch (err) {
       this.outboxLost(err);
@@ -176,7 +181,7 @@ export class OutboxGuard {
   private outboxLost(err: unknown): void {
     if (this.lost) return;
     this.lost = true;
-    this.logger.error({ event: "outbox_lost", outbox: escapeText(this.options.outbox), error: errnoCode(err) ?? String(err) }, "the outbox cannot be read; retrying");
+    this.logger.error({ event: "outbox_lost", outbox: escapeText(this.options.outbox), error: escapeText(errnoCode(err) ?? String((err as Error)?.message ?? err)) }, "the outbox cannot be read; retrying");
     void this.disarm();
   }
 
