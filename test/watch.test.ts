@@ -323,6 +323,25 @@ describe("watch: drop folders", () => {
     expect(await w.waitFor(outcomeFor("big.txt"), "big.txt")).toMatchObject({ event: "refused", code: "too_large" });
   });
 
+  it("refuses a file that never stops growing once it passes the cap, while it is still written", async () => {
+    const w = await startWatch(["--drop", drop, "--max-size", "64KB"]);
+    const file = path.join(drop, "endless.txt");
+    const fd = fs.openSync(file, "w");
+    const receipt = `${file}.refused`;
+    let writes = 0;
+    // The writer never settles; it stops only when the receipt shows up.
+    while (!fs.existsSync(receipt)) {
+      if (++writes > 4000) throw new Error("no receipt for a file growing past the cap");
+      fs.writeSync(fd, "x".repeat(1024));
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    fs.closeSync(fd);
+    expect(await w.waitFor(outcomeFor("endless.txt"), "endless.txt")).toMatchObject({ event: "refused", code: "too_large" });
+    expect(fs.readFileSync(receipt, "utf8")).toMatch(/^too_large: /);
+    expect(fs.existsSync(file)).toBe(false);
+    expect(fs.readdirSync(h.outbox)).toEqual([]);
+  });
+
   it("survives a drop folder that vanishes and comes back", async () => {
     const w = await startWatch(["--drop", drop]);
     fs.rmSync(drop, { recursive: true });
