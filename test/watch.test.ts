@@ -352,6 +352,25 @@ describe("watch: drop folders", () => {
     expect(await w.waitFor(outcomeFor("again.png"), "again.png")).toMatchObject({ event: "published" });
   });
 
+  it("never follows a drop folder swapped for a link to another directory", async () => {
+    const w = await startWatch(["--drop", drop, "--settle", "100ms"]);
+    const victims = path.join(h.home, "documents");
+    fs.mkdirSync(victims);
+    const privateFile = write(victims, "private.txt", "my own notes\n");
+    const moved = path.join(h.home, "drop-moved");
+    fs.renameSync(drop, moved);
+    fs.symlinkSync(victims, drop);
+    // An event from the old folder names a file that exists behind the link.
+    write(moved, "private.txt", "bait\n");
+    await waitUntil(() => w.stderr.includes('"event":"drop_lost"'), "drop_lost log line");
+    // Give a would-be settle and processing time to happen; none may.
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(fs.readFileSync(privateFile, "utf8")).toBe("my own notes\n");
+    expect(fs.readdirSync(victims)).toEqual(["private.txt"]);
+    expect(fs.readdirSync(h.outbox)).toEqual([]);
+    expect(w.events.filter((e) => e.event !== "ready")).toEqual([]);
+  });
+
   it("handles a flood of 2,000 files without stalling another drop folder", { timeout: 240_000 }, async () => {
     const other = path.join(h.home, "other");
     const w = await startWatch(["--drop", drop, "--drop", other, "--settle", "300ms"]);

@@ -257,8 +257,19 @@ export class DropFolder {
     if (!queued) this.taken.delete(name);
   }
 
+  /**
+   * Whether the folder's path still names the directory the watch was armed
+   * on: swapped for a link to elsewhere, its names would reach other files.
+   */
+  private stillSameFolder(): boolean {
+    if (sameDir(dirIdentity(this.dir), this.armedOn)) return true;
+    this.folderLost(new Error("the drop folder was removed or replaced"));
+    return false;
+  }
+
   /** Once this begins, the file gets its receipt (or a log line saying why not). */
   private async process(name: string): Promise<void> {
+    if (!this.stillSameFolder()) return;
     const file = path.join(this.dir, name);
     const st = fs.lstatSync(file, { throwIfNoEntry: false });
     if (!st) return this.skip(name, "vanished", "the file disappeared before it was processed");
@@ -288,6 +299,10 @@ export class DropFolder {
   }
 
   private answer(name: string, st: fs.Stats, outcome: Outcome): void {
+    if (!this.stillSameFolder()) {
+      this.logger.error({ event: "drop_error", drop: escapeText(this.dir), name: escapeText(name), outcome: outcome.kind }, "the drop folder was replaced while a file was processed; no receipt written");
+      return;
+    }
     const receipt = name + (outcome.kind === "media" ? MEDIA_RECEIPT : REFUSED_RECEIPT);
     // prepare's reasons are already escaped; a receipt is one line.
     const text = outcome.kind === "media" ? `${outcome.directive}\n` : `${outcome.code}: ${outcome.reason.replace(/[\r\n]/g, " ")}\n`;

@@ -258,6 +258,8 @@ export class OutboxGuard {
   }
 
   private quarantine(name: string, reason: QuarantineReason): void {
+    // Never move anything out of a directory that merely took the outbox's path.
+    if (!sameDir(dirIdentity(this.options.outbox), this.armedOn)) return this.outboxLost(new Error("the outbox was removed or replaced"));
     const moved = moveToQuarantine(this.options.outbox, this.options.quarantineDir, name, reason);
     this.verified.delete(name);
     if (moved === undefined) return;
