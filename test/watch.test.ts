@@ -1,5 +1,4 @@
 import { execFileSync, spawn } from "node:child_process";
-import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -31,7 +30,6 @@ async function startWatch(args: string[] = []): Promise<WatchProcess> {
   return w;
 }
 
-const sha = (file: string) => createHash("sha256").update(fs.readFileSync(file)).digest("hex");
 const prepareFile = (file: string) => {
   const r = cli(["prepare", file], { env: h.env, cwd: work });
   expect(r.code).toBe(0);
