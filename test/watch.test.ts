@@ -295,7 +295,7 @@ describe("watch: drop folders", () => {
   });
 
   it("ignores dot-names and temporaries, and waits while a file is still being written", async () => {
-    const w = await startWatch(["--drop", drop, "--settle", "800ms"]);
+    const w = await startWatch(["--drop", drop, "--settle", "2s"]);
     for (const name of [".hidden.png", "a.png.part", "b.tmp", "c.crdownload"]) write(drop, name, png(16));
     const file = path.join(drop, "growing.txt");
     const fd = fs.openSync(file, "w");
@@ -322,7 +322,7 @@ describe("watch: drop folders", () => {
   });
 
   it("refuses a file that never stops growing once it passes the cap, while it is still written", async () => {
-    const w = await startWatch(["--drop", drop, "--max-size", "64KB"]);
+    const w = await startWatch(["--drop", drop, "--max-size", "64KB", "--settle", "10s"]);
     const file = path.join(drop, "endless.txt");
     const fd = fs.openSync(file, "w");
     const receipt = `${file}.refused`;
