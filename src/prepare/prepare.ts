@@ -23,6 +23,11 @@ export interface PrepareOptions extends ConfigOverrides {
   /** A configuration already resolved by the caller; overrides are then ignored. */
   resolvedConfig?: Config;
   logger?: Logger;
+  /**
+   * `quarantine restore`: the quarantine (which lies in media-outbox's state)
+   * is the only allowed source root; staging and ledger stay denied.
+   */
+  fromQuarantine?: boolean;
 }
 
 export interface MediaResult {
@@ -151,18 +156,20 @@ async function prepareOne(ctx: Context, input: PrepareInput): Promise<MediaResul
 function createContext(options: PrepareOptions): Context {
   const config = options.resolvedConfig ?? loadConfig(options);
   const layout = openLayout(config)!;
+  const ownState = "it is media-outbox's own state";
+  const stateDenied = options.fromQuarantine
+    ? [layout.stagingDir, layout.ledgerDir].map((p) => ({ path: p, why: ownState }))
+    : [{ path: layout.stateDir, why: ownState }];
   const denylist = new SourceDenylist({
     home: config.home,
     hermesHome: config.hermesHome,
-    extra: [
-      { path: layout.outbox, why: "it is already in the outbox" },
-      { path: layout.stateDir, why: "it is media-outbox's own state" },
-    ],
+    extra: [{ path: layout.outbox, why: "it is already in the outbox" }, ...stateDenied],
   });
+  const sourceRoots = options.fromQuarantine ? [layout.quarantineDir] : config.sourceRoots.map(resolveExisting);
   return {
     config,
     layout,
-    sourcePolicy: { cwd: options.cwd ?? process.cwd(), denylist, sourceRoots: config.sourceRoots.map(resolveExisting) },
+    sourcePolicy: { cwd: options.cwd ?? process.cwd(), denylist, sourceRoots },
     logger: options.logger ?? silentLogger,
   };
 }

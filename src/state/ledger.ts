@@ -54,15 +54,7 @@ export function ledgerDays(ledgerDir: string): LedgerDay[] {
     .sort((a, b) => (a.day < b.day ? -1 : 1));
 }
 
-/** Parses a day file; lines that are not records (a torn last line) are skipped. */
-export function readLedgerDay(file: string): LedgerRecord[] {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, "utf8");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw err;
-  }
+function parseLines(text: string): LedgerRecord[] {
   const records: LedgerRecord[] = [];
   for (const line of text.split("\n")) {
     if (line === "") continue;
@@ -74,6 +66,49 @@ export function readLedgerDay(file: string): LedgerRecord[] {
     }
   }
   return records;
+}
+
+/** Parses a day file; lines that are not records (a torn last line) are skipped. */
+export function readLedgerDay(file: string): LedgerRecord[] {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw err;
+  }
+  return parseLines(text);
+}
+
+/**
+ * Reads the complete lines a day file gained since byte `offset` (a
+ * long-running reader follows the file instead of re-reading it whole).
+ * `end` is where the next read starts: just past the last complete line.
+ */
+export function readLedgerDayFrom(file: string, offset: number): { records: LedgerRecord[]; end: number } {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return { records: [], end: offset };
+    throw err;
+  }
+  try {
+    const size = fs.fstatSync(fd).size;
+    if (size <= offset) return { records: [], end: offset };
+    const buf = Buffer.allocUnsafe(size - offset);
+    let got = 0;
+    while (got < buf.length) {
+      const n = fs.readSync(fd, buf, got, buf.length - got, offset + got);
+      if (n === 0) break;
+      got += n;
+    }
+    const lastNewline = got === 0 ? -1 : buf.lastIndexOf(10, got - 1);
+    if (lastNewline < 0) return { records: [], end: offset };
+    return { records: parseLines(buf.toString("utf8", 0, lastNewline)), end: offset + lastNewline + 1 };
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /** Every record, oldest day first. */

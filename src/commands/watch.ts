@@ -1,0 +1,83 @@
+import { parseCommandArgs } from "../cli/args.js";
+import { out } from "../cli/io.js";
+import { runCommand } from "../cli/run.js";
+import { loadConfig } from "../config/config.js";
+import { usageError } from "../core/errors.js";
+import { safeJson } from "../core/escape.js";
+import { createLogger, loggerOptionsFrom } from "../log/logger.js";
+import type { WatchEvent } from "../watch/events.js";
+import { Watch } from "../watch/watch.js";
+
+export const USAGE = `usage: media-outbox watch [options]
+options: --outbox DIR --drop DIR... --quarantine DIR --settle DURATION --keep --json
+         --max-size SIZE --allow EXT,... --platform NAME --config FILE --log-file FILE`;
+
+/**
+ * Resolves on the first SIGTERM or SIGINT. The handlers stay: a second
+ * signal must not kill the process while files already begun are finished.
+ */
+function untilSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    const on = (signal: string) => resolve(signal);
+    process.on("SIGTERM", on);
+    process.on("SIGINT", on);
+  });
+}
+
+export async function run(argv: string[]): Promise<number> {
+  let json = false;
+  return runCommand(
+    async () => {
+      const { values, positionals } = parseCommandArgs(
+        argv,
+        {
+          json: { type: "boolean" },
+          outbox: { type: "string" },
+          drop: { type: "string", multiple: true },
+          quarantine: { type: "string" },
+          settle: { type: "string" },
+          keep: { type: "boolean" },
+          "max-size": { type: "string" },
+          allow: { type: "string" },
+          platform: { type: "string" },
+          config: { type: "string" },
+          "log-file": { type: "string" },
+          help: { type: "boolean", short: "h" },
+        },
+        USAGE,
+      );
+      json = values.json === true;
+      if (values.help) {
+        out(`${USAGE}\n`);
+        return 0;
+      }
+      if (positionals.length > 0) throw usageError(`watch takes no arguments (give drop folders with --drop DIR)\n${USAGE}`);
+      // Signals that arrive during start-up stop the watcher once it is up.
+      const signalled = untilSignal();
+      const config = loadConfig({
+        ...(values.config !== undefined ? { config: values.config } : {}),
+        ...(values.outbox !== undefined ? { outbox: values.outbox } : {}),
+        ...(values["max-size"] !== undefined ? { maxSize: values["max-size"] } : {}),
+        ...(values.allow !== undefined ? { allow: values.allow } : {}),
+        ...(values.platform !== undefined ? { platform: values.platform } : {}),
+        ...(values["log-file"] !== undefined ? { logFile: values["log-file"] } : {}),
+        watch: {
+          ...(values.drop !== undefined ? { drop: values.drop } : {}),
+          ...(values.quarantine !== undefined ? { quarantine: values.quarantine } : {}),
+          ...(values.settle !== undefined ? { settle: values.settle } : {}),
+          ...(values.keep ? { keep: true } : {}),
+        },
+      });
+      // A service: it always logs (JSON lines on stderr, or to --log-file).
+      const logger = await createLogger(loggerOptionsFrom(config, { logJson: true }, "media-outbox-watch"));
+      const onEvent = json ? (event: WatchEvent) => out(`${safeJson(event)}\n`) : undefined;
+      const watch = new Watch({ config, logger, ...(onEvent ? { onEvent } : {}) });
+      await watch.start();
+      const signal = await signalled;
+      logger.info({ event: "stopping", signal }, "stopping: finishing files already begun");
+      await watch.stop();
+      return 0;
+    },
+    { json: () => json },
+  );
+}

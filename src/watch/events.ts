@@ -1,0 +1,17 @@
+// What the watcher reports: one JSON line per event on stdout with --json,
+// and the same fields in a log line. Every name and path here is escaped.
+import type { RefusalCode } from "../core/errors.js";
+import type { QuarantineReason } from "./quarantine.js";
+
+/** Why a drop-folder file was left in place, unprocessed. */
+export type SkipCode = "receipt_exists" | "name_too_long" | "vanished" | "directory";
+
+export type WatchEvent =
+  | { event: "ready" }
+  | { event: "quarantined"; name: string; quarantine_name: string; reason: QuarantineReason }
+  | { event: "published"; drop: string; name: string; receipt: string; directive: string; published: string; reused: boolean }
+  | { event: "refused"; drop: string; name: string; receipt: string; code: RefusalCode; reason: string }
+  | { event: "skipped"; drop: string; name: string; code: SkipCode; reason: string }
+  | { event: "stopped" };
+
+export type EventSink = (event: WatchEvent) => void;

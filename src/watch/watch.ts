@@ -1,0 +1,151 @@
+// The long-running watcher: the outbox guard (always on) and the drop
+// folders, with one lifecycle. start() returns once every watch is armed and
+// the first scans are done; stop() finishes the files already begun.
+import fs from "node:fs";
+import path from "node:path";
+import type { Config } from "../config/config.js";
+import { isErrno, usageError } from "../core/errors.js";
+import { escapeText } from "../core/escape.js";
+import { type Logger, silentLogger } from "../log/logger.js";
+import { resolveExisting } from "../safety/denylist.js";
+import { isWithin } from "../safety/gateway.js";
+import { type Layout, openLayout } from "../state/layout.js";
+import { DropFolder } from "./drop.js";
+import type { EventSink, WatchEvent } from "./events.js";
+import { DEFAULT_RESCAN_MS, OutboxGuard } from "./guard.js";
+import { WorkQueue } from "./work-queue.js";
+
+/** Files prepared at the same time across all drop folders. */
+export const DEFAULT_MAX_IN_FLIGHT = 4;
+
+export interface WatchOptions {
+  /** Resolved configuration: outbox, quarantine, `watch.drop`, `watch.settleMs`, `watch.keep`, policy. */
+  config: Config;
+  logger?: Logger;
+  /** Called for each outcome (the CLI prints them as JSON lines). */
+  onEvent?: EventSink;
+  /** Longest time between two full scans of the outbox and of each drop folder (at most 5 s). */
+  rescanMs?: number;
+  maxInFlight?: number;
+}
+
+/** Makes a drop folder if missing and returns its real path; anything but a directory is a usage error. */
+function openDropFolder(dir: string): string {
+  if (!path.isAbsolute(dir)) throw usageError(`drop folder ${escapeText(dir)} must be an absolute path`);
+  try {
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    if (!isErrno(err, "EEXIST")) throw usageError(`cannot create drop folder ${escapeText(dir)}: ${escapeText((err as Error).message)}`);
+  }
+  const st = fs.statSync(dir);
+  if (!st.isDirectory()) throw usageError(`drop folder ${escapeText(dir)} is not a directory`);
+  return fs.realpathSync.native(dir);
+}
+
+const overlap = (a: string, b: string) => isWithin(a, b) || isWithin(b, a);
+
+/**
+ * Where things may live: the quarantine outside the outbox and every drop
+ * folder, drop folders apart from the outbox, the state and each other (the
+ * sandbox can write to a drop folder).
+ */
+function checkPlacement(layout: Pick<Layout, "outbox" | "quarantineDir" | "stateDir">, drops: string[]): void {
+  if (overlap(layout.outbox, layout.quarantineDir)) {
+    throw usageError(`the quarantine ${escapeText(layout.quarantineDir)} and the outbox must not contain each other: everything in the outbox is deliverable`);
+  }
+  drops.forEach((drop, i) => {
+    const shown = escapeText(drop);
+    if (overlap(drop, layout.outbox)) throw usageError(`drop folder ${shown} and the outbox must not contain each other: everything in the outbox is deliverable`);
+    if (overlap(drop, layout.quarantineDir)) throw usageError(`drop folder ${shown} and the quarantine must not contain each other`);
+    if (overlap(drop, layout.stateDir)) throw usageError(`drop folder ${shown} and the state directory ${escapeText(layout.stateDir)} must not contain each other`);
+    const other = drops.findIndex((d, j) => j !== i && overlap(d, drop));
+    if (other >= 0) throw usageError(`drop folders ${shown} and ${escapeText(drops[other]!)} overlap; give each folder once`);
+  });
+}
+
+/** The quarantine holds what nobody checked (a hard link to a secret, say): only its owner may read it. */
+function checkQuarantinePrivate(dir: string): void {
+  const mode = fs.statSync(dir).mode & 0o777;
+  if (mode & 0o077) {
+    throw usageError(`the quarantine ${escapeText(dir)} is readable by others (mode ${mode.toString(8).padStart(4, "0")}); run: chmod 700 ${escapeText(dir)}`);
+  }
+}
+
+export class Watch {
+  readonly layout: Layout;
+  readonly drops: string[];
+  private readonly guard: OutboxGuard;
+  private readonly folders: DropFolder[];
+  private readonly queue: WorkQueue;
+  private readonly logger: Logger;
+  private readonly emit: EventSink;
+  private stopping: Promise<void> | undefined;
+
+  /** Verifies the outbox (exit-2 `outbox_unsafe`), the quarantine and the drop folders; changes nothing else yet. */
+  constructor(options: WatchOptions) {
+    const { config } = options;
+    const rescanMs = Math.min(options.rescanMs ?? DEFAULT_RESCAN_MS, 5000);
+    this.logger = options.logger ?? silentLogger;
+    this.emit = (event: WatchEvent) => options.onEvent?.(event);
+    // Placement is checked before anything missing is made, so a wrong
+    // quarantine or drop folder is never created inside the outbox.
+    checkPlacement(
+      { outbox: resolveExisting(config.outbox), quarantineDir: resolveExisting(config.quarantineDir), stateDir: resolveExisting(config.stateDir) },
+      config.watch.drop.map(resolveExisting),
+    );
+    this.layout = openLayout(config)!;
+    this.drops = config.watch.drop.map(openDropFolder);
+    checkPlacement(this.layout, this.drops);
+    checkQuarantinePrivate(this.layout.quarantineDir);
+    this.queue = new WorkQueue(options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT, (err) =>
+      this.logger.error({ event: "drop_error", error: escapeText(String((err as Error)?.stack ?? err)) }, "a dropped file could not be processed"),
+    );
+    this.guard = new OutboxGuard({
+      outbox: this.layout.outbox,
+      quarantineDir: this.layout.quarantineDir,
+      ledgerDir: this.layout.ledgerDir,
+      reopen: () => void openLayout(config),
+      logger: this.logger,
+      onEvent: this.emit,
+      rescanMs,
+    });
+    this.folders = this.drops.map(
+      (dir) =>
+        new DropFolder({ dir, config, settleMs: config.watch.settleMs, keep: config.watch.keep, queue: this.queue, logger: this.logger, onEvent: this.emit, rescanMs }),
+    );
+  }
+
+  /** Arms every watch, then scans; resolves when ready (the `ready` event has been sent). */
+  async start(): Promise<void> {
+    await this.guard.start();
+    for (const folder of this.folders) await folder.start();
+    this.logger.info({ event: "ready", outbox: escapeText(this.layout.outbox), quarantine: escapeText(this.layout.quarantineDir), drop: this.drops.map(escapeText) }, "ready");
+    this.emit({ event: "ready" });
+  }
+
+  /** Stops watching, lets the files already begun get their receipts, leaves the rest untouched. */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      const inFlight = this.queue.inFlight;
+      // No new file begins from here on; those already begun run to their receipt.
+      const drained = this.queue.close();
+      await Promise.all([this.guard.stop(), ...this.folders.map((f) => f.stop())]);
+      await drained;
+      this.logger.info({ event: "stopped", finished_in_flight: inFlight }, "stopped");
+      this.emit({ event: "stopped" });
+    })();
+    return this.stopping;
+  }
+}
+
+/** Builds a Watch and starts it. */
+export async function startWatch(options: WatchOptions): Promise<Watch> {
+  const watch = new Watch(options);
+  try {
+    await watch.start();
+  } catch (err) {
+    await watch.stop();
+    throw err;
+  }
+  return watch;
+}

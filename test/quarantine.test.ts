@@ -1,0 +1,125 @@
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { cli, makeHome, png, write } from "./helpers.js";
+import { type Event, WatchProcess } from "./watch-helpers.js";
+
+let h: ReturnType<typeof makeHome>;
+let work: string;
+let quarantine: string;
+
+beforeEach(() => {
+  h = makeHome();
+  work = path.join(h.home, "work");
+  quarantine = path.join(h.home, ".hermes", ".media_outbox-state", "quarantine");
+  fs.mkdirSync(work);
+});
+afterEach(() => h.cleanup());
+
+const q = (args: string[]) => cli(["quarantine", ...args], { env: h.env, cwd: work });
+
+interface Listed {
+  quarantine: string;
+  entries: { name: string; kind: string; bytes: number; reason?: string; original?: string; quarantined_at?: string }[];
+}
+
+/** Plants entries in the outbox and lets a real guard quarantine them. */
+async function plant(entries: Record<string, (file: string) => void>): Promise<void> {
+  const w = await WatchProcess.start([], h.env);
+  try {
+    for (const [name, make] of Object.entries(entries)) make(path.join(h.outbox, name));
+    for (const name of Object.keys(entries)) await w.waitFor((e: Event) => e.event === "quarantined" && e.name === name, `quarantine of ${name}`);
+  } finally {
+    expect(await w.stop()).toBe(0);
+  }
+}
+
+describe("quarantine list", () => {
+  it("shows an empty quarantine without creating anything", () => {
+    const r = q(["list", "--json"]);
+    expect(r.code).toBe(0);
+    expect((JSON.parse(r.stdout) as Listed).entries).toEqual([]);
+    expect(fs.existsSync(h.outbox)).toBe(false);
+    const human = q(["list"]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toBe("");
+    expect(human.stderr).toContain("is empty");
+  });
+
+  it("lists what the guard caught, with kind and reason", async () => {
+    const target = write(work, "t.txt", "target\n");
+    await plant({
+      "planted.png": (f) => fs.writeFileSync(f, png(1)),
+      "link.png": (f) => fs.symlinkSync(target, f),
+    });
+    const r = q(["list", "--json"]);
+    expect(r.code).toBe(0);
+    const list = JSON.parse(r.stdout) as Listed;
+    expect(list.quarantine).toBe(quarantine);
+    const byName = Object.fromEntries(list.entries.map((e) => [e.name, e]));
+    expect(byName["planted.png"]).toMatchObject({ kind: "file", bytes: png(1).length, reason: "not_in_ledger", original: "planted.png" });
+    expect(byName["link.png"]).toMatchObject({ kind: "symlink", reason: "symlink" });
+    expect(list.entries.length).toBe(2);
+    const human = q(["list"]);
+    expect(human.stdout.split("\n").filter(Boolean).length).toBe(2);
+    expect(human.stdout).toContain("planted.png\tfile\t");
+  });
+});
+
+describe("quarantine restore", () => {
+  it("publishes a quarantined file that passes every check, and it leaves the quarantine", async () => {
+    await plant({ "good.png": (f) => fs.writeFileSync(f, png(2)) });
+    const r = q(["restore", "good.png"]);
+    expect(r.code).toBe(0);
+    const dest = path.join(h.outbox, "good.png");
+    expect(r.stdout).toBe(`MEDIA:${dest}\n`);
+    expect(fs.readFileSync(dest)).toEqual(png(2));
+    expect(fs.existsSync(path.join(quarantine, "good.png"))).toBe(false);
+    expect((JSON.parse(q(["list", "--json"]).stdout) as Listed).entries).toEqual([]);
+    // The ledger now names it: a guard started again leaves it alone.
+    const w = await WatchProcess.start([], h.env);
+    write(h.outbox, "marker.txt", "marker");
+    await w.waitFor((e) => e.event === "quarantined" && e.name === "marker.txt", "marker");
+    expect(w.events.filter((e) => e.event === "quarantined").map((e) => e.name)).toEqual(["marker.txt"]);
+    expect(await w.stop()).toBe(0);
+  });
+
+  it("refuses a file that fails the checks and keeps it in the quarantine", async () => {
+    await plant({ "fake.png": (f) => fs.writeFileSync(f, "not a png\n") });
+    const r = q(["restore", "fake.png", "--json"]);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toMatchObject({ success: false, media_dropped: [{ code: "content_mismatch" }] });
+    expect(r.stderr).toContain("content_mismatch");
+    expect(fs.existsSync(path.join(quarantine, "fake.png"))).toBe(true);
+    expect(fs.readdirSync(h.outbox)).toEqual([]);
+  });
+
+  it("never follows a quarantined symlink", async () => {
+    const target = write(work, "pic.png", png(3));
+    await plant({ "link.png": (f) => fs.symlinkSync(target, f) });
+    const r = q(["restore", "link.png", "--json"]);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toMatchObject({ media_dropped: [{ code: "denied_source" }] });
+    expect(fs.lstatSync(path.join(quarantine, "link.png")).isSymbolicLink()).toBe(true);
+    expect(fs.readdirSync(h.outbox)).toEqual([]);
+  });
+
+  it("refuses a hard link to a file elsewhere", async () => {
+    const secret = write(work, "elsewhere.png", png(4));
+    await plant({ "alias.png": (f) => fs.linkSync(secret, f) });
+    const r = q(["restore", "alias.png", "--json"]);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toMatchObject({ media_dropped: [{ code: "denied_source" }] });
+  });
+
+  it("is a usage error (exit 2) for an unknown name or a path", () => {
+    fs.mkdirSync(quarantine, { recursive: true, mode: 0o700 });
+    for (const name of ["missing.png", "../ledger", "a/b", ".media-outbox-quarantine.jsonl"]) {
+      const r = q(["restore", name]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain("usage error");
+    }
+    expect(q(["restore"]).code).toBe(2);
+    expect(q(["frobnicate"]).code).toBe(2);
+  });
+});
