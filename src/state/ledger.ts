@@ -18,7 +18,7 @@ export interface LedgerRecord {
   reused: boolean;
 }
 
-const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
+export const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
 
 export function ledgerFileFor(ledgerDir: string, when: Date): string {
   return path.join(ledgerDir, `${when.toISOString().slice(0, 10)}.jsonl`);
@@ -63,6 +63,11 @@ export function readLedgerDay(file: string): LedgerRecord[] {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
     throw err;
   }
+  return parseLedgerText(text);
+}
+
+/** Parses the text of a day file; lines that are not records (a torn last line) are skipped. */
+export function parseLedgerText(text: string): LedgerRecord[] {
   const records: LedgerRecord[] = [];
   for (const line of text.split("\n")) {
     if (line === "") continue;
