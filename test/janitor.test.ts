@@ -182,15 +182,20 @@ describe("janitor: what it never touches", () => {
 });
 
 describe("janitor: race safety", () => {
-  it("outbox swapped for a symlink mid-run: nothing outside is deleted", () => {
+  it.each([
+    ["through /proc/self/fd", false],
+    ["from inside the open directory (chdir)", true],
+  ])("outbox swapped for a symlink mid-run (%s): nothing outside is deleted", (_mode, chdir) => {
     // The same names, all old, in the outbox and in a directory outside it.
     for (const n of ["a.png", "b.png", "c.png"]) {
       oldFile(h.outbox, n, 30 * DAY);
       oldFile(outside, n, 30 * DAY);
     }
     const moved = `${h.outbox}.moved`;
+    const cwdBefore = process.cwd();
     const rep = runJanitor({
       env: h.env,
+      chdir,
       onOpened: () => {
         fs.renameSync(h.outbox, moved);
         fs.symlinkSync(outside, h.outbox);
@@ -200,6 +205,7 @@ describe("janitor: race safety", () => {
     // What was verified and opened is what was swept.
     expect(fs.readdirSync(moved)).toEqual([]);
     expect(rep.totals.deleted).toBe(3);
+    expect(process.cwd()).toBe(cwdBefore);
   });
 
   it("an outbox that is a symlink at start is refused (exit 2), nothing deleted", () => {

@@ -55,7 +55,7 @@ export async function run(argv: string[]): Promise<number> {
         return scheduled(config, { expression: values.schedule, timezone: values.tz, dryRun, json, logJson: values["log-json"] === true });
       }
       const logger = await createLogger(loggerOptionsFrom(config, { logJson: values["log-json"] === true }, "media-outbox-janitor"));
-      const report = runJanitor({ resolvedConfig: config, dryRun, logger });
+      const report = runJanitor({ resolvedConfig: config, dryRun, logger, chdir: true });
       printReport(report, json);
       return janitorExitCode(report);
     },
@@ -91,7 +91,7 @@ async function scheduled(config: Config, flags: ScheduleFlags): Promise<number> 
     logger,
     run: () => {
       try {
-        const report = runJanitor({ resolvedConfig: config, dryRun: flags.dryRun });
+        const report = runJanitor({ resolvedConfig: config, dryRun: flags.dryRun, chdir: true });
         const t = report.totals;
         const fields = { event: "janitor_run", dry_run: report.dry_run, outbox: report.outbox, ...t, quota_met: report.quota?.met ?? null, success: report.success };
         if (report.success) logger.info(fields, janitorSummary(report));
