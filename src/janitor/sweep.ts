@@ -301,10 +301,11 @@ function sweepOutbox(sweep: Sweep, dir: SweptDir, cutoffMs: number, keepList: bo
     if (st.mtimeMs < cutoffMs) {
       outcome = sweep.remove(dir, "outbox", seenOf(dirent.name, st), "expired", (now) => now.isFile() && now.mtimeMs < cutoffMs);
     }
-    if (outcome === "kept" || outcome === "failed") {
-      keptBytes += st.size;
-      if (keepList) kept.push(seenOf(dirent.name, st));
-    }
+    // Still there: it counts against the quota. Only files that were not due
+    // are offered to the quota: a failed one is already reported, a refreshed
+    // or replaced one is no longer what was seen.
+    if (outcome === "kept" || outcome === "failed") keptBytes += st.size;
+    if (keepList && st.mtimeMs >= cutoffMs) kept.push(seenOf(dirent.name, st));
   }
   return { kept, keptBytes };
 }
