@@ -276,7 +276,7 @@ describe("janitor: race safety", () => {
     const both = new Set([...ra.deleted, ...rb.deleted].map((d) => d.name));
     expect(both.size).toBe(N);
     expect(fs.readdirSync(h.outbox)).toEqual([]);
-  });
+  }, 120_000);
 });
 
 describe("janitor: another janitor between scan and unlink", () => {
