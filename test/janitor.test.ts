@@ -435,7 +435,7 @@ describe("janitor: staging, quarantine, ledger", () => {
 });
 
 describe("janitor --schedule", () => {
-  it("runs on a six-field every-second expression, logs each run, stops cleanly on SIGTERM", async () => {
+  it.each(["SIGTERM", "SIGINT"] as const)("runs on a six-field every-second expression, logs each run, stops cleanly on %s", async (stopSignal) => {
     oldFile(h.outbox, "old.png", 20 * DAY);
     const child = spawn(process.execPath, [BIN, "janitor", "--schedule", "* * * * * *", "--tz", "UTC"], { env: h.env });
     let stderr = "";
@@ -450,7 +450,7 @@ describe("janitor --schedule", () => {
     });
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
     await twoRuns;
-    child.kill("SIGTERM");
+    child.kill(stopSignal);
     const { code, signal } = await exited;
     expect(signal).toBeNull();
     expect(code).toBe(0);
@@ -459,6 +459,7 @@ describe("janitor --schedule", () => {
     expect(first).toMatchObject({ event: "janitor_run", deleted: 1, success: true });
     expect(second).toMatchObject({ event: "janitor_run", deleted: 0, success: true });
     expect(first!.msg).toMatch(/^janitor: scanned 1, deleted 1/);
+    expect(stderr).toMatch(new RegExp(`"event":"janitor_stopping","signal":"${stopSignal}"`));
     expect(stderr).toMatch(/"event":"janitor_stopped"/);
     expect(exists(path.join(h.outbox, "old.png"))).toBe(false);
   });

@@ -159,7 +159,7 @@ interface Seen {
 
 type Outcome = "deleted" | "kept" | "gone" | "failed";
 
-/** The state of one run: the report being built and the directories held open. */
+/** One run's bookkeeping: every decision goes into the report through here. */
 class Sweep {
   readonly report: JanitorReport;
   private readonly dryRun: boolean;
@@ -181,6 +181,16 @@ class Sweep {
     this.report.areas[area].errors++;
   }
 
+  /** lstat that reports a failure (null) instead of throwing; undefined when the entry is gone. */
+  lstat(area: JanitorArea, name: string, file: string): fs.Stats | undefined | null {
+    try {
+      return fs.lstatSync(file, { throwIfNoEntry: false });
+    } catch (err) {
+      this.fail(area, name, err);
+      return null;
+    }
+  }
+
   /**
    * Classifies a directory entry that is not a regular file, or returns the
    * lstat of one that is (undefined once it is handled or gone).
@@ -189,8 +199,8 @@ class Sweep {
     const name = dirent.name;
     if (dirent.isSymbolicLink()) return void this.skip(area, name, "symlink");
     if (dir.mounts.has(name)) return void this.skip(area, name, "mount_point");
-    const st = fs.lstatSync(`${dir.prefix}${name}`, { throwIfNoEntry: false });
-    if (st === undefined) return undefined; // gone since readdir: nothing to report
+    const st = this.lstat(area, name, `${dir.prefix}${name}`);
+    if (!st) return undefined; // gone since readdir (nothing to report), or reported
     if (st.isDirectory()) return void this.skip(area, name, st.dev !== dir.dev ? "mount_point" : "directory");
     if (st.isSymbolicLink()) return void this.skip(area, name, "symlink");
     if (!st.isFile()) return void this.skip(area, name, "not_regular_file", `${kindOf(st)}: never touched`);
@@ -205,7 +215,8 @@ class Sweep {
   remove(dir: SweptDir, area: JanitorArea, seen: Seen, reason: DeleteReason, stillDue: (now: fs.Stats) => boolean): Outcome {
     this.beforeUnlink?.(area, seen.name);
     const file = `${dir.prefix}${seen.name}`;
-    const now = fs.lstatSync(file, { throwIfNoEntry: false });
+    const now = this.lstat(area, seen.name, file);
+    if (now === null) return "failed";
     if (now === undefined) {
       this.skip(area, seen.name, "vanished");
       return "gone";
@@ -238,17 +249,15 @@ class Sweep {
     return "deleted";
   }
 
-  /** Iterates a directory's entries without holding them all in memory. */
-  *entries(dir: SweptDir, area: JanitorArea): Generator<fs.Dirent> {
-    const handle = fs.opendirSync(dir.prefix === "" ? "." : dir.base, { bufferSize: 1024 });
-    try {
-      for (let d = handle.readSync(); d !== null; d = handle.readSync()) {
-        this.report.areas[area].scanned++;
-        yield d;
-      }
-    } finally {
-      handle.closeSync();
-    }
+  /**
+   * A directory's entries, all read before the first unlink: deleting while
+   * getdents(2) is still walking a large ext4 directory measured clearly
+   * slower (find does the same through fts).
+   */
+  entries(dir: SweptDir, area: JanitorArea): fs.Dirent[] {
+    const list = fs.readdirSync(dir.prefix === "" ? "." : dir.base, { withFileTypes: true });
+    this.report.areas[area].scanned += list.length;
+    return list;
   }
 }
 
@@ -339,12 +348,12 @@ function sweepStaging(sweep: Sweep, dir: SweptDir, cutoffMs: number): void {
 function sweepQuarantine(sweep: Sweep, dir: SweptDir, cutoffMs: number): void {
   for (const dirent of sweep.entries(dir, "quarantine")) {
     const name = dirent.name;
-    const st = fs.lstatSync(`${dir.prefix}${name}`, { throwIfNoEntry: false });
-    if (st === undefined) continue;
     if (dir.mounts.has(name)) {
       sweep.skip("quarantine", name, "mount_point");
       continue;
     }
+    const st = sweep.lstat("quarantine", name, `${dir.prefix}${name}`);
+    if (!st) continue;
     if (st.isDirectory()) {
       sweep.skip("quarantine", name, st.dev !== dir.dev ? "mount_point" : "directory");
       continue;
