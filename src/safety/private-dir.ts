@@ -89,3 +89,56 @@ export function trustDir(dir: string, options: TrustDirOptions): DirCheck | unde
   if (ancestor) refuse(options, dir, ancestor, "move it under a directory only you can write to");
   return { real, dev: st.dev, ino: st.ino };
 }
+
+/** A trusted directory held open, so later operations cannot be redirected by a swapped path. */
+export interface OpenDir extends DirCheck {
+  fd: number;
+  /**
+   * The path to operate through: `/proc/self/fd/N` on Linux, which names the
+   * open directory itself whatever happens to its path; the real path elsewhere.
+   */
+  base: string;
+}
+
+const PROC_FD = "/proc/self/fd";
+
+/**
+ * Opens a directory once (O_DIRECTORY|O_NOFOLLOW) and verifies the open
+ * directory, not its path, by the same rules as trustDir. Returns undefined
+ * when it does not exist; never creates it. The caller closes `fd`.
+ */
+export function openPrivateDir(dir: string, options: Omit<TrustDirOptions, "create">): OpenDir | undefined {
+  const opts = { ...options, create: false };
+  if (!path.isAbsolute(dir)) refuse(opts, dir, "it is not an absolute path", "give an absolute path");
+  let fd: number;
+  try {
+    fd = fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW);
+  } catch (err) {
+    if (isErrno(err, "ENOENT")) return undefined;
+    if (isErrno(err, "ELOOP")) refuse(opts, dir, "it is a symbolic link", "point it at a directory of your own (mode 0700)");
+    if (isErrno(err, "ENOTDIR")) refuse(opts, dir, "it is not a directory", "point it at a directory of your own (mode 0700)");
+    throw err;
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    const problem = privateDirProblem(st);
+    if (problem) {
+      const fix = problem.includes("writable") ? `run: chmod 700 ${escapeText(dir)}` : "point it at a directory of your own (mode 0700)";
+      refuse(opts, dir, problem, fix);
+    }
+    const procPath = `${PROC_FD}/${fd}`;
+    const onProc = fs.existsSync(procPath);
+    // The kernel's name for what was opened: the real path at this moment.
+    const real = onProc ? fs.readlinkSync(procPath) : fs.realpathSync.native(dir);
+    if (options.gatewayVisible) {
+      const gw = allowDirProblem(real);
+      if (gw) refuse(opts, real, gw, "choose a plain absolute path such as ~/.hermes/media_outbox");
+    }
+    const ancestor = ancestorProblem(real);
+    if (ancestor) refuse(opts, dir, ancestor, "move it under a directory only you can write to");
+    return { fd, base: onProc ? procPath : real, real, dev: st.dev, ino: st.ino };
+  } catch (err) {
+    fs.closeSync(fd);
+    throw err;
+  }
+}

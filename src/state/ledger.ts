@@ -18,7 +18,7 @@ export interface LedgerRecord {
   reused: boolean;
 }
 
-const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
+export const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
 
 export function ledgerFileFor(ledgerDir: string, when: Date): string {
   return path.join(ledgerDir, `${when.toISOString().slice(0, 10)}.jsonl`);
@@ -54,7 +54,8 @@ export function ledgerDays(ledgerDir: string): LedgerDay[] {
     .sort((a, b) => (a.day < b.day ? -1 : 1));
 }
 
-function parseLines(text: string): LedgerRecord[] {
+/** Parses the text of a day file; lines that are not records (a torn last line) are skipped. */
+export function parseLedgerText(text: string): LedgerRecord[] {
   const records: LedgerRecord[] = [];
   for (const line of text.split("\n")) {
     if (line === "") continue;
@@ -77,7 +78,7 @@ export function readLedgerDay(file: string): LedgerRecord[] {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
     throw err;
   }
-  return parseLines(text);
+  return parseLedgerText(text);
 }
 
 /**
@@ -105,7 +106,7 @@ export function readLedgerDayFrom(file: string, offset: number): { records: Ledg
     }
     const lastNewline = got === 0 ? -1 : buf.lastIndexOf(10, got - 1);
     if (lastNewline < 0) return { records: [], end: offset };
-    return { records: parseLines(buf.toString("utf8", 0, lastNewline)), end: offset + lastNewline + 1 };
+    return { records: parseLedgerText(buf.toString("utf8", 0, lastNewline)), end: offset + lastNewline + 1 };
   } finally {
     fs.closeSync(fd);
   }

@@ -1,0 +1,49 @@
+// The human view of `media-outbox status`: two aligned columns. Everything
+// shown was escaped when the report was built.
+import { formatBytes, formatDuration } from "../core/units.js";
+import type { DirSummary, FileInfo, StatusReport } from "./status.js";
+
+const files = (n: number, bytes: number) => `${n} file${n === 1 ? "" : "s"} (${formatBytes(bytes)})`;
+
+function when(iso: string, nowMs: number): string {
+  const delta = Date.parse(iso) - nowMs;
+  return `${iso.replace(/\.\d{3}Z$/, "Z")} (${delta < 0 ? `${formatDuration(-delta)} ago` : `in ${formatDuration(delta)}`})`;
+}
+
+function fileLine(f: FileInfo | null, nowMs: number): string {
+  return f ? `${f.name}  ${formatBytes(f.bytes)}  ${when(f.mtime, nowMs)}` : "-";
+}
+
+function dirLine(d: DirSummary, extra: string): string {
+  if (!d.exists) return `${d.path ?? "-"}  (does not exist)`;
+  const other = d.other_entries > 0 ? `, ${d.other_entries} other entr${d.other_entries === 1 ? "y" : "ies"}` : "";
+  return `${d.path}  ${files(d.files, d.bytes)}${other}${extra}`;
+}
+
+/** Renders the report; `bold` labels (ANSI) only on a terminal. */
+export function formatStatus(r: StatusReport, { bold = false, now = new Date() } = {}): string {
+  const nowMs = now.getTime();
+  const rows: [string, string][] = [];
+  const safety = !r.outbox.exists && r.outbox.safe ? "does not exist (nothing to do)" : r.outbox.safe ? "safe" : `UNSAFE (${r.outbox.code}): ${r.outbox.problem}`;
+  rows.push(["outbox", r.outbox.path], ["safety", safety]);
+  if (r.outbox.exists && r.outbox.safe) {
+    const other = r.files.other_entries > 0 ? `, ${r.files.other_entries} other entries (the janitor never touches them)` : "";
+    rows.push(["files", `${files(r.files.files, r.files.bytes)}${other}`]);
+    rows.push(["oldest", fileLine(r.files.oldest, nowMs)], ["newest", fileLine(r.files.newest, nowMs)]);
+    const types = Object.entries(r.files.by_type).sort((a, b) => b[1].bytes - a[1].bytes);
+    for (const [i, [type, t]] of types.entries()) rows.push([i === 0 ? "by type" : "", `${type.padEnd(6)} ${files(t.files, t.bytes)}`]);
+    const j = r.janitor;
+    rows.push(["retention", `${formatDuration(j.retention_ms)}${j.max_bytes !== null ? `, quota ${formatBytes(j.max_bytes)} (min age ${formatDuration(j.min_age_ms)})` : ""}`]);
+    const n = j.next_run;
+    rows.push(["next janitor run", `would delete ${files(n.outbox.files, n.outbox.bytes)} from the outbox`]);
+    rows.push(["", `staging ${n.staging.files}, quarantine ${n.quarantine.files}, ledger ${n.ledger.files}${n.quota_met === false ? "; quota cannot be met" : ""}`]);
+    rows.push(["next expiry", j.next_expiry ? when(j.next_expiry, nowMs) : "-"]);
+    rows.push(["expiring in 24h", files(j.expiring_24h.files, j.expiring_24h.bytes)]);
+    rows.push(["staging", dirLine(r.staging, r.staging.stale > 0 ? `, ${r.staging.stale} left by a crashed prepare` : "")]);
+    rows.push(["quarantine", dirLine(r.quarantine, r.quarantine.expired > 0 ? `, ${r.quarantine.expired} past retention` : "")]);
+    const days = r.ledger.oldest_day ? `, ${r.ledger.oldest_day} .. ${r.ledger.newest_day}` : "";
+    rows.push(["ledger", dirLine(r.ledger, days)]);
+  }
+  const width = Math.max(...rows.map(([label]) => label.length));
+  return rows.map(([label, value]) => `${bold && label ? `\x1b[1m${label.padEnd(width)}\x1b[0m` : label.padEnd(width)}  ${value}\n`).join("");
+}

@@ -1,0 +1,207 @@
+// What an operator wants at a glance: the outbox and its safety, what is in
+// it, what the next janitor run would remove, and the state beside it.
+// Read-only: it creates nothing and deletes nothing.
+import fs from "node:fs";
+import { type Config, type ConfigOverrides, loadConfig } from "../config/config.js";
+import { FatalError } from "../core/errors.js";
+import { escapeText } from "../core/escape.js";
+import { extensionOf } from "../prepare/name.js";
+import { type Layout, openLayout } from "../state/layout.js";
+import { DAY_FILE } from "../state/ledger.js";
+import { JANITOR_AREAS, type JanitorArea, runJanitor } from "./sweep.js";
+
+const DAY_MS = 86_400_000;
+
+export interface FileInfo {
+  /** Escaped name inside the outbox. */
+  name: string;
+  bytes: number;
+  mtime: string;
+  /** When the retention removes it. */
+  expires: string;
+}
+
+export interface DirSummary {
+  /** Escaped path; null when it does not exist. */
+  path: string | null;
+  exists: boolean;
+  /** Regular files directly inside. */
+  files: number;
+  bytes: number;
+  /** Any other entries (links, directories…), never counted in bytes. */
+  other_entries: number;
+}
+
+export interface StatusReport {
+  outbox: {
+    path: string;
+    exists: boolean;
+    /** False when the outbox or its state cannot be trusted (see problem). */
+    safe: boolean;
+    problem: string | null;
+    code: string | null;
+  };
+  files: DirSummary & {
+    oldest: FileInfo | null;
+    newest: FileInfo | null;
+    by_type: Record<string, { files: number; bytes: number }>;
+  };
+  janitor: {
+    retention_ms: number;
+    max_bytes: number | null;
+    min_age_ms: number;
+    /** What a janitor run now would delete (a dry run), per area. */
+    next_run: Record<JanitorArea, { files: number; bytes: number }> & { quota_met: boolean | null };
+    /** The earliest time a file still in the outbox expires. */
+    next_expiry: string | null;
+    /** Outbox files that expire within the next 24 hours. */
+    expiring_24h: { files: number; bytes: number };
+  };
+  staging: DirSummary & { stale: number };
+  quarantine: DirSummary & { expired: number };
+  ledger: DirSummary & { oldest_day: string | null; newest_day: string | null };
+}
+
+export interface StatusOptions extends ConfigOverrides {
+  resolvedConfig?: Config;
+  now?: Date;
+}
+
+function emptyDir(path: string | null): DirSummary {
+  return { path: path === null ? null : escapeText(path), exists: false, files: 0, bytes: 0, other_entries: 0 };
+}
+
+/** Calls `each` with the lstat of every entry directly in `dir`; false when `dir` is missing. */
+function scan(dir: string, each: (name: string, st: fs.Stats) => void): boolean {
+  let handle: fs.Dir;
+  try {
+    handle = fs.opendirSync(dir, { bufferSize: 1024 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw err;
+  }
+  try {
+    for (let d = handle.readSync(); d !== null; d = handle.readSync()) {
+      const st = fs.lstatSync(`${dir}/${d.name}`, { throwIfNoEntry: false });
+      if (st) each(d.name, st);
+    }
+  } finally {
+    handle.closeSync();
+  }
+  return true;
+}
+
+function summarize(dir: string, extra: (name: string, st: fs.Stats) => void = () => {}): DirSummary {
+  const summary = emptyDir(dir);
+  summary.exists = scan(dir, (name, st) => {
+    if (st.isFile()) {
+      summary.files++;
+      summary.bytes += st.size;
+    } else summary.other_entries++;
+    extra(name, st);
+  });
+  return summary;
+}
+
+function outboxFiles(layout: Layout, config: Config, nowMs: number): StatusReport["files"] & { nextExpiry: number | null; expiring: { files: number; bytes: number } } {
+  const retention = config.janitor.retentionMs;
+  let oldest: { name: string; st: fs.Stats } | undefined;
+  let newest: { name: string; st: fs.Stats } | undefined;
+  const byType: Record<string, { files: number; bytes: number }> = {};
+  let nextExpiry: number | null = null;
+  const expiring = { files: 0, bytes: 0 };
+  const summary = summarize(layout.outbox, (name, st) => {
+    if (!st.isFile()) return;
+    if (!oldest || st.mtimeMs < oldest.st.mtimeMs) oldest = { name, st };
+    if (!newest || st.mtimeMs > newest.st.mtimeMs) newest = { name, st };
+    const type = escapeText(extensionOf(name) || "(none)");
+    const t = (byType[type] ??= { files: 0, bytes: 0 });
+    t.files++;
+    t.bytes += st.size;
+    const expires = st.mtimeMs + retention;
+    if (expires > nowMs) {
+      if (nextExpiry === null || expires < nextExpiry) nextExpiry = expires;
+      if (expires <= nowMs + DAY_MS) {
+        expiring.files++;
+        expiring.bytes += st.size;
+      }
+    }
+  });
+  const info = (f: { name: string; st: fs.Stats } | undefined): FileInfo | null =>
+    f ? { name: escapeText(f.name), bytes: f.st.size, mtime: new Date(f.st.mtimeMs).toISOString(), expires: new Date(f.st.mtimeMs + retention).toISOString() } : null;
+  return { ...summary, oldest: info(oldest), newest: info(newest), by_type: byType, nextExpiry, expiring };
+}
+
+/** The outbox's status. Never throws for an unsafe outbox: that is reported. */
+export function outboxStatus(options: StatusOptions = {}): StatusReport {
+  const config = options.resolvedConfig ?? loadConfig(options);
+  const now = options.now ?? new Date();
+  const nowMs = now.getTime();
+  const emptyNext: StatusReport["janitor"]["next_run"] = { ...(Object.fromEntries(JANITOR_AREAS.map((a) => [a, { files: 0, bytes: 0 }])) as Record<JanitorArea, { files: number; bytes: number }>), quota_met: null };
+  const report: StatusReport = {
+    outbox: { path: escapeText(config.outbox), exists: false, safe: true, problem: null, code: null },
+    files: { ...emptyDir(config.outbox), oldest: null, newest: null, by_type: {} },
+    janitor: {
+      retention_ms: config.janitor.retentionMs,
+      max_bytes: config.janitor.maxBytes ?? null,
+      min_age_ms: config.janitor.minAgeMs,
+      next_run: emptyNext,
+      next_expiry: null,
+      expiring_24h: { files: 0, bytes: 0 },
+    },
+    staging: { ...emptyDir(config.stagingDir), stale: 0 },
+    quarantine: { ...emptyDir(config.quarantineDir), expired: 0 },
+    ledger: { ...emptyDir(config.ledgerDir), oldest_day: null, newest_day: null },
+  };
+  let layout: Layout | undefined;
+  try {
+    layout = openLayout(config, { create: false });
+  } catch (err) {
+    if (!(err instanceof FatalError)) throw err;
+    report.outbox.exists = fs.existsSync(config.outbox);
+    report.outbox.safe = false;
+    report.outbox.problem = err.message;
+    report.outbox.code = err.code;
+    return report;
+  }
+  if (!layout) return report;
+  report.outbox.path = escapeText(layout.outbox);
+  report.outbox.exists = true;
+
+  const { nextExpiry, expiring, ...files } = outboxFiles(layout, config, nowMs);
+  report.files = files;
+  report.janitor.next_expiry = nextExpiry === null ? null : new Date(nextExpiry).toISOString();
+  report.janitor.expiring_24h = expiring;
+
+  const stagingCutoff = nowMs - config.janitor.stagingMaxAgeMs;
+  let stale = 0;
+  report.staging = { ...summarize(layout.stagingDir, (_, st) => void (st.isFile() && st.mtimeMs < stagingCutoff && stale++)), stale };
+  const retentionCutoff = nowMs - config.janitor.retentionMs;
+  let expired = 0;
+  report.quarantine = { ...summarize(layout.quarantineDir, (_, st) => void (!st.isDirectory() && st.mtimeMs < retentionCutoff && expired++)), expired };
+  const days: string[] = [];
+  report.ledger = {
+    ...summarize(layout.ledgerDir, (name, st) => void (st.isFile() && DAY_FILE.test(name) && days.push(name.slice(0, 10)))),
+    oldest_day: null,
+    newest_day: null,
+  };
+  days.sort();
+  report.ledger.oldest_day = days[0] ?? null;
+  report.ledger.newest_day = days.at(-1) ?? null;
+
+  // Exactly what the janitor would do now: it is asked, in a dry run.
+  try {
+    const dry = runJanitor({ resolvedConfig: config, dryRun: true, now });
+    for (const d of dry.deleted) {
+      report.janitor.next_run[d.area].files++;
+      report.janitor.next_run[d.area].bytes += d.bytes;
+    }
+    report.janitor.next_run.quota_met = dry.quota?.met ?? null;
+  } catch (err) {
+    if (!(err instanceof FatalError)) throw err;
+    report.outbox.safe = false;
+    report.outbox.problem = err.message;
+    report.outbox.code = err.code;
+  }
+  return report;
+}

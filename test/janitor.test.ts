@@ -1,0 +1,483 @@
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type JanitorReport, runJanitor } from "../src/janitor/sweep.js";
+import { BIN, type CliResult, cli, makeHome, write } from "./helpers.js";
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+let h: ReturnType<typeof makeHome>;
+let state: string;
+let outside: string;
+beforeEach(() => {
+  h = makeHome();
+  fs.mkdirSync(h.outbox, { recursive: true, mode: 0o700 });
+  fs.chmodSync(h.outbox, 0o700);
+  state = path.join(path.dirname(h.outbox), ".media_outbox-state");
+  for (const sub of ["staging", "ledger", "quarantine"]) fs.mkdirSync(path.join(state, sub), { recursive: true, mode: 0o700 });
+  outside = path.join(h.home, "outside");
+  fs.mkdirSync(outside);
+});
+afterEach(() => h.cleanup());
+
+/** Sets a file's mtime (and atime) to `ms` ago; links are aged themselves, never their target. */
+function age(file: string, ms: number): string {
+  const t = new Date(Date.now() - ms);
+  fs.lutimesSync(file, t, t);
+  return file;
+}
+function oldFile(dir: string, name: string, ms: number, content: string | Buffer = "x"): string {
+  return age(write(dir, name, content), ms);
+}
+
+const jan = (args: string[] = [], env = h.env): CliResult => cli(["janitor", ...args], { env });
+const report = (r: CliResult) => JSON.parse(r.stdout) as JanitorReport;
+const names = (entries: { name: string }[]) => entries.map((e) => e.name).sort();
+const exists = (p: string) => fs.existsSync(p) || fs.lstatSync(p, { throwIfNoEntry: false }) !== undefined;
+
+describe("janitor: retention", () => {
+  it("keeps 13 d 23 h, removes 14 d 1 h (exactly 14 x 24 h)", () => {
+    const kept = oldFile(h.outbox, "kept.png", 13 * DAY + 23 * HOUR);
+    const gone = oldFile(h.outbox, "gone.png", 14 * DAY + HOUR, "12345");
+    const r = jan(["--json"]);
+    expect(r.code).toBe(0);
+    expect(exists(kept)).toBe(true);
+    expect(exists(gone)).toBe(false);
+    const doc = report(r);
+    expect(doc.success).toBe(true);
+    expect(doc.deleted).toEqual([expect.objectContaining({ area: "outbox", name: "gone.png", bytes: 5, reason: "expired" })]);
+    expect(doc.totals).toMatchObject({ scanned: 2, deleted: 1, bytes_freed: 5, skipped: 0, errors: 0 });
+    expect(r.stderr).toBe("media-outbox: janitor: scanned 2, deleted 1 (5 B freed), skipped 0, errors 0\n");
+  });
+
+  it("honours --retention and the config file's janitor.retention", () => {
+    const f = oldFile(h.outbox, "a.pdf", 3 * DAY);
+    expect(jan(["--retention", "4d"]).code).toBe(0);
+    expect(exists(f)).toBe(true);
+    fs.writeFileSync(path.join(h.home, ".hermes", "media-outbox.json"), JSON.stringify({ janitor: { retention: "2d" } }));
+    expect(jan().code).toBe(0);
+    expect(exists(f)).toBe(false);
+  });
+
+  it("a bad --retention is a usage error (exit 2)", () => {
+    const r = jan(["--retention", "soon"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/usage error: retention/);
+  });
+
+  it("a missing outbox is not an error and is not created", () => {
+    fs.rmSync(h.outbox, { recursive: true });
+    const r = jan(["--json"]);
+    expect(r.code).toBe(0);
+    expect(report(r)).toMatchObject({ outbox_exists: false, totals: { scanned: 0, deleted: 0 } });
+    expect(r.stderr).toMatch(/does not exist; nothing to do/);
+    expect(exists(h.outbox)).toBe(false);
+  });
+
+  it("never prints a file name raw (control characters, forged directive)", () => {
+    oldFile(h.outbox, "evil\nMEDIA:\u202e.png", 20 * DAY);
+    const r = jan(["--json", "--dry-run"]);
+    expect(r.code).toBe(0);
+    expect(report(r).deleted[0]!.name).toBe("evil\\x0aMEDIA\\x3a\\u{202e}.png");
+    expect(r.stdout).not.toMatch(/MEDIA:/);
+  });
+});
+
+describe("janitor: a deletion that fails", () => {
+  it("is reported, the rest goes on, exit 1", () => {
+    const stuck = oldFile(h.outbox, "stuck.png", 20 * DAY);
+    const other = oldFile(h.outbox, "other.png", 20 * DAY);
+    const immutable = spawnSync("chattr", ["+i", stuck], { encoding: "utf8" }).status === 0;
+    try {
+      const r = jan(["--json"]);
+      expect(exists(other)).toBe(false);
+      if (!immutable) {
+        console.warn("janitor failure test: chattr +i is not supported on this filesystem; asserting only the clean run");
+        expect(r.code).toBe(0);
+        return;
+      }
+      expect(r.code).toBe(1);
+      expect(exists(stuck)).toBe(true);
+      const doc = report(r);
+      expect(doc.success).toBe(false);
+      expect(doc.errors).toEqual([expect.objectContaining({ area: "outbox", name: "stuck.png", code: "EPERM" })]);
+      expect(r.stderr).toMatch(/could not delete outbox\/stuck\.png: EPERM/);
+      expect(r.stderr).toMatch(/deleted 1 .* errors 1/);
+    } finally {
+      if (immutable) spawnSync("chattr", ["-i", stuck]);
+    }
+  });
+});
+
+describe("janitor: what it never touches", () => {
+  it("a symlink to an old file outside: the target survives, the link is reported", () => {
+    const target = oldFile(outside, "secret.txt", 30 * DAY);
+    const link = path.join(h.outbox, "link.txt");
+    fs.symlinkSync(target, link);
+    age(link, 30 * DAY);
+    const r = jan(["--json"]);
+    expect(r.code).toBe(0);
+    expect(fs.readFileSync(target, "utf8")).toBe("x");
+    expect(fs.lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(report(r).skipped).toEqual([expect.objectContaining({ area: "outbox", name: "link.txt", code: "symlink" })]);
+    expect(report(r).deleted).toEqual([]);
+  });
+
+  it("a subdirectory with old files is not entered, not deleted", () => {
+    const sub = path.join(h.outbox, "sub");
+    fs.mkdirSync(sub);
+    const inner = oldFile(sub, "old.png", 30 * DAY);
+    age(sub, 30 * DAY);
+    const r = jan(["--json"]);
+    expect(r.code).toBe(0);
+    expect(exists(inner)).toBe(true);
+    expect(report(r).skipped).toEqual([expect.objectContaining({ name: "sub", code: "directory" })]);
+  });
+
+  it("a FIFO is reported, not opened or deleted", () => {
+    const fifo = path.join(h.outbox, "pipe.txt");
+    execFileSync("mkfifo", [fifo]);
+    age(fifo, 30 * DAY);
+    const r = jan(["--json"]);
+    expect(r.code).toBe(0);
+    expect(fs.lstatSync(fifo).isFIFO()).toBe(true);
+    expect(report(r).skipped).toEqual([expect.objectContaining({ name: "pipe.txt", code: "not_regular_file", reason: expect.stringMatching(/FIFO/) })]);
+  });
+
+  it("a tmpfs or bind mount inside the outbox is never crossed", () => {
+    const mnt = path.join(h.outbox, "mnt");
+    fs.mkdirSync(mnt);
+    const bound = write(h.outbox, "bound.txt", "placeholder");
+    const source = oldFile(outside, "bind-source.txt", 30 * DAY, "keep me");
+    const mounted: string[] = [];
+    try {
+      const tmpfs = spawnSync("mount", ["-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs", mnt], { encoding: "utf8" });
+      if (tmpfs.status === 0) mounted.push(mnt);
+      const bind = spawnSync("mount", ["--bind", source, bound], { encoding: "utf8" });
+      if (bind.status === 0) mounted.push(bound);
+      if (mounted.length < 2) {
+        console.warn(`janitor mount test: cannot mount here (${(tmpfs.stderr || bind.stderr).trim()}); asserting only that the directory is left alone`);
+      }
+      const inMount = mounted.includes(mnt) ? oldFile(mnt, "in-tmpfs.png", 30 * DAY) : oldFile(mnt, "in-dir.png", 30 * DAY);
+      age(mnt, 30 * DAY);
+      if (mounted.includes(bound)) age(bound, 30 * DAY);
+      const r = jan(["--json"]);
+      expect(r.code).toBe(0);
+      const doc = report(r);
+      expect(exists(inMount)).toBe(true);
+      expect(doc.errors).toEqual([]);
+      if (mounted.includes(mnt)) expect(doc.skipped).toContainEqual(expect.objectContaining({ name: "mnt", code: "mount_point" }));
+      else expect(doc.skipped).toContainEqual(expect.objectContaining({ name: "mnt", code: "directory" }));
+      if (mounted.includes(bound)) {
+        expect(fs.readFileSync(source, "utf8")).toBe("keep me");
+        expect(doc.skipped).toContainEqual(expect.objectContaining({ name: "bound.txt", code: "mount_point" }));
+        expect(doc.deleted).toEqual([]);
+      }
+    } finally {
+      for (const m of mounted.reverse()) spawnSync("umount", [m]);
+    }
+  });
+});
+
+describe("janitor: race safety", () => {
+  it.each([
+    ["through /proc/self/fd", false],
+    ["from inside the open directory (chdir)", true],
+  ])("outbox swapped for a symlink mid-run (%s): nothing outside is deleted", (_mode, chdir) => {
+    // The same names, all old, in the outbox and in a directory outside it.
+    for (const n of ["a.png", "b.png", "c.png"]) {
+      oldFile(h.outbox, n, 30 * DAY);
+      oldFile(outside, n, 30 * DAY);
+    }
+    const moved = `${h.outbox}.moved`;
+    const cwdBefore = process.cwd();
+    const rep = runJanitor({
+      env: h.env,
+      chdir,
+      onOpened: () => {
+        fs.renameSync(h.outbox, moved);
+        fs.symlinkSync(outside, h.outbox);
+      },
+    });
+    expect(fs.readdirSync(outside).sort()).toEqual(["a.png", "b.png", "c.png"]);
+    // What was verified and opened is what was swept.
+    expect(fs.readdirSync(moved)).toEqual([]);
+    expect(rep.totals.deleted).toBe(3);
+    expect(process.cwd()).toBe(cwdBefore);
+  });
+
+  it("an outbox that is a symlink at start is refused (exit 2), nothing deleted", () => {
+    oldFile(outside, "a.png", 30 * DAY);
+    fs.rmSync(h.outbox, { recursive: true });
+    fs.symlinkSync(outside, h.outbox);
+    const r = jan(["--json"]);
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout)).toMatchObject({ success: false, error: { code: "outbox_unsafe" } });
+    expect(r.stderr).toMatch(/outbox_unsafe: .*symbolic link/);
+    expect(fs.readdirSync(outside)).toEqual(["a.png"]);
+  });
+
+  it("a file reused by prepare during the sweep (fresh mtime) is kept", () => {
+    const work = path.join(h.home, "work");
+    fs.mkdirSync(work);
+    const src = write(work, "report.txt", "the same bytes\n");
+    expect(cli(["prepare", src], { env: h.env }).code).toBe(0);
+    const published = age(path.join(h.outbox, "report.txt"), 20 * DAY);
+    oldFile(h.outbox, "other.txt", 20 * DAY);
+    const rep = runJanitor({
+      env: h.env,
+      beforeUnlink: (_area, name) => {
+        // The real prepare, between the janitor's scan and its unlink.
+        if (name === "report.txt") expect(cli(["prepare", src], { env: h.env }).code).toBe(0);
+      },
+    });
+    expect(exists(published)).toBe(true);
+    expect(Date.now() - fs.statSync(published).mtimeMs).toBeLessThan(HOUR);
+    expect(names(rep.deleted)).toEqual(["other.txt"]);
+    expect(rep.skipped).toContainEqual(expect.objectContaining({ name: "report.txt", code: "refreshed" }));
+  });
+
+  it("a file replaced by another inode during the sweep is kept", () => {
+    const f = oldFile(h.outbox, "a.png", 20 * DAY);
+    const rep = runJanitor({
+      env: h.env,
+      beforeUnlink: () => {
+        fs.renameSync(f, `${f}.tmp`);
+        oldFile(h.outbox, "a.png", 20 * DAY, "new inode");
+        fs.rmSync(`${f}.tmp`);
+      },
+    });
+    expect(fs.readFileSync(f, "utf8")).toBe("new inode");
+    expect(rep.skipped).toContainEqual(expect.objectContaining({ name: "a.png", code: "replaced" }));
+  });
+
+  it("two janitors at once: no failure, no double counting", async () => {
+    // Enough files that the two runs overlap (measured: each takes about half).
+    const N = 20_000;
+    for (let i = 0; i < N; i++) oldFile(h.outbox, `f${i}.png`, 20 * DAY, "0123456789");
+    const runOne = () =>
+      new Promise<{ code: number | null; stdout: string }>((resolve) => {
+        const child = spawn(process.execPath, [BIN, "janitor", "--json"], { env: h.env });
+        let stdout = "";
+        child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+        child.on("close", (code) => resolve({ code, stdout }));
+      });
+    const [a, b] = await Promise.all([runOne(), runOne()]);
+    expect(a.code).toBe(0);
+    expect(b.code).toBe(0);
+    const ra = JSON.parse(a.stdout) as JanitorReport;
+    const rb = JSON.parse(b.stdout) as JanitorReport;
+    expect(ra.errors).toEqual([]);
+    expect(rb.errors).toEqual([]);
+    expect(ra.totals.deleted + rb.totals.deleted).toBe(N);
+    expect(ra.totals.bytes_freed + rb.totals.bytes_freed).toBe(N * 10);
+    const both = new Set([...ra.deleted, ...rb.deleted].map((d) => d.name));
+    expect(both.size).toBe(N);
+    expect(fs.readdirSync(h.outbox)).toEqual([]);
+  }, 120_000);
+});
+
+describe("janitor: another janitor between scan and unlink", () => {
+  it("counts only what it deleted itself; ENOENT is not an error", () => {
+    for (let i = 0; i < 50; i++) oldFile(h.outbox, `f${i}.png`, 20 * DAY, "0123456789");
+    let other: JanitorReport | undefined;
+    const rep = runJanitor({
+      env: h.env,
+      beforeUnlink: () => {
+        // The first time: a whole other janitor (the real CLI) sweeps everything.
+        if (!other) other = report(jan(["--json"]));
+      },
+    });
+    expect(other!.totals.deleted).toBe(50);
+    expect(rep.totals.deleted).toBe(0);
+    expect(rep.errors).toEqual([]);
+    expect(rep.success).toBe(true);
+    // The one in hand at the time is reported as vanished; the rest were gone before their lstat.
+    expect(rep.skipped).toEqual([expect.objectContaining({ code: "vanished" })]);
+  });
+});
+
+describe("janitor: unsafe outbox (exit 2, nothing deleted)", () => {
+  const refused = (setup: () => void, why: RegExp) => {
+    const f = oldFile(h.outbox, "old.png", 30 * DAY);
+    setup();
+    const r = jan();
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/outbox_unsafe/);
+    expect(r.stderr).toMatch(why);
+    expect(exists(f)).toBe(true);
+  };
+
+  it("writable by others", () => refused(() => fs.chmodSync(h.outbox, 0o777), /writable by group or others/));
+  it("owned by another user", () => refused(() => fs.chownSync(h.outbox, 65534, 65534), /owned by uid 65534/));
+  it("an ancestor writable by others (not sticky)", () => refused(() => fs.chmodSync(path.join(h.home, ".hermes"), 0o777), /ancestor .* writable by others/));
+  it("not a directory", () => {
+    fs.rmSync(h.outbox, { recursive: true });
+    fs.writeFileSync(h.outbox, "x");
+    const r = jan();
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/outbox_unsafe: .*not a directory/);
+  });
+});
+
+describe("janitor: dry run", () => {
+  it("changes nothing and lists exactly what the real run deletes", () => {
+    for (let i = 0; i < 5; i++) oldFile(h.outbox, `old${i}.png`, 15 * DAY + i * HOUR, "x".repeat(100));
+    for (let i = 0; i < 3; i++) oldFile(h.outbox, `young${i}.png`, (i + 2) * HOUR, "x".repeat(100));
+    oldFile(path.join(state, "staging"), "1-dead.part", 2 * HOUR);
+    const before = fs.readdirSync(h.outbox).sort();
+    const dry = jan(["--json", "--dry-run", "--max-bytes", "250"]);
+    expect(dry.code).toBe(0);
+    expect(fs.readdirSync(h.outbox).sort()).toEqual(before);
+    expect(exists(path.join(state, "staging", "1-dead.part"))).toBe(true);
+    expect(dry.stderr).toMatch(/^media-outbox: janitor \(dry run\): scanned 9, would delete 7 /);
+    const real = jan(["--json", "--max-bytes", "250"]);
+    expect(real.code).toBe(0);
+    const pick = (d: JanitorReport) => d.deleted.map((e) => `${e.area}/${e.name}/${e.reason}`).sort();
+    expect(pick(report(dry))).toEqual(pick(report(real)));
+    expect(report(dry).dry_run).toBe(true);
+    expect(fs.readdirSync(h.outbox).sort()).toEqual(["young0.png", "young1.png"]);
+  });
+});
+
+describe("janitor: --max-bytes quota", () => {
+  beforeEach(() => {
+    // 5 files of 1000 bytes: 5 h, 4 h, 3 h, 30 min and 10 min old.
+    for (const [name, ms] of [["h5", 5 * HOUR], ["h4", 4 * HOUR], ["h3", 3 * HOUR], ["m30", 30 * 60_000], ["m10", 10 * 60_000]] as const) {
+      oldFile(h.outbox, `${name}.bin`, ms, Buffer.alloc(1000));
+    }
+  });
+
+  it("deletes the oldest first until the outbox fits", () => {
+    const r = jan(["--json", "--max-bytes", "2500"]);
+    expect(r.code).toBe(0);
+    const doc = report(r);
+    expect(doc.deleted.map((d) => d.name)).toEqual(["h5.bin", "h4.bin", "h3.bin"]);
+    expect(doc.deleted.every((d) => d.reason === "quota")).toBe(true);
+    expect(doc.quota).toEqual({ max_bytes: 2500, min_age_ms: HOUR, bytes_before: 5000, bytes_after: 2000, met: true });
+  });
+
+  it("never deletes a file younger than the minimum age: quota not met is exit 1", () => {
+    const r = jan(["--json", "--max-bytes", "1500"]);
+    expect(r.code).toBe(1);
+    const doc = report(r);
+    expect(doc.success).toBe(false);
+    expect(doc.quota).toMatchObject({ met: false, bytes_after: 2000 });
+    expect(fs.readdirSync(h.outbox).sort()).toEqual(["m10.bin", "m30.bin"]);
+    expect(r.stderr).toMatch(/quota NOT met/);
+  });
+
+  it("--min-age and janitor.minAge move the guard", () => {
+    expect(jan(["--max-bytes", "1500", "--min-age", "20m"]).code).toBe(0);
+    expect(fs.readdirSync(h.outbox)).toEqual(["m10.bin"]);
+    fs.writeFileSync(path.join(h.home, ".hermes", "media-outbox.json"), JSON.stringify({ janitor: { maxBytes: 1, minAge: "5m" } }));
+    expect(jan().code).toBe(0);
+    expect(fs.readdirSync(h.outbox)).toEqual([]);
+  });
+});
+
+describe("janitor: staging, quarantine, ledger", () => {
+  it("removes staging leftovers older than 1 hour only", () => {
+    const staging = path.join(state, "staging");
+    const dead = oldFile(staging, "123-deadbeef.part", 2 * HOUR);
+    const live = oldFile(staging, "456-cafe.part", 10 * 60_000);
+    const r = jan(["--json"]);
+    expect(r.code).toBe(0);
+    expect(exists(dead)).toBe(false);
+    expect(exists(live)).toBe(true);
+    expect(report(r).deleted).toEqual([expect.objectContaining({ area: "staging", name: "123-deadbeef.part", reason: "stale_staging" })]);
+  });
+
+  it("removes quarantined entries past the retention; a quarantined symlink goes as a link", () => {
+    const q = path.join(state, "quarantine");
+    const target = oldFile(outside, "target.txt", 30 * DAY);
+    const link = path.join(q, "link.png");
+    fs.symlinkSync(target, link);
+    age(link, 20 * DAY);
+    const old = oldFile(q, "old.png", 20 * DAY);
+    const young = oldFile(q, "young.png", 2 * DAY);
+    const dir = path.join(q, "adir");
+    fs.mkdirSync(dir);
+    age(dir, 20 * DAY);
+    const r = jan(["--json"]);
+    expect(r.code).toBe(0);
+    expect(exists(link)).toBe(false);
+    expect(fs.readFileSync(target, "utf8")).toBe("x");
+    expect(exists(old)).toBe(false);
+    expect(exists(young)).toBe(true);
+    expect(exists(dir)).toBe(true);
+    expect(names(report(r).deleted)).toEqual(["link.png", "old.png"]);
+    expect(report(r).skipped).toContainEqual(expect.objectContaining({ area: "quarantine", name: "adir", code: "directory" }));
+  });
+
+  it("removes whole ledger day files whose newest record is older than retention + 1 day", () => {
+    const ledger = path.join(state, "ledger");
+    const rec = (msAgo: number) => `${JSON.stringify({ time: new Date(Date.now() - msAgo).toISOString(), source: "s", name: "n.png", bytes: 1, sha256: "0", mime: "image/png", reused: false })}\n`;
+    const day = (msAgo: number) => new Date(Date.now() - msAgo).toISOString().slice(0, 10);
+    const oldDay = age(write(ledger, `${day(16 * DAY)}.jsonl`, rec(16 * DAY) + rec(16 * DAY - 60_000)), 16 * DAY);
+    // Its last write is old, but a record in it is still within retention + 1 day.
+    const active = age(write(ledger, `${day(14 * DAY + 2 * HOUR)}.jsonl`, rec(14 * DAY + 2 * HOUR)), 16 * DAY);
+    const today = write(ledger, `${day(0)}.jsonl`, rec(0));
+    const stray = age(write(ledger, "notes.txt", "keep"), 30 * DAY);
+    const r = jan(["--json"]);
+    expect(r.code).toBe(0);
+    expect(exists(oldDay)).toBe(false);
+    expect(exists(active)).toBe(true);
+    expect(exists(today)).toBe(true);
+    expect(exists(stray)).toBe(true);
+    const doc = report(r);
+    expect(doc.deleted).toEqual([expect.objectContaining({ area: "ledger", reason: "expired_ledger" })]);
+    expect(doc.skipped).toContainEqual(expect.objectContaining({ area: "ledger", code: "ledger_active" }));
+    expect(doc.skipped).toContainEqual(expect.objectContaining({ area: "ledger", name: "notes.txt", code: "not_ledger_file" }));
+  });
+});
+
+describe("janitor --schedule", () => {
+  it.each(["SIGTERM", "SIGINT"] as const)("runs on a six-field every-second expression, logs each run, stops cleanly on %s", async (stopSignal) => {
+    oldFile(h.outbox, "old.png", 20 * DAY);
+    const child = spawn(process.execPath, [BIN, "janitor", "--schedule", "* * * * * *", "--tz", "UTC"], { env: h.env });
+    let stderr = "";
+    let stdout = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    const runs = () => stderr.split("\n").filter((l) => l.includes('"event":"janitor_run"'));
+    const twoRuns = new Promise<void>((resolve) => {
+      child.stderr.on("data", (d: Buffer) => {
+        stderr += d.toString();
+        if (runs().length >= 2) resolve();
+      });
+    });
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+    await twoRuns;
+    child.kill(stopSignal);
+    const { code, signal } = await exited;
+    expect(signal).toBeNull();
+    expect(code).toBe(0);
+    expect(stdout).toBe("");
+    const [first, second] = runs().map((l) => JSON.parse(l) as { event: string; deleted: number; scanned: number; success: boolean; msg: string });
+    expect(first).toMatchObject({ event: "janitor_run", deleted: 1, success: true });
+    expect(second).toMatchObject({ event: "janitor_run", deleted: 0, success: true });
+    expect(first!.msg).toMatch(/^janitor: scanned 1, deleted 1/);
+    expect(stderr).toMatch(new RegExp(`"event":"janitor_stopping","signal":"${stopSignal}"`));
+    expect(stderr).toMatch(/"event":"janitor_stopped"/);
+    expect(exists(path.join(h.outbox, "old.png"))).toBe(false);
+  });
+
+  it("an invalid cron expression is exit 2", () => {
+    const r = jan(["--schedule", "61 * * * *"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/usage error: --schedule: invalid cron expression/);
+    expect(jan(["--schedule", "* * *"]).code).toBe(2);
+  });
+
+  it("an unknown time zone is exit 2", () => {
+    const r = jan(["--schedule", "0 3 * * *", "--tz", "Mars/Olympus"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/usage error: --tz: unknown time zone "Mars\/Olympus"/);
+  });
+
+  it("--tz without --schedule is a usage error", () => {
+    expect(jan(["--tz", "UTC"]).code).toBe(2);
+  });
+});
