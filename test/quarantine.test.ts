@@ -66,6 +66,28 @@ describe("quarantine list", () => {
   });
 });
 
+describe("quarantine retention", () => {
+  it("counts from the quarantine, not from the planted file's old mtime, so the janitor keeps it", async () => {
+    const old = new Date(Date.now() - 30 * 86_400_000);
+    const target = write(work, "t.txt", "target\n");
+    fs.utimesSync(target, old, old);
+    await plant({
+      "old.png": (f) => {
+        fs.writeFileSync(f, png(2));
+        fs.utimesSync(f, old, old);
+      },
+      "oldlink.png": (f) => {
+        fs.symlinkSync(target, f);
+        fs.lutimesSync(f, old, old);
+      },
+    });
+    expect(cli(["janitor"], { env: h.env }).code).toBe(0);
+    expect(fs.readdirSync(quarantine).filter((n) => !n.startsWith(".")).sort()).toEqual(["old.png", "oldlink.png"]);
+    // The link's target was not touched.
+    expect(Math.abs(fs.statSync(target).mtimeMs - old.getTime())).toBeLessThan(1);
+  });
+});
+
 describe("quarantine restore", () => {
   it("publishes a quarantined file that passes every check, and it leaves the quarantine", async () => {
     await plant({ "good.png": (f) => fs.writeFileSync(f, png(2)) });

@@ -114,7 +114,12 @@ export function moveToQuarantine(outbox: string, quarantineDir: string, name: st
     if (errnoCode(err) === "ENOENT") return undefined;
     throw err;
   }
-  appendJournal(quarantineDir, { time: new Date().toISOString(), event: "quarantined", name: escapeText(target), original: escapeText(name), reason });
+  // The janitor counts a quarantined entry's retention from its mtime: start
+  // it now, or an old file planted in the outbox would vanish at the next
+  // sweep before an operator could look. lutimes: a link's target stays untouched.
+  const now = new Date();
+  fs.lutimesSync(path.join(quarantineDir, target), now, now);
+  appendJournal(quarantineDir, { time: now.toISOString(), event: "quarantined", name: escapeText(target), original: escapeText(name), reason });
   return target;
 }
 
