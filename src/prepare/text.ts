@@ -35,7 +35,7 @@ export class TextScanner {
   private pending: Buffer[] = [];
   private pendingBytes = 0;
   private carry: Buffer = Buffer.alloc(0);
-  private tail = "";
+  private tail: Buffer = Buffer.alloc(0);
   private readonly verdict: TextVerdict = { hasNul: false, validUtf8: true };
 
   /** Observes the next chunk; the chunk may be reused by the caller afterwards. */
@@ -71,11 +71,11 @@ export class TextScanner {
       this.carry = Buffer.from(data.subarray(cut));
     }
     if (v.secret !== undefined) return;
-    const text = this.tail + block.toString("latin1");
-    const hit = findSecret(text);
-    // A hit in the last OVERLAP characters is judged again with what follows,
-    // so that a token cut by the block boundary is never mistaken for a whole one.
-    if (hit && (final || hit.index < text.length - OVERLAP)) v.secret = hit.what;
-    this.tail = text.length > OVERLAP ? text.slice(text.length - OVERLAP) : text;
+    const window = this.tail.length > 0 ? Buffer.concat([this.tail, block]) : block;
+    const hit = findSecret(window.toString("latin1"));
+    // A hit in the last OVERLAP bytes is judged again with what follows, so
+    // that a token cut by the block boundary is never mistaken for a whole one.
+    if (hit && (final || hit.index < window.length - OVERLAP)) v.secret = hit.what;
+    this.tail = Buffer.from(window.subarray(Math.max(0, window.length - OVERLAP)));
   }
 }
