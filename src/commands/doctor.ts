@@ -1,7 +1,7 @@
 import { parseCommandArgs } from "../cli/args.js";
 import { out } from "../cli/io.js";
+import { configFromFlags } from "../cli/config-flags.js";
 import { runCommand } from "../cli/run.js";
-import { loadConfig } from "../config/config.js";
 import { usageError } from "../core/errors.js";
 import { safeJson } from "../core/escape.js";
 import { type DoctorReport, doctor } from "../deploy/doctor.js";
@@ -48,10 +48,7 @@ export async function run(argv: string[]): Promise<number> {
       }
       if (positionals.length > 0) throw usageError(`doctor takes no arguments\n${USAGE}`);
       if (values.system && values.user) throw usageError(`--system and --user exclude each other\n${USAGE}`);
-      const config = loadConfig({
-        ...(values.config !== undefined ? { config: values.config } : {}),
-        ...(values.outbox !== undefined ? { outbox: values.outbox } : {}),
-      });
+      const config = configFromFlags(values);
       const report = await doctor({
         config,
         scope: values.user ? "user" : "system",

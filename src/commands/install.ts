@@ -1,8 +1,8 @@
 import path from "node:path";
 import { parseCommandArgs } from "../cli/args.js";
 import { err, out } from "../cli/io.js";
+import { configFromFlags } from "../cli/config-flags.js";
 import { runCommand } from "../cli/run.js";
-import { loadConfig } from "../config/config.js";
 import { usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { installHermesConfig } from "../deploy/hermes-config.js";
@@ -48,10 +48,7 @@ export async function run(argv: string[], command = "install"): Promise<number> 
     if (values.outbox !== undefined && !path.isAbsolute(values.outbox) && !values.outbox.startsWith("~/")) {
       throw usageError(`--outbox must be an absolute path (the gateway ignores relative entries), got ${escapeText(values.outbox)}`);
     }
-    const config = loadConfig({
-      ...(values.config !== undefined ? { config: values.config } : {}),
-      ...(values.outbox !== undefined ? { outbox: values.outbox } : {}),
-    });
+    const config = configFromFlags(values);
 
     if (target === "hermes-config") {
       if (command !== "install") throw usageError("uninstall hermes-config is not a command: the backup install wrote beside config.yaml is the previous file");

@@ -1,7 +1,8 @@
 import { parseCommandArgs } from "../cli/args.js";
 import { err, out } from "../cli/io.js";
+import { configFromFlags } from "../cli/config-flags.js";
 import { runCommand } from "../cli/run.js";
-import { type Config, loadConfig } from "../config/config.js";
+import type { Config } from "../config/config.js";
 import { FatalError, usageError } from "../core/errors.js";
 import { escapeText, safeJson } from "../core/escape.js";
 import { startSchedule } from "../janitor/schedule.js";
@@ -44,10 +45,7 @@ export async function run(argv: string[]): Promise<number> {
       if (positionals.length > 0) throw usageError(`janitor takes no arguments (the outbox comes from --outbox or the config)\n${USAGE}`);
       if (values.tz !== undefined && values.schedule === undefined) throw usageError(`--tz goes with --schedule\n${USAGE}`);
 
-      const config = loadConfig({
-        ...(values.config !== undefined ? { config: values.config } : {}),
-        ...(values.outbox !== undefined ? { outbox: values.outbox } : {}),
-        ...(values["log-file"] !== undefined ? { logFile: values["log-file"] } : {}),
+      const config = configFromFlags(values, {
         janitor: { retention: values.retention, maxBytes: values["max-bytes"], minAge: values["min-age"] },
       });
       const dryRun = values["dry-run"] === true;

@@ -1,7 +1,7 @@
 import { parseCommandArgs } from "../cli/args.js";
 import { err, out } from "../cli/io.js";
+import { configFromFlags } from "../cli/config-flags.js";
 import { runCommand } from "../cli/run.js";
-import { loadConfig } from "../config/config.js";
 import { usageError } from "../core/errors.js";
 import { safeJson } from "../core/escape.js";
 import { createLogger, loggerOptionsFrom } from "../log/logger.js";
@@ -44,15 +44,7 @@ export async function run(argv: string[]): Promise<number> {
       if (!values.stdin && values.name !== undefined) throw usageError(`--name goes with --stdin\n${USAGE}`);
       if (!values.stdin && positionals.length === 0) throw usageError(`no file given\n${USAGE}`);
 
-      const config = loadConfig({
-        ...(values.config !== undefined ? { config: values.config } : {}),
-        ...(values.outbox !== undefined ? { outbox: values.outbox } : {}),
-        ...(values["max-size"] !== undefined ? { maxSize: values["max-size"] } : {}),
-        ...(values.allow !== undefined ? { allow: values.allow } : {}),
-        ...(values.platform !== undefined ? { platform: values.platform } : {}),
-        ...(values["source-root"] !== undefined ? { sourceRoots: values["source-root"] } : {}),
-        ...(values["log-file"] !== undefined ? { logFile: values["log-file"] } : {}),
-      });
+      const config = configFromFlags(values);
       const logger = await createLogger(loggerOptionsFrom(config, { logJson: values["log-json"] === true }, "media-outbox-prepare"));
       const inputs: PrepareInput[] = values.stdin ? [{ stream: process.stdin, name: values.name! }] : positionals;
       const report = await prepare(inputs, { resolvedConfig: config, logger });

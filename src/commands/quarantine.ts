@@ -1,7 +1,7 @@
 import { parseCommandArgs } from "../cli/args.js";
 import { err, out } from "../cli/io.js";
+import { configFromFlags } from "../cli/config-flags.js";
 import { runCommand } from "../cli/run.js";
-import { loadConfig } from "../config/config.js";
 import { usageError } from "../core/errors.js";
 import { escapeText, safeJson } from "../core/escape.js";
 import { createLogger, loggerOptionsFrom } from "../log/logger.js";
@@ -37,10 +37,7 @@ export async function run(argv: string[]): Promise<number> {
       if (action !== "list" && action !== "restore") throw usageError(`say list or restore\n${USAGE}`);
       if (action === "list" && rest.length > 0) throw usageError(`list takes no arguments\n${USAGE}`);
       if (action === "restore" && rest.length !== 1) throw usageError(`restore takes exactly one NAME (see quarantine list)\n${USAGE}`);
-      const config = loadConfig({
-        ...(values.config !== undefined ? { config: values.config } : {}),
-        ...(values.outbox !== undefined ? { outbox: values.outbox } : {}),
-        ...(values["log-file"] !== undefined ? { logFile: values["log-file"] } : {}),
+      const config = configFromFlags(values, {
         ...(values.quarantine !== undefined ? { watch: { quarantine: values.quarantine } } : {}),
       });
 

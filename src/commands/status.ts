@@ -1,7 +1,7 @@
 import { parseCommandArgs } from "../cli/args.js";
 import { out } from "../cli/io.js";
+import { configFromFlags } from "../cli/config-flags.js";
 import { runCommand } from "../cli/run.js";
-import { loadConfig } from "../config/config.js";
 import { usageError } from "../core/errors.js";
 import { safeJson } from "../core/escape.js";
 import { outboxStatus } from "../janitor/status.js";
@@ -25,10 +25,7 @@ export async function run(argv: string[]): Promise<number> {
         return 0;
       }
       if (positionals.length > 0) throw usageError(`status takes no arguments\n${USAGE}`);
-      const config = loadConfig({
-        ...(values.config !== undefined ? { config: values.config } : {}),
-        ...(values.outbox !== undefined ? { outbox: values.outbox } : {}),
-      });
+      const config = configFromFlags(values);
       const now = new Date();
       const report = outboxStatus({ resolvedConfig: config, now });
       if (json) out(`${safeJson(report, 2)}\n`);

@@ -1,7 +1,7 @@
 import { parseCommandArgs } from "../cli/args.js";
 import { out } from "../cli/io.js";
+import { configFromFlags } from "../cli/config-flags.js";
 import { runCommand } from "../cli/run.js";
-import { loadConfig } from "../config/config.js";
 import { usageError } from "../core/errors.js";
 import { safeJson } from "../core/escape.js";
 import { createLogger, loggerOptionsFrom } from "../log/logger.js";
@@ -54,13 +54,7 @@ export async function run(argv: string[]): Promise<number> {
       if (positionals.length > 0) throw usageError(`watch takes no arguments (give drop folders with --drop DIR)\n${USAGE}`);
       // Signals that arrive during start-up stop the watcher once it is up.
       const signalled = untilSignal();
-      const config = loadConfig({
-        ...(values.config !== undefined ? { config: values.config } : {}),
-        ...(values.outbox !== undefined ? { outbox: values.outbox } : {}),
-        ...(values["max-size"] !== undefined ? { maxSize: values["max-size"] } : {}),
-        ...(values.allow !== undefined ? { allow: values.allow } : {}),
-        ...(values.platform !== undefined ? { platform: values.platform } : {}),
-        ...(values["log-file"] !== undefined ? { logFile: values["log-file"] } : {}),
+      const config = configFromFlags(values, {
         watch: {
           ...(values.drop !== undefined ? { drop: values.drop } : {}),
           ...(values.quarantine !== undefined ? { quarantine: values.quarantine } : {}),
