@@ -2,7 +2,7 @@ import { type ParseArgsConfig, parseArgs } from "node:util";
 import { usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 
-type Options = NonNullable<ParseArgsConfig["options"]>;
+export type Options = NonNullable<ParseArgsConfig["options"]>;
 
 /**
  * util.parseArgs in strict mode: options before `--`, unknown options are a
@@ -15,3 +15,5 @@ export function parseCommandArgs<O extends Options>(argv: string[], options: O, 
     throw usageError(`${escapeText((e as Error).message)}\n${usage}`);
   }
 }
+
+export type ParsedCommandArgs<O extends Options> = ReturnType<typeof parseCommandArgs<O>>;

@@ -1,7 +1,7 @@
-import { parseCommandArgs } from "../cli/args.js";
 import { out } from "../cli/io.js";
 import { configFromFlags } from "../cli/config-flags.js";
-import { runCommand } from "../cli/run.js";
+import type { Options } from "../cli/args.js";
+import { runCli } from "../cli/run.js";
 import { usageError } from "../core/errors.js";
 import { safeJson } from "../core/escape.js";
 import { type DoctorReport, doctor } from "../deploy/doctor.js";
@@ -22,43 +22,32 @@ export function formatReport(report: DoctorReport): string {
   return `${lines.join("\n")}\n`;
 }
 
+const OPTIONS = {
+  unit: { type: "string", multiple: true },
+  json: { type: "boolean" },
+  system: { type: "boolean" },
+  user: { type: "boolean" },
+  root: { type: "string" },
+  outbox: { type: "string" },
+  config: { type: "string" },
+  "no-probe": { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} satisfies Options;
+
 export async function run(argv: string[]): Promise<number> {
-  let json = false;
-  return runCommand(
-    async () => {
-      const { values, positionals } = parseCommandArgs(
-        argv,
-        {
-          unit: { type: "string", multiple: true },
-          json: { type: "boolean" },
-          system: { type: "boolean" },
-          user: { type: "boolean" },
-          root: { type: "string" },
-          outbox: { type: "string" },
-          config: { type: "string" },
-          "no-probe": { type: "boolean" },
-          help: { type: "boolean", short: "h" },
-        },
-        USAGE,
-      );
-      json = values.json === true;
-      if (values.help) {
-        out(`${USAGE}\n`);
-        return 0;
-      }
-      if (positionals.length > 0) throw usageError(`doctor takes no arguments\n${USAGE}`);
-      if (values.system && values.user) throw usageError(`--system and --user exclude each other\n${USAGE}`);
-      const config = configFromFlags(values);
-      const report = await doctor({
-        config,
-        scope: values.user ? "user" : "system",
-        ...(values.root !== undefined ? { root: values.root } : {}),
-        ...(values.unit !== undefined ? { units: values.unit } : {}),
-        probe: values["no-probe"] !== true,
-      });
-      out(json ? `${safeJson(report, 2)}\n` : formatReport(report));
-      return report.ok ? 0 : 1;
-    },
-    { json: () => json },
-  );
+  return runCli(argv, OPTIONS, USAGE, async ({ values, positionals }) => {
+    const json = values.json === true;
+    if (positionals.length > 0) throw usageError(`doctor takes no arguments\n${USAGE}`);
+    if (values.system && values.user) throw usageError(`--system and --user exclude each other\n${USAGE}`);
+    const config = configFromFlags(values);
+    const report = await doctor({
+      config,
+      scope: values.user ? "user" : "system",
+      ...(values.root !== undefined ? { root: values.root } : {}),
+      ...(values.unit !== undefined ? { units: values.unit } : {}),
+      probe: values["no-probe"] !== true,
+    });
+    out(json ? `${safeJson(report, 2)}\n` : formatReport(report));
+    return report.ok ? 0 : 1;
+  });
 }

@@ -1,8 +1,8 @@
 import path from "node:path";
-import { parseCommandArgs } from "../cli/args.js";
+import type { Options } from "../cli/args.js";
 import { err, out } from "../cli/io.js";
 import { configFromFlags } from "../cli/config-flags.js";
-import { runCommand } from "../cli/run.js";
+import { runCli } from "../cli/run.js";
 import { usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { installHermesConfig } from "../deploy/hermes-config.js";
@@ -17,30 +17,23 @@ export const USAGE = `usage: media-outbox install systemd [--system|--user] [--u
 
 const mode = (m: number) => m.toString(8).padStart(4, "0");
 
+const OPTIONS = {
+  system: { type: "boolean" },
+  user: { type: "boolean" },
+  unit: { type: "string", multiple: true },
+  outbox: { type: "string" },
+  strict: { type: "boolean" },
+  "with-watch": { type: "boolean" },
+  root: { type: "string" },
+  "dry-run": { type: "boolean" },
+  restart: { type: "boolean" },
+  profile: { type: "string" },
+  config: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} satisfies Options;
+
 export async function run(argv: string[], command = "install"): Promise<number> {
-  return runCommand(async () => {
-    const { values, positionals } = parseCommandArgs(
-      argv,
-      {
-        system: { type: "boolean" },
-        user: { type: "boolean" },
-        unit: { type: "string", multiple: true },
-        outbox: { type: "string" },
-        strict: { type: "boolean" },
-        "with-watch": { type: "boolean" },
-        root: { type: "string" },
-        "dry-run": { type: "boolean" },
-        restart: { type: "boolean" },
-        profile: { type: "string" },
-        config: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-      USAGE,
-    );
-    if (values.help) {
-      out(`${USAGE}\n`);
-      return 0;
-    }
+  return runCli(argv, OPTIONS, USAGE, async ({ values, positionals }) => {
     const target = positionals[0];
     if (positionals.length !== 1 || (target !== "systemd" && target !== "hermes-config")) throw usageError(`${command} needs one target: systemd or hermes-config\n${USAGE}`);
     if (values.system && values.user) throw usageError(`--system and --user exclude each other\n${USAGE}`);

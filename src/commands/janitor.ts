@@ -1,7 +1,7 @@
-import { parseCommandArgs } from "../cli/args.js";
 import { err, out } from "../cli/io.js";
 import { configFromFlags } from "../cli/config-flags.js";
-import { runCommand } from "../cli/run.js";
+import type { Options } from "../cli/args.js";
+import { runCli } from "../cli/run.js";
 import type { Config } from "../config/config.js";
 import { FatalError, usageError } from "../core/errors.js";
 import { escapeText, safeJson } from "../core/escape.js";
@@ -15,50 +15,39 @@ export const USAGE = `usage: media-outbox janitor [options]
 options: --outbox DIR --retention 14d --max-bytes SIZE --min-age 1h --dry-run --json
          --config FILE --log-json --log-file FILE`;
 
-export async function run(argv: string[]): Promise<number> {
-  let json = false;
-  return runCommand(
-    async () => {
-      const { values, positionals } = parseCommandArgs(
-        argv,
-        {
-          outbox: { type: "string" },
-          retention: { type: "string" },
-          "max-bytes": { type: "string" },
-          "min-age": { type: "string" },
-          "dry-run": { type: "boolean" },
-          json: { type: "boolean" },
-          schedule: { type: "string" },
-          tz: { type: "string" },
-          config: { type: "string" },
-          "log-json": { type: "boolean" },
-          "log-file": { type: "string" },
-          help: { type: "boolean", short: "h" },
-        },
-        USAGE,
-      );
-      json = values.json === true;
-      if (values.help) {
-        out(`${USAGE}\n`);
-        return 0;
-      }
-      if (positionals.length > 0) throw usageError(`janitor takes no arguments (the outbox comes from --outbox or the config)\n${USAGE}`);
-      if (values.tz !== undefined && values.schedule === undefined) throw usageError(`--tz goes with --schedule\n${USAGE}`);
+const OPTIONS = {
+  outbox: { type: "string" },
+  retention: { type: "string" },
+  "max-bytes": { type: "string" },
+  "min-age": { type: "string" },
+  "dry-run": { type: "boolean" },
+  json: { type: "boolean" },
+  schedule: { type: "string" },
+  tz: { type: "string" },
+  config: { type: "string" },
+  "log-json": { type: "boolean" },
+  "log-file": { type: "string" },
+  help: { type: "boolean", short: "h" },
+} satisfies Options;
 
-      const config = configFromFlags(values, {
-        janitor: { retention: values.retention, maxBytes: values["max-bytes"], minAge: values["min-age"] },
-      });
-      const dryRun = values["dry-run"] === true;
-      if (values.schedule !== undefined) {
-        return scheduled(config, { expression: values.schedule, timezone: values.tz, dryRun, json, logJson: values["log-json"] === true });
-      }
-      const logger = await createLogger(loggerOptionsFrom(config, { logJson: values["log-json"] === true }, "media-outbox-janitor"));
-      const report = runJanitor({ resolvedConfig: config, dryRun, logger, chdir: true });
-      printReport(report, json);
-      return janitorExitCode(report);
-    },
-    { json: () => json },
-  );
+export async function run(argv: string[]): Promise<number> {
+  return runCli(argv, OPTIONS, USAGE, async ({ values, positionals }) => {
+    const json = values.json === true;
+    if (positionals.length > 0) throw usageError(`janitor takes no arguments (the outbox comes from --outbox or the config)\n${USAGE}`);
+    if (values.tz !== undefined && values.schedule === undefined) throw usageError(`--tz goes with --schedule\n${USAGE}`);
+
+    const config = configFromFlags(values, {
+      janitor: { retention: values.retention, maxBytes: values["max-bytes"], minAge: values["min-age"] },
+    });
+    const dryRun = values["dry-run"] === true;
+    if (values.schedule !== undefined) {
+      return scheduled(config, { expression: values.schedule, timezone: values.tz, dryRun, json, logJson: values["log-json"] === true });
+    }
+    const logger = await createLogger(loggerOptionsFrom(config, { logJson: values["log-json"] === true }, "media-outbox-janitor"));
+    const report = runJanitor({ resolvedConfig: config, dryRun, logger, chdir: true });
+    printReport(report, json);
+    return janitorExitCode(report);
+  });
 }
 
 function printReport(report: JanitorReport, json: boolean): void {

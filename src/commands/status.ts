@@ -1,7 +1,6 @@
-import { parseCommandArgs } from "../cli/args.js";
 import { out } from "../cli/io.js";
 import { configFromFlags } from "../cli/config-flags.js";
-import { runCommand } from "../cli/run.js";
+import { runCli } from "../cli/run.js";
 import { usageError } from "../core/errors.js";
 import { safeJson } from "../core/escape.js";
 import { outboxStatus } from "../janitor/status.js";
@@ -11,27 +10,14 @@ export const USAGE = `usage: media-outbox status [--json] [--outbox DIR] [--conf
 
 /** Exit 0 when the outbox is safe (or does not exist yet), 1 when it is unsafe, 2 on usage errors. */
 export async function run(argv: string[]): Promise<number> {
-  let json = false;
-  return runCommand(
-    async () => {
-      const { values, positionals } = parseCommandArgs(
-        argv,
-        { json: { type: "boolean" }, outbox: { type: "string" }, config: { type: "string" }, help: { type: "boolean", short: "h" } },
-        USAGE,
-      );
-      json = values.json === true;
-      if (values.help) {
-        out(`${USAGE}\n`);
-        return 0;
-      }
-      if (positionals.length > 0) throw usageError(`status takes no arguments\n${USAGE}`);
-      const config = configFromFlags(values);
-      const now = new Date();
-      const report = outboxStatus({ resolvedConfig: config, now });
-      if (json) out(`${safeJson(report, 2)}\n`);
-      else out(formatStatus(report, { bold: process.stdout.isTTY === true && !process.env.NO_COLOR, now }));
-      return report.outbox.safe ? 0 : 1;
-    },
-    { json: () => json },
-  );
+  return runCli(argv, { json: { type: "boolean" }, outbox: { type: "string" }, config: { type: "string" }, help: { type: "boolean", short: "h" } }, USAGE, async ({ values, positionals }) => {
+    const json = values.json === true;
+    if (positionals.length > 0) throw usageError(`status takes no arguments\n${USAGE}`);
+    const config = configFromFlags(values);
+    const now = new Date();
+    const report = outboxStatus({ resolvedConfig: config, now });
+    if (json) out(`${safeJson(report, 2)}\n`);
+    else out(formatStatus(report, { bold: process.stdout.isTTY === true && !process.env.NO_COLOR, now }));
+    return report.outbox.safe ? 0 : 1;
+  });
 }

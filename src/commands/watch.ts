@@ -1,7 +1,7 @@
-import { parseCommandArgs } from "../cli/args.js";
 import { out } from "../cli/io.js";
 import { configFromFlags } from "../cli/config-flags.js";
-import { runCommand } from "../cli/run.js";
+import type { Options } from "../cli/args.js";
+import { runCli } from "../cli/run.js";
 import { usageError } from "../core/errors.js";
 import { safeJson } from "../core/escape.js";
 import { createLogger, loggerOptionsFrom } from "../log/logger.js";
@@ -24,54 +24,43 @@ function untilSignal(): Promise<string> {
   });
 }
 
+const OPTIONS = {
+  json: { type: "boolean" },
+  outbox: { type: "string" },
+  drop: { type: "string", multiple: true },
+  quarantine: { type: "string" },
+  settle: { type: "string" },
+  keep: { type: "boolean" },
+  "max-size": { type: "string" },
+  allow: { type: "string" },
+  platform: { type: "string" },
+  config: { type: "string" },
+  "log-file": { type: "string" },
+  help: { type: "boolean", short: "h" },
+} satisfies Options;
+
 export async function run(argv: string[]): Promise<number> {
-  let json = false;
-  return runCommand(
-    async () => {
-      const { values, positionals } = parseCommandArgs(
-        argv,
-        {
-          json: { type: "boolean" },
-          outbox: { type: "string" },
-          drop: { type: "string", multiple: true },
-          quarantine: { type: "string" },
-          settle: { type: "string" },
-          keep: { type: "boolean" },
-          "max-size": { type: "string" },
-          allow: { type: "string" },
-          platform: { type: "string" },
-          config: { type: "string" },
-          "log-file": { type: "string" },
-          help: { type: "boolean", short: "h" },
-        },
-        USAGE,
-      );
-      json = values.json === true;
-      if (values.help) {
-        out(`${USAGE}\n`);
-        return 0;
-      }
-      if (positionals.length > 0) throw usageError(`watch takes no arguments (give drop folders with --drop DIR)\n${USAGE}`);
-      // Signals that arrive during start-up stop the watcher once it is up.
-      const signalled = untilSignal();
-      const config = configFromFlags(values, {
-        watch: {
-          ...(values.drop !== undefined ? { drop: values.drop } : {}),
-          ...(values.quarantine !== undefined ? { quarantine: values.quarantine } : {}),
-          ...(values.settle !== undefined ? { settle: values.settle } : {}),
-          ...(values.keep ? { keep: true } : {}),
-        },
-      });
-      // A service: it always logs (JSON lines on stderr, or to --log-file).
-      const logger = await createLogger(loggerOptionsFrom(config, { logJson: true }, "media-outbox-watch"));
-      const onEvent = json ? (event: WatchEvent) => out(`${safeJson(event)}\n`) : undefined;
-      const watch = new Watch({ config, logger, ...(onEvent ? { onEvent } : {}) });
-      await watch.start();
-      const signal = await signalled;
-      logger.info({ event: "stopping", signal }, "stopping: finishing files already begun");
-      await watch.stop();
-      return 0;
-    },
-    { json: () => json },
-  );
+  return runCli(argv, OPTIONS, USAGE, async ({ values, positionals }) => {
+    const json = values.json === true;
+    if (positionals.length > 0) throw usageError(`watch takes no arguments (give drop folders with --drop DIR)\n${USAGE}`);
+    // Signals that arrive during start-up stop the watcher once it is up.
+    const signalled = untilSignal();
+    const config = configFromFlags(values, {
+      watch: {
+        ...(values.drop !== undefined ? { drop: values.drop } : {}),
+        ...(values.quarantine !== undefined ? { quarantine: values.quarantine } : {}),
+        ...(values.settle !== undefined ? { settle: values.settle } : {}),
+        ...(values.keep ? { keep: true } : {}),
+      },
+    });
+    // A service: it always logs (JSON lines on stderr, or to --log-file).
+    const logger = await createLogger(loggerOptionsFrom(config, { logJson: true }, "media-outbox-watch"));
+    const onEvent = json ? (event: WatchEvent) => out(`${safeJson(event)}\n`) : undefined;
+    const watch = new Watch({ config, logger, ...(onEvent ? { onEvent } : {}) });
+    await watch.start();
+    const signal = await signalled;
+    logger.info({ event: "stopping", signal }, "stopping: finishing files already begun");
+    await watch.stop();
+    return 0;
+  });
 }
