@@ -12,6 +12,7 @@ import { type Logger, silentLogger } from "../log/logger.js";
 import { extensionOf } from "../prepare/name.js";
 import { prepare } from "../prepare/prepare.js";
 import { type DirIdentity, dirIdentity, sameDir } from "./dir-identity.js";
+import { watchDirectory } from "./dir-watch.js";
 import type { EventSink, SkipCode } from "./events.js";
 import { MEDIA_RECEIPT, REFUSED_RECEIPT, existingReceipt, isIgnoredDropName, receiptNamesFit, writeReceipt } from "./receipt.js";
 import type { WorkQueue } from "./work-queue.js";
@@ -81,29 +82,15 @@ export class DropFolder {
   }
 
   private async arm(): Promise<void> {
-    const { watch } = await import("chokidar");
     const dir = this.dir;
     this.armedOn = dirIdentity(dir);
-    const watcher = watch(dir, {
-      persistent: true,
-      ignoreInitial: true,
-      followSymlinks: false,
-      depth: 0,
-      atomic: false,
-      ignorePermissionErrors: true,
-      // One watch on the folder, not one per file (a flood of thousands of
-      // files would mean thousands of inotify watches): its raw events name
-      // each entry created, renamed or written. Not chokidar's
-      // awaitWriteFinish either: a file over the cap is refused at once, and
-      // one settle timer for the folder is cheaper than one per file.
-      ignored: (p: string) => p !== dir,
-    });
-    watcher.on("raw", (_event, evPath, details) => {
-      const watched = (details as { watchedPath?: string } | undefined)?.watchedPath;
-      if (watched === dir && evPath) this.safely(() => this.notice(path.basename(evPath)));
-    });
-    watcher.on("error", (err) => this.logger.warn({ event: "watch_error", drop: escapeText(dir), error: escapeText(String((err as Error)?.message ?? err)) }, "drop folder watch error"));
-    await new Promise<void>((resolve) => watcher.once("ready", () => resolve()));
+    // No awaitWriteFinish: a file over the cap is refused at once, and one
+    // settle timer for the folder is cheaper than one per file.
+    const watcher = await watchDirectory(
+      dir,
+      (name) => this.safely(() => this.notice(name)),
+      (message) => this.logger.warn({ event: "watch_error", drop: escapeText(dir), error: escapeText(message) }, "drop folder watch error"),
+    );
     if (this.stopped) return void (await watcher.close());
     this.watcher = watcher;
   }

@@ -11,6 +11,7 @@ import { escapeText } from "../core/escape.js";
 import { type Logger, silentLogger } from "../log/logger.js";
 import type { EventSink } from "./events.js";
 import { type DirIdentity, dirIdentity, sameDir } from "./dir-identity.js";
+import { watchDirectory } from "./dir-watch.js";
 import { LedgerIndex } from "./ledger-index.js";
 import { type QuarantineReason, entryKind, moveToQuarantine } from "./quarantine.js";
 
@@ -101,33 +102,14 @@ export class OutboxGuard {
   }
 
   private async arm(): Promise<void> {
-    const { watch } = await import("chokidar");
     const outbox = this.options.outbox;
     this.armedOn = dirIdentity(outbox);
-    const watcher = watch(outbox, {
-      persistent: true,
-      ignoreInitial: true,
-      // An entry is judged for what it is, not for what it points at.
-      followSymlinks: false,
-      depth: 0,
-      // Report unlink+add at once instead of merging them into a change later.
-      atomic: false,
-      ignorePermissionErrors: true,
-      // One watch on the directory, not one per entry (10,000 published files
-      // would mean 10,000 inotify watches): its raw events name every entry
-      // created, renamed, written or removed in the outbox; a write through a
-      // hard link made elsewhere is caught by the rescan.
-      ignored: (p: string) => p !== outbox,
-    });
-    // Raw events: chokidar's own `add` would come only after it re-read the
-    // whole directory, and never for a dangling symlink.
-    watcher.on("raw", (_event, evPath, details) => {
-      const watched = (details as { watchedPath?: string } | undefined)?.watchedPath;
-      if (watched === outbox && evPath) this.schedule(path.basename(evPath));
-      else if (watched && path.dirname(watched) === outbox) this.schedule(path.basename(watched));
-    });
-    watcher.on("error", (err) => this.logger.warn({ event: "watch_error", error: escapeText(String((err as Error)?.message ?? err)) }, "outbox watch error"));
-    await new Promise<void>((resolve) => watcher.once("ready", () => resolve()));
+    // A write through a hard link made elsewhere raises no event here: the rescan catches it.
+    const watcher = await watchDirectory(
+      outbox,
+      (name) => this.schedule(name),
+      (message) => this.logger.warn({ event: "watch_error", error: escapeText(message) }, "outbox watch error"),
+    );
     this.watcher = watcher;
   }
 
