@@ -20,6 +20,25 @@ for (const file of fs.readdirSync(commandDir)) {
   if (file.endsWith(".ts")) entries[`commands/${file.slice(0, -3)}`] = path.join(commandDir, file);
 }
 
+/**
+ * One module object per Node built-in for the whole bundle. esbuild turns
+ * each `import fs from "node:fs"` into its own copy of all of fs's exports
+ * (`__toESM`), which costs every run start-up time; through this shim the
+ * copy is made once per built-in.
+ */
+const builtinsOnce = {
+  name: "builtins-once",
+  setup(b) {
+    b.onResolve({ filter: /^node:/ }, (args) =>
+      args.namespace === "builtins-once" ? { path: args.path, external: true } : { path: args.path, namespace: "builtins-once" },
+    );
+    b.onLoad({ filter: /.*/, namespace: "builtins-once" }, (args) => {
+      const id = JSON.stringify(args.path);
+      return { contents: `import m from ${id};\nexport default m;\nexport * from ${id};\n`, loader: "js" };
+    });
+  },
+};
+
 const result = await build({
   entryPoints: entries,
   outdir: path.join(root, "dist"),
@@ -34,6 +53,7 @@ const result = await build({
   write: false,
   logLevel: "warning",
   alias: { debug: path.join(root, "src/vendor/debug-stub.ts") },
+  plugins: [builtinsOnce],
 });
 
 /**
