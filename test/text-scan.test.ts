@@ -30,6 +30,12 @@ describe("TextScanner", () => {
     expect(scan(Buffer.from(` AKIAABCDEFGHIJKLMNOP `), 5).secret).toBe("an AWS access key id");
   });
 
+  it("judges a token on a block's first byte by the byte before it", () => {
+    const key = Buffer.from("AKIAABCDEFGHIJKLMNOP done\n");
+    expect(scan(Buffer.concat([filler(MiB - 1), Buffer.from("x"), key, filler(100)]), MiB).secret).toBeUndefined();
+    expect(scan(Buffer.concat([filler(MiB - 1), Buffer.from(" "), key, filler(100)]), MiB).secret).toBe("an AWS access key id");
+  });
+
   it("accepts UTF-8 split across chunks and refuses broken or truncated UTF-8", () => {
     const text = Buffer.from("नमस्ते दुनिया, สวัสดี, مرحبا 😀 ".repeat(50_000));
     for (const chunk of [1, 2, 3, 5, 4096, MiB]) expect(scan(text.subarray(0, 300_000), chunk).validUtf8).toBe(true);

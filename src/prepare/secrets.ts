@@ -26,7 +26,7 @@ const PATTERNS: [what: string, source: string][] = [
 ];
 
 // One pass of one regex finds any of them; the sticky ones then name it.
-const ANY_SECRET = new RegExp(PATTERNS.map(([, source]) => `(?:${source})`).join("|"));
+const ANY_SECRET = new RegExp(PATTERNS.map(([, source]) => `(?:${source})`).join("|"), "g");
 const EACH_SECRET = PATTERNS.map(([what, source]) => [what, new RegExp(source, "y")] as const);
 
 export interface SecretHit {
@@ -35,8 +35,13 @@ export interface SecretHit {
   index: number;
 }
 
-/** The leftmost secret in `latin1Text` (UTF-8 bytes read as Latin-1), or undefined. */
-export function findSecret(latin1Text: string): SecretHit | undefined {
+/**
+ * The leftmost secret in `latin1Text` (UTF-8 bytes read as Latin-1) that
+ * starts at or after `from`, or undefined. What lies before `from` still
+ * counts as context (a word boundary).
+ */
+export function findSecret(latin1Text: string, from = 0): SecretHit | undefined {
+  ANY_SECRET.lastIndex = from;
   const m = ANY_SECRET.exec(latin1Text);
   if (!m) return undefined;
   for (const [what, re] of EACH_SECRET) {

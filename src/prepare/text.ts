@@ -35,7 +35,7 @@ export class TextScanner {
   private pending: Buffer[] = [];
   private pendingBytes = 0;
   private carry: Buffer = Buffer.alloc(0);
-  private tail: Buffer = Buffer.alloc(0);
+  private tail = "";
   private readonly verdict: TextVerdict = { hasNul: false, validUtf8: true };
 
   /** Observes the next chunk; the chunk may be reused by the caller afterwards. */
@@ -64,18 +64,46 @@ export class TextScanner {
   private judge(block: Buffer, final: boolean): void {
     const v = this.verdict;
     if (!v.hasNul && block.includes(0)) v.hasNul = true;
-    if (v.validUtf8) {
-      const data = this.carry.length > 0 ? Buffer.concat([this.carry, block]) : block;
-      const cut = final ? data.length : completeLength(data);
-      if (!isUtf8(data.subarray(0, cut))) v.validUtf8 = false;
-      this.carry = Buffer.from(data.subarray(cut));
+    if (v.validUtf8) this.checkUtf8(block, final);
+    if (v.secret === undefined) this.scanSecrets(block, final);
+  }
+
+  /** Validates `block` after the sequence the previous one left incomplete, without copying it. */
+  private checkUtf8(block: Buffer, final: boolean): void {
+    let start = 0;
+    if (this.carry.length > 0) {
+      const lead = this.carry[0]!;
+      start = (lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2) - this.carry.length;
+      if (start > block.length || !isUtf8(Buffer.concat([this.carry, block.subarray(0, start)]))) {
+        this.verdict.validUtf8 = false;
+        return;
+      }
     }
-    if (v.secret !== undefined) return;
-    const window = this.tail.length > 0 ? Buffer.concat([this.tail, block]) : block;
-    const hit = findSecret(window.toString("latin1"));
-    // A hit in the last OVERLAP bytes is judged again with what follows, so
-    // that a token cut by the block boundary is never mistaken for a whole one.
-    if (hit && (final || hit.index < window.length - OVERLAP)) v.secret = hit.what;
-    this.tail = Buffer.from(window.subarray(Math.max(0, window.length - OVERLAP)));
+    const cut = final ? block.length : completeLength(block);
+    if (!isUtf8(block.subarray(start, Math.max(start, cut)))) this.verdict.validUtf8 = false;
+    this.carry = Buffer.from(block.subarray(Math.max(start, cut)));
+  }
+
+  /**
+   * Scans the block, and the seam where it meets the previous one (the
+   * previous block's last OVERLAP bytes and this one's first): a secret that
+   * straddles the boundary is found in the seam, everything else in the block.
+   * A hit in the block's last OVERLAP bytes is judged again in the next seam,
+   * with what follows, so a token cut by the boundary is never mistaken for a
+   * whole one; a hit on the block's first byte is judged in the seam, where the
+   * byte before it decides the word boundary.
+   */
+  private scanSecrets(block: Buffer, final: boolean): void {
+    const text = block.toString("latin1");
+    const deferFrom = final ? text.length : text.length - OVERLAP;
+    if (this.tail !== "") {
+      const hit = findSecret(this.tail + text.slice(0, OVERLAP));
+      if (hit && hit.index <= this.tail.length) this.verdict.secret = hit.what;
+    }
+    if (this.verdict.secret === undefined) {
+      const hit = findSecret(text, this.tail === "" ? 0 : 1);
+      if (hit && hit.index < deferFrom) this.verdict.secret = hit.what;
+    }
+    this.tail = text.slice(Math.max(0, text.length - OVERLAP));
   }
 }
