@@ -315,6 +315,20 @@ describe("watch: drop folders", () => {
     expect(fs.readdirSync(drop).sort()).toEqual([".hidden.png", "a.png.part", "b.tmp", "c.crdownload", "growing.txt.media"]);
   });
 
+  it("a file deleted before it settles is skipped with a log line, and the folder goes on", async () => {
+    const w = await startWatch(["--drop", drop, "--settle", "1500ms"]);
+    const gone = dropFile(drop, "gone.png", png(40));
+    await new Promise((r) => setTimeout(r, 300));
+    fs.rmSync(gone);
+    dropFile(drop, "after.png", png(41));
+    await w.waitFor(outcomeFor("after.png"), "after.png");
+    const outcome = await w.waitFor(outcomeFor("gone.png"), "gone.png", 10_000).catch(() => undefined);
+    // Either nothing was begun (no event) or it is reported as vanished; never a receipt for a file that is not there.
+    if (outcome) expect(outcome).toMatchObject({ event: "skipped", code: "vanished" });
+    expect(fs.readdirSync(drop).sort()).toEqual(["after.png.media"]);
+    expect(w.exitCode).toBeUndefined();
+  });
+
   it("refuses a file over the size cap", async () => {
     const w = await startWatch(["--drop", drop, "--max-size", "1KB"]);
     dropFile(drop, "big.txt", "x".repeat(5000));
