@@ -25,3 +25,15 @@ export function configFromFlags(values: PolicyFlags, extra: Omit<ConfigOverrides
     logFile: values["log-file"],
   });
 }
+
+// The declarations of those flags, for the commands that take them.
+/** --outbox, --config and --help: every command takes them. */
+export const BASE_OPTIONS = {
+  outbox: { type: "string" },
+  config: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+export const JSON_OPTION = { json: { type: "boolean" } } as const;
+export const LOG_OPTIONS = { "log-json": { type: "boolean" }, "log-file": { type: "string" } } as const;
+/** The size and type policy prepare applies (watch applies it to drops). */
+export const POLICY_OPTIONS = { "max-size": { type: "string" }, allow: { type: "string" }, platform: { type: "string" } } as const;

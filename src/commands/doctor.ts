@@ -1,5 +1,5 @@
 import { out } from "../cli/io.js";
-import { configFromFlags } from "../cli/config-flags.js";
+import { BASE_OPTIONS, JSON_OPTION, configFromFlags } from "../cli/config-flags.js";
 import type { Options } from "../cli/args.js";
 import { runCli } from "../cli/run.js";
 import { usageError } from "../core/errors.js";
@@ -23,15 +23,13 @@ export function formatReport(report: DoctorReport): string {
 }
 
 const OPTIONS = {
+  ...BASE_OPTIONS,
+  ...JSON_OPTION,
   unit: { type: "string", multiple: true },
-  json: { type: "boolean" },
   system: { type: "boolean" },
   user: { type: "boolean" },
   root: { type: "string" },
-  outbox: { type: "string" },
-  config: { type: "string" },
   "no-probe": { type: "boolean" },
-  help: { type: "boolean", short: "h" },
 } satisfies Options;
 
 export async function run(argv: string[]): Promise<number> {

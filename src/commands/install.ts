@@ -1,7 +1,7 @@
 import path from "node:path";
 import type { Options } from "../cli/args.js";
 import { err, out } from "../cli/io.js";
-import { configFromFlags } from "../cli/config-flags.js";
+import { BASE_OPTIONS, configFromFlags } from "../cli/config-flags.js";
 import { runCli } from "../cli/run.js";
 import { usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
@@ -18,18 +18,16 @@ export const USAGE = `usage: media-outbox install systemd [--system|--user] [--u
 const mode = (m: number) => m.toString(8).padStart(4, "0");
 
 const OPTIONS = {
+  ...BASE_OPTIONS,
   system: { type: "boolean" },
   user: { type: "boolean" },
   unit: { type: "string", multiple: true },
-  outbox: { type: "string" },
   strict: { type: "boolean" },
   "with-watch": { type: "boolean" },
   root: { type: "string" },
   "dry-run": { type: "boolean" },
   restart: { type: "boolean" },
   profile: { type: "string" },
-  config: { type: "string" },
-  help: { type: "boolean", short: "h" },
 } satisfies Options;
 
 export async function run(argv: string[], command = "install"): Promise<number> {

@@ -1,5 +1,5 @@
 import { err, out } from "../cli/io.js";
-import { configFromFlags } from "../cli/config-flags.js";
+import { BASE_OPTIONS, JSON_OPTION, LOG_OPTIONS, configFromFlags } from "../cli/config-flags.js";
 import type { Options } from "../cli/args.js";
 import { runCli } from "../cli/run.js";
 import type { Config } from "../config/config.js";
@@ -16,18 +16,15 @@ options: --outbox DIR --retention 14d --max-bytes SIZE --min-age 1h --dry-run --
          --config FILE --log-json --log-file FILE`;
 
 const OPTIONS = {
-  outbox: { type: "string" },
+  ...BASE_OPTIONS,
+  ...JSON_OPTION,
+  ...LOG_OPTIONS,
   retention: { type: "string" },
   "max-bytes": { type: "string" },
   "min-age": { type: "string" },
   "dry-run": { type: "boolean" },
-  json: { type: "boolean" },
   schedule: { type: "string" },
   tz: { type: "string" },
-  config: { type: "string" },
-  "log-json": { type: "boolean" },
-  "log-file": { type: "string" },
-  help: { type: "boolean", short: "h" },
 } satisfies Options;
 
 export async function run(argv: string[]): Promise<number> {

@@ -1,5 +1,5 @@
 import { err, out } from "../cli/io.js";
-import { configFromFlags } from "../cli/config-flags.js";
+import { BASE_OPTIONS, JSON_OPTION, LOG_OPTIONS, POLICY_OPTIONS, configFromFlags } from "../cli/config-flags.js";
 import type { Options } from "../cli/args.js";
 import { runCli } from "../cli/run.js";
 import { usageError } from "../core/errors.js";
@@ -13,18 +13,13 @@ options: --json --outbox DIR --max-size SIZE --allow EXT,... --platform NAME
          --source-root DIR... --config FILE --log-json --log-file FILE`;
 
 const OPTIONS = {
-  json: { type: "boolean" },
-  outbox: { type: "string" },
-  "max-size": { type: "string" },
-  allow: { type: "string" },
-  platform: { type: "string" },
+  ...BASE_OPTIONS,
+  ...JSON_OPTION,
+  ...LOG_OPTIONS,
+  ...POLICY_OPTIONS,
   stdin: { type: "boolean" },
   name: { type: "string" },
   "source-root": { type: "string", multiple: true },
-  config: { type: "string" },
-  "log-json": { type: "boolean" },
-  "log-file": { type: "string" },
-  help: { type: "boolean", short: "h" },
 } satisfies Options;
 
 export async function run(argv: string[]): Promise<number> {

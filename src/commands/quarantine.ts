@@ -1,5 +1,5 @@
 import { err, out } from "../cli/io.js";
-import { configFromFlags } from "../cli/config-flags.js";
+import { BASE_OPTIONS, JSON_OPTION, LOG_OPTIONS, configFromFlags } from "../cli/config-flags.js";
 import type { Options } from "../cli/args.js";
 import { runCli } from "../cli/run.js";
 import { usageError } from "../core/errors.js";
@@ -12,13 +12,10 @@ export const USAGE = `usage: media-outbox quarantine list [--json] [options]
 options: --outbox DIR --quarantine DIR --config FILE --log-json --log-file FILE`;
 
 const OPTIONS = {
-  json: { type: "boolean" },
-  outbox: { type: "string" },
+  ...BASE_OPTIONS,
+  ...JSON_OPTION,
+  ...LOG_OPTIONS,
   quarantine: { type: "string" },
-  config: { type: "string" },
-  "log-json": { type: "boolean" },
-  "log-file": { type: "string" },
-  help: { type: "boolean", short: "h" },
 } satisfies Options;
 
 export async function run(argv: string[]): Promise<number> {

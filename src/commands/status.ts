@@ -1,5 +1,5 @@
 import { out } from "../cli/io.js";
-import { configFromFlags } from "../cli/config-flags.js";
+import { BASE_OPTIONS, JSON_OPTION, configFromFlags } from "../cli/config-flags.js";
 import { runCli } from "../cli/run.js";
 import { usageError } from "../core/errors.js";
 import { safeJson } from "../core/escape.js";
@@ -10,7 +10,7 @@ export const USAGE = `usage: media-outbox status [--json] [--outbox DIR] [--conf
 
 /** Exit 0 when the outbox is safe (or does not exist yet), 1 when it is unsafe, 2 on usage errors. */
 export async function run(argv: string[]): Promise<number> {
-  return runCli(argv, { json: { type: "boolean" }, outbox: { type: "string" }, config: { type: "string" }, help: { type: "boolean", short: "h" } }, USAGE, async ({ values, positionals }) => {
+  return runCli(argv, { ...BASE_OPTIONS, ...JSON_OPTION }, USAGE, async ({ values, positionals }) => {
     const json = values.json === true;
     if (positionals.length > 0) throw usageError(`status takes no arguments\n${USAGE}`);
     const config = configFromFlags(values);

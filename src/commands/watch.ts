@@ -1,5 +1,5 @@
 import { out } from "../cli/io.js";
-import { configFromFlags } from "../cli/config-flags.js";
+import { BASE_OPTIONS, JSON_OPTION, POLICY_OPTIONS, configFromFlags } from "../cli/config-flags.js";
 import type { Options } from "../cli/args.js";
 import { runCli } from "../cli/run.js";
 import { usageError } from "../core/errors.js";
@@ -25,18 +25,14 @@ function untilSignal(): Promise<string> {
 }
 
 const OPTIONS = {
-  json: { type: "boolean" },
-  outbox: { type: "string" },
+  ...BASE_OPTIONS,
+  ...JSON_OPTION,
+  ...POLICY_OPTIONS,
   drop: { type: "string", multiple: true },
   quarantine: { type: "string" },
   settle: { type: "string" },
   keep: { type: "boolean" },
-  "max-size": { type: "string" },
-  allow: { type: "string" },
-  platform: { type: "string" },
-  config: { type: "string" },
   "log-file": { type: "string" },
-  help: { type: "boolean", short: "h" },
 } satisfies Options;
 
 export async function run(argv: string[]): Promise<number> {
