@@ -137,3 +137,49 @@ describe("prepare: credential entries that are links", () => {
     expect(cli(["prepare", write(h.home, "fine.txt", "ok\n")], { env: h.env }).code).toBe(0);
   });
 });
+
+describe("prepare: refusals leave nothing behind", () => {
+  it("after every kind of refusal in one call, the outbox, staging and ledger hold nothing", () => {
+    const dir = path.join(h.home, "in");
+    fs.mkdirSync(dir);
+    fs.mkdirSync(path.join(dir, "folder.png"));
+    execFileSync("mkfifo", [path.join(dir, "pipe.png")]);
+    const linked = write(dir, "orig.png", png(9));
+    fs.linkSync(linked, path.join(dir, "alias.png"));
+    const inputs = [
+      path.join(dir, "bad\nname.png"),
+      path.join(dir, "MEDIA:/etc/x.png"),
+      "/etc/hostname",
+      path.join(dir, "missing.png"),
+      path.join(dir, "folder.png"),
+      path.join(dir, "pipe.png"),
+      write(dir, "empty.png", ""),
+      write(dir, "script.sh", "echo hi\n"),
+      write(dir, "big.txt", "x".repeat(2000)),
+      write(dir, "fake.pdf", "not a pdf\n"),
+      write(dir, "leak.md", `token ghp_${"a1B2c3D4e5".repeat(4)}\n`),
+      path.join(dir, "alias.png"),
+    ];
+    const r = cli(["prepare", "--json", "--max-size", "1000", "--allow", "png,txt,pdf,md", ...inputs], { env: h.env });
+    expect(r.code).toBe(1);
+    const codes = JSON.parse(r.stdout).media_dropped.map((d: { code: string }) => d.code);
+    expect(codes).toEqual([
+      "unsafe_path_chars",
+      "media_directive_in_path",
+      "denied_source",
+      "not_found",
+      "not_regular_file",
+      "not_regular_file",
+      "empty_file",
+      "extension_not_allowed",
+      "too_large",
+      "content_mismatch",
+      "secret_detected",
+      "denied_source",
+    ]);
+    const state = path.join(h.home, ".hermes", ".media_outbox-state");
+    expect(fs.readdirSync(h.outbox)).toEqual([]);
+    expect(fs.readdirSync(path.join(state, "staging"))).toEqual([]);
+    expect(fs.readdirSync(path.join(state, "ledger"))).toEqual([]);
+  });
+});
