@@ -58,7 +58,8 @@ class StagingSink {
     if (this.bytes > this.cap) throw tooLarge(this.cap);
     this.hash.update(chunk);
     this.observer?.push(chunk);
-    this.kept = this.bytes <= KEEP_IN_MEMORY ? this.kept?.concat(Buffer.from(chunk)) : undefined;
+    if (this.kept && this.bytes <= KEEP_IN_MEMORY) this.kept.push(Buffer.from(chunk));
+    else this.kept = undefined;
     let off = 0;
     while (off < chunk.length) off += fs.writeSync(this.fd, chunk, off, chunk.length - off);
   }

@@ -57,6 +57,27 @@ function refuse(options: TrustDirOptions, dir: string, why: string, fix: string)
 }
 
 /**
+ * The rules for a directory as found (`st`, not followed), then at its real path:
+ * private, its real path one the gateway parses when it must, no ancestor
+ * others could swap it under. Throws the refusal.
+ */
+function verifyDir(dir: string, st: fs.Stats, realOf: () => string, options: TrustDirOptions): string {
+  const problem = privateDirProblem(st);
+  if (problem) {
+    const fix = st.isDirectory() && problem.includes("writable") ? `run: chmod 700 ${escapeText(dir)}` : "point it at a directory of your own (mode 0700)";
+    refuse(options, dir, problem, fix);
+  }
+  const real = realOf();
+  if (options.gatewayVisible) {
+    const gw = allowDirProblem(real);
+    if (gw) refuse(options, real, gw, "choose a plain absolute path such as ~/.hermes/media_outbox");
+  }
+  const ancestor = ancestorProblem(real);
+  if (ancestor) refuse(options, dir, ancestor, "move it under a directory only you can write to");
+  return real;
+}
+
+/**
  * Verifies (and with `create`, makes) a private directory. Returns undefined
  * when it is missing and `create` is false.
  */
@@ -75,18 +96,7 @@ export function trustDir(dir: string, options: TrustDirOptions): DirCheck | unde
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     st = fs.lstatSync(dir);
   }
-  const problem = privateDirProblem(st);
-  if (problem) {
-    const fix = st.isDirectory() && problem.includes("writable") ? `run: chmod 700 ${escapeText(dir)}` : "point it at a directory of your own (mode 0700)";
-    refuse(options, dir, problem, fix);
-  }
-  const real = fs.realpathSync.native(dir);
-  if (options.gatewayVisible && real !== dir) {
-    const problem = allowDirProblem(real);
-    if (problem) refuse(options, real, problem, "choose a plain absolute path such as ~/.hermes/media_outbox");
-  }
-  const ancestor = ancestorProblem(real);
-  if (ancestor) refuse(options, dir, ancestor, "move it under a directory only you can write to");
+  const real = verifyDir(dir, st, () => fs.realpathSync.native(dir), options);
   return { real, dev: st.dev, ino: st.ino };
 }
 
@@ -121,21 +131,10 @@ export function openPrivateDir(dir: string, options: Omit<TrustDirOptions, "crea
   }
   try {
     const st = fs.fstatSync(fd);
-    const problem = privateDirProblem(st);
-    if (problem) {
-      const fix = problem.includes("writable") ? `run: chmod 700 ${escapeText(dir)}` : "point it at a directory of your own (mode 0700)";
-      refuse(opts, dir, problem, fix);
-    }
     const procPath = `${PROC_FD}/${fd}`;
     const onProc = fs.existsSync(procPath);
     // The kernel's name for what was opened: the real path at this moment.
-    const real = onProc ? fs.readlinkSync(procPath) : fs.realpathSync.native(dir);
-    if (options.gatewayVisible) {
-      const gw = allowDirProblem(real);
-      if (gw) refuse(opts, real, gw, "choose a plain absolute path such as ~/.hermes/media_outbox");
-    }
-    const ancestor = ancestorProblem(real);
-    if (ancestor) refuse(opts, dir, ancestor, "move it under a directory only you can write to");
+    const real = verifyDir(dir, st, () => (onProc ? fs.readlinkSync(procPath) : fs.realpathSync.native(dir)), opts);
     return { fd, base: onProc ? procPath : real, real, dev: st.dev, ino: st.ino };
   } catch (err) {
     fs.closeSync(fd);
