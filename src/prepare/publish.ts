@@ -1,10 +1,10 @@
 // Check 7: publication. link(2) from the staging file gives the complete file
 // its final name in one step and fails rather than overwrite, so no reader
 // sees a partial file and no published file is ever replaced.
-import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { errnoCode } from "../core/errors.js";
+import { sha256OfFd } from "../core/hash.js";
 import { type LedgerRecord, appendLedger } from "../state/ledger.js";
 import { outputName } from "./name.js";
 import type { Staged } from "./stage.js";
@@ -41,10 +41,7 @@ function reuseIfSame(file: string, staged: Staged, now: Date): boolean {
   try {
     const st = fs.fstatSync(fd);
     if (!st.isFile() || st.size !== staged.bytes) return false;
-    const hash = createHash("sha256");
-    const buf = Buffer.allocUnsafe(1024 * 1024);
-    for (let n = fs.readSync(fd, buf); n > 0; n = fs.readSync(fd, buf)) hash.update(buf.subarray(0, n));
-    if (hash.digest("hex") !== staged.sha256) return false;
+    if (sha256OfFd(fd) !== staged.sha256) return false;
     fs.futimesSync(fd, now, now);
     return true;
   } finally {

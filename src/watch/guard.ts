@@ -2,12 +2,12 @@
 // agent's user can write there directly. Whatever prepare did not publish is
 // moved into the quarantine at once. Entries are judged by lstat, never
 // followed; the ledger says what was published.
-import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { FSWatcher } from "chokidar";
 import { errnoCode } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
+import { sha256OfFd } from "../core/hash.js";
 import { type Logger, silentLogger } from "../log/logger.js";
 import type { EventSink } from "./events.js";
 import { type DirIdentity, dirIdentity, sameDir } from "./dir-identity.js";
@@ -43,9 +43,6 @@ function kindReason(st: fs.Stats): QuarantineReason | undefined {
   return kind === "file" ? undefined : kind;
 }
 
-const HASH_CHUNK = 1024 * 1024;
-let hashBuffer: Buffer | undefined;
-
 /** sha256 of the regular file at `file`, if it still is the inode lstat saw. */
 function hashIfSame(file: string, seen: fs.Stats): string | undefined {
   let fd: number;
@@ -59,10 +56,7 @@ function hashIfSame(file: string, seen: fs.Stats): string | undefined {
   try {
     const st = fs.fstatSync(fd);
     if (!st.isFile() || st.ino !== seen.ino) return undefined;
-    const hash = createHash("sha256");
-    hashBuffer ??= Buffer.allocUnsafe(HASH_CHUNK);
-    for (let n = fs.readSync(fd, hashBuffer); n > 0; n = fs.readSync(fd, hashBuffer)) hash.update(hashBuffer.subarray(0, n));
-    return hash.digest("hex");
+    return sha256OfFd(fd);
   } finally {
     fs.closeSync(fd);
   }
