@@ -3,6 +3,7 @@
 // declarations. `--bundles-only` skips the declarations (used by the tests).
 import { build } from "esbuild";
 import { execFileSync, spawnSync } from "node:child_process";
+import { createRequire } from "node:module";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -21,11 +22,23 @@ for (const file of fs.readdirSync(commandDir)) {
 }
 
 /**
- * One module object per Node built-in for the whole bundle. esbuild turns
- * each `import fs from "node:fs"` into its own copy of all of fs's exports
- * (`__toESM`), which costs every run start-up time; through this shim the
- * copy is made once per built-in.
+ * Node built-ins without esbuild's per-import copies. esbuild turns each
+ * `import fs from "node:fs"` into a copy of all of fs's exports (`__toESM`),
+ * which costs every run start-up time. Through this shim a built-in is
+ * required once and used as it is: the default import is the module itself,
+ * and each named export is one property read, kept only where it is imported.
  */
+const require = createRequire(import.meta.url);
+const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+const isBindingName = (name) => {
+  if (!IDENTIFIER.test(name) || name === "default") return false;
+  try {
+    new Function(`let ${name};`);
+    return true;
+  } catch {
+    return false;
+  }
+};
 const builtinsOnce = {
   name: "builtins-once",
   setup(b) {
@@ -34,7 +47,9 @@ const builtinsOnce = {
     );
     b.onLoad({ filter: /.*/, namespace: "builtins-once" }, (args) => {
       const id = JSON.stringify(args.path);
-      return { contents: `import m from ${id};\nexport default m;\nexport * from ${id};\n`, loader: "js" };
+      const names = Object.getOwnPropertyNames(require(args.path)).filter(isBindingName);
+      const picks = names.map((n) => `export const ${n} = /* @__PURE__ */ pick(${JSON.stringify(n)});`);
+      return { contents: [`const m = require(${id});`, "const pick = (name) => m[name];", "export default m;", ...picks].join("\n"), loader: "js" };
     });
   },
 };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { escapeText, safeJson } from "../src/core/escape.js";
 import { parseDuration, parseSize } from "../src/core/units.js";
-import { outputName } from "../src/prepare/name.js";
+import { ASCII, UNICODE, outputName } from "../src/prepare/name.js";
 import { allowDirProblem, extractMediaPaths, parseAllowDirs } from "../src/safety/gateway.js";
 import { hasMediaDirective } from "../src/safety/path-text.js";
 
@@ -55,5 +55,26 @@ describe("gateway model", () => {
   });
   it("output names never carry a dot in the stem", () => {
     expect(outputName("v1.2.3 final.tar.gz")).toBe("v1-2-3-final-tar.gz");
+  });
+});
+
+describe("output name patterns", () => {
+  // The ASCII set is a fast path: it must cut every printable ASCII name exactly as the Unicode rule
+  // does. Both sets differ only in their character classes, so agreeing on each character suffices.
+  const printable = Array.from({ length: 0x7f - 0x20 }, (_, i) => String.fromCharCode(0x20 + i));
+  const same = (re: RegExp | undefined, ref: RegExp, text: string) => {
+    ref.lastIndex = 0;
+    if (re) re.lastIndex = 0;
+    return (re?.test(text) ?? false) === ref.test(text);
+  };
+  it("agrees with the Unicode patterns on every printable ASCII character", () => {
+    const disagree = printable.filter(
+      (c) =>
+        !same(ASCII.invisible, UNICODE().invisible!, c) ||
+        !same(ASCII.notStem, UNICODE().notStem, c) ||
+        !same(ASCII.extension, UNICODE().extension, `a.${c}`) ||
+        !same(ASCII.extension, UNICODE().extension, `a.b${c}`),
+    );
+    expect(disagree).toEqual([]);
   });
 });

@@ -1,7 +1,6 @@
 // The one place that decides the outbox, its state and the policy, for every
 // command: flags > environment > config file > defaults.
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { configError, isErrno, usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
@@ -167,7 +166,8 @@ function platformLimits(input: PolicyInput["platforms"], file: string | undefine
 /** Resolves the configuration every command runs with. Throws FatalError on bad input. */
 export function loadConfig(overrides: ConfigOverrides = {}): Config {
   const env = overrides.env ?? process.env;
-  const home = path.resolve(env.HOME || os.homedir());
+  // node:os is loaded only when HOME is unset: it costs every run start-up time.
+  const home = path.resolve(env.HOME || process.getBuiltinModule("node:os").homedir());
   const hermesHome = env.HERMES_HOME ? absPath(env.HERMES_HOME, home, undefined, "HERMES_HOME") : path.join(home, ".hermes");
   const cwd = overrides.cwd ?? process.cwd();
 

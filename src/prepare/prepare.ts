@@ -2,7 +2,7 @@
 // function for the CLI, the watcher and library callers.
 import fs from "node:fs";
 import { type Config, type ConfigOverrides, loadConfig, sizeCapFor } from "../config/config.js";
-import { Refusal, type RefusalCode, usageError } from "../core/errors.js";
+import { Refusal, type RefusalCode, errnoCode, usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { formatBytes } from "../core/units.js";
 import { type Logger, silentLogger } from "../log/logger.js";
@@ -118,6 +118,15 @@ async function stageInput(ctx: Context, input: PrepareInput, target: { path: str
   }
 }
 
+/** unlink(2) without rmSync's recursive machinery, which costs start-up time to load. */
+function unlinkIfPresent(file: string): void {
+  try {
+    fs.unlinkSync(file);
+  } catch (err) {
+    if (errnoCode(err) !== "ENOENT") throw err;
+  }
+}
+
 async function prepareOne(ctx: Context, input: PrepareInput): Promise<MediaResult> {
   const given = sourceText(input);
   assertSafePathText(given, typeof input === "object" && "stream" in input ? "name" : "path");
@@ -148,7 +157,7 @@ async function prepareOne(ctx: Context, input: PrepareInput): Promise<MediaResul
     };
   } finally {
     fs.closeSync(target.fd);
-    fs.rmSync(target.path, { force: true });
+    unlinkIfPresent(target.path);
   }
 }
 

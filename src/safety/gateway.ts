@@ -1,6 +1,5 @@
 // What the gateway does with text and paths (../shared/DESIGN.md). Every part
 // that must agree with the gateway asks this module, never its own copy.
-import os from "node:os";
 import path from "node:path";
 
 /** Extensions whose paths the gateway's MEDIA: extraction keeps whole. */
@@ -36,7 +35,7 @@ export function allowDirProblem(dir: string): string | undefined {
 }
 
 /** Splits HERMES_MEDIA_ALLOW_DIRS as the gateway does. */
-export function parseAllowDirs(value: string | undefined, home = os.homedir()): string[] {
+export function parseAllowDirs(value: string | undefined, home = process.getBuiltinModule("node:os").homedir()): string[] {
   if (!value) return [];
   const roots: string[] = [];
   for (const raw of value.split(/[:,]/)) {
