@@ -16,6 +16,7 @@ const entries = {
   cli: path.join(root, "src/cli/main.ts"),
   "lib/index": path.join(root, "src/lib/index.ts"),
   "vendor/pino": path.join(root, "src/log/pino-entry.ts"),
+  "workers/text-scan": path.join(root, "src/prepare/text-worker.ts"),
 };
 for (const file of fs.readdirSync(commandDir)) {
   if (file.endsWith(".ts")) entries[`commands/${file.slice(0, -3)}`] = path.join(commandDir, file);

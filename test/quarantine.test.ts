@@ -23,11 +23,19 @@ interface Listed {
   entries: { name: string; kind: string; bytes: number; reason?: string; original?: string; quarantined_at?: string }[];
 }
 
-/** Plants entries in the outbox and lets a real guard quarantine them. */
+/**
+ * Plants entries in the outbox and lets a real guard quarantine them. Each
+ * entry is made beside the outbox and renamed into it whole, so the guard
+ * never sees one half made (a file whose old mtime is not yet set, say).
+ */
 async function plant(entries: Record<string, (file: string) => void>): Promise<void> {
   const w = await WatchProcess.start([], h.env);
   try {
-    for (const [name, make] of Object.entries(entries)) make(path.join(h.outbox, name));
+    const making = fs.mkdtempSync(path.join(h.home, "planting-"));
+    for (const [name, make] of Object.entries(entries)) {
+      make(path.join(making, name));
+      fs.renameSync(path.join(making, name), path.join(h.outbox, name));
+    }
     for (const name of Object.keys(entries)) await w.waitFor((e: Event) => e.event === "quarantined" && e.name === name, `quarantine of ${name}`);
   } finally {
     expect(await w.stop()).toBe(0);

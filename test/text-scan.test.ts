@@ -22,6 +22,17 @@ describe("TextScanner", () => {
     }
   });
 
+  it("finds long tokens and PEM headers that straddle a block boundary", () => {
+    const jwt = `eyJ${"a".repeat(1500)}.eyJ${"b".repeat(1500)}.${"c".repeat(900)}`;
+    const pem = "-----BEGIN ENCRYPTED PRIVATE KEY-----";
+    for (const [token, what] of [[jwt, "a JSON Web Token"], [pem, "a private key block"]] as const) {
+      for (const before of [10, 100, 2000, token.length - 1]) {
+        const bytes = Buffer.concat([filler(MiB - before), Buffer.from(` ${token} `), filler(5000)]);
+        for (const chunk of [MiB, 65_536, 1000]) expect(scan(bytes, chunk).secret, `${what}, ${before} bytes before the boundary, chunk ${chunk}`).toBe(what);
+      }
+    }
+  });
+
   it("does not mistake a token cut by a block boundary for a whole one", () => {
     // AKIA + 16 characters is a key id only when a word boundary follows.
     const long = `AKIA${"ABCDEFGHIJKLMNOP"}QRSTUVWXYZ`;

@@ -97,14 +97,15 @@ async function sniff(staged: Staged): Promise<{ ext: string; mime: string } | un
 
 const describe = (sniffed: { ext: string } | undefined) => (sniffed ? `${sniffed.ext} data` : "content of no recognised binary type");
 
-/** Judges a staged file; for a text extension, `text` is what the scan of its bytes found. */
-export async function checkContent(staged: Staged, ext: string, text?: TextVerdict): Promise<ContentVerdict> {
-  const sniffed = await sniff(staged);
+/** Judges a staged file; for a text extension, `text` is what the scan of its bytes finds. */
+export async function checkContent(staged: Staged, ext: string, text?: Promise<TextVerdict>): Promise<ContentVerdict> {
+  const [sniffed, verdict] = await Promise.all([sniff(staged), text]);
   if (isTextExtension(ext)) {
     if (sniffed && !(TEXT_SNIFFS_ALLOWED[ext] ?? []).includes(sniffed.ext)) {
       throw new Refusal("content_mismatch", `the file is named .${ext} but holds ${describe(sniffed)}; give it its real extension`);
     }
-    checkText(text ?? { hasNul: false, validUtf8: true }, ext);
+    if (!verdict) throw new Error("a text file reached the content check without its text scan");
+    checkText(verdict, ext);
     return { mime: TEXT_MIME[ext]! };
   }
   const expected = BINARY_SNIFFS[ext];

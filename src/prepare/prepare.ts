@@ -14,7 +14,7 @@ import { extensionOf } from "./name.js";
 import { publish } from "./publish.js";
 import { type OpenedSource, type SourcePolicy, openSource } from "./source.js";
 import { type Staged, createStagingFile, stageFromFd, stageFromStream, syncStaged } from "./stage.js";
-import { TextScanner, type TextVerdict } from "./text.js";
+import { type TextCheck, createTextCheck } from "./text-check.js";
 
 /** A file on disk, or bytes from a stream under a given name. */
 export type PrepareInput = string | { path: string } | { stream: AsyncIterable<Uint8Array | string>; name: string };
@@ -91,17 +91,26 @@ interface StagedInput {
   staged: Staged;
   ext: string;
   name: string;
-  text?: TextVerdict;
 }
 
-async function stageInput(ctx: Context, input: PrepareInput, target: { path: string; fd: number }): Promise<StagedInput> {
+/**
+ * Stages `input` into `target`. A text file's check starts while it is
+ * staged and is handed to `onTextCheck`, so the caller can stop it whatever
+ * happens next.
+ */
+async function stageInput(ctx: Context, input: PrepareInput, target: { path: string; fd: number }, onTextCheck: (check: TextCheck) => void): Promise<StagedInput> {
+  const textCheck = (ext: string, expectedBytes: number | undefined) => {
+    if (!isTextExtension(ext)) return undefined;
+    const check = createTextCheck(target.fd, expectedBytes);
+    onTextCheck(check);
+    return check;
+  };
   if (typeof input === "object" && "stream" in input) {
     const ext = checkExtension(ctx, input.name);
     const cap = sizeCapFor(ctx.config, ext);
-    const scanner = isTextExtension(ext) ? new TextScanner() : undefined;
-    const staged = await stageFromStream(input.stream, target, cap, scanner);
+    const staged = await stageFromStream(input.stream, target, cap, textCheck(ext, undefined));
     if (staged.bytes === 0) throw new Refusal("empty_file", "standard input was empty");
-    return { staged, ext, name: input.name, ...(scanner ? { text: scanner.finish() } : {}) };
+    return { staged, ext, name: input.name };
   }
   const given = sourceText(input);
   const source = openSource(given, ctx.sourcePolicy);
@@ -109,10 +118,9 @@ async function stageInput(ctx: Context, input: PrepareInput, target: { path: str
     const ext = checkExtension(ctx, given);
     const cap = sizeCapFor(ctx.config, ext);
     if (source.stat.size > cap) throw new Refusal("too_large", `the file is ${formatBytes(source.stat.size)}, over the ${formatBytes(cap)} cap`);
-    const scanner = isTextExtension(ext) ? new TextScanner() : undefined;
-    const staged = stageFromFd(source.fd, target, cap, scanner);
+    const staged = stageFromFd(source.fd, target, cap, textCheck(ext, source.stat.size));
     checkUnchanged(source, staged);
-    return { staged, ext, name: given, ...(scanner ? { text: scanner.finish() } : {}) };
+    return { staged, ext, name: given };
   } finally {
     fs.closeSync(source.fd);
   }
@@ -131,11 +139,12 @@ async function prepareOne(ctx: Context, input: PrepareInput): Promise<MediaResul
   const given = sourceText(input);
   assertSafePathText(given, typeof input === "object" && "stream" in input ? "name" : "path");
   const target = createStagingFile(ctx.layout.stagingDir);
+  let text: TextCheck | undefined;
   try {
-    const { staged, ext, name, text } = await stageInput(ctx, input, target);
+    const { staged, ext, name } = await stageInput(ctx, input, target, (check) => (text = check));
     // The sync and the content checks overlap; both settle before the
     // descriptor is closed or anything is published.
-    const [content, synced] = await Promise.allSettled([checkContent(staged, ext, text), syncStaged(staged)]);
+    const [content, synced] = await Promise.allSettled([checkContent(staged, ext, text?.verdict()), syncStaged(staged)]);
     if (content.status === "rejected") throw content.reason;
     if (synced.status === "rejected") throw synced.reason;
     const { mime } = content.value;
@@ -156,6 +165,8 @@ async function prepareOne(ctx: Context, input: PrepareInput): Promise<MediaResul
       reused: published.reused,
     };
   } finally {
+    // A worker reading the staging file must be gone before its descriptor is closed.
+    await text?.dispose();
     fs.closeSync(target.fd);
     unlinkIfPresent(target.path);
   }

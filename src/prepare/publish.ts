@@ -50,13 +50,7 @@ function reuseIfSame(file: string, staged: Staged, now: Date): boolean {
 }
 
 function exists(file: string): boolean {
-  try {
-    fs.lstatSync(file);
-    return true;
-  } catch (err) {
-    if (errnoCode(err) === "ENOENT") return false;
-    throw err;
-  }
+  return fs.lstatSync(file, { throwIfNoEntry: false }) !== undefined;
 }
 
 export interface PublishContext {

@@ -20,18 +20,21 @@ export interface Staged {
   content?: Buffer;
 }
 
-/** Sees every staged chunk, in order (the text check). */
+/** Sees every staged chunk, in order, once it is in the staging file (the text check). */
 export interface ChunkObserver {
   push(chunk: Uint8Array): void;
 }
 
-/** Creates a fresh 0600 staging file that nobody else can have opened. */
+/**
+ * Creates a fresh 0600 staging file that nobody else can have opened, open
+ * for reading too: the text check may read back what was staged.
+ */
 export function createStagingFile(stagingDir: string): { path: string; fd: number } {
-  const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = fs.constants;
+  const { O_RDWR, O_CREAT, O_EXCL, O_NOFOLLOW } = fs.constants;
   for (;;) {
     const file = path.join(stagingDir, `${process.pid}-${randomBytes(8).toString("hex")}.part`);
     try {
-      return { path: file, fd: fs.openSync(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600) };
+      return { path: file, fd: fs.openSync(file, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600) };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
     }
@@ -57,11 +60,11 @@ class StagingSink {
     this.bytes += chunk.length;
     if (this.bytes > this.cap) throw tooLarge(this.cap);
     this.hash.update(chunk);
-    this.observer?.push(chunk);
     if (this.kept && this.bytes <= KEEP_IN_MEMORY) this.kept.push(Buffer.from(chunk));
     else this.kept = undefined;
     let off = 0;
     while (off < chunk.length) off += fs.writeSync(this.fd, chunk, off, chunk.length - off);
+    this.observer?.push(chunk);
   }
 
   finish(file: string): Staged {

@@ -2,22 +2,52 @@
 // no NUL byte, no secret. Streaming keeps memory flat whatever the file's size
 // and judges exactly the bytes written to the staging file.
 import { isUtf8 } from "node:buffer";
+import fs from "node:fs";
 import { findSecret } from "./secrets.js";
 
-/** Bytes judged at once: large enough that the overlap below costs little. */
-const BLOCK = 1024 * 1024;
+/**
+ * Bytes judged at once: large enough that the overlap below costs little,
+ * small enough that their Latin-1 view is a young-generation string (larger
+ * ones are slower to make, measured: 64 KiB blocks scan ~20% faster than 1 MiB).
+ */
+const BLOCK = 64 * 1024;
 /**
  * Each block is scanned together with the end of the one before, so a secret
- * that straddles a boundary is still seen whole (any of the patterns matches
- * in far fewer bytes than this).
+ * that straddles a boundary is still seen whole: any match of at most this
+ * many bytes (every pattern's shortest match is under 200) is found wherever
+ * it lies. Kept small: every seam is scanned twice.
  */
-const OVERLAP = 64 * 1024;
+const OVERLAP = 4 * 1024;
 
 export interface TextVerdict {
   hasNul: boolean;
   validUtf8: boolean;
   /** What kind of secret was found, if any. */
   secret?: string;
+}
+
+/** The verdict on a whole file from its blocks' verdicts, given in file order. */
+export function mergeVerdicts(blocks: TextVerdict[]): TextVerdict {
+  const secret = blocks.find((v) => v.secret !== undefined)?.secret;
+  return {
+    hasNul: blocks.some((v) => v.hasNul),
+    validUtf8: blocks.every((v) => v.validUtf8),
+    ...(secret !== undefined ? { secret } : {}),
+  };
+}
+
+let scratch: Buffer | undefined;
+
+/** Bytes [from, to) of an open file, in a buffer reused by the next call. */
+function readRange(fd: number, from: number, to: number): Buffer {
+  if (!scratch || scratch.length < to - from) scratch = Buffer.allocUnsafe(to - from);
+  const bytes = scratch.subarray(0, to - from);
+  for (let off = 0; off < bytes.length; ) {
+    const n = fs.readSync(fd, bytes, off, bytes.length - off, from + off);
+    if (n === 0) throw new Error(`the staged file ended at byte ${from + off}, before byte ${to}`);
+    off += n;
+  }
+  return bytes;
 }
 
 /** Where a trailing, still incomplete UTF-8 sequence starts (data.length when none). */
@@ -38,15 +68,41 @@ export class TextScanner {
   private tail = "";
   private readonly verdict: TextVerdict = { hasNul: false, validUtf8: true };
 
+  /**
+   * Judges bytes [from, to) of an open file of `size` bytes on their own,
+   * with the OVERLAP bytes before them as context: the verdict a scan of the
+   * whole file gives them. Ranges that start and end on block boundaries (or
+   * at the end of the file) can so be judged in any order, by any thread; the
+   * file's verdict is their `mergeVerdicts`.
+   */
+  static judgeFileRange(fd: number, from: number, to: number, size: number): TextVerdict {
+    if (from % BLOCK !== 0 || (to !== size && to % BLOCK !== 0)) throw new Error(`range ${from}..${to} is not on block boundaries`);
+    const start = Math.max(0, from - OVERLAP);
+    const bytes = readRange(fd, start, to);
+    const before = bytes.subarray(0, from - start);
+    const scanner = new TextScanner();
+    scanner.carry = Buffer.from(before.subarray(completeLength(before)));
+    scanner.tail = before.toString("latin1");
+    scanner.push(bytes.subarray(from - start));
+    return to === size ? scanner.finish() : scanner.verdict;
+  }
+
   /** Observes the next chunk; the chunk may be reused by the caller afterwards. */
   push(chunk: Uint8Array): void {
-    if (this.pendingBytes === 0 && chunk.length >= BLOCK) {
-      this.judge(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length), false);
-      return;
+    let bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
+    if (this.pendingBytes > 0) {
+      const take = Math.min(BLOCK - this.pendingBytes, bytes.length);
+      this.pending.push(Buffer.from(bytes.subarray(0, take)));
+      this.pendingBytes += take;
+      bytes = bytes.subarray(take);
+      if (this.pendingBytes < BLOCK) return;
+      this.flush(false);
     }
-    this.pending.push(Buffer.from(chunk));
-    this.pendingBytes += chunk.length;
-    if (this.pendingBytes >= BLOCK) this.flush(false);
+    for (; bytes.length >= BLOCK; bytes = bytes.subarray(BLOCK)) this.judge(bytes.subarray(0, BLOCK), false);
+    if (bytes.length > 0) {
+      this.pending.push(Buffer.from(bytes));
+      this.pendingBytes = bytes.length;
+    }
   }
 
   finish(): TextVerdict {

@@ -79,10 +79,10 @@ function entrySpellings(baseSpellings: string[], entry: string): string[] {
   const found = new Set(baseSpellings.map((base) => path.join(base, entry)));
   const underReal = path.join(baseSpellings[baseSpellings.length - 1]!, entry);
   try {
-    fs.lstatSync(underReal);
-    found.add(fs.realpathSync.native(underReal));
+    // Most entries are missing: asking without an exception keeps that cheap.
+    if (fs.lstatSync(underReal, { throwIfNoEntry: false })) found.add(fs.realpathSync.native(underReal));
   } catch {
-    // Missing (or unreadable): nothing beneath it can be a source.
+    // Unreadable: nothing beneath it can be a source.
   }
   return [...found];
 }
