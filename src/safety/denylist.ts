@@ -52,7 +52,8 @@ export function resolveExisting(p: string): string {
   const tail: string[] = [];
   for (;;) {
     try {
-      return path.join(fs.realpathSync.native(head), ...tail);
+      const real = fs.realpathSync.native(head);
+      return tail.length === 0 ? real : path.join(real, ...tail);
     } catch {
       const parent = path.dirname(head);
       if (parent === head) return abs;
@@ -60,6 +61,16 @@ export function resolveExisting(p: string): string {
       head = parent;
     }
   }
+}
+
+/**
+ * `entry` (a relative path in normal form) beneath the absolute, normalised
+ * `base`. prepare builds the denylist on every run, and path.join's
+ * normalising allocates ~1 KB per call, which alone tipped a one-file run
+ * into a garbage collection.
+ */
+function beneath(base: string, entry: string): string {
+  return base === "/" ? `/${entry}` : `${base}/${entry}`;
 }
 
 /** Both spellings of a path: as written and with its links resolved. */
@@ -76,8 +87,8 @@ function spellings(p: string): string[] {
  * entry keeps this cheap, since prepare builds the list on every run.
  */
 function entrySpellings(baseSpellings: string[], entry: string): string[] {
-  const found = new Set(baseSpellings.map((base) => path.join(base, entry)));
-  const underReal = path.join(baseSpellings[baseSpellings.length - 1]!, entry);
+  const found = new Set(baseSpellings.map((base) => beneath(base, entry)));
+  const underReal = beneath(baseSpellings[baseSpellings.length - 1]!, entry);
   try {
     // Most entries are missing: asking without an exception keeps that cheap.
     if (fs.lstatSync(underReal, { throwIfNoEntry: false })) found.add(fs.realpathSync.native(underReal));
