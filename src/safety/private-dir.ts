@@ -29,16 +29,20 @@ export function privateDirProblem(st: fs.Stats, uid = currentUid()): string | un
 /**
  * Why an ancestor of `real` lets someone else swap what lies beneath it: it is
  * writable by others, unless it is a root-owned sticky directory like /tmp.
+ * The walk stops at a directory in `safe` (already found safe, with its
+ * ancestors) and adds those it finds safe.
  */
-export function ancestorProblem(real: string): string | undefined {
-  for (let dir = path.dirname(real); ; dir = path.dirname(dir)) {
+export function ancestorProblem(real: string, safe: Set<string> = new Set()): string | undefined {
+  for (let dir = path.dirname(real); !safe.has(dir); dir = path.dirname(dir)) {
     const st = fs.statSync(dir);
     const sticky = (st.mode & 0o1000) !== 0;
     if (st.mode & 0o002 && !(sticky && st.uid === 0)) {
       return `its ancestor ${escapeText(dir)} is writable by others`;
     }
-    if (dir === path.dirname(dir)) return undefined;
+    safe.add(dir);
+    if (dir === path.dirname(dir)) break;
   }
+  return undefined;
 }
 
 export interface TrustDirOptions {
@@ -50,6 +54,11 @@ export interface TrustDirOptions {
   what: string;
   /** Also require that the gateway can parse its path in HERMES_MEDIA_ALLOW_DIRS. */
   gatewayVisible?: boolean;
+  /**
+   * Directories already found safe as ancestors, shared by the checks of one
+   * layout so each ancestor is looked at once; a trusted directory joins them.
+   */
+  safeAncestors?: Set<string>;
 }
 
 function refuse(options: TrustDirOptions, dir: string, why: string, fix: string): never {
@@ -72,8 +81,9 @@ function verifyDir(dir: string, st: fs.Stats, realOf: () => string, options: Tru
     const gw = allowDirProblem(real);
     if (gw) refuse(options, real, gw, "choose a plain absolute path such as ~/.hermes/media_outbox");
   }
-  const ancestor = ancestorProblem(real);
+  const ancestor = ancestorProblem(real, options.safeAncestors);
   if (ancestor) refuse(options, dir, ancestor, "move it under a directory only you can write to");
+  options.safeAncestors?.add(real);
   return real;
 }
 

@@ -28,9 +28,10 @@ function stateProblem(message: string): FatalError {
  * 0700; without it, undefined is returned when the outbox does not exist.
  */
 export function openLayout(config: Config, { create = true } = {}): Layout | undefined {
-  const outbox = trustDir(config.outbox, { create, code: "outbox_unsafe", what: "outbox", gatewayVisible: true });
+  const safeAncestors = new Set<string>();
+  const outbox = trustDir(config.outbox, { create, code: "outbox_unsafe", what: "outbox", gatewayVisible: true, safeAncestors });
   if (!outbox) return undefined;
-  const state = trustDir(config.stateDir, { create, code: "state_unsafe", what: "state directory" });
+  const state = trustDir(config.stateDir, { create, code: "state_unsafe", what: "state directory", safeAncestors });
   if (!state) {
     return { outbox: outbox.real, outboxDev: outbox.dev, stateDir: config.stateDir, stagingDir: config.stagingDir, ledgerDir: config.ledgerDir, quarantineDir: config.quarantineDir };
   }
@@ -41,7 +42,7 @@ export function openLayout(config: Config, { create = true } = {}): Layout | und
     throw stateProblem(`state directory ${escapeText(state.real)} is on another filesystem than the outbox; put it beside the outbox (publication must be a link, never a copy)`);
   }
   const sub = (dir: string, what: string) => {
-    const checked = trustDir(dir, { create, code: "state_unsafe", what });
+    const checked = trustDir(dir, { create, code: "state_unsafe", what, safeAncestors });
     if (checked && checked.dev !== outbox.dev) throw stateProblem(`${what} ${escapeText(checked.real)} must be on the outbox's filesystem`);
     if (checked && isWithin(checked.real, outbox.real)) throw stateProblem(`${what} ${escapeText(checked.real)} must not be inside the outbox`);
     return checked?.real ?? dir;
