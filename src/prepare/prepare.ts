@@ -143,8 +143,10 @@ async function prepareOne(ctx: Context, input: PrepareInput): Promise<MediaResul
   try {
     const { staged, ext, name } = await stageInput(ctx, input, target, (check) => (text = check));
     // The sync and the content checks overlap; both settle before the
-    // descriptor is closed or anything is published.
-    const [content, synced] = await Promise.allSettled([checkContent(staged, ext, text?.verdict()), syncStaged(staged)]);
+    // descriptor is closed or anything is published. The sync is started
+    // first: the text verdict may judge its share of a large file right away.
+    const syncing = syncStaged(staged);
+    const [content, synced] = await Promise.allSettled([checkContent(staged, ext, text?.verdict()), syncing]);
     if (content.status === "rejected") throw content.reason;
     if (synced.status === "rejected") throw synced.reason;
     const { mime } = content.value;
