@@ -1,6 +1,7 @@
-// The text check of check 6, run on the bytes as they are staged: valid UTF-8,
-// no NUL byte, no secret. Streaming keeps memory flat whatever the file's size
-// and judges exactly the bytes written to the staging file.
+// The text check of check 6: valid UTF-8, no NUL byte, no secret. It runs on
+// the bytes as they are staged, or on ranges of the staging file read back
+// (text-check.ts shares a large file between two threads); either way memory
+// stays flat whatever the file's size, and the verdict is the same.
 import { isUtf8 } from "node:buffer";
 import fs from "node:fs";
 import { findSecret } from "./secrets.js";
@@ -26,12 +27,12 @@ export interface TextVerdict {
   secret?: string;
 }
 
-/** The verdict on a whole file from its blocks' verdicts, given in file order. */
-export function mergeVerdicts(blocks: TextVerdict[]): TextVerdict {
-  const secret = blocks.find((v) => v.secret !== undefined)?.secret;
+/** The verdict on a whole file from the verdicts on its ranges, given in file order. */
+export function mergeVerdicts(ranges: TextVerdict[]): TextVerdict {
+  const secret = ranges.find((v) => v.secret !== undefined)?.secret;
   return {
-    hasNul: blocks.some((v) => v.hasNul),
-    validUtf8: blocks.every((v) => v.validUtf8),
+    hasNul: ranges.some((v) => v.hasNul),
+    validUtf8: ranges.every((v) => v.validUtf8),
     ...(secret !== undefined ? { secret } : {}),
   };
 }
