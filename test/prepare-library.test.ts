@@ -109,6 +109,8 @@ describe("prepare: moving and unusual sources", () => {
     fs.closeSync(fd);
     expect(JSON.parse(out).media_dropped[0].code).toBe("changed_during_copy");
     expect(fs.readdirSync(h.outbox)).toEqual([]);
+    // 40 MiB of text is checked on two threads: the refusal ends the worker and leaves no staging file.
+    expect(fs.readdirSync(path.join(h.home, ".hermes", ".media_outbox-state", "staging"))).toEqual([]);
   });
 
   it("io_error when the operating system cannot resolve the path", () => {
