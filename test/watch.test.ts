@@ -418,8 +418,9 @@ describe("watch: drop folders", () => {
       if (!receipt) expect(fs.readFileSync(path.join(drop, name), "utf8")).toBe(`sigterm file ${i}\n`);
     }
     expect([...names].filter((n) => n.endsWith(".media")).length).toBe(published.length);
-    // Nothing published without a receipt.
+    // Nothing published without a receipt, and no copy left half made.
     expect(fs.readdirSync(h.outbox).length).toBe(published.length);
     expect([...names].filter((n) => n.startsWith(".")).length).toBe(0);
+    expect(fs.readdirSync(path.join(h.home, ".hermes", ".media_outbox-state", "staging"))).toEqual([]);
   });
 });
