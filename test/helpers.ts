@@ -35,3 +35,12 @@ export function write(dir: string, name: string, content: Buffer | string): stri
   fs.writeFileSync(file, content);
   return file;
 }
+
+/** What a prepare left in the outbox and its state (empty lists for directories not made). */
+export function leftBehind(h: { home: string; outbox: string }): { outbox: string[]; staging: string[]; ledger: string[] } {
+  const list = (dir: string) => (fs.existsSync(dir) ? fs.readdirSync(dir) : []);
+  const state = path.join(h.home, ".hermes", ".media_outbox-state");
+  return { outbox: list(h.outbox), staging: list(path.join(state, "staging")), ledger: list(path.join(state, "ledger")) };
+}
+
+export const NOTHING_LEFT = { outbox: [], staging: [], ledger: [] };

@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { outputName } from "../src/prepare/name.js";
 import { extractMediaPaths } from "../src/safety/gateway.js";
-import { type CliResult, cli, makeHome, png, write } from "./helpers.js";
+import { type CliResult, NOTHING_LEFT, cli, leftBehind, makeHome, png, write } from "./helpers.js";
 
 let h: ReturnType<typeof makeHome>;
 let work: string;
@@ -206,6 +206,7 @@ describe("prepare: every refusal code", () => {
     await grow;
     fs.closeSync(fd);
     expect(["too_large", "changed_during_copy"]).toContain(JSON.parse(code).media_dropped[0].code);
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
   });
 
   it("content_mismatch for a renamed ELF, text called .pdf, zip called .docx, binary .txt", () => {
@@ -293,6 +294,8 @@ describe("prepare: usage and outbox errors", () => {
     expect(prep(["--outbox", path.join(h.home, "has space"), f]).code).toBe(2);
     expect(prep(["--outbox", path.join(h.home, "x.tar_y"), f]).code).toBe(2);
     expect(fs.readdirSync(wide)).toEqual([]);
+    // Nothing was made for any of them: no outbox, no state beside it.
+    expect(fs.readdirSync(h.home).sort()).toEqual(["link", "wide", "work"]);
   });
 
   it("config file: unknown keys and bad values are clear errors", () => {

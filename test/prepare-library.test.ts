@@ -4,7 +4,7 @@ import { execFileSync, spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { BIN, ROOT, cli, makeHome, png, write } from "./helpers.js";
+import { BIN, NOTHING_LEFT, ROOT, cli, leftBehind, makeHome, png, write } from "./helpers.js";
 
 let h: ReturnType<typeof makeHome>;
 beforeEach(() => {
@@ -108,9 +108,8 @@ describe("prepare: moving and unusual sources", () => {
     await writer;
     fs.closeSync(fd);
     expect(JSON.parse(out).media_dropped[0].code).toBe("changed_during_copy");
-    expect(fs.readdirSync(h.outbox)).toEqual([]);
-    // 40 MiB of text is checked on two threads: the refusal ends the worker and leaves no staging file.
-    expect(fs.readdirSync(path.join(h.home, ".hermes", ".media_outbox-state", "staging"))).toEqual([]);
+    // 40 MiB of text is checked on two threads: the refusal ends the worker and leaves nothing.
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
   });
 
   it("io_error when the operating system cannot resolve the path", () => {
@@ -148,10 +147,16 @@ describe("prepare: refusals leave nothing behind", () => {
     execFileSync("mkfifo", [path.join(dir, "pipe.png")]);
     const linked = write(dir, "orig.png", png(9));
     fs.linkSync(linked, path.join(dir, "alias.png"));
+    fs.mkdirSync(path.join(h.home, ".ssh"));
+    fs.symlinkSync(write(path.join(h.home, ".ssh"), "id.txt", "key\n"), path.join(dir, "innocent.txt"));
+    execFileSync("python3", ["-c", `import zipfile; z=zipfile.ZipFile('${path.join(dir, "zip.docx")}','w'); z.writestr('a.txt','hi'); z.close()`]);
     const inputs = [
       path.join(dir, "bad\nname.png"),
+      path.join(dir, "bad\u2028name.png"),
       path.join(dir, "MEDIA:/etc/x.png"),
       "/etc/hostname",
+      "/dev/zero",
+      path.join(dir, "innocent.txt"),
       path.join(dir, "missing.png"),
       path.join(dir, "folder.png"),
       path.join(dir, "pipe.png"),
@@ -159,15 +164,20 @@ describe("prepare: refusals leave nothing behind", () => {
       write(dir, "script.sh", "echo hi\n"),
       write(dir, "big.txt", "x".repeat(2000)),
       write(dir, "fake.pdf", "not a pdf\n"),
+      write(dir, "elf.png", fs.readFileSync(process.execPath).subarray(0, 900)),
+      path.join(dir, "zip.docx"),
       write(dir, "leak.md", `token ghp_${"a1B2c3D4e5".repeat(4)}\n`),
       path.join(dir, "alias.png"),
     ];
-    const r = cli(["prepare", "--json", "--max-size", "1000", "--allow", "png,txt,pdf,md", ...inputs], { env: h.env });
+    const r = cli(["prepare", "--json", "--max-size", "1000", "--allow", "png,txt,pdf,md,docx", ...inputs], { env: h.env });
     expect(r.code).toBe(1);
     const codes = JSON.parse(r.stdout).media_dropped.map((d: { code: string }) => d.code);
     expect(codes).toEqual([
       "unsafe_path_chars",
+      "unsafe_path_chars",
       "media_directive_in_path",
+      "denied_source",
+      "denied_source",
       "denied_source",
       "not_found",
       "not_regular_file",
@@ -176,12 +186,20 @@ describe("prepare: refusals leave nothing behind", () => {
       "extension_not_allowed",
       "too_large",
       "content_mismatch",
+      "content_mismatch",
+      "content_mismatch",
       "secret_detected",
       "denied_source",
     ]);
-    const state = path.join(h.home, ".hermes", ".media_outbox-state");
-    expect(fs.readdirSync(h.outbox)).toEqual([]);
-    expect(fs.readdirSync(path.join(state, "staging"))).toEqual([]);
-    expect(fs.readdirSync(path.join(state, "ledger"))).toEqual([]);
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+    // The same through standard input: a bad name, content that is not what the name says.
+    for (const [name, bytes, code] of [
+      ["bad\u2028name.png", png(1), "unsafe_path_chars"],
+      ["elf.png", fs.readFileSync(process.execPath).subarray(0, 900), "content_mismatch"],
+    ] as const) {
+      const piped = cli(["prepare", "--json", "--stdin", "--name", name], { env: h.env, input: bytes });
+      expect([piped.code, JSON.parse(piped.stdout).media_dropped[0].code]).toEqual([1, code]);
+    }
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
   });
 });
