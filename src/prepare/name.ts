@@ -20,7 +20,7 @@ let unicode: NamePatterns | undefined;
 /**
  * Built on first use: Unicode property classes take about a millisecond to
  * build, and most names are plain ASCII, for which `ASCII` gives the same cut
- * (test/name.test.ts holds the two sets equal over every printable ASCII character).
+ * (test/units.test.ts holds the two sets equal over every printable ASCII character).
  */
 export const UNICODE = (): NamePatterns =>
   (unicode ??= {

@@ -3,7 +3,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { Refusal } from "../core/errors.js";
+import { Refusal, errnoCode } from "../core/errors.js";
 import { formatBytes } from "../core/units.js";
 
 const CHUNK = 1024 * 1024;
@@ -36,7 +36,7 @@ export function createStagingFile(stagingDir: string): { path: string; fd: numbe
     try {
       return { path: file, fd: fs.openSync(file, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600) };
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      if (errnoCode(err) !== "EEXIST") throw err;
     }
   }
 }
@@ -79,7 +79,7 @@ export function stageFromFd(srcFd: number, target: { path: string; fd: number },
   const sink = new StagingSink(target.fd, cap, observer);
   shared ??= Buffer.allocUnsafe(CHUNK);
   for (;;) {
-    // Read one byte past the cap, so growth past it is seen.
+    // Read to the end, not to the size fstat gave: growth past the cap is then seen (the sink refuses it).
     const n = fs.readSync(srcFd, shared, 0, CHUNK, null);
     if (n === 0) break;
     sink.write(shared.subarray(0, n));
