@@ -1,13 +1,21 @@
 // Library parts of the watcher that are easier to pin down directly.
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config/config.js";
+import { FatalError } from "../src/core/errors.js";
+import { withRegularFile } from "../src/core/hash.js";
 import { appendLedger } from "../src/state/ledger.js";
 import { LedgerIndex } from "../src/watch/ledger-index.js";
 import { clashName } from "../src/watch/quarantine.js";
 import { isIgnoredDropName, receiptNamesFit } from "../src/watch/receipt.js";
+import { Watch } from "../src/watch/watch.js";
+import { type WatchEvent, errorText } from "../src/watch/events.js";
 import { WorkQueue } from "../src/watch/work-queue.js";
+import { makeHome, png } from "./helpers.js";
+import { waitUntil } from "./watch-helpers.js";
 
 let dir: string;
 beforeEach(() => {
@@ -78,6 +86,25 @@ describe("drop and quarantine names", () => {
   });
 });
 
+describe("log text and hashing", () => {
+  it("escapes an error's message once: a FatalError's was escaped when it was built", () => {
+    expect(errorText(new Error("a\nb\\c"))).toBe("a\\x0ab\\\\c");
+    expect(errorText(new FatalError("usage", "a\\x0ab"))).toBe("a\\x0ab");
+  });
+
+  it("opens only a regular file, never a link or a FIFO", () => {
+    const file = path.join(dir, "f");
+    fs.writeFileSync(file, "abc");
+    fs.symlinkSync(file, path.join(dir, "link"));
+    execFileSync("mkfifo", [path.join(dir, "fifo")]);
+    const size = (name: string) => withRegularFile(path.join(dir, name), (_fd, st) => st.size);
+    expect(size("f")).toBe(3);
+    expect(size("link")).toBeUndefined();
+    expect(size("fifo")).toBeUndefined();
+    expect(size("missing")).toBeUndefined();
+  });
+});
+
 describe("WorkQueue", () => {
   it("takes lanes in turn, never runs more than its limit, and finishes begun jobs on close", async () => {
     const queue = new WorkQueue(2, (err) => {
@@ -102,5 +129,76 @@ describe("WorkQueue", () => {
     expect(order.indexOf("other")).toBeLessThan(4);
     expect(order.length).toBeLessThan(21);
     expect(queue.push("late", job("late"))).toBe(false);
+  });
+});
+
+describe("Watch (library)", () => {
+  let h: ReturnType<typeof makeHome>;
+  let drop: string;
+  const watches: Watch[] = [];
+  beforeEach(() => {
+    h = makeHome();
+    drop = path.join(h.home, "drop");
+  });
+  afterEach(async () => {
+    for (const w of watches.splice(0)) await w.stop();
+    h.cleanup();
+  });
+
+  /** Event names of the log lines written so far. */
+  let logged: string[];
+  const newWatch = (onEvent?: (e: WatchEvent) => void, maxInFlight?: number) => {
+    logged = [];
+    const record = (obj: object) => void logged.push(String((obj as { event?: unknown }).event));
+    const logger = { info: record, warn: record, error: record, debug: record };
+    const config = loadConfig({ env: h.env, watch: { drop: [drop], settle: "50ms" } });
+    const w = new Watch({ config, logger, rescanMs: 100, ...(onEvent ? { onEvent } : {}), ...(maxInFlight ? { maxInFlight } : {}) });
+    watches.push(w);
+    return w;
+  };
+
+  it("answers every file that was still queued when its drop folder went away and came back", async () => {
+    fs.mkdirSync(drop, { mode: 0o700 });
+    const names = Array.from({ length: 6 }, (_, i) => `f${i}.png`);
+    for (const [i, name] of names.entries()) fs.writeFileSync(path.join(drop, name), png(i));
+    const away = path.join(h.home, "drop-away");
+    let moved = false;
+    // One file at a time: when the first is answered, the others are still queued.
+    const w = newWatch((e) => {
+      if (e.event === "published" && !moved) {
+        moved = true;
+        fs.renameSync(drop, away);
+      }
+    }, 1);
+    await w.start();
+    // The next queued file to begin finds the folder gone, which drops the rest of the queue.
+    await waitUntil(() => logged.includes("drop_lost"), "drop_lost", 10_000);
+    expect(names.filter((name) => fs.existsSync(path.join(away, `${name}.media`)))).toHaveLength(1);
+    fs.renameSync(away, drop);
+    const answered = (name: string) => fs.existsSync(path.join(drop, `${name}.media`));
+    await waitUntil(() => names.every(answered), "a receipt for every file", 10_000);
+  });
+
+  it("leaves no watch and no timer running when stopped during start()", async () => {
+    fs.mkdirSync(drop, { mode: 0o700 });
+    const counts = () => {
+      const types = process.getActiveResourcesInfo();
+      return { timers: types.filter((t) => t === "Timeout").length, watches: types.filter((t) => t === "FSEventWrap").length };
+    };
+    // A closed handle leaves the list on a later turn of the event loop (the last test's watches, say).
+    const settledCounts = async () => {
+      await new Promise((r) => setTimeout(r, 100));
+      return counts();
+    };
+    const before = await settledCounts();
+    const events: string[] = [];
+    const w = newWatch((e) => events.push(e.event));
+    const started = w.start();
+    await w.stop();
+    await started.catch(() => {});
+    const after = await settledCounts();
+    expect(after.timers).toBeLessThanOrEqual(before.timers);
+    expect(after.watches).toBeLessThanOrEqual(before.watches);
+    expect(events).toEqual(["stopped"]);
   });
 });

@@ -65,7 +65,7 @@ export function splitName(input: string): SplitName {
   return { stem: m[1]!, ext: m[2]!.toLowerCase() };
 }
 
-function truncateToBytes(text: string, maxBytes: number): string {
+export function truncateToBytes(text: string, maxBytes: number): string {
   if (Buffer.byteLength(text) <= maxBytes) return text;
   let result = "";
   let bytes = 0;

@@ -4,7 +4,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { errnoCode } from "../core/errors.js";
-import { sha256OfFd } from "../core/hash.js";
+import { sha256OfFd, withRegularFile } from "../core/hash.js";
 import { type LedgerRecord, appendLedger } from "../state/ledger.js";
 import { outputName } from "./name.js";
 import type { Staged } from "./stage.js";
@@ -30,23 +30,13 @@ function* candidateNames(input: string, sha256: string): Generator<string> {
  * janitor counts retention from it) and returns true.
  */
 function reuseIfSame(file: string, staged: Staged, now: Date): boolean {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
-  } catch (err) {
-    const code = errnoCode(err);
-    if (code === "ENOENT" || code === "ELOOP" || code === "ENXIO") return false;
-    throw err;
-  }
-  try {
-    const st = fs.fstatSync(fd);
-    if (!st.isFile() || st.size !== staged.bytes) return false;
-    if (sha256OfFd(fd) !== staged.sha256) return false;
+  const reused = withRegularFile(file, (fd, st) => {
+    if (st.size !== staged.bytes || sha256OfFd(fd) !== staged.sha256) return false;
+    // Through the descriptor that was hashed: the name may have been replaced since.
     fs.futimesSync(fd, now, now);
     return true;
-  } finally {
-    fs.closeSync(fd);
-  }
+  });
+  return reused ?? false;
 }
 
 function exists(file: string): boolean {

@@ -53,12 +53,23 @@ function openNoFollow(resolved: string): number {
   }
 }
 
+export type EntryKind = "file" | "symlink" | "directory" | "fifo" | "socket" | "device";
+
+/** What a directory entry is, by its lstat (or fstat). */
+export function entryKind(st: fs.Stats): EntryKind {
+  if (st.isSymbolicLink()) return "symlink";
+  if (st.isDirectory()) return "directory";
+  if (st.isFIFO()) return "fifo";
+  if (st.isSocket()) return "socket";
+  if (st.isCharacterDevice() || st.isBlockDevice()) return "device";
+  return "file";
+}
+
+const REFUSED_KIND: Partial<Record<EntryKind, string>> = { directory: "a directory", fifo: "a FIFO", socket: "a socket", device: "a device" };
+
+/** How a refusal names what a source is instead of a regular file. */
 function kindOf(st: fs.Stats): string {
-  if (st.isDirectory()) return "a directory";
-  if (st.isFIFO()) return "a FIFO";
-  if (st.isSocket()) return "a socket";
-  if (st.isCharacterDevice() || st.isBlockDevice()) return "a device";
-  return "not a regular file";
+  return REFUSED_KIND[entryKind(st)] ?? "not a regular file";
 }
 
 /**

@@ -13,7 +13,7 @@ import { extensionOf } from "../prepare/name.js";
 import { prepare } from "../prepare/prepare.js";
 import { type DirIdentity, dirIdentity, sameDir } from "./dir-identity.js";
 import { watchDirectory } from "./dir-watch.js";
-import type { EventSink, SkipCode } from "./events.js";
+import { type EventSink, type SkipCode, errorText } from "./events.js";
 import { MEDIA_RECEIPT, REFUSED_RECEIPT, existingReceipt, isIgnoredDropName, receiptNamesFit, writeReceipt } from "./receipt.js";
 import type { WorkQueue } from "./work-queue.js";
 
@@ -44,8 +44,10 @@ export class DropFolder {
   private readonly config: Config;
   private readonly logger: Logger;
   private readonly settling = new Map<string, Settling>();
-  /** Queued or being processed. */
-  private readonly taken = new Set<string>();
+  /** Queued, not begun: a lost folder drops these jobs, and their names must be free again when it is back. */
+  private readonly queued = new Set<string>();
+  /** Begun: the name is free again once the file has its receipt (or was left in place). */
+  private readonly processing = new Set<string>();
   /** Left in place, with the reason already told: each is logged once, and judged again at every look. */
   private readonly skipped = new Map<string, SkipCode>();
   private watcher: FSWatcher | undefined;
@@ -66,6 +68,8 @@ export class DropFolder {
 
   async start(): Promise<void> {
     await this.arm();
+    // stop() may come while the watch is armed: then nothing may be left running.
+    if (this.stopped) return;
     this.scan();
     this.scanTimer = setInterval(() => this.tick(), this.options.rescanMs);
   }
@@ -111,7 +115,7 @@ export class DropFolder {
   }
 
   private logError(err: unknown): void {
-    this.logger.error({ event: "drop_error", drop: escapeText(this.dir), error: escapeText(String((err as Error)?.message ?? err)) }, "drop folder error; tried again at the next scan");
+    this.logger.error({ event: "drop_error", drop: escapeText(this.dir), error: errorText(err) }, "drop folder error; tried again at the next scan");
   }
 
   private scan(): void {
@@ -132,7 +136,8 @@ export class DropFolder {
     this.lost = true;
     this.settling.clear();
     this.options.queue.clear(this.dir);
-    this.logger.error({ event: "drop_lost", drop: escapeText(this.dir), error: escapeText(errnoCode(err) ?? String((err as Error)?.message ?? err)) }, "the drop folder cannot be read; retrying");
+    this.queued.clear();
+    this.logger.error({ event: "drop_lost", drop: escapeText(this.dir), error: errnoCode(err) ?? errorText(err) }, "the drop folder cannot be read; retrying");
     const watcher = this.watcher;
     this.watcher = undefined;
     void watcher?.close();
@@ -143,13 +148,14 @@ export class DropFolder {
     if (!dirIdentity(this.dir)) return;
     this.lost = false;
     await this.arm();
+    if (this.stopped) return;
     this.logger.info({ event: "drop_back", drop: escapeText(this.dir) }, "the drop folder is back; watching it again");
     this.scan();
   }
 
   /** Looks at one name in the folder: ignore, skip, refuse at once, or let it settle. */
   private notice(name: string): void {
-    if (this.stopped || this.lost || name === "" || isIgnoredDropName(name) || this.taken.has(name)) return;
+    if (this.stopped || this.lost || name === "" || isIgnoredDropName(name) || this.queued.has(name) || this.processing.has(name)) return;
     const file = path.join(this.dir, name);
     let st: fs.Stats | undefined;
     try {
@@ -233,15 +239,17 @@ export class DropFolder {
 
   private take(name: string): void {
     this.settling.delete(name);
-    this.taken.add(name);
-    const queued = this.options.queue.push(this.dir, async () => {
+    this.queued.add(name);
+    const pushed = this.options.queue.push(this.dir, async () => {
+      this.queued.delete(name);
+      this.processing.add(name);
       try {
         await this.process(name);
       } finally {
-        this.taken.delete(name);
+        this.processing.delete(name);
       }
     });
-    if (!queued) this.taken.delete(name);
+    if (!pushed) this.queued.delete(name);
   }
 
   /**
@@ -291,8 +299,8 @@ export class DropFolder {
       return;
     }
     const receipt = name + (outcome.kind === "media" ? MEDIA_RECEIPT : REFUSED_RECEIPT);
-    // prepare's reasons are already escaped; a receipt is one line.
-    const text = outcome.kind === "media" ? `${outcome.directive}\n` : `${outcome.code}: ${outcome.reason.replace(/[\r\n]/g, " ")}\n`;
+    // prepare's reasons are escaped where they are built, so a receipt is one line.
+    const text = outcome.kind === "media" ? `${outcome.directive}\n` : `${outcome.code}: ${outcome.reason}\n`;
     if (!writeReceipt(this.dir, receipt, text)) {
       return this.skip(name, "receipt_exists", `${escapeText(receipt)} appeared while the file was processed; the file is left in place`);
     }

@@ -7,13 +7,14 @@ import path from "node:path";
 import type { FSWatcher } from "chokidar";
 import { errnoCode } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
-import { sha256OfFd } from "../core/hash.js";
+import { sha256OfFd, withRegularFile } from "../core/hash.js";
 import { type Logger, silentLogger } from "../log/logger.js";
-import type { EventSink } from "./events.js";
+import { entryKind } from "../prepare/source.js";
+import { type EventSink, errorText } from "./events.js";
 import { type DirIdentity, dirIdentity, sameDir } from "./dir-identity.js";
 import { watchDirectory } from "./dir-watch.js";
 import { LedgerIndex } from "./ledger-index.js";
-import { type QuarantineReason, entryKind, moveToQuarantine } from "./quarantine.js";
+import { type QuarantineReason, moveToQuarantine } from "./quarantine.js";
 
 /** The longest time between two full scans: a write through a hard link made elsewhere raises no event in the outbox. */
 export const DEFAULT_RESCAN_MS = 3000;
@@ -45,21 +46,9 @@ function kindReason(st: fs.Stats): QuarantineReason | undefined {
 
 /** sha256 of the regular file at `file`, if it still is the inode lstat saw. */
 function hashIfSame(file: string, seen: fs.Stats): string | undefined {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK | fs.constants.O_NOCTTY);
-  } catch (err) {
-    // Gone, or replaced by a link or a special file: what is there now raised its own event.
-    if (["ENOENT", "ELOOP", "ENXIO"].includes(errnoCode(err) ?? "")) return undefined;
-    throw err;
-  }
-  try {
-    const st = fs.fstatSync(fd);
-    if (!st.isFile() || st.ino !== seen.ino) return undefined;
-    return sha256OfFd(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
+  // Gone, or replaced by a link, a special file or another inode: what is
+  // there now raised its own event.
+  return withRegularFile(file, (fd, st) => (st.ino === seen.ino ? sha256OfFd(fd) : undefined));
 }
 
 export class OutboxGuard {
@@ -84,6 +73,8 @@ export class OutboxGuard {
   async start(): Promise<void> {
     this.ledger.refresh();
     await this.arm();
+    // stop() may come while the watch is armed: then nothing may be left running.
+    if (this.stopped) return;
     this.scan();
     this.timer = setInterval(() => this.tick(), this.options.rescanMs ?? DEFAULT_RESCAN_MS);
   }
@@ -104,6 +95,7 @@ export class OutboxGuard {
       (name) => this.schedule(name),
       (message) => this.logger.warn({ event: "watch_error", error: escapeText(message) }, "outbox watch error"),
     );
+    if (this.stopped) return void (await watcher.close());
     this.watcher = watcher;
   }
 
@@ -130,12 +122,12 @@ export class OutboxGuard {
     if (this.stopped) return;
     try {
       if (this.lost) {
-        this.recover().catch((err) => this.logger.error({ event: "guard_error", error: escapeText(String((err as Error)?.message ?? err)) }, "cannot guard the outbox again yet; retrying"));
+        this.recover().catch((err) => this.logger.error({ event: "guard_error", error: errorText(err) }, "cannot guard the outbox again yet; retrying"));
         return;
       }
       this.scan();
     } catch (err) {
-      this.logger.error({ event: "guard_error", error: escapeText(String((err as Error)?.message ?? err)) }, "outbox scan failed; retrying at the next scan");
+      this.logger.error({ event: "guard_error", error: errorText(err) }, "outbox scan failed; retrying at the next scan");
     }
   }
 
@@ -157,7 +149,7 @@ export class OutboxGuard {
   private outboxLost(err: unknown): void {
     if (this.lost) return;
     this.lost = true;
-    this.logger.error({ event: "outbox_lost", outbox: escapeText(this.options.outbox), error: escapeText(errnoCode(err) ?? String((err as Error)?.message ?? err)) }, "the outbox cannot be read; retrying");
+    this.logger.error({ event: "outbox_lost", outbox: escapeText(this.options.outbox), error: errnoCode(err) ?? errorText(err) }, "the outbox cannot be read; retrying");
     void this.disarm();
   }
 
@@ -166,14 +158,14 @@ export class OutboxGuard {
       this.options.reopen?.();
       fs.readdirSync(this.options.outbox);
     } catch (err) {
-      this.logger.debug({ event: "outbox_retry", error: escapeText(errnoCode(err) ?? String((err as Error).message)) }, "the outbox is still unavailable");
+      this.logger.debug({ event: "outbox_retry", error: errnoCode(err) ?? errorText(err) }, "the outbox is still unavailable");
       return;
     }
     if (this.stopped || !this.lost) return;
     this.lost = false;
     this.verified.clear();
     await this.arm();
-    if (this.stopped) return void this.disarm();
+    if (this.stopped) return;
     this.logger.info({ event: "outbox_back", outbox: escapeText(this.options.outbox) }, "the outbox is back; guarding it again");
     this.scan();
   }
@@ -182,7 +174,7 @@ export class OutboxGuard {
     try {
       this.judge(name);
     } catch (err) {
-      this.logger.error({ event: "guard_error", name: escapeText(name), error: escapeText(String((err as Error).message)) }, "could not judge an outbox entry; it is judged again at the next scan");
+      this.logger.error({ event: "guard_error", name: escapeText(name), error: errorText(err) }, "could not judge an outbox entry; it is judged again at the next scan");
     }
   }
 

@@ -7,27 +7,19 @@ import type { Config } from "../config/config.js";
 import { errnoCode, isErrno, usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { type Logger, silentLogger } from "../log/logger.js";
+import { truncateToBytes } from "../prepare/name.js";
 import { type PrepareReport, prepare } from "../prepare/prepare.js";
-import { openLayout } from "../state/layout.js";
+import { type EntryKind, entryKind } from "../prepare/source.js";
+import { JOURNAL_NAME, listDir, openLayout } from "../state/layout.js";
+import { NAME_MAX } from "./receipt.js";
+
+export type { EntryKind } from "../prepare/source.js";
 
 /** Why the guard moved an entry: stable, documented, safe to match on. */
 export type QuarantineReason = "not_in_ledger" | "size_mismatch" | "sha256_mismatch" | "symlink" | "directory" | "fifo" | "socket" | "device";
 
-/** The journal of quarantine moves, kept inside the quarantine under a name no entry takes. */
-export const JOURNAL_NAME = ".media-outbox-quarantine.jsonl";
-const NAME_MAX = 255;
+export { JOURNAL_NAME };
 const MAX_CLASH_SUFFIX = 1000;
-
-export type EntryKind = "file" | "symlink" | "directory" | "fifo" | "socket" | "device";
-
-export function entryKind(st: fs.Stats): EntryKind {
-  if (st.isSymbolicLink()) return "symlink";
-  if (st.isDirectory()) return "directory";
-  if (st.isFIFO()) return "fifo";
-  if (st.isSocket()) return "socket";
-  if (st.isCharacterDevice() || st.isBlockDevice()) return "device";
-  return "file";
-}
 
 interface JournalRecord {
   time: string;
@@ -69,30 +61,16 @@ function readJournal(quarantineDir: string): Map<string, JournalRecord> {
   return latest;
 }
 
-function truncateBytes(text: string, maxBytes: number): string {
-  let out = text;
-  while (Buffer.byteLength(out) > maxBytes) out = out.slice(0, -1);
-  // A cut through a surrogate pair leaves half a character.
-  return out.replace(/[\ud800-\udbff]$/, "");
-}
-
 /** `photo.png` -> `photo~2.png`: the extension stays last, so a restore can still judge it. */
 export function clashName(name: string, n: number): string {
   const dot = name.lastIndexOf(".");
   const [stem, ext] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, ""];
   const tail = `~${n}${ext}`;
-  return `${truncateBytes(stem, Math.max(1, NAME_MAX - Buffer.byteLength(tail)))}${tail}`;
+  return `${truncateToBytes(stem, Math.max(1, NAME_MAX - Buffer.byteLength(tail)))}${tail}`;
 }
 
 function isFree(dir: string, name: string): boolean {
-  if (name === JOURNAL_NAME) return false;
-  try {
-    fs.lstatSync(path.join(dir, name));
-    return false;
-  } catch (err) {
-    if (isErrno(err, "ENOENT")) return true;
-    throw err;
-  }
+  return name !== JOURNAL_NAME && fs.lstatSync(path.join(dir, name), { throwIfNoEntry: false }) === undefined;
 }
 
 /**
@@ -103,7 +81,8 @@ function isFree(dir: string, name: string): boolean {
 export function moveToQuarantine(outbox: string, quarantineDir: string, name: string, reason: QuarantineReason): string | undefined {
   let target = name;
   for (let n = 2; !isFree(quarantineDir, target); n++) {
-    if (n > MAX_CLASH_SUFFIX) throw new Error(`no free quarantine name for ${escapeText(name)} after ${MAX_CLASH_SUFFIX} tries`);
+    // The caller's log line names the entry: an escaped name here would be escaped again there.
+    if (n > MAX_CLASH_SUFFIX) throw new Error(`no free quarantine name after ${MAX_CLASH_SUFFIX} tries`);
     target = clashName(name, n);
   }
   try {
@@ -146,15 +125,8 @@ export interface QuarantineList {
 /** The quarantine's entries, oldest first (none when there is no quarantine yet). Creates nothing. */
 export function listQuarantine(config: Config): QuarantineList {
   const layout = openLayout(config, { create: false });
-  const none = { quarantine: escapeText(layout?.quarantineDir ?? config.quarantineDir), entries: [] };
-  if (!layout) return none;
-  let names: string[];
-  try {
-    names = fs.readdirSync(layout.quarantineDir);
-  } catch (err) {
-    if (isErrno(err, "ENOENT")) return none;
-    throw err;
-  }
+  if (!layout) return { quarantine: escapeText(config.quarantineDir), entries: [] };
+  const names = listDir(layout.quarantineDir);
   const journal = readJournal(layout.quarantineDir);
   const entries: QuarantineEntry[] = [];
   for (const name of names) {

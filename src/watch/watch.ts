@@ -119,6 +119,8 @@ export class Watch {
   async start(): Promise<void> {
     await this.guard.start();
     for (const folder of this.folders) await folder.start();
+    // Stopped during start-up: `stopped` has been sent and must stay the last event.
+    if (this.stopping) return;
     this.logger.info({ event: "ready", outbox: escapeText(this.layout.outbox), quarantine: escapeText(this.layout.quarantineDir), drop: this.drops.map(escapeText) }, "ready");
     this.emit({ event: "ready" });
   }
