@@ -2,7 +2,9 @@ import { execFileSync, spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { StatusReport } from "../src/janitor/status.js";
 import { type JanitorReport, runJanitor } from "../src/janitor/sweep.js";
+import { JOURNAL_NAME, moveToQuarantine } from "../src/watch/quarantine.js";
 import { BIN, type CliResult, cli, makeHome, write } from "./helpers.js";
 
 const HOUR = 3_600_000;
@@ -410,6 +412,33 @@ describe("janitor: staging, quarantine, ledger", () => {
     expect(exists(dir)).toBe(true);
     expect(names(report(r).deleted)).toEqual(["link.png", "old.png"]);
     expect(report(r).skipped).toContainEqual(expect.objectContaining({ area: "quarantine", name: "adir", code: "directory" }));
+  });
+
+  it("keeps the quarantine's journal, however old, and status does not count it as an entry", () => {
+    const q = path.join(state, "quarantine");
+    write(h.outbox, "caught.png", "12345");
+    expect(moveToQuarantine(h.outbox, q, "caught.png", "not_in_ledger")).toBe("caught.png");
+    const journal = age(path.join(q, JOURNAL_NAME), 20 * DAY);
+    const entry = age(path.join(q, "caught.png"), 20 * DAY);
+    const journalText = fs.readFileSync(journal, "utf8");
+    const status = () => JSON.parse(cli(["status", "--json"], { env: h.env }).stdout) as StatusReport;
+
+    const before = status();
+    expect(before.quarantine).toMatchObject({ files: 1, bytes: 5, other_entries: 0, expired: 1 });
+    expect(before.janitor.next_run.quarantine).toEqual({ files: 1, bytes: 5 });
+
+    const r = jan(["--json"]);
+    expect(r.code).toBe(0);
+    expect(exists(entry)).toBe(false);
+    expect(fs.readFileSync(journal, "utf8")).toBe(journalText);
+    const doc = report(r);
+    expect(doc.deleted).toEqual([expect.objectContaining({ area: "quarantine", name: "caught.png", reason: "expired_quarantine" })]);
+    expect(doc.skipped).toEqual([]);
+    expect(doc.areas.quarantine).toMatchObject({ scanned: 1, deleted: 1, skipped: 0, errors: 0 });
+
+    const after = status();
+    expect(after.quarantine).toMatchObject({ files: 0, bytes: 0, other_entries: 0, expired: 0 });
+    expect(after.janitor.next_run.quarantine).toEqual({ files: 0, bytes: 0 });
   });
 
   it("removes whole ledger day files whose newest record is older than retention + 1 day", () => {

@@ -1,9 +1,12 @@
+import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config/config.js";
 import { escapeText, safeJson } from "../src/core/escape.js";
 import { parseDuration, parseSize } from "../src/core/units.js";
 import { ASCII, UNICODE, outputName } from "../src/prepare/name.js";
 import { allowDirProblem, extractMediaPaths, parseAllowDirs } from "../src/safety/gateway.js";
 import { hasMediaDirective } from "../src/safety/path-text.js";
+import { makeHome, write } from "./helpers.js";
 
 describe("escapeText", () => {
   it("escapes controls, separators, bidi, invisible and backslashes, and defuses MEDIA:", () => {
@@ -37,6 +40,41 @@ describe("sizes and durations", () => {
     expect(parseDuration("14d")).toBe(14 * 86_400_000);
     expect(parseDuration("1h30m")).toBe(5_400_000);
     expect(() => parseDuration("soon")).toThrow();
+  });
+  it("quotes a value it cannot read escaped: no raw bidi control, no live MEDIA: directive", () => {
+    const messageOf = (fn: () => unknown): string => {
+      try {
+        fn();
+      } catch (err) {
+        return (err as Error).message;
+      }
+      throw new Error("expected a throw");
+    };
+    for (const message of [messageOf(() => parseSize("10\u202eMEDIA:/x")), messageOf(() => parseDuration("1d\u202eMEDIA:/x"))]) {
+      expect(message).not.toContain("\u202e");
+      expect(message).not.toMatch(/MEDIA:/);
+      expect(message).toContain("\\u{202e}MEDIA\\x3a/x");
+    }
+  });
+  it("a config file it cannot read or parse: the system's message is escaped too", () => {
+    const h = makeHome();
+    try {
+      const missing = path.join(h.home, "gone\u202eMEDIA:/x.json");
+      const broken = write(h.home, "broken.json", '{"outbox": \u202eMEDIA:/x}');
+      for (const config of [missing, broken]) {
+        let message = "";
+        try {
+          loadConfig({ config, env: h.env });
+        } catch (err) {
+          message = (err as Error).message;
+        }
+        expect(message).toMatch(/^(cannot read config file|config file .* is not valid JSON)/);
+        expect(message).not.toContain("\u202e");
+        expect(message).not.toMatch(/MEDIA:/);
+      }
+    } finally {
+      h.cleanup();
+    }
   });
 });
 

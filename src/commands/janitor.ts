@@ -75,11 +75,8 @@ async function scheduled(config: Config, flags: ScheduleFlags): Promise<number> 
     logger,
     run: () => {
       try {
-        const report = runJanitor({ resolvedConfig: config, dryRun: flags.dryRun, chdir: true });
-        const t = report.totals;
-        const fields = { event: "janitor_run", dry_run: report.dry_run, outbox: report.outbox, ...t, quota_met: report.quota?.met ?? null, success: report.success };
-        if (report.success) logger.info(fields, janitorSummary(report));
-        else logger.error(fields, janitorSummary(report));
+        // runJanitor logs the janitor_run line: one shape for a one-shot and a scheduled run.
+        const report = runJanitor({ resolvedConfig: config, dryRun: flags.dryRun, logger, chdir: true });
         if (flags.json) out(`${safeJson(report)}\n`);
       } catch (e) {
         // An unsafe outbox at 3 a.m. is logged and retried at the next run, not fatal.

@@ -111,13 +111,13 @@ function readConfigFile(file: string, required: boolean): PolicyInput | undefine
     text = fs.readFileSync(file, "utf8");
   } catch (err) {
     if (!required && isErrno(err, "ENOENT")) return undefined;
-    throw configError(`cannot read config file ${escapeText(file)}: ${(err as Error).message}`);
+    throw configError(`cannot read config file ${escapeText(file)}: ${escapeText((err as Error).message)}`);
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    throw configError(`config file ${escapeText(file)} is not valid JSON: ${(err as Error).message}`);
+    throw configError(`config file ${escapeText(file)} is not valid JSON: ${escapeText((err as Error).message)}`);
   }
   const where = `config file ${escapeText(file)}`;
   const top = checkKeys(parsed, TOP_KEYS, where);

@@ -1,4 +1,8 @@
 import { usageError } from "./errors.js";
+import { escapeText } from "./escape.js";
+
+/** Days are exactly 24 h everywhere: retention, the ledger's grace day, "expiring in 24h". */
+export const DAY_MS = 86_400_000;
 
 const SIZE_UNITS: Record<string, number> = {
   b: 1,
@@ -28,10 +32,10 @@ export function parseSize(value: string | number, what = "size"): number {
   const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(value);
   const unit = m ? SIZE_UNITS[(m[2] || "b").toLowerCase()] : undefined;
   if (!m || unit === undefined) {
-    throw usageError(`${what}: cannot read ${JSON.stringify(value)} as a size (use e.g. 20MB, 50MiB or 1048576)`);
+    throw usageError(`${what}: cannot read ${escapeText(JSON.stringify(value))} as a size (use e.g. 20MB, 50MiB or 1048576)`);
   }
   const bytes = Math.floor(Number(m[1]) * unit);
-  if (!Number.isSafeInteger(bytes) || bytes <= 0) throw usageError(`${what} must be greater than zero, got ${JSON.stringify(value)}`);
+  if (!Number.isSafeInteger(bytes) || bytes <= 0) throw usageError(`${what} must be greater than zero, got ${escapeText(JSON.stringify(value))}`);
   return bytes;
 }
 
@@ -41,7 +45,7 @@ const DURATION_UNITS: Record<string, number> = {
   m: 60_000,
   min: 60_000,
   h: 3_600_000,
-  d: 86_400_000,
+  d: DAY_MS,
   w: 604_800_000,
 };
 
@@ -64,7 +68,7 @@ export function parseDuration(value: string | number, what = "duration"): number
     end = part.lastIndex;
   }
   if (text === "" || end !== text.length) {
-    throw usageError(`${what}: cannot read ${JSON.stringify(value)} as a duration (use e.g. 14d, 1h, 30m, 5s)`);
+    throw usageError(`${what}: cannot read ${escapeText(JSON.stringify(value))} as a duration (use e.g. 14d, 1h, 30m, 5s)`);
   }
   return total;
 }

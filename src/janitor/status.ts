@@ -3,14 +3,13 @@
 // Read-only: it creates nothing and deletes nothing.
 import fs from "node:fs";
 import { type Config, type ConfigOverrides, loadConfig } from "../config/config.js";
-import { FatalError } from "../core/errors.js";
+import { FatalError, isErrno } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
+import { DAY_MS } from "../core/units.js";
 import { extensionOf } from "../prepare/name.js";
-import { type Layout, openLayout } from "../state/layout.js";
 import { DAY_FILE } from "../state/ledger.js";
+import { JOURNAL_NAME, type Layout, openLayout } from "../state/layout.js";
 import { JANITOR_AREAS, type JanitorArea, runJanitor } from "./sweep.js";
-
-const DAY_MS = 86_400_000;
 
 export interface FileInfo {
   /** Escaped name inside the outbox. */
@@ -71,17 +70,21 @@ function emptyDir(path: string | null): DirSummary {
   return { path: path === null ? null : escapeText(path), exists: false, files: 0, bytes: 0, other_entries: 0 };
 }
 
-/** Calls `each` with the lstat of every entry directly in `dir`; false when `dir` is missing. */
-function scan(dir: string, each: (name: string, st: fs.Stats) => void): boolean {
+/**
+ * Calls `each` with the lstat of every entry directly in `dir` but `state` (a
+ * file of media-outbox's own bookkeeping, not an entry); false when `dir` is missing.
+ */
+function scan(dir: string, each: (name: string, st: fs.Stats) => void, state?: string): boolean {
   let handle: fs.Dir;
   try {
     handle = fs.opendirSync(dir, { bufferSize: 1024 });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return false;
+    if (isErrno(err, "ENOENT")) return false;
     throw err;
   }
   try {
     for (let d = handle.readSync(); d !== null; d = handle.readSync()) {
+      if (d.name === state) continue;
       const st = fs.lstatSync(`${dir}/${d.name}`, { throwIfNoEntry: false });
       if (st) each(d.name, st);
     }
@@ -91,7 +94,7 @@ function scan(dir: string, each: (name: string, st: fs.Stats) => void): boolean 
   return true;
 }
 
-function summarize(dir: string, extra: (name: string, st: fs.Stats) => void = () => {}): DirSummary {
+function summarize(dir: string, extra: (name: string, st: fs.Stats) => void = () => {}, state?: string): DirSummary {
   const summary = emptyDir(dir);
   summary.exists = scan(dir, (name, st) => {
     if (st.isFile()) {
@@ -99,7 +102,7 @@ function summarize(dir: string, extra: (name: string, st: fs.Stats) => void = ()
       summary.bytes += st.size;
     } else summary.other_entries++;
     extra(name, st);
-  });
+  }, state);
   return summary;
 }
 
@@ -173,12 +176,10 @@ export function outboxStatus(options: StatusOptions = {}): StatusReport {
   report.janitor.next_expiry = nextExpiry === null ? null : new Date(nextExpiry).toISOString();
   report.janitor.expiring_24h = expiring;
 
-  const stagingCutoff = nowMs - config.janitor.stagingMaxAgeMs;
-  let stale = 0;
-  report.staging = { ...summarize(layout.stagingDir, (_, st) => void (st.isFile() && st.mtimeMs < stagingCutoff && stale++)), stale };
-  const retentionCutoff = nowMs - config.janitor.retentionMs;
-  let expired = 0;
-  report.quarantine = { ...summarize(layout.quarantineDir, (_, st) => void (!st.isDirectory() && st.mtimeMs < retentionCutoff && expired++)), expired };
+  // stale and expired are filled from the janitor's dry run below: rules of
+  // their own here would drift from what a run really deletes.
+  report.staging = { ...summarize(layout.stagingDir), stale: 0 };
+  report.quarantine = { ...summarize(layout.quarantineDir, undefined, JOURNAL_NAME), expired: 0 };
   const days: string[] = [];
   report.ledger = {
     ...summarize(layout.ledgerDir, (name, st) => void (st.isFile() && DAY_FILE.test(name) && days.push(name.slice(0, 10)))),
@@ -197,6 +198,8 @@ export function outboxStatus(options: StatusOptions = {}): StatusReport {
       report.janitor.next_run[d.area].bytes += d.bytes;
     }
     report.janitor.next_run.quota_met = dry.quota?.met ?? null;
+    report.staging.stale = report.janitor.next_run.staging.files;
+    report.quarantine.expired = report.janitor.next_run.quarantine.files;
   } catch (err) {
     if (!(err instanceof FatalError)) throw err;
     report.outbox.safe = false;

@@ -5,14 +5,14 @@
 // that prepare just reused (fresh mtime) is left alone.
 import fs from "node:fs";
 import { type Config, type ConfigOverrides, loadConfig } from "../config/config.js";
-import { FatalError, errnoCode } from "../core/errors.js";
+import { FatalError, errnoCode, isErrno } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
+import { DAY_MS } from "../core/units.js";
 import { type Logger, silentLogger } from "../log/logger.js";
 import { type OpenDir, openPrivateDir } from "../safety/private-dir.js";
-import { openLayout } from "../state/layout.js";
-import { DAY_FILE, parseLedgerText } from "../state/ledger.js";
-
-const DAY_MS = 86_400_000;
+import { DAY_FILE, readLedgerDayFrom } from "../state/ledger.js";
+import { JOURNAL_NAME, openLayout } from "../state/layout.js";
+import { janitorSummary } from "./summary.js";
 
 /** The directories the janitor sweeps. */
 export type JanitorArea = "outbox" | "staging" | "quarantine" | "ledger";
@@ -234,7 +234,7 @@ class Sweep {
         fs.unlinkSync(file);
       } catch (err) {
         // Another janitor took it first: not ours to count.
-        if (errnoCode(err) === "ENOENT") {
+        if (isErrno(err, "ENOENT")) {
           this.skip(area, seen.name, "vanished");
           return "gone";
         }
@@ -252,10 +252,13 @@ class Sweep {
   /**
    * A directory's entries, all read before the first unlink: deleting while
    * getdents(2) is still walking a large ext4 directory measured clearly
-   * slower (find does the same through fts).
+   * slower (find does the same through fts). `state` names a file of
+   * media-outbox's own bookkeeping kept in the directory: it is not an entry,
+   * so it is neither scanned nor ever a candidate.
    */
-  entries(dir: SweptDir, area: JanitorArea): fs.Dirent[] {
-    const list = fs.readdirSync(dir.prefix === "" ? "." : dir.base, { withFileTypes: true });
+  entries(dir: SweptDir, area: JanitorArea, state?: string): fs.Dirent[] {
+    let list = fs.readdirSync(dir.prefix === "" ? "." : dir.base, { withFileTypes: true });
+    if (state !== undefined) list = list.filter((d) => d.name !== state);
     this.report.areas[area].scanned += list.length;
     return list;
   }
@@ -344,9 +347,12 @@ function sweepStaging(sweep: Sweep, dir: SweptDir, cutoffMs: number): void {
 /**
  * Quarantine: any entry but a directory, past the retention. A quarantined
  * symlink is removed as a link (unlink never follows it); nothing is opened.
+ * The journal beside the entries is what `quarantine list` reads the reasons
+ * from: it only grows old because nothing was caught lately, and deleting it
+ * would orphan every entry still there.
  */
 function sweepQuarantine(sweep: Sweep, dir: SweptDir, cutoffMs: number): void {
-  for (const dirent of sweep.entries(dir, "quarantine")) {
+  for (const dirent of sweep.entries(dir, "quarantine", JOURNAL_NAME)) {
     const name = dirent.name;
     if (dir.mounts.has(name)) {
       sweep.skip("quarantine", name, "mount_point");
@@ -373,15 +379,8 @@ function sweepQuarantine(sweep: Sweep, dir: SweptDir, cutoffMs: number): void {
 
 /** The newest record time in a day file, read through a descriptor that refuses links. */
 function newestRecordMs(dir: SweptDir, name: string): number | undefined {
-  const fd = fs.openSync(`${dir.prefix}${name}`, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
-  let text: string;
-  try {
-    text = fs.readFileSync(fd, "utf8");
-  } finally {
-    fs.closeSync(fd);
-  }
   let newest: number | undefined;
-  for (const rec of parseLedgerText(text)) {
+  for (const rec of readLedgerDayFrom(`${dir.prefix}${name}`, 0).records) {
     const t = Date.parse(rec.time);
     if (Number.isFinite(t) && (newest === undefined || t > newest)) newest = t;
   }
@@ -407,7 +406,7 @@ function sweepLedger(sweep: Sweep, dir: SweptDir, cutoffMs: number): void {
     try {
       newest = newestRecordMs(dir, name);
     } catch (err) {
-      if (errnoCode(err) !== "ENOENT") sweep.fail("ledger", name, err);
+      sweep.fail("ledger", name, err);
       continue;
     }
     if (newest !== undefined && newest >= cutoffMs) {
@@ -543,7 +542,9 @@ function finish(report: JanitorReport, logger: Logger): JanitorReport {
   }
   report.success = report.errors.length === 0 && (report.quota?.met ?? true);
   report.finished = new Date().toISOString();
-  logger.info({ event: "janitor", dry_run: report.dry_run, outbox: report.outbox, ...report.totals, quota_met: report.quota?.met ?? null, success: report.success }, "janitor run");
+  const fields = { event: "janitor_run", dry_run: report.dry_run, outbox: report.outbox, ...report.totals, quota_met: report.quota?.met ?? null, success: report.success };
+  if (report.success) logger.info(fields, janitorSummary(report));
+  else logger.error(fields, janitorSummary(report));
   return report;
 }
 

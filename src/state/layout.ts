@@ -3,10 +3,16 @@
 // it, on the same filesystem (publication is a link, quarantine a rename).
 import fs from "node:fs";
 import type { Config } from "../config/config.js";
-import { FatalError } from "../core/errors.js";
+import { FatalError, isErrno } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { isWithin } from "../safety/gateway.js";
 import { trustDir } from "../safety/private-dir.js";
+
+/**
+ * The journal of quarantine moves, kept inside the quarantine under a name no
+ * entry takes: state, not an entry, so the janitor and status leave it out.
+ */
+export const JOURNAL_NAME = ".media-outbox-quarantine.jsonl";
 
 export interface Layout {
   /** Real path of the verified outbox. */
@@ -62,7 +68,7 @@ export function listDir(dir: string): string[] {
   try {
     return fs.readdirSync(dir);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
+    if (isErrno(err, "ENOENT")) return [];
     throw err;
   }
 }

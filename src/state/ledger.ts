@@ -3,6 +3,7 @@
 // file that prepare may be appending to.
 import fs from "node:fs";
 import path from "node:path";
+import { isErrno } from "../core/errors.js";
 import { listDir } from "./layout.js";
 
 export interface LedgerRecord {
@@ -69,18 +70,6 @@ export function parseLedgerText(text: string): LedgerRecord[] {
   return records;
 }
 
-/** Parses a day file; lines that are not records (a torn last line) are skipped. */
-export function readLedgerDay(file: string): LedgerRecord[] {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, "utf8");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw err;
-  }
-  return parseLedgerText(text);
-}
-
 /**
  * Reads the complete lines a day file gained since byte `offset` (a
  * long-running reader follows the file instead of re-reading it whole).
@@ -89,9 +78,11 @@ export function readLedgerDay(file: string): LedgerRecord[] {
 export function readLedgerDayFrom(file: string, offset: number): { records: LedgerRecord[]; end: number } {
   let fd: number;
   try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+    // O_NONBLOCK: a FIFO swapped in under a day file's name must not hang the
+    // reader (the janitor, the watch) waiting for a writer; it reads as empty.
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return { records: [], end: offset };
+    if (isErrno(err, "ENOENT")) return { records: [], end: offset };
     throw err;
   }
   try {
@@ -110,9 +101,4 @@ export function readLedgerDayFrom(file: string, offset: number): { records: Ledg
   } finally {
     fs.closeSync(fd);
   }
-}
-
-/** Every record, oldest day first. */
-export function readLedger(ledgerDir: string): LedgerRecord[] {
-  return ledgerDays(ledgerDir).flatMap((d) => readLedgerDay(d.path));
 }
