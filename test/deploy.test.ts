@@ -477,6 +477,22 @@ describe("install systemd --user with a running (fake) systemd", () => {
     expect(fs.existsSync(path.join(t.home, ".local/state/media-outbox/install-manifest.json"))).toBe(false);
   });
 
+  it("creates every directory the units' ReadWritePaths= lists: a quarantine outside the state directory, the log file's directory, the drop folders", () => {
+    const { dir, env } = setup(`HERMES_MEDIA_ALLOW_DIRS=/srv/x:${t.outbox}`);
+    const quarantine = path.join(t.home, "quarantine");
+    const logDir = path.join(t.home, "logs/media-outbox");
+    const drop = path.join(t.home, "drop/agent");
+    const config = put(path.join(t.home, "media-outbox.json"), JSON.stringify({ logFile: path.join(logDir, "media-outbox.log"), watch: { drop: [drop], quarantine } }));
+    const r = cli(["install", "systemd", "--user", "--with-watch", "--config", config], { env });
+    expect(r.code, r.stderr).toBe(0);
+    // A missing ReadWritePaths= entry fails the unit at start (226/NAMESPACE).
+    for (const unit of ["media-outbox-janitor.service", "media-outbox-watch.service"]) {
+      const listed = /^ReadWritePaths=(.*)$/m.exec(fs.readFileSync(path.join(dir, unit), "utf8"))![1]!.split(" ");
+      for (const p of listed) expect(fs.statSync(p).isDirectory(), `${unit}: ${p}`).toBe(true);
+    }
+    for (const p of [quarantine, logDir, drop]) expect(fs.statSync(p).mode & 0o777, p).toBe(0o700);
+  });
+
   it("warns (exit 1) when the reloaded manager still does not list the outbox", () => {
     const { env } = setup("HERMES_MEDIA_ALLOW_DIRS=/srv/x");
     const r = cli(["install", "systemd", "--user"], { env });

@@ -285,6 +285,37 @@ describe("doctor", () => {
     }
   });
 
+  it("escapes a unit name in the table's check names (a name may carry a backslash or MEDIA:)", () => {
+    const unit = "hermes-gateway-MEDIA:x\\x41.service";
+    put(path.join(fake, `show-${unit}`), gatewayShow(`HERMES_MEDIA_ALLOW_DIRS=${t.outbox}`));
+    const r = cli(["doctor", "--no-probe", "--unit", unit], { env });
+    expect(r.stdout).not.toContain(unit);
+    expect(r.stdout).not.toContain("MEDIA:x");
+    const shown = "hermes-gateway-MEDIA\\x3ax\\\\x41.service";
+    expect(r.stdout).toContain(`pass    gateway ${shown}  `);
+    expect(r.stdout).toContain(`warn    strict ${shown}  `);
+    // Escaped once, where the check is built: the JSON names it the same way.
+    expect(doctor("--no-probe", "--unit", unit).report.checks.map((c) => c.check)).toContain(`gateway ${shown}`);
+  });
+
+  it("applies UnsetEnvironment= as systemd does, from systemctl show and from the unit files alike: NAME removes any value, NAME=VALUE only that value", () => {
+    const value = `/srv/x:${t.outbox}`;
+    const root = gatewayRoot(t.home);
+    for (const c of [
+      { unset: "HERMES_MEDIA_ALLOW_DIRS=/srv/other", status: "pass" },
+      { unset: `HERMES_MEDIA_ALLOW_DIRS=${value}`, status: "fail" },
+      { unset: "HERMES_MEDIA_ALLOW_DIRS", status: "fail" },
+    ]) {
+      put(path.join(fake, `show-${GATEWAY}`), gatewayShow(`HERMES_MEDIA_ALLOW_DIRS=${value}`).replace("UnsetEnvironment=\n", `UnsetEnvironment=${c.unset}\n`));
+      put(path.join(root, "etc/systemd/system", `${GATEWAY}.d/50-unset.conf`), `[Service]\nEnvironment=HERMES_MEDIA_ALLOW_DIRS=${value}\nUnsetEnvironment=${c.unset}\n`);
+      for (const args of [[], ["--root", root]]) {
+        const gateway = line(doctor("--no-probe", "--unit", GATEWAY, ...args).report, `gateway ${GATEWAY}`);
+        expect(gateway.status, `UnsetEnvironment=${c.unset} ${args.join(" ")}`).toBe(c.status);
+        if (c.status === "fail") expect(gateway.message).toContain("is removed by UnsetEnvironment=");
+      }
+    }
+  });
+
   it("checks each running template instance with systemctl show", () => {
     put(path.join(fake, "list-units"), "hermes-gateway@bob.service loaded active running Hermes gateway bob\n");
     put(path.join(fake, "show-hermes-gateway@bob.service"), gatewayShow("HERMES_MEDIA_ALLOW_DIRS=/srv/bob"));

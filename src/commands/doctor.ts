@@ -8,7 +8,11 @@ import { type DoctorReport, doctor } from "../deploy/doctor.js";
 
 export const USAGE = `usage: media-outbox doctor [--unit NAME]... [--json] [--system|--user] [--root DIR] [--outbox DIR] [--config FILE] [--no-probe]`;
 
-/** The table: one line per check, the fix indented under it. */
+/**
+ * The table: one line per check, the fix indented under it. Every field was
+ * escaped where the check was built (deploy/doctor.ts), so it is printed as
+ * is: escaping again would double each backslash.
+ */
 export function formatReport(report: DoctorReport): string {
   const width = Math.max(5, ...report.checks.map((c) => c.check.length));
   const lines = [`${"STATUS".padEnd(6)}  ${"CHECK".padEnd(width)}  DETAIL`];

@@ -8,7 +8,7 @@ import { escapeText } from "../core/escape.js";
 import { installHermesConfig } from "../deploy/hermes-config.js";
 import { applyInstall, planInstall, readManifest, uninstall } from "../deploy/install.js";
 import { onDisk } from "../deploy/gateway-units.js";
-import { Systemctl } from "../deploy/systemctl.js";
+import { Systemctl, scopeArgs, shellLine } from "../deploy/systemctl.js";
 
 export const USAGE = `usage: media-outbox install systemd [--system|--user] [--unit NAME]... [--outbox DIR] [--strict]
                                   [--with-watch] [--root DIR] [--dry-run] [--restart] [--config FILE]
@@ -105,7 +105,7 @@ export async function run(argv: string[], command = "install"): Promise<number> 
     for (const w of r.warnings) err(`media-outbox: warning: ${w}\n`);
     if (!state.running) err(`media-outbox: files written; systemd was not told (${escapeText(state.why)}): run the commands above on the target system\n`);
     else if (!values.restart) err("media-outbox: the gateway units read the new environment only after a restart: run the try-restart command above (or install again with --restart)\n");
-    err(`media-outbox: check it with: media-outbox doctor${scopeName === "user" ? " --user" : ""}\n`);
+    err(`media-outbox: check it with: ${shellLine(["media-outbox", "doctor", ...scopeArgs(scopeName)])}\n`);
     return r.warnings.length > 0 ? 1 : 0;
   });
 }

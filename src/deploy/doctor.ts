@@ -15,7 +15,7 @@ import { type EffectiveEnvironment, type UnitScope, effectiveEnvironment, instal
 import { hermesConfigFiles, listsOutbox, readAllowDirs } from "./hermes-config.js";
 import { ALLOW_DIRS, STRICT_VARS, gatewayUnitsFor, readManifest, unitScope } from "./install.js";
 import { JANITOR_SERVICE, JANITOR_TIMER, WATCH_SERVICE } from "./render.js";
-import { type Scope, Systemctl } from "./systemctl.js";
+import { type Scope, Systemctl, scopeArgs, shellLine } from "./systemctl.js";
 import { userByName, userByUid } from "./users.js";
 
 export type CheckStatus = "pass" | "warn" | "fail";
@@ -52,6 +52,20 @@ function check(checks: DoctorCheck[], name: string, status: CheckStatus, message
   checks.push({ check: name, status, message, ...(fix ? { fix } : {}) });
 }
 
+/**
+ * The fix commands, as they are typed in this scope (`--user` where each
+ * program wants it, words shell-quoted) and escaped for output: a unit name
+ * may carry a backslash or `media:`.
+ */
+function fixCommands(scope: Scope) {
+  const sc = new Systemctl(scope);
+  return {
+    systemctl: (...args: string[]) => escapeText(sc.commandLine(...args)),
+    journal: (unit: string) => escapeText(shellLine(["journalctl", ...scopeArgs(scope), "-u", unit])),
+    mediaOutbox: (command: string[], ...args: string[]) => escapeText(shellLine(["media-outbox", ...command, ...scopeArgs(scope), ...args])),
+  };
+}
+
 /** A tiny valid PNG with random pixels, so it never matches (and reuses) a file already in the outbox. */
 export function probePng(): Buffer {
   return makePng(4, () => Math.floor(Math.random() * 256));
@@ -75,15 +89,9 @@ function outboxChecks(config: Config, checks: DoctorCheck[]): Layout | undefined
     return undefined;
   }
   check(checks, "outbox", "pass", `${escapeText(layout.outbox)} exists, is private (0700, yours) and no ancestor is writable by others`);
-  const sameFs = [layout.stateDir, layout.stagingDir, layout.ledgerDir].every((d) => {
-    try {
-      return fs.statSync(d).dev === layout!.outboxDev;
-    } catch {
-      return true; // created on first use, beside the outbox
-    }
-  });
-  if (sameFs) check(checks, "staging", "pass", `staging, ledger and quarantine live beside the outbox, on its filesystem (${escapeText(layout.stateDir)})`);
-  else check(checks, "staging", "fail", "the state directory is on another filesystem than the outbox: publication would be a copy", "set MEDIA_OUTBOX_STATE_DIR (or config stateDir) to a directory beside the outbox");
+  // openLayout has already refused a state, staging, ledger or quarantine
+  // directory on another filesystem (the "state" line above).
+  check(checks, "staging", "pass", `staging, ledger and quarantine live beside the outbox, on its filesystem (${escapeText(layout.stateDir)})`);
   const st = fs.statfsSync(layout.outbox);
   const free = st.bavail * st.bsize;
   if (free < config.maxSize) check(checks, "free space", "fail", `${formatBytes(free)} free, less than one file of the ${formatBytes(config.maxSize)} cap`, "free space on that filesystem, or run media-outbox janitor");
@@ -128,46 +136,46 @@ function gatewayChecks(
   covered: Set<string> | undefined,
   checks: DoctorCheck[],
 ): EffectiveEnvironment[] {
-  const flag = scope.scope === "user" ? " --user" : "";
+  const fix = fixCommands(scope.scope);
   const envs: EffectiveEnvironment[] = [];
   if (units.length === 0) {
-    check(checks, "gateway units", "warn", `no Hermes gateway unit found (${scope.scope} units); the probe cannot check the gateway's roots`, `name it: media-outbox doctor${flag} --unit NAME.service (a gateway not run by systemd: see the hermes-config line)`);
+    check(checks, "gateway units", "warn", `no Hermes gateway unit found (${scope.scope} units); the probe cannot check the gateway's roots`, `name it: ${fix.mediaOutbox(["doctor"], "--unit", "NAME.service")} (a gateway not run by systemd: see the hermes-config line)`);
     return envs;
   }
   for (const unit of units) {
-    const name = `gateway ${unit}`;
+    const name = `gateway ${escapeText(unit)}`;
     const env = effectiveEnvironment(scope, unit, [ALLOW_DIRS, ...Object.keys(STRICT_VARS)], systemctl);
     if (!env.loaded) {
-      check(checks, name, "fail", `systemd does not know ${escapeText(unit)}`, `check the name: systemctl${flag} list-unit-files 'hermes*'`);
+      check(checks, name, "fail", `systemd does not know ${escapeText(unit)}`, `check the name: ${fix.systemctl("list-unit-files", "hermes*")}`);
       continue;
     }
     envs.push(env);
     const allow = env.vars.get(ALLOW_DIRS)!;
     const roots = unitRoots(env);
-    const install = `media-outbox install systemd${flag} --unit ${escapeText(unit)}`;
+    const install = fix.mediaOutbox(["install", "systemd"], "--unit", unit);
     if (allow.unknown) check(checks, name, "fail", `cannot tell what ${ALLOW_DIRS} is: ${escapeText(allow.unknown)}`, "fix that file, then run media-outbox doctor again");
     else if (!roots || !isUnderRoot(outbox, roots)) {
       const later = covered && !covered.has(unit) && !covered.has(templateOf(unit)) ? " (added after media-outbox was installed)" : "";
       const what = allow.source === "none" ? "is not set" : allow.source === "unset" ? "is removed by UnsetEnvironment=" : `does not list the outbox (${escapeText(allow.value ?? "")}, from ${escapeText(allow.from ?? "?")})`;
-      check(checks, name, "fail", `${ALLOW_DIRS} ${what}${later}: the gateway will not deliver outbox files`, `${install}${covered ? " (run media-outbox uninstall systemd first)" : ""}, then systemctl${flag} restart ${escapeText(unit)}`);
+      check(checks, name, "fail", `${ALLOW_DIRS} ${what}${later}: the gateway will not deliver outbox files`, `${install}${covered ? ` (run ${fix.mediaOutbox(["uninstall", "systemd"])} first)` : ""}, then ${fix.systemctl("restart", unit)}`);
     } else {
       check(checks, name, "pass", `${ALLOW_DIRS} lists the outbox (from ${escapeText(allow.from ?? "?")}, read via ${env.how})`);
       if (env.mainPid) {
         const running = processEnvironment(env.mainPid);
         const runningRoots = running ? parseAllowDirs(running.get(ALLOW_DIRS), env.home) : undefined;
         if (runningRoots && !isUnderRoot(outbox, runningRoots)) {
-          check(checks, `${name} process`, "warn", `the running gateway (pid ${env.mainPid}) started before the outbox was added`, `systemctl${flag} restart ${escapeText(unit)}`);
+          check(checks, `${name} process`, "warn", `the running gateway (pid ${env.mainPid}) started before the outbox was added`, fix.systemctl("restart", unit));
         }
       }
     }
     const reader = readerProblem(scope, env, outboxUid);
     if (reader) check(checks, `${name} user`, "fail", reader, "run the agent (and so prepare) as the gateway's user, or the gateway as the outbox's owner");
     const strictOff = Object.entries(STRICT_VARS).filter(([k, v]) => env.vars.get(k)?.value !== v);
-    if (strictOff.length === 0) check(checks, `strict ${unit}`, "pass", "strict mode is on: only the allowed roots (the outbox) are delivered");
+    if (strictOff.length === 0) check(checks, `strict ${escapeText(unit)}`, "pass", "strict mode is on: only the allowed roots (the outbox) are delivered");
     else {
       check(
         checks,
-        `strict ${unit}`,
+        `strict ${escapeText(unit)}`,
         "warn",
         `strict mode is off (${strictOff.map(([k, v]) => `${k}=${v} not set`).join(", ")}): in the gateway's default mode any path not on its denylist is delivered, so the outbox is not the only exit`,
         `${install} --strict`,
@@ -178,25 +186,25 @@ function gatewayChecks(
 }
 
 function serviceChecks(scope: UnitScope, systemctl: Systemctl | undefined, why: string, checks: DoctorCheck[]): void {
-  const flag = scope.scope === "user" ? " --user" : "";
+  const fix = fixCommands(scope.scope);
   if (!systemctl) {
     // Without a manager, only the files can be checked.
     const dir = installDir(scope);
     const timer = fs.existsSync(onDisk(scope, path.join(dir, JANITOR_TIMER)));
     const enabled = fs.existsSync(onDisk(scope, path.join(dir, "timers.target.wants", JANITOR_TIMER)));
-    if (!timer) check(checks, "janitor timer", "fail", `${JANITOR_TIMER} is not installed`, `media-outbox install systemd${flag}`);
-    else check(checks, "janitor timer", "warn", `${JANITOR_TIMER} is installed${enabled ? " and enabled" : ""}; its state is unknown: ${escapeText(why)}`, `where systemd runs: systemctl${flag} enable --now ${JANITOR_TIMER}`);
+    if (!timer) check(checks, "janitor timer", "fail", `${JANITOR_TIMER} is not installed`, fix.mediaOutbox(["install", "systemd"]));
+    else check(checks, "janitor timer", "warn", `${JANITOR_TIMER} is installed${enabled ? " and enabled" : ""}; its state is unknown: ${escapeText(why)}`, `where systemd runs: ${fix.systemctl("enable", "--now", JANITOR_TIMER)}`);
     const watch = fs.existsSync(onDisk(scope, path.join(dir, WATCH_SERVICE)));
     check(checks, "watch service", "pass", watch ? `${WATCH_SERVICE} is installed; its state is unknown without systemd` : `${WATCH_SERVICE} is not installed (optional: install systemd --with-watch)`);
     return;
   }
   const timer = systemctl.show(JANITOR_TIMER, ["LoadState", "UnitFileState", "ActiveState"]);
   const service = systemctl.show(JANITOR_SERVICE, ["Result", "ExecMainStatus", "ExecMainExitTimestamp"]);
-  if (timer.get("LoadState") !== "loaded") check(checks, "janitor timer", "fail", `${JANITOR_TIMER} is not installed`, `media-outbox install systemd${flag}`);
+  if (timer.get("LoadState") !== "loaded") check(checks, "janitor timer", "fail", `${JANITOR_TIMER} is not installed`, fix.mediaOutbox(["install", "systemd"]));
   else if (timer.get("UnitFileState") !== "enabled" || timer.get("ActiveState") !== "active") {
-    check(checks, "janitor timer", "fail", `${JANITOR_TIMER} is ${timer.get("UnitFileState") ?? "?"}/${timer.get("ActiveState") ?? "?"}: old files are never removed`, `systemctl${flag} enable --now ${JANITOR_TIMER}`);
+    check(checks, "janitor timer", "fail", `${JANITOR_TIMER} is ${timer.get("UnitFileState") ?? "?"}/${timer.get("ActiveState") ?? "?"}: old files are never removed`, fix.systemctl("enable", "--now", JANITOR_TIMER));
   } else if (service.get("Result") && service.get("Result") !== "success") {
-    check(checks, "janitor timer", "fail", `the last janitor run failed (${service.get("Result")}, exit status ${service.get("ExecMainStatus") ?? "?"})`, `journalctl${flag} -u ${JANITOR_SERVICE}`);
+    check(checks, "janitor timer", "fail", `the last janitor run failed (${service.get("Result")}, exit status ${service.get("ExecMainStatus") ?? "?"})`, fix.journal(JANITOR_SERVICE));
   } else {
     const last = service.get("ExecMainExitTimestamp");
     check(checks, "janitor timer", "pass", `enabled and active; last run: ${last ? `${escapeText(last)}, success` : "not yet"}`);
@@ -204,8 +212,8 @@ function serviceChecks(scope: UnitScope, systemctl: Systemctl | undefined, why: 
   const watch = systemctl.show(WATCH_SERVICE, ["LoadState", "ActiveState", "UnitFileState", "Result"]);
   if (watch.get("LoadState") !== "loaded") check(checks, "watch service", "pass", `${WATCH_SERVICE} is not installed (optional: install systemd --with-watch)`);
   else if (watch.get("ActiveState") === "active") check(checks, "watch service", "pass", `${WATCH_SERVICE} is running`);
-  else if (watch.get("ActiveState") === "failed") check(checks, "watch service", "fail", `${WATCH_SERVICE} failed (${watch.get("Result") ?? "?"})`, `journalctl${flag} -u ${WATCH_SERVICE}; then systemctl${flag} restart ${WATCH_SERVICE}`);
-  else check(checks, "watch service", "warn", `${WATCH_SERVICE} is installed but ${watch.get("ActiveState") ?? "not running"}`, `systemctl${flag} enable --now ${WATCH_SERVICE}`);
+  else if (watch.get("ActiveState") === "failed") check(checks, "watch service", "fail", `${WATCH_SERVICE} failed (${watch.get("Result") ?? "?"})`, `${fix.journal(WATCH_SERVICE)}; then ${fix.systemctl("restart", WATCH_SERVICE)}`);
+  else check(checks, "watch service", "warn", `${WATCH_SERVICE} is installed but ${watch.get("ActiveState") ?? "not running"}`, fix.systemctl("enable", "--now", WATCH_SERVICE));
 }
 
 async function hermesConfigChecks(config: Config, checks: DoctorCheck[]): Promise<void> {
@@ -215,7 +223,7 @@ async function hermesConfigChecks(config: Config, checks: DoctorCheck[]): Promis
     return;
   }
   for (const f of files) {
-    const name = `hermes config${f.profile ? ` ${f.profile}` : ""}`;
+    const name = `hermes config${f.profile ? ` ${escapeText(f.profile)}` : ""}`;
     let list: unknown;
     try {
       list = await readAllowDirs(fs.readFileSync(f.file, "utf8"));

@@ -6,6 +6,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { isErrno } from "../core/errors.js";
+import { readIfExists } from "./files.js";
 import { type Scope, Systemctl } from "./systemctl.js";
 import { userByName } from "./users.js";
 import { expandSpecifiers, parseEnvFile, parseUnitText, splitWords } from "./systemd-syntax.js";
@@ -49,6 +50,7 @@ export function isGatewayUnitName(name: string): boolean {
 }
 
 export const isTemplate = (unit: string) => /@\.service$/.test(unit);
+export const isInstance = (unit: string) => /@[^@]+\.service$/.test(unit);
 export const templateOf = (unit: string) => unit.replace(/@[^@]*\.service$/, "@.service");
 
 function listNames(dir: string): string[] {
@@ -103,7 +105,7 @@ export interface UnitFiles {
 /** Names whose `.d/` directories apply to `unit`: itself, its template, its prefixes, the type. */
 function dropInNames(unit: string): string[] {
   const names = [unit];
-  if (/@[^@]+\.service$/.test(unit)) names.push(templateOf(unit));
+  if (isInstance(unit)) names.push(templateOf(unit));
   const stem = unit.replace(/\.service$/, "").replace(/@.*$/, "");
   const parts = stem.split("-");
   for (let i = parts.length - 1; i >= 1; i--) names.push(`${parts.slice(0, i).join("-")}-.service`);
@@ -128,7 +130,7 @@ export function unitFiles(scope: UnitScope, unit: string, systemctl?: Systemctl)
   }
   const search = unitSearchPath(scope);
   let fragment: string | undefined;
-  for (const name of /@[^@]+\.service$/.test(unit) ? [unit, templateOf(unit)] : [unit]) {
+  for (const name of isInstance(unit) ? [unit, templateOf(unit)] : [unit]) {
     for (const dir of search) {
       if (fs.existsSync(onDisk(scope, path.join(dir, name)))) {
         fragment = path.join(dir, name);
@@ -160,8 +162,11 @@ export interface EnvFileRef {
 
 export interface UnitEnvironment {
   unit: string;
-  /** Environment= variables, values as written (specifiers intact). */
-  environment: Map<string, { raw: string; from: string }>;
+  /**
+   * Environment= variables, values as written (specifiers intact), and the
+   * value itself where the manager has already expanded them (`systemctl show`).
+   */
+  environment: Map<string, { raw: string; from: string; value?: string }>;
   environmentFiles: EnvFileRef[];
   unset: string[];
   user?: string;
@@ -171,15 +176,7 @@ export interface UnitEnvironment {
 export type ReadText = (targetPath: string) => string | undefined;
 
 export function diskReader(scope: UnitScope, overlay: ReadonlyMap<string, string> = new Map()): ReadText {
-  return (p) => {
-    if (overlay.has(p)) return overlay.get(p);
-    try {
-      return fs.readFileSync(onDisk(scope, p), "utf8");
-    } catch (err) {
-      if (isErrno(err, "ENOENT", "ENOTDIR")) return undefined;
-      throw err;
-    }
-  };
+  return (p) => (overlay.has(p) ? overlay.get(p) : readIfExists(onDisk(scope, p))?.toString("utf8"));
 }
 
 /** Applies the unit file and its drop-ins in order: the environment systemd configures for the unit. */
@@ -230,13 +227,18 @@ export interface VariableSource {
   unknown?: string;
 }
 
-/** What `key` is in the unit's process environment, and where it comes from (EnvironmentFile= beats Environment=). */
+/**
+ * What `key` is in the unit's process environment, and where it comes from
+ * (EnvironmentFile= beats Environment=; UnsetEnvironment= is applied last).
+ * The one place that rule lives: the unit files and `systemctl show` both
+ * come here.
+ */
 export function variableSource(scope: UnitScope, env: UnitEnvironment, key: string, read: ReadText): VariableSource {
   const ctx = { unit: env.unit, home: scope.home, ...(scope.user ? { user: scope.user } : {}) };
   let result: VariableSource = { key, source: "none" };
   const inEnv = env.environment.get(key);
   if (inEnv) {
-    const value = expandSpecifiers(inEnv.raw, ctx);
+    const value = inEnv.value ?? expandSpecifiers(inEnv.raw, ctx);
     // A specifier that cannot be expanded here (a template's %i) stays as written in the drop-in too.
     result = { key, source: "environment", raw: inEnv.raw, from: inEnv.from, value: value ?? inEnv.raw };
   }
@@ -259,7 +261,10 @@ export function variableSource(scope: UnitScope, env: UnitEnvironment, key: stri
     const v = vars.get(key);
     if (v !== undefined) result = { key, source: "environment-file", raw: v, value: v, from: ref.path };
   }
-  if (env.unset.some((u) => u === key || u === `${key}=${result.value ?? ""}`)) return { key, source: "unset", ...(result.from ? { from: result.from } : {}) };
+  // systemd.exec(5): a bare name removes the variable whatever its value;
+  // NAME=VALUE removes only that exact assignment.
+  const unset = env.unset.some((u) => u === key || (result.value !== undefined && u === `${key}=${result.value}`));
+  if (unset) return { key, source: "unset", ...(result.from ? { from: result.from } : {}) };
   return result;
 }
 
@@ -285,6 +290,27 @@ export interface EffectiveEnvironment {
 }
 
 /**
+ * A loaded unit's environment settings as the running manager reports them:
+ * Environment= merged, EnvironmentFiles= in reading order (`PATH
+ * (ignore_errors=yes|no)`), UnsetEnvironment=, User=. systemd has already
+ * expanded the specifiers in Environment=, so the values are taken as they
+ * are rather than expanded again (a literal `%` would be misread).
+ */
+function shownEnvironment(unit: string, props: Map<string, string>): UnitEnvironment {
+  const env: UnitEnvironment = { unit, environment: new Map(), environmentFiles: [], unset: splitWords(props.get("UnsetEnvironment") ?? "") };
+  for (const word of splitWords(props.get("Environment") ?? "")) {
+    const eq = word.indexOf("=");
+    if (eq > 0) env.environment.set(word.slice(0, eq), { raw: word.slice(eq + 1), value: word.slice(eq + 1), from: `${unit} Environment=` });
+  }
+  for (const line of (props.get("EnvironmentFiles") ?? "").split("\n")) {
+    const m = /^(.*) \(ignore_errors=(yes|no)\)$/.exec(line.trim());
+    if (m) env.environmentFiles.push({ raw: m[1]!, path: m[1]!, optional: m[2] === "yes", from: `${unit} EnvironmentFiles=` });
+  }
+  if (props.get("User")) env.user = props.get("User")!;
+  return env;
+}
+
+/**
  * The values of `keys` in the unit's process environment. With a running
  * systemd: `systemctl show` (Environment=, EnvironmentFiles=,
  * UnsetEnvironment=), then the environment files it names, which win.
@@ -292,57 +318,29 @@ export interface EffectiveEnvironment {
  * from disk: systemd shows only their instances.
  */
 export function effectiveEnvironment(scope: UnitScope, unit: string, keys: string[], systemctl?: Systemctl): EffectiveEnvironment {
-  const vars = new Map<string, VariableSource>();
-  const homeOf = (user: string | undefined) => gatewayHome(scope, user);
-  if (!systemctl || isTemplate(unit)) {
-    const files = unitFiles(scope, unit, isTemplate(unit) ? undefined : systemctl);
-    const read = diskReader(scope);
-    const env = unitEnvironment(scope, files, read);
-    for (const k of keys) vars.set(k, variableSource(scope, env, k, read));
-    return { unit, loaded: files.fragment !== undefined, vars, home: homeOf(env.user), ...(env.user ? { user: env.user } : {}), how: "unit files" };
+  const read = diskReader(scope);
+  const shown = systemctl && !isTemplate(unit) ? systemctl.show(unit, ["LoadState", "Environment", "EnvironmentFiles", "UnsetEnvironment", "User", "ActiveState", "MainPID"]) : undefined;
+  let env: UnitEnvironment;
+  let loaded: boolean;
+  if (shown) {
+    env = shownEnvironment(unit, shown);
+    loaded = shown.get("LoadState") === "loaded";
+  } else {
+    const files = unitFiles(scope, unit);
+    env = unitEnvironment(scope, files, read);
+    loaded = files.fragment !== undefined;
   }
-  const props = systemctl.show(unit, ["LoadState", "Environment", "EnvironmentFiles", "UnsetEnvironment", "User", "ActiveState", "MainPID"]);
-  const loaded = props.get("LoadState") === "loaded";
-  const environment = new Map<string, string>();
-  for (const word of splitWords(props.get("Environment") ?? "")) {
-    const eq = word.indexOf("=");
-    if (eq > 0) environment.set(word.slice(0, eq), word.slice(eq + 1));
-  }
-  for (const k of keys) {
-    const v = environment.get(k);
-    vars.set(k, v === undefined ? { key: k, source: "none" } : { key: k, source: "environment", raw: v, value: v, from: `${unit} Environment=` });
-  }
-  for (const line of (props.get("EnvironmentFiles") ?? "").split("\n")) {
-    const m = /^(.*) \(ignore_errors=(yes|no)\)$/.exec(line.trim());
-    if (!m) continue;
-    const file = m[1]!;
-    let text: string | undefined;
-    try {
-      text = fs.readFileSync(onDisk(scope, file), "utf8");
-    } catch (err) {
-      if (isErrno(err, "ENOENT") && m[2] === "yes") continue;
-      for (const k of keys) vars.set(k, { ...vars.get(k)!, unknown: `EnvironmentFile=${file} cannot be read: ${(err as Error).message}` });
-      continue;
-    }
-    const parsed = parseEnvFile(text);
-    for (const k of keys) {
-      const v = parsed.get(k);
-      if (v !== undefined) vars.set(k, { key: k, source: "environment-file", raw: v, value: v, from: file });
-    }
-  }
-  for (const u of splitWords(props.get("UnsetEnvironment") ?? "")) {
-    const k = u.split("=")[0]!;
-    if (vars.has(k)) vars.set(k, { key: k, source: "unset" });
-  }
-  const pid = Number(props.get("MainPID") ?? "0");
+  const vars = new Map(keys.map((k) => [k, variableSource(scope, env, k, read)]));
+  const pid = Number(shown?.get("MainPID") ?? "0");
+  const activeState = shown?.get("ActiveState");
   return {
     unit,
     loaded,
     vars,
-    home: homeOf(props.get("User") || undefined),
-    ...(props.get("User") ? { user: props.get("User")! } : {}),
-    how: "systemctl show",
-    ...(props.get("ActiveState") ? { activeState: props.get("ActiveState")! } : {}),
+    home: gatewayHome(scope, env.user),
+    ...(env.user ? { user: env.user } : {}),
+    how: shown ? "systemctl show" : "unit files",
+    ...(activeState ? { activeState } : {}),
     ...(pid > 0 ? { mainPid: pid } : {}),
   };
 }

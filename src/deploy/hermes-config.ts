@@ -16,8 +16,6 @@ import { checkOutboxForGateway } from "./install.js";
 type YamlModule = typeof import("yaml");
 const loadYaml = async (): Promise<YamlModule> => import("yaml");
 
-export const ALLOW_DIRS_KEY = ["gateway", "media_delivery_allow_dirs"] as const;
-
 /** The config.yaml of the default profile, or of `profile`. */
 export function hermesConfigPath(config: Config, profile?: string): string {
   if (profile === undefined) return path.join(config.hermesHome, "config.yaml");

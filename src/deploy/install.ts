@@ -19,10 +19,12 @@ import {
   effectiveEnvironment,
   gatewayHome,
   installDir,
-  isTemplate,
   isGatewayUnitName,
+  isInstance,
+  isTemplate,
   onDisk,
   sortDropIns,
+  templateOf,
   unitEnvironment,
   unitFiles,
   variableSource,
@@ -40,7 +42,7 @@ import {
   renderJanitorTimer,
   renderWatchService,
 } from "./render.js";
-import { Systemctl, type Scope } from "./systemctl.js";
+import { Systemctl, type Scope, scopeArgs, shellLine } from "./systemctl.js";
 import { envFileLine, escapeSpecifiers, pathWord, unitWord } from "./systemd-syntax.js";
 
 export const ALLOW_DIRS = "HERMES_MEDIA_ALLOW_DIRS";
@@ -115,8 +117,8 @@ export function gatewayUnitsFor(scope: UnitScope, named: string[] | undefined, s
   }
   const found = discoverGatewayUnits(scope, systemctl);
   if (!collapse) return found;
-  const templates = new Set(found.filter((u) => u.endsWith("@.service")));
-  return found.filter((u) => !/@[^@]+\.service$/.test(u) || !templates.has(u.replace(/@[^@]*\.service$/, "@.service")));
+  const templates = new Set(found.filter(isTemplate));
+  return found.filter((u) => !isInstance(u) || !templates.has(templateOf(u)));
 }
 
 /** Refuses an outbox the gateway could not parse in HERMES_MEDIA_ALLOW_DIRS. */
@@ -133,8 +135,8 @@ function mergedRoots(previous: string | undefined, previousValue: string | undef
   return `${previous.replace(/[:,\s]+$/, "")}:${added}`;
 }
 
-/** Plans the drop-in for one gateway unit and checks that it wins. */
-function planGatewayUnit(scope: UnitScope, unit: string, outbox: string, strict: boolean, systemctl: Systemctl | undefined): { files: PlannedFile[]; covered: CoveredUnit } {
+/** Plans the drop-in for one gateway unit and checks that it wins; also says whose the gateway is (its User=). */
+function planGatewayUnit(scope: UnitScope, unit: string, outbox: string, strict: boolean, systemctl: Systemctl | undefined): { files: PlannedFile[]; covered: CoveredUnit; user?: string } {
   const read = diskReader(scope);
   // systemd shows instances, not templates: a template's files are found on disk.
   const files = unitFiles(scope, unit, isTemplate(unit) ? undefined : systemctl);
@@ -165,7 +167,7 @@ function planGatewayUnit(scope: UnitScope, unit: string, outbox: string, strict:
     const value = mergedRoots(allow.raw, allow.value, outbox, home, false);
     const envFile = path.join(dir, DROP_IN_ENV_NAME);
     const lines = [envFileLine(ALLOW_DIRS, value), ...(strict ? Object.entries(STRICT_VARS).map(([k, v]) => envFileLine(k, v)) : [])];
-    planned.push({ path: envFile, content: `# Written by media-outbox install systemd for ${unit.replace(/[^\x21-\x7e]/g, "?")}.\n${lines.join("")}`, mode: 0o644 });
+    planned.push({ path: envFile, content: `# Written by media-outbox install systemd for ${unit}.\n${lines.join("")}`, mode: 0o644 });
     planned.push({ path: dropIn, content: renderGatewayDropIn(unit, [`EnvironmentFile=${pathWord(envFile, "environment file")}`]), mode: 0o644 });
   } else {
     const raw = mergedRoots(allow.raw, allow.value, outbox, home, true);
@@ -174,9 +176,9 @@ function planGatewayUnit(scope: UnitScope, unit: string, outbox: string, strict:
   }
 
   // Check the plan the way systemd will read it: our drop-in among the others, in order.
-  const overlay = new Map(planned.map((f) => [f.path, f.content]));
-  const after = unitEnvironment(scope, { ...files, dropIns: sortDropIns([...files.dropIns, dropIn]) }, diskReader(scope, overlay));
-  const final = keys.map((k) => variableSource(scope, after, k, diskReader(scope, overlay)));
+  const readAfter = diskReader(scope, new Map(planned.map((f) => [f.path, f.content])));
+  const after = unitEnvironment(scope, { ...files, dropIns: sortDropIns([...files.dropIns, dropIn]) }, readAfter);
+  const final = keys.map((k) => variableSource(scope, after, k, readAfter));
   const finalAllow = final[0]!;
   if (finalAllow.value === undefined || !parseAllowDirs(finalAllow.value, home).includes(outbox)) {
     throw new FatalError(
@@ -187,7 +189,7 @@ function planGatewayUnit(scope: UnitScope, unit: string, outbox: string, strict:
   for (const s of final.slice(1)) {
     if (s.value !== STRICT_VARS[s.key]) throw new FatalError("config_invalid", `--strict for ${escapeText(unit)} would do nothing: ${s.key} still comes from ${escapeText(s.from ?? "nowhere")}`);
   }
-  return { files: planned, covered: { unit, via: byFile ? "environment-file" : "environment", previous: allow, value: finalAllow.value } };
+  return { files: planned, covered: { unit, via: byFile ? "environment-file" : "environment", previous: allow, value: finalAllow.value }, ...(env.user ? { user: env.user } : {}) };
 }
 
 /** Everything install would write, checked; changes nothing. */
@@ -217,8 +219,7 @@ export function planInstall(options: InstallOptions, systemctl?: Systemctl): Ins
     const plan = planGatewayUnit(scope, unit, config.outbox, options.strict === true, systemctl);
     files.push(...plan.files);
     covered.push(plan.covered);
-    const user = unitEnvironment(scope, unitFiles(scope, unit, isTemplate(unit) ? undefined : systemctl), diskReader(scope)).user;
-    if (user) gatewayUsers.add(user);
+    if (plan.user) gatewayUsers.add(plan.user);
   }
 
   // The services run as the outbox's owner: prepare made it 0700 for that user.
@@ -262,7 +263,9 @@ export function planInstall(options: InstallOptions, systemctl?: Systemctl): Ins
     services,
     serviceUser: serviceUser.name,
     owner: { uid: serviceUser.uid, gid: serviceUser.gid },
-    dirs: [config.outbox, config.stateDir],
+    // The ReadWritePaths= of the units written: systemd refuses to start a
+    // unit (226/NAMESPACE) when one of them is missing.
+    dirs: [...new Set([...params.writable, ...(options.withWatch ? params.watchWritable : [])])],
     notes,
   };
 }
@@ -324,7 +327,7 @@ export interface ApplyResult {
 export function applyInstall(plan: InstallPlan, opts: { restart?: boolean; systemctl: Systemctl; live: boolean }): ApplyResult {
   const { scope } = plan;
   if (readManifest(scope)) {
-    throw new FatalError("config_invalid", `media-outbox is already installed here (${escapeText(onDisk(scope, manifestPath(scope)))}); run media-outbox uninstall systemd${scope.scope === "user" ? " --user" : ""} first`);
+    throw new FatalError("config_invalid", `media-outbox is already installed here (${escapeText(onDisk(scope, manifestPath(scope)))}); run ${shellLine(["media-outbox", "uninstall", "systemd", ...scopeArgs(scope.scope)])} first`);
   }
   const record: InstallRecord = {
     version: 1,
@@ -359,7 +362,7 @@ export function applyInstall(plan: InstallPlan, opts: { restart?: boolean; syste
   const sc = opts.systemctl;
   const commands: string[][] = [["daemon-reload"], ["enable", "--now", JANITOR_TIMER]];
   if (plan.services.includes(WATCH_SERVICE)) commands.push(["enable", "--now", WATCH_SERVICE]);
-  const restart = plan.units.map((u) => (u.unit.endsWith("@.service") ? u.unit.replace("@.service", "@*.service") : u.unit));
+  const restart = plan.units.map((u) => (isTemplate(u.unit) ? u.unit.replace("@.service", "@*.service") : u.unit));
   if (opts.live) {
     for (const c of commands) {
       const r = sc.run(...c);
@@ -391,8 +394,8 @@ export function applyInstall(plan: InstallPlan, opts: { restart?: boolean; syste
 }
 
 /**
- * ReadWritePaths= needs the outbox and state directory to exist, or the units
- * fail to start: create missing ones 0700 for the service user. They hold the
+ * ReadWritePaths= needs every directory it lists to exist, or the units fail
+ * to start: create missing ones 0700 for the service user. They hold the
  * user's files, so uninstall leaves them.
  */
 function createServiceDirs(plan: InstallPlan): void {

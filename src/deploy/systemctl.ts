@@ -22,12 +22,12 @@ export class Systemctl {
 
   /** The argument list for a command, as it would be typed. */
   args(...args: string[]): string[] {
-    return this.scope === "user" ? ["--user", ...args] : args;
+    return [...scopeArgs(this.scope), ...args];
   }
 
   /** The command line, for printing (the plain name, never the override). */
   commandLine(...args: string[]): string {
-    return ["systemctl", ...this.args(...args)].map(shellWord).join(" ");
+    return shellLine(["systemctl", ...this.args(...args)]);
   }
 
   run(...args: string[]): SystemctlResult {
@@ -73,6 +73,12 @@ function readPid1(): string | undefined {
     return undefined;
   }
 }
+
+/** How a scope is named on a command line: systemctl, journalctl and media-outbox all take `--user`. */
+export const scopeArgs = (scope: Scope): string[] => (scope === "user" ? ["--user"] : []);
+
+/** A command printed to run by hand, each word as a POSIX shell needs it. */
+export const shellLine = (words: string[]): string => words.map(shellWord).join(" ");
 
 /** A word as a POSIX shell would need it, for commands printed to run by hand. */
 export function shellWord(word: string): string {
