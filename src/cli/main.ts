@@ -21,6 +21,7 @@ const COMMANDS: Record<string, CommandInfo> = {
   install: { bundle: "install", summary: "install the systemd units and drop-ins, or the Hermes config entry" },
   uninstall: { bundle: "install", summary: "remove exactly what install wrote" },
   doctor: { bundle: "doctor", summary: "check that the gateway really delivers from the outbox" },
+  "check-reply": { bundle: "check-reply", summary: "make a final reply carry every prepared file's MEDIA: line; name what the gateway would drop" },
 };
 
 function version(): string {

@@ -93,3 +93,182 @@ export function mediaLineProblem(line: string, expectedPath: string): string | u
   }
   return undefined;
 }
+
+// ---------------------------------------------------------------------------
+// Delivery: would the gateway send the file a directive names? (the gateway's
+// validate_media_delivery_path, ../shared/DESIGN.md). check-reply asks this for
+// every directive of a final reply, with the gateway's own environment.
+// ---------------------------------------------------------------------------
+
+export const ALLOW_DIRS_ENV = "HERMES_MEDIA_ALLOW_DIRS";
+export const STRICT_ENV = "HERMES_MEDIA_DELIVERY_STRICT";
+export const TRUST_RECENT_ENV = "HERMES_MEDIA_TRUST_RECENT_FILES";
+export const TRUST_RECENT_SECONDS_ENV = "HERMES_MEDIA_TRUST_RECENT_SECONDS";
+export const DEFAULT_TRUST_RECENT_SECONDS = 600;
+
+/** The gateway's reading of HERMES_MEDIA_DELIVERY_STRICT (off unless 1/true/yes/on). */
+export function strictModeOn(raw: string | undefined): boolean {
+  return ["1", "true", "yes", "on"].includes((raw ?? "0").trim().toLowerCase());
+}
+
+/** The gateway's reading of HERMES_MEDIA_TRUST_RECENT_FILES (on unless 0/false/no/off or empty). */
+export function trustRecentOn(raw: string | undefined): boolean {
+  return !["0", "false", "no", "off", ""].includes((raw ?? "1").trim().toLowerCase());
+}
+
+/** Seconds within which a modified file is trusted in strict mode; 0 when that trust is off. */
+export function trustRecentSeconds(trust: string | undefined, seconds: string | undefined): number {
+  if (!trustRecentOn(trust)) return 0;
+  const custom = (seconds ?? "").trim();
+  const n = custom === "" ? Number.NaN : Number(custom);
+  return Number.isFinite(n) ? Math.max(0, n) : DEFAULT_TRUST_RECENT_SECONDS;
+}
+
+/** The gateway's own caches (TTS, image generation, screenshots...): always delivered from. */
+export function hermesCacheRoots(hermesHome: string): string[] {
+  const own = ["image_cache", "audio_cache", "video_cache", "document_cache", "browser_screenshots", "kanban/attachments"];
+  const cache = ["images", "audio", "videos", "documents", "screenshots"].map((d) => `cache/${d}`);
+  const bases = [hermesHome];
+  try {
+    const profiles = path.join(hermesHome, "profiles");
+    for (const name of process.getBuiltinModule("node:fs").readdirSync(profiles)) bases.push(path.join(profiles, name));
+  } catch {
+    // No profiles.
+  }
+  return [...own.map((d) => path.join(hermesHome, d)), ...bases.flatMap((b) => cache.map((d) => path.join(b, d)))];
+}
+
+export interface DeliveryPolicy {
+  /** Roots the gateway always delivers from: HERMES_MEDIA_ALLOW_DIRS and its caches. */
+  roots: string[];
+  strict: boolean;
+  /** Strict mode's trust window for recently modified files, in seconds (0: off). */
+  recentSeconds: number;
+  /** Why a resolved path is on the credential denylist (src/safety/denylist.ts), if it is. */
+  denied: (resolved: string) => string | undefined;
+}
+
+/** The delivery policy a gateway process with environment `env` applies. */
+export function deliveryPolicy(env: NodeJS.ProcessEnv, home: string, hermesHome: string, denied: DeliveryPolicy["denied"]): DeliveryPolicy {
+  return {
+    roots: [...parseAllowDirs(env[ALLOW_DIRS_ENV], home), ...hermesCacheRoots(hermesHome)],
+    strict: strictModeOn(env[STRICT_ENV]),
+    recentSeconds: trustRecentSeconds(env[TRUST_RECENT_ENV], env[TRUST_RECENT_SECONDS_ENV]),
+    denied,
+  };
+}
+
+export type DeliveryCode = "not_found" | "not_regular_file" | "not_allowed" | "denied" | "extension";
+
+export interface DeliveryProblem {
+  code: DeliveryCode;
+  /** Short, for a sentence the user reads: "... could not be sent: <reason>". */
+  reason: string;
+}
+
+/**
+ * Why the gateway would not deliver the file at `p` (an absolute path as
+ * extracted), or undefined when it would. The order is the gateway's: the
+ * file must exist and be regular; allowed roots win over everything; then the
+ * denylist; then, in strict mode, only recently modified files.
+ */
+export function deliveryProblem(p: string, policy: DeliveryPolicy, now = Date.now()): DeliveryProblem | undefined {
+  const ext = /\.([A-Za-z0-9]+)$/.exec(p)?.[1]?.toLowerCase();
+  if (!ext || !GATEWAY_EXTENSIONS.has(ext)) return { code: "extension", reason: `the gateway does not send ${ext ? `.${ext} files` : "files without an extension"}` };
+  const fs = process.getBuiltinModule("node:fs");
+  let resolved: string;
+  let st: import("node:fs").Stats;
+  try {
+    resolved = fs.realpathSync.native(p);
+    st = fs.statSync(resolved);
+  } catch {
+    return { code: "not_found", reason: "the file does not exist" };
+  }
+  if (!st.isFile()) return { code: "not_regular_file", reason: "it is not a regular file" };
+  if (isUnderRoot(resolved, policy.roots.map(resolveRoot))) return undefined;
+  if (policy.denied(resolved)) return { code: "denied", reason: "it is in a protected location" };
+  if (!policy.strict) return undefined;
+  if (policy.recentSeconds > 0 && (now - st.mtimeMs) / 1000 <= policy.recentSeconds) return undefined;
+  return { code: "not_allowed", reason: "it is outside the folders the gateway may send from" };
+}
+
+/** A root as the gateway compares it: links resolved where they exist. */
+function resolveRoot(root: string): string {
+  try {
+    return process.getBuiltinModule("node:fs").realpathSync.native(root);
+  } catch {
+    return root;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Directives in a reply, as written (mangled or not). Linear scans only.
+// ---------------------------------------------------------------------------
+
+/** Markup a model wraps a directive in: backticks, emphasis, quotes. */
+const WRAPPERS = new Set([..."`*_~\"'\u201c\u201d\u2018\u2019\u00ab\u00bb"]);
+/** What may follow a path without being part of it: wrappers, closing brackets, punctuation (ASCII, CJK, full-width). */
+const TRAILING = /[`*_~"'\u201c\u201d\u2018\u2019\u00ab\u00bb)\]}>.,;:!?\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]/u;
+
+export interface DirectiveOccurrence {
+  /** Start of the directive with the markup opened right before it. */
+  start: number;
+  /** End of the path and of the markup closed right after it (trailing punctuation excluded). */
+  end: number;
+  /** Offset of `MEDIA` itself. */
+  marker: number;
+  /** The path token as written: from its first character up to the next whitespace. */
+  token: string;
+  tokenStart: number;
+  /** The path the model meant: the token without trailing markup and punctuation. */
+  intended: string;
+}
+
+const isSpace = (ch: string) => /\s/u.test(ch);
+
+/**
+ * Every `MEDIA:` directive in `text` (any case, spaces or markup allowed
+ * between the colon and a path starting with `/`, `~/` or a drive): what the
+ * gateway might take for one, however it is wrapped.
+ */
+export function findDirectives(text: string): DirectiveOccurrence[] {
+  const found: DirectiveOccurrence[] = [];
+  const marker = /media:/giu;
+  for (let m = marker.exec(text); m; m = marker.exec(text)) {
+    let i = m.index + m[0].length;
+    while (i < text.length && (text[i] === " " || text[i] === "\t" || WRAPPERS.has(text[i]!))) i++;
+    const rest = text.slice(i, i + 3);
+    if (!(rest.startsWith("/") || rest.startsWith("~/") || /^[A-Za-z]:[\\/]/.test(rest))) continue;
+    let k = i;
+    while (k < text.length && !isSpace(text[k]!)) k++;
+    const token = text.slice(i, k);
+    let cut = token.length;
+    while (cut > 0 && TRAILING.test(token[cut - 1]!)) cut--;
+    const end = closingMarkupEnd(text, i + cut, k);
+    let start = m.index;
+    while (start > 0 && WRAPPERS.has(text[start - 1]!)) start--;
+    found.push({ start, end, marker: m.index, token, tokenStart: i, intended: token.slice(0, cut) });
+    // A `MEDIA:` inside the token (a forged directive in a file name) is part of this path, as the extraction reads it.
+    marker.lastIndex = k;
+  }
+  return found;
+}
+
+/** Where the markup closed right after a path ends (not sentence punctuation): from `offset`, up to `limit`. */
+export function closingMarkupEnd(text: string, offset: number, limit: number): number {
+  let end = offset;
+  while (end < limit && WRAPPERS.has(text[end]!)) end++;
+  return end;
+}
+
+/**
+ * True when `token` (a directive's path token) names `published`: it starts
+ * with that path and nothing that could continue a file name follows (an
+ * outbox name has one dot, before its extension, so anything after the
+ * extension is markup, punctuation or text the extraction would cut off).
+ */
+export function tokenNames(token: string, published: string): boolean {
+  if (!token.startsWith(published)) return false;
+  const next = token[published.length];
+  return next === undefined || !/[A-Za-z0-9]/.test(next);
+}

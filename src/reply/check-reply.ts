@@ -1,0 +1,310 @@
+// `check-reply`: the judge of a final reply, just before the gateway extracts
+// its MEDIA: directives. Three rules (issue 13):
+//  1. every file prepare published this turn is named by its exact line, bare,
+//     on a line of its own: a missing or mangled one is added once at the end
+//     (a mangled copy is removed);
+//  2. every other directive the gateway would not deliver is replaced by one
+//     short sentence saying which file was not sent and why;
+//  3. nothing else changes, byte for byte.
+// The gateway's rules (extraction, allowed roots, strict mode, denylist) come
+// from src/safety/gateway.ts; this module only edits text.
+import fs from "node:fs";
+import path from "node:path";
+import { escapeText } from "../core/escape.js";
+import { type DeliveryPolicy, type DeliveryProblem, closingMarkupEnd, deliveryProblem, findDirectives, mediaLineProblem, tokenNames } from "../safety/gateway.js";
+
+export interface CheckReplyOptions {
+  /** Absolute paths of the files prepare published this turn (the `path` of each `media` entry), in order. */
+  published: readonly string[];
+  /** The outbox: any file directly in it that the reply names counts as published (it passed prepare). */
+  outbox?: string;
+  policy: DeliveryPolicy;
+  now?: number;
+}
+
+export interface ReplyNote {
+  path: string;
+  code: DeliveryProblem["code"] | "mangled";
+  reason: string;
+}
+
+export interface CheckReplyReport {
+  /** The reply to send. Equal to the input, byte for byte, when `changed` is false. */
+  reply: string;
+  changed: boolean;
+  /** Files whose exact line was added at the end. */
+  added: string[];
+  /** Mangled copies of a published file's line that were removed (as written). */
+  removed: { path: string; text: string }[];
+  /** Directives replaced by a sentence (or, for a published file, a sentence added at the end). */
+  notes: ReplyNote[];
+  /** Directives left as they were: bare, and the gateway delivers them. */
+  kept: string[];
+  /** Published paths that were not taken as published files, and why. */
+  ignored: { path: string; reason: string }[];
+}
+
+interface Edit {
+  start: number;
+  end: number;
+  replacement: string;
+  /** A removal: if it leaves its line with only markup, the line goes too. */
+  removal: boolean;
+}
+
+/** Characters a line may keep after a removal and still count as empty: spaces, list and quote markers, emphasis, punctuation. */
+const MARKUP = new Set([..." \t\r>*+-_~`\"'.,;:!?()[]{}\u3000\u3001\u3002\uff0c\uff1a\uff1b\uff01\uff1f\u2026\u201c\u201d\u2018\u2019"]);
+
+function onlyMarkup(line: string): boolean {
+  const rest = line.replace(/^[ \t]*\d{1,9}[.)]/, "");
+  for (const ch of rest) if (!MARKUP.has(ch)) return false;
+  return true;
+}
+
+/** The sentence that replaces an undeliverable directive: the file's name (escaped, never a path the gateway could pick up) and why. */
+export function noteFor(p: string, reason: string): string {
+  const name = escapeText(path.basename(p) || p);
+  return `(${name} could not be sent: ${reason}.)`;
+}
+
+const MANGLED_REASON = "the line naming it was not written exactly, on a line of its own";
+
+/**
+ * Offset ranges the gateway masks as fenced code (``` ... ```), paired as its
+ * extraction pairs them: an opening fence needs a line break after it, and
+ * closes at the next ``` anywhere. A line inside is never delivered.
+ */
+function fencedRanges(text: string): [number, number][] {
+  const ranges: [number, number][] = [];
+  let at = text.indexOf("```");
+  while (at >= 0) {
+    const nl = text.indexOf("\n", at + 3);
+    if (nl < 0) break;
+    const close = text.indexOf("```", nl + 1);
+    if (close < 0) break;
+    ranges.push([at, close + 3]);
+    at = text.indexOf("```", close + 3);
+  }
+  return ranges;
+}
+
+/** Is the file a regular file directly in `dir` (not a link)? */
+function isFileIn(p: string, dirs: readonly string[]): boolean {
+  if (!dirs.includes(path.dirname(p))) return false;
+  return fs.lstatSync(p, { throwIfNoEntry: false })?.isFile() === true;
+}
+
+function realDir(dir: string): string {
+  try {
+    return fs.realpathSync.native(dir);
+  } catch {
+    return dir;
+  }
+}
+
+/** Why `p` is not taken as a published file, or undefined. */
+function publishedProblem(p: string, homes: readonly string[]): string | undefined {
+  if (!path.isAbsolute(p) || path.resolve(p) !== p) return "not an absolute, normalised path";
+  if (mediaLineProblem(`MEDIA:${p}`, p)) return "its MEDIA: line would not be extracted whole";
+  if (!isFileIn(p, homes)) return "not a regular file directly in the outbox or an allowed directory";
+  return undefined;
+}
+
+export function checkReply(reply: string, options: CheckReplyOptions): CheckReplyReport {
+  const report: CheckReplyReport = { reply, changed: false, added: [], removed: [], notes: [], kept: [], ignored: [] };
+  const { policy } = options;
+  const now = options.now ?? Date.now();
+  const outboxDirs = options.outbox ? [...new Set([options.outbox, realDir(options.outbox)])] : [];
+  // Where a published file may lie: the outbox, or directly in a root the gateway delivers from (the gate's outbox).
+  const homes = [...new Set([...outboxDirs, ...policy.roots, ...policy.roots.map(realDir)])];
+
+  const published: string[] = [];
+  for (const p of options.published) {
+    if (published.includes(p)) continue;
+    const why = publishedProblem(p, homes);
+    if (why) report.ignored.push({ path: escapeText(p), reason: why });
+    else published.push(p);
+  }
+  const problems = new Map<string, DeliveryProblem | undefined>();
+  const problemOf = (p: string) => {
+    if (!problems.has(p)) problems.set(p, deliveryProblem(p, policy, now));
+    return problems.get(p);
+  };
+
+  const fences = fencedRanges(reply);
+  const inFence = (offset: number) => {
+    const i = lastAtOrBefore(fences, offset, (r) => r[0]);
+    return i >= 0 && offset < fences[i]![1];
+  };
+  const present = new Set<string>();
+  const needed: string[] = [];
+  const noted = new Set<string>();
+  const edits: Edit[] = [];
+
+  for (const d of findDirectives(reply)) {
+    const lineStart = reply.lastIndexOf("\n", d.start - 1) + 1;
+    let lineEnd = reply.indexOf("\n", d.start);
+    if (lineEnd < 0) lineEnd = reply.length;
+    const line = reply.slice(lineStart, reply[lineEnd - 1] === "\r" ? lineEnd - 1 : lineEnd);
+    const bare = !inFence(d.start) && line === `MEDIA:${d.intended}` && d.token === d.intended && mediaLineProblem(line, d.intended) === undefined;
+    const ref = published.find((p) => tokenNames(d.token, p)) ?? (isFileIn(d.intended, outboxDirs) ? d.intended : undefined);
+
+    if (ref !== undefined) {
+      const problem = problemOf(ref);
+      if (bare && ref === d.intended && !problem) {
+        present.add(ref);
+        report.kept.push(escapeText(ref));
+        continue;
+      }
+      if (problem && !noted.has(ref)) {
+        // The gateway would not deliver it even written right: say so where the model put it.
+        noted.add(ref);
+        report.notes.push({ path: escapeText(ref), code: problem.code, reason: problem.reason });
+        edits.push({ start: d.start, end: d.end, replacement: noteFor(ref, problem.reason), removal: false });
+        continue;
+      }
+      // The copy ends with the path it names (and the markup closed after it): text glued on after stays.
+      const end = ref === d.intended ? d.end : closingMarkupEnd(reply, d.tokenStart + ref.length, d.tokenStart + d.token.length);
+      report.removed.push({ path: escapeText(ref), text: escapeText(reply.slice(d.start, end)) });
+      edits.push({ ...widenRemoval(reply, d.start, end, lineEnd), replacement: "", removal: true });
+      if (!problem && !needed.includes(ref)) needed.push(ref);
+      continue;
+    }
+
+    const problem = problemOf(d.intended);
+    if (bare && !problem) {
+      report.kept.push(escapeText(d.intended));
+      continue;
+    }
+    const reason = problem?.reason ?? MANGLED_REASON;
+    report.notes.push({ path: escapeText(d.intended), code: problem?.code ?? "mangled", reason });
+    edits.push({ start: d.start, end: d.end, replacement: noteFor(d.intended, reason), removal: false });
+  }
+
+  // Published files the reply does not carry (as written) get their line at the end.
+  const toAdd: string[] = [];
+  const endNotes: string[] = [];
+  for (const p of [...published, ...needed]) {
+    if (present.has(p) || toAdd.includes(p) || noted.has(p)) continue;
+    const problem = problemOf(p);
+    if (problem) {
+      noted.add(p);
+      report.notes.push({ path: escapeText(p), code: problem.code, reason: problem.reason });
+      endNotes.push(noteFor(p, problem.reason));
+    } else toAdd.push(p);
+  }
+  if (edits.length === 0 && toAdd.length === 0 && endNotes.length === 0) return report;
+
+  let text = applyEdits(reply, edits, fences);
+  const tail = [...toAdd.map((p) => `MEDIA:${p}`), ...endNotes];
+  if (tail.length > 0) {
+    // An unclosed fence at the end would swallow the lines: close it first.
+    const unclosed = countFences(text) % 2 === 1;
+    const nl = text.includes("\r\n") ? "\r\n" : "\n";
+    const endsWithNewline = text.endsWith("\n");
+    if (text !== "" && !endsWithNewline) text += nl;
+    if (unclosed) text += `\`\`\`${nl}`;
+    text += tail.join(nl) + (endsWithNewline ? nl : "");
+  }
+  report.added = toAdd.map(escapeText);
+  report.reply = text;
+  report.changed = text !== reply;
+  return report;
+}
+
+/** Index of the last item (sorted by `key`) whose key is at most `offset`; -1 when none. */
+function lastAtOrBefore<T>(items: readonly T[], offset: number, key: (item: T) => number): number {
+  let lo = 0;
+  let hi = items.length - 1;
+  let found = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (key(items[mid]!) <= offset) {
+      found = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  return found;
+}
+
+/** Fence markers (``` runs) in the text: odd means the last one is still open. */
+function countFences(text: string): number {
+  let n = 0;
+  for (let at = text.indexOf("```"); at >= 0; at = text.indexOf("```", at + 3)) n++;
+  return n;
+}
+
+/** A removal in the middle of a sentence also takes the space before it, so no double space is left. */
+function widenRemoval(text: string, start: number, end: number, lineEnd: number): { start: number; end: number } {
+  const after = end >= lineEnd ? "" : text[end]!;
+  if (start > 0 && text[start - 1] === " " && (after === "" || after === " " || after === "\r" || /[.,;:!?)\]\u3001\u3002\uff0c\uff01\uff1f]/u.test(after))) return { start: start - 1, end };
+  return { start, end };
+}
+
+interface Line {
+  start: number;
+  /** End of the line's text, before its terminator. */
+  end: number;
+  /** End including the `\n`. */
+  next: number;
+}
+
+function splitLines(text: string): Line[] {
+  const lines: Line[] = [];
+  let start = 0;
+  while (start < text.length) {
+    const nl = text.indexOf("\n", start);
+    const next = nl < 0 ? text.length : nl + 1;
+    lines.push({ start, end: nl < 0 ? text.length : nl, next });
+    start = next;
+  }
+  return lines;
+}
+
+/**
+ * Applies the edits line by line. A line that a removal leaves with nothing
+ * but markup is dropped whole; a fenced block whose every non-blank line was
+ * dropped goes with its fences. Every other byte stays as it was.
+ */
+function applyEdits(text: string, edits: Edit[], fences: [number, number][]): string {
+  if (edits.length === 0) return text;
+  const lines = splitLines(text);
+  const dropped = new Array<boolean>(lines.length).fill(false);
+  const replaced = new Map<number, string>();
+  let e = 0;
+  const sorted = [...edits].sort((a, b) => a.start - b.start);
+  for (let i = 0; i < lines.length && e < sorted.length; i++) {
+    const line = lines[i]!;
+    const mine: Edit[] = [];
+    while (e < sorted.length && sorted[e]!.start < line.next) mine.push(sorted[e++]!);
+    if (mine.length === 0) continue;
+    let body = text.slice(line.start, line.end);
+    for (const edit of [...mine].reverse()) body = body.slice(0, edit.start - line.start) + edit.replacement + body.slice(edit.end - line.start);
+    if (mine.some((m) => m.removal) && onlyMarkup(body)) dropped[i] = true;
+    else replaced.set(i, body);
+  }
+  // A fenced block left with only blank lines (its directives removed) goes whole.
+  for (const [s, end] of fences) {
+    const first = lastAtOrBefore(lines, s, (l) => l.start);
+    const last = lastAtOrBefore(lines, end - 1, (l) => l.start);
+    if (first < 0 || last <= first) continue;
+    const inner = lines.slice(first + 1, last).map((l, k) => ({ l, k: first + 1 + k }));
+    if (!inner.some(({ k }) => dropped[k])) continue;
+    const fenceOnly = (l: Line) => /^[ \t]*```[^`]*$/.test(text.slice(l.start, l.end).replace(/\r$/, ""));
+    const closeOnly = (l: Line) => /^[ \t]*```[ \t]*\r?$/.test(text.slice(l.start, l.end));
+    if (!fenceOnly(lines[first]!) || !closeOnly(lines[last]!)) continue;
+    if (inner.every(({ l, k }) => dropped[k] || text.slice(l.start, l.end).trim() === "")) {
+      for (let k = first; k <= last; k++) dropped[k] = true;
+    }
+  }
+  let out = "";
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (dropped[i]) continue;
+    const body = replaced.get(i);
+    out += body === undefined ? text.slice(line.start, line.next) : body + text.slice(line.end, line.next);
+  }
+  // Dropping the last line must not leave the reply without the line break it ended with... nor add one.
+  if (!text.endsWith("\n") && out.endsWith("\n") && dropped[lines.length - 1]) out = out.replace(/\r?\n$/, "");
+  return out;
+}

@@ -1,0 +1,273 @@
+// check-reply: the judge of a final reply. The published files are real files
+// prepared by the real CLI; the gateway's environment is the one the drop-in
+// sets (the outbox allowed, strict mode, no trust in recent files).
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkReply } from "../src/reply/check-reply.js";
+import { SourceDenylist } from "../src/safety/denylist.js";
+import { deliveryPolicy, extractMediaPaths } from "../src/safety/gateway.js";
+import { cli, makeHome, png, write } from "./helpers.js";
+
+let h: ReturnType<typeof makeHome>;
+let env: NodeJS.ProcessEnv;
+let chart: string;
+let notes: string;
+let older: string;
+let elsewhere: string;
+
+function prepared(name: string, content: Buffer | string): string {
+  const r = cli(["prepare", write(h.home, name, content)], { env: h.env });
+  expect(r.code, r.stderr).toBe(0);
+  return r.stdout.trim().slice("MEDIA:".length);
+}
+
+beforeAll(() => {
+  h = makeHome();
+  chart = prepared("chart.png", png(1));
+  notes = prepared("notes.txt", "meeting notes\n");
+  older = prepared("older.png", png(2));
+  elsewhere = write(h.home, "elsewhere.png", png(3));
+  env = { ...h.env, HERMES_MEDIA_ALLOW_DIRS: h.outbox, HERMES_MEDIA_DELIVERY_STRICT: "1", HERMES_MEDIA_TRUST_RECENT_FILES: "0" };
+});
+afterAll(() => h.cleanup());
+
+/** The library with the drop-in's environment (or `extra` over it). */
+function judge(reply: string, published: string[], extra: NodeJS.ProcessEnv = {}) {
+  const e = { ...env, ...extra };
+  const denylist = new SourceDenylist({ home: h.home, hermesHome: path.join(h.home, ".hermes") });
+  return checkReply(reply, { published, outbox: h.outbox, policy: deliveryPolicy(e, h.home, path.join(h.home, ".hermes"), (p) => denylist.reason(p)) });
+}
+
+function run(reply: string | Buffer, published: string[], extra: NodeJS.ProcessEnv = {}, ...flags: string[]) {
+  return cli(["check-reply", ...flags, ...published.flatMap((p) => ["--media", p])], { env: { ...env, ...extra }, input: reply });
+}
+
+/** Lines of `text` that are exactly `MEDIA:<p>`. */
+const bareLines = (text: string, p: string) => text.split(/\r?\n/).filter((l) => l === `MEDIA:${p}`).length;
+
+describe("check-reply leaves a good reply alone, byte for byte", () => {
+  const untouched = () => [
+    "Plain text, no files.",
+    "",
+    "Trailing newline only\n",
+    `Here is the chart:\nMEDIA:${chart}\n`,
+    `Here is the chart:\r\nMEDIA:${chart}\r\nBye\r\n`,
+    `\ufeff图表如下：\nMEDIA:${chart}\n谢谢！`,
+    `Two files\n\nMEDIA:${chart}\nMEDIA:${notes}`,
+    `Mentions of media: in prose, MEDIA: without a path, and media:later.\n`,
+    `An earlier file, repeated exactly:\nMEDIA:${older}\n`,
+  ];
+
+  it("through the CLI: stdout is the input, exactly", () => {
+    for (const reply of untouched()) {
+      const published = reply.includes(chart) ? [chart] : [];
+      const r = run(reply, published);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toBe(reply);
+      expect(r.stderr).toBe("");
+    }
+  });
+
+  it("--json says nothing changed and lists what it kept", () => {
+    const r = run(`Here:\nMEDIA:${chart}\n`, [chart], {}, "--json");
+    const report = JSON.parse(r.stdout);
+    expect(report).toMatchObject({ changed: false, added: [], removed: [], notes: [], kept: [chart], ignored: [] });
+    expect(report.reply).toBe(`Here:\nMEDIA:${chart}\n`);
+  });
+
+  it("a reply that is not valid UTF-8, or an argument, is a usage error (exit 2)", () => {
+    let r = run(Buffer.from([0x68, 0xff, 0x0a]), [chart]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain("not valid UTF-8");
+    r = cli(["check-reply", "reply.txt"], { env, input: "x" });
+    expect(r.code).toBe(2);
+  });
+});
+
+describe("rule 1: every published file's exact line, once, at the end", () => {
+  it("adds a missing line on a line of its own", () => {
+    expect(run("Done, the chart is attached.", [chart]).stdout).toBe(`Done, the chart is attached.\nMEDIA:${chart}`);
+    expect(run("Done.\n", [chart]).stdout).toBe(`Done.\nMEDIA:${chart}\n`);
+    expect(run("", [chart]).stdout).toBe(`MEDIA:${chart}`);
+    expect(run("Done.\r\n", [chart]).stdout).toBe(`Done.\r\nMEDIA:${chart}\r\n`);
+  });
+
+  // Each mangling as the model writes it, and what is left of the reply around it.
+  const manglings = (p: string): [string, string, string][] => [
+    ["backticks", `Here it is: \`MEDIA:${p}\`\nThanks`, "Here it is:\nThanks"],
+    ["backticked path", `Here it is: MEDIA:\`${p}\`\nThanks`, "Here it is:\nThanks"],
+    ["bold", `**MEDIA:${p}**\nThanks`, "Thanks"],
+    ["emphasis", `*MEDIA:${p}*\nThanks`, "Thanks"],
+    ["underscores", `_MEDIA:${p}_\nThanks`, "Thanks"],
+    ["double quotes", `"MEDIA:${p}"\nThanks`, "Thanks"],
+    ["single quotes", `'MEDIA:${p}'\nThanks`, "Thanks"],
+    ["curly quotes", `\u201cMEDIA:${p}\u201d\nThanks`, "Thanks"],
+    ["full stop", `See MEDIA:${p}.\nThanks`, "See.\nThanks"],
+    ["exclamation", `MEDIA:${p}!\nThanks`, "Thanks"],
+    ["question", `Like it? MEDIA:${p}?\nThanks`, "Like it??\nThanks"],
+    ["CJK full stop and text", `图表如下：MEDIA:${p}。谢谢\n好的`, "图表如下：。谢谢\n好的"],
+    ["CJK text glued on", `图表MEDIA:${p}谢谢\n好的`, "图表谢谢\n好的"],
+    ["blockquote", `> MEDIA:${p}\nThanks`, "Thanks"],
+    ["list item", `- MEDIA:${p}\n1. MEDIA:${p}\nThanks`, "Thanks"],
+    ["space after the colon", `MEDIA: ${p}\nThanks`, "Thanks"],
+    ["lower case", `media:${p}\nThanks`, "Thanks"],
+    ["indented", `   MEDIA:${p}\nThanks`, "Thanks"],
+    ["trailing spaces", `MEDIA:${p}   \nThanks`, "Thanks"],
+    ["in a sentence", `The chart MEDIA:${p} shows growth.`, "The chart shows growth."],
+    ["cut by the newer extraction", `MEDIA:${p}_final\nThanks`, "final\nThanks"],
+    ["closing bracket", `(MEDIA:${p})\nThanks`, "Thanks"],
+    ["in a JSON string", `{"file": "MEDIA:${p}"}\nThanks`, `{"file": }\nThanks`],
+    ["fenced block", `Here:\n\`\`\`\nMEDIA:${p}\n\`\`\`\nThanks`, "Here:\nThanks"],
+    ["fenced with a language", `Here:\n\`\`\`text\nMEDIA:${p}\n\`\`\`\nThanks`, "Here:\nThanks"],
+  ];
+
+  it.each(manglings("PATH").map(([name]) => name))("removes the mangled copy and adds the exact line: %s", (name) => {
+    const [, input, left] = manglings(chart).find(([n]) => n === name)!;
+    const r = judge(input, [chart]);
+    expect(r.reply).toBe(`${left}\nMEDIA:${chart}`);
+    expect(r.changed).toBe(true);
+    expect(r.added).toEqual([chart]);
+    expect(r.removed.length).toBeGreaterThan(0);
+    // What the gateway model extracts: exactly the published file, whole, on both versions.
+    for (const variant of ["classic", "newer"] as const) expect(extractMediaPaths(r.reply, variant)).toEqual([chart]);
+    // Judging the result again changes nothing.
+    expect(judge(r.reply, [chart]).changed).toBe(false);
+  });
+
+  it("the CLI does the same (backticks, CJK, fence)", () => {
+    for (const name of ["backticks", "CJK full stop and text", "fenced block"]) {
+      const [, input, left] = manglings(chart).find(([n]) => n === name)!;
+      const r = run(input, [chart]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toBe(`${left}\nMEDIA:${chart}`);
+    }
+  });
+
+  it("keeps an exact line where it is and removes only the mangled copies", () => {
+    const reply = `Intro \`MEDIA:${chart}\`\nMEDIA:${chart}\nOutro **MEDIA:${chart}**\n`;
+    const r = judge(reply, [chart]);
+    expect(r.reply).toBe(`Intro\nMEDIA:${chart}\nOutro\n`);
+    expect(r.added).toEqual([]);
+    expect(bareLines(r.reply, chart)).toBe(1);
+  });
+
+  it("multi-file, multi-line: only what is missing is added, in publication order", () => {
+    const reply = `# Report\n\nThe numbers are in.\n\nMEDIA:${notes}\n\nSee the chart \`MEDIA:${chart}\` and the appendix.\n\n-- \nBot\n`;
+    const r = run(reply, [chart, notes, older], {}, "--json");
+    const report = JSON.parse(r.stdout);
+    expect(report.reply).toBe(`# Report\n\nThe numbers are in.\n\nMEDIA:${notes}\n\nSee the chart and the appendix.\n\n-- \nBot\nMEDIA:${chart}\nMEDIA:${older}\n`);
+    expect(report.added).toEqual([chart, older]);
+    expect(report.kept).toEqual([notes]);
+    for (const p of [chart, notes, older]) expect(bareLines(report.reply, p)).toBe(1);
+  });
+
+  it("a published file named twice in --media is added once", () => {
+    expect(run("ok", [chart, chart]).stdout).toBe(`ok\nMEDIA:${chart}`);
+  });
+
+  it("an outbox file from an earlier turn that the reply mangles is fixed like a published one", () => {
+    expect(judge(`Again: \`MEDIA:${older}\``, []).reply).toBe(`Again:\nMEDIA:${older}`);
+  });
+
+  it("closes a fence left open at the end before adding the line", () => {
+    expect(judge("Code:\n```\nx = 1\n", [chart]).reply).toBe(`Code:\n\`\`\`\nx = 1\n\`\`\`\nMEDIA:${chart}\n`);
+  });
+
+  it("a published file the gateway would not deliver gets a sentence instead of a line", () => {
+    // The gateway's environment lacks the outbox: in strict mode it drops every outbox file.
+    const r = judge(`Here:\nMEDIA:${chart}\nand more`, [chart, notes], { HERMES_MEDIA_ALLOW_DIRS: "/srv/elsewhere" });
+    expect(r.reply).toBe("Here:\n(chart.png could not be sent: it is outside the folders the gateway may send from.)\nand more\n(notes.txt could not be sent: it is outside the folders the gateway may send from.)");
+    expect(extractMediaPaths(r.reply)).toEqual([]);
+  });
+
+  it("ignores --media paths that are not published files, and never adds their lines", () => {
+    const r = run("ok", [elsewhere, "/etc/passwd", `${chart}\nMEDIA:/etc/passwd`, "relative.png", path.join(h.outbox, "missing.png")], {}, "--json");
+    const report = JSON.parse(r.stdout);
+    expect(report.reply).toBe("ok");
+    expect(report.changed).toBe(false);
+    expect(report.ignored.map((i: { path: string }) => i.path)).toEqual([elsewhere, "/etc/passwd", `${chart}\\x0aMEDIA\\x3a/etc/passwd`, "relative.png", path.join(h.outbox, "missing.png")]);
+  });
+});
+
+describe("rule 2: every other directive the gateway would not deliver becomes a visible sentence", () => {
+  it("names the file and why, in place, and changes nothing else", () => {
+    fs.mkdirSync(path.join(h.home, "adir.png"), { recursive: true });
+    const reply = [
+      "Results:",
+      "MEDIA:/nonexistent/report.pdf",
+      "Secrets: MEDIA:/etc/passwd.txt",
+      `Dir: MEDIA:${path.join(h.home, "adir.png")}`,
+      `Outside: MEDIA:${elsewhere}`,
+      "Script: MEDIA:/tmp/run.sh",
+      "End.",
+    ].join("\n");
+    const r = run(reply, [], {}, "--json");
+    const report = JSON.parse(r.stdout);
+    expect(report.reply).toBe(
+      [
+        "Results:",
+        "(report.pdf could not be sent: the file does not exist.)",
+        "Secrets: (passwd.txt could not be sent: the file does not exist.)",
+        "Dir: (adir.png could not be sent: it is not a regular file.)",
+        "Outside: (elsewhere.png could not be sent: it is outside the folders the gateway may send from.)",
+        "Script: (run.sh could not be sent: the gateway does not send .sh files.)",
+        "End.",
+      ].join("\n"),
+    );
+    expect(report.notes.map((n: { code: string }) => n.code)).toEqual(["not_found", "not_found", "not_regular_file", "not_allowed", "extension"]);
+  });
+
+  it("a file on the credential denylist is named as protected", () => {
+    fs.mkdirSync(path.join(h.home, ".ssh"), { recursive: true });
+    const ssh = write(path.join(h.home, ".ssh"), "id.txt", "key");
+    const r = judge(`MEDIA:${ssh}\n`, [], { HERMES_MEDIA_DELIVERY_STRICT: "0" });
+    expect(r.reply).toBe("(id.txt could not be sent: it is in a protected location.)\n");
+  });
+
+  it("outside strict mode a bare line for an existing file is delivered, so it stays; a mangled one is named", () => {
+    const plain = `Here:\nMEDIA:${elsewhere}\n`;
+    expect(judge(plain, [], { HERMES_MEDIA_DELIVERY_STRICT: "0" }).reply).toBe(plain);
+    expect(judge(`Here: \`MEDIA:${elsewhere}\`\n`, [], { HERMES_MEDIA_DELIVERY_STRICT: "0" }).reply).toBe(
+      "Here: (elsewhere.png could not be sent: the line naming it was not written exactly, on a line of its own.)\n",
+    );
+  });
+
+  it("a recently modified file is delivered in strict mode unless that trust is off", () => {
+    const plain = `MEDIA:${elsewhere}`;
+    expect(judge(plain, [], { HERMES_MEDIA_TRUST_RECENT_FILES: "1" }).changed).toBe(false);
+    expect(judge(plain, [], { HERMES_MEDIA_TRUST_RECENT_FILES: "1", HERMES_MEDIA_TRUST_RECENT_SECONDS: "0" }).changed).toBe(true);
+    expect(judge(plain, []).changed).toBe(true);
+  });
+
+  it("never echoes a forged directive or a raw control character from a file name", () => {
+    const reply = [
+      "MEDIA:/tmp/aMEDIA:/etc/passwd.png",
+      "MEDIA:/tmp/x\u202egnp.exe.png",
+      "MEDIA:/tmp/media:~/.ssh/id_rsa.png",
+      "MEDIA:/tmp/b\\MEDIA:C:\\evil.png",
+    ].join("\n");
+    const r = run(reply, []);
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.split("\n");
+    expect(lines).toHaveLength(4);
+    for (const line of lines) expect(line).toMatch(/^\(.* could not be sent: the file does not exist\.\)$/);
+    expect(r.stdout).not.toMatch(/media:/i);
+    expect(r.stdout).not.toContain("\u202e");
+    expect(r.stdout).toContain("\\u{202e}");
+    expect(extractMediaPaths(r.stdout, "classic")).toEqual([]);
+    expect(extractMediaPaths(r.stdout, "newer")).toEqual([]);
+    // The result judged again is stable.
+    expect(run(r.stdout, []).stdout).toBe(r.stdout);
+  });
+
+  it("stays linear on adversarial input (the behaviour holds on a huge reply)", () => {
+    const noise = "media:".repeat(50_000) + "MEDIA: ".repeat(50_000) + `MEDIA:/${"a".repeat(200_000)}` + "```\n".repeat(20_001) + ` \`MEDIA:${chart}\``;
+    const r = run(noise, [chart]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.endsWith(`\nMEDIA:${chart}`)).toBe(true);
+    expect(r.stdout.startsWith("media:".repeat(50_000) + "MEDIA: ".repeat(50_000))).toBe(true);
+    expect(r.stdout).toContain("could not be sent: the gateway does not send files without an extension.)");
+  });
+});
