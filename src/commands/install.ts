@@ -6,6 +6,7 @@ import { runCli } from "../cli/run.js";
 import { usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { installHermesConfig } from "../deploy/hermes-config.js";
+import { runHermesPlugin } from "../cli/hermes-plugin.js";
 import { applyInstall, planInstall, readManifest, uninstall } from "../deploy/install.js";
 import { onDisk } from "../deploy/gateway-units.js";
 import { Systemctl, scopeArgs, shellLine } from "../deploy/systemctl.js";
@@ -13,7 +14,9 @@ import { Systemctl, scopeArgs, shellLine } from "../deploy/systemctl.js";
 export const USAGE = `usage: media-outbox install systemd [--system|--user] [--unit NAME]... [--outbox DIR] [--strict]
                                   [--with-watch] [--root DIR] [--dry-run] [--restart] [--config FILE]
        media-outbox uninstall systemd [--system|--user] [--root DIR]
-       media-outbox install hermes-config [--profile NAME] [--outbox DIR] [--dry-run] [--config FILE]`;
+       media-outbox install hermes-config [--profile NAME] [--outbox DIR] [--dry-run] [--config FILE]
+       media-outbox install hermes-plugin [--profile NAME] [--dry-run]
+       media-outbox uninstall hermes-plugin [--profile NAME]`;
 
 const mode = (m: number) => m.toString(8).padStart(4, "0");
 
@@ -33,13 +36,17 @@ const OPTIONS = {
 export async function run(argv: string[], command = "install"): Promise<number> {
   return runCli(argv, OPTIONS, USAGE, async ({ values, positionals }) => {
     const target = positionals[0];
-    if (positionals.length !== 1 || (target !== "systemd" && target !== "hermes-config")) throw usageError(`${command} needs one target: systemd or hermes-config\n${USAGE}`);
+    if (positionals.length !== 1 || (target !== "systemd" && target !== "hermes-config" && target !== "hermes-plugin")) {
+      throw usageError(`${command} needs one target: systemd, hermes-config or hermes-plugin\n${USAGE}`);
+    }
     if (values.system && values.user) throw usageError(`--system and --user exclude each other\n${USAGE}`);
     // The gateway ignores relative entries in HERMES_MEDIA_ALLOW_DIRS: say so instead of guessing a base.
     if (values.outbox !== undefined && !path.isAbsolute(values.outbox) && !values.outbox.startsWith("~/")) {
       throw usageError(`--outbox must be an absolute path (the gateway ignores relative entries), got ${escapeText(values.outbox)}`);
     }
     const config = configFromFlags(values);
+
+    if (target === "hermes-plugin") return runHermesPlugin(command, config, values.profile, values["dry-run"] === true);
 
     if (target === "hermes-config") {
       if (command !== "install") throw usageError("uninstall hermes-config is not a command: the backup install wrote beside config.yaml is the previous file");

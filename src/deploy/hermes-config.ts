@@ -63,78 +63,140 @@ function afterLine(text: string, offset: number): { at: number; prefix: string }
 
 /** The text with the outbox added to gateway.media_delivery_allow_dirs; throws when it cannot be done exactly. */
 export async function addAllowDir(text: string, outbox: string, home: string): Promise<string | undefined> {
+  return addListItem(text, ["gateway", "media_delivery_allow_dirs"], outbox, (list) => listsOutbox(list, outbox, home));
+}
+
+/** A key of a top-level section: `gateway.media_delivery_allow_dirs`, `plugins.enabled`. */
+export type SectionKey = readonly [section: string, key: string];
+
+async function parseForEdit(text: string) {
   const YAML = await loadYaml();
   const doc = YAML.parseDocument(text, { keepSourceTokens: true });
   if (doc.errors.length > 0) throw configError(`not valid YAML: ${doc.errors[0]!.message}`);
-  const before = doc.toJS() as Record<string, unknown> | null;
-  const item = yamlScalar(outbox);
-  const current = (before as { gateway?: { media_delivery_allow_dirs?: unknown } } | null)?.gateway?.media_delivery_allow_dirs;
-  if (listsOutbox(current, outbox, home)) return undefined;
+  return { YAML, doc, before: doc.toJS() as Record<string, unknown> | null };
+}
+
+/** Proves an edit: the new text parses to the old document with only `section.key` set to `list`. */
+async function proveEdit(edited: string, before: Record<string, unknown> | null, [section, key]: SectionKey, list: unknown[]): Promise<string> {
+  const YAML = await loadYaml();
+  const after = YAML.parseDocument(edited);
+  const expected = structuredClone(before ?? {}) as Record<string, Record<string, unknown>>;
+  expected[section] = { ...(expected[section] ?? {}), [key]: list };
+  if (after.errors.length > 0 || !isDeepStrictEqual(after.toJS(), expected)) {
+    throw configError("the edit could not be made without changing something else");
+  }
+  return edited;
+}
+
+/**
+ * The text with `item` appended to the list at `section.key` (the section
+ * and the key created when missing), or undefined when `present` says the
+ * list already holds it. One inserted line (or `, item` in a flow list);
+ * throws when that cannot be done exactly.
+ */
+export async function addListItem(text: string, where: SectionKey, item: string, present: (list: unknown) => boolean): Promise<string | undefined> {
+  const [section, key] = where;
+  const { YAML, doc, before } = await parseForEdit(text);
+  const scalar = yamlScalar(item);
+  const current = (before?.[section] as Record<string, unknown> | null | undefined)?.[key];
+  if (present(current)) return undefined;
   const root = doc.contents;
   let edited: string;
   // New lines end the way the file's lines do.
   const nl = text.includes("\r\n") ? "\r\n" : "\n";
   const insert = (at: number, s: string) => `${text.slice(0, at)}${s.replace(/\n/g, nl)}${text.slice(at)}`;
   const append = (s: string) => `${text}${text === "" || text.endsWith("\n") ? "" : nl}${s.replace(/\n/g, nl)}`;
+  const newSection = `${section}:\n  ${key}:\n    - ${scalar}\n`;
 
   if (root === null || (YAML.isScalar(root) && root.value === null)) {
-    edited = append(`gateway:\n  media_delivery_allow_dirs:\n    - ${item}\n`);
+    edited = append(newSection);
   } else if (!YAML.isMap(root) || root.flow) {
     throw configError("the top level is not a block mapping");
   } else {
-    const gwPair = root.items.find((p) => YAML.isScalar(p.key) && p.key.value === "gateway");
-    if (!gwPair) {
-      edited = append(`gateway:\n  media_delivery_allow_dirs:\n    - ${item}\n`);
+    const sectionPair = root.items.find((p) => YAML.isScalar(p.key) && p.key.value === section);
+    if (!sectionPair) {
+      edited = append(newSection);
     } else {
-      const gw = gwPair.value;
-      const keyStart = (gwPair.key as { range: [number, number, number] }).range[0];
-      const gwIndent = column(text, keyStart);
-      if (gw === null || (YAML.isScalar(gw) && gw.value === null && gw.range)) {
-        const { at, prefix } = afterLine(text, (gwPair.key as { range: [number, number, number] }).range[1]);
-        const ind = " ".repeat(gwIndent + 2);
-        edited = insert(at, `${prefix}${ind}media_delivery_allow_dirs:\n${ind}  - ${item}\n`);
-      } else if (!YAML.isMap(gw) || gw.flow) {
-        throw configError("gateway is not a block mapping");
+      const sec = sectionPair.value;
+      const keyStart = (sectionPair.key as { range: [number, number, number] }).range[0];
+      const secIndent = column(text, keyStart);
+      if (sec === null || (YAML.isScalar(sec) && sec.value === null && sec.range)) {
+        const { at, prefix } = afterLine(text, (sectionPair.key as { range: [number, number, number] }).range[1]);
+        const ind = " ".repeat(secIndent + 2);
+        edited = insert(at, `${prefix}${ind}${key}:\n${ind}  - ${scalar}\n`);
+      } else if (!YAML.isMap(sec) || sec.flow) {
+        throw configError(`${section} is not a block mapping`);
       } else {
-        const pair = gw.items.find((p) => YAML.isScalar(p.key) && p.key.value === "media_delivery_allow_dirs");
-        const firstKey = gw.items[0]!.key as { range: [number, number, number] };
+        const pair = sec.items.find((p) => YAML.isScalar(p.key) && p.key.value === key);
+        const firstKey = sec.items[0]!.key as { range: [number, number, number] };
         const ind = " ".repeat(column(text, firstKey.range[0]));
         if (!pair) {
-          const last = gw.items[gw.items.length - 1]!;
+          const last = sec.items[sec.items.length - 1]!;
           const end = (last.value as { range?: [number, number, number] } | null)?.range?.[1] ?? (last.key as { range: [number, number, number] }).range[1];
           const { at, prefix } = afterLine(text, end);
-          edited = insert(at, `${prefix}${ind}media_delivery_allow_dirs:\n${ind}  - ${item}\n`);
+          edited = insert(at, `${prefix}${ind}${key}:\n${ind}  - ${scalar}\n`);
         } else {
           const v = pair.value;
           const keyRange = (pair.key as { range: [number, number, number] }).range;
           if (v === null || (YAML.isScalar(v) && v.value === null)) {
             const { at, prefix } = afterLine(text, keyRange[1]);
-            edited = insert(at, `${prefix}${ind}  - ${item}\n`);
+            edited = insert(at, `${prefix}${ind}  - ${scalar}\n`);
           } else if (YAML.isSeq(v) && v.flow) {
             const close = text.lastIndexOf("]", v.range![1]);
-            edited = insert(close, v.items.length === 0 ? item : `, ${item}`);
+            edited = insert(close, v.items.length === 0 ? scalar : `, ${scalar}`);
           } else if (YAML.isSeq(v)) {
             const last = v.items[v.items.length - 1] as { range: [number, number, number] };
             const { at, prefix } = afterLine(text, last.range[1]);
-            edited = insert(at, `${prefix}${" ".repeat(column(text, v.range![0]))}- ${item}\n`);
+            edited = insert(at, `${prefix}${" ".repeat(column(text, v.range![0]))}- ${scalar}\n`);
           } else {
-            throw configError("gateway.media_delivery_allow_dirs is not a list");
+            throw configError(`${section}.${key} is not a list`);
           }
         }
       }
     }
   }
+  return proveEdit(edited, before, where, [...(Array.isArray(current) ? current : []), item]);
+}
 
-  // Prove the edit: the document is the same except for exactly one more list entry.
-  const after = YAML.parseDocument(edited);
-  const expected = structuredClone(before ?? {}) as Record<string, Record<string, unknown>>;
-  expected.gateway = { ...(expected.gateway ?? {}) };
-  const list = Array.isArray(expected.gateway.media_delivery_allow_dirs) ? expected.gateway.media_delivery_allow_dirs : [];
-  expected.gateway.media_delivery_allow_dirs = [...list, outbox];
-  if (after.errors.length > 0 || !isDeepStrictEqual(after.toJS(), expected)) {
-    throw configError("the edit could not be made without changing something else");
+/**
+ * The text with every entry equal to `item` removed from the list at
+ * `section.key`, or undefined when it holds none. A block item loses its
+ * line (the key becomes `[]` when it was the last one), a flow item its
+ * `, item`; throws when that cannot be done exactly.
+ */
+export async function removeListItem(text: string, where: SectionKey, item: string): Promise<string | undefined> {
+  const [section, key] = where;
+  const { YAML, doc, before } = await parseForEdit(text);
+  const current = (before?.[section] as Record<string, unknown> | null | undefined)?.[key];
+  if (!Array.isArray(current) || !current.includes(item)) return undefined;
+  const sec = YAML.isMap(doc.contents) ? doc.contents.items.find((p) => YAML.isScalar(p.key) && p.key.value === section)?.value : undefined;
+  const pair = YAML.isMap(sec) ? sec.items.find((p) => YAML.isScalar(p.key) && p.key.value === key) : undefined;
+  const seq = pair?.value;
+  if (!YAML.isSeq(seq)) throw configError(`${section}.${key} is not a list`);
+  const spans: [number, number, string][] = [];
+  const items = seq.items as { value?: unknown; range: [number, number, number] }[];
+  const keep = items.filter((i) => !(YAML.isScalar(i) && i.value === item));
+  if (seq.flow) {
+    // Rebuild the flow list's inside from the items kept, as written.
+    const open = text.indexOf("[", seq.range![0]);
+    const close = text.lastIndexOf("]", seq.range![1]);
+    spans.push([open + 1, close, keep.map((i) => text.slice(i.range[0], i.range[1])).join(", ")]);
+  } else {
+    for (const i of items) {
+      if (!(YAML.isScalar(i) && i.value === item)) continue;
+      const start = lineStart(text, i.range[0]);
+      const { at } = afterLine(text, i.range[1]);
+      spans.push([start, at, ""]);
+    }
+    if (keep.length === 0) {
+      const keyEnd = (pair!.key as { range: [number, number, number] }).range[1];
+      const colon = text.indexOf(":", keyEnd);
+      spans.push([colon + 1, colon + 1, " []"]);
+    }
   }
-  return edited;
+  let edited = text;
+  for (const [s, e, r] of spans.sort((a, b) => b[0] - a[0])) edited = `${edited.slice(0, s)}${r}${edited.slice(e)}`;
+  return proveEdit(edited, before, where, current.filter((v) => v !== item));
 }
 
 export interface HermesConfigResult {
@@ -142,6 +204,8 @@ export interface HermesConfigResult {
   changed: boolean;
   content: string;
   backup?: string;
+  /** The file did not exist and was created. */
+  created?: boolean;
 }
 
 /** Adds the outbox to a profile's config.yaml: atomic, with a backup beside it. */
@@ -149,35 +213,64 @@ export async function installHermesConfig(options: { config: Config; profile?: s
   const { config } = options;
   checkOutboxForGateway(config.outbox);
   const file = hermesConfigPath(config, options.profile);
-  let text: string;
-  let st: fs.Stats;
+  return editHermesConfig(file, (text) => addAllowDir(text, config.outbox, config.home), {
+    ...(options.dryRun ? { dryRun: true } : {}),
+    missing: `${escapeText(file)} does not exist${options.profile ? "; is the profile name right?" : ""} (HERMES_HOME is ${escapeText(config.hermesHome)})`,
+    byHand: `add ${escapeText(config.outbox)} to gateway.media_delivery_allow_dirs by hand`,
+  });
+}
+
+export interface EditOptions {
+  dryRun?: boolean;
+  /** The message when the file does not exist (exit 2); without it, a missing file is edited from empty and created 0600. */
+  missing?: string;
+  /** What to do by hand when the edit cannot be made exactly. */
+  byHand: string;
+}
+
+/**
+ * Edits a Hermes config.yaml with `edit` (undefined: nothing to change):
+ * written atomically with its owner and mode kept, after a backup
+ * `config.yaml.media-outbox-<UTC time>.bak` (0600) beside it.
+ */
+export async function editHermesConfig(file: string, edit: (text: string) => Promise<string | undefined>, options: EditOptions): Promise<HermesConfigResult> {
+  let text = "";
+  let st: fs.Stats | undefined;
   try {
     st = fs.statSync(file);
     text = fs.readFileSync(file, "utf8");
   } catch (err) {
-    if (isErrno(err, "ENOENT")) {
-      throw new FatalError("config_invalid", `${escapeText(file)} does not exist${options.profile ? "; is the profile name right?" : ""} (HERMES_HOME is ${escapeText(config.hermesHome)})`);
+    if (!isErrno(err, "ENOENT") || options.missing !== undefined) {
+      if (isErrno(err, "ENOENT")) throw new FatalError("config_invalid", options.missing!);
+      throw err;
     }
-    throw err;
   }
   let edited: string | undefined;
   try {
-    edited = await addAllowDir(text, config.outbox, config.home);
+    edited = await edit(text);
   } catch (err) {
-    if (err instanceof FatalError) {
-      throw new FatalError(
-        "config_invalid",
-        `cannot edit ${escapeText(file)} safely: ${err.message}; add ${escapeText(config.outbox)} to gateway.media_delivery_allow_dirs by hand`,
-      );
-    }
+    if (err instanceof FatalError) throw new FatalError("config_invalid", `cannot edit ${escapeText(file)} safely: ${err.message}; ${options.byHand}`);
     throw err;
   }
   if (edited === undefined) return { file, changed: false, content: text };
   if (options.dryRun) return { file, changed: true, content: edited };
+  if (!st) {
+    // 0600: config.yaml is on the gateway's denylist; it may come to hold secrets.
+    writeFileAtomic(file, edited, { mode: 0o600 });
+    return { file, changed: true, content: edited, created: true };
+  }
   const stamp = new Date().toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
-  const backup = `${file}.media-outbox-${stamp}.bak`;
-  // 0600: it holds what config.yaml holds.
-  fs.writeFileSync(backup, text, { flag: "wx", mode: 0o600 });
+  // 0600: it holds what config.yaml holds. Never over an earlier backup (two edits in one second).
+  let backup = `${file}.media-outbox-${stamp}.bak`;
+  for (let n = 2; ; n++) {
+    try {
+      fs.writeFileSync(backup, text, { flag: "wx", mode: 0o600 });
+      break;
+    } catch (err) {
+      if (!isErrno(err, "EEXIST") || n > 100) throw err;
+      backup = `${file}.media-outbox-${stamp}-${n}.bak`;
+    }
+  }
   writeFileAtomic(file, edited, { mode: st.mode & 0o7777, uid: st.uid, gid: st.gid });
   return { file, changed: true, content: edited, backup };
 }

@@ -1,0 +1,346 @@
+"""media-outbox for Hermes: no prepared file is ever silently left out of a reply.
+
+A thin shim over the media-outbox CLI (every rule lives there):
+
+* the ``send_file`` tool runs ``media-outbox prepare --json`` on a path (an
+  argument list, never a shell) and hands the model the structured result;
+* a ``media-outbox prepare`` the model ran through the terminal tool is seen in
+  that tool's result (``post_tool_call``);
+* both record what was published for the turn, per session;
+* ``transform_llm_output`` hands the final reply and the turn's published files
+  to ``media-outbox check-reply``, which puts every published file's exact
+  ``MEDIA:`` line into the reply and names what the gateway would drop. It is
+  bounded in time and fails open: on any failure the reply goes out unchanged
+  and the log says why. A reply without ``MEDIA:`` when nothing was published
+  costs no subprocess at all.
+
+Standard library only: it runs inside the gateway's own interpreter.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+logger = logging.getLogger(__name__)
+
+PLUGIN_DIR = Path(__file__).resolve().parent
+# Written by `media-outbox install hermes-plugin`: the exact command to run
+# (node and the CLI), so the gateway's PATH does not matter.
+COMMAND_FILE = PLUGIN_DIR / "command.json"
+COMMAND_ENV = "MEDIA_OUTBOX_BIN"
+TIMEOUT_ENV = "MEDIA_OUTBOX_REPLY_TIMEOUT"
+# The hook's bound: past it the reply goes out unchanged. check-reply takes
+# about a Node start-up (well under 150 ms); the bound only catches a stuck or
+# starved process.
+DEFAULT_REPLY_TIMEOUT = 2.0
+PREPARE_TIMEOUT = 120.0
+MAX_FILES_PER_TURN = 64
+MAX_SESSIONS = 256
+
+TOOL_NAME = "send_file"
+TOOLSET = "media_outbox"
+
+SEND_FILE_SCHEMA: Dict[str, Any] = {
+    "name": TOOL_NAME,
+    "description": (
+        "Send a file you made (image, document, audio, video) to the user. It is checked and "
+        "published by media-outbox, and attached to your final reply automatically. The result "
+        "says what was published, or why the file was refused (fix that and call again)."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "path": {
+                "type": "string",
+                "description": "Path of the file to send (absolute, or relative to your working directory), with its real extension.",
+            },
+            "name": {
+                "type": "string",
+                "description": "Optional file name the user sees (its extension must match the content), e.g. report.pdf.",
+            },
+        },
+        "required": ["path"],
+    },
+}
+
+DELIVERY_NOTE = (
+    "Published: it will be attached to your final reply automatically. You may also put the "
+    "directive line in your reply exactly as given, on a line of its own; never retype or wrap it."
+)
+
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\\]")
+_DIRECTIVE = re.compile(r"(media)(\s*):", re.IGNORECASE)
+_MEDIA_LINE = re.compile(r"^MEDIA:(/\S+)$")
+_MEDIA_ANYWHERE = re.compile(r"media:", re.IGNORECASE)
+_PREPARE_WORD = re.compile(r"\bprepare\b")
+
+
+def _safe(text: Any, limit: int = 300) -> str:
+    """Text fit for one log line: controls escaped, no forged MEDIA: directive, bounded."""
+    s = str(text)[:limit]
+    s = _UNSAFE.sub(lambda m: "\\x%02x" % ord(m.group(0)) if ord(m.group(0)) < 0x100 else "\\u{%x}" % ord(m.group(0)), s)
+    return _DIRECTIVE.sub(r"\1\2\\x3a", s)
+
+
+def media_outbox_command() -> Optional[List[str]]:
+    """The argument list that runs the CLI: $MEDIA_OUTBOX_BIN, then command.json, then PATH."""
+    env = os.environ.get(COMMAND_ENV, "").strip()
+    if env:
+        return [env]
+    try:
+        data = json.loads(COMMAND_FILE.read_text(encoding="utf-8"))
+        if isinstance(data, list) and data and all(isinstance(x, str) and x for x in data):
+            return list(data)
+        logger.warning("media-outbox: %s is not a list of strings; ignoring it", _safe(COMMAND_FILE))
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError) as exc:
+        logger.warning("media-outbox: cannot read %s: %s", _safe(COMMAND_FILE), _safe(exc))
+    found = shutil.which("media-outbox")
+    return [found] if found else None
+
+
+def _reply_timeout() -> float:
+    raw = os.environ.get(TIMEOUT_ENV, "").strip()
+    try:
+        value = float(raw) if raw else DEFAULT_REPLY_TIMEOUT
+    except ValueError:
+        return DEFAULT_REPLY_TIMEOUT
+    return value if 0 < value <= 60 else DEFAULT_REPLY_TIMEOUT
+
+
+class TurnRecords:
+    """What was published in the current turn, per session (bounded, thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._files: Dict[str, List[str]] = {}
+
+    def start(self, session_id: str) -> None:
+        with self._lock:
+            self._files.pop(session_id or "", None)
+
+    def add(self, session_id: str, paths: List[str]) -> None:
+        key = session_id or ""
+        with self._lock:
+            files = self._files.pop(key, [])
+            for p in paths:
+                if isinstance(p, str) and p and p not in files and len(files) < MAX_FILES_PER_TURN:
+                    files.append(p)
+            self._files[key] = files
+            while len(self._files) > MAX_SESSIONS:
+                # The oldest session's turn is long over.
+                self._files.pop(next(iter(self._files)))
+
+    def get(self, session_id: str) -> List[str]:
+        with self._lock:
+            return list(self._files.get(session_id or "", []))
+
+    def end(self, session_id: str) -> None:
+        self.start(session_id)
+
+
+records = TurnRecords()
+
+
+def published_paths(document: Any) -> List[str]:
+    """The published paths of a `prepare --json` document."""
+    if not isinstance(document, dict):
+        return []
+    media = document.get("media")
+    if not isinstance(media, list):
+        return []
+    return [m["path"] for m in media if isinstance(m, dict) and isinstance(m.get("path"), str)]
+
+
+def parse_prepare_output(output: str) -> List[str]:
+    """Published paths in what a terminal run of `media-outbox prepare` printed: MEDIA: lines, or its JSON document."""
+    paths = [m.group(1) for m in (_MEDIA_LINE.match(line.rstrip("\r")) for line in output.splitlines()) if m]
+    start, end = output.find("{"), output.rfind("}")
+    if start >= 0 and end > start:
+        try:
+            paths.extend(published_paths(json.loads(output[start : end + 1])))
+        except ValueError:
+            pass
+    return list(dict.fromkeys(paths))
+
+
+def _working_dir() -> str:
+    """Where a relative path is taken from: the agent's terminal directory when the gateway sets one."""
+    cwd = os.environ.get("TERMINAL_CWD", "").strip()
+    return cwd if cwd and os.path.isdir(cwd) else os.getcwd()
+
+
+def _error(code: str, message: str) -> str:
+    return json.dumps({"success": False, "error": {"code": code, "message": message}}, ensure_ascii=False)
+
+
+def _run_prepare(command: List[str], extra: List[str], stdin: Any) -> Dict[str, Any]:
+    proc = subprocess.run(
+        [*command, "prepare", "--json", *extra],
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=_working_dir(),
+        timeout=PREPARE_TIMEOUT,
+        check=False,
+    )
+    try:
+        document = json.loads(proc.stdout.decode("utf-8"))
+    except ValueError:
+        document = None
+    if not isinstance(document, dict):
+        detail = proc.stderr.decode("utf-8", "replace").strip() or f"exit status {proc.returncode}"
+        return {"success": False, "error": {"code": "prepare_failed", "message": _safe(detail)}}
+    return document
+
+
+def send_file(args: Dict[str, Any], **kwargs: Any) -> str:
+    """The send_file tool: prepare the file, record what was published for the turn, return the result."""
+    path = args.get("path") if isinstance(args, dict) else None
+    name = args.get("name") if isinstance(args, dict) else None
+    if not isinstance(path, str) or not path.strip():
+        return _error("usage", "path must be the path of the file to send")
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        return _error("usage", "name, when given, must be a file name such as report.pdf")
+    command = media_outbox_command()
+    if command is None:
+        return _error("plugin_error", "media-outbox is not installed where the gateway can run it (run media-outbox install hermes-plugin)")
+    try:
+        # `--` ends the options: a path starting with `-` is a path.
+        document = _run_prepare(command, ["--", os.path.expanduser(path)], subprocess.DEVNULL)
+        published = published_paths(document)
+        if name and published:
+            # The bytes have passed every check under their own path; the
+            # published copy is published again under the wanted name.
+            with open(published[0], "rb") as copy:
+                document = _run_prepare(command, ["--stdin", "--name", name], copy)
+            published = published_paths(document)
+    except subprocess.TimeoutExpired:
+        return _error("plugin_error", f"media-outbox prepare took longer than {PREPARE_TIMEOUT:.0f} s")
+    except OSError as exc:
+        return _error("plugin_error", f"cannot run media-outbox: {_safe(exc)}")
+    records.add(str(kwargs.get("session_id") or ""), published)
+    if published:
+        document["delivery"] = DELIVERY_NOTE
+    return json.dumps(document, ensure_ascii=False)
+
+
+def on_post_tool_call(tool_name: str = "", args: Any = None, result: Any = None, session_id: str = "", **_: Any) -> None:
+    """Records the files a `media-outbox prepare` run through the terminal tool published."""
+    if tool_name != "terminal" or not isinstance(args, dict):
+        return None
+    command = args.get("command")
+    # Over-inclusive on purpose: check-reply takes only files really published in the outbox.
+    if not isinstance(command, str) or "media-outbox" not in command or not _PREPARE_WORD.search(command):
+        return None
+    output = result
+    if isinstance(result, str):
+        try:
+            parsed = json.loads(result)
+            output = parsed.get("output", "") if isinstance(parsed, dict) else result
+        except ValueError:
+            output = result
+    if isinstance(output, str):
+        records.add(session_id, parse_prepare_output(output))
+    return None
+
+
+def on_pre_llm_call(session_id: str = "", **_: Any) -> None:
+    """A new turn: nothing published yet."""
+    records.start(session_id)
+    return None
+
+
+def on_session_end(session_id: str = "", **_: Any) -> None:
+    """The turn is over (Hermes fires this at the end of every run)."""
+    records.end(session_id)
+    return None
+
+
+def check_reply(reply: str, published: List[str], timeout: Optional[float] = None) -> Optional[str]:
+    """The reply check-reply returns, or None (reply unchanged) on any failure, which is logged."""
+    command = media_outbox_command()
+    if command is None:
+        logger.warning("media-outbox: check-reply skipped: media-outbox is not installed where the gateway can run it")
+        return None
+    argv = [*command, "check-reply", "--json"]
+    for p in published:
+        argv += ["--media", p]
+    bound = timeout if timeout is not None else _reply_timeout()
+    try:
+        proc = subprocess.run(
+            argv,
+            input=reply.encode("utf-8"),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            timeout=bound,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        logger.warning("media-outbox: check-reply took longer than %.2f s; the reply goes out unchanged", bound)
+        return None
+    except (OSError, ValueError, UnicodeError) as exc:
+        logger.warning("media-outbox: cannot run check-reply (%s); the reply goes out unchanged", _safe(exc))
+        return None
+    if proc.returncode != 0:
+        logger.warning(
+            "media-outbox: check-reply failed (exit %s: %s); the reply goes out unchanged",
+            proc.returncode,
+            _safe(proc.stderr.decode("utf-8", "replace").strip()),
+        )
+        return None
+    try:
+        report = json.loads(proc.stdout.decode("utf-8"))
+        text = report["reply"]
+        changed = report["changed"]
+    except (ValueError, KeyError, TypeError) as exc:
+        logger.warning("media-outbox: check-reply answered something unreadable (%s); the reply goes out unchanged", _safe(exc))
+        return None
+    if not isinstance(text, str) or not changed:
+        return None
+    logger.info(
+        "media-outbox: reply checked: %d line(s) added, %d mangled cop(ies) removed, %d file(s) named as not sent",
+        len(report.get("added") or []),
+        len(report.get("removed") or []),
+        len(report.get("notes") or []),
+    )
+    return text
+
+
+def on_transform_llm_output(response_text: Any = "", session_id: str = "", **_: Any) -> Optional[str]:
+    """The final reply, checked; None leaves it unchanged."""
+    if not isinstance(response_text, str) or not response_text:
+        return None
+    published = records.get(session_id)
+    # Nothing published and no directive in the reply: nothing to judge, no subprocess.
+    if not published and not _MEDIA_ANYWHERE.search(response_text):
+        return None
+    try:
+        return check_reply(response_text, published)
+    except Exception as exc:  # noqa: BLE001 — fail open: a reply is never lost to this hook
+        logger.warning("media-outbox: check-reply hook failed (%s); the reply goes out unchanged", _safe(exc))
+        return None
+
+
+def register(ctx: Any) -> None:
+    ctx.register_tool(
+        name=TOOL_NAME,
+        toolset=TOOLSET,
+        schema=SEND_FILE_SCHEMA,
+        handler=send_file,
+        description=SEND_FILE_SCHEMA["description"],
+        emoji="📎",
+    )
+    ctx.register_hook("pre_llm_call", on_pre_llm_call)
+    ctx.register_hook("post_tool_call", on_post_tool_call)
+    ctx.register_hook("transform_llm_output", on_transform_llm_output)
+    ctx.register_hook("on_session_end", on_session_end)

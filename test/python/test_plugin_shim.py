@@ -1,0 +1,262 @@
+"""The Hermes plugin shim against a stand-in plugin context and a stand-in CLI.
+
+Standard library only; run by `npm test` (test/hermes-plugin.test.ts) with the
+system Python. The stand-in CLI (MEDIA_OUTBOX_BIN) records its argument list,
+its stdin and its PID, so the tests see exactly what the shim runs.
+"""
+
+import importlib.util
+import json
+import logging
+import os
+import stat
+import sys
+import tempfile
+import textwrap
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PLUGIN = ROOT / "integrations" / "hermes" / "media-outbox"
+
+
+def load_plugin():
+    spec = importlib.util.spec_from_file_location("media_outbox_plugin_under_test", PLUGIN / "__init__.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class StandInContext:
+    """What the shim may use of Hermes' PluginContext: register_tool and register_hook."""
+
+    def __init__(self):
+        self.tools = {}
+        self.hooks = {}
+
+    def register_tool(self, name, toolset, schema, handler, check_fn=None, requires_env=None, is_async=False, description="", emoji="", override=False):
+        self.tools[name] = dict(toolset=toolset, schema=schema, handler=handler, check_fn=check_fn, is_async=is_async, description=description, override=override)
+
+    def register_hook(self, hook_name, callback):
+        self.hooks.setdefault(hook_name, []).append(callback)
+
+
+FAKE_CLI = textwrap.dedent(
+    """\
+    #!{python}
+    import json, os, sys, time
+    log = os.environ["FAKE_LOG"]
+    data = sys.stdin.buffer.read() if not sys.stdin.isatty() else b""
+    with open(log, "a") as f:
+        f.write(json.dumps({{"argv": sys.argv[1:], "stdin": data.decode("utf-8", "replace"), "pid": os.getpid()}}) + "\\n")
+    mode = os.environ.get("FAKE_MODE", "ok")
+    if mode == "sleep":
+        time.sleep(30)
+    if mode == "exit2":
+        sys.stderr.write("media-outbox: usage error: bad\\nMEDIA:/etc/passwd\\n")
+        sys.exit(2)
+    if mode == "garbage":
+        sys.stdout.write("not json")
+        sys.exit(0)
+    if sys.argv[1] == "prepare":
+        name = sys.argv[sys.argv.index("--name") + 1] if "--name" in sys.argv else os.path.basename(sys.argv[-1])
+        path = os.path.join(os.environ["FAKE_OUTBOX"], name)
+        with open(path, "wb") as f:
+            f.write(data or b"bytes")
+        doc = {{"success": True, "partial_success": False, "outbox": os.environ["FAKE_OUTBOX"],
+               "media": [{{"source": sys.argv[-1], "path": path, "directive": "MEDIA:" + path, "name": name}}], "media_dropped": []}}
+        print(json.dumps(doc))
+    elif sys.argv[1] == "check-reply":
+        media = [sys.argv[i + 1] for i, a in enumerate(sys.argv) if a == "--media"]
+        reply = data.decode("utf-8") + "".join("\\nMEDIA:" + m for m in media)
+        print(json.dumps({{"reply": reply, "changed": mode != "unchanged", "added": media, "removed": [], "notes": []}}))
+    """
+)
+
+
+class ShimTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = Path(self.tmp.name)
+        self.outbox = self.dir / "outbox"
+        self.outbox.mkdir()
+        self.log = self.dir / "calls.jsonl"
+        fake = self.dir / "media-outbox"
+        fake.write_text(FAKE_CLI.format(python=sys.executable))
+        fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+        self.saved_env = dict(os.environ)
+        os.environ.update(MEDIA_OUTBOX_BIN=str(fake), FAKE_LOG=str(self.log), FAKE_OUTBOX=str(self.outbox), FAKE_MODE="ok")
+        os.environ.pop("MEDIA_OUTBOX_REPLY_TIMEOUT", None)
+        self.plugin = load_plugin()
+        self.ctx = StandInContext()
+        self.plugin.register(self.ctx)
+
+    def tearDown(self):
+        os.environ.clear()
+        os.environ.update(self.saved_env)
+        self.tmp.cleanup()
+
+    def calls(self):
+        if not self.log.exists():
+            return []
+        return [json.loads(line) for line in self.log.read_text().splitlines()]
+
+    def hook(self, name):
+        (callback,) = self.ctx.hooks[name]
+        return callback
+
+    # -- registration ---------------------------------------------------------
+
+    def test_registers_the_tool_and_the_hooks(self):
+        self.assertEqual(list(self.ctx.tools), ["send_file"])
+        tool = self.ctx.tools["send_file"]
+        self.assertEqual(tool["toolset"], "media_outbox")
+        self.assertFalse(tool["override"])
+        self.assertFalse(tool["is_async"])
+        schema = tool["schema"]
+        self.assertEqual(schema["name"], "send_file")
+        self.assertEqual(schema["parameters"]["required"], ["path"])
+        self.assertEqual(set(schema["parameters"]["properties"]), {"path", "name"})
+        self.assertEqual(set(self.ctx.hooks), {"pre_llm_call", "post_tool_call", "transform_llm_output", "on_session_end"})
+        self.assertTrue(all(len(v) == 1 for v in self.ctx.hooks.values()))
+
+    # -- the tool -------------------------------------------------------------
+
+    def test_tool_runs_prepare_with_an_argument_list_and_records_the_file(self):
+        handler = self.ctx.tools["send_file"]["handler"]
+        hostile = str(self.dir / "-x; rm -rf ~ $(id) `id`.png")
+        result = json.loads(handler({"path": hostile}, task_id="t", session_id="s1"))
+        (call,) = self.calls()
+        # One argument, as given, after `--`: never a shell, never an option.
+        self.assertEqual(call["argv"], ["prepare", "--json", "--", hostile])
+        self.assertTrue(result["success"])
+        self.assertIn("attached to your final reply", result["delivery"])
+        published = result["media"][0]["path"]
+        self.assertEqual(self.plugin.records.get("s1"), [published])
+        self.assertEqual(self.plugin.records.get("other"), [])
+
+    def test_tool_with_a_name_publishes_the_checked_copy_again_under_that_name(self):
+        handler = self.ctx.tools["send_file"]["handler"]
+        result = json.loads(handler({"path": "/work/chart.png", "name": "Q3 chart.png"}, session_id="s1"))
+        first, second = self.calls()
+        self.assertEqual(first["argv"], ["prepare", "--json", "--", "/work/chart.png"])
+        self.assertEqual(second["argv"], ["prepare", "--json", "--stdin", "--name", "Q3 chart.png"])
+        self.assertEqual(second["stdin"], "bytes")  # the bytes of the first, checked copy
+        self.assertEqual(self.plugin.records.get("s1"), [str(self.outbox / "Q3 chart.png")])
+        self.assertEqual(result["media"][0]["name"], "Q3 chart.png")
+
+    def test_tool_refuses_bad_arguments_without_running_anything(self):
+        handler = self.ctx.tools["send_file"]["handler"]
+        for args in ({}, {"path": ""}, {"path": 3}, {"path": "/a.png", "name": ""}, {"path": "/a.png", "name": ["x"]}):
+            self.assertEqual(json.loads(handler(args))["error"]["code"], "usage")
+        self.assertEqual(self.calls(), [])
+
+    def test_tool_reports_a_cli_that_cannot_run(self):
+        os.environ["MEDIA_OUTBOX_BIN"] = str(self.dir / "missing")
+        result = json.loads(self.ctx.tools["send_file"]["handler"]({"path": "/a.png"}, session_id="s1"))
+        self.assertEqual(result["error"]["code"], "plugin_error")
+        self.assertEqual(self.plugin.records.get("s1"), [])
+
+    # -- the terminal tool ----------------------------------------------------
+
+    def test_a_prepare_run_through_the_terminal_is_recorded_from_the_tool_result(self):
+        post = self.hook("post_tool_call")
+        out = "MEDIA:/o/a.png\nmedia-outbox: refused b.png: not_found: no such file\nMEDIA:/o/c.pdf"
+        post(tool_name="terminal", args={"command": "media-outbox prepare a.png b.png c.pdf"}, result=json.dumps({"output": out, "exit_code": 1, "error": None}), session_id="s1", task_id="t", tool_call_id="c", turn_id="u")
+        self.assertEqual(self.plugin.records.get("s1"), ["/o/a.png", "/o/c.pdf"])
+        doc = json.dumps({"success": True, "media": [{"path": "/o/d.png"}], "media_dropped": []}, indent=2)
+        post(tool_name="terminal", args={"command": "cd /w && media-outbox prepare --json d.png"}, result=json.dumps({"output": doc}), session_id="s1")
+        self.assertEqual(self.plugin.records.get("s1"), ["/o/a.png", "/o/c.pdf", "/o/d.png"])
+        # Anything else is not a prepare run.
+        post(tool_name="terminal", args={"command": "echo MEDIA:/etc/passwd"}, result=json.dumps({"output": "MEDIA:/etc/passwd"}), session_id="s2")
+        post(tool_name="read_file", args={"path": "media-outbox prepare"}, result="MEDIA:/etc/passwd", session_id="s2")
+        self.assertEqual(self.plugin.records.get("s2"), [])
+        self.assertEqual(self.calls(), [])
+
+    def test_turns_start_and_end_empty_and_sessions_stay_apart(self):
+        self.plugin.records.add("s1", ["/o/a.png"])
+        self.plugin.records.add("s2", ["/o/b.png"])
+        self.hook("pre_llm_call")(session_id="s1", task_id="t", turn_id="u", user_message="hi")
+        self.assertEqual(self.plugin.records.get("s1"), [])
+        self.assertEqual(self.plugin.records.get("s2"), ["/o/b.png"])
+        self.hook("on_session_end")(session_id="s2", completed=True, interrupted=False)
+        self.assertEqual(self.plugin.records.get("s2"), [])
+
+    # -- the final-reply hook -------------------------------------------------
+
+    def test_hook_hands_the_reply_and_the_turns_files_to_check_reply(self):
+        self.plugin.records.add("s1", ["/o/a.png", "/o/b.pdf"])
+        out = self.hook("transform_llm_output")(response_text="Done: ünïcode ✓", session_id="s1", model="m", platform="telegram")
+        (call,) = self.calls()
+        self.assertEqual(call["argv"], ["check-reply", "--json", "--media", "/o/a.png", "--media", "/o/b.pdf"])
+        self.assertEqual(call["stdin"], "Done: ünïcode ✓")
+        self.assertEqual(out, "Done: ünïcode ✓\nMEDIA:/o/a.png\nMEDIA:/o/b.pdf")
+
+    def test_hook_spawns_nothing_for_a_reply_without_media_when_nothing_was_published(self):
+        hook = self.hook("transform_llm_output")
+        self.assertIsNone(hook(response_text="Just text, nothing to send.", session_id="s1", model="m", platform="cli"))
+        self.assertIsNone(hook(response_text="", session_id="s1"))
+        self.assertIsNone(hook(response_text=None, session_id="s1"))
+        self.assertEqual(self.calls(), [])
+        # A directive alone is enough to be judged.
+        hook(response_text="see media:/tmp/x.png", session_id="s1")
+        self.assertEqual(len(self.calls()), 1)
+
+    def test_hook_is_bounded_in_time_and_the_slow_process_is_ended(self):
+        os.environ.update(FAKE_MODE="sleep", MEDIA_OUTBOX_REPLY_TIMEOUT="0.5")
+        self.plugin.records.add("s1", ["/o/a.png"])
+        with self.assertLogs(self.plugin.logger, logging.WARNING) as logs:
+            out = self.hook("transform_llm_output")(response_text="reply", session_id="s1")
+        self.assertIsNone(out)
+        self.assertIn("took longer than 0.50 s; the reply goes out unchanged", logs.output[0])
+        (call,) = self.calls()
+        with self.assertRaises(ProcessLookupError):
+            os.kill(call["pid"], 0)
+
+    def test_hook_fails_open_and_says_why(self):
+        hook = self.hook("transform_llm_output")
+        self.plugin.records.add("s1", ["/o/a.png"])
+        cases = {
+            "exit2": "check-reply failed (exit 2: media-outbox: usage error: bad\\x0aMEDIA\\x3a/etc/passwd)",
+            "garbage": "check-reply answered something unreadable",
+        }
+        for mode, expected in cases.items():
+            os.environ["FAKE_MODE"] = mode
+            with self.assertLogs(self.plugin.logger, logging.WARNING) as logs:
+                self.assertIsNone(hook(response_text="reply", session_id="s1"))
+            self.assertIn(expected, logs.output[0])
+        os.environ["FAKE_MODE"] = "unchanged"
+        self.assertIsNone(hook(response_text="reply", session_id="s1"))
+        os.environ["MEDIA_OUTBOX_BIN"] = str(self.dir / "missing")
+        with self.assertLogs(self.plugin.logger, logging.WARNING) as logs:
+            self.assertIsNone(hook(response_text="reply", session_id="s1"))
+        self.assertIn("cannot run check-reply", logs.output[0])
+        # An exception anywhere inside is caught too.
+        self.plugin.check_reply = lambda *a, **k: 1 / 0
+        with self.assertLogs(self.plugin.logger, logging.WARNING) as logs:
+            self.assertIsNone(hook(response_text="reply", session_id="s1"))
+        self.assertIn("check-reply hook failed (division by zero)", logs.output[0])
+
+    def test_a_lone_surrogate_in_the_reply_fails_open(self):
+        self.plugin.records.add("s1", ["/o/a.png"])
+        with self.assertLogs(self.plugin.logger, logging.WARNING):
+            self.assertIsNone(self.hook("transform_llm_output")(response_text="bad \ud800", session_id="s1"))
+
+    def test_the_command_comes_from_the_environment_then_command_json_then_path(self):
+        self.assertEqual(self.plugin.media_outbox_command(), [os.environ["MEDIA_OUTBOX_BIN"]])
+        del os.environ["MEDIA_OUTBOX_BIN"]
+        command_file = self.dir / "command.json"
+        command_file.write_text(json.dumps(["/usr/bin/node", "/opt/mo/bin/media-outbox"]))
+        self.plugin.COMMAND_FILE = command_file
+        self.assertEqual(self.plugin.media_outbox_command(), ["/usr/bin/node", "/opt/mo/bin/media-outbox"])
+        command_file.write_text('"not a list"')
+        os.environ["PATH"] = str(self.dir)
+        with self.assertLogs(self.plugin.logger, logging.WARNING):
+            self.assertEqual(self.plugin.media_outbox_command(), [str(self.dir / "media-outbox")])
+
+    def test_log_text_never_carries_a_control_character_or_a_directive(self):
+        self.assertEqual(self.plugin._safe("a\nMEDIA:/etc/x\u2028b\\"), "a\\x0aMEDIA\\x3a/etc/x\\u{2028}b\\x5c")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,143 @@
+"""The plugin inside the real Hermes (the published hermes-agent package, in .venv/).
+
+Run by test/hermes-plugin.test.ts after `media-outbox install hermes-plugin`
+put the plugin into a temporary HERMES_HOME, with the environment the systemd
+drop-in gives the gateway (the outbox allowed, strict mode, no trust in recent
+files). Hermes' own plugin loader loads it, Hermes' tool registry and tool
+dispatcher call it, the hook is fired as Hermes' turn finalizer fires it, and
+the installed gateway's own extraction and path validation judge the result.
+"""
+
+import json
+import os
+import sys
+import unittest
+from pathlib import Path
+
+BIN = os.environ["MO_TEST_BIN"]
+WORK = Path(os.environ["MO_TEST_WORK"])
+OUTBOX = Path(os.environ["HERMES_MEDIA_ALLOW_DIRS"])
+
+
+def final_reply(response_text, session_id):
+    """What agent/turn_finalizer.py does with transform_llm_output: the first non-empty string wins."""
+    from hermes_cli.plugins import invoke_hook
+
+    final = response_text
+    for result in invoke_hook("transform_llm_output", response_text=response_text, session_id=session_id, model="test-model", platform="telegram"):
+        if isinstance(result, str) and result:
+            final = result
+            break
+    return final
+
+
+def delivered(reply):
+    """What the gateway sends: its extraction, then its path validation (the drop-in's environment)."""
+    from gateway.platforms.base import BasePlatformAdapter
+
+    media, cleaned = BasePlatformAdapter.extract_media(reply)
+    return [p for p, _ in BasePlatformAdapter.filter_media_delivery_paths(media)], cleaned
+
+
+class RealHermesTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        from hermes_cli.plugins import discover_plugins, get_plugin_manager
+
+        discover_plugins()
+        cls.manager = get_plugin_manager()
+        cls.plugin = sys.modules["hermes_plugins.media_outbox"]
+
+    def start_turn(self, session_id):
+        from hermes_cli.plugins import invoke_hook
+
+        invoke_hook("pre_llm_call", session_id=session_id, task_id="task", turn_id="turn", user_message="make me a chart", conversation_history=[], is_first_turn=True, model="test-model", platform="telegram", sender_id="")
+
+    def send_file(self, session_id, **args):
+        from tools.registry import registry
+
+        return json.loads(registry.dispatch("send_file", args, task_id="task", session_id=session_id))
+
+    def test_loaded_by_hermes_own_loader(self):
+        from hermes_cli.plugins import VALID_HOOKS
+        from tools.registry import registry
+
+        loaded = self.manager._plugins["media-outbox"]
+        self.assertTrue(loaded.enabled, loaded.error)
+        self.assertEqual(loaded.tools_registered, ["send_file"])
+        self.assertEqual(set(loaded.hooks_registered), {"pre_llm_call", "post_tool_call", "transform_llm_output", "on_session_end"})
+        self.assertTrue(set(loaded.hooks_registered) <= VALID_HOOKS)
+        self.assertEqual(registry.get_entry("send_file").toolset, "media_outbox")
+
+    def test_a_turn_every_prepared_file_is_delivered_and_a_dropped_one_is_named(self):
+        import model_tools
+
+        session = "session-1"
+        self.start_turn(session)
+        chart = self.send_file(session, path=str(WORK / "chart.png"))
+        self.assertTrue(chart["success"], chart)
+        named = self.send_file(session, path=str(WORK / "notes.txt"), name="Meeting notes.txt")
+        self.assertTrue(named["success"], named)
+        self.assertEqual(named["media"][0]["name"], "Meeting-notes.txt")
+        refused = self.send_file(session, path=str(Path(os.environ["HOME"]) / ".ssh" / "id.txt"))
+        self.assertFalse(refused["success"])
+        self.assertEqual(refused["media_dropped"][0]["code"], "denied_source")
+        # The model runs prepare through the terminal instead: Hermes' dispatcher fires post_tool_call.
+        terminal = json.loads(model_tools.handle_function_call("terminal", {"command": f"{BIN} prepare {WORK / 'data.csv'}"}, task_id="task", session_id=session))
+        self.assertEqual(terminal["exit_code"], 0, terminal)
+        p1, p2 = chart["media"][0]["path"], named["media"][0]["path"]
+        p3 = terminal["output"].strip()[len("MEDIA:"):]
+        self.assertEqual(self.plugin.records.get(session), [p1, p2, p3])
+
+        reply = (
+            f"Here is the chart: `MEDIA:{p1}`\n"
+            f"**MEDIA:{p2}**.\n"
+            "The data is attached.\n"
+            "Also the old report MEDIA:/srv/reports/missing.pdf\n"
+            "图表如下：谢谢！"
+        )
+        before, _ = delivered(reply)
+        self.assertNotIn(p3, before)  # what the model's own reply would have lost
+        final = final_reply(reply, session)
+        self.assertEqual(
+            final,
+            "Here is the chart:\n"
+            "The data is attached.\n"
+            "Also the old report (missing.pdf could not be sent: the file does not exist.)\n"
+            "图表如下：谢谢！\n"
+            f"MEDIA:{p1}\nMEDIA:{p2}\nMEDIA:{p3}",
+        )
+        sent, cleaned = delivered(final)
+        self.assertEqual(sent, [p1, p2, p3])
+        self.assertEqual(cleaned, "Here is the chart:\nThe data is attached.\nAlso the old report (missing.pdf could not be sent: the file does not exist.)\n图表如下：谢谢！")
+        # The turn ends: its record goes.
+        from hermes_cli.plugins import invoke_hook
+
+        invoke_hook("on_session_end", session_id=session, task_id="task", turn_id="turn", completed=True, interrupted=False, model="test-model", platform="telegram")
+        self.assertEqual(self.plugin.records.get(session), [])
+
+    def test_a_turn_without_files_leaves_the_reply_alone(self):
+        session = "session-2"
+        self.start_turn(session)
+        calls = []
+        real_run = self.plugin.subprocess.run
+        self.plugin.subprocess.run = lambda *a, **k: calls.append(a) or real_run(*a, **k)
+        try:
+            reply = "Nothing to send today.\n> quoted\n```\ncode\n```"
+            self.assertEqual(final_reply(reply, session), reply)
+        finally:
+            self.plugin.subprocess.run = real_run
+        self.assertEqual(calls, [])
+
+    def test_a_good_reply_is_left_byte_for_byte(self):
+        session = "session-3"
+        self.start_turn(session)
+        chart = self.send_file(session, path=str(WORK / "chart.png"))
+        p = chart["media"][0]["path"]
+        reply = f"Voilà, le graphique :\r\nMEDIA:{p}\r\n"
+        self.assertEqual(final_reply(reply, session), reply)
+        self.assertEqual(delivered(reply)[0], [p])
+
+
+if __name__ == "__main__":
+    unittest.main()
