@@ -35,7 +35,8 @@ function healthy(): void {
   put2("state", "running\n");
   put2("list-unit-files", `${GATEWAY} enabled enabled\n`);
   put2("list-units", "");
-  put2(`show-${GATEWAY}`, gatewayShow(`HERMES_MEDIA_ALLOW_DIRS=/srv/x:${t.outbox} HERMES_MEDIA_DELIVERY_STRICT=1 HERMES_MEDIA_TRUST_RECENT_FILES=0`));
+  // HERMES_HOME: the media policy checks read the gateway's Hermes home, never the real /root/.hermes.
+  put2(`show-${GATEWAY}`, gatewayShow(`HERMES_HOME=${t.home}/.hermes HERMES_MEDIA_ALLOW_DIRS=/srv/x:${t.outbox} HERMES_MEDIA_DELIVERY_STRICT=1 HERMES_MEDIA_TRUST_RECENT_FILES=0`));
   put2("show-media-outbox-janitor.timer", "LoadState=loaded\nUnitFileState=enabled\nActiveState=active\n");
   put2("show-media-outbox-janitor.service", "Result=success\nExecMainStatus=0\nExecMainExitTimestamp=Thu 2026-12-03 00:12:00 UTC\n");
   put2("show-media-outbox-watch.service", "LoadState=loaded\nActiveState=active\nUnitFileState=enabled\nResult=success\n");

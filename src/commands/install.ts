@@ -9,6 +9,7 @@ import { installHermesConfig } from "../deploy/hermes-config.js";
 import { runHermesPlugin } from "../cli/hermes-plugin.js";
 import { applyInstall, planInstall, readManifest, uninstall } from "../deploy/install.js";
 import { onDisk } from "../deploy/gateway-units.js";
+import { dropInOverrides } from "../deploy/policy-sources.js";
 import { Systemctl, scopeArgs, shellLine } from "../deploy/systemctl.js";
 
 export const USAGE = `usage: media-outbox install systemd [--system|--user] [--unit NAME]... [--outbox DIR] [--strict]
@@ -95,6 +96,9 @@ export async function run(argv: string[], command = "install"): Promise<number> 
     for (const u of plan.units) {
       const via = u.via === "environment" ? "Environment=" : "EnvironmentFile= (the unit's own EnvironmentFile= sets the variable)";
       err(`media-outbox: covering ${escapeText(u.unit)} via a drop-in ${via}: HERMES_MEDIA_ALLOW_DIRS=${escapeText(u.value)}\n`);
+    }
+    for (const u of plan.units) {
+      for (const w of await dropInOverrides({ scope: plan.scope, unit: u.unit, ...(state.running ? { systemctl } : {}), outbox: config.outbox, strict: values.strict === true })) err(`media-outbox: warning: ${w}\n`);
     }
     if (values["dry-run"]) {
       if (readManifest(plan.scope)) err("media-outbox: note: media-outbox is already installed here; a real install is refused until media-outbox uninstall systemd\n");

@@ -14,6 +14,7 @@ import { type Layout, openLayout } from "../state/layout.js";
 import { type EffectiveEnvironment, type UnitScope, effectiveEnvironment, installDir, onDisk, templateOf } from "./gateway-units.js";
 import { hermesConfigFiles, listsOutbox, readAllowDirs } from "./hermes-config.js";
 import { ALLOW_DIRS, STRICT_VARS, gatewayUnitsFor, readManifest, unitScope } from "./install.js";
+import { mediaPolicyChecks } from "./policy-sources.js";
 import { JANITOR_SERVICE, JANITOR_TIMER, WATCH_SERVICE } from "./render.js";
 import { type Scope, Systemctl, scopeArgs, shellLine } from "./systemctl.js";
 import { userByName, userByUid } from "./users.js";
@@ -298,6 +299,8 @@ export async function doctor(options: DoctorOptions): Promise<DoctorReport> {
   const envs = gatewayChecks(scope, units, outboxReal, outboxUid, live, record ? new Set(record.units) : undefined, checks);
   serviceChecks(scope, live, state.why, checks);
   await hermesConfigChecks(config, checks);
+  const policy = await mediaPolicyChecks({ scope, units, ...(live ? { systemctl: live } : {}), hermesHome: config.hermesHome, home: config.home, outbox: config.outbox, outboxReal });
+  for (const c of policy) check(checks, c.check, c.status, c.message, c.fix);
   if (layout && options.probe !== false) await probe(config, layout, envs, checks);
   else if (!layout) check(checks, "probe", "fail", "skipped: the outbox is not usable", "fix the outbox line above");
   return { ok: !checks.some((c) => c.status === "fail"), outbox: config.outbox, scope: scope.scope, systemd: { running: state.running, detail: state.why }, checks };
