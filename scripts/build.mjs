@@ -89,9 +89,11 @@ function trainCodeCaches() {
     for (const file of fs.readdirSync(path.join(root, "dist/commands"))) {
       if (!file.endsWith(".js")) continue;
       const command = file.slice(0, -3);
-      const args = command === "prepare" ? ["prepare", png, txt] : [command, "--help"];
+      const args = command === "prepare" ? ["prepare", png, txt] : command === "check-reply" ? ["check-reply", "--json", "--media", png] : [command, "--help"];
+      // check-reply judges a reply with a mangled line and a missing file, as the Hermes plugin asks it to.
+      const input = command === "check-reply" ? `Here: \`MEDIA:${png}\`\nMEDIA:/nonexistent/x.pdf\n` : undefined;
       // A command that does not stop by itself must not hang the build.
-      spawnSync(process.execPath, [path.join(root, "dist/cli.js"), ...args], { env, stdio: "ignore", timeout: 20_000 });
+      spawnSync(process.execPath, [path.join(root, "dist/cli.js"), ...args], { env, stdio: [input === undefined ? "ignore" : "pipe", "ignore", "ignore"], input, timeout: 20_000 });
     }
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
