@@ -234,6 +234,13 @@ describe("rule 2: every other directive the gateway would not deliver becomes a 
     );
   });
 
+  it("reads ~/ as the gateway's home", () => {
+    const loose = { HERMES_MEDIA_DELIVERY_STRICT: "0" };
+    expect(judge("MEDIA:~/nothing.png", [], loose).notes[0]!.code).toBe("not_found");
+    // It exists, but only an absolute path survives every gateway's extraction.
+    expect(judge("MEDIA:~/elsewhere.png", [], loose).notes[0]!.code).toBe("mangled");
+  });
+
   it("a recently modified file is delivered in strict mode unless that trust is off", () => {
     const plain = `MEDIA:${elsewhere}`;
     expect(judge(plain, [], { HERMES_MEDIA_TRUST_RECENT_FILES: "1" }).changed).toBe(false);

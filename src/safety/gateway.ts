@@ -146,6 +146,8 @@ export interface DeliveryPolicy {
   recentSeconds: number;
   /** Why a resolved path is on the credential denylist (src/safety/denylist.ts), if it is. */
   denied: (resolved: string) => string | undefined;
+  /** The gateway's home: what `~/` in a directive means. */
+  home: string;
 }
 
 /** The delivery policy a gateway process with environment `env` applies. */
@@ -155,6 +157,7 @@ export function deliveryPolicy(env: NodeJS.ProcessEnv, home: string, hermesHome:
     strict: strictModeOn(env[STRICT_ENV]),
     recentSeconds: trustRecentSeconds(env[TRUST_RECENT_ENV], env[TRUST_RECENT_SECONDS_ENV]),
     denied,
+    home,
   };
 }
 
@@ -179,7 +182,7 @@ export function deliveryProblem(p: string, policy: DeliveryPolicy, now = Date.no
   let resolved: string;
   let st: import("node:fs").Stats;
   try {
-    resolved = fs.realpathSync.native(p);
+    resolved = fs.realpathSync.native(p.startsWith("~/") ? path.join(policy.home, p.slice(2)) : p);
     st = fs.statSync(resolved);
   } catch {
     return { code: "not_found", reason: "the file does not exist" };
