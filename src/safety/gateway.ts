@@ -239,7 +239,8 @@ export function findDirectives(text: string): DirectiveOccurrence[] {
   const marker = /media:/giu;
   for (let m = marker.exec(text); m; m = marker.exec(text)) {
     let i = m.index + m[0].length;
-    while (i < text.length && (text[i] === " " || text[i] === "\t" || WRAPPERS.has(text[i]!))) i++;
+    // Skip spaces and opening markup, but not the `~` of a `~/` path.
+    while (i < text.length && (text[i] === " " || text[i] === "\t" || (WRAPPERS.has(text[i]!) && !(text[i] === "~" && text[i + 1] === "/")))) i++;
     const rest = text.slice(i, i + 3);
     if (!(rest.startsWith("/") || rest.startsWith("~/") || /^[A-Za-z]:[\\/]/.test(rest))) continue;
     let k = i;
