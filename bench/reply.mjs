@@ -23,7 +23,7 @@ const home = path.join(tmp, "home");
 const hermes = path.join(home, ".hermes");
 fs.mkdirSync(hermes, { recursive: true });
 const outbox = path.join(hermes, "media_outbox");
-const env = { PATH: process.env.PATH, HOME: home, HERMES_HOME: hermes, HERMES_MEDIA_ALLOW_DIRS: outbox, HERMES_MEDIA_DELIVERY_STRICT: "1", HERMES_MEDIA_TRUST_RECENT_FILES: "0" };
+const env = { PATH: process.env.PATH, PYTHONDONTWRITEBYTECODE: "1", HOME: home, HERMES_HOME: hermes, HERMES_MEDIA_ALLOW_DIRS: outbox, HERMES_MEDIA_DELIVERY_STRICT: "1", HERMES_MEDIA_TRUST_RECENT_FILES: "0" };
 
 function prepared(name, content) {
   const src = path.join(tmp, name);
