@@ -113,6 +113,11 @@ class ShimTest(unittest.TestCase):
         self.assertEqual(tool["toolset"], "media_outbox")
         self.assertFalse(tool["override"])
         self.assertFalse(tool["is_async"])
+        self.assertTrue(tool["check_fn"]())
+        os.environ["MEDIA_OUTBOX_BIN"] = ""
+        os.environ["PATH"] = str(self.dir / "empty")
+        self.plugin.COMMAND_FILE = self.dir / "no-command.json"
+        self.assertFalse(tool["check_fn"]())
         schema = tool["schema"]
         self.assertEqual(schema["name"], "send_file")
         self.assertEqual(schema["parameters"]["required"], ["path"])

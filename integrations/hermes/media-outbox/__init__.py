@@ -337,6 +337,8 @@ def register(ctx: Any) -> None:
         toolset=TOOLSET,
         schema=SEND_FILE_SCHEMA,
         handler=send_file,
+        # Without a CLI to run, the tool is not offered: the model follows the skill's manual path instead.
+        check_fn=lambda: media_outbox_command() is not None,
         description=SEND_FILE_SCHEMA["description"],
         emoji="📎",
     )
