@@ -276,5 +276,10 @@ describe("rule 2: every other directive the gateway would not deliver becomes a 
     expect(r.stdout.endsWith(`\nMEDIA:${chart}`)).toBe(true);
     expect(r.stdout.startsWith("media:".repeat(50_000) + "MEDIA: ".repeat(50_000))).toBe(true);
     expect(r.stdout).toContain("could not be sent: the gateway does not send files without an extension.)");
+    // Many directives on one long line: each is judged once, the line found without scanning back.
+    const line = "MEDIA:/nope/a.png ".repeat(60_000);
+    const many = run(line, []);
+    expect(many.code, many.stderr).toBe(0);
+    expect(many.stdout).toBe("(a.png could not be sent: the file does not exist.) ".repeat(60_000));
   });
 });

@@ -141,10 +141,15 @@ export function checkReply(reply: string, options: CheckReplyOptions): CheckRepl
   const noted = new Set<string>();
   const edits: Edit[] = [];
 
+  // The directives come in order: the line around each is found by moving forward, never by scanning back.
+  let lineStart = 0;
+  let lineEnd = -1;
   for (const d of findDirectives(reply)) {
-    const lineStart = reply.lastIndexOf("\n", d.start - 1) + 1;
-    let lineEnd = reply.indexOf("\n", d.start);
-    if (lineEnd < 0) lineEnd = reply.length;
+    while (lineEnd < d.start) {
+      lineStart = lineEnd + 1;
+      lineEnd = reply.indexOf("\n", lineStart);
+      if (lineEnd < 0) lineEnd = reply.length;
+    }
     const line = reply.slice(lineStart, reply[lineEnd - 1] === "\r" ? lineEnd - 1 : lineEnd);
     const bare = !inFence(d.start) && line === `MEDIA:${d.intended}` && d.token === d.intended && mediaLineProblem(line, d.intended) === undefined;
     const ref = published.find((p) => tokenNames(d.token, p)) ?? (isFileIn(d.intended, outboxDirs) ? d.intended : undefined);
@@ -278,8 +283,15 @@ function applyEdits(text: string, edits: Edit[], fences: [number, number][]): st
     const mine: Edit[] = [];
     while (e < sorted.length && sorted[e]!.start < line.next) mine.push(sorted[e++]!);
     if (mine.length === 0) continue;
-    let body = text.slice(line.start, line.end);
-    for (const edit of [...mine].reverse()) body = body.slice(0, edit.start - line.start) + edit.replacement + body.slice(edit.end - line.start);
+    // Built in one pass (a line may hold thousands of directives).
+    const pieces: string[] = [];
+    let at = line.start;
+    for (const edit of mine) {
+      pieces.push(text.slice(at, Math.max(at, edit.start)), edit.replacement);
+      at = Math.max(at, edit.end);
+    }
+    pieces.push(text.slice(at, line.end));
+    const body = pieces.join("");
     if (mine.some((m) => m.removal) && onlyMarkup(body)) dropped[i] = true;
     else replaced.set(i, body);
   }
