@@ -81,7 +81,8 @@ const result = await build({
 function trainCodeCaches() {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "media-outbox-build-"));
   try {
-    const env = { PATH: process.env.PATH, HOME: tmp, HERMES_HOME: path.join(tmp, ".hermes"), MEDIA_OUTBOX_TRAIN_CODE_CACHE: "1" };
+    // MEDIA_OUTBOX_SYSTEM_CONFIG: a gate configured on this machine is never used by the training.
+    const env = { PATH: process.env.PATH, HOME: tmp, HERMES_HOME: path.join(tmp, ".hermes"), MEDIA_OUTBOX_SYSTEM_CONFIG: path.join(tmp, "none.json"), MEDIA_OUTBOX_TRAIN_CODE_CACHE: "1" };
     const png = path.join(tmp, "probe.png");
     const txt = path.join(tmp, "notes.txt");
     fs.writeFileSync(png, tinyPng());

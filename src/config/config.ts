@@ -14,6 +14,8 @@ export const DEFAULT_RETENTION_MS = 14 * 86_400_000;
 export const DEFAULT_MIN_AGE_MS = 3_600_000;
 export const STAGING_MAX_AGE_MS = 3_600_000;
 export const DEFAULT_SETTLE_MS = 1000;
+/** Written by `install systemd --system --gate`; holds only `{"socket": PATH}`. */
+export const SYSTEM_CONFIG = "/etc/media-outbox/config.json";
 
 /** Policy as written in the config file, or passed by a caller or a flag. */
 export interface PolicyInput {
@@ -26,6 +28,8 @@ export interface PolicyInput {
   sourceRoots?: string[];
   logFile?: string;
   logLevel?: string;
+  /** The gate's socket: prepare hands its files to the gate listening there. */
+  socket?: string;
   janitor?: { retention?: string | number; maxBytes?: string | number; minAge?: string | number };
   watch?: { drop?: string[]; quarantine?: string; settle?: string | number; keep?: boolean };
 }
@@ -36,6 +40,12 @@ export interface ConfigOverrides extends PolicyInput {
   env?: NodeJS.ProcessEnv;
   /** Base for relative paths given as flags. */
   cwd?: string;
+}
+
+/** The gate prepare talks to, and which setting named it (for messages). */
+export interface GateSocket {
+  path: string;
+  from: string;
 }
 
 export interface Config {
@@ -57,11 +67,17 @@ export interface Config {
   sourceRoots: string[];
   logFile?: string;
   logLevel: string;
+  /**
+   * Set when prepare is to use a gate (see gateSocket): then the outbox and
+   * its state above are not used by prepare.
+   */
+  gate?: GateSocket;
   janitor: { retentionMs: number; maxBytes?: number; minAgeMs: number; stagingMaxAgeMs: number };
   watch: { drop: string[]; settleMs: number; keep: boolean };
 }
 
-const TOP_KEYS = new Set(["outbox", "stateDir", "maxSize", "allow", "platform", "platforms", "sourceRoots", "logFile", "logLevel", "janitor", "watch"]);
+const TOP_KEYS = new Set(["outbox", "stateDir", "maxSize", "allow", "platform", "platforms", "sourceRoots", "logFile", "logLevel", "socket", "janitor", "watch"]);
+const SYSTEM_KEYS = new Set(["socket"]);
 const JANITOR_KEYS = new Set(["retention", "maxBytes", "minAge"]);
 const WATCH_KEYS = new Set(["drop", "quarantine", "settle", "keep"]);
 const LOG_LEVELS = new Set(["fatal", "error", "warn", "info", "debug", "trace", "silent"]);
@@ -105,7 +121,7 @@ function checkKeys(obj: unknown, allowed: Set<string>, where: string): Record<st
   return obj as Record<string, unknown>;
 }
 
-function readConfigFile(file: string, required: boolean): PolicyInput | undefined {
+function readConfigFile(file: string, required: boolean, keys = TOP_KEYS): PolicyInput | undefined {
   let text: string;
   try {
     text = fs.readFileSync(file, "utf8");
@@ -120,7 +136,7 @@ function readConfigFile(file: string, required: boolean): PolicyInput | undefine
     throw configError(`config file ${escapeText(file)} is not valid JSON: ${escapeText((err as Error).message)}`);
   }
   const where = `config file ${escapeText(file)}`;
-  const top = checkKeys(parsed, TOP_KEYS, where);
+  const top = checkKeys(parsed, keys, where);
   if (top.janitor !== undefined) checkKeys(top.janitor, JANITOR_KEYS, `${where}: janitor`);
   if (top.watch !== undefined) checkKeys(top.watch, WATCH_KEYS, `${where}: watch`);
   return top as PolicyInput;
@@ -218,6 +234,7 @@ export function loadConfig(overrides: ConfigOverrides = {}): Config {
     watchIn.quarantine !== undefined ? pathOf(watchIn.quarantine, watchFromFile("quarantine"), "quarantine") : path.join(stateDir, "quarantine");
 
   if (watchIn.keep !== undefined && typeof watchIn.keep !== "boolean") throw configError("watch.keep must be true or false");
+  const gate = gateSocket(overrides, env, file, fileName, home, cwd);
 
   return {
     home,
@@ -235,6 +252,7 @@ export function loadConfig(overrides: ConfigOverrides = {}): Config {
     sourceRoots: roots.value === undefined ? [] : stringList(roots.value, "sourceRoots").map((r) => pathOf(r, roots.fromFile, "source root")),
     ...(logFile.value !== undefined ? { logFile: pathOf(logFile.value, logFile.fromFile, "logFile") } : {}),
     logLevel,
+    ...(gate ? { gate } : {}),
     janitor: {
       retentionMs:
         janitorIn.retention === undefined ? DEFAULT_RETENTION_MS : fileOrFlag(janitorFromFile("retention"), () => parseDuration(janitorIn.retention!, "retention")),
@@ -248,6 +266,27 @@ export function loadConfig(overrides: ConfigOverrides = {}): Config {
       keep: watchIn.keep ?? false,
     },
   };
+}
+
+/**
+ * Which gate prepare uses, if any. The first of these that is set decides:
+ * the caller's `outbox` (--outbox: local) or `socket`; MEDIA_OUTBOX_DIR
+ * (local); MEDIA_OUTBOX_SOCKET; the config file's `socket`, then its `outbox`
+ * (local); the system-wide config's `socket`. Nothing set: local mode. A gate
+ * once named is never silently replaced by a local outbox.
+ */
+function gateSocket(overrides: ConfigOverrides, env: NodeJS.ProcessEnv, file: PolicyInput, fileName: string | undefined, home: string, cwd: string): GateSocket | undefined {
+  if (overrides.outbox !== undefined) return undefined;
+  if (overrides.socket !== undefined) return { path: absPath(overrides.socket, home, cwd, "socket"), from: "the socket option" };
+  if (env.MEDIA_OUTBOX_DIR) return undefined;
+  if (env.MEDIA_OUTBOX_SOCKET) return { path: absPath(env.MEDIA_OUTBOX_SOCKET, home, undefined, "MEDIA_OUTBOX_SOCKET"), from: "MEDIA_OUTBOX_SOCKET" };
+  if (file.socket !== undefined) return { path: absPath(file.socket, home, undefined, "socket"), from: `config file ${escapeText(fileName ?? "")}` };
+  if (file.outbox !== undefined) return undefined;
+  // MEDIA_OUTBOX_SYSTEM_CONFIG exists for tests: they must never meet the host's gate.
+  const systemFile = env.MEDIA_OUTBOX_SYSTEM_CONFIG || SYSTEM_CONFIG;
+  const system = readConfigFile(systemFile, false, SYSTEM_KEYS);
+  if (system?.socket === undefined) return undefined;
+  return { path: absPath(system.socket, home, undefined, `socket in ${escapeText(systemFile)}`), from: `system config ${escapeText(systemFile)}` };
 }
 
 function stripUndefined<T extends object>(obj: T): Partial<T> {

@@ -24,8 +24,13 @@ export class Refusal extends Error {
   }
 }
 
-/** Codes of errors that stop a whole command before it changes anything. */
-export type FatalCode = "usage" | "config_invalid" | "outbox_unsafe" | "state_unsafe";
+/**
+ * Codes of errors that stop a whole command before it changes anything.
+ * `gate_unavailable`: the configured gate cannot be reached (no socket,
+ * nobody listening, permission denied, no answer in time, busy, gone
+ * mid-request); `gate_error`: it answered with an error instead of a report.
+ */
+export type FatalCode = "usage" | "config_invalid" | "outbox_unsafe" | "state_unsafe" | "gate_unavailable" | "gate_error";
 
 /** A usage, configuration or safety error: exit 2, nothing published or deleted. */
 export class FatalError extends Error {

@@ -46,6 +46,8 @@ function exists(file: string): boolean {
 export interface PublishContext {
   outbox: string;
   ledgerDir: string;
+  /** The published file's mode (the staging file is 0600). */
+  mode?: number;
   /** The ledger record's fields that do not depend on the chosen name. */
   record: Omit<LedgerRecord, "name" | "reused" | "time">;
 }
@@ -59,6 +61,7 @@ export function publish(staged: Staged, input: string, ctx: PublishContext): Pub
   const now = new Date();
   // The copy's mtime is its publication time.
   fs.futimesSync(staged.fd, now, now);
+  if (ctx.mode !== undefined && ctx.mode !== 0o600) fs.fchmodSync(staged.fd, ctx.mode);
   for (const name of candidateNames(input, staged.sha256)) {
     const target = path.join(ctx.outbox, name);
     const record = (reused: boolean): LedgerRecord => ({ time: now.toISOString(), ...ctx.record, name, reused });

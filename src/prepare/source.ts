@@ -1,9 +1,17 @@
-// Checks 2 and 3: where the source really is, and opening it exactly once.
+// The client half of prepare: the checks only the calling user can make,
+// because they are about the caller's own files. Check 1 (the path's text),
+// 2 (where the source really is, the denylist, hard links), 3 (opening it
+// exactly once, never following a link, never hanging on a FIFO) and, after
+// the copy, that the source did not change meanwhile. Local mode runs them in
+// the same process as the gate's half (judge.ts); in gate mode the client
+// does, before and while it streams the bytes to the gate.
 import fs from "node:fs";
 import path from "node:path";
+import type { Config } from "../config/config.js";
 import { Refusal, errnoCode } from "../core/errors.js";
-import type { SourceDenylist } from "../safety/denylist.js";
+import { SourceDenylist, resolveExisting } from "../safety/denylist.js";
 import { isWithin } from "../safety/gateway.js";
+import { assertSafePathText } from "../safety/path-text.js";
 
 export interface SourcePolicy {
   cwd: string;
@@ -72,11 +80,24 @@ function kindOf(st: fs.Stats): string {
   return REFUSED_KIND[entryKind(st)] ?? "not a regular file";
 }
 
+/** A denied place beside the credential denylist: the outbox, media-outbox's own state. */
+export interface DeniedPlace {
+  path: string;
+  why: string;
+}
+
+/** The source policy of a configuration: its homes' denylist, `denied` besides, its source roots. */
+export function sourcePolicyFor(config: Config, options: { cwd?: string; denied?: DeniedPlace[]; sourceRoots?: string[] } = {}): SourcePolicy {
+  const denylist = new SourceDenylist({ home: config.home, hermesHome: config.hermesHome, extra: options.denied ?? [] });
+  return { cwd: options.cwd ?? process.cwd(), denylist, sourceRoots: options.sourceRoots ?? config.sourceRoots.map(resolveExisting) };
+}
+
 /**
- * Resolves, vets and opens a source. The caller owns the returned descriptor.
- * Throws a Refusal for checks 2 and 3.
+ * Checks the path's text, then resolves, vets and opens the source. The
+ * caller owns the returned descriptor. Throws a Refusal for checks 1 to 3.
  */
 export function openSource(given: string, policy: SourcePolicy): OpenedSource {
+  assertSafePathText(given, "path");
   const resolved = resolveSource(given, policy.cwd);
   checkLocation(resolved, policy);
   const fd = openNoFollow(resolved);
@@ -94,6 +115,21 @@ export function openSource(given: string, policy: SourcePolicy): OpenedSource {
     fs.closeSync(fd);
     throw err;
   }
+}
+
+/**
+ * After the copy of `bytes` bytes: the source must still be what was opened,
+ * or the copy may mix two versions of the file.
+ */
+export function assertUnchanged(source: OpenedSource, bytes: number): void {
+  const after = fs.fstatSync(source.fd);
+  if (after.size !== source.stat.size || after.mtimeMs !== source.stat.mtimeMs || bytes !== source.stat.size) {
+    throw changedDuringCopy();
+  }
+}
+
+export function changedDuringCopy(): Refusal {
+  return new Refusal("changed_during_copy", "the file changed while it was copied; send it again once it is complete");
 }
 
 function openedPath(fd: number): string | undefined {

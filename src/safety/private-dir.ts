@@ -46,8 +46,13 @@ export function ancestorProblem(real: string, safe: Set<string> = new Set()): st
 }
 
 export interface TrustDirOptions {
-  /** Create it (0700, parents too) when missing. */
+  /** Create it (0700, parents too; see groupReadable) when missing. */
   create: boolean;
+  /**
+   * The gate's outbox: its group (the agent users) reads what is published,
+   * so it is made 0750. Group or others may never write, in either mode.
+   */
+  groupReadable?: boolean;
   /** The error code when the directory is not safe. */
   code: FatalCode;
   /** How to name it in messages: "outbox", "state directory"… */
@@ -103,7 +108,7 @@ export function trustDir(dir: string, options: TrustDirOptions): DirCheck | unde
   } catch (err) {
     if (!isErrno(err, "ENOENT")) throw err;
     if (!options.create) return undefined;
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    fs.mkdirSync(dir, { recursive: true, mode: options.groupReadable ? 0o750 : 0o700 });
     st = fs.lstatSync(dir);
   }
   const real = verifyDir(dir, st, () => fs.realpathSync.native(dir), options);

@@ -31,11 +31,12 @@ function stateProblem(message: string): FatalError {
 /**
  * Verifies the outbox (exit-2 `outbox_unsafe` when it cannot be trusted) and
  * its state directories. With `create` (the default) missing ones are made
- * 0700; without it, undefined is returned when the outbox does not exist.
+ * 0700 (a gate's outbox 0750: `groupReadable`); without it, undefined is
+ * returned when the outbox does not exist.
  */
-export function openLayout(config: Config, { create = true } = {}): Layout | undefined {
+export function openLayout(config: Config, { create = true, groupReadable = false } = {}): Layout | undefined {
   const safeAncestors = new Set<string>();
-  const outbox = trustDir(config.outbox, { create, code: "outbox_unsafe", what: "outbox", gatewayVisible: true, safeAncestors });
+  const outbox = trustDir(config.outbox, { create, groupReadable, code: "outbox_unsafe", what: "outbox", gatewayVisible: true, safeAncestors });
   if (!outbox) return undefined;
   const state = trustDir(config.stateDir, { create, code: "state_unsafe", what: "state directory", safeAncestors });
   if (!state) {

@@ -1,0 +1,164 @@
+// The gate's half of prepare: the judgement of bytes. It never opens a path
+// anybody names: it takes a name and bytes, and decides on what it staged
+// itself. Checks 4 (extension), 5 (size cap), the staged copy, every content
+// check, the output name, the atomic publication and the ledger. `serve` runs
+// it on request bodies; local mode runs it in the same process as the client
+// half (source.ts), on the open source descriptor.
+import fs from "node:fs";
+import { type Config, sizeCapFor } from "../config/config.js";
+import { PLATFORM_LIMITS, type PlatformLimits, type PlatformName, categoryOf } from "../config/platforms.js";
+import { Refusal, errnoCode } from "../core/errors.js";
+import { escapeText } from "../core/escape.js";
+import { formatBytes } from "../core/units.js";
+import { assertSafePathText } from "../safety/path-text.js";
+import type { Layout } from "../state/layout.js";
+import { checkContent, isTextExtension } from "./content.js";
+import { extensionOf } from "./name.js";
+import { publish } from "./publish.js";
+import type { MediaResult } from "./report.js";
+import { type Staged, createStagingFile, stageFromFd, stageFromStream, syncStaged } from "./stage.js";
+import { type TextCheck, createTextCheck } from "./text-check.js";
+
+/** What may be published: the allow-list and the size cap for an extension. */
+export interface Policy {
+  allow: readonly string[];
+  capFor(ext: string): number;
+}
+
+export function policyOf(config: Config): Policy {
+  return { allow: config.allow, capFor: (ext) => sizeCapFor(config, ext) };
+}
+
+/** What a request may ask for; it only ever narrows the policy it is judged by. */
+export interface PolicyRequest {
+  allow?: readonly string[];
+  maxSize?: number;
+  platform?: PlatformName;
+}
+
+/**
+ * `policy` narrowed by `request`: only extensions both allow, the smallest of
+ * the caps (a requested platform's limit taken from `limits`, the gate's table).
+ */
+export function narrowPolicy(policy: Policy, request: PolicyRequest, limits: Record<PlatformName, PlatformLimits> = PLATFORM_LIMITS): Policy {
+  const allow = request.allow ? policy.allow.filter((ext) => request.allow!.includes(ext)) : policy.allow;
+  return {
+    allow,
+    capFor(ext) {
+      let cap = policy.capFor(ext);
+      if (request.maxSize !== undefined) cap = Math.min(cap, request.maxSize);
+      if (request.platform !== undefined) cap = Math.min(cap, limits[request.platform][categoryOf(ext)]);
+      return cap;
+    },
+  };
+}
+
+/** Where the bytes come from. */
+export type IncomingBytes =
+  | {
+      /** A regular file the caller opened (local mode): copied synchronously, the fast path. */
+      fd: number;
+      size: number;
+      /** The caller's check once everything was read (the source must not have changed). */
+      afterCopy(staged: Staged): void;
+    }
+  | {
+      stream: AsyncIterable<Uint8Array | string>;
+      /** The size the sender announced (Content-Length), if any. */
+      declaredBytes?: number;
+      /** Called once the checks that need no bytes have passed, before the first byte is read. */
+      beforeRead?(): void;
+    };
+
+export interface Incoming {
+  /** The name the bytes were given (the source path in local mode): decides the extension and the output name. */
+  name: string;
+  /** How refusals call that name: "path" or "name". */
+  nameIs: "path" | "name";
+  bytes: IncomingBytes;
+}
+
+export interface JudgeContext {
+  layout: Layout;
+  policy: Policy;
+  /** Mode of a published file: 0600 in local mode, 0640 in gate mode (its group reads it). */
+  publishMode: number;
+}
+
+function checkExtension(policy: Policy, name: string): string {
+  const ext = extensionOf(name);
+  if (!policy.allow.includes(ext)) {
+    const shown = ext ? `.${ext}` : "no extension";
+    throw new Refusal("extension_not_allowed", `${escapeText(shown)} is not on the allow-list (${policy.allow.join(" ") || "nothing is allowed"})`);
+  }
+  return ext;
+}
+
+/** unlink(2) without rmSync's recursive machinery, which costs start-up time to load. */
+function unlinkIfPresent(file: string): void {
+  try {
+    fs.unlinkSync(file);
+  } catch (err) {
+    if (errnoCode(err) !== "ENOENT") throw err;
+  }
+}
+
+/**
+ * Judges `incoming` and publishes it: the result, or a thrown Refusal (or any
+ * other error, from the bytes' stream or the disk). Nothing staged is left
+ * behind whatever happens.
+ */
+export async function judge(ctx: JudgeContext, incoming: Incoming): Promise<MediaResult> {
+  const { name, bytes } = incoming;
+  assertSafePathText(name, incoming.nameIs);
+  const ext = checkExtension(ctx.policy, name);
+  const cap = ctx.policy.capFor(ext);
+  const declared = "fd" in bytes ? bytes.size : bytes.declaredBytes;
+  if (declared !== undefined && declared > cap) throw new Refusal("too_large", `the file is ${formatBytes(declared)}, over the ${formatBytes(cap)} cap`);
+  if ("stream" in bytes) bytes.beforeRead?.();
+
+  const target = createStagingFile(ctx.layout.stagingDir);
+  let text: TextCheck | undefined;
+  try {
+    // A text file's check starts while it is staged.
+    if (isTextExtension(ext)) text = createTextCheck(target.fd, declared);
+    let staged: Staged;
+    if ("fd" in bytes) {
+      staged = stageFromFd(bytes.fd, target, cap, text);
+      bytes.afterCopy(staged);
+    } else {
+      staged = await stageFromStream(bytes.stream, target, cap, text);
+    }
+    if (staged.bytes === 0) throw new Refusal("empty_file", "the file is empty");
+    // The sync and the content checks overlap; both settle before the
+    // descriptor is closed or anything is published. The sync is started
+    // first: the text verdict may judge its share of a large file right away.
+    const syncing = syncStaged(staged);
+    const [content, synced] = await Promise.allSettled([checkContent(staged, ext, text?.verdict()), syncing]);
+    if (content.status === "rejected") throw content.reason;
+    if (synced.status === "rejected") throw synced.reason;
+    const { mime } = content.value;
+    const source = escapeText(name);
+    const published = publish(staged, name, {
+      outbox: ctx.layout.outbox,
+      ledgerDir: ctx.layout.ledgerDir,
+      mode: ctx.publishMode,
+      record: { source, bytes: staged.bytes, sha256: staged.sha256, mime },
+    });
+    return {
+      source,
+      path: published.path,
+      directive: `MEDIA:${published.path}`,
+      name: published.name,
+      bytes: staged.bytes,
+      sha256: staged.sha256,
+      mime,
+      reused: published.reused,
+    };
+  } finally {
+    // A worker reading the staging file must be gone before its descriptor is closed.
+    await text?.dispose();
+    fs.closeSync(target.fd);
+    unlinkIfPresent(target.path);
+  }
+}
