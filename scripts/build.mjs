@@ -17,6 +17,8 @@ const entries = {
   "lib/index": path.join(root, "src/lib/index.ts"),
   "vendor/pino": path.join(root, "src/log/pino-entry.ts"),
   "workers/text-scan": path.join(root, "src/prepare/text-worker.ts"),
+  // Local mode's pipeline, loaded by the prepare command only when no gate is used.
+  "parts/prepare-local": path.join(root, "src/prepare/local-entry.ts"),
 };
 for (const file of fs.readdirSync(commandDir)) {
   if (file.endsWith(".ts")) entries[`commands/${file.slice(0, -3)}`] = path.join(commandDir, file);

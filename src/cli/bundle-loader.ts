@@ -63,3 +63,15 @@ export function loadBundleForCache(bundle: string): { exports: unknown; save: ()
     },
   };
 }
+
+/**
+ * Loads a part of a command, bundled apart (dist/parts/) so that runs which
+ * do not need it never read it. The build's training run records its code
+ * cache too, when the process exits.
+ */
+export function loadPart(bundle: string): unknown {
+  if (process.env.MEDIA_OUTBOX_TRAIN_CODE_CACHE !== "1") return loadBundle(bundle);
+  const training = loadBundleForCache(bundle);
+  process.once("exit", training.save);
+  return training.exports;
+}

@@ -18,6 +18,7 @@ const COMMANDS: Record<string, CommandInfo> = {
   status: { bundle: "status", summary: "show the outbox, its state and what the janitor would remove" },
   watch: { bundle: "watch", summary: "guard the outbox and turn drop-folder files into outbox files" },
   quarantine: { bundle: "quarantine", summary: "list or restore what the watch guard quarantined" },
+  serve: { bundle: "serve", summary: "the gate: run prepare's checks for clients on a Unix socket (gate mode)" },
   install: { bundle: "install", summary: "install the systemd units and drop-ins, the Hermes config entry, or the Hermes plugin" },
   uninstall: { bundle: "install", summary: "remove exactly what install wrote" },
   doctor: { bundle: "doctor", summary: "check that the gateway really delivers from the outbox" },

@@ -1,11 +1,21 @@
-import { err, out } from "../cli/io.js";
-import { BASE_OPTIONS, JSON_OPTION, LOG_OPTIONS, POLICY_OPTIONS, configFromFlags } from "../cli/config-flags.js";
+import path from "node:path";
 import type { Options } from "../cli/args.js";
+import { loadPart } from "../cli/bundle-loader.js";
+import { BASE_OPTIONS, JSON_OPTION, LOG_OPTIONS, POLICY_OPTIONS, configFromFlags } from "../cli/config-flags.js";
+import { err, out } from "../cli/io.js";
 import { runCli } from "../cli/run.js";
-import { usageError } from "../core/errors.js";
+import type { Config } from "../config/config.js";
+import { FatalError, usageError } from "../core/errors.js";
 import { safeJson } from "../core/escape.js";
+import { type GateInput, prepareThroughGate } from "../gate/client.js";
 import { createLogger, loggerOptionsFrom } from "../log/logger.js";
-import { type PrepareInput, prepare } from "../prepare/prepare.js";
+import type { PolicyRequest } from "../prepare/judge.js";
+import type { LocalOutcome } from "../prepare/local-entry.js";
+import type { PrepareInput, PrepareOptions } from "../prepare/prepare.js";
+import type { PrepareReport } from "../prepare/report.js";
+import { sourcePolicyFor } from "../prepare/source.js";
+
+declare const __dirname: string;
 
 export const USAGE = `usage: media-outbox prepare [options] [--] FILE...
        media-outbox prepare [options] --stdin --name NAME
@@ -22,6 +32,44 @@ const OPTIONS = {
   "source-root": { type: "string", multiple: true },
 } satisfies Options;
 
+type LocalPart = { prepareLocal(inputs: PrepareInput[], options: PrepareOptions): Promise<LocalOutcome> };
+
+/** Local mode's pipeline, from its own bundle beside this one. */
+async function prepareLocally(inputs: PrepareInput[], options: PrepareOptions): Promise<PrepareReport> {
+  const part = loadPart(path.join(__dirname, "..", "parts", "prepare-local.js")) as LocalPart;
+  const outcome = await part.prepareLocal(inputs, options);
+  if ("fatal" in outcome) throw new FatalError(outcome.fatal.code, outcome.fatal.message);
+  return outcome.report;
+}
+
+/** In gate mode the policy flags narrow the gate's own policy; they cannot widen it. */
+function policyRequest(values: { "max-size"?: string; allow?: string; platform?: string }, config: Config): PolicyRequest {
+  return {
+    ...(values["max-size"] !== undefined ? { maxSize: config.maxSize } : {}),
+    ...(values.allow !== undefined ? { allow: config.allow } : {}),
+    ...(values.platform !== undefined && config.platform ? { platform: config.platform } : {}),
+  };
+}
+
+function printReport(report: PrepareReport, json: boolean): void {
+  for (const d of report.media_dropped) err(`media-outbox: refused ${d.path}: ${d.code}: ${d.reason}\n`);
+  if (json) out(`${safeJson(report, 2)}\n`);
+  else if (report.media.length > 0) out(report.media.map((m) => `${m.directive}\n`).join(""));
+}
+
+/**
+ * The gate failed part-way: what it published is still printed (the agent
+ * must not lose a line it can use), then the error, as every exit 2 prints it.
+ */
+function printFailure(report: PrepareReport, failure: FatalError, json: boolean): number {
+  for (const d of report.media_dropped) err(`media-outbox: refused ${d.path}: ${d.code}: ${d.reason}\n`);
+  err(`media-outbox: ${failure.code}: ${failure.message}\n`);
+  const published = report.media.length > 0 ? { media: report.media } : {};
+  if (json) out(`${safeJson({ success: false, error: { code: failure.code, message: failure.message }, ...published }, 2)}\n`);
+  else if (report.media.length > 0) out(report.media.map((m) => `${m.directive}\n`).join(""));
+  return failure.exitCode;
+}
+
 export async function run(argv: string[]): Promise<number> {
   return runCli(argv, OPTIONS, USAGE, async ({ values, positionals }) => {
     const json = values.json === true;
@@ -32,12 +80,23 @@ export async function run(argv: string[]): Promise<number> {
 
     const config = configFromFlags(values);
     const logger = await createLogger(loggerOptionsFrom(config, { logJson: values["log-json"] === true }, "media-outbox-prepare"));
-    const inputs: PrepareInput[] = values.stdin ? [{ stream: process.stdin, name: values.name! }] : positionals;
-    const report = await prepare(inputs, { resolvedConfig: config, logger });
+    const inputs: GateInput[] = values.stdin ? [{ stream: process.stdin, name: values.name! }] : positionals;
 
-    for (const d of report.media_dropped) err(`media-outbox: refused ${d.path}: ${d.code}: ${d.reason}\n`);
-    if (json) out(`${safeJson(report, 2)}\n`);
-    else if (report.media.length > 0) out(report.media.map((m) => `${m.directive}\n`).join(""));
+    let report: PrepareReport;
+    if (config.gate) {
+      const result = await prepareThroughGate(inputs, {
+        gate: config.gate,
+        sourcePolicy: sourcePolicyFor(config),
+        policy: policyRequest(values, config),
+        logger,
+        ...(config.gate.timeoutMs !== undefined ? { timeoutMs: config.gate.timeoutMs } : {}),
+      });
+      if (result.failure) return printFailure(result.report, result.failure, json);
+      report = result.report;
+    } else {
+      report = await prepareLocally(inputs, { resolvedConfig: config, logger });
+    }
+    printReport(report, json);
     return report.success ? 0 : 1;
   });
 }

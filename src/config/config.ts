@@ -46,6 +46,8 @@ export interface ConfigOverrides extends PolicyInput {
 export interface GateSocket {
   path: string;
   from: string;
+  /** How long the client waits for the gate at any one step (MEDIA_OUTBOX_GATE_TIMEOUT); the client's default when unset. */
+  timeoutMs?: number;
 }
 
 export interface Config {
@@ -235,6 +237,10 @@ export function loadConfig(overrides: ConfigOverrides = {}): Config {
 
   if (watchIn.keep !== undefined && typeof watchIn.keep !== "boolean") throw configError("watch.keep must be true or false");
   const gate = gateSocket(overrides, env, file, fileName, home, cwd);
+  if (gate && env.MEDIA_OUTBOX_GATE_TIMEOUT) {
+    gate.timeoutMs = parseDuration(env.MEDIA_OUTBOX_GATE_TIMEOUT, "MEDIA_OUTBOX_GATE_TIMEOUT");
+    if (gate.timeoutMs <= 0) throw configError("MEDIA_OUTBOX_GATE_TIMEOUT must be longer than zero");
+  }
 
   return {
     home,

@@ -33,3 +33,15 @@ export function escapeText(text: string): string {
 export function safeJson(value: unknown, indent?: number): string {
   return JSON.stringify(value, null, indent).replace(/[\u2028\u2029\u0085]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
+
+let raw: RegExp | undefined;
+/** What escapeText never lets through (the backslash aside, which it doubles). */
+const RAW = () => (raw ??= /[\u0000-\u001f\u007f-\u009f\u2028\u2029]|\p{Bidi_Control}|\p{Default_Ignorable_Code_Point}|\p{Cs}|media\s*:/iu);
+
+/**
+ * Whether `text` is safe to print as it is: what escapeText returns always
+ * is. For text that another process says it escaped (the gate's answers).
+ */
+export function isEscaped(text: string): boolean {
+  return PLAIN.test(text) || !RAW().test(text);
+}

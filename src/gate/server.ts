@@ -1,0 +1,362 @@
+// The gate: the judgement half of prepare (judge.ts) behind a Unix socket.
+// It never opens a path a client names; it stages the request body itself
+// and judges only that. Connections are accepted by a net.Server, which
+// bounds them, and handed to an http.Server, which parses them.
+import http from "node:http";
+import net from "node:net";
+import type { Config } from "../config/config.js";
+import { FatalError } from "../core/errors.js";
+import { escapeText, safeJson } from "../core/escape.js";
+import type { Logger } from "../log/logger.js";
+import { type JudgeContext, type Policy, judge, narrowPolicy, policyOf } from "../prepare/judge.js";
+import { addDropped, addMedia, droppedResult, emptyReport, settleReport } from "../prepare/report.js";
+import { type Layout, openLayout } from "../state/layout.js";
+import { clearSocketPath, listenOnPath, removeOwnSocket } from "./listen.js";
+import {
+  type ErrorDocument,
+  type GateErrorCode,
+  HEALTH_PATH,
+  type HealthDocument,
+  PREPARE_PATH,
+  STATUS_OF,
+  errorDocument,
+  parsePrepareQuery,
+  splitTarget,
+} from "./protocol.js";
+
+export const DEFAULT_CLIENT_TIMEOUT_MS = 10_000;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 300_000;
+export const DEFAULT_MAX_CONNECTIONS = 64;
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
+/** Mode of a published file in gate mode: the gate's group (the agent users) reads it. */
+export const GATE_FILE_MODE = 0o640;
+/** Request line and headers together; the name (up to 4096 bytes) may be percent-encoded threefold. */
+const MAX_HEADER_BYTES = 32 * 1024;
+/** How long an answered connection that the client does not close may linger. */
+const LINGER_MS = 1000;
+
+export interface GateOptions {
+  config: Config;
+  logger: Logger;
+  /** A client that sends nothing for this long, before its body is complete, is cut off (408). */
+  clientTimeoutMs?: number;
+  /** A client must have sent its whole request within this time. */
+  requestTimeoutMs?: number;
+  /** Connections served at once; more are answered 503 `busy` at once and closed. */
+  maxConnections?: number;
+}
+
+/** What the server knows about one connection. */
+interface Connection {
+  socket: net.Socket;
+  /** A request arrived on it (it is then finished before a shutdown ends). */
+  inRequest: boolean;
+  /** The body is complete: the time is the gate's own, no more timeouts. */
+  bodyDone: boolean;
+  answered: boolean;
+  timedOut: boolean;
+  req?: http.IncomingMessage;
+  res?: http.ServerResponse;
+  lifetime?: NodeJS.Timeout;
+}
+
+/** The request body failed to arrive: the client went away, or was cut off. */
+class BodyError extends Error {
+  constructor(readonly why: "aborted" | "timeout") {
+    super(why === "timeout" ? "the client stalled and was cut off" : "the client closed the connection before the whole body arrived");
+  }
+}
+
+const REASON: Record<number, string> = { 200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 408: "Request Timeout", 417: "Expectation Failed", 431: "Request Header Fields Too Large", 500: "Internal Server Error", 503: "Service Unavailable" };
+
+function jsonBody(doc: unknown): string {
+  return `${safeJson(doc, 2)}\n`;
+}
+
+/** A complete answer written straight to a socket that has no request object (yet). */
+function rawAnswer(code: GateErrorCode, message: string): string {
+  const status = STATUS_OF[code];
+  const body = jsonBody(errorDocument(code, message));
+  const retry = status === 503 ? "Retry-After: 1\r\n" : "";
+  return `HTTP/1.1 ${status} ${REASON[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n${retry}\r\n${body}`;
+}
+
+/** Ends a connection with `answer`, reading (and dropping) what the client still sends until it is out. */
+function closeWith(socket: net.Socket, answer: string): void {
+  socket.on("error", () => {});
+  socket.resume();
+  socket.end(answer);
+  const linger = setTimeout(() => socket.destroy(), LINGER_MS);
+  linger.unref();
+  socket.once("close", () => clearTimeout(linger));
+}
+
+export class GateServer {
+  private readonly http: http.Server;
+  private readonly net: net.Server;
+  private readonly connections = new Map<net.Socket, Connection>();
+  private readonly policy: Policy;
+  private readonly clientTimeoutMs: number;
+  private readonly requestTimeoutMs: number;
+  private readonly maxConnections: number;
+  private closing = false;
+  private ownSocket?: { path: string; ino: number };
+  private drained?: () => void;
+  /** The verified outbox, for answers that name it. */
+  readonly outbox: string;
+
+  constructor(private readonly options: GateOptions) {
+    this.clientTimeoutMs = options.clientTimeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    this.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+    this.policy = policyOf(options.config);
+    // Verified (and made, 0750) before the first connection: an unsafe outbox is exit 2, not a failing request.
+    this.outbox = this.layout().outbox;
+    this.http = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES, requireHostHeader: false });
+    // Timeouts are this server's own (see onConnection); a listener here keeps http from destroying the socket first.
+    this.http.on("timeout", () => {});
+    this.http.on("request", (req, res) => this.dispatch(req, res, false));
+    this.http.on("checkContinue", (req, res) => this.dispatch(req, res, true));
+    this.http.on("checkExpectation", (req, res) => this.dispatch(req, res, false, true));
+    this.http.on("clientError", (err: NodeJS.ErrnoException, socket: net.Socket) => this.onClientError(err, socket));
+    // allowHalfOpen: a client may shut its side once the body is sent and still read the answer.
+    this.net = net.createServer({ allowHalfOpen: true }, (socket) => this.onConnection(socket));
+    this.net.on("error", (err) => this.options.logger.error({ event: "listen_error", error: escapeText(err.message) }, "listening socket error"));
+  }
+
+  /**
+   * Listens on an inherited descriptor (systemd's, never removed), or creates
+   * the socket at a path (removed again by close()).
+   */
+  async listen(target: { fd: number } | { path: string }): Promise<void> {
+    if ("path" in target) {
+      await clearSocketPath(target.path);
+      const { ino } = await listenOnPath(this.net, target.path);
+      this.ownSocket = { path: target.path, ino };
+      return;
+    }
+    await new Promise<void>((resolve, reject) => {
+      this.net.once("error", reject);
+      this.net.listen({ fd: target.fd }, () => {
+        this.net.off("error", reject);
+        resolve();
+      });
+    });
+  }
+
+  /** How many connections are open now. */
+  get connectionCount(): number {
+    return this.connections.size;
+  }
+
+  /**
+   * Stops accepting, lets every request that has begun finish (at most
+   * `timeoutMs`), then closes what is left.
+   */
+  async close(timeoutMs = DEFAULT_SHUTDOWN_TIMEOUT_MS): Promise<void> {
+    this.closing = true;
+    this.net.close();
+    for (const conn of this.connections.values()) if (!conn.inRequest) conn.socket.destroy();
+    if (this.connections.size > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, timeoutMs);
+        this.drained = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    for (const conn of this.connections.values()) conn.socket.destroy();
+    if (this.ownSocket) removeOwnSocket(this.ownSocket.path, this.ownSocket.ino);
+  }
+
+  private layout(): Layout {
+    return openLayout(this.options.config, { groupReadable: true })!;
+  }
+
+  private onConnection(socket: net.Socket): void {
+    const { logger } = this.options;
+    if (this.closing) {
+      closeWith(socket, rawAnswer("shutting_down", "the gate is shutting down; try again in a moment"));
+      return;
+    }
+    if (this.connections.size >= this.maxConnections) {
+      logger.warn({ event: "busy", connections: this.connections.size }, "connection refused: too many at once");
+      closeWith(socket, rawAnswer("busy", `the gate is serving ${this.maxConnections} connections; try again in a moment`));
+      return;
+    }
+    const conn: Connection = { socket, inRequest: false, bodyDone: false, answered: false, timedOut: false };
+    this.connections.set(socket, conn);
+    socket.setTimeout(this.clientTimeoutMs);
+    socket.on("timeout", () => this.onStall(conn, `the client sent nothing for ${this.clientTimeoutMs} ms`));
+    conn.lifetime = setTimeout(() => this.onStall(conn, `the request did not arrive within ${this.requestTimeoutMs} ms`), this.requestTimeoutMs);
+    socket.once("close", () => {
+      clearTimeout(conn.lifetime);
+      // Once answered, http no longer ends the request when its socket goes: a body still being read must fail here.
+      if (!conn.bodyDone) conn.req?.destroy(new BodyError(conn.timedOut ? "timeout" : "aborted"));
+      this.connections.delete(socket);
+      if (this.connections.size === 0) this.drained?.();
+    });
+    this.http.emit("connection", socket);
+  }
+
+  /** The client stalls before its request is complete: answer 408 and cut it off. */
+  private onStall(conn: Connection, why: string): void {
+    if (conn.bodyDone || conn.answered) return;
+    conn.timedOut = true;
+    this.options.logger.warn({ event: "client_timeout", why }, "client cut off");
+    conn.socket.pause();
+    if (conn.res && !conn.res.headersSent) this.sendError(conn, conn.res, "client_timeout", `${why}; nothing was published`);
+    else {
+      conn.answered = true;
+      closeWith(conn.socket, rawAnswer("client_timeout", `${why}; nothing was published`));
+    }
+    // The body's reader then fails, whatever the client does next.
+    setTimeout(() => conn.socket.destroy(), LINGER_MS).unref();
+  }
+
+  private onClientError(err: NodeJS.ErrnoException, socket: net.Socket): void {
+    const conn = this.connections.get(socket);
+    // Node's parser error code, never the client's bytes.
+    const code = typeof err.code === "string" ? err.code : "unknown";
+    if (code === "ECONNRESET" || !socket.writable || conn?.answered || conn?.res?.headersSent) {
+      socket.destroy();
+      return;
+    }
+    if (conn) conn.answered = true;
+    this.options.logger.warn({ event: "bad_request", code }, "malformed request");
+    const answer =
+      code === "HPE_HEADER_OVERFLOW"
+        ? rawAnswer("headers_too_large", `the request line and headers are over ${MAX_HEADER_BYTES} bytes`)
+        : rawAnswer("bad_request", `malformed HTTP request (${code}); see the protocol in the README`);
+    closeWith(socket, answer);
+  }
+
+  private dispatch(req: http.IncomingMessage, res: http.ServerResponse, expectContinue: boolean, badExpectation = false): void {
+    // A client that goes away fails the body's reader or the answer's write; neither may become an uncaught error.
+    req.on("error", () => {});
+    res.on("error", () => {});
+    const conn = this.connections.get(req.socket);
+    if (!conn || conn.answered) {
+      req.socket.destroy();
+      return;
+    }
+    conn.inRequest = true;
+    conn.req = req;
+    conn.res = res;
+    this.route(conn, req, res, expectContinue, badExpectation).catch((err: unknown) => {
+      this.options.logger.error({ event: "internal_error", error: escapeText(err instanceof Error ? (err.stack ?? err.message) : String(err)) }, "request failed");
+      if (!conn.answered) this.sendError(conn, res, "internal_error", "the gate failed on this request; see its log");
+    });
+  }
+
+  private async route(conn: Connection, req: http.IncomingMessage, res: http.ServerResponse, expectContinue: boolean, badExpectation: boolean): Promise<void> {
+    const { path, search } = splitTarget(req.url ?? "");
+    if (path === PREPARE_PATH) {
+      if (req.method !== "POST") return this.sendError(conn, res, "method_not_allowed", `${PREPARE_PATH} takes POST`, { Allow: "POST" });
+      if (badExpectation) return this.sendError(conn, res, "expectation_failed", "the only expectation understood is 100-continue");
+      return this.prepare(conn, req, res, search, expectContinue);
+    }
+    if (path === HEALTH_PATH) {
+      if (req.method !== "GET" && req.method !== "HEAD") return this.sendError(conn, res, "method_not_allowed", `${HEALTH_PATH} takes GET`, { Allow: "GET, HEAD" });
+      return this.health(conn, res);
+    }
+    return this.sendError(conn, res, "no_such_endpoint", `no such endpoint: ${escapeText(path.slice(0, 200))} (the gate answers POST ${PREPARE_PATH}?name=NAME and GET ${HEALTH_PATH})`);
+  }
+
+  private health(conn: Connection, res: http.ServerResponse): void {
+    let doc: HealthDocument;
+    try {
+      doc = { ok: true, outbox: this.layout().outbox };
+    } catch (err) {
+      if (!(err instanceof FatalError)) throw err;
+      this.options.logger.error({ event: "unhealthy", code: err.code, error: err.message }, "the outbox or its state is unsafe");
+      return this.send(conn, res, 503, { ok: false, outbox: this.outbox, error: { code: err.code, message: err.message } });
+    }
+    this.send(conn, res, 200, doc);
+  }
+
+  private async prepare(conn: Connection, req: http.IncomingMessage, res: http.ServerResponse, search: string, expectContinue: boolean): Promise<void> {
+    const { logger } = this.options;
+    const started = performance.now();
+    let query;
+    try {
+      query = parsePrepareQuery(search);
+    } catch (err) {
+      if (!(err instanceof FatalError)) throw err;
+      return this.sendError(conn, res, "bad_request", err.message);
+    }
+    let ctx: JudgeContext;
+    try {
+      ctx = { layout: this.layout(), policy: narrowPolicy(this.policy, query.policy, this.options.config.platformLimits), publishMode: GATE_FILE_MODE };
+    } catch (err) {
+      if (!(err instanceof FatalError) || (err.code !== "outbox_unsafe" && err.code !== "state_unsafe")) throw err;
+      logger.error({ event: "unhealthy", code: err.code, error: err.message }, "the outbox or its state is unsafe");
+      return this.sendError(conn, res, err.code, err.message);
+    }
+    const length = req.headers["content-length"];
+    const report = emptyReport(ctx.layout.outbox);
+    try {
+      const media = await judge(ctx, {
+        name: query.name,
+        nameIs: "name",
+        bytes: {
+          stream: this.body(conn, req),
+          ...(length !== undefined ? { declaredBytes: Number(length) } : {}),
+          beforeRead: () => {
+            if (expectContinue) res.writeContinue();
+          },
+        },
+      });
+      addMedia(report, media, logger, { ms: Math.round(performance.now() - started) });
+    } catch (err) {
+      if (err instanceof BodyError) {
+        // Answered already (timeout), or nobody is left to answer.
+        if (err.why === "aborted") logger.warn({ event: "aborted", source: escapeText(query.name), error: err.message }, "nothing was published");
+        return;
+      }
+      addDropped(report, droppedResult(query.name, err), logger, { ms: Math.round(performance.now() - started) });
+    }
+    this.send(conn, res, 200, settleReport(report));
+  }
+
+  /**
+   * The request body, chunk by chunk. Leaving the loop early (the cap) does
+   * not destroy the request, so the refusal can still be answered; a failed
+   * body is a BodyError. Once it is complete, no timeout applies any more.
+   */
+  private async *body(conn: Connection, req: http.IncomingMessage): AsyncGenerator<Uint8Array> {
+    try {
+      for await (const chunk of req.iterator({ destroyOnReturn: false })) {
+        if (conn.timedOut) throw new BodyError("timeout");
+        yield chunk as Uint8Array;
+      }
+    } catch (err) {
+      if (err instanceof BodyError) throw err;
+      throw new BodyError(conn.timedOut ? "timeout" : "aborted");
+    }
+    if (conn.timedOut) throw new BodyError("timeout");
+    conn.bodyDone = true;
+    conn.socket.setTimeout(0);
+    clearTimeout(conn.lifetime);
+  }
+
+  private sendError(conn: Connection, res: http.ServerResponse, code: GateErrorCode, message: string, headers: Record<string, string> = {}): void {
+    if (code !== "client_timeout") this.options.logger.warn({ event: "request_error", code, error: message }, "request answered with an error");
+    const extra = STATUS_OF[code] === 503 ? { "Retry-After": "1", ...headers } : headers;
+    this.send(conn, res, STATUS_OF[code], errorDocument(code, message) satisfies ErrorDocument, extra);
+  }
+
+  /** The one way an answer goes out: JSON, complete, and the connection closed after it. */
+  private send(conn: Connection, res: http.ServerResponse, status: number, doc: unknown, headers: Record<string, string> = {}): void {
+    if (conn.answered || res.headersSent) return;
+    conn.answered = true;
+    const body = jsonBody(doc);
+    res.writeHead(status, { "Content-Type": "application/json; charset=utf-8", "Content-Length": Buffer.byteLength(body), Connection: "close", ...headers });
+    res.end(res.req.method === "HEAD" ? undefined : body);
+    // The client may not read the answer: it lingers at most this long.
+    const linger = setTimeout(() => conn.socket.destroy(), Math.max(LINGER_MS, this.clientTimeoutMs));
+    linger.unref();
+    conn.socket.once("close", () => clearTimeout(linger));
+  }
+}
