@@ -32,8 +32,9 @@ export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 export const GATE_FILE_MODE = 0o640;
 /** Request line and headers together; the name (up to 4096 bytes) may be percent-encoded threefold. */
 const MAX_HEADER_BYTES = 32 * 1024;
-/** How long an answered connection that the client does not close may linger. */
+/** How long an answered connection may still take a body it will not read, and how much of it. */
 const LINGER_MS = 1000;
+const DRAIN_BYTES = 8 * 1024 * 1024;
 
 export interface GateOptions {
   config: Config;
@@ -55,6 +56,9 @@ interface Connection {
   bodyDone: boolean;
   answered: boolean;
   timedOut: boolean;
+  /** The client asked to wait for `100 Continue` before sending its body, and whether it got it. */
+  expectContinue: boolean;
+  continued: boolean;
   req?: http.IncomingMessage;
   res?: http.ServerResponse;
   lifetime?: NodeJS.Timeout;
@@ -185,7 +189,7 @@ export class GateServer {
       closeWith(socket, rawAnswer("busy", `the gate is serving ${this.maxConnections} connections; try again in a moment`));
       return;
     }
-    const conn: Connection = { socket, inRequest: false, bodyDone: false, answered: false, timedOut: false };
+    const conn: Connection = { socket, inRequest: false, bodyDone: false, answered: false, timedOut: false, expectContinue: false, continued: false };
     this.connections.set(socket, conn);
     socket.setTimeout(this.clientTimeoutMs);
     socket.on("timeout", () => this.onStall(conn, `the client sent nothing for ${this.clientTimeoutMs} ms`));
@@ -242,6 +246,7 @@ export class GateServer {
       return;
     }
     conn.inRequest = true;
+    conn.expectContinue = expectContinue;
     conn.req = req;
     conn.res = res;
     this.route(conn, req, res, expectContinue, badExpectation).catch((err: unknown) => {
@@ -304,7 +309,9 @@ export class GateServer {
           stream: this.body(conn, req),
           ...(length !== undefined ? { declaredBytes: Number(length) } : {}),
           beforeRead: () => {
-            if (expectContinue) res.writeContinue();
+            if (!expectContinue) return;
+            conn.continued = true;
+            res.writeContinue();
           },
         },
       });
@@ -347,16 +354,36 @@ export class GateServer {
     this.send(conn, res, STATUS_OF[code], errorDocument(code, message) satisfies ErrorDocument, extra);
   }
 
-  /** The one way an answer goes out: JSON, complete, and the connection closed after it. */
+  /**
+   * The one way an answer goes out: JSON, complete, and the connection closed
+   * after it. A client may still be sending a body the gate will not read
+   * (an early refusal, a body past the cap): then the rest is read and
+   * dropped for a moment (DRAIN_BYTES, LINGER_MS), so that the client can
+   * read the answer instead of failing on a closed connection.
+   */
   private send(conn: Connection, res: http.ServerResponse, status: number, doc: unknown, headers: Record<string, string> = {}): void {
     if (conn.answered || res.headersSent) return;
     conn.answered = true;
     const body = jsonBody(doc);
+    const req = res.req;
     res.writeHead(status, { "Content-Type": "application/json; charset=utf-8", "Content-Length": Buffer.byteLength(body), Connection: "close", ...headers });
-    res.end(res.req.method === "HEAD" ? undefined : body);
-    // The client may not read the answer: it lingers at most this long.
     const linger = setTimeout(() => conn.socket.destroy(), Math.max(LINGER_MS, this.clientTimeoutMs));
     linger.unref();
     conn.socket.once("close", () => clearTimeout(linger));
+    // Ending the answer closes the connection once it is written (http's Connection: close).
+    const noBodyComing = req.complete || conn.timedOut || (conn.expectContinue && !conn.continued);
+    if (noBodyComing) {
+      res.end(req.method === "HEAD" ? undefined : body);
+      return;
+    }
+    res.write(body);
+    let dropped = 0;
+    req.on("data", (chunk: Buffer) => {
+      dropped += chunk.length;
+      if (dropped > DRAIN_BYTES) conn.socket.destroy();
+    });
+    req.once("end", () => res.end());
+    req.resume();
+    setTimeout(() => conn.socket.destroy(), LINGER_MS).unref();
   }
 }

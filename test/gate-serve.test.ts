@@ -1,0 +1,323 @@
+// media-outbox serve, spoken to over its socket the way a sandbox would:
+// raw HTTP/1.1, good and bad. The gate runs as a real subprocess on a
+// temporary socket and is killed by PID after each group, whatever happened.
+import { execFileSync, spawn } from "node:child_process";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type Gate, chunk, gateLeftBehind, head, killAll, post, rawExchange, startGate, track, waitFor } from "./gate-helpers.js";
+import { BIN, cli, makeHome, png } from "./helpers.js";
+
+const MiB = 1024 * 1024;
+const NOTHING = { outbox: [], staging: [], ledger: [] };
+
+describe("serve: the protocol", () => {
+  let h: ReturnType<typeof makeHome>;
+  let gate: Gate;
+  beforeAll(async () => {
+    h = makeHome();
+    gate = await startGate(h.home, h.env, ["--max-size", "1MiB", "--client-timeout", "5s", "--max-connections", "200"]);
+  });
+  afterAll(async () => {
+    await killAll();
+    h.cleanup();
+  });
+  const clear = () => {
+    for (const f of fs.readdirSync(gate.outbox)) fs.unlinkSync(path.join(gate.outbox, f));
+    fs.rmSync(path.join(gate.state, "ledger"), { recursive: true, force: true });
+  };
+
+  it("GET /health names the outbox; HEAD answers the same without a body", async () => {
+    const r = await rawExchange(gate.socket, [head("/health", {}, "GET")]);
+    expect(r.status).toBe(200);
+    expect(r.json).toEqual({ ok: true, outbox: gate.outbox });
+    const headOnly = await rawExchange(gate.socket, [head("/health", {}, "HEAD")]);
+    expect(headOnly.status).toBe(200);
+    expect(headOnly.body).toBe("");
+  });
+
+  it("POST /prepare publishes the body: prepare's report, the outbox 0750, the file 0640, a ledger record", async () => {
+    clear();
+    const r = await rawExchange(gate.socket, post("chart.png", png(1)));
+    expect(r.status).toBe(200);
+    expect(r.text).toMatch(/\r\nContent-Type: application\/json; charset=utf-8\r\n/);
+    const file = path.join(gate.outbox, "chart.png");
+    expect(r.json).toEqual({
+      success: true,
+      partial_success: false,
+      outbox: gate.outbox,
+      media: [{ source: "chart.png", path: file, directive: `MEDIA:${file}`, name: "chart.png", bytes: png(1).length, sha256: crypto.createHash("sha256").update(png(1)).digest("hex"), mime: "image/png", reused: false }],
+      media_dropped: [],
+    });
+    expect(fs.readFileSync(file)).toEqual(png(1));
+    expect(fs.statSync(file).mode & 0o777).toBe(0o640);
+    expect(fs.statSync(gate.outbox).mode & 0o777).toBe(0o750);
+    const [day] = fs.readdirSync(path.join(gate.state, "ledger"));
+    expect(JSON.parse(fs.readFileSync(path.join(gate.state, "ledger", day!), "utf8"))).toMatchObject({ source: "chart.png", name: "chart.png", reused: false });
+    expect(gateLeftBehind(gate).staging).toEqual([]);
+  });
+
+  it("takes a chunked body, and answers 100 Continue before reading one that expects it", async () => {
+    clear();
+    const chunked = await rawExchange(gate.socket, [head("/prepare?name=a.png", { "Transfer-Encoding": "chunked" }), chunk(png(2).subarray(0, 10)), chunk(png(2).subarray(10)), "0\r\n\r\n"]);
+    expect(chunked.json.media[0]).toMatchObject({ name: "a.png", bytes: png(2).length });
+    const expecting = await rawExchange(gate.socket, [head("/prepare?name=b.png", { "Content-Length": png(3).length, Expect: "100-continue" }), 100, png(3)]);
+    expect(expecting.text.startsWith("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n")).toBe(true);
+    expect(expecting.json.media[0].name).toBe("b.png");
+  });
+
+  it("refusals are prepare's: a report with the reason code, nothing left in outbox, staging or ledger", async () => {
+    clear();
+    const cases: [string, Buffer | string, string][] = [
+      ["notes.exe", "hello\n", "extension_not_allowed"],
+      ["fake.png", "just text\n", "content_mismatch"],
+      ["keys.txt", "AKIAIOSFODNN7EXAMPLE\n", "secret_detected"],
+      ["empty.png", "", "empty_file"],
+      ["big.png", Buffer.concat([png(4), Buffer.alloc(2 * MiB)]), "too_large"],
+    ];
+    for (const [name, body, code] of cases) {
+      const r = await rawExchange(gate.socket, post(name, body));
+      expect(r.status, `${name}: ${JSON.stringify(r)}`).toBe(200);
+      expect(r.json, name).toMatchObject({ success: false, partial_success: false, media: [], media_dropped: [{ path: name, code }] });
+    }
+    expect(gateLeftBehind(gate)).toEqual(NOTHING);
+  });
+
+  it("malformed requests get a clear JSON error with the right status", async () => {
+    const cases: [(string | Buffer)[], number, string][] = [
+      [[head("/prepare", { "Content-Length": 3 }), "abc"], 400, "bad_request"],
+      [[head("/prepare?name=a.png&name=b.png", { "Content-Length": 3 }), "abc"], 400, "bad_request"],
+      [[head("/prepare?name=a.png&colour=red", { "Content-Length": 3 }), "abc"], 400, "bad_request"],
+      [[head("/prepare?name=a.png&max_size=lots", { "Content-Length": 3 }), "abc"], 400, "bad_request"],
+      [[head("/prepare?name=a.png&allow=exe", { "Content-Length": 3 }), "abc"], 400, "bad_request"],
+      [[head("/prepare?name=a.png", {}, "GET")], 405, "method_not_allowed"],
+      [[head("/health", { "Content-Length": 3 }), "abc"], 405, "method_not_allowed"],
+      [[head("/upload", {}, "GET")], 404, "no_such_endpoint"],
+      [[head("/prepare?name=a.png", { "Content-Length": 3, Expect: "something-else" }), "abc"], 417, "expectation_failed"],
+      [["GARBAGE\r\n\r\n"], 400, "bad_request"],
+      [["POST /prepare?name=a.png HTTP/1.1\r\nContent-Length: nine\r\n\r\n"], 400, "bad_request"],
+      [[head("/prepare?name=a.png", { "Transfer-Encoding": "chunked" }), "zz\r\nnot a chunk\r\n"], 400, "bad_request"],
+      [[head("/prepare?name=a.png", { "X-Padding": "x".repeat(40_000) })], 431, "headers_too_large"],
+    ];
+    for (const [parts, status, code] of cases) {
+      const r = await rawExchange(gate.socket, parts);
+      expect(r.status, JSON.stringify(parts[0]).slice(0, 80)).toBe(status);
+      expect(r.json, JSON.stringify(parts[0]).slice(0, 80)).toMatchObject({ success: false, error: { code, message: expect.any(String) } });
+    }
+    expect(gate.proc.exitCode).toBeNull();
+  });
+
+  it("random bytes and truncated requests never stop it; a body cut short publishes nothing", async () => {
+    clear();
+    for (let i = 0; i < 20; i++) await rawExchange(gate.socket, [crypto.randomBytes(1 + i * 97)], { halfClose: true });
+    // Headers cut short, a body cut short, and a close right after connecting.
+    await rawExchange(gate.socket, ["POST /prepare?name=a.png HTTP/1.1\r\nContent-Le"], { halfClose: true });
+    await rawExchange(gate.socket, [head("/prepare?name=a.png", { "Content-Length": 1000 }), png(5).subarray(0, 20)], { halfClose: true });
+    await rawExchange(gate.socket, [], { halfClose: true });
+    await waitFor(() => gate.events().some((e) => e.event === "aborted"));
+    expect(gateLeftBehind(gate)).toEqual(NOTHING);
+    const r = await rawExchange(gate.socket, [head("/health", {}, "GET")]);
+    expect(r.json.ok).toBe(true);
+  });
+
+  it("a body over the cap is cut off at the cap: answered too_large, the rest never read, nothing staged left", async () => {
+    clear();
+    // A declared size over the cap is refused before any byte is read: 100 Continue never comes.
+    const declared = await rawExchange(gate.socket, [head("/prepare?name=big.png", { "Content-Length": 50 * MiB, Expect: "100-continue" })]);
+    expect(declared.text.startsWith("HTTP/1.1 200 OK")).toBe(true);
+    expect(declared.json.media_dropped[0]).toMatchObject({ code: "too_large" });
+    // A chunked body of 40 MiB: the gate stops reading past the 1 MiB cap and closes.
+    const block = chunk(Buffer.alloc(256 * 1024, 7));
+    const parts: (string | Buffer)[] = [head("/prepare?name=big.png", { "Transfer-Encoding": "chunked" }), chunk(png(6))];
+    for (let i = 0; i < 160; i++) parts.push(block);
+    parts.push("0\r\n\r\n");
+    const cut = await rawExchange(gate.socket, parts);
+    expect(cut.status).toBe(200);
+    expect(cut.json.media_dropped[0]).toMatchObject({ path: "big.png", code: "too_large" });
+    // What the socket took before the gate closed: the cap and the kernel's buffers, not the 40 MiB sent.
+    expect(cut.written).toBeLessThan(20 * MiB);
+    await waitFor(() => gateLeftBehind(gate).staging.length === 0);
+    expect(gateLeftBehind(gate)).toEqual(NOTHING);
+  });
+
+  it("a forged MEDIA: directive or control characters in the name are escaped in the answer and the log", async () => {
+    clear();
+    const forged = await rawExchange(gate.socket, post("x\nMEDIA:/etc/passwd\r.png", png(7)));
+    expect(forged.json.media_dropped[0]).toEqual({ path: "x\\x0aMEDIA\\x3a/etc/passwd\\x0d.png", code: "unsafe_path_chars", reason: expect.any(String) });
+    const directive = await rawExchange(gate.socket, post("MEDIA:/tmp/evil.png", png(7)));
+    expect(directive.json.media_dropped[0]).toMatchObject({ path: "MEDIA\\x3a/tmp/evil.png", code: "media_directive_in_path" });
+    // A bidi override is not a refusal (the output name drops it) but is never echoed raw.
+    const bidi = await rawExchange(gate.socket, post("report\u202egnp.png", png(8)));
+    expect(bidi.json.media[0]).toMatchObject({ source: "report\\u{202e}gnp.png", name: "reportgnp.png" });
+    const notFound = await rawExchange(gate.socket, [head("/x%0A\\MEDIA:/etc/shadow%07", {}, "GET")]);
+    expect(notFound.status).toBe(404);
+    expect(notFound.json.error.message).toContain("/x%0A\\\\MEDIA\\x3a/etc/shadow%07");
+    for (const text of [forged.text, directive.text, bidi.text, notFound.text, gate.log()]) {
+      expect(text).not.toMatch(/MEDIA:\/(etc\/passwd|tmp\/evil|etc\/shadow)/);
+      expect(text).not.toMatch(/[\u0007\u202e]/);
+    }
+    expect(gate.log()).toContain("x\\\\x0aMEDIA\\\\x3a/etc/passwd");
+  });
+
+  it("answers a hundred concurrent connections, each correctly", async () => {
+    clear();
+    const answers = await Promise.all(Array.from({ length: 100 }, (_, i) => rawExchange(gate.socket, post(`c${i}.png`, png(100 + i)))));
+    answers.forEach((r, i) => {
+      expect(r.status).toBe(200);
+      expect(r.json.media[0]).toMatchObject({ name: `c${i}.png`, bytes: png(100 + i).length });
+    });
+    expect(gateLeftBehind(gate).outbox).toHaveLength(100);
+  });
+
+  it("a request can narrow the policy with max_size, allow and platform, never widen it", async () => {
+    clear();
+    const tiny = await rawExchange(gate.socket, [head(`/prepare?name=a.png&max_size=10`, { "Content-Length": png(9).length }), png(9)]);
+    expect(tiny.json.media_dropped[0].code).toBe("too_large");
+    const pdfOnly = await rawExchange(gate.socket, [head(`/prepare?name=a.png&allow=pdf`, { "Content-Length": png(9).length }), png(9)]);
+    expect(pdfOnly.json.media_dropped[0]).toMatchObject({ code: "extension_not_allowed", reason: ".png is not on the allow-list (pdf)" });
+    // Over the gate's 1 MiB cap, though the platform allows 10 MB.
+    const body = Buffer.concat([png(9), Buffer.alloc(2 * MiB)]);
+    const wider = await rawExchange(gate.socket, [head(`/prepare?name=a.png&platform=telegram&max_size=100MB`, { "Content-Length": body.length }), body]);
+    expect(wider.json.media_dropped[0].code).toBe("too_large");
+    expect(gateLeftBehind(gate).outbox).toEqual([]);
+  });
+});
+
+describe("serve: stalled clients and the connection bound", () => {
+  let h: ReturnType<typeof makeHome>;
+  afterEach(async () => {
+    await killAll();
+    h.cleanup();
+  });
+
+  it("a client that stalls in its headers or its body is answered 408 and cut off; nothing staged is left", async () => {
+    h = makeHome();
+    const gate = await startGate(h.home, h.env, ["--client-timeout", "300ms"]);
+    const inHeaders = await rawExchange(gate.socket, ["POST /prepare?name=a.png HTTP/1.1\r\nContent-"]);
+    expect(inHeaders.status).toBe(408);
+    expect(inHeaders.json.error.code).toBe("client_timeout");
+    const inBody = await rawExchange(gate.socket, [head("/prepare?name=a.png", { "Content-Length": 1000 }), png(1).subarray(0, 30)]);
+    expect(inBody.status).toBe(408);
+    expect(inBody.json.error).toMatchObject({ code: "client_timeout", message: expect.stringContaining("nothing was published") });
+    await waitFor(() => gateLeftBehind(gate).staging.length === 0);
+    expect(gateLeftBehind(gate)).toEqual(NOTHING);
+  });
+
+  it("connections beyond --max-connections are answered 503 busy at once; the gate serves again once they are gone", async () => {
+    h = makeHome();
+    const gate = await startGate(h.home, h.env, ["--max-connections", "2", "--client-timeout", "60s"]);
+    const { connect } = await import("node:net");
+    // Two clients that send half a request line and then nothing.
+    const holders = [1, 2].map(() => {
+      const c = connect(gate.socket, () => c.write("POST /prepare?name=a.png HTTP/1.1\r\n"));
+      c.on("error", () => {});
+      return c;
+    });
+    // Until the gate has accepted both, a request may still get through.
+    let busy = await rawExchange(gate.socket, post("c.png", png(2)));
+    while (busy.status !== 503) busy = await rawExchange(gate.socket, post("c.png", png(2)));
+    expect(busy.text).toMatch(/\r\nRetry-After: 1\r\n/);
+    expect(busy.json).toEqual({ success: false, error: { code: "busy", message: expect.stringContaining("2 connections") } });
+    expect(gate.events().some((e) => e.event === "busy")).toBe(true);
+    for (const c of holders) c.destroy();
+    let answer = busy;
+    while (answer.status === 503) answer = await rawExchange(gate.socket, post("d.png", png(3)));
+    expect(answer.status).toBe(200);
+    expect(answer.json.media[0].name).toBe("d.png");
+  });
+});
+
+describe("serve: start, stop and the socket", () => {
+  let h: ReturnType<typeof makeHome>;
+  afterEach(async () => {
+    await killAll();
+    h.cleanup();
+  });
+
+  it("creates its socket 0660 and removes it when stopped by SIGTERM (exit 0)", async () => {
+    h = makeHome();
+    const gate = await startGate(h.home, h.env);
+    const st = fs.lstatSync(gate.socket);
+    expect(st.isSocket()).toBe(true);
+    expect(st.mode & 0o777).toBe(0o660);
+    process.kill(gate.pid, "SIGTERM");
+    expect(await gate.exited).toBe(0);
+    expect(fs.existsSync(gate.socket)).toBe(false);
+    expect(gate.events().map((e) => e.event)).toEqual(expect.arrayContaining(["ready", "stopping", "stopped"]));
+  });
+
+  it("on SIGTERM, finishes the request in flight and publishes it, then exits 0", async () => {
+    h = makeHome();
+    const gate = await startGate(h.home, h.env);
+    const net = await import("node:net");
+    const conn = net.connect(gate.socket);
+    let text = "";
+    conn.on("data", (c) => (text += c));
+    const closed = new Promise((r) => conn.on("close", r));
+    const body = png(3);
+    conn.write(head("/prepare?name=late.png", { "Content-Length": body.length }));
+    conn.write(body.subarray(0, 20));
+    await waitFor(() => gateLeftBehind(gate).staging.length === 1);
+    process.kill(gate.pid, "SIGTERM");
+    await waitFor(() => gate.events().some((e) => e.event === "stopping"));
+    conn.write(body.subarray(20));
+    await closed;
+    expect(text).toMatch(/^HTTP\/1\.1 200 OK/);
+    expect(await gate.exited).toBe(0);
+    expect(gateLeftBehind(gate)).toMatchObject({ outbox: ["late.png"], staging: [] });
+  });
+
+  it("never replaces what is not a socket, nor a live gate's socket; clears a dead one", async () => {
+    h = makeHome();
+    const file = path.join(h.home, "gate.sock");
+    fs.writeFileSync(file, "precious\n");
+    const refused = cli(["serve", "--socket", file, "--outbox", path.join(h.home, "gate", "outbox")], { env: h.env });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/refusing to replace .*gate\.sock: it is not a socket/);
+    expect(fs.readFileSync(file, "utf8")).toBe("precious\n");
+    fs.unlinkSync(file);
+
+    // A socket left by a process that died: bound, never listened on, not removed.
+    execFileSync("python3", ["-c", `import socket; s=socket.socket(socket.AF_UNIX); s.bind(${JSON.stringify(file)})`]);
+    const gate = await startGate(h.home, h.env);
+    expect((await rawExchange(gate.socket, [head("/health", {}, "GET")])).json.ok).toBe(true);
+    const second = cli(["serve", "--socket", file, "--outbox", path.join(h.home, "gate", "outbox")], { env: h.env });
+    expect(second.code).toBe(2);
+    expect(second.stderr).toMatch(/another process already listens on/);
+    expect((await rawExchange(gate.socket, [head("/health", {}, "GET")])).json.ok).toBe(true);
+  });
+
+  it("without --socket or a socket from systemd, and with a bad option, exits 2 with the usage", () => {
+    h = makeHome();
+    const none = cli(["serve", "--outbox", path.join(h.home, "o")], { env: h.env });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/serve needs --socket PATH/);
+    const bad = cli(["serve", "--socket", path.join(h.home, "s.sock"), "--max-connections", "0"], { env: h.env });
+    expect(bad.code).toBe(2);
+    expect(fs.existsSync(path.join(h.home, "s.sock"))).toBe(false);
+  });
+
+  it("runs on the socket systemd passes (systemd-socket-activate), started by the first connection", async () => {
+    h = makeHome();
+    const activate = "/usr/bin/systemd-socket-activate";
+    if (!fs.existsSync(activate)) throw new Error(`${activate} is missing: install the systemd package (README, Quick start)`);
+    const socket = path.join(h.home, "gate.sock");
+    const gate = await startGate(h.home, h.env, [], { file: activate, args: ["-l", socket] });
+    await waitFor(() => fs.existsSync(socket));
+    const src = path.join(h.home, "chart.png");
+    fs.writeFileSync(src, png(4));
+    const r = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+      const p = track(spawn(process.execPath, [BIN, "prepare", src], { env: { ...h.env, MEDIA_OUTBOX_SOCKET: socket } }));
+      let stdout = "";
+      p.stdout!.on("data", (c) => (stdout += c));
+      p.on("exit", (code) => resolve({ code, stdout }));
+    });
+    expect(r).toEqual({ code: 0, stdout: `MEDIA:${path.join(gate.outbox, "chart.png")}\n` });
+    expect(gate.events().find((e) => e.event === "ready")).toMatchObject({ socket: "systemd" });
+    process.kill(gate.pid, "SIGTERM");
+    expect(await gate.exited).toBe(0);
+    // The socket is systemd's: serve never removes it.
+    expect(fs.lstatSync(socket).isSocket()).toBe(true);
+  });
+});
