@@ -100,6 +100,17 @@ export async function startGate(dir: string, env: NodeJS.ProcessEnv, args: strin
   return gate;
 }
 
+/**
+ * Returns once the gate's log, as read here, holds everything the gate did
+ * so far: it asks for a unique unknown path and waits for that line.
+ */
+export async function syncLog(gate: Gate): Promise<Record<string, unknown>[]> {
+  const marker = `/sync-${process.hrtime.bigint()}`;
+  await rawExchange(gate.socket, [head(marker, {}, "GET")]);
+  await waitFor(() => gate.log().includes(marker));
+  return gate.events();
+}
+
 /** What a gate left in its outbox and state. */
 export function gateLeftBehind(gate: Gate): { outbox: string[]; staging: string[]; ledger: string[] } {
   const list = (d: string) => (fs.existsSync(d) ? fs.readdirSync(d) : []);

@@ -44,7 +44,7 @@ const JOURNAL_HINT = "see the gate's log: journalctl -u media-outbox-gate.servic
 function unavailable(gate: GateSocket, err: ExchangeError, timeoutMs: number): FatalError {
   const where = `${escapeText(gate.path)} (from ${gate.from})`;
   let message: string;
-  if (err.kind === "timeout") message = `the gate at ${where} did not answer within ${Math.round(timeoutMs / 1000)} s; ${JOURNAL_HINT}`;
+  if (err.kind === "timeout") message = `the gate at ${where} did not answer within ${timeoutMs < 1000 ? `${timeoutMs} ms` : `${Math.round(timeoutMs / 1000)} s`}; ${JOURNAL_HINT}`;
   else if (err.kind === "closed") message = `the gate at ${where} closed the connection before answering (it may have stopped or crashed); nothing was published for this file; ${JOURNAL_HINT}`;
   else if (err.code === "ENOENT") message = `no gate socket at ${where}: the gate is not installed or its socket unit is not started; ask the administrator to run: systemctl start media-outbox-gate.socket`;
   else if (err.code === "ECONNREFUSED") message = `nothing listens on ${where}: the gate is not running; ask the administrator to run: systemctl start media-outbox-gate.socket`;
