@@ -2,7 +2,7 @@
 // command loads only what it uses) and the library, then emits type
 // declarations. `--bundles-only` skips the declarations (used by the tests).
 import { build } from "esbuild";
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import fs from "node:fs";
 import os from "node:os";
@@ -76,11 +76,13 @@ const result = await build({
 
 /**
  * One training run per command bundle records a V8 code cache beside it
- * (src/cli/bundle-loader.ts). prepare's run publishes a real PNG and a text
- * file, so the cache holds what an agent's call compiles; the other commands
- * only print their help.
+ * (src/cli/bundle-loader.ts). prepare's runs publish a real PNG and a text
+ * file, once in local mode (which records local mode's part, dist/parts/)
+ * and once through a gate (which records the command's own cache, the
+ * client's, and serve's, from the requests it served); check-reply judges a
+ * reply; the other commands only print their help.
  */
-function trainCodeCaches() {
+async function trainCodeCaches() {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "media-outbox-build-"));
   try {
     // MEDIA_OUTBOX_SYSTEM_CONFIG: a gate configured on this machine is never used by the training.
@@ -89,17 +91,41 @@ function trainCodeCaches() {
     const txt = path.join(tmp, "notes.txt");
     fs.writeFileSync(png, tinyPng());
     fs.writeFileSync(txt, "media-outbox build probe\n");
+    // A command that does not stop by itself must not hang the build.
+    const run = (args, { input, extraEnv = {} } = {}) =>
+      spawnSync(process.execPath, [path.join(root, "dist/cli.js"), ...args], { env: { ...env, ...extraEnv }, stdio: [input === undefined ? "ignore" : "pipe", "ignore", "ignore"], input, timeout: 20_000 });
     for (const file of fs.readdirSync(path.join(root, "dist/commands"))) {
       if (!file.endsWith(".js")) continue;
       const command = file.slice(0, -3);
-      const args = command === "prepare" ? ["prepare", png, txt] : command === "check-reply" ? ["check-reply", "--json", "--media", png] : [command, "--help"];
-      // check-reply judges a reply with a mangled line and a missing file, as the Hermes plugin asks it to.
-      const input = command === "check-reply" ? `Here: \`MEDIA:${png}\`\nMEDIA:/nonexistent/x.pdf\n` : undefined;
-      // A command that does not stop by itself must not hang the build.
-      spawnSync(process.execPath, [path.join(root, "dist/cli.js"), ...args], { env, stdio: [input === undefined ? "ignore" : "pipe", "ignore", "ignore"], input, timeout: 20_000 });
+      if (command === "serve") continue;
+      if (command === "prepare") {
+        run(["prepare", png, txt]);
+        await throughGate(tmp, env, (socket) => run(["prepare", png, txt], { extraEnv: { MEDIA_OUTBOX_SOCKET: socket } }));
+      } else if (command === "check-reply") {
+        // check-reply judges a reply with a mangled line and a missing file, as the Hermes plugin asks it to.
+        run(["check-reply", "--json", "--media", png], { input: `Here: \`MEDIA:${png}\`\nMEDIA:/nonexistent/x.pdf\n` });
+      } else {
+        run([command, "--help"]);
+      }
     }
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+/** Runs `use` against a gate started for it, then stops the gate (its cache is saved as it exits). */
+async function throughGate(tmp, env, use) {
+  const socket = path.join(tmp, "gate.sock");
+  const gate = spawn(process.execPath, [path.join(root, "dist/cli.js"), "serve", "--socket", socket, "--outbox", path.join(tmp, "gate", "outbox")], { env, stdio: "ignore" });
+  const exited = new Promise((resolve) => gate.once("exit", resolve));
+  try {
+    for (let i = 0; i < 1000 && !fs.existsSync(socket) && gate.exitCode === null; i++) await new Promise((r) => setTimeout(r, 20));
+    if (fs.existsSync(socket)) use(socket);
+  } finally {
+    gate.kill("SIGTERM");
+    const killer = setTimeout(() => gate.kill("SIGKILL"), 20_000);
+    await exited;
+    clearTimeout(killer);
   }
 }
 
@@ -117,7 +143,7 @@ for (const file of result.outputFiles) {
   fs.renameSync(tmp, file.path);
 }
 
-trainCodeCaches();
+await trainCodeCaches();
 
 if (!bundlesOnly) {
   execFileSync(process.execPath, [path.join(root, "node_modules/typescript/bin/tsc"), "-p", path.join(root, "tsconfig.build.json")], {
