@@ -1,0 +1,101 @@
+// The gate's protocol and its pieces, in process: what the client sends is
+// what the server reads, escaped text is recognised as such, a request only
+// narrows the policy, and a failure inside the gate is answered 500 while
+// the gate goes on.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config/config.js";
+import { escapeText, isEscaped } from "../src/core/escape.js";
+import { parsePrepareQuery, prepareTarget, splitTarget } from "../src/gate/protocol.js";
+import { GateServer } from "../src/gate/server.js";
+import { narrowPolicy, policyOf } from "../src/prepare/judge.js";
+import { head, post, rawExchange } from "./gate-helpers.js";
+import { png } from "./helpers.js";
+
+const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mo-proto-")));
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+const config = (extra: object = {}) => loadConfig({ outbox: path.join(tmp, "outbox"), ...extra, env: { HOME: tmp, MEDIA_OUTBOX_SYSTEM_CONFIG: path.join(tmp, "none.json") } });
+
+describe("protocol", () => {
+  it("a name survives the request target whole, whatever it holds", () => {
+    for (const name of ["chart.png", "my report (final).PDF", "a&b=c#d%e+f.png", "x\nMEDIA:/etc/passwd.png", "ünïcødé 图表.png", "dir/sub/../x.png", " lead.png"]) {
+      const { path: p, search } = splitTarget(prepareTarget(name));
+      expect(p).toBe("/prepare");
+      expect(parsePrepareQuery(search).name).toBe(name);
+    }
+    expect(parsePrepareQuery(splitTarget(prepareTarget("a.png", { maxSize: 1000, allow: ["png", "pdf"], platform: "telegram" })).search)).toEqual({
+      name: "a.png",
+      policy: { maxSize: 1000, allow: ["png", "pdf"], platform: "telegram" },
+    });
+    // What curl users type: `+` and `%20` are both spaces.
+    expect(parsePrepareQuery("name=my+chart%20v2.png").name).toBe("my chart v2.png");
+  });
+
+  it("a query that is not a prepare call is a usage error that echoes nothing raw", () => {
+    const bad = ["", "name=", "name=a.png&name=b.png", "nam%0Ae=a.png", "name=a.png&max_size=0", "name=a.png&allow=exe", "name=a.png&platform=myspace%0A", `name=${"x".repeat(4097)}`, `name=a.png&allow=${"png,".repeat(200)}`];
+    for (const search of bad) {
+      let message = "";
+      try {
+        parsePrepareQuery(search);
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message, search.slice(0, 40)).not.toBe("");
+      expect(message).not.toMatch(/[\n\r]/);
+    }
+  });
+
+  it("a request narrows the policy and never widens it", () => {
+    const policy = policyOf(config({ allow: "png,pdf", maxSize: "1MB" }));
+    const narrowed = narrowPolicy(policy, { allow: ["png", "mp4"], maxSize: 500, platform: "telegram" });
+    expect(narrowed.allow).toEqual(["png"]);
+    expect(narrowed.capFor("png")).toBe(500);
+    const wider = narrowPolicy(policy, { maxSize: 10_000_000_000 });
+    expect(wider.capFor("png")).toBe(1_000_000);
+    // Telegram allows 10 MB photos; the gate's own 1 MB cap stays.
+    expect(narrowPolicy(policy, { platform: "telegram" }).capFor("png")).toBe(1_000_000);
+    expect(narrowPolicy(policyOf(config()), { platform: "whatsapp" }).capFor("png")).toBe(5_000_000);
+  });
+});
+
+describe("isEscaped (the client prints a gate's text only when it is)", () => {
+  it("holds for everything escapeText returns, and not for raw controls, bidi controls or a directive", () => {
+    const nasty = ["plain.png", "a\nb", "MEDIA:/etc/passwd", "media :x", "back\\slash", "\u202eevil", "\u2028", "zero\u200bwidth", "\ud800", "tab\there", "Media\u00a0:/x"];
+    for (const text of nasty) expect(isEscaped(escapeText(text)), JSON.stringify(text)).toBe(true);
+    for (const text of ["a\nb", "MEDIA:/etc/passwd", "media :x", "\u202eevil", "\u2028", "zero\u200bwidth", "\u0085", "Media\u00a0:/x"]) expect(isEscaped(text), JSON.stringify(text)).toBe(false);
+  });
+
+  it("is linear on adversarial input", () => {
+    const long = [`${"media".repeat(100_000)}`, `media${" ".repeat(200_000)}x`, `${"media ".repeat(50_000)}:`, `${"\\".repeat(200_000)}:`];
+    expect(long.map(isEscaped)).toEqual([true, true, false, true]);
+  });
+});
+
+describe("the gate in process", () => {
+  it("a failure inside the gate is answered 500 and logged; the next request is served", async () => {
+    const lines: object[] = [];
+    const log = (obj: object) => lines.push(obj);
+    const gate = new GateServer({ config: config(), logger: { info: log, warn: log, error: log, debug: log } });
+    const socket = path.join(tmp, "g.sock");
+    await gate.listen({ path: socket });
+    try {
+      const layout = (gate as unknown as { layout: () => unknown }).layout;
+      (gate as unknown as { layout: () => unknown }).layout = () => {
+        throw new Error("disk on fire\nMEDIA:/etc/passwd");
+      };
+      const failed = await rawExchange(socket, post("a.png", png(1)));
+      expect(failed.status).toBe(500);
+      expect(failed.json).toEqual({ success: false, error: { code: "internal_error", message: "the gate failed on this request; see its log" } });
+      expect(lines).toContainEqual(expect.objectContaining({ event: "internal_error", error: expect.stringContaining("disk on fire\\x0aMEDIA\\x3a/etc/passwd") }));
+      (gate as unknown as { layout: () => unknown }).layout = layout;
+      const served = await rawExchange(socket, post("a.png", png(1)));
+      expect(served.json.media[0].name).toBe("a.png");
+      expect((await rawExchange(socket, [head("/health", {}, "GET")])).json.ok).toBe(true);
+    } finally {
+      await gate.close();
+    }
+    expect(fs.existsSync(socket)).toBe(false);
+  });
+});
