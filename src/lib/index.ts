@@ -63,3 +63,5 @@ export { judge, policyOf, narrowPolicy } from "../prepare/judge.js";
 export type { Incoming, IncomingBytes, JudgeContext, Policy, PolicyRequest } from "../prepare/judge.js";
 export { SYSTEM_CONFIG } from "../config/config.js";
 export type { GateSocket } from "../config/config.js";
+export { sourcePolicyFor } from "../prepare/source.js";
+export type { SourcePolicy } from "../prepare/source.js";
