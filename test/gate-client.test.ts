@@ -6,8 +6,8 @@ import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type Gate, gateLeftBehind, killAll, startGate, syncLog, track, waitFor } from "./gate-helpers.js";
-import { BIN, type CliResult, cli, makeHome, png, write } from "./helpers.js";
+import { type Gate, clearGate, gateLeftBehind, killAll, startGate, syncLog, track, waitFor } from "./gate-helpers.js";
+import { BIN, type CliResult, cli, keepRewriting, makeHome, png, write } from "./helpers.js";
 
 const NOTHING = { outbox: [], staging: [], ledger: [] };
 
@@ -41,10 +41,7 @@ describe("prepare through the gate", () => {
     await killAll();
     h.cleanup();
   });
-  const clear = () => {
-    for (const f of fs.readdirSync(gate.outbox)) fs.unlinkSync(path.join(gate.outbox, f));
-    fs.rmSync(path.join(gate.state, "ledger"), { recursive: true, force: true });
-  };
+  const clear = () => clearGate(gate);
   const prep = (args: string[], input?: Buffer | string) => cli(["prepare", ...args], { env, cwd: work, ...(input !== undefined ? { input } : {}) });
 
   it("prints the gate's MEDIA: line; the file is in the gate's outbox, 0640, with a ledger record; no local outbox is made", () => {
@@ -142,19 +139,9 @@ describe("prepare through the gate", () => {
     const f = path.join(work, "busy.txt");
     const block = Buffer.alloc(1 << 20, "a");
     fs.writeFileSync(f, Buffer.concat(Array.from({ length: 40 }, () => block)));
-    const fd = fs.openSync(f, "r+");
-    let stop = false;
-    // Same size, new bytes and a new mtime, over and over.
-    const writer = (async () => {
-      for (let i = 0; !stop; i++) {
-        fs.writeSync(fd, Buffer.from(String(i % 10)), 0, 1, (i * 4099) % (40 << 20));
-        await new Promise((r) => setImmediate(r));
-      }
-    })();
+    const stopRewriting = keepRewriting(f);
     const r = await cliAsync(["prepare", "--json", f], env);
-    stop = true;
-    await writer;
-    fs.closeSync(fd);
+    await stopRewriting();
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout).media_dropped[0].code).toBe("changed_during_copy");
     await waitFor(() => gate.events().some((e) => e.event === "aborted" && e.source === f));

@@ -111,6 +111,12 @@ export async function syncLog(gate: Gate): Promise<Record<string, unknown>[]> {
   return gate.events();
 }
 
+/** Empties a gate's outbox and ledger between tests that share it. */
+export function clearGate(gate: Gate): void {
+  for (const f of fs.readdirSync(gate.outbox)) fs.unlinkSync(path.join(gate.outbox, f));
+  fs.rmSync(path.join(gate.state, "ledger"), { recursive: true, force: true });
+}
+
 /** What a gate left in its outbox and state. */
 export function gateLeftBehind(gate: Gate): { outbox: string[]; staging: string[]; ledger: string[] } {
   const list = (d: string) => (fs.existsSync(d) ? fs.readdirSync(d) : []);

@@ -6,7 +6,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type Gate, chunk, gateLeftBehind, head, killAll, post, rawExchange, startGate, syncLog, track, waitFor } from "./gate-helpers.js";
+import { type Gate, clearGate, chunk, gateLeftBehind, head, killAll, post, rawExchange, startGate, syncLog, track, waitFor } from "./gate-helpers.js";
 import { BIN, cli, makeHome, png } from "./helpers.js";
 
 const MiB = 1024 * 1024;
@@ -23,10 +23,7 @@ describe("serve: the protocol", () => {
     await killAll();
     h.cleanup();
   });
-  const clear = () => {
-    for (const f of fs.readdirSync(gate.outbox)) fs.unlinkSync(path.join(gate.outbox, f));
-    fs.rmSync(path.join(gate.state, "ledger"), { recursive: true, force: true });
-  };
+  const clear = () => clearGate(gate);
 
   it("GET /health names the outbox; HEAD answers the same without a body", async () => {
     const r = await rawExchange(gate.socket, [head("/health", {}, "GET")]);

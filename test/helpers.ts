@@ -45,3 +45,25 @@ export function leftBehind(h: { home: string; outbox: string }): { outbox: strin
 }
 
 export const NOTHING_LEFT = { outbox: [], staging: [], ledger: [] };
+
+/**
+ * Rewrites one byte of `file` at a time, in place (same size, new bytes, a
+ * new mtime), over and over until the returned function is awaited: a source
+ * that changes while it is copied.
+ */
+export function keepRewriting(file: string): () => Promise<void> {
+  const size = fs.statSync(file).size;
+  const fd = fs.openSync(file, "r+");
+  let stop = false;
+  const writer = (async () => {
+    for (let i = 0; !stop; i++) {
+      fs.writeSync(fd, Buffer.from(String(i % 10)), 0, 1, (i * 4099) % size);
+      await new Promise((r) => setImmediate(r));
+    }
+  })();
+  return async () => {
+    stop = true;
+    await writer;
+    fs.closeSync(fd);
+  };
+}

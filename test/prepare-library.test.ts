@@ -4,7 +4,7 @@ import { execFileSync, spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { BIN, NOTHING_LEFT, ROOT, cli, leftBehind, makeHome, png, write } from "./helpers.js";
+import { BIN, NOTHING_LEFT, ROOT, cli, keepRewriting, leftBehind, makeHome, png, write } from "./helpers.js";
 
 let h: ReturnType<typeof makeHome>;
 beforeEach(() => {
@@ -89,24 +89,14 @@ describe("prepare: moving and unusual sources", () => {
     const f = path.join(h.home, "busy.txt");
     const block = Buffer.alloc(1 << 20, "a");
     fs.writeFileSync(f, Buffer.concat(Array.from({ length: 40 }, () => block)));
-    const fd = fs.openSync(f, "r+");
-    let stop = false;
-    // Same size, new bytes and a new mtime, over and over.
-    const writer = (async () => {
-      for (let i = 0; !stop; i++) {
-        fs.writeSync(fd, Buffer.from(String(i % 10)), 0, 1, (i * 4099) % (40 << 20));
-        await new Promise((r) => setImmediate(r));
-      }
-    })();
+    const stopRewriting = keepRewriting(f);
     const out = await new Promise<string>((resolve) => {
       const p = spawn(process.execPath, [BIN, "prepare", "--json", f], { env: h.env });
       let text = "";
       p.stdout.on("data", (c) => (text += c));
       p.on("close", () => resolve(text));
     });
-    stop = true;
-    await writer;
-    fs.closeSync(fd);
+    await stopRewriting();
     expect(JSON.parse(out).media_dropped[0].code).toBe("changed_during_copy");
     // 40 MiB of text is checked on two threads: the refusal ends the worker and leaves nothing.
     expect(leftBehind(h)).toEqual(NOTHING_LEFT);

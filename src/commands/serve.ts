@@ -2,6 +2,7 @@ import path from "node:path";
 import type { Options } from "../cli/args.js";
 import { BASE_OPTIONS, LOG_OPTIONS, POLICY_OPTIONS, configFromFlags } from "../cli/config-flags.js";
 import { runCli } from "../cli/run.js";
+import { untilSignal } from "../cli/signals.js";
 import { usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { parseDuration } from "../core/units.js";
@@ -26,18 +27,6 @@ const OPTIONS = {
 
 /** sun_path holds 108 bytes, the terminating NUL included. */
 const MAX_SOCKET_PATH_BYTES = 107;
-
-/**
- * Resolves on the first SIGTERM or SIGINT. The handlers stay: a second
- * signal must not cut short the requests being finished.
- */
-function untilSignal(): Promise<string> {
-  return new Promise((resolve) => {
-    const on = (signal: string) => resolve(signal);
-    process.on("SIGTERM", on);
-    process.on("SIGINT", on);
-  });
-}
 
 function positiveDuration(value: string | undefined, fallback: number, what: string): number {
   if (value === undefined) return fallback;

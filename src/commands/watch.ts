@@ -2,6 +2,7 @@ import { out } from "../cli/io.js";
 import { BASE_OPTIONS, JSON_OPTION, POLICY_OPTIONS, configFromFlags } from "../cli/config-flags.js";
 import type { Options } from "../cli/args.js";
 import { runCli } from "../cli/run.js";
+import { untilSignal } from "../cli/signals.js";
 import { usageError } from "../core/errors.js";
 import { safeJson } from "../core/escape.js";
 import { createLogger, loggerOptionsFrom } from "../log/logger.js";
@@ -11,18 +12,6 @@ import { Watch } from "../watch/watch.js";
 export const USAGE = `usage: media-outbox watch [options]
 options: --outbox DIR --drop DIR... --quarantine DIR --settle DURATION --keep --json
          --max-size SIZE --allow EXT,... --platform NAME --config FILE --log-file FILE`;
-
-/**
- * Resolves on the first SIGTERM or SIGINT. The handlers stay: a second
- * signal must not kill the process while files already begun are finished.
- */
-function untilSignal(): Promise<string> {
-  return new Promise((resolve) => {
-    const on = (signal: string) => resolve(signal);
-    process.on("SIGTERM", on);
-    process.on("SIGINT", on);
-  });
-}
 
 const OPTIONS = {
   ...BASE_OPTIONS,
