@@ -73,7 +73,8 @@ const MAX_POLICY_VALUE = 512;
 
 /** The request target of a prepare call (what the client sends). */
 export function prepareTarget(name: string, policy: PolicyRequest = {}): string {
-  const query = [`name=${encodeURIComponent(name)}`];
+  // Through UTF-8 and back: a lone surrogate (which encodeURIComponent refuses) becomes U+FFFD.
+  const query = [`name=${encodeURIComponent(Buffer.from(name, "utf8").toString("utf8"))}`];
   if (policy.maxSize !== undefined) query.push(`max_size=${policy.maxSize}`);
   if (policy.allow !== undefined) query.push(`allow=${encodeURIComponent(policy.allow.join(","))}`);
   if (policy.platform !== undefined) query.push(`platform=${encodeURIComponent(policy.platform)}`);
