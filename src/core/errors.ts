@@ -10,6 +10,9 @@ export type RefusalCode =
   | "too_large"
   | "content_mismatch"
   | "secret_detected"
+  | "trailing_data"
+  | "decompression_bomb"
+  | "unscannable_content"
   | "changed_during_copy"
   | "io_error";
 

@@ -8,6 +8,7 @@ import type { Config } from "../config/config.js";
 import { FatalError } from "../core/errors.js";
 import { escapeText, safeJson } from "../core/escape.js";
 import type { Logger } from "../log/logger.js";
+import { knownSecretsReader } from "../prepare/content.js";
 import { type JudgeContext, type Policy, judge, narrowPolicy, policyOf } from "../prepare/judge.js";
 import { addDropped, addMedia, droppedResult, emptyReport, settleReport } from "../prepare/report.js";
 import { type Layout, openLayout } from "../state/layout.js";
@@ -293,7 +294,13 @@ export class GateServer {
     }
     let ctx: JudgeContext;
     try {
-      ctx = { layout: this.layout(), policy: narrowPolicy(this.policy, query.policy, this.options.config.platformLimits), publishMode: GATE_FILE_MODE };
+      ctx = {
+        layout: this.layout(),
+        policy: narrowPolicy(this.policy, query.policy, this.options.config.platformLimits),
+        publishMode: GATE_FILE_MODE,
+        // Read per request (a changed .env or credential counts from the next one): $CREDENTIALS_DIRECTORY/hermes-env* in a unit.
+        known: knownSecretsReader(this.options.config.hermesHome),
+      };
     } catch (err) {
       if (!(err instanceof FatalError) || (err.code !== "outbox_unsafe" && err.code !== "state_unsafe")) throw err;
       logger.error({ event: "unhealthy", code: err.code, error: err.message }, "the outbox or its state is unsafe");

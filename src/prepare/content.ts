@@ -1,8 +1,15 @@
 // Content checks on the staged copy: the bytes must be what the extension
-// says (file-type sniffs binaries), and text must be clean UTF-8 without secrets.
+// says (file-type sniffs binaries); text must be clean UTF-8 (or UTF-16 with
+// its BOM) without credentials; a binary's metadata, containers and trailing
+// bytes must hold none either (src/content/carriers.ts), and an image must
+// end where its format ends. `checkContent` is the one entry point: prepare
+// calls it on the staged copy, the watch guard on a file in the outbox.
+import fs from "node:fs";
+import path from "node:path";
+import { type KnownSecrets, loadKnownSecrets } from "../content/known.js";
 import { Refusal } from "../core/errors.js";
 import type { Staged } from "./stage.js";
-import type { TextVerdict } from "./text.js";
+import { TextScanner, type TextVerdict } from "./text.js";
 
 /** Extensions whose content is text: judged by decoding, not by magic bytes. */
 const TEXT_MIME: Record<string, string> = {
@@ -71,8 +78,43 @@ export function isTextExtension(ext: string): boolean {
   return Object.hasOwn(TEXT_MIME, ext);
 }
 
+/** Extensions whose format a reader of src/content/carriers.ts knows. */
+const PARSED = new Set(["png", "jpg", "jpeg", "gif", "webp", "bmp", "mp3", "mp4", "mov", "m4a", "wav", "avi", "pdf", "docx", "xlsx", "pptx", "odt", "ods", "odp", "epub", "zip", "apk", "ipa", "key"]);
+
+/**
+ * How a file's bytes are searched for credentials: as text; by a format
+ * reader (after staging); or, for a binary format nothing here reads (ogg,
+ * flac, mkv, tiff, archives…), every byte as it is, like text but without
+ * an encoding to check.
+ */
+export function scanModeFor(ext: string): "text" | "parsed" | "raw" {
+  return isTextExtension(ext) ? "text" : PARSED.has(ext) ? "parsed" : "raw";
+}
+
+/** The known secrets of the host (the Hermes .env files), as prepare, serve and the guard look for them. */
+export function knownSecretsFor(hermesHome: string): KnownSecrets {
+  return loadKnownSecrets({ hermesHome, credentialsDirectory: process.env.CREDENTIALS_DIRECTORY });
+}
+
+/** knownSecretsFor(hermesHome), read on first call only: one per prepare run, one per gate request. */
+export function knownSecretsReader(hermesHome: string): () => KnownSecrets {
+  let known: KnownSecrets | undefined;
+  return () => (known ??= knownSecretsFor(hermesHome));
+}
+
 export interface ContentVerdict {
   mime: string;
+}
+
+/** The file judged: an open descriptor and its size (and its bytes, when the caller holds them). */
+export type ContentSource = Pick<Staged, "fd" | "bytes" | "content"> & { path?: string };
+
+export interface ContentOptions {
+  /** The scan of a text (or raw) file made while it was staged; made here when absent. */
+  text?: Promise<TextVerdict> | undefined;
+  /** The known secrets (or how to get them, on first need); read from `hermesHome` when absent. */
+  known?: KnownSecrets | (() => KnownSecrets);
+  hermesHome?: string;
 }
 
 /**
@@ -81,13 +123,13 @@ export interface ContentVerdict {
  * run start-up time and are never used here. A small file is judged from the
  * bytes kept in memory while staging: the same bytes, no second read.
  */
-async function sniff(staged: Staged): Promise<{ ext: string; mime: string } | undefined> {
+async function sniff(staged: ContentSource): Promise<{ ext: string; mime: string } | undefined> {
   if (staged.content) {
     const { fileTypeFromBuffer } = await import("file-type/core");
     return fileTypeFromBuffer(staged.content);
   }
   const [{ fileTypeFromTokenizer }, { fromFile }] = await Promise.all([import("file-type/core"), import("strtok3")]);
-  const tokenizer = await fromFile(staged.path, { regularFileOnly: true });
+  const tokenizer = await fromFile(staged.path ?? `/proc/self/fd/${staged.fd}`, { regularFileOnly: true });
   try {
     return await fileTypeFromTokenizer(tokenizer);
   } finally {
@@ -97,8 +139,47 @@ async function sniff(staged: Staged): Promise<{ ext: string; mime: string } | un
 
 const describe = (sniffed: { ext: string } | undefined) => (sniffed ? `${sniffed.ext} data` : "content of no recognised binary type");
 
-/** Judges a staged file; for a text extension, `text` is what the scan of its bytes finds. */
-export async function checkContent(staged: Staged, ext: string, text?: Promise<TextVerdict>): Promise<ContentVerdict> {
+/** Every byte of an open file, from its start. */
+function readAll(source: ContentSource): Buffer {
+  if (source.content) return source.content;
+  const bytes = Buffer.allocUnsafe(source.bytes);
+  for (let off = 0; off < bytes.length; ) {
+    const n = fs.readSync(source.fd, bytes, off, bytes.length - off, off);
+    if (n === 0) throw new Refusal("changed_during_copy", "the file got shorter while it was checked; send it again once it is complete");
+    off += n;
+  }
+  return bytes;
+}
+
+/** The text (or raw) scan of a file no one scanned while staging it: the guard's case. */
+function scanFile(source: ContentSource, raw: boolean, known: KnownSecrets): TextVerdict {
+  const scanner = new TextScanner({ known, raw });
+  if (source.content) scanner.push(source.content);
+  else {
+    const chunk = Buffer.allocUnsafe(1024 * 1024);
+    for (let off = 0; off < source.bytes; ) {
+      const n = fs.readSync(source.fd, chunk, 0, Math.min(chunk.length, source.bytes - off), off);
+      if (n === 0) break;
+      scanner.push(chunk.subarray(0, n));
+      off += n;
+    }
+  }
+  return scanner.finish();
+}
+
+const defaultHermesHome = () => process.env.HERMES_HOME || path.join(process.env.HOME || "/", ".hermes");
+
+/**
+ * Judges a file: its type against its extension, then what it holds (text:
+ * encoding, NUL bytes and credentials; binary: metadata, containers and
+ * trailing bytes). Throws the Refusal; resolves with the MIME type.
+ */
+export async function checkContent(staged: ContentSource, ext: string, options: ContentOptions = {}): Promise<ContentVerdict> {
+  const mode = scanModeFor(ext);
+  let known: KnownSecrets | undefined;
+  const knownSecrets = () =>
+    (known ??= typeof options.known === "function" ? options.known() : (options.known ?? knownSecretsFor(options.hermesHome ?? defaultHermesHome())));
+  const text = options.text ?? (mode === "parsed" ? undefined : Promise.resolve().then(() => scanFile(staged, mode === "raw", knownSecrets())));
   const [sniffed, verdict] = await Promise.all([sniff(staged), text]);
   if (isTextExtension(ext)) {
     if (sniffed && !(TEXT_SNIFFS_ALLOWED[ext] ?? []).includes(sniffed.ext)) {
@@ -112,11 +193,22 @@ export async function checkContent(staged: Staged, ext: string, text?: Promise<T
   if (!expected || !sniffed || !expected.includes(sniffed.ext)) {
     throw new Refusal("content_mismatch", `the file is named .${ext} but holds ${describe(sniffed)}; give it its real extension`);
   }
+  if (verdict?.secret !== undefined) throw secretRefusal(ext, verdict);
+  const carriers = await import("../content/carriers.js");
+  if (carriers.hasReader(sniffed.ext)) carriers.inspectBinary(readAll(staged), ext, sniffed.ext, knownSecrets());
+  else if (!verdict) {
+    const raw = scanFile(staged, true, knownSecrets());
+    if (raw.secret !== undefined) throw secretRefusal(ext, raw);
+  }
   return { mime: sniffed.mime };
+}
+
+function secretRefusal(ext: string, verdict: TextVerdict): Refusal {
+  return new Refusal("secret_detected", `the .${ext} file contains what looks like ${verdict.secret} (at byte ${verdict.secretAt}); remove it before sending`);
 }
 
 function checkText(verdict: TextVerdict, ext: string): void {
   if (verdict.hasNul) throw new Refusal("content_mismatch", `the .${ext} file contains NUL bytes, so it is not text`);
-  if (!verdict.validUtf8) throw new Refusal("content_mismatch", `the .${ext} file is not valid UTF-8 text`);
-  if (verdict.secret) throw new Refusal("secret_detected", `the file contains what looks like ${verdict.secret}; remove it before sending`);
+  if (!verdict.validUtf8) throw new Refusal("content_mismatch", `the .${ext} file is not valid ${verdict.utf16 ? "UTF-16" : "UTF-8"} text`);
+  if (verdict.secret !== undefined) throw secretRefusal(ext, verdict);
 }

@@ -12,7 +12,8 @@ import { escapeText } from "../core/escape.js";
 import { formatBytes } from "../core/units.js";
 import { assertSafePathText } from "../safety/path-text.js";
 import type { Layout } from "../state/layout.js";
-import { checkContent, isTextExtension } from "./content.js";
+import type { KnownSecrets } from "../content/known.js";
+import { checkContent, scanModeFor } from "./content.js";
 import { extensionOf } from "./name.js";
 import { publish } from "./publish.js";
 import type { MediaResult } from "./report.js";
@@ -83,6 +84,8 @@ export interface JudgeContext {
   policy: Policy;
   /** Mode of a published file: 0600 in local mode, 0640 in gate mode (its group reads it). */
   publishMode: number;
+  /** The host's known secrets (the Hermes .env files, or the gate's credentials), read on first need: knownSecretsReader. */
+  known: () => KnownSecrets;
 }
 
 function checkExtension(policy: Policy, name: string): string {
@@ -120,8 +123,9 @@ export async function judge(ctx: JudgeContext, incoming: Incoming): Promise<Medi
   const target = createStagingFile(ctx.layout.stagingDir);
   let text: TextCheck | undefined;
   try {
-    // A text file's check starts while it is staged.
-    if (isTextExtension(ext)) text = createTextCheck(target.fd, declared);
+    // A text file's check (and the raw credential scan of a binary no reader knows) starts while it is staged.
+    const mode = scanModeFor(ext);
+    if (mode !== "parsed") text = createTextCheck(target.fd, declared, undefined, { known: ctx.known(), raw: mode === "raw" });
     let staged: Staged;
     if ("fd" in bytes) {
       staged = stageFromFd(bytes.fd, target, cap, text);
@@ -134,7 +138,7 @@ export async function judge(ctx: JudgeContext, incoming: Incoming): Promise<Medi
     // descriptor is closed or anything is published. The sync is started
     // first: the text verdict may judge its share of a large file right away.
     const syncing = syncStaged(staged);
-    const [content, synced] = await Promise.allSettled([checkContent(staged, ext, text?.verdict()), syncing]);
+    const [content, synced] = await Promise.allSettled([checkContent(staged, ext, { text: text?.verdict(), known: ctx.known }), syncing]);
     if (content.status === "rejected") throw content.reason;
     if (synced.status === "rejected") throw synced.reason;
     const { mime } = content.value;

@@ -7,6 +7,7 @@ import { type Config, type ConfigOverrides, loadConfig } from "../config/config.
 import { usageError } from "../core/errors.js";
 import { type Logger, silentLogger } from "../log/logger.js";
 import { openLayout } from "../state/layout.js";
+import { knownSecretsReader } from "./content.js";
 import { type JudgeContext, judge, policyOf } from "./judge.js";
 import { type MediaResult, type PrepareReport, addDropped, addMedia, droppedResult, emptyReport, settleReport } from "./report.js";
 import { type SourcePolicy, assertUnchanged, openSource, sourcePolicyFor } from "./source.js";
@@ -69,7 +70,7 @@ function createContext(options: PrepareOptions): Context {
     ...(options.fromQuarantine ? { sourceRoots: [layout.quarantineDir] } : {}),
   });
   return {
-    judge: { layout, policy: policyOf(config), publishMode: 0o600 },
+    judge: { layout, policy: policyOf(config), publishMode: 0o600, known: knownSecretsReader(config.hermesHome) },
     sourcePolicy,
     logger: options.logger ?? silentLogger,
   };

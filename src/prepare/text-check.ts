@@ -8,8 +8,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { Worker } from "node:worker_threads";
+import { KnownSecrets, type KnownValue, NO_KNOWN_SECRETS } from "../content/known.js";
 import type { ChunkObserver } from "./stage.js";
-import { TextScanner, type TextVerdict, mergeVerdicts } from "./text.js";
+import { TextScanner, type TextScannerOptions, type TextVerdict, mergeVerdicts } from "./text.js";
 
 declare const __dirname: string;
 
@@ -23,8 +24,8 @@ export const PARALLEL_SCAN_FROM = 16 * 1024 * 1024;
 export const UNIT = 1024 * 1024;
 
 /** Judges unit `index` of the staging file, of `size` bytes (Infinity while it is known to go on). */
-export function judgeUnit(fd: number, index: number, size: number): TextVerdict {
-  return TextScanner.judgeFileRange(fd, index * UNIT, Math.min(size, (index + 1) * UNIT), size);
+export function judgeUnit(fd: number, index: number, size: number, options: TextScannerOptions = {}): TextVerdict {
+  return TextScanner.judgeFileRange(fd, index * UNIT, Math.min(size, (index + 1) * UNIT), size, options);
 }
 
 /** The shared Int32Array's slots: progress, flags, then one claim per unit. */
@@ -41,6 +42,10 @@ export interface WorkerInput {
   size: Float64Array;
   /** How many units have a claim slot. */
   capacity: number;
+  /** The known secrets' values (rebuilt into a KnownSecrets in the worker). */
+  known: KnownValue[];
+  /** Credential scan only (a binary format's bytes). */
+  raw: boolean;
 }
 
 /** The worker's answer: its verdicts for units 0, 1, … in order, or why it failed. */
@@ -57,7 +62,10 @@ export interface TextCheck extends ChunkObserver {
 
 class InlineTextCheck implements TextCheck {
   readonly unitsByWorker = 0;
-  private readonly scanner = new TextScanner();
+  private readonly scanner: TextScanner;
+  constructor(options: TextScannerOptions) {
+    this.scanner = new TextScanner(options);
+  }
   push(chunk: Uint8Array): void {
     this.scanner.push(chunk);
   }
@@ -76,13 +84,20 @@ class SharedTextCheck implements TextCheck {
   private readonly worker: Worker;
   private readonly answer: Promise<FromWorker>;
 
-  constructor(fd: number, expectedBytes: number, workerFile: string) {
+  constructor(
+    fd: number,
+    expectedBytes: number,
+    workerFile: string,
+    private readonly options: TextScannerOptions,
+  ) {
     const capacity = Math.ceil(expectedBytes / UNIT) + 1;
     this.input = {
       fd,
       state: new Int32Array(new SharedArrayBuffer(4 * (SLOT.claims + capacity))),
       size: new Float64Array(new SharedArrayBuffer(8)),
       capacity,
+      known: (options.known ?? NO_KNOWN_SECRETS).values,
+      raw: options.raw === true,
     };
     const { Worker } = process.getBuiltinModule("node:worker_threads");
     // Not unref'd: while the verdict waits for the worker's answer, the worker
@@ -112,7 +127,7 @@ class SharedTextCheck implements TextCheck {
     let next = units - 1;
     for (; next >= 0; next--) {
       if (next < capacity && Atomics.compareExchange(state, SLOT.claims + next, 0, CLAIMED_HERE) !== 0) break;
-      mine.push(judgeUnit(fd, next, this.written));
+      mine.push(judgeUnit(fd, next, this.written, this.options));
     }
     mine.reverse();
     if (next < 0) return mergeVerdicts(mine);
@@ -120,7 +135,7 @@ class SharedTextCheck implements TextCheck {
     const answer = await this.answer;
     const answered = "verdicts" in answer && answer.verdicts.length === next + 1;
     if (answered) this.unitsByWorker = next + 1;
-    const theirs = answered ? answer.verdicts : Array.from({ length: next + 1 }, (_, i) => judgeUnit(fd, i, this.written));
+    const theirs = answered ? answer.verdicts : Array.from({ length: next + 1 }, (_, i) => judgeUnit(fd, i, this.written, this.options));
     return mergeVerdicts([...theirs, ...mine]);
   }
 
@@ -142,9 +157,14 @@ class SharedTextCheck implements TextCheck {
  * The text check for a file of `expectedBytes` (undefined when unknown, as
  * for standard input) staged into the open file `fd`.
  */
-export function createTextCheck(fd: number, expectedBytes: number | undefined, workerFile: string | undefined = bundledWorkerFile()): TextCheck {
-  if (expectedBytes === undefined || expectedBytes < PARALLEL_SCAN_FROM || workerFile === undefined) return new InlineTextCheck();
-  return new SharedTextCheck(fd, expectedBytes, workerFile);
+export function createTextCheck(fd: number, expectedBytes: number | undefined, workerFile: string | undefined = bundledWorkerFile(), options: TextScannerOptions = {}): TextCheck {
+  if (expectedBytes === undefined || expectedBytes < PARALLEL_SCAN_FROM || workerFile === undefined) return new InlineTextCheck(options);
+  return new SharedTextCheck(fd, expectedBytes, workerFile, options);
+}
+
+/** The worker's scanner options, from what the main thread sent. */
+export function workerOptions(input: WorkerInput): TextScannerOptions {
+  return { known: input.known.length > 0 ? new KnownSecrets(input.known) : NO_KNOWN_SECRETS, raw: input.raw };
 }
 
 /** The worker's bundle, when this code runs from the build (not from the TypeScript sources). */

@@ -2,10 +2,12 @@
 // the staging file from the front, each as soon as it is staged, until it
 // meets a unit the main thread has claimed. The file is shared by descriptor.
 import { parentPort, workerData } from "node:worker_threads";
-import { CLAIMED_BY_WORKER, type FromWorker, SLOT, type WorkerInput, judgeUnit } from "./text-check.js";
+import { CLAIMED_BY_WORKER, type FromWorker, SLOT, type WorkerInput, judgeUnit, workerOptions } from "./text-check.js";
 import type { TextVerdict } from "./text.js";
 
-const { fd, state, size, capacity } = workerData as WorkerInput;
+const input = workerData as WorkerInput;
+const { fd, state, size, capacity } = input;
+const options = workerOptions(input);
 
 /** Waits until unit `index` may be judged; false when there is no such unit or the check was stopped. */
 function staged(index: number): boolean {
@@ -26,7 +28,7 @@ function judgeFromFront(): TextVerdict[] {
     if (Atomics.compareExchange(state, SLOT.claims + index, 0, CLAIMED_BY_WORKER) !== 0) break;
     // Until staging is done, a unit that may be judged has bytes after it, so it is not the last.
     const fileSize = Atomics.load(state, SLOT.done) === 1 ? size[0]! : Number.POSITIVE_INFINITY;
-    verdicts.push(judgeUnit(fd, index, fileSize));
+    verdicts.push(judgeUnit(fd, index, fileSize, options));
   }
   return verdicts;
 }

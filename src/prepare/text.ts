@@ -1,39 +1,35 @@
-// The text check of check 6: valid UTF-8, no NUL byte, no secret. It runs on
-// the bytes as they are staged, or on ranges of the staging file read back
-// (text-check.ts shares a large file between two threads); either way memory
-// stays flat whatever the file's size, and the verdict is the same.
+// The text check: valid text (UTF-8, or UTF-16 with its byte order mark), no
+// NUL, no credential (src/content/scan.ts). It runs on the bytes as they are
+// staged, or on ranges of the staging file read back (text-check.ts shares a
+// large file between two threads); either way memory stays flat whatever the
+// file's size, and the verdict is the same. With `raw`, only the credential
+// scan runs: the bytes of a binary format nothing parses (see content.ts).
 import { isUtf8 } from "node:buffer";
 import fs from "node:fs";
-import { findSecret } from "./secrets.js";
-
-/**
- * Bytes judged at once: large enough that the overlap below costs little,
- * small enough that their Latin-1 view is a young-generation string (larger
- * ones are slower to make, measured: 64 KiB blocks scan ~20% faster than 1 MiB).
- */
-const BLOCK = 64 * 1024;
-/**
- * Each block is scanned together with the end of the one before, so a secret
- * that straddles a boundary is still seen whole: any match of at most this
- * many bytes (every pattern's shortest match is under 200) is found wherever
- * it lies. Kept small: every seam is scanned twice.
- */
-const OVERLAP = 4 * 1024;
+import { type KnownSecrets, NO_KNOWN_SECRETS } from "../content/known.js";
+import { BLOCK, OVERLAP, SecretScanner } from "../content/scan.js";
+import { type Utf16State, narrowUtf16, utf16Order } from "../content/utf16.js";
 
 export interface TextVerdict {
   hasNul: boolean;
+  /** Valid in its encoding. */
   validUtf8: boolean;
-  /** What kind of secret was found, if any. */
+  /** Set when the text is UTF-16 (a BOM opens it). */
+  utf16?: "le" | "be";
+  /** What kind of secret was found, if any, and at which byte. */
   secret?: string;
+  secretAt?: number;
 }
 
 /** The verdict on a whole file from the verdicts on its ranges, given in file order. */
 export function mergeVerdicts(ranges: TextVerdict[]): TextVerdict {
-  const secret = ranges.find((v) => v.secret !== undefined)?.secret;
+  const first = ranges.find((v) => v.secret !== undefined);
+  const utf16 = ranges[0]?.utf16;
   return {
     hasNul: ranges.some((v) => v.hasNul),
     validUtf8: ranges.every((v) => v.validUtf8),
-    ...(secret !== undefined ? { secret } : {}),
+    ...(utf16 ? { utf16 } : {}),
+    ...(first ? { secret: first.secret!, secretAt: first.secretAt! } : {}),
   };
 }
 
@@ -62,30 +58,60 @@ function completeLength(data: Buffer): number {
   return data.length;
 }
 
+export interface TextScannerOptions {
+  known?: KnownSecrets;
+  /** Scan for credentials only: no encoding or NUL verdict (a binary format's raw bytes). */
+  raw?: boolean;
+}
+
 export class TextScanner {
   private pending: Buffer[] = [];
   private pendingBytes = 0;
   private carry: Buffer = Buffer.alloc(0);
-  private tail = "";
+  private started = false;
+  private order: "le" | "be" | undefined;
+  private utf16: Utf16State = { pendingHigh: false, valid: true, hasNul: false };
+  private secrets: SecretScanner;
   private readonly verdict: TextVerdict = { hasNul: false, validUtf8: true };
+
+  constructor(private readonly options: TextScannerOptions = {}) {
+    this.secrets = new SecretScanner(options.known ?? NO_KNOWN_SECRETS);
+  }
 
   /**
    * Judges bytes [from, to) of an open file of `size` bytes on their own,
-   * with the OVERLAP bytes before them as context: the verdict a scan of the
-   * whole file gives them. Ranges that start and end on block boundaries (or
-   * at the end of the file) can so be judged in any order, by any thread; the
-   * file's verdict is their `mergeVerdicts`.
+   * with the bytes before them as context: the verdict a scan of the whole
+   * file gives them. Ranges that start and end on block boundaries (or at the
+   * end of the file) can so be judged in any order, by any thread; the file's
+   * verdict is their `mergeVerdicts`.
    */
-  static judgeFileRange(fd: number, from: number, to: number, size: number): TextVerdict {
+  static judgeFileRange(fd: number, from: number, to: number, size: number, options: TextScannerOptions = {}): TextVerdict {
     if (from % BLOCK !== 0 || (to !== size && to % BLOCK !== 0)) throw new Error(`range ${from}..${to} is not on block boundaries`);
-    const start = Math.max(0, from - OVERLAP);
+    const scanner = new TextScanner(options);
+    if (from === 0) {
+      scanner.push(readRange(fd, 0, to));
+      return to === size ? scanner.finish() : scanner.snapshot();
+    }
+    const order = options.raw ? undefined : utf16Order(readRange(fd, 0, Math.min(2, size)));
+    // UTF-16 narrows to half: twice the bytes give the same context.
+    const start = Math.max(0, from - (order ? 2 : 1) * OVERLAP);
     const bytes = readRange(fd, start, to);
     const before = bytes.subarray(0, from - start);
-    const scanner = new TextScanner();
-    scanner.carry = Buffer.from(before.subarray(completeLength(before)));
-    scanner.tail = before.toString("latin1");
+    scanner.started = true;
+    scanner.order = order;
+    if (order) {
+      scanner.verdict.utf16 = order;
+      scanner.secrets = new SecretScanner(options.known ?? NO_KNOWN_SECRETS, from / 2, 2);
+      const context = narrowUtf16(before, order, scanner.utf16);
+      scanner.utf16 = { pendingHigh: scanner.utf16.pendingHigh, valid: true, hasNul: false };
+      scanner.secrets.setContext(context);
+    } else {
+      scanner.secrets = new SecretScanner(options.known ?? NO_KNOWN_SECRETS, from);
+      scanner.secrets.setContext(before);
+      scanner.carry = Buffer.from(before.subarray(completeLength(before)));
+    }
     scanner.push(bytes.subarray(from - start));
-    return to === size ? scanner.finish() : scanner.verdict;
+    return to === size ? scanner.finish() : scanner.snapshot();
   }
 
   /** Observes the next chunk; the chunk may be reused by the caller afterwards. */
@@ -108,6 +134,15 @@ export class TextScanner {
 
   finish(): TextVerdict {
     this.flush(true);
+    return this.snapshot();
+  }
+
+  private snapshot(): TextVerdict {
+    const f = this.secrets.finding;
+    if (f && this.verdict.secret === undefined) {
+      this.verdict.secret = f.what;
+      this.verdict.secretAt = f.offset;
+    }
     return this.verdict;
   }
 
@@ -119,10 +154,33 @@ export class TextScanner {
   }
 
   private judge(block: Buffer, final: boolean): void {
+    if (!this.started) {
+      this.started = true;
+      if (!this.options.raw) {
+        this.order = utf16Order(block);
+        if (this.order) {
+          this.verdict.utf16 = this.order;
+          this.secrets = new SecretScanner(this.options.known ?? NO_KNOWN_SECRETS, 0, 2);
+        }
+      }
+    }
+    if (this.options.raw) {
+      this.secrets.scanBlock(block, final);
+      return;
+    }
     const v = this.verdict;
+    if (this.order) {
+      if (final && block.length % 2 !== 0) v.validUtf8 = false;
+      const narrow = narrowUtf16(block.subarray(0, block.length & ~1), this.order, this.utf16);
+      if (final && this.utf16.pendingHigh) this.utf16.valid = false;
+      v.hasNul ||= this.utf16.hasNul;
+      v.validUtf8 &&= this.utf16.valid;
+      this.secrets.scanBlock(narrow, final);
+      return;
+    }
     if (!v.hasNul && block.includes(0)) v.hasNul = true;
     if (v.validUtf8) this.checkUtf8(block, final);
-    if (v.secret === undefined) this.scanSecrets(block, final);
+    this.secrets.scanBlock(block, final);
   }
 
   /** Validates `block` after the sequence the previous one left incomplete, without copying it. */
@@ -139,28 +197,5 @@ export class TextScanner {
     const cut = final ? block.length : completeLength(block);
     if (!isUtf8(block.subarray(start, Math.max(start, cut)))) this.verdict.validUtf8 = false;
     this.carry = Buffer.from(block.subarray(Math.max(start, cut)));
-  }
-
-  /**
-   * Scans the block, and the seam where it meets the previous one (the
-   * previous block's last OVERLAP bytes and this one's first): a secret that
-   * straddles the boundary is found in the seam, everything else in the block.
-   * A hit in the block's last OVERLAP bytes is judged again in the next seam,
-   * with what follows, so a token cut by the boundary is never mistaken for a
-   * whole one; a hit on the block's first byte is judged in the seam, where the
-   * byte before it decides the word boundary.
-   */
-  private scanSecrets(block: Buffer, final: boolean): void {
-    const text = block.toString("latin1");
-    const deferFrom = final ? text.length : text.length - OVERLAP;
-    if (this.tail !== "") {
-      const hit = findSecret(this.tail + text.slice(0, OVERLAP));
-      if (hit && hit.index <= this.tail.length) this.verdict.secret = hit.what;
-    }
-    if (this.verdict.secret === undefined) {
-      const hit = findSecret(text, this.tail === "" ? 0 : 1);
-      if (hit && hit.index < deferFrom) this.verdict.secret = hit.what;
-    }
-    this.tail = text.slice(Math.max(0, text.length - OVERLAP));
   }
 }

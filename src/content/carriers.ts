@@ -1,0 +1,50 @@
+// Which reader a binary format gets. Loaded only for a binary file (a
+// dynamic import from src/prepare/content.ts), so a text file never pays for
+// it, and each reader does work only for its format.
+import { inspectBmp, inspectGif, inspectJpeg, inspectPng, inspectWebp } from "./images.js";
+import { InspectContext } from "./inspect.js";
+import type { KnownSecrets } from "./known.js";
+import { inspectIsoMedia, inspectMp3, inspectRiff } from "./media.js";
+import { inspectPdf } from "./pdf.js";
+import { inspectZip } from "./zip.js";
+
+type Reader = (bytes: Uint8Array, ctx: InspectContext) => void;
+
+/** Readers by the type file-type sniffed. */
+const READERS: Record<string, Reader> = {
+  png: inspectPng,
+  apng: inspectPng,
+  jpg: inspectJpeg,
+  gif: inspectGif,
+  webp: inspectWebp,
+  bmp: inspectBmp,
+  mp3: inspectMp3,
+  mp4: inspectIsoMedia,
+  m4v: inspectIsoMedia,
+  m4a: inspectIsoMedia,
+  mov: inspectIsoMedia,
+  qt: inspectIsoMedia,
+  wav: inspectRiff,
+  avi: inspectRiff,
+  pdf: inspectPdf,
+  ai: inspectPdf,
+  docx: inspectZip,
+  xlsx: inspectZip,
+  pptx: inspectZip,
+  odt: inspectZip,
+  ods: inspectZip,
+  odp: inspectZip,
+  epub: inspectZip,
+  zip: inspectZip,
+  apk: inspectZip,
+};
+
+/** True when a reader knows the sniffed type; other binaries are scanned as raw bytes. */
+export function hasReader(sniffedExt: string): boolean {
+  return Object.hasOwn(READERS, sniffedExt);
+}
+
+/** Reads the file's metadata and containers; throws the Refusal a finding leads to. */
+export function inspectBinary(bytes: Uint8Array, ext: string, sniffedExt: string, known: KnownSecrets): void {
+  READERS[sniffedExt]!(bytes, new InspectContext(ext, known));
+}

@@ -1,0 +1,150 @@
+// Images: their metadata is scanned (PNG text chunks, JPEG APP and COM
+// segments, GIF comment and application extensions, WebP EXIF/XMP chunks),
+// their pixel data is skipped, and any byte after the format's end marker is
+// refused (`trailing_data`): a generated image has none, and a polyglot is
+// how an archive rides inside a picture.
+import type { InspectContext } from "./inspect.js";
+
+const u32be = (b: Uint8Array, i: number) => ((b[i]! << 24) >>> 0) + (b[i + 1]! << 16) + (b[i + 2]! << 8) + b[i + 3]!;
+const u32le = (b: Uint8Array, i: number) => b[i]! + (b[i + 1]! << 8) + (b[i + 2]! << 16) + ((b[i + 3]! << 24) >>> 0);
+const ascii = (b: Uint8Array, i: number, n: number) => Buffer.from(b.buffer, b.byteOffset + i, n).toString("latin1");
+
+/** PNG chunks that hold pixels or layout, never text: skipped. */
+const PNG_IMAGE_CHUNKS = new Set(["IHDR", "PLTE", "IDAT", "fdAT", "fcTL", "acTL", "tRNS", "gAMA", "cHRM", "sRGB", "bKGD", "pHYs", "sBIT", "hIST", "sPLT", "tIME", "oFFs", "sCAL", "cICP", "mDCv", "cLLi"]);
+
+export function inspectPng(b: Uint8Array, ctx: InspectContext): void {
+  let at = 8;
+  for (;;) {
+    if (at + 12 > b.length) throw ctx.unscannable("its chunk list ends before the IEND chunk");
+    const length = u32be(b, at);
+    const type = ascii(b, at + 4, 4);
+    const dataAt = at + 8;
+    const next = dataAt + length + 4;
+    if (next > b.length) throw ctx.unscannable(`its ${type} chunk runs past the end of the file`);
+    const data = b.subarray(dataAt, dataAt + length);
+    if (type === "IEND") {
+      ctx.trailing(b.subarray(next), next, "end (the IEND chunk)", true);
+      return;
+    }
+    if (type === "zTXt" || type === "iCCP") {
+      const nul = data.indexOf(0);
+      ctx.scan(`its ${type} chunk`, data.subarray(0, Math.max(0, nul)));
+      if (nul >= 0) ctx.scan(`its ${type} chunk`, ctx.inflate(`its ${type} chunk`, data.subarray(nul + 2), "zlib"));
+    } else if (type === "iTXt") {
+      ctx.scan("its iTXt chunk", data);
+      const nul = data.indexOf(0);
+      if (nul >= 0 && data[nul + 1] === 1) {
+        // keyword \0 flag method language \0 translated keyword \0 text
+        const lang = data.indexOf(0, nul + 3);
+        const translated = lang < 0 ? -1 : data.indexOf(0, lang + 1);
+        if (translated >= 0) ctx.scan("its iTXt chunk", ctx.inflate("its iTXt chunk", data.subarray(translated + 1), "zlib"));
+      }
+    } else if (!PNG_IMAGE_CHUNKS.has(type)) {
+      // tEXt, eXIf and any chunk no one knows: read as they are.
+      ctx.scan(`its ${type} chunk`, data);
+    }
+    at = next;
+  }
+}
+
+export function inspectJpeg(b: Uint8Array, ctx: InspectContext): void {
+  let at = 2;
+  for (;;) {
+    // Markers may be padded with 0xFF.
+    while (at < b.length && b[at] === 0xff && b[at + 1] === 0xff) at++;
+    if (at + 1 >= b.length || b[at] !== 0xff) throw ctx.unscannable("its segments end before the end-of-image marker");
+    const marker = b[at + 1]!;
+    if (marker === 0xd9) {
+      ctx.trailing(b.subarray(at + 2), at + 2, "end-of-image marker", true);
+      return;
+    }
+    if ((marker >= 0xd0 && marker <= 0xd7) || marker === 0x01) {
+      at += 2;
+      continue;
+    }
+    if (at + 4 > b.length) throw ctx.unscannable("a segment runs past the end of the file");
+    const length = (b[at + 2]! << 8) | b[at + 3]!;
+    const end = at + 2 + length;
+    if (length < 2 || end > b.length) throw ctx.unscannable("a segment runs past the end of the file");
+    if ((marker >= 0xe0 && marker <= 0xef) || marker === 0xfe) {
+      const what = marker === 0xfe ? "comment" : `APP${marker - 0xe0} segment`;
+      const data = b.subarray(at + 4, end);
+      ctx.scan(`its ${what}`, data);
+      // EXIF's Windows tags (XPComment, XPAuthor…) are UTF-16: read them that way too.
+      if (marker === 0xe1 && data[0] === 0x45 && data[1] === 0x78) ctx.scanUtf16(`its ${what}`, data, data[6] === 0x49 ? "le" : "be");
+    }
+    at = end;
+    if (marker === 0xda) at = skipEntropyCoded(b, at);
+  }
+}
+
+/** The end of entropy-coded data: the next marker that is not a stuffed byte or a restart. */
+function skipEntropyCoded(b: Uint8Array, from: number): number {
+  const buf = Buffer.from(b.buffer, b.byteOffset, b.length);
+  for (let at = buf.indexOf(0xff, from); at >= 0; at = buf.indexOf(0xff, at + 1)) {
+    const next = buf[at + 1];
+    if (next === undefined) return b.length;
+    if (next === 0x00 || next === 0xff || (next >= 0xd0 && next <= 0xd7)) continue;
+    return at;
+  }
+  return b.length;
+}
+
+export function inspectGif(b: Uint8Array, ctx: InspectContext): void {
+  if (b.length < 13) throw ctx.unscannable("it is shorter than its header");
+  let at = 13;
+  if (b[10]! & 0x80) at += 3 * (1 << ((b[10]! & 0x07) + 1));
+  const subBlocks = (from: number): { data: Buffer; end: number } => {
+    const parts: Uint8Array[] = [];
+    let i = from;
+    for (;;) {
+      if (i >= b.length) throw ctx.unscannable("a block runs past the end of the file");
+      const n = b[i]!;
+      if (n === 0) return { data: Buffer.concat(parts), end: i + 1 };
+      parts.push(b.subarray(i + 1, i + 1 + n));
+      i += 1 + n;
+    }
+  };
+  for (;;) {
+    if (at >= b.length) throw ctx.unscannable("it ends before its trailer");
+    const kind = b[at]!;
+    if (kind === 0x3b) {
+      ctx.trailing(b.subarray(at + 1), at + 1, "trailer", true);
+      return;
+    }
+    if (kind === 0x21) {
+      const label = b[at + 1]!;
+      const { data, end } = subBlocks(at + 2);
+      if (label !== 0xf9) ctx.scan(label === 0xfe ? "its comment" : "an extension block", data);
+      at = end;
+    } else if (kind === 0x2c) {
+      let i = at + 10;
+      if (b[at + 9]! & 0x80) i += 3 * (1 << ((b[at + 9]! & 0x07) + 1));
+      at = subBlocks(i + 1).end;
+    } else {
+      throw ctx.unscannable(`an unknown block (0x${kind.toString(16)}) at byte ${at}`);
+    }
+  }
+}
+
+const WEBP_IMAGE_CHUNKS = new Set(["VP8 ", "VP8L", "VP8X", "ALPH", "ANIM", "ANMF"]);
+
+export function inspectWebp(b: Uint8Array, ctx: InspectContext): void {
+  const end = 8 + u32le(b, 4);
+  if (end > b.length) throw ctx.unscannable("its RIFF size runs past the end of the file");
+  for (let at = 12; at + 8 <= end; ) {
+    const type = ascii(b, at, 4);
+    const size = u32le(b, at + 4);
+    if (at + 8 + size > end) throw ctx.unscannable(`its ${type} chunk runs past its end`);
+    if (!WEBP_IMAGE_CHUNKS.has(type)) ctx.scan(`its ${type.trim()} chunk`, b.subarray(at + 8, at + 8 + size));
+    at += 8 + size + (size & 1);
+  }
+  ctx.trailing(b.subarray(end + (end & 1 && b[end] === 0 ? 1 : 0)), end, "end (its RIFF size)", true);
+}
+
+export function inspectBmp(b: Uint8Array, ctx: InspectContext): void {
+  const end = u32le(b, 2);
+  if (end > b.length || end < 26) throw ctx.unscannable("its header's size does not fit the file");
+  ctx.scan("its header", b.subarray(0, Math.min(end, 138)));
+  ctx.trailing(b.subarray(end), end, "end (its header's size)", true);
+}

@@ -1,0 +1,73 @@
+// What every carrier shares: where a part lies, the scan of its bytes with
+// the refusal it leads to, and the budget of inflated bytes (zip, PDF, PNG
+// text chunks) that turns a decompression bomb into a refusal instead of
+// exhausting memory.
+import zlib from "node:zlib";
+import { Refusal } from "../core/errors.js";
+import { formatBytes } from "../core/units.js";
+import type { KnownSecrets } from "./known.js";
+import { scanBytes } from "./scan.js";
+import { narrowUtf16 } from "./utf16.js";
+
+/** Inflated bytes one file may produce in all. */
+export const MAX_INFLATED_TOTAL = 256 * 1024 * 1024;
+/** Past this size, a part may not inflate to more than MAX_RATIO times its compressed size. */
+export const RATIO_FREE_BYTES = 1024 * 1024;
+export const MAX_RATIO = 100;
+
+export class InspectContext {
+  private inflated = 0;
+
+  constructor(
+    readonly ext: string,
+    readonly known: KnownSecrets,
+  ) {}
+
+  /** Refuses when `bytes` (the part named `part`) holds a credential. */
+  scan(part: string, bytes: Uint8Array, offsetBase?: number): void {
+    const finding = scanBytes(bytes, this.known);
+    if (finding) {
+      const at = offsetBase === undefined ? `in ${part}, at byte ${finding.offset} of it` : `in ${part}, at byte ${offsetBase + finding.offset} of the file`;
+      throw new Refusal("secret_detected", `the .${this.ext} file holds what looks like ${finding.what} (${at}); remove it before sending`);
+    }
+  }
+
+  /** Scans text given as UTF-16 (`order`), narrowed as the text scan does it. */
+  scanUtf16(part: string, bytes: Uint8Array, order: "le" | "be"): void {
+    this.scan(part, narrowUtf16(bytes.subarray(0, bytes.length & ~1), order, { pendingHigh: false, valid: true, hasNul: false }));
+  }
+
+  /** Inflates a part within the file's budget; a bomb is refused with `decompression_bomb`. */
+  inflate(part: string, compressed: Uint8Array, kind: "raw" | "zlib"): Buffer {
+    const remaining = MAX_INFLATED_TOTAL - this.inflated;
+    const byRatio = Math.max(RATIO_FREE_BYTES, compressed.length * MAX_RATIO);
+    const limit = Math.min(remaining, byRatio);
+    let out: Buffer;
+    try {
+      const options = { maxOutputLength: Math.max(1, limit), finishFlush: zlib.constants.Z_SYNC_FLUSH };
+      out = kind === "raw" ? zlib.inflateRawSync(compressed, options) : zlib.inflateSync(compressed, options);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE") {
+        const why = limit === remaining ? `past the ${formatBytes(MAX_INFLATED_TOTAL)} this check inflates for one file` : `to more than ${MAX_RATIO} times its compressed size`;
+        throw new Refusal("decompression_bomb", `${part} of the .${this.ext} file inflates ${why}: refused as a decompression bomb`);
+      }
+      throw this.unscannable(`${part} does not inflate (${(err as Error).message})`);
+    }
+    this.inflated += out.length;
+    return out;
+  }
+
+  /** The content could not be read to check it: refused rather than let out unchecked. */
+  unscannable(why: string): Refusal {
+    return new Refusal("unscannable_content", `the .${this.ext} file could not be checked for secrets: ${why}; export it again`);
+  }
+
+  /** Bytes after the format's end: scanned, then refused on their own for an image. */
+  trailing(bytes: Uint8Array, endOffset: number, marker: string, refuse: boolean): void {
+    if (bytes.length === 0) return;
+    this.scan(`the ${bytes.length} bytes after its ${marker}`, bytes, endOffset);
+    if (refuse) {
+      throw new Refusal("trailing_data", `the .${this.ext} file has ${bytes.length} bytes after its ${marker}; a generated image has none (an archive can ride inside a picture that way): export it again`);
+    }
+  }
+}

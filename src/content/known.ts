@@ -1,0 +1,188 @@
+// The values the Hermes host holds in its .env files, looked for literally
+// wherever bytes go out: $HERMES_HOME/.env, $HERMES_HOME/profiles/*/.env, and
+// (in gate mode, where the service cannot read the agents' homes) every file
+// of $CREDENTIALS_DIRECTORY whose name starts with `hermes-env`. A value is
+// never printed: a hit names the variable.
+//
+// One pass over the bytes, whatever the number of values: every value is at
+// least MIN_VALUE bytes long, so each of its occurrences covers a 4-byte word
+// at an offset divisible by 4. The pass reads those words only (one in four
+// positions, through an Int32Array), looks each up in a 64 Ki-entry filter
+// of the values' words at their four alignments, and compares the few
+// candidates the filter lets through. Measured on 50 MB: ~26 ms for 40
+// values, against ~430 ms for a regex alternation of them and ~290 ms for an
+// Aho-Corasick automaton walked byte by byte in JavaScript.
+import fs from "node:fs";
+import path from "node:path";
+import { parseDotenv } from "./dotenv.js";
+import { NOT_SECRET_NAME_RE, nameSaysSecret } from "./rules.js";
+import { isPlaceholder, looksLikeTokenValue } from "./shape.js";
+
+/** Shorter values are too common to look for (a user id, a port, `true`). */
+export const MIN_VALUE = 8;
+/** Longer values are looked for by their first bytes: a leak of that many is a leak. */
+const MAX_COMPARED = 256;
+const MAX_FILE = 1024 * 1024;
+
+export interface KnownValue {
+  /** The variable's name, and the file's role: what a refusal may say. */
+  name: string;
+  bytes: Uint8Array;
+}
+
+/** Names of settings, not secrets, even when their value looks random. */
+const SETTING_NAME = /_(?:URL|URI|HOST|PORT|PATH|FILE|DIR|ID|IDS|NAME|MODEL|REGION|USERS|USER|CHANNEL|CHANNELS|ROOMS|MODE|ENABLED|ENV|LEVEL|TIMEOUT|SECONDS|TTL|DOMAIN|SCHEME|ENDPOINT|PROFILE|ENGINE|PROXY|IMAGE)$/i;
+
+/** The values of one .env worth looking for: secret names' values, URL passwords, values that look like credentials. */
+export function valuesWorthLookingFor(name: string, value: string): string[] {
+  const out: string[] = [];
+  const userinfo = /^[a-z][a-z0-9+.-]*:\/\/[^\s:/@]*:([^\s/@]+)@/i.exec(value);
+  if (userinfo && userinfo[1]!.length >= MIN_VALUE) out.push(userinfo[1]!);
+  if (value.length < MIN_VALUE || isPlaceholder(value)) return out;
+  const secretName = nameSaysSecret(name) && !NOT_SECRET_NAME_RE.test(name) && !/_(?:PATH|FILE|DIR)$/i.test(name);
+  const pathLike = /^(?:[/~]|\.\.?\/)/.test(value);
+  if (secretName || userinfo || (!SETTING_NAME.test(name) && !pathLike && looksLikeTokenValue(value))) {
+    out.push(value);
+    // A multi-line value (a key pasted into .env) is also looked for line by line.
+    if (value.includes("\n")) for (const line of value.split(/\r?\n/)) if (line.trim().length >= 16) out.push(line.trim());
+  }
+  return out;
+}
+
+const hash = (word: number) => Math.imul(word, 0x9e3779b1) >>> 16;
+
+interface Candidate {
+  value: KnownValue;
+  /** Where the word lies in the value. */
+  offset: number;
+}
+
+export interface KnownHit {
+  name: string;
+  index: number;
+}
+
+export class KnownSecrets {
+  private readonly filter = new Uint8Array(1 << 16);
+  private readonly words = new Map<number, Candidate[]>();
+  private scratch = new Int32Array(0);
+
+  constructor(readonly values: KnownValue[]) {
+    for (const value of values) {
+      const view = Buffer.from(value.bytes.buffer, value.bytes.byteOffset, value.bytes.length);
+      for (let offset = 0; offset < 4; offset++) {
+        const word = view.readInt32LE(offset);
+        this.filter[hash(word)] = 1;
+        const list = this.words.get(word);
+        if (list) list.push({ value, offset });
+        else this.words.set(word, [{ value, offset }]);
+      }
+    }
+  }
+
+  get size(): number {
+    return this.values.length;
+  }
+
+  /** The leftmost known value in `bytes` starting at or after `from`, or undefined. */
+  find(bytes: Uint8Array, from = 0): KnownHit | undefined {
+    if (this.values.length === 0) return undefined;
+    const count = bytes.length >> 2;
+    if (this.scratch.length < count + 1) this.scratch = new Int32Array(count + 1024);
+    // An aligned copy, read one word at a time.
+    new Uint8Array(this.scratch.buffer, 0, count * 4).set(bytes.subarray(0, count * 4));
+    const words = this.scratch;
+    const filter = this.filter;
+    for (let w = from >> 2; w < count; w++) {
+      if (filter[Math.imul(words[w]!, 0x9e3779b1) >>> 16] === 0) continue;
+      const candidates = this.words.get(words[w]!);
+      if (!candidates) continue;
+      let best: KnownHit | undefined;
+      for (const { value, offset } of candidates) {
+        const start = 4 * w - offset;
+        if (start < from || start + value.bytes.length > bytes.length || (best && best.index <= start)) continue;
+        if (equalAt(bytes, start, value.bytes)) best = { name: value.name, index: start };
+      }
+      if (best) return best;
+    }
+    return undefined;
+  }
+}
+
+function equalAt(bytes: Uint8Array, start: number, value: Uint8Array): boolean {
+  for (let i = 0; i < value.length; i++) if (bytes[start + i] !== value[i]) return false;
+  return true;
+}
+
+export const NO_KNOWN_SECRETS = new KnownSecrets([]);
+
+/** The values of one file (a .env), each under `VARIABLE (where)`. */
+function valuesOf(text: string, where: string): KnownValue[] {
+  const out: KnownValue[] = [];
+  for (const { name, value } of parseDotenv(text)) {
+    for (const v of valuesWorthLookingFor(name, value)) {
+      out.push({ name: `${name} (${where})`, bytes: Buffer.from(v, "utf8").subarray(0, MAX_COMPARED) });
+    }
+  }
+  return out;
+}
+
+export interface KnownSecretSources {
+  hermesHome: string;
+  /** systemd's $CREDENTIALS_DIRECTORY, in gate mode. */
+  credentialsDirectory?: string | undefined;
+}
+
+/** The files that hold known secrets, each with how a refusal names it. */
+export function knownSecretFiles(src: KnownSecretSources): { file: string; where: string }[] {
+  const files = [{ file: path.join(src.hermesHome, ".env"), where: "the Hermes .env" }];
+  for (const profile of readdirOrEmpty(path.join(src.hermesHome, "profiles"))) {
+    files.push({ file: path.join(src.hermesHome, "profiles", profile, ".env"), where: `the .env of Hermes profile ${profile}` });
+  }
+  if (src.credentialsDirectory) {
+    for (const name of readdirOrEmpty(src.credentialsDirectory)) {
+      if (name.startsWith("hermes-env")) files.push({ file: path.join(src.credentialsDirectory, name), where: `credential ${name}` });
+    }
+  }
+  return files;
+}
+
+function readdirOrEmpty(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir).sort();
+  } catch {
+    return [];
+  }
+}
+
+// A long-running process (watch, serve) re-reads a file only when it changed.
+const cache = new Map<string, { key: string; values: KnownValue[] }>();
+
+function readValues(file: string, where: string): KnownValue[] {
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(file);
+  } catch {
+    cache.delete(file);
+    return [];
+  }
+  if (!st.isFile() || st.size > MAX_FILE) return [];
+  const key = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+  const cached = cache.get(file);
+  if (cached?.key === key) return cached.values;
+  let values: KnownValue[];
+  try {
+    values = valuesOf(fs.readFileSync(file, "utf8"), where);
+  } catch {
+    // Unreadable (the gate's service user, say): the credentials directory is how it gets them.
+    values = [];
+  }
+  cache.set(file, { key, values });
+  return values;
+}
+
+/** The known secrets of this host, read now (cached per file while unchanged). */
+export function loadKnownSecrets(src: KnownSecretSources): KnownSecrets {
+  const values = knownSecretFiles(src).flatMap(({ file, where }) => readValues(file, where));
+  return values.length === 0 ? NO_KNOWN_SECRETS : new KnownSecrets(values);
+}

@@ -1,0 +1,103 @@
+// Audio and video: their tags are scanned (ID3v2 frames, UTF-16 ones
+// decoded, compressed ones inflated; ID3v1, APE and what follows the audio
+// frames; ISO media boxes but the media data; RIFF chunks but the samples),
+// their media data is skipped.
+import type { InspectContext } from "./inspect.js";
+
+const syncsafe = (b: Uint8Array, i: number) => (b[i]! << 21) | (b[i + 1]! << 14) | (b[i + 2]! << 7) | b[i + 3]!;
+const u32be = (b: Uint8Array, i: number) => ((b[i]! << 24) >>> 0) + (b[i + 1]! << 16) + (b[i + 2]! << 8) + b[i + 3]!;
+const u32le = (b: Uint8Array, i: number) => b[i]! + (b[i + 1]! << 8) + (b[i + 2]! << 16) + ((b[i + 3]! << 24) >>> 0);
+const ascii = (b: Uint8Array, i: number, n: number) => Buffer.from(b.buffer, b.byteOffset + i, n).toString("latin1");
+
+/** The tail of an MP3 scanned as it is: ID3v1, APE and Lyrics3 tags, and anything appended after the audio. */
+const MP3_TAIL = 128 * 1024;
+
+/** Reverses ID3's unsynchronisation (0xFF 0x00 -> 0xFF). */
+function resync(b: Uint8Array): Buffer {
+  const out = Buffer.allocUnsafe(b.length);
+  let n = 0;
+  for (let i = 0; i < b.length; i++) {
+    out[n++] = b[i]!;
+    if (b[i] === 0xff && b[i + 1] === 0x00) i++;
+  }
+  return out.subarray(0, n);
+}
+
+function inspectId3v2(b: Uint8Array, ctx: InspectContext): number {
+  if (b.length < 10 || ascii(b, 0, 3) !== "ID3") return 0;
+  const version = b[3]!;
+  const flags = b[5]!;
+  const size = syncsafe(b, 6);
+  const end = 10 + size + (flags & 0x10 ? 10 : 0);
+  if (end > b.length) throw ctx.unscannable("its ID3 tag runs past the end of the file");
+  let tag: Uint8Array = b.subarray(10, 10 + size);
+  ctx.scan("its ID3 tag", tag);
+  if (flags & 0x80 && version < 4) tag = resync(tag);
+  let at = 0;
+  if (flags & 0x40) at += version === 3 ? 4 + u32be(tag, 0) : syncsafe(tag, 0);
+  const idLength = version === 2 ? 3 : 4;
+  const headerLength = version === 2 ? 6 : 10;
+  while (at + headerLength <= tag.length && tag[at] !== 0) {
+    const id = ascii(tag, at, idLength);
+    const length = version === 2 ? (tag[at + 3]! << 16) | (tag[at + 4]! << 8) | tag[at + 5]! : version === 4 ? syncsafe(tag, at + 4) : u32be(tag, at + 4);
+    const frameFlags = version === 2 ? 0 : tag[at + 9]!;
+    let data: Uint8Array = tag.subarray(at + headerLength, Math.min(tag.length, at + headerLength + length));
+    const part = `its ID3 ${id} frame`;
+    if (version === 4 && frameFlags & 0x02) data = resync(data);
+    const compressed = version === 4 ? frameFlags & 0x08 : version === 3 ? frameFlags & 0x80 : 0;
+    if (compressed) {
+      // A data length indicator (4 bytes) precedes the zlib stream.
+      data = ctx.inflate(part, data.subarray(4), "zlib");
+      ctx.scan(part, data);
+    }
+    // Text encodings 1 and 2 are UTF-16 (with a BOM, and big-endian).
+    const encoding = data[0];
+    if ((id.startsWith("T") || id.startsWith("COM") || id.startsWith("ULT") || id.startsWith("USLT")) && (encoding === 1 || encoding === 2)) {
+      const text = data.subarray(id.startsWith("T") ? 1 : 4);
+      const bom = text[0] === 0xfe ? "be" : text[0] === 0xff ? "le" : encoding === 2 ? "be" : "le";
+      ctx.scanUtf16(part, text, bom);
+    }
+    at += headerLength + length;
+  }
+  return end;
+}
+
+export function inspectMp3(b: Uint8Array, ctx: InspectContext): void {
+  const audioFrom = inspectId3v2(b, ctx);
+  const tailFrom = Math.max(audioFrom, b.length - MP3_TAIL);
+  ctx.scan("its last bytes (ID3v1, APE tags and anything after the audio)", b.subarray(tailFrom), tailFrom);
+}
+
+/** ISO media (mp4, mov, m4a): every top-level box but the media data, and whatever follows the last box. */
+export function inspectIsoMedia(b: Uint8Array, ctx: InspectContext): void {
+  let at = 0;
+  while (at + 8 <= b.length) {
+    let size = u32be(b, at);
+    const type = ascii(b, at + 4, 4);
+    let header = 8;
+    if (size === 1) {
+      if (at + 16 > b.length) break;
+      size = u32be(b, at + 8) * 2 ** 32 + u32be(b, at + 12);
+      header = 16;
+    } else if (size === 0) {
+      size = b.length - at;
+    }
+    if (size < header || at + size > b.length) throw ctx.unscannable(`its ${type} box runs past the end of the file`);
+    if (type !== "mdat") ctx.scan(`its ${type} box`, b.subarray(at, at + size), at);
+    at += size;
+  }
+  if (at < b.length) ctx.scan("the bytes after its last box", b.subarray(at), at);
+}
+
+/** RIFF (wav, avi): every chunk but the samples, and whatever follows the RIFF size. */
+export function inspectRiff(b: Uint8Array, ctx: InspectContext): void {
+  const end = Math.min(b.length, 8 + u32le(b, 4));
+  for (let at = 12; at + 8 <= end; ) {
+    const type = ascii(b, at, 4);
+    const size = u32le(b, at + 4);
+    const listType = type === "LIST" ? ascii(b, at + 8, 4) : "";
+    if (type !== "data" && type !== "idx1" && listType !== "movi") ctx.scan(`its ${type}${listType ? ` ${listType}` : ""} chunk`, b.subarray(at, Math.min(end, at + 8 + size)), at);
+    at += 8 + size + (size & 1);
+  }
+  if (end < b.length) ctx.scan("the bytes after its RIFF size", b.subarray(end), end);
+}

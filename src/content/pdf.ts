@@ -1,0 +1,132 @@
+// PDF: every stream that can hold text (content streams, object streams,
+// XMP metadata, embedded files, form XObjects) is decoded (FlateDecode,
+// ASCIIHexDecode, or none) within the file's inflate budget and scanned,
+// both as it is and as the text its show operators (Tj, TJ, ', ") draw, so a
+// key cut into TJ pieces reads whole. Images and fonts are skipped. Every
+// byte outside the streams (dictionaries, the Info dictionary, whatever
+// follows the last %%EOF) is scanned as it is. An encrypted PDF cannot be
+// read, so it is refused.
+//
+// Text drawn with a subset font through a ToUnicode map (glyph numbers in
+// the stream) is not mapped back: README "What the content check reads".
+import type { InspectContext } from "./inspect.js";
+
+const IMAGE_FILTERS = /\/(?:DCTDecode|DCT|JPXDecode|CCITTFaxDecode|CCF|JBIG2Decode)\b/;
+const SKIPPED = /\/Subtype\s*\/(?:Image|Type1C|CIDFontType0C|OpenType)\b|\/Length[123]\b|\/Type\s*\/XRef\b/;
+
+/** The filters of a stream dictionary, in order. */
+function filters(dict: string): string[] {
+  const m = /\/Filter\s*(\[[^\]]*\]|\/[A-Za-z0-9]+)/.exec(dict);
+  if (!m) return [];
+  return [...m[1]!.matchAll(/\/([A-Za-z0-9]+)/g)].map((f) => f[1]!);
+}
+
+function asciiHex(data: Uint8Array): Buffer {
+  const text = Buffer.from(data).toString("latin1");
+  const end = text.indexOf(">");
+  const hex = (end < 0 ? text : text.slice(0, end)).replace(/[^0-9A-Fa-f]/g, "");
+  return Buffer.from(hex.length % 2 ? `${hex}0` : hex, "hex");
+}
+
+/** The strings a content stream shows, in order: TJ pieces joined, a line break at each text move. */
+export function shownText(stream: Uint8Array): Buffer {
+  const s = Buffer.from(stream.buffer, stream.byteOffset, stream.length).toString("latin1");
+  const out: string[] = [];
+  let i = 0;
+  const n = s.length;
+  while (i < n) {
+    const c = s.charCodeAt(i);
+    if (c === 40) {
+      // ( literal string ), with nesting and backslash escapes
+      let depth = 1;
+      let str = "";
+      i++;
+      while (i < n && depth > 0) {
+        const ch = s[i]!;
+        if (ch === "\\") {
+          const next = s[i + 1] ?? "";
+          const esc: Record<string, string> = { n: "\n", r: "\r", t: "\t", b: "\b", f: "\f", "(": "(", ")": ")", "\\": "\\" };
+          if (next in esc) {
+            str += esc[next];
+            i += 2;
+          } else if (/[0-7]/.test(next)) {
+            const oct = /^[0-7]{1,3}/.exec(s.slice(i + 1, i + 4))![0];
+            str += String.fromCharCode(Number.parseInt(oct, 8) & 0xff);
+            i += 1 + oct.length;
+          } else {
+            i += next === "\r" || next === "\n" ? 2 : 1;
+          }
+          continue;
+        }
+        if (ch === "(") depth++;
+        if (ch === ")" && --depth === 0) break;
+        str += ch;
+        i++;
+      }
+      out.push(str);
+      i++;
+    } else if (c === 60 && s.charCodeAt(i + 1) !== 60) {
+      const end = s.indexOf(">", i);
+      if (end < 0) break;
+      out.push(asciiHex(Buffer.from(s.slice(i + 1, end + 1), "latin1")).toString("latin1"));
+      i = end + 1;
+    } else if (c === 37) {
+      // a comment, to the end of the line
+      while (i < n && s[i] !== "\n" && s[i] !== "\r") i++;
+    } else if ((c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 39 || c === 34 || c === 42) {
+      let j = i;
+      while (j < n && /[A-Za-z*'"]/.test(s[j]!)) j++;
+      const op = s.slice(i, j);
+      if (op === "Td" || op === "TD" || op === "T*" || op === "Tm" || op === "ET" || op === "'" || op === '"') out.push("\n");
+      i = j;
+    } else {
+      i++;
+    }
+  }
+  return Buffer.from(out.join(""), "latin1");
+}
+
+export function inspectPdf(b: Uint8Array, ctx: InspectContext): void {
+  const buf = Buffer.from(b.buffer, b.byteOffset, b.length);
+  const tail = buf.subarray(Math.max(0, buf.length - 64 * 1024)).toString("latin1");
+  if (/\/Encrypt\s/.test(tail) || /\/Encrypt\s*\d+\s+\d+\s+R/.test(buf.subarray(0, Math.min(buf.length, 4096)).toString("latin1"))) {
+    throw ctx.unscannable("it is encrypted");
+  }
+  let outsideFrom = 0;
+  for (let at = buf.indexOf("stream", 0, "latin1"); at >= 0; at = buf.indexOf("stream", at + 6, "latin1")) {
+    // `stream` opens data only after a dictionary (`>>`), before an end of line; `endstream` is not it.
+    if (at >= 3 && buf.toString("latin1", at - 3, at) === "end") continue;
+    let dataAt = at + 6;
+    if (buf[dataAt] === 0x0d) dataAt++;
+    if (buf[dataAt] !== 0x0a && buf[dataAt - 1] !== 0x0d) continue;
+    if (buf[dataAt] === 0x0a) dataAt++;
+    const dictFrom = buf.lastIndexOf("obj", at, "latin1");
+    const dict = buf.toString("latin1", dictFrom < 0 || at - dictFrom > 64 * 1024 ? Math.max(0, at - 4096) : dictFrom, at);
+    if (!/>>\s*$/.test(dict)) continue;
+    let end = -1;
+    const length = /\/Length\s+(\d+)(?!\s+\d+\s+R)/.exec(dict);
+    if (length) {
+      const candidate = dataAt + Number(length[1]);
+      if (/^\s*endstream/.test(buf.toString("latin1", candidate, Math.min(buf.length, candidate + 20)))) end = candidate;
+    }
+    if (end < 0) end = buf.indexOf("endstream", dataAt, "latin1");
+    if (end < 0) throw ctx.unscannable(`a stream at byte ${at} has no end`);
+    ctx.scan("the PDF's objects", buf.subarray(outsideFrom, dataAt), outsideFrom);
+    outsideFrom = end;
+    const part = `the PDF stream at byte ${dataAt}`;
+    if (SKIPPED.test(dict) || IMAGE_FILTERS.test(dict)) {
+      at = end;
+      continue;
+    }
+    let data: Uint8Array = buf.subarray(dataAt, end);
+    for (const f of filters(dict)) {
+      if (f === "FlateDecode" || f === "Fl") data = ctx.inflate(part, data, "zlib");
+      else if (f === "ASCIIHexDecode" || f === "AHx") data = asciiHex(data);
+      else throw ctx.unscannable(`${part} is encoded with ${f}, which this check does not read`);
+    }
+    ctx.scan(part, data);
+    ctx.scan(`the text of ${part}`, shownText(data));
+    at = end;
+  }
+  ctx.scan("the PDF's objects", buf.subarray(outsideFrom), outsideFrom);
+}

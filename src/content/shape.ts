@@ -1,0 +1,111 @@
+// What a credential value looks like, and what a placeholder looks like. Used
+// by the rules (a vendor prefix followed by "xxxx" is documentation) and by
+// the known-secret loader (which .env values are worth looking for).
+
+const counts = new Uint16Array(256);
+
+/** Shannon entropy of `text` (one character per byte), in bits per character. */
+export function entropy(text: string): number {
+  let bits = 0;
+  for (let i = 0; i < text.length; i++) counts[text.charCodeAt(i) & 0xff]!++;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i) & 0xff;
+    const n = counts[c]!;
+    if (n === 0) continue;
+    const p = n / text.length;
+    bits -= p * Math.log2(p);
+    counts[c] = 0;
+  }
+  return bits;
+}
+
+/** Share of the character pairs of `text` that occur once: ~1 for a random string, low for a repeated pattern. */
+function distinctPairs(text: string): number {
+  if (text.length < 3) return 1;
+  const seen = new Set<number>();
+  for (let i = 1; i < text.length; i++) seen.add((text.charCodeAt(i - 1) << 8) | (text.charCodeAt(i) & 0xff));
+  return seen.size / (text.length - 1);
+}
+
+/**
+ * Words and marks that documentation puts where a real value would go.
+ * Matched in the lower-cased value; a random token of 64 characters holds one
+ * of these four-letter runs with a probability under 1e-5.
+ */
+const PLACEHOLDER_MARKS = [
+  "your",
+  "example",
+  "placeholder",
+  "changeme",
+  "change_me",
+  "change-me",
+  "replace",
+  "redacted",
+  "dummy",
+  "sample",
+  "insert",
+  "xxxx",
+  "****",
+  "....",
+  "\u2026",
+  "\xe2\x80\xa6", // the same ellipsis, as UTF-8 bytes read one per character
+  "<",
+  ">",
+  "${",
+  "{{",
+  "%(",
+  "$(",
+  "todo",
+  "fixme",
+  "here",
+  "secret_key",
+  "api_key",
+  "apikey",
+  "token_",
+  "process.env",
+  "environ",
+  "getenv",
+  "12345678",
+  "abcdefgh",
+];
+
+/** True when `value` reads as a placeholder rather than a real credential. */
+export function isPlaceholder(value: string): boolean {
+  const v = value.toLowerCase();
+  if (v.startsWith("$") || v.startsWith("%") || v.startsWith("@")) return true;
+  for (const mark of PLACEHOLDER_MARKS) if (v.includes(mark)) return true;
+  return false;
+}
+
+/**
+ * True when `body` (a token without its vendor prefix) looks random: enough
+ * distinct characters for its length, and no placeholder in it.
+ */
+export function looksRandom(body: string): boolean {
+  if (body.length < 8) return false;
+  // A random string over 16+ symbols reaches log2(length) bits for short bodies and ~4 beyond.
+  const floor = Math.min(3.0, 0.7 * Math.log2(body.length));
+  return entropy(body) >= floor && distinctPairs(body.slice(0, 64)) >= 0.6 && !isPlaceholder(body);
+}
+
+const DIGIT = /[0-9]/;
+const LETTER = /[A-Za-z]/;
+
+/**
+ * A value of a name that says key, token or secret is a credential when it
+ * is a long random-looking token: at least 16 characters from a token
+ * alphabet, letters and digits both, no placeholder.
+ */
+export function looksLikeTokenValue(value: string): boolean {
+  return value.length >= 16 && /^[A-Za-z0-9_\-+/=.~]+$/.test(value) && DIGIT.test(value) && LETTER.test(value) && looksRandom(value);
+}
+
+/**
+ * A password needs less: 8 characters or more, letters and a digit or a
+ * symbol, no placeholder, not one character repeated.
+ */
+export function looksLikePassword(value: string): boolean {
+  if (value.length < 8 || /\s/.test(value)) return false;
+  if (!LETTER.test(value) || !/[^A-Za-z]/.test(value)) return false;
+  return entropy(value) >= 2.5 && distinctPairs(value.slice(0, 64)) >= 0.6 && !isPlaceholder(value);
+}
