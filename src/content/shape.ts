@@ -89,6 +89,7 @@ export function looksRandom(body: string): boolean {
 }
 
 const DIGIT = /[0-9]/;
+const MEMBER_EXPRESSION = /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/;
 const LETTER = /[A-Za-z]/;
 
 /**
@@ -106,6 +107,7 @@ export function looksLikeTokenValue(value: string): boolean {
  */
 export function looksLikePassword(value: string): boolean {
   if (value.length < 8 || /\s/.test(value)) return false;
-  if (!LETTER.test(value) || !/[^A-Za-z]/.test(value)) return false;
+  // A digit or a symbol besides `.` and `_`, and not code (`o.password`, `this.pwd_`).
+  if (!LETTER.test(value) || !/[^A-Za-z._$]/.test(value) || MEMBER_EXPRESSION.test(value)) return false;
   return entropy(value) >= 2.5 && distinctPairs(value.slice(0, 64)) >= 0.6 && !isPlaceholder(value);
 }

@@ -182,7 +182,9 @@ export async function checkContent(staged: ContentSource, ext: string, options: 
   const text = options.text ?? (mode === "parsed" ? undefined : Promise.resolve().then(() => scanFile(staged, mode === "raw", knownSecrets())));
   const [sniffed, verdict] = await Promise.all([sniff(staged), text]);
   if (isTextExtension(ext)) {
-    if (sniffed && !(TEXT_SNIFFS_ALLOWED[ext] ?? []).includes(sniffed.ext)) {
+    // A UTF-16 BOM (FF FE) also reads as an MPEG audio frame's sync: valid UTF-16 text wins.
+    const utf16Text = verdict?.utf16 !== undefined && verdict.validUtf8 && !verdict.hasNul;
+    if (sniffed && !utf16Text && !(TEXT_SNIFFS_ALLOWED[ext] ?? []).includes(sniffed.ext)) {
       throw new Refusal("content_mismatch", `the file is named .${ext} but holds ${describe(sniffed)}; give it its real extension`);
     }
     if (!verdict) throw new Error("a text file reached the content check without its text scan");

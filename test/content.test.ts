@@ -1,0 +1,228 @@
+// The content check on the labelled corpus (test/corpus.ts): every fake
+// credential in every carrier is refused with secret_detected and leaves
+// nothing behind; the negatives are published; trailing data, decompression
+// bombs and unreadable containers get their own codes; the Hermes .env's
+// values are known; every rule stays linear on adversarial input.
+import fs from "node:fs";
+import path from "node:path";
+import zlib from "node:zlib";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { findSecret } from "../src/content/find.js";
+import { parseDotenv } from "../src/content/dotenv.js";
+import { checkContent } from "../src/prepare/content.js";
+import { prepare } from "../src/prepare/prepare.js";
+import { TextScanner } from "../src/prepare/text.js";
+import { adversarial, docx, jpeg, makePng, mp3, negatives, pdf, pngWithText, positives, pptx, xlsx, zip } from "./corpus.js";
+import { NOTHING_LEFT, cli, leftBehind, makeHome, write } from "./helpers.js";
+
+let h: ReturnType<typeof makeHome>;
+let work: string;
+beforeEach(() => {
+  h = makeHome();
+  work = path.join(h.home, "work");
+  fs.mkdirSync(work);
+});
+afterEach(() => h.cleanup());
+
+const CARRIERS: Record<string, (text: string) => Buffer> = {
+  txt: (t) => Buffer.from(`Notes from the run\n${t}\nend\n`),
+  "utf16.txt": (t) => Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(`Notes\r\n${t}\r\n`, "utf16le")]),
+  docx: (t) => docx(`Report\n${t}\nThanks`),
+  xlsx: (t) => xlsx(`Name\n${t}`),
+  pptx: (t) => pptx(`Slide\n${t}`),
+  pdf: (t) => pdf(`Report\n${t}`),
+  "plain.pdf": (t) => pdf(`Report\n${t}`, true),
+  "tEXt.png": (t) => pngWithText(t, "tEXt"),
+  "zTXt.png": (t) => pngWithText(t, "zTXt"),
+  "iTXt.png": (t) => pngWithText(t, "iTXt"),
+  "com.jpg": (t) => jpeg({ comment: t }),
+  "exif.jpg": (t) => jpeg({ exifText: t }),
+  mp3: (t) => mp3(t),
+  "after-iend.png": (t) => Buffer.concat([makePng(8, (i) => i * 7), Buffer.from(t)]),
+  "after-eoi.jpg": (t) => jpeg({ after: Buffer.from(t) }),
+};
+const extOf = (carrier: string) => carrier.slice(carrier.lastIndexOf(".") + 1);
+
+async function judge(files: string[]) {
+  return prepare(files, { env: h.env, cwd: work });
+}
+
+describe("the labelled corpus", () => {
+  it("refuses every fake credential in every carrier with secret_detected, naming the kind, never the value, leaving nothing behind", async () => {
+    const files: string[] = [];
+    const expected: { label: string; carrier: string; value: string }[] = [];
+    for (const [label, value] of Object.entries(positives())) {
+      for (const [carrier, make] of Object.entries(CARRIERS)) {
+        files.push(write(work, `${label}-${carrier.replace(/\./g, "-")}.${extOf(carrier)}`, make(value)));
+        expected.push({ label, carrier, value });
+      }
+    }
+    const report = await judge(files);
+    const missed = report.media.map((m) => m.source);
+    expect(missed).toEqual([]);
+    const wrong = report.media_dropped.flatMap((d, i) => (d.code === "secret_detected" ? [] : [`${expected[i]!.label} in ${expected[i]!.carrier}: ${d.code}: ${d.reason}`]));
+    expect(wrong).toEqual([]);
+    report.media_dropped.forEach((d, i) => {
+      expect(d.reason).toMatch(/looks like (a|an|the) /);
+      for (const line of expected[i]!.value.split("\n")) if (line.length >= 16) expect(d.reason).not.toContain(line.slice(-16));
+    });
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+  });
+
+  it("publishes every negative in every carrier but appended data", async () => {
+    const files: string[] = [];
+    for (const [label, text] of Object.entries(negatives())) {
+      for (const [carrier, make] of Object.entries(CARRIERS)) {
+        if (carrier.startsWith("after-")) continue;
+        files.push(write(work, `${label}-${carrier.replace(/\./g, "-")}.${extOf(carrier)}`, make(text)));
+      }
+    }
+    const report = await judge(files);
+    expect(report.media_dropped.map((d) => `${d.path}: ${d.code}: ${d.reason}`)).toEqual([]);
+  });
+
+  it("finds each fake credential alone, and no placeholder of the documentation", () => {
+    for (const [label, value] of Object.entries(positives(99))) expect(findSecret(` ${value} `), label).toBeDefined();
+    for (const [label, text] of Object.entries(negatives(98))) expect(findSecret(text), label).toBeUndefined();
+  });
+});
+
+describe("trailing data, bombs, unreadable containers", () => {
+  it("refuses bytes after an image's end with trailing_data, and a zip or PDF inside a picture", async () => {
+    const archive = zip({ "notes.txt": "hello" });
+    const files = [
+      write(work, "polyglot.png", Buffer.concat([makePng(8, (i) => i), archive])),
+      write(work, "junk.jpg", jpeg({ after: Buffer.from("more bytes") })),
+      write(work, "clean.png", makePng(8, (i) => i * 3)),
+      write(work, "clean.jpg", jpeg({ comment: "made by the chart tool" })),
+    ];
+    const report = await judge(files);
+    expect(report.media_dropped.map((d) => d.code)).toEqual(["trailing_data", "trailing_data"]);
+    expect(report.media.map((m) => m.name)).toEqual(["clean.png", "clean.jpg"]);
+  });
+
+  it("refuses a zip bomb and a PDF bomb with decompression_bomb, and an encrypted or damaged container with unscannable_content", async () => {
+    const zeros = Buffer.alloc(64 * 1024 * 1024);
+    const bombPdf = pdf("hello", false, [Buffer.concat([Buffer.from(`<< /Length ${zlib.deflateSync(zeros).length} /Filter /FlateDecode >>\nstream\n`), zlib.deflateSync(zeros), Buffer.from("\nendstream")])]);
+    const damaged = docx("hello");
+    const files = [
+      write(work, "bomb.docx", docx("hello", 7, { "word/media/big.xml": zeros })),
+      write(work, "bomb.pdf", bombPdf),
+      write(work, "damaged.docx", damaged.subarray(0, damaged.length - 30)),
+      write(work, "encrypted.pdf", Buffer.concat([pdf("hello"), Buffer.from("trailer\n<< /Encrypt 9 0 R >>\n%%EOF\n")])),
+    ];
+    const report = await judge(files);
+    expect(report.media_dropped.map((d) => d.code)).toEqual(["decompression_bomb", "decompression_bomb", "unscannable_content", "unscannable_content"]);
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+  });
+});
+
+describe("known secrets: the values of the Hermes .env files", () => {
+  const VALUE = "Qm7vLx2Pw9Zk4Tr8Yb3N";
+  const env = ["# Hermes", "export LLM_MODEL=anthropic/claude-sonnet-4", `MY_CUSTOM_SERVICE_KEY="${VALUE}" # set by setup`, "TELEGRAM_ALLOWED_USERS=123456789", "OPENAI_API_KEY=your_api_key_here", "HERMES_MEDIA_ALLOW_DIRS=/home/agent/.hermes/media_outbox", ""].join("\n");
+
+  it("reads .env with its grammar: export, quotes, comments, expansion", () => {
+    expect(parseDotenv(`export A='x y' # c\nB="l1\\nl2"\nC=plain value # comment\nD=\${C}-x\n#E=no\n'F'=q`)).toEqual([
+      { name: "A", value: "x y" },
+      { name: "B", value: "l1\nl2" },
+      { name: "C", value: "plain value" },
+      { name: "D", value: "plain value-x" },
+      { name: "F", value: "q" },
+    ]);
+  });
+
+  it("refuses a known value wherever it goes out, naming the variable, never the value; settings and placeholders are not secrets", async () => {
+    fs.mkdirSync(path.join(h.home, ".hermes", "profiles", "work"), { recursive: true });
+    write(path.join(h.home, ".hermes"), ".env", env);
+    write(path.join(h.home, ".hermes", "profiles", "work"), ".env", "DISCORD_ALLOWED_USERS=42\nWEBHOOK_SECRET=Hk29dLqp0Zx7Vn3w\n");
+    const files = [
+      write(work, "pasted.txt", `the key is ${VALUE}, keep it safe\n`),
+      write(work, "pasted.docx", docx(`key: ${VALUE}`)),
+      write(work, "tagged.png", pngWithText(`note ${VALUE}`)),
+      write(work, "profile.md", "webhook Hk29dLqp0Zx7Vn3w\n"),
+      write(work, "settings.md", "model anthropic/claude-sonnet-4, users 123456789, outbox /home/agent/.hermes/media_outbox, your_api_key_here\n"),
+    ];
+    const report = await judge(files);
+    expect(report.media_dropped.map((d) => d.code)).toEqual(["secret_detected", "secret_detected", "secret_detected", "secret_detected"]);
+    expect(report.media_dropped[0]!.reason).toContain("MY_CUSTOM_SERVICE_KEY (the Hermes .env)");
+    expect(report.media_dropped[3]!.reason).toContain("WEBHOOK_SECRET (the .env of Hermes profile work)");
+    for (const d of report.media_dropped) expect(d.reason).not.toContain(VALUE);
+    expect(report.media.map((m) => m.name)).toEqual(["settings.md"]);
+  });
+
+  it("reads the gate's credentials ($CREDENTIALS_DIRECTORY/hermes-env*) through the CLI", () => {
+    const creds = path.join(h.home, "creds");
+    fs.mkdirSync(creds);
+    write(creds, "hermes-env-1", `SLACK_APP_TOKEN=${VALUE}\n`);
+    write(creds, "other", `X_TOKEN=Zz9Yy8Xx7Ww6Vv5Uu4\n`);
+    const leak = write(work, "leak.txt", `${VALUE}\n`);
+    const other = write(work, "other.txt", "Zz9Yy8Xx7Ww6Vv5Uu4\n");
+    const r = cli(["prepare", leak, other], { env: { ...h.env, CREDENTIALS_DIRECTORY: creds } });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("secret_detected: the .txt file contains what looks like the value of SLACK_APP_TOKEN (credential hermes-env-1)");
+    expect(r.stderr).not.toContain(VALUE);
+    expect(r.stdout).toContain("other.txt");
+  });
+});
+
+describe("through the real CLI", () => {
+  it("refuses a representative set with its reason codes and leaves nothing behind", () => {
+    const p = positives(5);
+    const files = [
+      write(work, "token.txt", p["github-token"]!),
+      write(work, "key.docx", docx(p["pem-private-key"]!)),
+      write(work, "k8s.txt", p["kubeconfig-client-key"]!),
+      write(work, "report.pdf", pdf(p["discord-bot-token"]!)),
+      write(work, "tagged.mp3", mp3(p["telegram-bot-token"]!)),
+      write(work, "polyglot.png", Buffer.concat([makePng(8, (i) => i), zip({ "a.txt": "x" })])),
+      write(work, "bomb.docx", docx("hello", 7, { "word/bomb.xml": Buffer.alloc(32 * 1024 * 1024) })),
+    ];
+    const r = cli(["prepare", "--json", ...files], { env: h.env });
+    expect(r.code).toBe(1);
+    const doc = JSON.parse(r.stdout) as { media: unknown[]; media_dropped: { code: string }[] };
+    expect(doc.media).toEqual([]);
+    expect(doc.media_dropped.map((d) => d.code)).toEqual(["secret_detected", "secret_detected", "secret_detected", "secret_detected", "secret_detected", "trailing_data", "decompression_bomb"]);
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+  });
+
+  it("judges 512 KiB of `eyJ-` (quadratic in the old pattern) and publishes it", () => {
+    const file = write(work, "jwtish.txt", "eyJ-".repeat(128 * 1024));
+    const r = cli(["prepare", file], { env: h.env });
+    expect(r.code).toBe(0);
+  });
+});
+
+describe("the guard's entry point", () => {
+  it("checkContent judges an open file on its own (no staging scan): text and binary", async () => {
+    const p = positives(7);
+    const cases: [string, Buffer, string | undefined][] = [
+      ["leak.txt", Buffer.from(p["stripe-key"]!), "secret_detected"],
+      ["ok.txt", Buffer.from("hello\n"), undefined],
+      ["leak.png", pngWithText(p["npm-token"]!), "secret_detected"],
+      ["tail.png", Buffer.concat([makePng(8, (i) => i), Buffer.from("x")]), "trailing_data"],
+    ];
+    for (const [name, bytes, code] of cases) {
+      const file = write(work, name, bytes);
+      const fd = fs.openSync(file, "r");
+      try {
+        const verdict = checkContent({ fd, bytes: bytes.length, path: file }, name.split(".")[1]!, { hermesHome: path.join(h.home, ".hermes") });
+        if (code) await expect(verdict).rejects.toMatchObject({ code });
+        else await expect(verdict).resolves.toMatchObject({ mime: "text/plain" });
+      } finally {
+        fs.closeSync(fd);
+      }
+    }
+  });
+});
+
+describe("linear time: every rule on adversarial input", () => {
+  it("gives a verdict on repetitions of each prefix and long runs of each alphabet, in blocks and across seams", () => {
+    for (const [label, bytes] of Object.entries(adversarial(512 * 1024))) {
+      const scanner = new TextScanner();
+      scanner.push(bytes);
+      const verdict = scanner.finish();
+      expect(verdict.validUtf8, label).toBe(true);
+      expect(verdict.secret, label).toBeUndefined();
+    }
+  });
+});

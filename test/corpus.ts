@@ -1,0 +1,342 @@
+// The labelled corpus of the content tests and the bench: fake credentials
+// in every format the rules know (format-valid, random from a seed, never a
+// real key), the carriers they ride in (text, docx, xlsx, pptx, PDF, PNG and
+// JPEG metadata, MP3 tags, bytes appended after an image), negatives that
+// must be published, and adversarial inputs for time.
+import zlib from "node:zlib";
+import { makePng } from "../src/core/png.js";
+
+/** A seeded generator (mulberry32): the same corpus every run. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+const LOWER = "abcdefghijklmnopqrstuvwxyz";
+const DIGITS = "0123456789";
+const ALNUM = UPPER + LOWER + DIGITS;
+const B64URL = `${ALNUM}_-`;
+const HEX = "0123456789abcdef";
+const B64 = `${ALNUM}+/`;
+
+export class Fakes {
+  private readonly next: () => number;
+  constructor(seed: number) {
+    this.next = rng(seed);
+  }
+  pick(alphabet: string, n: number): string {
+    let s = "";
+    for (let i = 0; i < n; i++) s += alphabet[Math.floor(this.next() * alphabet.length)];
+    return s;
+  }
+  bytes(n: number): Buffer {
+    return Buffer.from(Array.from({ length: n }, () => Math.floor(this.next() * 256)));
+  }
+  pem(label: string, lines = 8): string {
+    const body = this.bytes(48 * lines).toString("base64").match(/.{1,64}/g)!.join("\n");
+    return `-----BEGIN ${label}-----\n${body}\n-----END ${label}-----\n`;
+  }
+}
+
+const b64url = (text: string) => Buffer.from(text).toString("base64url");
+
+/** One fake of every format the rules know, by label. */
+export function positives(seed = 11): Record<string, string> {
+  const f = new Fakes(seed);
+  const pem = f.pem("RSA PRIVATE KEY");
+  return {
+    "github-token": `token ghp_${f.pick(ALNUM, 36)}`,
+    "github-fine-grained": `github_pat_${f.pick(ALNUM, 22)}_${f.pick(ALNUM, 59)}`,
+    "gitlab-token": `glpat-${f.pick(B64URL, 20)}`,
+    "slack-bot-token": `SLACK_BOT_TOKEN: xoxb-${f.pick(DIGITS, 12)}-${f.pick(DIGITS, 13)}-${f.pick(ALNUM, 24)}`,
+    "slack-app-token": `xapp-1-A${f.pick(UPPER + DIGITS, 10)}-${f.pick(DIGITS, 13)}-${f.pick(HEX, 64)}`,
+    "slack-webhook": `https://hooks.slack.com/services/T${f.pick(UPPER + DIGITS, 8)}/B${f.pick(UPPER + DIGITS, 8)}/${f.pick(ALNUM, 24)}`,
+    "anthropic-key": `ANTHROPIC_API_KEY=sk-ant-api03-${f.pick(B64URL, 93)}AA`,
+    "openrouter-key": `sk-or-v1-${f.pick(HEX, 64)}`,
+    "openai-key": `sk-proj-${f.pick(B64URL, 64)}`,
+    "openai-legacy-key": `sk-${f.pick(ALNUM, 20)}T3BlbkFJ${f.pick(ALNUM, 20)}`,
+    "deepseek-key": `DEEPSEEK_API_KEY=sk-${f.pick(HEX, 32)}`,
+    "google-api-key": `GOOGLE_API_KEY=AIza${f.pick(B64URL, 35)}`,
+    "google-oauth-secret": `GOCSPX-${f.pick(B64URL, 28)}`,
+    "groq-key": `gsk_${f.pick(ALNUM, 52)}`,
+    "xai-key": `xai-${f.pick(ALNUM, 80)}`,
+    "huggingface-token": `hf_${f.pick(UPPER + LOWER, 34)}`,
+    "fireworks-key": `fw_${f.pick(ALNUM, 24)}`,
+    "perplexity-key": `pplx-${f.pick(ALNUM, 48)}`,
+    "tavily-key": `tvly-dev-${f.pick(ALNUM, 32)}`,
+    "firecrawl-key": `fc-${f.pick(HEX, 32)}`,
+    "nvidia-key": `nvapi-${f.pick(B64URL, 64)}`,
+    "elevenlabs-key": `sk_${f.pick(HEX, 48)}`,
+    "telegram-bot-token": `TELEGRAM_BOT_TOKEN=${f.pick("123456789", 1)}${f.pick(DIGITS, 9)}:AA${f.pick(B64URL, 33)}`,
+    "discord-bot-token": `${b64url(`1${f.pick(DIGITS, 18)}`)}.${f.pick(B64URL, 6)}.${f.pick(B64URL, 38)}`,
+    "matrix-token": `syt_${b64url("hermesbot")}_${f.pick(ALNUM, 20)}_${f.pick(ALNUM, 6)}`,
+    "matrix-recovery-key": `Es${Array.from({ length: 12 }, (_, i) => f.pick("123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz", i === 0 ? 2 : 4)).join(" ")}`,
+    "stripe-key": `sk_live_${f.pick(ALNUM, 24)}`,
+    "npm-token": `//registry.npmjs.org/:_authToken=npm_${f.pick(ALNUM, 36)}`,
+    "pypi-token": `pypi-AgEIcHlwaS5vcmc${f.pick(B64URL, 80)}`,
+    "sendgrid-key": `SG.${f.pick(B64URL, 22)}.${f.pick(B64URL, 43)}`,
+    "twilio-key": `SK${f.pick(HEX, 32)}`,
+    "aws-access-key-id": `aws_access_key_id = AKIA${f.pick(UPPER + "234567", 16)}`,
+    "aws-secret-access-key": `aws_secret_access_key = ${f.pick(B64, 40)}`,
+    "azure-storage-key": `DefaultEndpointsProtocol=https;AccountName=reports;AccountKey=${f.pick(B64, 86)}==;EndpointSuffix=core.windows.net`,
+    "azure-client-secret": `${f.pick(ALNUM, 3)}8Q~${f.pick(`${ALNUM}_~.-`, 34)}`,
+    "gcp-service-account": JSON.stringify({ type: "service_account", project_id: "demo", private_key_id: f.pick(HEX, 40), private_key: f.pem("PRIVATE KEY"), client_email: "x@demo.iam.gserviceaccount.com" }, null, 2),
+    "database-url": `DATABASE_URL=postgres://app:${f.pick(ALNUM, 20)}@db.internal:5432/app`,
+    "pem-private-key": pem,
+    "openssh-private-key": f.pem("OPENSSH PRIVATE KEY"),
+    "pgp-private-key": `-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\n${f.bytes(300).toString("base64").match(/.{1,64}/g)!.join("\n")}\n-----END PGP PRIVATE KEY BLOCK-----\n`,
+    "putty-private-key": `PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: deploy\nPublic-Lines: 2\n${f.bytes(48).toString("base64")}\n`,
+    "kubeconfig-client-key": `users:\n- name: admin\n  user:\n    client-key-data: ${Buffer.from(f.pem("EC PRIVATE KEY")).toString("base64")}\n`,
+    "base64-pem-wrapped": Buffer.from(f.pem("PRIVATE KEY")).toString("base64").match(/.{1,76}/g)!.join("\n"),
+    "netrc-password": `machine api.example.com\n  login deploy\n  password ${f.pick(ALNUM, 22)}\n`,
+    jwt: `Authorization: Bearer ${b64url('{"alg":"HS256","typ":"JWT"}')}.${b64url(`{"sub":"${f.pick(DIGITS, 8)}","iat":1700000000}`)}.${f.pick(B64URL, 43)}`,
+    "generic-dotenv": `MY_SERVICE_TOKEN=${f.pick(ALNUM, 32)}`,
+    "generic-export-password": `export DB_PASSWORD='${f.pick(LOWER, 6)}${f.pick(DIGITS, 3)}!${f.pick(UPPER, 3)}'`,
+    "generic-yaml": `service:\n  api_key: ${f.pick(ALNUM, 40)}\n`,
+    "generic-json": `{"clientSecret": "${f.pick(ALNUM, 40)}"}`,
+    "generic-ini": `[database]\nhost = db.internal\npassword = ${f.pick(LOWER, 5)}${f.pick(DIGITS, 4)}${f.pick(UPPER, 3)}\n`,
+    "authorization-basic": `Authorization: Basic ${Buffer.from(`deploy:${f.pick(ALNUM, 10)}7!`).toString("base64")}`,
+  };
+}
+
+/** Text that must be published: what agents send every day. */
+export function negatives(seed = 12): Record<string, string> {
+  const f = new Fakes(seed);
+  const rows = Array.from({ length: 200 }, () => `${f.pick(HEX, 64)},${f.pick(HEX, 8)}-${f.pick(HEX, 4)}-4${f.pick(HEX, 3)}-a${f.pick(HEX, 3)}-${f.pick(HEX, 12)},${f.pick(DIGITS, 6)}`);
+  const log = Array.from({ length: 50 }, (_, i) => `commit ${f.pick(HEX, 40)}\nAuthor: Dev ${i} <dev${i}@example.com>\nDate:   Mon Jan ${(i % 28) + 1} 10:00:00 2026 +0000\n\n    Fix token refresh in the ${f.pick(LOWER, 6)} module (#${1000 + i})\n\n    Change-Id: I${f.pick(HEX, 40)}\n`);
+  return {
+    "sha256-uuid-csv": `sha256,uuid,size\n${rows.join("\n")}\n`,
+    "git-log": log.join("\n"),
+    "placeholder-docs": [
+      "# Setup",
+      "Put your keys in `~/.hermes/.env`:",
+      "```",
+      "OPENROUTER_API_KEY=sk-or-v1-...",
+      "OPENAI_API_KEY=your_api_key_here",
+      "ANTHROPIC_API_KEY=<YOUR_ANTHROPIC_KEY>",
+      "TELEGRAM_BOT_TOKEN=123456789:ABC-DEF1234ghIkl-zyx57W2v1u123ew11",
+      "GITHUB_TOKEN=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+      "SLACK_BOT_TOKEN=xoxb-your-bot-token",
+      "DATABASE_URL=postgres://user:password@localhost:5432/app",
+      "api_key: changeme",
+      "password: ********",
+      "token = ${API_TOKEN}",
+      'secret = os.environ["SECRET"]',
+      "```",
+      "-----BEGIN PRIVATE KEY-----",
+      "...",
+      "-----END PRIVATE KEY-----",
+      "AWS example: AKIAIOSFODNN7EXAMPLE / wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+      "Stripe test key from the docs: sk_test_4eC39HqLyjWDarjtT1zdp7dc",
+      "jwt.io: eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+    ].join("\n"),
+    "minified-js": `!function(e){var t={};function n(r){if(t[r])return t[r].exports;var o=t[r]={i:r,l:!1,exports:{}};return e[r].call(o.exports,o,o.exports,n),o.l=!0,o.exports}n.m=e,n.c=t,n.d=function(e,t,r){n.o(e,t)||Object.defineProperty(e,t,{enumerable:!0,get:r})};var apiKey=e.apiKey||"",token=n.token,secret=this._getSecret(),password=o.password;const passwordField=document.getElementById("password");key:"sort",keyPath:"id",tokenizer:new t.Tokenizer({maxTokens:4096})}(${JSON.stringify(Array.from({ length: 50 }, () => f.pick(LOWER, 8)))});\n`.repeat(40),
+    prose: [
+      "The quarterly report covers revenue, churn and the new onboarding flow. Passwords are rotated monthly; keys live in the vault.",
+      "Le rapport trimestriel couvre le chiffre d'affaires et le nouveau parcours d'inscription. Les mots de passe sont changés chaque mois.",
+      "Der Quartalsbericht umfasst Umsatz, Abwanderung und den neuen Anmeldeprozess. Schlüssel und Passwörter liegen im Tresor.",
+      "季度报告涵盖收入、流失率和新的注册流程。密码每月轮换一次，密钥保存在保险库中。",
+      "四半期報告書には、収益、解約率、新しいオンボーディングの流れが含まれています。パスワードは毎月変更されます。",
+      "Квартальный отчёт охватывает выручку, отток и новый процесс регистрации. Пароли меняются ежемесячно.",
+      "يغطي التقرير الفصلي الإيرادات ومعدل التراجع وعملية التسجيل الجديدة. يتم تغيير كلمات المرور شهريًا.",
+      "Monkey business: the turkey key-lime pie recipe uses a passage about tokenizers and bypass valves.",
+    ].join("\n\n"),
+    "certificate-base64": `tls.crt: ${Buffer.from(f.pem("CERTIFICATE")).toString("base64")}\n`,
+    "public-keys": `{"publicKey": "${f.pick(ALNUM, 44)}", "pk_live": "pk_live_${f.pick(ALNUM, 24)}", "ssh": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI${f.pick(B64, 43)} user@host"}\n`,
+    "lockfile-integrity": Array.from({ length: 30 }, (_, i) => `    "node_modules/pkg${i}": {\n      "version": "1.${i}.0",\n      "resolved": "https://registry.npmjs.org/pkg${i}/-/pkg${i}-1.${i}.0.tgz",\n      "integrity": "sha512-${f.pick(B64, 86)}=="\n    },`).join("\n"),
+    "uuids-and-hashes-config": `cache_key: ${f.pick(HEX, 32)}\nsort_key: created_at\nprimary_key: id\nrequest_id: ${f.pick(HEX, 8)}-${f.pick(HEX, 4)}-4${f.pick(HEX, 3)}-a${f.pick(HEX, 3)}-${f.pick(HEX, 12)}\nmax_tokens: 4096\ncommit: ${f.pick(HEX, 40)}\n`,
+  };
+}
+
+/** Inputs built to make a backtracking pattern slow: repetitions of each prefix, long runs of each alphabet. */
+export function adversarial(size: number): Record<string, Buffer> {
+  const fill = (unit: string) => Buffer.from(unit.repeat(Math.ceil(size / unit.length)).slice(0, size), "latin1");
+  const units = ["eyJ-", "eyJ", "sk-", "sk-ant-", "ghp_", "AKIA", "xoxb-1234567-", "-----BEGIN ", "-----BEGIN PRIVATE KEY-----\nProc-Type: x\n", "LS0tLS1CRUdJTi", "key=", "Key:", "a=", "1234567890:", "postgres://u:", "machine a password ", "Authorization: Bearer ", "Es12 ", "password=", "pass", "AAA1Q~", "ab/", "M", "0"];
+  const out: Record<string, Buffer> = {};
+  for (const u of units) out[`repeat ${JSON.stringify(u)}`] = fill(u);
+  out["run of a"] = fill("a");
+  out["run of base64"] = fill("Ab9+/");
+  return out;
+}
+
+// ---- carriers -------------------------------------------------------------
+
+function crc32(buf: Buffer): number {
+  return zlib.crc32(buf);
+}
+
+/** A zip of `entries` (deflated unless `stored`). */
+export function zip(entries: Record<string, string | Buffer>, stored = false): Buffer {
+  const locals: Buffer[] = [];
+  const centrals: Buffer[] = [];
+  let offset = 0;
+  for (const [name, content] of Object.entries(entries)) {
+    const data = Buffer.isBuffer(content) ? content : Buffer.from(content);
+    const body = stored ? data : zlib.deflateRawSync(data);
+    const nameBytes = Buffer.from(name);
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(20, 4);
+    local.writeUInt16LE(stored ? 0 : 8, 8);
+    local.writeUInt32LE(crc32(data), 14);
+    local.writeUInt32LE(body.length, 18);
+    local.writeUInt32LE(data.length, 22);
+    local.writeUInt16LE(nameBytes.length, 26);
+    const central = Buffer.alloc(46);
+    central.writeUInt32LE(0x02014b50, 0);
+    central.writeUInt16LE(20, 4);
+    central.writeUInt16LE(20, 6);
+    central.writeUInt16LE(stored ? 0 : 8, 10);
+    central.writeUInt32LE(crc32(data), 16);
+    central.writeUInt32LE(body.length, 20);
+    central.writeUInt32LE(data.length, 24);
+    central.writeUInt16LE(nameBytes.length, 28);
+    central.writeUInt32LE(offset, 42);
+    locals.push(local, nameBytes, body);
+    centrals.push(central, nameBytes);
+    offset += 30 + nameBytes.length + body.length;
+  }
+  const cd = Buffer.concat(centrals);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(Object.keys(entries).length, 8);
+  end.writeUInt16LE(Object.keys(entries).length, 10);
+  end.writeUInt32LE(cd.length, 12);
+  end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...locals, cd, end]);
+}
+
+const xmlEscape = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+
+/** A docx whose body holds `text`, each line a paragraph, each line cut into runs of `run` characters (as Word does). */
+export function docx(text: string, run = 7, extra: Record<string, string | Buffer> = {}): Buffer {
+  const paragraphs = text.split("\n").map((line) => {
+    const runs = line.match(new RegExp(`[\\s\\S]{1,${run}}`, "g")) ?? [""];
+    return `<w:p><w:r><w:rPr><w:b/></w:rPr><w:t xml:space="preserve">${runs.map(xmlEscape).join('</w:t></w:r><w:r w:rsidR="00A1B2C3"><w:t xml:space="preserve">')}</w:t></w:r></w:p>`;
+  });
+  return zip({
+    "[Content_Types].xml": '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>',
+    "_rels/.rels": '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>',
+    "word/document.xml": `<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${paragraphs.join("")}</w:body></w:document>`,
+    ...extra,
+  });
+}
+
+export function xlsx(text: string): Buffer {
+  const lines = text.split("\n");
+  return zip({
+    "[Content_Types].xml": '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/></Types>',
+    "_rels/.rels": '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>',
+    "xl/workbook.xml": '<?xml version="1.0" encoding="UTF-8"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheets><sheet name="Sheet1" sheetId="1"/></sheets></workbook>',
+    "xl/sharedStrings.xml": `<?xml version="1.0" encoding="UTF-8"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">${lines.map((l) => `<si><t>${xmlEscape(l)}</t></si>`).join("")}</sst>`,
+    "xl/worksheets/sheet1.xml": `<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>${lines.map((_, i) => `<row r="${i + 1}"><c r="A${i + 1}" t="s"><v>${i}</v></c></row>`).join("")}</sheetData></worksheet>`,
+  });
+}
+
+export function pptx(text: string): Buffer {
+  return zip({
+    "[Content_Types].xml": '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Override PartName="/ppt/presentation.xml" ContentType="application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml"/></Types>',
+    "_rels/.rels": '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="ppt/presentation.xml"/></Relationships>',
+    "ppt/presentation.xml": '<?xml version="1.0" encoding="UTF-8"?><p:presentation xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main"/>',
+    "ppt/slides/slide1.xml": `<?xml version="1.0" encoding="UTF-8"?><p:sld xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main" xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"><p:cSld><p:spTree><p:sp><p:txBody>${text
+      .split("\n")
+      .map((l) => `<a:p><a:r><a:t>${xmlEscape(l.slice(0, 9))}</a:t></a:r><a:r><a:t>${xmlEscape(l.slice(9))}</a:t></a:r></a:p>`)
+      .join("")}</p:txBody></p:sp></p:spTree></p:cSld></p:sld>`,
+  });
+}
+
+/** A one-page PDF that shows `text`, each line a TJ array cut into pieces, its content stream deflated unless `plain`. */
+export function pdf(text: string, plain = false, extraStreams: Buffer[] = []): Buffer {
+  const pdfString = (s: string) => `(${s.replace(/[\\()]/g, "\\$&")})`;
+  const ops = text
+    .split("\n")
+    .map((line, i) => `0 -14 Td [${(line.match(/[\s\S]{1,5}/g) ?? [""]).map(pdfString).join(" -20 ")}] TJ${i === 0 ? "" : ""}`)
+    .join("\n");
+  const content = Buffer.from(`BT /F1 10 Tf 50 750 Td\n${ops}\nET\n`, "latin1");
+  const body = plain ? content : zlib.deflateSync(content);
+  const objects: Buffer[] = [
+    Buffer.from("<< /Type /Catalog /Pages 2 0 R >>"),
+    Buffer.from("<< /Type /Pages /Kids [3 0 R] /Count 1 >>"),
+    Buffer.from("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>"),
+    Buffer.concat([Buffer.from(`<< /Length ${body.length}${plain ? "" : " /Filter /FlateDecode"} >>\nstream\n`), body, Buffer.from("\nendstream")]),
+    Buffer.from("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"),
+    ...extraStreams,
+  ];
+  const parts: Buffer[] = [Buffer.from("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n", "latin1")];
+  const offsets: number[] = [];
+  let length = parts[0]!.length;
+  objects.forEach((o, i) => {
+    offsets.push(length);
+    const obj = Buffer.concat([Buffer.from(`${i + 1} 0 obj\n`), o, Buffer.from("\nendobj\n")]);
+    parts.push(obj);
+    length += obj.length;
+  });
+  const xref = `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, "0")} 00000 n \n`).join("")}trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${length}\n%%EOF\n`;
+  parts.push(Buffer.from(xref));
+  return Buffer.concat(parts);
+}
+
+function pngChunk(type: string, data: Buffer): Buffer {
+  const head = Buffer.alloc(4);
+  head.writeUInt32BE(data.length);
+  const body = Buffer.concat([Buffer.from(type, "latin1"), data]);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(zlib.crc32(body));
+  return Buffer.concat([head, body, crc]);
+}
+
+/** A PNG with a text chunk before its end: tEXt, zTXt or iTXt (compressed). */
+export function pngWithText(text: string, kind: "tEXt" | "zTXt" | "iTXt" = "tEXt", seed = 1): Buffer {
+  const png = makePng(8, (i) => i * 31 + seed);
+  const iend = png.length - 12;
+  const data =
+    kind === "tEXt"
+      ? Buffer.from(`Comment\0${text}`, "latin1")
+      : kind === "zTXt"
+        ? Buffer.concat([Buffer.from("Comment\0\0", "latin1"), zlib.deflateSync(Buffer.from(text, "latin1"))])
+        : Buffer.concat([Buffer.from("Description\0\x01\0en\0\0", "latin1"), zlib.deflateSync(Buffer.from(text, "utf8"))]);
+  return Buffer.concat([png.subarray(0, iend), pngChunk(kind, data), png.subarray(iend)]);
+}
+
+/** A minimal JPEG (SOI, JFIF APP0, optional COM, quantisation table, frame, scan, EOI). */
+export function jpeg(opts: { comment?: string; exifText?: string; after?: Buffer } = {}): Buffer {
+  const seg = (marker: number, data: Buffer) => {
+    const head = Buffer.from([0xff, marker, 0, 0]);
+    head.writeUInt16BE(data.length + 2, 2);
+    return Buffer.concat([head, data]);
+  };
+  const parts = [Buffer.from([0xff, 0xd8]), seg(0xe0, Buffer.from("JFIF\0\x01\x01\0\0\x01\0\x01\0\0", "latin1"))];
+  if (opts.exifText) parts.push(seg(0xe1, Buffer.concat([Buffer.from("Exif\0\0II*\0", "latin1"), Buffer.from(opts.exifText, "latin1")])));
+  if (opts.comment) parts.push(seg(0xfe, Buffer.from(opts.comment, "latin1")));
+  parts.push(seg(0xdb, Buffer.concat([Buffer.from([0]), Buffer.alloc(64, 1)])));
+  parts.push(seg(0xc0, Buffer.from([8, 0, 8, 0, 8, 1, 1, 0x11, 0])));
+  parts.push(seg(0xda, Buffer.from([1, 1, 0, 0, 63, 0])));
+  parts.push(Buffer.from([0x12, 0x34, 0xff, 0x00, 0x56, 0xff, 0xd0, 0x78]));
+  parts.push(Buffer.from([0xff, 0xd9]));
+  if (opts.after) parts.push(opts.after);
+  return Buffer.concat(parts);
+}
+
+/** An MP3: an ID3v2.3 tag with a comment frame (UTF-16 with a BOM when `utf16`), then a few MPEG frames. */
+export function mp3(comment: string, utf16 = true): Buffer {
+  const text = utf16 ? Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(comment, "utf16le")]) : Buffer.from(comment, "latin1");
+  const frameData = Buffer.concat([Buffer.from([utf16 ? 1 : 0]), Buffer.from("eng", "latin1"), utf16 ? Buffer.from([0xff, 0xfe, 0, 0]) : Buffer.from([0]), text]);
+  const frame = Buffer.concat([Buffer.from("COMM", "latin1"), Buffer.from([0, 0, 0, 0]), Buffer.from([0, 0]), frameData]);
+  frame.writeUInt32BE(frameData.length, 4);
+  const title = Buffer.concat([Buffer.from("TIT2", "latin1"), Buffer.from([0, 0, 0, 6, 0, 0, 0]), Buffer.from("Track", "latin1")]);
+  const tag = Buffer.concat([title, frame]);
+  const size = tag.length;
+  const header = Buffer.from([0x49, 0x44, 0x33, 3, 0, 0, (size >> 21) & 0x7f, (size >> 14) & 0x7f, (size >> 7) & 0x7f, size & 0x7f]);
+  // MPEG-1 Layer III, 128 kbit/s, 44.1 kHz: 417-byte frames.
+  const mpegFrame = Buffer.concat([Buffer.from([0xff, 0xfb, 0x90, 0x64]), Buffer.alloc(413, 0x55)]);
+  return Buffer.concat([header, tag, mpegFrame, mpegFrame, mpegFrame]);
+}
+
+export { makePng };
