@@ -312,7 +312,7 @@ export function jpeg(opts: { comment?: string; exifText?: string; after?: Buffer
     head.writeUInt16BE(data.length + 2, 2);
     return Buffer.concat([head, data]);
   };
-  const parts = [Buffer.from([0xff, 0xd8]), seg(0xe0, Buffer.from("JFIF\0\x01\x01\0\0\x01\0\x01\0\0", "latin1"))];
+  const parts: Buffer[] = [Buffer.from([0xff, 0xd8]), seg(0xe0, Buffer.from("JFIF\0\x01\x01\0\0\x01\0\x01\0\0", "latin1"))];
   if (opts.exifText) parts.push(seg(0xe1, Buffer.concat([Buffer.from("Exif\0\0II*\0", "latin1"), Buffer.from(opts.exifText, "latin1")])));
   if (opts.comment) parts.push(seg(0xfe, Buffer.from(opts.comment, "latin1")));
   parts.push(seg(0xdb, Buffer.concat([Buffer.from([0]), Buffer.alloc(64, 1)])));

@@ -2,6 +2,7 @@ import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { makePng } from "../src/core/png.js";
 import { outputName } from "../src/prepare/name.js";
 import { extractMediaPaths } from "../src/safety/gateway.js";
 import { type CliResult, NOTHING_LEFT, cli, leftBehind, makeHome, png, write } from "./helpers.js";
@@ -76,7 +77,8 @@ describe("prepare: happy path", () => {
   });
 
   it("reads exact bytes from --stdin, NUL bytes and far beyond 128 KiB", () => {
-    const body = Buffer.concat([png(6, 64), Buffer.alloc(300_000, 0)]);
+    // Noise compresses badly: a PNG far beyond 128 KiB, NUL bytes included.
+    const body = makePng(300, (i) => Math.imul(i + 6, 2654435761) >>> 24);
     const r = prep(["--json", "--stdin", "--name", "piped.png"], body);
     expect(r.code).toBe(0);
     const m = json(r).media[0]!;
@@ -220,12 +222,12 @@ describe("prepare: every refusal code", () => {
 
   it("secret_detected in text files", () => {
     const secrets = [
-      "-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n",
-      "key=AKIAABCDEFGHIJKLMNOP\n",
-      `token ghp_${"a".repeat(36)}\n`,
-      "xoxb-123456789012-abcdefghij\n",
-      `sk-ant-api03-${"b".repeat(40)}\n`,
-      `OPENAI=sk-proj-${"c".repeat(40)}\n`,
+      "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n",
+      "key=AKIAQ3RZ7XK2MNVW4TLP\n",
+      "token ghp_R8xk2LmQ9vTz4WpN7bYc3HsJ6dFa1GqE5uKo\n",
+      "xoxb-123456789012-1234567890123-Rk8xLmQ9vTz4WpN7bYc3HsJ6\n",
+      "sk-ant-api03-Rk8xLmQ9vTz4WpN7bYc3HsJ6dFa1GqE5uKoR0tPz2Lw8\n",
+      "OPENAI=sk-proj-Rk8xLmQ9vTz4WpN7bYc3HsJ6dFa1GqE5uKoR0tPz2Lw8Vn6Bq4Yt\n",
       "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U\n",
     ];
     secrets.forEach((s, i) => expect(refusedCode(write(work, `s${i}.md`, s))).toBe("secret_detected"));

@@ -156,7 +156,7 @@ describe("prepare: refusals leave nothing behind", () => {
       write(dir, "fake.pdf", "not a pdf\n"),
       write(dir, "elf.png", fs.readFileSync(process.execPath).subarray(0, 900)),
       path.join(dir, "zip.docx"),
-      write(dir, "leak.md", `token ghp_${"a1B2c3D4e5".repeat(4)}\n`),
+      write(dir, "leak.md", "token ghp_R8xk2LmQ9vTz4WpN7bYc3HsJ6dFa1GqE5uKo\n"),
       path.join(dir, "alias.png"),
     ];
     const r = cli(["prepare", "--json", "--max-size", "1000", "--allow", "png,txt,pdf,md,docx", ...inputs], { env: h.env });

@@ -8,7 +8,7 @@ import { ROOT, cli, makeHome, write } from "./helpers.js";
 
 const MiB = 1024 * 1024;
 const WORKER = path.join(ROOT, "dist", "workers", "text-scan.js");
-const GITHUB = `ghp_${"a1B2c3D4e5".repeat(4)}`;
+const GITHUB = "ghp_R8xk2LmQ9vTz4WpN7bYc3HsJ6dFa1GqE5uKo";
 const filler = (n: number) => Buffer.from("lorem ipsum dolor sit amet\n".repeat(Math.ceil(n / 27)).slice(0, n));
 
 let dir: string;
@@ -92,7 +92,7 @@ describe("the shared text check of a large file", () => {
 
   it("judges everything itself when the worker cannot start", async () => {
     const missing = path.join(dir, "no-such-worker.js");
-    expect(await stageThrough(withSecretAt(100), missing)).toEqual({ hasNul: false, validUtf8: true, secret: "a GitHub token", unitsByWorker: 0 });
+    expect(await stageThrough(withSecretAt(100), missing)).toEqual({ hasNul: false, validUtf8: true, secret: "a GitHub token", secretAt: 101, unitsByWorker: 0 });
   });
 
   it("judges again what a worker claimed and then failed on", async () => {

@@ -12,7 +12,7 @@ function scan(bytes: Buffer, chunkSize: number) {
 }
 
 const filler = (n: number) => Buffer.from("lorem ipsum dolor sit amet\n".repeat(Math.ceil(n / 27)).slice(0, n));
-const GITHUB = `ghp_${"a1B2c3D4e5".repeat(4)}`;
+const GITHUB = "ghp_R8xk2LmQ9vTz4WpN7bYc3HsJ6dFa1GqE5uKo";
 
 describe("TextScanner", () => {
   it("finds a secret that straddles a block boundary, whatever the chunk size", () => {
@@ -23,8 +23,9 @@ describe("TextScanner", () => {
   });
 
   it("finds long tokens and PEM headers that straddle a block boundary", () => {
-    const jwt = `eyJ${"a".repeat(1500)}.eyJ${"b".repeat(1500)}.${"c".repeat(900)}`;
-    const pem = "-----BEGIN ENCRYPTED PRIVATE KEY-----";
+    const noise = Buffer.from(Array.from({ length: 1100 }, (_, i) => Math.imul(i + 1, 2654435761) >>> 24)).toString("base64url");
+    const jwt = `${Buffer.from('{"alg":"HS256","typ":"JWT"}').toString("base64url")}.${Buffer.from(`{"data":"${noise}"}`).toString("base64url")}.${noise.slice(0, 43)}`;
+    const pem = "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIFHDBOBgkqhkiG9w0BBQ0wQTApBgkqhkiG9w0BBQwwHAQI3k9Lx2vQp7YCAggA";
     for (const [token, what] of [[jwt, "a JSON Web Token"], [pem, "a private key block"]] as const) {
       for (const before of [10, 100, 2000, token.length - 1]) {
         const bytes = Buffer.concat([filler(MiB - before), Buffer.from(` ${token} `), filler(5000)]);
@@ -63,12 +64,12 @@ describe("TextScanner", () => {
 
   it("names each kind of secret, including an AWS secret after a non-breaking space", () => {
     const cases: [string, string][] = [
-      ["-----BEGIN OPENSSH PRIVATE KEY-----", "a private key block"],
-      [`AWS_Secret_Access_Key =\u00a0"${"a".repeat(40)}"`, "an AWS secret access key"],
-      [`token: xoxb-${"1".repeat(12)}`, "a Slack token"],
-      [`key=sk-ant-${"x".repeat(24)}`, "an Anthropic API key"],
-      [`sk-proj-${"x".repeat(24)}`, "an OpenAI-style API key"],
-      [`eyJ${"a".repeat(12)}.eyJ${"b".repeat(12)}.${"c".repeat(12)}`, "a JSON Web Token"],
+      ["-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW", "a private key block"],
+      ['AWS_Secret_Access_Key =\u00a0"Kq8vT2mLx9ZpW4rN7bYc3HsJ6dFa1GqE5uKoR0tP"', "an AWS secret access key"],
+      ["token: xoxb-123456789012-1234567890123-Rk8xLmQ9vTz4WpN7bYc3HsJ6", "a Slack token"],
+      ["key=sk-ant-api03-Rk8xLmQ9vTz4WpN7bYc3HsJ6dFa1GqE5uKoR0tPz2Lw8", "an Anthropic API key"],
+      ["sk-proj-Rk8xLmQ9vTz4WpN7bYc3HsJ6dFa1GqE5uKoR0tPz2Lw8Vn6Bq4Yt", "an OpenAI-style API key"],
+      [`${Buffer.from('{"alg":"HS256"}').toString("base64url")}.${Buffer.from('{"sub":"42","iat":1}').toString("base64url")}.Rk8xLmQ9vTz4WpN7bYc3HsJ6`, "a JSON Web Token"],
     ];
     for (const [text, what] of cases) expect(scan(Buffer.from(`café ${text}\n`), 3).secret, text).toBe(what);
     expect(scan(Buffer.from("an ordinary sk-short text about the AKIA prefix\n"), 4).secret).toBeUndefined();
