@@ -7,7 +7,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const ORDER = ["prepare", "janitor", "watch", "reply", "gate"];
+const ORDER = ["prepare", "janitor", "watch", "reply", "gate", "content"];
 const available = ORDER.filter((name) => fs.existsSync(path.join(here, `${name}.mjs`)));
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((name) => !available.includes(name));

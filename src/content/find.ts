@@ -138,7 +138,7 @@ class Search {
   /** What starts at `at`, a token start: a token rule, or the value of a generic assignment. */
   private tokenAt(at: number): SecretHit | undefined {
     const rules = at + 1 < this.bytes.length ? BY_START.get((this.bytes[at]! << 8) | this.bytes[at + 1]!) : undefined;
-    if (rules) for (const s of rules) if (matchAt(s, this.text, at) > 0) return { what: s.rule.what, index: at };
+    if (rules) for (const s of rules) if ((!s.rule.guard || s.rule.guard(this.bytes, at)) && matchAt(s, this.text, at) > 0) return { what: s.rule.what, index: at };
     if (at < this.judgedTo) return undefined;
     const nameEnd = nameEndBefore(this.text, at);
     if (nameEnd <= 0) return undefined;
@@ -176,9 +176,12 @@ class Search {
       judgedTo = Math.max(judgedTo, assignmentValueEnd);
       // `.netrc`: `machine HOST login USER password PASSWORD`, the words separated by blanks.
       const c = text.charCodeAt(nameEnd) | 0;
-      if (c === 32 || c === 9) {
-        const machine = text.lastIndexOf("machine", m.index);
-        if (machine >= 0 && m.index - machine < NETRC_SPAN && machine >= from && matchAt(NETRC, text, machine) > 0) return { what: NETRC.rule.what, index: machine };
+      if ((c === 32 || c === 9) && m[0].length === 8) {
+        // Looked for in the NETRC_SPAN characters before only: the search stays bounded.
+        const windowStart = Math.max(0, m.index - NETRC_SPAN);
+        const found = text.slice(windowStart, m.index).lastIndexOf("machine");
+        const machine = found < 0 ? -1 : windowStart + found;
+        if (machine >= from && matchAt(NETRC, text, machine) > 0) return { what: NETRC.rule.what, index: machine };
       }
     }
     return undefined;

@@ -49,6 +49,8 @@ export interface Rule {
    * where a token starts with one of them), or how else it is found.
    */
   start: string[] | "literal";
+  /** A cheap test of the bytes at the start, before the regex runs (the rules tried at every hex or digit run). */
+  guard?: (bytes: Uint8Array, at: number) => boolean;
 }
 
 // Documented example values that are published: they open no account.
@@ -332,13 +334,13 @@ export const RULES: Rule[] = [
     check: urlPassword,
   },
   { id: "netrc-password", what: "a .netrc password", start: "literal", source: "machine[ \\t]+[^\\s]{1,253}[ \\t\\r\\n]{1,16}(?:login[ \\t]+[^\\s]{1,256}[ \\t\\r\\n]{1,16})?password[ \\t]+[^\\s]{4,256}", check: netrcPassword },
-  { id: "telegram-bot-token", what: "a Telegram bot token", start: pairs(DIGITS, DIGITS), source: "(?<![0-9])[0-9]{8,10}:[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])", check: (m) => looksRandom(m.slice(m.indexOf(":") + 1)) },
-  { id: "discord-bot-token", what: "a Discord bot token", start: pairs("MNO", ALNUM + "_-"), source: token("[MNO][A-Za-z0-9_-]{23,27}\\.[A-Za-z0-9_-]{6}\\.[A-Za-z0-9_-]{27,40}"), check: isDiscordToken },
+  { id: "telegram-bot-token", what: "a Telegram bot token", start: pairs(DIGITS, DIGITS), guard: (b, at) => b[at + 8] === 58 || b[at + 9] === 58 || b[at + 10] === 58, source: "(?<![0-9])[0-9]{8,10}:[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])", check: (m) => looksRandom(m.slice(m.indexOf(":") + 1)) },
+  { id: "discord-bot-token", what: "a Discord bot token", start: pairs("MNO", ALNUM + "_-"), guard: (b, at) => b[at + 24] === 46 || b[at + 25] === 46 || b[at + 26] === 46 || b[at + 27] === 46 || b[at + 28] === 46, source: token("[MNO][A-Za-z0-9_-]{23,27}\\.[A-Za-z0-9_-]{6}\\.[A-Za-z0-9_-]{27,40}"), check: isDiscordToken },
   { id: "matrix-token", what: "a Matrix access token", start: ["sy", "ma", "mc"], source: token("(?:syt_[A-Za-z0-9]{1,80}_[A-Za-z0-9]{20}_[A-Za-z0-9]{6}|(?:mat|mct|mar)_[A-Za-z0-9]{30}_[A-Za-z0-9]{6})"), check: (m) => looksRandom(m.split("_").at(-2)!) },
   { id: "matrix-recovery-key", what: "a Matrix recovery key", start: "literal", source: "(?<![A-Za-z0-9])E[Ss][1-9A-HJ-NP-Za-km-z]{2}(?: [1-9A-HJ-NP-Za-km-z]{4}){11}(?![A-Za-z0-9])", check: (m) => looksRandom(m.replace(/ /g, "")) },
   { id: "jwt", what: "a JSON Web Token", start: ["ey", "op"], source: `${TOKEN_START}(?:ops_)?eyJ[${T}]{10,800}\\.eyJ[${T}]{10,3000}\\.[${T}]{16}`, check: isSignedJwt },
-  { id: "zai-key", what: "a Z.AI API key", start: pairs(HEX, HEX), source: "(?<![A-Za-z0-9_.-])[0-9a-f]{32}\\.[A-Za-z0-9]{16}(?![A-Za-z0-9_.-])", check: (m) => looksRandom(m.slice(-16)) && /[0-9]/.test(m.slice(-16)) },
-  { id: "fal-key", what: "a fal.ai API key", start: pairs(HEX, HEX), source: "(?<![A-Za-z0-9-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:[0-9a-f]{32}(?![A-Za-z0-9])", check: (m) => looksRandom(m.slice(-32)) },
+  { id: "zai-key", what: "a Z.AI API key", start: pairs(HEX, HEX), guard: (b, at) => b[at + 32] === 46, source: "(?<![A-Za-z0-9_.-])[0-9a-f]{32}\\.[A-Za-z0-9]{16}(?![A-Za-z0-9_.-])", check: (m) => looksRandom(m.slice(-16)) && /[0-9]/.test(m.slice(-16)) },
+  { id: "fal-key", what: "a fal.ai API key", start: pairs(HEX, HEX), guard: (b, at) => b[at + 36] === 58, source: "(?<![A-Za-z0-9-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:[0-9a-f]{32}(?![A-Za-z0-9])", check: (m) => looksRandom(m.slice(-32)) },
   {
     id: "authorization-header",
     what: "an HTTP Authorization credential",

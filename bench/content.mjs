@@ -1,0 +1,242 @@
+// Benchmark of the content check (issue 11), side by side in one run:
+// - detection on the labelled corpus (test/corpus.ts): recall per carrier,
+//   false positives on the negatives; secretlint's recommended preset on the
+//   same text corpus (recall, false positives, throughput, start-up);
+// - prepare (the CLI) against `cp && sha256sum` on 50 MB of text, on the
+//   worst adversarial 50 MB, on a 20 MB docx and a 20 MB PDF, and against
+//   bare `node -e ''` on a 100 KB PNG.
+// Every CLI run has a Hermes home whose .env holds 24 secrets, as a real
+// host has. Run: npm run bench -- content
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const CLI = path.join(ROOT, "bin", "media-outbox");
+const RUNS = Number(process.env.CONTENT_BENCH_RUNS ?? 3);
+const MB = 1000 * 1000;
+const MiB = 1024 * 1024;
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "mo-bench-content-"));
+process.on("exit", () => fs.rmSync(tmp, { recursive: true, force: true }));
+
+// The corpus and the scanner, bundled from the TypeScript sources.
+const bundle = path.join(tmp, "content-bench.cjs");
+await build({
+  stdin: {
+    contents: `export * from "./test/corpus.ts"; export { scanBytes } from "./src/content/scan.ts"; export { findSecret } from "./src/content/find.ts";`,
+    resolveDir: ROOT,
+    loader: "ts",
+  },
+  bundle: true,
+  platform: "node",
+  format: "cjs",
+  outfile: bundle,
+  logLevel: "warning",
+});
+const t0 = performance.now();
+const corpus = (await import(bundle)).default;
+const ourLoadMs = performance.now() - t0;
+const lib = await import(path.join(ROOT, "dist/lib/index.js"));
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const fmt = (n, d = 1) => n.toFixed(d);
+
+function makeHome() {
+  const home = fs.mkdtempSync(path.join(tmp, "home-"));
+  fs.mkdirSync(path.join(home, ".hermes"));
+  const f = new corpus.Fakes(77);
+  const names = ["OPENROUTER_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GOOGLE_API_KEY", "XAI_API_KEY", "GROQ_API_KEY", "HF_TOKEN", "FIREWORKS_API_KEY", "TELEGRAM_BOT_TOKEN", "DISCORD_BOT_TOKEN", "SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "MATRIX_ACCESS_TOKEN", "GITHUB_TOKEN", "TAVILY_API_KEY", "FIRECRAWL_API_KEY", "ELEVENLABS_API_KEY", "MISTRAL_API_KEY", "EXA_API_KEY", "BROWSERBASE_API_KEY", "FAL_KEY", "SUDO_PASSWORD", "API_SERVER_KEY", "WEBHOOK_SECRET"];
+  const env = names.map((n) => `${n}=${f.pick("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 40)}`).join("\n");
+  fs.writeFileSync(path.join(home, ".hermes", ".env"), `# Hermes\nLLM_MODEL=anthropic/claude-sonnet-4\n${env}\n`);
+  return { HOME: home, HERMES_HOME: path.join(home, ".hermes"), PATH: process.env.PATH };
+}
+
+function timeRun(cmd, args, env) {
+  spawnSync("sync");
+  const t = process.hrtime.bigint();
+  const r = spawnSync(cmd, args, { env, stdio: ["ignore", "pipe", "pipe"], maxBuffer: 64 << 20 });
+  const ms = Number(process.hrtime.bigint() - t) / 1e6;
+  return { ms, status: r.status, stderr: r.stderr.toString() };
+}
+
+const rows = [];
+const verdicts = [];
+
+// ---- 1. Detection on the corpus ------------------------------------------
+{
+  const CARRIERS = {
+    txt: (t) => Buffer.from(`Notes\n${t}\n`),
+    "utf16.txt": (t) => Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(`Notes\r\n${t}\r\n`, "utf16le")]),
+    docx: (t) => corpus.docx(`Report\n${t}`),
+    xlsx: (t) => corpus.xlsx(`Name\n${t}`),
+    pptx: (t) => corpus.pptx(`Slide\n${t}`),
+    pdf: (t) => corpus.pdf(`Report\n${t}`),
+    "tEXt.png": (t) => corpus.pngWithText(t, "tEXt"),
+    "zTXt.png": (t) => corpus.pngWithText(t, "zTXt"),
+    "com.jpg": (t) => corpus.jpeg({ comment: t }),
+    mp3: (t) => corpus.mp3(t),
+    "after-iend.png": (t) => Buffer.concat([corpus.makePng(8, (i) => i), Buffer.from(t)]),
+  };
+  const env = makeHome();
+  const work = fs.mkdtempSync(path.join(tmp, "corpus-"));
+  const pos = corpus.positives(2024);
+  const neg = corpus.negatives(2025);
+  console.log(`corpus: ${Object.keys(pos).length} credential formats x ${Object.keys(CARRIERS).length} carriers; ${Object.keys(neg).length} negatives`);
+  const table = [];
+  for (const [carrier, make] of Object.entries(CARRIERS)) {
+    const ext = carrier.slice(carrier.lastIndexOf(".") + 1);
+    const files = Object.entries(pos).map(([label, v]) => {
+      const f = path.join(work, `${label}-${carrier.replace(/\./g, "-")}.${ext}`);
+      fs.writeFileSync(f, make(v));
+      return f;
+    });
+    const negFiles = carrier.startsWith("after-")
+      ? []
+      : Object.entries(neg).map(([label, v]) => {
+          const f = path.join(work, `neg-${label}-${carrier.replace(/\./g, "-")}.${ext}`);
+          fs.writeFileSync(f, make(v));
+          return f;
+        });
+    const r = await lib.prepare([...files, ...negFiles], { env, cwd: work });
+    const refused = new Set(r.media_dropped.map((d) => d.path));
+    const hits = files.filter((f) => refused.has(f)).length;
+    const fps = negFiles.filter((f) => refused.has(f)).length;
+    table.push({ carrier, recall: `${hits}/${files.length}`, fp: negFiles.length ? `${fps}/${negFiles.length}` : "-" });
+  }
+  console.log("\ncarrier          recall   false positives");
+  for (const t of table) console.log(`${t.carrier.padEnd(16)} ${t.recall.padEnd(8)} ${t.fp}`);
+}
+
+// ---- 2. secretlint side by side on the text corpus ---------------------------
+{
+  const pos = corpus.positives(2024);
+  const neg = corpus.negatives(2025);
+  const mix = Buffer.from((Object.values(neg).join("\n") + "\n").repeat(Math.ceil((8 * MiB) / 200_000))).subarray(0, 8 * MiB);
+  const oursFound = Object.values(pos).filter((v) => corpus.scanBytes(Buffer.from(`Notes\n${v}\n`))).length;
+  const oursFp = Object.values(neg).filter((v) => corpus.scanBytes(Buffer.from(v))).length;
+  let t = performance.now();
+  corpus.scanBytes(mix);
+  const oursMs = performance.now() - t;
+  let line = `ours: recall ${oursFound}/${Object.keys(pos).length}, false positives ${oursFp}/${Object.keys(neg).length}, ${fmt(mix.length / MB / (oursMs / 1000))} MB/s on 8 MiB of the negatives, load ${fmt(ourLoadMs)} ms`;
+  console.log(`\n${line}`);
+  try {
+    t = performance.now();
+    const { lintSource } = await import("@secretlint/core");
+    const { creator } = await import("@secretlint/secretlint-rule-preset-recommend");
+    const loadMs = performance.now() - t;
+    const config = { rules: [{ id: "@secretlint/secretlint-rule-preset-recommend", rule: creator }] };
+    const lint = async (content) => (await lintSource({ source: { filePath: "/corpus.txt", content, contentType: "text" }, options: { config } })).messages.length > 0;
+    let found = 0;
+    for (const v of Object.values(pos)) if (await lint(`Notes\n${v}\n`)) found++;
+    let fp = 0;
+    for (const v of Object.values(neg)) if (await lint(v)) fp++;
+    t = performance.now();
+    await lint(mix.toString("utf8"));
+    const ms = performance.now() - t;
+    line = `secretlint (recommended preset): recall ${found}/${Object.keys(pos).length}, false positives ${fp}/${Object.keys(neg).length}, ${fmt(mix.length / MB / (ms / 1000))} MB/s, load ${fmt(loadMs)} ms`;
+  } catch (err) {
+    line = `secretlint not installed (npm ci installs it as a devDependency): ${err.message}`;
+  }
+  console.log(line);
+}
+
+// ---- 3. prepare against its baselines ----------------------------------------
+function pairedCase(name, file, target, baseline = "cp") {
+  const ours = [];
+  const base = [];
+  for (let i = 0; i < RUNS; i++) {
+    if (baseline === "cp") {
+      const dst = fs.mkdtempSync(path.join(tmp, "cp-"));
+      base.push(timeRun("sh", ["-c", 'cp "$1" "$2" && sha256sum "$2" >/dev/null', "sh", file, path.join(dst, "copy")], process.env).ms);
+      fs.rmSync(dst, { recursive: true, force: true });
+    } else {
+      base.push(timeRun(process.execPath, ["-e", ""], process.env).ms);
+    }
+    const env = makeHome();
+    const r = timeRun(process.execPath, [CLI, "prepare", "--max-size", "60MB", "--", file], env);
+    if (r.status !== 0) throw new Error(`${name}: prepare failed: ${r.stderr}`);
+    ours.push(r.ms);
+    fs.rmSync(env.HOME, { recursive: true, force: true });
+  }
+  const ratio = median(ours.map((t, i) => t / base[i]));
+  rows.push([name, `${fmt(median(ours))} ms`, `${baseline === "cp" ? "cp && sha256sum" : "node -e ''"}: ${fmt(median(base))} ms`, `${fmt(ratio, 2)}x`, `${target}x`]);
+  verdicts.push(`${ratio <= target ? "PASS" : "MISS"}  ${name}: ${fmt(ratio, 2)}x (target <= ${target}x)`);
+}
+
+const fill = (file, unit, size) => {
+  const block = Buffer.from(unit.repeat(Math.ceil(MiB / unit.length))).subarray(0, MiB);
+  const fd = fs.openSync(file, "w");
+  for (let n = 0; n < size; n += MiB) fs.writeSync(fd, block, 0, Math.min(MiB, size - n));
+  fs.closeSync(fd);
+  return file;
+};
+
+// 50 MB of text an agent writes: prose, code, logs, CSV.
+const neg = corpus.negatives(31);
+const textUnit = Object.values(neg).join("\n");
+pairedCase("50 MB .txt (prose, code, logs, CSV)", fill(path.join(tmp, "big.txt"), textUnit, 50 * MB), 1.5);
+
+// The worst adversarial input: each one timed on 2 MiB in process, the slowest three then through the CLI at 50 MB.
+const adv = corpus.adversarial(2 * MiB);
+const timed = Object.entries(adv).map(([label, bytes]) => {
+  corpus.scanBytes(bytes.subarray(0, 256 * 1024));
+  const t = performance.now();
+  corpus.scanBytes(bytes);
+  return { label, ms: performance.now() - t };
+});
+timed.sort((a, b) => b.ms - a.ms);
+console.log(`\nadversarial inputs, in process, ms per MiB (slowest first): ${timed.map((x) => `${x.label} ${fmt(x.ms / 2)}`).join(", ")}`);
+for (const { label } of timed.slice(0, 3)) {
+  const unit = label === "run of a" ? "a" : label === "run of base64" ? "Ab9+/" : JSON.parse(label.slice("repeat ".length));
+  pairedCase(`50 MB adversarial ${label}`, fill(path.join(tmp, "adv.txt"), unit, 50 * MB), 3);
+}
+
+// A 20 MB docx: 2 MB of text in document.xml and pictures (stored noise) for the rest.
+{
+  const f = new corpus.Fakes(5);
+  const pictures = {};
+  for (let i = 0; i < 18; i++) pictures[`word/media/image${i}.png`] = Buffer.concat([corpus.makePng(8, (k) => k + i), f.bytes(MiB)]);
+  const text = Object.values(corpus.negatives(40)).join("\n").repeat(3);
+  const file = path.join(tmp, "big.docx");
+  fs.writeFileSync(file, corpus.docx(text, 40, pictures));
+  const size = fs.statSync(file).size;
+  pairedCase(`${fmt(size / MB)} MB .docx`, file, 2);
+}
+
+// A 20 MB PDF: pages of deflated text and deflated image XObjects.
+{
+  const f = new corpus.Fakes(6);
+  const images = [];
+  for (let i = 0; i < 18; i++) {
+    const data = f.bytes(MiB);
+    images.push(Buffer.concat([Buffer.from(`<< /Type /XObject /Subtype /Image /Width 1024 /Height 1024 /BitsPerComponent 8 /ColorSpace /DeviceGray /Length ${data.length} >>\nstream\n`), data, Buffer.from("\nendstream")]));
+  }
+  const text = Object.values(corpus.negatives(41)).join("\n").repeat(3);
+  const file = path.join(tmp, "big.pdf");
+  fs.writeFileSync(file, corpus.pdf(text, false, images));
+  const size = fs.statSync(file).size;
+  pairedCase(`${fmt(size / MB)} MB .pdf`, file, 2);
+}
+
+// A 100 KB PNG: start-up, the readers loaded only for what the file needs.
+{
+  const { makePng } = await import(path.join(ROOT, "bench", "make-png.mjs"));
+  const file = path.join(tmp, "chart.png");
+  fs.writeFileSync(file, makePng({ seed: 3 }));
+  const saved = RUNS;
+  pairedCase(`prepare ${fmt(fs.statSync(file).size / 1000)} KB PNG`, file, 1.3, "node");
+  void saved;
+}
+
+console.log(`\nnode ${process.version}, ${os.cpus().length} CPUs, load average ${os.loadavg().map((l) => fmt(l, 2)).join(" ")} (others share this machine)`);
+console.log("benchmark | media-outbox (median) | baseline (median) | ratio (paired median) | target");
+for (const r of rows) console.log(r.join(" | "));
+for (const v of verdicts) console.log(v);
