@@ -168,6 +168,10 @@ class Search {
   private firstPasswordHit(from: number, before: number): SecretHit | undefined {
     const text = this.text;
     let judgedTo = 0;
+    // The `machine` words of .netrc entries, found going forward: each is found, and tried, once.
+    let machine = -1;
+    let nextMachine = text.indexOf("machine", Math.max(0, from - NETRC_SPAN));
+    let triedMachine = -1;
     PASSWORD_KEYWORD.lastIndex = from;
     for (let m = PASSWORD_KEYWORD.exec(text); m && m.index < before; m = PASSWORD_KEYWORD.exec(text)) {
       const nameEnd = m.index + m[0].length;
@@ -177,11 +181,14 @@ class Search {
       // `.netrc`: `machine HOST login USER password PASSWORD`, the words separated by blanks.
       const c = text.charCodeAt(nameEnd) | 0;
       if ((c === 32 || c === 9) && m[0].length === 8) {
-        // Looked for in the NETRC_SPAN characters before only: the search stays bounded.
-        const windowStart = Math.max(0, m.index - NETRC_SPAN);
-        const found = text.slice(windowStart, m.index).lastIndexOf("machine");
-        const machine = found < 0 ? -1 : windowStart + found;
-        if (machine >= from && matchAt(NETRC, text, machine) > 0) return { what: NETRC.rule.what, index: machine };
+        while (nextMachine >= 0 && nextMachine < m.index) {
+          machine = nextMachine;
+          nextMachine = text.indexOf("machine", nextMachine + 7);
+        }
+        if (machine >= from && machine !== triedMachine && m.index - machine < NETRC_SPAN) {
+          triedMachine = machine;
+          if (matchAt(NETRC, text, machine) > 0) return { what: NETRC.rule.what, index: machine };
+        }
       }
     }
     return undefined;

@@ -196,7 +196,7 @@ const SPACE = (c: number) => c === 32 || c === 9;
 const QUOTE = (c: number) => c === 34 || c === 39 || c === 96;
 /** Characters that end an unquoted value: whitespace, quotes, code punctuation. */
 const ENDS_VALUE = new Uint8Array(256);
-for (const ch of " \t\r\n\v\f\"'`,;<>(){}[]\\") ENDS_VALUE[ch.charCodeAt(0)] = 1;
+for (const ch of " \t\r\n\v\f\"'`,;<>(){}[]\\&") ENDS_VALUE[ch.charCodeAt(0)] = 1;
 
 /** Where the separator that follows a name ending at `nameEnd` ends, and the value starts; -1 when none follows. */
 function valueStart(text: string, nameEnd: number): number {
@@ -232,22 +232,25 @@ export function assignmentAt(text: string, nameEnd: number): boolean {
   assignmentValueEnd = 0;
   const start = valueStart(text, nameEnd);
   if (start < 0) return false;
+  // The value's widest extent first: what the caller need not judge again, and the cheapest refusal (too short).
+  let end = start;
+  while (end < text.length && end - start < PASSWORD_MAX && ENDS_VALUE[text.charCodeAt(end) & 0xff] === 0) end++;
+  assignmentValueEnd = end;
+  if (end - start < 8) return false;
   let nameStart = nameEnd;
   while (nameStart > 0 && nameEnd - nameStart < NAME_MAX && isNameChar(text.charCodeAt(nameStart - 1))) nameStart--;
   const name = text.slice(nameStart, nameEnd);
   if (!nameSaysSecret(name) || NOT_SECRET_NAME_RE.test(name)) return false;
   const password = /pass|pwd/i.test(name.slice(-10));
-  let end = start;
-  if (password) {
-    while (end < text.length && end - start < PASSWORD_MAX && ENDS_VALUE[text.charCodeAt(end) & 0xff] === 0) end++;
-  } else {
+  if (!password) {
+    end = start;
     while (end < text.length && end - start < VALUE_MAX && TOKEN_VALUE[text.charCodeAt(end) & 0xff] !== 0) end++;
     for (let pad = 0; pad < 2 && code(text, end) === 61; pad++) end++;
+    if (end - start < 16) return false;
   }
-  assignmentValueEnd = end;
   const value = text.slice(start, end);
-  if (isDocumented(value)) return false;
-  return password ? looksLikePassword(value) : looksLikeTokenValue(value);
+  if (!(password ? looksLikePassword(value) : looksLikeTokenValue(value))) return false;
+  return !isDocumented(value);
 }
 
 /**

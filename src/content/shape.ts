@@ -19,12 +19,23 @@ export function entropy(text: string): number {
   return bits;
 }
 
-/** Share of the character pairs of `text` that occur once: ~1 for a random string, low for a repeated pattern. */
+const pairSeen = new Uint8Array(1 << 16);
+const pairTouched = new Uint16Array(256);
+
+/** Share of the character pairs of `text` (at most 256 characters) that are distinct: ~1 for a random string, low for a repeated pattern. */
 function distinctPairs(text: string): number {
-  if (text.length < 3) return 1;
-  const seen = new Set<number>();
-  for (let i = 1; i < text.length; i++) seen.add((text.charCodeAt(i - 1) << 8) | (text.charCodeAt(i) & 0xff));
-  return seen.size / (text.length - 1);
+  const n = Math.min(text.length, 256);
+  if (n < 3) return 1;
+  let distinct = 0;
+  for (let i = 1; i < n; i++) {
+    const pair = ((text.charCodeAt(i - 1) & 0xff) << 8) | (text.charCodeAt(i) & 0xff);
+    if (pairSeen[pair] === 0) {
+      pairSeen[pair] = 1;
+      pairTouched[distinct++] = pair;
+    }
+  }
+  for (let i = 0; i < distinct; i++) pairSeen[pairTouched[i]!] = 0;
+  return distinct / (n - 1);
 }
 
 /**
