@@ -7,6 +7,7 @@ import net from "node:net";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Gate, clearGate, gateLeftBehind, killAll, startGate, syncLog, track, waitFor } from "./gate-helpers.js";
+import { pngWithText } from "./corpus.js";
 import { BIN, type CliResult, cli, keepRewriting, makeHome, png, write } from "./helpers.js";
 
 const NOTHING = { outbox: [], staging: [], ledger: [] };
@@ -60,7 +61,7 @@ describe("prepare through the gate", () => {
     clear();
     const before = (await syncLog(gate)).length;
     write(work, "a.png", png(2));
-    write(work, "keys.txt", "aws = AKIAIOSFODNN7EXAMPLE\n");
+    write(work, "keys.txt", "aws = AKIAQ3RZ7XK2MNVW4TLP\n");
     write(work, "report.pdf", "just text\n");
     write(work, "empty.png", "");
     write(work, "notes.md", "# Notes\n");
@@ -80,13 +81,14 @@ describe("prepare through the gate", () => {
 
   it("--stdin --name streams standard input: the same document as local mode", () => {
     clear();
-    const body = Buffer.concat([png(6, 64), Buffer.alloc(300_000, 0)]);
+    // ~300 KB of metadata: a body of many reads (bytes after IEND would be trailing_data).
+    const body = pngWithText("A caption written by the agent.\n".repeat(10_000));
     const viaGate = prep(["--json", "--stdin", "--name", "piped.png"], body);
     expect(viaGate.code).toBe(0);
     expect(fs.readFileSync(path.join(gate.outbox, "piped.png"))).toEqual(body);
     const viaLocal = cli(["prepare", "--json", "--outbox", path.join(h.home, "local2"), "--stdin", "--name", "piped.png"], { env: h.env, cwd: work, input: body });
     expect(viaGate.stdout.split(gate.outbox).join("OUTBOX")).toBe(viaLocal.stdout.split(fs.realpathSync(path.join(h.home, "local2"))).join("OUTBOX"));
-    const secret = prep(["--stdin", "--name", "k.txt"], "token ghp_0123456789abcdefghijABCDEFGHIJ012345\n");
+    const secret = prep(["--stdin", "--name", "k.txt"], "token ghp_R8kd2LqP0vZ7xN3wT5yB9mH4cJ6fG1sA2eUo\n");
     expect(secret.code).toBe(1);
     expect(secret.stderr).toMatch(/^media-outbox: refused k\.txt: secret_detected: /);
     const empty = prep(["--stdin", "--name", "e.png"], "");

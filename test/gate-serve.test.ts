@@ -69,7 +69,7 @@ describe("serve: the protocol", () => {
     const cases: [string, Buffer | string, string][] = [
       ["notes.exe", "hello\n", "extension_not_allowed"],
       ["fake.png", "just text\n", "content_mismatch"],
-      ["keys.txt", "AKIAIOSFODNN7EXAMPLE\n", "secret_detected"],
+      ["keys.txt", "AKIAQ3RZ7XK2MNVW4TLP\n", "secret_detected"],
       ["empty.png", "", "empty_file"],
       ["big.png", Buffer.concat([png(4), Buffer.alloc(2 * MiB)]), "too_large"],
     ];
