@@ -9,6 +9,8 @@ declare const __dirname: string;
 export const JANITOR_SERVICE = "media-outbox-janitor.service";
 export const JANITOR_TIMER = "media-outbox-janitor.timer";
 export const WATCH_SERVICE = "media-outbox-watch.service";
+export const GATE_SOCKET = "media-outbox-gate.socket";
+export const GATE_SERVICE = "media-outbox-gate.service";
 export const DROP_IN_NAME = "90-media-outbox.conf";
 export const DROP_IN_ENV_NAME = "media-outbox.env";
 
@@ -24,15 +26,32 @@ export function packageRoot(): string {
 export const templateDir = () => path.join(packageRoot(), "deploy", "systemd");
 
 function fill(template: string, vars: Record<string, string>): string {
-  return template.replace(/@@([A-Z]+)@@/g, (m, name: string) => {
+  const value = (m: string, name: string) => {
     const v = vars[name];
     if (v === undefined) throw new Error(`template placeholder ${m} has no value`);
     return v;
-  });
+  };
+  return (
+    template
+      // A placeholder alone on its line that renders to nothing takes its line with it.
+      .replace(/^(@@([A-Z]+)@@)\n/gm, (_l, m: string, name: string) => {
+        const v = value(m, name);
+        return v === "" ? "" : `${v}\n`;
+      })
+      .replace(/@@([A-Z]+)@@/g, value)
+  );
 }
 
+const readTemplate = (relative: string) => fs.readFileSync(path.join(templateDir(), relative), "utf8");
+
+/**
+ * A template with the shared hardening block (deploy/systemd/hardening.conf)
+ * in place of its @@HARDENING@@ line, then every placeholder filled.
+ */
 export function renderTemplate(relative: string, vars: Record<string, string>): string {
-  return fill(fs.readFileSync(path.join(templateDir(), relative), "utf8"), vars);
+  const text = readTemplate(relative);
+  const withBlock = text.includes("@@HARDENING@@") ? text.replace(/^@@HARDENING@@\n/m, () => readTemplate("hardening.conf")) : text;
+  return fill(withBlock, vars);
 }
 
 export interface ServiceParams {
@@ -47,6 +66,8 @@ export interface ServiceParams {
   environment: Record<string, string>;
   user?: string;
   group?: string;
+  /** The services' umask: 0077 (private files), 0027 in gate mode (published files readable by the group). */
+  umask?: string;
 }
 
 function environmentLine(env: Record<string, string>): string {
@@ -65,6 +86,7 @@ function serviceVars(p: ServiceParams, writable: string[]): Record<string, strin
     USER: p.user ?? "root",
     GROUP: p.group ?? p.user ?? "root",
     WANTEDBY: p.scope === "system" ? "multi-user.target" : "default.target",
+    UMASK: p.umask ?? "0077",
   };
 }
 
@@ -78,6 +100,22 @@ export function renderWatchService(p: ServiceParams): string {
 
 export function renderJanitorTimer(): string {
   return renderTemplate(JANITOR_TIMER, {});
+}
+
+export interface GateParams extends ServiceParams {
+  socket: string;
+  /** LoadCredential= pairs: credential name and the file systemd reads (as root) at start. */
+  credentials: { name: string; path: string }[];
+}
+
+export function renderGateSocket(p: Pick<GateParams, "socket" | "user" | "group">): string {
+  return renderTemplate(GATE_SOCKET, { SOCKET: pathWord(p.socket, "socket"), USER: p.user ?? "root", GROUP: p.group ?? p.user ?? "root" });
+}
+
+export function renderGateService(p: GateParams): string {
+  const credentials = p.credentials.map((c) => `LoadCredential=${c.name}:${pathWord(c.path, "Hermes .env file")}`);
+  const comment = "# The agents' Hermes .env files, read by systemd as root when the gate starts:\n# their values are secrets the content checks look for, which the service\n# user cannot read itself.";
+  return renderTemplate(`system/${GATE_SERVICE}`, { ...serviceVars(p, p.writable), CREDENTIALS: credentials.length > 0 ? `${comment}\n${credentials.join("\n")}` : "" });
 }
 
 /** The gateway drop-in: `settings` are complete `Key=value` lines. */
