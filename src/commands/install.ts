@@ -14,7 +14,9 @@ import { Systemctl, scopeArgs, shellLine } from "../deploy/systemctl.js";
 
 export const USAGE = `usage: media-outbox install systemd [--system|--user] [--unit NAME]... [--outbox DIR] [--strict]
                                   [--with-watch] [--root DIR] [--dry-run] [--restart] [--config FILE]
-       media-outbox uninstall systemd [--system|--user] [--root DIR]
+       media-outbox install systemd --system --gate [--agent-user USER]... [--unit NAME]... [--outbox DIR]
+                                  [--strict] [--with-watch] [--dry-run] [--restart] [--config FILE]
+       media-outbox uninstall systemd [--system|--user] [--root DIR] [--remove-user]
        media-outbox install hermes-config [--profile NAME] [--outbox DIR] [--dry-run] [--config FILE]
        media-outbox install hermes-plugin [--profile NAME] [--dry-run]
        media-outbox uninstall hermes-plugin [--profile NAME]`;
@@ -32,6 +34,9 @@ const OPTIONS = {
   "dry-run": { type: "boolean" },
   restart: { type: "boolean" },
   profile: { type: "string" },
+  gate: { type: "boolean" },
+  "agent-user": { type: "string", multiple: true },
+  "remove-user": { type: "boolean" },
 } satisfies Options;
 
 export async function run(argv: string[], command = "install"): Promise<number> {
@@ -45,6 +50,11 @@ export async function run(argv: string[], command = "install"): Promise<number> 
     if (values.outbox !== undefined && !path.isAbsolute(values.outbox) && !values.outbox.startsWith("~/")) {
       throw usageError(`--outbox must be an absolute path (the gateway ignores relative entries), got ${escapeText(values.outbox)}`);
     }
+    const gate = values.gate === true;
+    if (!gate && values["agent-user"] !== undefined) throw usageError(`--agent-user belongs to --gate\n${USAGE}`);
+    if (gate && (target !== "systemd" || command !== "install")) throw usageError(`--gate belongs to install systemd\n${USAGE}`);
+    if (gate && values.user) throw usageError(`--gate installs system units (a system user owns the outbox): use --system, not --user\n${USAGE}`);
+    if (values["remove-user"] && command !== "uninstall") throw usageError(`--remove-user belongs to uninstall systemd\n${USAGE}`);
     const config = configFromFlags(values);
 
     if (target === "hermes-plugin") return runHermesPlugin(command, config, values.profile, values["dry-run"] === true);
@@ -71,11 +81,14 @@ export async function run(argv: string[], command = "install"): Promise<number> 
     const state = root ? { running: false, why: "--root was given" } : systemctl.state();
 
     if (command === "uninstall") {
-      const r = uninstall(scopeName, root, { systemctl, live: state.running });
+      const r = uninstall(scopeName, root, { systemctl, live: state.running, ...(values["remove-user"] ? { removeUser: true } : {}) });
       for (const f of r.restored) out(`restored ${escapeText(f)}\n`);
       for (const f of r.removed) out(`removed ${escapeText(f)}\n`);
       for (const c of r.ran) out(`ran: ${escapeText(c)}\n`);
       for (const c of r.toRun) out(`run: ${escapeText(c)}\n`);
+      for (const a of r.accounts) out(`${escapeText(a)}\n`);
+      if (r.keptAccounts.length > 0) err(`media-outbox: kept ${r.keptAccounts.map(escapeText).join(", ")}${values["remove-user"] ? "" : " (uninstall systemd --remove-user removes what install created)"}\n`);
+      if (r.keptDirs.length > 0) err(`media-outbox: kept ${r.keptDirs.map(escapeText).join(" and ")} with the published files and state: remove them by hand when you no longer need them\n`);
       if (!state.running) err(`media-outbox: systemd was not told (${escapeText(state.why)}); run the commands above where it runs\n`);
       err(`media-outbox: restart the gateway units so they drop the outbox: ${r.units.map(escapeText).join(" ")}\n`);
       return 0;
@@ -89,6 +102,8 @@ export async function run(argv: string[], command = "install"): Promise<number> 
         config,
         strict: values.strict === true,
         withWatch: values["with-watch"] === true,
+        apply: values["dry-run"] !== true,
+        ...(gate ? { gate: { agentUsers: values["agent-user"] ?? [], ...(values.outbox !== undefined ? { outbox: config.outbox } : {}) } } : {}),
       },
       state.running ? systemctl : undefined,
     );
@@ -98,10 +113,17 @@ export async function run(argv: string[], command = "install"): Promise<number> 
       err(`media-outbox: covering ${escapeText(u.unit)} via a drop-in ${via}: HERMES_MEDIA_ALLOW_DIRS=${escapeText(u.value)}\n`);
     }
     for (const u of plan.units) {
-      for (const w of await dropInOverrides({ scope: plan.scope, unit: u.unit, ...(state.running ? { systemctl } : {}), outbox: config.outbox, strict: values.strict === true })) err(`media-outbox: warning: ${w}\n`);
+      for (const w of await dropInOverrides({ scope: plan.scope, unit: u.unit, ...(state.running ? { systemctl } : {}), outbox: plan.outbox, strict: values.strict === true })) err(`media-outbox: warning: ${w}\n`);
     }
     if (values["dry-run"]) {
       if (readManifest(plan.scope)) err("media-outbox: note: media-outbox is already installed here; a real install is refused until media-outbox uninstall systemd\n");
+      const g = plan.gate;
+      if (g) {
+        if (!g.groupExists) err(`media-outbox: would create group ${g.group}\n`);
+        if (!g.userExists) err(`media-outbox: would create system user ${g.user} (no home, no login shell)\n`);
+        for (const m of g.newMembers) err(`media-outbox: would add ${escapeText(m)} to group ${g.group}\n`);
+        for (const d of g.dirs) err(`media-outbox: would create ${escapeText(d.path)} (mode ${mode(d.mode)}, ${d.owner === "root" ? "root" : `${g.user}:${g.group}`}) if missing\n`);
+      }
       for (const f of plan.files) {
         out(`==> ${escapeText(onDisk(plan.scope, f.path))} (mode ${mode(f.mode)}) <==\n${f.content.split("\n").map(escapeText).join("\n")}`);
         if (!f.content.endsWith("\n")) out("\n");
@@ -110,12 +132,14 @@ export async function run(argv: string[], command = "install"): Promise<number> 
       return 0;
     }
     const r = applyInstall(plan, { systemctl, live: state.running, ...(values.restart ? { restart: true } : {}) });
+    for (const a of r.accounts) out(`${escapeText(a)}\n`);
     for (const f of r.written) out(`wrote ${escapeText(f)}\n`);
     for (const c of r.ran) out(`ran: ${escapeText(c)}\n`);
     for (const c of r.toRun) out(`run: ${escapeText(c)}\n`);
     for (const w of r.warnings) err(`media-outbox: warning: ${w}\n`);
     if (!state.running) err(`media-outbox: files written; systemd was not told (${escapeText(state.why)}): run the commands above on the target system\n`);
-    else if (!values.restart) err("media-outbox: the gateway units read the new environment only after a restart: run the try-restart command above (or install again with --restart)\n");
+    else if (!values.restart) err(`media-outbox: the gateway units read the new environment${plan.gate ? " (and their users the new group)" : ""} only after a restart: run the try-restart command above (or install again with --restart)\n`);
+    if (plan.gate) err(`media-outbox: agents already logged in join group ${plan.gate.group} at their next login (processes started by a restarted gateway at once)\n`);
     err(`media-outbox: check it with: ${shellLine(["media-outbox", "doctor", ...scopeArgs(scopeName)])}\n`);
     return r.warnings.length > 0 ? 1 : 0;
   });

@@ -10,6 +10,20 @@ import { FatalError, usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { allowDirProblem, isWithin, parseAllowDirs } from "../safety/gateway.js";
 import { mkdirs, readIfExists, sha256, writeFileAtomic } from "./files.js";
+import {
+  GATE_OUTBOX,
+  GATE_UMASK,
+  type GateOptions,
+  type GatePlan,
+  type GateRecord,
+  type GatewayOwner,
+  applyGateAccounts,
+  applyGateDirs,
+  gateFiles,
+  gateOwner,
+  planGate,
+  undoGateAccounts,
+} from "./gate.js";
 import { type PasswdEntry, groupName, userByName, userByUid } from "./users.js";
 import {
   type UnitScope,
@@ -32,6 +46,8 @@ import {
 import {
   DROP_IN_ENV_NAME,
   DROP_IN_NAME,
+  GATE_SERVICE,
+  GATE_SOCKET_UNIT,
   JANITOR_SERVICE,
   JANITOR_TIMER,
   type ServiceParams,
@@ -75,7 +91,11 @@ export interface InstallPlan {
   owner: { uid: number; gid: number };
   /** Directories the services must find at start (ReadWritePaths=). */
   dirs: string[];
+  /** Drop folders (watch): in gate mode created group-writable for the agents. */
+  dropDirs: string[];
   notes: string[];
+  /** Gate mode: the accounts, directories and units of the gate. */
+  gate?: GatePlan;
 }
 
 export interface InstallOptions {
@@ -88,6 +108,10 @@ export interface InstallOptions {
   node?: string;
   bin?: string;
   env?: NodeJS.ProcessEnv;
+  /** Gate mode (`--gate`): a system user owns the outbox and runs the pipeline behind a socket. */
+  gate?: GateOptions;
+  /** False for --dry-run: gate mode then names accounts that do not exist yet instead of refusing. */
+  apply?: boolean;
 }
 
 /** The scope a command acts in: whose units, which home %h means. */
@@ -136,7 +160,13 @@ function mergedRoots(previous: string | undefined, previousValue: string | undef
 }
 
 /** Plans the drop-in for one gateway unit and checks that it wins; also says whose the gateway is (its User=). */
-function planGatewayUnit(scope: UnitScope, unit: string, outbox: string, strict: boolean, systemctl: Systemctl | undefined): { files: PlannedFile[]; covered: CoveredUnit; user?: string } {
+function planGatewayUnit(
+  scope: UnitScope,
+  unit: string,
+  outbox: string,
+  strict: boolean,
+  systemctl: Systemctl | undefined,
+): { files: PlannedFile[]; covered: CoveredUnit; user?: string; hermesHome?: string } {
   const read = diskReader(scope);
   // systemd shows instances, not templates: a template's files are found on disk.
   const files = unitFiles(scope, unit, isTemplate(unit) ? undefined : systemctl);
@@ -189,14 +219,21 @@ function planGatewayUnit(scope: UnitScope, unit: string, outbox: string, strict:
   for (const s of final.slice(1)) {
     if (s.value !== STRICT_VARS[s.key]) throw new FatalError("config_invalid", `--strict for ${escapeText(unit)} would do nothing: ${s.key} still comes from ${escapeText(s.from ?? "nowhere")}`);
   }
-  return { files: planned, covered: { unit, via: byFile ? "environment-file" : "environment", previous: allow, value: finalAllow.value }, ...(env.user ? { user: env.user } : {}) };
+  const hermesHome = variableSource(scope, env, "HERMES_HOME", read).value;
+  return {
+    files: planned,
+    covered: { unit, via: byFile ? "environment-file" : "environment", previous: allow, value: finalAllow.value },
+    ...(env.user ? { user: env.user } : {}),
+    ...(hermesHome && path.isAbsolute(hermesHome) ? { hermesHome } : {}),
+  };
 }
 
 /** Everything install would write, checked; changes nothing. */
 export function planInstall(options: InstallOptions, systemctl?: Systemctl): InstallPlan {
   const scope = unitScope(options.scope, options.root, options.env);
-  const config = options.config;
-  checkOutboxForGateway(config.outbox);
+  if (options.gate && scope.scope !== "system") throw usageError("--gate installs system units (a system user owns the outbox): use --system, not --user");
+  const outbox = options.gate ? (options.gate.outbox ?? GATE_OUTBOX) : options.config.outbox;
+  checkOutboxForGateway(outbox);
   const notes: string[] = [];
   const units = gatewayUnitsFor(scope, options.units, systemctl);
   if (units.length === 0) {
@@ -205,52 +242,78 @@ export function planInstall(options: InstallOptions, systemctl?: Systemctl): Ins
       `no Hermes gateway unit found in the ${scope.scope} unit path${scope.root ? ` under ${escapeText(scope.root)}` : ""}; name it with --unit NAME.service (or use --user / --system)`,
     );
   }
-  for (const dir of [config.outbox, config.stateDir]) {
-    if (["/tmp", "/var/tmp"].some((tmp) => isWithin(dir, tmp))) {
-      notes.push(`${escapeText(dir)} is under /tmp or /var/tmp: the janitor and watch units run with PrivateTmp=yes and will not see it; choose an outbox elsewhere (such as ~/.hermes/media_outbox)`);
-    }
-  }
   for (const u of units) if (!isGatewayUnitName(u)) notes.push(`${escapeText(u)} does not look like a Hermes gateway unit; covering it because --unit named it`);
 
   const files: PlannedFile[] = [];
   const covered: CoveredUnit[] = [];
-  const gatewayUsers = new Set<string>();
+  const gateways: GatewayOwner[] = [];
   for (const unit of units) {
-    const plan = planGatewayUnit(scope, unit, config.outbox, options.strict === true, systemctl);
+    const plan = planGatewayUnit(scope, unit, outbox, options.strict === true, systemctl);
     files.push(...plan.files);
     covered.push(plan.covered);
-    if (plan.user) gatewayUsers.add(plan.user);
+    gateways.push({ unit, ...(plan.user ? { user: plan.user } : {}), ...(plan.hermesHome ? { hermesHome: plan.hermesHome } : {}) });
   }
 
-  // The services run as the outbox's owner: prepare made it 0700 for that user.
-  const serviceUser = serviceUserFor(scope, config.outbox, gatewayUsers);
-  const environment: Record<string, string> = {};
-  if (scope.scope === "system") environment.HOME = serviceUser.home;
-  const sameUser = serviceUser.uid === (process.geteuid?.() ?? -1);
-  const env = options.env ?? process.env;
-  if (env.HERMES_HOME || sameUser) environment.HERMES_HOME = config.hermesHome;
-  environment.MEDIA_OUTBOX_STATE_DIR = config.stateDir;
-  if (config.configFile) environment.MEDIA_OUTBOX_CONFIG = config.configFile;
+  const node = options.node ?? process.execPath;
+  const bin = options.bin ?? path.join(packageRoot(), "bin", "media-outbox");
+  for (const p of [node, bin]) {
+    if (!path.isAbsolute(p)) throw usageError(`${escapeText(p)} must be an absolute path`);
+  }
+  const gate = options.gate
+    ? planGate({ scope, gate: options.gate, config: options.config, gateways, node, packageRoot: path.dirname(path.dirname(bin)), apply: options.apply !== false })
+    : undefined;
+  // The services see the configuration the gate's environment gives them, or
+  // (single-user mode) the one install resolved.
+  const config = gate ? gate.serviceConfig : options.config;
+  if (!gate) {
+    for (const dir of [config.outbox, config.stateDir]) {
+      if (["/tmp", "/var/tmp"].some((tmp) => isWithin(dir, tmp))) {
+        notes.push(`${escapeText(dir)} is under /tmp or /var/tmp: the janitor and watch units run with PrivateTmp=yes and will not see it; choose an outbox elsewhere (such as ~/.hermes/media_outbox)`);
+      }
+    }
+  }
+  notes.push(...(gate?.notes ?? []));
+
+  let service: { name: string; group: string; uid: number; gid: number };
+  let environment: Record<string, string>;
+  if (gate) {
+    service = { name: gate.user, group: gate.group, uid: -1, gid: -1 };
+    environment = gate.environment;
+  } else {
+    // The services run as the outbox's owner: prepare made it 0700 for that user.
+    const serviceUser = serviceUserFor(scope, config.outbox, new Set(gateways.map((g) => g.user).filter((u): u is string => u !== undefined)));
+    service = { name: serviceUser.name, group: groupName(serviceUser.gid, scope.root) ?? serviceUser.name, uid: serviceUser.uid, gid: serviceUser.gid };
+    environment = {};
+    if (scope.scope === "system") environment.HOME = serviceUser.home;
+    const sameUser = serviceUser.uid === (process.geteuid?.() ?? -1);
+    const env = options.env ?? process.env;
+    if (env.HERMES_HOME || sameUser) environment.HERMES_HOME = config.hermesHome;
+    environment.MEDIA_OUTBOX_STATE_DIR = config.stateDir;
+    if (config.configFile) environment.MEDIA_OUTBOX_CONFIG = config.configFile;
+  }
   const writable = [config.outbox, config.stateDir];
   if (!config.quarantineDir.startsWith(`${config.stateDir}/`)) writable.push(config.quarantineDir);
   if (config.logFile) writable.push(path.dirname(config.logFile));
   const params: ServiceParams = {
     scope: scope.scope,
-    node: options.node ?? process.execPath,
-    bin: options.bin ?? path.join(packageRoot(), "bin", "media-outbox"),
+    node,
+    bin,
     outbox: config.outbox,
     writable,
     watchWritable: config.watch.drop,
     environment,
-    ...(scope.scope === "system" ? { user: serviceUser.name, group: groupName(serviceUser.gid, scope.root) ?? serviceUser.name } : {}),
+    ...(scope.scope === "system" ? { user: service.name, group: service.group } : {}),
+    ...(gate ? { umask: GATE_UMASK } : {}),
   };
-  for (const p of [params.node, params.bin]) {
-    if (!path.isAbsolute(p)) throw usageError(`${escapeText(p)} must be an absolute path`);
-  }
   const dir = installDir(scope);
+  const services: string[] = [];
+  if (gate) {
+    files.push(...gateFiles(gate, params, dir));
+    services.push(GATE_SOCKET_UNIT, GATE_SERVICE);
+  }
   files.push({ path: path.join(dir, JANITOR_SERVICE), content: renderJanitorService(params), mode: 0o644 });
   files.push({ path: path.join(dir, JANITOR_TIMER), content: renderJanitorTimer(), mode: 0o644 });
-  const services = [JANITOR_SERVICE, JANITOR_TIMER];
+  services.push(JANITOR_SERVICE, JANITOR_TIMER);
   if (options.withWatch) {
     files.push({ path: path.join(dir, WATCH_SERVICE), content: renderWatchService(params), mode: 0o644 });
     services.push(WATCH_SERVICE);
@@ -261,12 +324,14 @@ export function planInstall(options: InstallOptions, systemctl?: Systemctl): Ins
     files,
     units: covered,
     services,
-    serviceUser: serviceUser.name,
-    owner: { uid: serviceUser.uid, gid: serviceUser.gid },
+    serviceUser: service.name,
+    owner: { uid: service.uid, gid: service.gid },
     // The ReadWritePaths= of the units written: systemd refuses to start a
     // unit (226/NAMESPACE) when one of them is missing.
-    dirs: [...new Set([...params.writable, ...(options.withWatch ? params.watchWritable : [])])],
+    dirs: [...new Set(params.writable)],
+    dropDirs: options.withWatch ? [...new Set(params.watchWritable)] : [],
     notes,
+    ...(gate ? { gate } : {}),
   };
 }
 
@@ -301,6 +366,8 @@ export interface InstallRecord {
   files: { path: string; sha256: string; previous: string | null; previousMode: number | null }[];
   dirs: string[];
   enabled: string[];
+  /** Gate mode: the accounts install created or changed (absent in records of a single-user install). */
+  gate?: GateRecord;
 }
 
 export function readManifest(scope: UnitScope): InstallRecord | undefined {
@@ -316,6 +383,8 @@ export function readManifest(scope: UnitScope): InstallRecord | undefined {
 }
 
 export interface ApplyResult {
+  /** Accounts created or changed (gate mode). */
+  accounts: string[];
   written: string[];
   /** systemctl commands that were run (with a running systemd) or are still to run. */
   ran: string[];
@@ -342,9 +411,31 @@ export function applyInstall(plan: InstallPlan, opts: { restart?: boolean; syste
     enabled: [],
   };
   const manifestFile = onDisk(scope, manifestPath(scope));
-  record.dirs.push(...mkdirs(path.dirname(manifestFile), 0o755));
+  const manifestDirs = mkdirs(path.dirname(manifestFile), 0o755);
+  record.dirs.push(...manifestDirs);
   const save = () => writeFileAtomic(manifestFile, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
-  const result: ApplyResult = { written: [], ran: [], toRun: [], warnings: [] };
+  const result: ApplyResult = { accounts: [], written: [], ran: [], toRun: [], warnings: [] };
+  let owner = plan.owner;
+  if (plan.gate) {
+    const g = plan.gate;
+    record.gate = { user: g.user, group: g.group, createdUser: false, createdGroup: false, addedMembers: [], outbox: g.outbox, stateDir: g.stateDir, socket: g.socket };
+    try {
+      applyGateAccounts(g, record.gate, save);
+    } catch (err) {
+      // The accounts were rolled back: leave no record of an install that did not happen.
+      fs.rmSync(manifestFile, { force: true });
+      for (const d of [...manifestDirs].reverse()) fs.rmdirSync(d);
+      throw err;
+    }
+    if (record.gate.createdGroup) result.accounts.push(`created group ${g.group}`);
+    if (record.gate.createdUser) result.accounts.push(`created system user ${g.user} (no home, no login shell)`);
+    for (const m of record.gate.addedMembers) result.accounts.push(`added ${m} to group ${g.group}`);
+    owner = gateOwner(g);
+    const extra = plan.dirs.filter((d) => d !== g.outbox && d !== g.stateDir).map((d) => ({ path: d, mode: 0o700 }));
+    // Drop folders: the agents (group members) write, the watch (the owner) reads and removes; sticky, so no agent removes another's files.
+    extra.push(...plan.dropDirs.map((d) => ({ path: d, mode: 0o3770 })));
+    applyGateDirs(g, owner, extra);
+  }
   for (const file of plan.files) {
     const real = onDisk(scope, file.path);
     record.dirs.push(...mkdirs(path.dirname(real), 0o755));
@@ -357,13 +448,19 @@ export function applyInstall(plan: InstallPlan, opts: { restart?: boolean; syste
     result.written.push(real);
   }
   save();
-  if (!scope.root) createServiceDirs(plan);
+  if (!scope.root && !plan.gate) createServiceDirs(plan, owner);
 
   const sc = opts.systemctl;
-  const commands: string[][] = [["daemon-reload"], ["enable", "--now", JANITOR_TIMER]];
-  if (plan.services.includes(WATCH_SERVICE)) commands.push(["enable", "--now", WATCH_SERVICE]);
+  const toEnable = [...(plan.gate ? [GATE_SOCKET_UNIT] : []), JANITOR_TIMER, ...(plan.services.includes(WATCH_SERVICE) ? [WATCH_SERVICE] : [])];
+  const commands: string[][] = [["daemon-reload"], ...toEnable.map((u) => ["enable", "--now", u])];
   const restart = plan.units.map((u) => (isTemplate(u.unit) ? u.unit.replace("@.service", "@*.service") : u.unit));
   if (opts.live) {
+    // `enable` creates a missing .wants directory, and `disable` leaves it behind: uninstall removes those it finds empty.
+    for (const unit of toEnable) {
+      const wants = onDisk(scope, path.join(installDir(scope), `${unit.endsWith(".timer") ? "timers" : unit.endsWith(".socket") ? "sockets" : scope.scope === "system" ? "multi-user" : "default"}.target.wants`));
+      if (!fs.existsSync(wants) && !record.dirs.includes(wants)) record.dirs.push(wants);
+    }
+    save();
     for (const c of commands) {
       const r = sc.run(...c);
       if (r.code !== 0) result.warnings.push(`${sc.commandLine(...c)} failed: ${escapeText(r.stderr.trim())}`);
@@ -398,11 +495,11 @@ export function applyInstall(plan: InstallPlan, opts: { restart?: boolean; syste
  * to start: create missing ones 0700 for the service user. They hold the
  * user's files, so uninstall leaves them.
  */
-function createServiceDirs(plan: InstallPlan): void {
-  for (const dir of plan.dirs) {
+function createServiceDirs(plan: InstallPlan, owner: { uid: number; gid: number }): void {
+  for (const dir of [...plan.dirs, ...plan.dropDirs]) {
     for (const created of mkdirs(dir, 0o700)) {
       fs.chmodSync(created, 0o700);
-      fs.chownSync(created, plan.owner.uid, plan.owner.gid);
+      fs.chownSync(created, owner.uid, owner.gid);
     }
   }
 }
@@ -414,15 +511,29 @@ export interface UninstallResult {
   ran: string[];
   toRun: string[];
   units: string[];
+  /** Gate mode: accounts changed back, and those kept. */
+  accounts: string[];
+  keptAccounts: string[];
+  /** Gate mode: the outbox and state, never removed (they hold published files). */
+  keptDirs: string[];
 }
 
-/** Undoes an install: each file gets its previous bytes back (or goes), created directories go when empty. */
-export function uninstall(scopeName: Scope, root: string | undefined, opts: { systemctl: Systemctl; live: boolean; env?: NodeJS.ProcessEnv }): UninstallResult {
+export interface UninstallOptions {
+  systemctl: Systemctl;
+  live: boolean;
+  env?: NodeJS.ProcessEnv;
+  /** Gate mode: also remove the service user and group install created. */
+  removeUser?: boolean;
+}
+
+/** Undoes an install: each file gets its previous bytes back (or goes), created directories go when empty, added group memberships go. */
+export function uninstall(scopeName: Scope, root: string | undefined, opts: UninstallOptions): UninstallResult {
   const scope = unitScope(scopeName, root, opts.env);
   const record = readManifest(scope);
   if (!record) throw new FatalError("config_invalid", `nothing to uninstall: no install record at ${escapeText(onDisk(scope, manifestPath(scope)))}`);
+  if (opts.removeUser && !record.gate) throw usageError("--remove-user: this install has no gate (no service user was created)");
   const sc = opts.systemctl;
-  const result: UninstallResult = { restored: [], removed: [], kept: [], ran: [], toRun: [], units: record.units };
+  const result: UninstallResult = { restored: [], removed: [], kept: [], ran: [], toRun: [], units: record.units, accounts: [], keptAccounts: [], keptDirs: [] };
   // Touch nothing unless every file is still what install wrote.
   for (const file of record.files) {
     const current = readIfExists(onDisk(scope, file.path));
@@ -434,15 +545,17 @@ export function uninstall(scopeName: Scope, root: string | undefined, opts: { sy
       `changed since install: ${result.kept.map(escapeText).join(", ")}; nothing was removed. Put back what install wrote (or move your change elsewhere), then run uninstall again`,
     );
   }
-  // Also what the operator enabled by hand after an install without systemd: disabling is harmless either way.
+  // Also what the operator enabled by hand after an install without systemd:
+  // disabling is harmless either way. The gate's socket goes before its
+  // service, so nothing starts the service again.
   const enabled = [...new Set([...record.enabled, ...record.services.filter((s) => s !== JANITOR_SERVICE)])];
   if (opts.live) {
     for (const unit of enabled) {
-      const r = sc.run("disable", "--now", unit);
-      if (r.code === 0) result.ran.push(sc.commandLine("disable", "--now", unit));
+      const r = unit === GATE_SERVICE ? sc.run("stop", unit) : sc.run("disable", "--now", unit);
+      if (r.code === 0) result.ran.push(unit === GATE_SERVICE ? sc.commandLine("stop", unit) : sc.commandLine("disable", "--now", unit));
     }
   } else {
-    for (const unit of enabled) result.toRun.push(sc.commandLine("disable", "--now", unit));
+    for (const unit of enabled) result.toRun.push(unit === GATE_SERVICE ? sc.commandLine("stop", unit) : sc.commandLine("disable", "--now", unit));
   }
   for (const file of [...record.files].reverse()) {
     const real = onDisk(scope, file.path);
@@ -456,6 +569,12 @@ export function uninstall(scopeName: Scope, root: string | undefined, opts: { sy
       writeFileAtomic(real, Buffer.from(file.previous, "base64"), { mode: file.previousMode ?? 0o644 });
       result.restored.push(real);
     }
+  }
+  if (record.gate) {
+    const undone = undoGateAccounts(record.gate, { removeAccounts: opts.removeUser === true });
+    result.accounts.push(...undone.done);
+    result.keptAccounts.push(...undone.kept);
+    result.keptDirs.push(record.gate.outbox, record.gate.stateDir);
   }
   fs.rmSync(onDisk(scope, manifestPath(scope)), { force: true });
   for (const dir of [...record.dirs].reverse()) {

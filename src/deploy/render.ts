@@ -9,7 +9,7 @@ declare const __dirname: string;
 export const JANITOR_SERVICE = "media-outbox-janitor.service";
 export const JANITOR_TIMER = "media-outbox-janitor.timer";
 export const WATCH_SERVICE = "media-outbox-watch.service";
-export const GATE_SOCKET = "media-outbox-gate.socket";
+export const GATE_SOCKET_UNIT = "media-outbox-gate.socket";
 export const GATE_SERVICE = "media-outbox-gate.service";
 export const DROP_IN_NAME = "90-media-outbox.conf";
 export const DROP_IN_ENV_NAME = "media-outbox.env";
@@ -109,7 +109,7 @@ export interface GateParams extends ServiceParams {
 }
 
 export function renderGateSocket(p: Pick<GateParams, "socket" | "user" | "group">): string {
-  return renderTemplate(GATE_SOCKET, { SOCKET: pathWord(p.socket, "socket"), USER: p.user ?? "root", GROUP: p.group ?? p.user ?? "root" });
+  return renderTemplate(GATE_SOCKET_UNIT, { SOCKET: pathWord(p.socket, "socket"), USER: p.user ?? "root", GROUP: p.group ?? p.user ?? "root" });
 }
 
 export function renderGateService(p: GateParams): string {

@@ -37,3 +37,40 @@ export function groupName(gid: number, root?: string): string | undefined {
     .find((f) => f.length >= 3 && Number(f[2]) === gid)?.[0];
 }
 
+
+export interface GroupEntry {
+  name: string;
+  gid: number;
+  /** Supplementary members (the fourth field of /etc/group). */
+  members: string[];
+}
+
+function groups(root: string | undefined): GroupEntry[] {
+  const text = (root ? readIfExists(path.join(root, "etc/group")) : undefined) ?? readIfExists("/etc/group");
+  if (!text) return [];
+  return text
+    .toString("utf8")
+    .split("\n")
+    .map((l) => l.split(":"))
+    .filter((f) => f.length >= 4)
+    .map((f) => ({ name: f[0]!, gid: Number(f[2]), members: f[3]!.split(",").filter((m) => m !== "") }));
+}
+
+export function groupByName(name: string, root?: string): GroupEntry | undefined {
+  return groups(root).find((g) => g.name === name);
+}
+
+/** Every home directory named in the target system's /etc/passwd. */
+export function allHomes(root?: string): string[] {
+  return [...new Set(passwd(root).map((e) => e.home))];
+}
+
+/** A user named by User= in a unit: a name or a numeric uid. */
+export function userByNameOrUid(user: string, root?: string): PasswdEntry | undefined {
+  return /^\d+$/.test(user) ? userByUid(Number(user), root) : userByName(user, root);
+}
+
+/** Whether `user` belongs to `group`, as its primary group or as a listed member. */
+export function isMember(user: PasswdEntry, group: GroupEntry): boolean {
+  return user.gid === group.gid || group.members.includes(user.name);
+}

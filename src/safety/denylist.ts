@@ -5,7 +5,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { isWithin } from "./gateway.js";
 
-const SYSTEM_PREFIXES = ["/etc", "/proc", "/sys", "/dev", "/root", "/boot", "/var/log", "/var/lib", "/var/run"];
+/** Where the gateway never sends from (its denylist's system prefixes). */
+export const SYSTEM_PREFIXES = ["/etc", "/proc", "/sys", "/dev", "/root", "/boot", "/var/log", "/var/lib", "/var/run"];
 
 const HOME_ENTRIES = [
   ".ssh",

@@ -1,0 +1,439 @@
+// Gate mode (`install systemd --system --gate`): a dedicated system user owns
+// the outbox and all of media-outbox's state and runs the pipeline behind a
+// socket; the agents' users may connect and read what was published, nothing
+// more. This module owns the gate's layout and placement rules, its accounts
+// (the service user and group, the agents' membership), the code-integrity
+// rule, and the gate's units; install.ts calls it for the rest (the gateway
+// drop-ins, the manifest, systemctl).
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { type Config, loadConfig } from "../config/config.js";
+import { FatalError, isErrno, usageError } from "../core/errors.js";
+import { escapeText } from "../core/escape.js";
+import { SYSTEM_PREFIXES, resolveExisting } from "../safety/denylist.js";
+import { isWithin } from "../safety/gateway.js";
+import { onDisk, type UnitScope } from "./gateway-units.js";
+import { mkdirs } from "./files.js";
+import { GATE_SERVICE, GATE_SOCKET_UNIT, type GateParams, type ServiceParams, renderGateService, renderGateSocket } from "./render.js";
+import { assertUnitSafe } from "./systemd-syntax.js";
+import { type PasswdEntry, allHomes, groupByName, isMember, userByName, userByNameOrUid } from "./users.js";
+
+/** The install defaults of gate mode (COMMON contract): who, where, and the socket. */
+export const GATE_USER = "media-outbox";
+export const GATE_GROUP = "media-outbox";
+export const GATE_OUTBOX = "/srv/media-outbox/outbox";
+export const GATE_SOCKET_PATH = "/run/media-outbox/gate.sock";
+/** The system-wide config file install --gate writes: only `{"socket": PATH}`, readable by all, so `prepare` finds the gate. */
+export const SYSTEM_CONFIG = "/etc/media-outbox/config.json";
+/** Umask of the gate's services: published files and receipts are readable by the group (the agents), nothing by others. */
+export const GATE_UMASK = "0027";
+
+/** The gate keeps its state in `state` beside the outbox (same filesystem: publication is a rename). */
+export const gateStateDir = (outbox: string) => path.join(path.dirname(outbox), "state");
+
+/** What uninstall must know to undo the accounts part of an install. */
+export interface GateRecord {
+  user: string;
+  group: string;
+  createdUser: boolean;
+  createdGroup: boolean;
+  /** Agent users install added to the group (not those already members). */
+  addedMembers: string[];
+  outbox: string;
+  stateDir: string;
+  socket: string;
+}
+
+export interface GateOptions {
+  /** Users whose agents (and gateways) may connect and read published files (`--agent-user`). */
+  agentUsers: string[];
+  /** The outbox (`--outbox`); default GATE_OUTBOX. */
+  outbox?: string;
+}
+
+export interface GateDir {
+  path: string;
+  mode: number;
+  /** root: root-owned; service: the service user and group. */
+  owner: "root" | "service";
+}
+
+export interface GatePlan {
+  user: string;
+  group: string;
+  /** The accounts as found: created at apply when missing. */
+  userExists: boolean;
+  groupExists: boolean;
+  /** Every user that must be in the group (named, and the covered gateways' users). */
+  agentUsers: string[];
+  /** Those not members yet: install adds them, uninstall removes them again. */
+  newMembers: string[];
+  outbox: string;
+  stateDir: string;
+  socket: string;
+  /** The configuration as the gate's services will resolve it (their environment, the config file). */
+  serviceConfig: Config;
+  environment: Record<string, string>;
+  credentials: { name: string; path: string }[];
+  /** Directories to create (in this order) or set right. */
+  dirs: GateDir[];
+  notes: string[];
+}
+
+/** A gateway unit as install covers it: whose it is and which Hermes home it reads. */
+export interface GatewayOwner {
+  unit: string;
+  user?: string;
+  hermesHome?: string;
+}
+
+const isDenied = (p: string) => SYSTEM_PREFIXES.find((prefix) => isWithin(p, prefix));
+
+/**
+ * Why `p` (a path of the target system) may be changed by someone other than
+ * root: a component of its real path, from `/` down to `p` itself (when it
+ * exists), that is not a root-owned directory (or file) without group or other
+ * write permission. Components that do not exist yet are skipped: install
+ * creates them root-owned.
+ */
+export function rootOwnedProblem(p: string, scope: Pick<UnitScope, "root">): string | undefined {
+  const real = resolveExisting(onDisk(scope as UnitScope, p));
+  const top = scope.root ? resolveExisting(scope.root) : "/";
+  const shown = (d: string) => escapeText(scope.root ? `/${path.relative(top, d)}` : d);
+  const chain: string[] = [];
+  // Under --root, the target system's `/` is the root directory.
+  for (let d = real; ; d = path.dirname(d)) {
+    chain.unshift(d);
+    if (d === top || d === path.dirname(d)) break;
+  }
+  for (const d of chain) {
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(d);
+    } catch (err) {
+      if (isErrno(err, "ENOENT", "ENOTDIR")) break;
+      throw err;
+    }
+    if (st.uid !== 0) return `${shown(d)} belongs to uid ${st.uid}, not root`;
+    if (st.mode & 0o022) return `${shown(d)} is writable by its group or others (mode ${(st.mode & 0o7777).toString(8).padStart(4, "0")})`;
+  }
+  return undefined;
+}
+
+/**
+ * Refuses a gate outbox the agents (or the gateway's denylist) could defeat:
+ * under a home (the agent's, or anyone's), under a prefix the gateway never
+ * sends from, under /tmp (the services' PrivateTmp= hides it), or below a
+ * directory someone other than root could change.
+ */
+export function checkGatePlacement(outbox: string, stateDir: string, scope: Pick<UnitScope, "root">): void {
+  for (const [what, dir] of [
+    ["outbox", outbox],
+    ["state directory", stateDir],
+  ] as const) {
+    const home = [...allHomes(scope.root), "/home", "/root"].find((h) => h !== "/" && h !== "" && isWithin(dir, h) && !isDenied(h));
+    if (home) throw usageError(`the gate's ${what} ${escapeText(dir)} lies under the home ${escapeText(home)}; a home's owner could change it. Choose a directory such as ${GATE_OUTBOX}`);
+    const denied = isDenied(dir);
+    if (denied) throw usageError(`the gate's ${what} ${escapeText(dir)} lies under ${denied}, which the gateway never sends from; choose a directory such as ${GATE_OUTBOX}`);
+    for (const tmp of ["/tmp", "/var/tmp", "/dev/shm", "/run"]) {
+      if (isWithin(dir, tmp)) throw usageError(`the gate's ${what} ${escapeText(dir)} lies under ${tmp} (shared or emptied at boot); choose a directory such as ${GATE_OUTBOX}`);
+    }
+    const problem = rootOwnedProblem(path.dirname(dir), scope);
+    if (problem) throw usageError(`every directory above the gate's ${what} ${escapeText(dir)} must belong to root and be writable by nobody else: ${problem}`);
+  }
+}
+
+/** A directory install creates or reuses: an existing one must be a real directory of the service user (or root, to be handed over). */
+function checkExistingDir(dir: string, what: string, service: PasswdEntry | undefined, scope: Pick<UnitScope, "root">): void {
+  let st: fs.Stats;
+  try {
+    st = fs.lstatSync(onDisk(scope as UnitScope, dir));
+  } catch (err) {
+    if (isErrno(err, "ENOENT")) return;
+    throw err;
+  }
+  if (!st.isDirectory()) throw usageError(`the gate's ${what} ${escapeText(dir)} exists and is not a directory; move it away`);
+  const owners = [0, ...(service ? [service.uid] : [])];
+  if (!owners.includes(st.uid)) {
+    throw usageError(`the gate's ${what} ${escapeText(dir)} exists and belongs to uid ${st.uid}; it must belong to ${GATE_USER} (or root): move it away or choose another --outbox`);
+  }
+}
+
+/**
+ * The code the gate runs as its service user: node, and this package (bin,
+ * dist, node_modules, package.json). Whoever can change it runs as the gate,
+ * so it must belong to root and be writable by nobody else.
+ */
+export function checkGateCode(node: string, packageRoot: string): void {
+  for (const p of [node, packageRoot]) {
+    const problem = rootOwnedProblem(p, {});
+    if (problem) throw usageError(`the gate would run code others can change: ${problem}. Install media-outbox system-wide (as root: npm install -g) and run install from there`);
+  }
+  const walk = (p: string): string | undefined => {
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(p);
+    } catch (err) {
+      if (isErrno(err, "ENOENT")) return undefined;
+      throw err;
+    }
+    if (st.uid !== 0) return `${escapeText(p)} belongs to uid ${st.uid}, not root`;
+    if (!st.isSymbolicLink() && st.mode & 0o022) return `${escapeText(p)} is writable by its group or others`;
+    if (st.isDirectory()) {
+      for (const name of fs.readdirSync(p)) {
+        const found = walk(path.join(p, name));
+        if (found) return found;
+      }
+    }
+    return undefined;
+  };
+  for (const part of ["bin", "dist", "node_modules", "package.json", "deploy"]) {
+    const problem = walk(path.join(packageRoot, part));
+    if (problem) throw usageError(`the gate would run code others can change: ${problem}. Install media-outbox system-wide (as root: npm install -g) and run install from there`);
+  }
+}
+
+/** The agents' Hermes .env files that exist: systemd hands each to the gate as a credential. */
+function hermesEnvFiles(homes: string[], scope: Pick<UnitScope, "root">, notes: string[]): string[] {
+  const files: string[] = [];
+  const isFile = (p: string) => {
+    try {
+      return fs.statSync(onDisk(scope as UnitScope, p)).isFile();
+    } catch {
+      return false;
+    }
+  };
+  for (const home of homes) {
+    const candidates = [path.join(home, ".env")];
+    try {
+      for (const profile of fs.readdirSync(onDisk(scope as UnitScope, path.join(home, "profiles"))).sort()) candidates.push(path.join(home, "profiles", profile, ".env"));
+    } catch {
+      // No profiles.
+    }
+    for (const c of candidates) {
+      if (!isFile(c) || files.includes(c)) continue;
+      try {
+        assertUnitSafe(c, "Hermes .env file");
+        files.push(c);
+      } catch {
+        notes.push(`${escapeText(c)} cannot be named in a unit (a quote, backslash or control character): the gate will not know its secrets`);
+      }
+    }
+  }
+  return files;
+}
+
+/** The users that must be in the gate's group: those named, and every covered gateway's own (non-root) user. */
+function agentUsersFor(named: string[], gateways: GatewayOwner[], scope: Pick<UnitScope, "root">, notes: string[]): PasswdEntry[] {
+  const found = new Map<string, PasswdEntry>();
+  for (const name of named) {
+    const entry = userByName(name, scope.root);
+    if (!entry) throw usageError(`--agent-user ${escapeText(name)}: no such user`);
+    if (entry.uid === 0) throw usageError("--agent-user root: root needs no membership, and an agent running as root defeats the gate");
+    if (name === GATE_USER) throw usageError(`--agent-user ${GATE_USER}: that is the service user itself`);
+    found.set(entry.name, entry);
+  }
+  for (const g of gateways) {
+    if (!g.user) continue;
+    const entry = userByNameOrUid(g.user, scope.root);
+    if (!entry) {
+      notes.push(`${escapeText(g.unit)} runs as ${escapeText(g.user)}, which is not in /etc/passwd (a template's %i?): name that user with --agent-user, or the gateway cannot read published files`);
+      continue;
+    }
+    if (entry.uid === 0 || found.has(entry.name)) continue;
+    if (entry.name === GATE_USER) throw usageError(`${escapeText(g.unit)} runs as ${GATE_USER}, the gate's own user: run the gateway as the agent's user`);
+    notes.push(`${escapeText(g.unit)} runs as ${escapeText(entry.name)}: it joins group ${GATE_GROUP} to read published files`);
+    found.set(entry.name, entry);
+  }
+  if (found.size === 0) throw usageError(`no agent user: name the user the agent runs as with --agent-user USER (the gateway units found run as root)`);
+  return [...found.values()];
+}
+
+export interface PlanGateInput {
+  scope: UnitScope;
+  gate: GateOptions;
+  /** The configuration install was run with (its config file, if any, becomes the gate's). */
+  config: Config;
+  gateways: GatewayOwner[];
+  node: string;
+  packageRoot: string;
+  /** Whether the plan will be applied (a dry run checks what it can, and names accounts that do not exist yet). */
+  apply: boolean;
+}
+
+/** Everything gate mode adds to an install, checked; changes nothing. */
+export function planGate(input: PlanGateInput): GatePlan {
+  const { scope, gate } = input;
+  if (scope.scope !== "system") throw usageError("--gate installs system units (a system user owns the outbox): use --system, not --user");
+  if (scope.root && input.apply) throw usageError("--gate creates a system user and directories on the running system: it takes --root only with --dry-run");
+  const notes: string[] = [];
+  const outbox = gate.outbox ?? GATE_OUTBOX;
+  if (!path.isAbsolute(outbox)) throw usageError(`--outbox must be an absolute path, got ${escapeText(outbox)}`);
+  const stateDir = gateStateDir(outbox);
+  checkGatePlacement(outbox, stateDir, scope);
+
+  const service = userByName(GATE_USER, scope.root);
+  const group = groupByName(GATE_GROUP, scope.root);
+  if (service && group && service.gid !== group.gid) {
+    throw usageError(`the existing user ${GATE_USER} has another primary group than ${GATE_GROUP} (gid ${service.gid}); make ${GATE_GROUP} its primary group, or remove both and install again`);
+  }
+  if (service && service.uid === 0) throw usageError(`the existing user ${GATE_USER} has uid 0`);
+  checkExistingDir(outbox, "outbox", service, scope);
+  checkExistingDir(stateDir, "state directory", service, scope);
+  checkGateCode(input.node, input.packageRoot);
+
+  const agents = agentUsersFor(gate.agentUsers, input.gateways, scope, notes);
+  const newMembers = agents.filter((a) => !group || !isMember(a, group)).map((a) => a.name);
+
+  // The configuration exactly as the gate's services will resolve it: their
+  // environment, their config file (the one install was given, if any).
+  const configFile = input.config.configFile;
+  if (configFile) {
+    const problem = rootOwnedProblem(configFile, scope);
+    if (problem) throw usageError(`the gate's config file ${escapeText(configFile)} must belong to root and be writable by nobody else: ${problem}`);
+    const st = fs.statSync(onDisk(scope, configFile));
+    if (!(st.mode & 0o004)) notes.push(`${escapeText(configFile)} is not readable by others: make it readable by ${GATE_USER} (chmod 644), or the gate cannot start`);
+  }
+  const environment: Record<string, string> = { MEDIA_OUTBOX_DIR: outbox, MEDIA_OUTBOX_STATE_DIR: stateDir, ...(configFile ? { MEDIA_OUTBOX_CONFIG: configFile } : {}) };
+  const serviceConfig = loadConfig({ ...(configFile ? { config: configFile } : {}), outbox, env: { HOME: service?.home ?? "/nonexistent", ...environment } });
+  if (serviceConfig.stateDir !== stateDir) {
+    throw usageError(`${escapeText(configFile ?? "the config file")} sets stateDir ${escapeText(serviceConfig.stateDir)}; the gate keeps its state in ${escapeText(stateDir)}: remove stateDir from it`);
+  }
+
+  const homes = [...input.gateways.map((g) => g.hermesHome).filter((h): h is string => h !== undefined), ...agents.map((a) => path.join(a.home, ".hermes"))];
+  const credentials = hermesEnvFiles([...new Set(homes)], scope, notes).map((p, i) => ({ name: `hermes-env-${i}`, path: p }));
+
+  const dirs: GateDir[] = [];
+  for (let d = path.dirname(outbox), missing: string[] = []; ; d = path.dirname(d)) {
+    if (fs.existsSync(onDisk(scope, d))) {
+      dirs.push(...missing.map((m) => ({ path: m, mode: 0o755, owner: "root" as const })));
+      break;
+    }
+    missing.unshift(d);
+  }
+  dirs.push({ path: outbox, mode: 0o750, owner: "service" }, { path: stateDir, mode: 0o700, owner: "service" });
+  return {
+    user: GATE_USER,
+    group: GATE_GROUP,
+    userExists: service !== undefined,
+    groupExists: group !== undefined,
+    agentUsers: agents.map((a) => a.name),
+    newMembers,
+    outbox,
+    stateDir,
+    socket: GATE_SOCKET_PATH,
+    serviceConfig,
+    environment,
+    credentials,
+    dirs,
+    notes,
+  };
+}
+
+/** The gate's own files: socket, service, and the system-wide config that points prepare at the socket. */
+export function gateFiles(plan: GatePlan, params: ServiceParams, unitDir: string): { path: string; content: string; mode: number }[] {
+  const gateParams: GateParams = { ...params, socket: plan.socket, credentials: plan.credentials };
+  return [
+    { path: path.join(unitDir, GATE_SOCKET_UNIT), content: renderGateSocket(gateParams), mode: 0o644 },
+    { path: path.join(unitDir, GATE_SERVICE), content: renderGateService(gateParams), mode: 0o644 },
+    { path: SYSTEM_CONFIG, content: `${JSON.stringify({ socket: plan.socket })}\n`, mode: 0o644 },
+  ];
+}
+
+function tool(cmd: string, args: string[]): void {
+  const r = spawnSync(cmd, args, { encoding: "utf8" });
+  if (r.error || r.status !== 0) {
+    const why = r.error ? r.error.message : r.stderr.trim() || `exit status ${r.status}`;
+    throw new FatalError("config_invalid", `${cmd} ${args.map(escapeText).join(" ")} failed: ${escapeText(why)}`);
+  }
+}
+
+const NOLOGIN = ["/usr/sbin/nologin", "/sbin/nologin", "/usr/bin/false", "/bin/false"];
+
+/**
+ * Creates the group and the user when missing and adds the agents to the
+ * group, recording each step in `record` (saved before the step, so a crash
+ * leaves a record uninstall can act on). On a failure, what was done is undone
+ * and the error thrown: nothing is left behind.
+ */
+export function applyGateAccounts(plan: GatePlan, record: GateRecord, save: () => void): void {
+  try {
+    if (!plan.groupExists) {
+      record.createdGroup = true;
+      save();
+      tool("groupadd", ["--system", plan.group]);
+    }
+    if (!plan.userExists) {
+      record.createdUser = true;
+      save();
+      const shell = NOLOGIN.find((s) => fs.existsSync(s)) ?? "/usr/sbin/nologin";
+      tool("useradd", ["--system", "--gid", plan.group, "--no-create-home", "--home-dir", "/nonexistent", "--shell", shell, "--comment", "media-outbox gate", plan.user]);
+    }
+    for (const member of plan.newMembers) {
+      record.addedMembers.push(member);
+      save();
+      tool("usermod", ["--append", "--groups", plan.group, member]);
+    }
+  } catch (err) {
+    undoGateAccounts(record, { removeAccounts: true });
+    throw err;
+  }
+}
+
+/** The service user's uid and gid, once it exists. */
+export function gateOwner(plan: GatePlan): { uid: number; gid: number } {
+  const user = userByName(plan.user);
+  if (!user) throw new FatalError("config_invalid", `user ${plan.user} does not exist after it was created`);
+  return { uid: user.uid, gid: user.gid };
+}
+
+/**
+ * Creates the gate's directories (or sets an existing one's owner and mode):
+ * the outbox 0750 and the state 0700 for the service user, missing parents
+ * root's 0755. They hold published files and state, so uninstall keeps them.
+ */
+export function applyGateDirs(plan: GatePlan, owner: { uid: number; gid: number }, extra: { path: string; mode: number }[]): void {
+  for (const d of [...plan.dirs, ...extra.map((e) => ({ ...e, owner: "service" as const }))]) {
+    for (const created of mkdirs(d.path, 0o755)) {
+      fs.chmodSync(created, created === d.path ? d.mode : 0o755);
+      if (created === d.path && d.owner === "service") fs.chownSync(created, owner.uid, owner.gid);
+    }
+    const st = fs.lstatSync(d.path);
+    if (d.owner === "service" && (st.uid !== owner.uid || st.gid !== owner.gid)) fs.chownSync(d.path, owner.uid, owner.gid);
+    if ((st.mode & 0o7777) !== d.mode) fs.chmodSync(d.path, d.mode);
+  }
+}
+
+/**
+ * Undoes the accounts part: group memberships install added go; the user and
+ * group go only with `removeAccounts`, and only those install created.
+ * Returns what it did, for the report.
+ */
+export function undoGateAccounts(record: GateRecord, opts: { removeAccounts: boolean }): { done: string[]; kept: string[] } {
+  const done: string[] = [];
+  const kept: string[] = [];
+  const group = groupByName(record.group);
+  for (const member of [...record.addedMembers].reverse()) {
+    if (group?.members.includes(member)) {
+      tool("gpasswd", ["--delete", member, record.group]);
+      done.push(`removed ${member} from group ${record.group}`);
+    }
+  }
+  record.addedMembers = [];
+  if (opts.removeAccounts) {
+    if (record.createdUser) {
+      if (userByName(record.user)) tool("userdel", [record.user]);
+      done.push(`removed user ${record.user}`);
+    } else if (userByName(record.user)) kept.push(`user ${record.user} (it existed before install)`);
+    if (record.createdGroup) {
+      // userdel may already have removed the user's own group.
+      if (groupByName(record.group)) tool("groupdel", [record.group]);
+      done.push(`removed group ${record.group}`);
+    } else if (groupByName(record.group)) kept.push(`group ${record.group} (it existed before install)`);
+  } else {
+    if (userByName(record.user)) kept.push(`user ${record.user}`);
+    if (groupByName(record.group)) kept.push(`group ${record.group}`);
+  }
+  return { done, kept };
+}
