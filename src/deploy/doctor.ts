@@ -12,6 +12,7 @@ import { prepare } from "../prepare/prepare.js";
 import { allowDirProblem, isUnderRoot, mediaLineProblem, parseAllowDirs } from "../safety/gateway.js";
 import { type Layout, openLayout } from "../state/layout.js";
 import { type EffectiveEnvironment, type UnitScope, effectiveEnvironment, installDir, onDisk, templateOf } from "./gateway-units.js";
+import { gateLayoutChecks, gateProbe, gateReader, gateServiceChecks } from "./doctor-gate.js";
 import { hermesConfigFiles, listsOutbox, readAllowDirs } from "./hermes-config.js";
 import { ALLOW_DIRS, STRICT_VARS, gatewayUnitsFor, readManifest, unitScope } from "./install.js";
 import { mediaPolicyChecks } from "./policy-sources.js";
@@ -45,6 +46,8 @@ export interface DoctorOptions {
   env?: NodeJS.ProcessEnv;
   /** Run the end-to-end prepare probe (default true). */
   probe?: boolean;
+  /** Gate mode: the gate's socket (see gateSocketFor); the outbox is then the gate's. */
+  socket?: string;
 }
 
 const PROBE_STEM = "media-outbox-doctor-probe";
@@ -119,6 +122,9 @@ function processEnvironment(pid: number): Map<string, string> | undefined {
   }
 }
 
+/** Says why a gateway (its unit's environment) cannot read published files, if it cannot. */
+export type ReaderProblem = (env: EffectiveEnvironment) => string | undefined;
+
 /** Why the gateway's user cannot read files the outbox's owner published (0600), if it cannot. */
 function readerProblem(scope: UnitScope, env: EffectiveEnvironment, outboxUid: number | undefined): string | undefined {
   if (outboxUid === undefined) return undefined;
@@ -132,7 +138,7 @@ function gatewayChecks(
   scope: UnitScope,
   units: string[],
   outbox: string,
-  outboxUid: number | undefined,
+  reader: ReaderProblem,
   systemctl: Systemctl | undefined,
   covered: Set<string> | undefined,
   checks: DoctorCheck[],
@@ -169,8 +175,8 @@ function gatewayChecks(
         }
       }
     }
-    const reader = readerProblem(scope, env, outboxUid);
-    if (reader) check(checks, `${name} user`, "fail", reader, "run the agent (and so prepare) as the gateway's user, or the gateway as the outbox's owner");
+    const cannotRead = reader(env);
+    if (cannotRead) check(checks, `${name} user`, "fail", cannotRead, "run the agent (and so prepare) as the gateway's user, or the gateway as the outbox's owner");
     const strictOff = Object.entries(STRICT_VARS).filter(([k, v]) => env.vars.get(k)?.value !== v);
     if (strictOff.length === 0) check(checks, `strict ${escapeText(unit)}`, "pass", "strict mode is on: only the allowed roots (the outbox) are delivered");
     else {
@@ -239,6 +245,24 @@ async function hermesConfigChecks(config: Config, checks: DoctorCheck[]): Promis
   }
 }
 
+/**
+ * The verdict on a published probe, whoever published it (prepare here, or
+ * the gate): its MEDIA: line extracts whole, and every checked gateway unit
+ * would deliver it.
+ */
+export function judgeProbe(media: { path: string; directive: string }, envs: EffectiveEnvironment[], checks: DoctorCheck[], what: string): void {
+  const lineProblem = mediaLineProblem(media.directive, media.path);
+  if (lineProblem) {
+    check(checks, "probe", "fail", `the MEDIA: line for ${escapeText(media.path)} would not reach the gateway whole: ${lineProblem}`, "choose a plain outbox path");
+    return;
+  }
+  const real = fs.realpathSync(media.path);
+  const outside = envs.filter((e) => !isUnderRoot(real, unitRoots(e) ?? []));
+  if (envs.length === 0) check(checks, "probe", "warn", `${what} and its MEDIA: line extracts whole, but no gateway unit was checked for containment`, "name the gateway unit with --unit");
+  else if (outside.length > 0) check(checks, "probe", "fail", `a prepared file would not be delivered by ${outside.map((e) => escapeText(e.unit)).join(", ")}: it is outside that unit's ${ALLOW_DIRS}`, "see the gateway lines above");
+  else check(checks, "probe", "pass", `${what}; its MEDIA: line extracts whole and every checked gateway unit would deliver it`);
+}
+
 async function probe(config: Config, layout: Layout, envs: EffectiveEnvironment[], checks: DoctorCheck[]): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "media-outbox-doctor-"));
   let published: string | undefined;
@@ -255,16 +279,7 @@ async function probe(config: Config, layout: Layout, envs: EffectiveEnvironment[
       return;
     }
     if (!media.reused) published = media.path;
-    const lineProblem = mediaLineProblem(media.directive, media.path);
-    if (lineProblem) {
-      check(checks, "probe", "fail", `the MEDIA: line for ${escapeText(media.path)} would not reach the gateway whole: ${lineProblem}`, "choose a plain outbox path");
-      return;
-    }
-    const real = fs.realpathSync(media.path);
-    const outside = envs.filter((e) => !isUnderRoot(real, unitRoots(e) ?? []));
-    if (envs.length === 0) check(checks, "probe", "warn", "prepare published a test image and its MEDIA: line extracts whole, but no gateway unit was checked for containment", "name the gateway unit with --unit");
-    else if (outside.length > 0) check(checks, "probe", "fail", `a prepared file would not be delivered by ${outside.map((e) => escapeText(e.unit)).join(", ")}: it is outside that unit's ${ALLOW_DIRS}`, "see the gateway lines above");
-    else check(checks, "probe", "pass", `prepare published a test image; its MEDIA: line extracts whole and every checked gateway unit would deliver it`);
+    judgeProbe(media, envs, checks, "prepare published a test image");
   } catch (err) {
     const msg = err instanceof FatalError ? err.message : escapeText((err as Error).message);
     check(checks, "probe", "fail", `prepare failed: ${msg}`, "fix what the message says, then run media-outbox doctor again");
@@ -283,7 +298,8 @@ export async function doctor(options: DoctorOptions): Promise<DoctorReport> {
   const state = options.root ? { running: false, why: "--root was given" } : systemctl.state();
   const live = state.running ? systemctl : undefined;
   const checks: DoctorCheck[] = [];
-  const layout = outboxChecks(config, checks);
+  const gate = options.socket ? await gateLayoutChecks(options.socket, scope, checks) : undefined;
+  const layout = gate ? undefined : outboxChecks(config, checks);
   if (state.running) check(checks, "systemd", "pass", `the ${scope.scope} manager is ${state.why}`);
   else check(checks, "systemd", "warn", `${escapeText(state.why)}: the unit files were read instead, service states are unknown`, "run media-outbox doctor on the host where the gateway runs");
   // Every instance too: each runs with its own environment.
@@ -294,14 +310,18 @@ export async function doctor(options: DoctorOptions): Promise<DoctorReport> {
   } catch {
     record = undefined;
   }
-  const outboxReal = layout?.outbox ?? config.outbox;
+  const outboxReal = gate?.outbox ?? layout?.outbox ?? config.outbox;
   const outboxUid = layout ? fs.statSync(layout.outbox).uid : undefined;
-  const envs = gatewayChecks(scope, units, outboxReal, outboxUid, live, record ? new Set(record.units) : undefined, checks);
+  const reader: ReaderProblem = gate ? gateReader(gate, scope) : (env) => readerProblem(scope, env, outboxUid);
+  const envs = gatewayChecks(scope, units, outboxReal, reader, live, record ? new Set(record.units) : undefined, checks);
   serviceChecks(scope, live, state.why, checks);
+  if (gate) gateServiceChecks(scope, live, checks);
   await hermesConfigChecks(config, checks);
-  const policy = await mediaPolicyChecks({ scope, units, ...(live ? { systemctl: live } : {}), hermesHome: config.hermesHome, home: config.home, outbox: config.outbox, outboxReal });
+  const policy = await mediaPolicyChecks({ scope, units, ...(live ? { systemctl: live } : {}), hermesHome: config.hermesHome, home: config.home, outbox: gate?.outbox ?? config.outbox, outboxReal });
   for (const c of policy) check(checks, c.check, c.status, c.message, c.fix);
-  if (layout && options.probe !== false) await probe(config, layout, envs, checks);
+  if (gate) {
+    if (options.probe !== false) await gateProbe(gate, checks, (media) => judgeProbe(media, envs, checks, "the gate published a test image"));
+  } else if (layout && options.probe !== false) await probe(config, layout, envs, checks);
   else if (!layout) check(checks, "probe", "fail", "skipped: the outbox is not usable", "fix the outbox line above");
-  return { ok: !checks.some((c) => c.status === "fail"), outbox: config.outbox, scope: scope.scope, systemd: { running: state.running, detail: state.why }, checks };
+  return { ok: !checks.some((c) => c.status === "fail"), outbox: gate?.outbox ?? config.outbox, scope: scope.scope, systemd: { running: state.running, detail: state.why }, checks };
 }
