@@ -99,6 +99,15 @@ const alive = (pid: number) => {
   }
 };
 
+export interface ContainerOptions {
+  /**
+   * Directories of the container given a fresh, empty host directory of their
+   * own (bind-mounted): a real filesystem instead of the volatile overlay, on
+   * which files report the st_dev of their directory, as on a server.
+   */
+  fresh?: string[];
+}
+
 export class SystemdContainer {
   /** Host PID of the container's PID 1 (systemd). */
   pid = 0;
@@ -114,6 +123,8 @@ export class SystemdContainer {
   private nspawn: ChildProcess | undefined;
   private nspawnExited: Promise<void> = Promise.resolve();
   private stopped = false;
+
+  constructor(private readonly options: ContainerOptions = {}) {}
 
   /** Why this machine cannot boot a container, or undefined when it can try. */
   static preflight(): string | undefined {
@@ -132,11 +143,18 @@ export class SystemdContainer {
     const why = SystemdContainer.preflight();
     if (why) throw new Error(`cannot boot systemd for these tests: ${why}`);
     this.base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mo-nspawn-")));
+    // The container's unprivileged users read test files from the work directory.
+    fs.chmodSync(this.base, 0o755);
     this.rootDir = path.join(this.base, "root");
     this.work = path.join(this.base, "work");
     this.logFile = path.join(this.base, "console.log");
     fs.mkdirSync(this.rootDir, { mode: 0o755 });
     fs.mkdirSync(this.work, { mode: 0o755 });
+    fs.mkdirSync(path.join(this.base, "fresh"), { mode: 0o755 });
+    for (const [i, target] of (this.options.fresh ?? []).entries()) {
+      if (!path.isAbsolute(target) || target === "/" || /[\s:]/.test(target)) throw new Error(`fresh: ${target} must be an absolute directory other than /`);
+      fs.mkdirSync(path.join(this.base, "fresh", String(i)), { mode: 0o755 });
+    }
     this.makeCgroups();
     try {
       this.start();
@@ -173,10 +191,20 @@ export class SystemdContainer {
     // every process after it starts inside them.
     const script = [
       'for cg in $CGROUPS; do echo $$ > "$cg/cgroup.procs" || exit 1; done',
-      'exec unshare --mount --propagation private -- sh -c \'mount --bind / "$1" && exec systemd-nspawn --directory="$1" --machine="$2" --boot --register=no --keep-unit --volatile=overlay --private-network --console=read-only --bind="$3" -- --unit=basic.target\' sh "$ROOT" "$MACHINE" "$WORK"',
+      'exec unshare --mount --propagation private -- sh -c \'mount --bind / "$1" && exec systemd-nspawn --directory="$1" --machine="$2" --boot --register=no --keep-unit --volatile=overlay --private-network --console=read-only --bind="$3" $4 -- --unit=basic.target\' sh "$ROOT" "$MACHINE" "$WORK" "$FRESH"',
     ].join("\n");
-    this.nspawn = spawn("sh", ["-c", script], {
-      env: { PATH: PATH_ENV, CGROUPS: this.cgroups.join(" "), ROOT: this.rootDir, MACHINE: this.machine, WORK: this.work },
+    // If this process dies without shutdown() (a killed test run), nspawn gets
+    // SIGTERM, which powers the container off: execs keep the death signal.
+    this.nspawn = spawn("setpriv", ["--pdeathsig", "SIGTERM", "--", "sh", "-c", script], {
+      env: {
+        PATH: PATH_ENV,
+        CGROUPS: this.cgroups.join(" "),
+        ROOT: this.rootDir,
+        MACHINE: this.machine,
+        WORK: this.work,
+        // Unquoted in the script on purpose: one word per bind (paths without spaces, checked above).
+        FRESH: (this.options.fresh ?? []).map((target, i) => `--bind=${path.join(this.base, "fresh", String(i))}:${target}`).join(" "),
+      },
       stdio: ["ignore", log, log],
     });
     fs.closeSync(log);
@@ -227,9 +255,11 @@ export class SystemdContainer {
     const home = opts.user && opts.user !== "root" ? `/home/${opts.user}` : "/root";
     const env = { PATH: PATH_ENV, HOME: home, LANG: "C.UTF-8", SYSTEMD_PAGER: "", SYSTEMD_COLORS: "0", ...(opts.user ? { USER: opts.user, LOGNAME: opts.user } : {}), ...opts.env };
     const asUser = opts.user ? ["setpriv", `--reuid=${opts.user}`, `--regid=${opts.user}`, "--init-groups", "--"] : [];
-    const inner = [...asUser, "env", "-i", ...Object.entries(env).map(([k, v]) => `${k}=${v}`), ...argv];
-    const nsenter = ["nsenter", `--target=${this.pid}`, "--mount", "--uts", "--ipc", "--net", "--pid", "--cgroup", "--root", `--wd=${opts.cwd ?? "/"}`, "--", ...inner];
-    const r = spawnSync("sh", ["-c", 'echo $$ > "$TRACK/cgroup.procs" && exec "$@"', "sh", ...nsenter], {
+    // The working directory is set inside: nsenter's --wd=DIR opens DIR on the host's side of --root.
+    const inner = [...asUser, "env", "-i", ...Object.entries(env).map(([k, v]) => `${k}=${v}`), "sh", "-c", 'cd "$0" && exec "$@"', opts.cwd ?? "/", ...argv];
+    const nsenter = ["nsenter", `--target=${this.pid}`, "--mount", "--uts", "--ipc", "--net", "--pid", "--cgroup", "--root", "--wd", "--", ...inner];
+    // A session of its own (setsid): a `kill 0` inside reaches nothing of the test run.
+    const r = spawnSync("sh", ["-c", 'echo $$ > "$TRACK/cgroup.procs" && exec setsid --wait "$@"', "sh", ...nsenter], {
       env: { PATH: PATH_ENV, TRACK: this.tracking },
       input: opts.input,
       encoding: "utf8",

@@ -13,9 +13,10 @@ import { escapeText } from "../core/escape.js";
 import { makePng } from "../core/png.js";
 import type { CheckStatus, DoctorCheck, ReaderProblem } from "./doctor.js";
 import { GATE_OUTBOX, GATE_USER, SYSTEM_CONFIG, gateStateDir, rootOwnedProblem } from "./gate.js";
-import { type EffectiveEnvironment, type UnitScope, installDir, onDisk } from "./gateway-units.js";
+import { type EffectiveEnvironment, type UnitScope, diskReader, installDir, onDisk, unitFiles } from "./gateway-units.js";
 import { GATE_SERVICE, GATE_SOCKET_UNIT } from "./render.js";
 import { type Systemctl, shellLine } from "./systemctl.js";
+import { parseUnitText } from "./systemd-syntax.js";
 import { groupByName, groupName, isMember, userByNameOrUid, userByUid } from "./users.js";
 
 const PROBE_NAME = "media-outbox-doctor-probe.png";
@@ -227,7 +228,7 @@ export function gateServiceChecks(scope: UnitScope, systemctl: Systemctl | undef
   else if (sock.get("UnitFileState") !== "enabled" || sock.get("ActiveState") !== "active") {
     check(checks, "gate units", "fail", `${GATE_SOCKET_UNIT} is ${sock.get("UnitFileState") ?? "?"}/${sock.get("ActiveState") ?? "?"}: agents cannot reach the gate`, enable);
   } else {
-    const svc = systemctl.show(GATE_SERVICE, ["ActiveState", "Result", "NRestarts", "LoadCredential"]);
+    const svc = systemctl.show(GATE_SERVICE, ["ActiveState", "Result", "NRestarts"]);
     const active = svc.get("ActiveState") ?? "?";
     if (active === "failed") check(checks, "gate units", "fail", `${GATE_SERVICE} failed (${svc.get("Result") ?? "?"})`, escapeText(shellLine(["journalctl", "-u", GATE_SERVICE])));
     else {
@@ -235,13 +236,17 @@ export function gateServiceChecks(scope: UnitScope, systemctl: Systemctl | undef
       check(checks, "gate units", "pass", `${GATE_SOCKET_UNIT} listens; ${GATE_SERVICE} is ${state}, restarted ${svc.get("NRestarts") ?? "0"} times`);
     }
     // systemd refuses to start the gate when a LoadCredential= file is gone.
-    const gone = (svc.get("LoadCredential") ?? "")
-      .split(/\s+/)
-      .map((c) => c.slice(c.indexOf(":") + 1))
+    // (`systemctl show` prints this property as "[unprintable]": the unit's files are read.)
+    const files = unitFiles(scope, GATE_SERVICE, systemctl);
+    const read = diskReader(scope);
+    const gone = [...(files.fragment ? [files.fragment] : []), ...files.dropIns]
+      .flatMap((f) => parseUnitText(read(f) ?? ""))
+      .filter((a) => a.section === "Service" && a.key === "LoadCredential")
+      .map((a) => a.value.slice(a.value.indexOf(":") + 1))
       .filter((p) => path.isAbsolute(p))
       .filter((p) => {
         try {
-          fs.statSync(p);
+          fs.statSync(onDisk(scope, p));
           return false;
         } catch (err) {
           return isErrno(err, "ENOENT");

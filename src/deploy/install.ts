@@ -291,9 +291,11 @@ export function planInstall(options: InstallOptions, systemctl?: Systemctl): Ins
     environment.MEDIA_OUTBOX_STATE_DIR = config.stateDir;
     if (config.configFile) environment.MEDIA_OUTBOX_CONFIG = config.configFile;
   }
-  const writable = [config.outbox, config.stateDir];
-  if (!config.quarantineDir.startsWith(`${config.stateDir}/`)) writable.push(config.quarantineDir);
-  if (config.logFile) writable.push(path.dirname(config.logFile));
+  // Directories the services write, created when missing (ReadWritePaths= needs them).
+  const serviceDirs = [config.outbox, config.stateDir];
+  if (!config.quarantineDir.startsWith(`${config.stateDir}/`)) serviceDirs.push(config.quarantineDir);
+  if (config.logFile) serviceDirs.push(path.dirname(config.logFile));
+  const writable = writablePaths(config, notes);
   const params: ServiceParams = {
     scope: scope.scope,
     node,
@@ -328,11 +330,38 @@ export function planInstall(options: InstallOptions, systemctl?: Systemctl): Ins
     owner: { uid: service.uid, gid: service.gid },
     // The ReadWritePaths= of the units written: systemd refuses to start a
     // unit (226/NAMESPACE) when one of them is missing.
-    dirs: [...new Set(params.writable)],
+    dirs: [...new Set(serviceDirs)],
     dropDirs: options.withWatch ? [...new Set(params.watchWritable)] : [],
     notes,
     ...(gate ? { gate } : {}),
   };
+}
+
+/** The deepest directory holding all of `dirs` (absolute, normalised). */
+function commonAncestor(dirs: string[]): string {
+  let common = dirs[0]!;
+  for (const d of dirs.slice(1)) while (!isWithin(d, common)) common = path.dirname(common);
+  return common;
+}
+
+/**
+ * The services' ReadWritePaths=. systemd makes each entry a mount of its own,
+ * and link(2) and rename(2) fail with EXDEV across mounts even on one
+ * filesystem: publication links staging into the outbox, the guard renames
+ * into the quarantine. So the outbox, the state and the quarantine go in as
+ * the one directory that holds them all; the log file's directory on its own.
+ */
+function writablePaths(config: Config, notes: string[]): string[] {
+  const together = commonAncestor([config.outbox, config.stateDir, config.quarantineDir]);
+  if (together === "/") {
+    throw usageError(`the outbox ${escapeText(config.outbox)}, its state ${escapeText(config.stateDir)} and quarantine ${escapeText(config.quarantineDir)} share no directory but /: put them beside each other (the state is .NAME-state beside the outbox by default)`);
+  }
+  if (together !== config.outbox && path.dirname(together) === "/home") {
+    notes.push(`the services may write anywhere in ${escapeText(together)}: the outbox and its state share no deeper directory (link(2) needs them on one mount)`);
+  }
+  const writable = [together];
+  if (config.logFile && !isWithin(path.dirname(config.logFile), together)) writable.push(path.dirname(config.logFile));
+  return writable;
 }
 
 function serviceUserFor(scope: UnitScope, outbox: string, gatewayUsers: Set<string>): PasswdEntry {
@@ -584,8 +613,11 @@ export function uninstall(scopeName: Scope, root: string | undefined, opts: Unin
       // Not empty any more: something else lives there now.
     }
   }
+  // A unit that failed stays listed as failed after its file is gone, until reset.
+  const ours = record.services;
   if (opts.live) {
     if (sc.run("daemon-reload").code === 0) result.ran.push(sc.commandLine("daemon-reload"));
+    if (sc.run("reset-failed", ...ours).code === 0) result.ran.push(sc.commandLine("reset-failed", ...ours));
   } else result.toRun.push(sc.commandLine("daemon-reload"));
   return result;
 }

@@ -1,0 +1,437 @@
+// Gate mode on a real systemd (issue 10, "Tests on a real systemd"): one
+// container booted for this file (test/systemd-container.ts), a stand-in Hermes
+// gateway running as the unprivileged user `agent`, and
+// `install systemd --system --gate` as an operator would run it. What the
+// kernel must hold is tried as `agent` would try it.
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Snapshot, snapshot } from "./deploy-helpers";
+import { BIN, png } from "./helpers";
+import { type ExecOptions, SystemdContainer } from "./systemd-container";
+
+// /srv on a real filesystem (a fresh host directory), as on a server: the
+// container's volatile overlay reports another st_dev for files than for
+// their directory, which the janitor rightly refuses to cross.
+const c = new SystemdContainer({ fresh: ["/srv"] });
+const NODE = process.execPath;
+const OUTBOX = "/srv/media-outbox/outbox";
+const STATE = "/srv/media-outbox/state";
+const SOCKET = "/run/media-outbox/gate.sock";
+const GATEWAY = "hermes-gateway.service";
+const SECRET = "7000000001:AAHfakeTokenValueOnlyForTheseTests";
+
+/** media-outbox inside the container (as root unless `user` is given). */
+const mo = (args: string[], opts: ExecOptions = {}) => c.exec([NODE, BIN, ...args], opts);
+const sh = (script: string, opts: ExecOptions = {}) => c.sh(script, opts);
+const out = (script: string, opts: ExecOptions = {}) => c.run(["sh", "-c", script], opts).trim();
+/** `systemctl show UNIT -p P` values. */
+function show<K extends string>(unit: string, ...props: K[]): Record<K, string> {
+  const text = c.run(["systemctl", "show", unit, ...props.flatMap((p) => ["-p", p])]);
+  const shown = Object.fromEntries(text.split("\n").filter((l) => l.includes("=")).map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]));
+  return Object.fromEntries(props.map((p) => [p, shown[p] ?? ""])) as Record<K, string>;
+}
+/** The container's /etc/systemd/system, read from the host through its PID 1's root. */
+const unitTree = (): Snapshot => snapshot(`/proc/${c.pid}/root/etc/systemd/system`);
+const exists = (p: string) => sh(`test -e '${p}' || test -L '${p}'`).code === 0;
+const statOf = (p: string) => out(`stat -c '%U:%G %a %F' '${p}'`);
+const groupsOf = (user: string) => out(`id -nG ${user}`).split(" ");
+
+/**
+ * Waits (a bound, never a timing assertion) for `cond` to hold, polling; the
+ * things waited for are systemd restarting a unit, the watch taking a drop.
+ */
+async function until(what: string, cond: () => boolean, ms = 60_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+// A stand-in for the Hermes gateway: runs as `agent` with the environment its
+// unit gives it and "uploads" a MEDIA: line sent to its socket the way the
+// gateway decides (strict mode: only under HERMES_MEDIA_ALLOW_DIRS), answering
+// the sha256 of what it read, or why it dropped it.
+const STANDIN = `"use strict";
+const fs = require("fs"), net = require("net"), crypto = require("crypto");
+const roots = (process.env.HERMES_MEDIA_ALLOW_DIRS || "").split(/[:,]/).map((s) => s.trim()).filter((s) => s.startsWith("/"));
+const strict = process.env.HERMES_MEDIA_DELIVERY_STRICT === "1";
+const sock = "/run/hermes-standin/upload.sock";
+fs.rmSync(sock, { force: true });
+net.createServer((conn) => {
+  let buf = "";
+  conn.on("data", (d) => {
+    buf += d;
+    if (!buf.includes("\\n")) return;
+    const m = /^MEDIA:(\\/\\S+)$/.exec(buf.slice(0, buf.indexOf("\\n")));
+    if (!m) return conn.end("dropped: no directive\\n");
+    try {
+      const real = fs.realpathSync(m[1]);
+      if (strict && !roots.some((r) => real === r || real.startsWith(r + "/"))) return conn.end("dropped: not under HERMES_MEDIA_ALLOW_DIRS\\n");
+      conn.end("delivered " + crypto.createHash("sha256").update(fs.readFileSync(real)).digest("hex") + "\\n");
+    } catch (e) {
+      conn.end("dropped: " + e.code + "\\n");
+    }
+  });
+}).listen(sock, () => fs.chmodSync(sock, 0o666));
+`;
+const UPLOAD = `const s = require("net").connect("/run/hermes-standin/upload.sock", () => s.write(process.argv[1] + "\\n")); s.pipe(process.stdout);`;
+
+// Tries, as the calling user, every way of changing a directory's contents and
+// a file in it; prints { "DIR": { op: errno code or "ok" } }.
+const ATTACK = `"use strict";
+const fs = require("fs"), path = require("path");
+const own = process.argv[2];
+const result = {};
+for (const pair of process.argv.slice(3)) {
+  const [dir, file] = pair.split("=");
+  const r = (result[dir] = {});
+  const t = (op, fn) => { try { fn(); r[op] = "ok"; } catch (e) { r[op] = e.code; } };
+  t("create", () => fs.writeFileSync(path.join(dir, "planted.png"), "x", { flag: "wx" }));
+  t("mkdir", () => fs.mkdirSync(path.join(dir, "planted-dir")));
+  t("symlink", () => fs.symlinkSync("/etc/passwd", path.join(dir, "planted-link.png")));
+  t("hardlink", () => fs.linkSync(own, path.join(dir, "planted-hard.png")));
+  t("rename in", () => fs.renameSync(own, path.join(dir, "planted-moved.png")));
+  t("rename", () => fs.renameSync(file, file + ".renamed"));
+  t("append", () => fs.appendFileSync(file, "x"));
+  t("open for writing", () => fs.closeSync(fs.openSync(file, "r+")));
+  t("truncate", () => fs.truncateSync(file, 0));
+  t("delete", () => fs.unlinkSync(file));
+  t("chmod", () => fs.chmodSync(file, 0o666));
+  t("utimes", () => fs.utimesSync(file, 0, 0));
+  t("chmod dir", () => fs.chmodSync(dir, 0o777));
+}
+console.log(JSON.stringify(result));
+`;
+
+function attack(user: string, targets: Record<string, string>): Record<string, Record<string, string>> {
+  // The attacker's own file, on the outbox's filesystem (/srv/shared is world-writable): a hard
+  // link or rename from it is refused for its permissions, never for crossing filesystems.
+  const own = `/srv/shared/${user}-own.png`;
+  c.run(["install", "-o", user, "-g", user, "-m", "0644", path.join(c.work, "chart.png"), own]);
+  const r = c.exec([NODE, path.join(c.work, "attack.js"), own, ...Object.entries(targets).map(([d, f]) => `${d}=${f}`)], { user });
+  expect(r.code, r.stderr).toBe(0);
+  return JSON.parse(r.stdout) as Record<string, Record<string, string>>;
+}
+
+/** Every attempt refused by the kernel: EACCES or EPERM, nothing else (not even ENOENT, which would mean the check missed its target). */
+function expectAllRefused(results: Record<string, Record<string, string>>): void {
+  for (const [dir, ops] of Object.entries(results)) {
+    for (const [op, code] of Object.entries(ops)) expect(["EACCES", "EPERM"], `${op} in ${dir}: ${code}`).toContain(code);
+  }
+}
+
+function gatePid(): number {
+  return Number(show("media-outbox-gate.service", "MainPID").MainPID);
+}
+
+let before: Snapshot;
+
+beforeAll(async () => {
+  await c.boot();
+  fs.writeFileSync(path.join(c.work, "standin.js"), STANDIN);
+  fs.writeFileSync(path.join(c.work, "upload.js"), UPLOAD);
+  fs.writeFileSync(path.join(c.work, "attack.js"), ATTACK);
+  fs.writeFileSync(path.join(c.work, "chart.png"), png(1, 16));
+  fs.writeFileSync(path.join(c.work, "photo.png"), png(2, 16));
+  fs.writeFileSync(path.join(c.work, "drop.png"), png(3, 16));
+  c.run(
+    ["sh", "-ec", `
+useradd --create-home --shell /bin/bash agent
+useradd --create-home --shell /bin/bash other
+install -d -o agent -g agent -m 0700 /home/agent/.hermes
+printf 'TELEGRAM_BOT_TOKEN=${SECRET}\\n' > /home/agent/.hermes/.env
+chown agent:agent /home/agent/.hermes/.env && chmod 600 /home/agent/.hermes/.env
+install -o agent -g agent -m 0644 ${c.work}/chart.png /home/agent/chart.png
+install -o agent -g agent -m 0644 ${c.work}/photo.png /home/agent/photo.png
+install -o other -g other -m 0644 ${c.work}/chart.png /home/other/chart.png
+install -d -m 1777 /srv/shared
+install -d -o agent -g agent -m 0755 /srv/agent-owned
+cat > /etc/systemd/system/${GATEWAY} <<EOF
+[Unit]
+Description=Hermes gateway (a stand-in for the tests)
+
+[Service]
+User=agent
+Environment=HERMES_HOME=/home/agent/.hermes
+RuntimeDirectory=hermes-standin
+ExecStart=${NODE} ${c.work}/standin.js
+
+[Install]
+WantedBy=multi-user.target
+EOF
+systemctl daemon-reload
+systemctl enable --now ${GATEWAY}
+`],
+  );
+  before = unitTree();
+}, 240_000);
+
+afterAll(() => c.shutdown(), 120_000);
+
+describe("install systemd --gate on a real systemd", () => {
+  it("refuses an outbox an agent could reach or change, and an unknown agent user, leaving nothing behind", () => {
+    const cases: [string[], RegExp][] = [
+      [["--outbox", "/home/agent/outbox"], /lies under the home \/home\/agent/],
+      [["--outbox", "/var/lib/media-outbox/outbox"], /lies under \/var\/lib, which the gateway never sends from/],
+      [["--outbox", "/srv/shared/outbox"], /\/srv\/shared is writable by its group or others/],
+      [["--outbox", "/srv/agent-owned/outbox"], /\/srv\/agent-owned belongs to uid \d+, not root/],
+      [["--outbox", "/tmp/outbox"], /lies under \/tmp/],
+      [["--agent-user", "nosuch"], /--agent-user nosuch: no such user/],
+    ];
+    for (const [args, message] of cases) {
+      const r = mo(["install", "systemd", "--system", "--gate", "--agent-user", "agent", ...args]);
+      expect(r.code, r.stdout + r.stderr).toBe(2);
+      expect(r.stderr).toMatch(message);
+      expect(r.stderr.split("\n").filter((l) => l !== "")).toHaveLength(1);
+    }
+    const user = mo(["install", "systemd", "--user", "--gate"]);
+    expect(user.code).toBe(2);
+    expect(user.stderr).toContain("use --system, not --user");
+    expect(unitTree()).toEqual(before);
+    expect(sh("getent passwd media-outbox").code).toBe(2);
+    expect(sh("getent group media-outbox").code).toBe(2);
+    for (const p of ["/srv/media-outbox", "/etc/media-outbox", "/var/lib/media-outbox/install-manifest.json", "/srv/shared/outbox", "/srv/agent-owned/outbox"]) expect(exists(p), p).toBe(false);
+  });
+
+  it("with --with-watch: the watch runs as the service user and takes an agent's file from a group-writable drop folder; uninstall --remove-user removes the accounts it created, never the files", async () => {
+    let uninstalled: ReturnType<typeof mo>;
+    try {
+      c.run(["sh", "-ec", `install -d -m 0755 /etc/mo-test && printf '{"watch": {"drop": ["/srv/cycle/drop"], "settle": "200ms"}}\\n' > /etc/mo-test/gate.json`]);
+      const r = mo(["install", "systemd", "--system", "--gate", "--agent-user", "agent", "--outbox", "/srv/cycle/outbox", "--with-watch", "--config", "/etc/mo-test/gate.json"]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain("created system user media-outbox");
+      expect(statOf("/srv/cycle/drop")).toBe("media-outbox:media-outbox 3770 directory");
+      expect(show("media-outbox-watch.service", "ActiveState", "User")).toEqual({ ActiveState: "active", User: "media-outbox" });
+      const watchPid = Number(show("media-outbox-watch.service", "MainPID").MainPID);
+      expect(out(`stat -c %U /proc/${watchPid}`)).toBe("media-outbox");
+      // The agent drops a file (under a temporary name, then renamed, as the README says).
+      c.run(["sh", "-c", `cp /home/agent/chart.png /srv/cycle/drop/.chart.png.part && mv /srv/cycle/drop/.chart.png.part /srv/cycle/drop/chart.png`], { user: "agent" });
+      await until("the watch's receipt", () => exists("/srv/cycle/drop/chart.png.media") || exists("/srv/cycle/drop/chart.png.refused"));
+      expect(out("cat /srv/cycle/drop/chart.png.media", { user: "agent" })).toBe("MEDIA:/srv/cycle/outbox/chart.png");
+      expect(out("stat -c '%U:%G' /srv/cycle/outbox/chart.png")).toBe("media-outbox:media-outbox");
+      // The agent reads what was published (the gateway runs as the agent), and changes nothing.
+      expect(out("sha256sum < /srv/cycle/outbox/chart.png", { user: "agent" })).toBe(out("sha256sum < /home/agent/chart.png"));
+      expectAllRefused(attack("agent", { "/srv/cycle/outbox": "/srv/cycle/outbox/chart.png" }));
+    } finally {
+      // Whatever failed above, the next tests start from a machine without this install.
+      uninstalled = mo(["uninstall", "systemd", "--remove-user"]);
+    }
+    expect(uninstalled.code, uninstalled.stderr).toBe(0);
+    expect(uninstalled.stdout).toContain("removed agent from group media-outbox");
+    expect(uninstalled.stdout).toContain("removed user media-outbox");
+    expect(uninstalled.stderr).toContain("kept /srv/cycle/outbox and /srv/cycle/state");
+    expect(sh("getent passwd media-outbox").code).toBe(2);
+    expect(sh("getent group media-outbox").code).toBe(2);
+    expect(groupsOf("agent")).toEqual(["agent"]);
+    expect(show("media-outbox-watch.service", "LoadState").LoadState).toBe("not-found");
+    expect(exists("/srv/cycle/outbox/chart.png")).toBe(true);
+    expect(unitTree()).toEqual(before);
+    c.run(["sh", "-c", "rm -rf /srv/cycle /etc/mo-test"]);
+  });
+
+  it("creates the service user and group, the agent's membership, the directories, the config and the socket, each as the contract says", () => {
+    const r = mo(["install", "systemd", "--system", "--gate", "--agent-user", "agent", "--strict", "--restart"]);
+    expect(r.code, r.stderr).toBe(0);
+    for (const line of ["created group media-outbox", "created system user media-outbox (no home, no login shell)", "added agent to group media-outbox", "ran: systemctl enable --now media-outbox-gate.socket"]) {
+      expect(r.stdout).toContain(line);
+    }
+    const [name, , , , , home, shell] = out("getent passwd media-outbox").split(":");
+    expect([name, home, shell]).toEqual(["media-outbox", "/nonexistent", "/usr/sbin/nologin"]);
+    expect(exists("/nonexistent")).toBe(false);
+    expect(Number(out("id -u media-outbox"))).toBeLessThan(1000);
+    expect(groupsOf("agent")).toEqual(["agent", "media-outbox"]);
+    expect(groupsOf("other")).toEqual(["other"]);
+    expect(statOf("/srv/media-outbox")).toBe("root:root 755 directory");
+    expect(statOf(OUTBOX)).toBe("media-outbox:media-outbox 750 directory");
+    expect(statOf(STATE)).toBe("media-outbox:media-outbox 700 directory");
+    expect(statOf("/etc/media-outbox/config.json")).toBe("root:root 644 regular file");
+    expect(JSON.parse(out("cat /etc/media-outbox/config.json"))).toEqual({ socket: SOCKET });
+    expect(statOf("/run/media-outbox")).toBe("root:root 755 directory");
+    expect(statOf(SOCKET)).toBe("media-outbox:media-outbox 660 socket");
+    // Socket activation: listening, and the gate itself not started yet.
+    expect(show("media-outbox-gate.socket", "ActiveState", "UnitFileState")).toEqual({ ActiveState: "active", UnitFileState: "enabled" });
+    expect(show("media-outbox-gate.service", "ActiveState").ActiveState).toBe("inactive");
+    expect(show("media-outbox-janitor.timer", "ActiveState", "UnitFileState", "Unit")).toEqual({ ActiveState: "active", UnitFileState: "enabled", Unit: "media-outbox-janitor.service" });
+  });
+
+  it("writes gate units that systemd-analyze verify accepts and scores 2.0 or better; the agent's Hermes .env is a credential of the gate", () => {
+    const units = ["media-outbox-gate.socket", "media-outbox-gate.service", "media-outbox-janitor.service", "media-outbox-janitor.timer"];
+    const v = c.exec(["systemd-analyze", "verify", "--man=no", ...units.map((u) => `/etc/systemd/system/${u}`)]);
+    expect(v.stderr).toBe("");
+    expect(v.code).toBe(0);
+    for (const unit of ["media-outbox-gate.service", "media-outbox-janitor.service"]) {
+      const s = c.exec(["systemd-analyze", "security", "--offline=yes", `/etc/systemd/system/${unit}`]);
+      const score = Number(/Overall exposure level for \S+: ([\d.]+)/.exec(s.stdout)?.[1]);
+      expect(score, s.stdout + s.stderr).toBeLessThanOrEqual(2.0);
+    }
+    const gate = show("media-outbox-gate.service", "User", "Group", "Restart", "Environment", "UMask");
+    expect(gate.User).toBe("media-outbox");
+    expect(gate.Group).toBe("media-outbox");
+    expect(gate.Restart).toBe("always");
+    expect(gate.UMask).toBe("0027");
+    expect(gate.Environment.split(" ")).toEqual(expect.arrayContaining([`MEDIA_OUTBOX_DIR=${OUTBOX}`, `MEDIA_OUTBOX_STATE_DIR=${STATE}`]));
+    // (systemctl show prints LoadCredential as "[unprintable]".)
+    expect(out("systemctl cat media-outbox-gate.service").split("\n")).toContain("LoadCredential=hermes-env-0:/home/agent/.hermes/.env");
+    expect(show("media-outbox-janitor.service", "User").User).toBe("media-outbox");
+  });
+
+  it("gives the gateway unit an effective environment that lists the gate's outbox, and its restarted process the gate's group", () => {
+    const env = show(GATEWAY, "Environment").Environment.split(" ");
+    expect(env).toEqual(expect.arrayContaining([`HERMES_MEDIA_ALLOW_DIRS=${OUTBOX}`, "HERMES_MEDIA_DELIVERY_STRICT=1", "HERMES_MEDIA_TRUST_RECENT_FILES=0"]));
+    const pid = Number(show(GATEWAY, "MainPID").MainPID);
+    expect(pid).toBeGreaterThan(0);
+    // --restart: the running gateway has the outbox and the group now, not at its next restart.
+    expect(out(`tr '\\0' '\\n' < /proc/${pid}/environ`).split("\n")).toContain(`HERMES_MEDIA_ALLOW_DIRS=${OUTBOX}`);
+    const gid = out("getent group media-outbox | cut -d: -f3");
+    expect(out(`sed -n 's/^Groups:\\s*//p' /proc/${pid}/status`).split(/\s+/)).toContain(gid);
+  });
+
+  it("as the agent, nothing in the outbox, staging, ledger or quarantine can be created, renamed, appended to or deleted", () => {
+    // What the gate keeps there, made as the gate would (its user, its umask).
+    c.run(
+      ["sh", "-ec", `umask 027
+for d in staging ledger quarantine; do mkdir -p ${STATE}/$d; chmod 700 ${STATE}/$d; done
+printf 'published' > ${OUTBOX}/fixture.txt
+printf 'half' > ${STATE}/staging/fixture.part
+printf '{}\\n' > ${STATE}/ledger/fixture.jsonl
+printf 'caught' > ${STATE}/quarantine/fixture`],
+      { user: "media-outbox" },
+    );
+    expect(out(`cat ${OUTBOX}/fixture.txt`, { user: "agent" })).toBe("published");
+    const results = attack("agent", {
+      [OUTBOX]: `${OUTBOX}/fixture.txt`,
+      [`${STATE}/staging`]: `${STATE}/staging/fixture.part`,
+      [`${STATE}/ledger`]: `${STATE}/ledger/fixture.jsonl`,
+      [`${STATE}/quarantine`]: `${STATE}/quarantine/fixture`,
+      [STATE]: `${STATE}/ledger`,
+    });
+    expectAllRefused(results);
+    expect(Object.keys(results)).toHaveLength(5);
+    // The refusals were real: every fixture is still there, unchanged.
+    expect(out(`cat ${OUTBOX}/fixture.txt ${STATE}/staging/fixture.part ${STATE}/ledger/fixture.jsonl ${STATE}/quarantine/fixture`)).toBe("publishedhalf{}\ncaught");
+    expect(out(`ls -A ${OUTBOX}`)).toBe("fixture.txt");
+  });
+
+  it("lets nobody but root and the named agents connect: another user's connect(2) fails with EACCES", () => {
+    const connect = `require("net").connect(${JSON.stringify(SOCKET)}).on("connect", () => { console.log("connected"); process.exit(0); }).on("error", (e) => { console.log(e.code); process.exit(0); })`;
+    expect(out(`${NODE} -e '${connect}'`, { user: "other" })).toBe("EACCES");
+    expect(show("media-outbox-gate.service", "ActiveState").ActiveState).toBe("inactive");
+  });
+
+  it("starts the gate on the agent's first prepare (socket activation), as the service user, and prints the gate's MEDIA: line", () => {
+    expect(show("media-outbox-gate.service", "ActiveState").ActiveState).toBe("inactive");
+    const r = mo(["prepare", "/home/agent/chart.png"], { user: "agent" });
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe(`MEDIA:${OUTBOX}/chart.png\n`);
+    expect(r.code).toBe(0);
+    expect(show("media-outbox-gate.service", "ActiveState").ActiveState).toBe("active");
+    expect(out(`stat -c %U /proc/${gatePid()}`)).toBe("media-outbox");
+    // systemd handed the agent's Hermes .env to the gate as a credential (the service user cannot read the file itself).
+    expect(out("cat /run/credentials/media-outbox-gate.service/hermes-env-0")).toBe(`TELEGRAM_BOT_TOKEN=${SECRET}`);
+    expect(sh("cat /home/agent/.hermes/.env", { user: "media-outbox" }).code).not.toBe(0);
+    // The published file: the service user's, readable by the agent's group, the same bytes.
+    expect(out(`stat -c '%U:%G %a' ${OUTBOX}/chart.png`)).toBe("media-outbox:media-outbox 640");
+    expect(out(`sha256sum < ${OUTBOX}/chart.png`, { user: "agent" })).toBe(out("sha256sum < /home/agent/chart.png"));
+    // The gateway, running as the agent with the unit's environment, delivers it.
+    const hash = out("sha256sum < /home/agent/chart.png").split(" ")[0];
+    expect(out(`${NODE} ${c.work}/upload.js 'MEDIA:${OUTBOX}/chart.png'`)).toBe(`delivered ${hash}`);
+    // …and nothing of it can be changed by the agent.
+    expectAllRefused(attack("agent", { [OUTBOX]: `${OUTBOX}/chart.png` }));
+  });
+
+  it("keeps the agent from signalling or stopping the gate", () => {
+    const pid = gatePid();
+    expect(pid).toBeGreaterThan(0);
+    const kill = `try { process.kill(${pid}, "SIGTERM"); console.log("ok"); } catch (e) { console.log(e.code); }`;
+    expect(out(`${NODE} -e '${kill}'`, { user: "agent" })).toBe("EPERM");
+    const stop = c.exec(["systemctl", "stop", "media-outbox-gate.service"], { user: "agent" });
+    expect(stop.code).not.toBe(0);
+    const socket = c.exec(["systemctl", "stop", "media-outbox-gate.socket"], { user: "agent" });
+    expect(socket.code).not.toBe(0);
+    expect(gatePid()).toBe(pid);
+    expect(show("media-outbox-gate.socket", "ActiveState").ActiveState).toBe("active");
+  });
+
+  it("refuses a prepare by a user not named at install with a clear error (exit 2), never a private outbox", () => {
+    const r = mo(["prepare", "/home/other/chart.png"], { user: "other" });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toMatch(/EACCES|permission|may not|not allowed/i);
+    expect(exists("/home/other/.hermes/media_outbox")).toBe(false);
+  });
+
+  it("brings the gate back after SIGKILL, and the next prepare succeeds", async () => {
+    const pid = gatePid();
+    expect(pid, "the gate is not running").toBeGreaterThan(0);
+    const restarts = Number(show("media-outbox-gate.service", "NRestarts").NRestarts);
+    c.run(["kill", "-KILL", String(pid)]);
+    await until("the gate to come back", () => {
+      const s = show("media-outbox-gate.service", "ActiveState", "MainPID", "NRestarts");
+      return s.ActiveState === "active" && Number(s.MainPID) > 0 && Number(s.MainPID) !== pid && Number(s.NRestarts) > restarts;
+    });
+    const r = mo(["prepare", "/home/agent/photo.png"], { user: "agent" });
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe(`MEDIA:${OUTBOX}/photo.png\n`);
+    expect(r.code).toBe(0);
+  });
+
+  it("doctor, run as the agent, passes every gate check, probe included; run as another user, says who may connect", () => {
+    const r = mo(["doctor", "--json"], { user: "agent" });
+    const report = JSON.parse(r.stdout) as { ok: boolean; outbox: string; checks: { check: string; status: string; message: string }[] };
+    const status = Object.fromEntries(report.checks.map((x) => [x.check, x.status]));
+    expect(status, JSON.stringify(report.checks, null, 1)).toMatchObject({
+      "gate socket": "pass",
+      gate: "pass",
+      outbox: "pass",
+      "outbox writers": "pass",
+      state: "pass",
+      [`gateway ${GATEWAY}`]: "pass",
+      [`strict ${GATEWAY}`]: "pass",
+      "gate units": "pass",
+      probe: "pass",
+    });
+    expect(report.outbox).toBe(OUTBOX);
+    const o = mo(["doctor", "--json", "--no-probe"], { user: "other" });
+    expect(o.code).toBe(1);
+    const other = JSON.parse(o.stdout) as { checks: { check: string; status: string; message: string }[] };
+    expect(other.checks.find((x) => x.check === "gate")).toMatchObject({ status: "fail", message: expect.stringContaining("may not connect") });
+    const root = JSON.parse(mo(["doctor", "--json"]).stdout) as { ok: boolean; checks: { check: string; status: string }[] };
+    expect(root.checks.filter((x) => x.status === "fail"), JSON.stringify(root.checks, null, 1)).toEqual([]);
+  });
+
+  it("runs the janitor timer's service as the service user, and it deletes an expired file and keeps a fresh one", () => {
+    c.run(["sh", "-ec", `umask 027; printf old > ${OUTBOX}/expired.txt; touch -d '30 days ago' ${OUTBOX}/expired.txt; printf new > ${OUTBOX}/fresh.txt`], { user: "media-outbox" });
+    expect(show("media-outbox-janitor.timer", "Unit").Unit).toBe("media-outbox-janitor.service");
+    c.run(["systemctl", "start", "media-outbox-janitor.service"]);
+    expect(show("media-outbox-janitor.service", "Result", "ExecMainStatus", "User")).toEqual({ Result: "success", ExecMainStatus: "0", User: "media-outbox" });
+    expect(exists(`${OUTBOX}/expired.txt`)).toBe(false);
+    expect(exists(`${OUTBOX}/fresh.txt`)).toBe(true);
+    // The journal records who ran it: the janitor's summary line came from the service user's uid.
+    const uid = out("id -u media-outbox");
+    const lines = c.run(["journalctl", "-u", "media-outbox-janitor.service", "-o", "json", "--no-pager"]).split("\n").filter((l) => l !== "");
+    const summary = lines.map((l) => JSON.parse(l) as { MESSAGE?: string; _UID?: string }).filter((e) => typeof e.MESSAGE === "string" && e.MESSAGE.includes("janitor: scanned"));
+    expect(summary.length).toBeGreaterThan(0);
+    for (const e of summary) expect(e._UID).toBe(uid);
+  });
+
+  it("uninstall restores the unit tree byte for byte, undoes the agent's membership, keeps the accounts (no --remove-user) and every published file", () => {
+    const r = mo(["uninstall", "systemd"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain("removed agent from group media-outbox");
+    expect(r.stderr).toContain("kept user media-outbox, group media-outbox (uninstall systemd --remove-user removes what install created)");
+    expect(unitTree()).toEqual(before);
+    expect(groupsOf("agent")).toEqual(["agent"]);
+    expect(sh("getent passwd media-outbox").code).toBe(0);
+    for (const p of ["/etc/media-outbox", SOCKET, "/var/lib/media-outbox/install-manifest.json"]) expect(exists(p), p).toBe(false);
+    expect(show("media-outbox-gate.service", "LoadState", "ActiveState")).toEqual({ LoadState: "not-found", ActiveState: "inactive" });
+    expect(out(`ls ${OUTBOX}`).split("\n")).toEqual(expect.arrayContaining(["chart.png", "photo.png", "fixture.txt", "fresh.txt"]));
+    expect(mo(["uninstall", "systemd"]).code).toBe(2);
+  });
+
+  it("shuts the container down leaving no process, cgroup or temporary directory", async () => {
+    await c.shutdown();
+    expect(c.leftovers()).toEqual({ processes: [], cgroups: [], dirs: [] });
+  }, 120_000);
+});
