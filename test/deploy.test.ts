@@ -268,6 +268,41 @@ describe("install systemd --root", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("hermes-nothere.service is not installed");
   });
+
+  it("--gate --dry-run prints the gate's socket, service (an agent's Hermes .env as a credential) and config; a real --gate install under --root is refused", () => {
+    // The gate runs on a real systemd in test/gate-systemd.test.ts; this is the rendering, without accounts.
+    const root = path.join(t.home, "target");
+    put(path.join(root, ETC, "hermes-gateway.service"), "[Service]\nUser=nobody\nEnvironment=HERMES_HOME=/home/agent/.hermes\nExecStart=/bin/true\n");
+    put(path.join(root, "home/agent/.hermes/.env"), "TOKEN=secretsecret\n", 0o600);
+    put(path.join(root, "home/agent/.hermes/profiles/work/.env"), "TOKEN=othersecret\n", 0o600);
+    const before = snapshot(root);
+    const r = install(root, "--gate", "--dry-run", "--strict");
+    expect(r.code, r.stderr).toBe(0);
+    expect(snapshot(root)).toEqual(before);
+    const file = (name: string) => r.stdout.split(/^==> /m).find((f) => f.startsWith(path.join(root, name)))!;
+    const service = file(`${ETC}/media-outbox-gate.service`);
+    expect(service).toContain("User=media-outbox\n");
+    expect(service).toContain("Restart=always\n");
+    expect(service).toContain("UMask=0027\n");
+    expect(service).toContain("ReadWritePaths=/srv/media-outbox\n");
+    expect(service).toContain("LoadCredential=hermes-env-0:/home/agent/.hermes/.env\nLoadCredential=hermes-env-1:/home/agent/.hermes/profiles/work/.env\n");
+    expect(service).toContain(`ExecStart=${process.execPath} ${BIN} serve --outbox /srv/media-outbox/outbox\n`);
+    expect(file(`${ETC}/media-outbox-gate.socket`)).toContain("ListenStream=/run/media-outbox/gate.sock\nSocketUser=media-outbox\nSocketGroup=media-outbox\nSocketMode=0660\n");
+    expect(file("etc/media-outbox/config.json")).toContain('{"socket":"/run/media-outbox/gate.sock"}');
+    expect(file(`${ETC}/hermes-gateway.service.d/90-media-outbox.conf`)).toContain("HERMES_MEDIA_ALLOW_DIRS=/srv/media-outbox/outbox HERMES_MEDIA_DELIVERY_STRICT=1");
+    expect(r.stderr).toContain("would create system user media-outbox");
+    expect(r.stderr).toContain("would add nobody to group media-outbox");
+    // The shared hardening block is in every service, once.
+    for (const unit of ["media-outbox-gate.service", "media-outbox-janitor.service"]) expect(file(`${ETC}/${unit}`).match(/^ProtectSystem=strict$/gm)).toHaveLength(1);
+
+    const real = install(root, "--gate");
+    expect(real.code).toBe(2);
+    expect(real.stderr).toContain("takes --root only with --dry-run");
+    expect(snapshot(root)).toEqual(before);
+    const user = cli(["install", "systemd", "--user", "--gate", "--root", root, "--dry-run"], { env: t.env });
+    expect(user.code).toBe(2);
+    expect(user.stderr).toContain("use --system, not --user");
+  });
 });
 
 describe("install hermes-config", () => {

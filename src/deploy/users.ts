@@ -9,15 +9,19 @@ export interface PasswdEntry {
   home: string;
 }
 
-function passwd(root: string | undefined): PasswdEntry[] {
-  const text = (root ? readIfExists(path.join(root, "etc/passwd")) : undefined) ?? readIfExists("/etc/passwd");
+/** The colon-separated lines of /etc/NAME (the target's under --root), with at least `fields` fields. */
+function database(name: "passwd" | "group", root: string | undefined, fields: number): string[][] {
+  const text = (root ? readIfExists(path.join(root, "etc", name)) : undefined) ?? readIfExists(path.join("/etc", name));
   if (!text) return [];
   return text
     .toString("utf8")
     .split("\n")
     .map((l) => l.split(":"))
-    .filter((f) => f.length >= 7)
-    .map((f) => ({ name: f[0]!, uid: Number(f[2]), gid: Number(f[3]), home: f[5]! }));
+    .filter((f) => f.length >= fields);
+}
+
+function passwd(root: string | undefined): PasswdEntry[] {
+  return database("passwd", root, 7).map((f) => ({ name: f[0]!, uid: Number(f[2]), gid: Number(f[3]), home: f[5]! }));
 }
 
 export function userByUid(uid: number, root?: string): PasswdEntry | undefined {
@@ -29,12 +33,7 @@ export function userByName(name: string, root?: string): PasswdEntry | undefined
 }
 
 export function groupName(gid: number, root?: string): string | undefined {
-  const text = (root ? readIfExists(path.join(root, "etc/group")) : undefined) ?? readIfExists("/etc/group");
-  return text
-    ?.toString("utf8")
-    .split("\n")
-    .map((l) => l.split(":"))
-    .find((f) => f.length >= 3 && Number(f[2]) === gid)?.[0];
+  return groups(root).find((g) => g.gid === gid)?.name;
 }
 
 
@@ -46,14 +45,7 @@ export interface GroupEntry {
 }
 
 function groups(root: string | undefined): GroupEntry[] {
-  const text = (root ? readIfExists(path.join(root, "etc/group")) : undefined) ?? readIfExists("/etc/group");
-  if (!text) return [];
-  return text
-    .toString("utf8")
-    .split("\n")
-    .map((l) => l.split(":"))
-    .filter((f) => f.length >= 4)
-    .map((f) => ({ name: f[0]!, gid: Number(f[2]), members: f[3]!.split(",").filter((m) => m !== "") }));
+  return database("group", root, 4).map((f) => ({ name: f[0]!, gid: Number(f[2]), members: f[3]!.split(",").filter((m) => m !== "") }));
 }
 
 export function groupByName(name: string, root?: string): GroupEntry | undefined {
