@@ -76,7 +76,7 @@ net.createServer((conn) => {
   });
 }).listen(sock, () => fs.chmodSync(sock, 0o666));
 `;
-const UPLOAD = `const s = require("net").connect("/run/hermes-standin/upload.sock", () => s.write(process.argv[1] + "\\n")); s.pipe(process.stdout);`;
+const UPLOAD = `const s = require("net").connect("/run/hermes-standin/upload.sock", () => s.write(process.argv[2] + "\\n")); s.pipe(process.stdout);`;
 
 // Tries, as the calling user, every way of changing a directory's contents and
 // a file in it; prints { "DIR": { op: errno code or "ok" } }.
