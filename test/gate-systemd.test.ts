@@ -170,7 +170,8 @@ systemctl enable --now ${GATEWAY}
 
 afterAll(() => c.shutdown(), 120_000);
 
-describe("install systemd --gate on a real systemd", () => {
+// Generous bounds for a loaded machine: the waits inside are bounded themselves, and nothing asserts a duration.
+describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () => {
   it("refuses an outbox an agent could reach or change, and an unknown agent user, leaving nothing behind", () => {
     const cases: [string[], RegExp][] = [
       [["--outbox", "/home/agent/outbox"], /lies under the home \/home\/agent/],
