@@ -172,7 +172,7 @@ afterAll(() => c.shutdown(), 120_000);
 
 // Generous bounds for a loaded machine: the waits inside are bounded themselves, and nothing asserts a duration.
 describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () => {
-  it("refuses an outbox an agent could reach or change, and an unknown agent user, leaving nothing behind", () => {
+  it("refuses an outbox an agent could reach or change, code it could change, and an unknown agent user, leaving nothing behind", () => {
     const cases: [string[], RegExp][] = [
       [["--outbox", "/home/agent/outbox"], /lies under the home \/home\/agent/],
       [["--outbox", "/var/lib/media-outbox/outbox"], /lies under \/var\/lib, which the gateway never sends from/],
@@ -187,6 +187,12 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
       expect(r.stderr).toMatch(message);
       expect(r.stderr.split("\n").filter((l) => l !== "")).toHaveLength(1);
     }
+    // A copy of media-outbox the agent could change: the gate would run the agent's code.
+    c.run(["sh", "-ec", `mkdir /opt/mo-copy && cp -a ${path.dirname(path.dirname(BIN))}/bin ${path.dirname(path.dirname(BIN))}/dist ${path.dirname(path.dirname(BIN))}/deploy ${path.dirname(path.dirname(BIN))}/package.json /opt/mo-copy/ && chown -R agent: /opt/mo-copy/dist`]);
+    const copy = c.exec([NODE, "/opt/mo-copy/bin/media-outbox", "install", "systemd", "--system", "--gate", "--agent-user", "agent"]);
+    expect(copy.code, copy.stderr).toBe(2);
+    expect(copy.stderr).toMatch(/the gate would run code others can change: \/opt\/mo-copy\/dist\S* belongs to uid \d+, not root/);
+    c.run(["rm", "-rf", "/opt/mo-copy"]);
     const user = mo(["install", "systemd", "--user", "--gate"]);
     expect(user.code).toBe(2);
     expect(user.stderr).toContain("use --system, not --user");

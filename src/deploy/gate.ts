@@ -166,32 +166,34 @@ function checkExistingDir(dir: string, what: string, service: PasswdEntry | unde
  * so it must belong to root and be writable by nobody else.
  */
 export function checkGateCode(node: string, packageRoot: string): void {
+  const refuse = (problem: string) => usageError(`the gate would run code others can change: ${problem}. Install media-outbox system-wide (as root: npm install -g) and run install from there`);
+  const unreadable = (problem: string) => usageError(`the gate's user could not run it: ${problem}. Install media-outbox system-wide (as root: npm install -g) and run install from there`);
   for (const p of [node, packageRoot]) {
     const problem = rootOwnedProblem(p, {});
-    if (problem) throw usageError(`the gate would run code others can change: ${problem}. Install media-outbox system-wide (as root: npm install -g) and run install from there`);
+    if (problem) throw refuse(problem);
+    // The service user is nobody in particular: it reaches the code as "others".
+    for (let d = path.dirname(resolveExisting(p)); ; d = path.dirname(d)) {
+      if (!(fs.statSync(d).mode & 0o001)) throw unreadable(`${escapeText(d)} cannot be entered by other users`);
+      if (d === path.dirname(d)) break;
+    }
   }
-  const walk = (p: string): string | undefined => {
+  if (!(fs.statSync(node).mode & 0o001)) throw unreadable(`${escapeText(node)} cannot be run by other users`);
+  const walk = (p: string, mustRead: boolean): void => {
     let st: fs.Stats;
     try {
       st = fs.lstatSync(p);
     } catch (err) {
-      if (isErrno(err, "ENOENT")) return undefined;
+      if (isErrno(err, "ENOENT")) return;
       throw err;
     }
-    if (st.uid !== 0) return `${escapeText(p)} belongs to uid ${st.uid}, not root`;
-    if (!st.isSymbolicLink() && st.mode & 0o022) return `${escapeText(p)} is writable by its group or others`;
-    if (st.isDirectory()) {
-      for (const name of fs.readdirSync(p)) {
-        const found = walk(path.join(p, name));
-        if (found) return found;
-      }
-    }
-    return undefined;
+    if (st.uid !== 0) throw refuse(`${escapeText(p)} belongs to uid ${st.uid}, not root`);
+    if (!st.isSymbolicLink() && st.mode & 0o022) throw refuse(`${escapeText(p)} is writable by its group or others`);
+    if (mustRead && !st.isSymbolicLink() && !(st.mode & (st.isDirectory() ? 0o005 : 0o004))) throw unreadable(`${escapeText(p)} cannot be read by other users`);
+    if (st.isDirectory()) for (const name of fs.readdirSync(p)) walk(path.join(p, name), mustRead);
   };
-  for (const part of ["bin", "dist", "node_modules", "package.json", "deploy"]) {
-    const problem = walk(path.join(packageRoot, part));
-    if (problem) throw usageError(`the gate would run code others can change: ${problem}. Install media-outbox system-wide (as root: npm install -g) and run install from there`);
-  }
+  // What the gate loads must also be readable by it; node_modules only needs to be root's.
+  for (const part of ["bin", "dist", "package.json", "deploy"]) walk(path.join(packageRoot, part), true);
+  walk(path.join(packageRoot, "node_modules"), false);
 }
 
 /** The agents' Hermes .env files that exist: systemd hands each to the gate as a credential. */
