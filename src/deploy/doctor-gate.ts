@@ -187,7 +187,7 @@ function ownershipChecks(ctx: GateContext, checks: DoctorCheck[]): void {
 }
 
 /** The socket, the gate's answer, and who owns what; returns what the later checks need. */
-export async function gateLayoutChecks(socket: string, _scope: UnitScope, checks: DoctorCheck[]): Promise<GateContext> {
+export async function gateLayoutChecks(socket: string, checks: DoctorCheck[]): Promise<GateContext> {
   const owner = socketChecks(socket, checks);
   const outbox = await healthCheck(socket, owner?.group, checks);
   const ctx: GateContext = {

@@ -298,7 +298,7 @@ export async function doctor(options: DoctorOptions): Promise<DoctorReport> {
   const state = options.root ? { running: false, why: "--root was given" } : systemctl.state();
   const live = state.running ? systemctl : undefined;
   const checks: DoctorCheck[] = [];
-  const gate = options.socket ? await gateLayoutChecks(options.socket, scope, checks) : undefined;
+  const gate = options.socket ? await gateLayoutChecks(options.socket, checks) : undefined;
   const layout = gate ? undefined : outboxChecks(config, checks);
   if (state.running) check(checks, "systemd", "pass", `the ${scope.scope} manager is ${state.why}`);
   else check(checks, "systemd", "warn", `${escapeText(state.why)}: the unit files were read instead, service states are unknown`, "run media-outbox doctor on the host where the gateway runs");
@@ -316,7 +316,7 @@ export async function doctor(options: DoctorOptions): Promise<DoctorReport> {
   const envs = gatewayChecks(scope, units, outboxReal, reader, live, record ? new Set(record.units) : undefined, checks);
   serviceChecks(scope, live, state.why, checks);
   if (gate) gateServiceChecks(scope, live, checks);
-  await hermesConfigChecks(config, checks);
+  await hermesConfigChecks(gate ? { ...config, outbox: gate.outbox } : config, checks);
   const policy = await mediaPolicyChecks({ scope, units, ...(live ? { systemctl: live } : {}), hermesHome: config.hermesHome, home: config.home, outbox: gate?.outbox ?? config.outbox, outboxReal });
   for (const c of policy) check(checks, c.check, c.status, c.message, c.fix);
   if (gate) {
