@@ -103,7 +103,16 @@ export async function run(argv: string[], command = "install"): Promise<number> 
         strict: values.strict === true,
         withWatch: values["with-watch"] === true,
         apply: values["dry-run"] !== true,
-        ...(gate ? { gate: { agentUsers: values["agent-user"] ?? [], ...(values.outbox !== undefined ? { outbox: config.outbox } : {}) } } : {}),
+        ...(gate
+          ? {
+              gate: {
+                agentUsers: values["agent-user"] ?? [],
+                ...(values.outbox !== undefined ? { outbox: config.outbox } : {}),
+                // Only a config file named on purpose becomes the gate's (not root's own default one).
+                ...((values.config !== undefined || process.env.MEDIA_OUTBOX_CONFIG) && config.configFile ? { configFile: config.configFile } : {}),
+              },
+            }
+          : {}),
       },
       state.running ? systemctl : undefined,
     );

@@ -50,6 +50,8 @@ export interface GateOptions {
   agentUsers: string[];
   /** The outbox (`--outbox`); default GATE_OUTBOX. */
   outbox?: string;
+  /** The gate's config file (`--config`, or MEDIA_OUTBOX_CONFIG): its policy; never root's own default config by accident. */
+  configFile?: string;
 }
 
 export interface GateDir {
@@ -171,11 +173,8 @@ export function checkGateCode(node: string, packageRoot: string): void {
   for (const p of [node, packageRoot]) {
     const problem = rootOwnedProblem(p, {});
     if (problem) throw refuse(problem);
-    // The service user is nobody in particular: it reaches the code as "others".
-    for (let d = path.dirname(resolveExisting(p)); ; d = path.dirname(d)) {
-      if (!(fs.statSync(d).mode & 0o001)) throw unreadable(`${escapeText(d)} cannot be entered by other users`);
-      if (d === path.dirname(d)) break;
-    }
+    const unreachable = unreachableProblem(path.dirname(p), {});
+    if (unreachable) throw unreadable(unreachable);
   }
   if (!(fs.statSync(node).mode & 0o001)) throw unreadable(`${escapeText(node)} cannot be run by other users`);
   const walk = (p: string, mustRead: boolean): void => {
@@ -194,6 +193,14 @@ export function checkGateCode(node: string, packageRoot: string): void {
   // What the gate loads must also be readable by it; node_modules only needs to be root's.
   for (const part of ["bin", "dist", "package.json", "deploy"]) walk(path.join(packageRoot, part), true);
   walk(path.join(packageRoot, "node_modules"), false);
+}
+
+/** Why the service user (nobody in particular: it reaches files as "others") cannot get into `dir`. */
+function unreachableProblem(dir: string, scope: Pick<UnitScope, "root">): string | undefined {
+  for (let d = resolveExisting(onDisk(scope as UnitScope, dir)); ; d = path.dirname(d)) {
+    if (!(fs.statSync(d).mode & 0o001)) return `${escapeText(d)} cannot be entered by other users`;
+    if (d === path.dirname(d)) return undefined;
+  }
 }
 
 /** The agents' Hermes .env files that exist: systemd hands each to the gate as a credential. */
@@ -290,12 +297,12 @@ export function planGate(input: PlanGateInput): GatePlan {
 
   // The configuration exactly as the gate's services will resolve it: their
   // environment, their config file (the one install was given, if any).
-  const configFile = input.config.configFile;
+  const configFile = gate.configFile;
   if (configFile) {
     const problem = rootOwnedProblem(configFile, scope);
     if (problem) throw usageError(`the gate's config file ${escapeText(configFile)} must belong to root and be writable by nobody else: ${problem}`);
-    const st = fs.statSync(onDisk(scope, configFile));
-    if (!(st.mode & 0o004)) notes.push(`${escapeText(configFile)} is not readable by others: make it readable by ${GATE_USER} (chmod 644), or the gate cannot start`);
+    const unreadable = unreachableProblem(path.dirname(configFile), scope) ?? (fs.statSync(onDisk(scope, configFile)).mode & 0o004 ? undefined : `${escapeText(configFile)} cannot be read by other users`);
+    if (unreadable) throw usageError(`the gate's user could not read its config file: ${unreadable}; put it in /etc/media-outbox/ with mode 0644`);
   }
   const environment: Record<string, string> = { MEDIA_OUTBOX_DIR: outbox, MEDIA_OUTBOX_STATE_DIR: stateDir, ...(configFile ? { MEDIA_OUTBOX_CONFIG: configFile } : {}) };
   const serviceConfig = loadConfig({ ...(configFile ? { config: configFile } : {}), outbox, env: { HOME: service?.home ?? "/nonexistent", ...environment } });
