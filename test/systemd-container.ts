@@ -118,8 +118,10 @@ export class SystemdContainer {
   private logFile = "";
   private readonly machine = `mo-test-${crypto.randomBytes(4).toString("hex")}`;
   private cgroups: string[] = [];
-  /** The cgroup whose cgroup.procs lists every process of the container (and of each exec). */
+  /** The cgroup below which every process of the container (and of each exec) is listed. */
   private tracking = "";
+  /** Where each exec's process goes (below tracking). */
+  private execCgroup = "";
   private nspawn: ChildProcess | undefined;
   private nspawnExited: Promise<void> = Promise.resolve();
   private stopped = false;
@@ -177,11 +179,15 @@ export class SystemdContainer {
         this.cgroups.push(dir);
       }
       this.tracking = path.join(CGROUP_ROOT, "pids", name);
+      this.execCgroup = this.tracking;
     } else {
       const dir = path.join(CGROUP_ROOT, name);
       fs.mkdirSync(dir);
       this.cgroups.push(dir);
       this.tracking = dir;
+      // cgroup v2 keeps processes out of inner nodes: the execs get a leaf of their own beside nspawn's.
+      this.execCgroup = path.join(dir, "tests");
+      fs.mkdirSync(this.execCgroup);
     }
   }
 
@@ -260,7 +266,7 @@ export class SystemdContainer {
     const nsenter = ["nsenter", `--target=${this.pid}`, "--mount", "--uts", "--ipc", "--net", "--pid", "--cgroup", "--root", "--wd", "--", ...inner];
     // A session of its own (setsid): a `kill 0` inside reaches nothing of the test run.
     const r = spawnSync("sh", ["-c", 'echo $$ > "$TRACK/cgroup.procs" && exec setsid --wait "$@"', "sh", ...nsenter], {
-      env: { PATH: PATH_ENV, TRACK: this.tracking },
+      env: { PATH: PATH_ENV, TRACK: this.execCgroup },
       input: opts.input,
       encoding: "utf8",
       timeout: opts.timeoutMs ?? 60_000,
