@@ -45,7 +45,7 @@ export interface GateRecord {
   socket: string;
 }
 
-export interface GateOptions {
+export interface GateInstallOptions {
   /** Users whose agents (and gateways) may connect and read published files (`--agent-user`). */
   agentUsers: string[];
   /** The outbox (`--outbox`); default GATE_OUTBOX. */
@@ -261,7 +261,7 @@ function agentUsersFor(named: string[], gateways: GatewayOwner[], scope: Pick<Un
 
 export interface PlanGateInput {
   scope: UnitScope;
-  gate: GateOptions;
+  gate: GateInstallOptions;
   /** The configuration install was run with (its config file, if any, becomes the gate's). */
   config: Config;
   gateways: GatewayOwner[];

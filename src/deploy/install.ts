@@ -13,7 +13,7 @@ import { mkdirs, readIfExists, sha256, writeFileAtomic } from "./files.js";
 import {
   GATE_OUTBOX,
   GATE_UMASK,
-  type GateOptions,
+  type GateInstallOptions,
   type GatePlan,
   type GateRecord,
   type GatewayOwner,
@@ -109,7 +109,7 @@ export interface InstallOptions {
   bin?: string;
   env?: NodeJS.ProcessEnv;
   /** Gate mode (`--gate`): a system user owns the outbox and runs the pipeline behind a socket. */
-  gate?: GateOptions;
+  gate?: GateInstallOptions;
   /** False for --dry-run: gate mode then names accounts that do not exist yet instead of refusing. */
   apply?: boolean;
 }

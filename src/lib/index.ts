@@ -22,7 +22,7 @@ export { policyContexts, policyChecks, outcomes as policyOutcomes, parseEnvFile 
 export type { PolicySource, PolicyContext, PolicyCheck } from "../deploy/policy-sources.js";
 export { planInstall, applyInstall, uninstall, readManifest, manifestPath, gatewayUnitsFor, unitScope, checkOutboxForGateway, ALLOW_DIRS, STRICT_VARS } from "../deploy/install.js";
 export type { InstallPlan, InstallOptions, PlannedFile, CoveredUnit, InstallRecord, ApplyResult, UninstallResult } from "../deploy/install.js";
-export type { GateOptions, GatePlan, GateRecord } from "../deploy/gate.js";
+export type { GateInstallOptions, GatePlan, GateRecord } from "../deploy/gate.js";
 export { discoverGatewayUnits, effectiveEnvironment, unitFiles, unitEnvironment, variableSource, isGatewayUnitName } from "../deploy/gateway-units.js";
 export type { UnitScope, EffectiveEnvironment, VariableSource, UnitFiles, UnitEnvironment } from "../deploy/gateway-units.js";
 export { renderJanitorService, renderJanitorTimer, renderWatchService, renderGatewayDropIn, JANITOR_SERVICE, JANITOR_TIMER, WATCH_SERVICE } from "../deploy/render.js";
