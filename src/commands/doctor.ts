@@ -5,7 +5,6 @@ import { runCli } from "../cli/run.js";
 import { usageError } from "../core/errors.js";
 import { safeJson } from "../core/escape.js";
 import { type DoctorReport, doctor } from "../deploy/doctor.js";
-import { gateSocketFor } from "../deploy/doctor-gate.js";
 
 export const USAGE = `usage: media-outbox doctor [--unit NAME]... [--json] [--system|--user] [--root DIR] [--outbox DIR] [--config FILE] [--no-probe]`;
 
@@ -43,14 +42,12 @@ export async function run(argv: string[]): Promise<number> {
     if (positionals.length > 0) throw usageError(`doctor takes no arguments\n${USAGE}`);
     if (values.system && values.user) throw usageError(`--system and --user exclude each other\n${USAGE}`);
     const config = configFromFlags(values);
-    const socket = values.root === undefined ? gateSocketFor(process.env, values.outbox !== undefined) : undefined;
     const report = await doctor({
       config,
       scope: values.user ? "user" : "system",
       ...(values.root !== undefined ? { root: values.root } : {}),
       ...(values.unit !== undefined ? { units: values.unit } : {}),
       probe: values["no-probe"] !== true,
-      ...(socket ? { socket } : {}),
     });
     out(json ? `${safeJson(report, 2)}\n` : formatReport(report));
     return report.ok ? 0 : 1;

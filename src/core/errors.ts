@@ -42,8 +42,10 @@ export class FatalError extends Error {
   constructor(
     readonly code: FatalCode,
     message: string,
+    /** What caused it, for callers that act on the cause (doctor's fix for a gate it cannot reach). */
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
   }
 }
 

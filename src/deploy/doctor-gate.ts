@@ -5,14 +5,17 @@
 // MEDIA: line every gateway delivers. doctor.ts calls these in place of its
 // single-user outbox checks and probe.
 import fs from "node:fs";
-import http from "node:http";
 import os from "node:os";
 import path from "node:path";
-import { isErrno } from "../core/errors.js";
+import type { Config, GateSocket } from "../config/config.js";
+import { FatalError, isErrno } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { makePng } from "../core/png.js";
+import { prepareThroughGate, gateHealth } from "../gate/client.js";
+import { ExchangeError } from "../gate/http1.js";
+import { sourcePolicyFor } from "../prepare/source.js";
 import type { CheckStatus, DoctorCheck, ReaderProblem } from "./doctor.js";
-import { GATE_OUTBOX, GATE_USER, SYSTEM_CONFIG, gateStateDir, rootOwnedProblem } from "./gate.js";
+import { GATE_OUTBOX, GATE_USER, gateStateDir, rootOwnedProblem } from "./gate.js";
 import { type EffectiveEnvironment, type UnitScope, diskReader, installDir, onDisk, unitFiles } from "./gateway-units.js";
 import { GATE_SERVICE, GATE_SOCKET_UNIT } from "./render.js";
 import { type Systemctl, shellLine } from "./systemctl.js";
@@ -20,12 +23,12 @@ import { parseUnitText } from "./systemd-syntax.js";
 import { groupByName, groupName, isMember, userByNameOrUid, userByUid } from "./users.js";
 
 const PROBE_NAME = "media-outbox-doctor-probe.png";
-/** How long doctor waits for the gate's answer: a bound on a hung gate, not a performance target. */
+/** How long doctor waits for the gate at any one step: a bound on a hung gate, not a performance target. */
 const ANSWER_TIMEOUT_MS = 15_000;
-const MAX_ANSWER_BYTES = 1 << 20;
 
 export interface GateContext {
-  socket: string;
+  /** The gate as configuration found it (the same discovery prepare uses: config.ts). */
+  gate: GateSocket;
   /** The gate's outbox: as the gate reports it, or the install default when it does not answer. */
   outbox: string;
   stateDir: string;
@@ -41,58 +44,11 @@ function check(checks: DoctorCheck[], name: string, status: CheckStatus, message
 
 const mode = (m: number) => (m & 0o7777).toString(8).padStart(4, "0");
 const me = () => os.userInfo().username;
+const timeoutOf = (gate: GateSocket) => gate.timeoutMs ?? ANSWER_TIMEOUT_MS;
 
-/**
- * The gate doctor checks, when one is configured: MEDIA_OUTBOX_SOCKET, or the
- * `socket` of the system-wide config install --gate writes. `--outbox` or
- * MEDIA_OUTBOX_DIR mean the single-user mode (the same rule as prepare's).
- */
-export function gateSocketFor(env: NodeJS.ProcessEnv, outboxGiven: boolean): string | undefined {
-  if (outboxGiven || env.MEDIA_OUTBOX_DIR) return undefined;
-  if (env.MEDIA_OUTBOX_SOCKET) return env.MEDIA_OUTBOX_SOCKET;
-  try {
-    const socket = (JSON.parse(fs.readFileSync(SYSTEM_CONFIG, "utf8")) as { socket?: unknown }).socket;
-    return typeof socket === "string" && path.isAbsolute(socket) ? socket : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-interface Answer {
-  status: number;
-  body: Buffer;
-}
-
-/** One HTTP request over the gate's socket (the protocol of `media-outbox serve`). */
-export function gateRequest(socket: string, method: "GET" | "POST", target: string, body?: Buffer): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      { socketPath: socket, method, path: target, headers: { host: "gate", ...(body ? { "content-type": "application/octet-stream", "content-length": String(body.length) } : {}) } },
-      (res) => {
-        const parts: Buffer[] = [];
-        let size = 0;
-        res.on("data", (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > MAX_ANSWER_BYTES) req.destroy(new Error("the answer is larger than 1 MiB"));
-          else parts.push(chunk);
-        });
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(parts) }));
-        res.on("error", reject);
-      },
-    );
-    req.setTimeout(ANSWER_TIMEOUT_MS, () => req.destroy(Object.assign(new Error(`no answer within ${ANSWER_TIMEOUT_MS / 1000} s`), { code: "ETIMEDOUT" })));
-    req.on("error", reject);
-    req.end(body);
-  });
-}
-
-function parseJson(body: Buffer): Record<string, unknown> | undefined {
-  try {
-    const v = JSON.parse(body.toString("utf8")) as unknown;
-    return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
+/** The connect(2) error behind a gate the client could not reach, if that was the cause. */
+function connectError(err: unknown): string | undefined {
+  return err instanceof FatalError && err.cause instanceof ExchangeError && err.cause.kind === "connect" ? err.cause.code : undefined;
 }
 
 function socketChecks(socket: string, checks: DoctorCheck[]): Pick<GateContext, "serviceUid" | "group"> | undefined {
@@ -113,33 +69,22 @@ function socketChecks(socket: string, checks: DoctorCheck[]): Pick<GateContext, 
   return { serviceUid: st.uid, group };
 }
 
-async function healthCheck(socket: string, group: string | undefined, checks: DoctorCheck[]): Promise<string | undefined | false> {
-  let answer: Answer;
+async function healthCheck(gate: GateSocket, group: string | undefined, checks: DoctorCheck[]): Promise<string | false> {
+  let outbox: string;
   try {
-    answer = await gateRequest(socket, "GET", "/health");
+    outbox = (await gateHealth(gate, timeoutOf(gate))).outbox;
   } catch (err) {
-    if (isErrno(err, "EACCES", "EPERM")) {
-      check(
-        checks,
-        "gate",
-        "fail",
-        `you (${escapeText(me())}) may not connect to ${escapeText(socket)}: only root and members of group ${escapeText(group ?? GATE_USER)} may`,
-        `as root: media-outbox uninstall systemd, then media-outbox install systemd --gate --agent-user ${escapeText(me())}; then log in again`,
-      );
-    } else if (isErrno(err, "ENOENT", "ECONNREFUSED")) {
-      check(checks, "gate", "fail", `nothing listens on ${escapeText(socket)}`, escapeText(shellLine(["systemctl", "enable", "--now", GATE_SOCKET_UNIT])));
-    } else {
-      check(checks, "gate", "fail", `GET /health over ${escapeText(socket)} failed: ${escapeText((err as Error).message)}`, escapeText(shellLine(["journalctl", "-u", GATE_SERVICE])));
-    }
+    if (!(err instanceof FatalError)) throw err;
+    // The client's own message says what happened (and is escaped); the fix is the operator's.
+    const code = connectError(err);
+    let fix = escapeText(shellLine(["journalctl", "-u", GATE_SERVICE]));
+    if (code === "EACCES" || code === "EPERM") {
+      fix = `only root and members of group ${escapeText(group ?? GATE_USER)} may connect: as root, media-outbox uninstall systemd, then media-outbox install systemd --system --gate --agent-user ${escapeText(me())}; then log in again`;
+    } else if (code === "ENOENT" || code === "ECONNREFUSED") fix = escapeText(shellLine(["systemctl", "enable", "--now", GATE_SOCKET_UNIT]));
+    check(checks, "gate", "fail", `GET /health as ${escapeText(me())}: ${err.message}`, fix);
     return false;
   }
-  const doc = parseJson(answer.body);
-  if (answer.status !== 200 || doc?.ok !== true) {
-    check(checks, "gate", "fail", `GET /health answered ${answer.status}: ${escapeText(answer.body.toString("utf8").slice(0, 200))}`, escapeText(shellLine(["journalctl", "-u", GATE_SERVICE])));
-    return false;
-  }
-  const outbox = typeof doc.outbox === "string" && path.isAbsolute(doc.outbox) ? doc.outbox : undefined;
-  check(checks, "gate", "pass", `the gate answers GET /health${outbox ? `; its outbox is ${escapeText(outbox)}` : ""}`);
+  check(checks, "gate", "pass", `the gate answers GET /health; its outbox is ${escapeText(outbox)}`);
   return outbox;
 }
 
@@ -187,11 +132,11 @@ function ownershipChecks(ctx: GateContext, checks: DoctorCheck[]): void {
 }
 
 /** The socket, the gate's answer, and who owns what; returns what the later checks need. */
-export async function gateLayoutChecks(socket: string, checks: DoctorCheck[]): Promise<GateContext> {
-  const owner = socketChecks(socket, checks);
-  const outbox = await healthCheck(socket, owner?.group, checks);
+export async function gateLayoutChecks(gate: GateSocket, checks: DoctorCheck[]): Promise<GateContext> {
+  const owner = socketChecks(gate.path, checks);
+  const outbox = await healthCheck(gate, owner?.group, checks);
   const ctx: GateContext = {
-    socket,
+    gate,
     outbox: outbox || GATE_OUTBOX,
     stateDir: gateStateDir(outbox || GATE_OUTBOX),
     ...owner,
@@ -259,30 +204,34 @@ export function gateServiceChecks(scope: UnitScope, systemctl: Systemctl | undef
 }
 
 /**
- * Sends a fixed probe PNG through the gate (always the same bytes and name, so
- * repeated runs reuse one file; the agent cannot delete it, the janitor does),
- * checks that the one running doctor can read what was published, and hands
- * it to `judge` for the gateways' verdict.
+ * Sends a fixed probe PNG through the gate the way prepare does (always the
+ * same bytes and name, so repeated runs reuse one file; the agent cannot
+ * delete it, the janitor does), checks that the one running doctor can read
+ * what was published, and hands it to `judge` for the gateways' verdict.
  */
-export async function gateProbe(ctx: GateContext, checks: DoctorCheck[], judge: (media: { path: string; directive: string }) => void): Promise<void> {
+export async function gateProbe(ctx: GateContext, config: Config, checks: DoctorCheck[], judge: (media: { path: string; directive: string }) => void): Promise<void> {
   if (!ctx.answering) {
     check(checks, "probe", "fail", "skipped: the gate does not answer", "fix the gate line above");
     return;
   }
   const png = makePng(4, (i) => (i * 37 + 11) & 0xff);
-  let answer: Answer;
-  try {
-    answer = await gateRequest(ctx.socket, "POST", `/prepare?name=${encodeURIComponent(PROBE_NAME)}`, png);
-  } catch (err) {
-    check(checks, "probe", "fail", `POST /prepare failed: ${escapeText((err as Error).message)}`, escapeText(shellLine(["journalctl", "-u", GATE_SERVICE])));
+  const bytes = (async function* () {
+    yield png;
+  })();
+  const { report, failure } = await prepareThroughGate([{ stream: bytes, name: PROBE_NAME }], {
+    gate: ctx.gate,
+    sourcePolicy: sourcePolicyFor(config),
+    timeoutMs: timeoutOf(ctx.gate),
+  });
+  const journal = escapeText(shellLine(["journalctl", "-u", GATE_SERVICE]));
+  if (failure) {
+    check(checks, "probe", "fail", `prepare through the gate failed: ${failure.message}`, journal);
     return;
   }
-  const doc = parseJson(answer.body);
-  const media = Array.isArray(doc?.media) ? (doc.media[0] as { path?: unknown; directive?: unknown } | undefined) : undefined;
-  if (!media || typeof media.path !== "string" || typeof media.directive !== "string") {
-    const dropped = Array.isArray(doc?.media_dropped) ? (doc.media_dropped[0] as { code?: unknown; reason?: unknown } | undefined) : undefined;
-    const why = dropped ? `${escapeText(String(dropped.code))}: ${escapeText(String(dropped.reason))}` : `answer ${answer.status}: ${escapeText(answer.body.toString("utf8").slice(0, 200))}`;
-    check(checks, "probe", "fail", `the gate refused a generated PNG: ${why}`, escapeText(shellLine(["journalctl", "-u", GATE_SERVICE])));
+  const media = report.media[0];
+  if (!media) {
+    const dropped = report.media_dropped[0];
+    check(checks, "probe", "fail", `the gate refused a generated PNG: ${dropped ? `${dropped.code}: ${dropped.reason}` : "no answer for it"}`, journal);
     return;
   }
   try {

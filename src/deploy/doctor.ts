@@ -46,8 +46,6 @@ export interface DoctorOptions {
   env?: NodeJS.ProcessEnv;
   /** Run the end-to-end prepare probe (default true). */
   probe?: boolean;
-  /** Gate mode: the gate's socket (see gateSocketFor); the outbox is then the gate's. */
-  socket?: string;
 }
 
 const PROBE_STEM = "media-outbox-doctor-probe";
@@ -298,7 +296,8 @@ export async function doctor(options: DoctorOptions): Promise<DoctorReport> {
   const state = options.root ? { running: false, why: "--root was given" } : systemctl.state();
   const live = state.running ? systemctl : undefined;
   const checks: DoctorCheck[] = [];
-  const gate = options.socket ? await gateLayoutChecks(options.socket, checks) : undefined;
+  // Gate mode exactly when prepare would use the gate (config.gate: the same discovery); --root looks at another system's files.
+  const gate = config.gate && !options.root ? await gateLayoutChecks(config.gate, checks) : undefined;
   const layout = gate ? undefined : outboxChecks(config, checks);
   if (state.running) check(checks, "systemd", "pass", `the ${scope.scope} manager is ${state.why}`);
   else check(checks, "systemd", "warn", `${escapeText(state.why)}: the unit files were read instead, service states are unknown`, "run media-outbox doctor on the host where the gateway runs");
@@ -320,7 +319,7 @@ export async function doctor(options: DoctorOptions): Promise<DoctorReport> {
   const policy = await mediaPolicyChecks({ scope, units, ...(live ? { systemctl: live } : {}), hermesHome: config.hermesHome, home: config.home, outbox: gate?.outbox ?? config.outbox, outboxReal });
   for (const c of policy) check(checks, c.check, c.status, c.message, c.fix);
   if (gate) {
-    if (options.probe !== false) await gateProbe(gate, checks, (media) => judgeProbe(media, envs, checks, "the gate published a test image"));
+    if (options.probe !== false) await gateProbe(gate, config, checks, (media) => judgeProbe(media, envs, checks, "the gate published a test image"));
   } else if (layout && options.probe !== false) await probe(config, layout, envs, checks);
   else if (!layout) check(checks, "probe", "fail", "skipped: the outbox is not usable", "fix the outbox line above");
   return { ok: !checks.some((c) => c.status === "fail"), outbox: gate?.outbox ?? config.outbox, scope: scope.scope, systemd: { running: state.running, detail: state.why }, checks };

@@ -8,7 +8,7 @@
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { type Config, loadConfig } from "../config/config.js";
+import { type Config, SYSTEM_CONFIG, loadConfig } from "../config/config.js";
 import { FatalError, isErrno, usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { SYSTEM_PREFIXES, resolveExisting } from "../safety/denylist.js";
@@ -24,8 +24,6 @@ export const GATE_USER = "media-outbox";
 export const GATE_GROUP = "media-outbox";
 export const GATE_OUTBOX = "/srv/media-outbox/outbox";
 export const GATE_SOCKET_PATH = "/run/media-outbox/gate.sock";
-/** The system-wide config file install --gate writes: only `{"socket": PATH}`, readable by all, so `prepare` finds the gate. */
-export const SYSTEM_CONFIG = "/etc/media-outbox/config.json";
 /** Umask of the gate's services: published files and receipts are readable by the group (the agents), nothing by others. */
 export const GATE_UMASK = "0027";
 
@@ -340,7 +338,11 @@ export function planGate(input: PlanGateInput): GatePlan {
   };
 }
 
-/** The gate's own files: socket, service, and the system-wide config that points prepare at the socket. */
+/**
+ * The gate's own files: socket, service, and the system-wide config that
+ * points prepare at the socket (exactly `{"socket": PATH}`, readable by all:
+ * config.ts reads that file with no other key allowed).
+ */
 export function gateFiles(plan: GatePlan, params: ServiceParams, unitDir: string): { path: string; content: string; mode: number }[] {
   const gateParams: GateParams = { ...params, socket: plan.socket, credentials: plan.credentials };
   return [

@@ -51,7 +51,7 @@ function unavailable(gate: GateSocket, err: ExchangeError, timeoutMs: number): F
   else if (err.code === "EACCES" || err.code === "EPERM") {
     message = `permission denied on ${where}: this user may not use the gate; the administrator names agent users at install (media-outbox install systemd --system --gate --agent-user USER), and the user then starts a new session`;
   } else message = `cannot use the gate at ${where}: ${escapeText(err.message)}`;
-  return new FatalError("gate_unavailable", message);
+  return new FatalError("gate_unavailable", message, { cause: err });
 }
 
 function gateError(gate: GateSocket, message: string): FatalError {
