@@ -63,7 +63,7 @@ export function run(cmd: string, args: string[], opts: { cwd?: string; env?: Nod
 }
 
 export function which(cmd: string): string | undefined {
-  const r = spawnSync("sh", ["-c", `command -v ${cmd}`], { encoding: "utf8" });
+  const r = spawnSync("sh", ["-c", 'command -v "$1"', "sh", cmd], { encoding: "utf8" });
   return r.status === 0 ? r.stdout.trim() : undefined;
 }
 

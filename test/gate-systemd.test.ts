@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Snapshot, snapshot } from "./deploy-helpers";
 import { BIN, png } from "./helpers";
 import { type ExecOptions, SystemdContainer } from "./systemd-container";
+import { waitUntil } from "./watch-helpers";
 
 // /srv on a real filesystem (a fresh host directory), as on a server: the
 // container's volatile overlay reports another st_dev for files than for
@@ -36,18 +37,6 @@ const unitTree = (): Snapshot => snapshot(`/proc/${c.pid}/root/etc/systemd/syste
 const exists = (p: string) => sh(`test -e '${p}' || test -L '${p}'`).code === 0;
 const statOf = (p: string) => out(`stat -c '%U:%G %a %F' '${p}'`);
 const groupsOf = (user: string) => out(`id -nG ${user}`).split(" ");
-
-/**
- * Waits (a bound, never a timing assertion) for `cond` to hold, polling; the
- * things waited for are systemd restarting a unit, the watch taking a drop.
- */
-async function until(what: string, cond: () => boolean, ms = 60_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 // A stand-in for the Hermes gateway: runs as `agent` with the environment its
 // unit gives it and "uploads" a MEDIA: line sent to its socket the way the
@@ -215,9 +204,10 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
       expect(out(`stat -c %U /proc/${watchPid}`)).toBe("media-outbox");
       // The agent drops a file (under a temporary name, then renamed, as the README says).
       c.run(["sh", "-c", `cp /home/agent/chart.png /srv/cycle/drop/.chart.png.part && mv /srv/cycle/drop/.chart.png.part /srv/cycle/drop/chart.png`], { user: "agent" });
-      await until("the watch's receipt", () => exists("/srv/cycle/drop/chart.png.media") || exists("/srv/cycle/drop/chart.png.refused"));
+      await waitUntil(() => exists("/srv/cycle/drop/chart.png.media") || exists("/srv/cycle/drop/chart.png.refused"), "the watch's receipt");
       expect(out("cat /srv/cycle/drop/chart.png.media", { user: "agent" })).toBe("MEDIA:/srv/cycle/outbox/chart.png");
-      expect(out("stat -c '%U:%G' /srv/cycle/outbox/chart.png")).toBe("media-outbox:media-outbox");
+      // Published as the gate publishes: the outbox is group-readable, so the file is too (0640).
+      expect(out("stat -c '%U:%G %a' /srv/cycle/outbox/chart.png")).toBe("media-outbox:media-outbox 640");
       // The agent reads what was published (the gateway runs as the agent), and changes nothing.
       expect(out("sha256sum < /srv/cycle/outbox/chart.png", { user: "agent" })).toBe(out("sha256sum < /home/agent/chart.png"));
       expectAllRefused(attack("agent", { "/srv/cycle/outbox": "/srv/cycle/outbox/chart.png" }));
@@ -374,10 +364,10 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
     expect(pid, "the gate is not running").toBeGreaterThan(0);
     const restarts = Number(show("media-outbox-gate.service", "NRestarts").NRestarts);
     c.run(["kill", "-KILL", String(pid)]);
-    await until("the gate to come back", () => {
+    await waitUntil(() => {
       const s = show("media-outbox-gate.service", "ActiveState", "MainPID", "NRestarts");
       return s.ActiveState === "active" && Number(s.MainPID) > 0 && Number(s.MainPID) !== pid && Number(s.NRestarts) > restarts;
-    });
+    }, "the gate to come back");
     const r = mo(["prepare", "/home/agent/photo.png"], { user: "agent" });
     expect(r.stderr).toBe("");
     expect(r.stdout).toBe(`MEDIA:${OUTBOX}/photo.png\n`);
@@ -403,7 +393,7 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
     const o = mo(["doctor", "--json", "--no-probe"], { user: "other" });
     expect(o.code).toBe(1);
     const other = JSON.parse(o.stdout) as { checks: { check: string; status: string; message: string }[] };
-    expect(other.checks.find((x) => x.check === "gate")).toMatchObject({ status: "fail", message: expect.stringContaining("may not connect") });
+    expect(other.checks.find((x) => x.check === "gate")).toMatchObject({ status: "fail", message: expect.stringContaining("may not use the gate") });
     const root = JSON.parse(mo(["doctor", "--json"]).stdout) as { ok: boolean; checks: { check: string; status: string }[] };
     expect(root.checks.filter((x) => x.status === "fail"), JSON.stringify(root.checks, null, 1)).toEqual([]);
   });

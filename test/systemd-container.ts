@@ -13,6 +13,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { which } from "./deploy-helpers";
 
 /** SIGRTMIN+4 with glibc's SIGRTMIN (34): systemd powers off on it. */
 const SIGRTMIN_PLUS_4 = 38;
@@ -36,11 +37,6 @@ export interface ExecResult {
   code: number | null;
   stdout: string;
   stderr: string;
-}
-
-function which(cmd: string): string | undefined {
-  const r = spawnSync("sh", ["-c", 'command -v "$1"', "sh", cmd], { encoding: "utf8" });
-  return r.status === 0 ? r.stdout.trim() : undefined;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
