@@ -44,6 +44,23 @@ describe("prepare: happy path", () => {
     expect(fs.readdirSync(h.outbox)).toEqual(["chart.png"]);
   });
 
+  it("publishes 0640 into a group-readable outbox (the gate's layout), and a file reused there gets that mode too", () => {
+    // A file published 0600 before the outbox became group-readable (as the watch did in gate mode).
+    fs.mkdirSync(h.outbox, { recursive: true, mode: 0o700 });
+    const before = prep([write(work, "old.png", png(4))]);
+    expect(before.code).toBe(0);
+    const old = path.join(h.outbox, "old.png");
+    expect(fs.statSync(old).mode & 0o777).toBe(0o600);
+    fs.chmodSync(h.outbox, 0o750);
+    const r = prep([write(work, "chart.png", png(1))]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.statSync(path.join(h.outbox, "chart.png")).mode & 0o777).toBe(0o640);
+    const again = prep(["--json", write(work, "old.png", png(4))]);
+    expect(json(again).media[0]).toMatchObject({ path: old, reused: true });
+    expect(fs.statSync(old).mode & 0o777).toBe(0o640);
+    expect(fs.readdirSync(h.outbox).sort()).toEqual(["chart.png", "old.png"]);
+  });
+
   it("writes a ledger record outside the outbox", () => {
     prep([write(work, "a.png", png(2))]);
     const ledgerDir = path.join(h.home, ".hermes", ".media_outbox-state", "ledger");

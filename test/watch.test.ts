@@ -219,9 +219,24 @@ describe("watch: drop folders", () => {
     expect(e).toMatchObject({ event: "published", receipt: "chart.png.media", directive: `MEDIA:${dest}`, drop: fs.realpathSync(drop) });
     expect(fs.readFileSync(path.join(drop, "chart.png.media"), "utf8")).toBe(`MEDIA:${dest}\n`);
     expect(fs.readFileSync(dest)).toEqual(png(10));
+    expect(fs.statSync(dest).mode & 0o777).toBe(0o600);
     expect(fs.existsSync(path.join(drop, "chart.png"))).toBe(false);
     expect(fs.readdirSync(drop)).toEqual(["chart.png.media"]);
     expect(w.find(isQuarantined("chart.png"))).toBeUndefined();
+  });
+
+  it("publishes a dropped file 0640 into a group-readable outbox (the gate's layout: its group, the gateways, must read it)", async () => {
+    fs.mkdirSync(h.outbox, { recursive: true, mode: 0o750 });
+    fs.chmodSync(h.outbox, 0o750);
+    const w = await startWatch(["--drop", drop]);
+    dropFile(drop, "shared.png", png(15));
+    expect(await w.waitFor(outcomeFor("shared.png"), "shared.png")).toMatchObject({ event: "published" });
+    const dest = path.join(h.outbox, "shared.png");
+    expect(fs.readFileSync(dest)).toEqual(png(15));
+    expect(fs.statSync(dest).mode & 0o777).toBe(0o640);
+    // The guard keeps what the watch published in a group-readable outbox.
+    expect(w.find(isQuarantined("shared.png"))).toBeUndefined();
+    expect(fs.statSync(h.outbox).mode & 0o777).toBe(0o750);
   });
 
   it("--keep keeps the original beside its receipt", async () => {

@@ -29,8 +29,6 @@ export const DEFAULT_CLIENT_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 300_000;
 export const DEFAULT_MAX_CONNECTIONS = 64;
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
-/** Mode of a published file in gate mode: the gate's group (the agent users) reads it. */
-export const GATE_FILE_MODE = 0o640;
 /** Request line and headers together; the name (up to 4096 bytes) may be percent-encoded threefold. */
 const MAX_HEADER_BYTES = 32 * 1024;
 /** How long an answered connection may still take a body it will not read, and how much of it. */
@@ -297,7 +295,6 @@ export class GateServer {
       ctx = {
         layout: this.layout(),
         policy: narrowPolicy(this.policy, query.policy, this.options.config.platformLimits),
-        publishMode: GATE_FILE_MODE,
         // Read per request (a changed .env or credential counts from the next one): $CREDENTIALS_DIRECTORY/hermes-env* in a unit.
         known: knownSecretsReader(this.options.config.hermesHome),
       };

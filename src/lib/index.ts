@@ -53,14 +53,14 @@ export { formatStatus } from "../janitor/status-table.js";
 export { startSchedule, checkCronExpression, checkTimeZone } from "../janitor/schedule.js";
 export type { Schedule, ScheduleOptions } from "../janitor/schedule.js";
 // Gate mode: the gate (serve), its client (prepare through a socket) and their protocol.
-export { GateServer, GATE_FILE_MODE, DEFAULT_CLIENT_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, DEFAULT_SHUTDOWN_TIMEOUT_MS } from "../gate/server.js";
+export { GateServer, DEFAULT_CLIENT_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, DEFAULT_SHUTDOWN_TIMEOUT_MS } from "../gate/server.js";
 export type { GateOptions } from "../gate/server.js";
 export { prepareThroughGate, gateHealth, DEFAULT_GATE_TIMEOUT_MS } from "../gate/client.js";
 export type { GateInput, GateClientOptions, GateClientResult } from "../gate/client.js";
 export { PREPARE_PATH, HEALTH_PATH, prepareTarget, parsePrepareQuery } from "../gate/protocol.js";
 export type { GateErrorCode, ErrorDocument, HealthDocument } from "../gate/protocol.js";
 export { SOCKET_MODE, systemdSocket } from "../gate/listen.js";
-export { judge, policyOf, narrowPolicy } from "../prepare/judge.js";
+export { judge, policyOf, narrowPolicy, publishModeOf, GROUP_READABLE_FILE_MODE, PRIVATE_FILE_MODE } from "../prepare/judge.js";
 export type { Incoming, IncomingBytes, JudgeContext, Policy, PolicyRequest } from "../prepare/judge.js";
 export { SYSTEM_CONFIG } from "../config/config.js";
 export type { GateSocket } from "../config/config.js";

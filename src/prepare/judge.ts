@@ -82,10 +82,21 @@ export interface Incoming {
 export interface JudgeContext {
   layout: Layout;
   policy: Policy;
-  /** Mode of a published file: 0600 in local mode, 0640 in gate mode (its group reads it). */
-  publishMode: number;
   /** The host's known secrets (the Hermes .env files, or the gate's credentials), read on first need: knownSecretsReader. */
   known: () => KnownSecrets;
+}
+
+/** A published file readable by the outbox's group (the gate's agents, whose gateways upload it). */
+export const GROUP_READABLE_FILE_MODE = 0o640;
+export const PRIVATE_FILE_MODE = 0o600;
+
+/**
+ * The mode of a published file follows the outbox, whoever publishes
+ * (prepare, serve, watch, a quarantine restore): readable by its group when
+ * the outbox is (the gate's layout), by its owner alone otherwise.
+ */
+export function publishModeOf(layout: Pick<Layout, "groupReadable">): number {
+  return layout.groupReadable ? GROUP_READABLE_FILE_MODE : PRIVATE_FILE_MODE;
 }
 
 function checkExtension(policy: Policy, name: string): string {
@@ -146,7 +157,7 @@ export async function judge(ctx: JudgeContext, incoming: Incoming): Promise<Medi
     const published = publish(staged, name, {
       outbox: ctx.layout.outbox,
       ledgerDir: ctx.layout.ledgerDir,
-      mode: ctx.publishMode,
+      mode: publishModeOf(ctx.layout),
       record: { source, bytes: staged.bytes, sha256: staged.sha256, mime },
     });
     return {

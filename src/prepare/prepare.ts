@@ -70,7 +70,7 @@ function createContext(options: PrepareOptions): Context {
     ...(options.fromQuarantine ? { sourceRoots: [layout.quarantineDir] } : {}),
   });
   return {
-    judge: { layout, policy: policyOf(config), publishMode: 0o600, known: knownSecretsReader(config.hermesHome) },
+    judge: { layout, policy: policyOf(config), known: knownSecretsReader(config.hermesHome) },
     sourcePolicy,
     logger: options.logger ?? silentLogger,
   };

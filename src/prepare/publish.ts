@@ -27,12 +27,22 @@ function* candidateNames(input: string, sha256: string): Generator<string> {
 
 /**
  * When `file` already holds exactly these bytes, refreshes its mtime (the
- * janitor counts retention from it) and returns true.
+ * janitor counts retention from it), gives it the mode a publication gets
+ * now (one published before the outbox's mode changed), and returns true.
+ * A file whose mode cannot be set is not reused.
  */
-function reuseIfSame(file: string, staged: Staged, now: Date): boolean {
+function reuseIfSame(file: string, staged: Staged, now: Date, mode: number): boolean {
   const reused = withRegularFile(file, (fd, st) => {
     if (st.size !== staged.bytes || sha256OfFd(fd) !== staged.sha256) return false;
     // Through the descriptor that was hashed: the name may have been replaced since.
+    if ((st.mode & 0o7777) !== mode) {
+      try {
+        fs.fchmodSync(fd, mode);
+      } catch (err) {
+        if (errnoCode(err) === "EPERM") return false;
+        throw err;
+      }
+    }
     fs.futimesSync(fd, now, now);
     return true;
   });
@@ -46,8 +56,8 @@ function exists(file: string): boolean {
 export interface PublishContext {
   outbox: string;
   ledgerDir: string;
-  /** The published file's mode (the staging file is 0600). */
-  mode?: number;
+  /** The published file's mode (the staging file is 0600); see publishModeOf. */
+  mode: number;
   /** The ledger record's fields that do not depend on the chosen name. */
   record: Omit<LedgerRecord, "name" | "reused" | "time">;
 }
@@ -61,7 +71,7 @@ export function publish(staged: Staged, input: string, ctx: PublishContext): Pub
   const now = new Date();
   // The copy's mtime is its publication time.
   fs.futimesSync(staged.fd, now, now);
-  if (ctx.mode !== undefined && ctx.mode !== 0o600) fs.fchmodSync(staged.fd, ctx.mode);
+  if (ctx.mode !== 0o600) fs.fchmodSync(staged.fd, ctx.mode);
   for (const name of candidateNames(input, staged.sha256)) {
     const target = path.join(ctx.outbox, name);
     const record = (reused: boolean): LedgerRecord => ({ time: now.toISOString(), ...ctx.record, name, reused });
@@ -69,7 +79,7 @@ export function publish(staged: Staged, input: string, ctx: PublishContext): Pub
     // then the link fails and the same name is judged again.
     for (let attempt = 0; attempt < 2; attempt++) {
       if (exists(target)) {
-        if (!reuseIfSame(target, staged, now)) break;
+        if (!reuseIfSame(target, staged, now, ctx.mode)) break;
         appendLedger(ctx.ledgerDir, record(true));
         return { name, path: target, reused: true };
       }

@@ -11,6 +11,8 @@ export interface DirCheck {
   real: string;
   dev: number;
   ino: number;
+  /** Its permission bits (as found, or as made). */
+  mode: number;
 }
 
 function currentUid(): number {
@@ -112,7 +114,7 @@ export function trustDir(dir: string, options: TrustDirOptions): DirCheck | unde
     st = fs.lstatSync(dir);
   }
   const real = verifyDir(dir, st, () => fs.realpathSync.native(dir), options);
-  return { real, dev: st.dev, ino: st.ino };
+  return { real, dev: st.dev, ino: st.ino, mode: st.mode & 0o7777 };
 }
 
 /** A trusted directory held open, so later operations cannot be redirected by a swapped path. */
@@ -150,7 +152,7 @@ export function openPrivateDir(dir: string, options: Omit<TrustDirOptions, "crea
     const onProc = fs.existsSync(procPath);
     // The kernel's name for what was opened: the real path at this moment.
     const real = verifyDir(dir, st, () => (onProc ? fs.readlinkSync(procPath) : fs.realpathSync.native(dir)), opts);
-    return { fd, base: onProc ? procPath : real, real, dev: st.dev, ino: st.ino };
+    return { fd, base: onProc ? procPath : real, real, dev: st.dev, ino: st.ino, mode: st.mode & 0o7777 };
   } catch (err) {
     fs.closeSync(fd);
     throw err;

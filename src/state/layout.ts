@@ -18,6 +18,11 @@ export interface Layout {
   /** Real path of the verified outbox. */
   outbox: string;
   outboxDev: number;
+  /**
+   * The outbox lets its group read (the gate's layout, 0750: the agents'
+   * group reads what is published); publication follows it (judge.ts).
+   */
+  groupReadable: boolean;
   stateDir: string;
   stagingDir: string;
   ledgerDir: string;
@@ -38,9 +43,10 @@ export function openLayout(config: Config, { create = true, groupReadable = fals
   const safeAncestors = new Set<string>();
   const outbox = trustDir(config.outbox, { create, groupReadable, code: "outbox_unsafe", what: "outbox", gatewayVisible: true, safeAncestors });
   if (!outbox) return undefined;
+  const readableByGroup = (outbox.mode & 0o040) !== 0;
   const state = trustDir(config.stateDir, { create, code: "state_unsafe", what: "state directory", safeAncestors });
   if (!state) {
-    return { outbox: outbox.real, outboxDev: outbox.dev, stateDir: config.stateDir, stagingDir: config.stagingDir, ledgerDir: config.ledgerDir, quarantineDir: config.quarantineDir };
+    return { outbox: outbox.real, outboxDev: outbox.dev, groupReadable: readableByGroup, stateDir: config.stateDir, stagingDir: config.stagingDir, ledgerDir: config.ledgerDir, quarantineDir: config.quarantineDir };
   }
   if (isWithin(state.real, outbox.real) || isWithin(outbox.real, state.real)) {
     throw stateProblem(`state directory ${escapeText(state.real)} and outbox ${escapeText(outbox.real)} must not contain each other: everything in the outbox is deliverable`);
@@ -57,6 +63,7 @@ export function openLayout(config: Config, { create = true, groupReadable = fals
   return {
     outbox: outbox.real,
     outboxDev: outbox.dev,
+    groupReadable: readableByGroup,
     stateDir: state.real,
     stagingDir: sub(config.stagingDir, "staging directory"),
     ledgerDir: sub(config.ledgerDir, "ledger directory"),
