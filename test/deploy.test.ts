@@ -84,7 +84,11 @@ describe("install systemd --root", () => {
 
   it("hardens janitor and watch to a systemd-analyze security exposure of 2.0 or better", () => {
     const root = gatewayRoot(t.home);
-    expect(install(root, "--with-watch").code).toBe(0);
+    put(path.join(root, t.home, ".hermes/.env"), "TOKEN=x\n", 0o600);
+    const r = install(root, "--with-watch");
+    expect(r.code, r.stderr).toBe(0);
+    // The one writable directory is ~/.hermes in the default layout, and install says what else that lets the services write.
+    expect(r.stderr).toContain(`note: the services may write anywhere in ${path.join(t.home, ".hermes")}, which also holds .env: ReadWritePaths= names the one directory holding the outbox and its state, because link(2) and rename(2) fail with EXDEV`);
     for (const unit of ["media-outbox-janitor.service", "media-outbox-watch.service"]) {
       const file = path.join(root, ETC, unit);
       const s = run("systemd-analyze", ["security", "--offline=yes", file]);
@@ -288,8 +292,14 @@ describe("install systemd --root", () => {
     expect(service).toContain("LoadCredential=hermes-env-0:/home/agent/.hermes/.env\nLoadCredential=hermes-env-1:/home/agent/.hermes/profiles/work/.env\n");
     expect(service).toContain(`ExecStart=${process.execPath} ${BIN} serve --outbox /srv/media-outbox/outbox\n`);
     expect(file(`${ETC}/media-outbox-gate.socket`)).toContain("ListenStream=/run/media-outbox/gate.sock\nSocketUser=media-outbox\nSocketGroup=media-outbox\nSocketMode=0660\n");
-    expect(file("etc/media-outbox/config.json")).toContain('{"socket":"/run/media-outbox/gate.sock"}');
-    expect(file(`${ETC}/hermes-gateway.service.d/90-media-outbox.conf`)).toContain("HERMES_MEDIA_ALLOW_DIRS=/srv/media-outbox/outbox HERMES_MEDIA_DELIVERY_STRICT=1");
+    // The gate's own environment names its outbox; the system config holds exactly the socket (config.ts allows no other key there).
+    expect(service).toContain("Environment=MEDIA_OUTBOX_DIR=/srv/media-outbox/outbox MEDIA_OUTBOX_STATE_DIR=/srv/media-outbox/state\n");
+    expect(JSON.parse(file("etc/media-outbox/config.json").slice(file("etc/media-outbox/config.json").indexOf("\n") + 1))).toEqual({ socket: "/run/media-outbox/gate.sock" });
+    const dropIn = file(`${ETC}/hermes-gateway.service.d/90-media-outbox.conf`);
+    expect(dropIn).toContain("HERMES_MEDIA_ALLOW_DIRS=/srv/media-outbox/outbox HERMES_MEDIA_DELIVERY_STRICT=1");
+    // The gateway's environment is its agents': MEDIA_OUTBOX_DIR there would keep their prepare local, off the gate.
+    expect(r.stdout).not.toContain("MEDIA_OUTBOX_DIR=/srv/media-outbox/outbox HERMES");
+    expect(dropIn).not.toMatch(/MEDIA_OUTBOX_(DIR|STATE_DIR|CONFIG)/);
     expect(r.stderr).toContain("would create system user media-outbox");
     expect(r.stderr).toContain("would add nobody to group media-outbox");
     // The shared hardening block is in every service, once.
@@ -304,6 +314,26 @@ describe("install systemd --root", () => {
     expect(user.stderr).toContain("use --system, not --user");
   });
 });
+
+  it("--gate refuses a gateway whose agents would never ask the gate: MEDIA_OUTBOX_DIR set by its unit or by a Hermes .env", () => {
+    const root = path.join(t.home, "target");
+    const unit = path.join(root, ETC, "hermes-gateway.service");
+    put(unit, "[Service]\nUser=nobody\nEnvironment=HERMES_HOME=/home/agent/.hermes MEDIA_OUTBOX_DIR=/home/agent/.hermes/media_outbox\nExecStart=/bin/true\n");
+    const before = snapshot(root);
+    const byUnit = install(root, "--gate", "--dry-run");
+    expect(byUnit.code).toBe(2);
+    expect(byUnit.stderr).toContain(`MEDIA_OUTBOX_DIR is set for the agents by hermes-gateway.service (in /${ETC}/hermes-gateway.service)`);
+    expect(byUnit.stdout).toBe("");
+    expect(snapshot(root)).toEqual(before);
+    put(unit, "[Service]\nUser=nobody\nEnvironment=HERMES_HOME=/home/agent/.hermes\nExecStart=/bin/true\n");
+    put(path.join(root, "home/agent/.hermes/.env"), "TOKEN=secretsecret\nexport MEDIA_OUTBOX_DIR=/home/agent/out\n", 0o600);
+    const withEnv = snapshot(root);
+    const byEnv = install(root, "--gate", "--dry-run");
+    expect(byEnv.code).toBe(2);
+    expect(byEnv.stderr).toContain("MEDIA_OUTBOX_DIR is set for the agents by /home/agent/.hermes/.env");
+    expect(byEnv.stderr.split("\n").filter((l) => l !== "")).toHaveLength(1);
+    expect(snapshot(root)).toEqual(withEnv);
+  });
 
 describe("install hermes-config", () => {
   const YAML_TEXT = `# Hermes configuration

@@ -38,8 +38,9 @@ function healthy(): void {
   // HERMES_HOME: the media policy checks read the gateway's Hermes home, never the real /root/.hermes.
   put2(`show-${GATEWAY}`, gatewayShow(`HERMES_HOME=${t.home}/.hermes HERMES_MEDIA_ALLOW_DIRS=/srv/x:${t.outbox} HERMES_MEDIA_DELIVERY_STRICT=1 HERMES_MEDIA_TRUST_RECENT_FILES=0`));
   put2("show-media-outbox-janitor.timer", "LoadState=loaded\nUnitFileState=enabled\nActiveState=active\n");
-  put2("show-media-outbox-janitor.service", "Result=success\nExecMainStatus=0\nExecMainExitTimestamp=Thu 2026-12-03 00:12:00 UTC\n");
-  put2("show-media-outbox-watch.service", "LoadState=loaded\nActiveState=active\nUnitFileState=enabled\nResult=success\n");
+  // One ReadWritePaths= entry holds the outbox and its state, as install writes it.
+  put2("show-media-outbox-janitor.service", `LoadState=loaded\nResult=success\nExecMainStatus=0\nExecMainExitTimestamp=Thu 2026-12-03 00:12:00 UTC\nReadWritePaths=${t.home}/.hermes\n`);
+  put2("show-media-outbox-watch.service", `LoadState=loaded\nActiveState=active\nUnitFileState=enabled\nResult=success\nReadWritePaths=${t.home}/.hermes\n`);
 }
 
 beforeEach(() => {
@@ -71,7 +72,7 @@ describe("doctor", () => {
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^STATUS\s+CHECK\s+DETAIL\n/);
     expect(r.stdout).toContain("0 failed, 0 warnings");
-    for (const name of ["outbox path", "outbox", "staging", "free space", "systemd", `gateway ${GATEWAY}`, `strict ${GATEWAY}`, "janitor timer", "watch service", "hermes config", "probe"]) {
+    for (const name of ["outbox path", "outbox", "staging", "free space", "systemd", `gateway ${GATEWAY}`, `strict ${GATEWAY}`, "janitor timer", "watch service", "writable media-outbox-janitor.service", "writable media-outbox-watch.service", "hermes config", "probe"]) {
       expect(r.stdout).toMatch(new RegExp(`^pass\\s+${name.replace(/[.]/g, "\\.")}\\s`, "m"));
     }
     // The probe went through prepare and was removed again; its ledger line says what it was.
@@ -171,7 +172,7 @@ describe("doctor", () => {
     },
     {
       name: "the last janitor run failed",
-      setup: () => put(path.join(fake, "show-media-outbox-janitor.service"), "Result=exit-code\nExecMainStatus=2\nExecMainExitTimestamp=Thu 2026-12-03 00:12:00 UTC\n"),
+      setup: () => put(path.join(fake, "show-media-outbox-janitor.service"), `LoadState=loaded\nResult=exit-code\nExecMainStatus=2\nExecMainExitTimestamp=Thu 2026-12-03 00:12:00 UTC\nReadWritePaths=${t.home}/.hermes\n`),
       check: "janitor timer",
       status: "fail",
       message: /last janitor run failed \(exit-code, exit status 2\)/,
@@ -180,10 +181,20 @@ describe("doctor", () => {
     },
     {
       name: "the watch service failed",
-      setup: () => put(path.join(fake, "show-media-outbox-watch.service"), "LoadState=loaded\nActiveState=failed\nResult=exit-code\n"),
+      setup: () => put(path.join(fake, "show-media-outbox-watch.service"), `LoadState=loaded\nActiveState=failed\nResult=exit-code\nReadWritePaths=${t.home}/.hermes\n`),
       check: "watch service",
       status: "fail",
       message: /failed/,
+      code: 1,
+    },
+    {
+      name: "an older install's watch unit lists the outbox and its state as two ReadWritePaths= entries (link(2) fails with EXDEV between them)",
+      setup: () =>
+        put(path.join(fake, "show-media-outbox-watch.service"), `LoadState=loaded\nActiveState=active\nUnitFileState=enabled\nResult=success\nReadWritePaths=${t.outbox} ${t.home}/.hermes/.media_outbox-state\n`),
+      check: "writable media-outbox-watch.service",
+      status: "fail",
+      message: /has no one entry holding both the outbox .* and its state .*: systemd mounts each entry apart, and publication \(link\(2\)\) and quarantine \(rename\(2\)\) fail with EXDEV/,
+      fix: /media-outbox uninstall systemd, then install systemd again/,
       code: 1,
     },
     {

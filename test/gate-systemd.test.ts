@@ -111,6 +111,12 @@ function expectAllRefused(results: Record<string, Record<string, string>>): void
   }
 }
 
+/** The running gateway's environment, as KEY=value lines. */
+function gatewayEnvironment(): string[] {
+  const pid = Number(show(GATEWAY, "MainPID").MainPID);
+  return out(`tr '\\0' '\\n' < /proc/${pid}/environ`).split("\n");
+}
+
 function gatePid(): number {
   return Number(show("media-outbox-gate.service", "MainPID").MainPID);
 }
@@ -283,6 +289,9 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
     expect(out(`tr '\\0' '\\n' < /proc/${pid}/environ`).split("\n")).toContain(`HERMES_MEDIA_ALLOW_DIRS=${OUTBOX}`);
     const gid = out("getent group media-outbox | cut -d: -f3");
     expect(out(`sed -n 's/^Groups:\\s*//p' /proc/${pid}/status`).split(/\s+/)).toContain(gid);
+    // The gateway's environment is its agents': nothing there may keep their prepare in local mode.
+    expect(env.filter((e) => e.startsWith("MEDIA_OUTBOX_"))).toEqual([]);
+    expect(gatewayEnvironment().filter((e) => e.startsWith("MEDIA_OUTBOX_"))).toEqual([]);
   });
 
   it("as the agent, nothing in the outbox, staging, ledger or quarantine can be created, renamed, appended to or deleted", () => {
@@ -374,6 +383,16 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
     expect(r.code).toBe(0);
   });
 
+  it("prepare run with the gateway process's own environment (what its agents inherit) goes through the gate", () => {
+    c.run(["install", "-o", "agent", "-g", "agent", "-m", "0644", path.join(c.work, "drop.png"), "/home/agent/reply.png"]);
+    const env = Object.fromEntries(gatewayEnvironment().map((e) => [e.slice(0, e.indexOf("=")), e.slice(e.indexOf("=") + 1)]));
+    const r = mo(["prepare", "/home/agent/reply.png"], { user: "agent", env });
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe(`MEDIA:${OUTBOX}/reply.png\n`);
+    expect(out(`stat -c '%U:%G %a' ${OUTBOX}/reply.png`)).toBe("media-outbox:media-outbox 640");
+    expect(exists("/home/agent/.hermes/media_outbox")).toBe(false);
+  });
+
   it("doctor, run as the agent, passes every gate check, probe included; run as another user, says who may connect", () => {
     const r = mo(["doctor", "--json"], { user: "agent" });
     const report = JSON.parse(r.stdout) as { ok: boolean; outbox: string; checks: { check: string; status: string; message: string }[] };
@@ -387,6 +406,7 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
       [`gateway ${GATEWAY}`]: "pass",
       [`strict ${GATEWAY}`]: "pass",
       "gate units": "pass",
+      [`agents of ${GATEWAY}`]: "pass",
       probe: "pass",
     });
     expect(report.outbox).toBe(OUTBOX);

@@ -15,8 +15,8 @@ import { prepareThroughGate, gateHealth } from "../gate/client.js";
 import { ExchangeError } from "../gate/http1.js";
 import { sourcePolicyFor } from "../prepare/source.js";
 import type { CheckStatus, DoctorCheck, ReaderProblem } from "./doctor.js";
-import { GATE_OUTBOX, GATE_USER, gateStateDir, rootOwnedProblem } from "./gate.js";
-import { type EffectiveEnvironment, type UnitScope, diskReader, installDir, onDisk, unitFiles } from "./gateway-units.js";
+import { GATE_OUTBOX, GATE_USER, LOCAL_OUTBOX_VAR, envFileSetsLocalOutbox, gateStateDir, rootOwnedProblem } from "./gate.js";
+import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, onDisk, unitFiles } from "./gateway-units.js";
 import { GATE_SERVICE, GATE_SOCKET_UNIT } from "./render.js";
 import { type Systemctl, shellLine } from "./systemctl.js";
 import { parseUnitText } from "./systemd-syntax.js";
@@ -156,6 +156,28 @@ export function gateReader(ctx: GateContext, scope: UnitScope): ReaderProblem {
     if (user.uid === 0 || user.uid === ctx.serviceUid || (group && isMember(user, group))) return undefined;
     return `the gateway runs as ${escapeText(user.name)}, who is not in group ${escapeText(ctx.group ?? GATE_USER)}: it cannot read published files (mode 0640)`;
   };
+}
+
+/**
+ * Each gateway's agents use the gate: nothing in their environment (the
+ * gateway unit's, or the Hermes .env the gateway loads into it) sets
+ * MEDIA_OUTBOX_DIR, which would keep their prepare in local mode.
+ */
+export function gateAgentChecks(scope: UnitScope, units: string[], systemctl: Systemctl | undefined, checks: DoctorCheck[]): void {
+  for (const unit of units) {
+    const env = effectiveEnvironment(scope, unit, [LOCAL_OUTBOX_VAR, "HERMES_HOME"], systemctl);
+    if (!env.loaded) continue;
+    const setters: string[] = [];
+    const set = env.vars.get(LOCAL_OUTBOX_VAR);
+    if (set?.value !== undefined) setters.push(`its unit (${escapeText(set.from ?? "?")})`);
+    const hermesHome = env.vars.get("HERMES_HOME")?.value ?? path.join(env.home, ".hermes");
+    const dotEnv = path.join(hermesHome, ".env");
+    if (envFileSetsLocalOutbox(dotEnv, scope)) setters.push(escapeText(dotEnv));
+    const name = `agents of ${escapeText(unit)}`;
+    if (setters.length > 0) {
+      check(checks, name, "fail", `${LOCAL_OUTBOX_VAR} is set by ${setters.join(" and ")}: the agents' prepare publishes into that directory, never through the gate`, `remove it there, then ${escapeText(shellLine(["systemctl", "restart", unit]))}`);
+    } else check(checks, name, "pass", `nothing in the gateway's environment sets ${LOCAL_OUTBOX_VAR}: its agents' prepare goes through the gate`);
+  }
 }
 
 /** The gate's socket unit listens, its service has not failed, and the files it loads as credentials are there. */

@@ -9,14 +9,15 @@ import { escapeText } from "../core/escape.js";
 import { makePng } from "../core/png.js";
 import { formatBytes } from "../core/units.js";
 import { prepare } from "../prepare/prepare.js";
-import { allowDirProblem, isUnderRoot, mediaLineProblem, parseAllowDirs } from "../safety/gateway.js";
+import { allowDirProblem, isUnderRoot, isWithin, mediaLineProblem, parseAllowDirs } from "../safety/gateway.js";
 import { type Layout, openLayout } from "../state/layout.js";
-import { type EffectiveEnvironment, type UnitScope, effectiveEnvironment, installDir, onDisk, templateOf } from "./gateway-units.js";
-import { gateLayoutChecks, gateProbe, gateReader, gateServiceChecks } from "./doctor-gate.js";
+import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, onDisk, templateOf, unitFiles } from "./gateway-units.js";
+import { gateAgentChecks, gateLayoutChecks, gateProbe, gateReader, gateServiceChecks } from "./doctor-gate.js";
 import { hermesConfigFiles, listsOutbox, readAllowDirs } from "./hermes-config.js";
-import { ALLOW_DIRS, STRICT_VARS, gatewayUnitsFor, readManifest, unitScope } from "./install.js";
+import { ALLOW_DIRS, STRICT_VARS, alsoWritable, gatewayUnitsFor, readManifest, someOf, unitScope } from "./install.js";
 import { mediaPolicyChecks } from "./policy-sources.js";
-import { JANITOR_SERVICE, JANITOR_TIMER, WATCH_SERVICE } from "./render.js";
+import { GATE_SERVICE, JANITOR_SERVICE, JANITOR_TIMER, WATCH_SERVICE } from "./render.js";
+import { parseUnitText } from "./systemd-syntax.js";
 import { type Scope, Systemctl, scopeArgs, shellLine } from "./systemctl.js";
 import { userByName, userByUid } from "./users.js";
 
@@ -221,6 +222,56 @@ function serviceChecks(scope: UnitScope, systemctl: Systemctl | undefined, why: 
   else check(checks, "watch service", "warn", `${WATCH_SERVICE} is installed but ${watch.get("ActiveState") ?? "not running"}`, fix.systemctl("enable", "--now", WATCH_SERVICE));
 }
 
+/** The entries of a unit's ReadWritePaths=, as systemd has them (or as its files say, without systemd). */
+function writablePathsOf(scope: UnitScope, unit: string, systemctl: Systemctl | undefined): string[] | undefined {
+  let words: string[];
+  if (systemctl) {
+    const shown = systemctl.show(unit, ["LoadState", "ReadWritePaths"]);
+    if (shown.get("LoadState") !== "loaded") return undefined;
+    words = (shown.get("ReadWritePaths") ?? "").split(/\s+/);
+  } else {
+    const files = unitFiles(scope, unit);
+    if (!files.fragment) return undefined;
+    const read = diskReader(scope);
+    words = [files.fragment, ...files.dropIns]
+      .flatMap((f) => parseUnitText(read(f) ?? ""))
+      .filter((a) => a.section === "Service" && a.key === "ReadWritePaths")
+      .flatMap((a) => a.value.split(/\s+/));
+  }
+  // "-" marks an optional entry; quotes come from paths written with spaces (rare: shown as they are).
+  return words.map((w) => w.replace(/^-/, "").replace(/^"(.*)"$/, "$1")).filter((w) => w !== "");
+}
+
+/**
+ * Each installed media-outbox service may write the outbox and its state
+ * through one ReadWritePaths= entry: systemd makes every entry a mount of its
+ * own, and link(2) (publication) and rename(2) (quarantine) fail with EXDEV
+ * across mounts, even on one filesystem. Units written by an older install
+ * list them apart, and then every drop is refused.
+ */
+function writablePathsChecks(scope: UnitScope, units: string[], systemctl: Systemctl | undefined, outbox: string, stateDir: string, checks: DoctorCheck[]): void {
+  const fix = fixCommands(scope.scope);
+  for (const unit of units) {
+    const entries = writablePathsOf(scope, unit, systemctl);
+    if (entries === undefined) continue;
+    const name = `writable ${unit}`;
+    const together = entries.find((e) => isWithin(outbox, e) && isWithin(stateDir, e));
+    if (together) {
+      const others = alsoWritable(onDisk(scope, together), [outbox, stateDir].map((p) => onDisk(scope, p)));
+      const wider = others.length > 0 ? `; the service may also write what else is there (${someOf(others)})` : "";
+      check(checks, name, "pass", `ReadWritePaths= ${escapeText(together)} holds the outbox and its state on one mount (link(2) and rename(2) need that)${wider}`);
+    } else {
+      check(
+        checks,
+        name,
+        "fail",
+        `ReadWritePaths= (${escapeText(entries.join(" ")) || "empty"}) has no one entry holding both the outbox ${escapeText(outbox)} and its state ${escapeText(stateDir)}: systemd mounts each entry apart, and publication (link(2)) and quarantine (rename(2)) fail with EXDEV across mounts`,
+        `${fix.mediaOutbox(["uninstall", "systemd"])}, then install systemd again (it writes one entry)`,
+      );
+    }
+  }
+}
+
 async function hermesConfigChecks(config: Config, checks: DoctorCheck[]): Promise<void> {
   const files = hermesConfigFiles(config);
   if (files.length === 0) {
@@ -314,7 +365,13 @@ export async function doctor(options: DoctorOptions): Promise<DoctorReport> {
   const reader: ReaderProblem = gate ? gateReader(gate, scope) : (env) => readerProblem(scope, env, outboxUid);
   const envs = gatewayChecks(scope, units, outboxReal, reader, live, record ? new Set(record.units) : undefined, checks);
   serviceChecks(scope, live, state.why, checks);
-  if (gate) gateServiceChecks(scope, live, checks);
+  const ours = gate ? [GATE_SERVICE, JANITOR_SERVICE, WATCH_SERVICE] : [JANITOR_SERVICE, WATCH_SERVICE];
+  // Against the paths as install wrote them into the units (configured, not resolved).
+  writablePathsChecks(scope, ours, live, gate?.outbox ?? config.outbox, gate?.stateDir ?? config.stateDir, checks);
+  if (gate) {
+    gateServiceChecks(scope, live, checks);
+    gateAgentChecks(scope, units, live, checks);
+  }
   await hermesConfigChecks(gate ? { ...config, outbox: gate.outbox } : config, checks);
   const policy = await mediaPolicyChecks({ scope, units, ...(live ? { systemctl: live } : {}), hermesHome: config.hermesHome, home: config.home, outbox: gate?.outbox ?? config.outbox, outboxReal });
   for (const c of policy) check(checks, c.check, c.status, c.message, c.fix);

@@ -15,6 +15,7 @@ import { SYSTEM_PREFIXES, resolveExisting } from "../safety/denylist.js";
 import { isWithin } from "../safety/gateway.js";
 import { onDisk, type UnitScope } from "./gateway-units.js";
 import { mkdirs } from "./files.js";
+import { parseEnvFile } from "./policy-sources.js";
 import { GATE_SERVICE, GATE_SOCKET_UNIT, type GateParams, type ServiceParams, renderGateService, renderGateSocket } from "./render.js";
 import { assertUnitSafe } from "./systemd-syntax.js";
 import { type PasswdEntry, allHomes, groupByName, isMember, userByName, userByNameOrUid } from "./users.js";
@@ -86,6 +87,36 @@ export interface GatewayOwner {
   unit: string;
   user?: string;
   hermesHome?: string;
+  /** The unit file that sets MEDIA_OUTBOX_DIR for it, if one does. */
+  localOutboxFrom?: string;
+}
+
+/**
+ * In an agent's environment this variable means local mode (config.ts's
+ * discovery): its prepare would publish into a directory of its own and never
+ * ask the gate. The gateway's environment is its agents', so neither the
+ * gateway's unit nor a Hermes .env (loaded into it) may set it.
+ */
+export const LOCAL_OUTBOX_VAR = "MEDIA_OUTBOX_DIR";
+
+/** Whether a Hermes .env file (one that can be read) sets MEDIA_OUTBOX_DIR. */
+export function envFileSetsLocalOutbox(file: string, scope: Pick<UnitScope, "root">): boolean {
+  let text: string;
+  try {
+    text = fs.readFileSync(onDisk(scope as UnitScope, file), "utf8");
+  } catch {
+    return false;
+  }
+  return parseEnvFile(text).values.has(LOCAL_OUTBOX_VAR);
+}
+
+/** Refuses a gate its agents would never use: a gateway unit or a Hermes .env that sets MEDIA_OUTBOX_DIR. */
+function checkNoLocalOutbox(gateways: GatewayOwner[], envFiles: string[], scope: Pick<UnitScope, "root">): void {
+  const setters = gateways.filter((g) => g.localOutboxFrom).map((g) => `${escapeText(g.unit)} (in ${escapeText(g.localOutboxFrom!)})`);
+  setters.push(...envFiles.filter((f) => envFileSetsLocalOutbox(f, scope)).map(escapeText));
+  if (setters.length > 0) {
+    throw usageError(`${LOCAL_OUTBOX_VAR} is set for the agents by ${setters.join(", ")}: their prepare would publish into that directory instead of handing files to the gate. Remove it there, then run install again`);
+  }
 }
 
 const isDenied = (p: string) => SYSTEM_PREFIXES.find((prefix) => isWithin(p, prefix));
@@ -309,7 +340,9 @@ export function planGate(input: PlanGateInput): GatePlan {
   }
 
   const homes = [...input.gateways.map((g) => g.hermesHome).filter((h): h is string => h !== undefined), ...agents.map((a) => path.join(a.home, ".hermes"))];
-  const credentials = hermesEnvFiles([...new Set(homes)], scope, notes).map((p, i) => ({ name: `hermes-env-${i}`, path: p }));
+  const envFiles = hermesEnvFiles([...new Set(homes)], scope, notes);
+  checkNoLocalOutbox(input.gateways, envFiles, scope);
+  const credentials = envFiles.map((p, i) => ({ name: `hermes-env-${i}`, path: p }));
 
   const dirs: GateDir[] = [];
   for (let d = path.dirname(outbox), missing: string[] = []; ; d = path.dirname(d)) {

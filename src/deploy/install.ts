@@ -13,6 +13,7 @@ import { mkdirs, readIfExists, sha256, writeFileAtomic } from "./files.js";
 import {
   GATE_OUTBOX,
   GATE_UMASK,
+  LOCAL_OUTBOX_VAR,
   type GateInstallOptions,
   type GatePlan,
   type GateRecord,
@@ -166,7 +167,7 @@ function planGatewayUnit(
   outbox: string,
   strict: boolean,
   systemctl: Systemctl | undefined,
-): { files: PlannedFile[]; covered: CoveredUnit; user?: string; hermesHome?: string } {
+): { files: PlannedFile[]; covered: CoveredUnit; user?: string; hermesHome?: string; localOutboxFrom?: string } {
   const read = diskReader(scope);
   // systemd shows instances, not templates: a template's files are found on disk.
   const files = unitFiles(scope, unit, isTemplate(unit) ? undefined : systemctl);
@@ -220,11 +221,13 @@ function planGatewayUnit(
     if (s.value !== STRICT_VARS[s.key]) throw new FatalError("config_invalid", `--strict for ${escapeText(unit)} would do nothing: ${s.key} still comes from ${escapeText(s.from ?? "nowhere")}`);
   }
   const hermesHome = variableSource(scope, env, "HERMES_HOME", read).value;
+  const localOutbox = variableSource(scope, env, LOCAL_OUTBOX_VAR, read);
   return {
     files: planned,
     covered: { unit, via: byFile ? "environment-file" : "environment", previous: allow, value: finalAllow.value },
     ...(env.user ? { user: env.user } : {}),
     ...(hermesHome && path.isAbsolute(hermesHome) ? { hermesHome } : {}),
+    ...(localOutbox.value !== undefined ? { localOutboxFrom: localOutbox.from ?? "the unit" } : {}),
   };
 }
 
@@ -251,7 +254,12 @@ export function planInstall(options: InstallOptions, systemctl?: Systemctl): Ins
     const plan = planGatewayUnit(scope, unit, outbox, options.strict === true, systemctl);
     files.push(...plan.files);
     covered.push(plan.covered);
-    gateways.push({ unit, ...(plan.user ? { user: plan.user } : {}), ...(plan.hermesHome ? { hermesHome: plan.hermesHome } : {}) });
+    gateways.push({
+      unit,
+      ...(plan.user ? { user: plan.user } : {}),
+      ...(plan.hermesHome ? { hermesHome: plan.hermesHome } : {}),
+      ...(plan.localOutboxFrom ? { localOutboxFrom: plan.localOutboxFrom } : {}),
+    });
   }
 
   const node = options.node ?? process.execPath;
@@ -295,7 +303,7 @@ export function planInstall(options: InstallOptions, systemctl?: Systemctl): Ins
   const serviceDirs = [config.outbox, config.stateDir];
   if (!config.quarantineDir.startsWith(`${config.stateDir}/`)) serviceDirs.push(config.quarantineDir);
   if (config.logFile) serviceDirs.push(path.dirname(config.logFile));
-  const writable = writablePaths(config, notes);
+  const writable = writablePaths(config, scope, notes);
   const params: ServiceParams = {
     scope: scope.scope,
     node,
@@ -345,19 +353,46 @@ function commonAncestor(dirs: string[]): string {
 }
 
 /**
+ * What else lives in `dir`, a ReadWritePaths= entry, besides the ways down to
+ * `targets` (the outbox, its state): the services may write that too.
+ */
+export function alsoWritable(dir: string, targets: string[]): string[] {
+  const ways = new Set(targets.filter((t) => t !== dir && isWithin(t, dir)).map((t) => path.relative(dir, t).split(path.sep)[0]));
+  try {
+    return fs
+      .readdirSync(dir)
+      .filter((name) => !ways.has(name))
+      .sort();
+  } catch {
+    return [];
+  }
+}
+
+/** "a, b, c" or "a, b, c and 7 more": a few names of a longer list. */
+export function someOf(names: string[], most = 4): string {
+  const shown = names.slice(0, most).map(escapeText).join(", ");
+  return names.length > most ? `${shown} and ${names.length - most} more` : shown;
+}
+
+/**
  * The services' ReadWritePaths=. systemd makes each entry a mount of its own,
  * and link(2) and rename(2) fail with EXDEV across mounts even on one
  * filesystem: publication links staging into the outbox, the guard renames
  * into the quarantine. So the outbox, the state and the quarantine go in as
  * the one directory that holds them all; the log file's directory on its own.
+ * That directory may hold more (in the default layout it is ~/.hermes):
+ * install says so.
  */
-function writablePaths(config: Config, notes: string[]): string[] {
+function writablePaths(config: Config, scope: UnitScope, notes: string[]): string[] {
   const together = commonAncestor([config.outbox, config.stateDir, config.quarantineDir]);
   if (together === "/") {
     throw usageError(`the outbox ${escapeText(config.outbox)}, its state ${escapeText(config.stateDir)} and quarantine ${escapeText(config.quarantineDir)} share no directory but /: put them beside each other (the state is .NAME-state beside the outbox by default)`);
   }
-  if (together !== config.outbox && path.dirname(together) === "/home") {
-    notes.push(`the services may write anywhere in ${escapeText(together)}: the outbox and its state share no deeper directory (link(2) needs them on one mount)`);
+  const others = alsoWritable(onDisk(scope, together), [config.outbox, config.stateDir, config.quarantineDir].map((p) => onDisk(scope, p)));
+  if (others.length > 0) {
+    notes.push(
+      `the services may write anywhere in ${escapeText(together)}, which also holds ${someOf(others)}: ReadWritePaths= names the one directory holding the outbox and its state, because link(2) and rename(2) fail with EXDEV across systemd's per-entry mounts (README, "Deploying with systemd")`,
+    );
   }
   const writable = [together];
   if (config.logFile && !isWithin(path.dirname(config.logFile), together)) writable.push(path.dirname(config.logFile));
