@@ -2,7 +2,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/config.js";
 import { escapeText, safeJson } from "../src/core/escape.js";
-import { parseDuration, parseSize } from "../src/core/units.js";
+import { formatMode, parseDuration, parseSize } from "../src/core/units.js";
 import { ASCII, UNICODE, outputName } from "../src/prepare/name.js";
 import { allowDirProblem, extractMediaPaths, parseAllowDirs } from "../src/safety/gateway.js";
 import { hasMediaDirective } from "../src/safety/path-text.js";
@@ -114,5 +114,14 @@ describe("output name patterns", () => {
         !same(ASCII.extension, UNICODE().extension, `a.b${c}`),
     );
     expect(disagree).toEqual([]);
+  });
+});
+
+describe("formatMode", () => {
+  it("prints the permission bits as chmod takes them, whatever else st_mode holds", () => {
+    expect(formatMode(0o40750)).toBe("0750");
+    expect(formatMode(0o100640)).toBe("0640");
+    expect(formatMode(0o3770)).toBe("3770");
+    expect(formatMode(0)).toBe("0000");
   });
 });

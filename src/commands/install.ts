@@ -5,6 +5,7 @@ import { BASE_OPTIONS, configFromFlags } from "../cli/config-flags.js";
 import { runCli } from "../cli/run.js";
 import { usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
+import { formatMode } from "../core/units.js";
 import { installHermesConfig } from "../deploy/hermes-config.js";
 import { runHermesPlugin } from "../cli/hermes-plugin.js";
 import { applyInstall, planInstall, readManifest, uninstall } from "../deploy/install.js";
@@ -21,7 +22,6 @@ export const USAGE = `usage: media-outbox install systemd [--system|--user] [--u
        media-outbox install hermes-plugin [--profile NAME] [--dry-run]
        media-outbox uninstall hermes-plugin [--profile NAME]`;
 
-const mode = (m: number) => m.toString(8).padStart(4, "0");
 
 const OPTIONS = {
   ...BASE_OPTIONS,
@@ -131,10 +131,10 @@ export async function run(argv: string[], command = "install"): Promise<number> 
         if (!g.groupExists) err(`media-outbox: would create group ${g.group}\n`);
         if (!g.userExists) err(`media-outbox: would create system user ${g.user} (no home, no login shell)\n`);
         for (const m of g.newMembers) err(`media-outbox: would add ${escapeText(m)} to group ${g.group}\n`);
-        for (const d of g.dirs) err(`media-outbox: would create ${escapeText(d.path)} (mode ${mode(d.mode)}, ${d.owner === "root" ? "root" : `${g.user}:${g.group}`}) if missing\n`);
+        for (const d of g.dirs) err(`media-outbox: would create ${escapeText(d.path)} (mode ${formatMode(d.mode)}, ${d.owner === "root" ? "root" : `${g.user}:${g.group}`}) if missing\n`);
       }
       for (const f of plan.files) {
-        out(`==> ${escapeText(onDisk(plan.scope, f.path))} (mode ${mode(f.mode)}) <==\n${f.content.split("\n").map(escapeText).join("\n")}`);
+        out(`==> ${escapeText(onDisk(plan.scope, f.path))} (mode ${formatMode(f.mode)}) <==\n${f.content.split("\n").map(escapeText).join("\n")}`);
         if (!f.content.endsWith("\n")) out("\n");
       }
       err("media-outbox: --dry-run: nothing was written\n");

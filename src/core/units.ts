@@ -85,6 +85,11 @@ export function formatBytes(bytes: number): string {
   return `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
 }
 
+/** A file mode's permission bits as `chmod` takes them: 0750. */
+export function formatMode(mode: number): string {
+  return (mode & 0o7777).toString(8).padStart(4, "0");
+}
+
 export function formatDuration(ms: number): string {
   const abs = Math.abs(ms);
   const sign = ms < 0 ? "-" : "";

@@ -11,10 +11,12 @@ import type { Config, GateSocket } from "../config/config.js";
 import { FatalError, isErrno } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { makePng } from "../core/png.js";
+import { formatMode } from "../core/units.js";
 import { prepareThroughGate, gateHealth } from "../gate/client.js";
 import { ExchangeError } from "../gate/http1.js";
 import { sourcePolicyFor } from "../prepare/source.js";
-import type { CheckStatus, DoctorCheck, ReaderProblem } from "./doctor.js";
+import { type DoctorCheck, check } from "./doctor-check.js";
+import type { ReaderProblem } from "./doctor.js";
 import { GATE_OUTBOX, GATE_USER, LOCAL_OUTBOX_VAR, envFileSetsLocalOutbox, gateStateDir, rootOwnedProblem } from "./gate.js";
 import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, onDisk, unitFiles } from "./gateway-units.js";
 import { GATE_SERVICE, GATE_SOCKET_UNIT } from "./render.js";
@@ -38,11 +40,6 @@ export interface GateContext {
   answering: boolean;
 }
 
-function check(checks: DoctorCheck[], name: string, status: CheckStatus, message: string, fix?: string): void {
-  checks.push({ check: name, status, message, ...(fix ? { fix } : {}) });
-}
-
-const mode = (m: number) => (m & 0o7777).toString(8).padStart(4, "0");
 const me = () => os.userInfo().username;
 const timeoutOf = (gate: GateSocket) => gate.timeoutMs ?? ANSWER_TIMEOUT_MS;
 
@@ -64,8 +61,8 @@ function socketChecks(socket: string, checks: DoctorCheck[]): Pick<GateContext, 
   const group = groupName(st.gid) ?? `gid ${st.gid}`;
   if (!st.isSocket()) check(checks, "gate socket", "fail", `${escapeText(socket)} is not a socket`, "run media-outbox install systemd --gate again");
   else if (st.mode & 0o002) {
-    check(checks, "gate socket", "fail", `${escapeText(socket)} (mode ${mode(st.mode)}) lets every user connect, not only group ${escapeText(group)}`, `SocketMode=0660 in ${GATE_SOCKET_UNIT}: run media-outbox install systemd --gate again`);
-  } else check(checks, "gate socket", "pass", `${escapeText(socket)} belongs to ${escapeText(owner)}:${escapeText(group)}, mode ${mode(st.mode)}: only root and group ${escapeText(group)} may connect`);
+    check(checks, "gate socket", "fail", `${escapeText(socket)} (mode ${formatMode(st.mode)}) lets every user connect, not only group ${escapeText(group)}`, `SocketMode=0660 in ${GATE_SOCKET_UNIT}: run media-outbox install systemd --gate again`);
+  } else check(checks, "gate socket", "pass", `${escapeText(socket)} belongs to ${escapeText(owner)}:${escapeText(group)}, mode ${formatMode(st.mode)}: only root and group ${escapeText(group)} may connect`);
   return { serviceUid: st.uid, group };
 }
 
@@ -102,10 +99,10 @@ function ownershipChecks(ctx: GateContext, checks: DoctorCheck[]): void {
   const ancestors = rootOwnedProblem(path.dirname(ctx.outbox), {});
   if (!st.isDirectory()) check(checks, "outbox", "fail", `${escapeText(ctx.outbox)} is not a directory`, fix);
   else if (ctx.serviceUid !== undefined && st.uid !== ctx.serviceUid) check(checks, "outbox", "fail", `${escapeText(ctx.outbox)} belongs to uid ${st.uid}, not to the gate's user ${escapeText(service)}`, fix);
-  else if (st.mode & 0o022) check(checks, "outbox", "fail", `${escapeText(ctx.outbox)} (mode ${mode(st.mode)}) is writable by its group or others: an agent could plant files`, fix);
-  else if ((st.mode & 0o050) !== 0o050) check(checks, "outbox", "fail", `${escapeText(ctx.outbox)} (mode ${mode(st.mode)}) cannot be read by group ${escapeText(ctx.group ?? GATE_USER)}: the gateways cannot deliver`, fix);
+  else if (st.mode & 0o022) check(checks, "outbox", "fail", `${escapeText(ctx.outbox)} (mode ${formatMode(st.mode)}) is writable by its group or others: an agent could plant files`, fix);
+  else if ((st.mode & 0o050) !== 0o050) check(checks, "outbox", "fail", `${escapeText(ctx.outbox)} (mode ${formatMode(st.mode)}) cannot be read by group ${escapeText(ctx.group ?? GATE_USER)}: the gateways cannot deliver`, fix);
   else if (ancestors) check(checks, "outbox", "fail", `above ${escapeText(ctx.outbox)}: ${ancestors}`, "make every directory above the outbox root's, writable by nobody else");
-  else check(checks, "outbox", "pass", `${escapeText(ctx.outbox)} belongs to ${escapeText(service)} (mode ${mode(st.mode)}); every directory above belongs to root`);
+  else check(checks, "outbox", "pass", `${escapeText(ctx.outbox)} belongs to ${escapeText(service)} (mode ${formatMode(st.mode)}); every directory above belongs to root`);
 
   // The kernel's answer for the one running doctor (the agent): it must not be able to write.
   if (process.geteuid?.() !== 0) {
@@ -127,7 +124,7 @@ function ownershipChecks(ctx: GateContext, checks: DoctorCheck[]): void {
     return;
   }
   if (!state.isDirectory() || (ctx.serviceUid !== undefined && state.uid !== ctx.serviceUid) || state.mode & 0o077) {
-    check(checks, "state", "fail", `${escapeText(ctx.stateDir)} must be a directory of ${escapeText(service)} with mode 0700 (it is ${mode(state.mode)}, uid ${state.uid}): staging, ledger and quarantine live there`, fix);
+    check(checks, "state", "fail", `${escapeText(ctx.stateDir)} must be a directory of ${escapeText(service)} with mode 0700 (it is ${formatMode(state.mode)}, uid ${state.uid}): staging, ledger and quarantine live there`, fix);
   } else check(checks, "state", "pass", `${escapeText(ctx.stateDir)} (staging, ledger, quarantine) belongs to ${escapeText(service)}, mode 0700`);
 }
 

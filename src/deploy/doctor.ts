@@ -17,19 +17,12 @@ import { hermesConfigFiles, listsOutbox, readAllowDirs } from "./hermes-config.j
 import { ALLOW_DIRS, STRICT_VARS, alsoWritable, gatewayUnitsFor, readManifest, someOf, unitScope } from "./install.js";
 import { mediaPolicyChecks } from "./policy-sources.js";
 import { GATE_SERVICE, JANITOR_SERVICE, JANITOR_TIMER, WATCH_SERVICE } from "./render.js";
+import { type DoctorCheck, check } from "./doctor-check.js";
 import { parseUnitText } from "./systemd-syntax.js";
 import { type Scope, Systemctl, scopeArgs, shellLine } from "./systemctl.js";
 import { userByName, userByUid } from "./users.js";
 
-export type CheckStatus = "pass" | "warn" | "fail";
-
-export interface DoctorCheck {
-  check: string;
-  status: CheckStatus;
-  message: string;
-  /** The command (or action) that fixes a warn or fail. */
-  fix?: string;
-}
+export type { CheckStatus, DoctorCheck } from "./doctor-check.js";
 
 export interface DoctorReport {
   ok: boolean;
@@ -50,10 +43,6 @@ export interface DoctorOptions {
 }
 
 const PROBE_STEM = "media-outbox-doctor-probe";
-
-function check(checks: DoctorCheck[], name: string, status: CheckStatus, message: string, fix?: string): void {
-  checks.push({ check: name, status, message, ...(fix ? { fix } : {}) });
-}
 
 /**
  * The fix commands, as they are typed in this scope (`--user` where each

@@ -11,6 +11,7 @@ import path from "node:path";
 import { type Config, SYSTEM_CONFIG, loadConfig } from "../config/config.js";
 import { FatalError, isErrno, usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
+import { formatMode } from "../core/units.js";
 import { SYSTEM_PREFIXES, resolveExisting } from "../safety/denylist.js";
 import { isWithin } from "../safety/gateway.js";
 import { onDisk, type UnitScope } from "./gateway-units.js";
@@ -147,7 +148,7 @@ export function rootOwnedProblem(p: string, scope: Pick<UnitScope, "root">): str
       throw err;
     }
     if (st.uid !== 0) return `${shown(d)} belongs to uid ${st.uid}, not root`;
-    if (st.mode & 0o022) return `${shown(d)} is writable by its group or others (mode ${(st.mode & 0o7777).toString(8).padStart(4, "0")})`;
+    if (st.mode & 0o022) return `${shown(d)} is writable by its group or others (mode ${formatMode(st.mode)})`;
   }
   return undefined;
 }
