@@ -18,6 +18,7 @@ import { sourcePolicyFor } from "../prepare/source.js";
 declare const __dirname: string;
 
 export const USAGE = `usage: media-outbox prepare [options] [--] FILE...
+       media-outbox prepare [options] --name NAME [--] FILE
        media-outbox prepare [options] --stdin --name NAME
 options: --json --outbox DIR --max-size SIZE --allow EXT,... --platform NAME
          --source-root DIR... --config FILE --log-json --log-file FILE`;
@@ -75,12 +76,16 @@ export async function run(argv: string[]): Promise<number> {
     const json = values.json === true;
     if (values.stdin && positionals.length > 0) throw usageError(`--stdin takes no FILE arguments\n${USAGE}`);
     if (values.stdin && values.name === undefined) throw usageError(`--stdin needs --name NAME (the name decides the extension)\n${USAGE}`);
-    if (!values.stdin && values.name !== undefined) throw usageError(`--name goes with --stdin\n${USAGE}`);
     if (!values.stdin && positionals.length === 0) throw usageError(`no file given\n${USAGE}`);
+    if (!values.stdin && values.name !== undefined && positionals.length !== 1) throw usageError(`--name names one file: give exactly one FILE (or --stdin)\n${USAGE}`);
 
     const config = configFromFlags(values);
     const logger = await createLogger(loggerOptionsFrom(config, { logJson: values["log-json"] === true }, "media-outbox-prepare"));
-    const inputs: GateInput[] = values.stdin ? [{ stream: process.stdin, name: values.name! }] : positionals;
+    const inputs: GateInput[] = values.stdin
+      ? [{ stream: process.stdin, name: values.name! }]
+      : values.name !== undefined
+        ? [{ path: positionals[0]!, name: values.name }]
+        : positionals;
 
     let report: PrepareReport;
     if (config.gate) {

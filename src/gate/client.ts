@@ -19,8 +19,8 @@ export const DEFAULT_GATE_TIMEOUT_MS = 60_000;
 const BUSY_RETRY_MS = 10_000;
 const CHUNK = 1024 * 1024;
 
-/** A file on disk, or bytes from a stream under a given name (as for local prepare). */
-export type GateInput = string | { stream: AsyncIterable<Uint8Array | string>; name: string };
+/** A file on disk (under its own name, or under `name`), or bytes from a stream under a given name (as for local prepare). */
+export type GateInput = string | { path: string; name: string } | { stream: AsyncIterable<Uint8Array | string>; name: string };
 
 export interface GateClientOptions {
   gate: GateSocket;
@@ -193,17 +193,30 @@ function backoff(attempt: number): number {
 }
 
 async function sendOne(options: GateClientOptions, input: GateInput): Promise<PrepareReport> {
-  if (typeof input === "object") {
+  if (typeof input === "object" && "stream" in input) {
     const answer = await exchange(options, prepareTarget(input.name, options.policy), { "Transfer-Encoding": "chunked" }, (conn) => streamChunked(conn, input.stream));
     return answerReport(options.gate, answer);
   }
-  const source = openSource(input, options.sourcePolicy);
+  const file = typeof input === "string" ? input : input.path;
+  // The gate only ever sees a name: the file's own path, or the name it is to be published under.
+  const name = typeof input === "string" ? input : input.name;
+  const source = openSource(file, options.sourcePolicy);
   try {
-    const answer = await exchange(options, prepareTarget(input, options.policy), { "Content-Length": String(source.stat.size) }, (conn) => streamFile(conn, source));
+    const answer = await exchange(options, prepareTarget(name, options.policy), { "Content-Length": String(source.stat.size) }, (conn) => streamFile(conn, source));
     return answerReport(options.gate, answer);
   } finally {
     fs.closeSync(source.fd);
   }
+}
+
+/**
+ * A file sent under another name is reported, as in local mode, by its path
+ * as given (the gate only knew the name): the published file's `source`, or
+ * the refused input's `path`.
+ */
+function reportedAsGiven(answered: PrepareReport, given: string): PrepareReport {
+  const shown = escapeText(given);
+  return { ...answered, media: answered.media.map((m) => ({ ...m, source: shown })), media_dropped: answered.media_dropped.map((d) => ({ ...d, path: shown })) };
 }
 
 function answerReport(gate: GateSocket, answer: Answer): PrepareReport {
@@ -243,10 +256,11 @@ export async function prepareThroughGate(inputs: GateInput[], options: GateClien
   const report = emptyReport("");
   try {
     for (const input of inputs) {
-      const given = typeof input === "string" ? input : input.name;
+      const given = typeof input === "string" ? input : "path" in input ? input.path : input.name;
       let answered: PrepareReport;
       try {
         answered = await sendOne(options, input);
+        if (typeof input === "object" && "path" in input) answered = reportedAsGiven(answered, given);
       } catch (err) {
         if (err instanceof ExchangeError) throw unavailable(options.gate, err, timeoutMs);
         if (err instanceof FatalError) throw err;

@@ -76,6 +76,8 @@ export interface Incoming {
   name: string;
   /** How refusals call that name: "path" or "name". */
   nameIs: "path" | "name";
+  /** What the result and the ledger call the source when it is not the name: the FILE a `--name` was given for. */
+  source?: string;
   bytes: IncomingBytes;
 }
 
@@ -153,7 +155,7 @@ export async function judge(ctx: JudgeContext, incoming: Incoming): Promise<Medi
     if (content.status === "rejected") throw content.reason;
     if (synced.status === "rejected") throw synced.reason;
     const { mime } = content.value;
-    const source = escapeText(name);
+    const source = escapeText(incoming.source ?? name);
     const published = publish(staged, name, {
       outbox: ctx.layout.outbox,
       ledgerDir: ctx.layout.ledgerDir,

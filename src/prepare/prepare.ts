@@ -14,8 +14,11 @@ import { type SourcePolicy, assertUnchanged, openSource, sourcePolicyFor } from 
 
 export type { DroppedResult, MediaResult, PrepareReport } from "./report.js";
 
-/** A file on disk, or bytes from a stream under a given name. */
-export type PrepareInput = string | { path: string } | { stream: AsyncIterable<Uint8Array | string>; name: string };
+/**
+ * A file on disk (published under its own name, or under `name`: prepare's
+ * `--name` with one FILE), or bytes from a stream under a given name.
+ */
+export type PrepareInput = string | { path: string; name?: string } | { stream: AsyncIterable<Uint8Array | string>; name: string };
 
 export interface PrepareOptions extends ConfigOverrides {
   /** A configuration already resolved by the caller; overrides are then ignored. */
@@ -44,11 +47,12 @@ async function prepareOne(ctx: Context, input: PrepareInput): Promise<MediaResul
     return judge(ctx.judge, { name: input.name, nameIs: "name", bytes: { stream: input.stream } });
   }
   const given = sourceText(input);
+  const name = typeof input === "object" ? input.name : undefined;
   const source = openSource(given, ctx.sourcePolicy);
   try {
     return await judge(ctx.judge, {
-      name: given,
-      nameIs: "path",
+      // A given name decides the extension and the output name; the path still passed every client check above.
+      ...(name !== undefined ? { name, nameIs: "name", source: given } : { name: given, nameIs: "path" }),
       bytes: { fd: source.fd, size: source.stat.size, afterCopy: (staged) => assertUnchanged(source, staged.bytes) },
     });
   } finally {

@@ -59,7 +59,8 @@ FAKE_CLI = textwrap.dedent(
         sys.stdout.write("not json")
         sys.exit(0)
     if sys.argv[1] == "prepare":
-        name = sys.argv[sys.argv.index("--name") + 1] if "--name" in sys.argv else os.path.basename(sys.argv[-1])
+        named = [a[len("--name="):] for a in sys.argv if a.startswith("--name=")]
+        name = named[0] if named else os.path.basename(sys.argv[-1])
         path = os.path.join(os.environ["FAKE_OUTBOX"], name)
         with open(path, "wb") as f:
             f.write(data or b"bytes")
@@ -140,15 +141,22 @@ class ShimTest(unittest.TestCase):
         self.assertEqual(self.plugin.records.get("s1"), [published])
         self.assertEqual(self.plugin.records.get("other"), [])
 
-    def test_tool_with_a_name_publishes_the_checked_copy_again_under_that_name(self):
+    def test_tool_with_a_name_runs_one_prepare_of_the_file_under_that_name(self):
         handler = self.ctx.tools["send_file"]["handler"]
         result = json.loads(handler({"path": "/work/chart.png", "name": "Q3 chart.png"}, session_id="s1"))
-        first, second = self.calls()
-        self.assertEqual(first["argv"], ["prepare", "--json", "--", "/work/chart.png"])
-        self.assertEqual(second["argv"], ["prepare", "--json", "--stdin", "--name", "Q3 chart.png"])
-        self.assertEqual(second["stdin"], "bytes")  # the bytes of the first, checked copy
+        (call,) = self.calls()
+        # One prepare of the real source (its path still checked), published once under the name.
+        self.assertEqual(call["argv"], ["prepare", "--json", "--name=Q3 chart.png", "--", "/work/chart.png"])
+        self.assertEqual(call["stdin"], "")
         self.assertEqual(self.plugin.records.get("s1"), [str(self.outbox / "Q3 chart.png")])
         self.assertEqual(result["media"][0]["name"], "Q3 chart.png")
+        self.assertEqual(sorted(os.listdir(self.outbox)), ["Q3 chart.png"])
+
+    def test_a_name_that_looks_like_an_option_stays_the_name(self):
+        handler = self.ctx.tools["send_file"]["handler"]
+        handler({"path": "-chart.png", "name": "--json.png"}, session_id="s1")
+        (call,) = self.calls()
+        self.assertEqual(call["argv"], ["prepare", "--json", "--name=--json.png", "--", "-chart.png"])
 
     def test_tool_refuses_bad_arguments_without_running_anything(self):
         handler = self.ctx.tools["send_file"]["handler"]

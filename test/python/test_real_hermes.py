@@ -79,6 +79,9 @@ class RealHermesTest(unittest.TestCase):
         named = self.send_file(session, path=str(WORK / "notes.txt"), name="Meeting notes.txt")
         self.assertTrue(named["success"], named)
         self.assertEqual(named["media"][0]["name"], "Meeting-notes.txt")
+        self.assertEqual(named["media"][0]["source"], str(WORK / "notes.txt"))
+        # One copy, under the name: the file is not published under its own name too.
+        self.assertEqual(sorted(os.listdir(named["outbox"])), ["Meeting-notes.txt", "chart.png"])
         refused = self.send_file(session, path=str(Path(os.environ["HOME"]) / ".ssh" / "id.txt"))
         self.assertFalse(refused["success"])
         self.assertEqual(refused["media_dropped"][0]["code"], "denied_source")

@@ -214,16 +214,14 @@ def send_file(args: Dict[str, Any], **kwargs: Any) -> str:
     command = media_outbox_command()
     if command is None:
         return _error("plugin_error", "media-outbox is not installed where the gateway can run it (run media-outbox install hermes-plugin)")
+    # One prepare: the file's own path goes through every check, the name (as
+    # `--name=NAME`, so a name starting with `-` is still a value) only decides
+    # the published name and extension. `--` ends the options: a path starting
+    # with `-` is a path.
+    extra = ([f"--name={name}"] if name else []) + ["--", os.path.expanduser(path)]
     try:
-        # `--` ends the options: a path starting with `-` is a path.
-        document = _run_prepare(command, ["--", os.path.expanduser(path)], subprocess.DEVNULL)
+        document = _run_prepare(command, extra, subprocess.DEVNULL)
         published = published_paths(document)
-        if name and published:
-            # The bytes have passed every check under their own path; the
-            # published copy is published again under the wanted name.
-            with open(published[0], "rb") as copy:
-                document = _run_prepare(command, ["--stdin", "--name", name], copy)
-            published = published_paths(document)
     except subprocess.TimeoutExpired:
         return _error("plugin_error", f"media-outbox prepare took longer than {PREPARE_TIMEOUT:.0f} s")
     except OSError as exc:
