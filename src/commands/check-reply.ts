@@ -1,11 +1,11 @@
 import fs from "node:fs";
-import { out } from "../cli/io.js";
+import { err, out } from "../cli/io.js";
 import { BASE_OPTIONS, JSON_OPTION, configFromFlags } from "../cli/config-flags.js";
 import type { Options } from "../cli/args.js";
 import { runCli } from "../cli/run.js";
 import { usageError } from "../core/errors.js";
 import { safeJson } from "../core/escape.js";
-import { checkReply } from "../reply/check-reply.js";
+import { judgeReply } from "../reply/reply-outbox.js";
 import { SourceDenylist } from "../safety/denylist.js";
 import { deliveryPolicy } from "../safety/gateway.js";
 
@@ -33,11 +33,11 @@ export async function run(argv: string[]): Promise<number> {
     // The denylist costs a few dozen lstat calls: built only when a directive gets that far.
     let denylist: SourceDenylist | undefined;
     const denied = (resolved: string) => (denylist ??= new SourceDenylist({ home: config.home, hermesHome: config.hermesHome })).reason(resolved);
-    const report = checkReply(reply, {
+    const { report, gateProblem } = await judgeReply(reply, config, {
       published: values.media ?? [],
-      outbox: config.outbox,
       policy: deliveryPolicy(process.env, config.home, config.hermesHome, denied),
     });
+    if (gateProblem) err(`media-outbox: note: the gate's outbox is not known (${gateProblem}): files in it that the reply names in a mangled way are not repaired\n`);
     out(values.json === true ? `${safeJson(report)}\n` : report.reply);
     return 0;
   });
