@@ -11,6 +11,7 @@ import { runHermesPlugin } from "../cli/hermes-plugin.js";
 import { applyInstall, planInstall, readManifest, uninstall } from "../deploy/install.js";
 import { onDisk } from "../deploy/gateway-units.js";
 import { dropInOverrides } from "../deploy/policy-sources.js";
+import { writableRootWarnings } from "../deploy/writable-roots.js";
 import { Systemctl, scopeArgs, shellLine } from "../deploy/systemctl.js";
 
 export const USAGE = `usage: media-outbox install systemd [--system|--user] [--unit NAME]... [--outbox DIR] [--strict]
@@ -123,6 +124,10 @@ export async function run(argv: string[], command = "install"): Promise<number> 
     }
     for (const u of plan.units) {
       for (const w of await dropInOverrides({ scope: plan.scope, unit: u.unit, ...(state.running ? { systemctl } : {}), outbox: plan.outbox, strict: values.strict === true })) err(`media-outbox: warning: ${w}\n`);
+    }
+    if (plan.gate) {
+      const writable = await writableRootWarnings({ scope: plan.scope, units: plan.units, ...(state.running ? { systemctl } : {}), agentUsers: plan.gate.agentUsers, gateOutbox: plan.outbox });
+      for (const w of writable) err(`media-outbox: warning: ${w}\n`);
     }
     if (values["dry-run"]) {
       if (readManifest(plan.scope)) err("media-outbox: note: media-outbox is already installed here; a real install is refused until media-outbox uninstall systemd\n");

@@ -16,6 +16,7 @@ import { gateAgentChecks, gateLayoutChecks, gateProbe, gateReader, gateServiceCh
 import { hermesConfigFiles, listsOutbox, readAllowDirs } from "./hermes-config.js";
 import { ALLOW_DIRS, STRICT_VARS, alsoWritable, gatewayUnitsFor, readManifest, someOf, unitScope } from "./install.js";
 import { mediaPolicyChecks } from "./policy-sources.js";
+import { writableRootChecks } from "./writable-roots.js";
 import { GATE_SERVICE, JANITOR_SERVICE, JANITOR_TIMER, WATCH_SERVICE } from "./render.js";
 import { type DoctorCheck, check } from "./doctor-check.js";
 import { parseUnitText } from "./systemd-syntax.js";
@@ -364,6 +365,13 @@ export async function doctor(options: DoctorOptions): Promise<DoctorReport> {
   await hermesConfigChecks(gate ? { ...config, outbox: gate.outbox } : config, checks);
   const policy = await mediaPolicyChecks({ scope, units, ...(live ? { systemctl: live } : {}), hermesHome: config.hermesHome, home: config.home, outbox: gate?.outbox ?? config.outbox, outboxReal });
   for (const c of policy) check(checks, c.check, c.status, c.message, c.fix);
+  if (gate) {
+    // A root an agent can write is a way around the gate (writable-roots.ts).
+    await writableRootChecks(
+      { scope, units, ...(live ? { systemctl: live } : {}), hermesHome: config.hermesHome, home: config.home, gateOutbox: gate.outbox, ...(gate.group ? { group: gate.group } : {}), ...(gate.serviceUid !== undefined ? { serviceUid: gate.serviceUid } : {}) },
+      checks,
+    );
+  }
   if (gate) {
     if (options.probe !== false) await gateProbe(gate, config, checks, (media) => judgeProbe(media, envs, checks, "the gate published a test image"));
   } else if (layout && options.probe !== false) await probe(config, layout, envs, checks);

@@ -50,6 +50,8 @@ export interface PolicyContext {
   name: string;
   hermesHome: string;
   home: string;
+  /** The gateway unit's User= (none: root, or the gateway is not a unit). */
+  user?: string;
   sources: PolicySource[];
 }
 
@@ -193,9 +195,11 @@ export async function policyContexts(options: ContextOptions): Promise<PolicyCon
   let hermesHome = options.hermesHome ?? path.join(scope.home, ".hermes");
   let home = options.home ?? scope.home;
   let managedDir = "/etc/hermes";
+  let user: string | undefined;
   if (options.unit) {
     const env = effectiveEnvironment(scope, options.unit, [...POLICY_VARS, "HERMES_HOME", "HERMES_MANAGED_DIR"], options.systemctl);
     home = env.home;
+    user = env.user;
     hermesHome = env.vars.get("HERMES_HOME")?.value || path.join(gatewayHome(scope, env.user), ".hermes");
     managedDir = env.vars.get("HERMES_MANAGED_DIR")?.value || managedDir;
     const unit: PolicySource = { kind: "unit", label: `the environment of ${escapeText(options.unit)}`, values: {}, written: {} };
@@ -218,7 +222,7 @@ export async function policyContexts(options: ContextOptions): Promise<PolicyCon
   if (managed.source) sources.push(managed.source);
   const own = await configSource(YAML, "config", at(path.join(hermesHome, "config.yaml")), path.join(hermesHome, "config.yaml"));
   const name = options.unit ? escapeText(options.unit) : escapeText(hermesHome);
-  const contexts: PolicyContext[] = [{ name, hermesHome, home, sources: own.source ? [...sources, own.source] : sources }];
+  const contexts: PolicyContext[] = [{ name, hermesHome, home, ...(user ? { user } : {}), sources: own.source ? [...sources, own.source] : sources }];
   const multiplex = pythonTruthy(managed.gateway?.multiplex_profiles ?? own.gateway?.multiplex_profiles);
   if (multiplex) {
     let profiles: string[] = [];
@@ -230,7 +234,7 @@ export async function policyContexts(options: ContextOptions): Promise<PolicyCon
     for (const p of profiles) {
       const file = path.join(hermesHome, "profiles", p, "config.yaml");
       const routed = await configSource(YAML, "config", at(file), file);
-      if (routed.source) contexts.push({ name: `${name} profile ${escapeText(p)}`, hermesHome: path.dirname(file), home, sources: [...sources, routed.source] });
+      if (routed.source) contexts.push({ name: `${name} profile ${escapeText(p)}`, hermesHome: path.dirname(file), home, ...(user ? { user } : {}), sources: [...sources, routed.source] });
     }
   }
   return contexts;
@@ -267,6 +271,23 @@ export function outcomes(sources: readonly PolicySource[], v: PolicyVar): Outcom
     { value: config.values[v], source: config, versions: "mid-2026" },
     { value: unit.values[v], source: unit, versions: "newer" },
   ];
+}
+
+/**
+ * Every root the gateway may end up delivering from (HERMES_MEDIA_ALLOW_DIRS
+ * as it parses it, under either precedence), each with the sources that set
+ * the value it comes from.
+ */
+export function allowedRoots(ctx: PolicyContext): { root: string; sources: PolicySource[] }[] {
+  const found = new Map<string, PolicySource[]>();
+  for (const o of outcomes(ctx.sources, ALLOW_DIRS_ENV)) {
+    for (const root of parseAllowDirs(o.value, ctx.home)) {
+      const sources = found.get(root) ?? [];
+      if (o.source && !sources.includes(o.source)) sources.push(o.source);
+      found.set(root, sources);
+    }
+  }
+  return [...found].map(([root, sources]) => ({ root, sources }));
 }
 
 const VERSIONS: Record<Outcome["versions"], string> = { all: "", "mid-2026": " (gateways of mid-2026, which copy config.yaml over the environment)", newer: " (newer gateways, where the environment wins)" };

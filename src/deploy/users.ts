@@ -66,3 +66,13 @@ export function userByNameOrUid(user: string, root?: string): PasswdEntry | unde
 export function isMember(user: PasswdEntry, group: GroupEntry): boolean {
   return user.gid === group.gid || group.members.includes(user.name);
 }
+
+/** The ids of every group `user` belongs to: its primary group and each group that lists it. */
+export function groupIdsOf(user: PasswdEntry, root?: string): Set<number> {
+  return new Set([user.gid, ...groups(root).filter((g) => g.members.includes(user.name)).map((g) => g.gid)]);
+}
+
+/** Every user in `group`: those whose primary group it is, and its listed members. */
+export function membersOf(group: GroupEntry, root?: string): PasswdEntry[] {
+  return passwd(root).filter((u) => isMember(u, group));
+}
