@@ -393,6 +393,23 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
     expect(exists("/home/agent/.hermes/media_outbox")).toBe(false);
   });
 
+  it("check-reply, run as the agent with the gateway's own environment, takes the gate's files and repairs mangled lines; the stand-in gateway delivers every line", () => {
+    const env = Object.fromEntries(gatewayEnvironment().map((e) => [e.slice(0, e.indexOf("=")), e.slice(e.indexOf("=") + 1)]));
+    // chart.png was published this turn (--media); photo.png is in the gate's outbox, named by a mangled line only.
+    const reply = `Here is the chart: \`MEDIA:${OUTBOX}/chart.png\`\nAnd the photo: **MEDIA:${OUTBOX}/photo.png**`;
+    const r = mo(["check-reply", "--json", "--media", `${OUTBOX}/chart.png`], { user: "agent", env, input: reply });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout) as { reply: string; ignored: unknown[]; notes: unknown[] };
+    expect(report.ignored).toEqual([]);
+    expect(report.notes).toEqual([]);
+    expect(report.reply).toBe(`Here is the chart:\nAnd the photo:\nMEDIA:${OUTBOX}/chart.png\nMEDIA:${OUTBOX}/photo.png`);
+    for (const name of ["chart.png", "photo.png"]) {
+      const hash = out(`sha256sum < ${OUTBOX}/${name}`).split(" ")[0];
+      expect(out(`${NODE} ${c.work}/upload.js 'MEDIA:${OUTBOX}/${name}'`)).toBe(`delivered ${hash}`);
+    }
+  });
+
   it("doctor, run as the agent, passes every gate check, probe included; run as another user, says who may connect", () => {
     const r = mo(["doctor", "--json"], { user: "agent" });
     const report = JSON.parse(r.stdout) as { ok: boolean; outbox: string; checks: { check: string; status: string; message: string }[] };
@@ -407,6 +424,7 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
       [`strict ${GATEWAY}`]: "pass",
       "gate units": "pass",
       [`agents of ${GATEWAY}`]: "pass",
+      [`allowed roots ${GATEWAY}`]: "pass",
       probe: "pass",
     });
     expect(report.outbox).toBe(OUTBOX);
@@ -416,6 +434,25 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
     expect(other.checks.find((x) => x.check === "gate")).toMatchObject({ status: "fail", message: expect.stringContaining("may not use the gate") });
     const root = JSON.parse(mo(["doctor", "--json"]).stdout) as { ok: boolean; checks: { check: string; status: string }[] };
     expect(root.checks.filter((x) => x.status === "fail"), JSON.stringify(root.checks, null, 1)).toEqual([]);
+  });
+
+  it("doctor fails on an allowed root the agent can write (one its Hermes .env adds), naming it: a way around the gate", () => {
+    const dotEnv = "/home/agent/.hermes/.env";
+    c.run(["cp", "-p", dotEnv, `${dotEnv}.saved`]);
+    try {
+      c.run(["sh", "-c", `printf 'HERMES_MEDIA_ALLOW_DIRS=${OUTBOX}:/srv/agent-owned\\n' >> ${dotEnv}`], { user: "agent" });
+      const r = mo(["doctor", "--json", "--no-probe"], { user: "agent" });
+      expect(r.code, r.stderr).toBe(1);
+      const checks = (JSON.parse(r.stdout) as { checks: { check: string; status: string; message: string; fix?: string }[] }).checks;
+      const line = checks.find((x) => x.check === `allowed roots ${GATEWAY}`);
+      expect(line, JSON.stringify(checks, null, 1)).toMatchObject({ status: "fail" });
+      expect(line!.message).toContain(`/srv/agent-owned (set by ${dotEnv}): agent can write into it (agent owns it)`);
+      expect(line!.message).not.toContain(`${OUTBOX} (set by`);
+      expect(line!.fix).toContain(`remove /srv/agent-owned from HERMES_MEDIA_ALLOW_DIRS in ${dotEnv}`);
+    } finally {
+      c.run(["mv", `${dotEnv}.saved`, dotEnv]);
+    }
+    expect(out(`cat ${dotEnv}`)).toBe(`TELEGRAM_BOT_TOKEN=${SECRET}`);
   });
 
   it("runs the janitor timer's service as the service user, and it deletes an expired file and keeps a fresh one", () => {
