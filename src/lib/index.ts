@@ -66,3 +66,9 @@ export { SYSTEM_CONFIG } from "../config/config.js";
 export type { GateSocket } from "../config/config.js";
 export { sourcePolicyFor } from "../prepare/source.js";
 export type { SourcePolicy } from "../prepare/source.js";
+// check-reply against the gate's outbox in gate mode; allowed roots an agent can write (doctor in gate mode, install --gate).
+export { judgeReply } from "../reply/reply-outbox.js";
+export type { JudgedReply } from "../reply/reply-outbox.js";
+export { allowedRoots } from "../deploy/policy-sources.js";
+export { judgeRoot, writerOf, writableRootWarnings, MAX_ENTRIES_BELOW } from "../deploy/writable-roots.js";
+export type { Writer, RootVerdict, RootFinding } from "../deploy/writable-roots.js";
