@@ -47,7 +47,7 @@ describe("status --json", () => {
     expect(r.code).toBe(0);
     expect(r.stderr).toBe("");
     const s = doc(r);
-    expect(s.outbox).toEqual({ path: h.outbox, exists: true, safe: true, problem: null, code: null });
+    expect(s.outbox).toEqual({ path: h.outbox, exists: true, safe: true, problem: null, code: null, dedicated: true });
     expect(s.files).toMatchObject({ files: 3, bytes: 1500, other_entries: 1 });
     expect(s.files.oldest).toMatchObject({ name: "old.png", bytes: 1000 });
     expect(s.files.newest).toMatchObject({ name: "new.png", bytes: 200 });

@@ -6,6 +6,7 @@ import type { Config } from "../config/config.js";
 import { FatalError, usageError } from "../core/errors.js";
 import { escapeText, safeJson } from "../core/escape.js";
 import { startSchedule } from "../janitor/schedule.js";
+import { assertDedicatedOutbox } from "../safety/dedicated.js";
 import { janitorSummary } from "../janitor/summary.js";
 import { type JanitorReport, janitorExitCode, runJanitor } from "../janitor/sweep.js";
 import { type Logger, createLogger, loggerOptionsFrom } from "../log/logger.js";
@@ -68,6 +69,8 @@ interface ScheduleFlags {
  * SIGTERM or SIGINT stops it after the current run, exit 0.
  */
 async function scheduled(config: Config, flags: ScheduleFlags): Promise<number> {
+  // Refused at start, not at 3 a.m.: no later run can make a home an outbox.
+  assertDedicatedOutbox(config);
   const logger: Logger = await createLogger({ ...loggerOptionsFrom(config, { logJson: true }, "media-outbox-janitor"), json: flags.logJson || !config.logFile });
   const schedule = startSchedule({
     expression: flags.expression,

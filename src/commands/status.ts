@@ -1,4 +1,4 @@
-import { out } from "../cli/io.js";
+import { err, out } from "../cli/io.js";
 import { BASE_OPTIONS, JSON_OPTION, configFromFlags } from "../cli/config-flags.js";
 import { runCli } from "../cli/run.js";
 import { usageError } from "../core/errors.js";
@@ -8,7 +8,11 @@ import { formatStatus } from "../janitor/status-table.js";
 
 export const USAGE = `usage: media-outbox status [--json] [--outbox DIR] [--config FILE]`;
 
-/** Exit 0 when the outbox is safe (or does not exist yet), 1 when it is unsafe, 2 on usage errors. */
+/**
+ * Exit 0 when the outbox is safe (or does not exist yet), 1 when it is
+ * unsafe, 2 on usage errors and when it is not a directory of its own (which
+ * every other command refuses with exit 2; the report still says why).
+ */
 export async function run(argv: string[]): Promise<number> {
   return runCli(argv, { ...BASE_OPTIONS, ...JSON_OPTION }, USAGE, async ({ values, positionals }) => {
     const json = values.json === true;
@@ -18,6 +22,10 @@ export async function run(argv: string[]): Promise<number> {
     const report = outboxStatus({ resolvedConfig: config, now });
     if (json) out(`${safeJson(report, 2)}\n`);
     else out(formatStatus(report, { bold: process.stdout.isTTY === true && !process.env.NO_COLOR, now }));
+    if (!report.outbox.dedicated) {
+      err(`media-outbox: ${report.outbox.code}: ${report.outbox.problem}\n`);
+      return 2;
+    }
     return report.outbox.safe ? 0 : 1;
   });
 }

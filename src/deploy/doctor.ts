@@ -9,6 +9,7 @@ import { escapeText } from "../core/escape.js";
 import { makePng } from "../core/png.js";
 import { formatBytes } from "../core/units.js";
 import { prepare } from "../prepare/prepare.js";
+import { NotDedicatedError } from "../safety/dedicated.js";
 import { allowDirProblem, isUnderRoot, isWithin, mediaLineProblem, parseAllowDirs } from "../safety/gateway.js";
 import { type Layout, openLayout } from "../state/layout.js";
 import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, onDisk, templateOf, unitFiles } from "./gateway-units.js";
@@ -72,7 +73,8 @@ function outboxChecks(config: Config, checks: DoctorCheck[]): Layout | undefined
   try {
     layout = openLayout(config, { create: false });
   } catch (err) {
-    if (!(err instanceof FatalError)) throw err;
+    // Not a directory of its own (a home, /): refused outright, like every command does.
+    if (!(err instanceof FatalError) || err instanceof NotDedicatedError) throw err;
     const name = err.code === "outbox_unsafe" ? "outbox" : "state";
     check(checks, name, "fail", err.message, "follow the instruction in the message, then run media-outbox doctor again");
     return undefined;

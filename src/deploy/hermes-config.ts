@@ -9,6 +9,7 @@ import { isDeepStrictEqual } from "node:util";
 import type { Config } from "../config/config.js";
 import { FatalError, configError, isErrno, usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
+import { assertDedicatedOutbox } from "../safety/dedicated.js";
 import { parseAllowDirs } from "../safety/gateway.js";
 import { writeFileAtomic } from "./files.js";
 import { checkOutboxForGateway } from "./install.js";
@@ -212,6 +213,7 @@ export interface HermesConfigResult {
 export async function installHermesConfig(options: { config: Config; profile?: string; dryRun?: boolean }): Promise<HermesConfigResult> {
   const { config } = options;
   checkOutboxForGateway(config.outbox);
+  assertDedicatedOutbox(config);
   const file = hermesConfigPath(config, options.profile);
   return editHermesConfig(file, (text) => addAllowDir(text, config.outbox, config.home), {
     ...(options.dryRun ? { dryRun: true } : {}),

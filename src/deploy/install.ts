@@ -8,6 +8,7 @@ import path from "node:path";
 import type { Config } from "../config/config.js";
 import { FatalError, usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
+import { assertDedicatedOutbox } from "../safety/dedicated.js";
 import { allowDirProblem, isWithin, parseAllowDirs } from "../safety/gateway.js";
 import { mkdirs, readIfExists, sha256, writeFileAtomic } from "./files.js";
 import {
@@ -237,6 +238,8 @@ export function planInstall(options: InstallOptions, systemctl?: Systemctl): Ins
   if (options.gate && scope.scope !== "system") throw usageError("--gate installs system units (a system user owns the outbox): use --system, not --user");
   const outbox = options.gate ? (options.gate.outbox ?? GATE_OUTBOX) : options.config.outbox;
   checkOutboxForGateway(outbox);
+  // The outbox must be a directory of its own, whichever mode installs it.
+  assertDedicatedOutbox({ ...options.config, outbox });
   const notes: string[] = [];
   const units = gatewayUnitsFor(scope, options.units, systemctl);
   if (units.length === 0) {

@@ -7,6 +7,7 @@ import { FatalError, isErrno } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { DAY_MS } from "../core/units.js";
 import { extensionOf } from "../prepare/name.js";
+import { NotDedicatedError } from "../safety/dedicated.js";
 import { DAY_FILE } from "../state/ledger.js";
 import { JOURNAL_NAME, type Layout, openLayout } from "../state/layout.js";
 import { JANITOR_AREAS, type JanitorArea, runJanitor } from "./sweep.js";
@@ -39,6 +40,8 @@ export interface StatusReport {
     safe: boolean;
     problem: string | null;
     code: string | null;
+    /** False when the outbox is not a directory of its own (/, a home, the Hermes home…): every command refuses it. */
+    dedicated: boolean;
   };
   files: DirSummary & {
     oldest: FileInfo | null;
@@ -142,7 +145,7 @@ export function outboxStatus(options: StatusOptions = {}): StatusReport {
   const nowMs = now.getTime();
   const emptyNext: StatusReport["janitor"]["next_run"] = { ...(Object.fromEntries(JANITOR_AREAS.map((a) => [a, { files: 0, bytes: 0 }])) as Record<JanitorArea, { files: number; bytes: number }>), quota_met: null };
   const report: StatusReport = {
-    outbox: { path: escapeText(config.outbox), exists: false, safe: true, problem: null, code: null },
+    outbox: { path: escapeText(config.outbox), exists: false, safe: true, problem: null, code: null, dedicated: true },
     files: { ...emptyDir(config.outbox), oldest: null, newest: null, by_type: {} },
     janitor: {
       retention_ms: config.janitor.retentionMs,
@@ -165,6 +168,7 @@ export function outboxStatus(options: StatusOptions = {}): StatusReport {
     report.outbox.safe = false;
     report.outbox.problem = err.message;
     report.outbox.code = err.code;
+    report.outbox.dedicated = !(err instanceof NotDedicatedError);
     return report;
   }
   if (!layout) return report;

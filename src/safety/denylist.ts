@@ -157,19 +157,37 @@ export class SourceDenylist {
   }
 
   private isHermesSecret(resolved: string): boolean {
-    for (const home of this.hermesHomes) {
-      if (!isWithin(resolved, home) || resolved === home) continue;
-      const rel = path.relative(home, resolved).split(path.sep);
-      // Entries apply to the Hermes home itself and to each profiles/<name>.
-      const candidates = [rel];
-      if (rel[0] === "profiles" && rel.length > 2) candidates.push(rel.slice(2));
-      for (const parts of candidates) {
-        for (const entry of HERMES_ENTRIES) {
-          const entryParts = entry.split("/");
-          if (entryParts.every((part, i) => parts[i] === part)) return true;
-        }
-      }
-    }
-    return false;
+    return this.hermesHomes.some((home) => hermesEntryOf(resolved, home) !== undefined);
   }
+}
+
+/** The first entry of `entries` that the relative path `parts` lies in (or is). */
+function entryOf(parts: string[], entries: readonly string[]): string | undefined {
+  return entries.find((entry) => entry.split("/").every((part, i) => parts[i] === part));
+}
+
+/**
+ * The credential entry of a home (`.ssh`, `Library/Keychains`…) that the
+ * absolute, normalised `p` is or lies in, by its text.
+ */
+export function homeEntryOf(p: string, home: string): string | undefined {
+  if (!isWithin(p, home) || p === home) return undefined;
+  return entryOf(path.relative(home, p).split(path.sep), HOME_ENTRIES);
+}
+
+/**
+ * The Hermes home's (or one of its profiles') secret entry (`.env`,
+ * `sessions`…) that `p` is or lies in, by its text.
+ */
+export function hermesEntryOf(p: string, hermesHome: string): string | undefined {
+  if (!isWithin(p, hermesHome) || p === hermesHome) return undefined;
+  const rel = path.relative(hermesHome, p).split(path.sep);
+  // Entries apply to the Hermes home itself and to each profiles/<name>.
+  const found = entryOf(rel, HERMES_ENTRIES);
+  if (found !== undefined) return found;
+  if (rel[0] === "profiles" && rel.length > 2) {
+    const inProfile = entryOf(rel.slice(2), HERMES_ENTRIES);
+    if (inProfile !== undefined) return `profiles/${rel[1]}/${inProfile}`;
+  }
+  return undefined;
 }

@@ -5,6 +5,7 @@ import fs from "node:fs";
 import type { Config } from "../config/config.js";
 import { FatalError, isErrno } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
+import { assertDedicatedOutbox } from "../safety/dedicated.js";
 import { isWithin } from "../safety/gateway.js";
 import { trustDir } from "../safety/private-dir.js";
 
@@ -40,6 +41,8 @@ function stateProblem(message: string): FatalError {
  * returned when the outbox does not exist.
  */
 export function openLayout(config: Config, { create = true, groupReadable = false } = {}): Layout | undefined {
+  // Before anything is created: a home or / must never become an outbox.
+  assertDedicatedOutbox(config);
   const safeAncestors = new Set<string>();
   const outbox = trustDir(config.outbox, { create, groupReadable, code: "outbox_unsafe", what: "outbox", gatewayVisible: true, safeAncestors });
   if (!outbox) return undefined;
@@ -48,7 +51,8 @@ export function openLayout(config: Config, { create = true, groupReadable = fals
   if (!state) {
     return { outbox: outbox.real, outboxDev: outbox.dev, groupReadable: readableByGroup, stateDir: config.stateDir, stagingDir: config.stagingDir, ledgerDir: config.ledgerDir, quarantineDir: config.quarantineDir };
   }
-  if (isWithin(state.real, outbox.real) || isWithin(outbox.real, state.real)) {
+  if (isWithin(state.real, outbox.real)) throw new FatalError("outbox_unsafe", `outbox ${escapeText(outbox.real)} contains its state directory ${escapeText(state.real)}: everything in the outbox is deliverable`);
+  if (isWithin(outbox.real, state.real)) {
     throw stateProblem(`state directory ${escapeText(state.real)} and outbox ${escapeText(outbox.real)} must not contain each other: everything in the outbox is deliverable`);
   }
   if (state.dev !== outbox.dev) {

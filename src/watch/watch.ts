@@ -7,6 +7,7 @@ import type { Config } from "../config/config.js";
 import { isErrno, usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { type Logger, silentLogger } from "../log/logger.js";
+import { assertDedicatedOutbox } from "../safety/dedicated.js";
 import { resolveExisting } from "../safety/denylist.js";
 import { isWithin } from "../safety/gateway.js";
 import { type Layout, openLayout } from "../state/layout.js";
@@ -87,6 +88,7 @@ export class Watch {
     const rescanMs = Math.min(options.rescanMs ?? DEFAULT_RESCAN_MS, 5000);
     this.logger = options.logger ?? silentLogger;
     this.emit = (event: WatchEvent) => options.onEvent?.(event);
+    assertDedicatedOutbox(config);
     // Placement is checked before anything missing is made, so a wrong
     // quarantine or drop folder is never created inside the outbox.
     checkPlacement(
