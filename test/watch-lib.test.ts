@@ -23,7 +23,9 @@ beforeEach(() => {
 });
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-const record = (name: string, sha256: string, bytes = 3) => ({ time: new Date().toISOString(), source: name, name, bytes, sha256, mime: "text/plain", reused: false });
+/** A well-formed sha256 from a short tag: the ledger takes only records prepare could have written. */
+const sha = (tag: string) => tag.padEnd(64, "0");
+const record = (name: string, tag: string, bytes = 3) => ({ time: new Date().toISOString(), source: name, name, bytes, sha256: sha(tag), mime: "text/plain", reused: false });
 
 describe("LedgerIndex", () => {
   it("follows appended records and skips a torn last line until it is complete", () => {
@@ -32,7 +34,7 @@ describe("LedgerIndex", () => {
     expect(index.lookup("a.txt")).toBeUndefined();
     appendLedger(dir, record("a.txt", "aa"));
     index.refresh();
-    expect(index.lookup("a.txt")).toEqual([{ bytes: 3, sha256: "aa" }]);
+    expect(index.lookup("a.txt")).toEqual([{ bytes: 3, sha256: sha("aa") }]);
     const day = path.join(dir, fs.readdirSync(dir)[0]!);
     const line = JSON.stringify(record("b.txt", "bb"));
     fs.appendFileSync(day, line.slice(0, 10));
@@ -40,7 +42,7 @@ describe("LedgerIndex", () => {
     expect(index.lookup("b.txt")).toBeUndefined();
     fs.appendFileSync(day, `${line.slice(10)}\n`);
     index.refresh();
-    expect(index.lookup("b.txt")).toEqual([{ bytes: 3, sha256: "bb" }]);
+    expect(index.lookup("b.txt")).toEqual([{ bytes: 3, sha256: sha("bb") }]);
   });
 
   it("keeps every version of a reused name, once each", () => {
@@ -50,8 +52,8 @@ describe("LedgerIndex", () => {
     const index = new LedgerIndex(dir);
     index.refresh();
     expect(index.lookup("a.txt")).toEqual([
-      { bytes: 3, sha256: "aa" },
-      { bytes: 5, sha256: "cc" },
+      { bytes: 3, sha256: sha("aa") },
+      { bytes: 5, sha256: sha("cc") },
     ]);
   });
 

@@ -3,7 +3,7 @@
 // file that prepare may be appending to.
 import fs from "node:fs";
 import path from "node:path";
-import { isErrno } from "../core/errors.js";
+import { errnoCode, isErrno } from "../core/errors.js";
 import { listDir } from "./layout.js";
 
 export interface LedgerRecord {
@@ -21,21 +21,82 @@ export interface LedgerRecord {
 
 export const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
 
+/** A record longer than this is not one prepare wrote (its longest field, the escaped source, is a path). */
+export const MAX_RECORD_BYTES = 64 * 1024;
+
+const SHA256 = /^[0-9a-f]{64}$/;
+
 export function ledgerFileFor(ledgerDir: string, when: Date): string {
   return path.join(ledgerDir, `${when.toISOString().slice(0, 10)}.jsonl`);
 }
 
+/** A day file is not a regular file: nothing is appended to it, nothing is read from it. */
+export class LedgerFileError extends Error {
+  override readonly name = "LedgerFileError";
+}
+
+function openDayFile(file: string, flags: number): number {
+  const fd = fs.openSync(file, flags | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK, 0o600);
+  try {
+    // O_NONBLOCK above: a FIFO put in a day file's place opens at once
+    // (reading) or fails (writing) instead of waiting for its other end.
+    if (!fs.fstatSync(fd).isFile()) throw new LedgerFileError(`ledger day file ${file} is not a regular file`);
+    return fd;
+  } catch (err) {
+    fs.closeSync(fd);
+    throw err;
+  }
+}
+
+/** Whether the open file ends in a newline (or is empty): a record may then start right there. */
+function endsWithNewline(fd: number): boolean {
+  const size = fs.fstatSync(fd).size;
+  if (size === 0) return true;
+  const last = Buffer.alloc(1);
+  return fs.readSync(fd, last, 0, 1, size - 1) === 1 && last[0] === 10;
+}
+
 /**
- * Appends one record. A single write(2) of one line with O_APPEND, so
- * concurrent writers never interleave inside a line.
+ * Takes back the `written` bytes this writer appended, when they are still the
+ * file's last bytes: an append that failed part-way leaves no torn line.
+ */
+function rollBack(fd: number, line: Buffer, written: number): void {
+  if (written <= 0) return;
+  try {
+    const size = fs.fstatSync(fd).size;
+    if (size < written) return;
+    const tail = Buffer.alloc(written);
+    if (fs.readSync(fd, tail, 0, written, size - written) !== written) return;
+    if (tail.equals(line.subarray(0, written))) fs.ftruncateSync(fd, size - written);
+  } catch {
+    // Could not take it back: the next append starts on a new line anyway.
+  }
+}
+
+/**
+ * Appends one record, or throws and leaves the day file as it was. One write
+ * of one line with O_APPEND, so concurrent writers never interleave inside a
+ * line. The file is never left with a torn line for the next record to be
+ * glued onto: a write that stops part-way (a full disk) is taken back, and a
+ * record that finds the file not ending in a newline (a writer killed
+ * mid-line) starts with one.
  */
 export function appendLedger(ledgerDir: string, record: LedgerRecord): void {
   const file = ledgerFileFor(ledgerDir, new Date(record.time));
-  const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW, 0o600);
+  const { O_RDWR, O_APPEND, O_CREAT } = fs.constants;
+  const fd = openDayFile(file, O_RDWR | O_APPEND | O_CREAT);
   try {
-    const line = Buffer.from(`${JSON.stringify(record)}\n`);
-    const written = fs.writeSync(fd, line);
-    if (written !== line.length) throw new Error(`short write to ledger ${file}`);
+    const json = JSON.stringify(record);
+    const line = Buffer.from(endsWithNewline(fd) ? `${json}\n` : `\n${json}\n`);
+    let written = 0;
+    try {
+      written = fs.writeSync(fd, line);
+      // A short write means the next one would fail (no space): stop here.
+      if (written !== line.length) throw Object.assign(new Error(`no space left to append to the ledger ${file}`), { code: "ENOSPC" });
+    } catch (err) {
+      rollBack(fd, line, written);
+      throw err;
+    }
   } finally {
     fs.closeSync(fd);
   }
@@ -55,49 +116,92 @@ export function ledgerDays(ledgerDir: string): LedgerDay[] {
     .sort((a, b) => (a.day < b.day ? -1 : 1));
 }
 
-/** Parses the text of a day file; lines that are not records (a torn last line) are skipped. */
-export function parseLedgerText(text: string): LedgerRecord[] {
-  const records: LedgerRecord[] = [];
-  for (const line of text.split("\n")) {
-    if (line === "") continue;
-    try {
-      const rec = JSON.parse(line) as LedgerRecord;
-      if (typeof rec.name === "string" && typeof rec.sha256 === "string" && typeof rec.bytes === "number") records.push(rec);
-    } catch {
-      // A line cut short by a crash names nothing that was published.
-    }
+/**
+ * The record a line holds, or undefined when it is not one prepare could have
+ * written: every field present with its type, a plain file name, a real
+ * sha256, a positive size. The ledger is written by the agent's own user in
+ * the single-user mode: a record is only ever a claim, never a proof.
+ */
+export function parseLedgerLine(line: string): LedgerRecord | undefined {
+  let rec: unknown;
+  try {
+    rec = JSON.parse(line);
+  } catch {
+    return undefined;
   }
-  return records;
+  if (rec === null || typeof rec !== "object" || Array.isArray(rec)) return undefined;
+  const r = rec as Record<string, unknown>;
+  const { time, source, name, bytes, sha256, mime, reused } = r;
+  if (typeof time !== "string" || !Number.isFinite(Date.parse(time))) return undefined;
+  if (typeof source !== "string" || typeof mime !== "string" || typeof reused !== "boolean") return undefined;
+  if (typeof name !== "string" || name === "" || name === "." || name === ".." || name.includes("/") || name.includes("\0")) return undefined;
+  if (typeof bytes !== "number" || !Number.isSafeInteger(bytes) || bytes <= 0) return undefined;
+  if (typeof sha256 !== "string" || !SHA256.test(sha256)) return undefined;
+  return { time, source, name, bytes, sha256, mime, reused };
 }
+
+export interface LedgerRead {
+  records: LedgerRecord[];
+  /** Where the next read starts: just past the last complete line. */
+  end: number;
+  /** Complete lines that are not records (torn by a crash, garbage, too long). */
+  malformed: number;
+}
+
+const READ_CHUNK = 1024 * 1024;
 
 /**
  * Reads the complete lines a day file gained since byte `offset` (a
- * long-running reader follows the file instead of re-reading it whole).
- * `end` is where the next read starts: just past the last complete line.
+ * long-running reader follows the file instead of re-reading it whole), in
+ * bounded chunks: memory stays flat whatever the file holds. Throws
+ * LedgerFileError when the day file is not a regular file (a link, a FIFO, a
+ * directory: it is never followed or waited on).
  */
-export function readLedgerDayFrom(file: string, offset: number): { records: LedgerRecord[]; end: number } {
+export function readLedgerDayFrom(file: string, offset: number): LedgerRead {
   let fd: number;
   try {
-    // O_NONBLOCK: a FIFO swapped in under a day file's name must not hang the
-    // reader (the janitor, the watch) waiting for a writer; it reads as empty.
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+    fd = openDayFile(file, fs.constants.O_RDONLY);
   } catch (err) {
-    if (isErrno(err, "ENOENT")) return { records: [], end: offset };
+    if (isErrno(err, "ENOENT")) return { records: [], end: offset, malformed: 0 };
+    if (isErrno(err, "ELOOP")) throw new LedgerFileError(`ledger day file ${file} is a symbolic link`);
+    if (errnoCode(err) === "EISDIR") throw new LedgerFileError(`ledger day file ${file} is a directory`);
     throw err;
   }
+  const read: LedgerRead = { records: [], end: offset, malformed: 0 };
   try {
-    const size = fs.fstatSync(fd).size;
-    if (size <= offset) return { records: [], end: offset };
-    const buf = Buffer.allocUnsafe(size - offset);
-    let got = 0;
-    while (got < buf.length) {
-      const n = fs.readSync(fd, buf, got, buf.length - got, offset + got);
+    const buf = Buffer.allocUnsafe(READ_CHUNK);
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    let overlong = false;
+    let pos = offset;
+    for (;;) {
+      const n = fs.readSync(fd, buf, 0, buf.length, pos);
       if (n === 0) break;
-      got += n;
+      let start = 0;
+      for (let nl = buf.indexOf(10, 0); nl >= 0 && nl < n; nl = buf.indexOf(10, start)) {
+        if (!overlong && pendingBytes + (nl - start) <= MAX_RECORD_BYTES) {
+          const line = pendingBytes === 0 ? buf.toString("utf8", start, nl) : Buffer.concat([...pending, buf.subarray(start, nl)]).toString("utf8");
+          if (line !== "") {
+            const rec = parseLedgerLine(line);
+            if (rec) read.records.push(rec);
+            else read.malformed++;
+          }
+        } else read.malformed++;
+        pending = [];
+        pendingBytes = 0;
+        overlong = false;
+        start = nl + 1;
+        read.end = pos + start;
+      }
+      // The rest of the chunk is the start of a line not yet complete.
+      if (start < n) {
+        if (pendingBytes + (n - start) > MAX_RECORD_BYTES) overlong = true;
+        else pending.push(Buffer.from(buf.subarray(start, n)));
+        pendingBytes += n - start;
+      }
+      pos += n;
     }
-    const lastNewline = got === 0 ? -1 : buf.lastIndexOf(10, got - 1);
-    if (lastNewline < 0) return { records: [], end: offset };
-    return { records: parseLedgerText(buf.toString("utf8", 0, lastNewline)), end: offset + lastNewline + 1 };
+    return read;
   } finally {
     fs.closeSync(fd);
   }

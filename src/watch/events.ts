@@ -9,7 +9,7 @@ export type SkipCode = "receipt_exists" | "name_too_long" | "vanished" | "direct
 
 export type WatchEvent =
   | { event: "ready" }
-  | { event: "quarantined"; name: string; quarantine_name: string; reason: QuarantineReason }
+  | { event: "quarantined"; name: string; quarantine_name: string; reason: QuarantineReason; code?: RefusalCode }
   | { event: "published"; drop: string; name: string; receipt: string; directive: string; published: string; reused: boolean }
   | { event: "refused"; drop: string; name: string; receipt: string; code: RefusalCode; reason: string }
   | { event: "skipped"; drop: string; name: string; code: SkipCode; reason: string }

@@ -1,20 +1,30 @@
 // The guard: everything in the outbox is deliverable, yet any process of the
-// agent's user can write there directly. Whatever prepare did not publish is
-// moved into the quarantine at once. Entries are judged by lstat, never
-// followed; the ledger says what was published.
+// agent's user can write there directly, ledger included. It fails closed: an
+// entry stays only when it is a regular file with a valid UTF-8 name that a
+// well-formed ledger record names with these very bytes, *and* those bytes
+// pass prepare's content checks (judged here, on the file in the outbox, by
+// prepare's own entry point). Everything else is moved into the quarantine.
+// Entries are judged by lstat, never followed.
+//
+// Two paths, so that a long check never delays a reaction: what can be told
+// from lstat and the ledger (a planted file, a link, a directory, a name that
+// is not UTF-8, a size no record has) is quarantined at once, synchronously;
+// reading and judging the bytes of a file a record names runs one file at a
+// time in the background, in 1 MiB steps.
 import fs from "node:fs";
-import path from "node:path";
 import type { FSWatcher } from "chokidar";
-import { errnoCode } from "../core/errors.js";
+import { Refusal, errnoCode } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
-import { sha256OfFd, withRegularFile } from "../core/hash.js";
 import { type Logger, silentLogger } from "../log/logger.js";
+import { judgeFileContent } from "../prepare/judge-content.js";
+import { extensionOf } from "../prepare/name.js";
 import { entryKind } from "../prepare/source.js";
+import { entryPath, isRawName, mayBeLossy, readNames, showName } from "../safety/entry-names.js";
 import { type EventSink, errorText } from "./events.js";
 import { type DirIdentity, dirIdentity, sameDir } from "./dir-identity.js";
 import { watchDirectory } from "./dir-watch.js";
 import { LedgerIndex } from "./ledger-index.js";
-import { type QuarantineReason, moveToQuarantine } from "./quarantine.js";
+import { type QuarantineDetail, type QuarantineReason, moveToQuarantine } from "./quarantine.js";
 
 /** The longest time between two full scans: a write through a hard link made elsewhere raises no event in the outbox. */
 export const DEFAULT_RESCAN_MS = 3000;
@@ -31,12 +41,9 @@ export interface GuardOptions {
   rescanMs?: number;
 }
 
-/** What a verified regular file looked like; any change means judging it again. */
-interface Verified {
-  ino: number;
-  size: number;
-  mtimeMs: number;
-  ctimeMs: number;
+/** What a judged regular file looked like; any change means judging it again. */
+function identityOf(st: fs.Stats): string {
+  return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
 }
 
 function kindReason(st: fs.Stats): QuarantineReason | undefined {
@@ -44,32 +51,45 @@ function kindReason(st: fs.Stats): QuarantineReason | undefined {
   return kind === "file" ? undefined : kind;
 }
 
-/** sha256 of the regular file at `file`, if it still is the inode lstat saw. */
-function hashIfSame(file: string, seen: fs.Stats): string | undefined {
-  // Gone, or replaced by a link, a special file or another inode: what is
-  // there now raised its own event.
-  return withRegularFile(file, (fd, st) => (st.ino === seen.ino ? sha256OfFd(fd) : undefined));
+/** Opens the regular file at `file` for reading without following a link or blocking; undefined when it is not one any more. */
+function openRegular(file: string | Buffer): number | undefined {
+  const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } = fs.constants;
+  try {
+    return fs.openSync(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+  } catch (err) {
+    // Gone, a link, a socket or a device with nothing behind it: judged again as what it is now.
+    if (["ENOENT", "ELOOP", "ENXIO"].includes(errnoCode(err) ?? "")) return undefined;
+    throw err;
+  }
 }
 
 export class OutboxGuard {
   private readonly ledger: LedgerIndex;
-  private readonly verified = new Map<string, Verified>();
+  /** Entries judged good, by the identity they had then. */
+  private readonly verified = new Map<string, string>();
   private readonly pending = new Set<string>();
+  /** Files whose bytes wait to be judged (or are being judged), by the identity they were queued with. */
+  private readonly toCheck = new Map<string, string>();
+  private checking: Promise<void> | undefined;
+  private idleWaiters: (() => void)[] = [];
   private readonly logger: Logger;
   private watcher: FSWatcher | undefined;
   /** The directory the watch was armed on. */
   private armedOn: DirIdentity | undefined;
   private timer: NodeJS.Timeout | undefined;
   private drainScheduled = false;
+  private scanScheduled = false;
   private stopped = false;
   private lost = false;
 
   constructor(private readonly options: GuardOptions) {
-    this.ledger = new LedgerIndex(options.ledgerDir);
     this.logger = options.logger ?? silentLogger;
+    this.ledger = new LedgerIndex(options.ledgerDir, (p) =>
+      this.logger.warn({ event: "ledger_skipped", file: p.file, problem: p.problem }, "part of the ledger was skipped; everything else is still judged"),
+    );
   }
 
-  /** Arms the watch, then scans the outbox, so nothing created during start-up is missed. */
+  /** Arms the watch, then scans the outbox and judges every entry, so nothing created during start-up is missed. */
   async start(): Promise<void> {
     this.ledger.refresh();
     await this.arm();
@@ -77,6 +97,7 @@ export class OutboxGuard {
     if (this.stopped) return;
     this.scan();
     this.timer = setInterval(() => this.tick(), this.options.rescanMs ?? DEFAULT_RESCAN_MS);
+    await this.idle();
   }
 
   async stop(): Promise<void> {
@@ -84,6 +105,14 @@ export class OutboxGuard {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     await this.disarm();
+    this.toCheck.clear();
+    await this.checking;
+  }
+
+  /** Resolves once no file waits for its bytes to be judged. */
+  idle(): Promise<void> {
+    if (!this.checking) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   private async arm(): Promise<void> {
@@ -107,6 +136,9 @@ export class OutboxGuard {
 
   private schedule(name: string): void {
     if (this.stopped || name === "") return;
+    // Node decoded the name and may have lost bytes on the way: only a scan
+    // (which reads names as bytes) can name that entry exactly.
+    if (mayBeLossy(name)) return this.scheduleScan();
     this.pending.add(name);
     if (this.drainScheduled) return;
     this.drainScheduled = true;
@@ -115,6 +147,15 @@ export class OutboxGuard {
       const names = [...this.pending];
       this.pending.clear();
       for (const n of names) this.judgeSafely(n);
+    });
+  }
+
+  private scheduleScan(): void {
+    if (this.scanScheduled) return;
+    this.scanScheduled = true;
+    setImmediate(() => {
+      this.scanScheduled = false;
+      if (!this.stopped && !this.lost) this.scan();
     });
   }
 
@@ -136,7 +177,7 @@ export class OutboxGuard {
     let names: string[];
     try {
       if (!sameDir(dirIdentity(this.options.outbox), this.armedOn)) throw new Error("the outbox was removed or replaced");
-      names = fs.readdirSync(this.options.outbox);
+      names = readNames(this.options.outbox);
     } catch (err) {
       this.outboxLost(err);
       return;
@@ -149,6 +190,7 @@ export class OutboxGuard {
   private outboxLost(err: unknown): void {
     if (this.lost) return;
     this.lost = true;
+    this.toCheck.clear();
     this.logger.error({ event: "outbox_lost", outbox: escapeText(this.options.outbox), error: errnoCode(err) ?? errorText(err) }, "the outbox cannot be read; retrying");
     void this.disarm();
   }
@@ -174,65 +216,114 @@ export class OutboxGuard {
     try {
       this.judge(name);
     } catch (err) {
-      this.logger.error({ event: "guard_error", name: escapeText(name), error: errorText(err) }, "could not judge an outbox entry; it is judged again at the next scan");
+      this.logger.error({ event: "guard_error", name: showName(name), error: errorText(err) }, "could not judge an outbox entry; it is judged again at the next scan");
     }
   }
 
+  /** The synchronous path: everything that lstat and the ledger can tell, at once. */
   private judge(name: string): void {
     if (this.stopped) return;
-    const file = path.join(this.options.outbox, name);
-    const st = fs.lstatSync(file, { throwIfNoEntry: false });
+    // prepare only ever publishes valid UTF-8 names.
+    if (isRawName(name)) return this.quarantine(name, "name_not_utf8");
+    const st = fs.lstatSync(entryPath(this.options.outbox, name), { throwIfNoEntry: false });
     if (!st) {
       this.verified.delete(name);
       return;
     }
     const byKind = kindReason(st);
     if (byKind) return this.quarantine(name, byKind);
-    const known = this.verified.get(name);
-    if (known && known.ino === st.ino && known.size === st.size && known.mtimeMs === st.mtimeMs && known.ctimeMs === st.ctimeMs) return;
+    const identity = identityOf(st);
+    if (this.verified.get(name) === identity) return;
     this.verified.delete(name);
-
-    let hash: string | undefined;
-    let hashed = false;
-    const hashOnce = () => {
-      if (!hashed) hash = hashIfSame(file, st);
-      hashed = true;
-      return hash;
-    };
-    // "changed": the entry was replaced after lstat; the replacement raised
-    // its own event (and the next scan sees it anyway).
-    let reason = this.verdict(name, st, hashOnce);
-    if (reason === "changed") return;
+    let reason = this.recordVerdict(name, st.size);
     if (reason) {
       // prepare appends the record before the link that makes a file
       // visible: read what the ledger gained since, before judging.
       this.ledger.refresh();
-      reason = this.verdict(name, st, hashOnce);
-      if (reason === "changed") return;
+      reason = this.recordVerdict(name, st.size);
     }
     if (reason) return this.quarantine(name, reason);
-    this.verified.set(name, { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs });
+    // A record names this size: its bytes are judged in the background.
+    if (this.toCheck.get(name) === identity) return;
+    this.toCheck.set(name, identity);
+    this.pumpChecks();
   }
 
-  private verdict(name: string, st: fs.Stats, hash: () => string | undefined): QuarantineReason | "changed" | undefined {
+  /** What the ledger says of a name and size alone. */
+  private recordVerdict(name: string, size: number): QuarantineReason | undefined {
     const versions = this.ledger.lookup(name);
     if (!versions) return "not_in_ledger";
-    const sized = versions.filter((v) => v.bytes === st.size);
-    if (sized.length === 0) return "size_mismatch";
-    const sha = hash();
-    // The entry was replaced between lstat and open: judge what is there now.
-    if (sha === undefined) return "changed";
-    return sized.some((v) => v.sha256 === sha) ? undefined : "sha256_mismatch";
+    return versions.some((v) => v.bytes === size) ? undefined : "size_mismatch";
   }
 
-  private quarantine(name: string, reason: QuarantineReason): void {
+  private pumpChecks(): void {
+    if (this.checking || this.stopped) return;
+    const next = this.toCheck.entries().next();
+    if (next.done) {
+      for (const wake of this.idleWaiters.splice(0)) wake();
+      return;
+    }
+    const [name, identity] = next.value;
+    this.checking = this.checkBytes(name, identity)
+      .catch((err) => this.logger.error({ event: "guard_error", name: showName(name), error: errorText(err) }, "could not judge an outbox file's bytes; it is judged again at the next scan"))
+      .finally(() => {
+        if (this.toCheck.get(name) === identity) this.toCheck.delete(name);
+        this.checking = undefined;
+        if (this.stopped) for (const wake of this.idleWaiters.splice(0)) wake();
+        else this.pumpChecks();
+      });
+  }
+
+  /** The background path: the bytes must be the recorded ones and pass prepare's content checks. */
+  private async checkBytes(name: string, identity: string): Promise<void> {
+    const file = entryPath(this.options.outbox, name);
+    const fd = openRegular(file);
+    if (fd === undefined) return this.rejudge(name);
+    let judged;
+    try {
+      if (identityOf(fs.fstatSync(fd)) !== identity) return this.rejudge(name);
+      judged = await judgeFileContent(fd, extensionOf(name));
+    } finally {
+      fs.closeSync(fd);
+    }
+    if (this.stopped || this.lost) return;
+    // Changed while it was read: what is there now is judged afresh.
+    const now = fs.lstatSync(file, { throwIfNoEntry: false });
+    if (!now || identityOf(now) !== identity || judged.bytes !== now.size) return this.rejudge(name);
+    const recorded = () => this.ledger.lookup(name)?.some((v) => v.bytes === judged.bytes && v.sha256 === judged.sha256) === true;
+    if (!recorded()) {
+      this.ledger.refresh();
+      if (!recorded()) return this.quarantine(name, "sha256_mismatch");
+    }
+    if (judged.verdict instanceof Refusal) {
+      return this.quarantine(name, "content_refused", { code: judged.verdict.code, message: judged.verdict.message });
+    }
+    this.verified.set(name, identity);
+  }
+
+  private rejudge(name: string): void {
+    this.toCheck.delete(name);
+    this.judgeSafely(name);
+  }
+
+  private quarantine(name: string, reason: QuarantineReason, detail: QuarantineDetail = {}): void {
     // Never move anything out of a directory that merely took the outbox's path.
     if (!sameDir(dirIdentity(this.options.outbox), this.armedOn)) return this.outboxLost(new Error("the outbox was removed or replaced"));
-    const moved = moveToQuarantine(this.options.outbox, this.options.quarantineDir, name, reason);
+    this.toCheck.delete(name);
+    const moved = moveToQuarantine(this.options.outbox, this.options.quarantineDir, name, reason, detail);
     this.verified.delete(name);
     if (moved === undefined) return;
-    const event = { event: "quarantined" as const, name: escapeText(name), quarantine_name: escapeText(moved), reason };
-    this.logger.warn(event, "quarantined an outbox entry prepare did not publish");
+    const event = {
+      event: "quarantined" as const,
+      name: showName(name),
+      quarantine_name: escapeText(moved.name),
+      reason,
+      ...(detail.code ? { code: detail.code } : {}),
+    };
+    this.logger.warn({ ...event, ...(detail.message ? { detail: detail.message } : {}) }, "quarantined an outbox entry that was not published by prepare, or no longer passes its checks");
     this.options.onEvent?.(event);
+    if (moved.journalError) {
+      this.logger.error({ event: "journal_error", name: escapeText(moved.name), error: moved.journalError }, "moved into the quarantine, but its journal line could not be written");
+    }
   }
 }

@@ -1,8 +1,14 @@
 // What prepare published, by name, as the guard needs it: the ledger's day
 // files followed incrementally (only lines appended since the last read are
 // parsed), so a refresh before every quarantine costs a few stat calls.
+// The ledger is the agent's to write in the single-user mode: nothing in it
+// may stop the guard. A day file that is a link, a directory, a FIFO or
+// unreadable is skipped, and so is every line that is not a well-formed
+// record; each is logged once, and everything else is still read.
 import fs from "node:fs";
-import { ledgerDays, readLedgerDayFrom } from "../state/ledger.js";
+import { errnoCode } from "../core/errors.js";
+import { escapeText } from "../core/escape.js";
+import { LedgerFileError, ledgerDays, readLedgerDayFrom } from "../state/ledger.js";
 
 export interface PublishedBytes {
   bytes: number;
@@ -14,11 +20,23 @@ interface DayCursor {
   end: number;
 }
 
+/** Something in the ledger that was skipped: a whole day file, or lines of one. */
+export interface LedgerProblem {
+  /** The day file (escaped) or the ledger directory. */
+  file: string;
+  problem: string;
+}
+
 export class LedgerIndex {
   private byName = new Map<string, PublishedBytes[]>();
   private cursors = new Map<string, DayCursor>();
+  /** Problems already told, so a bad day file is logged once, not at every refresh. */
+  private told = new Set<string>();
 
-  constructor(private readonly ledgerDir: string) {}
+  constructor(
+    private readonly ledgerDir: string,
+    private readonly onProblem: (p: LedgerProblem) => void = () => {},
+  ) {}
 
   /** Every version of `name` the ledger records; a name may be reused after the janitor removed it. */
   lookup(name: string): readonly PublishedBytes[] | undefined {
@@ -29,33 +47,69 @@ export class LedgerIndex {
     return this.byName.size;
   }
 
-  /** Reads what was appended since the last refresh; starts over when a day file was removed or replaced. */
+  /** Reads what was appended since the last refresh; starts over when a day file was removed or replaced. Never throws. */
   refresh(): void {
-    const days = ledgerDays(this.ledgerDir);
+    let days;
+    try {
+      days = ledgerDays(this.ledgerDir);
+    } catch (err) {
+      this.tell(this.ledgerDir, `the ledger directory cannot be read (${errnoCode(err) ?? "error"}); every entry is judged without it`);
+      return;
+    }
     const present = new Set(days.map((d) => d.path));
     // The janitor drops whole old days: forget them, so the index does not
     // outgrow the ledger.
     if ([...this.cursors.keys()].some((p) => !present.has(p))) this.reset();
     for (const day of days) {
-      let st: fs.Stats;
-      try {
-        st = fs.statSync(day.path);
-      } catch {
-        continue;
-      }
-      let cursor = this.cursors.get(day.path);
-      if (cursor && (cursor.ino !== st.ino || st.size < cursor.end)) {
+      if (!this.follow(day.path)) {
         this.reset();
         this.refresh();
         return;
       }
-      cursor ??= { ino: st.ino, end: 0 };
-      this.cursors.set(day.path, cursor);
-      if (st.size === cursor.end) continue;
-      const { records, end } = readLedgerDayFrom(day.path, cursor.end);
-      cursor.end = end;
-      for (const rec of records) this.add(rec.name, { bytes: rec.bytes, sha256: rec.sha256 });
     }
+  }
+
+  /** Reads one day file's new lines; false when it was replaced or shrank (start over). */
+  private follow(file: string): boolean {
+    let st: fs.Stats | undefined;
+    try {
+      st = fs.lstatSync(file, { throwIfNoEntry: false });
+    } catch (err) {
+      this.tell(file, `cannot be looked at (${errnoCode(err) ?? "error"}); skipped`);
+      return true;
+    }
+    if (!st) return true;
+    if (!st.isFile()) {
+      this.cursors.delete(file);
+      this.tell(file, `is ${st.isSymbolicLink() ? "a symbolic link" : st.isDirectory() ? "a directory" : "not a regular file"}; skipped (never followed)`);
+      return true;
+    }
+    const cursor = this.cursors.get(file);
+    if (cursor && (cursor.ino !== st.ino || st.size < cursor.end)) return false;
+    const current = cursor ?? { ino: st.ino, end: 0 };
+    if (st.size === current.end) {
+      this.cursors.set(file, current);
+      return true;
+    }
+    try {
+      const { records, end, malformed } = readLedgerDayFrom(file, current.end);
+      if (malformed > 0) this.tell(`${file}:${current.end}`, `${malformed} line(s) after byte ${current.end} are not well-formed records; skipped`, file);
+      current.end = end;
+      this.cursors.set(file, current);
+      for (const rec of records) this.add(rec.name, { bytes: rec.bytes, sha256: rec.sha256 });
+    } catch (err) {
+      const why = err instanceof LedgerFileError ? "is not a regular file" : `cannot be read (${errnoCode(err) ?? "error"})`;
+      this.tell(file, `${why}; skipped`);
+    }
+    return true;
+  }
+
+  private tell(key: string, problem: string, file = key): void {
+    if (this.told.has(key)) return;
+    // Bounded: a ledger gaining garbage all day must not grow this without end.
+    if (this.told.size >= 10_000) this.told.clear();
+    this.told.add(key);
+    this.onProblem({ file: escapeText(file), problem });
   }
 
   private add(name: string, version: PublishedBytes): void {

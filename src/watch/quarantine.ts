@@ -4,37 +4,55 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { Config } from "../config/config.js";
-import { errnoCode, isErrno, usageError } from "../core/errors.js";
+import { randomBytes } from "node:crypto";
+import { type RefusalCode, errnoCode, isErrno, usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { type Logger, silentLogger } from "../log/logger.js";
 import { truncateToBytes } from "../prepare/name.js";
 import { type PrepareReport, prepare } from "../prepare/prepare.js";
 import { type EntryKind, entryKind } from "../prepare/source.js";
-import { JOURNAL_NAME, listDir, openLayout } from "../state/layout.js";
+import { entryPath, readNames, showName, textOfName } from "../safety/entry-names.js";
+import { JOURNAL_NAME, openLayout } from "../state/layout.js";
 import { NAME_MAX } from "./receipt.js";
 
 export type { EntryKind } from "../prepare/source.js";
 
 /** Why the guard moved an entry: stable, documented, safe to match on. */
-export type QuarantineReason = "not_in_ledger" | "size_mismatch" | "sha256_mismatch" | "symlink" | "directory" | "fifo" | "socket" | "device";
+export type QuarantineReason =
+  | "not_in_ledger"
+  | "size_mismatch"
+  | "sha256_mismatch"
+  | "content_refused"
+  | "name_not_utf8"
+  | "symlink"
+  | "directory"
+  | "fifo"
+  | "socket"
+  | "device";
 
 export { JOURNAL_NAME };
-const MAX_CLASH_SUFFIX = 1000;
+/** Clash names tried in order (`stem~2.ext`…) before a unique fallback. */
+const CLASH_NUMBERS = 1000;
 
 interface JournalRecord {
   time: string;
   event: "quarantined" | "restored";
   /** The name in the quarantine, escaped. */
   name: string;
-  /** The name it had in the outbox, escaped. */
+  /** The name it had in the outbox, escaped (bytes that are not UTF-8 as \xNN). */
   original?: string;
   reason?: QuarantineReason;
+  /** For content_refused: prepare's reason code and message. */
+  code?: RefusalCode;
+  message?: string;
 }
 
 function appendJournal(quarantineDir: string, record: JournalRecord): void {
   const file = path.join(quarantineDir, JOURNAL_NAME);
-  const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW, 0o600);
+  const { O_WRONLY, O_APPEND, O_CREAT, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
+  const fd = fs.openSync(file, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK, 0o600);
   try {
+    if (!fs.fstatSync(fd).isFile()) throw new Error("the quarantine journal is not a regular file");
     fs.writeSync(fd, `${JSON.stringify(record)}\n`);
   } finally {
     fs.closeSync(fd);
@@ -44,10 +62,16 @@ function appendJournal(quarantineDir: string, record: JournalRecord): void {
 function readJournal(quarantineDir: string): Map<string, JournalRecord> {
   const latest = new Map<string, JournalRecord>();
   let text = "";
+  const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
   try {
-    text = fs.readFileSync(path.join(quarantineDir, JOURNAL_NAME), "utf8");
+    const fd = fs.openSync(path.join(quarantineDir, JOURNAL_NAME), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    try {
+      if (fs.fstatSync(fd).isFile()) text = fs.readFileSync(fd, "utf8");
+    } finally {
+      fs.closeSync(fd);
+    }
   } catch (err) {
-    if (!isErrno(err, "ENOENT")) throw err;
+    if (!isErrno(err, "ENOENT", "ELOOP")) throw err;
   }
   for (const line of text.split("\n")) {
     if (line === "") continue;
@@ -62,44 +86,197 @@ function readJournal(quarantineDir: string): Map<string, JournalRecord> {
 }
 
 /** `photo.png` -> `photo~2.png`: the extension stays last, so a restore can still judge it. */
-export function clashName(name: string, n: number): string {
+export function clashName(name: string, n: number | string): string {
   const dot = name.lastIndexOf(".");
   const [stem, ext] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, ""];
   const tail = `~${n}${ext}`;
   return `${truncateToBytes(stem, Math.max(1, NAME_MAX - Buffer.byteLength(tail)))}${tail}`;
 }
 
-function isFree(dir: string, name: string): boolean {
-  return name !== JOURNAL_NAME && fs.lstatSync(path.join(dir, name), { throwIfNoEntry: false }) === undefined;
+/**
+ * The names a quarantined entry may get, in order: its own, `stem~2.ext` up
+ * to `stem~1000.ext`, then `stem~<time>-<random>.ext` for as long as it
+ * takes. Never runs out.
+ */
+export function* quarantineNames(base: string): Generator<string> {
+  if (base !== JOURNAL_NAME) yield base;
+  for (let n = 2; n <= CLASH_NUMBERS; n++) yield clashName(base, n);
+  for (;;) yield clashName(base, `${Date.now().toString(36)}-${randomBytes(6).toString("hex")}`);
+}
+
+/** O_PATH (Linux): a descriptor naming the entry itself, whatever its permissions. Not in fs.constants. */
+const O_PATH = 0o10000000;
+
+/**
+ * Gives the owner write permission on a planted directory before it is
+ * moved: renaming a directory into another parent rewrites its `..`, which
+ * needs write permission on it. Done through a descriptor opened without
+ * following a link (O_PATH|O_NOFOLLOW|O_DIRECTORY), so a link swapped in
+ * meanwhile is never followed; only that directory's own mode changes.
+ */
+function makeMovable(dir: string | Buffer, seen: fs.Stats): void {
+  if ((seen.mode & 0o700) === 0o700) return;
+  let fd: number;
+  try {
+    fd = fs.openSync(dir, O_PATH | fs.constants.O_NOFOLLOW | fs.constants.O_DIRECTORY);
+  } catch {
+    return; // gone or replaced: the rename below says what happened
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (st.ino !== seen.ino || st.dev !== seen.dev) return;
+    fs.chmodSync(`/proc/self/fd/${fd}`, (st.mode & 0o7777) | 0o700);
+  } catch {
+    // Not ours to change: the rename below fails and says so.
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+type Placed = { placed: true } | { placed: false; why: "taken" | "gone" };
+
+/**
+ * Moves a directory under `target` without ever replacing anything: the
+ * name is reserved with mkdir (which fails when it is taken, even by a
+ * concurrent mover), then the directory is renamed onto that empty
+ * reservation, which rename(2) replaces only because it is an empty directory.
+ */
+function placeDirectory(src: string | Buffer, seen: fs.Stats, target: string): Placed {
+  try {
+    fs.mkdirSync(target, { mode: 0o700 });
+  } catch (err) {
+    if (isErrno(err, "EEXIST")) return { placed: false, why: "taken" };
+    throw err;
+  }
+  makeMovable(src, seen);
+  try {
+    fs.renameSync(src, target);
+    return { placed: true };
+  } catch (err) {
+    // Something was put into the reservation meanwhile: it stays, and so does the reservation.
+    if (isErrno(err, "ENOTEMPTY", "EEXIST")) return { placed: false, why: "taken" };
+    try {
+      fs.rmdirSync(target);
+    } catch {
+      // Not empty any more: it holds what someone put there; leave it.
+    }
+    if (isErrno(err, "ENOENT", "ENOTDIR")) return { placed: false, why: "gone" };
+    throw err;
+  }
 }
 
 /**
- * Moves `outbox/name` into the quarantine by rename, under its own name or,
- * when that is taken, the first free `stem~N.ext`, so no earlier entry is lost.
- * Returns the name it got, or undefined when the entry was already gone.
+ * Moves anything but a directory under `target` without ever replacing
+ * anything: link(2) fails when the name is taken (and never follows a
+ * symbolic link: the link itself is linked), then the outbox name is
+ * removed. Where the filesystem refuses hard links, an exclusive placeholder
+ * reserves the name and rename(2) replaces only that placeholder.
  */
-export function moveToQuarantine(outbox: string, quarantineDir: string, name: string, reason: QuarantineReason): string | undefined {
-  let target = name;
-  for (let n = 2; !isFree(quarantineDir, target); n++) {
-    // The caller's log line names the entry: an escaped name here would be escaped again there.
-    if (n > MAX_CLASH_SUFFIX) throw new Error(`no free quarantine name after ${MAX_CLASH_SUFFIX} tries`);
-    target = clashName(name, n);
-  }
+function placeOther(src: string | Buffer, seen: fs.Stats, target: string): Placed {
   try {
-    // The quarantine is private (0700) and only media-outbox moves entries
-    // into it, so the name checked free above is still free here.
-    fs.renameSync(path.join(outbox, name), path.join(quarantineDir, target));
+    fs.linkSync(src, target);
   } catch (err) {
-    if (errnoCode(err) === "ENOENT") return undefined;
+    if (isErrno(err, "EEXIST")) return { placed: false, why: "taken" };
+    if (isErrno(err, "ENOENT")) return { placed: false, why: "gone" };
+    if (!isErrno(err, "EPERM", "EMLINK", "ENOTSUP", "EOPNOTSUPP")) throw err;
+    return placeByPlaceholder(src, target);
+  }
+  // The entry now has its quarantine name; take away its outbox name, unless
+  // the outbox name was given to something else meanwhile.
+  const now = fs.lstatSync(src, { throwIfNoEntry: false });
+  if (now && now.ino === seen.ino && now.dev === seen.dev) {
+    try {
+      fs.unlinkSync(src);
+      return { placed: true };
+    } catch (err) {
+      if (!isErrno(err, "ENOENT")) throw err;
+    }
+  }
+  // Another mover took the outbox name first: when it holds the entry under
+  // its own quarantine name, this second name is dropped; when nobody else
+  // does (the outbox name was removed), this is the entry's only name.
+  const mine = fs.lstatSync(target, { throwIfNoEntry: false });
+  if (now === undefined && mine && mine.nlink > 1) {
+    fs.unlinkSync(target);
+    return { placed: false, why: "gone" };
+  }
+  return { placed: true };
+}
+
+function placeByPlaceholder(src: string | Buffer, target: string): Placed {
+  const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = fs.constants;
+  try {
+    fs.closeSync(fs.openSync(target, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600));
+  } catch (err) {
+    if (isErrno(err, "EEXIST")) return { placed: false, why: "taken" };
     throw err;
   }
+  try {
+    fs.renameSync(src, target);
+    return { placed: true };
+  } catch (err) {
+    fs.rmSync(target, { force: true });
+    if (isErrno(err, "ENOENT")) return { placed: false, why: "gone" };
+    throw err;
+  }
+}
+
+/** What a move did: the entry's name in the quarantine, and whether the journal says so. */
+export interface MovedEntry {
+  name: string;
+  /** The journal line could not be written (the move itself happened). */
+  journalError?: string;
+}
+
+export interface QuarantineDetail {
+  code?: RefusalCode;
+  message?: string;
+}
+
+/**
+ * Moves `outbox/name` into the quarantine, under its own name or, when that
+ * is taken, the first free `stem~N.ext` (then a unique fallback): never
+ * copied, never deleted, and never replacing anything already there, even
+ * with another process moving entries at the same time. A name that is not
+ * valid UTF-8 gets a valid one (each invalid byte becomes `_`); the journal
+ * keeps the original, escaped. Returns undefined when the entry was already
+ * gone (or another mover took it).
+ */
+export function moveToQuarantine(outbox: string, quarantineDir: string, name: string, reason: QuarantineReason, detail: QuarantineDetail = {}): MovedEntry | undefined {
+  const src = entryPath(outbox, name);
+  const seen = fs.lstatSync(src, { throwIfNoEntry: false });
+  if (!seen) return undefined;
+  let target: string | undefined;
+  for (const candidate of quarantineNames(textOfName(name))) {
+    const dst = path.join(quarantineDir, candidate);
+    const placed = seen.isDirectory() ? placeDirectory(src, seen, dst) : placeOther(src, seen, dst);
+    if (placed.placed) {
+      target = candidate;
+      break;
+    }
+    if (placed.why === "gone") return undefined;
+  }
+  const moved = target!;
   // The janitor counts a quarantined entry's retention from its mtime: start
   // it now, or an old file planted in the outbox would vanish at the next
   // sweep before an operator could look. lutimes: a link's target stays untouched.
   const now = new Date();
-  fs.lutimesSync(path.join(quarantineDir, target), now, now);
-  appendJournal(quarantineDir, { time: now.toISOString(), event: "quarantined", name: escapeText(target), original: escapeText(name), reason });
-  return target;
+  const result: MovedEntry = { name: moved };
+  try {
+    fs.lutimesSync(path.join(quarantineDir, moved), now, now);
+    appendJournal(quarantineDir, {
+      time: now.toISOString(),
+      event: "quarantined",
+      name: escapeText(moved),
+      original: showName(name),
+      reason,
+      ...(detail.code ? { code: detail.code } : {}),
+      ...(detail.message ? { message: detail.message } : {}),
+    });
+  } catch (err) {
+    result.journalError = errnoCode(err) ?? escapeText(String((err as Error).message));
+  }
+  return result;
 }
 
 export interface QuarantineEntry {
@@ -126,18 +303,24 @@ export interface QuarantineList {
 export function listQuarantine(config: Config): QuarantineList {
   const layout = openLayout(config, { create: false });
   if (!layout) return { quarantine: escapeText(config.quarantineDir), entries: [] };
-  const names = listDir(layout.quarantineDir);
+  let names: string[];
+  try {
+    names = readNames(layout.quarantineDir);
+  } catch (err) {
+    if (!isErrno(err, "ENOENT")) throw err;
+    names = [];
+  }
   const journal = readJournal(layout.quarantineDir);
   const entries: QuarantineEntry[] = [];
   for (const name of names) {
     if (name === JOURNAL_NAME) continue;
     let st: fs.Stats;
     try {
-      st = fs.lstatSync(path.join(layout.quarantineDir, name));
+      st = fs.lstatSync(entryPath(layout.quarantineDir, name));
     } catch {
       continue;
     }
-    const shown = escapeText(name);
+    const shown = showName(name);
     const rec = journal.get(shown);
     const caught = rec?.event === "quarantined" ? rec : undefined;
     entries.push({
