@@ -111,7 +111,7 @@ describe("install systemd --root", () => {
     expect(janitor).toContain("IPAddressDeny=any");
     expect(janitor).toContain("Type=oneshot");
     expect(janitor).not.toContain("[Install]");
-    expect(fs.readFileSync(path.join(root, ETC, "media-outbox-watch.service"), "utf8")).toContain("Restart=on-failure");
+    expect(fs.readFileSync(path.join(root, ETC, "media-outbox-watch.service"), "utf8")).toContain("Restart=always");
   });
 
   it("schedules the janitor with a calendar systemd-analyze calendar accepts, persistent and randomized", () => {

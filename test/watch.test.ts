@@ -35,6 +35,8 @@ const prepareFile = (file: string) => {
   expect(r.code).toBe(0);
   return r.stdout.trim().slice("MEDIA:".length);
 };
+/** A drop folder's entries but the watch's lock (a dot-name drops never take), which lives there while the watch runs. */
+const dropEntries = (dir: string) => fs.readdirSync(dir).filter((n) => n !== ".media-outbox-watch.lock");
 const isQuarantined = (name: string) => (e: Event) => e.event === "quarantined" && e.name === name;
 const outcomeFor = (name: string) => (e: Event) => (e.event === "published" || e.event === "refused" || e.event === "skipped") && e.name === name;
 
@@ -221,7 +223,7 @@ describe("watch: drop folders", () => {
     expect(fs.readFileSync(dest)).toEqual(png(10));
     expect(fs.statSync(dest).mode & 0o777).toBe(0o600);
     expect(fs.existsSync(path.join(drop, "chart.png"))).toBe(false);
-    expect(fs.readdirSync(drop)).toEqual(["chart.png.media"]);
+    expect(dropEntries(drop)).toEqual(["chart.png.media"]);
     expect(w.find(isQuarantined("chart.png"))).toBeUndefined();
   });
 
@@ -243,7 +245,7 @@ describe("watch: drop folders", () => {
     const w = await startWatch(["--drop", drop, "--keep"]);
     dropFile(drop, "kept.png", png(11));
     await w.waitFor(outcomeFor("kept.png"), "kept.png");
-    expect(fs.readdirSync(drop).sort()).toEqual(["kept.png", "kept.png.media"]);
+    expect(dropEntries(drop).sort()).toEqual(["kept.png", "kept.png.media"]);
   });
 
   it("refuses with NAME.refused holding `<code>: <message>`", async () => {
@@ -327,7 +329,7 @@ describe("watch: drop folders", () => {
     const e = await w.waitFor(outcomeFor("growing.txt"), "growing.txt");
     expect(e.event).toBe("published");
     expect(fs.readFileSync(path.join(h.outbox, "growing.txt"), "utf8")).toBe(chunks.join(""));
-    expect(fs.readdirSync(drop).sort()).toEqual([".hidden.png", "a.png.part", "b.tmp", "c.crdownload", "growing.txt.media"]);
+    expect(dropEntries(drop).sort()).toEqual([".hidden.png", "a.png.part", "b.tmp", "c.crdownload", "growing.txt.media"]);
   });
 
   it("a file deleted before it settles is skipped with a log line, and the folder goes on", async () => {
@@ -340,7 +342,7 @@ describe("watch: drop folders", () => {
     const outcome = await w.waitFor(outcomeFor("gone.png"), "gone.png", 10_000).catch(() => undefined);
     // Either nothing was begun (no event) or it is reported as vanished; never a receipt for a file that is not there.
     if (outcome) expect(outcome).toMatchObject({ event: "skipped", code: "vanished" });
-    expect(fs.readdirSync(drop).sort()).toEqual(["after.png.media"]);
+    expect(dropEntries(drop).sort()).toEqual(["after.png.media"]);
     expect(w.exitCode).toBeUndefined();
   });
 
@@ -409,7 +411,7 @@ describe("watch: drop folders", () => {
     const lastFlood = w.events.lastIndexOf(all.at(-1)!);
     expect(urgent).toBeGreaterThanOrEqual(0);
     expect(urgent).toBeLessThan(lastFlood);
-    const left = fs.readdirSync(drop);
+    const left = dropEntries(drop);
     expect(left.filter((n) => n.endsWith(".media")).length).toBe(2000);
     expect(left.filter((n) => !n.endsWith(".media"))).toEqual([]);
     expect(fs.readdirSync(h.outbox).length).toBe(2001);

@@ -1,6 +1,6 @@
 // The result of a prepare call: one document whichever mode made it (local,
 // or the gate and its client), so the agent cannot tell the modes apart.
-import { Refusal, type RefusalCode } from "../core/errors.js";
+import { Refusal, type RefusalCode, hostFailure } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import type { Logger } from "../log/logger.js";
 
@@ -37,9 +37,13 @@ export function emptyReport(outbox: string): PrepareReport {
   return { success: false, partial_success: false, outbox, media: [], media_dropped: [] };
 }
 
-/** The refusal an error stands for: a Refusal as it is, anything else an io_error. */
+/**
+ * The refusal an error stands for: a Refusal as it is; anything else (a full
+ * disk, an I/O error, a bug) is the host's failure, not a verdict on the
+ * file: `host_error`, nothing was published, the file may pass later.
+ */
 export function refusalOf(err: unknown): Refusal {
-  return err instanceof Refusal ? err : new Refusal("io_error", `unexpected error: ${escapeText(err instanceof Error ? err.message : String(err))}`);
+  return err instanceof Refusal ? err : hostFailure(err);
 }
 
 /** The media_dropped entry for `source` (as given) refused by `err`. */

@@ -8,7 +8,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { Config } from "../config/config.js";
-import { Refusal, errnoCode } from "../core/errors.js";
+import { Refusal, errnoCode, hostFailure, isHostErrno } from "../core/errors.js";
 import { SourceDenylist, resolveExisting } from "../safety/denylist.js";
 import { isWithin } from "../safety/gateway.js";
 import { assertSafePathText } from "../safety/path-text.js";
@@ -42,6 +42,7 @@ function resolveSource(given: string, cwd: string): string {
     if (code === "ENOENT" || code === "ENOTDIR") throw new Refusal("not_found", "no such file");
     if (code === "ELOOP") throw new Refusal("denied_source", "it is a symbolic link loop");
     if (code === "EACCES") throw new Refusal("io_error", "permission denied while resolving the path");
+    if (isHostErrno(code)) throw hostFailure(err);
     throw new Refusal("io_error", `cannot resolve the path (${code ?? "error"})`);
   }
 }
@@ -57,6 +58,7 @@ function openNoFollow(resolved: string): number {
     if (code === "ELOOP") throw new Refusal("denied_source", "the path was replaced by a symbolic link while it was checked");
     if (code === "ENXIO" || code === "EOPNOTSUPP") throw new Refusal("not_regular_file", "it is not a regular file");
     if (code === "EACCES") throw new Refusal("io_error", "permission denied");
+    if (isHostErrno(code)) throw hostFailure(err);
     throw new Refusal("io_error", `cannot open the file (${code ?? "error"})`);
   }
 }

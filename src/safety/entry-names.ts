@@ -100,3 +100,8 @@ export function textOfName(name: string): string {
   for (const p of pieces(nameBytes(name))) text += "text" in p ? p.text : "_";
   return text;
 }
+
+/** `name` followed by the ASCII `suffix` (a receipt beside a dropped file), in the same form. */
+export function withSuffix(name: string, suffix: string): string {
+  return isRawName(name) ? nameFromBytes(Buffer.concat([nameBytes(name), Buffer.from(suffix, "utf8")])) : `${name}${suffix}`;
+}

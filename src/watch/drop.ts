@@ -3,18 +3,18 @@
 // root, answered with a receipt beside it, then removed. The folder is
 // untrusted input: nothing in it crashes or stalls the watcher.
 import fs from "node:fs";
-import path from "node:path";
 import type { FSWatcher } from "chokidar";
 import { type Config, sizeCapFor } from "../config/config.js";
 import { FatalError, type RefusalCode, errnoCode } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { type Logger, silentLogger } from "../log/logger.js";
 import { extensionOf } from "../prepare/name.js";
-import { prepare } from "../prepare/prepare.js";
+import { entryPath, isRawName, mayBeLossy, readNames, showName, textOfName, withSuffix } from "../safety/entry-names.js";
 import { type DirIdentity, dirIdentity, sameDir } from "./dir-identity.js";
 import { watchDirectory } from "./dir-watch.js";
 import { type EventSink, type SkipCode, errorText } from "./events.js";
 import { MEDIA_RECEIPT, REFUSED_RECEIPT, existingReceipt, isIgnoredDropName, receiptNamesFit, writeReceipt } from "./receipt.js";
+import { DropWorkers, type PrepareDrop } from "./drop-workers.js";
 import type { WorkQueue } from "./work-queue.js";
 
 export interface DropFolderOptions {
@@ -28,7 +28,13 @@ export interface DropFolderOptions {
   logger?: Logger;
   onEvent?: EventSink;
   rescanMs: number;
+  /** Where a dropped file is prepared (default: on this thread). The watcher passes its worker threads. */
+  prepareDrop?: PrepareDrop;
 }
+
+/** The first wait before a file whose publication failed on the host's side is tried again; doubled each time, up to MAX. */
+const DEFER_FIRST_MS = 1000;
+const DEFER_MAX_MS = 60_000;
 
 /** A file waiting for its size to settle. */
 interface Settling {
@@ -50,6 +56,10 @@ export class DropFolder {
   private readonly processing = new Set<string>();
   /** Left in place, with the reason already told: each is logged once, and judged again at every look. */
   private readonly skipped = new Map<string, SkipCode>();
+  /** Kept after the host failed to publish them (a full disk): tried again after a growing wait. */
+  private readonly deferred = new Map<string, { until: number; waitMs: number }>();
+  private readonly prepareDrop: PrepareDrop;
+  private scanScheduled = false;
   private watcher: FSWatcher | undefined;
   /** The directory the watch was armed on. */
   private armedOn: DirIdentity | undefined;
@@ -64,6 +74,7 @@ export class DropFolder {
     // elsewhere is refused (denied_source) by prepare's own checks.
     this.config = { ...options.config, sourceRoots: [options.dir] };
     this.logger = options.logger ?? silentLogger;
+    this.prepareDrop = options.prepareDrop ?? new DropWorkers(undefined).prepare;
   }
 
   async start(): Promise<void> {
@@ -92,7 +103,8 @@ export class DropFolder {
     // settle timer for the folder is cheaper than one per file.
     const watcher = await watchDirectory(
       dir,
-      (name) => this.safely(() => this.notice(name)),
+      // Node decoded the name and may have lost bytes: only a scan (names read as bytes) names that entry exactly.
+      (name) => this.safely(() => (mayBeLossy(name) ? this.scheduleScan() : this.notice(name))),
       (message) => this.logger.warn({ event: "watch_error", drop: escapeText(dir), error: escapeText(message) }, "drop folder watch error"),
     );
     if (this.stopped) return void (await watcher.close());
@@ -118,16 +130,26 @@ export class DropFolder {
     this.logger.error({ event: "drop_error", drop: escapeText(this.dir), error: errorText(err) }, "drop folder error; tried again at the next scan");
   }
 
+  private scheduleScan(): void {
+    if (this.scanScheduled) return;
+    this.scanScheduled = true;
+    setImmediate(() => {
+      this.scanScheduled = false;
+      if (!this.stopped && !this.lost) this.safely(() => this.scan());
+    });
+  }
+
   private scan(): void {
     let names: string[];
     try {
       if (!sameDir(dirIdentity(this.dir), this.armedOn)) throw new Error("the drop folder was removed or replaced");
-      names = fs.readdirSync(this.dir);
+      names = readNames(this.dir);
     } catch (err) {
       return this.folderLost(err);
     }
     const present = new Set(names);
     for (const name of this.skipped.keys()) if (!present.has(name)) this.skipped.delete(name);
+    for (const name of this.deferred.keys()) if (!present.has(name)) this.deferred.delete(name);
     for (const name of names) this.notice(name);
   }
 
@@ -156,12 +178,14 @@ export class DropFolder {
   /** Looks at one name in the folder: ignore, skip, refuse at once, or let it settle. */
   private notice(name: string): void {
     if (this.stopped || this.lost || name === "" || isIgnoredDropName(name) || this.queued.has(name) || this.processing.has(name)) return;
-    const file = path.join(this.dir, name);
+    const deferred = this.deferred.get(name);
+    if (deferred && Date.now() < deferred.until) return;
+    const file = entryPath(this.dir, name);
     let st: fs.Stats | undefined;
     try {
       st = fs.lstatSync(file, { throwIfNoEntry: false });
     } catch (err) {
-      this.logger.warn({ event: "drop_error", drop: escapeText(this.dir), name: escapeText(name), error: errnoCode(err) ?? "error" }, "cannot look at a dropped file");
+      this.logger.warn({ event: "drop_error", drop: escapeText(this.dir), name: showName(name), error: errnoCode(err) ?? "error" }, "cannot look at a dropped file");
       return;
     }
     if (!st) {
@@ -171,7 +195,7 @@ export class DropFolder {
     }
     if (this.leftInPlace(name, st)) return;
     // Links, FIFOs and devices are not written to: nothing to wait for.
-    if (!st.isFile() || st.size > sizeCapFor(this.config, extensionOf(name))) return this.take(name);
+    if (!st.isFile() || st.size > sizeCapFor(this.config, extensionOf(textOfName(name)))) return this.take(name);
     const now = Date.now();
     const prev = this.settling.get(name);
     if (!prev || prev.size !== st.size || prev.mtimeMs !== st.mtimeMs) this.settling.set(name, { size: st.size, mtimeMs: st.mtimeMs, since: now });
@@ -188,7 +212,7 @@ export class DropFolder {
         this.skipped.delete(name);
         return false;
       }
-      this.skip(name, "receipt_exists", `${escapeText(receipt)} already exists; the file is left in place`);
+      this.skip(name, "receipt_exists", `${showName(receipt)} already exists; the file is left in place`);
     }
     return true;
   }
@@ -205,13 +229,13 @@ export class DropFolder {
       if (this.stopped) break;
       if (now - s.since < this.options.settleMs) continue;
       // Judge the file as it is now: it may have grown since the last event.
-      const st = fs.lstatSync(path.join(this.dir, name), { throwIfNoEntry: false });
+      const st = fs.lstatSync(entryPath(this.dir, name), { throwIfNoEntry: false });
       if (!st) {
         this.settling.delete(name);
         continue;
       }
       if (st.size !== s.size || st.mtimeMs !== s.mtimeMs) {
-        if (st.isFile() && st.size > sizeCapFor(this.config, extensionOf(name))) {
+        if (st.isFile() && st.size > sizeCapFor(this.config, extensionOf(textOfName(name)))) {
           this.settling.delete(name);
           this.take(name);
         } else {
@@ -232,7 +256,7 @@ export class DropFolder {
     this.settling.delete(name);
     if (this.skipped.get(name) === code) return;
     this.skipped.set(name, code);
-    const event = { event: "skipped" as const, drop: escapeText(this.dir), name: escapeText(name), code, reason };
+    const event = { event: "skipped" as const, drop: escapeText(this.dir), name: showName(name), code, reason };
     this.logger.warn(event, "left a dropped file in place");
     this.options.onEvent?.(event);
   }
@@ -265,7 +289,7 @@ export class DropFolder {
   /** Once this begins, the file gets its receipt (or a log line saying why not). */
   private async process(name: string): Promise<void> {
     if (!this.stillSameFolder()) return;
-    const file = path.join(this.dir, name);
+    const file = entryPath(this.dir, name);
     const st = fs.lstatSync(file, { throwIfNoEntry: false });
     if (!st) return this.skip(name, "vanished", "the file disappeared before it was processed");
     // The agent may have written a receipt name meanwhile.
@@ -274,11 +298,16 @@ export class DropFolder {
     let outcome: Outcome;
     if (st.isSymbolicLink()) {
       outcome = { kind: "refused", code: "denied_source", reason: "it is a symbolic link; links in a drop folder are never followed" };
+    } else if (isRawName(name)) {
+      // No path names it as text, and no MEDIA: line could carry it.
+      outcome = { kind: "refused", code: "unsafe_path_chars", reason: "the name is not valid UTF-8; give the file a UTF-8 name and drop it again" };
     } else {
       try {
-        const report = await prepare(file, { resolvedConfig: this.config });
+        const report = await this.prepareDrop(file as string, this.config);
         const media = report.media[0];
         const dropped = report.media_dropped[0]!;
+        // The host failed, not the file (a full disk, an I/O error): it stays and is tried again.
+        if (!media && dropped.code === "host_error") return this.defer(name, "host_error", dropped.reason);
         outcome = media
           ? { kind: "media", directive: media.directive, published: media.name, reused: media.reused }
           : { kind: "refused", code: dropped.code, reason: dropped.reason };
@@ -286,26 +315,36 @@ export class DropFolder {
         if (!(err instanceof FatalError)) throw err;
         // The outbox or its state is unusable: nothing was published, so the
         // file stays for a later try.
-        this.logger.error({ event: "drop_deferred", drop: escapeText(this.dir), name: escapeText(name), code: err.code, error: err.message }, "cannot publish now; the file stays and is tried again");
-        return;
+        return this.defer(name, err.code, err.message);
       }
     }
+    this.deferred.delete(name);
     this.answer(name, st, outcome);
+  }
+
+  /** Leaves the file for a later try (nothing was published), each time after a longer wait. */
+  private defer(name: string, code: string, error: string): void {
+    const waitMs = Math.min(DEFER_MAX_MS, (this.deferred.get(name)?.waitMs ?? DEFER_FIRST_MS / 2) * 2);
+    this.deferred.set(name, { until: Date.now() + waitMs, waitMs });
+    this.logger.error(
+      { event: "drop_deferred", drop: escapeText(this.dir), name: showName(name), code, error, retry_in_ms: waitMs },
+      "cannot publish now; the file stays and is tried again",
+    );
   }
 
   private answer(name: string, st: fs.Stats, outcome: Outcome): void {
     if (!this.stillSameFolder()) {
-      this.logger.error({ event: "drop_error", drop: escapeText(this.dir), name: escapeText(name), outcome: outcome.kind }, "the drop folder was replaced while a file was processed; no receipt written");
+      this.logger.error({ event: "drop_error", drop: escapeText(this.dir), name: showName(name), outcome: outcome.kind }, "the drop folder was replaced while a file was processed; no receipt written");
       return;
     }
-    const receipt = name + (outcome.kind === "media" ? MEDIA_RECEIPT : REFUSED_RECEIPT);
+    const receipt = withSuffix(name, outcome.kind === "media" ? MEDIA_RECEIPT : REFUSED_RECEIPT);
     // prepare's reasons are escaped where they are built, so a receipt is one line.
     const text = outcome.kind === "media" ? `${outcome.directive}\n` : `${outcome.code}: ${outcome.reason}\n`;
     if (!writeReceipt(this.dir, receipt, text)) {
-      return this.skip(name, "receipt_exists", `${escapeText(receipt)} appeared while the file was processed; the file is left in place`);
+      return this.skip(name, "receipt_exists", `${showName(receipt)} appeared while the file was processed; the file is left in place`);
     }
     if (!this.options.keep) this.removeOriginal(name, st);
-    const base = { drop: escapeText(this.dir), name: escapeText(name), receipt: escapeText(receipt) };
+    const base = { drop: escapeText(this.dir), name: showName(name), receipt: showName(receipt) };
     if (outcome.kind === "media") {
       const event = { event: "published" as const, ...base, directive: outcome.directive, published: escapeText(outcome.published), reused: outcome.reused };
       this.logger.info(event, "published a dropped file");
@@ -322,14 +361,14 @@ export class DropFolder {
 
   /** Removes the dropped entry (a link as a link), unless something else took its name meanwhile. */
   private removeOriginal(name: string, seen: fs.Stats): void {
-    const file = path.join(this.dir, name);
+    const file = entryPath(this.dir, name);
     const now = fs.lstatSync(file, { throwIfNoEntry: false });
     if (!now || now.ino !== seen.ino || now.dev !== seen.dev) return;
     try {
       fs.unlinkSync(file);
     } catch (err) {
       if (errnoCode(err) !== "ENOENT") {
-        this.logger.warn({ event: "drop_error", drop: escapeText(this.dir), name: escapeText(name), error: errnoCode(err) ?? "error" }, "cannot remove a processed file");
+        this.logger.warn({ event: "drop_error", drop: escapeText(this.dir), name: showName(name), error: errnoCode(err) ?? "error" }, "cannot remove a processed file");
       }
     }
   }

@@ -5,6 +5,7 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { errnoCode } from "../core/errors.js";
+import { entryPath, nameBytes, textOfName, withSuffix } from "../safety/entry-names.js";
 
 export const MEDIA_RECEIPT = ".media";
 export const REFUSED_RECEIPT = ".refused";
@@ -13,20 +14,24 @@ export const NAME_MAX = 255;
 
 /** Names the drop folder processor never takes for drops: its own receipts and temporaries, and files still being written. */
 export function isIgnoredDropName(name: string): boolean {
-  if (name.startsWith(".")) return true;
-  const lower = name.toLowerCase();
+  // Judged on the name's text: the prefix and suffixes are ASCII, which a
+  // name that is not UTF-8 keeps as they are.
+  const text = textOfName(name);
+  if (text.startsWith(".")) return true;
+  const lower = text.toLowerCase();
   return [".part", ".tmp", ".crdownload", MEDIA_RECEIPT, REFUSED_RECEIPT].some((suffix) => lower.endsWith(suffix));
 }
 
 /** Whether both receipt names fit beside NAME (NAME_MAX bytes). */
 export function receiptNamesFit(name: string): boolean {
-  return Buffer.byteLength(name) + Math.max(MEDIA_RECEIPT.length, REFUSED_RECEIPT.length) <= NAME_MAX;
+  return nameBytes(name).length + Math.max(MEDIA_RECEIPT.length, REFUSED_RECEIPT.length) <= NAME_MAX;
 }
 
-/** The receipt already beside NAME, if any (a symlink counts: it is never followed or replaced). */
+/** The receipt already beside NAME, if any (a symlink counts: it is never followed or replaced); in the form of entry-names.ts. */
 export function existingReceipt(dir: string, name: string): string | undefined {
   for (const suffix of [MEDIA_RECEIPT, REFUSED_RECEIPT]) {
-    if (fs.lstatSync(path.join(dir, name + suffix), { throwIfNoEntry: false })) return name + suffix;
+    const receipt = withSuffix(name, suffix);
+    if (fs.lstatSync(entryPath(dir, receipt), { throwIfNoEntry: false })) return receipt;
   }
   return undefined;
 }
@@ -48,7 +53,7 @@ export function writeReceipt(dir: string, receiptName: string, text: string): bo
     } finally {
       fs.closeSync(fd);
     }
-    fs.linkSync(tmp, path.join(dir, receiptName));
+    fs.linkSync(tmp, entryPath(dir, receiptName));
     return true;
   } catch (err) {
     if (errnoCode(err) === "EEXIST") return false;

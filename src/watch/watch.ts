@@ -12,6 +12,8 @@ import { resolveExisting } from "../safety/denylist.js";
 import { isWithin } from "../safety/gateway.js";
 import { type Layout, openLayout } from "../state/layout.js";
 import { DropFolder } from "./drop.js";
+import { DropWorkers, bundledDropWorker } from "./drop-workers.js";
+import { LOCK_NAME, WatchLock } from "./lock.js";
 import type { EventSink, WatchEvent } from "./events.js";
 import { DEFAULT_RESCAN_MS, OutboxGuard } from "./guard.js";
 import { WorkQueue } from "./work-queue.js";
@@ -28,6 +30,11 @@ export interface WatchOptions {
   /** Longest time between two full scans of the outbox and of each drop folder (at most 5 s). */
   rescanMs?: number;
   maxInFlight?: number;
+  /**
+   * The worker script drop-folder files are prepared on (default: the bundled
+   * one; without a build, they are prepared on this thread). A test seam.
+   */
+  dropWorker?: string;
 }
 
 /** Makes a drop folder if missing and returns its real path; anything but a directory is a usage error. */
@@ -78,6 +85,8 @@ export class Watch {
   private readonly guard: OutboxGuard;
   private readonly folders: DropFolder[];
   private readonly queue: WorkQueue;
+  private readonly workers: DropWorkers;
+  private readonly locks: WatchLock[] = [];
   private readonly logger: Logger;
   private readonly emit: EventSink;
   private stopping: Promise<void> | undefined;
@@ -102,6 +111,7 @@ export class Watch {
     this.queue = new WorkQueue(options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT, (err) =>
       this.logger.error({ event: "drop_error", error: escapeText(String((err as Error)?.stack ?? err)) }, "a dropped file could not be processed"),
     );
+    this.workers = new DropWorkers(options.dropWorker ?? bundledDropWorker());
     this.guard = new OutboxGuard({
       outbox: this.layout.outbox,
       quarantineDir: this.layout.quarantineDir,
@@ -113,18 +123,50 @@ export class Watch {
     });
     this.folders = this.drops.map(
       (dir) =>
-        new DropFolder({ dir, config, settleMs: config.watch.settleMs, keep: config.watch.keep, queue: this.queue, logger: this.logger, onEvent: this.emit, rescanMs }),
+        new DropFolder({
+          dir,
+          config,
+          settleMs: config.watch.settleMs,
+          keep: config.watch.keep,
+          queue: this.queue,
+          logger: this.logger,
+          onEvent: this.emit,
+          rescanMs,
+          prepareDrop: this.workers.prepare,
+        }),
     );
   }
 
   /** Arms every watch, then scans; resolves when ready (the `ready` event has been sent). */
   async start(): Promise<void> {
+    // One watch per outbox and per drop folder: a second one stops here (exit 2).
+    try {
+      await this.lock(path.join(this.layout.stateDir, LOCK_NAME), `the outbox ${escapeText(this.layout.outbox)}`);
+      for (const drop of this.drops) await this.lock(path.join(drop, LOCK_NAME), `the drop folder ${escapeText(drop)}`);
+    } catch (err) {
+      // The locks already taken are given back: nothing of this watch stays.
+      await this.releaseLocks();
+      throw err;
+    }
+    if (this.stopping) return;
     await this.guard.start();
     for (const folder of this.folders) await folder.start();
     // Stopped during start-up: `stopped` has been sent and must stay the last event.
     if (this.stopping) return;
     this.logger.info({ event: "ready", outbox: escapeText(this.layout.outbox), quarantine: escapeText(this.layout.quarantineDir), drop: this.drops.map(escapeText) }, "ready");
     this.emit({ event: "ready" });
+  }
+
+  private async lock(file: string, what: string): Promise<void> {
+    if (this.stopping) return;
+    const lock = await WatchLock.acquire(file, what);
+    this.locks.push(lock);
+    // Stopped while the lock was taken: stop() has already released the others.
+    if (this.stopping) await this.releaseLocks();
+  }
+
+  private async releaseLocks(): Promise<void> {
+    for (const lock of this.locks.splice(0)) await lock.release();
   }
 
   /** Stops watching, lets the files already begun get their receipts, leaves the rest untouched. */
@@ -135,6 +177,8 @@ export class Watch {
       const drained = this.queue.close();
       await Promise.all([this.guard.stop(), ...this.folders.map((f) => f.stop())]);
       await drained;
+      await this.workers.close();
+      await this.releaseLocks();
       this.logger.info({ event: "stopped", finished_in_flight: inFlight }, "stopped");
       this.emit({ event: "stopped" });
     })();
