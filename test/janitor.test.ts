@@ -417,7 +417,7 @@ describe("janitor: staging, quarantine, ledger", () => {
   it("keeps the quarantine's journal, however old, and status does not count it as an entry", () => {
     const q = path.join(state, "quarantine");
     write(h.outbox, "caught.png", "12345");
-    expect(moveToQuarantine(h.outbox, q, "caught.png", "not_in_ledger")).toBe("caught.png");
+    expect(moveToQuarantine(h.outbox, q, "caught.png", "not_in_ledger")).toEqual({ name: "caught.png" });
     const journal = age(path.join(q, JOURNAL_NAME), 20 * DAY);
     const entry = age(path.join(q, "caught.png"), 20 * DAY);
     const journalText = fs.readFileSync(journal, "utf8");
@@ -443,7 +443,7 @@ describe("janitor: staging, quarantine, ledger", () => {
 
   it("removes whole ledger day files whose newest record is older than retention + 1 day", () => {
     const ledger = path.join(state, "ledger");
-    const rec = (msAgo: number) => `${JSON.stringify({ time: new Date(Date.now() - msAgo).toISOString(), source: "s", name: "n.png", bytes: 1, sha256: "0", mime: "image/png", reused: false })}\n`;
+    const rec = (msAgo: number) => `${JSON.stringify({ time: new Date(Date.now() - msAgo).toISOString(), source: "s", name: "n.png", bytes: 1, sha256: "0".repeat(64), mime: "image/png", reused: false })}\n`;
     const day = (msAgo: number) => new Date(Date.now() - msAgo).toISOString().slice(0, 10);
     const oldDay = age(write(ledger, `${day(16 * DAY)}.jsonl`, rec(16 * DAY) + rec(16 * DAY - 60_000)), 16 * DAY);
     // Its last write is old, but a record in it is still within retention + 1 day.

@@ -9,6 +9,7 @@ import { FatalError, errnoCode, isErrno } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { DAY_MS } from "../core/units.js";
 import { type Logger, silentLogger } from "../log/logger.js";
+import { type EntryName, entryPath, isRawName, nameFromBytes, readEntries, showName } from "../safety/entry-names.js";
 import { type OpenDir, openPrivateDir } from "../safety/private-dir.js";
 import { DAY_FILE, readLedgerDayFrom } from "../state/ledger.js";
 import { JOURNAL_NAME, openLayout } from "../state/layout.js";
@@ -26,8 +27,8 @@ export type SkipCode =
   | "symlink"
   | "directory"
   | "mount_point"
-  | "other_filesystem"
   | "not_regular_file"
+  | "not_utf8_name"
   | "not_ledger_file"
   | "refreshed"
   | "replaced"
@@ -131,8 +132,8 @@ const SKIP_TEXT: Record<SkipCode, string> = {
   symlink: "a symbolic link: never followed, never deleted",
   directory: "a directory: the janitor never recurses or deletes directories",
   mount_point: "a mount point (another filesystem): never crossed",
-  other_filesystem: "on another filesystem (a mount): never crossed",
   not_regular_file: "not a regular file",
+  not_utf8_name: "its name is not valid UTF-8, which prepare never publishes: kept until it expires (the watch guard quarantines it)",
   not_ledger_file: "not a ledger day file (YYYY-MM-DD.jsonl)",
   refreshed: "its mtime changed during the run (reused by prepare?): kept",
   replaced: "it was replaced by another file during the run: kept",
@@ -172,17 +173,17 @@ class Sweep {
   }
 
   skip(area: JanitorArea, name: string, code: SkipCode, reason = SKIP_TEXT[code]): void {
-    this.report.skipped.push({ area, name: escapeText(name), code, reason });
+    this.report.skipped.push({ area, name: showName(name), code, reason });
     this.report.areas[area].skipped++;
   }
 
   fail(area: JanitorArea, name: string, err: unknown): void {
-    this.report.errors.push({ area, name: escapeText(name), code: errnoCode(err) ?? "error", message: escapeText((err as Error).message ?? String(err)) });
+    this.report.errors.push({ area, name: showName(name), code: errnoCode(err) ?? "error", message: escapeText((err as Error).message ?? String(err)) });
     this.report.areas[area].errors++;
   }
 
   /** lstat that reports a failure (null) instead of throwing; undefined when the entry is gone. */
-  lstat(area: JanitorArea, name: string, file: string): fs.Stats | undefined | null {
+  lstat(area: JanitorArea, name: string, file: string | Buffer): fs.Stats | undefined | null {
     try {
       return fs.lstatSync(file, { throwIfNoEntry: false });
     } catch (err) {
@@ -193,18 +194,22 @@ class Sweep {
 
   /**
    * Classifies a directory entry that is not a regular file, or returns the
-   * lstat of one that is (undefined once it is handled or gone).
+   * lstat of one that is (undefined once it is handled or gone). A mount point
+   * is known from the mount table, never from st_dev: on overlayfs (every
+   * container's writable layer) and btrfs subvolumes a file's st_dev differs
+   * from its directory's without any mount in between.
    */
-  statEntry(dir: SweptDir, area: JanitorArea, dirent: fs.Dirent): fs.Stats | undefined {
+  statEntry(dir: SweptDir, area: JanitorArea, dirent: EntryName): fs.Stats | undefined {
     const name = dirent.name;
     if (dirent.isSymbolicLink()) return void this.skip(area, name, "symlink");
-    if (dir.mounts.has(name)) return void this.skip(area, name, "mount_point");
-    const st = this.lstat(area, name, `${dir.prefix}${name}`);
+    if (isMountPoint(dir, name)) return void this.skip(area, name, "mount_point");
+    const st = this.lstat(area, name, entryPath(dir.prefix, name));
     if (!st) return undefined; // gone since readdir (nothing to report), or reported
-    if (st.isDirectory()) return void this.skip(area, name, st.dev !== dir.dev ? "mount_point" : "directory");
+    // Without a mount table (not Linux), st_dev is the only sign of a mount left.
+    if (st.isDirectory()) return void this.skip(area, name, dir.mounts === undefined && st.dev !== dir.dev ? "mount_point" : "directory");
     if (st.isSymbolicLink()) return void this.skip(area, name, "symlink");
     if (!st.isFile()) return void this.skip(area, name, "not_regular_file", `${kindOf(st)}: never touched`);
-    if (st.dev !== dir.dev) return void this.skip(area, name, "other_filesystem");
+    if (dir.mounts === undefined && st.dev !== dir.dev) return void this.skip(area, name, "mount_point");
     return st;
   }
 
@@ -214,7 +219,7 @@ class Sweep {
    */
   remove(dir: SweptDir, area: JanitorArea, seen: Seen, reason: DeleteReason, stillDue: (now: fs.Stats) => boolean): Outcome {
     this.beforeUnlink?.(area, seen.name);
-    const file = `${dir.prefix}${seen.name}`;
+    const file = entryPath(dir.prefix, seen.name);
     const now = this.lstat(area, seen.name, file);
     if (now === null) return "failed";
     if (now === undefined) {
@@ -242,7 +247,7 @@ class Sweep {
         return "failed";
       }
     }
-    this.report.deleted.push({ area, name: escapeText(seen.name), bytes: now.size, mtime: new Date(now.mtimeMs).toISOString(), reason });
+    this.report.deleted.push({ area, name: showName(seen.name), bytes: now.size, mtime: new Date(now.mtimeMs).toISOString(), reason });
     const totals = this.report.areas[area];
     totals.deleted++;
     totals.bytes_freed += now.size;
@@ -256,46 +261,77 @@ class Sweep {
    * media-outbox's own bookkeeping kept in the directory: it is not an entry,
    * so it is neither scanned nor ever a candidate.
    */
-  entries(dir: SweptDir, area: JanitorArea, state?: string): fs.Dirent[] {
-    let list = fs.readdirSync(dir.prefix === "" ? "." : dir.base, { withFileTypes: true });
+  entries(dir: SweptDir, area: JanitorArea, state?: string): EntryName[] {
+    // Names exactly as on disk, also those that are not valid UTF-8.
+    let list = readEntries(dir.prefix === "" ? "." : dir.base);
     if (state !== undefined) list = list.filter((d) => d.name !== state);
     this.report.areas[area].scanned += list.length;
     return list;
   }
 }
 
-/** Every mount point on the system, from /proc/self/mountinfo (empty elsewhere). */
-function mountPoints(): string[] {
-  let text: string;
+/**
+ * Every mount point on the system, as bytes, from /proc/self/mountinfo;
+ * undefined where there is none (not Linux). Field 5 is the mount point, with
+ * space, tab, newline and backslash written as \ooo.
+ */
+function mountPoints(): Buffer[] | undefined {
+  let table: Buffer;
   try {
-    text = fs.readFileSync("/proc/self/mountinfo", "utf8");
+    table = fs.readFileSync("/proc/self/mountinfo");
   } catch {
-    return []; // not Linux: st_dev is the only signal
+    return undefined;
   }
-  const points: string[] = [];
-  for (const line of text.split("\n")) {
-    const field = line.split(" ")[4];
-    if (field !== undefined) points.push(field.replace(/\\([0-7]{3})/g, (_, oct: string) => String.fromCharCode(parseInt(oct, 8))));
+  const points: Buffer[] = [];
+  let start = 0;
+  while (start < table.length) {
+    let end = table.indexOf(10, start);
+    if (end < 0) end = table.length;
+    const line = table.subarray(start, end);
+    start = end + 1;
+    let field = 0;
+    let from = 0;
+    for (let i = 0; i <= line.length && field <= 4; i++) {
+      if (i < line.length && line[i] !== 32) continue;
+      if (field === 4) points.push(unescapeMountPath(line.subarray(from, i)));
+      field++;
+      from = i + 1;
+    }
   }
   return points;
 }
 
+function unescapeMountPath(raw: Buffer): Buffer {
+  if (!raw.includes(92)) return raw;
+  const text = raw.toString("latin1").replace(/\\([0-7]{3})/g, (_, oct: string) => String.fromCharCode(parseInt(oct, 8)));
+  return Buffer.from(text, "latin1");
+}
+
 /**
- * Names directly inside `real` that are mount points. A bind mount from the
- * same filesystem keeps its st_dev, so st_dev alone would miss it.
+ * Names (in entry-names form) directly inside `real` that are mount points. A
+ * bind mount from the same filesystem keeps its st_dev, and overlayfs gives
+ * files st_devs of their own: only the mount table tells.
  */
-function mountsIn(real: string, points: string[]): Set<string> {
-  const prefix = real.endsWith("/") ? real : `${real}/`;
+function mountsIn(real: string, points: Buffer[] | undefined): Set<string> | undefined {
+  if (points === undefined) return undefined;
+  const prefix = Buffer.from(real.endsWith("/") ? real : `${real}/`, "utf8");
   const names = new Set<string>();
   for (const point of points) {
-    if (point.startsWith(prefix) && !point.slice(prefix.length).includes("/")) names.add(point.slice(prefix.length));
+    if (point.length <= prefix.length || !point.subarray(0, prefix.length).equals(prefix)) continue;
+    const rest = point.subarray(prefix.length);
+    if (!rest.includes(47)) names.add(nameFromBytes(rest));
   }
   return names;
 }
 
+function isMountPoint(dir: SweptDir, name: string): boolean {
+  return dir.mounts?.has(name) === true;
+}
+
 /** A directory held open for the sweep, with the mount points directly inside it. */
 interface SweptDir extends OpenDir {
-  mounts: Set<string>;
+  /** Names of mount points directly inside; undefined without a mount table. */
+  mounts: Set<string> | undefined;
   /** What goes before an entry's name: "/proc/self/fd/N/", or "" when working from inside it. */
   prefix: string;
 }
@@ -317,7 +353,10 @@ function sweepOutbox(sweep: Sweep, dir: SweptDir, cutoffMs: number, keepList: bo
     // are offered to the quota: a failed one is already reported, a refreshed
     // or replaced one is no longer what was seen.
     if (outcome === "kept" || outcome === "failed") keptBytes += st.size;
-    if (keepList && st.mtimeMs >= cutoffMs) kept.push(seenOf(dirent.name, st));
+    if (st.mtimeMs < cutoffMs) continue;
+    // Not something prepare published: reported (the guard quarantines it), never chosen by the quota.
+    if (isRawName(dirent.name)) sweep.skip("outbox", dirent.name, "not_utf8_name");
+    else if (keepList) kept.push(seenOf(dirent.name, st));
   }
   return { kept, keptBytes };
 }
@@ -354,18 +393,19 @@ function sweepStaging(sweep: Sweep, dir: SweptDir, cutoffMs: number): void {
 function sweepQuarantine(sweep: Sweep, dir: SweptDir, cutoffMs: number): void {
   for (const dirent of sweep.entries(dir, "quarantine", JOURNAL_NAME)) {
     const name = dirent.name;
-    if (dir.mounts.has(name)) {
+    if (isMountPoint(dir, name)) {
       sweep.skip("quarantine", name, "mount_point");
       continue;
     }
-    const st = sweep.lstat("quarantine", name, `${dir.prefix}${name}`);
+    const st = sweep.lstat("quarantine", name, entryPath(dir.prefix, name));
     if (!st) continue;
+    const unknownMounts = dir.mounts === undefined && st.dev !== dir.dev;
     if (st.isDirectory()) {
-      sweep.skip("quarantine", name, st.dev !== dir.dev ? "mount_point" : "directory");
+      sweep.skip("quarantine", name, unknownMounts ? "mount_point" : "directory");
       continue;
     }
-    if (st.dev !== dir.dev) {
-      sweep.skip("quarantine", name, "other_filesystem");
+    if (unknownMounts) {
+      sweep.skip("quarantine", name, "mount_point");
       continue;
     }
     if (!st.isFile() && !st.isSymbolicLink()) {
@@ -438,7 +478,7 @@ function newReport(config: Config, dryRun: boolean, now: Date): JanitorReport {
 }
 
 /** Opens a directory that openLayout verified and checks it is still the same one. */
-function reopen(expected: string, area: JanitorArea, code: "outbox_unsafe" | "state_unsafe", what: string, points: string[]): SweptDir | undefined {
+function reopen(expected: string, area: JanitorArea, code: "outbox_unsafe" | "state_unsafe", what: string, points: Buffer[] | undefined): SweptDir | undefined {
   const dir = openPrivateDir(expected, { code, what, gatewayVisible: area === "outbox" });
   if (dir && dir.real !== expected) {
     fs.closeSync(dir.fd);
@@ -465,7 +505,7 @@ export function runJanitor(options: JanitorOptions = {}): JanitorReport {
   // Path-level rules first (owner, mode, ancestors, layout), creating nothing…
   const layout = openLayout(config, { create: false });
   const opened: Partial<Record<JanitorArea, SweptDir>> = {};
-  const points = layout ? mountPoints() : [];
+  const points = layout ? mountPoints() : undefined;
   try {
     // …then the directories themselves, held open for the whole run.
     opened.outbox = layout && reopen(layout.outbox, "outbox", "outbox_unsafe", "outbox", points);

@@ -33,35 +33,44 @@ const CHUNK = 1024 * 1024;
 /** As prepare keeps a small staged file in memory (stage.ts), so the sniff reads the same bytes. */
 const KEEP_IN_MEMORY = 1024 * 1024;
 
-function readAt(fd: number, buf: Buffer, position: number): Promise<number> {
-  return new Promise((resolve, reject) => fs.read(fd, buf, 0, buf.length, position, (err, n) => (err ? reject(err) : resolve(n))));
-}
+let shared: Buffer | undefined;
+
+/** A turn of the event loop, so that a caller's other work goes on between two chunks of a large file. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * Judges an open regular file as prepare judges its staged copy: reads it
- * from the start (asynchronously, one MiB at a time, so a long-running
- * caller keeps answering events meanwhile), hashing it and feeding the text
+ * from the start, one MiB at a time with a turn of the event loop between two
+ * (a long-running caller keeps answering events meanwhile), hashing it and feeding the text
  * check as staging does, then runs judgeStagedContent. A Refusal is returned
  * as the verdict; I/O errors are thrown. The file is read through `fd` only
  * (its path for the sniffer is /proc/self/fd/N): a swapped name changes nothing.
  */
 export async function judgeFileContent(fd: number, ext: string): Promise<FileJudgement> {
   const hash = createHash("sha256");
-  // The text check in line (no worker): a long-running caller judges one file at a time.
-  const text = isTextExtension(ext) ? createTextCheck(fd, undefined) : undefined;
+  // The text check in line (an unknown size selects it): a long-running
+  // caller judges one file at a time. The explicit "" spares the look-up of
+  // the worker's bundle, which is never used here.
+  const text = isTextExtension(ext) ? createTextCheck(fd, undefined, "") : undefined;
   let kept: Buffer[] | undefined = [];
   let bytes = 0;
   try {
     for (;;) {
-      const buf = Buffer.allocUnsafe(CHUNK);
-      const n = await readAt(fd, buf, bytes);
+      // Read in place (one chunk is a few milliseconds of work at most): a
+      // small file, most of them, is judged without leaving this turn.
+      if (bytes > 0) await nextTurn();
+      // One buffer for every read: what is kept is copied out of it.
+      shared ??= Buffer.allocUnsafe(CHUNK);
+      const n = fs.readSync(fd, shared, 0, CHUNK, bytes);
       if (n === 0) break;
-      const chunk = buf.subarray(0, n);
+      const chunk = shared.subarray(0, n);
       bytes += n;
       hash.update(chunk);
       text?.push(chunk);
-      if (kept && bytes <= KEEP_IN_MEMORY) kept.push(chunk);
+      if (kept && bytes <= KEEP_IN_MEMORY) kept.push(Buffer.from(chunk));
       else kept = undefined;
+      // A short read is the end of a regular file (a file still growing is seen by its new size).
+      if (n < CHUNK) break;
     }
     const staged: Staged = { path: `/proc/self/fd/${fd}`, fd, bytes, sha256: hash.digest("hex") };
     if (kept) staged.content = Buffer.concat(kept, bytes);
