@@ -28,7 +28,9 @@ export function formatStatus(r: StatusReport, { bold = false, now = new Date() }
   rows.push(["outbox", r.outbox.path], ["safety", safety]);
   if (r.outbox.exists && r.outbox.safe) {
     const other = r.files.other_entries > 0 ? `, ${r.files.other_entries} other entries (the janitor never touches them)` : "";
-    rows.push(["files", `${files(r.files.files, r.files.bytes)}${other}`]);
+    const bad = r.files.not_utf8_names;
+    const badNames = bad > 0 ? `, ${bad} name${bad === 1 ? "" : "s"} not UTF-8 (never published by prepare: run the watch guard)` : "";
+    rows.push(["files", `${files(r.files.files, r.files.bytes)}${other}${badNames}`]);
     rows.push(["oldest", fileLine(r.files.oldest, nowMs)], ["newest", fileLine(r.files.newest, nowMs)]);
     const types = Object.entries(r.files.by_type).sort((a, b) => b[1].bytes - a[1].bytes);
     for (const [i, [type, t]] of types.entries()) rows.push([i === 0 ? "by type" : "", `${type.padEnd(6)} ${files(t.files, t.bytes)}`]);

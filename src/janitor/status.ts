@@ -8,6 +8,7 @@ import { escapeText } from "../core/escape.js";
 import { DAY_MS } from "../core/units.js";
 import { extensionOf } from "../prepare/name.js";
 import { NotDedicatedError } from "../safety/dedicated.js";
+import { entryPath, isRawName, nameFromBytes, showName, textOfName } from "../safety/entry-names.js";
 import { DAY_FILE } from "../state/ledger.js";
 import { JOURNAL_NAME, type Layout, openLayout } from "../state/layout.js";
 import { JANITOR_AREAS, type JanitorArea, runJanitor } from "./sweep.js";
@@ -30,6 +31,8 @@ export interface DirSummary {
   bytes: number;
   /** Any other entries (links, directories…), never counted in bytes. */
   other_entries: number;
+  /** Entries (of any kind) whose name is not valid UTF-8: prepare never publishes one; the guard quarantines them. */
+  not_utf8_names: number;
 }
 
 export interface StatusReport {
@@ -70,7 +73,7 @@ export interface StatusOptions extends ConfigOverrides {
 }
 
 function emptyDir(path: string | null): DirSummary {
-  return { path: path === null ? null : escapeText(path), exists: false, files: 0, bytes: 0, other_entries: 0 };
+  return { path: path === null ? null : escapeText(path), exists: false, files: 0, bytes: 0, other_entries: 0, not_utf8_names: 0 };
 }
 
 /**
@@ -80,16 +83,18 @@ function emptyDir(path: string | null): DirSummary {
 function scan(dir: string, each: (name: string, st: fs.Stats) => void, state?: string): boolean {
   let handle: fs.Dir;
   try {
-    handle = fs.opendirSync(dir, { bufferSize: 1024 });
+    // Names as bytes: one that is not UTF-8 is counted, not lost to Node's decoding.
+    handle = fs.opendirSync(dir, { bufferSize: 1024, encoding: "buffer" as BufferEncoding });
   } catch (err) {
     if (isErrno(err, "ENOENT")) return false;
     throw err;
   }
   try {
     for (let d = handle.readSync(); d !== null; d = handle.readSync()) {
-      if (d.name === state) continue;
-      const st = fs.lstatSync(`${dir}/${d.name}`, { throwIfNoEntry: false });
-      if (st) each(d.name, st);
+      const name = nameFromBytes(d.name as unknown as Buffer);
+      if (name === state) continue;
+      const st = fs.lstatSync(entryPath(dir, name), { throwIfNoEntry: false });
+      if (st) each(name, st);
     }
   } finally {
     handle.closeSync();
@@ -100,6 +105,7 @@ function scan(dir: string, each: (name: string, st: fs.Stats) => void, state?: s
 function summarize(dir: string, extra: (name: string, st: fs.Stats) => void = () => {}, state?: string): DirSummary {
   const summary = emptyDir(dir);
   summary.exists = scan(dir, (name, st) => {
+    if (isRawName(name)) summary.not_utf8_names++;
     if (st.isFile()) {
       summary.files++;
       summary.bytes += st.size;
@@ -120,7 +126,7 @@ function outboxFiles(layout: Layout, config: Config, nowMs: number): StatusRepor
     if (!st.isFile()) return;
     if (!oldest || st.mtimeMs < oldest.st.mtimeMs) oldest = { name, st };
     if (!newest || st.mtimeMs > newest.st.mtimeMs) newest = { name, st };
-    const type = escapeText(extensionOf(name) || "(none)");
+    const type = escapeText(extensionOf(textOfName(name)) || "(none)");
     const t = (byType[type] ??= { files: 0, bytes: 0 });
     t.files++;
     t.bytes += st.size;
@@ -134,7 +140,7 @@ function outboxFiles(layout: Layout, config: Config, nowMs: number): StatusRepor
     }
   });
   const info = (f: { name: string; st: fs.Stats } | undefined): FileInfo | null =>
-    f ? { name: escapeText(f.name), bytes: f.st.size, mtime: new Date(f.st.mtimeMs).toISOString(), expires: new Date(f.st.mtimeMs + retention).toISOString() } : null;
+    f ? { name: showName(f.name), bytes: f.st.size, mtime: new Date(f.st.mtimeMs).toISOString(), expires: new Date(f.st.mtimeMs + retention).toISOString() } : null;
   return { ...summary, oldest: info(oldest), newest: info(newest), by_type: byType, nextExpiry, expiring };
 }
 
