@@ -110,6 +110,7 @@ describe("output name patterns", () => {
       (c) =>
         !same(ASCII.invisible, UNICODE().invisible!, c) ||
         !same(ASCII.notStem, UNICODE().notStem, c) ||
+        !same(ASCII.leading, UNICODE().leading, c) ||
         !same(ASCII.extension, UNICODE().extension, `a.${c}`) ||
         !same(ASCII.extension, UNICODE().extension, `a.b${c}`),
     );

@@ -6,8 +6,14 @@ function sleep(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
-/** Writes all of `text` to a file descriptor, waiting out a full pipe. */
-export function writeAll(fd: number, text: string): void {
+/** Why standard output could not be written (EPIPE: its reader went away), once that happened. */
+let stdoutLost: string | undefined;
+export function stdoutFailure(): string | undefined {
+  return stdoutLost;
+}
+
+/** Writes all of `text` to a file descriptor, waiting out a full pipe; false when the reader went away. */
+export function writeAll(fd: number, text: string): boolean {
   const buf = Buffer.from(text, "utf8");
   let off = 0;
   while (off < buf.length) {
@@ -20,11 +26,18 @@ export function writeAll(fd: number, text: string): void {
         continue;
       }
       // The reader went away: nothing more can be delivered; the exit code says the rest.
-      if (code === "EPIPE") return;
+      if (code === "EPIPE" || code === "EBADF") return false;
       throw err;
     }
   }
+  return true;
 }
 
-export const out = (text: string) => writeAll(1, text);
-export const err = (text: string) => writeAll(2, text);
+/** Writes to stdout; a failure is remembered (stdoutFailure) so the command can say what was lost. */
+export const out = (text: string): boolean => {
+  if (stdoutLost !== undefined) return false;
+  if (writeAll(1, text)) return true;
+  stdoutLost = "EPIPE";
+  return false;
+};
+export const err = (text: string): boolean => writeAll(2, text);

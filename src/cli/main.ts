@@ -80,7 +80,11 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (e: unknown) => {
-    err(`media-outbox: internal error: ${String(e instanceof Error ? e.stack : e)}\n`);
+    // One line, printable ASCII only: the dispatcher stays tiny (no escape module).
+    const line = (text: string) => text.replace(/[^\x20-\x7e]/g, "?").replace(/media(\s*):/gi, "media$1?");
+    const message = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+    err(`media-outbox: internal error: ${line(message)}; nothing more was done. This is a bug: run it again with MEDIA_OUTBOX_DEBUG=1 to see the details, and please report it\n`);
+    if (process.env.MEDIA_OUTBOX_DEBUG === "1") err(`media-outbox: details: ${line(String(e instanceof Error ? e.stack : e))}\n`);
     process.exit(1);
   },
 );

@@ -2,25 +2,61 @@
 import { FatalError } from "../core/errors.js";
 import { escapeText, safeJson } from "../core/escape.js";
 import { type Options, type ParsedCommandArgs, parseCommandArgs } from "./args.js";
-import { err, out } from "./io.js";
+import { activeLog } from "../log/logger.js";
+import { err, out, stdoutFailure } from "./io.js";
 
 export type CommandRun = (argv: string[], command: string) => Promise<number>;
 
 /**
+ * An unexpected error (a bug, or a failure nothing anticipated): one escaped
+ * line on stderr saying what to do, the details (the stack) in the log when
+ * the command has one, or on stderr with MEDIA_OUTBOX_DEBUG=1. Never a raw
+ * stack trace.
+ */
+export function reportInternalError(e: unknown): void {
+  const message = escapeText(e instanceof Error ? `${e.name}: ${e.message}` : String(e));
+  const stack = escapeText(e instanceof Error ? (e.stack ?? e.message) : String(e));
+  const log = activeLog();
+  log?.logger.error({ event: "internal_error", error: stack }, "internal error");
+  const details = log ? `the details are in ${escapeText(log.where)}` : "run it again with MEDIA_OUTBOX_DEBUG=1 to see the details";
+  err(`media-outbox: internal error: ${message}; nothing more was done. This is a bug: ${details}, and please report it\n`);
+  if (process.env.MEDIA_OUTBOX_DEBUG === "1") err(`media-outbox: details: ${stack}\n`);
+}
+
+/**
  * Runs a command body. A FatalError becomes exit 2 with its message (and,
- * with --json, a JSON document saying so); anything unexpected is exit 1.
+ * with --json, a JSON document saying so); anything unexpected is exit 1,
+ * one line (reportInternalError). Output that could not reach stdout (its
+ * reader went away) turns a success into exit 1, with a line saying so.
  */
 export async function runCommand(body: () => Promise<number>, opts: { json?: () => boolean } = {}): Promise<number> {
+  // A long-running command (watch, janitor --schedule) may fail outside the
+  // body's promise chain: that too is one line, then exit 1 (a supervisor restarts it).
+  const uncaught = (e: unknown) => {
+    reportInternalError(e);
+    process.exit(1);
+  };
+  process.on("uncaughtException", uncaught);
+  process.on("unhandledRejection", uncaught);
   try {
-    return await body();
+    const code = await body();
+    const lost = stdoutFailure();
+    if (lost !== undefined && code === 0) {
+      err(`media-outbox: could not write to standard output (${lost}): its reader went away, so part of the output was lost\n`);
+      return 1;
+    }
+    return code;
   } catch (e) {
     if (e instanceof FatalError) {
       err(`media-outbox: ${e.code === "usage" ? "usage error" : e.code}: ${e.message}\n`);
       if (opts.json?.()) out(`${safeJson({ success: false, error: { code: e.code, message: e.message } })}\n`);
       return e.exitCode;
     }
-    err(`media-outbox: internal error: ${escapeText(e instanceof Error ? (e.stack ?? e.message) : String(e))}\n`);
+    reportInternalError(e);
     return 1;
+  } finally {
+    process.off("uncaughtException", uncaught);
+    process.off("unhandledRejection", uncaught);
   }
 }
 

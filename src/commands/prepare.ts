@@ -2,11 +2,11 @@ import path from "node:path";
 import type { Options } from "../cli/args.js";
 import { loadPart } from "../cli/bundle-loader.js";
 import { BASE_OPTIONS, JSON_OPTION, LOG_OPTIONS, POLICY_OPTIONS, configFromFlags } from "../cli/config-flags.js";
-import { err, out } from "../cli/io.js";
+import { err, out, stdoutFailure } from "../cli/io.js";
 import { runCli } from "../cli/run.js";
 import type { Config } from "../config/config.js";
 import { FatalError, usageError } from "../core/errors.js";
-import { safeJson } from "../core/escape.js";
+import { escapeText, safeJson } from "../core/escape.js";
 import { type GateInput, prepareThroughGate } from "../gate/client.js";
 import { createLogger, loggerOptionsFrom } from "../log/logger.js";
 import type { PolicyRequest } from "../prepare/judge.js";
@@ -52,10 +52,27 @@ function policyRequest(values: { "max-size"?: string; allow?: string; platform?:
   };
 }
 
-function printReport(report: PrepareReport, json: boolean): void {
+/**
+ * Says on stderr which files were published when stdout could not take
+ * their lines (its reader went away): they are in the outbox, but nobody got
+ * the lines that deliver them. False when nothing was lost.
+ */
+function saidLinesLost(report: PrepareReport, printed: boolean): boolean {
+  if (printed || report.media.length === 0) return false;
+  const n = report.media.length;
+  const paths = report.media.map((m) => escapeText(m.path)).join(" ");
+  err(
+    `media-outbox: published ${n} file(s), but their MEDIA: line${n === 1 ? " was" : "s were"} lost: standard output could not be written (${stdoutFailure() ?? "EPIPE"}). Published: ${paths}; run prepare again to print the line${n === 1 ? "" : "s"} (the same bytes reuse the same name)\n`,
+  );
+  return true;
+}
+
+/** Prints the report; the exit code it stands for. */
+function printReport(report: PrepareReport, json: boolean): number {
   for (const d of report.media_dropped) err(`media-outbox: refused ${d.path}: ${d.code}: ${d.reason}\n`);
-  if (json) out(`${safeJson(report, 2)}\n`);
-  else if (report.media.length > 0) out(report.media.map((m) => `${m.directive}\n`).join(""));
+  const printed = json ? out(`${safeJson(report, 2)}\n`) : report.media.length === 0 || out(report.media.map((m) => `${m.directive}\n`).join(""));
+  if (saidLinesLost(report, printed)) return 1;
+  return report.success ? 0 : 1;
 }
 
 /**
@@ -66,8 +83,10 @@ function printFailure(report: PrepareReport, failure: FatalError, json: boolean)
   for (const d of report.media_dropped) err(`media-outbox: refused ${d.path}: ${d.code}: ${d.reason}\n`);
   err(`media-outbox: ${failure.code}: ${failure.message}\n`);
   const published = report.media.length > 0 ? { media: report.media } : {};
-  if (json) out(`${safeJson({ success: false, error: { code: failure.code, message: failure.message }, ...published }, 2)}\n`);
-  else if (report.media.length > 0) out(report.media.map((m) => `${m.directive}\n`).join(""));
+  const printed = json
+    ? out(`${safeJson({ success: false, error: { code: failure.code, message: failure.message }, ...published }, 2)}\n`)
+    : report.media.length === 0 || out(report.media.map((m) => `${m.directive}\n`).join(""));
+  saidLinesLost(report, printed);
   return failure.exitCode;
 }
 
@@ -101,7 +120,6 @@ export async function run(argv: string[]): Promise<number> {
     } else {
       report = await prepareLocally(inputs, { resolvedConfig: config, logger });
     }
-    printReport(report, json);
-    return report.success ? 0 : 1;
+    return printReport(report, json);
   });
 }

@@ -1,11 +1,11 @@
 // The one place that decides the outbox, its state and the policy, for every
 // command: flags > environment > config file > defaults.
-import fs from "node:fs";
 import path from "node:path";
-import { configError, isErrno, usageError } from "../core/errors.js";
+import { FatalError, configError, isErrno, usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { parseDuration, parseSize } from "../core/units.js";
 import { GATEWAY_EXTENSIONS } from "../safety/gateway.js";
+import { readOperatorFile } from "../safety/operator-file.js";
 import { type MediaCategory, PLATFORM_LIMITS, PLATFORM_NAMES, type PlatformLimits, type PlatformName, categoryOf, isPlatformName } from "./platforms.js";
 
 export const DEFAULT_ALLOW = "png jpg jpeg gif webp pdf mp4 mov webm mp3 m4a ogg opus wav flac docx xlsx pptx txt csv md".split(" ");
@@ -16,6 +16,8 @@ export const STAGING_MAX_AGE_MS = 3_600_000;
 export const DEFAULT_SETTLE_MS = 1000;
 /** Written by `install systemd --system --gate`; holds only `{"socket": PATH}`. */
 export const SYSTEM_CONFIG = "/etc/media-outbox/config.json";
+/** A drop that must stay unchanged longer than an hour is never taken: a longer settle is a typo. */
+export const MAX_SETTLE_MS = 3_600_000;
 
 /** Policy as written in the config file, or passed by a caller or a flag. */
 export interface PolicyInput {
@@ -126,8 +128,10 @@ function checkKeys(obj: unknown, allowed: Set<string>, where: string): Record<st
 function readConfigFile(file: string, required: boolean, keys = TOP_KEYS): PolicyInput | undefined {
   let text: string;
   try {
-    text = fs.readFileSync(file, "utf8");
+    // A FIFO, a device or a directory is refused at once, never waited on.
+    text = readOperatorFile(file, { what: "config file" }).text;
   } catch (err) {
+    if (err instanceof FatalError) throw err;
     if (!required && isErrno(err, "ENOENT")) return undefined;
     throw configError(`cannot read config file ${escapeText(file)}: ${escapeText((err as Error).message)}`);
   }
@@ -268,7 +272,7 @@ export function loadConfig(overrides: ConfigOverrides = {}): Config {
     },
     watch: {
       drop: watchIn.drop === undefined ? [] : stringList(watchIn.drop, "watch.drop").map((d) => pathOf(d, watchFromFile("drop"), "drop folder")),
-      settleMs: watchIn.settle === undefined ? DEFAULT_SETTLE_MS : fileOrFlag(watchFromFile("settle"), () => parseDuration(watchIn.settle!, "settle")),
+      settleMs: watchIn.settle === undefined ? DEFAULT_SETTLE_MS : fileOrFlag(watchFromFile("settle"), () => parseDuration(watchIn.settle!, "settle", MAX_SETTLE_MS, "1h")),
       keep: watchIn.keep ?? false,
     },
   };

@@ -20,12 +20,24 @@ const SIZE_UNITS: Record<string, number> = {
   tib: 1024 ** 4,
 };
 
+/** The largest size any option takes: 1 PiB, far past any disk, well inside exact integers. */
+export const MAX_SIZE_BYTES = 1024 ** 5;
+/** The longest duration any option takes: 100 years (36500d), well inside what a Date can hold. */
+export const MAX_DURATION_MS = 36_500 * DAY_MS;
+
+function tooLarge(what: string, value: string | number, limit: string): never {
+  const shown = typeof value === "number" ? String(value) : escapeText(JSON.stringify(value));
+  throw usageError(`${what}: ${shown} is more than the limit of ${limit}`);
+}
+
 /**
  * Parses `20MB` (decimal), `50MiB` or `50M` (binary, as systemd reads it), or
- * plain bytes. Throws a usage error naming `what` on anything else.
+ * plain bytes, at most `max` (default 1 PiB). Throws a usage error naming
+ * `what` (and the limit, when it is passed) on anything else.
  */
-export function parseSize(value: string | number, what = "size"): number {
+export function parseSize(value: string | number, what = "size", max = MAX_SIZE_BYTES): number {
   if (typeof value === "number") {
+    if (Number.isFinite(value) && value > max) tooLarge(what, value, formatLimit(max));
     if (Number.isSafeInteger(value) && value > 0) return value;
     throw usageError(`${what} must be a positive whole number of bytes, got ${value}`);
   }
@@ -35,8 +47,14 @@ export function parseSize(value: string | number, what = "size"): number {
     throw usageError(`${what}: cannot read ${escapeText(JSON.stringify(value))} as a size (use e.g. 20MB, 50MiB or 1048576)`);
   }
   const bytes = Math.floor(Number(m[1]) * unit);
+  if (bytes > max) tooLarge(what, value, formatLimit(max));
   if (!Number.isSafeInteger(bytes) || bytes <= 0) throw usageError(`${what} must be greater than zero, got ${escapeText(JSON.stringify(value))}`);
   return bytes;
+}
+
+/** A limit as a person reads it: `1 PiB`, `50 MB`. */
+function formatLimit(bytes: number): string {
+  return bytes === MAX_SIZE_BYTES ? "1PiB" : formatBytes(bytes);
 }
 
 const DURATION_UNITS: Record<string, number> = {
@@ -51,15 +69,18 @@ const DURATION_UNITS: Record<string, number> = {
 
 /**
  * Parses `14d`, `1h30m`, `90s`, `500ms` into milliseconds; a plain number is
- * seconds. Days are exactly 24 h.
+ * seconds. Days are exactly 24 h. At most `max` (default 100 years, named in
+ * the message as `maxText`).
  */
-export function parseDuration(value: string | number, what = "duration"): number {
+export function parseDuration(value: string | number, what = "duration", max = MAX_DURATION_MS, maxText = "36500d (100 years)"): number {
+  const within = (ms: number) => (ms > max ? tooLarge(what, value, maxText) : ms);
   if (typeof value === "number") {
-    if (Number.isFinite(value) && value >= 0) return value * 1000;
+    if (Number.isFinite(value) && value >= 0) return within(value * 1000);
+    if (value === Number.POSITIVE_INFINITY) tooLarge(what, value, maxText);
     throw usageError(`${what} must be a non-negative number of seconds, got ${value}`);
   }
   const text = value.trim();
-  if (/^\d+(?:\.\d+)?$/.test(text)) return Number(text) * 1000;
+  if (/^\d+(?:\.\d+)?$/.test(text)) return within(Number(text) * 1000);
   const part = /(\d+(?:\.\d+)?)\s*(ms|min|s|m|h|d|w)/gy;
   let total = 0;
   let end = 0;
@@ -70,7 +91,7 @@ export function parseDuration(value: string | number, what = "duration"): number
   if (text === "" || end !== text.length) {
     throw usageError(`${what}: cannot read ${escapeText(JSON.stringify(value))} as a duration (use e.g. 14d, 1h, 30m, 5s)`);
   }
-  return total;
+  return within(total);
 }
 
 export function formatBytes(bytes: number): string {

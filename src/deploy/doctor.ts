@@ -10,6 +10,7 @@ import { makePng } from "../core/png.js";
 import { formatBytes } from "../core/units.js";
 import { prepare } from "../prepare/prepare.js";
 import { NotDedicatedError } from "../safety/dedicated.js";
+import { readOperatorFile } from "../safety/operator-file.js";
 import { allowDirProblem, isUnderRoot, isWithin, mediaLineProblem, parseAllowDirs } from "../safety/gateway.js";
 import { type Layout, openLayout } from "../state/layout.js";
 import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, onDisk, templateOf, unitFiles } from "./gateway-units.js";
@@ -274,7 +275,7 @@ async function hermesConfigChecks(config: Config, checks: DoctorCheck[]): Promis
     const name = `hermes config${f.profile ? ` ${escapeText(f.profile)}` : ""}`;
     let list: unknown;
     try {
-      list = await readAllowDirs(fs.readFileSync(f.file, "utf8"));
+      list = await readAllowDirs(readOperatorFile(f.file, { what: "Hermes config file" }).text);
     } catch (err) {
       check(checks, name, "warn", `cannot read ${escapeText(f.file)}: ${escapeText((err as Error).message)}`, "fix the file");
       continue;

@@ -10,6 +10,7 @@ import type { Config } from "../config/config.js";
 import { FatalError, configError, isErrno, usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { assertDedicatedOutbox } from "../safety/dedicated.js";
+import { readOperatorFile } from "../safety/operator-file.js";
 import { parseAllowDirs } from "../safety/gateway.js";
 import { writeFileAtomic } from "./files.js";
 import { checkOutboxForGateway } from "./install.js";
@@ -239,8 +240,8 @@ export async function editHermesConfig(file: string, edit: (text: string) => Pro
   let text = "";
   let st: fs.Stats | undefined;
   try {
-    st = fs.statSync(file);
-    text = fs.readFileSync(file, "utf8");
+    // Never waited on: a FIFO or a device in its place is refused at once.
+    ({ text, stat: st } = readOperatorFile(file, { what: "Hermes config file" }));
   } catch (err) {
     if (!isErrno(err, "ENOENT") || options.missing !== undefined) {
       if (isErrno(err, "ENOENT")) throw new FatalError("config_invalid", options.missing!);

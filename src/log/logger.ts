@@ -4,6 +4,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type pinoType from "pino";
 import type { Config } from "../config/config.js";
+import { openOperatorFileForAppend } from "../safety/operator-file.js";
 
 declare const __dirname: string;
 
@@ -36,6 +37,12 @@ export interface LoggerOptions {
   name?: string;
 }
 
+/** The log a command opened, and where it goes: where an unexpected error's details are written (cli/run.ts). */
+let active: { logger: Logger; where: string } | undefined;
+export function activeLog(): { logger: Logger; where: string } | undefined {
+  return active;
+}
+
 /**
  * Builds the logger a command asked for. Callers pass only escaped strings
  * for anything a user supplied.
@@ -43,11 +50,13 @@ export interface LoggerOptions {
 export async function createLogger(options: LoggerOptions): Promise<Logger> {
   if (!options.json && !options.file) return silentLogger;
   const pino = loadPino();
+  // A log file that is a FIFO, a device or a directory is refused at once (exit 2), never waited on.
   const dest = options.file
-    ? pino.destination({ dest: options.file, sync: true, mkdir: true, append: true })
+    ? pino.destination({ dest: openOperatorFileForAppend(options.file, { what: "log file" }), sync: true })
     : pino.destination({ dest: 2, sync: true });
-  const logger = pino({ level: options.level ?? "info", base: { name: options.name ?? "media-outbox", pid: process.pid } }, dest);
-  return logger as unknown as Logger;
+  const logger = pino({ level: options.level ?? "info", base: { name: options.name ?? "media-outbox", pid: process.pid } }, dest) as unknown as Logger;
+  active = { logger, where: options.file ? `the log file ${options.file}` : "the JSON log on stderr" };
+  return logger;
 }
 
 export function loggerOptionsFrom(config: Config, flags: { logJson?: boolean }, name: string): LoggerOptions {

@@ -14,6 +14,8 @@ interface NamePatterns {
   extension: RegExp;
   /** What a stem may not keep: anything but letters, combining marks, digits, `-` and `_`. */
   notStem: RegExp;
+  /** What a stem may not start with: `-`, `.`, and combining marks, which have no letter to sit on. */
+  leading: RegExp;
 }
 
 let unicode: NamePatterns | undefined;
@@ -27,12 +29,14 @@ export const UNICODE = (): NamePatterns =>
     invisible: /[\p{Cc}\p{Cf}\p{Cs}]|\p{Bidi_Control}|\p{Default_Ignorable_Code_Point}/gu,
     extension: /^(.*)\.([\p{L}\p{N}]+)$/su,
     notStem: /[^\p{L}\p{M}\p{Nd}_-]+/gu,
+    leading: /^[\p{M}.-]+/u,
   });
 /** Printable ASCII holds no invisible code point, marks or non-ASCII letters and digits. */
 export const ASCII: NamePatterns = {
   invisible: undefined,
   extension: /^(.*)\.([A-Za-z0-9]+)$/s,
   notStem: /[^A-Za-z0-9_-]+/g,
+  leading: /^[.-]+/,
 };
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 const patternsFor = (text: string): NamePatterns => (PRINTABLE_ASCII.test(text) ? ASCII : UNICODE());
@@ -45,12 +49,22 @@ export interface SplitName {
   ext: string;
 }
 
-/** The last path component, with invisible characters removed. */
-function cleanBase(input: string): string {
-  const parts = input.normalize("NFC").split(/[/\\]/);
-  const base = parts[parts.length - 1] ?? "";
-  const { invisible } = patternsFor(base);
-  return invisible ? base.replace(invisible, "") : base;
+/**
+ * The last path component. Only `/` separates: a backslash is a character of
+ * the name (`a\\b.mov` keeps both parts), never a directory separator.
+ */
+function lastComponent(input: string): string {
+  return input.slice(input.lastIndexOf("/") + 1);
+}
+
+/**
+ * Invisible code points removed, then NFC: in that order, so a mark kept
+ * apart from its letter by a zero-width character composes with it
+ * (`cafe` + U+200B + U+0301 gives the composed `café`).
+ */
+function visibleNfc(text: string): string {
+  const { invisible } = patternsFor(text);
+  return (invisible ? text.replace(invisible, "") : text).normalize("NFC");
 }
 
 /** The extension a name is judged by (check 4): what the output name will end in. */
@@ -59,9 +73,17 @@ export function extensionOf(input: string): string {
 }
 
 export function splitName(input: string): SplitName {
-  const base = cleanBase(input);
+  const raw = lastComponent(input);
+  const base = visibleNfc(raw);
   const m = patternsFor(base).extension.exec(base);
-  if (!m || m[1] === "") return { stem: base, ext: "" };
+  if (!m) return { stem: base, ext: "" };
+  if (m[1] === "") {
+    // `.webm` as written is a dot-name without an extension; but a stem
+    // made only of invisible characters (U+202E + `.webm`) was a stem: it
+    // becomes `file`, and the extension stays.
+    const stemWasWritten = raw.lastIndexOf(".") > 0;
+    return stemWasWritten ? { stem: "", ext: m[2]!.toLowerCase() } : { stem: base, ext: "" };
+  }
   return { stem: m[1]!, ext: m[2]!.toLowerCase() };
 }
 
@@ -80,10 +102,12 @@ export function truncateToBytes(text: string, maxBytes: number): string {
 }
 
 function sanitizeStem(raw: string): string {
-  let stem = raw.replace(patternsFor(raw).notStem, "-").replace(/-{2,}/g, "-").replace(/^-+|-+$/g, "");
+  const patterns = patternsFor(raw);
+  let stem = raw.replace(patterns.notStem, "-").replace(/-{2,}/g, "-").replace(/^-+|-+$/g, "");
   if (WINDOWS_RESERVED.test(stem)) stem = `${stem}_`;
   stem = sanitizeFilename(stem, { replacement: "-" });
-  stem = stem.replace(/^[-.]+/, "");
+  // A stem of combining marks alone has nothing to show: it becomes `file`.
+  stem = stem.replace(patterns.leading, "");
   return stem === "" ? "file" : stem;
 }
 
@@ -95,7 +119,9 @@ export function outputName(input: string, suffix?: string): string {
   const { stem: rawStem, ext } = splitName(input);
   const tail = `${suffix ? `-${suffix}` : ""}${ext ? `.${ext}` : ""}`;
   let stem = sanitizeStem(rawStem);
-  stem = truncateToBytes(stem, MAX_NAME_BYTES - Buffer.byteLength(tail)).replace(/-+$/, "");
+  // Cut between grapheme clusters of an NFC stem, and normal again after the
+  // cut (a cut never splits a cluster, so it stays NFC and within the bytes).
+  stem = truncateToBytes(stem, MAX_NAME_BYTES - Buffer.byteLength(tail)).replace(/-+$/, "").normalize("NFC");
   if (stem === "") stem = "file";
   return `${stem}${tail}`;
 }

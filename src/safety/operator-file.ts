@@ -1,0 +1,91 @@
+// Files an operator names (a config file, a log file, a Hermes config.yaml):
+// a typo can name a FIFO, a device, a directory or a link to one. Opening a
+// FIFO waits for its other end forever and reading /dev/zero never ends, so
+// every such file is opened without blocking, judged by fstat on the
+// descriptor (what was opened, links followed), and refused unless it is a
+// regular file: a clear error at once, never a hang.
+import fs from "node:fs";
+import path from "node:path";
+import { FatalError, type FatalCode, isErrno } from "../core/errors.js";
+import { escapeText } from "../core/escape.js";
+import { entryKind } from "../prepare/source.js";
+
+const KIND: Record<string, string> = { directory: "a directory", fifo: "a FIFO", socket: "a socket", device: "a device" };
+
+/** The largest config file read (a config is a few hundred bytes; a multi-gigabyte one is a mistake). */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+
+export interface OperatorFileOptions {
+  /** How messages name it: "config file", "log file"… */
+  what: string;
+  code?: FatalCode;
+}
+
+function refuse(file: string, options: OperatorFileOptions, why: string): FatalError {
+  return new FatalError(options.code ?? "config_invalid", `${options.what} ${escapeText(file)} ${why}; name a regular file`);
+}
+
+function checkRegular(fd: number, file: string, options: OperatorFileOptions): fs.Stats {
+  const st = fs.fstatSync(fd);
+  if (!st.isFile()) throw refuse(file, options, `is ${KIND[entryKind(st)] ?? "not a regular file"}${fs.lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink() ? " (through a symbolic link)" : ""}`);
+  return st;
+}
+
+function openFailed(err: unknown, file: string, options: OperatorFileOptions): never {
+  if (isErrno(err, "EISDIR")) throw refuse(file, options, "is a directory");
+  // O_WRONLY|O_NONBLOCK on a FIFO nobody reads, or a socket.
+  if (isErrno(err, "ENXIO", "EOPNOTSUPP")) throw refuse(file, options, "is a FIFO or a socket");
+  if (isErrno(err, "ELOOP")) throw refuse(file, options, "is a symbolic link loop");
+  throw err;
+}
+
+/**
+ * Reads a regular file the operator named, at most `maxBytes`. Throws the
+ * fs error (ENOENT, EACCES…) for the caller to word, and FatalError when it
+ * is not a regular file or too large.
+ */
+export function readOperatorFile(file: string, options: OperatorFileOptions & { maxBytes?: number }): { text: string; stat: fs.Stats } {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOCTTY);
+  } catch (err) {
+    openFailed(err, file, options);
+  }
+  try {
+    const stat = checkRegular(fd, file, options);
+    const max = options.maxBytes ?? MAX_CONFIG_BYTES;
+    if (stat.size > max) throw refuse(file, options, `is ${stat.size} bytes, more than the ${max} a ${options.what} may have`);
+    const buf = Buffer.alloc(Math.min(stat.size, max) + 1);
+    let got = 0;
+    while (got < buf.length) {
+      const n = fs.readSync(fd, buf, got, buf.length - got, got);
+      if (n === 0) break;
+      got += n;
+    }
+    if (got > max) throw refuse(file, options, `grew past the ${max} bytes a ${options.what} may have`);
+    return { text: buf.toString("utf8", 0, got), stat };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * Opens a regular file the operator named for appending (a log), creating it
+ * (0600, with its directory) when missing. The caller owns the descriptor.
+ */
+export function openOperatorFileForAppend(file: string, options: OperatorFileOptions): number {
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_NONBLOCK | fs.constants.O_NOCTTY, 0o600);
+  } catch (err) {
+    openFailed(err, file, options);
+  }
+  try {
+    checkRegular(fd, file, options);
+    return fd;
+  } catch (err) {
+    fs.closeSync(fd);
+    throw err;
+  }
+}
