@@ -25,8 +25,8 @@ export class WatchProcess {
   exitCode: number | null | undefined;
   readonly exited: Promise<number | null>;
 
-  constructor(args: string[], env: NodeJS.ProcessEnv) {
-    this.child = spawn(process.execPath, [BIN, "watch", "--json", ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+  constructor(args: string[], env: NodeJS.ProcessEnv, as: { uid?: number; gid?: number } = {}) {
+    this.child = spawn(process.execPath, [BIN, "watch", "--json", ...args], { env, stdio: ["ignore", "pipe", "pipe"], ...as });
     readline.createInterface({ input: this.child.stdout! }).on("line", (line) => {
       this.lines.push(line);
       this.events.push(JSON.parse(line) as Event);

@@ -182,9 +182,11 @@ function placeOther(src: string | Buffer, seen: fs.Stats, target: string): Place
     return placeByPlaceholder(src, target);
   }
   // The entry now has its quarantine name; take away its outbox name, unless
-  // the outbox name was given to something else meanwhile.
+  // the outbox name was given to something else meanwhile (then that is
+  // judged on its own, and this name holds the entry that was seen).
   const now = fs.lstatSync(src, { throwIfNoEntry: false });
-  if (now && now.ino === seen.ino && now.dev === seen.dev) {
+  if (now && (now.ino !== seen.ino || now.dev !== seen.dev)) return { placed: true };
+  if (now) {
     try {
       fs.unlinkSync(src);
       return { placed: true };
@@ -192,11 +194,11 @@ function placeOther(src: string | Buffer, seen: fs.Stats, target: string): Place
       if (!isErrno(err, "ENOENT")) throw err;
     }
   }
-  // Another mover took the outbox name first: when it holds the entry under
-  // its own quarantine name, this second name is dropped; when nobody else
-  // does (the outbox name was removed), this is the entry's only name.
+  // The outbox name went meanwhile: another mover took it. When the entry
+  // has another name too (that mover's quarantine name), this second one is
+  // dropped; when it has none (the outbox name was removed), this is its only name.
   const mine = fs.lstatSync(target, { throwIfNoEntry: false });
-  if (now === undefined && mine && mine.nlink > 1) {
+  if (mine && mine.nlink > 1) {
     fs.unlinkSync(target);
     return { placed: false, why: "gone" };
   }

@@ -1,0 +1,343 @@
+// The guard fails closed: a forged record proves nothing, a broken ledger
+// never stops it, names are bytes, read-only directories still move,
+// quarantine names never run out and never replace anything, one watch per
+// outbox and per drop folder, and drop-folder work never delays it.
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config/config.js";
+import type { WatchEvent } from "../src/watch/events.js";
+import { Watch } from "../src/watch/watch.js";
+import { BIN, ROOT, cli, makeHome, png, write } from "./helpers.js";
+import { type Event, WatchProcess, waitUntil } from "./watch-helpers.js";
+
+let h: ReturnType<typeof makeHome>;
+let state: string;
+let ledger: string;
+let quarantine: string;
+const running: WatchProcess[] = [];
+
+beforeEach(() => {
+  h = makeHome();
+  state = path.join(h.home, ".hermes", ".media_outbox-state");
+  ledger = path.join(state, "ledger");
+  quarantine = path.join(state, "quarantine");
+  // A real outbox and state, made by prepare as the agent would.
+  const r = cli(["prepare", write(h.home, "first.png", png(1))], { env: h.env });
+  expect(r.code, r.stderr).toBe(0);
+});
+afterEach(async () => {
+  for (const w of running.splice(0)) await w.stop();
+  h.cleanup();
+});
+
+async function startWatch(args: string[] = [], env = h.env): Promise<WatchProcess> {
+  const w = new WatchProcess(args, env);
+  running.push(w);
+  await w.waitFor((e) => e.event === "ready", "ready");
+  return w;
+}
+
+const sha256 = (b: Buffer | string) => createHash("sha256").update(b).digest("hex");
+const today = () => path.join(ledger, `${new Date().toISOString().slice(0, 10)}.jsonl`);
+/** A record exactly as prepare writes it: what the agent's own user can forge. */
+function forgeRecord(name: string, bytes: Buffer | string, file = today()): void {
+  const b = Buffer.from(bytes);
+  const rec = { time: new Date().toISOString(), source: name, name, bytes: b.length, sha256: sha256(b), mime: "text/plain", reused: false };
+  fs.appendFileSync(file, `${JSON.stringify(rec)}\n`);
+}
+/** Puts a file into `dir` whole (written beside, then renamed in), as a careful planter would. */
+function plant(dir: string, name: string, content: Buffer | string): string {
+  const tmp = write(h.home, `.planting-${name}`, content);
+  const file = path.join(dir, name);
+  fs.renameSync(tmp, file);
+  return file;
+}
+const quarantined = (name: string) => (e: Event) => e.event === "quarantined" && e.name === name;
+
+describe("guard: a ledger record proves nothing by itself", () => {
+  it("quarantines planted files whose forged records match, when their bytes fail prepare's content checks", async () => {
+    const w = await startWatch();
+    const secret = "aws_access_key_id = AKIAABCDEFGHIJKLMNOP\n";
+    const notPng = "this is text, not a PNG\n";
+    forgeRecord("leak.txt", secret);
+    forgeRecord("fake.png", notPng);
+    plant(h.outbox, "leak.txt", secret);
+    plant(h.outbox, "fake.png", notPng);
+    const leak = await w.waitFor(quarantined("leak.txt"), "leak.txt quarantined");
+    const fake = await w.waitFor(quarantined("fake.png"), "fake.png quarantined");
+    expect(leak).toMatchObject({ reason: "content_refused", code: "secret_detected" });
+    expect(fake).toMatchObject({ reason: "content_refused", code: "content_mismatch" });
+    // Nothing lost: both are in the quarantine, byte for byte; the published file stays.
+    expect(fs.readFileSync(path.join(quarantine, "leak.txt"), "utf8")).toBe(secret);
+    expect(fs.readFileSync(path.join(quarantine, "fake.png"), "utf8")).toBe(notPng);
+    expect(fs.readdirSync(h.outbox)).toEqual(["first.png"]);
+    const journal = fs.readFileSync(path.join(quarantine, ".media-outbox-quarantine.jsonl"), "utf8");
+    expect(journal).toMatch(/"reason":"content_refused","code":"secret_detected"/);
+    // A clean file with a forged, matching record passed every check prepare makes: it stays.
+    const clean = "nothing to hide\n";
+    forgeRecord("clean.txt", clean);
+    plant(h.outbox, "clean.txt", clean);
+    write(h.outbox, "marker.txt", "planted after clean.txt\n");
+    await w.waitFor(quarantined("marker.txt"), "marker quarantined");
+    await waitUntil(() => !w.events.some(quarantined("clean.txt")) && w.stderr.includes("marker.txt"), "the guard judged past clean.txt");
+    expect(fs.existsSync(path.join(h.outbox, "clean.txt"))).toBe(true);
+  });
+
+  it("a record that is not well-formed names nothing", async () => {
+    const bytes = "planted\n";
+    const good = { time: new Date().toISOString(), source: "x", name: "p.txt", bytes: 8, sha256: sha256(bytes), mime: "text/plain", reused: false };
+    const bad = [
+      { ...good, sha256: "0" },
+      { ...good, bytes: "8" },
+      { ...good, name: "../p.txt" },
+      { ...good, time: "yesterday" },
+      { ...good, reused: "no" },
+    ];
+    fs.appendFileSync(today(), bad.map((b) => `${JSON.stringify(b)}\n`).join(""));
+    const w = await startWatch();
+    plant(h.outbox, "p.txt", bytes);
+    expect(await w.waitFor(quarantined("p.txt"), "p.txt quarantined")).toMatchObject({ reason: "not_in_ledger" });
+  });
+});
+
+describe("guard: nothing in the ledger stops it", () => {
+  it("skips day files that are links, directories, FIFOs or hold garbage and torn lines, logs each escaped, and judges everything else", async () => {
+    const planted = "planted\n";
+    // A valid-looking day file elsewhere, reached through a link: never followed.
+    const elsewhere = write(h.home, "elsewhere.jsonl", "");
+    forgeRecord("via-link.txt", planted, elsewhere);
+    fs.symlinkSync(elsewhere, path.join(ledger, "2026-01-01.jsonl"));
+    fs.mkdirSync(path.join(ledger, "2026-01-02.jsonl"));
+    execFileSync("mkfifo", [path.join(ledger, "2026-01-03.jsonl")]);
+    // Garbage, a control character, an over-long line and a torn last line around one good record.
+    const day = path.join(ledger, "2026-01-04.jsonl");
+    fs.writeFileSync(day, `not json\n{"name":"\u001b[31mred"}\n${"x".repeat(70_000)}\n`);
+    forgeRecord("kept.txt", "kept\n", day);
+    fs.appendFileSync(day, '{"time":"2026-01-04T00:00:00Z","name":"torn.txt","by');
+    write(h.outbox, "kept.txt", "kept\n");
+    const w = await startWatch();
+    write(h.outbox, "via-link.txt", planted);
+    write(h.outbox, "torn.txt", "torn\n");
+    expect(await w.waitFor(quarantined("via-link.txt"), "via-link quarantined")).toMatchObject({ reason: "not_in_ledger" });
+    expect(await w.waitFor(quarantined("torn.txt"), "torn quarantined")).toMatchObject({ reason: "not_in_ledger" });
+    // The good record in the damaged file still counts; the published file is untouched.
+    expect(fs.existsSync(path.join(h.outbox, "kept.txt"))).toBe(true);
+    expect(fs.existsSync(path.join(h.outbox, "first.png"))).toBe(true);
+    const skipped = w.stderr.split("\n").filter((l) => l.includes('"ledger_skipped"'));
+    for (const f of ["2026-01-01", "2026-01-02", "2026-01-03", "2026-01-04"]) expect(skipped.some((l) => l.includes(f)), f).toBe(true);
+    expect(w.stderr).not.toContain("\u001b");
+  });
+});
+
+describe("guard: names are bytes", () => {
+  it("quarantines a name that is not UTF-8 under a valid one, keeps the original (escaped) in the journal and logs it escaped", async () => {
+    const w = await startWatch();
+    const raw = Buffer.concat([Buffer.from(h.outbox + "/bad"), Buffer.from([0xff, 0xfe]), Buffer.from(".png")]);
+    fs.writeFileSync(raw, png(7));
+    const e = await w.waitFor((ev) => ev.event === "quarantined" && ev.reason === "name_not_utf8", "raw name quarantined");
+    expect(e).toMatchObject({ name: "bad\\xff\\xfe.png", quarantine_name: "bad__.png" });
+    expect(fs.readdirSync(h.outbox)).toEqual(["first.png"]);
+    expect(fs.readFileSync(path.join(quarantine, "bad__.png"))).toEqual(png(7));
+    expect(fs.readFileSync(path.join(quarantine, ".media-outbox-quarantine.jsonl"), "utf8")).toContain('"original":"bad\\\\xff\\\\xfe.png"');
+    expect(Buffer.from(w.stderr, "latin1").includes(Buffer.from([0xff, 0xfe]))).toBe(false);
+  });
+
+  it("status counts such names; the janitor deletes an expired one and reports a young one", () => {
+    const name = (s: string) => Buffer.concat([Buffer.from(`${h.outbox}/${s}`), Buffer.from([0xc3, 0x28]), Buffer.from(".png")]);
+    fs.writeFileSync(name("old"), "x");
+    const t = new Date(Date.now() - 30 * 86_400_000);
+    fs.utimesSync(name("old"), t, t);
+    fs.writeFileSync(name("young"), "y");
+    const s = JSON.parse(cli(["status", "--json"], { env: h.env }).stdout) as { files: { not_utf8_names: number; files: number } };
+    expect(s.files).toMatchObject({ not_utf8_names: 2, files: 3 });
+    const r = cli(["janitor", "--json"], { env: h.env });
+    expect(r.code, r.stderr).toBe(0);
+    const rep = JSON.parse(r.stdout) as { deleted: { name: string }[]; skipped: { name: string; code: string }[] };
+    expect(rep.deleted).toEqual([expect.objectContaining({ name: "old\\xc3(.png", reason: "expired" })]);
+    expect(rep.skipped).toContainEqual(expect.objectContaining({ name: "young\\xc3(.png", code: "not_utf8_name" }));
+    expect(fs.existsSync(name("old"))).toBe(false);
+    expect(fs.existsSync(name("young"))).toBe(true);
+  });
+
+  it("a drop-folder file whose name is not UTF-8 gets a .refused receipt beside it, named by the same bytes", async () => {
+    const drop = path.join(h.home, "drop");
+    const w = await startWatch(["--drop", drop, "--settle", "100ms"]);
+    const raw = Buffer.concat([Buffer.from(`${drop}/photo`), Buffer.from([0xff]), Buffer.from(".png")]);
+    fs.writeFileSync(raw, png(3));
+    const e = await w.waitFor((ev) => ev.event === "refused", "refused receipt");
+    expect(e).toMatchObject({ name: "photo\\xff.png", code: "unsafe_path_chars", receipt: "photo\\xff.png.refused" });
+    const receipt = Buffer.concat([raw, Buffer.from(".refused")]);
+    expect(fs.readFileSync(receipt, "utf8")).toMatch(/^unsafe_path_chars: the name is not valid UTF-8/);
+    // A refusal of the file itself: the original is removed, nothing was published.
+    expect(fs.existsSync(raw)).toBe(false);
+    expect(fs.readdirSync(h.outbox)).toEqual(["first.png"]);
+  });
+});
+
+describe("guard: read-only directories move, as a user without privileges", () => {
+  it("moves a planted read-only directory (holding read-only entries) into the quarantine", async () => {
+    if (process.getuid?.() !== 0) throw new Error("this test needs root, to run the watch as an unprivileged user (uid 65534)");
+    // A home owned by nobody: its outbox and state are nobody's, as for any agent user.
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), "mo-nobody-"));
+    try {
+      fs.chmodSync(home, 0o755);
+      const env = { PATH: process.env.PATH, HOME: home, HERMES_HOME: path.join(home, ".hermes") };
+      const outbox = path.join(home, ".hermes", "media_outbox");
+      fs.mkdirSync(path.join(home, ".hermes"), { mode: 0o700 });
+      execFileSync("chown", ["-R", "65534:65534", home]);
+      const asNobody = (args: string[]) => spawnSync(process.execPath, [BIN, ...args], { env, uid: 65534, gid: 65534, encoding: "utf8" });
+      const src = path.join(home, "src.png");
+      fs.writeFileSync(src, png(2));
+      fs.chownSync(src, 65534, 65534);
+      expect(asNobody(["prepare", src]).status).toBe(0);
+      // Planted as nobody would, before the watch starts (its first scan judges it): a
+      // read-only directory holding a read-only file and an unreadable subdirectory.
+      const sh = (script: string) => execFileSync("su", ["-s", "/bin/sh", "nobody", "-c", script], { env: { PATH: process.env.PATH } });
+      const dir = path.join(outbox, "planted");
+      sh(`mkdir -p ${dir}/inner && echo secret > ${dir}/file.txt && chmod 0444 ${dir}/file.txt && chmod 0000 ${dir}/inner && chmod 0555 ${dir}`);
+      // The same as a plain mv would meet it: moving it needs write permission on it.
+      expect(spawnSync("su", ["-s", "/bin/sh", "nobody", "-c", `mv ${dir} ${home}/moved`]).status).not.toBe(0);
+      const w = new WatchProcess([], env, { uid: 65534, gid: 65534 });
+      running.push(w);
+      const e = await w.waitFor(quarantined("planted"), "planted directory quarantined");
+      expect(e).toMatchObject({ reason: "directory" });
+      const q = path.join(home, ".hermes", ".media_outbox-state", "quarantine", "planted");
+      expect(fs.readFileSync(path.join(q, "file.txt"), "utf8")).toBe("secret\n");
+      expect(fs.statSync(path.join(q, "file.txt")).mode & 0o777).toBe(0o444);
+      expect(fs.existsSync(path.join(outbox, "planted"))).toBe(false);
+      expect(w.stderr).not.toMatch(/guard_error/);
+    } finally {
+      for (const w of running.splice(0)) await w.stop();
+      fs.rmSync(home, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("quarantine names", () => {
+  it("never run out: after stem~2 … stem~1000 are taken, a unique name, and nothing already there is touched", async () => {
+    fs.mkdirSync(quarantine, { recursive: true, mode: 0o700 });
+    write(quarantine, "x.png", "original 1");
+    for (let n = 2; n <= 1000; n++) write(quarantine, `x~${n}.png`, `original ${n}`);
+    const w = await startWatch();
+    write(h.outbox, "x.png", png(9));
+    const e = await w.waitFor(quarantined("x.png"), "x.png quarantined");
+    expect(String(e.quarantine_name)).toMatch(/^x~[0-9a-z]+-[0-9a-f]{12}\.png$/);
+    expect(fs.readFileSync(path.join(quarantine, String(e.quarantine_name)))).toEqual(png(9));
+    expect(fs.readFileSync(path.join(quarantine, "x.png"), "utf8")).toBe("original 1");
+    for (let n = 2; n <= 1000; n++) expect(fs.readFileSync(path.join(quarantine, `x~${n}.png`), "utf8")).toBe(`original ${n}`);
+  });
+
+  it("two processes moving the same entries at once never replace or lose one", async () => {
+    const outbox = h.outbox;
+    fs.mkdirSync(quarantine, { recursive: true, mode: 0o700 });
+    const names: string[] = [];
+    for (let i = 0; i < 150; i++) {
+      const n = `f${i % 10}.txt`;
+      // Entries whose names clash with each other's quarantine names, of every kind.
+      const name = `${i}-${n}`;
+      if (i % 15 === 0) {
+        fs.mkdirSync(path.join(outbox, name));
+        write(path.join(outbox, name), "inside", `dir ${i}`);
+      } else if (i % 15 === 1) fs.symlinkSync(`/target/${i}`, path.join(outbox, name));
+      else write(outbox, name, `file ${i}`);
+      names.push(name);
+    }
+    for (let i = 0; i < 30; i++) write(quarantine, `${i}-f${i % 10}.txt`, `already ${i}`);
+    const go = path.join(h.home, "go");
+    const script = `
+      const fs = require("fs");
+      const { moveToQuarantine } = require(${JSON.stringify(path.join(ROOT, "dist/lib/index.js"))});
+      const names = ${JSON.stringify(names)};
+      while (!fs.existsSync(${JSON.stringify(go)})) {}
+      const moved = [];
+      for (const n of names) { const m = moveToQuarantine(${JSON.stringify(outbox)}, ${JSON.stringify(quarantine)}, n, "not_in_ledger"); if (m) moved.push([n, m.name]); }
+      console.log(JSON.stringify(moved));
+    `;
+    const procs = [0, 1].map(() => spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] }));
+    const outputs = procs.map(
+      (p) =>
+        new Promise<[string, string][]>((resolve) => {
+          let out = "";
+          p.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+          p.on("exit", () => resolve(JSON.parse(out || "[]") as [string, string][]));
+        }),
+    );
+    fs.writeFileSync(go, "");
+    const moved = (await Promise.all(outputs)).flat();
+    // Each entry was moved exactly once, and nothing is left in the outbox.
+    expect(moved.map(([n]) => n).sort()).toEqual([...names].sort());
+    expect(fs.readdirSync(outbox).filter((n) => n !== "first.png")).toEqual([]);
+    // No quarantine name was given twice, and each holds what was moved there.
+    expect(new Set(moved.map(([, q]) => q)).size).toBe(moved.length);
+    for (const [n, q] of moved) {
+      const i = Number(n.split("-")[0]);
+      const p = path.join(quarantine, q);
+      if (i % 15 === 0) expect(fs.readFileSync(path.join(p, "inside"), "utf8")).toBe(`dir ${i}`);
+      else if (i % 15 === 1) expect(fs.readlinkSync(p)).toBe(`/target/${i}`);
+      else expect(fs.readFileSync(p, "utf8")).toBe(`file ${i}`);
+    }
+    for (let i = 0; i < 30; i++) expect(fs.readFileSync(path.join(quarantine, `${i}-f${i % 10}.txt`), "utf8")).toBe(`already ${i}`);
+    // No entry is there under a second name.
+    const entries = fs.readdirSync(quarantine).filter((n) => !n.startsWith("."));
+    expect(entries.length).toBe(30 + names.length);
+  });
+});
+
+describe("one watch per outbox and per drop folder", () => {
+  it("a second watch refuses to start (exit 2) and names the process that holds the lock; a killed holder's lock is taken over", async () => {
+    const drop = path.join(h.home, "drop");
+    const first = await startWatch(["--drop", drop]);
+    const pid = first.child.pid!;
+    const same = cli(["watch", "--json"], { env: h.env });
+    expect(same.code).toBe(2);
+    expect(same.stderr).toMatch(new RegExp(`already_running: process ${pid} .*already runs media-outbox watch for the outbox`));
+    expect(JSON.parse(same.stdout)).toMatchObject({ success: false, error: { code: "already_running" } });
+    // Another outbox, the same drop folder.
+    const otherOutbox = path.join(h.home, "other", "outbox");
+    const viaDrop = cli(["watch", "--outbox", otherOutbox, "--drop", drop], { env: h.env });
+    expect(viaDrop.code).toBe(2);
+    expect(viaDrop.stderr).toMatch(new RegExp(`process ${pid} .*for the drop folder`));
+    // It left nothing behind: no lock of its own on the other outbox's state.
+    expect(fs.readdirSync(path.join(h.home, "other", ".outbox-state")).filter((n) => n.startsWith(".media-outbox"))).toEqual([]);
+    // SIGKILL: no clean-up at all; the lock dies with the process.
+    first.child.kill("SIGKILL");
+    await first.exited;
+    running.splice(running.indexOf(first), 1);
+    const second = await startWatch(["--drop", drop]);
+    write(h.outbox, "planted.txt", "x\n");
+    await second.waitFor(quarantined("planted.txt"), "the new watch guards");
+    expect(await second.stop()).toBe(0);
+    // A clean stop gives the lock back: nothing of it is left.
+    expect(fs.readdirSync(drop)).toEqual([]);
+    expect(fs.readdirSync(state).filter((n) => n.startsWith(".media-outbox"))).toEqual([]);
+  });
+});
+
+describe("drop-folder work never delays the guard", () => {
+  it("quarantines a planted file while a drop is held mid-judgement on its worker thread", async () => {
+    const drop = path.join(h.home, "drop");
+    const events: WatchEvent[] = [];
+    const config = loadConfig({ env: h.env, watch: { drop: [drop], settle: "50ms" } });
+    const watch = new Watch({ config, onEvent: (e) => events.push(e), rescanMs: 500, dropWorker: path.join(ROOT, "test/fixtures/blocking-drop-worker.cjs") });
+    await watch.start();
+    try {
+      write(drop, "big.txt", "a drop the worker holds\n");
+      // The worker has begun, and now blocks its thread until released.
+      await waitUntil(() => fs.existsSync(path.join(h.home, "hold-began")), "the drop worker began");
+      write(h.outbox, "planted.txt", "planted while a drop is judged\n");
+      await waitUntil(() => events.find((e) => e.event === "quarantined" && e.name === "planted.txt"), "planted.txt quarantined");
+      // The drop is still held: no receipt yet.
+      expect(events.some((e) => e.event === "refused" || e.event === "published")).toBe(false);
+      expect(fs.existsSync(path.join(drop, "big.txt.refused"))).toBe(false);
+      fs.writeFileSync(path.join(h.home, "release"), "");
+      await waitUntil(() => events.find((e) => e.event === "refused" && e.name === "big.txt"), "the held drop answered");
+    } finally {
+      fs.writeFileSync(path.join(h.home, "release"), "");
+      await watch.stop();
+    }
+  });
+});
