@@ -1,0 +1,52 @@
+// The janitor on the filesystems containers use: overlayfs (where a file's
+// st_dev differs from its directory's) and tmpfs, mounted by the test in a
+// private mount namespace. Expired files go; mount points are never crossed.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { BIN } from "./helpers.js";
+import { runInPrivateMounts } from "./fixtures/private-mounts.js";
+
+interface Run {
+  code: number;
+  stderr: string;
+  report: { errors: unknown[]; deleted: { name: string; reason: string }[]; skipped: { name: string; code: string }[] };
+}
+interface Seen {
+  run: Run;
+  left: string[];
+  inside_mount: string[];
+  bind_source: string;
+  devs_differ?: boolean;
+}
+
+let base: string;
+beforeEach(() => {
+  base = fs.mkdtempSync(path.join(os.tmpdir(), "mo-mounts-"));
+});
+afterEach(() => fs.rmSync(base, { recursive: true, force: true }));
+
+describe("janitor on container filesystems", () => {
+  it("deletes expired files on overlayfs and on tmpfs, and never crosses a mount point", () => {
+    const r = runInPrivateMounts<{ overlay: Seen; tmpfs: Seen; left_mounted: number }>("janitor-mounts.mjs", { base, bin: BIN });
+    // The condition the issue reports: the files' st_dev is not their directory's.
+    expect(r.overlay.devs_differ).toBe(true);
+    for (const [fsName, seen, expired, kept] of [
+      ["overlay", r.overlay, ["old-in-lower.png", "old-in-upper.png"], ["young-in-lower.png", "young-in-upper.png"]],
+      ["tmpfs", r.tmpfs, ["old.png"], ["young.png"]],
+    ] as const) {
+      expect(seen.run.code, `${fsName}: ${seen.run.stderr}`).toBe(0);
+      expect(seen.run.report.errors, fsName).toEqual([]);
+      expect(seen.run.report.deleted.map((d) => d.name).sort(), fsName).toEqual([...expired].sort());
+      expect(seen.left, fsName).toEqual(["bound.png", ...kept, "mnt"].sort());
+      expect(seen.run.report.skipped, fsName).toEqual(
+        expect.arrayContaining([expect.objectContaining({ name: "mnt", code: "mount_point" }), expect.objectContaining({ name: "bound.png", code: "mount_point" })]),
+      );
+      // Nothing inside a mount, nothing behind a bind mount, was touched.
+      expect(seen.inside_mount, fsName).toEqual(["inside-mount.png"]);
+      expect(seen.bind_source, fsName).toBe("bind source");
+    }
+    expect(r.left_mounted).toBe(0);
+  });
+});
