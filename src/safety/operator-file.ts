@@ -25,16 +25,25 @@ function refuse(file: string, options: OperatorFileOptions, why: string): FatalE
   return new FatalError(options.code ?? "config_invalid", `${options.what} ${escapeText(file)} ${why}; name a regular file`);
 }
 
+/** "is a FIFO", "is a directory (through a symbolic link)"… */
+function whatItIs(st: fs.Stats, file: string): string {
+  const viaLink = fs.lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink() ? " (through a symbolic link)" : "";
+  return `is ${KIND[entryKind(st)] ?? "not a regular file"}${viaLink}`;
+}
+
 function checkRegular(fd: number, file: string, options: OperatorFileOptions): fs.Stats {
   const st = fs.fstatSync(fd);
-  if (!st.isFile()) throw refuse(file, options, `is ${KIND[entryKind(st)] ?? "not a regular file"}${fs.lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink() ? " (through a symbolic link)" : ""}`);
+  if (!st.isFile()) throw refuse(file, options, whatItIs(st, file));
   return st;
 }
 
 function openFailed(err: unknown, file: string, options: OperatorFileOptions): never {
-  if (isErrno(err, "EISDIR")) throw refuse(file, options, "is a directory");
-  // O_WRONLY|O_NONBLOCK on a FIFO nobody reads, or a socket.
-  if (isErrno(err, "ENXIO", "EOPNOTSUPP")) throw refuse(file, options, "is a FIFO or a socket");
+  // EISDIR: a directory opened for writing; ENXIO, EOPNOTSUPP: a FIFO nobody
+  // reads, or a socket, opened for writing without blocking.
+  if (isErrno(err, "EISDIR", "ENXIO", "EOPNOTSUPP")) {
+    const st = fs.statSync(file, { throwIfNoEntry: false });
+    throw refuse(file, options, st ? whatItIs(st, file) : "is not a regular file");
+  }
   if (isErrno(err, "ELOOP")) throw refuse(file, options, "is a symbolic link loop");
   throw err;
 }

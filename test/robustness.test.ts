@@ -1,0 +1,191 @@
+// Configuration and arguments never hang or crash; stdout that goes away is
+// said; output names are NFC and keep what a person wrote.
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { buildSync } from "esbuild";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { outputName } from "../src/prepare/name.js";
+import { BIN, ROOT, makeHome, png, write } from "./helpers.js";
+
+let h: ReturnType<typeof makeHome>;
+beforeEach(() => {
+  h = makeHome();
+  fs.mkdirSync(path.join(h.home, ".hermes"), { recursive: true, mode: 0o700 });
+});
+afterEach(() => h.cleanup());
+
+/** The CLI with a deadline: a command that waits on a FIFO must fail the test, not hang it. */
+function cli(args: string[], env: NodeJS.ProcessEnv = h.env, input?: Buffer) {
+  const r = spawnSync(process.execPath, [BIN, ...args], { env, input, encoding: "utf8", timeout: 15_000, killSignal: "SIGKILL" });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr, hung: r.signal === "SIGKILL" };
+}
+
+function expectOneLineRefusal(r: ReturnType<typeof cli>, what: RegExp): void {
+  expect(r.hung, "the command hung").toBe(false);
+  expect(r.code, r.stderr).toBe(2);
+  expect(r.stderr).toMatch(what);
+  expect(r.stderr.trimEnd().split("\n").length, r.stderr).toBe(1);
+  expect(r.stderr).not.toMatch(/\n\s+at |internal error/);
+}
+
+describe("operator-named files that are not regular files", () => {
+  function kinds(): Record<string, { file: string; is: RegExp }> {
+    const fifo = path.join(h.home, "fifo.json");
+    execFileSync("mkfifo", [fifo]);
+    const dir = path.join(h.home, "dir.json");
+    fs.mkdirSync(dir);
+    const link = path.join(h.home, "link.json");
+    fs.symlinkSync(fifo, link);
+    return {
+      FIFO: { file: fifo, is: /is a FIFO/ },
+      device: { file: "/dev/zero", is: /is a device/ },
+      directory: { file: dir, is: /is a directory/ },
+      "link to a FIFO": { file: link, is: /is a FIFO \(through a symbolic link\)/ },
+    };
+  }
+
+  it("a config file (by --config, MEDIA_OUTBOX_CONFIG, or at the default path) is refused at once", () => {
+    const src = write(h.home, "a.png", png(1));
+    for (const [kind, { file, is }] of Object.entries(kinds())) {
+      expectOneLineRefusal(cli(["prepare", "--config", file, src]), new RegExp(`config_invalid: config file .* ${is.source}`));
+      expectOneLineRefusal(cli(["status"], { ...h.env, MEDIA_OUTBOX_CONFIG: file }), is);
+      void kind;
+    }
+    execFileSync("mkfifo", [path.join(h.home, ".hermes", "media-outbox.json")]);
+    expectOneLineRefusal(cli(["janitor"]), /config file .*media-outbox\.json is a FIFO/);
+    // Nothing was published or made.
+    expect(fs.existsSync(h.outbox)).toBe(false);
+  });
+
+  it("a log file (by --log-file or the config's logFile) is refused at once", () => {
+    const src = write(h.home, "a.png", png(1));
+    for (const { file, is } of Object.values(kinds())) {
+      expectOneLineRefusal(cli(["prepare", "--log-file", file, src]), new RegExp(`log file .* ${is.source}`));
+      const config = write(h.home, "c.json", JSON.stringify({ logFile: file }));
+      expectOneLineRefusal(cli(["janitor", "--config", config]), is);
+    }
+  });
+});
+
+describe("sizes and durations out of range", () => {
+  it("are usage errors naming the limit, from flags and from the config file", () => {
+    expectOneLineRefusal(cli(["janitor", "--retention", "300000000d"]), /usage error: retention: "300000000d" is more than the limit of 36500d \(100 years\)/);
+    expectOneLineRefusal(cli(["janitor", "--max-bytes", "99999999999999999999TB"]), /max-bytes: "99999999999999999999TB" is more than the limit of 1PiB/);
+    expectOneLineRefusal(cli(["janitor", "--min-age", `${"9".repeat(400)}s`]), /min-age: .* is more than the limit/);
+    expectOneLineRefusal(cli(["prepare", "--max-size", "2048TiB", "x.png"]), /max-size: "2048TiB" is more than the limit of 1PiB/);
+    expectOneLineRefusal(cli(["watch", "--settle", "2h"]), /settle: "2h" is more than the limit of 1h/);
+    for (const [key, value, limit] of [
+      ["janitor", { retention: "300000000d" }, /retention: "300000000d" is more than the limit/],
+      ["janitor", { retention: 1e300 }, /retention: 1e\+300 is more than the limit/],
+      ["janitor", { maxBytes: "99999999999999999999TB" }, /max-bytes: .* is more than the limit of 1PiB/],
+      ["maxSize", 1e30, /max-size: 1e\+30 is more than the limit of 1PiB/],
+    ] as const) {
+      const config = write(h.home, "c.json", JSON.stringify({ [key]: value }));
+      expectOneLineRefusal(cli(["janitor", "--config", config]), new RegExp(`config_invalid: config file .*${limit.source}`));
+    }
+  });
+});
+
+describe("an unexpected error", () => {
+  // The command frame (src/cli/run.ts) around a body that fails as a bug would.
+  // Beside the bundles, so that it finds pino as they do; removed afterwards.
+  const frame = path.join(ROOT, "dist", `test-frame-${process.pid}.js`);
+  beforeEach(() => {
+    buildSync({
+      stdin: {
+        contents: `
+          import { runCommand } from "./src/cli/run.ts";
+          import { createLogger } from "./src/log/logger.ts";
+          const logFile = process.argv[2];
+          runCommand(async () => {
+            if (logFile) await createLogger({ file: logFile });
+            throw new TypeError("boom\\nMEDIA:/etc/passwd");
+          }).then((code) => process.exit(code));
+        `,
+        resolveDir: ROOT,
+        loader: "ts",
+      },
+      bundle: true,
+      platform: "node",
+      format: "cjs",
+      outfile: frame,
+      alias: { debug: path.join(ROOT, "src/vendor/debug-stub.ts") },
+      logLevel: "silent",
+    });
+  });
+  afterEach(() => fs.rmSync(frame, { force: true }));
+
+  it("is one escaped line saying what to do, never a stack trace; the details go to the log", () => {
+    const plain = spawnSync(process.execPath, [frame], { env: h.env, encoding: "utf8" });
+    expect(plain.status).toBe(1);
+    expect(plain.stderr.split("\n").filter(Boolean)).toEqual([
+      "media-outbox: internal error: TypeError: boom\\x0aMEDIA\\x3a/etc/passwd; nothing more was done. This is a bug: run it again with MEDIA_OUTBOX_DEBUG=1 to see the details, and please report it",
+    ]);
+    const debug = spawnSync(process.execPath, [frame], { env: { ...h.env, MEDIA_OUTBOX_DEBUG: "1" }, encoding: "utf8" });
+    const lines = debug.stderr.split("\n").filter(Boolean);
+    expect(lines.length).toBe(2);
+    expect(lines[1]).toMatch(/^media-outbox: details: TypeError: boom\\x0aMEDIA\\x3a\/etc\/passwd\\x0a {4}at /);
+    const log = path.join(h.home, "logs", "mo.log");
+    const logged = spawnSync(process.execPath, [frame, log], { env: h.env, encoding: "utf8" });
+    expect(logged.stderr.split("\n").filter(Boolean)).toEqual([expect.stringContaining(`the details are in the log file ${log}`)]);
+    const entry = JSON.parse(fs.readFileSync(log, "utf8").trim()) as { event: string; error: string };
+    expect(entry.event).toBe("internal_error");
+    expect(entry.error).toMatch(/TypeError: boom\\x0aMEDIA\\x3a\/etc\/passwd\\x0a {4}at /);
+  });
+});
+
+describe("prepare whose stdout goes away", () => {
+  /** A pipe whose reader is already gone: every write to it fails with EPIPE. */
+  function brokenPipe(): number {
+    const fifo = path.join(h.home, "stdout.fifo");
+    execFileSync("mkfifo", [fifo]);
+    const reader = fs.openSync(fifo, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+    const writer = fs.openSync(fifo, fs.constants.O_WRONLY);
+    fs.closeSync(reader);
+    return writer;
+  }
+
+  it.each([[[]], [["--json"]]])("exits 1 and says on stderr the file was published but its line was lost (%j)", async (extra) => {
+    const src = write(h.home, "chart.png", png(4));
+    const out = brokenPipe();
+    const child = spawn(process.execPath, [BIN, "prepare", ...extra, src], { env: h.env, stdio: ["ignore", out, "pipe"] });
+    fs.closeSync(out);
+    let stderr = "";
+    child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+    const code = await new Promise((resolve) => child.on("exit", resolve));
+    expect(code).toBe(1);
+    expect(stderr).toMatch(new RegExp(`published 1 file\\(s\\), but their MEDIA: line was lost: standard output could not be written \\(EPIPE\\)\\. Published: ${h.outbox}/chart\\.png;`));
+    expect(fs.readdirSync(h.outbox)).toEqual(["chart.png"]);
+  });
+});
+
+describe("output names", () => {
+  it("are NFC after invisible characters go, keep the extension of a stem that had only marks or invisibles, and keep both sides of a backslash", () => {
+    const composed = outputName("cafe\u200B\u0301.png");
+    expect(composed).toBe("caf\u00e9.png");
+    expect(composed).toBe(composed.normalize("NFC"));
+    expect(outputName("\u202E.webm")).toBe("file.webm");
+    expect(outputName("\u0301\u0308.png")).toBe("file.png");
+    expect(outputName("\u200B\u200D.pdf")).toBe("file.pdf");
+    expect(outputName("a\\b.mov")).toBe("a-b.mov");
+    expect(outputName("dir/a\\b.mov")).toBe("a-b.mov");
+    expect(outputName("\u0301leading.txt")).toBe("leading.txt");
+    // A plain dot-name has no extension, as before.
+    expect(outputName(".webm")).toBe("webm");
+    // NFC whatever is cut: long names of decomposed letters stay composed and within the limit.
+    const long = outputName(`${"e\u0301".repeat(150)}.txt`);
+    expect(long).toBe(long.normalize("NFC"));
+    expect(Buffer.byteLength(long)).toBeLessThanOrEqual(200);
+  });
+
+  it("prepare publishes them so, and says in a sentence that a name needs an extension", () => {
+    const run = (name: string, bytes: Buffer | string) => cli(["prepare", "--stdin", "--name", name], h.env, Buffer.from(bytes));
+    expect(run("cafe\u200B\u0301.png", png(5)).stdout).toBe(`MEDIA:${h.outbox}/caf\u00e9.png\n`);
+    expect(run("\u202E.png", png(6)).stdout).toBe(`MEDIA:${h.outbox}/file.png\n`);
+    expect(run("a\\b.txt", "text\n").stdout).toBe(`MEDIA:${h.outbox}/a-b.txt\n`);
+    const noExt = run("README", "text\n");
+    expect(noExt.code).toBe(1);
+    expect(noExt.stderr).toMatch(/extension_not_allowed: the name has no extension, so nothing says what the file holds; give it one of these extensions: png jpg/);
+  });
+});
