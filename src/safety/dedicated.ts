@@ -8,7 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { FatalError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
-import { SYSTEM_PREFIXES, hermesEntryOf, homeEntryOf, resolveExisting } from "./denylist.js";
+import { SYSTEM_PREFIXES, hermesEntryOf, homeEntryOf, resolveExisting, systemPrefixSpellings } from "./denylist.js";
 import { isWithin } from "./gateway.js";
 
 /** What the rule needs to know: the fields of a resolved Config. */
@@ -76,8 +76,6 @@ function spellings(p: string): string[] {
  * prepare pays for this on every run.
  */
 function protectedSpellings(abs: string): string[] {
-  // Asked without an exception first: most of /etc/passwd's homes do not exist.
-  if (!fs.lstatSync(abs, { throwIfNoEntry: false })) return [abs];
   try {
     const real = fs.realpathSync.native(abs);
     return real === abs ? [abs] : [abs, real];
@@ -123,10 +121,10 @@ export function notDedicatedReason(place: OutboxPlace, passwd?: Protected[]): st
     }
   }
   for (const outbox of outboxes) {
-    for (const prefix of SYSTEM_PREFIXES) {
+    for (const [i, prefix] of SYSTEM_PREFIXES.entries()) {
       // The gateway drops a prefix from its denylist when it is its user's home (root's /root).
       if (prefix === home) continue;
-      for (const spelling of protectedSpellings(prefix)) {
+      for (const spelling of systemPrefixSpellings()[i]!) {
         if (isWithin(outbox, spelling)) return `it lies under ${spelling}, from where the gateway never sends`;
         if (isWithin(spelling, outbox)) return `it contains ${spelling}, from where the gateway never sends`;
       }

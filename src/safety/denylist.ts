@@ -74,6 +74,16 @@ function beneath(base: string, entry: string): string {
   return base === "/" ? `/${entry}` : `${base}/${entry}`;
 }
 
+let systemSpellings: string[][] | undefined;
+/**
+ * Each denied system prefix as written and with its links resolved (`/var/run`
+ * is `/run`), looked up once per process: the outbox rule and the denylist
+ * both need them, and prepare pays for every lookup at start-up.
+ */
+export function systemPrefixSpellings(): string[][] {
+  return (systemSpellings ??= SYSTEM_PREFIXES.map(spellings));
+}
+
 /** Both spellings of a path: as written and with its links resolved. */
 function spellings(p: string): string[] {
   const abs = path.resolve(p);
@@ -126,7 +136,7 @@ export class SourceDenylist {
 
   constructor(options: DenylistOptions) {
     this.homes = spellings(options.home);
-    this.systemPrefixes = SYSTEM_PREFIXES.map(spellings);
+    this.systemPrefixes = systemPrefixSpellings();
     this.homeEntries = HOME_ENTRIES.flatMap((e) => entrySpellings(this.homes, e));
     this.hermesHomes = spellings(options.hermesHome);
     // The pattern match below sees paths as written; an entry that is itself a
