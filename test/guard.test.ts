@@ -199,6 +199,8 @@ describe("guard: read-only directories move, as a user without privileges", () =
       const sh = (script: string) => execFileSync("su", ["-s", "/bin/sh", "nobody", "-c", script], { env: { PATH: process.env.PATH } });
       const dir = path.join(outbox, "planted");
       sh(`mkdir -p ${dir}/inner && echo secret > ${dir}/file.txt && chmod 0444 ${dir}/file.txt && chmod 0000 ${dir}/inner && chmod 0555 ${dir}`);
+      // And an unreadable ledger day file, which must not stop the guard either.
+      sh(`echo '{}' > ${home}/.hermes/.media_outbox-state/ledger/2026-01-05.jsonl && chmod 0000 ${home}/.hermes/.media_outbox-state/ledger/2026-01-05.jsonl`);
       // The same as a plain mv would meet it: moving it needs write permission on it.
       expect(spawnSync("su", ["-s", "/bin/sh", "nobody", "-c", `mv ${dir} ${home}/moved`]).status).not.toBe(0);
       const w = new WatchProcess([], env, { uid: 65534, gid: 65534 });
@@ -210,6 +212,9 @@ describe("guard: read-only directories move, as a user without privileges", () =
       expect(fs.statSync(path.join(q, "file.txt")).mode & 0o777).toBe(0o444);
       expect(fs.existsSync(path.join(outbox, "planted"))).toBe(false);
       expect(w.stderr).not.toMatch(/guard_error/);
+      expect(w.stderr).toMatch(/"ledger_skipped".*2026-01-05\.jsonl.*cannot be read \(EACCES\)/);
+      // The published file's record is in today's day file: it stays.
+      expect(fs.readdirSync(outbox)).toEqual(["src.png"]);
     } finally {
       for (const w of running.splice(0)) await w.stop();
       fs.rmSync(home, { recursive: true, force: true });

@@ -5,6 +5,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { buildSync } from "esbuild";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { hostFailure, isHostErrno } from "../src/core/errors.js";
 import { outputName } from "../src/prepare/name.js";
 import { BIN, ROOT, makeHome, png, write } from "./helpers.js";
 
@@ -187,5 +188,15 @@ describe("output names", () => {
     const noExt = run("README", "text\n");
     expect(noExt.code).toBe(1);
     expect(noExt.stderr).toMatch(/extension_not_allowed: the name has no extension, so nothing says what the file holds; give it one of these extensions: png jpg/);
+  });
+});
+
+describe("host errors", () => {
+  it("are told from refusals of the file by errno, and their message is escaped", () => {
+    for (const code of ["ENOSPC", "EDQUOT", "EIO", "EMFILE", "ENFILE", "ENOMEM", "EROFS"]) expect(isHostErrno(code), code).toBe(true);
+    for (const code of ["EACCES", "ENOENT", "ELOOP", undefined]) expect(isHostErrno(code), String(code)).toBe(false);
+    const r = hostFailure(Object.assign(new Error("EIO: i/o error, read '/x/MEDIA:/etc\n'"), { code: "EIO" }));
+    expect(r.code).toBe("host_error");
+    expect(r.message).toBe("the host could not take the file (EIO: EIO: i/o error, read '/x/MEDIA\\x3a/etc\\x0a'); nothing was published; try again later");
   });
 });
