@@ -6,6 +6,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { isErrno } from "../core/errors.js";
+import { readOperatorFileBytes } from "../safety/operator-file.js";
 
 export interface WriteOptions {
   mode?: number;
@@ -49,10 +50,14 @@ export function writeFileAtomic(file: string, data: string | Buffer, options: Wr
 
 export const sha256 = (data: string | Buffer) => crypto.createHash("sha256").update(data).digest("hex");
 
-/** The file's bytes, or undefined when it does not exist. */
+/**
+ * The file's bytes, or undefined when it does not exist. A FIFO, a device or
+ * a directory in its place is refused at once (exit 2), never waited on;
+ * /dev/null (a masked unit) reads as empty.
+ */
 export function readIfExists(file: string): Buffer | undefined {
   try {
-    return fs.readFileSync(file);
+    return readOperatorFileBytes(file, { what: "file", maxBytes: 16 * 1024 * 1024, devNullIsEmpty: true }).bytes;
   } catch (err) {
     if (isErrno(err, "ENOENT", "ENOTDIR")) return undefined;
     throw err;

@@ -13,6 +13,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { escapeText } from "../core/escape.js";
 import { ALLOW_DIRS_ENV, STRICT_ENV, TRUST_RECENT_ENV, TRUST_RECENT_SECONDS_ENV, isUnderRoot, parseAllowDirs, strictModeOn, trustRecentOn } from "../safety/gateway.js";
+import { readOperatorFile } from "../safety/operator-file.js";
 import { type UnitScope, effectiveEnvironment, gatewayHome, onDisk } from "./gateway-units.js";
 import type { Systemctl } from "./systemctl.js";
 
@@ -111,7 +112,8 @@ export function parseEnvFile(text: string): { values: Map<string, string>; expan
 
 function readText(file: string): string | undefined | Error {
   try {
-    return fs.readFileSync(file, "utf8");
+    // A FIFO or a device in a .env's place is an error at once, never waited on.
+    return readOperatorFile(file, { what: "file", maxBytes: 16 * 1024 * 1024 }).text;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     return code === "ENOENT" || code === "ENOTDIR" ? undefined : (err as Error);

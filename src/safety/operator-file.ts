@@ -54,6 +54,15 @@ function openFailed(err: unknown, file: string, options: OperatorFileOptions): n
  * is not a regular file or too large.
  */
 export function readOperatorFile(file: string, options: OperatorFileOptions & { maxBytes?: number }): { text: string; stat: fs.Stats } {
+  const { bytes, stat } = readOperatorFileBytes(file, options);
+  return { text: bytes.toString("utf8"), stat };
+}
+
+/**
+ * readOperatorFile, as bytes. With `devNullIsEmpty`, /dev/null (a masked
+ * systemd unit is a link to it) reads as empty instead of being refused.
+ */
+export function readOperatorFileBytes(file: string, options: OperatorFileOptions & { maxBytes?: number; devNullIsEmpty?: boolean }): { bytes: Buffer; stat: fs.Stats } {
   let fd: number;
   try {
     fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOCTTY);
@@ -61,6 +70,10 @@ export function readOperatorFile(file: string, options: OperatorFileOptions & { 
     openFailed(err, file, options);
   }
   try {
+    if (options.devNullIsEmpty) {
+      const st = fs.fstatSync(fd);
+      if (st.isCharacterDevice() && st.rdev === fs.statSync("/dev/null").rdev) return { bytes: Buffer.alloc(0), stat: st };
+    }
     const stat = checkRegular(fd, file, options);
     const max = options.maxBytes ?? MAX_CONFIG_BYTES;
     if (stat.size > max) throw refuse(file, options, `is ${stat.size} bytes, more than the ${max} a ${options.what} may have`);
@@ -72,7 +85,7 @@ export function readOperatorFile(file: string, options: OperatorFileOptions & { 
       got += n;
     }
     if (got > max) throw refuse(file, options, `grew past the ${max} bytes a ${options.what} may have`);
-    return { text: buf.toString("utf8", 0, got), stat };
+    return { bytes: buf.subarray(0, got), stat };
   } finally {
     fs.closeSync(fd);
   }
