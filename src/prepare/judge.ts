@@ -104,11 +104,11 @@ export function publishModeOf(layout: Pick<Layout, "groupReadable">): number {
 function checkExtension(policy: Policy, name: string): string {
   const ext = extensionOf(name);
   if (!policy.allow.includes(ext)) {
-    const allowed = policy.allow.join(" ") || "none (nothing is allowed)";
+    const allowed = policy.allow.join(" ") || "nothing is allowed";
     throw new Refusal(
       "extension_not_allowed",
       ext
-        ? `.${escapeText(ext)} files are not on the allow-list; allowed extensions are: ${allowed}`
+        ? `.${escapeText(ext)} is not on the allow-list (${allowed})`
         : `the name has no extension, so nothing says what the file holds; give it one of these extensions: ${allowed}`,
     );
   }
