@@ -42,8 +42,21 @@ export interface GuardOptions {
 }
 
 /** What a judged regular file looked like; any change means judging it again. */
-function identityOf(st: fs.Stats): string {
-  return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+interface Identity {
+  dev: number;
+  ino: number;
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+}
+
+function identityOf(st: fs.Stats): Identity {
+  return { dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs };
+}
+
+/** Compared field by field: the rescan asks this of every entry every few seconds. */
+function sameIdentity(a: Identity | undefined, st: Identity): boolean {
+  return a !== undefined && a.ino === st.ino && a.size === st.size && a.mtimeMs === st.mtimeMs && a.ctimeMs === st.ctimeMs && a.dev === st.dev;
 }
 
 function kindReason(st: fs.Stats): QuarantineReason | undefined {
@@ -66,10 +79,10 @@ function openRegular(file: string | Buffer): number | undefined {
 export class OutboxGuard {
   private readonly ledger: LedgerIndex;
   /** Entries judged good, by the identity they had then. */
-  private readonly verified = new Map<string, string>();
+  private readonly verified = new Map<string, Identity>();
   private readonly pending = new Set<string>();
   /** Files whose bytes wait to be judged (or are being judged), by the identity they were queued with. */
-  private readonly toCheck = new Map<string, string>();
+  private readonly toCheck = new Map<string, Identity>();
   private checking: Promise<void> | undefined;
   private idleWaiters: (() => void)[] = [];
   private readonly logger: Logger;
@@ -232,8 +245,8 @@ export class OutboxGuard {
     }
     const byKind = kindReason(st);
     if (byKind) return this.quarantine(name, byKind);
+    if (sameIdentity(this.verified.get(name), st)) return;
     const identity = identityOf(st);
-    if (this.verified.get(name) === identity) return;
     this.verified.delete(name);
     let reason = this.recordVerdict(name, st.size);
     if (reason) {
@@ -244,7 +257,7 @@ export class OutboxGuard {
     }
     if (reason) return this.quarantine(name, reason);
     // A record names this size: its bytes are judged in the background.
-    if (this.toCheck.get(name) === identity) return;
+    if (sameIdentity(this.toCheck.get(name), identity)) return;
     this.toCheck.set(name, identity);
     this.pumpChecks();
   }
@@ -275,13 +288,13 @@ export class OutboxGuard {
   }
 
   /** The background path: the bytes must be the recorded ones and pass prepare's content checks. */
-  private async checkBytes(name: string, identity: string): Promise<void> {
+  private async checkBytes(name: string, identity: Identity): Promise<void> {
     const file = entryPath(this.options.outbox, name);
     const fd = openRegular(file);
     if (fd === undefined) return this.rejudge(name);
     let judged;
     try {
-      if (identityOf(fs.fstatSync(fd)) !== identity) return this.rejudge(name);
+      if (!sameIdentity(identity, fs.fstatSync(fd))) return this.rejudge(name);
       judged = await judgeFileContent(fd, extensionOf(name));
     } finally {
       fs.closeSync(fd);
@@ -289,7 +302,7 @@ export class OutboxGuard {
     if (this.stopped || this.lost) return;
     // Changed while it was read: what is there now is judged afresh.
     const now = fs.lstatSync(file, { throwIfNoEntry: false });
-    if (!now || identityOf(now) !== identity || judged.bytes !== now.size) return this.rejudge(name);
+    if (!now || !sameIdentity(identity, now) || judged.bytes !== now.size) return this.rejudge(name);
     const recorded = () => this.ledger.lookup(name)?.some((v) => v.bytes === judged.bytes && v.sha256 === judged.sha256) === true;
     if (!recorded()) {
       this.ledger.refresh();
