@@ -19,7 +19,7 @@ const entries = {
   "workers/text-scan": path.join(root, "src/prepare/text-worker.ts"),
   // Local mode's pipeline, loaded by the prepare command only when no gate is used.
   "parts/prepare-local": path.join(root, "src/prepare/local-entry.ts"),
-  "workers/drop-prepare": path.join(root, "src/watch/drop-worker.ts"),
+  "workers/watch-worker": path.join(root, "src/watch/watch-worker.ts"),
 };
 for (const file of fs.readdirSync(commandDir)) {
   if (file.endsWith(".ts")) entries[`commands/${file.slice(0, -3)}`] = path.join(commandDir, file);

@@ -61,7 +61,7 @@ const quarantined = (name: string) => (e: Event) => e.event === "quarantined" &&
 describe("guard: a ledger record proves nothing by itself", () => {
   it("quarantines planted files whose forged records match, when their bytes fail prepare's content checks", async () => {
     const w = await startWatch();
-    const secret = "aws_access_key_id = AKIAABCDEFGHIJKLMNOP\n";
+    const secret = "aws_access_key_id = AKIA7Q2LZ9XK4M3RT8VW\n";
     const notPng = "this is text, not a PNG\n";
     forgeRecord("leak.txt", secret);
     forgeRecord("fake.png", notPng);
@@ -85,6 +85,22 @@ describe("guard: a ledger record proves nothing by itself", () => {
     await w.waitFor(quarantined("marker.txt"), "marker quarantined");
     await waitUntil(() => !w.events.some(quarantined("clean.txt")) && w.stderr.includes("marker.txt"), "the guard judged past clean.txt");
     expect(fs.existsSync(path.join(h.outbox, "clean.txt"))).toBe(true);
+  });
+
+  it("judges a file over 1 MiB on its worker thread: a secret at its end is found, a clean one stays", async () => {
+    const w = await startWatch();
+    const big = `${"lorem ipsum dolor sit amet\n".repeat(90_000)}aws_access_key_id = AKIA7Q2LZ9XK4M3RT8VW\n`;
+    const clean = "lorem ipsum dolor sit amet\n".repeat(90_000);
+    expect(Buffer.byteLength(big)).toBeGreaterThan(2 * 1024 * 1024);
+    forgeRecord("big.txt", big);
+    forgeRecord("clean-big.txt", clean);
+    plant(h.outbox, "clean-big.txt", clean);
+    plant(h.outbox, "big.txt", big);
+    expect(await w.waitFor(quarantined("big.txt"), "big.txt quarantined")).toMatchObject({ reason: "content_refused", code: "secret_detected" });
+    write(h.outbox, "after.txt", "planted after the big ones\n");
+    await w.waitFor(quarantined("after.txt"), "after.txt quarantined");
+    expect(w.events.some(quarantined("clean-big.txt"))).toBe(false);
+    expect(fs.existsSync(path.join(h.outbox, "clean-big.txt"))).toBe(true);
   });
 
   it("a record that is not well-formed names nothing", async () => {

@@ -74,5 +74,5 @@ export { judgeRoot, writerOf, writableRootWarnings, MAX_ENTRIES_BELOW } from "..
 export type { Writer, RootVerdict, RootFinding } from "../deploy/writable-roots.js";
 export { assertDedicatedOutbox, notDedicatedReason, NotDedicatedError } from "../safety/dedicated.js";
 export type { OutboxPlace } from "../safety/dedicated.js";
-export { judgeFileContent, judgeStagedContent } from "../prepare/judge-content.js";
+export { judgeFileContent } from "../prepare/judge-content.js";
 export type { FileJudgement } from "../prepare/judge-content.js";

@@ -9,12 +9,13 @@ import { FatalError, type RefusalCode, errnoCode } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { type Logger, silentLogger } from "../log/logger.js";
 import { extensionOf } from "../prepare/name.js";
+import { prepare } from "../prepare/prepare.js";
 import { entryPath, isRawName, mayBeLossy, readNames, showName, textOfName, withSuffix } from "../safety/entry-names.js";
 import { type DirIdentity, dirIdentity, sameDir } from "./dir-identity.js";
 import { watchDirectory } from "./dir-watch.js";
 import { type EventSink, type SkipCode, errorText } from "./events.js";
 import { MEDIA_RECEIPT, REFUSED_RECEIPT, existingReceipt, isIgnoredDropName, receiptNamesFit, writeReceipt } from "./receipt.js";
-import { DropWorkers, type PrepareDrop } from "./drop-workers.js";
+import type { PrepareDrop } from "./watch-workers.js";
 import type { WorkQueue } from "./work-queue.js";
 
 export interface DropFolderOptions {
@@ -74,7 +75,7 @@ export class DropFolder {
     // elsewhere is refused (denied_source) by prepare's own checks.
     this.config = { ...options.config, sourceRoots: [options.dir] };
     this.logger = options.logger ?? silentLogger;
-    this.prepareDrop = options.prepareDrop ?? new DropWorkers(undefined).prepare;
+    this.prepareDrop = options.prepareDrop ?? ((file, config) => prepare(file, { resolvedConfig: config }));
   }
 
   async start(): Promise<void> {

@@ -16,15 +16,18 @@ import type { FSWatcher } from "chokidar";
 import { Refusal, errnoCode } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { type Logger, silentLogger } from "../log/logger.js";
-import { judgeFileContent } from "../prepare/judge-content.js";
+import { KEEP_IN_MEMORY, judgeFileContent } from "../prepare/judge-content.js";
 import { extensionOf } from "../prepare/name.js";
 import { entryKind } from "../prepare/source.js";
+import type { KnownSecrets } from "../content/known.js";
+import { knownSecretsFor } from "../prepare/content.js";
 import { entryPath, isRawName, mayBeLossy, readNames, showName } from "../safety/entry-names.js";
 import { type EventSink, errorText } from "./events.js";
 import { type DirIdentity, dirIdentity, sameDir } from "./dir-identity.js";
 import { watchDirectory } from "./dir-watch.js";
 import { LedgerIndex } from "./ledger-index.js";
 import { type QuarantineDetail, type QuarantineReason, moveToQuarantine } from "./quarantine.js";
+import type { JudgeFile } from "./watch-workers.js";
 
 /** The longest time between two full scans: a write through a hard link made elsewhere raises no event in the outbox. */
 export const DEFAULT_RESCAN_MS = 3000;
@@ -39,6 +42,13 @@ export interface GuardOptions {
   logger?: Logger;
   onEvent?: EventSink;
   rescanMs?: number;
+  /** Where the known secrets come from (the Hermes home's .env files), for the content checks. */
+  hermesHome?: string;
+  /**
+   * Judges a file over 1 MiB off this thread (the watch passes its worker);
+   * without it, here, a MiB at a time.
+   */
+  judgeLargeFile?: JudgeFile;
 }
 
 /** What a judged regular file looked like; any change means judging it again. */
@@ -76,6 +86,26 @@ function openRegular(file: string | Buffer): number | undefined {
   }
 }
 
+/** How long the known secrets read from the Hermes .env files are used before they are read again. */
+const KNOWN_SECRETS_TTL_MS = 10_000;
+
+/**
+ * The known secrets for `hermesHome`, read on first need and again once they
+ * are older than a few seconds: the guard runs for days, the .env files change,
+ * and the start-up judges thousands of files with one read.
+ */
+function freshKnownSecrets(hermesHome: string): () => KnownSecrets {
+  let known: KnownSecrets | undefined;
+  let readAt = 0;
+  return () => {
+    if (!known || Date.now() - readAt > KNOWN_SECRETS_TTL_MS) {
+      known = knownSecretsFor(hermesHome);
+      readAt = Date.now();
+    }
+    return known;
+  };
+}
+
 export class OutboxGuard {
   private readonly ledger: LedgerIndex;
   /** Entries judged good, by the identity they had then. */
@@ -95,8 +125,12 @@ export class OutboxGuard {
   private stopped = false;
   private lost = false;
 
+  /** Where the content checks find the known secrets (the Hermes .env values), read again every few seconds at most. */
+  private readonly contentOptions: { known?: () => KnownSecrets };
+
   constructor(private readonly options: GuardOptions) {
     this.logger = options.logger ?? silentLogger;
+    this.contentOptions = options.hermesHome ? { known: freshKnownSecrets(options.hermesHome) } : {};
     this.ledger = new LedgerIndex(options.ledgerDir, (p) =>
       this.logger.warn({ event: "ledger_skipped", file: p.file, problem: p.problem }, "part of the ledger was skipped; everything else is still judged"),
     );
@@ -295,7 +329,9 @@ export class OutboxGuard {
     let judged;
     try {
       if (!sameIdentity(identity, fs.fstatSync(fd))) return this.rejudge(name);
-      judged = await judgeFileContent(fd, extensionOf(name));
+      const ext = extensionOf(name);
+      const large = this.options.judgeLargeFile && identity.size > KEEP_IN_MEMORY;
+      judged = large ? await this.options.judgeLargeFile!(fd, ext) : await judgeFileContent(fd, ext, this.contentOptions);
     } finally {
       fs.closeSync(fd);
     }

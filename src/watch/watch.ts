@@ -12,7 +12,7 @@ import { resolveExisting } from "../safety/denylist.js";
 import { isWithin } from "../safety/gateway.js";
 import { type Layout, openLayout } from "../state/layout.js";
 import { DropFolder } from "./drop.js";
-import { DropWorkers, bundledDropWorker } from "./drop-workers.js";
+import { WatchWorkers } from "./watch-workers.js";
 import { LOCK_NAME, WatchLock } from "./lock.js";
 import type { EventSink, WatchEvent } from "./events.js";
 import { DEFAULT_RESCAN_MS, OutboxGuard } from "./guard.js";
@@ -85,7 +85,7 @@ export class Watch {
   private readonly guard: OutboxGuard;
   private readonly folders: DropFolder[];
   private readonly queue: WorkQueue;
-  private readonly workers: DropWorkers;
+  private readonly workers: WatchWorkers;
   private readonly locks: WatchLock[] = [];
   private readonly logger: Logger;
   private readonly emit: EventSink;
@@ -108,10 +108,11 @@ export class Watch {
     this.drops = config.watch.drop.map(openDropFolder);
     checkPlacement(this.layout, this.drops);
     checkQuarantinePrivate(this.layout.quarantineDir);
-    this.queue = new WorkQueue(options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT, (err) =>
+    const maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
+    this.queue = new WorkQueue(maxInFlight, (err) =>
       this.logger.error({ event: "drop_error", error: escapeText(String((err as Error)?.stack ?? err)) }, "a dropped file could not be processed"),
     );
-    this.workers = new DropWorkers(options.dropWorker ?? bundledDropWorker());
+    this.workers = new WatchWorkers({ maxDrops: maxInFlight, hermesHome: config.hermesHome, dropWorker: options.dropWorker });
     this.guard = new OutboxGuard({
       outbox: this.layout.outbox,
       quarantineDir: this.layout.quarantineDir,
@@ -120,6 +121,8 @@ export class Watch {
       logger: this.logger,
       onEvent: this.emit,
       rescanMs,
+      hermesHome: config.hermesHome,
+      judgeLargeFile: this.workers.judgeFile,
     });
     this.folders = this.drops.map(
       (dir) =>
@@ -132,7 +135,7 @@ export class Watch {
           logger: this.logger,
           onEvent: this.emit,
           rescanMs,
-          prepareDrop: this.workers.prepare,
+          prepareDrop: this.workers.prepareDrop,
         }),
     );
   }
