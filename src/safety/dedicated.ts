@@ -125,8 +125,8 @@ export function notDedicatedReason(place: OutboxPlace, passwd?: Protected[]): st
       // The gateway drops a prefix from its denylist when it is its user's home (root's /root).
       if (prefix === home) continue;
       for (const spelling of systemPrefixSpellings()[i]!) {
-        if (isWithin(outbox, spelling)) return `it lies under ${spelling}, from where the gateway never sends`;
-        if (isWithin(spelling, outbox)) return `it contains ${spelling}, from where the gateway never sends`;
+        if (isWithin(outbox, spelling)) return `it lies under ${spelling}, which the gateway never sends from`;
+        if (isWithin(spelling, outbox)) return `it contains ${spelling}, which the gateway never sends from`;
       }
     }
     const inHome = homeEntryOf(outbox, home);
