@@ -1,83 +1,207 @@
-// Finds the rules of rules.ts in text, in linear time and fast on ordinary
-// text. V8 tries every alternative of a combined regular expression at every
-// position (fifty rules in one made the scan ~100x slower than the copy), so
-// each rule is tried only where it can start:
-// - token rules where a token starts inside a long run. Every token is part
-//   of a run of at least RUN_MIN characters of letters, digits and
-//   `_-.:/+=~`; a strided pass finds those runs by looking at one byte in
-//   RUN_MIN (a run that long holds one), then each token start in the run
-//   picks, by its first two characters, the few rules that can start there,
-//   each a sticky regex tried at that one place;
-// - generic assignments at a token start that follows a separator, and at
-//   each password keyword (a password may be shorter than RUN_MIN);
-// - the rules led by a literal (PEM armour, its base64, `Q~` of an Azure
-//   secret, a Matrix recovery key) by one regex each, which V8 runs with a
-//   Boyer-Moore skip.
-// Each place is tried once; each try reads a bounded stretch; a stretch read
-// for a rejected value or base64 block is not read again for the same rule.
-// So the whole is linear in the text (test/content-rules.test.ts feeds every
-// rule its adversarial inputs; bench/content.mjs times them).
-import { GENERIC_WHAT, RULES, type Rule, assignmentAt, assignmentValueEnd, nameEndBefore } from "./rules.js";
+// Finds the rules of rules.ts in text, in linear time and at the speed of
+// the engine's string search on ordinary text. A regular expression that
+// combines the rules, or a JavaScript loop over every byte, reads each
+// position with dozens of alternatives (measured: 30 to 150 MB/s). Here each
+// rule is tried only where a *trigger* of it lies, and triggers are found by
+// String.prototype.indexOf (memchr, Boyer-Moore: GB/s) or a one-literal
+// regular expression, in a few passes over the text:
+// - the connectors `-`, `_` and `.`: a vendor token starts with a short word
+//   and one of them (`sk-`, `ghp_`, `SG.`); the two bytes before the connector
+//   pick, from a table, the few words that can end there;
+// - `:`, `=` and `>`: a generic assignment's separator (the name before it
+//   must end in a keyword letter), a URL's `://`, a Telegram or fal.ai key;
+// - literals of their own: `BEGIN` of PEM armour, its base64, `AIza`, `eyJ`,
+//   `Q~`, `machine`…
+// At a trigger a few byte tests turn most candidates down; the rule's sticky
+// regular expression (bounded, rules.ts) runs on the rest. Every trigger
+// costs O(1) amortised: a candidate that is not at a token start skips the
+// rest of its run; runs, values and the distance to a needed literal are
+// measured once per pass and remembered (a candidate window is never
+// re-scanned); a rejected base64 or recovery-key match is not re-read; a
+// keyword inside a value already judged is not judged again. test/content
+// feeds every rule its adversarial inputs; bench/content.mjs times them.
+import {
+  ENDS_VALUE,
+  GENERIC_WHAT,
+  KEYWORD_ENDINGS,
+  PASSWORD_MAX,
+  PASSWORD_MIN,
+  RULES,
+  type Rule,
+  TOKEN_MIN,
+  TOKEN_VALUE,
+  VALUE_MAX,
+  nameKind,
+  nameStartBefore,
+  valueLooksSecret,
+} from "./rules.js";
 
-/** Shortest run the strided pass stops at. */
-const RUN_MIN = 12;
-
-/** Letters, digits, `_` and `-`: what a token's parts are made of. */
-const TOKEN = new Uint8Array(256);
-/** TOKEN and the connectors inside tokens and assignments: `.:/+=~`. */
-const RUN = new Uint8Array(256);
-for (let c = 0; c < 128; c++) {
-  const ch = String.fromCharCode(c);
-  if (/[A-Za-z0-9_-]/.test(ch)) TOKEN[c] = 1;
-  if (/[A-Za-z0-9_\-.:/+=~]/.test(ch)) RUN[c] = 1;
-}
+const table = (chars: string) => {
+  const t = new Uint8Array(256);
+  for (const ch of chars) t[ch.charCodeAt(0)] = 1;
+  return t;
+};
+const LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+/** Letters and digits. */
+const ALNUM = table(`${LETTERS}0123456789`);
+/** Letters, digits, `_` and `-`: the token alphabet; a token starts where one follows something else. */
+const TOKEN = table(`${LETTERS}0123456789_-`);
+/** The token alphabet and `.`: what a vendor token's run is made of. */
+const RUN = table(`${LETTERS}0123456789_-.`);
+const DIGIT = table("0123456789");
+const HEX = table("0123456789abcdef");
+const UPPER_DIGIT = table("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789");
+const BASE58 = table("123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz");
+/** Characters an Azure client secret is made of. */
+const AZURE = table(`${LETTERS}0123456789_~.`);
+const AZURE_AROUND = table(`${LETTERS}0123456789_~.-`);
+/** A generic assignment's name ends in a keyword: its last three letters, lower-cased, as `c1 << 16 | c2 << 8 | c3`. */
+const KEYWORD_ENDING = new Set(KEYWORD_ENDINGS.map((e) => (e.charCodeAt(0) << 16) | (e.charCodeAt(1) << 8) | e.charCodeAt(2)));
+/** Bytes a keyword ends with, lower-cased: the first, cheapest test. */
+const KEYWORD_END = new Uint8Array(256);
+for (const e of KEYWORD_ENDINGS) KEYWORD_END[e.charCodeAt(2)] = 1;
+const URL_SCHEME = table("abcdefghijklmnopqrstuvwxyz0123456789+");
+const QUOTE = table("\"'`");
 
 interface Sticky {
   rule: Rule;
   re: RegExp;
+  /** The last match the check judged, and its verdict: a repeated match (adversarial input, a generated file) is judged once. */
+  lastMatch: string;
+  lastVerdict: boolean;
 }
+const STICKY = new Map(RULES.map((rule): [string, Sticky] => [rule.id, { rule, re: new RegExp(rule.source, "y"), lastMatch: "", lastVerdict: false }]));
+const sticky = (id: string): Sticky => {
+  const s = STICKY.get(id);
+  if (!s) throw new Error(`no rule ${id}`);
+  return s;
+};
 
-const sticky = (rule: Rule): Sticky => ({ rule, re: new RegExp(rule.source, "y") });
-
-/** Token rules by the two bytes they start with (`first << 8 | second`). */
-const BY_START = new Map<number, Sticky[]>();
-const LITERAL = new Map<string, Sticky>();
+/**
+ * Vendor tokens by the word they start with, connector included. Tried in
+ * the order of RULES. A word is at most WORD_MAX letters and digits.
+ */
+const WORDS: Record<string, string[]> = {
+  "github-token": ["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_"],
+  "gitlab-token": ["glpat-", "gldt-", "glrt-", "glcbt-", "glptt-", "glft-", "glimt-", "gloas-", "glsoat-", "glagent-", "glffct-", "glwt-"],
+  "slack-token": ["xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "xoxe-", "xoxe.", "xapp-"],
+  "anthropic-key": ["sk-"],
+  "openrouter-key": ["sk-"],
+  "langfuse-secret-key": ["sk-"],
+  "openai-key": ["sk-"],
+  "google-oauth": ["GOCSPX-", "ya29."],
+  "groq-key": ["gsk_"],
+  "xai-key": ["xai-"],
+  "huggingface-token": ["hf_", "api_"],
+  "fireworks-key": ["fw_", "fpk_"],
+  "perplexity-key": ["pplx-"],
+  "replicate-token": ["r8_"],
+  "tavily-key": ["tvly-"],
+  "firecrawl-key": ["fc-"],
+  "browserbase-key": ["bb_"],
+  "nvidia-key": ["nvapi-"],
+  "cerebras-key": ["csk-"],
+  "digitalocean-token": ["doo_", "dop_", "dor_"],
+  "notion-token": ["ntn_", "secret_"],
+  "linear-key": ["lin_"],
+  "elevenlabs-key": ["sk_"],
+  "stripe-key": ["sk_", "rk_", "whsec_"],
+  "npm-token": ["npm_"],
+  "pypi-token": ["pypi-"],
+  "sendgrid-key": ["SG."],
+  "matrix-token": ["syt_", "mat_", "mct_", "mar_"],
+};
+const WORD_MAX = 7;
+/** Every vendor token's run (letters, digits, `_-.`) from its start is at least this long. */
+const TOKEN_RUN_MIN = 20;
+const CONNECTORS = ["-", "_", "."] as const;
+/** For each connector, the rules by word, and which two bytes may precede it. */
+const BY_WORD = new Map<string, Sticky[]>();
+const PAIRS: Record<string, Uint8Array> = Object.fromEntries(CONNECTORS.map((c) => [c, new Uint8Array(1 << 16)]));
 for (const rule of RULES) {
-  if (rule.start === "literal") {
-    LITERAL.set(rule.id, sticky(rule));
-    continue;
-  }
-  const s = sticky(rule);
-  for (const two of rule.start) {
-    const key = (two.charCodeAt(0) << 8) | two.charCodeAt(1);
-    const list = BY_START.get(key);
-    if (list) list.push(s);
-    else BY_START.set(key, [s]);
+  for (const word of WORDS[rule.id] ?? []) {
+    const connector = word.at(-1)!;
+    if (!(CONNECTORS as readonly string[]).includes(connector) || word.length - 1 > WORD_MAX || word.length < 3) throw new Error(`bad word ${word}`);
+    const list = BY_WORD.get(word) ?? [];
+    list.push(sticky(rule.id));
+    BY_WORD.set(word, list);
+    PAIRS[connector]![(word.charCodeAt(word.length - 3) << 8) | word.charCodeAt(word.length - 2)] = 1;
   }
 }
 
-interface LiteralLead {
-  re: RegExp;
-  rule: Sticky;
-  /** Where the rule's match starts, from the literal's. */
-  offset: number;
-  /** After a rejected match, literals inside it are not tried again (base64 text is full of them). */
-  skipRejected: boolean;
-}
-const lead = (re: RegExp, id: string, offset = 0, skipRejected = false): LiteralLead => ({ re, rule: LITERAL.get(id)!, offset, skipRejected });
-const LITERALS: LiteralLead[] = [
-  lead(/-----BEGIN/g, "private-key"),
-  lead(/---- BEGIN SSH2/g, "ssh2-private-key"),
-  lead(/PuTTY-User-Key-File-/g, "putty-private-key"),
-  lead(/LS0tLS1CRUdJTi|0tLS0tQkVHSU4g|tLS0tLUJFR0lOI/g, "base64-private-key", 0, true),
-  lead(/Q~/g, "azure-client-secret", -4),
-  lead(/E[sS][1-9A-HJ-NP-Za-km-z]{2} [1-9A-HJ-NP-Za-km-z]{4} /g, "matrix-recovery-key", 0, true),
+/** Rules found by passes of their own below (and where, relative to the trigger, they start). */
+const FOUND_BY_PASSES = [
+  "private-key",
+  "ssh2-private-key",
+  "putty-private-key",
+  "base64-private-key",
+  "aws-access-key-id",
+  "aws-secret-access-key",
+  "slack-webhook",
+  "discord-webhook",
+  "google-api-key",
+  "google-oauth",
+  "airtable-token",
+  "twilio-key",
+  "azure-storage-key",
+  "azure-client-secret",
+  "database-url",
+  "netrc-password",
+  "telegram-bot-token",
+  "discord-bot-token",
+  "matrix-recovery-key",
+  "jwt",
+  "zai-key",
+  "fal-key",
+  "authorization-header",
 ];
-const NETRC = LITERAL.get("netrc-password")!;
-/** A .netrc entry's `machine` is at most this far before its `password`. */
-const NETRC_SPAN = 600;
-/** Password keywords: the generic assignment is judged from the end of the name they end. */
-const PASSWORD_KEYWORD = /[pP](?:[aA][sS][sS](?:[wW](?:[oO][rR])?[dD]|[pP][hH][rR][aA][sS][eE])?|[wW][dD])/g;
+for (const rule of RULES) {
+  if (!WORDS[rule.id] && !FOUND_BY_PASSES.includes(rule.id)) throw new Error(`rule ${rule.id} has no way to be found`);
+}
+
+const PEM = sticky("private-key");
+const SSH2 = sticky("ssh2-private-key");
+const PUTTY = sticky("putty-private-key");
+const BASE64_PEM = sticky("base64-private-key");
+const AWS_KEY_ID = sticky("aws-access-key-id");
+const AWS_SECRET = sticky("aws-secret-access-key");
+const SLACK_WEBHOOK = sticky("slack-webhook");
+const DISCORD_WEBHOOK = sticky("discord-webhook");
+const GOOGLE_API = sticky("google-api-key");
+const GOOGLE_OAUTH = sticky("google-oauth");
+const AIRTABLE = sticky("airtable-token");
+const TWILIO = sticky("twilio-key");
+const AZURE_STORAGE = sticky("azure-storage-key");
+const AZURE_CLIENT = sticky("azure-client-secret");
+const DATABASE_URL = sticky("database-url");
+const NETRC = sticky("netrc-password");
+const TELEGRAM = sticky("telegram-bot-token");
+const DISCORD_BOT = sticky("discord-bot-token");
+const MATRIX_RECOVERY = sticky("matrix-recovery-key");
+const JWT = sticky("jwt");
+const ZAI = sticky("zai-key");
+const FAL = sticky("fal-key");
+const AUTHORIZATION = sticky("authorization-header");
+
+const DATABASE_SCHEMES = new Set(["postgres", "postgresql", "mysql", "mariadb", "mongodb", "mongodb+srv", "redis", "rediss", "amqp", "amqps", "mssql", "sqlserver", "cockroachdb", "clickhouse", "couchdb", "neo4j", "neo4j+s"]);
+const AWS_SECRET_NAME = /(?:^|[^A-Za-z0-9_-])(aws[_-]?(?:secret[_-]?)?(?:access[_-]?)?key)$/i;
+/** The base64 of `-----BEGIN ` at its three alignments, each searched from a part that starts with a rare letter (`0` and `t` are common). */
+const BASE64_PEM_LEADS = [
+  { lead: "LS0tLS1CRUdJTi", search: "LS0tLS1CRUdJTi", offset: 0 },
+  { lead: "0tLS0tQkVHSU4g", search: "QkVHSU4g", offset: 6 },
+  { lead: "tLS0tLUJFR0lOI", search: "LUJFR0lOI", offset: 5 },
+];
+const AWS_KEY_ID_LEAD = /A(?:KIA|SIA|BIA|CCA)/g;
+const AUTHORIZATION_LEAD = /authorization/gi;
+/** A Matrix recovery key: `E[sS]` and 46 base58 characters in groups of four, one space between groups. */
+const MATRIX_LENGTH = 59;
+
+/** How far after the start of its match a trigger may lie (a Discord token's first dot, a Z.AI key's). */
+const MAX_TRIGGER_AFTER_START = 40;
+/** A JSON Web Token's first dot is at most this far after its start. */
+const JWT_HEADER_MAX = 810;
+/** How far before a generic value's start its separator may lie. */
+const MAX_SEPARATOR_BEFORE_VALUE = 24;
 
 export interface SecretHit {
   what: string;
@@ -85,124 +209,472 @@ export interface SecretHit {
   index: number;
 }
 
-/** Length of the match of `s` at `at`, when its check accepts it; 0 otherwise. */
-function matchAt(s: Sticky, text: string, at: number): number {
-  if (at < 0) return 0;
-  s.re.lastIndex = at;
-  const m = s.re.exec(text);
-  if (m === null) return 0;
-  return !s.rule.check || s.rule.check(m[0], text, at) ? m[0].length : -m[0].length;
-}
+/** Vendor rules win over known values, and both over a generic assignment, at the same index. */
+const Rank = { Vendor: 0, Known: 1, Generic: 2 } as const;
+type Rank = (typeof Rank)[keyof typeof Rank];
 
+/** One text searched once: every pass, and what they remember. */
 class Search {
-  /** Generic values already judged end here: token starts before it are not judged as values again. */
-  private judgedTo = 0;
+  private best: SecretHit | undefined;
+  private bestRank: Rank = Rank.Generic;
+  /** Hits must lie before this index (the best hit so far, or the caller's bound). */
+  private bound: number;
+  // Remembered measurements, each valid for later positions of the same pass (passes move forward).
+  private tokenRunFrom = -1;
+  private tokenRunTo = -1;
+  private runFrom = -1;
+  private runTo = -1;
+  private endsFrom = -1;
+  private endsTo = -1;
+  private endsFound = false;
+  private tokenValueFrom = -1;
+  private tokenValueTo = -1;
+  private tokenValueFound = false;
+  private readonly nextLiteral = new Map<string, number>();
 
   constructor(
-    readonly text: string,
-    readonly bytes: Uint8Array,
-  ) {}
+    private readonly text: string,
+    private readonly b: Uint8Array,
+    private readonly from: number,
+    before: number,
+  ) {
+    this.bound = before;
+  }
 
-  /** The first hit at or after `from` and before `before` among the token starts of long runs. */
-  firstTokenHit(from: number, before: number): SecretHit | undefined {
-    const b = this.bytes;
-    const len = Math.min(b.length, before + RUN_MIN);
-    // One byte in RUN_MIN: a run of RUN_MIN or more holds one of them.
-    for (let probe = from + RUN_MIN - 1; probe < len; probe += RUN_MIN) {
-      if (RUN[b[probe]!] === 0) continue;
-      let start = probe;
-      while (start > 0 && RUN[b[start - 1]!] !== 0) start--;
-      let end = probe + 1;
-      while (end < b.length && RUN[b[end]!] !== 0) end++;
-      if (end - start >= RUN_MIN) {
-        const hit = this.firstInRun(Math.max(start, from), end, before);
-        if (hit) return hit;
+  result(): SecretHit | undefined {
+    return this.best;
+  }
+
+  /** Records a hit at `index` when it is better than the best so far. */
+  hit(what: string, index: number, rank: Rank): void {
+    if (index < this.from || index > this.bound) return;
+    if (index === this.bound && (!this.best || rank >= this.bestRank)) return;
+    this.best = { what, index };
+    this.bestRank = rank;
+    this.bound = index;
+  }
+
+  /** Tries rule `s` at `at`: true when it matches and its check accepts; the match's length, negated when the check refused it. */
+  private tryRule(s: Sticky, at: number): number {
+    if (at < this.from || at > this.bound) return 0;
+    s.re.lastIndex = at;
+    const m = s.re.exec(this.text);
+    if (m === null) return 0;
+    const match = m[0];
+    if (s.rule.check) {
+      if (match !== s.lastMatch) {
+        s.lastMatch = match;
+        s.lastVerdict = s.rule.check(match);
       }
-      // The next probe lies past this run, so every run is read once.
-      probe = end - 1;
+      if (!s.lastVerdict) return -match.length;
     }
-    return undefined;
+    this.hit(s.rule.what, at, Rank.Vendor);
+    return match.length;
   }
 
-  private firstInRun(start: number, end: number, before: number): SecretHit | undefined {
-    const b = this.bytes;
-    for (let at = start; at < end && at < before; at++) {
-      // A token starts where a letter, digit, `_` or `-` follows something else.
-      if (TOKEN[b[at]!] === 0 || (at > 0 && TOKEN[b[at - 1]!] !== 0)) continue;
-      const hit = this.tokenAt(at);
-      if (hit) return hit;
+  private isTokenStart(at: number): boolean {
+    return TOKEN[this.b[at]!] === 1 && (at === 0 || TOKEN[this.b[at - 1]!] === 0);
+  }
+
+  /** The end of the run of token characters that holds `at` (remembered: each run is measured once per pass). */
+  private tokenRunEnd(at: number): number {
+    if (at >= this.tokenRunFrom && at < this.tokenRunTo) return this.tokenRunTo;
+    const b = this.b;
+    let end = at;
+    while (end < b.length && TOKEN[b[end]!] === 1) end++;
+    this.tokenRunFrom = at;
+    this.tokenRunTo = end;
+    return end;
+  }
+
+  /** The end of the run of letters, digits and `_-.` that starts at or holds `at`. */
+  private runEnd(at: number): number {
+    if (at >= this.runFrom && at < this.runTo) return this.runTo;
+    const b = this.b;
+    let end = at;
+    while (end < b.length && RUN[b[end]!] === 1) end++;
+    this.runFrom = at;
+    this.runTo = end;
+    return end;
+  }
+
+  /** The next index of `literal` at or after `at`, or -1 (remembered until passed). */
+  private nextIndexOf(literal: string, at: number): number {
+    const known = this.nextLiteral.get(literal);
+    if (known !== undefined && (known === -1 || known >= at)) return known;
+    const next = this.text.indexOf(literal, at);
+    this.nextLiteral.set(literal, next);
+    return next;
+  }
+
+  /** The end of an unquoted value from `start`, at most `max` characters (ENDS_VALUE ends it). */
+  private valueEnd(start: number, max: number): number {
+    const limit = Math.min(this.b.length, start + max);
+    let at: number;
+    if (start >= this.endsFrom && start <= this.endsTo) {
+      if (this.endsFound || this.endsTo >= limit) return Math.min(this.endsTo, limit);
+      at = this.endsTo;
+    } else {
+      this.endsFrom = start;
+      at = start;
     }
-    return undefined;
+    const b = this.b;
+    while (at < limit && ENDS_VALUE[b[at]!] === 0) at++;
+    this.endsTo = at;
+    this.endsFound = at < limit || limit === b.length;
+    return at;
   }
 
-  /** What starts at `at`, a token start: a token rule, or the value of a generic assignment. */
-  private tokenAt(at: number): SecretHit | undefined {
-    const rules = at + 1 < this.bytes.length ? BY_START.get((this.bytes[at]! << 8) | this.bytes[at + 1]!) : undefined;
-    if (rules) for (const s of rules) if ((!s.rule.guard || s.rule.guard(this.bytes, at)) && matchAt(s, this.text, at) > 0) return { what: s.rule.what, index: at };
-    if (at < this.judgedTo) return undefined;
-    const nameEnd = nameEndBefore(this.text, at);
-    if (nameEnd <= 0) return undefined;
-    const secret = assignmentAt(this.text, nameEnd);
-    this.judgedTo = Math.max(this.judgedTo, assignmentValueEnd);
-    return secret ? { what: GENERIC_WHAT, index: at } : undefined;
+  /** The end of a token value from `start` (TOKEN_VALUE characters), at most `max` characters. */
+  private tokenValueEnd(start: number, max: number): number {
+    const limit = Math.min(this.b.length, start + max);
+    let at: number;
+    if (start >= this.tokenValueFrom && start <= this.tokenValueTo) {
+      if (this.tokenValueFound || this.tokenValueTo >= limit) return Math.min(this.tokenValueTo, limit);
+      at = this.tokenValueTo;
+    } else {
+      this.tokenValueFrom = start;
+      at = start;
+    }
+    const b = this.b;
+    while (at < limit && TOKEN_VALUE[b[at]!] === 1) at++;
+    this.tokenValueTo = at;
+    this.tokenValueFound = at < limit || limit === b.length;
+    return at;
   }
 
-  /** The first hit of a literal-led rule, a password assignment or a .netrc entry at or after `from`, before `before`. */
-  firstLiteralHit(from: number, before: number): SecretHit | undefined {
-    let best: SecretHit | undefined;
-    for (const { re, rule, offset, skipRejected } of LITERALS) {
-      re.lastIndex = Math.max(0, from - offset);
-      for (let m = re.exec(this.text); m && m.index + offset < (best?.index ?? before); m = re.exec(this.text)) {
-        const at = m.index + offset;
-        const length = at >= from ? matchAt(rule, this.text, at) : 0;
-        if (length > 0) {
-          best = { what: rule.rule.what, index: at };
-          break;
+  /** Where a pass may stop: no trigger at or after this index leads to a hit before the bound. */
+  private stopAt(after: number): number {
+    return Math.min(this.b.length, this.bound + after + 1);
+  }
+
+  // ---- the passes ----------------------------------------------------------
+
+  /** `BEGIN` of PEM armour (`-----BEGIN … PRIVATE KEY-----`) and of an SSH2 key. */
+  armour(): void {
+    const { text } = this;
+    for (let i = text.indexOf("BEGIN", this.from + 5); i >= 0 && i < this.stopAt(5); i = text.indexOf("BEGIN", i + 5)) {
+      if (text.startsWith("-----", i - 5)) {
+        // The armour's label is at most 40 characters: PRIVATE KEY must follow within them.
+        const label = this.nextIndexOf("PRIVATE KEY", i + 5);
+        if (label >= 0 && label <= i + 45) this.tryRule(PEM, i - 5);
+      } else if (text.startsWith("---- ", i - 5) && text.startsWith(" SSH2", i + 5)) {
+        this.tryRule(SSH2, i - 5);
+      }
+    }
+  }
+
+  /** A PuTTY key file's first line, wherever it starts (searched from `TTY`: a rarer first letter than `P`'s). */
+  putty(): void {
+    const { text } = this;
+    for (let i = text.indexOf("TTY-User-Key-File-", this.from + 2); i >= 0 && i < this.stopAt(2); i = text.indexOf("TTY-User-Key-File-", i + 18)) {
+      if (text.startsWith("Pu", i - 2)) this.tryRule(PUTTY, i - 2);
+    }
+  }
+
+  /** Base64 of PEM armour: a rejected block is not read again from inside. */
+  base64Armour(): void {
+    const { text } = this;
+    for (const { lead, search, offset } of BASE64_PEM_LEADS) {
+      for (let at = text.indexOf(search, this.from + offset); at >= 0 && at < this.stopAt(offset); ) {
+        const i = at - offset;
+        const length = text.startsWith(lead, i) ? this.tryRule(BASE64_PEM, i) : 0;
+        if (length > 0) break;
+        at = text.indexOf(search, length < 0 ? at - length : at + 1);
+      }
+    }
+  }
+
+  /** A literal that starts a token; a candidate inside a run skips the rest of the run. */
+  private tokenLiteral(lead: string, s: Sticky, minRun: number, ok?: (at: number) => boolean): void {
+    const { text } = this;
+    for (let i = text.indexOf(lead, this.from); i >= 0 && i < this.stopAt(0); ) {
+      if (!this.isTokenStart(i)) {
+        i = text.indexOf(lead, this.tokenRunEnd(i));
+        continue;
+      }
+      if (this.runEnd(i) - i >= minRun && (!ok || ok(i))) this.tryRule(s, i);
+      i = text.indexOf(lead, i + lead.length);
+    }
+  }
+
+  literals(): void {
+    const b = this.b;
+    this.tokenLiteral("AIza", GOOGLE_API, 39);
+    for (let i = this.text.indexOf("//0", this.from + 1); i >= 0 && i < this.stopAt(1); i = this.text.indexOf("//0", i + 3)) {
+      if (b[i - 1] === 49 && this.isTokenStart(i - 1) && this.runEnd(i + 3) - i >= 43) this.tryRule(GOOGLE_OAUTH, i - 1);
+    }
+    // SK and exactly 32 hex digits.
+    this.tokenLiteral("SK", TWILIO, 34, (at) => HEX[b[at + 2]!] === 1 && HEX[b[at + 33]!] === 1 && TOKEN[b[at + 34]!] !== 1);
+    // AKIA… and 16 capitals or digits.
+    const re = AWS_KEY_ID_LEAD;
+    re.lastIndex = this.from;
+    for (let m = re.exec(this.text); m && m.index < this.stopAt(0); m = re.exec(this.text)) {
+      const at = m.index;
+      if (!this.isTokenStart(at)) re.lastIndex = this.tokenRunEnd(at);
+      else if (UPPER_DIGIT[b[at + 19]!] === 1) this.tryRule(AWS_KEY_ID, at);
+    }
+  }
+
+  /** `Q~` of an Azure AD client secret: three characters and a digit before it. */
+  azureClientSecret(): void {
+    const { text, b } = this;
+    for (let i = text.indexOf("Q~", this.from + 4); i >= 0 && i < this.stopAt(4); i = text.indexOf("Q~", i + 2)) {
+      if (DIGIT[b[i - 1]!] === 1 && AZURE[b[i - 2]!] === 1 && AZURE[b[i - 3]!] === 1 && AZURE[b[i - 4]!] === 1 && (i === 4 || AZURE_AROUND[b[i - 5]!] === 0)) {
+        this.tryRule(AZURE_CLIENT, i - 4);
+      }
+    }
+  }
+
+  /**
+   * A Matrix recovery key: its shape (groups of four base58 characters) is
+   * measured once per alignment, so a repeated group is read once.
+   */
+  matrixRecoveryKey(): void {
+    const { text, b } = this;
+    let shapeStart = -1;
+    let shapeEnd = -1;
+    for (const lead of ["Es", "ES"]) {
+      for (let i = text.indexOf(lead, this.from); i >= 0 && i < this.stopAt(0); i = text.indexOf(lead, i + 2)) {
+        if (i > 0 && ALNUM[b[i - 1]!] === 1) continue;
+        if (i < shapeStart || i >= shapeEnd || (i - shapeStart) % 5 !== 0) {
+          // Where the shape of groups that starts at `i` ends: positions 4, 9, … are spaces, the others base58.
+          let at = i + 2;
+          while (at < b.length && ((at - i) % 5 === 4 ? b[at] === 32 : BASE58[b[at]!] === 1)) at++;
+          shapeStart = i;
+          shapeEnd = at;
         }
-        re.lastIndex = skipRejected && length < 0 ? at - length : m.index + 1;
+        if (shapeEnd - i < MATRIX_LENGTH || ALNUM[b[i + MATRIX_LENGTH]!] === 1) continue;
+        // A key that is not random (its groups repeated) is not read again from inside.
+        const length = this.tryRule(MATRIX_RECOVERY, i);
+        if (length < 0) i += -length - 2;
       }
     }
-    return this.firstPasswordHit(from, best?.index ?? before) ?? best;
   }
 
-  private firstPasswordHit(from: number, before: number): SecretHit | undefined {
+  /** `machine` of a .netrc entry (searched from `hine`: rarer letters than `m`'s): its `password` must follow within the entry. */
+  netrc(): void {
+    const { text } = this;
+    for (let at = text.indexOf("hine", this.from + 3); at >= 0 && at < this.stopAt(3); at = text.indexOf("hine", at + 4)) {
+      const i = at - 3;
+      if (!text.startsWith("mac", i)) continue;
+      const c = this.b[i + 7];
+      if (c !== 32 && c !== 9) continue;
+      const password = this.nextIndexOf("password", i + 8);
+      if (password >= 0 && password - i <= 600) this.tryRule(NETRC, i);
+    }
+  }
+
+  /** `Authorization` (or `Proxy-Authorization`) and its scheme. */
+  authorization(): void {
+    const re = AUTHORIZATION_LEAD;
+    re.lastIndex = this.from;
+    for (let m = re.exec(this.text); m && m.index < this.stopAt(6); m = re.exec(this.text)) {
+      const at = m.index;
+      const start = at >= 6 && this.text.slice(at - 6, at).toLowerCase() === "proxy-" ? at - 6 : at;
+      if (this.isTokenStart(start)) this.tryRule(AUTHORIZATION, start);
+    }
+  }
+
+  /** The connectors `-`, `_`, `.`: vendor words, and the tokens found at a dot. */
+  connector(connector: "-" | "_" | "."): void {
+    const { text, b } = this;
+    const pairs = PAIRS[connector]!;
+    const code = connector.charCodeAt(0);
+    const dot = connector === ".";
+    const after = dot ? JWT_HEADER_MAX : MAX_TRIGGER_AFTER_START;
+    for (let i = text.indexOf(connector, this.from + 2); i >= 0 && i < this.stopAt(after); i = text.indexOf(connector, i + 1)) {
+      if (dot) this.atDot(i);
+      if (pairs[(b[i - 2]! << 8) | b[i - 1]!] === 1) this.word(i);
+      // A run of the connector: none of it ends a word.
+      while (b[i + 1] === code) i++;
+    }
+  }
+
+  /** The vendor word that ends with the connector at `i`, if any, and its rules. */
+  private word(i: number): void {
+    const b = this.b;
+    let start = i - 1;
+    while (start > 0 && i - start < WORD_MAX && ALNUM[b[start - 1]!] === 1) start--;
+    if (start > 0 && TOKEN[b[start - 1]!] === 1) return;
+    const rules = BY_WORD.get(this.text.slice(start, i + 1));
+    if (!rules || this.runEnd(start) - start < TOKEN_RUN_MIN) return;
+    for (const s of rules) if (this.tryRule(s, start) > 0) return;
+  }
+
+  /** Tokens found at a dot: a JSON Web Token's first, a Discord bot token's, a Z.AI key's, an Airtable token's. */
+  private atDot(i: number): void {
+    const b = this.b;
+    // A JSON Web Token: `eyJ` and a header of 10 to 800 characters (after `ops_` for a 1Password token), then `.eyJ`.
+    if (b[i + 1] === 101 && b[i + 2] === 121 && b[i + 3] === 74) {
+      let start = i - 1;
+      while (start > 0 && i - start <= JWT_HEADER_MAX && TOKEN[b[start - 1]!] === 1) start--;
+      if (start === 0 || TOKEN[b[start - 1]!] === 0) {
+        if (this.text.startsWith("eyJ", start) || this.text.startsWith("ops_eyJ", start)) this.tryRule(JWT, start);
+      }
+    }
+    // Discord: [MNO] and 23 to 27 characters, `.`, 6 characters, `.`.
+    if (b[i + 7] === 46 && TOKEN[b[i + 1]!] === 1 && TOKEN[b[i + 6]!] === 1 && TOKEN[b[i - 1]!] === 1) {
+      let start = i - 1;
+      while (start > 0 && i - start < 28 && TOKEN[b[start - 1]!] === 1) start--;
+      if (i - start >= 24 && (b[start] === 77 || b[start] === 78 || b[start] === 79)) this.tryRule(DISCORD_BOT, start);
+    }
+    // Z.AI: 32 hex digits, `.`, 16 letters or digits.
+    if (i >= 32 && HEX[b[i - 1]!] === 1 && HEX[b[i - 32]!] === 1 && ALNUM[b[i + 1]!] === 1 && ALNUM[b[i + 16]!] === 1) this.tryRule(ZAI, i - 32);
+    // Airtable: pat, 14 letters or digits, `.`.
+    if (i >= 17 && b[i - 17] === 112 && b[i - 16] === 97 && b[i - 15] === 116) this.tryRule(AIRTABLE, i - 17);
+  }
+
+  /** `:` — a URL's `://`, a Telegram bot token, a fal.ai key, a generic assignment. */
+  colon(): void {
+    this.judgedTo = 0;
+    const { text, b } = this;
+    for (let i = text.indexOf(":", Math.max(1, this.from - MAX_SEPARATOR_BEFORE_VALUE)); i >= 0 && i < this.stopAt(MAX_TRIGGER_AFTER_START); i = text.indexOf(":", i + 1)) {
+      const before = b[i - 1]!;
+      if (b[i + 1] === 47 && b[i + 2] === 47) this.url(i);
+      if (DIGIT[before] === 1) this.telegram(i);
+      if (HEX[before] === 1 && i >= 36 && b[i - 13] === 45 && HEX[b[i + 1]!] === 1) this.tryRule(FAL, i - 36);
+      if (b[i + 1] === 61) this.assignment(i, i + 2);
+      else this.assignment(i, i + 1);
+    }
+  }
+
+  /** `scheme://`: a database URL with a password, a Slack or Discord webhook. */
+  private url(i: number): void {
+    const b = this.b;
+    let start = i;
+    while (start > 0 && i - start < 12 && URL_SCHEME[b[start - 1]!] === 1) start--;
+    if (start === i || !this.isTokenStart(start)) return;
+    const scheme = this.text.slice(start, i);
+    if (scheme === "https") {
+      const host = b[i + 3];
+      if (host === 104) this.tryRule(SLACK_WEBHOOK, start);
+      else if (host === 100 || host === 112 || host === 99) this.tryRule(DISCORD_WEBHOOK, start);
+    } else if (DATABASE_SCHEMES.has(scheme)) {
+      // user:password@ is at most 258 characters.
+      const at = this.nextIndexOf("@", i + 3);
+      if (at >= 0 && at - i <= 262) this.tryRule(DATABASE_URL, start);
+    }
+  }
+
+  /** 8 to 10 digits, `:`, and exactly 35 token characters. */
+  private telegram(i: number): void {
+    const b = this.b;
+    let start = i - 1;
+    while (start > 0 && i - start < 11 && DIGIT[b[start - 1]!] === 1) start--;
+    const digits = i - start;
+    if (digits >= 8 && digits <= 10 && (start === 0 || DIGIT[b[start - 1]!] === 0) && TOKEN[b[i + 35]!] === 1 && TOKEN[b[i + 36]!] !== 1) {
+      this.tryRule(TELEGRAM, start);
+    }
+  }
+
+  /** `=` — a generic assignment (`=>` too), an Azure connection string's key. */
+  equals(): void {
+    this.judgedTo = 0;
+    const { text, b } = this;
+    for (let i = text.indexOf("=", Math.max(1, this.from - MAX_SEPARATOR_BEFORE_VALUE)); i >= 0 && i < this.stopAt(0); i = text.indexOf("=", i + 1)) {
+      const before = b[i - 1];
+      // `:=` is the colon's; `==` is no assignment.
+      if (before === 58 || before === 61) continue;
+      if (before === 121) {
+        const start = text.startsWith("SharedAccessKey", i - 15) ? i - 15 : text.startsWith("AccountKey", i - 10) ? i - 10 : -1;
+        if (start >= 0 && this.isTokenStart(start)) this.tryRule(AZURE_STORAGE, start);
+      }
+      this.assignment(i, b[i + 1] === 62 ? i + 2 : i + 1);
+    }
+  }
+
+  /** `>` — the end of an XML element's start tag (`<password>…`). */
+  greaterThan(): void {
+    this.judgedTo = 0;
+    const { text, b } = this;
+    for (let i = text.indexOf(">", Math.max(1, this.from - MAX_SEPARATOR_BEFORE_VALUE)); i >= 0 && i < this.stopAt(0); i = text.indexOf(">", i + 1)) {
+      if (b[i - 1] !== 61) this.assignment(i, i + 1);
+    }
+  }
+
+  /** A keyword inside a value already judged is not judged again. */
+  private judgedTo = 0;
+
+  /**
+   * A generic assignment whose separator spans [separator, separatorEnd):
+   * a name that ends in a keyword and a value that looks like a credential
+   * (rules.ts judges both). An AWS secret key is such an assignment too.
+   */
+  private assignment(separator: number, separatorEnd: number): void {
+    const b = this.b;
+    // Backwards from the separator: up to 8 blanks, a quote (maybe escaped), the name.
+    let nameEnd = separator;
+    for (let n = 0; n < 8 && (b[nameEnd - 1] === 32 || b[nameEnd - 1] === 9); n++) nameEnd--;
+    if (QUOTE[b[nameEnd - 1]!] === 1) nameEnd -= b[nameEnd - 2] === 92 ? 2 : 1;
+    if (nameEnd <= 0) return;
+    const last = b[nameEnd - 1]! | 0x20;
+    if (KEYWORD_END[last] === 0 || nameEnd < this.judgedTo || nameEnd < 3) return;
+    if (!KEYWORD_ENDING.has(((b[nameEnd - 3]! | 0x20) << 16) | ((b[nameEnd - 2]! | 0x20) << 8) | last)) return;
+    // Forwards from it: up to 8 blanks, a quote (maybe escaped), the value.
+    let start = separatorEnd;
+    for (let n = 0; n < 8 && (b[start] === 32 || b[start] === 9); n++) start++;
+    if (b[start] === 92 && QUOTE[b[start + 1]!] === 1) start++;
+    if (QUOTE[b[start]!] === 1) start++;
+    if (start > this.bound) return;
     const text = this.text;
-    let judgedTo = 0;
-    // The `machine` words of .netrc entries, found going forward: each is found, and tried, once.
-    let machine = -1;
-    let nextMachine = text.indexOf("machine", Math.max(0, from - NETRC_SPAN));
-    let triedMachine = -1;
-    PASSWORD_KEYWORD.lastIndex = from;
-    for (let m = PASSWORD_KEYWORD.exec(text); m && m.index < before; m = PASSWORD_KEYWORD.exec(text)) {
-      const nameEnd = m.index + m[0].length;
-      if (nameEnd < judgedTo) continue;
-      if (assignmentAt(text, nameEnd)) return { what: GENERIC_WHAT, index: m.index };
-      judgedTo = Math.max(judgedTo, assignmentValueEnd);
-      // `.netrc`: `machine HOST login USER password PASSWORD`, the words separated by blanks.
-      const c = text.charCodeAt(nameEnd) | 0;
-      if ((c === 32 || c === 9) && m[0].length === 8) {
-        while (nextMachine >= 0 && nextMachine < m.index) {
-          machine = nextMachine;
-          nextMachine = text.indexOf("machine", nextMachine + 7);
-        }
-        if (machine >= from && machine !== triedMachine && m.index - machine < NETRC_SPAN) {
-          triedMachine = machine;
-          if (matchAt(NETRC, text, machine) > 0) return { what: NETRC.rule.what, index: machine };
-        }
-      }
+    // The value is measured before the name is read: most candidates are too short for any kind.
+    let tokenEnd = start;
+    if (TOKEN[b[start]!] === 1) {
+      tokenEnd = this.tokenValueEnd(start, VALUE_MAX);
+      for (let pad = 0; pad < 2 && b[tokenEnd] === 61; pad++) tokenEnd++;
     }
-    return undefined;
+    // Password keywords end in d (password, passwd, pwd), e (passphrase) or s (pass).
+    const passwordEnd = last === 100 || last === 101 || last === 115 ? this.valueEnd(start, PASSWORD_MAX) : start;
+    // An AWS secret key is 40 characters, maybe after a non-breaking space.
+    const aws = last === 121 && (tokenEnd - start >= 40 || b[start] === 0xc2);
+    if (tokenEnd - start < TOKEN_MIN && passwordEnd - start < PASSWORD_MIN && !aws) return;
+    const name = text.slice(nameStartBefore(text, nameEnd), nameEnd);
+    if (aws) {
+      const m = AWS_SECRET_NAME.exec(name);
+      if (m) this.tryRule(AWS_SECRET, nameEnd - m[1]!.length);
+    }
+    const kind = nameKind(name);
+    if (kind === undefined || start < this.from) return;
+    const end = kind === "password" ? passwordEnd : tokenEnd;
+    this.judgedTo = end;
+    if (end - start < (kind === "password" ? PASSWORD_MIN : TOKEN_MIN)) return;
+    const value = text.slice(start, end);
+    // A repeated assignment (adversarial input, a generated file) is judged once.
+    if (value !== this.lastValue || kind !== this.lastKind) {
+      this.lastValue = value;
+      this.lastKind = kind;
+      this.lastSecret = valueLooksSecret(value, kind);
+    }
+    if (this.lastSecret) this.hit(GENERIC_WHAT, start, Rank.Generic);
   }
+  private lastValue = "";
+  private lastKind = "";
+  private lastSecret = false;
 }
 
 /**
- * The leftmost credential in `latin1Text` (UTF-8 bytes read as Latin-1; its
- * bytes in `bytes`, when the caller has them) that starts at or after
- * `from`, or undefined. What lies before `from` still counts as context (a
- * token boundary, an assignment's name).
+ * A credential in `latin1Text` (UTF-8 bytes read as Latin-1; its bytes in
+ * `bytes`, when the caller has them) whose match starts at or after `from`
+ * and before `before`: the leftmost one, or undefined. What lies outside
+ * [from, before) still counts as context (a token boundary, an assignment's
+ * name, the rest of a match). `known` is a hit found by the caller (a known
+ * secret's value) that a rule's hit must come before to win.
  */
-export function findSecret(latin1Text: string, from = 0, bytes: Uint8Array = Buffer.from(latin1Text, "latin1")): SecretHit | undefined {
-  const search = new Search(latin1Text, bytes);
-  const literalHit = search.firstLiteralHit(from, latin1Text.length);
-  return search.firstTokenHit(from, literalHit?.index ?? latin1Text.length) ?? literalHit;
+export function findSecret(latin1Text: string, from = 0, bytes: Uint8Array = Buffer.from(latin1Text, "latin1"), before = latin1Text.length, known?: SecretHit): SecretHit | undefined {
+  const search = new Search(latin1Text, bytes, from, before);
+  if (known) search.hit(known.what, known.index, Rank.Known);
+  search.armour();
+  search.putty();
+  search.base64Armour();
+  search.literals();
+  search.azureClientSecret();
+  search.matrixRecoveryKey();
+  search.netrc();
+  search.authorization();
+  for (const c of CONNECTORS) search.connector(c);
+  search.colon();
+  search.equals();
+  search.greaterThan();
+  return search.result();
 }

@@ -2,26 +2,30 @@
 // whatever its length: the rules (find.ts) over the bytes read one character
 // per byte, and the host's known secrets (known.ts) over the bytes.
 //
-// Each block is scanned together with the end of the one before, so a
-// secret that straddles a boundary is still seen whole: any match of at most
-// OVERLAP bytes (every rule's is under MAX_MATCH, a known value is compared
-// on at most 256 bytes) is found wherever it lies. A hit in the block's last
-// OVERLAP bytes is judged again in the next seam, with what follows, so a
-// token cut by the boundary is never mistaken for a whole one; a hit on the
-// block's first byte is judged in the seam, where the byte before it decides
-// whether a token starts there.
+// Each block is searched once, in a window that also holds the bytes before
+// it: the last OVERLAP bytes of the stream so far, whose hits were deferred
+// by the previous window, and CONTEXT bytes more, never judged, that only
+// give the first ones their context (a token boundary, an assignment's
+// name). A window judges the hits that start from its deferred bytes up to
+// OVERLAP bytes before its end (to its end for the stream's last block); the
+// rest is deferred to the next. So every hit is judged in exactly one
+// window, which holds the whole of its match (every rule's is under
+// MAX_MATCH, a known value is compared on at most 256 bytes) and what comes
+// after it: a token cut by a block boundary is never mistaken for a whole one.
 import { findSecret } from "./find.js";
 import { type KnownSecrets, NO_KNOWN_SECRETS } from "./known.js";
 import { MAX_MATCH } from "./rules.js";
 
 /**
- * Bytes judged at once: large enough that the overlap costs little, small
- * enough that their Latin-1 view is a young-generation string (measured:
- * 64 KiB blocks scan ~20% faster than 1 MiB ones).
+ * Bytes judged at once: large enough that the window's extra bytes cost
+ * little (4 KiB), small enough that their Latin-1 view stays out of V8's
+ * large-object space.
  */
 export const BLOCK = 64 * 1024;
 export const OVERLAP = 4 * 1024;
-if (MAX_MATCH > OVERLAP) throw new Error("a rule's match may be longer than the block overlap");
+/** Bytes before a window's judged part that its hits may read back (a name, a token boundary). */
+export const CONTEXT = 256;
+if (MAX_MATCH + 1 > OVERLAP) throw new Error("a rule's match may be longer than the block overlap");
 
 export interface Finding {
   /** What was found: the kind of credential, never its value. */
@@ -30,18 +34,19 @@ export interface Finding {
   offset: number;
 }
 
-/** The leftmost hit of either finder at or after `from`. */
-function firstHit(text: string, bytes: Uint8Array, from: number, known: KnownSecrets): { what: string; index: number } | undefined {
-  const rule = findSecret(text, from, bytes);
+/** The leftmost hit of either finder in [from, before). */
+function firstHit(text: string, bytes: Uint8Array, from: number, before: number, known: KnownSecrets): { what: string; index: number } | undefined {
   const value = known.find(bytes, from);
-  if (value && (!rule || value.index < rule.index)) return { what: `the value of ${value.name}`, index: value.index };
-  return rule;
+  const knownHit = value && value.index < before ? { what: `the value of ${value.name}`, index: value.index } : undefined;
+  return findSecret(text, from, bytes, before, knownHit);
 }
 
 export class SecretScanner {
   finding: Finding | undefined;
-  private tail: Buffer = Buffer.alloc(0);
-  private tailText = "";
+  /** The stream's last bytes so far: context, then `deferred` bytes not judged yet. */
+  private before: Buffer = Buffer.alloc(0);
+  private deferred = 0;
+  private window = Buffer.allocUnsafe(CONTEXT + OVERLAP + BLOCK);
 
   /**
    * `position` is where the first block starts in the stream; `scale` turns
@@ -53,35 +58,33 @@ export class SecretScanner {
     private readonly scale = 1,
   ) {}
 
-  /** Sets the bytes before the first block: context only, never judged. */
+  /**
+   * Sets the bytes before the first block. Its last OVERLAP bytes are
+   * judged with the first block (a scanner that judged them before deferred
+   * them to this one); what precedes them is context only.
+   */
   setContext(before: Uint8Array): void {
-    this.tail = Buffer.from(before.subarray(Math.max(0, before.length - OVERLAP)));
-    this.tailText = this.tail.toString("latin1");
+    this.before = Buffer.from(before.subarray(Math.max(0, before.length - OVERLAP - CONTEXT)));
+    this.deferred = Math.min(OVERLAP, this.before.length);
   }
 
   /** Judges the next block (at most BLOCK bytes; `final` for the stream's last). */
   scanBlock(block: Buffer, final: boolean): void {
     if (this.finding) return;
-    const text = block.toString("latin1");
-    const deferFrom = final ? block.length : block.length - OVERLAP;
-    const tailLength = this.tail.length;
-    if (tailLength > 0) {
-      const head = block.subarray(0, OVERLAP);
-      const hit = firstHit(this.tailText + text.slice(0, OVERLAP), Buffer.concat([this.tail, head]), 0, this.known);
-      if (hit && hit.index <= tailLength) this.found(hit.what, this.position - tailLength + hit.index);
-    }
-    if (!this.finding) {
-      const hit = firstHit(text, block, tailLength > 0 ? 1 : 0, this.known);
-      if (hit && hit.index < deferFrom) this.found(hit.what, this.position + hit.index);
-    }
-    const keep = Math.min(OVERLAP, block.length);
-    this.tail = Buffer.from(block.subarray(block.length - keep));
-    this.tailText = text.slice(text.length - keep);
+    const head = this.before.length;
+    const length = head + block.length;
+    if (this.window.length < length) this.window = Buffer.allocUnsafe(length);
+    const window = this.window.subarray(0, length);
+    this.before.copy(window, 0);
+    block.copy(window, head);
+    const judgeFrom = head - this.deferred;
+    const judgeTo = final ? length : Math.max(judgeFrom, length - OVERLAP);
+    const hit = firstHit(window.toString("latin1", 0, length), window, judgeFrom, judgeTo, this.known);
+    if (hit) this.finding = { what: hit.what, offset: (this.position - head + hit.index) * this.scale };
+    const keep = Math.min(length, Math.max(OVERLAP, length - judgeTo) + CONTEXT);
+    this.before = Buffer.from(window.subarray(length - keep));
+    this.deferred = final ? 0 : length - judgeTo;
     this.position += block.length;
-  }
-
-  private found(what: string, position: number): void {
-    this.finding = { what, offset: position * this.scale };
   }
 }
 

@@ -22,9 +22,9 @@ export function entropy(text: string): number {
 const pairSeen = new Uint8Array(1 << 16);
 const pairTouched = new Uint16Array(256);
 
-/** Share of the character pairs of `text` (at most 256 characters) that are distinct: ~1 for a random string, low for a repeated pattern. */
+/** Share of the character pairs of `text`'s first 64 characters that are distinct: ~1 for a random string, low for a repeated pattern. */
 function distinctPairs(text: string): number {
-  const n = Math.min(text.length, 256);
+  const n = Math.min(text.length, 64);
   if (n < 3) return 1;
   let distinct = 0;
   for (let i = 1; i < n; i++) {
@@ -96,7 +96,8 @@ export function looksRandom(body: string): boolean {
   if (body.length < 8) return false;
   // A random string over 16+ symbols reaches log2(length) bits for short bodies and ~4 beyond.
   const floor = Math.min(3.0, 0.7 * Math.log2(body.length));
-  return entropy(body) >= floor && distinctPairs(body.slice(0, 64)) >= 0.6 && !isPlaceholder(body);
+  // Cheapest test first: a repeated pattern fails on its pairs.
+  return distinctPairs(body) >= 0.6 && entropy(body) >= floor && !isPlaceholder(body);
 }
 
 const DIGIT = /[0-9]/;
@@ -117,8 +118,8 @@ export function looksLikeTokenValue(value: string): boolean {
  * symbol, no placeholder, not one character repeated.
  */
 export function looksLikePassword(value: string): boolean {
-  if (value.length < 8 || /\s/.test(value)) return false;
+  if (value.length < 8 || distinctPairs(value) < 0.6 || /\s/.test(value)) return false;
   // A digit or a symbol besides `.` and `_`, and not code (`o.password`, `this.pwd_`).
   if (!LETTER.test(value) || !/[^A-Za-z._$]/.test(value) || MEMBER_EXPRESSION.test(value)) return false;
-  return entropy(value) >= 2.5 && distinctPairs(value.slice(0, 64)) >= 0.6 && !isPlaceholder(value);
+  return entropy(value) >= 2.5 && !isPlaceholder(value);
 }

@@ -7,7 +7,7 @@
 import { isUtf8 } from "node:buffer";
 import fs from "node:fs";
 import { type KnownSecrets, NO_KNOWN_SECRETS } from "../content/known.js";
-import { BLOCK, OVERLAP, SecretScanner } from "../content/scan.js";
+import { BLOCK, CONTEXT, OVERLAP, SecretScanner } from "../content/scan.js";
 import { type Utf16State, narrowUtf16, utf16Order } from "../content/utf16.js";
 
 export interface TextVerdict {
@@ -93,8 +93,8 @@ export class TextScanner {
       return to === size ? scanner.finish() : scanner.snapshot();
     }
     const order = options.raw ? undefined : utf16Order(readRange(fd, 0, Math.min(2, size)));
-    // UTF-16 narrows to half: twice the bytes give the same context.
-    const start = Math.max(0, from - (order ? 2 : 1) * OVERLAP);
+    // The bytes before `from` that the scan of the range before deferred, and their context. UTF-16 narrows to half: twice the bytes.
+    const start = Math.max(0, from - (order ? 2 : 1) * (OVERLAP + CONTEXT));
     const bytes = readRange(fd, start, to);
     const before = bytes.subarray(0, from - start);
     scanner.started = true;
