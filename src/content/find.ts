@@ -186,12 +186,14 @@ const AUTHORIZATION = sticky("authorization-header");
 const DATABASE_SCHEMES = new Set(["postgres", "postgresql", "mysql", "mariadb", "mongodb", "mongodb+srv", "redis", "rediss", "amqp", "amqps", "mssql", "sqlserver", "cockroachdb", "clickhouse", "couchdb", "neo4j", "neo4j+s"]);
 const AWS_SECRET_NAME = /(?:^|[^A-Za-z0-9_-])(aws[_-]?(?:secret[_-]?)?(?:access[_-]?)?key)$/i;
 /** The base64 of `-----BEGIN ` at its three alignments, each searched from a part that starts with a rare letter (`0` and `t` are common). */
-const BASE64_PEM_LEADS = [
-  { lead: "LS0tLS1CRUdJTi", search: "LS0tLS1CRUdJTi", offset: 0 },
-  { lead: "0tLS0tQkVHSU4g", search: "QkVHSU4g", offset: 6 },
-  { lead: "tLS0tLUJFR0lOI", search: "LUJFR0lOI", offset: 5 },
-];
-const AWS_KEY_ID_LEAD = /A(?:KIA|SIA|BIA|CCA)/g;
+const BASE64_PEM_LEADS = new Map([
+  ["LS0tLS1CRUdJTi", { lead: "LS0tLS1CRUdJTi", offset: 0 }],
+  ["QkVHSU4g", { lead: "0tLS0tQkVHSU4g", offset: 6 }],
+  ["LUJFR0lOI", { lead: "tLS0tLUJFR0lOI", offset: 5 }],
+]);
+const LONG_LEADS = new RegExp(["BEGIN", "TTY-User-Key-File-", "machine", ...BASE64_PEM_LEADS.keys()].join("|"), "g");
+/** An AWS access key id's prefix, and a Google API key's. */
+const A_LEADS = /A(?:KIA|SIA|BIA|CCA|Iza)/g;
 const AUTHORIZATION_LEAD = /authorization/gi;
 /** A Matrix recovery key: `E[sS]` and 46 base58 characters in groups of four, one space between groups. */
 const MATRIX_LENGTH = 59;
@@ -230,7 +232,7 @@ class Search {
   private tokenValueFrom = -1;
   private tokenValueTo = -1;
   private tokenValueFound = false;
-  private readonly nextLiteral = new Map<string, number>();
+  private nextLiteral: Map<string, number> | undefined;
 
   constructor(
     private readonly text: string,
@@ -300,6 +302,7 @@ class Search {
 
   /** The next index of `literal` at or after `at`, or -1 (remembered until passed). */
   private nextIndexOf(literal: string, at: number): number {
+    this.nextLiteral ??= new Map();
     const known = this.nextLiteral.get(literal);
     if (known !== undefined && (known === -1 || known >= at)) return known;
     const next = this.text.indexOf(literal, at);
@@ -350,37 +353,49 @@ class Search {
 
   // ---- the passes ----------------------------------------------------------
 
-  /** `BEGIN` of PEM armour (`-----BEGIN … PRIVATE KEY-----`) and of an SSH2 key. */
-  armour(): void {
-    const { text } = this;
-    for (let i = text.indexOf("BEGIN", this.from + 5); i >= 0 && i < this.stopAt(5); i = text.indexOf("BEGIN", i + 5)) {
-      if (text.startsWith("-----", i - 5)) {
-        // The armour's label is at most 40 characters: PRIVATE KEY must follow within them.
-        const label = this.nextIndexOf("PRIVATE KEY", i + 5);
-        if (label >= 0 && label <= i + 45) this.tryRule(PEM, i - 5);
-      } else if (text.startsWith("---- ", i - 5) && text.startsWith(" SSH2", i + 5)) {
-        this.tryRule(SSH2, i - 5);
-      }
-    }
-  }
-
-  /** A PuTTY key file's first line, wherever it starts (searched from `TTY`: a rarer first letter than `P`'s). */
-  putty(): void {
-    const { text } = this;
-    for (let i = text.indexOf("TTY-User-Key-File-", this.from + 2); i >= 0 && i < this.stopAt(2); i = text.indexOf("TTY-User-Key-File-", i + 18)) {
-      if (text.startsWith("Pu", i - 2)) this.tryRule(PUTTY, i - 2);
-    }
-  }
-
-  /** Base64 of PEM armour: a rejected block is not read again from inside. */
-  base64Armour(): void {
-    const { text } = this;
-    for (const { lead, search, offset } of BASE64_PEM_LEADS) {
-      for (let at = text.indexOf(search, this.from + offset); at >= 0 && at < this.stopAt(offset); ) {
-        const i = at - offset;
-        const length = text.startsWith(lead, i) ? this.tryRule(BASE64_PEM, i) : 0;
-        if (length > 0) break;
-        at = text.indexOf(search, length < 0 ? at - length : at + 1);
+  /**
+   * The long literals, in one pass of one regular expression (its
+   * Boyer-Moore skip makes it cheaper than a search per literal): `BEGIN` of
+   * PEM and SSH2 armour, a PuTTY key's first line, the base64 of PEM armour,
+   * a .netrc entry's `machine`.
+   */
+  longLiterals(): void {
+    const { text, b } = this;
+    const re = LONG_LEADS;
+    // A base64 block found not to be a key is not read again from inside.
+    let base64SkipTo = 0;
+    re.lastIndex = this.from;
+    for (let m = re.exec(text); m && m.index < this.stopAt(6); m = re.exec(text)) {
+      const i = m.index;
+      re.lastIndex = i + 1;
+      switch (m[0]) {
+        case "BEGIN":
+          if (text.startsWith("-----", i - 5)) {
+            // The armour's label is at most 40 characters: PRIVATE KEY must follow within them.
+            const label = this.nextIndexOf("PRIVATE KEY", i + 5);
+            if (label >= 0 && label <= i + 45) this.tryRule(PEM, i - 5);
+          } else if (text.startsWith("---- ", i - 5) && text.startsWith(" SSH2", i + 5)) {
+            this.tryRule(SSH2, i - 5);
+          }
+          break;
+        case "TTY-User-Key-File-":
+          if (text.startsWith("Pu", i - 2)) this.tryRule(PUTTY, i - 2);
+          break;
+        case "machine": {
+          const c = b[i + 7];
+          if (c !== 32 && c !== 9) break;
+          // Its password follows within the entry.
+          const password = this.nextIndexOf("password", i + 8);
+          if (password >= 0 && password - i <= 600) this.tryRule(NETRC, i);
+          break;
+        }
+        default: {
+          const { lead, offset } = BASE64_PEM_LEADS.get(m[0])!;
+          const start = i - offset;
+          if (start < base64SkipTo || !text.startsWith(lead, start)) break;
+          const length = this.tryRule(BASE64_PEM, start);
+          if (length < 0) base64SkipTo = start - length;
+        }
       }
     }
   }
@@ -400,19 +415,20 @@ class Search {
 
   literals(): void {
     const b = this.b;
-    this.tokenLiteral("AIza", GOOGLE_API, 39);
     for (let i = this.text.indexOf("//0", this.from + 1); i >= 0 && i < this.stopAt(1); i = this.text.indexOf("//0", i + 3)) {
       if (b[i - 1] === 49 && this.isTokenStart(i - 1) && this.runEnd(i + 3) - i >= 43) this.tryRule(GOOGLE_OAUTH, i - 1);
     }
     // SK and exactly 32 hex digits.
     this.tokenLiteral("SK", TWILIO, 34, (at) => HEX[b[at + 2]!] === 1 && HEX[b[at + 33]!] === 1 && TOKEN[b[at + 34]!] !== 1);
-    // AKIA… and 16 capitals or digits.
-    const re = AWS_KEY_ID_LEAD;
+    // AKIA… and 16 capitals or digits; AIza and 35 token characters.
+    const re = A_LEADS;
     re.lastIndex = this.from;
     for (let m = re.exec(this.text); m && m.index < this.stopAt(0); m = re.exec(this.text)) {
       const at = m.index;
       if (!this.isTokenStart(at)) re.lastIndex = this.tokenRunEnd(at);
-      else if (UPPER_DIGIT[b[at + 19]!] === 1) this.tryRule(AWS_KEY_ID, at);
+      else if (b[at + 1] === 73) {
+        if (this.runEnd(at) - at >= 39) this.tryRule(GOOGLE_API, at);
+      } else if (UPPER_DIGIT[b[at + 19]!] === 1) this.tryRule(AWS_KEY_ID, at);
     }
   }
 
@@ -449,19 +465,6 @@ class Search {
         const length = this.tryRule(MATRIX_RECOVERY, i);
         if (length < 0) i += -length - 2;
       }
-    }
-  }
-
-  /** `machine` of a .netrc entry (searched from `hine`: rarer letters than `m`'s): its `password` must follow within the entry. */
-  netrc(): void {
-    const { text } = this;
-    for (let at = text.indexOf("hine", this.from + 3); at >= 0 && at < this.stopAt(3); at = text.indexOf("hine", at + 4)) {
-      const i = at - 3;
-      if (!text.startsWith("mac", i)) continue;
-      const c = this.b[i + 7];
-      if (c !== 32 && c !== 9) continue;
-      const password = this.nextIndexOf("password", i + 8);
-      if (password >= 0 && password - i <= 600) this.tryRule(NETRC, i);
     }
   }
 
@@ -664,13 +667,10 @@ class Search {
 export function findSecret(latin1Text: string, from = 0, bytes: Uint8Array = Buffer.from(latin1Text, "latin1"), before = latin1Text.length, known?: SecretHit): SecretHit | undefined {
   const search = new Search(latin1Text, bytes, from, before);
   if (known) search.hit(known.what, known.index, Rank.Known);
-  search.armour();
-  search.putty();
-  search.base64Armour();
+  search.longLiterals();
   search.literals();
   search.azureClientSecret();
   search.matrixRecoveryKey();
-  search.netrc();
   search.authorization();
   for (const c of CONNECTORS) search.connector(c);
   search.colon();

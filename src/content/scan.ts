@@ -43,8 +43,9 @@ function firstHit(text: string, bytes: Uint8Array, from: number, before: number,
 
 export class SecretScanner {
   finding: Finding | undefined;
-  /** The stream's last bytes so far: context, then `deferred` bytes not judged yet. */
+  /** The stream's last bytes so far: context, then `deferred` bytes not judged yet (a view of `kept`). */
   private before: Buffer = Buffer.alloc(0);
+  private kept = Buffer.allocUnsafe(OVERLAP + CONTEXT);
   private deferred = 0;
   private window = Buffer.allocUnsafe(CONTEXT + OVERLAP + BLOCK);
 
@@ -82,7 +83,9 @@ export class SecretScanner {
     const hit = firstHit(window.toString("latin1", 0, length), window, judgeFrom, judgeTo, this.known);
     if (hit) this.finding = { what: hit.what, offset: (this.position - head + hit.index) * this.scale };
     const keep = Math.min(length, Math.max(OVERLAP, length - judgeTo) + CONTEXT);
-    this.before = Buffer.from(window.subarray(length - keep));
+    if (this.kept.length < keep) this.kept = Buffer.allocUnsafe(keep);
+    window.copy(this.kept, 0, length - keep, length);
+    this.before = this.kept.subarray(0, keep);
     this.deferred = final ? 0 : length - judgeTo;
     this.position += block.length;
   }
