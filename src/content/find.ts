@@ -51,6 +51,7 @@ const RUN = table(`${LETTERS}0123456789_-.`);
 const DIGIT = table("0123456789");
 const HEX = table("0123456789abcdef");
 const UPPER_DIGIT = table("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789");
+const BASE64 = table(`${LETTERS}0123456789+/`);
 const BASE58 = table("123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz");
 /** Characters an Azure client secret is made of. */
 const AZURE = table(`${LETTERS}0123456789_~.`);
@@ -191,7 +192,16 @@ const BASE64_PEM_LEADS = new Map([
   ["QkVHSU4g", { lead: "0tLS0tQkVHSU4g", offset: 6 }],
   ["LUJFR0lOI", { lead: "tLS0tLUJFR0lOI", offset: 5 }],
 ]);
-const LONG_LEADS = new RegExp(["BEGIN", "TTY-User-Key-File-", "machine", ...BASE64_PEM_LEADS.keys()].join("|"), "g");
+const LONG_LEAD_LIST = ["BEGIN", "TTY-User-Key-File-", "machine", ...BASE64_PEM_LEADS.keys()];
+const LONG_LEADS = new RegExp(LONG_LEAD_LIST.join("|"), "g");
+/** Each long literal by its last byte (they all differ). */
+const LONG_LEAD_BY_LAST: (string | undefined)[] = [];
+for (const lead of LONG_LEAD_LIST) {
+  if (LONG_LEAD_BY_LAST[lead.charCodeAt(lead.length - 1)]) throw new Error(`two long literals end in ${lead.at(-1)}`);
+  LONG_LEAD_BY_LAST[lead.charCodeAt(lead.length - 1)] = lead;
+}
+/** PEM armour's base64 body starts at most this far after its label (six RFC 1421 headers between). */
+const PEM_BODY_WITHIN = 1520;
 /** An AWS access key id's prefix, and a Google API key's. */
 const A_LEADS = /A(?:KIA|SIA|BIA|CCA|Iza)/g;
 const AUTHORIZATION_LEAD = /authorization/gi;
@@ -234,6 +244,9 @@ class Search {
   private tokenValueFound = false;
   private nextLiteral: Map<string, number> | undefined;
 
+  /** The text's length; `b` holds PADDING zero bytes more, so that no test reads past its end (a read out of bounds would slow every read V8 compiles after it). */
+  private readonly end: number;
+
   constructor(
     private readonly text: string,
     private readonly b: Uint8Array,
@@ -241,6 +254,7 @@ class Search {
     before: number,
   ) {
     this.bound = before;
+    this.end = text.length;
   }
 
   result(): SecretHit | undefined {
@@ -283,7 +297,7 @@ class Search {
     if (at >= this.tokenRunFrom && at < this.tokenRunTo) return this.tokenRunTo;
     const b = this.b;
     let end = at;
-    while (end < b.length && TOKEN[b[end]!] === 1) end++;
+    while (end < this.end && TOKEN[b[end]!] === 1) end++;
     this.tokenRunFrom = at;
     this.tokenRunTo = end;
     return end;
@@ -294,7 +308,7 @@ class Search {
     if (at >= this.runFrom && at < this.runTo) return this.runTo;
     const b = this.b;
     let end = at;
-    while (end < b.length && RUN[b[end]!] === 1) end++;
+    while (end < this.end && RUN[b[end]!] === 1) end++;
     this.runFrom = at;
     this.runTo = end;
     return end;
@@ -312,7 +326,7 @@ class Search {
 
   /** The end of an unquoted value from `start`, at most `max` characters (ENDS_VALUE ends it). */
   private valueEnd(start: number, max: number): number {
-    const limit = Math.min(this.b.length, start + max);
+    const limit = Math.min(this.end, start + max);
     let at: number;
     if (start >= this.endsFrom && start <= this.endsTo) {
       if (this.endsFound || this.endsTo >= limit) return Math.min(this.endsTo, limit);
@@ -324,13 +338,13 @@ class Search {
     const b = this.b;
     while (at < limit && ENDS_VALUE[b[at]!] === 0) at++;
     this.endsTo = at;
-    this.endsFound = at < limit || limit === b.length;
+    this.endsFound = at < limit || limit === this.end;
     return at;
   }
 
   /** The end of a token value from `start` (TOKEN_VALUE characters), at most `max` characters. */
   private tokenValueEnd(start: number, max: number): number {
-    const limit = Math.min(this.b.length, start + max);
+    const limit = Math.min(this.end, start + max);
     let at: number;
     if (start >= this.tokenValueFrom && start <= this.tokenValueTo) {
       if (this.tokenValueFound || this.tokenValueTo >= limit) return Math.min(this.tokenValueTo, limit);
@@ -342,13 +356,13 @@ class Search {
     const b = this.b;
     while (at < limit && TOKEN_VALUE[b[at]!] === 1) at++;
     this.tokenValueTo = at;
-    this.tokenValueFound = at < limit || limit === b.length;
+    this.tokenValueFound = at < limit || limit === this.end;
     return at;
   }
 
   /** Where a pass may stop: no trigger at or after this index leads to a hit before the bound. */
   private stopAt(after: number): number {
-    return Math.min(this.b.length, this.bound + after + 1);
+    return Math.min(this.end, this.bound + after + 1);
   }
 
   // ---- the passes ----------------------------------------------------------
@@ -362,18 +376,22 @@ class Search {
   longLiterals(): void {
     const { text, b } = this;
     const re = LONG_LEADS;
-    // A base64 block found not to be a key is not read again from inside.
-    let base64SkipTo = 0;
     re.lastIndex = this.from;
-    for (let m = re.exec(text); m && m.index < this.stopAt(6); m = re.exec(text)) {
-      const i = m.index;
+    // test() allocates no match: which literal matched is told by its last letter.
+    while (re.test(text)) {
+      const end = re.lastIndex;
+      const lead = LONG_LEAD_BY_LAST[b[end - 1]!]!;
+      const i = end - lead.length;
+      if (i >= this.stopAt(6)) break;
       re.lastIndex = i + 1;
-      switch (m[0]) {
+      switch (lead) {
         case "BEGIN":
           if (text.startsWith("-----", i - 5)) {
-            // The armour's label is at most 40 characters: PRIVATE KEY must follow within them.
+            // The armour's label is at most 40 characters: PRIVATE KEY must follow within them, and a line of base64 within its headers.
             const label = this.nextIndexOf("PRIVATE KEY", i + 5);
-            if (label >= 0 && label <= i + 45) this.tryRule(PEM, i - 5);
+            if (label < 0 || label > i + 45) break;
+            const body = this.base64RunAt(label);
+            if (body >= 0 && body <= i + PEM_BODY_WITHIN) this.tryRule(PEM, i - 5);
           } else if (text.startsWith("---- ", i - 5) && text.startsWith(" SSH2", i + 5)) {
             this.tryRule(SSH2, i - 5);
           }
@@ -390,15 +408,30 @@ class Search {
           break;
         }
         default: {
-          const { lead, offset } = BASE64_PEM_LEADS.get(m[0])!;
+          const { lead: whole, offset } = BASE64_PEM_LEADS.get(lead)!;
           const start = i - offset;
-          if (start < base64SkipTo || !text.startsWith(lead, start)) break;
+          if (!text.startsWith(whole, start)) break;
           const length = this.tryRule(BASE64_PEM, start);
-          if (length < 0) base64SkipTo = start - length;
+          // A block found not to be a key is not read again from inside (it holds none of the other literals: they need `-` or a blank).
+          if (length < 0) re.lastIndex = start - length;
         }
       }
     }
   }
+
+  /** The first run of 40 base64 characters at or after `at`, or -1 (remembered until passed). */
+  private base64RunAt(at: number): number {
+    if (this.base64RunFrom <= at && (this.base64Run < 0 || this.base64Run >= at)) return this.base64Run;
+    const b = this.b;
+    let run = 0;
+    let i = at;
+    for (; i < this.end && run < 40; i++) run = BASE64[b[i]!] === 1 ? run + 1 : 0;
+    this.base64RunFrom = at;
+    this.base64Run = run === 40 ? i - 40 : -1;
+    return this.base64Run;
+  }
+  private base64RunFrom = Number.POSITIVE_INFINITY;
+  private base64Run = -1;
 
   /** A literal that starts a token; a candidate inside a run skips the rest of the run. */
   private tokenLiteral(lead: string, s: Sticky, minRun: number, ok?: (at: number) => boolean): void {
@@ -456,7 +489,7 @@ class Search {
         if (i < shapeStart || i >= shapeEnd || (i - shapeStart) % 5 !== 0) {
           // Where the shape of groups that starts at `i` ends: positions 4, 9, … are spaces, the others base58.
           let at = i + 2;
-          while (at < b.length && ((at - i) % 5 === 4 ? b[at] === 32 : BASE58[b[at]!] === 1)) at++;
+          while (at < this.end && ((at - i) % 5 === 4 ? b[at] === 32 : BASE58[b[at]!] === 1)) at++;
           shapeStart = i;
           shapeEnd = at;
         }
@@ -537,8 +570,7 @@ class Search {
       if (b[i + 1] === 47 && b[i + 2] === 47) this.url(i);
       if (DIGIT[before] === 1) this.telegram(i);
       if (HEX[before] === 1 && i >= 36 && b[i - 13] === 45 && HEX[b[i + 1]!] === 1) this.tryRule(FAL, i - 36);
-      if (b[i + 1] === 61) this.assignment(i, i + 2);
-      else this.assignment(i, i + 1);
+      if (this.mayEndName(before)) this.assignment(i, b[i + 1] === 61 ? i + 2 : i + 1);
     }
   }
 
@@ -576,14 +608,14 @@ class Search {
     this.judgedTo = 0;
     const { text, b } = this;
     for (let i = text.indexOf("=", Math.max(1, this.from - MAX_SEPARATOR_BEFORE_VALUE)); i >= 0 && i < this.stopAt(0); i = text.indexOf("=", i + 1)) {
-      const before = b[i - 1];
+      const before = b[i - 1]!;
       // `:=` is the colon's; `==` is no assignment.
       if (before === 58 || before === 61) continue;
-      if (before === 121) {
+      if (before === 121 && i >= 10 && b[i - 3] === 75) {
         const start = text.startsWith("SharedAccessKey", i - 15) ? i - 15 : text.startsWith("AccountKey", i - 10) ? i - 10 : -1;
         if (start >= 0 && this.isTokenStart(start)) this.tryRule(AZURE_STORAGE, start);
       }
-      this.assignment(i, b[i + 1] === 62 ? i + 2 : i + 1);
+      if (this.mayEndName(before)) this.assignment(i, b[i + 1] === 62 ? i + 2 : i + 1);
     }
   }
 
@@ -592,8 +624,14 @@ class Search {
     this.judgedTo = 0;
     const { text, b } = this;
     for (let i = text.indexOf(">", Math.max(1, this.from - MAX_SEPARATOR_BEFORE_VALUE)); i >= 0 && i < this.stopAt(0); i = text.indexOf(">", i + 1)) {
-      if (b[i - 1] !== 61) this.assignment(i, i + 1);
+      const before = b[i - 1]!;
+      if (before !== 61 && this.mayEndName(before)) this.assignment(i, i + 1);
     }
+  }
+
+  /** Whether the byte before a separator may end a secret's name: a keyword's last letter, or a blank or quote between them. */
+  private mayEndName(before: number): boolean {
+    return KEYWORD_END[before | 0x20] === 1 || before === 32 || before === 9 || QUOTE[before] === 1;
   }
 
   /** A keyword inside a value already judged is not judged again. */
@@ -608,11 +646,11 @@ class Search {
     const b = this.b;
     // Backwards from the separator: up to 8 blanks, a quote (maybe escaped), the name.
     let nameEnd = separator;
-    for (let n = 0; n < 8 && (b[nameEnd - 1] === 32 || b[nameEnd - 1] === 9); n++) nameEnd--;
-    if (QUOTE[b[nameEnd - 1]!] === 1) nameEnd -= b[nameEnd - 2] === 92 ? 2 : 1;
-    if (nameEnd <= 0) return;
+    for (let n = 0; n < 8 && nameEnd > 1 && (b[nameEnd - 1] === 32 || b[nameEnd - 1] === 9); n++) nameEnd--;
+    if (nameEnd > 2 && QUOTE[b[nameEnd - 1]!] === 1) nameEnd -= b[nameEnd - 2] === 92 ? 2 : 1;
+    if (nameEnd < 3) return;
     const last = b[nameEnd - 1]! | 0x20;
-    if (KEYWORD_END[last] === 0 || nameEnd < this.judgedTo || nameEnd < 3) return;
+    if (KEYWORD_END[last] === 0 || nameEnd < this.judgedTo) return;
     if (!KEYWORD_ENDING.has(((b[nameEnd - 3]! | 0x20) << 16) | ((b[nameEnd - 2]! | 0x20) << 8) | last)) return;
     // Forwards from it: up to 8 blanks, a quote (maybe escaped), the value.
     let start = separatorEnd;
@@ -622,15 +660,18 @@ class Search {
     if (start > this.bound) return;
     const text = this.text;
     // The value is measured before the name is read: most candidates are too short for any kind.
+    // Password keywords end in d (password, passwd, pwd), e (passphrase) or s (pass); an AWS secret key is 40 characters, maybe after a non-breaking space.
+    const maybeToken = TOKEN[b[start]!] === 1 && TOKEN_VALUE[b[start + TOKEN_MIN - 1]!] === 1;
+    const maybePassword = (last === 100 || last === 101 || last === 115) && ENDS_VALUE[b[start + PASSWORD_MIN - 1]!] === 0 && start + PASSWORD_MIN <= this.end;
+    const maybeAws = last === 121 && (b[start] === 0xc2 || TOKEN_VALUE[b[start + 39]!] === 1);
+    if (!maybeToken && !maybePassword && !maybeAws) return;
     let tokenEnd = start;
-    if (TOKEN[b[start]!] === 1) {
-      tokenEnd = this.tokenValueEnd(start, VALUE_MAX);
+    if (maybeToken || maybeAws) {
+      tokenEnd = TOKEN[b[start]!] === 1 ? this.tokenValueEnd(start, VALUE_MAX) : start;
       for (let pad = 0; pad < 2 && b[tokenEnd] === 61; pad++) tokenEnd++;
     }
-    // Password keywords end in d (password, passwd, pwd), e (passphrase) or s (pass).
-    const passwordEnd = last === 100 || last === 101 || last === 115 ? this.valueEnd(start, PASSWORD_MAX) : start;
-    // An AWS secret key is 40 characters, maybe after a non-breaking space.
-    const aws = last === 121 && (tokenEnd - start >= 40 || b[start] === 0xc2);
+    const passwordEnd = maybePassword ? this.valueEnd(start, PASSWORD_MAX) : start;
+    const aws = maybeAws && (tokenEnd - start >= 40 || b[start] === 0xc2);
     if (tokenEnd - start < TOKEN_MIN && passwordEnd - start < PASSWORD_MIN && !aws) return;
     const name = text.slice(nameStartBefore(text, nameEnd), nameEnd);
     if (aws) {
@@ -656,16 +697,26 @@ class Search {
   private lastSecret = false;
 }
 
+/** Zero bytes after the text in the bytes the search reads (more than any test reads ahead). */
+export const PADDING = 64;
+
 /**
  * A credential in `latin1Text` (UTF-8 bytes read as Latin-1; its bytes in
- * `bytes`, when the caller has them) whose match starts at or after `from`
+ * `bytes`, followed by PADDING zero bytes, when the caller has them) whose match starts at or after `from`
  * and before `before`: the leftmost one, or undefined. What lies outside
  * [from, before) still counts as context (a token boundary, an assignment's
  * name, the rest of a match). `known` is a hit found by the caller (a known
  * secret's value) that a rule's hit must come before to win.
  */
-export function findSecret(latin1Text: string, from = 0, bytes: Uint8Array = Buffer.from(latin1Text, "latin1"), before = latin1Text.length, known?: SecretHit): SecretHit | undefined {
-  const search = new Search(latin1Text, bytes, from, before);
+export function findSecret(latin1Text: string, from = 0, bytes?: Uint8Array, before = latin1Text.length, known?: SecretHit): SecretHit | undefined {
+  let padded = bytes;
+  if (!padded || padded.length < latin1Text.length + PADDING) {
+    const copy = Buffer.alloc(latin1Text.length + PADDING);
+    if (bytes) copy.set(bytes.subarray(0, latin1Text.length));
+    else copy.write(latin1Text, "latin1");
+    padded = copy;
+  }
+  const search = new Search(latin1Text, padded, from, before);
   if (known) search.hit(known.what, known.index, Rank.Known);
   search.longLiterals();
   search.literals();

@@ -12,7 +12,7 @@
 // window, which holds the whole of its match (every rule's is under
 // MAX_MATCH, a known value is compared on at most 256 bytes) and what comes
 // after it: a token cut by a block boundary is never mistaken for a whole one.
-import { findSecret } from "./find.js";
+import { PADDING, findSecret } from "./find.js";
 import { type KnownSecrets, NO_KNOWN_SECRETS } from "./known.js";
 import { MAX_MATCH } from "./rules.js";
 
@@ -35,10 +35,10 @@ export interface Finding {
 }
 
 /** The leftmost hit of either finder in [from, before). */
-function firstHit(text: string, bytes: Uint8Array, from: number, before: number, known: KnownSecrets): { what: string; index: number } | undefined {
+function firstHit(text: string, bytes: Uint8Array, padded: Uint8Array, from: number, before: number, known: KnownSecrets): { what: string; index: number } | undefined {
   const value = known.find(bytes, from);
   const knownHit = value && value.index < before ? { what: `the value of ${value.name}`, index: value.index } : undefined;
-  return findSecret(text, from, bytes, before, knownHit);
+  return findSecret(text, from, padded, before, knownHit);
 }
 
 export class SecretScanner {
@@ -47,7 +47,7 @@ export class SecretScanner {
   private before: Buffer = Buffer.alloc(0);
   private kept = Buffer.allocUnsafe(OVERLAP + CONTEXT);
   private deferred = 0;
-  private window = Buffer.allocUnsafe(CONTEXT + OVERLAP + BLOCK);
+  private window = Buffer.alloc(CONTEXT + OVERLAP + BLOCK + PADDING);
 
   /**
    * `position` is where the first block starts in the stream; `scale` turns
@@ -74,13 +74,15 @@ export class SecretScanner {
     if (this.finding) return;
     const head = this.before.length;
     const length = head + block.length;
-    if (this.window.length < length) this.window = Buffer.allocUnsafe(length);
-    const window = this.window.subarray(0, length);
+    if (this.window.length < length + PADDING) this.window = Buffer.alloc(length + PADDING);
+    const padded = this.window.subarray(0, length + PADDING);
+    const window = padded.subarray(0, length);
     this.before.copy(window, 0);
     block.copy(window, head);
+    padded.fill(0, length);
     const judgeFrom = head - this.deferred;
     const judgeTo = final ? length : Math.max(judgeFrom, length - OVERLAP);
-    const hit = firstHit(window.toString("latin1", 0, length), window, judgeFrom, judgeTo, this.known);
+    const hit = firstHit(window.toString("latin1", 0, length), window, padded, judgeFrom, judgeTo, this.known);
     if (hit) this.finding = { what: hit.what, offset: (this.position - head + hit.index) * this.scale };
     const keep = Math.min(length, Math.max(OVERLAP, length - judgeTo) + CONTEXT);
     if (this.kept.length < keep) this.kept = Buffer.allocUnsafe(keep);
