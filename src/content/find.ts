@@ -63,6 +63,8 @@ const KEYWORD_END = new Uint8Array(256);
 for (const e of KEYWORD_ENDINGS) KEYWORD_END[e.charCodeAt(2)] = 1;
 const URL_SCHEME = table("abcdefghijklmnopqrstuvwxyz0123456789+");
 const QUOTE = table("\"'`");
+/** Characters of an Authorization header's credential. */
+const AUTHORIZATION_VALUE = table(`${LETTERS}0123456789_-+/=.~`);
 
 interface Sticky {
   rule: Rule;
@@ -200,11 +202,14 @@ for (const lead of LONG_LEAD_LIST) {
   if (LONG_LEAD_BY_LAST[lead.charCodeAt(lead.length - 1)]) throw new Error(`two long literals end in ${lead.at(-1)}`);
   LONG_LEAD_BY_LAST[lead.charCodeAt(lead.length - 1)] = lead;
 }
+/** Literals a rule needs after its trigger, looked for once per pass (Search.nextIndexOf). */
+const NEXT_LITERALS = ["PRIVATE KEY", "password", "@"];
+const NextLiteral = { PrivateKey: 0, Password: 1, At: 2 } as const;
+type NextLiteral = (typeof NextLiteral)[keyof typeof NextLiteral];
 /** PEM armour's base64 body starts at most this far after its label (six RFC 1421 headers between). */
 const PEM_BODY_WITHIN = 1520;
 /** An AWS access key id's prefix, and a Google API key's. */
 const A_LEADS = /A(?:KIA|SIA|BIA|CCA|Iza)/g;
-const AUTHORIZATION_LEAD = /authorization/gi;
 /** A Matrix recovery key: `E[sS]` and 46 base58 characters in groups of four, one space between groups. */
 const MATRIX_LENGTH = 59;
 
@@ -242,7 +247,6 @@ class Search {
   private tokenValueFrom = -1;
   private tokenValueTo = -1;
   private tokenValueFound = false;
-  private nextLiteral: Map<string, number> | undefined;
 
   /** The text's length; `b` holds PADDING zero bytes more, so that no test reads past its end (a read out of bounds would slow every read V8 compiles after it). */
   private readonly end: number;
@@ -314,15 +318,16 @@ class Search {
     return end;
   }
 
-  /** The next index of `literal` at or after `at`, or -1 (remembered until passed). */
-  private nextIndexOf(literal: string, at: number): number {
-    this.nextLiteral ??= new Map();
-    const known = this.nextLiteral.get(literal);
-    if (known !== undefined && (known === -1 || known >= at)) return known;
-    const next = this.text.indexOf(literal, at);
-    this.nextLiteral.set(literal, next);
+  /** The next index of `literal` at or after `at`, or -1 (remembered until passed: one slot per literal). */
+  private nextIndexOf(literal: NextLiteral, at: number): number {
+    const known = this.nextLiteral[literal]!;
+    if (known === -1 || known >= at) return known;
+    const next = this.text.indexOf(NEXT_LITERALS[literal]!, at);
+    this.nextLiteral[literal] = next;
     return next;
   }
+  /** The remembered indexes of NEXT_LITERALS (-2: not looked for yet). */
+  private readonly nextLiteral = [-2, -2, -2];
 
   /** The end of an unquoted value from `start`, at most `max` characters (ENDS_VALUE ends it). */
   private valueEnd(start: number, max: number): number {
@@ -388,10 +393,9 @@ class Search {
         case "BEGIN":
           if (text.startsWith("-----", i - 5)) {
             // The armour's label is at most 40 characters: PRIVATE KEY must follow within them, and a line of base64 within its headers.
-            const label = this.nextIndexOf("PRIVATE KEY", i + 5);
+            const label = this.nextIndexOf(NextLiteral.PrivateKey, i + 5);
             if (label < 0 || label > i + 45) break;
-            const body = this.base64RunAt(label);
-            if (body >= 0 && body <= i + PEM_BODY_WITHIN) this.tryRule(PEM, i - 5);
+            if (this.base64RunWithin(label, i + PEM_BODY_WITHIN)) this.tryRule(PEM, i - 5);
           } else if (text.startsWith("---- ", i - 5) && text.startsWith(" SSH2", i + 5)) {
             this.tryRule(SSH2, i - 5);
           }
@@ -403,7 +407,7 @@ class Search {
           const c = b[i + 7];
           if (c !== 32 && c !== 9) break;
           // Its password follows within the entry.
-          const password = this.nextIndexOf("password", i + 8);
+          const password = this.nextIndexOf(NextLiteral.Password, i + 8);
           if (password >= 0 && password - i <= 600) this.tryRule(NETRC, i);
           break;
         }
@@ -419,19 +423,35 @@ class Search {
     }
   }
 
-  /** The first run of 40 base64 characters at or after `at`, or -1 (remembered until passed). */
-  private base64RunAt(at: number): number {
-    if (this.base64RunFrom <= at && (this.base64Run < 0 || this.base64Run >= at)) return this.base64Run;
+  /**
+   * Whether a run of 40 base64 characters starts in [at, limit]. What was
+   * read is remembered (where the first run starts, or how long the run
+   * read last is), so each byte is read once however many armour lines ask.
+   */
+  private base64RunWithin(at: number, limit: number): boolean {
+    if (at < this.base64From || at > this.base64To) {
+      this.base64From = this.base64To = at;
+      this.base64Length = 0;
+      this.base64Start = -1;
+    }
+    if (this.base64Start >= at) return this.base64Start <= limit;
     const b = this.b;
-    let run = 0;
-    let i = at;
-    for (; i < this.end && run < 40; i++) run = BASE64[b[i]!] === 1 ? run + 1 : 0;
-    this.base64RunFrom = at;
-    this.base64Run = run === 40 ? i - 40 : -1;
-    return this.base64Run;
+    const end = Math.min(this.end, limit + 40);
+    let i = this.base64To;
+    let length = this.base64Length;
+    while (i < end && length < 40) {
+      length = BASE64[b[i]!] === 1 ? length + 1 : 0;
+      i++;
+    }
+    this.base64To = i;
+    this.base64Length = length;
+    if (length === 40) this.base64Start = i - 40;
+    return this.base64Start >= at && this.base64Start <= limit;
   }
-  private base64RunFrom = Number.POSITIVE_INFINITY;
-  private base64Run = -1;
+  private base64From = -1;
+  private base64To = -1;
+  private base64Length = 0;
+  private base64Start = -1;
 
   /** A literal that starts a token; a candidate inside a run skips the rest of the run. */
   private tokenLiteral(lead: string, s: Sticky, minRun: number, ok?: (at: number) => boolean): void {
@@ -498,17 +518,6 @@ class Search {
         const length = this.tryRule(MATRIX_RECOVERY, i);
         if (length < 0) i += -length - 2;
       }
-    }
-  }
-
-  /** `Authorization` (or `Proxy-Authorization`) and its scheme. */
-  authorization(): void {
-    const re = AUTHORIZATION_LEAD;
-    re.lastIndex = this.from;
-    for (let m = re.exec(this.text); m && m.index < this.stopAt(6); m = re.exec(this.text)) {
-      const at = m.index;
-      const start = at >= 6 && this.text.slice(at - 6, at).toLowerCase() === "proxy-" ? at - 6 : at;
-      if (this.isTokenStart(start)) this.tryRule(AUTHORIZATION, start);
     }
   }
 
@@ -587,7 +596,7 @@ class Search {
       else if (host === 100 || host === 112 || host === 99) this.tryRule(DISCORD_WEBHOOK, start);
     } else if (DATABASE_SCHEMES.has(scheme)) {
       // user:password@ is at most 258 characters.
-      const at = this.nextIndexOf("@", i + 3);
+      const at = this.nextIndexOf(NextLiteral.At, i + 3);
       if (at >= 0 && at - i <= 262) this.tryRule(DATABASE_URL, start);
     }
   }
@@ -629,6 +638,29 @@ class Search {
     }
   }
 
+  /** `Authorization` (or `Proxy-Authorization`, any case) ending at `nameEnd`, its scheme and a value of 16 characters or more. */
+  private authorization(nameEnd: number, separatorEnd: number): void {
+    const b = this.b;
+    if (!this.lowerCaseIs(nameEnd - 13, "authorization")) return;
+    const start = nameEnd >= 19 && this.lowerCaseIs(nameEnd - 19, "proxy-") ? nameEnd - 19 : nameEnd - 13;
+    if (!this.isTokenStart(start)) return;
+    let at = separatorEnd;
+    for (let n = 0; n < 8 && (b[at] === 32 || b[at] === 9); n++) at++;
+    if (b[at] === 34 || b[at] === 39) at++;
+    // Bearer, Token or Basic, then blanks, then the credential.
+    let word = at;
+    while (word < at + 6 && ALNUM[b[word]!] === 1) word++;
+    if (b[word] !== 32 && b[word] !== 9) return;
+    while (word < at + 14 && (b[word] === 32 || b[word] === 9)) word++;
+    if (AUTHORIZATION_VALUE[b[word]!] === 1 && AUTHORIZATION_VALUE[b[word + 15]!] === 1) this.tryRule(AUTHORIZATION, start);
+  }
+
+  /** Whether the text at `at`, lower-cased, is `word` (lower-case letters and `-`). */
+  private lowerCaseIs(at: number, word: string): boolean {
+    for (let k = 0; k < word.length; k++) if ((this.b[at + k]! | 0x20) !== word.charCodeAt(k)) return false;
+    return true;
+  }
+
   /** Whether the byte before a separator may end a secret's name: a keyword's last letter, or a blank or quote between them. */
   private mayEndName(before: number): boolean {
     return KEYWORD_END[before | 0x20] === 1 || before === 32 || before === 9 || QUOTE[before] === 1;
@@ -650,6 +682,7 @@ class Search {
     if (nameEnd > 2 && QUOTE[b[nameEnd - 1]!] === 1) nameEnd -= b[nameEnd - 2] === 92 ? 2 : 1;
     if (nameEnd < 3) return;
     const last = b[nameEnd - 1]! | 0x20;
+    if (last === 110 && nameEnd >= 13) this.authorization(nameEnd, separatorEnd);
     if (KEYWORD_END[last] === 0 || nameEnd < this.judgedTo) return;
     if (!KEYWORD_ENDING.has(((b[nameEnd - 3]! | 0x20) << 16) | ((b[nameEnd - 2]! | 0x20) << 8) | last)) return;
     // Forwards from it: up to 8 blanks, a quote (maybe escaped), the value.
@@ -722,7 +755,6 @@ export function findSecret(latin1Text: string, from = 0, bytes?: Uint8Array, bef
   search.literals();
   search.azureClientSecret();
   search.matrixRecoveryKey();
-  search.authorization();
   for (const c of CONNECTORS) search.connector(c);
   search.colon();
   search.equals();
