@@ -199,11 +199,15 @@ for (const { label } of timed.slice(0, 3)) {
   pairedCase(`50 MB adversarial ${label}`, fill(path.join(tmp, "adv.txt"), unit, 50 * MB), 3);
 }
 
-// A 20 MB docx: 2 MB of text in document.xml and pictures (stored noise) for the rest.
+// A 20 MB docx: text in document.xml and pictures for the rest, PNGs whose
+// pixels are noise (incompressible, as a photo's are).
 {
   const f = new corpus.Fakes(5);
   const pictures = {};
-  for (let i = 0; i < 18; i++) pictures[`word/media/image${i}.png`] = Buffer.concat([corpus.makePng(8, (k) => k + i), f.bytes(MiB)]);
+  for (let i = 0; i < 18; i++) {
+    const noise = f.bytes(MiB);
+    pictures[`word/media/image${i}.png`] = corpus.makePng(591, (k) => noise[k % noise.length]);
+  }
   const text = Object.values(corpus.negatives(40)).join("\n").repeat(3);
   const file = path.join(tmp, "big.docx");
   fs.writeFileSync(file, corpus.docx(text, 40, pictures));

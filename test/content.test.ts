@@ -117,6 +117,30 @@ describe("trailing data, bombs, unreadable containers", () => {
   });
 });
 
+describe("pictures inside a container", () => {
+  it("reads a docx's pictures as pictures: metadata and appended bytes scanned, pixels skipped, trailing bytes not refused on their own; a damaged picture scanned as bytes", async () => {
+    const p = positives(13);
+    const picture = makePng(8, (i) => i * 5);
+    const files = [
+      write(work, "tagged.docx", docx("Report", 7, { "word/media/image1.png": pngWithText(p["github-token"]!) })),
+      write(work, "appended.docx", docx("Report", 7, { "word/media/image1.png": Buffer.concat([picture, Buffer.from(` ${p["stripe-key"]} `)]) })),
+      write(work, "damaged.docx", docx("Report", 7, { "word/media/image1.png": Buffer.concat([picture.subarray(0, 20), Buffer.from(` ${p["npm-token"]} `)]) })),
+      write(work, "photo.docx", docx("Report", 7, { "word/media/image1.png": picture, "word/media/image2.jpg": jpeg({ comment: "taken by the agent" }) })),
+      write(work, "padded.docx", docx("Report", 7, { "word/media/image1.png": Buffer.concat([picture, Buffer.alloc(64)]) })),
+    ];
+    const report = await judge(files);
+    expect(report.media_dropped.map((d) => [d.path, d.code])).toEqual([
+      [files[0], "secret_detected"],
+      [files[1], "secret_detected"],
+      [files[2], "secret_detected"],
+    ]);
+    expect(report.media_dropped[0]!.reason).toContain("a GitHub token (in its tEXt chunk of word/media/image1.png");
+    expect(report.media_dropped[1]!.reason).toContain("after its end (the IEND chunk) of word/media/image1.png");
+    expect(report.media.map((m) => m.name)).toEqual(["photo.docx", "padded.docx"]);
+    expect(leftBehind(h).staging).toEqual([]);
+  });
+});
+
 describe("known secrets: the values of the Hermes .env files", () => {
   const VALUE = "Qm7vLx2Pw9Zk4Tr8Yb3N";
   const env = ["# Hermes", "export LLM_MODEL=anthropic/claude-sonnet-4", `MY_CUSTOM_SERVICE_KEY="${VALUE}" # set by setup`, "TELEGRAM_ALLOWED_USERS=123456789", "OPENAI_API_KEY=your_api_key_here", "HERMES_MEDIA_ALLOW_DIRS=/home/agent/.hermes/media_outbox", ""].join("\n");

@@ -17,6 +17,8 @@ export const MAX_RATIO = 100;
 
 export class InspectContext {
   private inflated = 0;
+  /** The container part being read by a format reader (a picture inside a docx), if any. */
+  private within: string | undefined;
 
   constructor(
     readonly ext: string,
@@ -27,7 +29,8 @@ export class InspectContext {
   scan(part: string, bytes: Uint8Array, offsetBase?: number): void {
     const finding = scanBytes(bytes, this.known);
     if (finding) {
-      const at = offsetBase === undefined ? `in ${part}, at byte ${finding.offset} of it` : `in ${part}, at byte ${offsetBase + finding.offset} of the file`;
+      if (this.within !== undefined) part = `${part} of ${this.within}`;
+      const at = offsetBase === undefined || this.within !== undefined ? `in ${part}, at byte ${finding.offset} of it` : `in ${part}, at byte ${offsetBase + finding.offset} of the file`;
       throw new Refusal("secret_detected", `the .${this.ext} file holds what looks like ${finding.what} (${at}); remove it before sending`);
     }
   }
@@ -37,14 +40,20 @@ export class InspectContext {
     this.scan(part, narrowUtf16(bytes.subarray(0, bytes.length & ~1), order, { pendingHigh: false, valid: true, hasNul: false }));
   }
 
-  /** Inflates a part within the file's budget; a bomb is refused with `decompression_bomb`. */
-  inflate(part: string, compressed: Uint8Array, kind: "raw" | "zlib"): Buffer {
+  /**
+   * Inflates a part within the file's budget; a bomb is refused with
+   * `decompression_bomb`. `sizeHint`, the size a container declares, sizes
+   * the output in one piece instead of many (it bounds nothing).
+   */
+  inflate(part: string, compressed: Uint8Array, kind: "raw" | "zlib", sizeHint = 0): Buffer {
     const remaining = MAX_INFLATED_TOTAL - this.inflated;
     const byRatio = Math.max(RATIO_FREE_BYTES, compressed.length * MAX_RATIO);
     const limit = Math.min(remaining, byRatio);
     let out: Buffer;
     try {
-      const options = { maxOutputLength: Math.max(1, limit), finishFlush: zlib.constants.Z_SYNC_FLUSH };
+      // One output chunk for the declared size (plus one byte, so that a true declaration needs no second chunk); zlib's default below it.
+      const chunkSize = Math.max(zlib.constants.Z_DEFAULT_CHUNK, Math.min(limit, sizeHint + 1, 64 * 1024 * 1024));
+      const options = { maxOutputLength: Math.max(1, limit), finishFlush: zlib.constants.Z_SYNC_FLUSH, chunkSize };
       out = kind === "raw" ? zlib.inflateRawSync(compressed, options) : zlib.inflateSync(compressed, options);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE") {
@@ -62,11 +71,26 @@ export class InspectContext {
     return new Refusal("unscannable_content", `the .${this.ext} file could not be checked for secrets: ${why}; export it again`);
   }
 
+  /**
+   * Reads `part`, a file inside a container, with its format's `reader`:
+   * what the reader finds is named inside `part`, and bytes after its end
+   * are scanned but not refused on their own (the file sent is the container).
+   */
+  readWithin(part: string, bytes: Uint8Array, reader: (bytes: Uint8Array, ctx: InspectContext) => void): void {
+    const outer = this.within;
+    this.within = part;
+    try {
+      reader(bytes, this);
+    } finally {
+      this.within = outer;
+    }
+  }
+
   /** Bytes after the format's end: scanned, then refused on their own for an image. */
   trailing(bytes: Uint8Array, endOffset: number, marker: string, refuse: boolean): void {
     if (bytes.length === 0) return;
     this.scan(`the ${bytes.length} bytes after its ${marker}`, bytes, endOffset);
-    if (refuse) {
+    if (refuse && this.within === undefined) {
       throw new Refusal("trailing_data", `the .${this.ext} file has ${bytes.length} bytes after its ${marker}; a generated image has none (an archive can ride inside a picture that way): export it again`);
     }
   }

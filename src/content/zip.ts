@@ -7,6 +7,8 @@
 //
 // node:zlib inflates; the central directory is read here (about sixty
 // lines): measured against yauzl and fflate in README "Zip and PDF readers".
+import { Refusal } from "../core/errors.js";
+import { inspectBmp, inspectGif, inspectJpeg, inspectPng, inspectWebp } from "./images.js";
 import type { InspectContext } from "./inspect.js";
 import { xmlText } from "./xml-text.js";
 
@@ -29,6 +31,8 @@ interface Entry {
   method: number;
   flags: number;
   compressed: number;
+  /** The size the directory gives the inflated entry (a hint: the inflated bytes are what counts). */
+  size: number;
   localOffset: number;
 }
 
@@ -64,19 +68,23 @@ function readEntries(b: Uint8Array, ctx: InspectContext, where: string): { entri
     const commentLength = u16(b, at + 32);
     const name = Buffer.from(b.subarray(at + 46, at + 46 + nameLength)).toString("utf8");
     let compressed = u32(b, at + 20);
+    let size = u32(b, at + 24);
     let localOffset = u32(b, at + 42);
     // zip64: the real sizes and offset are in extra field 0x0001, in this order, for the fields that are 0xFFFFFFFF.
     for (let x = at + 46 + nameLength; x + 4 <= at + 46 + nameLength + extraLength; x += 4 + u16(b, x + 2)) {
       if (u16(b, x) !== 1) continue;
       let f = x + 4;
-      if (u32(b, at + 24) === 0xffffffff) f += 8;
+      if (size === 0xffffffff) {
+        size = u64(b, f);
+        f += 8;
+      }
       if (compressed === 0xffffffff) {
         compressed = u64(b, f);
         f += 8;
       }
       if (localOffset === 0xffffffff) localOffset = u64(b, f);
     }
-    entries.push({ name, method: u16(b, at + 10), flags: u16(b, at + 8), compressed, localOffset });
+    entries.push({ name, method: u16(b, at + 10), flags: u16(b, at + 8), compressed, size, localOffset });
     at += 46 + nameLength + extraLength + commentLength;
   }
   return { entries, cdStart, cdEnd: at, eocd };
@@ -88,6 +96,30 @@ function entryData(b: Uint8Array, e: Entry, ctx: InspectContext, where: string):
   const start = at + 30 + u16(b, at + 26) + u16(b, at + 28);
   if (start + e.compressed > b.length) throw ctx.unscannable(`${where}: ${e.name} runs past the end of the file`);
   return b.subarray(start, start + e.compressed);
+}
+
+type ImageReader = (bytes: Uint8Array, ctx: InspectContext) => void;
+
+/** The reader of the picture `data` is, by its first bytes, if any. */
+function imageReader(d: Uint8Array): ImageReader | undefined {
+  if (d.length < 12) return undefined;
+  if (d[0] === 0x89 && d[1] === 0x50 && d[2] === 0x4e && d[3] === 0x47) return inspectPng;
+  if (d[0] === 0xff && d[1] === 0xd8 && d[2] === 0xff) return inspectJpeg;
+  if (d[0] === 0x47 && d[1] === 0x49 && d[2] === 0x46 && d[3] === 0x38) return inspectGif;
+  if (d[0] === 0x52 && d[1] === 0x49 && d[2] === 0x46 && d[3] === 0x46 && d[8] === 0x57 && d[9] === 0x45 && d[10] === 0x42 && d[11] === 0x50) return inspectWebp;
+  if (d[0] === 0x42 && d[1] === 0x4d) return inspectBmp;
+  return undefined;
+}
+
+/** Reads a picture inside the container; false when its reader cannot (a damaged picture is then scanned as bytes). */
+function readImage(ctx: InspectContext, part: string, data: Uint8Array, reader: ImageReader): boolean {
+  try {
+    ctx.readWithin(part, data, reader);
+    return true;
+  } catch (err) {
+    if (err instanceof Refusal && err.code === "unscannable_content") return false;
+    throw err;
+  }
 }
 
 export function inspectZip(b: Uint8Array, ctx: InspectContext, where = "the file", depth = 0): void {
@@ -105,8 +137,13 @@ export function inspectZip(b: Uint8Array, ctx: InspectContext, where = "the file
     const raw = entryData(b, e, ctx, where);
     let data: Uint8Array;
     if (e.method === 0) data = raw;
-    else if (e.method === 8) data = ctx.inflate(part, raw, "raw");
+    else if (e.method === 8) data = ctx.inflate(part, raw, "raw", e.size);
     else throw ctx.unscannable(`${part} is compressed with method ${e.method}, which this check does not read`);
+    const image = imageReader(data);
+    if (image) {
+      // A picture's pixels hold no text: its metadata and what follows its end are read, as for a picture sent alone.
+      if (readImage(ctx, part, data, image)) continue;
+    }
     ctx.scan(part, data);
     if (XML_PART.test(e.name)) ctx.scan(`the text of ${part}`, xmlText(data));
     if (NESTED_ZIP.test(e.name) && depth < MAX_DEPTH && data.length >= 22) inspectZip(data, ctx, part, depth + 1);
