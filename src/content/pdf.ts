@@ -28,43 +28,52 @@ function asciiHex(data: Uint8Array): Buffer {
   return Buffer.from(hex.length % 2 ? `${hex}0` : hex, "hex");
 }
 
-/** The strings a content stream shows, in order: TJ pieces joined, a line break at each text move. */
+const ESCAPES: Record<number, string> = { 110: "\n", 114: "\r", 116: "\t", 98: "\b", 102: "\f", 40: "(", 41: ")", 92: "\\" };
+/** Operators that move to a new line of text. */
+const NEW_LINE_OPERATORS = new Set(["Td", "TD", "T*", "Tm", "ET", "'", '"']);
+const isOperatorChar = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 39 || c === 34 || c === 42;
+const isOctal = (c: number) => c >= 48 && c <= 55;
+
+/**
+ * The strings a content stream shows, in order: TJ pieces joined, a line
+ * break at each text move. One pass; a string is taken as slices between
+ * its escapes, not character by character.
+ */
 export function shownText(stream: Uint8Array): Buffer {
   const s = Buffer.from(stream.buffer, stream.byteOffset, stream.length).toString("latin1");
   const out: string[] = [];
-  let i = 0;
   const n = s.length;
+  let i = 0;
   while (i < n) {
     const c = s.charCodeAt(i);
     if (c === 40) {
       // ( literal string ), with nesting and backslash escapes
       let depth = 1;
-      let str = "";
-      i++;
-      while (i < n && depth > 0) {
-        const ch = s[i]!;
-        if (ch === "\\") {
-          const next = s[i + 1] ?? "";
-          const esc: Record<string, string> = { n: "\n", r: "\r", t: "\t", b: "\b", f: "\f", "(": "(", ")": ")", "\\": "\\" };
-          if (next in esc) {
-            str += esc[next];
-            i += 2;
-          } else if (/[0-7]/.test(next)) {
-            const oct = /^[0-7]{1,3}/.exec(s.slice(i + 1, i + 4))![0];
-            str += String.fromCharCode(Number.parseInt(oct, 8) & 0xff);
-            i += 1 + oct.length;
-          } else {
-            i += next === "\r" || next === "\n" ? 2 : 1;
+      let j = i + 1;
+      let from = j;
+      for (; j < n; j++) {
+        const d = s.charCodeAt(j);
+        if (d === 92) {
+          out.push(s.slice(from, j));
+          const next = s.charCodeAt(j + 1);
+          if (ESCAPES[next] !== undefined) {
+            out.push(ESCAPES[next]!);
+            j++;
+          } else if (isOctal(next)) {
+            let k = j + 1;
+            while (k < j + 4 && isOctal(s.charCodeAt(k))) k++;
+            out.push(String.fromCharCode(Number.parseInt(s.slice(j + 1, k), 8) & 0xff));
+            j = k - 1;
+          } else if (next === 13 || next === 10) {
+            // a line continuation: \ and the line break read as nothing
+            j += next === 13 && s.charCodeAt(j + 2) === 10 ? 2 : 1;
           }
-          continue;
-        }
-        if (ch === "(") depth++;
-        if (ch === ")" && --depth === 0) break;
-        str += ch;
-        i++;
+          from = j + 1;
+        } else if (d === 40) depth++;
+        else if (d === 41 && --depth === 0) break;
       }
-      out.push(str);
-      i++;
+      out.push(s.slice(from, j));
+      i = j + 1;
     } else if (c === 60 && s.charCodeAt(i + 1) !== 60) {
       const end = s.indexOf(">", i);
       if (end < 0) break;
@@ -72,12 +81,11 @@ export function shownText(stream: Uint8Array): Buffer {
       i = end + 1;
     } else if (c === 37) {
       // a comment, to the end of the line
-      while (i < n && s[i] !== "\n" && s[i] !== "\r") i++;
-    } else if ((c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 39 || c === 34 || c === 42) {
-      let j = i;
-      while (j < n && /[A-Za-z*'"]/.test(s[j]!)) j++;
-      const op = s.slice(i, j);
-      if (op === "Td" || op === "TD" || op === "T*" || op === "Tm" || op === "ET" || op === "'" || op === '"') out.push("\n");
+      while (i < n && s.charCodeAt(i) !== 10 && s.charCodeAt(i) !== 13) i++;
+    } else if (isOperatorChar(c)) {
+      let j = i + 1;
+      while (j < n && isOperatorChar(s.charCodeAt(j))) j++;
+      if (j - i <= 2 && NEW_LINE_OPERATORS.has(s.slice(i, j))) out.push("\n");
       i = j;
     } else {
       i++;

@@ -145,11 +145,13 @@ export async function judge(ctx: JudgeContext, incoming: Incoming): Promise<Medi
     const mode = scanModeFor(ext);
     if (mode !== "parsed") text = createTextCheck(target.fd, declared, undefined, { known: ctx.known(), raw: mode === "raw" });
     let staged: Staged;
+    // A parsed format's reader needs every byte: kept while they are copied rather than read back.
+    const keep = mode === "parsed" ? { upTo: cap, expectedBytes: declared } : undefined;
     if ("fd" in bytes) {
-      staged = stageFromFd(bytes.fd, target, cap, text);
+      staged = stageFromFd(bytes.fd, target, cap, text, keep);
       bytes.afterCopy(staged);
     } else {
-      staged = await stageFromStream(bytes.stream, target, cap, text);
+      staged = await stageFromStream(bytes.stream, target, cap, text, keep);
     }
     if (staged.bytes === 0) throw new Refusal("empty_file", "the file is empty");
     // The sync and the content checks overlap; both settle before the

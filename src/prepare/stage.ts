@@ -8,7 +8,7 @@ import { formatBytes } from "../core/units.js";
 
 const CHUNK = 1024 * 1024;
 /** Files up to this size are also kept in memory, so the content checks need no second read. */
-const KEEP_IN_MEMORY = 1024 * 1024;
+export const KEEP_IN_MEMORY = 1024 * 1024;
 let shared: Buffer | undefined;
 
 export interface Staged {
@@ -45,22 +45,42 @@ function tooLarge(cap: number): Refusal {
   return new Refusal("too_large", `the file is larger than the ${formatBytes(cap)} cap`);
 }
 
+/** How much of a file is kept in memory while it is staged. */
+export interface Keep {
+  /** Keep files up to this many bytes (KEEP_IN_MEMORY by default; a parsed format's reader needs them all). */
+  upTo: number;
+  /** The size the file is expected to have, if known: kept in one buffer of that size. */
+  expectedBytes?: number | undefined;
+}
+
 class StagingSink {
   readonly hash = createHash("sha256");
   bytes = 0;
   private kept: Buffer[] | undefined = [];
+  /** The whole file, in one buffer of its expected size, when that size is worth keeping. */
+  private whole: Buffer | undefined;
 
   constructor(
     readonly fd: number,
     private readonly cap: number,
     private readonly observer: ChunkObserver | undefined,
-  ) {}
+    private readonly keep: Keep = { upTo: KEEP_IN_MEMORY },
+  ) {
+    const expected = keep.expectedBytes;
+    if (expected !== undefined && expected > KEEP_IN_MEMORY && expected <= keep.upTo && expected <= cap) this.whole = Buffer.allocUnsafe(expected);
+  }
 
   write(chunk: Uint8Array): void {
+    const at = this.bytes;
     this.bytes += chunk.length;
     if (this.bytes > this.cap) throw tooLarge(this.cap);
     this.hash.update(chunk);
-    if (this.kept && this.bytes <= KEEP_IN_MEMORY) this.kept.push(Buffer.from(chunk));
+    if (this.whole) {
+      // Longer than expected: read back when needed.
+      if (this.bytes <= this.whole.length) this.whole.set(chunk, at);
+      else this.whole = undefined;
+      this.kept = undefined;
+    } else if (this.kept && this.bytes <= this.keep.upTo) this.kept.push(Buffer.from(chunk));
     else this.kept = undefined;
     let off = 0;
     while (off < chunk.length) off += fs.writeSync(this.fd, chunk, off, chunk.length - off);
@@ -69,14 +89,15 @@ class StagingSink {
 
   finish(file: string): Staged {
     const staged: Staged = { path: file, fd: this.fd, bytes: this.bytes, sha256: this.hash.digest("hex") };
-    if (this.kept) staged.content = Buffer.concat(this.kept, this.bytes);
+    if (this.whole && this.bytes === this.whole.length) staged.content = this.whole;
+    else if (this.kept) staged.content = Buffer.concat(this.kept, this.bytes);
     return staged;
   }
 }
 
 /** Copies from an open source descriptor. */
-export function stageFromFd(srcFd: number, target: { path: string; fd: number }, cap: number, observer?: ChunkObserver): Staged {
-  const sink = new StagingSink(target.fd, cap, observer);
+export function stageFromFd(srcFd: number, target: { path: string; fd: number }, cap: number, observer?: ChunkObserver, keep?: Keep): Staged {
+  const sink = new StagingSink(target.fd, cap, observer, keep);
   shared ??= Buffer.allocUnsafe(CHUNK);
   for (;;) {
     // Read to the end, not to the size fstat gave: growth past the cap is then seen (the sink refuses it).
@@ -88,8 +109,8 @@ export function stageFromFd(srcFd: number, target: { path: string; fd: number },
 }
 
 /** Copies from a byte stream (standard input). */
-export async function stageFromStream(stream: AsyncIterable<Uint8Array | string>, target: { path: string; fd: number }, cap: number, observer?: ChunkObserver): Promise<Staged> {
-  const sink = new StagingSink(target.fd, cap, observer);
+export async function stageFromStream(stream: AsyncIterable<Uint8Array | string>, target: { path: string; fd: number }, cap: number, observer?: ChunkObserver, keep?: Keep): Promise<Staged> {
+  const sink = new StagingSink(target.fd, cap, observer, keep);
   for await (const chunk of stream) {
     sink.write(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
   }
