@@ -533,6 +533,8 @@ class Search {
       if (pairs[(b[i - 2]! << 8) | b[i - 1]!] === 1) this.word(i);
       // A run of the connector: none of it ends a word.
       while (b[i + 1] === code) i++;
+      // `-` and `_` are token characters: after the first of them in a run, no word can start at a token start.
+      if (!dot) i = Math.max(i, this.tokenRunEnd(i) - 1);
     }
   }
 
@@ -711,7 +713,12 @@ class Search {
       const m = AWS_SECRET_NAME.exec(name);
       if (m) this.tryRule(AWS_SECRET, nameEnd - m[1]!.length);
     }
-    const kind = nameKind(name);
+    // A repeated name (adversarial input, a generated file) is judged once.
+    if (name !== this.lastName) {
+      this.lastName = name;
+      this.lastNameKind = nameKind(name);
+    }
+    const kind = this.lastNameKind;
     if (kind === undefined || start < this.from) return;
     const end = kind === "password" ? passwordEnd : tokenEnd;
     this.judgedTo = end;
@@ -725,6 +732,8 @@ class Search {
     }
     if (this.lastSecret) this.hit(GENERIC_WHAT, start, Rank.Generic);
   }
+  private lastName = "";
+  private lastNameKind: "password" | "token" | undefined;
   private lastValue = "";
   private lastKind = "";
   private lastSecret = false;
