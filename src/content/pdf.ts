@@ -74,7 +74,10 @@ export function shownText(stream: Uint8Array): Buffer {
       }
       out.push(s.slice(from, j));
       i = j + 1;
-    } else if (c === 60 && s.charCodeAt(i + 1) !== 60) {
+    } else if (c === 60 && s.charCodeAt(i + 1) === 60) {
+      // `<<` opens a dictionary (an inline image's, a marked-content property list), not a hex string
+      i += 2;
+    } else if (c === 60) {
       const end = s.indexOf(">", i);
       if (end < 0) break;
       out.push(asciiHex(Buffer.from(s.slice(i + 1, end + 1), "latin1")).toString("latin1"));
