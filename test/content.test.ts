@@ -9,10 +9,11 @@ import zlib from "node:zlib";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { findSecret } from "../src/content/find.js";
 import { parseDotenv } from "../src/content/dotenv.js";
+import { KnownSecrets } from "../src/content/known.js";
 import { checkContent } from "../src/prepare/content.js";
 import { prepare } from "../src/prepare/prepare.js";
 import { TextScanner } from "../src/prepare/text.js";
-import { adversarial, docx, jpeg, makePng, mp3, negatives, pdf, pngWithText, positives, pptx, xlsx, zip } from "./corpus.js";
+import { adversarial, docx, jpeg, makePng, mp3, negatives, pdf, pngWithText, positives, pptx, rng, xlsx, zip } from "./corpus.js";
 import { NOTHING_LEFT, cli, leftBehind, makeHome, write } from "./helpers.js";
 
 let h: ReturnType<typeof makeHome>;
@@ -172,6 +173,21 @@ describe("known secrets: the values of the Hermes .env files", () => {
     expect(report.media_dropped[3]!.reason).toContain("WEBHOOK_SECRET (the .env of Hermes profile work)");
     for (const d of report.media_dropped) expect(d.reason).not.toContain(VALUE);
     expect(report.media.map((m) => m.name)).toEqual(["settings.md"]);
+  });
+
+  it("finds the leftmost known value at any alignment, whatever the values' lengths (the pass reads one word per stride)", () => {
+    const next = rng(17);
+    const pick = (n: number) => Array.from({ length: n }, () => "abcdefghij0123456789ABCDEF"[Math.floor(next() * 26)]).join("");
+    for (let round = 0; round < 400; round++) {
+      const values = Array.from({ length: 1 + Math.floor(next() * 4) }, (_, i) => ({ name: `V${i}`, bytes: Buffer.from(pick(8 + Math.floor(next() * (next() < 0.5 ? 6 : 70)))) }));
+      const known = new KnownSecrets(values);
+      const planted = values[Math.floor(next() * values.length)]!.bytes.toString();
+      const at = Math.floor(next() * 300);
+      const text = Buffer.from(`${pick(at)}${next() < 0.8 ? planted : ""}${pick(Math.floor(next() * 200))}`);
+      const from = Math.floor(next() * 24);
+      const naive = Math.min(...values.map((v) => text.indexOf(v.bytes, from)).filter((i) => i >= 0));
+      expect(known.find(text, from)?.index, `round ${round}`).toBe(Number.isFinite(naive) ? naive : undefined);
+    }
   });
 
   it("reads the gate's credentials ($CREDENTIALS_DIRECTORY/hermes-env*) through the CLI", () => {

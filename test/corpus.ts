@@ -159,6 +159,8 @@ export function negatives(seed = 12): Record<string, string> {
 export function adversarial(size: number): Record<string, Buffer> {
   const fill = (unit: string) => Buffer.from(unit.repeat(Math.ceil(size / unit.length)).slice(0, size), "latin1");
   const units = ["eyJ-", "eyJ", "sk-", "sk-ant-", "ghp_", "AKIA", "xoxb-1234567-", "-----BEGIN ", "-----BEGIN PRIVATE KEY-----\nProc-Type: x\n", "LS0tLS1CRUdJTi", "key=", "Key:", "a=", "1234567890:", "postgres://u:", "machine a password ", "Authorization: Bearer ", "Es12 ", "password=", "pass", "AAA1Q~", "ab/", "M", "0"];
+  // The triggers of find.ts's passes, repeated.
+  units.push(".eyJ", "-", ".", "_", "a.aaaaaa.", "0123456789abcdef", "//0", "SK", "~", '"key": "', "<password>", "xoxe.", "https://", "class=", "ion: Bearer ");
   const out: Record<string, Buffer> = {};
   for (const u of units) out[`repeat ${JSON.stringify(u)}`] = fill(u);
   out["run of a"] = fill("a");

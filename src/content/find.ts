@@ -56,11 +56,23 @@ const BASE58 = table("123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz
 /** Characters an Azure client secret is made of. */
 const AZURE = table(`${LETTERS}0123456789_~.`);
 const AZURE_AROUND = table(`${LETTERS}0123456789_~.-`);
-/** A generic assignment's name ends in a keyword: its last three letters, lower-cased, as `c1 << 16 | c2 << 8 | c3`. */
-const KEYWORD_ENDING = new Set(KEYWORD_ENDINGS.map((e) => (e.charCodeAt(0) << 16) | (e.charCodeAt(1) << 8) | e.charCodeAt(2)));
+/** What may not touch a Z.AI key. */
+const ZAI_AROUND = table(`${LETTERS}0123456789_.-`);
+/**
+ * A generic assignment's name ends in a keyword: by its last three letters,
+ * lower-cased (`c1 << 16 | c2 << 8 | c3`), the letter that must come before
+ * them (0: none, a three-letter keyword).
+ */
+const KEYWORD_ENDING = new Map<number, number>();
+const code3 = (e: string) => (e.charCodeAt(e.length - 3) << 16) | (e.charCodeAt(e.length - 2) << 8) | e.charCodeAt(e.length - 1);
+for (const e of KEYWORD_ENDINGS) {
+  const before = e.length === 4 ? e.charCodeAt(0) : 0;
+  if (KEYWORD_ENDING.has(code3(e)) && KEYWORD_ENDING.get(code3(e)) !== before) throw new Error(`two keywords end in ${e.slice(-3)}`);
+  KEYWORD_ENDING.set(code3(e), before);
+}
 /** Bytes a keyword ends with, lower-cased: the first, cheapest test. */
 const KEYWORD_END = new Uint8Array(256);
-for (const e of KEYWORD_ENDINGS) KEYWORD_END[e.charCodeAt(2)] = 1;
+for (const e of KEYWORD_ENDINGS) KEYWORD_END[e.charCodeAt(e.length - 1)] = 1;
 const URL_SCHEME = table("abcdefghijklmnopqrstuvwxyz0123456789+");
 const QUOTE = table("\"'`");
 /** Characters of an Authorization header's credential. */
@@ -408,7 +420,13 @@ class Search {
           if (c !== 32 && c !== 9) break;
           // Its password follows within the entry.
           const password = this.nextIndexOf(NextLiteral.Password, i + 8);
-          if (password >= 0 && password - i <= 600) this.tryRule(NETRC, i);
+          if (password < 0 || password - i > 600) break;
+          // A password of 8 characters or more (rules.ts judges no shorter one).
+          let value = password + 8;
+          for (let n = 0; n < 16 && (b[value] === 32 || b[value] === 9); n++) value++;
+          let length = 0;
+          while (length < 8 && b[value + length]! > 32) length++;
+          if (length === 8) this.tryRule(NETRC, i);
           break;
         }
         default: {
@@ -544,8 +562,11 @@ class Search {
     let start = i - 1;
     while (start > 0 && i - start < WORD_MAX && ALNUM[b[start - 1]!] === 1) start--;
     if (start > 0 && TOKEN[b[start - 1]!] === 1) return;
+    // After a dot (SG., ya29., xoxe.), a token of 8 characters or more.
+    if (b[i] === 46 && this.tokenRunEnd(i + 1) - i <= 8) return;
+    if (this.runEnd(start) - start < TOKEN_RUN_MIN) return;
     const rules = BY_WORD.get(this.text.slice(start, i + 1));
-    if (!rules || this.runEnd(start) - start < TOKEN_RUN_MIN) return;
+    if (!rules) return;
     for (const s of rules) if (this.tryRule(s, start) > 0) return;
   }
 
@@ -556,7 +577,8 @@ class Search {
     if (b[i + 1] === 101 && b[i + 2] === 121 && b[i + 3] === 74) {
       let start = i - 1;
       while (start > 0 && i - start <= JWT_HEADER_MAX && TOKEN[b[start - 1]!] === 1) start--;
-      if (start === 0 || TOKEN[b[start - 1]!] === 0) {
+      // A header of at least 10 characters after eyJ, and as much of a payload.
+      if ((start === 0 || TOKEN[b[start - 1]!] === 0) && i - start >= 13 && this.tokenRunEnd(i + 1) - i > 13) {
         if (this.text.startsWith("eyJ", start) || this.text.startsWith("ops_eyJ", start)) this.tryRule(JWT, start);
       }
     }
@@ -567,7 +589,7 @@ class Search {
       if (i - start >= 24 && (b[start] === 77 || b[start] === 78 || b[start] === 79)) this.tryRule(DISCORD_BOT, start);
     }
     // Z.AI: 32 hex digits, `.`, 16 letters or digits.
-    if (i >= 32 && HEX[b[i - 1]!] === 1 && HEX[b[i - 32]!] === 1 && ALNUM[b[i + 1]!] === 1 && ALNUM[b[i + 16]!] === 1) this.tryRule(ZAI, i - 32);
+    if (i >= 32 && HEX[b[i - 1]!] === 1 && HEX[b[i - 32]!] === 1 && (i === 32 || ZAI_AROUND[b[i - 33]!] === 0) && ALNUM[b[i + 1]!] === 1 && ALNUM[b[i + 16]!] === 1) this.tryRule(ZAI, i - 32);
     // Airtable: pat, 14 letters or digits, `.`.
     if (i >= 17 && b[i - 17] === 112 && b[i - 16] === 97 && b[i - 15] === 116) this.tryRule(AIRTABLE, i - 17);
   }
@@ -587,20 +609,20 @@ class Search {
 
   /** `scheme://`: a database URL with a password, a Slack or Discord webhook. */
   private url(i: number): void {
-    const b = this.b;
+    const { text, b } = this;
+    if (text.startsWith("https", i - 5)) {
+      if (!this.isTokenStart(i - 5)) return;
+      if (text.startsWith("hooks.slack.com/", i + 3)) this.tryRule(SLACK_WEBHOOK, i - 5);
+      else if (text.startsWith("discord", i + 3) || text.startsWith("ptb.discord", i + 3) || text.startsWith("canary.discord", i + 3)) this.tryRule(DISCORD_WEBHOOK, i - 5);
+      return;
+    }
+    // A database URL: user:password@ is at most 258 characters.
+    const at = this.nextIndexOf(NextLiteral.At, i + 3);
+    if (at < 0 || at - i > 262) return;
     let start = i;
     while (start > 0 && i - start < 12 && URL_SCHEME[b[start - 1]!] === 1) start--;
     if (start === i || !this.isTokenStart(start)) return;
-    const scheme = this.text.slice(start, i);
-    if (scheme === "https") {
-      const host = b[i + 3];
-      if (host === 104) this.tryRule(SLACK_WEBHOOK, start);
-      else if (host === 100 || host === 112 || host === 99) this.tryRule(DISCORD_WEBHOOK, start);
-    } else if (DATABASE_SCHEMES.has(scheme)) {
-      // user:password@ is at most 258 characters.
-      const at = this.nextIndexOf(NextLiteral.At, i + 3);
-      if (at >= 0 && at - i <= 262) this.tryRule(DATABASE_URL, start);
-    }
+    if (DATABASE_SCHEMES.has(text.slice(start, i))) this.tryRule(DATABASE_URL, start);
   }
 
   /** 8 to 10 digits, `:`, and exactly 35 token characters. */
@@ -686,7 +708,8 @@ class Search {
     const last = b[nameEnd - 1]! | 0x20;
     if (last === 110 && nameEnd >= 13) this.authorization(nameEnd, separatorEnd);
     if (KEYWORD_END[last] === 0 || nameEnd < this.judgedTo) return;
-    if (!KEYWORD_ENDING.has(((b[nameEnd - 3]! | 0x20) << 16) | ((b[nameEnd - 2]! | 0x20) << 8) | last)) return;
+    const before = KEYWORD_ENDING.get(((b[nameEnd - 3]! | 0x20) << 16) | ((b[nameEnd - 2]! | 0x20) << 8) | last);
+    if (before === undefined || (before !== 0 && (nameEnd < 4 || (b[nameEnd - 4]! | 0x20) !== before))) return;
     // Forwards from it: up to 8 blanks, a quote (maybe escaped), the value.
     let start = separatorEnd;
     for (let n = 0; n < 8 && (b[start] === 32 || b[start] === 9); n++) start++;

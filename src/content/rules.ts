@@ -156,8 +156,8 @@ const KEYWORDS = ["key", "token", "secret", "password", "passwd", "pwd", "passph
 const COMPOUND_PREFIXES = ["api", "access", "secret", "private", "auth", "client", "app", "bot", "refresh", "master", "admin", "db", "user", "signing", "encryption", "session", "consumer", "bearer"];
 export const NAME_MAX = 64;
 const KEYWORD_LAST = new Set(KEYWORDS.map((k) => k.charCodeAt(k.length - 1)));
-/** The keywords' last three letters, lower-cased: a name ending in none of them holds no secret. */
-export const KEYWORD_ENDINGS = [...new Set(KEYWORDS.map((k) => k.slice(-3)))];
+/** The keywords' last four letters (three for a three-letter keyword), lower-cased: a name ending in none of them holds no secret. */
+export const KEYWORD_ENDINGS = [...new Set(KEYWORDS.map((k) => k.slice(-4)))];
 export const VALUE_MAX = 256;
 /** Names that end in a keyword but hold no secret. */
 export const NOT_SECRET_NAME_RE = /(?:public|publishable|pub|cache|sort|primary|foreign|partition|idempotency|hot|lookup|map|dict|row|hash|shortcut|translation|i18n|registry|object|next|page|continuation|csrf|xsrf|sitekey|max|min|num|count|total|input|output|prompt|completion|bypass|keypass)[_.-]?(?:[a-z]+[_.-]?)?(?:key|token|secret|pass|password)s?$/i;
