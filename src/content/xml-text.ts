@@ -19,6 +19,9 @@ function decodeEntities(text: string): string {
   });
 }
 
+/** Ends an element's name: blank, `/`, `>`. */
+const endsName = (c: number) => c === 32 || c === 9 || c === 10 || c === 13 || c === 47 || c === 62;
+
 /** The text of `xml` (UTF-8 bytes) as UTF-8 bytes. */
 export function xmlText(xml: Uint8Array): Buffer {
   const s = Buffer.from(xml.buffer, xml.byteOffset, xml.length).toString("utf8");
@@ -33,17 +36,20 @@ export function xmlText(xml: Uint8Array): Buffer {
     if (lt > at) out.push(decodeEntities(s.slice(at, lt)));
     const gt = s.indexOf(">", lt);
     if (gt < 0) break;
-    // The local name of the element this tag opens or closes.
-    let nameStart = lt + 1;
-    const closing = s.charCodeAt(nameStart) === 47;
-    if (closing) nameStart++;
-    let nameEnd = nameStart;
-    while (nameEnd < gt && !/[\s/>]/.test(s[nameEnd]!)) nameEnd++;
-    const qualified = s.slice(nameStart, nameEnd);
-    const local = qualified.slice(qualified.indexOf(":") + 1);
+    const closing = s.charCodeAt(lt + 1) === 47;
     const selfClosing = s.charCodeAt(gt - 1) === 47;
     // Text elements (w:t, a:t, t) are runs: they join; paragraphs, rows and cells break.
-    if (BREAKS.has(local) && (closing || selfClosing)) out.push("\n");
+    if (closing || selfClosing) {
+      // The local name of the element this tag closes.
+      const nameStart = closing ? lt + 2 : lt + 1;
+      let nameEnd = nameStart;
+      let colon = nameStart - 1;
+      while (nameEnd < gt && !endsName(s.charCodeAt(nameEnd))) {
+        if (s.charCodeAt(nameEnd) === 58) colon = nameEnd;
+        nameEnd++;
+      }
+      if (nameEnd - colon - 1 <= 6 && BREAKS.has(s.slice(colon + 1, nameEnd))) out.push("\n");
+    }
     at = gt + 1;
   }
   return Buffer.from(out.join(""), "utf8");
