@@ -113,8 +113,11 @@ const idleRss = rssMb(gate.pid);
   const MiB = 1 << 20;
   const body = Buffer.alloc(MiB);
   for (let i = 0; i < MiB; i++) body[i] = (i * 7919 + (i >> 11)) & 0xff;
-  // An ISO-BMFF `ftyp` box: what file-type recognises as MP4.
-  const header = Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from("ftypmp42\0\0\0\0mp42isom"), body.subarray(24)]);
+  // An ISO-BMFF `ftyp` box (what file-type recognises as MP4), then one `mdat` box holding the rest: a valid file, whose media data the content check skips.
+  const mdat = Buffer.alloc(8);
+  mdat.writeUInt32BE(BIG_MB * MiB - 24, 0);
+  mdat.write("mdat", 4, "latin1");
+  const header = Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from("ftypmp42\0\0\0\0mp42isom"), mdat, body.subarray(32)]);
   const src = path.join(inputs, "big.mp4");
   const fd = fs.openSync(src, "w");
   for (let i = 0; i < BIG_MB; i++) fs.writeSync(fd, i === 0 ? header : body);

@@ -124,8 +124,11 @@ const textLine = "The quick brown fox jumps over the lazy dog 0123456789 lorem i
 const textBlock = Buffer.from(textLine.repeat(Math.ceil(MiB / textLine.length))).subarray(0, MiB);
 const videoBody = Buffer.alloc(MiB);
 for (let i = 0; i < MiB; i++) videoBody[i] = (i * 7919 + (i >> 11)) & 0xff;
-// An ISO-BMFF `ftyp` box: what file-type recognises as MP4.
-const videoHeader = Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from("ftypmp42\0\0\0\0mp42isom"), videoBody.subarray(24)]);
+// An ISO-BMFF `ftyp` box (what file-type recognises as MP4), then one `mdat` box holding the rest: a valid file, whose media data the content check skips.
+const mdat = Buffer.alloc(8);
+mdat.writeUInt32BE(BIG_MB * MiB - 24, 0);
+mdat.write("mdat", 4, "latin1");
+const videoHeader = Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from("ftypmp42\0\0\0\0mp42isom"), mdat, videoBody.subarray(32)]);
 for (const [name, block] of [
   ["big.mp4", { header: videoHeader, body: videoBody }],
   ["big.txt", { header: textBlock, body: textBlock }],

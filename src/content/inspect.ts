@@ -2,7 +2,6 @@
 // the refusal it leads to, and the budget of inflated bytes (zip, PDF, PNG
 // text chunks) that turns a decompression bomb into a refusal instead of
 // exhausting memory.
-import zlib from "node:zlib";
 import { Refusal } from "../core/errors.js";
 import { formatBytes } from "../core/units.js";
 import type { KnownSecrets } from "./known.js";
@@ -49,6 +48,8 @@ export class InspectContext {
     const remaining = MAX_INFLATED_TOTAL - this.inflated;
     const byRatio = Math.max(RATIO_FREE_BYTES, compressed.length * MAX_RATIO);
     const limit = Math.min(remaining, byRatio);
+    // node:zlib is loaded only by a file that holds compressed parts.
+    const zlib = process.getBuiltinModule("node:zlib");
     let out: Buffer;
     try {
       // One output chunk for the declared size (plus one byte, so that a true declaration needs no second chunk); zlib's default below it.

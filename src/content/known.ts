@@ -70,13 +70,14 @@ export class KnownSecrets {
    * Bytes between the words the pass reads: a multiple of 4 at most the
    * shortest value's length less 3, so each occurrence of every value holds
    * a word at an offset divisible by it (the longer the values, the fewer
-   * words read: 16 for values of 19 bytes or more).
+   * words read: one in 16 bytes for values of 19 bytes or more; each value
+   * is entered at `stride` offsets, so it stays at 16).
    */
   private readonly stride: number;
 
   constructor(readonly values: KnownValue[]) {
     const shortest = Math.min(...values.map((v) => v.bytes.length));
-    this.stride = Math.max(4, Math.min(64, ((shortest - 3) >> 2) << 2));
+    this.stride = Math.max(4, Math.min(16, ((shortest - 3) >> 2) << 2));
     for (const value of values) {
       const view = Buffer.from(value.bytes.buffer, value.bytes.byteOffset, value.bytes.length);
       for (let offset = 0; offset < this.stride; offset++) {
