@@ -1,24 +1,25 @@
-// The credential formats that must never leave, as one combined regular
-// expression over text viewed one character per byte (UTF-8 bytes read as
-// Latin-1: as cheap as a copy, and every pattern is ASCII, so a multi-byte
-// character only ever reads as non-word characters).
+// The credential formats that must never leave, each a regular expression
+// tried (sticky) at the places find.ts's passes point to, over text viewed
+// one character per byte (UTF-8 bytes read as Latin-1: as cheap as a copy,
+// and every pattern is ASCII, so a multi-byte character only ever reads as
+// non-word characters).
 //
 // Linear time. V8's regular expressions backtrack, so each pattern is built
-// to do bounded work wherever a match attempt starts, and to start only where
-// a run of its alphabet starts:
+// to do bounded work wherever a match attempt starts:
 // - every repetition is bounded ({m,n}), or is followed by a character that
 //   its class cannot hold, so a failed attempt gives back at most n
 //   characters once, never nested;
 // - a token pattern starts with TOKEN_START, a look-behind that refuses to
-//   start inside a run of the token alphabet. A run of `eyJ-eyJ-…` is then
-//   tried once, from its first character, not once per `eyJ` (which made the
-//   old JWT pattern quadratic: 20 s for 512 KiB);
+//   start inside a run of the token alphabet (and find.ts tries it only at a
+//   token start), so a run of `eyJ-eyJ-…` is tried once, from its first
+//   character, not once per `eyJ` (which made the old JWT pattern quadratic:
+//   20 s for 512 KiB);
 // - a pattern that starts with a literal holds, after it, only classes that
 //   exclude that literal's first character or bounded repetitions.
-// So the work per start is bounded by the pattern's longest match (under
-// 4 KiB, see MAX_MATCH), and a run of the alphabet is started once; test/
-// content-rules.test.ts feeds every pattern repetitions of its prefix and
-// long runs of its alphabet, and bench/content.mjs times the worst of them.
+// So the work per attempt is bounded by the pattern's longest match (under
+// 4 KiB, see MAX_MATCH); test/content.test.ts feeds every pattern
+// repetitions of its prefix and long runs of its alphabet, and
+// bench/content.mjs times the worst of them.
 import { isPlaceholder, looksLikePassword, looksLikeTokenValue, looksRandom } from "./shape.js";
 
 /** No match of any rule is longer than this: the scanner's block overlap must be at least this. */
@@ -148,10 +149,9 @@ function authorizationValue(match: string): boolean {
 
 // Generic assignments: a name that says key, token, secret or password, a
 // separator (`=`, `:`, `:=`, `=>`, `>` of an XML element), and a value that
-// looks like a credential. find.ts finds them from either end: from a
-// password keyword, or from a value that starts a token after a separator;
-// either way the name is read back at most NAME_MAX characters and the value
-// forward at most VALUE_MAX, so the work per place is bounded.
+// looks like a credential. find.ts finds them at their separator; the name
+// is read back at most NAME_MAX characters and the value forward at most
+// VALUE_MAX, so the work per place is bounded.
 const KEYWORDS = ["key", "token", "secret", "password", "passwd", "pwd", "passphrase", "pass", "credentials", "credential"];
 const COMPOUND_PREFIXES = ["api", "access", "secret", "private", "auth", "client", "app", "bot", "refresh", "master", "admin", "db", "user", "signing", "encryption", "session", "consumer", "bearer"];
 export const NAME_MAX = 64;
