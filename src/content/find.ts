@@ -242,6 +242,42 @@ export interface SecretHit {
 const Rank = { Vendor: 0, Known: 1, Generic: 2 } as const;
 type Rank = (typeof Rank)[keyof typeof Rank];
 
+/** What an unquoted value is made of: anything ENDS_VALUE does not end it with. */
+const IN_UNQUOTED_VALUE = ENDS_VALUE.map((ends) => 1 - ends);
+
+/**
+ * A run of the characters of `chars`, measured from some start and
+ * remembered: a later start inside it is answered without reading again, or
+ * by reading on from where the last measure stopped (starts come in
+ * increasing order within a pass, so each byte is read once).
+ */
+class RememberedRun {
+  private from = -1;
+  private to = -1;
+  /** Whether the run ends at `to` (false: the measure stopped at its bound). */
+  private ended = false;
+
+  constructor(private readonly chars: Uint8Array) {}
+
+  /** The end of the run from `start` in `b`, at most `max` characters and `textEnd`. */
+  end(b: Uint8Array, textEnd: number, start: number, max: number): number {
+    const limit = Math.min(textEnd, start + max);
+    let at: number;
+    if (start >= this.from && start <= this.to) {
+      if (this.ended || this.to >= limit) return Math.min(this.to, limit);
+      at = this.to;
+    } else {
+      this.from = start;
+      at = start;
+    }
+    const chars = this.chars;
+    while (at < limit && chars[b[at]!] === 1) at++;
+    this.to = at;
+    this.ended = at < limit || limit === textEnd;
+    return at;
+  }
+}
+
 /** One text searched once: every pass, and what they remember. */
 class Search {
   private best: SecretHit | undefined;
@@ -249,16 +285,6 @@ class Search {
   /** Hits must lie before this index (the best hit so far, or the caller's bound). */
   private bound: number;
   // Remembered measurements, each valid for later positions of the same pass (passes move forward).
-  private tokenRunFrom = -1;
-  private tokenRunTo = -1;
-  private runFrom = -1;
-  private runTo = -1;
-  private endsFrom = -1;
-  private endsTo = -1;
-  private endsFound = false;
-  private tokenValueFrom = -1;
-  private tokenValueTo = -1;
-  private tokenValueFound = false;
 
   /** The text's length; `b` holds PADDING zero bytes more, so that no test reads past its end (a read out of bounds would slow every read V8 compiles after it). */
   private readonly end: number;
@@ -310,25 +336,15 @@ class Search {
 
   /** The end of the run of token characters that holds `at` (remembered: each run is measured once per pass). */
   private tokenRunEnd(at: number): number {
-    if (at >= this.tokenRunFrom && at < this.tokenRunTo) return this.tokenRunTo;
-    const b = this.b;
-    let end = at;
-    while (end < this.end && TOKEN[b[end]!] === 1) end++;
-    this.tokenRunFrom = at;
-    this.tokenRunTo = end;
-    return end;
+    return this.tokenRun.end(this.b, this.end, at, Number.POSITIVE_INFINITY);
   }
+  private readonly tokenRun = new RememberedRun(TOKEN);
 
   /** The end of the run of letters, digits and `_-.` that starts at or holds `at`. */
   private runEnd(at: number): number {
-    if (at >= this.runFrom && at < this.runTo) return this.runTo;
-    const b = this.b;
-    let end = at;
-    while (end < this.end && RUN[b[end]!] === 1) end++;
-    this.runFrom = at;
-    this.runTo = end;
-    return end;
+    return this.run.end(this.b, this.end, at, Number.POSITIVE_INFINITY);
   }
+  private readonly run = new RememberedRun(RUN);
 
   /** The next index of `literal` at or after `at`, or -1 (remembered until passed: one slot per literal). */
   private nextIndexOf(literal: NextLiteral, at: number): number {
@@ -343,39 +359,15 @@ class Search {
 
   /** The end of an unquoted value from `start`, at most `max` characters (ENDS_VALUE ends it). */
   private valueEnd(start: number, max: number): number {
-    const limit = Math.min(this.end, start + max);
-    let at: number;
-    if (start >= this.endsFrom && start <= this.endsTo) {
-      if (this.endsFound || this.endsTo >= limit) return Math.min(this.endsTo, limit);
-      at = this.endsTo;
-    } else {
-      this.endsFrom = start;
-      at = start;
-    }
-    const b = this.b;
-    while (at < limit && ENDS_VALUE[b[at]!] === 0) at++;
-    this.endsTo = at;
-    this.endsFound = at < limit || limit === this.end;
-    return at;
+    return this.unquotedValue.end(this.b, this.end, start, max);
   }
+  private readonly unquotedValue = new RememberedRun(IN_UNQUOTED_VALUE);
 
   /** The end of a token value from `start` (TOKEN_VALUE characters), at most `max` characters. */
   private tokenValueEnd(start: number, max: number): number {
-    const limit = Math.min(this.end, start + max);
-    let at: number;
-    if (start >= this.tokenValueFrom && start <= this.tokenValueTo) {
-      if (this.tokenValueFound || this.tokenValueTo >= limit) return Math.min(this.tokenValueTo, limit);
-      at = this.tokenValueTo;
-    } else {
-      this.tokenValueFrom = start;
-      at = start;
-    }
-    const b = this.b;
-    while (at < limit && TOKEN_VALUE[b[at]!] === 1) at++;
-    this.tokenValueTo = at;
-    this.tokenValueFound = at < limit || limit === this.end;
-    return at;
+    return this.tokenValue.end(this.b, this.end, start, max);
   }
+  private readonly tokenValue = new RememberedRun(TOKEN_VALUE);
 
   /** Where a pass may stop: no trigger at or after this index leads to a hit before the bound. */
   private stopAt(after: number): number {
