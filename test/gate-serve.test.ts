@@ -118,6 +118,15 @@ describe("serve: the protocol", () => {
     expect(r.json.ok).toBe(true);
   });
 
+  it("a client that shuts its side once the body is sent (nc, socat) still gets the answer", async () => {
+    clear();
+    const r = await rawExchange(gate.socket, post("half.png", png(6)), { halfClose: true });
+    expect(r.status).toBe(200);
+    expect(r.json.media[0]).toMatchObject({ name: "half.png", path: path.join(gate.outbox, "half.png") });
+    const chunked = await rawExchange(gate.socket, [head("/prepare?name=half2.png", { "Transfer-Encoding": "chunked" }), chunk(png(7)), "0\r\n\r\n"], { halfClose: true });
+    expect(chunked.json.media[0].name).toBe("half2.png");
+  });
+
   it("a body over the cap is cut off at the cap: answered too_large, the rest never read, nothing staged left", async () => {
     clear();
     // A declared size over the cap is refused before any byte is read: 100 Continue never comes.

@@ -116,6 +116,11 @@ export class GateServer {
     // Verified (and made, 0750) before the first connection: an unsafe outbox is exit 2, not a failing request.
     this.outbox = this.layout().outbox;
     this.http = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES, requireHostHeader: false });
+    // A client may shut its side once the body is sent (nc, socat and
+    // shutdown(2) do) and still read the answer: without this, node's http
+    // ends the connection at the client's FIN, and the file is published
+    // with nobody told. (The option is node's own, not in its typings.)
+    (this.http as http.Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
     // Timeouts are this server's own (see onConnection); a listener here keeps http from destroying the socket first.
     this.http.on("timeout", () => {});
     this.http.on("request", (req, res) => this.dispatch(req, res, false));
