@@ -127,6 +127,23 @@ describe("serve: the protocol", () => {
     expect(chunked.json.media[0].name).toBe("half2.png");
   });
 
+  it("serves one request per connection: requests packed after the first (pipelined, HTTP/1.0 keep-alive) are not served", async () => {
+    clear();
+    const many = (n: number, version: string, extra: string) =>
+      Array.from({ length: n }, (_, i) => `POST /prepare?name=p${i}.png HTTP/${version}\r\nHost: gate\r\n${extra}Content-Length: ${png(i + 10).length}\r\n\r\n${png(i + 10).toString("latin1")}`).join("");
+    for (const [version, extra] of [["1.1", ""], ["1.0", "Connection: keep-alive\r\n"]] as const) {
+      clear();
+      // All in one write: the gate's parser sees them at once.
+      const r = await rawExchange(gate.socket, [Buffer.from(many(20, version, extra), "latin1")]);
+      expect(r.text.match(/HTTP\/1\.1 \d{3}/g), version).toHaveLength(1);
+      expect(r.json.media.map((m: { name: string }) => m.name)).toEqual(["p0.png"]);
+      // Everything the gate did for that connection is in its log now: the other requests were never judged.
+      const events = await syncLog(gate);
+      expect(events.filter((e) => e.event === "pipelined").length).toBeGreaterThan(0);
+      expect(fs.readdirSync(gate.outbox), version).toEqual(["p0.png"]);
+    }
+  });
+
   it("a body over the cap is cut off at the cap: answered too_large, the rest never read, nothing staged left", async () => {
     clear();
     // A declared size over the cap is refused before any byte is read: 100 Continue never comes.

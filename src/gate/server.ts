@@ -55,6 +55,8 @@ interface Connection {
   bodyDone: boolean;
   answered: boolean;
   timedOut: boolean;
+  /** A further request came on it while the first was served (see refusePipelined). */
+  pipelined?: boolean;
   /** The client asked to wait for `100 Continue` before sending its body, and whether it got it. */
   expectContinue: boolean;
   continued: boolean;
@@ -249,6 +251,10 @@ export class GateServer {
       req.socket.destroy();
       return;
     }
+    if (conn.inRequest) {
+      this.refusePipelined(conn, req);
+      return;
+    }
     conn.inRequest = true;
     conn.expectContinue = expectContinue;
     conn.req = req;
@@ -257,6 +263,21 @@ export class GateServer {
       this.options.logger.error({ event: "internal_error", error: escapeText(err instanceof Error ? (err.stack ?? err.message) : String(err)) }, "request failed");
       if (!conn.answered) this.sendError(conn, res, "internal_error", "the gate failed on this request; see its log");
     });
+  }
+
+  /**
+   * A further request on a connection whose first one is still being served
+   * (pipelined, or HTTP/1.0 keep-alive): never served. One request per
+   * connection (every answer says Connection: close) is what makes
+   * --max-connections bound the requests judged at once; node's parser would
+   * otherwise hand over every request a client packs into one connection.
+   * Nothing more is read from it; the first request is answered as usual.
+   */
+  private refusePipelined(conn: Connection, req: http.IncomingMessage): void {
+    if (!conn.pipelined) this.options.logger.warn({ event: "pipelined" }, "a further request on the same connection is not served: the gate takes one request per connection");
+    conn.pipelined = true;
+    conn.socket.pause();
+    req.resume();
   }
 
   private async route(conn: Connection, req: http.IncomingMessage, res: http.ServerResponse, expectContinue: boolean, badExpectation: boolean): Promise<void> {
