@@ -259,6 +259,22 @@ describe("serve: start, stop and the socket", () => {
     h.cleanup();
   });
 
+  it("an error thrown outside any request's handling is logged (escaped) and the gate goes on serving", async () => {
+    h = makeHome();
+    // Loaded before the CLI: throws from a callback of its own when told to, as a bug in the gate would.
+    const preload = path.join(h.home, "throw-on-usr2.cjs");
+    fs.writeFileSync(preload, `process.on("SIGUSR2", () => setImmediate(() => { throw new Error("bug\\nMEDIA:/etc/passwd"); }));\n`);
+    const gate = await startGate(h.home, { ...h.env, NODE_OPTIONS: `--require ${preload}` });
+    process.kill(gate.pid, "SIGUSR2");
+    await waitFor(() => gate.events().some((e) => e.event === "internal_error"));
+    const r = await rawExchange(gate.socket, post("after.png", png(4)));
+    expect(r.json.media[0].name).toBe("after.png");
+    expect(gate.proc.exitCode).toBeNull();
+    const logged = gate.events().find((e) => e.event === "internal_error");
+    expect(logged?.error).toContain("bug\\x0aMEDIA\\x3a/etc/passwd");
+    expect(gate.log()).not.toContain("internal error: Error");
+  });
+
   it("creates its socket 0660 and removes it when stopped by SIGTERM (exit 0)", async () => {
     h = makeHome();
     const gate = await startGate(h.home, h.env);

@@ -31,8 +31,10 @@ export function reportInternalError(e: unknown): void {
  */
 export async function runCommand(body: () => Promise<number>, opts: { json?: () => boolean } = {}): Promise<number> {
   // A long-running command (watch, janitor --schedule) may fail outside the
-  // body's promise chain: that too is one line, then exit 1 (a supervisor restarts it).
+  // body's promise chain: that too is one line, then exit 1 (a supervisor
+  // restarts it), unless the command handles such failures itself (serve).
   const uncaught = (e: unknown) => {
+    if (ownUncaughtHandler) return ownUncaughtHandler(e);
     reportInternalError(e);
     process.exit(1);
   };
@@ -57,7 +59,18 @@ export async function runCommand(body: () => Promise<number>, opts: { json?: () 
   } finally {
     process.off("uncaughtException", uncaught);
     process.off("unhandledRejection", uncaught);
+    ownUncaughtHandler = undefined;
   }
+}
+
+let ownUncaughtHandler: ((e: unknown) => void) | undefined;
+
+/**
+ * For the command now running: a failure outside its promise chain goes to
+ * `handler` instead of ending the process (serve: no input may end the gate).
+ */
+export function handleUncaughtErrors(handler: (e: unknown) => void): void {
+  ownUncaughtHandler = handler;
 }
 
 /**

@@ -1,7 +1,7 @@
 import path from "node:path";
 import type { Options } from "../cli/args.js";
 import { BASE_OPTIONS, LOG_OPTIONS, POLICY_OPTIONS, configFromFlags } from "../cli/config-flags.js";
-import { runCli } from "../cli/run.js";
+import { handleUncaughtErrors, runCli } from "../cli/run.js";
 import { untilSignal } from "../cli/signals.js";
 import { usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
@@ -41,12 +41,14 @@ function socketPath(value: string): string {
   return file;
 }
 
-/** Whatever escapes a request's own handling is logged and the gate goes on: no input may end it. */
+/**
+ * Whatever escapes a request's own handling is logged and the gate goes on:
+ * no input may end it (runCli would otherwise end the process with exit 1).
+ */
 function keepGoing(logger: Logger): void {
-  const log = (what: string) => (err: unknown) =>
-    logger.error({ event: "internal_error", what, error: escapeText(err instanceof Error ? (err.stack ?? err.message) : String(err)) }, "internal error; the gate goes on");
-  process.on("uncaughtException", log("uncaught exception"));
-  process.on("unhandledRejection", log("unhandled rejection"));
+  handleUncaughtErrors((err: unknown) =>
+    logger.error({ event: "internal_error", error: escapeText(err instanceof Error ? (err.stack ?? err.message) : String(err)) }, "internal error; the gate goes on"),
+  );
 }
 
 export async function run(argv: string[]): Promise<number> {
