@@ -3,13 +3,14 @@
 // real user `nobody`) names each one and fails; install --gate warns. The
 // roots are real directories in a temporary tree, with real owners and modes
 // (the tests run as root). Every process started is killed by PID.
+import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fakeSystemctl, put } from "./deploy-helpers.js";
 import { type Gate, killAll, startGate } from "./gate-helpers.js";
-import { cli, makeHome } from "./helpers.js";
+import { BIN, cli, makeHome } from "./helpers.js";
 
 interface Check {
   check: string;
@@ -174,6 +175,24 @@ describe("doctor in gate mode: allowed roots an agent's user can write", () => {
     expect(line.status).toBe("warn");
     expect(line.message).toContain(`${big}: it holds more than 10000 entries; only the first were looked at`);
   });
+});
+
+describe("doctor in gate mode: an agent's Hermes .env is the agent's to replace", () => {
+  it("a FIFO in its place never stops doctor (run as root, it read it waiting for a writer)", () => {
+    const dotEnv = path.join(h.home, ".hermes", ".env");
+    fs.mkdirSync(path.dirname(dotEnv), { recursive: true });
+    execFileSync("mkfifo", [dotEnv]);
+    try {
+      gatewayWith([gate.outbox]);
+      // A bound on a hung doctor, so that it fails this test instead of the run (not a timing assertion).
+      const r = spawnSync(process.execPath, [BIN, "doctor", "--json", "--no-probe"], { env, encoding: "utf8", timeout: 60_000, killSignal: "SIGKILL" });
+      expect(r.signal, "doctor hung on the FIFO").toBeNull();
+      const checks = (JSON.parse(r.stdout) as { checks: Check[] }).checks;
+      expect(checks.find((c) => c.check === `agents of ${GATEWAY}`)).toMatchObject({ status: "pass" });
+    } finally {
+      fs.rmSync(dotEnv);
+    }
+  }, 90_000);
 });
 
 describe("install systemd --gate warns about a root an agent's user can write", () => {

@@ -15,7 +15,7 @@ import { formatMode } from "../core/units.js";
 import { SYSTEM_PREFIXES, resolveExisting } from "../safety/denylist.js";
 import { isWithin } from "../safety/gateway.js";
 import { onDisk, type UnitScope } from "./gateway-units.js";
-import { mkdirs } from "./files.js";
+import { mkdirs, readIfExists } from "./files.js";
 import { parseEnvFile } from "./policy-sources.js";
 import { GATE_SERVICE, GATE_SOCKET_UNIT, type GateParams, type ServiceParams, renderGateService, renderGateSocket } from "./render.js";
 import { assertUnitSafe } from "./systemd-syntax.js";
@@ -100,15 +100,19 @@ export interface GatewayOwner {
  */
 export const LOCAL_OUTBOX_VAR = "MEDIA_OUTBOX_DIR";
 
-/** Whether a Hermes .env file (one that can be read) sets MEDIA_OUTBOX_DIR. */
+/**
+ * Whether a Hermes .env file (one that can be read) sets MEDIA_OUTBOX_DIR.
+ * The file is the agent's to replace: a FIFO or a device there is never
+ * waited on (readIfExists), it just sets nothing.
+ */
 export function envFileSetsLocalOutbox(file: string, scope: Pick<UnitScope, "root">): boolean {
-  let text: string;
+  let text: string | undefined;
   try {
-    text = fs.readFileSync(onDisk(scope as UnitScope, file), "utf8");
+    text = readIfExists(onDisk(scope as UnitScope, file))?.toString("utf8");
   } catch {
     return false;
   }
-  return parseEnvFile(text).values.has(LOCAL_OUTBOX_VAR);
+  return text !== undefined && parseEnvFile(text).values.has(LOCAL_OUTBOX_VAR);
 }
 
 /** Refuses a gate its agents would never use: a gateway unit or a Hermes .env that sets MEDIA_OUTBOX_DIR. */
