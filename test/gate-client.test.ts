@@ -230,6 +230,11 @@ describe("prepare: a gate that cannot be used is exit 2, never a local outbox", 
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/^media-outbox: gate_unavailable: nothing listens on .*dead\.sock \(from MEDIA_OUTBOX_SOCKET\)/);
     expect(JSON.parse(refused.stdout)).toEqual({ success: false, error: { code: "gate_unavailable", message: expect.stringContaining("nothing listens on") } });
+    // Byte for byte as local mode prints its exit-2 document (one line).
+    const local = cli(["prepare", "--json", "--outbox", "/", src], { env: h.env });
+    expect(local.code).toBe(2);
+    expect(local.stdout).toBe(`${JSON.stringify(JSON.parse(local.stdout))}\n`);
+    expect(refused.stdout).toBe(`${JSON.stringify(JSON.parse(refused.stdout))}\n`);
     expect(fs.existsSync(h.outbox)).toBe(false);
   });
 

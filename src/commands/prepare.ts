@@ -83,8 +83,9 @@ function printFailure(report: PrepareReport, failure: FatalError, json: boolean)
   for (const d of report.media_dropped) err(`media-outbox: refused ${d.path}: ${d.code}: ${d.reason}\n`);
   err(`media-outbox: ${failure.code}: ${failure.message}\n`);
   const published = report.media.length > 0 ? { media: report.media } : {};
+  // One line, as every exit 2 prints its document (runCommand): the agent cannot tell the modes apart.
   const printed = json
-    ? out(`${safeJson({ success: false, error: { code: failure.code, message: failure.message }, ...published }, 2)}\n`)
+    ? out(`${safeJson({ success: false, error: { code: failure.code, message: failure.message }, ...published })}\n`)
     : report.media.length === 0 || out(report.media.map((m) => `${m.directive}\n`).join(""));
   saidLinesLost(report, printed);
   return failure.exitCode;
