@@ -277,6 +277,8 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
     expect(gate.Environment.split(" ")).toEqual(expect.arrayContaining([`MEDIA_OUTBOX_DIR=${OUTBOX}`, `MEDIA_OUTBOX_STATE_DIR=${STATE}`]));
     // (systemctl show prints LoadCredential as "[unprintable]".)
     expect(out("systemctl cat media-outbox-gate.service").split("\n")).toContain("LoadCredential=hermes-env-0:/home/agent/.hermes/.env");
+    // A gate that keeps failing is started again, never left stopped for good.
+    expect(show("media-outbox-gate.service", "StartLimitIntervalUSec").StartLimitIntervalUSec).toBe("0");
     expect(show("media-outbox-janitor.service", "User").User).toBe("media-outbox");
   });
 
