@@ -273,7 +273,7 @@ describe("install systemd --root", () => {
     expect(r.stderr).toContain("hermes-nothere.service is not installed");
   });
 
-  it("--gate --dry-run prints the gate's socket, service (an agent's Hermes .env as a credential) and config; a real --gate install under --root is refused", () => {
+  it("--gate --dry-run prints the gate's socket, service (an agent's Hermes .env copied for it, read as the agent) and config; a real --gate install under --root is refused", () => {
     // The gate runs on a real systemd in test/gate-systemd.test.ts; this is the rendering, without accounts.
     const root = path.join(t.home, "target");
     put(path.join(root, ETC, "hermes-gateway.service"), "[Service]\nUser=nobody\nEnvironment=HERMES_HOME=/home/agent/.hermes\nExecStart=/bin/true\n");
@@ -289,7 +289,11 @@ describe("install systemd --root", () => {
     expect(service).toContain("Restart=always\n");
     expect(service).toContain("UMask=0027\n");
     expect(service).toContain("ReadWritePaths=/srv/media-outbox\n");
-    expect(service).toContain("LoadCredential=hermes-env-0:/home/agent/.hermes/.env\nLoadCredential=hermes-env-1:/home/agent/.hermes/profiles/work/.env\n");
+    // The agents' .env files are copied at each start by gate-secrets, each read as its agent (here the gateway's user), never by systemd as root.
+    expect(service).toContain(
+      `RuntimeDirectory=media-outbox-gate\nRuntimeDirectoryMode=0700\nEnvironment=CREDENTIALS_DIRECTORY=/run/media-outbox-gate\nExecStartPre=-+${process.execPath} ${BIN} gate-secrets --into /run/media-outbox-gate nobody:/home/agent/.hermes/.env nobody:/home/agent/.hermes/profiles/work/.env\n`,
+    );
+    expect(service).not.toContain("LoadCredential");
     expect(service).toContain(`ExecStart=${process.execPath} ${BIN} serve --outbox /srv/media-outbox/outbox\n`);
     expect(file(`${ETC}/media-outbox-gate.socket`)).toContain("ListenStream=/run/media-outbox/gate.sock\nSocketUser=media-outbox\nSocketGroup=media-outbox\nSocketMode=0660\n");
     // The gate's own environment names its outbox; the system config holds exactly the socket (config.ts allows no other key there).

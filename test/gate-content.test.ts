@@ -1,7 +1,7 @@
 // The content check through the gate: `serve` judges with exactly the rules
 // of local mode, and, since its service user cannot read the agents' .env,
-// knows their values from $CREDENTIALS_DIRECTORY/hermes-env* (what the gate
-// unit's LoadCredential= passes). serve runs by hand on a temporary socket
+// knows their values from $CREDENTIALS_DIRECTORY/hermes-env* (the copies the
+// gate unit's gate-secrets makes). serve runs by hand on a temporary socket
 // and is killed by PID after the group.
 import fs from "node:fs";
 import path from "node:path";

@@ -19,8 +19,13 @@ const NODE = process.execPath;
 const OUTBOX = "/srv/media-outbox/outbox";
 const STATE = "/srv/media-outbox/state";
 const SOCKET = "/run/media-outbox/gate.sock";
+/** The gate's runtime directory, where gate-secrets puts the agents' .env copies. */
+const SECRETS = "/run/media-outbox-gate";
 const GATEWAY = "hermes-gateway.service";
 const SECRET = "7000000001:AAHfakeTokenValueOnlyForTheseTests";
+/** A value only the agent's .env makes a secret (no pattern knows it): refused by the gate only if it knows the .env. */
+const KNOWN = "Qm7vLx2Pw9Zk4Tr8Yb3N";
+const DOT_ENV = `TELEGRAM_BOT_TOKEN=${SECRET}\nMY_CUSTOM_SERVICE_KEY=${KNOWN}`;
 
 /** media-outbox inside the container (as root unless `user` is given). */
 const mo = (args: string[], opts: ExecOptions = {}) => c.exec([NODE, BIN, ...args], opts);
@@ -136,7 +141,7 @@ beforeAll(async () => {
 useradd --create-home --shell /bin/bash agent
 useradd --create-home --shell /bin/bash other
 install -d -o agent -g agent -m 0700 /home/agent/.hermes
-printf 'TELEGRAM_BOT_TOKEN=${SECRET}\\n' > /home/agent/.hermes/.env
+printf '${DOT_ENV.replace(/\n/g, "\\n")}\\n' > /home/agent/.hermes/.env
 chown agent:agent /home/agent/.hermes/.env && chmod 600 /home/agent/.hermes/.env
 install -o agent -g agent -m 0644 ${c.work}/chart.png /home/agent/chart.png
 install -o agent -g agent -m 0644 ${c.work}/photo.png /home/agent/photo.png
@@ -259,7 +264,7 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
     expect(show("media-outbox-janitor.timer", "ActiveState", "UnitFileState", "Unit")).toEqual({ ActiveState: "active", UnitFileState: "enabled", Unit: "media-outbox-janitor.service" });
   });
 
-  it("writes gate units that systemd-analyze verify accepts and scores 2.0 or better; the agent's Hermes .env is a credential of the gate", () => {
+  it("writes gate units that systemd-analyze verify accepts and scores 2.0 or better; the agent's Hermes .env is copied for the gate as the agent", () => {
     const units = ["media-outbox-gate.socket", "media-outbox-gate.service", "media-outbox-janitor.service", "media-outbox-janitor.timer"];
     const v = c.exec(["systemd-analyze", "verify", "--man=no", ...units.map((u) => `/etc/systemd/system/${u}`)]);
     expect(v.stderr).toBe("");
@@ -275,8 +280,10 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
     expect(gate.Restart).toBe("always");
     expect(gate.UMask).toBe("0027");
     expect(gate.Environment.split(" ")).toEqual(expect.arrayContaining([`MEDIA_OUTBOX_DIR=${OUTBOX}`, `MEDIA_OUTBOX_STATE_DIR=${STATE}`]));
-    // (systemctl show prints LoadCredential as "[unprintable]".)
-    expect(out("systemctl cat media-outbox-gate.service").split("\n")).toContain("LoadCredential=hermes-env-0:/home/agent/.hermes/.env");
+    // The agent's .env is copied for the gate at each start, read as the agent (never LoadCredential=: systemd reads those as root).
+    const unit = out("systemctl cat media-outbox-gate.service").split("\n");
+    expect(unit).toContain(`ExecStartPre=-+${NODE} ${BIN} gate-secrets --into ${SECRETS} agent:/home/agent/.hermes/.env`);
+    expect(unit.filter((l) => l.startsWith("LoadCredential"))).toEqual([]);
     // A gate that keeps failing is started again, never left stopped for good.
     expect(show("media-outbox-gate.service", "StartLimitIntervalUSec").StartLimitIntervalUSec).toBe("0");
     expect(show("media-outbox-janitor.service", "User").User).toBe("media-outbox");
@@ -336,8 +343,10 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
     expect(r.code).toBe(0);
     expect(show("media-outbox-gate.service", "ActiveState").ActiveState).toBe("active");
     expect(out(`stat -c %U /proc/${gatePid()}`)).toBe("media-outbox");
-    // systemd handed the agent's Hermes .env to the gate as a credential (the service user cannot read the file itself).
-    expect(out("cat /run/credentials/media-outbox-gate.service/hermes-env-0")).toBe(`TELEGRAM_BOT_TOKEN=${SECRET}`);
+    // gate-secrets copied the agent's Hermes .env for the gate, read as the agent (the service user cannot read the file itself).
+    expect(out(`cat ${SECRETS}/hermes-env-0`)).toBe(DOT_ENV);
+    expect(statOf(`${SECRETS}/hermes-env-0`)).toBe("media-outbox:media-outbox 400 regular file");
+    expect(statOf(SECRETS)).toBe("media-outbox:media-outbox 700 directory");
     expect(sh("cat /home/agent/.hermes/.env", { user: "media-outbox" }).code).not.toBe(0);
     // The published file: the service user's, readable by the agent's group, the same bytes.
     expect(out(`stat -c '%U:%G %a' ${OUTBOX}/chart.png`)).toBe("media-outbox:media-outbox 640");
@@ -383,6 +392,50 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
     expect(r.stderr).toBe("");
     expect(r.stdout).toBe(`MEDIA:${OUTBOX}/photo.png\n`);
     expect(r.code).toBe(0);
+  });
+
+  it("knows the agent's .env values, and whatever the agent puts in the .env's place (a link to /etc/shadow, a FIFO, nothing), the gate starts and root reads nothing for it", async () => {
+    const dotEnv = "/home/agent/.hermes/.env";
+    /** Kills the gate (as root) and waits for systemd to start it again. */
+    const restartGate = async () => {
+      const pid = gatePid();
+      c.run(["kill", "-KILL", String(pid)]);
+      await waitUntil(() => {
+        const s = show("media-outbox-gate.service", "ActiveState", "MainPID");
+        return s.ActiveState === "active" && Number(s.MainPID) > 0 && Number(s.MainPID) !== pid;
+      }, "the gate to come back");
+    };
+    // The gate knows the value from the .env alone (no pattern would refuse it).
+    c.run(["sh", "-c", `printf 'notes: ${KNOWN}\\n' > /home/agent/leak.txt`], { user: "agent" });
+    const leak = mo(["prepare", "/home/agent/leak.txt"], { user: "agent" });
+    expect(leak.code).toBe(1);
+    expect(leak.stderr).toContain("MY_CUSTOM_SERVICE_KEY (credential hermes-env-0)");
+    c.run(["cp", "-p", dotEnv, "/root/agent-env.saved"]);
+    try {
+      for (const [what, script] of [
+        ["a link to /etc/shadow", `rm -f ${dotEnv} && ln -s /etc/shadow ${dotEnv}`],
+        ["a FIFO", `rm -f ${dotEnv} && mkfifo ${dotEnv}`],
+        ["nothing", `rm -f ${dotEnv}`],
+      ]) {
+        c.run(["sh", "-c", script!], { user: "agent" });
+        await restartGate();
+        expect(exists(`${SECRETS}/hermes-env-0`), what).toBe(false);
+        const r = mo(["prepare", "/home/agent/photo.png"], { user: "agent" });
+        expect(r.stdout, what).toBe(`MEDIA:${OUTBOX}/photo.png\n`);
+      }
+      const journal = out("journalctl -u media-outbox-gate.service -o cat --no-pager");
+      expect(journal).toContain("gate-secrets: skipped /home/agent/.hermes/.env (read as agent): its user may not read it");
+      expect(journal).toContain("gate-secrets: skipped /home/agent/.hermes/.env (read as agent): it is not a regular file");
+      expect(journal).toContain("gate-secrets: skipped /home/agent/.hermes/.env (read as agent): it does not exist");
+      // doctor (as root) names the .env the gate no longer knows; a warning: the gate works.
+      const doctor = JSON.parse(mo(["doctor", "--json", "--no-probe"]).stdout) as { checks: { check: string; status: string; message: string }[] };
+      expect(doctor.checks.find((x) => x.check === "gate secrets")).toMatchObject({ status: "warn", message: expect.stringContaining(`${dotEnv} (gone)`) });
+    } finally {
+      c.run(["sh", "-c", `rm -f ${dotEnv} && mv /root/agent-env.saved ${dotEnv}`]);
+    }
+    await restartGate();
+    expect(out(`cat ${SECRETS}/hermes-env-0`)).toBe(DOT_ENV);
+    expect(mo(["prepare", "/home/agent/leak.txt"], { user: "agent" }).stderr).toContain("MY_CUSTOM_SERVICE_KEY (credential hermes-env-0)");
   });
 
   it("prepare run with the gateway process's own environment (what its agents inherit) goes through the gate", () => {
@@ -454,7 +507,7 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
     } finally {
       c.run(["mv", `${dotEnv}.saved`, dotEnv]);
     }
-    expect(out(`cat ${dotEnv}`)).toBe(`TELEGRAM_BOT_TOKEN=${SECRET}`);
+    expect(out(`cat ${dotEnv}`)).toBe(DOT_ENV);
   });
 
   it("runs the janitor timer's service as the service user, and it deletes an expired file and keeps a fresh one", () => {

@@ -21,7 +21,7 @@ import { GATE_OUTBOX, GATE_USER, LOCAL_OUTBOX_VAR, envFileSetsLocalOutbox, gateS
 import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, onDisk, unitFiles } from "./gateway-units.js";
 import { GATE_SERVICE, GATE_SOCKET_UNIT } from "./render.js";
 import { type Systemctl, shellLine } from "./systemctl.js";
-import { parseUnitText } from "./systemd-syntax.js";
+import { parseUnitText, splitWords } from "./systemd-syntax.js";
 import { groupByName, groupName, isMember, userByNameOrUid, userByUid } from "./users.js";
 
 const PROBE_NAME = "media-outbox-doctor-probe.png";
@@ -177,7 +177,7 @@ export function gateAgentChecks(scope: UnitScope, units: string[], systemctl: Sy
   }
 }
 
-/** The gate's socket unit listens, its service has not failed, and the files it loads as credentials are there. */
+/** The gate's socket unit listens, its service has not failed, and the .env files it copies secrets from are there. */
 export function gateServiceChecks(scope: UnitScope, systemctl: Systemctl | undefined, checks: DoctorCheck[]): void {
   const enable = escapeText(shellLine(["systemctl", "enable", "--now", GATE_SOCKET_UNIT]));
   if (!systemctl) {
@@ -199,26 +199,37 @@ export function gateServiceChecks(scope: UnitScope, systemctl: Systemctl | undef
       const state = active === "inactive" ? "inactive (it starts on the next connection)" : active;
       check(checks, "gate units", "pass", `${GATE_SOCKET_UNIT} listens; ${GATE_SERVICE} is ${state}, restarted ${svc.get("NRestarts") ?? "0"} times`);
     }
-    // systemd refuses to start the gate when a LoadCredential= file is gone.
-    // (`systemctl show` prints this property as "[unprintable]": the unit's files are read.)
-    const files = unitFiles(scope, GATE_SERVICE, systemctl);
-    const read = diskReader(scope);
-    const gone = [...(files.fragment ? [files.fragment] : []), ...files.dropIns]
-      .flatMap((f) => parseUnitText(read(f) ?? ""))
-      .filter((a) => a.section === "Service" && a.key === "LoadCredential")
-      .map((a) => a.value.slice(a.value.indexOf(":") + 1))
-      .filter((p) => path.isAbsolute(p))
-      .filter((p) => {
-        try {
-          fs.statSync(onDisk(scope, p));
-          return false;
-        } catch (err) {
-          return isErrno(err, "ENOENT");
-        }
-      });
-    if (gone.length > 0) {
-      check(checks, "gate credentials", "fail", `the gate loads ${gone.map(escapeText).join(", ")} (an agent's Hermes .env), which no longer exists: the gate cannot start`, "restore the file, or run media-outbox install systemd --gate again");
+    gateSecretChecks(scope, unitFiles(scope, GATE_SERVICE, systemctl), checks);
+  }
+}
+
+/**
+ * The agents' .env files the gate copies its secrets from (its gate-secrets
+ * line): one gone, or not a regular file, leaves the gate without its values
+ * (the gate still starts). Files the one running doctor may not look at are
+ * not judged.
+ */
+function gateSecretChecks(scope: UnitScope, files: { fragment?: string; dropIns: string[] }, checks: DoctorCheck[]): void {
+  const read = diskReader(scope);
+  const named = [...(files.fragment ? [files.fragment] : []), ...files.dropIns]
+    .flatMap((f) => parseUnitText(read(f) ?? ""))
+    .filter((a) => a.section === "Service" && a.key === "ExecStartPre")
+    .flatMap((a) => {
+      const words = splitWords(a.value).map((w) => w.replace(/%%/g, "%"));
+      const at = words.indexOf("gate-secrets");
+      return at < 0 ? [] : words.slice(at + 1).filter((w, i, all) => w !== "--into" && all[i - 1] !== "--into");
+    })
+    .map((w) => w.slice(w.indexOf(":") + 1));
+  const missing: string[] = [];
+  for (const file of named) {
+    try {
+      if (!fs.statSync(onDisk(scope, file)).isFile()) missing.push(`${escapeText(file)} (not a regular file)`);
+    } catch (err) {
+      if (isErrno(err, "ENOENT", "ENOTDIR")) missing.push(`${escapeText(file)} (gone)`);
     }
+  }
+  if (missing.length > 0) {
+    check(checks, "gate secrets", "warn", `the gate copies the secrets it looks for from ${missing.join(", ")}: it does not know those values (it starts all the same)`, "restore the file, or run media-outbox install systemd --gate again");
   }
 }
 

@@ -16,6 +16,7 @@ import { SYSTEM_PREFIXES, resolveExisting } from "../safety/denylist.js";
 import { isWithin } from "../safety/gateway.js";
 import { onDisk, type UnitScope } from "./gateway-units.js";
 import { mkdirs, readIfExists } from "./files.js";
+import type { AgentEnvFile } from "./gate-secrets.js";
 import { parseEnvFile } from "./policy-sources.js";
 import { GATE_SERVICE, GATE_SOCKET_UNIT, type GateParams, type ServiceParams, renderGateService, renderGateSocket } from "./render.js";
 import { assertUnitSafe } from "./systemd-syntax.js";
@@ -77,7 +78,8 @@ export interface GatePlan {
   /** The configuration as the gate's services will resolve it (their environment, the config file). */
   serviceConfig: Config;
   environment: Record<string, string>;
-  credentials: { name: string; path: string }[];
+  /** The agents' Hermes .env files the gate's secrets are copied from at each start, each read as its user. */
+  secrets: AgentEnvFile[];
   /** Directories to create (in this order) or set right. */
   dirs: GateDir[];
   notes: string[];
@@ -237,9 +239,12 @@ function unreachableProblem(dir: string, scope: Pick<UnitScope, "root">): string
   }
 }
 
-/** The agents' Hermes .env files that exist: systemd hands each to the gate as a credential. */
-function hermesEnvFiles(homes: string[], scope: Pick<UnitScope, "root">, notes: string[]): string[] {
-  const files: string[] = [];
+/**
+ * The agents' Hermes .env files that exist, each with the user it is read as
+ * (gate-secrets copies them for the gate at each start: deploy/gate-secrets.ts).
+ */
+function hermesEnvFiles(homes: { home: string; user: string }[], scope: Pick<UnitScope, "root">, notes: string[]): AgentEnvFile[] {
+  const files: AgentEnvFile[] = [];
   const isFile = (p: string) => {
     try {
       return fs.statSync(onDisk(scope as UnitScope, p)).isFile();
@@ -247,7 +252,7 @@ function hermesEnvFiles(homes: string[], scope: Pick<UnitScope, "root">, notes: 
       return false;
     }
   };
-  for (const home of homes) {
+  for (const { home, user } of homes) {
     const candidates = [path.join(home, ".env")];
     try {
       for (const profile of fs.readdirSync(onDisk(scope as UnitScope, path.join(home, "profiles"))).sort()) candidates.push(path.join(home, "profiles", profile, ".env"));
@@ -255,16 +260,30 @@ function hermesEnvFiles(homes: string[], scope: Pick<UnitScope, "root">, notes: 
       // No profiles.
     }
     for (const c of candidates) {
-      if (!isFile(c) || files.includes(c)) continue;
+      if (!isFile(c) || files.some((f) => f.file === c)) continue;
       try {
         assertUnitSafe(c, "Hermes .env file");
-        files.push(c);
+        files.push({ user, file: c });
       } catch {
         notes.push(`${escapeText(c)} cannot be named in a unit (a quote, backslash or control character): the gate will not know its secrets`);
       }
     }
   }
   return files;
+}
+
+/** Each Hermes home the gate's secrets come from, with the user whose it is (a gateway's, an agent's). */
+function hermesHomes(gateways: GatewayOwner[], agents: PasswdEntry[], scope: Pick<UnitScope, "root">, notes: string[]): { home: string; user: string }[] {
+  const homes: { home: string; user: string }[] = [];
+  for (const g of gateways) {
+    if (g.hermesHome === undefined) continue;
+    // A system unit without User= runs as root.
+    const user = g.user === undefined ? "root" : userByNameOrUid(g.user, scope.root)?.name;
+    if (user === undefined) notes.push(`${escapeText(g.unit)} runs as ${escapeText(g.user!)}, which is not in /etc/passwd: the gate will not know the secrets of ${escapeText(g.hermesHome)}`);
+    else homes.push({ home: g.hermesHome, user });
+  }
+  for (const a of agents) homes.push({ home: path.join(a.home, ".hermes"), user: a.name });
+  return homes.filter((h, i) => homes.findIndex((o) => o.home === h.home) === i);
 }
 
 /** The users that must be in the gate's group: those named, and every covered gateway's own (non-root) user. */
@@ -344,10 +363,12 @@ export function planGate(input: PlanGateInput): GatePlan {
     throw usageError(`${escapeText(configFile ?? "the config file")} sets stateDir ${escapeText(serviceConfig.stateDir)}; the gate keeps its state in ${escapeText(stateDir)}: remove stateDir from it`);
   }
 
-  const homes = [...input.gateways.map((g) => g.hermesHome).filter((h): h is string => h !== undefined), ...agents.map((a) => path.join(a.home, ".hermes"))];
-  const envFiles = hermesEnvFiles([...new Set(homes)], scope, notes);
-  checkNoLocalOutbox(input.gateways, envFiles, scope);
-  const credentials = envFiles.map((p, i) => ({ name: `hermes-env-${i}`, path: p }));
+  const secrets = hermesEnvFiles(hermesHomes(input.gateways, agents, scope, notes), scope, notes);
+  checkNoLocalOutbox(
+    input.gateways,
+    secrets.map((s) => s.file),
+    scope,
+  );
 
   const dirs: GateDir[] = [];
   for (let d = path.dirname(outbox), missing: string[] = []; ; d = path.dirname(d)) {
@@ -370,7 +391,7 @@ export function planGate(input: PlanGateInput): GatePlan {
     socket: GATE_SOCKET_PATH,
     serviceConfig,
     environment,
-    credentials,
+    secrets,
     dirs,
     notes,
   };
@@ -382,7 +403,7 @@ export function planGate(input: PlanGateInput): GatePlan {
  * config.ts reads that file with no other key allowed).
  */
 export function gateFiles(plan: GatePlan, params: ServiceParams, unitDir: string): { path: string; content: string; mode: number }[] {
-  const gateParams: GateParams = { ...params, socket: plan.socket, credentials: plan.credentials };
+  const gateParams: GateParams = { ...params, socket: plan.socket, secrets: plan.secrets };
   return [
     { path: path.join(unitDir, GATE_SOCKET_UNIT), content: renderGateSocket(gateParams), mode: 0o644 },
     { path: path.join(unitDir, GATE_SERVICE), content: renderGateService(gateParams), mode: 0o644 },

@@ -1,7 +1,8 @@
 // Renders the unit templates in deploy/systemd with literal, quoted paths.
 import fs from "node:fs";
 import path from "node:path";
-import { escapeSpecifiers, pathWord, unitWord } from "./systemd-syntax.js";
+import { type AgentEnvFile, GATE_RUNTIME_DIR_NAME, GATE_SECRETS_DIR } from "./gate-secrets.js";
+import { assertUnitSafe, escapeSpecifiers, pathWord, unitWord } from "./systemd-syntax.js";
 import type { Scope } from "./systemctl.js";
 
 declare const __dirname: string;
@@ -104,18 +105,42 @@ export function renderJanitorTimer(): string {
 
 export interface GateParams extends ServiceParams {
   socket: string;
-  /** LoadCredential= pairs: credential name and the file systemd reads (as root) at start. */
-  credentials: { name: string; path: string }[];
+  /** The agents' Hermes .env files gate-secrets copies for the gate at each start, each read as its user. */
+  secrets: AgentEnvFile[];
 }
 
 export function renderGateSocket(p: Pick<GateParams, "socket" | "user" | "group">): string {
   return renderTemplate(GATE_SOCKET_UNIT, { SOCKET: pathWord(p.socket, "socket"), USER: p.user ?? "root", GROUP: p.group ?? p.user ?? "root" });
 }
 
+/**
+ * The lines that give the gate its agents' secrets: gate-secrets run first,
+ * as root ("+"), each file read as its agent, its failure never stopping the
+ * start ("-"); the copies in the gate's runtime directory, which the content
+ * checks read as $CREDENTIALS_DIRECTORY. Not LoadCredential=: systemd reads
+ * those as root, and an agent's .env is the agent's to replace.
+ */
+function gateSecretLines(p: GateParams): string {
+  if (p.secrets.length === 0) return "";
+  for (const s of p.secrets) {
+    assertUnitSafe(s.user, "agent user");
+    assertUnitSafe(s.file, "Hermes .env file");
+  }
+  const vars = serviceVars(p, p.writable);
+  const files = p.secrets.map((s) => unitWord(`${escapeSpecifiers(s.user)}:${escapeSpecifiers(s.file)}`, { exec: true }));
+  return [
+    "# The agents' Hermes .env files: their values are secrets the content checks",
+    "# look for, which the service user cannot read. Copied at each start, each",
+    "# file read with its own agent's permissions (deploy/gate-secrets.ts).",
+    `RuntimeDirectory=${GATE_RUNTIME_DIR_NAME}`,
+    "RuntimeDirectoryMode=0700",
+    `Environment=${unitWord(`CREDENTIALS_DIRECTORY=${escapeSpecifiers(GATE_SECRETS_DIR)}`)}`,
+    `ExecStartPre=-+${vars.NODE} ${vars.BIN} gate-secrets --into ${pathWord(GATE_SECRETS_DIR, "runtime directory", { exec: true })} ${files.join(" ")}`,
+  ].join("\n");
+}
+
 export function renderGateService(p: GateParams): string {
-  const credentials = p.credentials.map((c) => `LoadCredential=${c.name}:${pathWord(c.path, "Hermes .env file")}`);
-  const comment = "# The agents' Hermes .env files, read by systemd as root when the gate starts:\n# their values are secrets the content checks look for, which the service\n# user cannot read itself.";
-  return renderTemplate(`system/${GATE_SERVICE}`, { ...serviceVars(p, p.writable), CREDENTIALS: credentials.length > 0 ? `${comment}\n${credentials.join("\n")}` : "" });
+  return renderTemplate(`system/${GATE_SERVICE}`, { ...serviceVars(p, p.writable), SECRETS: gateSecretLines(p) });
 }
 
 /** The gateway drop-in: `settings` are complete `Key=value` lines. */

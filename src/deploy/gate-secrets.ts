@@ -1,0 +1,153 @@
+// The gate's known secrets: each agent's Hermes .env, copied for the gate
+// each time it starts. The gate's service user cannot read the agents' homes;
+// systemd's LoadCredential= could, but it reads the file as root, and the
+// file is the agent's to replace: a link to /etc/shadow or to another agent's
+// .env made root read that into the gate, and a .env removed, a FIFO in its
+// place or a file over systemd's size limit kept the gate from starting (its
+// next start: after a crash, a reboot) — the agent could switch the gate off.
+//
+// So the gate's unit runs `media-outbox gate-secrets` before the gate, with
+// full privileges, and it reads each file as the agent it belongs to (its
+// uid, gid and groups): what that agent could not read, the gate does not
+// get. It never blocks (O_NONBLOCK; a FIFO, a socket or a device is skipped),
+// takes a regular file of at most 1 MiB (what the content checks read), and
+// writes each copy into the gate's runtime directory, readable by the
+// service user alone. What it cannot take is skipped with a line in the
+// journal: the gate always starts.
+import fs from "node:fs";
+import path from "node:path";
+import { FatalError, errnoCode } from "../core/errors.js";
+import { escapeText } from "../core/escape.js";
+import { type PasswdEntry, groupIdsOf, userByName } from "./users.js";
+
+/** The gate's runtime directory (RuntimeDirectory=media-outbox-gate): the copies live there while it runs. */
+export const GATE_RUNTIME_DIR_NAME = "media-outbox-gate";
+export const GATE_SECRETS_DIR = `/run/${GATE_RUNTIME_DIR_NAME}`;
+/** The content checks read the files of $CREDENTIALS_DIRECTORY named so (src/content/known.ts). */
+export const SECRET_FILE_PREFIX = "hermes-env-";
+/** The content checks ignore a larger .env. */
+export const MAX_SECRET_FILE_BYTES = 1024 * 1024;
+
+/** One agent's .env, and the user whose permissions it is read with. */
+export interface AgentEnvFile {
+  user: string;
+  file: string;
+}
+
+export interface SecretsCopy {
+  /** The copies written, as `hermes-env-N`. */
+  copied: string[];
+  skipped: { user: string; file: string; why: string }[];
+}
+
+class Skip extends Error {}
+
+function errnoWhy(err: unknown): string {
+  const code = errnoCode(err);
+  if (code === "ENOENT" || code === "ENOTDIR") return "it does not exist";
+  if (code === "EACCES" || code === "EPERM") return "its user may not read it";
+  if (code === "ENXIO" || code === "EOPNOTSUPP") return "it is not a regular file";
+  if (code === "ELOOP") return "it is a symbolic link loop";
+  return `it cannot be read (${code ?? escapeText((err as Error).message)})`;
+}
+
+/**
+ * Runs `fn` with the effective identity of `user` (uid, gid, and the groups
+ * /etc/group gives it): the kernel then checks every path and the file as
+ * it would for that user. Needs root; the identity is root's again after.
+ */
+function asUser<T>(user: PasswdEntry, fn: () => T): T {
+  const groups = process.getgroups!();
+  const egid = process.getegid!();
+  process.setgroups!([...groupIdsOf(user)]);
+  try {
+    process.setegid!(user.gid);
+    try {
+      process.seteuid!(user.uid);
+      try {
+        return fn();
+      } finally {
+        process.seteuid!(0);
+      }
+    } finally {
+      process.setegid!(egid);
+    }
+  } finally {
+    process.setgroups!(groups);
+  }
+}
+
+/** The bytes of `file`: a regular file of at most MAX_SECRET_FILE_BYTES, opened without blocking. */
+function readSmallRegularFile(file: string): Buffer {
+  const { O_RDONLY, O_NONBLOCK, O_NOCTTY } = fs.constants;
+  let fd: number;
+  try {
+    fd = fs.openSync(file, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+  } catch (err) {
+    throw new Skip(errnoWhy(err));
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) throw new Skip("it is not a regular file");
+    if (st.size > MAX_SECRET_FILE_BYTES) throw new Skip(`it is larger than ${MAX_SECRET_FILE_BYTES} bytes`);
+    // One byte more than allowed: a file that grows meanwhile is caught.
+    const buf = Buffer.alloc(MAX_SECRET_FILE_BYTES + 1);
+    let n = 0;
+    for (let got = -1; got !== 0 && n < buf.length; n += got) {
+      try {
+        got = fs.readSync(fd, buf, n, buf.length - n, null);
+      } catch (err) {
+        throw new Skip(errnoWhy(err));
+      }
+    }
+    if (n > MAX_SECRET_FILE_BYTES) throw new Skip(`it is larger than ${MAX_SECRET_FILE_BYTES} bytes`);
+    return buf.subarray(0, n);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Writes `data` as `dir/name`, mode 0400, owned by `owner`; never follows or keeps what was there. */
+function writeCopy(dir: string, name: string, data: Buffer, owner: { uid: number; gid: number }): void {
+  const file = path.join(dir, name);
+  try {
+    fs.unlinkSync(file);
+  } catch (err) {
+    if (errnoCode(err) !== "ENOENT") throw err;
+  }
+  const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = fs.constants;
+  const fd = fs.openSync(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o400);
+  try {
+    fs.fchownSync(fd, owner.uid, owner.gid);
+    for (let off = 0; off < data.length; ) off += fs.writeSync(fd, data, off, data.length - off);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * Copies each agent's .env into `dir` as `hermes-env-N` (N its place in
+ * `files`), each read as its agent, the copies owned by `dir`'s owner (the
+ * gate's user) and readable by it alone. Needs root. Throws (FatalError)
+ * only when `dir` is not a real directory; a file it cannot take is in
+ * `skipped`.
+ */
+export function copyAgentSecrets(dir: string, files: AgentEnvFile[]): SecretsCopy {
+  const st = fs.lstatSync(dir, { throwIfNoEntry: false });
+  if (!st?.isDirectory()) throw new FatalError("config_invalid", `${escapeText(dir)} is not a directory: the gate's unit names its RuntimeDirectory= here`);
+  const owner = { uid: st.uid, gid: st.gid };
+  const result: SecretsCopy = { copied: [], skipped: [] };
+  for (const [i, { user: name, file }] of files.entries()) {
+    const user = userByName(name);
+    try {
+      if (!user) throw new Skip(`there is no user ${escapeText(name)}`);
+      const data = asUser(user, () => readSmallRegularFile(file));
+      writeCopy(dir, `${SECRET_FILE_PREFIX}${i}`, data, owner);
+      result.copied.push(`${SECRET_FILE_PREFIX}${i}`);
+    } catch (err) {
+      if (!(err instanceof Skip)) throw err;
+      result.skipped.push({ user: name, file, why: err.message });
+    }
+  }
+  return result;
+}
