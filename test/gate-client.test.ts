@@ -6,7 +6,7 @@ import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type Gate, clearGate, gateLeftBehind, killAll, startGate, syncLog, track, waitFor } from "./gate-helpers.js";
+import { type Gate, clearGate, gateLeftBehind, head, killAll, rawExchange, startGate, syncLog, track, waitFor } from "./gate-helpers.js";
 import { pngWithText } from "./corpus.js";
 import { BIN, type CliResult, cli, keepRewriting, makeHome, png, write } from "./helpers.js";
 
@@ -312,9 +312,12 @@ describe("prepare: a gate that cannot be used is exit 2, never a local outbox", 
     const gate = await startGate(h.home, h.env, ["--max-connections", "1", "--client-timeout", "60s"]);
     const holder = net.connect(gate.socket, () => holder.write("POST /prepare?name=a.png HTTP/1.1\r\n"));
     holder.on("error", () => {});
+    // The client starts only once the holder has the one connection (the gate answers busy), never before it.
+    while ((await rawExchange(gate.socket, [head("/health", {}, "GET")])).status !== 503);
+    const busyBefore = gate.events().filter((e) => e.event === "busy").length;
     const src = write(h.home, "c.png", png(5));
     const client = cliAsync(["prepare", src], { ...h.env, MEDIA_OUTBOX_SOCKET: gate.socket });
-    await waitFor(() => gate.events().some((e) => e.event === "busy"));
+    await waitFor(() => gate.events().filter((e) => e.event === "busy").length > busyBefore);
     holder.destroy();
     expect(await client).toEqual({ code: 0, stdout: `MEDIA:${path.join(gate.outbox, "c.png")}\n`, stderr: "" });
   });
