@@ -309,6 +309,15 @@ describe("install systemd --root", () => {
     // The shared hardening block is in every service, once.
     for (const unit of ["media-outbox-gate.service", "media-outbox-janitor.service"]) expect(file(`${ETC}/${unit}`).match(/^ProtectSystem=strict$/gm)).toHaveLength(1);
 
+    // With --with-watch, the watch (the service user, judging drops) knows the same values, from a runtime directory of its own.
+    const watched = install(root, "--gate", "--dry-run", "--with-watch");
+    expect(watched.code, watched.stderr).toBe(0);
+    const watch = watched.stdout.split(/^==> /m).find((f) => f.startsWith(path.join(root, ETC, "media-outbox-watch.service")))!;
+    expect(watch).toContain(
+      `RuntimeDirectory=media-outbox-watch\nRuntimeDirectoryMode=0700\nEnvironment=CREDENTIALS_DIRECTORY=/run/media-outbox-watch\nExecStartPre=-+${process.execPath} ${BIN} gate-secrets --into /run/media-outbox-watch nobody:/home/agent/.hermes/.env nobody:/home/agent/.hermes/profiles/work/.env\n`,
+    );
+    expect(file(`${ETC}/media-outbox-janitor.service`)).not.toContain("gate-secrets");
+
     const real = install(root, "--gate");
     expect(real.code).toBe(2);
     expect(real.stderr).toContain("takes --root only with --dry-run");

@@ -222,6 +222,11 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
       // The agent reads what was published (the gateway runs as the agent), and changes nothing.
       expect(out("sha256sum < /srv/cycle/outbox/chart.png", { user: "agent" })).toBe(out("sha256sum < /home/agent/chart.png"));
       expectAllRefused(attack("agent", { "/srv/cycle/outbox": "/srv/cycle/outbox/chart.png" }));
+      // The watch judges drops as the gate does: it knows the agent's .env values (copied for it, read as the agent).
+      c.run(["sh", "-c", `printf 'notes: ${KNOWN}\\n' > /srv/cycle/drop/.leak.txt.part && mv /srv/cycle/drop/.leak.txt.part /srv/cycle/drop/leak.txt`], { user: "agent" });
+      await waitUntil(() => exists("/srv/cycle/drop/leak.txt.media") || exists("/srv/cycle/drop/leak.txt.refused"), "the watch's receipt");
+      expect(out("cat /srv/cycle/drop/leak.txt.refused", { user: "agent" })).toContain("MY_CUSTOM_SERVICE_KEY (credential hermes-env-0)");
+      expect(exists("/srv/cycle/outbox/leak.txt")).toBe(false);
     } finally {
       // Whatever failed above, the next tests start from a machine without this install.
       uninstalled = mo(["uninstall", "systemd", "--remove-user"]);

@@ -11,8 +11,9 @@
 // uid, gid and groups): what that agent could not read, the gate does not
 // get. It never blocks (O_NONBLOCK; a FIFO, a socket or a device is skipped),
 // takes a regular file of at most 1 MiB (what the content checks read), and
-// writes each copy into the gate's runtime directory, readable by the
-// service user alone. What it cannot take is skipped with a line in the
+// writes each copy into the unit's runtime directory, readable by the
+// service user alone (the gate's, and in gate mode the watch's: it judges
+// drops with the same checks). What it cannot take is skipped with a line in the
 // journal: the gate always starts.
 import fs from "node:fs";
 import path from "node:path";
@@ -20,9 +21,10 @@ import { FatalError, errnoCode } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { type PasswdEntry, groupIdsOf, userByName } from "./users.js";
 
-/** The gate's runtime directory (RuntimeDirectory=media-outbox-gate): the copies live there while it runs. */
+/** The gate's runtime directory (RuntimeDirectory=, under /run): the copies live there while it runs. */
 export const GATE_RUNTIME_DIR_NAME = "media-outbox-gate";
-export const GATE_SECRETS_DIR = `/run/${GATE_RUNTIME_DIR_NAME}`;
+/** The watch's, in gate mode (it judges drops with the same checks). */
+export const WATCH_RUNTIME_DIR_NAME = "media-outbox-watch";
 /** The content checks read the files of $CREDENTIALS_DIRECTORY named so (src/content/known.ts). */
 export const SECRET_FILE_PREFIX = "hermes-env-";
 /** The content checks ignore a larger .env. */

@@ -328,7 +328,8 @@ export function planInstall(options: InstallOptions, systemctl?: Systemctl): Ins
   files.push({ path: path.join(dir, JANITOR_TIMER), content: renderJanitorTimer(), mode: 0o644 });
   services.push(JANITOR_SERVICE, JANITOR_TIMER);
   if (options.withWatch) {
-    files.push({ path: path.join(dir, WATCH_SERVICE), content: renderWatchService(params), mode: 0o644 });
+    // In gate mode the watch judges drops knowing the agents' .env values, as the gate does.
+    files.push({ path: path.join(dir, WATCH_SERVICE), content: renderWatchService(gate ? { ...params, secrets: gate.secrets } : params), mode: 0o644 });
     services.push(WATCH_SERVICE);
   }
   return {

@@ -1,7 +1,7 @@
 // Renders the unit templates in deploy/systemd with literal, quoted paths.
 import fs from "node:fs";
 import path from "node:path";
-import { type AgentEnvFile, GATE_RUNTIME_DIR_NAME, GATE_SECRETS_DIR } from "./gate-secrets.js";
+import { type AgentEnvFile, GATE_RUNTIME_DIR_NAME, WATCH_RUNTIME_DIR_NAME } from "./gate-secrets.js";
 import { assertUnitSafe, escapeSpecifiers, pathWord, unitWord } from "./systemd-syntax.js";
 import type { Scope } from "./systemctl.js";
 
@@ -95,8 +95,10 @@ export function renderJanitorService(p: ServiceParams): string {
   return renderTemplate(`${p.scope}/${JANITOR_SERVICE}`, serviceVars(p, p.writable));
 }
 
-export function renderWatchService(p: ServiceParams): string {
-  return renderTemplate(`${p.scope}/${WATCH_SERVICE}`, serviceVars(p, [...p.writable, ...p.watchWritable]));
+/** The watch unit; in gate mode (`secrets` given) it judges drops knowing the agents' .env values, as the gate does. */
+export function renderWatchService(p: ServiceParams & { secrets?: AgentEnvFile[] }): string {
+  const vars = serviceVars(p, [...p.writable, ...p.watchWritable]);
+  return renderTemplate(`${p.scope}/${WATCH_SERVICE}`, { ...vars, SECRETS: p.secrets ? secretLines(p, p.secrets, WATCH_RUNTIME_DIR_NAME) : "" });
 }
 
 export function renderJanitorTimer(): string {
@@ -114,33 +116,35 @@ export function renderGateSocket(p: Pick<GateParams, "socket" | "user" | "group"
 }
 
 /**
- * The lines that give the gate its agents' secrets: gate-secrets run first,
- * as root ("+"), each file read as its agent, its failure never stopping the
- * start ("-"); the copies in the gate's runtime directory, which the content
- * checks read as $CREDENTIALS_DIRECTORY. Not LoadCredential=: systemd reads
- * those as root, and an agent's .env is the agent's to replace.
+ * The lines that give a gate-mode service (the gate, the watch) its agents'
+ * secrets: gate-secrets run first, as root ("+"), each file read as its
+ * agent, its failure never stopping the start ("-"); the copies in the
+ * unit's own runtime directory, which the content checks read as
+ * $CREDENTIALS_DIRECTORY. Not LoadCredential=: systemd reads those as root,
+ * and an agent's .env is the agent's to replace.
  */
-function gateSecretLines(p: GateParams): string {
-  if (p.secrets.length === 0) return "";
-  for (const s of p.secrets) {
+function secretLines(p: ServiceParams, secrets: AgentEnvFile[], runtimeDirName: string): string {
+  if (secrets.length === 0) return "";
+  const dir = `/run/${runtimeDirName}`;
+  for (const s of secrets) {
     assertUnitSafe(s.user, "agent user");
     assertUnitSafe(s.file, "Hermes .env file");
   }
   const vars = serviceVars(p, p.writable);
-  const files = p.secrets.map((s) => unitWord(`${escapeSpecifiers(s.user)}:${escapeSpecifiers(s.file)}`, { exec: true }));
+  const files = secrets.map((s) => unitWord(`${escapeSpecifiers(s.user)}:${escapeSpecifiers(s.file)}`, { exec: true }));
   return [
     "# The agents' Hermes .env files: their values are secrets the content checks",
     "# look for, which the service user cannot read. Copied at each start, each",
     "# file read with its own agent's permissions (deploy/gate-secrets.ts).",
-    `RuntimeDirectory=${GATE_RUNTIME_DIR_NAME}`,
+    `RuntimeDirectory=${runtimeDirName}`,
     "RuntimeDirectoryMode=0700",
-    `Environment=${unitWord(`CREDENTIALS_DIRECTORY=${escapeSpecifiers(GATE_SECRETS_DIR)}`)}`,
-    `ExecStartPre=-+${vars.NODE} ${vars.BIN} gate-secrets --into ${pathWord(GATE_SECRETS_DIR, "runtime directory", { exec: true })} ${files.join(" ")}`,
+    `Environment=${unitWord(`CREDENTIALS_DIRECTORY=${escapeSpecifiers(dir)}`)}`,
+    `ExecStartPre=-+${vars.NODE} ${vars.BIN} gate-secrets --into ${pathWord(dir, "runtime directory", { exec: true })} ${files.join(" ")}`,
   ].join("\n");
 }
 
 export function renderGateService(p: GateParams): string {
-  return renderTemplate(`system/${GATE_SERVICE}`, { ...serviceVars(p, p.writable), SECRETS: gateSecretLines(p) });
+  return renderTemplate(`system/${GATE_SERVICE}`, { ...serviceVars(p, p.writable), SECRETS: secretLines(p, p.secrets, GATE_RUNTIME_DIR_NAME) });
 }
 
 /** The gateway drop-in: `settings` are complete `Key=value` lines. */
