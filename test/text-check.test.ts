@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { PARALLEL_SCAN_FROM, UNIT, createTextCheck, judgeUnit } from "../src/prepare/text-check.js";
+import { PARALLEL_SCAN_FROM, UNIT, createTextCheck, judgeUnit, liveTextWorkers } from "../src/prepare/text-check.js";
 import { TextScanner, type TextVerdict, mergeVerdicts } from "../src/prepare/text.js";
 import { ROOT, cli, makeHome, write } from "./helpers.js";
 
@@ -107,6 +107,34 @@ describe("the shared text check of a large file", () => {
     const bytes = Buffer.concat([filler(UNIT + 10), Buffer.from("\0"), withSecretAt(2 * UNIT)]).subarray(0, size);
     expect(await stageThrough(bytes, failing)).toEqual({ ...sequential(bytes), unitsByWorker: 0 });
     expect(sequential(bytes)).toMatchObject({ hasNul: true, secret: "a GitHub token" });
+  });
+
+  it("runs at most one worker per spare core; further large files are judged on this thread, with the same verdicts", async () => {
+    const slots = Math.max(1, os.availableParallelism() - 1);
+    const files = Array.from({ length: slots + 2 }, (_, i) => withSecretAt(100 + i));
+    const fds = files.map((_, i) => fs.openSync(path.join(dir, `many-${i}`), "w+"));
+    const checks = fds.map((fd, i) => createTextCheck(fd, files[i]!.length, WORKER));
+    try {
+      expect(liveTextWorkers()).toBe(slots);
+      for (const [i, check] of checks.entries()) {
+        fs.writeSync(fds[i]!, files[i]!);
+        check.push(files[i]!);
+        expect(await check.verdict()).toEqual(sequential(files[i]!));
+      }
+      expect(checks.filter((c) => c.unitsByWorker === 0).length).toBeGreaterThanOrEqual(2);
+    } finally {
+      for (const check of checks) await check.dispose();
+      for (const fd of fds) fs.closeSync(fd);
+    }
+    expect(liveTextWorkers()).toBe(0);
+    // A slot freed is taken again.
+    const fd = fs.openSync(path.join(dir, "again"), "w+");
+    const again = createTextCheck(fd, size, WORKER);
+    expect(liveTextWorkers()).toBe(1);
+    await again.dispose();
+    await again.dispose();
+    fs.closeSync(fd);
+    expect(liveTextWorkers()).toBe(0);
   });
 
   it("stops its worker when staging is abandoned", async () => {

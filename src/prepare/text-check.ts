@@ -77,9 +77,22 @@ class InlineTextCheck implements TextCheck {
   }
 }
 
+/**
+ * Worker threads alive at once. Each wants a core of its own to pay off; past
+ * that (the gate judging many large bodies at once) a file is judged on the
+ * calling thread, so memory and threads stay bounded whatever clients send.
+ */
+let liveWorkers = 0;
+let maxLiveWorkers: number | undefined;
+function workerSlots(): number {
+  maxLiveWorkers ??= Math.max(1, process.getBuiltinModule("node:os").availableParallelism() - 1);
+  return maxLiveWorkers;
+}
+
 class SharedTextCheck implements TextCheck {
   unitsByWorker = 0;
   private written = 0;
+  private disposed = false;
   private readonly input: WorkerInput;
   private readonly worker: Worker;
   private readonly answer: Promise<FromWorker>;
@@ -103,6 +116,7 @@ class SharedTextCheck implements TextCheck {
     // Not unref'd: while the verdict waits for the worker's answer, the worker
     // may be all that keeps the event loop alive. dispose() always ends it.
     this.worker = new Worker(workerFile, { workerData: this.input });
+    liveWorkers++;
     this.answer = new Promise((resolve) => {
       this.worker.once("message", (msg: FromWorker) => resolve(msg));
       this.worker.once("error", (err) => resolve({ error: err.message }));
@@ -140,9 +154,15 @@ class SharedTextCheck implements TextCheck {
   }
 
   async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
     Atomics.store(this.input.state, SLOT.abort, 1);
     Atomics.notify(this.input.state, SLOT.available);
-    await this.worker.terminate();
+    try {
+      await this.worker.terminate();
+    } finally {
+      liveWorkers--;
+    }
   }
 
   private publish(available: number): void {
@@ -159,7 +179,13 @@ class SharedTextCheck implements TextCheck {
  */
 export function createTextCheck(fd: number, expectedBytes: number | undefined, workerFile: string | undefined = bundledWorkerFile(), options: TextScannerOptions = {}): TextCheck {
   if (expectedBytes === undefined || expectedBytes < PARALLEL_SCAN_FROM || workerFile === undefined) return new InlineTextCheck(options);
+  if (liveWorkers >= workerSlots()) return new InlineTextCheck(options);
   return new SharedTextCheck(fd, expectedBytes, workerFile, options);
+}
+
+/** Worker threads the text checks have running now (tests, and the gate's health). */
+export function liveTextWorkers(): number {
+  return liveWorkers;
 }
 
 /** The worker's scanner options, from what the main thread sent. */
