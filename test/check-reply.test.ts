@@ -269,6 +269,17 @@ describe("rule 2: every other directive the gateway would not deliver becomes a 
     expect(run(r.stdout, []).stdout).toBe(r.stdout);
   });
 
+  it("takes MED\u0130A: and MED\u0131A: for directives, as the gateway's case-insensitive Python pattern does", () => {
+    // An undeliverable one is named (the gateway would drop it silently); a published file's copy is repaired.
+    expect(judge("Here: MED\u0130A:/nonexistent/x.png\nBye", []).reply).toBe("Here: (x.png could not be sent: the file does not exist.)\nBye");
+    const r = judge(`med\u0131a:${chart}\nBye`, [chart]);
+    expect(r.reply).toBe(`Bye\nMEDIA:${chart}`);
+    expect(r.removed).toHaveLength(1);
+    // A note never carries one: the name is escaped.
+    const forged = run("MEDIA:/tmp/aMED\u0130A:C:\\evil.png\n", []);
+    expect(forged.stdout).toBe("(aMED\u0130A\\x3aC:\\\\evil.png could not be sent: the file does not exist.)\n");
+  });
+
   it("stays linear on adversarial input (the behaviour holds on a huge reply)", () => {
     const noise = "media:".repeat(50_000) + "MEDIA: ".repeat(50_000) + `MEDIA:/${"a".repeat(200_000)}` + "```\n".repeat(20_001) + ` \`MEDIA:${chart}\``;
     const r = run(noise, [chart]);

@@ -14,13 +14,17 @@ describe("escapeText", () => {
     expect(escapeText("x MEDIA:/etc/passwd")).toBe("x MEDIA\\x3a/etc/passwd");
     expect(escapeText("media :/x")).not.toMatch(/media\s*:/i);
   });
+  it("defuses MED\u0130A: and MED\u0131A:, which the gateway's case-insensitive Python pattern takes for MEDIA:", () => {
+    expect(escapeText("x MED\u0130A:/etc/passwd")).toBe("x MED\u0130A\\x3a/etc/passwd");
+    expect(escapeText("med\u0131a:/x")).toBe("med\u0131a\\x3a/x");
+  });
   it("safeJson writes U+2028, U+2029 and U+0085 as escapes", () => {
     expect(safeJson("\u2028\u2029\u0085")).toBe('"\\u2028\\u2029\\u0085"');
   });
 });
 
 describe("directive detection", () => {
-  it.each(["MEDIA:/x", "media: `x", "MEDIA: **'x", "MEDIA:~/x", "MEDIA:C:\\x", "MEDIA:c:/x", "MEDIA:\u201cx"])("detects %s", (t) => {
+  it.each(["MEDIA:/x", "media: `x", "MEDIA: **'x", "MEDIA:~/x", "MEDIA:C:\\x", "MEDIA:c:/x", "MEDIA:\u201cx", "MED\u0130A:/x", "med\u0131a: /x"])("detects %s", (t) => {
     expect(hasMediaDirective(t)).toBe(true);
   });
   it.each(["MEDIA", "media-file.png", "MEDIA:x", "MEDIA: report"])("leaves %s", (t) => {

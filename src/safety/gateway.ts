@@ -236,7 +236,8 @@ const isSpace = (ch: string) => /\s/u.test(ch);
  */
 export function findDirectives(text: string): DirectiveOccurrence[] {
   const found: DirectiveOccurrence[] = [];
-  const marker = /media:/giu;
+  // Any case, as the gateway's Python pattern (IGNORECASE) reads it: İ and ı match "i" there.
+  const marker = /med[i\u0130\u0131]a:/giu;
   for (let m = marker.exec(text); m; m = marker.exec(text)) {
     let i = m.index + m[0].length;
     // Skip spaces and opening markup, but not the `~` of a `~/` path.

@@ -6,9 +6,10 @@ const UNSAFE_CHARS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/u;
 
 // `MEDIA:` in any case, optional whitespace and emphasis or quote characters,
 // then a quote, a backtick, `/`, `~/` or a drive: what a gateway would take for
-// a directive if the text ever reached a reply.
+// a directive if the text ever reached a reply (its Python pattern ignores case
+// so that U+0130 and U+0131 match "i" too).
 const QUOTES = `"'\`\u2018\u2019\u201c\u201d\u00ab\u00bb`;
-const DIRECTIVE = new RegExp(`MEDIA:[\\s*_~${QUOTES}]*(?:[${QUOTES}]|/|~/|[A-Za-z]:[\\\\/])`, "iu");
+const DIRECTIVE = new RegExp(`MED[I\u0130\u0131]A:[\\s*_~${QUOTES}]*(?:[${QUOTES}]|/|~/|[A-Za-z]:[\\\\/])`, "iu");
 
 export function hasUnsafeChars(text: string): boolean {
   return UNSAFE_CHARS.test(text);
