@@ -112,12 +112,16 @@ describe("rule 1: every published file's exact line, once, at the end", () => {
     ["blockquote", `> MEDIA:${p}\nThanks`, "Thanks"],
     ["list item", `- MEDIA:${p}\n1. MEDIA:${p}\nThanks`, "Thanks"],
     ["space after the colon", `MEDIA: ${p}\nThanks`, "Thanks"],
+    ["ideographic space after the colon", `\u56fe\u8868MEDIA:\u3000${p}\nThanks`, "\u56fe\u8868\nThanks"],
+    ["line break after the colon", `Here:\nMEDIA:\n${p}\nThanks`, "Here:\nThanks"],
+    ["blank lines after the colon, in a sentence", `The chart MEDIA:\r\n\r\n${p} shows growth.`, "The chart shows growth."],
     ["lower case", `media:${p}\nThanks`, "Thanks"],
     ["indented", `   MEDIA:${p}\nThanks`, "Thanks"],
     ["trailing spaces", `MEDIA:${p}   \nThanks`, "Thanks"],
     ["in a sentence", `The chart MEDIA:${p} shows growth.`, "The chart shows growth."],
     ["cut by the newer extraction", `MEDIA:${p}_final\nThanks`, "final\nThanks"],
     ["closing bracket", `(MEDIA:${p})\nThanks`, "Thanks"],
+    ["two copies glued together", `Here: MEDIA:${p},MEDIA:${p}'\nThanks`, "Here:,\nThanks"],
     ["in a JSON string", `{"file": "MEDIA:${p}"}\nThanks`, `{"file": }\nThanks`],
     ["fenced block", `Here:\n\`\`\`\nMEDIA:${p}\n\`\`\`\nThanks`, "Here:\nThanks"],
     ["fenced with a language", `Here:\n\`\`\`text\nMEDIA:${p}\n\`\`\`\nThanks`, "Here:\nThanks"],
@@ -267,6 +271,14 @@ describe("rule 2: every other directive the gateway would not deliver becomes a 
     expect(extractMediaPaths(r.stdout, "newer")).toEqual([]);
     // The result judged again is stable.
     expect(run(r.stdout, []).stdout).toBe(r.stdout);
+  });
+
+  it("takes MEDIA: followed by any whitespace, line breaks included, for a directive, as the gateway's MEDIA:\\s* does", () => {
+    expect(judge("Here: MEDIA:\u3000/nonexistent/x.png\nBye", []).reply).toBe("Here: (x.png could not be sent: the file does not exist.)\nBye");
+    expect(judge("See MEDIA:\r\n/nonexistent/y.pdf\r\nBye\r\n", []).reply).toBe("See (y.pdf could not be sent: the file does not exist.)\r\nBye\r\n");
+    // Prose that only ends a line with MEDIA: is left alone.
+    const prose = "Lines start with MEDIA:\nthen a path.\n";
+    expect(judge(prose, []).reply).toBe(prose);
   });
 
   it("takes MED\u0130A: and MED\u0131A: for directives, as the gateway's case-insensitive Python pattern does", () => {

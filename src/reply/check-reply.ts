@@ -144,7 +144,8 @@ export function checkReply(reply: string, options: CheckReplyOptions): CheckRepl
   // The directives come in order: the line around each is found by moving forward, never by scanning back.
   let lineStart = 0;
   let lineEnd = -1;
-  for (const d of findDirectives(reply)) {
+  const publishedIn = (token: string) => published.find((p) => tokenNames(token, p));
+  for (const d of findDirectives(reply, (token) => publishedIn(token)?.length)) {
     while (lineEnd < d.start) {
       lineStart = lineEnd + 1;
       lineEnd = reply.indexOf("\n", lineStart);
@@ -152,7 +153,7 @@ export function checkReply(reply: string, options: CheckReplyOptions): CheckRepl
     }
     const line = reply.slice(lineStart, reply[lineEnd - 1] === "\r" ? lineEnd - 1 : lineEnd);
     const bare = !inFence(d.start) && line === `MEDIA:${d.intended}` && d.token === d.intended && mediaLineProblem(line, d.intended) === undefined;
-    const ref = published.find((p) => tokenNames(d.token, p)) ?? (isFileIn(d.intended, outboxDirs) ? d.intended : undefined);
+    const ref = publishedIn(d.token) ?? (isFileIn(d.intended, outboxDirs) ? d.intended : undefined);
 
     if (ref !== undefined) {
       const problem = problemOf(ref);
@@ -269,19 +270,30 @@ function splitLines(text: string): Line[] {
 /**
  * Applies the edits line by line. A line that a removal leaves with nothing
  * but markup is dropped whole; a fenced block whose every non-blank line was
- * dropped goes with its fences. Every other byte stays as it was.
+ * dropped goes with its fences. Every other byte stays as it was. An edit
+ * that runs past its line (a directive whose path is on a later line: the
+ * gateway allows line breaks after `MEDIA:`) joins the lines it spans into one.
  */
 function applyEdits(text: string, edits: Edit[], fences: [number, number][]): string {
   if (edits.length === 0) return text;
   const lines = splitLines(text);
   const dropped = new Array<boolean>(lines.length).fill(false);
+  /** Lines taken into an earlier one by an edit that spans them: not written on their own. */
+  const joined = new Array<boolean>(lines.length).fill(false);
+  /** For the first line of a group, the last line it spans. */
+  const lastOf = new Map<number, number>();
   const replaced = new Map<number, string>();
   let e = 0;
   const sorted = [...edits].sort((a, b) => a.start - b.start);
   for (let i = 0; i < lines.length && e < sorted.length; i++) {
     const line = lines[i]!;
     const mine: Edit[] = [];
-    while (e < sorted.length && sorted[e]!.start < line.next) mine.push(sorted[e++]!);
+    let last = i;
+    while (e < sorted.length && sorted[e]!.start < lines[last]!.next) {
+      const edit = sorted[e++]!;
+      mine.push(edit);
+      while (edit.end > lines[last]!.end && last + 1 < lines.length) last++;
+    }
     if (mine.length === 0) continue;
     // Built in one pass (a line may hold thousands of directives).
     const pieces: string[] = [];
@@ -290,16 +302,23 @@ function applyEdits(text: string, edits: Edit[], fences: [number, number][]): st
       pieces.push(text.slice(at, Math.max(at, edit.start)), edit.replacement);
       at = Math.max(at, edit.end);
     }
-    pieces.push(text.slice(at, line.end));
+    pieces.push(text.slice(at, lines[last]!.end));
     const body = pieces.join("");
-    if (mine.some((m) => m.removal) && onlyMarkup(body)) dropped[i] = true;
+    const drop = mine.some((m) => m.removal) && onlyMarkup(body);
+    if (drop) dropped[i] = true;
     else replaced.set(i, body);
+    for (let k = i + 1; k <= last; k++) {
+      joined[k] = true;
+      dropped[k] = drop;
+    }
+    lastOf.set(i, last);
+    i = last;
   }
   // A fenced block left with only blank lines (its directives removed) goes whole.
   for (const [s, end] of fences) {
     const first = lastAtOrBefore(lines, s, (l) => l.start);
     const last = lastAtOrBefore(lines, end - 1, (l) => l.start);
-    if (first < 0 || last <= first) continue;
+    if (first < 0 || last <= first || joined[first] || joined[last] || (lastOf.get(first) ?? first) !== first) continue;
     const inner = lines.slice(first + 1, last).map((l, k) => ({ l, k: first + 1 + k }));
     if (!inner.some(({ k }) => dropped[k])) continue;
     const fenceOnly = (l: Line) => /^[ \t]*```[^`]*$/.test(text.slice(l.start, l.end).replace(/\r$/, ""));
@@ -311,10 +330,11 @@ function applyEdits(text: string, edits: Edit[], fences: [number, number][]): st
   }
   let out = "";
   for (let i = 0; i < lines.length; i++) {
+    if (dropped[i] || joined[i]) continue;
     const line = lines[i]!;
-    if (dropped[i]) continue;
+    const tail = lines[lastOf.get(i) ?? i]!;
     const body = replaced.get(i);
-    out += body === undefined ? text.slice(line.start, line.next) : body + text.slice(line.end, line.next);
+    out += body === undefined ? text.slice(line.start, line.next) : body + text.slice(tail.end, tail.next);
   }
   // Dropping the last line must not leave the reply without the line break it ended with... nor add one.
   if (!text.endsWith("\n") && out.endsWith("\n") && dropped[lines.length - 1]) out = out.replace(/\r?\n$/, "");

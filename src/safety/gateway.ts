@@ -227,21 +227,31 @@ export interface DirectiveOccurrence {
   intended: string;
 }
 
-const isSpace = (ch: string) => /\s/u.test(ch);
+/** Whitespace as the gateway's Python patterns read `\s`: JavaScript's, and U+001C-U+001F and U+0085. */
+const SPACE = /[\s\x1c-\x1f\x85]/u;
+const isSpace = (ch: string) => SPACE.test(ch);
 
 /**
- * Every `MEDIA:` directive in `text` (any case, spaces or markup allowed
+ * Every `MEDIA:` directive in `text` (any case, whitespace or markup allowed
  * between the colon and a path starting with `/`, `~/` or a drive): what the
- * gateway might take for one, however it is wrapped.
+ * gateway might take for one, however it is wrapped. The gateway's pattern
+ * allows any whitespace after the colon (`MEDIA:\s*`), line breaks and
+ * ideographic spaces included: such a directive spans lines.
+ *
+ * `claims(token)` may say that only the first N characters of a path token
+ * name a file (a published one, with text glued on after it): the scan then
+ * goes on right after them, so a second directive glued on is found too.
+ * Otherwise a `MEDIA:` inside the token (a forged directive in a file name)
+ * is part of its path, as the extraction reads it.
  */
-export function findDirectives(text: string): DirectiveOccurrence[] {
+export function findDirectives(text: string, claims?: (token: string) => number | undefined): DirectiveOccurrence[] {
   const found: DirectiveOccurrence[] = [];
   // Any case, as the gateway's Python pattern (IGNORECASE) reads it: İ and ı match "i" there.
   const marker = /med[i\u0130\u0131]a:/giu;
   for (let m = marker.exec(text); m; m = marker.exec(text)) {
     let i = m.index + m[0].length;
-    // Skip spaces and opening markup, but not the `~` of a `~/` path.
-    while (i < text.length && (text[i] === " " || text[i] === "\t" || (WRAPPERS.has(text[i]!) && !(text[i] === "~" && text[i + 1] === "/")))) i++;
+    // Skip whitespace and opening markup, but not the `~` of a `~/` path.
+    while (i < text.length && (isSpace(text[i]!) || (WRAPPERS.has(text[i]!) && !(text[i] === "~" && text[i + 1] === "/")))) i++;
     const rest = text.slice(i, i + 3);
     if (!(rest.startsWith("/") || rest.startsWith("~/") || /^[A-Za-z]:[\\/]/.test(rest))) continue;
     let k = i;
@@ -253,8 +263,7 @@ export function findDirectives(text: string): DirectiveOccurrence[] {
     let start = m.index;
     while (start > 0 && WRAPPERS.has(text[start - 1]!)) start--;
     found.push({ start, end, marker: m.index, token, tokenStart: i, intended: token.slice(0, cut) });
-    // A `MEDIA:` inside the token (a forged directive in a file name) is part of this path, as the extraction reads it.
-    marker.lastIndex = k;
+    marker.lastIndex = i + (claims?.(token) ?? token.length);
   }
   return found;
 }
