@@ -122,6 +122,7 @@ describe("rule 1: every published file's exact line, once, at the end", () => {
     ["cut by the newer extraction", `MEDIA:${p}_final\nThanks`, "final\nThanks"],
     ["closing bracket", `(MEDIA:${p})\nThanks`, "Thanks"],
     ["two copies glued together", `Here: MEDIA:${p},MEDIA:${p}'\nThanks`, "Here:,\nThanks"],
+    ["a prefix left dangling before the copy", `Here: media:"\`MEDIA:${p}\`${p}'\nThanks`, "Here:\nThanks"],
     ["in a JSON string", `{"file": "MEDIA:${p}"}\nThanks`, `{"file": }\nThanks`],
     ["fenced block", `Here:\n\`\`\`\nMEDIA:${p}\n\`\`\`\nThanks`, "Here:\nThanks"],
     ["fenced with a language", `Here:\n\`\`\`text\nMEDIA:${p}\n\`\`\`\nThanks`, "Here:\nThanks"],
@@ -279,6 +280,13 @@ describe("rule 2: every other directive the gateway would not deliver becomes a 
     // Prose that only ends a line with MEDIA: is left alone.
     const prose = "Lines start with MEDIA:\nthen a path.\n";
     expect(judge(prose, []).reply).toBe(prose);
+  });
+
+  it("a removal that joins the text around it into a new directive: that one is judged too", () => {
+    // Removing the published copy leaves `media:` followed by a path: named, never left live.
+    const r = judge(`Look: media:\`MEDIA:${chart}\`/nonexistent/secret.txt\nBye`, [chart]);
+    expect(r.reply).toBe(`Look: (secret.txt could not be sent: the file does not exist.)\nBye\nMEDIA:${chart}`);
+    expect(judge(r.reply, [chart]).changed).toBe(false);
   });
 
   it("takes MED\u0130A: and MED\u0131A: for directives, as the gateway's case-insensitive Python pattern does", () => {

@@ -110,6 +110,77 @@ function publishedProblem(p: string, homes: readonly string[]): string | undefin
   return undefined;
 }
 
+/** Rounds of judging before check-reply stops: each one handles the directives earlier removals formed. */
+const MAX_ROUNDS = 8;
+
+interface Pass {
+  publishedIn: (token: string) => string | undefined;
+  outboxDirs: readonly string[];
+  problemOf: (p: string) => DeliveryProblem | undefined;
+  /** Published files whose copies were removed: their line goes at the end. */
+  needed: string[];
+  /** Published files named with a sentence (never also added as a line). */
+  noted: Set<string>;
+  /** Published files whose exact line the text carries. */
+  present: Set<string>;
+  report: CheckReplyReport;
+}
+
+/** One round: the edits for every directive in `text` (rules 1 and 2), with the report filled in. */
+function judgeDirectives(text: string, fences: [number, number][], pass: Pass): Edit[] {
+  const { publishedIn, outboxDirs, problemOf, needed, noted, present, report } = pass;
+  const inFence = (offset: number) => {
+    const i = lastAtOrBefore(fences, offset, (r) => r[0]);
+    return i >= 0 && offset < fences[i]![1];
+  };
+  const edits: Edit[] = [];
+  // The directives come in order: the line around each is found by moving forward, never by scanning back.
+  let lineStart = 0;
+  let lineEnd = -1;
+  for (const d of findDirectives(text, (token) => publishedIn(token)?.length)) {
+    while (lineEnd < d.start) {
+      lineStart = lineEnd + 1;
+      lineEnd = text.indexOf("\n", lineStart);
+      if (lineEnd < 0) lineEnd = text.length;
+    }
+    const line = text.slice(lineStart, text[lineEnd - 1] === "\r" ? lineEnd - 1 : lineEnd);
+    const bare = !inFence(d.start) && line === `MEDIA:${d.intended}` && d.token === d.intended && mediaLineProblem(line, d.intended) === undefined;
+    const ref = publishedIn(d.token) ?? (isFileIn(d.intended, outboxDirs) ? d.intended : undefined);
+
+    if (ref !== undefined) {
+      const problem = problemOf(ref);
+      if (bare && ref === d.intended && !problem) {
+        present.add(ref);
+        report.kept.push(escapeText(ref));
+        continue;
+      }
+      if (problem && !noted.has(ref)) {
+        // The gateway would not deliver it even written right: say so where the model put it.
+        noted.add(ref);
+        report.notes.push({ path: escapeText(ref), code: problem.code, reason: problem.reason });
+        edits.push({ start: d.start, end: d.end, replacement: noteFor(ref, problem.reason), removal: false });
+        continue;
+      }
+      // The copy ends with the path it names (and the markup closed after it): text glued on after stays.
+      const end = ref === d.intended ? d.end : closingMarkupEnd(text, d.tokenStart + ref.length, d.tokenStart + d.token.length);
+      report.removed.push({ path: escapeText(ref), text: escapeText(text.slice(d.start, end)) });
+      edits.push({ ...widenRemoval(text, d.start, end, lineEnd), replacement: "", removal: true });
+      if (!problem && !needed.includes(ref)) needed.push(ref);
+      continue;
+    }
+
+    const problem = problemOf(d.intended);
+    if (bare && !problem) {
+      report.kept.push(escapeText(d.intended));
+      continue;
+    }
+    const reason = problem?.reason ?? MANGLED_REASON;
+    report.notes.push({ path: escapeText(d.intended), code: problem?.code ?? "mangled", reason });
+    edits.push({ start: d.start, end: d.end, replacement: noteFor(d.intended, reason), removal: false });
+  }
+  return edits;
+}
+
 export function checkReply(reply: string, options: CheckReplyOptions): CheckReplyReport {
   const report: CheckReplyReport = { reply, changed: false, added: [], removed: [], notes: [], kept: [], ignored: [] };
   const { policy } = options;
@@ -131,61 +202,24 @@ export function checkReply(reply: string, options: CheckReplyOptions): CheckRepl
     return problems.get(p);
   };
 
-  const fences = fencedRanges(reply);
-  const inFence = (offset: number) => {
-    const i = lastAtOrBefore(fences, offset, (r) => r[0]);
-    return i >= 0 && offset < fences[i]![1];
-  };
-  const present = new Set<string>();
   const needed: string[] = [];
   const noted = new Set<string>();
-  const edits: Edit[] = [];
-
-  // The directives come in order: the line around each is found by moving forward, never by scanning back.
-  let lineStart = 0;
-  let lineEnd = -1;
   const publishedIn = (token: string) => published.find((p) => tokenNames(token, p));
-  for (const d of findDirectives(reply, (token) => publishedIn(token)?.length)) {
-    while (lineEnd < d.start) {
-      lineStart = lineEnd + 1;
-      lineEnd = reply.indexOf("\n", lineStart);
-      if (lineEnd < 0) lineEnd = reply.length;
-    }
-    const line = reply.slice(lineStart, reply[lineEnd - 1] === "\r" ? lineEnd - 1 : lineEnd);
-    const bare = !inFence(d.start) && line === `MEDIA:${d.intended}` && d.token === d.intended && mediaLineProblem(line, d.intended) === undefined;
-    const ref = publishedIn(d.token) ?? (isFileIn(d.intended, outboxDirs) ? d.intended : undefined);
+  const pass: Pass = { publishedIn, outboxDirs, problemOf, needed, noted, report, present: new Set() };
 
-    if (ref !== undefined) {
-      const problem = problemOf(ref);
-      if (bare && ref === d.intended && !problem) {
-        present.add(ref);
-        report.kept.push(escapeText(ref));
-        continue;
-      }
-      if (problem && !noted.has(ref)) {
-        // The gateway would not deliver it even written right: say so where the model put it.
-        noted.add(ref);
-        report.notes.push({ path: escapeText(ref), code: problem.code, reason: problem.reason });
-        edits.push({ start: d.start, end: d.end, replacement: noteFor(ref, problem.reason), removal: false });
-        continue;
-      }
-      // The copy ends with the path it names (and the markup closed after it): text glued on after stays.
-      const end = ref === d.intended ? d.end : closingMarkupEnd(reply, d.tokenStart + ref.length, d.tokenStart + d.token.length);
-      report.removed.push({ path: escapeText(ref), text: escapeText(reply.slice(d.start, end)) });
-      edits.push({ ...widenRemoval(reply, d.start, end, lineEnd), replacement: "", removal: true });
-      if (!problem && !needed.includes(ref)) needed.push(ref);
-      continue;
-    }
-
-    const problem = problemOf(d.intended);
-    if (bare && !problem) {
-      report.kept.push(escapeText(d.intended));
-      continue;
-    }
-    const reason = problem?.reason ?? MANGLED_REASON;
-    report.notes.push({ path: escapeText(d.intended), code: problem?.code ?? "mangled", reason });
-    edits.push({ start: d.start, end: d.end, replacement: noteFor(d.intended, reason), removal: false });
+  // A removal can join the text around it into a new directive (`media:` and
+  // a path that were kept apart by the copy): the result is judged again
+  // until nothing changes, a bounded number of times.
+  let text = reply;
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    pass.present = new Set();
+    report.kept = [];
+    const fences = fencedRanges(text);
+    const edits = judgeDirectives(text, fences, pass);
+    if (edits.length === 0) break;
+    text = applyEdits(text, edits, fences);
   }
+  const { present } = pass;
 
   // Published files the reply does not carry (as written) get their line at the end.
   const toAdd: string[] = [];
@@ -199,9 +233,8 @@ export function checkReply(reply: string, options: CheckReplyOptions): CheckRepl
       endNotes.push(noteFor(p, problem.reason));
     } else toAdd.push(p);
   }
-  if (edits.length === 0 && toAdd.length === 0 && endNotes.length === 0) return report;
+  if (text === reply && toAdd.length === 0 && endNotes.length === 0) return report;
 
-  let text = applyEdits(reply, edits, fences);
   const tail = [...toAdd.map((p) => `MEDIA:${p}`), ...endNotes];
   if (tail.length > 0) {
     // An unclosed fence at the end would swallow the lines: close it first.
