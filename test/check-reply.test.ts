@@ -282,6 +282,14 @@ describe("rule 2: every other directive the gateway would not deliver becomes a 
     expect(judge(prose, []).reply).toBe(prose);
   });
 
+  it("a quoted path is one directive whatever it holds, as the gateway's quoted form takes it whole", () => {
+    // Relative: the gateway takes it, then drops it without a word.
+    expect(judge("Here is MEDIA:`chart.png` for you.", []).reply).toBe("Here is (chart.png could not be sent: its path is not absolute.) for you.");
+    expect(judge('MEDIA:"/nonexistent/my report.pdf"\n', []).reply).toBe("(my report.pdf could not be sent: the file does not exist.)\n");
+    // Not the quoted form (nothing inside, or text glued after the closing quote): prose stays.
+    for (const prose of ["The MEDIA:'s format isn't hard.", 'MEDIA:"" is empty.']) expect(judge(prose, []).reply).toBe(prose);
+  });
+
   it("a removal that joins the text around it into a new directive: that one is judged too", () => {
     // Removing the published copy leaves `media:` followed by a path: named, never left live.
     const r = judge(`Look: media:\`MEDIA:${chart}\`/nonexistent/secret.txt\nBye`, [chart]);

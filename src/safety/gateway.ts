@@ -176,13 +176,16 @@ export interface DeliveryProblem {
  * denylist; then, in strict mode, only recently modified files.
  */
 export function deliveryProblem(p: string, policy: DeliveryPolicy, now = Date.now()): DeliveryProblem | undefined {
+  const expanded = p.startsWith("~/") ? path.join(policy.home, p.slice(2)) : p;
+  // The gateway resolves only absolute paths (a quoted directive may hold any text).
+  if (!path.isAbsolute(expanded)) return { code: "not_found", reason: "its path is not absolute" };
   const ext = /\.([A-Za-z0-9]+)$/.exec(p)?.[1]?.toLowerCase();
   if (!ext || !GATEWAY_EXTENSIONS.has(ext)) return { code: "extension", reason: `the gateway does not send ${ext ? `.${ext} files` : "files without an extension"}` };
   const fs = process.getBuiltinModule("node:fs");
   let resolved: string;
   let st: import("node:fs").Stats;
   try {
-    resolved = fs.realpathSync.native(p.startsWith("~/") ? path.join(policy.home, p.slice(2)) : p);
+    resolved = fs.realpathSync.native(expanded);
     st = fs.statSync(resolved);
   } catch {
     return { code: "not_found", reason: "the file does not exist" };
@@ -250,22 +253,65 @@ export function findDirectives(text: string, claims?: (token: string) => number 
   const marker = /med[i\u0130\u0131]a:/giu;
   for (let m = marker.exec(text); m; m = marker.exec(text)) {
     let i = m.index + m[0].length;
-    // Skip whitespace and opening markup, but not the `~` of a `~/` path.
-    while (i < text.length && (isSpace(text[i]!) || (WRAPPERS.has(text[i]!) && !(text[i] === "~" && text[i + 1] === "/")))) i++;
-    const rest = text.slice(i, i + 3);
-    if (!(rest.startsWith("/") || rest.startsWith("~/") || /^[A-Za-z]:[\\/]/.test(rest))) continue;
-    let k = i;
-    while (k < text.length && !isSpace(text[k]!)) k++;
-    const token = text.slice(i, k);
-    let cut = token.length;
-    while (cut > 0 && TRAILING.test(token[cut - 1]!)) cut--;
-    const end = closingMarkupEnd(text, i + cut, k);
+    while (i < text.length && isSpace(text[i]!)) i++;
+    let k: number;
+    let end: number;
+    let token: string;
+    let cut: number;
+    const close = closingQuote(text, i);
+    if (close !== undefined) {
+      // A quoted path, whatever it holds (spaces, a relative path): the gateway takes it whole.
+      token = text.slice(i + 1, close);
+      i += 1;
+      k = close;
+      cut = trailingCut(token);
+      let after = close;
+      while (after < text.length && !isSpace(text[after]!)) after++;
+      end = closingMarkupEnd(text, close, after);
+    } else {
+      // Skip opening markup, but not the `~` of a `~/` path.
+      while (i < text.length && (isSpace(text[i]!) || (WRAPPERS.has(text[i]!) && !(text[i] === "~" && text[i + 1] === "/")))) i++;
+      const rest = text.slice(i, i + 3);
+      if (!(rest.startsWith("/") || rest.startsWith("~/") || /^[A-Za-z]:[\\/]/.test(rest))) continue;
+      k = i;
+      while (k < text.length && !isSpace(text[k]!)) k++;
+      token = text.slice(i, k);
+      cut = trailingCut(token);
+      end = closingMarkupEnd(text, i + cut, k);
+    }
     let start = m.index;
     while (start > 0 && WRAPPERS.has(text[start - 1]!)) start--;
     found.push({ start, end, marker: m.index, token, tokenStart: i, intended: token.slice(0, cut) });
     marker.lastIndex = i + (claims?.(token) ?? token.length);
   }
   return found;
+}
+
+/** Length of `token` without the markup and punctuation after the path. */
+function trailingCut(token: string): number {
+  let cut = token.length;
+  while (cut > 0 && TRAILING.test(token[cut - 1]!)) cut--;
+  return cut;
+}
+
+/** Characters the gateway's quoted-path alternative allows right after the closing quote. */
+const AFTER_QUOTE = new Set([..."`\"',;:)]}"]);
+
+/**
+ * The gateway's quoted form, `MEDIA:"..."` (or '...' or a backtick pair):
+ * where the closing quote is, when `open` starts a quote closed on the same
+ * line, with something inside and a space, quote, `,;:)]}` or the end after it.
+ * Scans only up to that quote or the line's end (each quote character's scans
+ * are disjoint: linear).
+ */
+function closingQuote(text: string, open: number): number | undefined {
+  const q = text[open];
+  if (q !== '"' && q !== "'" && q !== "`") return undefined;
+  let j = open + 1;
+  while (j < text.length && text[j] !== q && text[j] !== "\n") j++;
+  if (j >= text.length || text[j] !== q || j === open + 1) return undefined;
+  const after = text[j + 1];
+  return after === undefined || isSpace(after) || AFTER_QUOTE.has(after) ? j : undefined;
 }
 
 /** Where the markup closed right after a path ends (not sentence punctuation): from `offset`, up to `limit`. */
