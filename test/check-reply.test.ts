@@ -178,6 +178,12 @@ describe("rule 1: every published file's exact line, once, at the end", () => {
 
   it("closes a fence left open at the end before adding the line", () => {
     expect(judge("Code:\n```\nx = 1\n", [chart]).reply).toBe(`Code:\n\`\`\`\nx = 1\n\`\`\`\nMEDIA:${chart}\n`);
+    // With the opening fence's own character and length.
+    expect(judge("Code:\n~~~~\nx = 1\n", [chart]).reply).toBe(`Code:\n~~~~\nx = 1\n~~~~\nMEDIA:${chart}\n`);
+  });
+
+  it("adds no fence where none is open: triple backticks inside a line, or a block closed by a longer fence", () => {
+    for (const reply of ["Use ```code``` or ``` here.\n", "````\nx\n`````\n", "```a``` b\n"]) expect(judge(reply, [chart]).reply).toBe(`${reply}MEDIA:${chart}\n`);
   });
 
   it("a published file the gateway would not deliver gets a sentence instead of a line", () => {

@@ -237,12 +237,12 @@ export function checkReply(reply: string, options: CheckReplyOptions): CheckRepl
 
   const tail = [...toAdd.map((p) => `MEDIA:${p}`), ...endNotes];
   if (tail.length > 0) {
-    // An unclosed fence at the end would swallow the lines: close it first.
-    const unclosed = countFences(text) % 2 === 1;
+    // A code block left open at the end would show the lines as code: close it first.
+    const fence = openFence(text);
     const nl = text.includes("\r\n") ? "\r\n" : "\n";
     const endsWithNewline = text.endsWith("\n");
     if (text !== "" && !endsWithNewline) text += nl;
-    if (unclosed) text += `\`\`\`${nl}`;
+    if (fence !== undefined) text += `${fence}${nl}`;
     text += tail.join(nl) + (endsWithNewline ? nl : "");
   }
   report.added = toAdd.map(escapeText);
@@ -266,11 +266,28 @@ function lastAtOrBefore<T>(items: readonly T[], offset: number, key: (item: T) =
   return found;
 }
 
-/** Fence markers (``` runs) in the text: odd means the last one is still open. */
-function countFences(text: string): number {
-  let n = 0;
-  for (let at = text.indexOf("```"); at >= 0; at = text.indexOf("```", at + 3)) n++;
-  return n;
+/**
+ * The fence that closes a code block left open at the end of `text`, as
+ * Markdown renders it (a line of three or more backticks or tildes, indented
+ * at most three spaces, opens a block; a line of at least as many of the same
+ * closes it), or undefined. The gateway's extraction never masks past an
+ * unclosed fence; this is so the lines added after it are not shown as code.
+ */
+function openFence(text: string): string | undefined {
+  let open: string | undefined;
+  for (let at = 0; at < text.length; ) {
+    const nl = text.indexOf("\n", at);
+    const end = nl < 0 ? text.length : nl;
+    const line = text.slice(at, text[end - 1] === "\r" ? end - 1 : end);
+    at = end + 1;
+    if (!line.includes("``" + "`") && !line.includes("~~~")) continue;
+    if (open === undefined) {
+      // A backtick fence's info string holds no backtick (else it is inline code).
+      const m = /^ {0,3}(`{3,}|~{3,})/.exec(line);
+      if (m && !(m[1]![0] === "`" && line.includes("`", m[0].length))) open = m[1]!;
+    } else if (new RegExp(`^ {0,3}${open[0] === "`" ? "`" : "~"}{${open.length},}[ \\t]*$`).test(line)) open = undefined;
+  }
+  return open;
 }
 
 /** A removal in the middle of a sentence also takes the space before it, so no double space is left. */
