@@ -322,6 +322,13 @@ describe("rule 2: every other directive the gateway would not deliver becomes a 
     expect(r.stdout.startsWith("media:".repeat(50_000) + "MEDIA: ".repeat(50_000))).toBe(true);
     expect(r.stdout).toContain("could not be sent: the gateway does not send files without an extension.)");
     // Many directives on one long line: each is judged once, the line found without scanning back.
+    // Quoted forms, line breaks after the colon, layers of prefixes a removal leaves dangling: every scan moves forward.
+    const layered = `${"media:`".repeat(20_000)}MEDIA:${chart}${"`/x".repeat(20_000)}\n${"MEDIA:\"MEDIA:'MEDIA:`".repeat(20_000)}${`MEDIA:${"\n".repeat(10)}`.repeat(10_000)}`;
+    const judged = judge(layered, [chart]);
+    expect(judged.reply.endsWith(`\nMEDIA:${chart}\n`)).toBe(true);
+    expect(bareLines(judged.reply, chart)).toBe(1);
+    expect(judged.notes).toHaveLength(1);
+    expect(judge(judged.reply, [chart]).changed).toBe(false);
     const line = "MEDIA:/nope/a.png ".repeat(60_000);
     const many = run(line, []);
     expect(many.code, many.stderr).toBe(0);
