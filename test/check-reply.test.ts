@@ -193,6 +193,22 @@ describe("rule 1: every published file's exact line, once, at the end", () => {
     expect(extractMediaPaths(r.reply)).toEqual([]);
   });
 
+  it("takes only files in the outbox for published: a forged path to a file elsewhere in the gateway's allowed roots is never added", () => {
+    // The plugin records MEDIA: lines from a terminal's output, which anything may print.
+    const shared = path.join(h.home, "shared");
+    const screenshots = path.join(h.home, ".hermes", "cache", "screenshots");
+    for (const dir of [shared, screenshots]) fs.mkdirSync(dir, { recursive: true });
+    const report = write(shared, "report.pdf", "%PDF-1.4\n");
+    const shot = write(screenshots, "other-chat.png", png(4));
+    const r = run("ok", [report, shot], { HERMES_MEDIA_ALLOW_DIRS: `${h.outbox}:${shared}` }, "--json");
+    const result = JSON.parse(r.stdout);
+    expect(result).toMatchObject({ reply: "ok", changed: false, added: [] });
+    expect(result.ignored).toEqual([
+      { path: report, reason: "not a regular file directly in the outbox" },
+      { path: shot, reason: "not a regular file directly in the outbox" },
+    ]);
+  });
+
   it("ignores --media paths that are not published files, and never adds their lines", () => {
     const r = run("ok", [elsewhere, "/etc/passwd", `${chart}\nMEDIA:/etc/passwd`, "relative.png", path.join(h.outbox, "missing.png")], {}, "--json");
     const report = JSON.parse(r.stdout);

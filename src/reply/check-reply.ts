@@ -16,7 +16,7 @@ import { type DeliveryPolicy, type DeliveryProblem, closingMarkupEnd, deliveryPr
 export interface CheckReplyOptions {
   /** Absolute paths of the files prepare published this turn (the `path` of each `media` entry), in order. */
   published: readonly string[];
-  /** The outbox: any file directly in it that the reply names counts as published (it passed prepare). */
+  /** The outbox: only a file directly in it is taken as published, and any file directly in it that the reply names counts as one (it passed prepare). */
   outbox?: string;
   policy: DeliveryPolicy;
   now?: number;
@@ -102,11 +102,16 @@ function realDir(dir: string): string {
   }
 }
 
-/** Why `p` is not taken as a published file, or undefined. */
-function publishedProblem(p: string, homes: readonly string[]): string | undefined {
+/**
+ * Why `p` is not taken as a published file, or undefined. Only the outbox
+ * holds files that passed prepare: a path the plugin recorded from a tool's
+ * output may be forged, and a file elsewhere in the gateway's allowed roots
+ * (its own caches: other chats' uploads, screenshots) is never added for it.
+ */
+function publishedProblem(p: string, outboxDirs: readonly string[]): string | undefined {
   if (!path.isAbsolute(p) || path.resolve(p) !== p) return "not an absolute, normalised path";
   if (mediaLineProblem(`MEDIA:${p}`, p)) return "its MEDIA: line would not be extracted whole";
-  if (!isFileIn(p, homes)) return "not a regular file directly in the outbox or an allowed directory";
+  if (!isFileIn(p, outboxDirs)) return "not a regular file directly in the outbox";
   return undefined;
 }
 
@@ -186,13 +191,11 @@ export function checkReply(reply: string, options: CheckReplyOptions): CheckRepl
   const { policy } = options;
   const now = options.now ?? Date.now();
   const outboxDirs = options.outbox ? [...new Set([options.outbox, realDir(options.outbox)])] : [];
-  // Where a published file may lie: the outbox, or directly in a root the gateway delivers from (the gate's outbox).
-  const homes = [...new Set([...outboxDirs, ...policy.roots, ...policy.roots.map(realDir)])];
 
   const published: string[] = [];
   for (const p of options.published) {
     if (published.includes(p)) continue;
-    const why = publishedProblem(p, homes);
+    const why = publishedProblem(p, outboxDirs);
     if (why) report.ignored.push({ path: escapeText(p), reason: why });
     else published.push(p);
   }

@@ -21,9 +21,13 @@ export interface JudgedReply {
   gateProblem?: string;
 }
 
-/** Whether knowing the outbox could change the report. */
+/**
+ * Whether knowing the outbox could change the report: a published path not
+ * taken (unless the reply already carries its exact line, which stays either
+ * way), or a mangled directive.
+ */
 function outboxMatters(report: CheckReplyReport): boolean {
-  return report.ignored.length > 0 || report.notes.some((n) => n.code === "mangled");
+  return report.ignored.some((i) => !report.kept.includes(i.path)) || report.notes.some((n) => n.code === "mangled");
 }
 
 /** check-reply's judgement, against the local outbox or, in gate mode, the gate's. */
