@@ -186,6 +186,25 @@ class ShimTest(unittest.TestCase):
         self.assertEqual(self.plugin.records.get("s2"), [])
         self.assertEqual(self.calls(), [])
 
+    def test_what_is_recorded_stays_bounded_and_odd_output_never_raises(self):
+        post = self.hook("post_tool_call")
+        run = {"command": "media-outbox prepare x.png"}
+        # Output nested deeper than the JSON parser goes, as the result or inside it.
+        deep = "[" * 100000
+        post(tool_name="terminal", args=run, result=deep, session_id="s1")
+        post(tool_name="terminal", args=run, result=json.dumps({"output": "{" + deep + "}"}), session_id="s1")
+        # A path longer than any the kernel takes, and more files than a turn keeps.
+        lines = ["MEDIA:/o/" + "a" * 5000 + ".png"] + ["MEDIA:/o/%d.png" % i for i in range(200)]
+        post(tool_name="terminal", args=run, result=json.dumps({"output": "\n".join(lines)}), session_id="s1")
+        recorded = self.plugin.records.get("s1")
+        self.assertEqual(len(recorded), self.plugin.MAX_FILES_PER_TURN)
+        self.assertEqual(recorded[0], "/o/0.png")
+        # Sessions are bounded too: the oldest goes first.
+        for i in range(self.plugin.MAX_SESSIONS + 10):
+            self.plugin.records.add("many-%d" % i, ["/o/x.png"])
+        self.assertEqual(self.plugin.records.get("s1"), [])
+        self.assertEqual(self.plugin.records.get("many-%d" % (self.plugin.MAX_SESSIONS + 9)), ["/o/x.png"])
+
     def test_turns_start_and_end_empty_and_sessions_stay_apart(self):
         self.plugin.records.add("s1", ["/o/a.png"])
         self.plugin.records.add("s2", ["/o/b.png"])

@@ -44,6 +44,8 @@ DEFAULT_REPLY_TIMEOUT = 2.0
 PREPARE_TIMEOUT = 120.0
 MAX_FILES_PER_TURN = 64
 MAX_SESSIONS = 256
+# Longer than any path the kernel takes (PATH_MAX): never a published file, so never kept.
+MAX_PATH_CHARS = 4096
 
 TOOL_NAME = "send_file"
 TOOLSET = "media_outbox"
@@ -133,7 +135,7 @@ class TurnRecords:
         with self._lock:
             files = self._files.pop(key, [])
             for p in paths:
-                if isinstance(p, str) and p and p not in files and len(files) < MAX_FILES_PER_TURN:
+                if isinstance(p, str) and 0 < len(p) <= MAX_PATH_CHARS and p not in files and len(files) < MAX_FILES_PER_TURN:
                     files.append(p)
             self._files[key] = files
             while len(self._files) > MAX_SESSIONS:
@@ -168,7 +170,8 @@ def parse_prepare_output(output: str) -> List[str]:
     if start >= 0 and end > start:
         try:
             paths.extend(published_paths(json.loads(output[start : end + 1])))
-        except ValueError:
+        except (ValueError, RecursionError):
+            # Not prepare's document (RecursionError: nesting deeper than the parser goes).
             pass
     return list(dict.fromkeys(paths))
 
@@ -245,7 +248,7 @@ def on_post_tool_call(tool_name: str = "", args: Any = None, result: Any = None,
         try:
             parsed = json.loads(result)
             output = parsed.get("output", "") if isinstance(parsed, dict) else result
-        except ValueError:
+        except (ValueError, RecursionError):
             output = result
     if isinstance(output, str):
         records.add(session_id, parse_prepare_output(output))
