@@ -2,12 +2,14 @@
 // policy: the unit's environment (a fake systemctl), $HERMES_HOME/.env, the
 // managed scope's .env and config.yaml, config.yaml's gateway keys, and the
 // config.yaml of each profile a multiplexing gateway routes to.
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parseEnvFile } from "../src/deploy/policy-sources.js";
 import { fakeSystemctl, gatewayRoot, put } from "./deploy-helpers.js";
 import { cli, makeHome, png, write } from "./helpers.js";
+import { ensureVenv } from "./python-env.js";
 
 interface Check {
   check: string;
@@ -143,12 +145,59 @@ describe("doctor: every place the gateway reads its media policy", () => {
     expect(c.message).toContain("uses ${...} expansion");
   });
 
+  it("a line python-dotenv cannot read does not hide the settings after it (an unterminated quote, text after a closing quote)", () => {
+    put(path.join(hermes, ".env"), 'NOTE="x" y\nTOKEN="unterminated\nHERMES_MEDIA_ALLOW_DIRS=/tmp/other\n');
+    const c = line(doctor(), LINE);
+    expect(c.status).toBe("fail");
+    expect(c.message).toContain(`HERMES_MEDIA_ALLOW_DIRS=/tmp/other from ${hermes}/.env`);
+  });
+
   it("parses .env files as python-dotenv does", () => {
     const { values, expands } = parseEnvFile(
       "# c\nA=1\nexport B = two words  # comment\nC='lit\\'eral #x'\nD=\"a\\nb\"\nE=\"multi\nline\"\nNOEQUALS\nF=${X}\n G= x#y\r\n",
     );
     expect(Object.fromEntries(values)).toEqual({ A: "1", B: "two words", C: "lit'eral #x", D: "a\nb", E: "multi\nline", F: "${X}", G: "x#y" });
     expect([...expands]).toEqual(["F"]);
+    const read = (text: string) => Object.fromEntries(parseEnvFile(text).values);
+    // A line it cannot read is skipped up to its end; the next lines still count.
+    expect(read('A="abc" junk\nB=2\n')).toEqual({ B: "2" });
+    expect(read('A="unterminated\nB=2\n')).toEqual({ B: "2" });
+    // Its escapes (\\$ is not one), a quoted name, a name alone (None: it unsets), \r line breaks, Python's whitespace before #.
+    expect(read('B="d\\$x\\a\\v\\\'"\n')).toEqual({ B: "d\\$x\x07\x0b'" });
+    expect(read("'A'=quoted key\n")).toEqual({ A: "quoted key" });
+    expect(read("A=1\nA\n")).toEqual({});
+    expect(read("A=1\rB=2\rC='x\r\ny'\r\n")).toEqual({ A: "1", B: "2", C: "x\ny" });
+    expect(read("A=x\u00a0#c\nC=z#c\n")).toEqual({ A: "x", C: "z#c" });
+    // ${...} is expanded in single-quoted values too.
+    expect([...parseEnvFile("A='${HOME}/x'\nB='$HOME'\n").expands]).toEqual(["A"]);
+  });
+
+  it("reads .env files exactly as the python-dotenv in the pinned hermes-agent does (the real parser, in .venv/)", () => {
+    const cases = [
+      "# c\nA=1\nexport B = two words  # comment\nC='lit\\'eral #x'\nD=\"a\\nb\"\nE=\"multi\nline\"\nNOEQUALS\nF=${X}\n G= x#y\r\n",
+      'A="abc" junk\nB=2\n',
+      'A="unterminated\nB=2\n',
+      "A='a\\\\'\nB='b'\n",
+      'A="x\\"\nB=2\n',
+      "export  \nA=1\n=oops\nB=2\n",
+      'A="v"#c\nB="v" # c\nC="v"x\n',
+      "\ufeffA=1\nB=2\n",
+      "exportA=1\nexport\tB=2\nK#x=1\nL = \n",
+      "A=\u2028x\nB=y\u2028\nC=1 \u0085#x\n",
+    ];
+    const script = [
+      "import io, json, sys",
+      "from dotenv import dotenv_values",
+      "out = []",
+      "for text in json.load(sys.stdin):",
+      "    vals = dotenv_values(stream=io.StringIO(text, newline=None), interpolate=False)",
+      "    out.append({k: v for k, v in vals.items() if v is not None})",
+      "print(json.dumps(out))",
+    ].join("\n");
+    const r = spawnSync(ensureVenv(), ["-c", script], { input: JSON.stringify(cases), encoding: "utf8" });
+    expect(r.status, r.stderr).toBe(0);
+    const python = JSON.parse(r.stdout) as Record<string, string>[];
+    cases.forEach((text, i) => expect(Object.fromEntries(parseEnvFile(text).values), JSON.stringify(text)).toEqual(python[i]));
   });
 });
 

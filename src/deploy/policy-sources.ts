@@ -13,7 +13,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { escapeText } from "../core/escape.js";
 import { ALLOW_DIRS_ENV, STRICT_ENV, TRUST_RECENT_ENV, TRUST_RECENT_SECONDS_ENV, isUnderRoot, parseAllowDirs, strictModeOn, trustRecentOn } from "../safety/gateway.js";
-import { readOperatorFile } from "../safety/operator-file.js";
+import { readOperatorFileBytes } from "../safety/operator-file.js";
 import { type UnitScope, effectiveEnvironment, gatewayHome, onDisk } from "./gateway-units.js";
 import type { Systemctl } from "./systemctl.js";
 
@@ -62,58 +62,146 @@ type YamlModule = typeof import("yaml");
 // Reading the sources
 // ---------------------------------------------------------------------------
 
+// ---------------------------------------------------------------------------
+// A .env file as Hermes loads it: python-dotenv 1.2.2's parser (hermes-agent's
+// pinned version, dotenv/parser.py), ported step by step: the file read in
+// text mode (\r\n and \r are line breaks), `\s` as Python reads it, a line
+// the parser cannot read skipped (up to its end) while the lines after it
+// still count, and `${NAME}` expanded in every value, quoted or not. Hermes'
+// own repair of a damaged file (concatenated lines, NUL bytes, `***`
+// placeholders) is not followed.
+// ---------------------------------------------------------------------------
+
+/** Python's `\s` (str.isspace). */
+const PY_SPACE = /[\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/;
+const isPySpace = (ch: string | undefined) => ch !== undefined && PY_SPACE.test(ch);
+/** python-dotenv's `${NAME}` / `${NAME:-default}`. */
+const EXPANSION = /\$\{[^}:]*(?::-[^}]*)?\}/;
+const DOUBLE_QUOTE_ESCAPES: Record<string, string> = { "\\": "\\", "'": "'", '"': '"', a: "\x07", b: "\b", f: "\f", n: "\n", r: "\r", t: "\t", v: "\v" };
+
+class DotenvSyntaxError extends Error {}
+
 /**
- * The variables a .env file sets, read as python-dotenv reads it: `export`
- * allowed, '…' literal, "…" with escapes, unquoted values up to ` #`.
+ * A quoted value from the opening quote at `open`, as the pattern
+ * `'((?:\\'|[^'])*)'` matches it (backtracking included): `\` followed by
+ * the quote does not close it; when no closing quote follows, the last such
+ * pair's quote closes it; with none, the line is unreadable.
  */
-export function parseEnvFile(text: string): { values: Map<string, string>; expands: Set<string> } {
+function quotedValue(text: string, open: number): { raw: string; next: number } {
+  const q = text[open]!;
+  let lastPair = -1;
+  let j = open + 1;
+  while (j < text.length && text[j] !== q) {
+    if (text[j] === "\\" && text[j + 1] === q) {
+      lastPair = j + 1;
+      j += 2;
+    } else j++;
+  }
+  const close = j < text.length ? j : lastPair;
+  if (close < 0) throw new DotenvSyntaxError();
+  const raw = text.slice(open + 1, close);
+  const decoded = q === "'" ? raw.replace(/\\[\\']/g, (m) => m[1]!) : raw.replace(/\\[\\'"abfnrtv]/g, (m) => DOUBLE_QUOTE_ESCAPES[m[1]!]!);
+  return { raw: decoded, next: close + 1 };
+}
+
+/**
+ * The variables a .env file sets, read as python-dotenv 1.2.2 reads it (the
+ * last setting wins; a name without `=` sets nothing), and the names whose
+ * value uses `${...}` expansion (which doctor does not follow).
+ */
+export function parseEnvFile(input: string): { values: Map<string, string>; expands: Set<string> } {
+  const text = input.replace(/\r\n?/g, "\n");
   const values = new Map<string, string>();
   const expands = new Set<string>();
-  let i = 0;
   const n = text.length;
+  let i = 0;
+  const inlineSpace = () => {
+    while (i < n && text[i] !== "\n" && isPySpace(text[i])) i++;
+  };
   while (i < n) {
-    const lineEnd = text.indexOf("\n", i) < 0 ? n : text.indexOf("\n", i);
-    const m = /^[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_.]*)[ \t]*=[ \t]*/.exec(text.slice(i, lineEnd));
-    if (!m) {
-      i = lineEnd + 1;
-      continue;
-    }
-    const key = m[1]!;
-    let j = i + m[0].length;
-    let value: string;
-    const q = text[j];
-    if (q === "'" || q === '"') {
-      // A quoted value may span lines; it ends at its unescaped closing quote.
-      let k = j + 1;
-      let raw = "";
-      while (k < n && text[k] !== q) {
-        if (text[k] === "\\" && k + 1 < n) {
-          const next = text[k + 1]!;
-          if (q === "'") raw += next === "'" || next === "\\" ? next : `\\${next}`;
-          else raw += ({ n: "\n", t: "\t", r: "\r", '"': '"', "\\": "\\", $: "$" } as Record<string, string>)[next] ?? `\\${next}`;
-          k += 2;
-        } else raw += text[k++];
+    while (i < n && isPySpace(text[i])) i++;
+    if (i >= n) break;
+    try {
+      if (text.startsWith("export", i) && text[i + 6] !== "\n" && isPySpace(text[i + 6])) {
+        i += 6;
+        inlineSpace();
       }
-      value = raw;
-      if (q === '"' && raw.includes("${")) expands.add(key);
-      const end = text.indexOf("\n", k);
-      i = end < 0 ? n : end + 1;
-    } else {
-      const rest = text.slice(j, lineEnd).replace(/\r$/, "");
-      const hash = rest.search(/[ \t]#/);
-      value = (hash >= 0 ? rest.slice(0, hash) : rest).trim();
-      if (value.includes("${")) expands.add(key);
-      i = lineEnd + 1;
+      let key: string | undefined;
+      if (text[i] === "'") {
+        const close = text.indexOf("'", i + 1);
+        if (close <= i + 1) throw new DotenvSyntaxError();
+        key = text.slice(i + 1, close);
+        i = close + 1;
+      } else if (text[i] !== "#") {
+        const from = i;
+        while (i < n && text[i] !== "=" && text[i] !== "#" && !isPySpace(text[i])) i++;
+        if (i === from) throw new DotenvSyntaxError();
+        key = text.slice(from, i);
+      }
+      inlineSpace();
+      let value: string | undefined;
+      if (key !== undefined && text[i] === "=") {
+        i++;
+        inlineSpace();
+        if (text[i] === "'" || text[i] === '"') {
+          const quoted = quotedValue(text, i);
+          value = quoted.raw;
+          i = quoted.next;
+        } else {
+          const end = text.indexOf("\n", i) < 0 ? n : text.indexOf("\n", i);
+          let part = text.slice(i, end);
+          // `\s+#.*` removed, then trailing whitespace.
+          for (let h = part.indexOf("#"); h >= 0; h = part.indexOf("#", h + 1)) {
+            if (h > 0 && isPySpace(part[h - 1])) {
+              let s = h - 1;
+              while (s > 0 && isPySpace(part[s - 1])) s--;
+              part = part.slice(0, s);
+              break;
+            }
+          }
+          let t = part.length;
+          while (t > 0 && isPySpace(part[t - 1])) t--;
+          value = part.slice(0, t);
+          i = end;
+        }
+      }
+      // Only a comment may follow on the line.
+      inlineSpace();
+      if (text[i] === "#") while (i < n && text[i] !== "\n") i++;
+      if (i < n && text[i] !== "\n") throw new DotenvSyntaxError();
+      i++;
+      if (key !== undefined && value !== undefined) {
+        values.set(key, value);
+        if (EXPANSION.test(value)) expands.add(key);
+        else expands.delete(key);
+      } else if (key !== undefined) {
+        // A name without `=` is read as None, which replaces an earlier value and sets nothing.
+        values.delete(key);
+        expands.delete(key);
+      }
+    } catch (err) {
+      if (!(err instanceof DotenvSyntaxError)) throw err;
+      // The rest of the line where reading stopped is skipped.
+      while (i < n && text[i] !== "\n") i++;
+      i++;
     }
-    values.set(key, value);
   }
   return { values, expands };
 }
 
-function readText(file: string): string | undefined | Error {
+/** A .env's text as Hermes decodes it: UTF-8 (a BOM kept), else Latin-1. */
+function dotenvText(bytes: Buffer): string {
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    return bytes.toString("latin1");
+  }
+}
+
+function readText(file: string, decode: (bytes: Buffer) => string = (b) => b.toString("utf8")): string | undefined | Error {
   try {
     // A FIFO or a device in a .env's place is an error at once, never waited on.
-    return readOperatorFile(file, { what: "file", maxBytes: 16 * 1024 * 1024 }).text;
+    return decode(readOperatorFileBytes(file, { what: "file", maxBytes: 16 * 1024 * 1024 }).bytes);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     return code === "ENOENT" || code === "ENOTDIR" ? undefined : (err as Error);
@@ -121,7 +209,7 @@ function readText(file: string): string | undefined | Error {
 }
 
 function envFileSource(kind: "env-file" | "managed-env-file", file: string, shown: string): PolicySource | undefined {
-  const text = readText(file);
+  const text = readText(file, dotenvText);
   if (text === undefined) return undefined;
   const label = escapeText(shown);
   if (text instanceof Error) return { kind, label, file: shown, values: {}, written: {}, unknown: `cannot read it: ${escapeText(text.message)}` };
