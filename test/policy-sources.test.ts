@@ -138,6 +138,17 @@ describe("doctor: every place the gateway reads its media policy", () => {
     expect(line(checks, STRICT_LINE).status).toBe("pass");
   });
 
+  it("with multiplexed profiles, .env is loaded at start-up only, so config.yaml beats it in mid-2026 gateways", () => {
+    put(path.join(hermes, ".env"), `HERMES_MEDIA_ALLOW_DIRS=${t.outbox}\n`);
+    put(path.join(hermes, "config.yaml"), "gateway:\n  multiplex_profiles: true\n  media_delivery_allow_dirs: /srv/only\n");
+    const c = line(doctor(), LINE);
+    expect(c.status).toBe("fail");
+    expect(c.message).toContain(`HERMES_MEDIA_ALLOW_DIRS=/srv/only from ${hermes}/config.yaml (gateways of mid-2026`);
+    // Without multiplexing, the .env reloaded every turn wins.
+    put(path.join(hermes, "config.yaml"), "gateway:\n  media_delivery_allow_dirs: /srv/only\n");
+    expect(line(doctor(), LINE).status).toBe("pass");
+  });
+
   it("warns when it cannot tell what a source says", () => {
     put(path.join(hermes, ".env"), "HERMES_MEDIA_ALLOW_DIRS=${BASE}/outbox\n");
     const c = line(doctor(), LINE);

@@ -53,6 +53,8 @@ export interface PolicyContext {
   home: string;
   /** The gateway unit's User= (none: root, or the gateway is not a unit). */
   user?: string;
+  /** The gateway multiplexes profiles (`gateway.multiplex_profiles`): it loads .env at start-up only. */
+  multiplex?: boolean;
   sources: PolicySource[];
 }
 
@@ -312,8 +314,8 @@ export async function policyContexts(options: ContextOptions): Promise<PolicyCon
   if (managed.source) sources.push(managed.source);
   const own = await configSource(YAML, "config", at(path.join(hermesHome, "config.yaml")), path.join(hermesHome, "config.yaml"));
   const name = options.unit ? escapeText(options.unit) : escapeText(hermesHome);
-  const contexts: PolicyContext[] = [{ name, hermesHome, home, ...(user ? { user } : {}), sources: own.source ? [...sources, own.source] : sources }];
   const multiplex = pythonTruthy(managed.gateway?.multiplex_profiles ?? own.gateway?.multiplex_profiles);
+  const contexts: PolicyContext[] = [{ name, hermesHome, home, ...(user ? { user } : {}), ...(multiplex ? { multiplex } : {}), sources: own.source ? [...sources, own.source] : sources }];
   if (multiplex) {
     let profiles: string[] = [];
     try {
@@ -324,7 +326,7 @@ export async function policyContexts(options: ContextOptions): Promise<PolicyCon
     for (const p of profiles) {
       const file = path.join(hermesHome, "profiles", p, "config.yaml");
       const routed = await configSource(YAML, "config", at(file), file);
-      if (routed.source) contexts.push({ name: `${name} profile ${escapeText(p)}`, hermesHome: path.dirname(file), home, ...(user ? { user } : {}), sources: [...sources, routed.source] });
+      if (routed.source) contexts.push({ name: `${name} profile ${escapeText(p)}`, hermesHome: path.dirname(file), home, ...(user ? { user } : {}), multiplex, sources: [...sources, routed.source] });
     }
   }
   return contexts;
@@ -345,21 +347,25 @@ export interface Outcome {
  * The value of `v` the gateway ends up with, under both precedences: the
  * managed .env, then the Hermes .env (loaded over everything, every turn);
  * else config.yaml (managed keys first) over the unit in mid-2026 gateways,
- * the unit over config.yaml in newer ones.
+ * the unit over config.yaml in newer ones. A gateway that multiplexes
+ * profiles loads the .env files at start-up only (its turns read secrets
+ * from each profile's own scope, never into the environment), before
+ * config.yaml is copied over them: there config.yaml beats the .env too in
+ * mid-2026 gateways.
  */
-export function outcomes(sources: readonly PolicySource[], v: PolicyVar): Outcome[] {
+export function outcomes(sources: readonly PolicySource[], v: PolicyVar, multiplex = false): Outcome[] {
   const setting = (kind: SourceKind) => sources.find((s) => s.kind === kind && s.values[v] !== undefined);
   const env = setting("managed-env-file") ?? setting("env-file");
-  if (env) return [{ value: env.values[v], source: env, versions: "all" }];
   const config = setting("managed-config") ?? setting("config");
-  const unit = setting("unit");
-  if (!config || !unit || config.values[v] === unit.values[v]) {
-    const s = config ?? unit;
+  if (env && !(multiplex && config)) return [{ value: env.values[v], source: env, versions: "all" }];
+  const environment = env ?? setting("unit");
+  if (!config || !environment || config.values[v] === environment.values[v]) {
+    const s = config ?? environment;
     return [{ value: s?.values[v], source: s, versions: "all" }];
   }
   return [
     { value: config.values[v], source: config, versions: "mid-2026" },
-    { value: unit.values[v], source: unit, versions: "newer" },
+    { value: environment.values[v], source: environment, versions: "newer" },
   ];
 }
 
@@ -370,7 +376,7 @@ export function outcomes(sources: readonly PolicySource[], v: PolicyVar): Outcom
  */
 export function allowedRoots(ctx: PolicyContext): { root: string; sources: PolicySource[] }[] {
   const found = new Map<string, PolicySource[]>();
-  for (const o of outcomes(ctx.sources, ALLOW_DIRS_ENV)) {
+  for (const o of outcomes(ctx.sources, ALLOW_DIRS_ENV, ctx.multiplex)) {
     for (const root of parseAllowDirs(o.value, ctx.home)) {
       const sources = found.get(root) ?? [];
       if (o.source && !sources.includes(o.source)) sources.push(o.source);
@@ -416,7 +422,7 @@ export function policyChecks(ctx: PolicyContext, outbox: string, outboxReal: str
   const read = ctx.sources.length === 0 ? "no source found" : ctx.sources.map((s) => says(s, [ALLOW_DIRS_ENV])).join("; ");
 
   // Allowed roots.
-  const results = outcomes(ctx.sources, ALLOW_DIRS_ENV);
+  const results = outcomes(ctx.sources, ALLOW_DIRS_ENV, ctx.multiplex);
   const lacking = results.filter((o) => o.source && o.source.kind !== "unit" && !isUnderRoot(outboxReal, parseAllowDirs(o.value, ctx.home)) && !isUnderRoot(outbox, parseAllowDirs(o.value, ctx.home)));
   if (unknown.length > 0) {
     checks.push({ check: name, status: "warn", message: `cannot tell what ${unknown.map((s) => `${s.label} says (${s.unknown})`).join("; ")}. ${read}`, fix: "make those files readable and literal, then run media-outbox doctor again" });
@@ -446,7 +452,7 @@ export function policyChecks(ctx: PolicyContext, outbox: string, outboxReal: str
   const strictRead = setters.length === 0 ? "no source sets it" : setters.map((s) => says(s, [STRICT_ENV, TRUST_RECENT_ENV, TRUST_RECENT_SECONDS_ENV])).join("; ");
   if (conflicts.length > 0) {
     const c = conflicts[0]!;
-    const final = outcomes(ctx.sources, c.v).map((o) => `${o.source ? `${shown(o.source, c.v)} from ${o.source.label}` : "unset"}${VERSIONS[o.versions]}`).join(" / ");
+    const final = outcomes(ctx.sources, c.v, ctx.multiplex).map((o) => `${o.source ? `${shown(o.source, c.v)} from ${o.source.label}` : "unset"}${VERSIONS[o.versions]}`).join(" / ");
     const culprit = c.loose.find((s) => s.kind !== "unit") ?? c.strict.find((s) => s.kind !== "unit") ?? c.loose[0]!;
     checks.push({
       check: strictName,
