@@ -209,6 +209,25 @@ describe("rule 1: every published file's exact line, once, at the end", () => {
     ]);
   });
 
+  it("ignores a --media path that is a link in the outbox, a file in its state directory, or deleted since", () => {
+    const link = path.join(h.outbox, "link.png");
+    fs.symlinkSync(elsewhere, link);
+    const stateDir = path.join(path.dirname(h.outbox), `.${path.basename(h.outbox)}-state`);
+    const ledgerDay = fs.readdirSync(path.join(stateDir, "ledger")).map((f) => path.join(stateDir, "ledger", f))[0]!;
+    const gone = prepared("gone.png", png(5));
+    fs.rmSync(gone);
+    try {
+      const r = run(`Here:\nMEDIA:${link}\n`, [link, ledgerDay, gone], {}, "--json");
+      const report = JSON.parse(r.stdout);
+      expect(report.ignored.map((i: { path: string }) => i.path)).toEqual([link, ledgerDay, gone]);
+      expect(report.added).toEqual([]);
+      // The link named in the reply is judged as any other path (strict mode: outside the roots once resolved).
+      expect(report.reply).toBe("Here:\n(link.png could not be sent: it is outside the folders the gateway may send from.)\n");
+    } finally {
+      fs.rmSync(link);
+    }
+  });
+
   it("ignores --media paths that are not published files, and never adds their lines", () => {
     const r = run("ok", [elsewhere, "/etc/passwd", `${chart}\nMEDIA:/etc/passwd`, "relative.png", path.join(h.outbox, "missing.png")], {}, "--json");
     const report = JSON.parse(r.stdout);
