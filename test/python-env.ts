@@ -38,6 +38,10 @@ function sleep(ms: number): void {
 export function ensureVenv(): string {
   const python = systemPython();
   const version = sh(python, ["-c", "import sys; print(sys.version)"]);
+  const [major, minor] = version.split(".").map(Number);
+  if (major !== 3 || minor! < 11 || minor! > 13) {
+    throw new Error(`the real-Hermes tests need python3 3.11 to 3.13 (hermes-agent 0.19.0's range); python3 is ${version.split(" ")[0]}: install one of those as python3, with venv (apt-get install -y python3 python3-venv)`);
+  }
   const want = crypto.createHash("sha256").update(fs.readFileSync(REQUIREMENTS)).update(version).digest("hex");
   const fresh = () => fs.existsSync(VENV_PYTHON) && fs.readFileSync(STAMP, { encoding: "utf8", flag: "a+" }) === want;
   if (fresh()) return VENV_PYTHON;
