@@ -5,6 +5,7 @@
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -335,6 +336,36 @@ describe("one watch per outbox and per drop folder", () => {
     // A clean stop gives the lock back: nothing of it is left.
     expect(fs.readdirSync(drop)).toEqual([]);
     expect(fs.readdirSync(state).filter((n) => n.startsWith(".media-outbox"))).toEqual([]);
+  });
+});
+
+describe("a lock squatted in a drop folder", () => {
+  it("another user's socket or directory at the lock's name never keeps the watch from starting; it is moved aside, never deleted", async () => {
+    if (process.getuid?.() !== 0) throw new Error("this test needs root, to plant entries owned by another user (uid 65534) as an agent of the gate would");
+    const drop = path.join(h.home, "drop");
+    fs.mkdirSync(drop, { mode: 0o700 });
+    // An agent that can write into the drop folder listens at the lock's
+    // names (the lock directory, and the socket name of earlier versions).
+    const listening = (file: string) => {
+      const server = net.createServer((c) => c.end('{"pid":1,"started":"squatted"}\n'));
+      return new Promise<net.Server>((resolve) => server.listen(file, () => resolve(server)));
+    };
+    const squat = path.join(drop, ".media-outbox-watch");
+    fs.mkdirSync(squat, { mode: 0o700 });
+    const servers = [await listening(path.join(squat, "holder")), await listening(path.join(drop, ".media-outbox-watch.lock"))];
+    execFileSync("chown", ["-R", "65534:65534", squat, path.join(drop, ".media-outbox-watch.lock")]);
+    try {
+      const w = await startWatch(["--drop", drop, "--settle", "100ms"]);
+      write(drop, "chart.png", png(4));
+      await w.waitFor((e) => e.event === "published" && e.name === "chart.png", "the drop folder works");
+      const junk = fs.readdirSync(drop).filter((n) => n.startsWith(".media-outbox-junk-"));
+      expect(junk.length).toBe(1);
+      expect(fs.lstatSync(path.join(drop, junk[0]!, "holder")).isSocket()).toBe(true);
+      expect(fs.lstatSync(path.join(drop, ".media-outbox-watch.lock")).isSocket()).toBe(true);
+      expect(fs.lstatSync(path.join(drop, ".media-outbox-watch")).uid).toBe(0);
+    } finally {
+      for (const s of servers) s.close();
+    }
   });
 });
 

@@ -36,7 +36,7 @@ const prepareFile = (file: string) => {
   return r.stdout.trim().slice("MEDIA:".length);
 };
 /** A drop folder's entries but the watch's lock (a dot-name drops never take), which lives there while the watch runs. */
-const dropEntries = (dir: string) => fs.readdirSync(dir).filter((n) => n !== ".media-outbox-watch.lock");
+const dropEntries = (dir: string) => fs.readdirSync(dir).filter((n) => n !== ".media-outbox-watch");
 const isQuarantined = (name: string) => (e: Event) => e.event === "quarantined" && e.name === name;
 const outcomeFor = (name: string) => (e: Event) => (e.event === "published" || e.event === "refused" || e.event === "skipped") && e.name === name;
 

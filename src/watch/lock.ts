@@ -10,6 +10,20 @@
 // - it is taken with link(2), which never replaces: the socket is bound under
 //   a unique temporary name, then linked to the lock name, so of two starters
 //   exactly one gets the name;
+// - a stale lock is removed by one starter at a time: removing a name is
+//   never conditional on what it names, so a starter that judged the lock
+//   stale could otherwise remove the live lock another starter took meanwhile
+//   (and a third take the name while the second holds a lock no name leads
+//   to). Each remover first links its own socket to a "break slot" named
+//   after the stale lock's identity, again with link(2); slots are taken in
+//   order and one whose holder is alive makes the others wait, so the stale
+//   lock has exactly one remover, who checks it is still that lock;
+// - it lives in a directory of its own (`.media-outbox-watch`, 0700) inside
+//   the outbox's state or the drop folder: agents write into drop folders (in
+//   the gate's layout they are other users), and one that squatted the lock's
+//   name would keep the watch from starting. A lock directory counts only when
+//   it belongs to this user, root or the folder's owner; anything else at its
+//   name is moved aside (renamed, never deleted);
 // - the holder answers every connection with its PID and start time, which
 //   the refused starter prints.
 import { randomBytes } from "node:crypto";
@@ -19,16 +33,30 @@ import path from "node:path";
 import { FatalError, isErrno } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 
-export const LOCK_NAME = ".media-outbox-watch.lock";
+/** The lock's directory inside the outbox's state directory and inside each drop folder. */
+export const LOCK_DIR = ".media-outbox-watch";
+const HOLDER = "holder";
 
 /** Linux's sun_path holds 108 bytes with its NUL. */
 const MAX_SOCKET_PATH = 107;
 const PROBE_TIMEOUT_MS = 2000;
+/** Starters that may have died while removing one stale lock before the next gives up (each needs a SIGKILL mid-way). */
+const MAX_BREAK_SLOTS = 64;
+/** How often a starter looks whether another one has finished removing a stale lock, and for how long at most. */
+const BREAK_POLL_MS = 20;
+const BREAK_PATIENCE_MS = 30_000;
+const ATTEMPTS = 20;
 
 interface Holder {
   pid?: number;
   started?: string;
   nonce?: string;
+}
+
+/** Where a test may hold a starter or a holder, to play races out in a chosen order. */
+export type LockPoint = "stale-seen" | "breaking" | "release-checked";
+export interface LockSeams {
+  pause?(point: LockPoint): Promise<void>;
 }
 
 /**
@@ -99,81 +127,206 @@ function probe(file: string): Promise<Probe> {
   });
 }
 
-/** Removes the stale lock `ino` at `file`, and nothing that replaced it meanwhile. */
-function removeStale(file: string, ino: number | undefined): void {
-  const trash = path.join(path.dirname(file), `.media-outbox-stale-${process.pid}-${randomBytes(6).toString("hex")}`);
+/** What the name `file` leads to, exactly enough that it never comes back: inode and ctime to the nanosecond. */
+function identityOf(file: string): string | undefined {
+  const st = fs.lstatSync(file, { bigint: true, throwIfNoEntry: false });
+  return st ? `${st.ino}-${st.ctimeNs}` : undefined;
+}
+
+function unlinkIfSame(file: string, ino: number): void {
+  const st = fs.lstatSync(file, { throwIfNoEntry: false });
+  if (st?.ino !== ino) return;
   try {
-    fs.renameSync(file, trash);
+    fs.unlinkSync(file);
   } catch (err) {
-    if (isErrno(err, "ENOENT")) return;
-    throw err;
+    if (!isErrno(err, "ENOENT")) throw err;
   }
-  const taken = fs.lstatSync(trash, { throwIfNoEntry: false });
-  if (taken && ino !== undefined && taken.ino !== ino) {
-    // A live lock was linked in after the probe: give it its name back.
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Whether the lock directory's owner is one whose lock counts: this user, root, or the owner of the folder it is in. */
+function counts(uid: number, folder: fs.Stats): boolean {
+  return uid === process.geteuid?.() || uid === 0 || uid === folder.uid;
+}
+
+/**
+ * The lock directory inside `folder`, made when missing. Anything else at its
+ * name (a file, a link, another user's directory, one others may write) is
+ * moved aside under a unique dot-name: nothing is deleted.
+ */
+function openLockDir(folder: string): string {
+  const dir = path.join(folder, LOCK_DIR);
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    const st = fs.lstatSync(dir, { throwIfNoEntry: false });
+    if (!st) {
+      try {
+        fs.mkdirSync(dir, { mode: 0o700 });
+      } catch (err) {
+        if (!isErrno(err, "EEXIST")) throw err;
+      }
+      continue;
+    }
+    if (st.isDirectory() && (st.mode & 0o022) === 0 && counts(st.uid, fs.statSync(folder))) return dir;
     try {
-      fs.linkSync(trash, file);
-    } catch {
-      // Taken again meanwhile: the next probe says by whom.
+      fs.renameSync(dir, path.join(folder, `.media-outbox-junk-${randomBytes(6).toString("hex")}`));
+    } catch (err) {
+      if (!isErrno(err, "ENOENT")) throw err;
     }
   }
-  fs.rmSync(trash, { force: true });
+  throw new Error(`cannot make the lock directory ${escapeText(dir)}: something keeps taking its name`);
 }
 
 export class WatchLock {
   private constructor(
-    private readonly file: string,
+    private readonly dir: string,
     private readonly server: net.Server,
     private readonly ino: number,
+    private readonly seams: LockSeams,
   ) {}
 
   /**
-   * Takes the lock at `file` for `what` (the outbox, a drop folder), or throws
-   * FatalError `already_running` naming the process that holds it.
+   * Takes the lock of `folder` (the outbox's state directory, a drop folder)
+   * for `what` (the outbox, a drop folder), or throws FatalError
+   * `already_running` naming the process that holds it.
    */
-  static async acquire(file: string, what: string): Promise<WatchLock> {
+  static async acquire(folder: string, what: string, seams: LockSeams = {}): Promise<WatchLock> {
     const nonce = randomBytes(12).toString("hex");
     const me = JSON.stringify({ pid: process.pid, started: new Date().toISOString(), nonce });
     const server = net.createServer((c) => c.end(`${me}\n`));
     server.on("error", () => {});
-    const temp = path.join(path.dirname(file), `.media-outbox-lock-${process.pid}-${randomBytes(6).toString("hex")}`);
+    let temp: string | undefined;
     try {
-      await listenAt(server, temp);
-      server.unref();
-      for (let attempt = 0; attempt < 5; attempt++) {
+      let dir = openLockDir(folder);
+      for (let attempt = 0; !temp; attempt++) {
+        const name = path.join(dir, `tmp-${process.pid}-${randomBytes(6).toString("hex")}`);
         try {
-          fs.linkSync(temp, file);
+          await listenAt(server, name);
+          temp = name;
+        } catch (err) {
+          // The directory went with the last holder's release: make it again.
+          if (!isErrno(err, "ENOENT") || attempt >= ATTEMPTS) throw err;
+          dir = openLockDir(folder);
+        }
+      }
+      server.unref();
+      const holder = path.join(dir, HOLDER);
+      for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+        try {
+          fs.linkSync(temp, holder);
         } catch (err) {
           if (!isErrno(err, "EEXIST")) throw err;
-          const before = fs.lstatSync(file, { throwIfNoEntry: false });
-          const found = await probe(file);
+          const seen = identityOf(holder);
+          const found = await probe(holder);
           if (found.state === "held") throw alreadyRunning(what, found.holder);
-          if (found.state === "stale") removeStale(file, before?.ino);
+          if (found.state === "stale" && seen !== undefined) {
+            await seams.pause?.("stale-seen");
+            await breakStale(dir, seen, temp, what, seams);
+          }
           continue;
         }
         const ino = fs.lstatSync(temp).ino;
         fs.unlinkSync(temp);
-        // Taking a stale lock races with other starters doing the same: the
-        // name must now lead to this very socket.
-        const check = await probe(file);
+        temp = undefined;
+        // Nobody removes a live lock, so the name leads to this very socket; asked anyway, it costs one connection.
+        const check = await probe(holder);
         if (check.state !== "held" || check.holder.nonce !== nonce) {
           throw alreadyRunning(what, check.state === "held" ? check.holder : {});
         }
-        return new WatchLock(file, server, ino);
+        await sweepLeftovers(dir);
+        return new WatchLock(dir, server, ino, seams);
       }
       throw alreadyRunning(what, {});
     } catch (err) {
       server.close();
-      fs.rmSync(temp, { force: true });
+      if (temp) fs.rmSync(temp, { force: true });
       throw err;
     }
   }
 
-  /** Gives the lock up: the socket closes and its name goes (unless someone else holds it by now). */
+  /** Gives the lock up: its name goes while the socket still answers (so nobody judges it stale meanwhile), then the socket closes. */
   async release(): Promise<void> {
+    const holder = path.join(this.dir, HOLDER);
+    const st = fs.lstatSync(holder, { throwIfNoEntry: false });
+    await this.seams.pause?.("release-checked");
+    if (st?.ino === this.ino) unlinkIfSame(holder, this.ino);
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
-    const st = fs.lstatSync(this.file, { throwIfNoEntry: false });
-    if (st && st.ino === this.ino) fs.rmSync(this.file, { force: true });
+    try {
+      fs.rmdirSync(this.dir);
+    } catch {
+      // Not empty (a starter is at work in it) or gone: it stays for them.
+    }
+  }
+}
+
+/**
+ * Removes the stale lock whose identity is `id`, as its only remover: takes
+ * the first free break slot of that lock (`me`, this starter's socket, linked
+ * there), passing only slots whose holder died; a slot whose holder is alive
+ * means another starter removes it: this one waits until it is done and
+ * returns (or, when that takes too long, throws `already_running` naming
+ * it). The lock is removed only when it is still that stale lock.
+ */
+async function breakStale(dir: string, id: string, me: string, what: string, seams: LockSeams): Promise<void> {
+  const holder = path.join(dir, HOLDER);
+  for (let k = 0; k < MAX_BREAK_SLOTS; k++) {
+    const slot = path.join(dir, `break-${id}-${k}`);
+    try {
+      fs.linkSync(me, slot);
+    } catch (err) {
+      if (!isErrno(err, "EEXIST")) throw err;
+      const found = await probe(slot);
+      // A remover that died: its slot is passed, never reused.
+      if (found.state === "stale") continue;
+      const deadline = Date.now() + BREAK_PATIENCE_MS;
+      for (let now: Probe = found; now.state === "held"; now = await probe(slot)) {
+        if (Date.now() > deadline) throw alreadyRunning(what, now.holder);
+        await sleep(BREAK_POLL_MS);
+      }
+      return;
+    }
+    const mine = fs.lstatSync(slot).ino;
+    try {
+      await seams.pause?.("breaking");
+      // Only the holder of a slot of this lock removes it, and that is this
+      // starter now: if the name still leads to that lock, it stays so until
+      // the rename below.
+      if (identityOf(holder) !== id || (await probe(holder)).state === "held") return;
+      const trash = path.join(dir, `trash-${process.pid}-${randomBytes(6).toString("hex")}`);
+      try {
+        fs.renameSync(holder, trash);
+      } catch (err) {
+        if (isErrno(err, "ENOENT")) return;
+        throw err;
+      }
+      try {
+        fs.unlinkSync(trash);
+      } catch {
+        // Not a socket or a file (a directory someone put there): it stays, out of the way.
+      }
+    } finally {
+      unlinkIfSame(slot, mine);
+    }
+    return;
+  }
+  throw new Error(`more than ${MAX_BREAK_SLOTS} starters died while removing the stale watch lock in ${escapeText(dir)}; remove that directory once no watch runs`);
+}
+
+/**
+ * Once the lock is held: what starters that died left in its directory
+ * (temporary sockets, break slots, removed locks) goes. A socket that still
+ * answers belongs to a starter at work and stays.
+ */
+async function sweepLeftovers(dir: string): Promise<void> {
+  for (const name of fs.readdirSync(dir)) {
+    if (name === HOLDER) continue;
+    const file = path.join(dir, name);
+    if ((await probe(file)).state !== "stale") continue;
+    try {
+      fs.unlinkSync(file);
+    } catch {
+      // Gone already, or a directory someone put there: left alone.
+    }
   }
 }
 

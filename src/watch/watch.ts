@@ -13,7 +13,7 @@ import { isWithin } from "../safety/gateway.js";
 import { type Layout, openLayout } from "../state/layout.js";
 import { DropFolder } from "./drop.js";
 import { WatchWorkers } from "./watch-workers.js";
-import { LOCK_NAME, WatchLock } from "./lock.js";
+import { WatchLock } from "./lock.js";
 import type { EventSink, WatchEvent } from "./events.js";
 import { DEFAULT_RESCAN_MS, OutboxGuard } from "./guard.js";
 import { WorkQueue } from "./work-queue.js";
@@ -144,8 +144,8 @@ export class Watch {
   async start(): Promise<void> {
     // One watch per outbox and per drop folder: a second one stops here (exit 2).
     try {
-      await this.lock(path.join(this.layout.stateDir, LOCK_NAME), `the outbox ${escapeText(this.layout.outbox)}`);
-      for (const drop of this.drops) await this.lock(path.join(drop, LOCK_NAME), `the drop folder ${escapeText(drop)}`);
+      await this.lock(this.layout.stateDir, `the outbox ${escapeText(this.layout.outbox)}`);
+      for (const drop of this.drops) await this.lock(drop, `the drop folder ${escapeText(drop)}`);
     } catch (err) {
       // The locks already taken are given back: nothing of this watch stays.
       await this.releaseLocks();
@@ -160,9 +160,9 @@ export class Watch {
     this.emit({ event: "ready" });
   }
 
-  private async lock(file: string, what: string): Promise<void> {
+  private async lock(folder: string, what: string): Promise<void> {
     if (this.stopping) return;
-    const lock = await WatchLock.acquire(file, what);
+    const lock = await WatchLock.acquire(folder, what);
     this.locks.push(lock);
     // Stopped while the lock was taken: stop() has already released the others.
     if (this.stopping) await this.releaseLocks();
