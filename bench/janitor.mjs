@@ -39,6 +39,8 @@ function makeTree() {
   const hermes = path.join(home, ".hermes");
   const dir = path.join(hermes, "media_outbox");
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // The state beside it as prepare leaves it: the janitor takes expired files into its staging directory.
+  fs.mkdirSync(path.join(hermes, ".media_outbox-state", "staging"), { recursive: true, mode: 0o700 });
   const now = Date.now();
   const oldTime = new Date(now - 20 * DAY);
   const newTime = new Date(now - 1 * DAY);

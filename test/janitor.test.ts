@@ -241,6 +241,34 @@ describe("janitor: race safety", () => {
     expect(rep.skipped).toContainEqual(expect.objectContaining({ name: "report.txt", code: "refreshed" }));
   });
 
+  it("a file prepare reuses after the janitor's last look, right before its removal, is kept (chdir or not)", () => {
+    const work = path.join(h.home, "work");
+    fs.mkdirSync(work);
+    const src = write(work, "report.txt", "the same bytes\n");
+    for (const chdir of [false, true]) {
+      const first = cli(["prepare", "--json", src], { env: h.env });
+      expect(first.code, first.stderr).toBe(0);
+      const published = age(path.join(h.outbox, "report.txt"), 20 * DAY);
+      let line: { success: boolean; media: { path: string; reused: boolean }[] } | undefined;
+      const rep = runJanitor({
+        env: h.env,
+        chdir,
+        afterRecheck: (_area, name) => {
+          // The real prepare, once the janitor has decided and before it acts: it reuses the file and says so.
+          if (name === "report.txt") line = JSON.parse(cli(["prepare", "--json", src], { env: h.env }).stdout);
+        },
+      });
+      expect(line).toMatchObject({ success: true, media: [{ path: published, reused: true }] });
+      // What prepare's line names is there, with its bytes.
+      expect(fs.readFileSync(published, "utf8")).toBe("the same bytes\n");
+      expect(rep.deleted).toEqual([]);
+      expect(rep.errors).toEqual([]);
+      expect(rep.skipped).toContainEqual(expect.objectContaining({ name: "report.txt", code: "refreshed" }));
+      // Nothing of the janitor's stays in the staging directory.
+      expect(fs.readdirSync(path.join(state, "staging"))).toEqual([]);
+    }
+  });
+
   it("a file replaced by another inode during the sweep is kept", () => {
     const f = oldFile(h.outbox, "a.png", 20 * DAY);
     const rep = runJanitor({

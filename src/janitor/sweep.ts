@@ -2,7 +2,11 @@
 // every directory is opened once and verified as opened, every later call goes
 // through that open directory (/proc/self/fd/N), and each entry is looked at
 // again right before unlink(2), so a swapped path, a replaced file or a file
-// that prepare just reused (fresh mtime) is left alone.
+// that prepare just reused (fresh mtime) is left alone. An outbox file is
+// first taken out of the outbox by rename(2) into the staging directory and
+// judged there, where no prepare can reuse it any more: a look and an unlink
+// are two steps, and prepare's reuse between them would have been deleted
+// after prepare printed its line.
 import fs from "node:fs";
 import { type Config, type ConfigOverrides, loadConfig } from "../config/config.js";
 import { FatalError, errnoCode, isErrno } from "../core/errors.js";
@@ -31,6 +35,7 @@ export type SkipCode =
   | "not_utf8_name"
   | "not_ledger_file"
   | "refreshed"
+  | "reused_meanwhile"
   | "replaced"
   | "vanished"
   | "ledger_active";
@@ -122,6 +127,8 @@ export interface JanitorOptions extends ConfigOverrides {
   chdir?: boolean;
   /** Called right before each final re-check and unlink. A test seam. */
   beforeUnlink?: (area: JanitorArea, name: string) => void;
+  /** Called once the final re-check decided to delete, right before the entry is taken (or unlinked). A test seam. */
+  afterRecheck?: (area: JanitorArea, name: string) => void;
 }
 
 function emptyTotals(): Totals {
@@ -136,6 +143,7 @@ const SKIP_TEXT: Record<SkipCode, string> = {
   not_utf8_name: "its name is not valid UTF-8, which prepare never publishes: kept until it expires (the watch guard quarantines it)",
   not_ledger_file: "not a ledger day file (YYYY-MM-DD.jsonl)",
   refreshed: "its mtime changed during the run (reused by prepare?): kept",
+  reused_meanwhile: "prepare reused it while it was being removed, and the name was taken meanwhile: kept in the staging directory, under this name",
   replaced: "it was replaced by another file during the run: kept",
   vanished: "already gone (another janitor or a user removed it)",
   ledger_active: "holds a record newer than the retention plus one day",
@@ -165,11 +173,17 @@ class Sweep {
   readonly report: JanitorReport;
   private readonly dryRun: boolean;
   private readonly beforeUnlink: JanitorOptions["beforeUnlink"];
+  private readonly afterRecheck: JanitorOptions["afterRecheck"];
+  /** Where an outbox file is taken before it is deleted (the staging directory, on the outbox's filesystem). */
+  private readonly takeInto: SweptDir | undefined;
+  private taken = 0;
 
-  constructor(report: JanitorReport, options: JanitorOptions) {
+  constructor(report: JanitorReport, options: JanitorOptions, takeInto: SweptDir | undefined) {
     this.report = report;
     this.dryRun = options.dryRun === true;
     this.beforeUnlink = options.beforeUnlink;
+    this.afterRecheck = options.afterRecheck;
+    this.takeInto = takeInto;
   }
 
   skip(area: JanitorArea, name: string, code: SkipCode, reason = SKIP_TEXT[code]): void {
@@ -234,24 +248,81 @@ class Sweep {
       this.skip(area, seen.name, "refreshed");
       return "kept";
     }
+    this.afterRecheck?.(area, seen.name);
+    let deleted = now;
     if (!this.dryRun) {
-      try {
-        fs.unlinkSync(file);
-      } catch (err) {
-        // Another janitor took it first: not ours to count.
-        if (isErrno(err, "ENOENT")) {
-          this.skip(area, seen.name, "vanished");
-          return "gone";
-        }
-        this.fail(area, seen.name, err);
-        return "failed";
-      }
+      const outcome = area === "outbox" && this.takeInto ? this.takeAndDelete(file, seen, stillDue) : this.unlink(area, seen.name, file);
+      if (outcome !== "deleted") return outcome;
+      deleted = this.lastTaken ?? now;
     }
-    this.report.deleted.push({ area, name: showName(seen.name), bytes: now.size, mtime: new Date(now.mtimeMs).toISOString(), reason });
+    this.report.deleted.push({ area, name: showName(seen.name), bytes: deleted.size, mtime: new Date(deleted.mtimeMs).toISOString(), reason });
     const totals = this.report.areas[area];
     totals.deleted++;
-    totals.bytes_freed += now.size;
+    totals.bytes_freed += deleted.size;
     return "deleted";
+  }
+
+  private unlink(area: JanitorArea, name: string, file: string | Buffer): Outcome {
+    try {
+      fs.unlinkSync(file);
+      return "deleted";
+    } catch (err) {
+      // Another janitor took it first: not ours to count.
+      if (isErrno(err, "ENOENT")) {
+        this.skip(area, name, "vanished");
+        return "gone";
+      }
+      this.fail(area, name, err);
+      return "failed";
+    }
+  }
+
+  /** What the last take found, when it deleted it. */
+  private lastTaken: fs.Stats | undefined;
+
+  /**
+   * Takes an outbox file out of the outbox (rename(2) into the staging
+   * directory, where nothing reuses it), judges it there, and deletes it only
+   * when it is still the file seen and still due; otherwise it gets its name
+   * back (link(2): never over another file).
+   */
+  private takeAndDelete(file: string | Buffer, seen: Seen, stillDue: (now: fs.Stats) => boolean): Outcome {
+    this.lastTaken = undefined;
+    const takenName = `.janitor-${process.pid}-${++this.taken}`;
+    const taken = `${this.takeInto!.prefix}${takenName}`;
+    try {
+      fs.renameSync(file, taken);
+    } catch (err) {
+      // Outbox and staging on two mounts of one filesystem: no taking, as before.
+      if (isErrno(err, "EXDEV")) return this.unlink("outbox", seen.name, file);
+      if (isErrno(err, "ENOENT")) {
+        this.skip("outbox", seen.name, "vanished");
+        return "gone";
+      }
+      this.fail("outbox", seen.name, err);
+      return "failed";
+    }
+    try {
+      const now = fs.lstatSync(taken);
+      if (now.dev === seen.dev && now.ino === seen.ino && stillDue(now)) {
+        fs.unlinkSync(taken);
+        this.lastTaken = now;
+        return "deleted";
+      }
+      try {
+        fs.linkSync(taken, file);
+        fs.unlinkSync(taken);
+        this.skip("outbox", seen.name, now.ino === seen.ino ? "refreshed" : "replaced");
+      } catch (err) {
+        if (!isErrno(err, "EEXIST")) throw err;
+        this.skip("outbox", seen.name, "reused_meanwhile", `${SKIP_TEXT.reused_meanwhile} ${escapeText(takenName)}`);
+      }
+      return "kept";
+    } catch (err) {
+      // It is in the staging directory, under takenName: reported, never lost silently.
+      this.fail("outbox", seen.name, err);
+      return "failed";
+    }
   }
 
   /**
@@ -518,7 +589,7 @@ export function runJanitor(options: JanitorOptions = {}): JanitorReport {
     for (const area of JANITOR_AREAS) report.areas[area].path = opened[area] ? escapeText(opened[area].real) : null;
     options.onOpened?.();
 
-    const sweep = new Sweep(report, options);
+    const sweep = new Sweep(report, options, opened.staging);
     const cwd: { fd?: number; path?: string } = {};
     const enter = options.chdir ? (dir: SweptDir) => enterDir(dir, cwd) : (dir: SweptDir) => dir;
     try {
