@@ -14,7 +14,7 @@ import { isIgnoredDropName, receiptNamesFit } from "../src/watch/receipt.js";
 import { Watch } from "../src/watch/watch.js";
 import { type WatchEvent, errorText } from "../src/watch/events.js";
 import { WorkQueue } from "../src/watch/work-queue.js";
-import { makeHome, png } from "./helpers.js";
+import { ROOT, makeHome, png } from "./helpers.js";
 import { waitUntil } from "./watch-helpers.js";
 
 let dir: string;
@@ -149,12 +149,12 @@ describe("Watch (library)", () => {
 
   /** Event names of the log lines written so far. */
   let logged: string[];
-  const newWatch = (onEvent?: (e: WatchEvent) => void, maxInFlight?: number) => {
+  const newWatch = (onEvent?: (e: WatchEvent) => void, maxInFlight?: number, dropWorker?: string) => {
     logged = [];
     const record = (obj: object) => void logged.push(String((obj as { event?: unknown }).event));
     const logger = { info: record, warn: record, error: record, debug: record };
     const config = loadConfig({ env: h.env, watch: { drop: [drop], settle: "50ms" } });
-    const w = new Watch({ config, logger, rescanMs: 100, ...(onEvent ? { onEvent } : {}), ...(maxInFlight ? { maxInFlight } : {}) });
+    const w = new Watch({ config, logger, rescanMs: 100, ...(onEvent ? { onEvent } : {}), ...(maxInFlight ? { maxInFlight } : {}), ...(dropWorker ? { dropWorker } : {}) });
     watches.push(w);
     return w;
   };
@@ -179,6 +179,35 @@ describe("Watch (library)", () => {
     fs.renameSync(away, drop);
     const answered = (name: string) => fs.existsSync(path.join(drop, `${name}.media`));
     await waitUntil(() => names.every(answered), "a receipt for every file", 10_000);
+  });
+
+  const answeringWorker = path.join(ROOT, "test/fixtures/answering-drop-worker.cjs");
+  const asked = (name: string) => fs.readdirSync(h.home).filter((n) => n.startsWith(`asked-${name}-`)).length;
+
+  it("a file that changed while it was copied is no verdict on it: no receipt, it stays and is tried again", async () => {
+    fs.mkdirSync(drop, { mode: 0o700 });
+    fs.writeFileSync(path.join(drop, "growing.txt"), "changing, still being written\n");
+    const events: WatchEvent[] = [];
+    const w = newWatch((e) => events.push(e), undefined, answeringWorker);
+    await w.start();
+    // Asked a second time: the first answer left it in place, for a later try.
+    await waitUntil(() => asked("growing.txt") >= 2, "the file tried again", 20_000);
+    expect(fs.readFileSync(path.join(drop, "growing.txt"), "utf8")).toBe("changing, still being written\n");
+    expect(fs.readdirSync(drop).filter((n) => n.endsWith(".refused") || n.endsWith(".media"))).toEqual([]);
+    expect(events.filter((e) => e.event !== "ready")).toEqual([]);
+    expect(logged).toContain("drop_deferred");
+  });
+
+  it("a file written to after it was copied keeps what was not published: it stays beside its receipt", async () => {
+    fs.mkdirSync(drop, { mode: 0o700 });
+    fs.writeFileSync(path.join(drop, "notes.txt"), "append: the first part\n");
+    const events: WatchEvent[] = [];
+    const w = newWatch((e) => events.push(e), undefined, answeringWorker);
+    await w.start();
+    await waitUntil(() => events.find((e) => e.event === "published" && e.name === "notes.txt"), "notes.txt answered", 20_000);
+    expect(fs.existsSync(path.join(drop, "notes.txt.media"))).toBe(true);
+    expect(fs.readFileSync(path.join(drop, "notes.txt"), "utf8")).toBe("append: the first part\nwritten after the copy\n");
+    expect(logged).toContain("drop_kept");
   });
 
   it("leaves no watch and no timer running when stopped during start()", async () => {

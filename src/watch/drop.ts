@@ -307,8 +307,9 @@ export class DropFolder {
         const report = await this.prepareDrop(file as string, this.config);
         const media = report.media[0];
         const dropped = report.media_dropped[0]!;
-        // The host failed, not the file (a full disk, an I/O error): it stays and is tried again.
-        if (!media && dropped.code === "host_error") return this.defer(name, "host_error", dropped.reason);
+        // The host failed, not the file (a full disk, an I/O error), or the
+        // file is still being written: no verdict on it; it stays and is tried again.
+        if (!media && (dropped.code === "host_error" || dropped.code === "changed_during_copy")) return this.defer(name, dropped.code, dropped.reason);
         outcome = media
           ? { kind: "media", directive: media.directive, published: media.name, reused: media.reused }
           : { kind: "refused", code: dropped.code, reason: dropped.reason };
@@ -360,11 +361,19 @@ export class DropFolder {
     if (this.options.keep) this.skipped.set(name, "receipt_exists");
   }
 
-  /** Removes the dropped entry (a link as a link), unless something else took its name meanwhile. */
+  /**
+   * Removes the dropped entry (a link as a link), unless something else took
+   * its name meanwhile, or it was written to since it was looked at: what it
+   * holds now was never judged, and stays beside its receipt.
+   */
   private removeOriginal(name: string, seen: fs.Stats): void {
     const file = entryPath(this.dir, name);
     const now = fs.lstatSync(file, { throwIfNoEntry: false });
     if (!now || now.ino !== seen.ino || now.dev !== seen.dev) return;
+    if (now.size !== seen.size || now.mtimeMs !== seen.mtimeMs || now.ctimeMs !== seen.ctimeMs) {
+      this.logger.warn({ event: "drop_kept", drop: escapeText(this.dir), name: showName(name) }, "a processed file changed after it was looked at: kept beside its receipt; drop it again under a new name");
+      return;
+    }
     try {
       fs.unlinkSync(file);
     } catch (err) {
