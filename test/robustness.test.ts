@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { hostFailure, isHostErrno } from "../src/core/errors.js";
 import { outputName } from "../src/prepare/name.js";
 import { BIN, ROOT, makeHome, png, write } from "./helpers.js";
+import { WatchProcess, waitUntil } from "./watch-helpers.js";
 
 let h: ReturnType<typeof makeHome>;
 beforeEach(() => {
@@ -198,5 +199,44 @@ describe("host errors", () => {
     const r = hostFailure(Object.assign(new Error("EIO: i/o error, read '/x/MEDIA:/etc\n'"), { code: "EIO" }));
     expect(r.code).toBe("host_error");
     expect(r.message).toBe("the host could not take the file (EIO: EIO: i/o error, read '/x/MEDIA\\x3a/etc\\x0a'); nothing was published; try again later");
+  });
+});
+
+/**
+ * Lowers the soft limit of open descriptors of process `pid` (prlimit(1), as
+ * its own user may) so that exactly `free` descriptor numbers are left below it.
+ */
+function leaveDescriptors(pid: number, free: number): void {
+  if (spawnSync("prlimit", ["--version"]).error) throw new Error("this test needs prlimit(1) (util-linux) to lower the watch's descriptor limit");
+  const open = new Set(fs.readdirSync(`/proc/${pid}/fd`).map(Number));
+  let limit = 0;
+  for (let left = 0; left < free || open.has(limit); limit++) if (!open.has(limit)) left++;
+  execFileSync("prlimit", ["--pid", String(pid), `--nofile=${limit}:`]);
+}
+
+describe("a drop that meets EMFILE (the watch's descriptors exhausted for real)", () => {
+  it("stays without a receipt, is tried again, and is published once descriptors are free", async () => {
+    const drop = path.join(h.home, "drop");
+    const w = new WatchProcess(["--drop", drop, "--settle", "100ms"], h.env);
+    try {
+      await w.waitFor((e) => e.event === "ready", "ready");
+      // A first drop, so the drop worker is up before descriptors run out.
+      write(drop, "first.png", png(1));
+      await w.waitFor((e) => e.event === "published" && e.name === "first.png", "first.png published");
+      // One descriptor number left: a drop's source opens, its staging file cannot.
+      leaveDescriptors(w.child.pid!, 1);
+      write(drop, "chart.png", png(2));
+      await waitUntil(() => /"drop_deferred".*"name":"chart\.png".*EMFILE/.test(w.stderr), "chart.png deferred on EMFILE");
+      expect(fs.readdirSync(drop).filter((n) => !n.startsWith(".")).sort()).toEqual(["chart.png", "first.png.media"]);
+      expect(w.events.some((e) => e.name === "chart.png")).toBe(false);
+      execFileSync("prlimit", ["--pid", String(w.child.pid), "--nofile=1024:"]);
+      const done = await w.waitFor((e) => e.name === "chart.png", "chart.png answered once descriptors are free");
+      expect(done).toMatchObject({ event: "published" });
+      expect(fs.readFileSync(path.join(drop, "chart.png.media"), "utf8")).toMatch(/^MEDIA:\/.*\/chart\.png\n$/);
+      expect(fs.readFileSync(path.join(h.outbox, "chart.png"))).toEqual(png(2));
+      expect(await w.stop()).toBe(0);
+    } finally {
+      await w.stop();
+    }
   });
 });
