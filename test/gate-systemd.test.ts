@@ -7,14 +7,14 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Snapshot, snapshot } from "./deploy-helpers";
-import { BIN, png } from "./helpers";
+import { BIN, ROOT, png } from "./helpers";
 import { type ExecOptions, SystemdContainer } from "./systemd-container";
 import { waitUntil } from "./watch-helpers";
 
 // /srv on a real filesystem (a fresh host directory), as on a server: the
 // container's volatile overlay reports another st_dev for files than for
 // their directory, which the janitor rightly refuses to cross.
-const c = new SystemdContainer({ fresh: ["/srv"] });
+const c = new SystemdContainer({ fresh: ["/srv"], readOnly: [ROOT] });
 const NODE = process.execPath;
 const OUTBOX = "/srv/media-outbox/outbox";
 const STATE = "/srv/media-outbox/state";
@@ -193,6 +193,16 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
     expect(copy.code, copy.stderr).toBe(2);
     expect(copy.stderr).toMatch(/the gate would run code others can change: \/opt\/mo-copy\/dist\S* belongs to uid \d+, not root/);
     c.run(["rm", "-rf", "/opt/mo-copy"]);
+    // Below a sticky directory (/tmp's mode 1777), root's own copy is root's alone: only root may rename or remove it there.
+    // An outbox that does not exist yet is not: anyone could take its name first.
+    c.run(["sh", "-ec", `install -d -m 1777 /srv/sticky && install -d -m 0755 /srv/sticky/mo && cp -a ${path.dirname(path.dirname(BIN))}/bin ${path.dirname(path.dirname(BIN))}/dist ${path.dirname(path.dirname(BIN))}/deploy ${path.dirname(path.dirname(BIN))}/package.json /srv/sticky/mo/ && chown -R root:root /srv/sticky/mo`]);
+    const sticky = c.exec([NODE, "/srv/sticky/mo/bin/media-outbox", "install", "systemd", "--system", "--gate", "--agent-user", "agent", "--dry-run"]);
+    expect(sticky.code, sticky.stderr).toBe(0);
+    expect(sticky.stdout).toContain("media-outbox-gate.service");
+    const stickyOutbox = mo(["install", "systemd", "--system", "--gate", "--agent-user", "agent", "--outbox", "/srv/sticky/outbox"]);
+    expect(stickyOutbox.code).toBe(2);
+    expect(stickyOutbox.stderr).toMatch(/\/srv\/sticky is writable by its group or others \(mode 1777\)/);
+    c.run(["rm", "-rf", "/srv/sticky"]);
     const user = mo(["install", "systemd", "--user", "--gate"]);
     expect(user.code).toBe(2);
     expect(user.stderr).toContain("use --system, not --user");

@@ -102,6 +102,12 @@ export interface ContainerOptions {
    * which files report the st_dev of their directory, as on a server.
    */
   fresh?: string[];
+  /**
+   * Host directories bound read-only at their own paths: the code under test.
+   * Seen through the overlay of `/` otherwise, except under /tmp, where
+   * systemd-nspawn mounts a tmpfs of its own (a clone in /tmp vanished).
+   */
+  readOnly?: string[];
 }
 
 export class SystemdContainer {
@@ -152,6 +158,9 @@ export class SystemdContainer {
     for (const [i, target] of (this.options.fresh ?? []).entries()) {
       if (!path.isAbsolute(target) || target === "/" || /[\s:]/.test(target)) throw new Error(`fresh: ${target} must be an absolute directory other than /`);
       fs.mkdirSync(path.join(this.base, "fresh", String(i)), { mode: 0o755 });
+    }
+    for (const dir of this.options.readOnly ?? []) {
+      if (!path.isAbsolute(dir) || dir === "/" || /[\s:]/.test(dir)) throw new Error(`readOnly: ${dir} must be an absolute directory other than /, without spaces or colons`);
     }
     this.makeCgroups();
     try {
@@ -205,7 +214,10 @@ export class SystemdContainer {
         MACHINE: this.machine,
         WORK: this.work,
         // Unquoted in the script on purpose: one word per bind (paths without spaces, checked above).
-        FRESH: (this.options.fresh ?? []).map((target, i) => `--bind=${path.join(this.base, "fresh", String(i))}:${target}`).join(" "),
+        FRESH: [
+          ...(this.options.fresh ?? []).map((target, i) => `--bind=${path.join(this.base, "fresh", String(i))}:${target}`),
+          ...(this.options.readOnly ?? []).map((dir) => `--bind-ro=${dir}`),
+        ].join(" "),
       },
       stdio: ["ignore", log, log],
     });

@@ -133,7 +133,10 @@ const isDenied = (p: string) => SYSTEM_PREFIXES.find((prefix) => isWithin(p, pre
  * root: a component of its real path, from `/` down to `p` itself (when it
  * exists), that is not a root-owned directory (or file) without group or other
  * write permission. Components that do not exist yet are skipped: install
- * creates them root-owned.
+ * creates them root-owned. A root-owned sticky directory (`/tmp`, mode 1777)
+ * passes when the next component exists: only root may rename or remove
+ * root's entries there (and the next component is held to the same rule); a
+ * name not made yet could be taken by anyone first.
  */
 export function rootOwnedProblem(p: string, scope: Pick<UnitScope, "root">): string | undefined {
   const real = resolveExisting(onDisk(scope as UnitScope, p));
@@ -145,7 +148,7 @@ export function rootOwnedProblem(p: string, scope: Pick<UnitScope, "root">): str
     chain.unshift(d);
     if (d === top || d === path.dirname(d)) break;
   }
-  for (const d of chain) {
+  for (const [i, d] of chain.entries()) {
     let st: fs.Stats;
     try {
       st = fs.lstatSync(d);
@@ -154,7 +157,9 @@ export function rootOwnedProblem(p: string, scope: Pick<UnitScope, "root">): str
       throw err;
     }
     if (st.uid !== 0) return `${shown(d)} belongs to uid ${st.uid}, not root`;
-    if (st.mode & 0o022) return `${shown(d)} is writable by its group or others (mode ${formatMode(st.mode)})`;
+    const next = chain[i + 1];
+    const stickyAboveExisting = st.isDirectory() && st.mode & 0o1000 && next !== undefined && fs.lstatSync(next, { throwIfNoEntry: false }) !== undefined;
+    if (st.mode & 0o022 && !stickyAboveExisting) return `${shown(d)} is writable by its group or others (mode ${formatMode(st.mode)})`;
   }
   return undefined;
 }
