@@ -203,6 +203,12 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
     expect(stickyOutbox.code).toBe(2);
     expect(stickyOutbox.stderr).toMatch(/\/srv\/sticky is writable by its group or others \(mode 1777\)/);
     c.run(["rm", "-rf", "/srv/sticky"]);
+    // Under /var/tmp (sticky too) the gate would never see it: its unit has a /var/tmp of its own (PrivateTmp=).
+    c.run(["sh", "-ec", `install -d -m 0755 /var/tmp/mo && cp -a ${path.dirname(path.dirname(BIN))}/bin ${path.dirname(path.dirname(BIN))}/dist ${path.dirname(path.dirname(BIN))}/deploy ${path.dirname(path.dirname(BIN))}/package.json /var/tmp/mo/ && chown -R root:root /var/tmp/mo`]);
+    const hidden = c.exec([NODE, "/var/tmp/mo/bin/media-outbox", "install", "systemd", "--system", "--gate", "--agent-user", "agent", "--dry-run"]);
+    expect(hidden.code).toBe(2);
+    expect(hidden.stderr).toContain("the gate's user could not run it: /var/tmp/mo lies under /var/tmp, which the gate's unit hides from it (PrivateTmp=)");
+    c.run(["rm", "-rf", "/var/tmp/mo"]);
     const user = mo(["install", "systemd", "--user", "--gate"]);
     expect(user.code).toBe(2);
     expect(user.stderr).toContain("use --system, not --user");

@@ -203,6 +203,13 @@ function checkExistingDir(dir: string, what: string, service: PasswdEntry | unde
   }
 }
 
+/** Directories the units' hardening (deploy/systemd/hardening.conf) replaces with empty ones of their own. */
+const HIDDEN_FROM_UNITS: readonly (readonly [string, string])[] = [
+  ["/tmp", "PrivateTmp="],
+  ["/var/tmp", "PrivateTmp="],
+  ["/dev", "PrivateDevices="],
+];
+
 /**
  * The code the gate runs as its service user: node, and this package (bin,
  * dist, node_modules, package.json). Whoever can change it runs as the gate,
@@ -212,6 +219,9 @@ export function checkGateCode(node: string, packageRoot: string): void {
   const refuse = (problem: string) => usageError(`the gate would run code others can change: ${problem}. Install media-outbox system-wide (as root: npm install -g) and run install from there`);
   const unreadable = (problem: string) => usageError(`the gate's user could not run it: ${problem}. Install media-outbox system-wide (as root: npm install -g) and run install from there`);
   for (const p of [node, packageRoot]) {
+    const real = resolveExisting(p);
+    const hidden = HIDDEN_FROM_UNITS.find(([dir]) => isWithin(real, dir));
+    if (hidden) throw unreadable(`${escapeText(real)} lies under ${hidden[0]}, which the gate's unit hides from it (${hidden[1]})`);
     const problem = rootOwnedProblem(p, {});
     if (problem) throw refuse(problem);
     const unreachable = unreachableProblem(path.dirname(p), {});
