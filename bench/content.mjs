@@ -167,7 +167,8 @@ function pairedCase(name, file, target, baseline = "cp") {
       base.push(timeRun("sh", ["-c", 'cp "$1" "$2" && sha256sum "$2" >/dev/null', "sh", file, path.join(dst, "copy")], process.env).ms);
       fs.rmSync(dst, { recursive: true, force: true });
     } else {
-      base.push(timeRun(process.execPath, ["-e", ""], process.env).ms);
+      // The same environment prepare gets (no NODE_EXTRA_CA_CERTS or NODE_OPTIONS, which slow every Node start).
+      base.push(timeRun(process.execPath, ["-e", ""], { PATH: process.env.PATH }).ms);
     }
     const env = makeHome();
     const r = timeRun(process.execPath, [CLI, "prepare", "--max-size", "60MB", "--", file], env);
