@@ -26,11 +26,11 @@ import {
   KEYWORD_ENDINGS,
   PASSWORD_MAX,
   PASSWORD_MIN,
-  RULES,
   type Rule,
   TOKEN_MIN,
   TOKEN_VALUE,
   VALUE_MAX,
+  allRules,
   nameKind,
   nameStartBefore,
   valueLooksSecret,
@@ -63,16 +63,10 @@ const ZAI_AROUND = table(`${LETTERS}0123456789_.-`);
  * lower-cased (`c1 << 16 | c2 << 8 | c3`), the letter that must come before
  * them (0: none, a three-letter keyword).
  */
-const KEYWORD_ENDING = new Map<number, number>();
+let KEYWORD_ENDING: Map<number, number>;
 const code3 = (e: string) => (e.charCodeAt(e.length - 3) << 16) | (e.charCodeAt(e.length - 2) << 8) | e.charCodeAt(e.length - 1);
-for (const e of KEYWORD_ENDINGS) {
-  const before = e.length === 4 ? e.charCodeAt(0) : 0;
-  if (KEYWORD_ENDING.has(code3(e)) && KEYWORD_ENDING.get(code3(e)) !== before) throw new Error(`two keywords end in ${e.slice(-3)}`);
-  KEYWORD_ENDING.set(code3(e), before);
-}
 /** Bytes a keyword ends with, lower-cased: the first, cheapest test. */
-const KEYWORD_END = new Uint8Array(256);
-for (const e of KEYWORD_ENDINGS) KEYWORD_END[e.charCodeAt(e.length - 1)] = 1;
+let KEYWORD_END: Uint8Array;
 const URL_SCHEME = table("abcdefghijklmnopqrstuvwxyz0123456789+");
 const QUOTE = table("\"'`");
 /** Characters of an Authorization header's credential. */
@@ -85,7 +79,8 @@ interface Sticky {
   lastMatch: string;
   lastVerdict: boolean;
 }
-const STICKY = new Map(RULES.map((rule): [string, Sticky] => [rule.id, { rule, re: new RegExp(rule.source, "y"), lastMatch: "", lastVerdict: false }]));
+/** Each rule's sticky expression, by the rule's id. */
+let STICKY: Map<string, Sticky>;
 const sticky = (id: string): Sticky => {
   const s = STICKY.get(id);
   if (!s) throw new Error(`no rule ${id}`);
@@ -94,7 +89,7 @@ const sticky = (id: string): Sticky => {
 
 /**
  * Vendor tokens by the word they start with, connector included. Tried in
- * the order of RULES. A word is at most WORD_MAX letters and digits.
+ * the order of the rules. A word is at most WORD_MAX letters and digits.
  */
 const WORDS: Record<string, string[]> = {
   "github-token": ["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_"],
@@ -131,18 +126,8 @@ const WORD_MAX = 7;
 const TOKEN_RUN_MIN = 20;
 const CONNECTORS = ["-", "_", "."] as const;
 /** For each connector, the rules by word, and which two bytes may precede it. */
-const BY_WORD = new Map<string, Sticky[]>();
-const PAIRS: Record<string, Uint8Array> = Object.fromEntries(CONNECTORS.map((c) => [c, new Uint8Array(1 << 16)]));
-for (const rule of RULES) {
-  for (const word of WORDS[rule.id] ?? []) {
-    const connector = word.at(-1)!;
-    if (!(CONNECTORS as readonly string[]).includes(connector) || word.length - 1 > WORD_MAX || word.length < 3) throw new Error(`bad word ${word}`);
-    const list = BY_WORD.get(word) ?? [];
-    list.push(sticky(rule.id));
-    BY_WORD.set(word, list);
-    PAIRS[connector]![(word.charCodeAt(word.length - 3) << 8) | word.charCodeAt(word.length - 2)] = 1;
-  }
-}
+let BY_WORD: Map<string, Sticky[]>;
+let PAIRS: Record<string, Uint8Array>;
 
 /** Rules found by passes of their own below (and where, relative to the trigger, they start). */
 const FOUND_BY_PASSES = [
@@ -170,33 +155,89 @@ const FOUND_BY_PASSES = [
   "fal-key",
   "authorization-header",
 ];
-for (const rule of RULES) {
-  if (!WORDS[rule.id] && !FOUND_BY_PASSES.includes(rule.id)) throw new Error(`rule ${rule.id} has no way to be found`);
-}
+/** The rules the passes try by name. */
+let PEM: Sticky;
+let SSH2: Sticky;
+let PUTTY: Sticky;
+let BASE64_PEM: Sticky;
+let AWS_KEY_ID: Sticky;
+let AWS_SECRET: Sticky;
+let SLACK_WEBHOOK: Sticky;
+let DISCORD_WEBHOOK: Sticky;
+let GOOGLE_API: Sticky;
+let GOOGLE_OAUTH: Sticky;
+let AIRTABLE: Sticky;
+let TWILIO: Sticky;
+let AZURE_STORAGE: Sticky;
+let AZURE_CLIENT: Sticky;
+let DATABASE_URL: Sticky;
+let NETRC: Sticky;
+let TELEGRAM: Sticky;
+let DISCORD_BOT: Sticky;
+let MATRIX_RECOVERY: Sticky;
+let JWT: Sticky;
+let ZAI: Sticky;
+let FAL: Sticky;
+let AUTHORIZATION: Sticky;
 
-const PEM = sticky("private-key");
-const SSH2 = sticky("ssh2-private-key");
-const PUTTY = sticky("putty-private-key");
-const BASE64_PEM = sticky("base64-private-key");
-const AWS_KEY_ID = sticky("aws-access-key-id");
-const AWS_SECRET = sticky("aws-secret-access-key");
-const SLACK_WEBHOOK = sticky("slack-webhook");
-const DISCORD_WEBHOOK = sticky("discord-webhook");
-const GOOGLE_API = sticky("google-api-key");
-const GOOGLE_OAUTH = sticky("google-oauth");
-const AIRTABLE = sticky("airtable-token");
-const TWILIO = sticky("twilio-key");
-const AZURE_STORAGE = sticky("azure-storage-key");
-const AZURE_CLIENT = sticky("azure-client-secret");
-const DATABASE_URL = sticky("database-url");
-const NETRC = sticky("netrc-password");
-const TELEGRAM = sticky("telegram-bot-token");
-const DISCORD_BOT = sticky("discord-bot-token");
-const MATRIX_RECOVERY = sticky("matrix-recovery-key");
-const JWT = sticky("jwt");
-const ZAI = sticky("zai-key");
-const FAL = sticky("fal-key");
-const AUTHORIZATION = sticky("authorization-header");
+// The rules' ~50 sticky expressions and the tables above are made by the
+// first search (makeTables), not when the module loads: they cost every
+// prepare run ~1 ms of start-up, and a file whose judging searches no text
+// (a PNG without text chunks) never needs them. The passes read them as
+// module bindings all the same, at no cost per byte.
+let tablesMade = false;
+
+function makeTables(): void {
+  const rules = allRules();
+  STICKY = new Map(rules.map((rule): [string, Sticky] => [rule.id, { rule, re: new RegExp(rule.source, "y"), lastMatch: "", lastVerdict: false }]));
+  KEYWORD_ENDING = new Map();
+  for (const e of KEYWORD_ENDINGS) {
+    const before = e.length === 4 ? e.charCodeAt(0) : 0;
+    if (KEYWORD_ENDING.has(code3(e)) && KEYWORD_ENDING.get(code3(e)) !== before) throw new Error(`two keywords end in ${e.slice(-3)}`);
+    KEYWORD_ENDING.set(code3(e), before);
+  }
+  KEYWORD_END = new Uint8Array(256);
+  for (const e of KEYWORD_ENDINGS) KEYWORD_END[e.charCodeAt(e.length - 1)] = 1;
+  BY_WORD = new Map();
+  PAIRS = Object.fromEntries(CONNECTORS.map((c) => [c, new Uint8Array(1 << 16)]));
+  for (const rule of rules) {
+    for (const word of WORDS[rule.id] ?? []) {
+      const connector = word.at(-1)!;
+      if (!(CONNECTORS as readonly string[]).includes(connector) || word.length - 1 > WORD_MAX || word.length < 3) throw new Error(`bad word ${word}`);
+      const list = BY_WORD.get(word) ?? [];
+      list.push(sticky(rule.id));
+      BY_WORD.set(word, list);
+      PAIRS[connector]![(word.charCodeAt(word.length - 3) << 8) | word.charCodeAt(word.length - 2)] = 1;
+    }
+  }
+  for (const rule of rules) {
+    if (!WORDS[rule.id] && !FOUND_BY_PASSES.includes(rule.id)) throw new Error(`rule ${rule.id} has no way to be found`);
+  }
+  PEM = sticky("private-key");
+  SSH2 = sticky("ssh2-private-key");
+  PUTTY = sticky("putty-private-key");
+  BASE64_PEM = sticky("base64-private-key");
+  AWS_KEY_ID = sticky("aws-access-key-id");
+  AWS_SECRET = sticky("aws-secret-access-key");
+  SLACK_WEBHOOK = sticky("slack-webhook");
+  DISCORD_WEBHOOK = sticky("discord-webhook");
+  GOOGLE_API = sticky("google-api-key");
+  GOOGLE_OAUTH = sticky("google-oauth");
+  AIRTABLE = sticky("airtable-token");
+  TWILIO = sticky("twilio-key");
+  AZURE_STORAGE = sticky("azure-storage-key");
+  AZURE_CLIENT = sticky("azure-client-secret");
+  DATABASE_URL = sticky("database-url");
+  NETRC = sticky("netrc-password");
+  TELEGRAM = sticky("telegram-bot-token");
+  DISCORD_BOT = sticky("discord-bot-token");
+  MATRIX_RECOVERY = sticky("matrix-recovery-key");
+  JWT = sticky("jwt");
+  ZAI = sticky("zai-key");
+  FAL = sticky("fal-key");
+  AUTHORIZATION = sticky("authorization-header");
+  tablesMade = true;
+}
 
 const DATABASE_SCHEMES = new Set(["postgres", "postgresql", "mysql", "mariadb", "mongodb", "mongodb+srv", "redis", "rediss", "amqp", "amqps", "mssql", "sqlserver", "cockroachdb", "clickhouse", "couchdb", "neo4j", "neo4j+s"]);
 const AWS_SECRET_NAME = /(?:^|[^A-Za-z0-9_-])(aws[_-]?(?:secret[_-]?)?(?:access[_-]?)?key)$/i;
@@ -766,6 +807,7 @@ export const PADDING = 64;
  * secret's value) that a rule's hit must come before to win.
  */
 export function findSecret(latin1Text: string, from = 0, bytes?: Uint8Array, before = latin1Text.length, known?: SecretHit): SecretHit | undefined {
+  if (!tablesMade) makeTables();
   let padded = bytes;
   if (!padded || padded.length < latin1Text.length + PADDING) {
     const copy = Buffer.alloc(latin1Text.length + PADDING);

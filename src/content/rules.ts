@@ -70,21 +70,29 @@ const PEM_HEADER = "-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----";
 const PEM_SOURCE = `${PEM_HEADER}(?:[ \\t\\r\\n]|\\\\[rn]){1,8}(?:[A-Za-z][A-Za-z-]{1,30}: ?[^\\r\\n\\\\]{0,200}${NL}){0,6}(?:[ \\t\\r\\n]|\\\\[rn]){0,8}[A-Za-z0-9+/]{40}`;
 const pemBodyIsRandom = (match: string) => looksRandom(match.slice(-40));
 
-/** Base64 of `-----BEGIN `, at each of the three alignments it can have inside base64 text. */
-export const BASE64_PEM_ANCHORS = [0, 1, 2].map((a) => {
-  const header = Buffer.from("-----BEGIN ");
-  const encoded = Buffer.concat([Buffer.alloc(a, 0x58), header]).toString("base64");
-  return { align: a, first: Math.ceil((8 * a) / 6), text: encoded.slice(Math.ceil((8 * a) / 6), Math.floor((8 * (a + header.length)) / 6)) };
-});
+interface PemAnchor {
+  align: number;
+  first: number;
+  text: string;
+}
+let pemAnchors: PemAnchor[] | undefined;
+/** Base64 of `-----BEGIN `, at each of the three alignments it can have inside base64 text (made on first use, as the rules are). */
+function base64PemAnchors(): PemAnchor[] {
+  return (pemAnchors ??= [0, 1, 2].map((a) => {
+    const header = Buffer.from("-----BEGIN ");
+    const encoded = Buffer.concat([Buffer.alloc(a, 0x58), header]).toString("base64");
+    return { align: a, first: Math.ceil((8 * a) / 6), text: encoded.slice(Math.ceil((8 * a) / 6), Math.floor((8 * (a + header.length)) / 6)) };
+  }));
+}
 
 /**
- * Decodes base64 text that starts with one of BASE64_PEM_ANCHORS (whitespace
+ * Decodes base64 text that starts with one of base64PemAnchors() (whitespace
  * and `\n` escapes of wrapped lines dropped) and says whether it is a PEM
  * private key. Certificates and public keys pass.
  */
 function base64IsPrivatePem(match: string): boolean {
   const chars = match.replace(/\\[rn]|[^A-Za-z0-9+/]/g, "");
-  const anchor = BASE64_PEM_ANCHORS.find((a) => chars.startsWith(a.text));
+  const anchor = base64PemAnchors().find((a) => chars.startsWith(a.text));
   if (!anchor) return false;
   // Stand-ins for the characters before the anchor restore the alignment; they garble only the bytes before the header.
   const decoded = Buffer.from("A".repeat(anchor.first) + chars.slice(0, chars.length - ((anchor.first + chars.length) % 4)), "base64").toString("latin1");
@@ -219,12 +227,22 @@ export function valueLooksSecret(value: string, kind: "password" | "token"): boo
   return !isDocumented(value);
 }
 
+let rules: Rule[] | undefined;
+/**
+ * Every rule. Built on first call (by find.ts's first search), not when the
+ * module loads: building them (and the finder's tables from them) cost every
+ * prepare ~1 ms of start-up, and a file whose judging searches no text (a
+ * PNG without text chunks) never needs them.
+ */
+export function allRules(): readonly Rule[] {
+  return (rules ??= buildRules());
+}
 
-export const RULES: Rule[] = [
+const buildRules = (): Rule[] => [
   { id: "private-key", what: "a private key block", source: PEM_SOURCE, check: pemBodyIsRandom },
   { id: "ssh2-private-key", what: "a private key block", source: "---- BEGIN SSH2 (?:ENCRYPTED )?PRIVATE KEY ----" },
   { id: "putty-private-key", what: "a PuTTY private key", source: `PuTTY-User-Key-File-[23]: ?[a-z0-9-]{3,40}${NL}Encryption: ?[a-z0-9-]{3,40}` },
-  { id: "base64-private-key", what: "a base64-encoded private key", source: `(?:${BASE64_PEM_ANCHORS.map((a) => a.text).join("|")})(?:[A-Za-z0-9+/]|[ \\t\\r\\n]|\\\\[rn]){40,160}`, check: base64IsPrivatePem },
+  { id: "base64-private-key", what: "a base64-encoded private key", source: `(?:${base64PemAnchors().map((a) => a.text).join("|")})(?:[A-Za-z0-9+/]|[ \\t\\r\\n]|\\\\[rn]){40,160}`, check: base64IsPrivatePem },
   { id: "aws-access-key-id", what: "an AWS access key id", source: "(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])", check: (m) => !isDocumented(m) },
   {
     id: "aws-secret-access-key",
