@@ -420,6 +420,19 @@ describe("janitor: staging, quarantine, ledger", () => {
     expect(report(r).deleted).toEqual([expect.objectContaining({ area: "staging", name: "123-deadbeef.part", reason: "stale_staging" })]);
   });
 
+  it("leaves a file another janitor is judging in staging alone while that janitor lives; a dead janitor's is a leftover", () => {
+    const staging = path.join(state, "staging");
+    // A process that has exited: its pid is free (reuse within this test is not expected).
+    const gone = spawnSync(process.execPath, ["-e", ""]).pid!;
+    const inFlight = oldFile(staging, `.janitor-${process.pid}-1`, 20 * DAY);
+    const leftover = oldFile(staging, `.janitor-${gone}-1`, 20 * DAY);
+    const r = jan(["--json"]);
+    expect(r.code).toBe(0);
+    expect(exists(inFlight)).toBe(true);
+    expect(exists(leftover)).toBe(false);
+    expect(report(r).deleted).toEqual([expect.objectContaining({ area: "staging", name: `.janitor-${gone}-1`, reason: "stale_staging" })]);
+  });
+
   it("removes quarantined entries past the retention; a quarantined symlink goes as a link", () => {
     const q = path.join(state, "quarantine");
     const target = oldFile(outside, "target.txt", 30 * DAY);

@@ -288,6 +288,7 @@ class Sweep {
    */
   private takeAndDelete(file: string | Buffer, seen: Seen, stillDue: (now: fs.Stats) => boolean): Outcome {
     this.lastTaken = undefined;
+    // TAKEN_NAME: another janitor's staging sweep leaves it alone while this process lives.
     const takenName = `.janitor-${process.pid}-${++this.taken}`;
     const taken = `${this.takeInto!.prefix}${takenName}`;
     try {
@@ -303,7 +304,12 @@ class Sweep {
       return "failed";
     }
     try {
-      const now = fs.lstatSync(taken);
+      const now = fs.lstatSync(taken, { throwIfNoEntry: false });
+      // Removed from the staging directory meanwhile (by hand): not ours to count.
+      if (now === undefined) {
+        this.skip("outbox", seen.name, "vanished");
+        return "gone";
+      }
       if (now.dev === seen.dev && now.ino === seen.ino && stillDue(now)) {
         fs.unlinkSync(taken);
         this.lastTaken = now;
@@ -445,9 +451,29 @@ function enforceQuota(sweep: Sweep, dir: SweptDir, kept: Seen[], keptBytes: numb
   return { max_bytes: maxBytes, min_age_ms: minAgeMs, bytes_before: keptBytes, bytes_after: bytes, met: bytes <= maxBytes };
 }
 
-/** Staging: regular files a crashed prepare left behind. */
+/** The name an outbox file is taken under: `.janitor-<pid>-<n>`. */
+const TAKEN_NAME = /^\.janitor-(\d{1,10})-\d{1,16}$/;
+
+/**
+ * Whether `name` is a file another janitor, still running, has just taken in
+ * from the outbox and is judging: it keeps the outbox file's old mtime, so by
+ * age alone it would look like a leftover. A dead janitor's is a leftover.
+ */
+function takenByLiveJanitor(name: string): boolean {
+  const pid = TAKEN_NAME.exec(name)?.[1];
+  if (pid === undefined || Number(pid) === 0 || Number(pid) === process.pid) return false;
+  try {
+    process.kill(Number(pid), 0);
+    return true;
+  } catch (err) {
+    return isErrno(err, "EPERM");
+  }
+}
+
+/** Staging: regular files a crashed prepare (or janitor) left behind. */
 function sweepStaging(sweep: Sweep, dir: SweptDir, cutoffMs: number): void {
   for (const dirent of sweep.entries(dir, "staging")) {
+    if (takenByLiveJanitor(dirent.name)) continue;
     const st = sweep.statEntry(dir, "staging", dirent);
     if (st === undefined || st.mtimeMs >= cutoffMs) continue;
     sweep.remove(dir, "staging", seenOf(dirent.name, st), "stale_staging", (now) => now.isFile() && now.mtimeMs < cutoffMs);
