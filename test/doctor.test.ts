@@ -5,13 +5,8 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { fakeSystemctl, gatewayRoot, put } from "./deploy-helpers";
 import { cli, makeHome, png, write } from "./helpers";
+import type { DoctorCheck as Check } from "../src/deploy/doctor.js";
 
-interface Check {
-  check: string;
-  status: "pass" | "warn" | "fail";
-  message: string;
-  fix?: string;
-}
 interface Report {
   ok: boolean;
   outbox: string;

@@ -10,13 +10,7 @@ import { parseEnvFile } from "../src/deploy/policy-sources.js";
 import { fakeSystemctl, gatewayRoot, put } from "./deploy-helpers.js";
 import { cli, makeHome, png, write } from "./helpers.js";
 import { ensureVenv } from "./python-env.js";
-
-interface Check {
-  check: string;
-  status: "pass" | "warn" | "fail";
-  message: string;
-  fix?: string;
-}
+import type { DoctorCheck as Check } from "../src/deploy/doctor.js";
 
 const GATEWAY = "hermes-gateway.service";
 const LINE = `media policy ${GATEWAY}`;

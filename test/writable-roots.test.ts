@@ -11,13 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fakeSystemctl, put } from "./deploy-helpers.js";
 import { type Gate, killAll, startGate } from "./gate-helpers.js";
 import { BIN, cli, makeHome } from "./helpers.js";
-
-interface Check {
-  check: string;
-  status: "pass" | "warn" | "fail";
-  message: string;
-  fix?: string;
-}
+import type { DoctorCheck as Check } from "../src/deploy/doctor.js";
 
 const GATEWAY = "hermes-gateway.service";
 const NOBODY = 65534;
