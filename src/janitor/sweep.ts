@@ -288,8 +288,7 @@ class Sweep {
    */
   private takeAndDelete(file: string | Buffer, seen: Seen, stillDue: (now: fs.Stats) => boolean): Outcome {
     this.lastTaken = undefined;
-    // TAKEN_NAME: another janitor's staging sweep leaves it alone while this process lives.
-    const takenName = `.janitor-${process.pid}-${++this.taken}`;
+    const takenName = takenNameFor(process.pid, ++this.taken);
     const taken = `${this.takeInto!.prefix}${takenName}`;
     try {
       fs.renameSync(file, taken);
@@ -451,7 +450,8 @@ function enforceQuota(sweep: Sweep, dir: SweptDir, kept: Seen[], keptBytes: numb
   return { max_bytes: maxBytes, min_age_ms: minAgeMs, bytes_before: keptBytes, bytes_after: bytes, met: bytes <= maxBytes };
 }
 
-/** The name an outbox file is taken under: `.janitor-<pid>-<n>`. */
+/** The name an outbox file is taken under, and its pattern: another janitor's staging sweep leaves it alone while that pid lives. */
+const takenNameFor = (pid: number, n: number) => `.janitor-${pid}-${n}`;
 const TAKEN_NAME = /^\.janitor-(\d{1,10})-\d{1,16}$/;
 
 /**
