@@ -10,9 +10,14 @@
 let unsafe: RegExp | undefined;
 const UNSAFE = () => (unsafe ??= /[\u0000-\u001f\u007f-\u009f\u2028\u2029\\]|\p{Bidi_Control}|\p{Default_Ignorable_Code_Point}|\p{Cs}/gu);
 const PLAIN = /^[\x20-\x39\x3b-\x5b\x5d-\x7e]*$/;
-// The gateway's extraction is a Python pattern with IGNORECASE, under which
-// U+0130 (İ) and U+0131 (ı) match "i": "MEDİA:" is a directive to it too.
-const DIRECTIVE = /(med[i\u0130\u0131]a)(\s*):/giu;
+/**
+ * "MEDIA" as the gateway reads it, a regular expression source for the i and
+ * u flags: its extraction is a Python pattern with IGNORECASE, under which
+ * U+0130 (İ) and U+0131 (ı) match "i", so "MEDİA:" is a directive to it too.
+ * Every pattern that looks for a directive is built from this one.
+ */
+export const MEDIA_WORD = "med[i\u0130\u0131]a";
+const DIRECTIVE = new RegExp(`(${MEDIA_WORD})(\\s*):`, "giu");
 
 function escapeChar(ch: string): string {
   if (ch === "\\") return "\\\\";
@@ -38,7 +43,7 @@ export function safeJson(value: unknown, indent?: number): string {
 
 let raw: RegExp | undefined;
 /** What escapeText never lets through (the backslash aside, which it doubles). */
-const RAW = () => (raw ??= /[\u0000-\u001f\u007f-\u009f\u2028\u2029]|\p{Bidi_Control}|\p{Default_Ignorable_Code_Point}|\p{Cs}|med[i\u0130\u0131]a\s*:/iu);
+const RAW = () => (raw ??= new RegExp(String.raw`[\u0000-\u001f\u007f-\u009f\u2028\u2029]|\p{Bidi_Control}|\p{Default_Ignorable_Code_Point}|\p{Cs}|${MEDIA_WORD}\s*:`, "iu"));
 
 /**
  * Whether `text` is safe to print as it is: what escapeText returns always

@@ -1,6 +1,7 @@
 // What the gateway does with text and paths (../shared/DESIGN.md). Every part
 // that must agree with the gateway asks this module, never its own copy.
 import path from "node:path";
+import { MEDIA_WORD } from "../core/escape.js";
 
 /** Extensions whose paths the gateway's MEDIA: extraction keeps whole. */
 export const GATEWAY_EXTENSIONS: ReadonlySet<string> = new Set(
@@ -249,8 +250,7 @@ const isSpace = (ch: string) => SPACE.test(ch);
  */
 export function findDirectives(text: string, claims?: (token: string) => number | undefined): DirectiveOccurrence[] {
   const found: DirectiveOccurrence[] = [];
-  // Any case, as the gateway's Python pattern (IGNORECASE) reads it: İ and ı match "i" there.
-  const marker = /med[i\u0130\u0131]a:/giu;
+  const marker = new RegExp(`${MEDIA_WORD}:`, "giu");
   for (let m = marker.exec(text); m; m = marker.exec(text)) {
     let i = m.index + m[0].length;
     while (i < text.length && isSpace(text[i]!)) i++;

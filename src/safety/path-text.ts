@@ -1,6 +1,7 @@
 // Check 1 of prepare: the raw text of a source path or name, before anything
 // resolves it or echoes it anywhere.
 import { Refusal } from "../core/errors.js";
+import { MEDIA_WORD } from "../core/escape.js";
 
 const UNSAFE_CHARS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/u;
 
@@ -9,7 +10,7 @@ const UNSAFE_CHARS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/u;
 // a directive if the text ever reached a reply (its Python pattern ignores case
 // so that U+0130 and U+0131 match "i" too).
 const QUOTES = `"'\`\u2018\u2019\u201c\u201d\u00ab\u00bb`;
-const DIRECTIVE = new RegExp(`MED[I\u0130\u0131]A:[\\s*_~${QUOTES}]*(?:[${QUOTES}]|/|~/|[A-Za-z]:[\\\\/])`, "iu");
+const DIRECTIVE = new RegExp(`${MEDIA_WORD}:[\\s*_~${QUOTES}]*(?:[${QUOTES}]|/|~/|[A-Za-z]:[\\\\/])`, "iu");
 
 export function hasUnsafeChars(text: string): boolean {
   return UNSAFE_CHARS.test(text);
