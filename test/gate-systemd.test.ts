@@ -42,6 +42,13 @@ const unitTree = (): Snapshot => snapshot(`/proc/${c.pid}/root/etc/systemd/syste
 const exists = (p: string) => sh(`test -e '${p}' || test -L '${p}'`).code === 0;
 const statOf = (p: string) => out(`stat -c '%U:%G %a %F' '${p}'`);
 const groupsOf = (user: string) => out(`id -nG ${user}`).split(" ");
+/** A copy of this package's runnable parts in `dir` (made, under `parent` of mode `parentMode`), owned by root; returns its CLI. */
+function copyPackage(parent: string, parentMode: string, dir: string): string {
+  const from = path.dirname(path.dirname(BIN));
+  const parts = ["bin", "dist", "deploy", "package.json"].map((p) => `${from}/${p}`).join(" ");
+  c.run(["sh", "-ec", `install -d -m ${parentMode} ${parent} && install -d -m 0755 ${dir} && cp -a ${parts} ${dir}/ && chown -R root:root ${dir}`]);
+  return `${dir}/bin/media-outbox`;
+}
 
 // A stand-in for the Hermes gateway: runs as `agent` with the environment its
 // unit gives it and "uploads" a MEDIA: line sent to its socket the way the
@@ -188,15 +195,15 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
       expect(r.stderr.split("\n").filter((l) => l !== "")).toHaveLength(1);
     }
     // A copy of media-outbox the agent could change: the gate would run the agent's code.
-    c.run(["sh", "-ec", `mkdir /opt/mo-copy && cp -a ${path.dirname(path.dirname(BIN))}/bin ${path.dirname(path.dirname(BIN))}/dist ${path.dirname(path.dirname(BIN))}/deploy ${path.dirname(path.dirname(BIN))}/package.json /opt/mo-copy/ && chown -R agent: /opt/mo-copy/dist`]);
-    const copy = c.exec([NODE, "/opt/mo-copy/bin/media-outbox", "install", "systemd", "--system", "--gate", "--agent-user", "agent"]);
+    const copied = copyPackage("/opt", "0755", "/opt/mo-copy");
+    c.run(["chown", "-R", "agent:", "/opt/mo-copy/dist"]);
+    const copy = c.exec([NODE, copied, "install", "systemd", "--system", "--gate", "--agent-user", "agent"]);
     expect(copy.code, copy.stderr).toBe(2);
     expect(copy.stderr).toMatch(/the gate would run code others can change: \/opt\/mo-copy\/dist\S* belongs to uid \d+, not root/);
     c.run(["rm", "-rf", "/opt/mo-copy"]);
     // Below a sticky directory (/tmp's mode 1777), root's own copy is root's alone: only root may rename or remove it there.
     // An outbox that does not exist yet is not: anyone could take its name first.
-    c.run(["sh", "-ec", `install -d -m 1777 /srv/sticky && install -d -m 0755 /srv/sticky/mo && cp -a ${path.dirname(path.dirname(BIN))}/bin ${path.dirname(path.dirname(BIN))}/dist ${path.dirname(path.dirname(BIN))}/deploy ${path.dirname(path.dirname(BIN))}/package.json /srv/sticky/mo/ && chown -R root:root /srv/sticky/mo`]);
-    const sticky = c.exec([NODE, "/srv/sticky/mo/bin/media-outbox", "install", "systemd", "--system", "--gate", "--agent-user", "agent", "--dry-run"]);
+    const sticky = c.exec([NODE, copyPackage("/srv/sticky", "1777", "/srv/sticky/mo"), "install", "systemd", "--system", "--gate", "--agent-user", "agent", "--dry-run"]);
     expect(sticky.code, sticky.stderr).toBe(0);
     expect(sticky.stdout).toContain("media-outbox-gate.service");
     const stickyOutbox = mo(["install", "systemd", "--system", "--gate", "--agent-user", "agent", "--outbox", "/srv/sticky/outbox"]);
@@ -204,8 +211,7 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
     expect(stickyOutbox.stderr).toMatch(/\/srv\/sticky is writable by its group or others \(mode 1777\)/);
     c.run(["rm", "-rf", "/srv/sticky"]);
     // Under /var/tmp (sticky too) the gate would never see it: its unit has a /var/tmp of its own (PrivateTmp=).
-    c.run(["sh", "-ec", `install -d -m 0755 /var/tmp/mo && cp -a ${path.dirname(path.dirname(BIN))}/bin ${path.dirname(path.dirname(BIN))}/dist ${path.dirname(path.dirname(BIN))}/deploy ${path.dirname(path.dirname(BIN))}/package.json /var/tmp/mo/ && chown -R root:root /var/tmp/mo`]);
-    const hidden = c.exec([NODE, "/var/tmp/mo/bin/media-outbox", "install", "systemd", "--system", "--gate", "--agent-user", "agent", "--dry-run"]);
+    const hidden = c.exec([NODE, copyPackage("/var/tmp", "1777", "/var/tmp/mo"), "install", "systemd", "--system", "--gate", "--agent-user", "agent", "--dry-run"]);
     expect(hidden.code).toBe(2);
     expect(hidden.stderr).toContain("the gate's user could not run it: /var/tmp/mo lies under /var/tmp, which the gate's unit hides from it (PrivateTmp=)");
     c.run(["rm", "-rf", "/var/tmp/mo"]);
