@@ -29,8 +29,8 @@ describe("loadBundle", () => {
   });
 
   it("ignores a cache made from other source of the same length", () => {
-    // V8 itself checks only the length: the sha256 header is what keeps a
-    // stale cache from running old code.
+    // V8 itself checks only the length: the copy of the source in the cache
+    // file is what keeps a stale cache from running old code.
     const file = bundle(`exports.answer = () => 41;`);
     const trained = loadBundleForCache(file);
     (trained.exports as { answer: () => number }).answer();
