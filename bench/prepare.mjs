@@ -91,9 +91,11 @@ const cleanEnv = (env) => {
   for (const v of STARTUP_VARS) delete out[v];
   return out;
 };
+const LEAST = path.join(ROOT, "bench", "least-prepare.cjs");
 function startupCase(label, clean, target) {
   const cliTimes = [];
   const nodeTimes = [];
+  const leastTimes = [];
   let pngSize = 0;
   const home = cliEnv();
   if (clean) home.env = cleanEnv(home.env);
@@ -110,6 +112,7 @@ function startupCase(label, clean, target) {
     fs.writeFileSync(f, png);
     nodeTimes.push(timeRun(process.execPath, ["-e", ""], nodeEnv).ms);
     cliTimes.push(runPrepare([f], [], home));
+    leastTimes.push(timeRun(process.execPath, [LEAST, f, path.join(home.env.HOME, "least")], nodeEnv).ms);
   }
   results.push({
     name: `prepare ${fmt(pngSize / 1024)} KB PNG vs node -e '' (${label})`,
@@ -117,6 +120,22 @@ function startupCase(label, clean, target) {
     base: `${fmt(median(nodeTimes))} ms`,
     ratio: pairedRatio(cliTimes, nodeTimes),
     target,
+    runs: STARTUP_RUNS,
+  });
+  results.push({
+    name: `  least-prepare.cjs (read, sha256, durable copy, link, ledger) vs node -e '' (${label})`,
+    ours: `${fmt(median(leastTimes))} ms`,
+    base: `${fmt(median(nodeTimes))} ms`,
+    ratio: pairedRatio(leastTimes, nodeTimes),
+    target: undefined,
+    runs: STARTUP_RUNS,
+  });
+  results.push({
+    name: `  prepare vs least-prepare.cjs (${label}): what the checks cost`,
+    ours: `${fmt(median(cliTimes))} ms`,
+    base: `${fmt(median(leastTimes))} ms`,
+    ratio: pairedRatio(cliTimes, leastTimes),
+    target: undefined,
     runs: STARTUP_RUNS,
   });
 }
