@@ -3,7 +3,7 @@
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { BIN, NOTHING_LEFT, ROOT, cli, keepRewriting, leftBehind, makeHome, png, write } from "./helpers.js";
 
 let h: ReturnType<typeof makeHome>;
@@ -191,5 +191,32 @@ describe("prepare: refusals leave nothing behind", () => {
       expect([piped.code, JSON.parse(piped.stdout).media_dropped[0].code]).toEqual([1, code]);
     }
     expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+  });
+});
+
+describe("reuse against the janitor", () => {
+  it("a file the janitor takes out of the outbox while prepare refreshes it for reuse is published anew, not reused", async () => {
+    const { prepare } = await import("../src/prepare/prepare.js");
+    const work = path.join(h.home, "work");
+    fs.mkdirSync(work);
+    const src = write(work, "chart.png", png(3));
+    const first = await prepare(src, { env: h.env });
+    const published = first.media[0]!.path;
+    const taken = path.join(h.home, "taken.png");
+    const futimes = fs.futimesSync;
+    // The janitor's take (rename out of the outbox) lands between prepare's hash of the outbox file and its refresh.
+    const spy = vi.spyOn(fs, "futimesSync").mockImplementation((fd, atime, mtime) => {
+      if (fs.readlinkSync(`/proc/self/fd/${fd}`) === published && fs.existsSync(published)) fs.renameSync(published, taken);
+      futimes(fd, atime, mtime);
+    });
+    try {
+      const again = await prepare(src, { env: h.env });
+      expect(again.media[0]).toMatchObject({ reused: false });
+      // What the line names is there, with its bytes, whatever the janitor does with what it took.
+      fs.rmSync(taken);
+      expect(fs.readFileSync(again.media[0]!.path)).toEqual(png(3));
+    } finally {
+      spy.mockRestore();
+    }
   });
 });

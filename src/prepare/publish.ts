@@ -44,7 +44,12 @@ function reuseIfSame(file: string, staged: Staged, now: Date, mode: number): boo
       }
     }
     fs.futimesSync(fd, now, now);
-    return true;
+    // Still the file under its name, after the refresh: the janitor takes an
+    // expired file out of the outbox (rename) before it judges its age, so a
+    // file taken before this look is not reused (published anew), and one
+    // taken after it shows the janitor this refresh and is put back.
+    const current = fs.lstatSync(file, { throwIfNoEntry: false });
+    return current !== undefined && current.ino === st.ino && current.dev === st.dev;
   });
   return reused ?? false;
 }
