@@ -1,6 +1,7 @@
 // The janitor on the filesystems containers use: overlayfs (where a file's
 // st_dev differs from its directory's) and tmpfs, mounted by the test in a
-// private mount namespace. Expired files go; mount points are never crossed.
+// private mount namespace. Expired files go; mount points are never crossed;
+// an outbox on another mount than its staging directory is swept in place.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -29,7 +30,7 @@ afterEach(() => fs.rmSync(base, { recursive: true, force: true }));
 
 describe("janitor on container filesystems", () => {
   it("deletes expired files on overlayfs and on tmpfs, and never crosses a mount point", () => {
-    const r = runInPrivateMounts<{ overlay: Seen; tmpfs: Seen; left_mounted: number }>("janitor-mounts.mjs", { base, bin: BIN });
+    const r = runInPrivateMounts<{ overlay: Seen; tmpfs: Seen; bind: { run: Run; left: string[]; staging: string[] }; left_mounted: number }>("janitor-mounts.mjs", { base, bin: BIN });
     // The condition the issue reports: the files' st_dev is not their directory's.
     expect(r.overlay.devs_differ).toBe(true);
     for (const [fsName, seen, expired, kept] of [
@@ -47,6 +48,12 @@ describe("janitor on container filesystems", () => {
       expect(seen.inside_mount, fsName).toEqual(["inside-mount.png"]);
       expect(seen.bind_source, fsName).toBe("bind source");
     }
+    // The outbox a bind mount beside its state: nothing can be taken into staging (EXDEV), expired files are unlinked where they are, nothing is left in staging.
+    expect(r.bind.run.code, r.bind.run.stderr).toBe(0);
+    expect(r.bind.run.report.errors).toEqual([]);
+    expect(r.bind.run.report.deleted.map((d) => d.name).sort()).toEqual(["old.png", "old2.png"]);
+    expect(r.bind.left).toEqual(["young.png"]);
+    expect(r.bind.staging).toEqual([]);
     expect(r.left_mounted).toBe(0);
   });
 });

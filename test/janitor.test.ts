@@ -269,6 +269,93 @@ describe("janitor: race safety", () => {
     }
   });
 
+  it("a file refreshed through a descriptor opened before the take, its name taken by a new file meanwhile: kept in the staging directory (reused_meanwhile), never replaced by the next take", () => {
+    // Two expired files: whichever is taken first is the one reused, the other is taken after it.
+    for (const n of ["a.png", "b.png"]) oldFile(h.outbox, n, 20 * DAY, `old bytes of ${n}`);
+    let first: string | undefined;
+    let fd: number | undefined;
+    const rep = runJanitor({
+      env: h.env,
+      chdir: true,
+      afterRecheck: (_area, name) => {
+        // prepare's reuse opens the published file by name (to hash it) before the janitor takes it…
+        if (first === undefined) {
+          first = name;
+          fd = fs.openSync(path.join(h.outbox, name), "r");
+        }
+      },
+      afterTake: (name) => {
+        // …and refreshes it through that descriptor after; meanwhile a new file took the name.
+        if (name !== first || fd === undefined) return;
+        fs.futimesSync(fd, new Date(), new Date());
+        fs.closeSync(fd);
+        fd = undefined;
+        write(h.outbox, name, "new bytes");
+      },
+    });
+    const other = first === "a.png" ? "b.png" : "a.png";
+    const takenName = `.janitor-${process.pid}-1`;
+    expect(rep.errors).toEqual([]);
+    expect(rep.skipped).toEqual([expect.objectContaining({ name: first, code: "reused_meanwhile", reason: expect.stringContaining(takenName) })]);
+    expect(names(rep.deleted)).toEqual([other]);
+    expect(fs.readdirSync(h.outbox)).toEqual([first]);
+    expect(fs.readFileSync(path.join(h.outbox, first!), "utf8")).toBe("new bytes");
+    // The refreshed file is in the staging directory under the name given, with its bytes: the next take renamed onto another name.
+    expect(fs.readdirSync(path.join(state, "staging"))).toEqual([takenName]);
+    expect(fs.readFileSync(path.join(state, "staging", takenName), "utf8")).toBe(`old bytes of ${first}`);
+  });
+
+  it.each([
+    ["through /proc/self/fd", false],
+    ["from inside the open directory (chdir)", true],
+  ])("a directory that took an expired file's name after the look is never moved (%s)", (_mode, chdir) => {
+    const f = oldFile(h.outbox, "a.png", 20 * DAY);
+    const rep = runJanitor({
+      env: h.env,
+      chdir,
+      afterRecheck: () => {
+        fs.rmSync(f);
+        fs.mkdirSync(f);
+        write(f, "inside.png", "x");
+      },
+    });
+    expect(fs.readdirSync(f)).toEqual(["inside.png"]);
+    expect(fs.readdirSync(path.join(state, "staging"))).toEqual([]);
+    expect(rep.errors).toEqual([]);
+    expect(rep.deleted).toEqual([]);
+    expect(rep.skipped).toEqual([expect.objectContaining({ name: "a.png", code: "replaced" })]);
+  });
+
+  it("a symlink that took an expired file's name after the look is put back as it was, its target untouched", () => {
+    const f = oldFile(h.outbox, "a.png", 20 * DAY);
+    const target = oldFile(outside, "secret.png", 20 * DAY, "outside");
+    const rep = runJanitor({
+      env: h.env,
+      chdir: true,
+      afterRecheck: () => {
+        fs.rmSync(f);
+        fs.symlinkSync(target, f);
+      },
+    });
+    expect(fs.readlinkSync(f)).toBe(target);
+    expect(fs.readFileSync(target, "utf8")).toBe("outside");
+    expect(fs.readdirSync(path.join(state, "staging"))).toEqual([]);
+    expect(rep.errors).toEqual([]);
+    expect(rep.deleted).toEqual([]);
+    expect(rep.skipped).toEqual([expect.objectContaining({ name: "a.png", code: "replaced" })]);
+  });
+
+  it("a file already under the name a take would use (a dead janitor of the same pid) is never renamed onto", () => {
+    const staging = path.join(state, "staging");
+    const stale = write(staging, `.janitor-${process.pid}-1`, "not this run's");
+    for (let i = 0; i < 5; i++) oldFile(h.outbox, `f${i}.png`, 20 * DAY);
+    const rep = runJanitor({ env: h.env, chdir: true });
+    expect(rep.totals.deleted).toBe(5);
+    expect(rep.errors).toEqual([]);
+    expect(fs.readFileSync(stale, "utf8")).toBe("not this run's");
+    expect(fs.readdirSync(staging)).toEqual([path.basename(stale)]);
+  });
+
   it("a file replaced by another inode during the sweep is kept", () => {
     const f = oldFile(h.outbox, "a.png", 20 * DAY);
     const rep = runJanitor({

@@ -6,7 +6,8 @@
 // first taken out of the outbox by rename(2) into the staging directory and
 // judged there, where no prepare can reuse it any more: a look and an unlink
 // are two steps, and prepare's reuse between them would have been deleted
-// after prepare printed its line.
+// after prepare printed its line. Every take renames onto the same name, so
+// one rename(2) takes this file and deletes the one judged due before it.
 import fs from "node:fs";
 import { type Config, type ConfigOverrides, loadConfig } from "../config/config.js";
 import { FatalError, errnoCode, isErrno } from "../core/errors.js";
@@ -129,6 +130,8 @@ export interface JanitorOptions extends ConfigOverrides {
   beforeUnlink?: (area: JanitorArea, name: string) => void;
   /** Called once the final re-check decided to delete, right before the entry is taken (or unlinked). A test seam. */
   afterRecheck?: (area: JanitorArea, name: string) => void;
+  /** Called right after an outbox file was taken into the staging directory, before it is judged there. A test seam. */
+  afterTake?: (name: string) => void;
 }
 
 function emptyTotals(): Totals {
@@ -168,21 +171,39 @@ interface Seen {
 
 type Outcome = "deleted" | "kept" | "gone" | "failed";
 
+/** A file the last take judged due, still under the taken name until rename(2) of the next take drops it, or release() unlinks it. */
+interface Held {
+  name: string;
+  bytes: number;
+  mtimeMs: number;
+  reason: DeleteReason;
+}
+
 /** One run's bookkeeping: every decision goes into the report through here. */
 class Sweep {
   readonly report: JanitorReport;
   private readonly dryRun: boolean;
   private readonly beforeUnlink: JanitorOptions["beforeUnlink"];
   private readonly afterRecheck: JanitorOptions["afterRecheck"];
-  /** Where an outbox file is taken before it is deleted (the staging directory, on the outbox's filesystem). */
-  private readonly takeInto: SweptDir | undefined;
-  private taken = 0;
+  private readonly afterTake: JanitorOptions["afterTake"];
+  /**
+   * Where an outbox file is taken before it is deleted (the staging
+   * directory, on the outbox's filesystem); undefined without one, or once a
+   * take met EXDEV (the two on separate mounts).
+   */
+  private takeInto: SweptDir | undefined;
+  /** The taken name (in takeInto) while a file of ours exists under it: the placeholder, or `held`. */
+  private takenName: string | undefined;
+  private takenPath = "";
+  private takenCount = 0;
+  private held: Held | undefined;
 
   constructor(report: JanitorReport, options: JanitorOptions, takeInto: SweptDir | undefined) {
     this.report = report;
     this.dryRun = options.dryRun === true;
     this.beforeUnlink = options.beforeUnlink;
     this.afterRecheck = options.afterRecheck;
+    this.afterTake = options.afterTake;
     this.takeInto = takeInto;
   }
 
@@ -194,6 +215,13 @@ class Sweep {
   fail(area: JanitorArea, name: string, err: unknown): void {
     this.report.errors.push({ area, name: showName(name), code: errnoCode(err) ?? "error", message: escapeText((err as Error).message ?? String(err)) });
     this.report.areas[area].errors++;
+  }
+
+  private deleted(area: JanitorArea, name: string, bytes: number, mtimeMs: number, reason: DeleteReason): void {
+    this.report.deleted.push({ area, name: showName(name), bytes, mtime: new Date(mtimeMs).toISOString(), reason });
+    const totals = this.report.areas[area];
+    totals.deleted++;
+    totals.bytes_freed += bytes;
   }
 
   /** lstat that reports a failure (null) instead of throwing; undefined when the entry is gone. */
@@ -230,10 +258,43 @@ class Sweep {
   /**
    * Looks at the entry again, right before unlink: still the same inode and
    * `stillDue` by its current lstat. Deletes it (unless dry run) and records it.
+   * An outbox file is taken into the staging directory instead and judged
+   * there, after the rename; `lookedJustNow` (the caller's lstat was made right
+   * before this call) then spares the look before the take: the judgment after
+   * the rename checks the same identity and age, and nothing the look could
+   * refuse can be taken (see take).
    */
-  remove(dir: SweptDir, area: JanitorArea, seen: Seen, reason: DeleteReason, stillDue: (now: fs.Stats) => boolean): Outcome {
+  remove(dir: SweptDir, area: JanitorArea, seen: Seen, reason: DeleteReason, stillDue: (now: fs.Stats) => boolean, lookedJustNow = false): Outcome {
     this.beforeUnlink?.(area, seen.name);
     const file = entryPath(dir.prefix, seen.name);
+    const taking = area === "outbox" && !this.dryRun && this.takeInto !== undefined;
+    let now: fs.Stats | undefined;
+    if (!taking || !lookedJustNow) {
+      const looked = this.recheck(area, seen, file, stillDue);
+      if (typeof looked === "string") return looked;
+      now = looked;
+    }
+    this.afterRecheck?.(area, seen.name);
+    if (taking) {
+      const outcome = this.take(file, seen, reason, stillDue);
+      if (outcome !== "cross_device") return outcome;
+      // Outbox and staging on two mounts of one filesystem: unlinked where it is, as without a staging directory.
+      if (now === undefined) {
+        const looked = this.recheck(area, seen, file, stillDue);
+        if (typeof looked === "string") return looked;
+        now = looked;
+      }
+    }
+    if (!this.dryRun) {
+      const outcome = this.unlink(area, seen.name, file);
+      if (outcome !== "deleted") return outcome;
+    }
+    this.deleted(area, seen.name, now!.size, now!.mtimeMs, reason);
+    return "deleted";
+  }
+
+  /** The look right before an unlink (or a take): the entry itself now, when it is still the one seen and still due. */
+  private recheck(area: JanitorArea, seen: Seen, file: string | Buffer, stillDue: (now: fs.Stats) => boolean): fs.Stats | Outcome {
     const now = this.lstat(area, seen.name, file);
     if (now === null) return "failed";
     if (now === undefined) {
@@ -248,18 +309,7 @@ class Sweep {
       this.skip(area, seen.name, "refreshed");
       return "kept";
     }
-    this.afterRecheck?.(area, seen.name);
-    let deleted = now;
-    if (!this.dryRun) {
-      const outcome = area === "outbox" && this.takeInto ? this.takeAndDelete(file, seen, stillDue) : this.unlink(area, seen.name, file);
-      if (outcome !== "deleted") return outcome;
-      deleted = this.lastTaken ?? now;
-    }
-    this.report.deleted.push({ area, name: showName(seen.name), bytes: deleted.size, mtime: new Date(deleted.mtimeMs).toISOString(), reason });
-    const totals = this.report.areas[area];
-    totals.deleted++;
-    totals.bytes_freed += deleted.size;
-    return "deleted";
+    return now;
   }
 
   private unlink(area: JanitorArea, name: string, file: string | Buffer): Outcome {
@@ -277,47 +327,89 @@ class Sweep {
     }
   }
 
-  /** What the last take found, when it deleted it. */
-  private lastTaken: fs.Stats | undefined;
+  /**
+   * The path every take renames onto. Before the first take (and after a
+   * take that left a file there to keep) an empty placeholder is made under a
+   * new name: the taken name always holds a regular file of ours when a take
+   * renames onto it, so rename(2) itself refuses a directory that took the
+   * outbox name since the look (ENOTDIR), and a mount point cannot be renamed
+   * at all (EBUSY).
+   */
+  private takenPathFor(into: SweptDir): string {
+    if (this.takenName !== undefined) return this.takenPath;
+    const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = fs.constants;
+    for (let tries = 0; ; tries++) {
+      const name = takenNameFor(process.pid, ++this.takenCount);
+      const file = `${into.prefix}${name}`;
+      try {
+        fs.closeSync(fs.openSync(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600));
+      } catch (err) {
+        // A dead janitor of the same pid left this name: the next one.
+        if (isErrno(err, "EEXIST") && tries < 100) continue;
+        throw err;
+      }
+      this.takenName = name;
+      this.takenPath = file;
+      return file;
+    }
+  }
+
+  /** What the taken name held is gone (rename(2) over it, or unlink): the file judged due there is deleted now. */
+  private dropHeld(): void {
+    if (this.held) this.deleted("outbox", this.held.name, this.held.bytes, this.held.mtimeMs, this.held.reason);
+    this.held = undefined;
+  }
 
   /**
-   * Takes an outbox file out of the outbox (rename(2) into the staging
-   * directory, where nothing reuses it), judges it there, and deletes it only
-   * when it is still the file seen and still due; otherwise it gets its name
-   * back (link(2): never over another file).
+   * Takes an outbox file out of the outbox (rename(2) onto the taken name in
+   * the staging directory, where nothing reuses it), judges it there, and
+   * keeps it there as `held` when it is still the file seen and still due:
+   * the next take's rename, or release(), deletes it. Otherwise it gets its
+   * name back (link(2): never over another file). "cross_device" when the
+   * staging directory is on another mount (nothing was done).
    */
-  private takeAndDelete(file: string | Buffer, seen: Seen, stillDue: (now: fs.Stats) => boolean): Outcome {
-    this.lastTaken = undefined;
-    const takenName = takenNameFor(process.pid, ++this.taken);
-    const taken = `${this.takeInto!.prefix}${takenName}`;
+  private take(file: string | Buffer, seen: Seen, reason: DeleteReason, stillDue: (now: fs.Stats) => boolean): Outcome | "cross_device" {
+    const into = this.takeInto!;
+    let taken: string;
     try {
+      taken = this.takenPathFor(into);
       fs.renameSync(file, taken);
     } catch (err) {
-      // Outbox and staging on two mounts of one filesystem: no taking, as before.
-      if (isErrno(err, "EXDEV")) return this.unlink("outbox", seen.name, file);
-      if (isErrno(err, "ENOENT")) {
-        this.skip("outbox", seen.name, "vanished");
-        return "gone";
+      const code = errnoCode(err);
+      if (code === "EXDEV") {
+        this.takeInto = undefined;
+        return "cross_device";
       }
-      this.fail("outbox", seen.name, err);
-      return "failed";
+      if (code === "ENOENT") this.skip("outbox", seen.name, "vanished");
+      // The name holds a directory now (it cannot replace a file: ENOTDIR) or a mount point (EBUSY): never taken.
+      else if (code === "ENOTDIR") this.skip("outbox", seen.name, "replaced");
+      else if (code === "EBUSY") this.skip("outbox", seen.name, "mount_point");
+      else this.fail("outbox", seen.name, err);
+      return code === "ENOENT" ? "gone" : code === "ENOTDIR" || code === "EBUSY" ? "kept" : "failed";
     }
+    // The rename replaced what the taken name held: the file judged due before this one is gone.
+    this.dropHeld();
+    this.afterTake?.(seen.name);
+    const takenName = this.takenName!;
     try {
       const now = fs.lstatSync(taken, { throwIfNoEntry: false });
       // Removed from the staging directory meanwhile (by hand): not ours to count.
       if (now === undefined) {
+        this.takenName = undefined;
         this.skip("outbox", seen.name, "vanished");
         return "gone";
       }
       if (now.dev === seen.dev && now.ino === seen.ino && stillDue(now)) {
-        fs.unlinkSync(taken);
-        this.lastTaken = now;
+        this.held = { name: seen.name, bytes: now.size, mtimeMs: now.mtimeMs, reason };
         return "deleted";
       }
+      // From here on the taken name holds a file to keep: never renamed onto again.
+      this.takenName = undefined;
       try {
         fs.linkSync(taken, file);
         fs.unlinkSync(taken);
-        this.skip("outbox", seen.name, now.ino === seen.ino ? "refreshed" : "replaced");
+        // A freed inode number is soon given again: what is not a regular file any more was replaced.
+        this.skip("outbox", seen.name, now.ino === seen.ino && now.isFile() ? "refreshed" : "replaced");
       } catch (err) {
         if (!isErrno(err, "EEXIST")) throw err;
         this.skip("outbox", seen.name, "reused_meanwhile", `${SKIP_TEXT.reused_meanwhile} ${escapeText(takenName)}`);
@@ -325,8 +417,26 @@ class Sweep {
       return "kept";
     } catch (err) {
       // It is in the staging directory, under takenName: reported, never lost silently.
+      this.takenName = undefined;
       this.fail("outbox", seen.name, err);
       return "failed";
+    }
+  }
+
+  /** After the outbox (and its quota): the file still held under the taken name is deleted, the placeholder removed. */
+  release(): void {
+    if (this.takenName === undefined) return;
+    const held = this.held;
+    try {
+      fs.unlinkSync(this.takenPath);
+      this.dropHeld();
+    } catch (err) {
+      if (held && isErrno(err, "ENOENT")) this.skip("outbox", held.name, "vanished");
+      else if (held) this.fail("outbox", held.name, err);
+      else if (!isErrno(err, "ENOENT")) this.fail("staging", this.takenName, err);
+    } finally {
+      this.takenName = undefined;
+      this.held = undefined;
     }
   }
 
@@ -423,7 +533,8 @@ function sweepOutbox(sweep: Sweep, dir: SweptDir, cutoffMs: number, keepList: bo
     if (st === undefined) continue;
     let outcome: Outcome = "kept";
     if (st.mtimeMs < cutoffMs) {
-      outcome = sweep.remove(dir, "outbox", seenOf(dirent.name, st), "expired", (now) => now.isFile() && now.mtimeMs < cutoffMs);
+      // The look was statEntry's, just now.
+      outcome = sweep.remove(dir, "outbox", seenOf(dirent.name, st), "expired", (now) => now.isFile() && now.mtimeMs < cutoffMs, true);
     }
     // Still there: it counts against the quota. Only files that were not due
     // are offered to the quota: a failed one is already reported, a refreshed
@@ -621,8 +732,12 @@ export function runJanitor(options: JanitorOptions = {}): JanitorReport {
     try {
       const cutoffMs = nowMs - retentionMs;
       const outbox = enter(opened.outbox);
-      const { kept, keptBytes } = sweepOutbox(sweep, outbox, cutoffMs, maxBytes !== undefined);
-      if (maxBytes !== undefined) report.quota = enforceQuota(sweep, outbox, kept, keptBytes, maxBytes, minAgeMs, nowMs);
+      try {
+        const { kept, keptBytes } = sweepOutbox(sweep, outbox, cutoffMs, maxBytes !== undefined);
+        if (maxBytes !== undefined) report.quota = enforceQuota(sweep, outbox, kept, keptBytes, maxBytes, minAgeMs, nowMs);
+      } finally {
+        sweep.release();
+      }
       if (opened.staging) sweepStaging(sweep, enter(opened.staging), nowMs - stagingMaxAgeMs);
       if (opened.quarantine) sweepQuarantine(sweep, enter(opened.quarantine), cutoffMs);
       if (opened.ledger) sweepLedger(sweep, enter(opened.ledger), cutoffMs - DAY_MS);
