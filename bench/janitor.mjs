@@ -6,6 +6,8 @@
 //   systemd-tmpfiles --clean CONF   (CONF: "e DIR - - - mM:14d")
 // Targets: janitor wall time <= 1.25x the faster baseline; peak RSS < 150 MB.
 // Run: npm run bench -- janitor   (BENCH_ROUNDS=N to change the round count)
+// JANITOR_BASELINE_CLI=/other/checkout/bin/media-outbox adds another build's
+// janitor to the same rounds (a change measured side by side with main).
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -14,6 +16,7 @@ import { fileURLToPath } from "node:url";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const CLI = path.join(ROOT, "bin", "media-outbox");
+const BASELINE_CLI = process.env.JANITOR_BASELINE_CLI ? path.resolve(process.env.JANITOR_BASELINE_CLI) : undefined;
 const FILES = 100_000;
 const OLD = 50_000;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -75,11 +78,14 @@ function remaining(dir) {
   return fs.readdirSync(dir).length;
 }
 
+function janitor(cli, tree) {
+  const env = { PATH: process.env.PATH, HOME: tree.home, HERMES_HOME: tree.hermes };
+  return measure(process.execPath, [cli, "janitor", "--outbox", tree.dir], env);
+}
+
 const tools = {
-  janitor(tree) {
-    const env = { PATH: process.env.PATH, HOME: tree.home, HERMES_HOME: tree.hermes };
-    return measure(process.execPath, [CLI, "janitor", "--outbox", tree.dir], env);
-  },
+  janitor: (tree) => janitor(CLI, tree),
+  ...(BASELINE_CLI ? { "janitor (other)": (tree) => janitor(BASELINE_CLI, tree) } : {}),
   find(tree) {
     return measure("find", [tree.dir, "-maxdepth", "1", "-type", "f", "-mmin", "+20160", "-delete"], process.env);
   },
@@ -93,6 +99,8 @@ const tools = {
 const results = Object.fromEntries(Object.keys(tools).map((k) => [k, { ms: [], cpu: [], rss: [] }]));
 const names = Object.keys(tools);
 console.log(`${FILES.toLocaleString("en")} files, ${OLD.toLocaleString("en")} older than 14 days; ${ROUNDS} rounds, fresh tree per tool per round`);
+if (BASELINE_CLI) console.log(`janitor: ${CLI}\njanitor (other): ${BASELINE_CLI}`);
+console.log(`load average at start: ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
 for (let round = 0; round < ROUNDS; round++) {
   // Rotate the order so no tool always runs first (or right after a tree was written).
   const order = names.map((_, i) => names[(i + round) % names.length]);
@@ -112,14 +120,21 @@ for (let round = 0; round < ROUNDS; round++) {
 
 const med = Object.fromEntries(names.map((n) => [n, median(results[n].ms)]));
 const baseline = med.find <= med["systemd-tmpfiles"] ? "find" : "systemd-tmpfiles";
+const janitors = names.filter((n) => n.startsWith("janitor"));
 const ratio = med.janitor / med[baseline];
 const rss = Math.max(...results.janitor.rss);
+const rssOf = (n) => Math.max(...results[n].rss);
 const cpu = Object.fromEntries(names.map((n) => [n, median(results[n].cpu)]));
 // Wall time is what the target is about; CPU time (user + sys) is printed too
 // because unlink wall time on a shared disk swings with everyone else's I/O.
-console.log("\nmedians:");
+console.log(`\nmedians (load average at end: ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}):`);
 for (const n of names) {
-  console.log(`  ${n.padEnd(17)} ${med[n].toFixed(0).padStart(6)} ms wall (${(med[n] / med[baseline]).toFixed(2)}x ${baseline})  ${cpu[n].toFixed(0).padStart(6)} ms cpu (${(cpu[n] / cpu[baseline]).toFixed(2)}x)`);
+  const peak = janitors.includes(n) ? `  ${rssOf(n).toFixed(1).padStart(6)} MB peak RSS` : "";
+  console.log(`  ${n.padEnd(17)} ${med[n].toFixed(0).padStart(6)} ms wall (${(med[n] / med[baseline]).toFixed(2)}x ${baseline})  ${cpu[n].toFixed(0).padStart(6)} ms cpu (${(cpu[n] / cpu[baseline]).toFixed(2)}x)${peak}`);
+}
+if (BASELINE_CLI) {
+  const other = "janitor (other)";
+  console.log(`janitor vs janitor (other): ${(med.janitor / med[other]).toFixed(2)}x wall, ${(cpu.janitor / cpu[other]).toFixed(2)}x cpu; janitor (other) vs ${baseline}: ${(med[other] / med[baseline]).toFixed(2)}x`);
 }
 const ratioOk = ratio <= TARGET_RATIO;
 const rssOk = rss < TARGET_RSS_MB;
