@@ -305,6 +305,27 @@ describe("janitor: race safety", () => {
     expect(fs.readFileSync(path.join(state, "staging", takenName), "utf8")).toBe(`old bytes of ${first}`);
   });
 
+  it("an old file kept in the staging directory (another inode taken, its name taken meanwhile) is not swept from there by the same run", () => {
+    const f = oldFile(h.outbox, "a.png", 20 * DAY, "first");
+    const takenName = `.janitor-${process.pid}-1`;
+    const rep = runJanitor({
+      env: h.env,
+      chdir: true,
+      afterRecheck: () => {
+        // Another inode, as old, under the name (made before the first goes, so its inode number differs)…
+        age(write(h.outbox, "a.png.tmp", "second"), 20 * DAY);
+        fs.renameSync(`${f}.tmp`, f);
+      },
+      // …and once it is taken, a new file under the name.
+      afterTake: () => void write(h.outbox, "a.png", "third"),
+    });
+    expect(rep.errors).toEqual([]);
+    expect(rep.deleted).toEqual([]);
+    expect(rep.skipped).toEqual([expect.objectContaining({ name: "a.png", code: "reused_meanwhile" })]);
+    expect(fs.readFileSync(f, "utf8")).toBe("third");
+    expect(fs.readFileSync(path.join(state, "staging", takenName), "utf8")).toBe("second");
+  });
+
   it.each([
     ["through /proc/self/fd", false],
     ["from inside the open directory (chdir)", true],

@@ -197,6 +197,8 @@ class Sweep {
   private takenPath = "";
   private takenCount = 0;
   private held: Held | undefined;
+  /** Taken names this run retired with a file in them to keep (reused_meanwhile, a failed judgment): the staging sweep leaves them. */
+  readonly retired = new Set<string>();
 
   constructor(report: JanitorReport, options: JanitorOptions, takeInto: SweptDir | undefined) {
     this.report = report;
@@ -369,10 +371,14 @@ class Sweep {
    * staging directory is on another mount (nothing was done).
    */
   private take(file: string | Buffer, seen: Seen, reason: DeleteReason, stillDue: (now: fs.Stats) => boolean): Outcome | "cross_device" {
-    const into = this.takeInto!;
     let taken: string;
     try {
-      taken = this.takenPathFor(into);
+      taken = this.takenPathFor(this.takeInto!);
+    } catch (err) {
+      this.fail("outbox", seen.name, err);
+      return "failed";
+    }
+    try {
       fs.renameSync(file, taken);
     } catch (err) {
       const code = errnoCode(err);
@@ -404,10 +410,11 @@ class Sweep {
         return "deleted";
       }
       // From here on the taken name holds a file to keep: never renamed onto again.
-      this.takenName = undefined;
+      this.retire();
       try {
         fs.linkSync(taken, file);
         fs.unlinkSync(taken);
+        this.retired.delete(takenName);
         // A freed inode number is soon given again: what is not a regular file any more was replaced.
         this.skip("outbox", seen.name, now.ino === seen.ino && now.isFile() ? "refreshed" : "replaced");
       } catch (err) {
@@ -417,10 +424,15 @@ class Sweep {
       return "kept";
     } catch (err) {
       // It is in the staging directory, under takenName: reported, never lost silently.
-      this.takenName = undefined;
+      this.retire();
       this.fail("outbox", seen.name, err);
       return "failed";
     }
+  }
+
+  private retire(): void {
+    if (this.takenName !== undefined) this.retired.add(this.takenName);
+    this.takenName = undefined;
   }
 
   /** After the outbox (and its quota): the file still held under the taken name is deleted, the placeholder removed. */
@@ -581,10 +593,10 @@ function takenByLiveJanitor(name: string): boolean {
   }
 }
 
-/** Staging: regular files a crashed prepare (or janitor) left behind. */
+/** Staging: regular files a crashed prepare (or janitor) left behind; never what a take of this run kept there. */
 function sweepStaging(sweep: Sweep, dir: SweptDir, cutoffMs: number): void {
   for (const dirent of sweep.entries(dir, "staging")) {
-    if (takenByLiveJanitor(dirent.name)) continue;
+    if (takenByLiveJanitor(dirent.name) || sweep.retired.has(dirent.name)) continue;
     const st = sweep.statEntry(dir, "staging", dirent);
     if (st === undefined || st.mtimeMs >= cutoffMs) continue;
     sweep.remove(dir, "staging", seenOf(dirent.name, st), "stale_staging", (now) => now.isFile() && now.mtimeMs < cutoffMs);
