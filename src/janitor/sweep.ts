@@ -1,13 +1,14 @@
 // The retention sweep. It deletes only what it can prove is old and its own:
 // every directory is opened once and verified as opened, every later call goes
 // through that open directory (/proc/self/fd/N), and each entry is looked at
-// again right before unlink(2), so a swapped path, a replaced file or a file
-// that prepare just reused (fresh mtime) is left alone. An outbox file is
-// first taken out of the outbox by rename(2) into the staging directory and
-// judged there, where no prepare can reuse it any more: a look and an unlink
-// are two steps, and prepare's reuse between them would have been deleted
-// after prepare printed its line. Every take renames onto the same name, so
-// one rename(2) takes this file and deletes the one judged due before it.
+// again right before unlink(2) (an outbox file: right after it was taken), so
+// a swapped path, a replaced file or a file that prepare just reused (fresh
+// mtime) is left alone. An outbox file is first taken out of the outbox by
+// rename(2) into the staging directory and judged there, where no prepare can
+// reuse it any more: a look and an unlink are two steps, and prepare's reuse
+// between them would have been deleted after prepare printed its line. Every
+// take renames onto the same name, so one rename(2) takes this file and
+// deletes the one judged due before it.
 import fs from "node:fs";
 import { type Config, type ConfigOverrides, loadConfig } from "../config/config.js";
 import { FatalError, errnoCode, isErrno } from "../core/errors.js";
@@ -126,9 +127,9 @@ export interface JanitorOptions extends ConfigOverrides {
    * with async file operations on relative paths in flight should not.
    */
   chdir?: boolean;
-  /** Called right before each final re-check and unlink. A test seam. */
+  /** Called right before each final re-check and unlink (or take). A test seam. */
   beforeUnlink?: (area: JanitorArea, name: string) => void;
-  /** Called once the final re-check decided to delete, right before the entry is taken (or unlinked). A test seam. */
+  /** Called right before the entry is taken (or unlinked), once the look before it (where one is made) decided to delete. A test seam. */
   afterRecheck?: (area: JanitorArea, name: string) => void;
   /** Called right after an outbox file was taken into the staging directory, before it is judged there. A test seam. */
   afterTake?: (name: string) => void;
