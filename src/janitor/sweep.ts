@@ -271,22 +271,15 @@ class Sweep {
     this.beforeUnlink?.(area, seen.name);
     const file = entryPath(dir.prefix, seen.name);
     const taking = area === "outbox" && !this.dryRun && this.takeInto !== undefined;
-    let now: fs.Stats | undefined;
-    if (!taking || !lookedJustNow) {
-      const looked = this.recheck(area, seen, file, stillDue);
-      if (typeof looked === "string") return looked;
-      now = looked;
-    }
+    let now = taking && lookedJustNow ? undefined : this.recheck(area, seen, file, stillDue);
+    if (typeof now === "string") return now;
     this.afterRecheck?.(area, seen.name);
     if (taking) {
       const outcome = this.take(file, seen, reason, stillDue);
       if (outcome !== "cross_device") return outcome;
       // Outbox and staging on two mounts of one filesystem: unlinked where it is, as without a staging directory.
-      if (now === undefined) {
-        const looked = this.recheck(area, seen, file, stillDue);
-        if (typeof looked === "string") return looked;
-        now = looked;
-      }
+      now ??= this.recheck(area, seen, file, stillDue);
+      if (typeof now === "string") return now;
     }
     if (!this.dryRun) {
       const outcome = this.unlink(area, seen.name, file);
