@@ -3,8 +3,10 @@
 // straightforward reading below does: strings as slices, escapes decoded,
 // hex strings through Buffer's own hex decoder.
 import { describe, expect, it } from "vitest";
-import { shownText } from "../src/content/pdf.js";
-import { rng } from "./corpus.js";
+import { InspectContext } from "../src/content/inspect.js";
+import { NO_KNOWN_SECRETS } from "../src/content/known.js";
+import { inspectPdf, shownText } from "../src/content/pdf.js";
+import { pdf, positives, rng } from "./corpus.js";
 
 const ESCAPES: Record<number, string> = { 110: "\n", 114: "\r", 116: "\t", 98: "\b", 102: "\f", 40: "(", 41: ")", 92: "\\" };
 const NEW_LINE_OPERATORS = new Set(["Td", "TD", "T*", "Tm", "ET", "'", '"']);
@@ -87,4 +89,15 @@ describe("the text a PDF content stream shows", () => {
       expect(shownText(stream), JSON.stringify(stream.toString("latin1"))).toEqual(reference(stream));
     }
   });
+
+  it("reads an ASCIIHexDecode stream's digits up to `>`, blanks ignored, an odd last digit padded", () => {
+    const hexStream = (text: string) => {
+      const hex = Buffer.from(text, "latin1").toString("hex").replace(/(..)/g, "$1 ").replace(/0 $/, "");
+      return Buffer.from(`<< /Length ${hex.length + 1} /Filter /ASCIIHexDecode >>\nstream\n${hex}>\nendstream`, "latin1");
+    };
+    const judge = (text: string) => () => inspectPdf(pdf("Report", false, [hexStream(text)]), new InspectContext("pdf", NO_KNOWN_SECRETS));
+    expect(judge(`notes: ${positives()["github-token"]!} end`)).toThrow(expect.objectContaining({ code: "secret_detected" }));
+    expect(judge("quarterly figures, nothing secret 0")).not.toThrow();
+  });
 });
+

@@ -21,11 +21,35 @@ function filters(dict: string): string[] {
   return [...m[1]!.matchAll(/\/([A-Za-z0-9]+)/g)].map((f) => f[1]!);
 }
 
+const HEX_VALUE = new Int8Array(256).fill(-1);
+for (const [i, c] of [..."0123456789abcdef"].entries()) HEX_VALUE[c.charCodeAt(0)] = HEX_VALUE[c.toUpperCase().charCodeAt(0)] = i;
+
+/**
+ * Hex digits in `s` from `from` to `end`, in pairs, into `out` at `at`:
+ * blanks and other bytes ignored, an odd last digit padded with 0 (a hex
+ * string `<…>`, an ASCIIHexDecode stream). Where `out` ends.
+ */
+function decodeHex(s: Uint8Array, from: number, end: number, out: Buffer, at: number): number {
+  let high = -1;
+  for (let j = from; j < end; j++) {
+    const v = HEX_VALUE[s[j]!]!;
+    if (v < 0) continue;
+    if (high < 0) high = v;
+    else {
+      out[at++] = (high << 4) | v;
+      high = -1;
+    }
+  }
+  if (high >= 0) out[at++] = high << 4;
+  return at;
+}
+
+/** An ASCIIHexDecode stream: its digits up to `>`. */
 function asciiHex(data: Uint8Array): Buffer {
-  const text = Buffer.from(data).toString("latin1");
-  const end = text.indexOf(">");
-  const hex = (end < 0 ? text : text.slice(0, end)).replace(/[^0-9A-Fa-f]/g, "");
-  return Buffer.from(hex.length % 2 ? `${hex}0` : hex, "hex");
+  const gt = data.indexOf(62);
+  const end = gt < 0 ? data.length : gt;
+  const out = Buffer.allocUnsafe((end >> 1) + 1);
+  return out.subarray(0, decodeHex(data, 0, end, out, 0));
 }
 
 /** What a backslash and the byte after it in a literal string read as; -1: not an escape that names a byte. */
@@ -35,11 +59,6 @@ for (const [c, byte] of [["n", 10], ["r", 13], ["t", 9], ["b", 8], ["f", 12], ["
 const OPERATOR = new Uint8Array(256);
 for (const c of Buffer.from("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'\"*", "latin1")) OPERATOR[c] = 1;
 const isOctal = (c: number) => c >= 48 && c <= 55;
-const HEX_VALUE = new Int8Array(256).fill(-1);
-for (let c = 0; c < 256; c++) {
-  const ch = String.fromCharCode(c);
-  if (/[0-9A-Fa-f]/.test(ch)) HEX_VALUE[c] = Number.parseInt(ch, 16);
-}
 
 /** Operators that move to a new line of text: Td, TD, T*, Tm, ET, ' and ". */
 function movesToNewLine(s: Uint8Array, at: number, length: number): boolean {
@@ -98,20 +117,10 @@ export function shownText(s: Uint8Array): Buffer {
       // `<<` opens a dictionary (an inline image's, a marked-content property list), not a hex string
       i += 2;
     } else if (c === 60) {
-      // < hex string >: its digits in pairs, blanks and other bytes ignored, an odd last digit padded with 0
+      // < hex string >
       const end = s.indexOf(62, i);
       if (end < 0) break;
-      let high = -1;
-      for (let j = i + 1; j < end; j++) {
-        const v = HEX_VALUE[s[j]!]!;
-        if (v < 0) continue;
-        if (high < 0) high = v;
-        else {
-          out[o++] = (high << 4) | v;
-          high = -1;
-        }
-      }
-      if (high >= 0) out[o++] = high << 4;
+      o = decodeHex(s, i + 1, end, out, o);
       i = end + 1;
     } else if (c === 37) {
       // a comment, to the end of the line
