@@ -161,6 +161,8 @@ export function adversarial(size: number): Record<string, Buffer> {
   const units = ["eyJ-", "eyJ", "sk-", "sk-ant-", "ghp_", "AKIA", "xoxb-1234567-", "-----BEGIN ", "-----BEGIN PRIVATE KEY-----\nProc-Type: x\n", "LS0tLS1CRUdJTi", "key=", "Key:", "a=", "1234567890:", "postgres://u:", "machine a password ", "Authorization: Bearer ", "Es12 ", "password=", "pass", "AAA1Q~", "ab/", "M", "0"];
   // The triggers of find.ts's passes, repeated.
   units.push(".eyJ", "-", ".", "_", "a.aaaaaa.", "0123456789abcdef", "//0", "SK", "~", '"key": "', "<password>", "xoxe.", "https://", "class=", "ion: Bearer ");
+  // A `:` after each kind of byte that leads the colon pass to its tests (a hex digit, a keyword's last letter), and Word's markup.
+  units.push("a:", "0:", "y:", ":", '<w:r><w:t xml:space="preserve">t</w:t></w:r>');
   const out: Record<string, Buffer> = {};
   for (const u of units) out[`repeat ${JSON.stringify(u)}`] = fill(u);
   out["run of a"] = fill("a");

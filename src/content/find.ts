@@ -10,6 +10,8 @@
 //   pick, from a table, the few words that can end there;
 // - `:`, `=` and `>`: a generic assignment's separator (the name before it
 //   must end in a keyword letter), a URL's `://`, a Telegram or fal.ai key;
+//   a `:` is found with the byte before it by one regular expression (a
+//   class and the colon), so that Word's `w:` at every tag costs nothing;
 // - literals of their own: `BEGIN` of PEM armour, its base64, `AIza`, `eyJ`,
 //   `Q~`, `machine`…
 // At a trigger a few byte tests turn most candidates down; the rule's sticky
@@ -67,6 +69,19 @@ let KEYWORD_ENDING: Map<number, number>;
 const code3 = (e: string) => (e.charCodeAt(e.length - 3) << 16) | (e.charCodeAt(e.length - 2) << 8) | e.charCodeAt(e.length - 1);
 /** Bytes a keyword ends with, lower-cased: the first, cheapest test. */
 let KEYWORD_END: Uint8Array;
+/** A keyword's last two letters, lower-cased (`c2 << 8 | c3`): the second test, before KEYWORD_ENDING. */
+let KEYWORD_PAIR: Uint8Array;
+/**
+ * Bytes before a separator that may end a secret's name: a keyword's last
+ * letter, or a blank or quote between them. One lookup per separator keeps
+ * the passes cheap before V8 has compiled them (an XML part holds a `:` and
+ * a `>` at every tag).
+ */
+let NAME_END_BEFORE: Uint8Array;
+/** Bytes before a `:` that lead to any of its tests but a URL's: a name's end, a Telegram token's digit, a fal.ai key's hex digit. */
+let COLON_BEFORE: Uint8Array;
+/** A `:` after a byte of COLON_BEFORE: found by the engine at its speed, so that an XML part's `w:` at every tag costs no JavaScript. */
+let COLON_TRIGGER: RegExp;
 const URL_SCHEME = table("abcdefghijklmnopqrstuvwxyz0123456789+");
 const QUOTE = table("\"'`");
 /** Characters of an Authorization header's credential. */
@@ -198,6 +213,16 @@ function makeTables(): void {
   }
   KEYWORD_END = new Uint8Array(256);
   for (const e of KEYWORD_ENDINGS) KEYWORD_END[e.charCodeAt(e.length - 1)] = 1;
+  KEYWORD_PAIR = new Uint8Array(1 << 16);
+  for (const e of KEYWORD_ENDINGS) KEYWORD_PAIR[(e.charCodeAt(e.length - 2) << 8) | e.charCodeAt(e.length - 1)] = 1;
+  NAME_END_BEFORE = new Uint8Array(256);
+  COLON_BEFORE = new Uint8Array(256);
+  for (let c = 0; c < 256; c++) {
+    NAME_END_BEFORE[c] = KEYWORD_END[c | 0x20] === 1 || c === 32 || c === 9 || QUOTE[c] === 1 ? 1 : 0;
+    COLON_BEFORE[c] = NAME_END_BEFORE[c]! | DIGIT[c]! | HEX[c]!;
+  }
+  const hex2 = (c: number) => `\\x${c.toString(16).padStart(2, "0")}`;
+  COLON_TRIGGER = new RegExp(`[${[...COLON_BEFORE.keys()].filter((c) => COLON_BEFORE[c] === 1).map(hex2).join("")}]:`, "g");
   BY_WORD = new Map();
   PAIRS = Object.fromEntries(CONNECTORS.map((c) => [c, new Uint8Array(1 << 16)]));
   for (const rule of rules) {
@@ -630,14 +655,25 @@ class Search {
   /** `:` — a URL's `://`, a Telegram bot token, a fal.ai key, a generic assignment. */
   colon(): void {
     this.judgedTo = 0;
-    const { text, b } = this;
-    for (let i = text.indexOf(":", Math.max(1, this.from - MAX_SEPARATOR_BEFORE_VALUE)); i >= 0 && i < this.stopAt(MAX_TRIGGER_AFTER_START); i = text.indexOf(":", i + 1)) {
-      const before = b[i - 1]!;
-      if (b[i + 1] === 47 && b[i + 2] === 47) this.url(i);
-      if (DIGIT[before] === 1) this.telegram(i);
-      if (HEX[before] === 1 && i >= 36 && b[i - 13] === 45 && HEX[b[i + 1]!] === 1) this.tryRule(FAL, i - 36);
-      if (this.mayEndName(before)) this.assignment(i, b[i + 1] === 61 ? i + 2 : i + 1);
+    const { text, end } = this;
+    const from = Math.max(1, this.from - MAX_SEPARATOR_BEFORE_VALUE);
+    for (let i = text.indexOf("://", from); i >= 0 && i < end && i <= this.bound + MAX_TRIGGER_AFTER_START; i = text.indexOf("://", i + 1)) this.url(i);
+    const re = COLON_TRIGGER;
+    re.lastIndex = from - 1;
+    while (re.test(text)) {
+      const i = re.lastIndex - 1;
+      if (i >= end || i > this.bound + MAX_TRIGGER_AFTER_START) break;
+      this.atColon(i);
     }
+  }
+
+  /** A `:` after a byte of COLON_BEFORE. */
+  private atColon(i: number): void {
+    const b = this.b;
+    const before = b[i - 1]!;
+    if (DIGIT[before] === 1) this.telegram(i);
+    if (HEX[before] === 1 && i >= 36 && b[i - 13] === 45 && HEX[b[i + 1]!] === 1) this.tryRule(FAL, i - 36);
+    if (NAME_END_BEFORE[before] === 1) this.assignment(i, b[i + 1] === 61 ? i + 2 : i + 1);
   }
 
   /** `scheme://`: a database URL with a password, a Slack or Discord webhook. */
@@ -672,26 +708,25 @@ class Search {
   /** `=` — a generic assignment (`=>` too), an Azure connection string's key. */
   equals(): void {
     this.judgedTo = 0;
-    const { text, b } = this;
-    for (let i = text.indexOf("=", Math.max(1, this.from - MAX_SEPARATOR_BEFORE_VALUE)); i >= 0 && i < this.stopAt(0); i = text.indexOf("=", i + 1)) {
+    const { text, b, end } = this;
+    for (let i = text.indexOf("=", Math.max(1, this.from - MAX_SEPARATOR_BEFORE_VALUE)); i >= 0 && i < end && i <= this.bound; i = text.indexOf("=", i + 1)) {
+      // `:=` is the colon's and `==` no assignment: neither `:` nor `=` ends a name.
       const before = b[i - 1]!;
-      // `:=` is the colon's; `==` is no assignment.
-      if (before === 58 || before === 61) continue;
+      if (NAME_END_BEFORE[before] === 0) continue;
       if (before === 121 && i >= 10 && b[i - 3] === 75) {
         const start = text.startsWith("SharedAccessKey", i - 15) ? i - 15 : text.startsWith("AccountKey", i - 10) ? i - 10 : -1;
         if (start >= 0 && this.isTokenStart(start)) this.tryRule(AZURE_STORAGE, start);
       }
-      if (this.mayEndName(before)) this.assignment(i, b[i + 1] === 62 ? i + 2 : i + 1);
+      this.assignment(i, b[i + 1] === 62 ? i + 2 : i + 1);
     }
   }
 
   /** `>` — the end of an XML element's start tag (`<password>…`). */
   greaterThan(): void {
     this.judgedTo = 0;
-    const { text, b } = this;
-    for (let i = text.indexOf(">", Math.max(1, this.from - MAX_SEPARATOR_BEFORE_VALUE)); i >= 0 && i < this.stopAt(0); i = text.indexOf(">", i + 1)) {
-      const before = b[i - 1]!;
-      if (before !== 61 && this.mayEndName(before)) this.assignment(i, i + 1);
+    const { text, b, end } = this;
+    for (let i = text.indexOf(">", Math.max(1, this.from - MAX_SEPARATOR_BEFORE_VALUE)); i >= 0 && i < end && i <= this.bound; i = text.indexOf(">", i + 1)) {
+      if (NAME_END_BEFORE[b[i - 1]!] === 1) this.assignment(i, i + 1);
     }
   }
 
@@ -718,11 +753,6 @@ class Search {
     return true;
   }
 
-  /** Whether the byte before a separator may end a secret's name: a keyword's last letter, or a blank or quote between them. */
-  private mayEndName(before: number): boolean {
-    return KEYWORD_END[before | 0x20] === 1 || before === 32 || before === 9 || QUOTE[before] === 1;
-  }
-
   /** A keyword inside a value already judged is not judged again. */
   private judgedTo = 0;
 
@@ -740,7 +770,7 @@ class Search {
     if (nameEnd < 3) return;
     const last = b[nameEnd - 1]! | 0x20;
     if (last === 110 && nameEnd >= 13) this.authorization(nameEnd, separatorEnd);
-    if (KEYWORD_END[last] === 0 || nameEnd < this.judgedTo) return;
+    if (KEYWORD_END[last] === 0 || nameEnd < this.judgedTo || KEYWORD_PAIR[((b[nameEnd - 2]! | 0x20) << 8) | last] === 0) return;
     const before = KEYWORD_ENDING.get(((b[nameEnd - 3]! | 0x20) << 16) | ((b[nameEnd - 2]! | 0x20) << 8) | last);
     if (before === undefined || (before !== 0 && (nameEnd < 4 || (b[nameEnd - 4]! | 0x20) !== before))) return;
     // Forwards from it: up to 8 blanks, a quote (maybe escaped), the value.
