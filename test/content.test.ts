@@ -86,6 +86,13 @@ describe("the labelled corpus", () => {
     for (const [label, value] of Object.entries(positives(99))) expect(findSecret(` ${value} `), label).toBeDefined();
     for (const [label, text] of Object.entries(negatives(98))) expect(findSecret(text), label).toBeUndefined();
   });
+
+  it("finds a database URL with a password whatever byte ends its scheme (the colon pass tests `://` apart from the byte before it)", () => {
+    for (const scheme of ["postgres", "mysql", "mongodb", "amqp", "neo4j", "mongodb+srv"]) {
+      const text = `BROKER_URL=${scheme}://app:Zq8vT2mLx9Rk4Wp7Ns3B@broker.internal:5672/`;
+      expect(findSecret(text), scheme).toEqual({ what: expect.stringContaining("database URL"), index: text.indexOf(scheme) });
+    }
+  });
 });
 
 describe("trailing data, bombs, unreadable containers", () => {

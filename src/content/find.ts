@@ -10,8 +10,6 @@
 //   pick, from a table, the few words that can end there;
 // - `:`, `=` and `>`: a generic assignment's separator (the name before it
 //   must end in a keyword letter), a URL's `://`, a Telegram or fal.ai key;
-//   a `:` is found with the byte before it by one regular expression (a
-//   class and the colon), so that Word's `w:` at every tag costs nothing;
 // - literals of their own: `BEGIN` of PEM armour, its base64, `AIza`, `eyJ`,
 //   `Q~`, `machine`…
 // At a trigger a few byte tests turn most candidates down; the rule's sticky
@@ -80,8 +78,6 @@ let KEYWORD_PAIR: Uint8Array;
 let NAME_END_BEFORE: Uint8Array;
 /** Bytes before a `:` that lead to any of its tests but a URL's: a name's end, a Telegram token's digit, a fal.ai key's hex digit. */
 let COLON_BEFORE: Uint8Array;
-/** A `:` after a byte of COLON_BEFORE: found by the engine at its speed, so that an XML part's `w:` at every tag costs no JavaScript. */
-let COLON_TRIGGER: RegExp;
 const URL_SCHEME = table("abcdefghijklmnopqrstuvwxyz0123456789+");
 const QUOTE = table("\"'`");
 /** Characters of an Authorization header's credential. */
@@ -221,8 +217,6 @@ function makeTables(): void {
     NAME_END_BEFORE[c] = KEYWORD_END[c | 0x20] === 1 || c === 32 || c === 9 || QUOTE[c] === 1 ? 1 : 0;
     COLON_BEFORE[c] = NAME_END_BEFORE[c]! | DIGIT[c]! | HEX[c]!;
   }
-  const hex2 = (c: number) => `\\x${c.toString(16).padStart(2, "0")}`;
-  COLON_TRIGGER = new RegExp(`[${[...COLON_BEFORE.keys()].filter((c) => COLON_BEFORE[c] === 1).map(hex2).join("")}]:`, "g");
   BY_WORD = new Map();
   PAIRS = Object.fromEntries(CONNECTORS.map((c) => [c, new Uint8Array(1 << 16)]));
   for (const rule of rules) {
@@ -655,25 +649,25 @@ class Search {
   /** `:` — a URL's `://`, a Telegram bot token, a fal.ai key, a generic assignment. */
   colon(): void {
     this.judgedTo = 0;
-    const { text, end } = this;
-    const from = Math.max(1, this.from - MAX_SEPARATOR_BEFORE_VALUE);
-    for (let i = text.indexOf("://", from); i >= 0 && i < end && i <= this.bound + MAX_TRIGGER_AFTER_START; i = text.indexOf("://", i + 1)) this.url(i);
-    const re = COLON_TRIGGER;
-    re.lastIndex = from - 1;
-    while (re.test(text)) {
-      const i = re.lastIndex - 1;
-      if (i >= end || i > this.bound + MAX_TRIGGER_AFTER_START) break;
-      this.atColon(i);
+    const { text, b } = this;
+    const limit = Math.min(this.end, this.bound + MAX_TRIGGER_AFTER_START + 1);
+    for (let i = text.indexOf(":", Math.max(1, this.from - MAX_SEPARATOR_BEFORE_VALUE)); i >= 0 && i < limit; i = text.indexOf(":", i + 1)) {
+      if (COLON_BEFORE[b[i - 1]!] === 1 || (b[i + 1] === 47 && b[i + 2] === 47)) this.atColon(i);
     }
   }
 
-  /** A `:` after a byte of COLON_BEFORE. */
+  /** A `:` after a byte of COLON_BEFORE, or before `//`. */
   private atColon(i: number): void {
     const b = this.b;
     const before = b[i - 1]!;
+    if (b[i + 1] === 47 && b[i + 2] === 47) this.url(i);
     if (DIGIT[before] === 1) this.telegram(i);
     if (HEX[before] === 1 && i >= 36 && b[i - 13] === 45 && HEX[b[i + 1]!] === 1) this.tryRule(FAL, i - 36);
-    if (NAME_END_BEFORE[before] === 1) this.assignment(i, b[i + 1] === 61 ? i + 2 : i + 1);
+    // A letter before: its pair with the letter before it must end a keyword (or be `on`, of Authorization) for an assignment.
+    const last = before | 0x20;
+    if (NAME_END_BEFORE[before] === 1 && (KEYWORD_END[last] === 0 || last === 110 || KEYWORD_PAIR[((b[i - 2]! | 0x20) << 8) | last] === 1)) {
+      this.assignment(i, b[i + 1] === 61 ? i + 2 : i + 1);
+    }
   }
 
   /** `scheme://`: a database URL with a password, a Slack or Discord webhook. */
