@@ -83,6 +83,10 @@ const verdicts = [];
     "zTXt.png": (t) => corpus.pngWithText(t, "zTXt"),
     "com.jpg": (t) => corpus.jpeg({ comment: t }),
     mp3: (t) => corpus.mp3(t),
+    "com.gif": (t) => corpus.gif(t),
+    "exif.webp": (t) => corpus.webp(t),
+    "info.wav": (t) => corpus.wav(t),
+    "cmt.mp4": (t) => corpus.mp4(t),
     "after-iend.png": (t) => Buffer.concat([corpus.makePng(8, (i) => i), Buffer.from(t)]),
   };
   const env = makeHome();

@@ -343,4 +343,72 @@ export function mp3(comment: string, utf16 = true): Buffer {
   return Buffer.concat([header, tag, mpegFrame, mpegFrame, mpegFrame]);
 }
 
+const le16 = (n: number) => Buffer.from([n & 0xff, n >> 8]);
+const le32 = (n: number) => {
+  const b = Buffer.alloc(4);
+  b.writeUInt32LE(n);
+  return b;
+};
+const be32 = (n: number) => {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(n);
+  return b;
+};
+const riffChunk = (id: string, data: Buffer) => Buffer.concat([Buffer.from(id, "latin1"), le32(data.length), data, Buffer.alloc(data.length % 2)]);
+const riff = (form: string, chunks: Buffer[]) => {
+  const body = Buffer.concat([Buffer.from(form, "latin1"), ...chunks]);
+  return Buffer.concat([Buffer.from("RIFF"), le32(body.length), body]);
+};
+const isoBox = (type: string, data: Buffer) => Buffer.concat([be32(8 + data.length), Buffer.from(type, "latin1"), data]);
+
+/** A 1x1 GIF with a comment extension (its text in sub-blocks of up to 255 bytes). */
+export function gif(comment: string): Buffer {
+  const text = Buffer.from(comment, "latin1");
+  const blocks: Buffer[] = [];
+  for (let at = 0; at < text.length; at += 255) {
+    const block = text.subarray(at, at + 255);
+    blocks.push(Buffer.from([block.length]), block);
+  }
+  return Buffer.concat([
+    Buffer.from("GIF89a"),
+    le16(1),
+    le16(1),
+    Buffer.from([0x80, 0, 0, 0, 0, 0, 255, 255, 255]),
+    Buffer.from([0x21, 0xfe]),
+    ...blocks,
+    Buffer.from([0, 0x2c]),
+    le16(0),
+    le16(0),
+    le16(1),
+    le16(1),
+    Buffer.from([0, 2, 2, 0x44, 0x01, 0, 0x3b]),
+  ]);
+}
+
+/** A lossless 1x1 WebP with an EXIF chunk. */
+export function webp(exifText: string): Buffer {
+  return riff("WEBP", [riffChunk("VP8L", Buffer.from([0x2f, 0, 0, 0, 0x10, 0x07, 0x10, 0x11, 0x11, 0x88, 0x88, 0xfe, 0x07, 0])), riffChunk("EXIF", Buffer.from(exifText, "latin1"))]);
+}
+
+/** A 1x1 24-bit BMP. */
+export function bmp(): Buffer {
+  const dib = Buffer.concat([le32(40), le32(1), le32(1), le16(1), le16(24), le32(0), le32(4), le32(0), le32(0), le32(0), le32(0)]);
+  return Buffer.concat([Buffer.from("BM"), le32(14 + 40 + 4), le32(0), le32(54), dib, Buffer.from([0, 0, 255, 0])]);
+}
+
+/** A WAV with a LIST/INFO comment and 64 samples. */
+export function wav(comment: string): Buffer {
+  const fmt = Buffer.concat([le16(1), le16(1), le32(8000), le32(8000), le16(1), le16(8)]);
+  const info = Buffer.concat([Buffer.from("INFO"), riffChunk("ICMT", Buffer.from(`${comment}\0`, "latin1"))]);
+  return riff("WAVE", [riffChunk("fmt ", fmt), riffChunk("LIST", info), riffChunk("data", Buffer.alloc(64, 0x80))]);
+}
+
+/** An MP4: ftyp, a moov with an iTunes-style comment, and media data. */
+export function mp4(comment: string): Buffer {
+  const data = isoBox("data", Buffer.concat([be32(1), be32(0), Buffer.from(comment, "utf8")]));
+  const meta = isoBox("meta", Buffer.concat([be32(0), isoBox("hdlr", Buffer.alloc(25)), isoBox("ilst", isoBox("\xa9cmt", data))]));
+  const moov = isoBox("moov", Buffer.concat([isoBox("mvhd", Buffer.alloc(100)), isoBox("udta", meta)]));
+  return Buffer.concat([isoBox("ftyp", Buffer.concat([Buffer.from("isom"), be32(0), Buffer.from("isommp41")])), moov, isoBox("mdat", Buffer.alloc(256, 7))]);
+}
+
 export { makePng };
