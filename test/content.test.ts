@@ -15,6 +15,7 @@ import { prepare } from "../src/prepare/prepare.js";
 import { TextScanner } from "../src/prepare/text.js";
 import { inspectBinary } from "../src/content/carriers.js";
 import { NO_KNOWN_SECRETS } from "../src/content/known.js";
+import { scanBytes } from "../src/content/scan.js";
 import { Refusal } from "../src/core/errors.js";
 import { adversarial, bmp, docx, gif, jpeg, makePng, mp3, mp4, negatives, pdf, pngWithText, positives, pptx, rng, wav, webp, xlsx, zip } from "./corpus.js";
 import { NOTHING_LEFT, cli, leftBehind, makeHome, write } from "./helpers.js";
@@ -92,6 +93,15 @@ describe("the labelled corpus", () => {
   it("finds each fake credential alone, and no placeholder of the documentation", () => {
     for (const [label, value] of Object.entries(positives(99))) expect(findSecret(` ${value} `), label).toBeDefined();
     for (const [label, text] of Object.entries(negatives(98))) expect(findSecret(text), label).toBeUndefined();
+  });
+
+  it("judges each small part alone: what an earlier, longer part held is not found in a later one", () => {
+    const known = new KnownSecrets([{ name: "API_KEY (the Hermes .env)", bytes: Buffer.from("Zq8vT2mLx9Rk4Wp7Ns3BcD5f") }]);
+    const secret = "token: ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A";
+    expect(scanBytes(Buffer.from(`notes notes Zq8vT2mLx9Rk4Wp7Ns3BcD5f and ${secret}`), known)?.what).toBe("the value of API_KEY (the Hermes .env)");
+    expect(scanBytes(Buffer.from("notes notes"), known)).toBeUndefined();
+    expect(scanBytes(Buffer.from(`x ${secret}`))?.what).toBe("a GitHub token");
+    expect(scanBytes(Buffer.from("x token: ghp_aB3"))).toBeUndefined();
   });
 
   it("finds a database URL with a password whatever byte ends its scheme (the colon pass tests `://` apart from the byte before it)", () => {
@@ -193,6 +203,29 @@ describe("damaged files of every format", () => {
       }
     }
     expect([...outcomes.keys()].sort()).toEqual(["published", "trailing_data", "unscannable_content"]);
+  });
+
+  it("refuses a file of countless tiny parts (a 49 MB PDF of 620,000 one-byte compressed streams took 35 s) once it passes the parts or inflate budget, and leaves nothing behind", async () => {
+    const many = (unit: Buffer, count: number) => Buffer.concat([Buffer.from("%PDF-1.4\n"), Buffer.concat(Array.from({ length: count }, () => unit)), Buffer.from("trailer\n<< /Root 1 0 R >>\n%%EOF\n")]);
+    const plain = Buffer.from("1 0 obj\n<< /Length 1 >>\nstream\na\nendstream\nendobj\n");
+    const flate = zlib.deflateSync(Buffer.from("a"));
+    const compressed = Buffer.concat([Buffer.from(`1 0 obj\n<< /Length ${flate.length} /Filter /FlateDecode >>\nstream\n`), flate, Buffer.from("\nendstream\nendobj\n")]);
+    const files = [
+      // Three parts each (the objects before, the stream, its text): past 300,000.
+      write(work, "streams.pdf", many(plain, 100_001)),
+      // Each counts as 4 KiB of the 256 MiB: past 65,536.
+      write(work, "compressed.pdf", many(compressed, 65_537)),
+      // Just under both.
+      write(work, "fine.pdf", many(compressed, 60_000)),
+    ];
+    const report = await judge(files);
+    expect(report.media_dropped.map((d) => [d.code, d.reason])).toEqual([
+      ["unscannable_content", expect.stringContaining("more than 300,000 parts")],
+      ["decompression_bomb", expect.stringContaining("each compressed part counts as at least 4.0 KiB")],
+    ]);
+    expect(report.media.map((m) => m.name)).toEqual(["fine.pdf"]);
+    // Of the refused ones, nothing is left: no outbox file, no staging file.
+    expect(leftBehind(h)).toMatchObject({ outbox: ["fine.pdf"], staging: [] });
   });
 });
 

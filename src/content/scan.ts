@@ -45,9 +45,10 @@ export class SecretScanner {
   finding: Finding | undefined;
   /** The stream's last bytes so far: context, then `deferred` bytes not judged yet (a view of `kept`). */
   private before: Buffer = Buffer.alloc(0);
-  private kept = Buffer.allocUnsafe(OVERLAP + CONTEXT);
+  // Both grow to what the blocks need: a part of a few bytes (a PDF may hold a million) costs no 68 KiB window.
+  private kept = Buffer.alloc(0);
   private deferred = 0;
-  private window = Buffer.alloc(CONTEXT + OVERLAP + BLOCK + PADDING);
+  private window = Buffer.alloc(0);
 
   /**
    * `position` is where the first block starts in the stream; `scale` turns
@@ -84,17 +85,29 @@ export class SecretScanner {
     const judgeTo = final ? length : Math.max(judgeFrom, length - OVERLAP);
     const hit = firstHit(window.toString("latin1", 0, length), window, padded, judgeFrom, judgeTo, this.known);
     if (hit) this.finding = { what: hit.what, offset: (this.position - head + hit.index) * this.scale };
+    this.position += block.length;
+    if (final) return;
     const keep = Math.min(length, Math.max(OVERLAP, length - judgeTo) + CONTEXT);
     if (this.kept.length < keep) this.kept = Buffer.allocUnsafe(keep);
     window.copy(this.kept, 0, length - keep, length);
     this.before = this.kept.subarray(0, keep);
-    this.deferred = final ? 0 : length - judgeTo;
-    this.position += block.length;
+    this.deferred = length - judgeTo;
   }
 }
 
+/** The padded copy of a part of one block, reused: a file may hold a million parts of a few bytes. */
+let scratch: Buffer | undefined;
+
 /** The first credential in `bytes` (a whole part: a metadata chunk, an inflated XML file), or undefined. */
 export function scanBytes(bytes: Uint8Array, known: KnownSecrets = NO_KNOWN_SECRETS): Finding | undefined {
+  if (bytes.length <= BLOCK) {
+    // One window, judged whole: what a scanner would do with it, without its buffers.
+    scratch ??= Buffer.alloc(BLOCK + PADDING);
+    scratch.set(bytes, 0);
+    scratch.fill(0, bytes.length, bytes.length + PADDING);
+    const hit = firstHit(scratch.toString("latin1", 0, bytes.length), scratch.subarray(0, bytes.length), scratch, 0, bytes.length, known);
+    return hit && { what: hit.what, offset: hit.index };
+  }
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
   const scanner = new SecretScanner(known);
   for (let off = 0; off < buf.length || off === 0; off += BLOCK) {
