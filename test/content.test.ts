@@ -205,7 +205,7 @@ describe("damaged files of every format", () => {
     expect([...outcomes.keys()].sort()).toEqual(["published", "trailing_data", "unscannable_content"]);
   });
 
-  it("refuses a file of countless tiny parts (a 49 MB PDF of 620,000 one-byte compressed streams took 35 s) once it passes the parts or inflate budget, and leaves nothing behind", async () => {
+  it("refuses a file of countless tiny parts (a 49 MB PDF of 620,000 one-byte compressed streams took 35 s) once it passes the parts or inflate budget, reads a PDF's dictionaries in linear time, and leaves nothing behind", async () => {
     const many = (unit: Buffer, count: number) => Buffer.concat([Buffer.from("%PDF-1.4\n"), Buffer.concat(Array.from({ length: count }, () => unit)), Buffer.from("trailer\n<< /Root 1 0 R >>\n%%EOF\n")]);
     const plain = Buffer.from("1 0 obj\n<< /Length 1 >>\nstream\na\nendstream\nendobj\n");
     const flate = zlib.deflateSync(Buffer.from("a"));
@@ -217,15 +217,20 @@ describe("damaged files of every format", () => {
       write(work, "compressed.pdf", many(compressed, 65_537)),
       // Just under both.
       write(work, "fine.pdf", many(compressed, 60_000)),
+      // No `obj` anywhere: each stream's dictionary was looked for back to the file's start, here past 16 MB (quadratic).
+      write(work, "no-objects.pdf", many(Buffer.concat([Buffer.alloc(16 * 1024 * 1024, "x"), Buffer.from(">>\nstream\nx\nendstream\n".repeat(100_001))]), 1)),
+      // `stream` words that open nothing, after one `obj`: each read 64 KiB back as a dictionary.
+      write(work, "words.pdf", Buffer.concat([Buffer.from("%PDF-1.4\n1 0 obj\n"), Buffer.from("x stream\n".repeat(200_000)), Buffer.from("trailer\n<< >>\n%%EOF\n")])),
     ];
     const report = await judge(files);
     expect(report.media_dropped.map((d) => [d.code, d.reason])).toEqual([
       ["unscannable_content", expect.stringContaining("more than 300,000 parts")],
       ["decompression_bomb", expect.stringContaining("each compressed part counts as at least 4.0 KiB")],
+      ["unscannable_content", expect.stringContaining("more than 300,000 parts")],
     ]);
-    expect(report.media.map((m) => m.name)).toEqual(["fine.pdf"]);
+    expect(report.media.map((m) => m.name)).toEqual(["fine.pdf", "words.pdf"]);
     // Of the refused ones, nothing is left: no outbox file, no staging file.
-    expect(leftBehind(h)).toMatchObject({ outbox: ["fine.pdf"], staging: [] });
+    expect(leftBehind(h)).toMatchObject({ outbox: ["fine.pdf", "words.pdf"], staging: [] });
   });
 });
 

@@ -137,6 +137,13 @@ export function shownText(s: Uint8Array): Buffer {
   return out.subarray(0, o);
 }
 
+/** Whether `>>` ends the bytes before `at`, but for blanks. */
+function dictionaryEndsAt(buf: Buffer, at: number): boolean {
+  let i = at - 1;
+  while (i >= 0 && (buf[i] === 32 || buf[i] === 10 || buf[i] === 13 || buf[i] === 9 || buf[i] === 12 || buf[i] === 0)) i--;
+  return i >= 1 && buf[i] === 62 && buf[i - 1] === 62;
+}
+
 export function inspectPdf(b: Uint8Array, ctx: InspectContext): void {
   const buf = Buffer.from(b.buffer, b.byteOffset, b.length);
   const tail = buf.subarray(Math.max(0, buf.length - 64 * 1024)).toString("latin1");
@@ -146,14 +153,17 @@ export function inspectPdf(b: Uint8Array, ctx: InspectContext): void {
   let outsideFrom = 0;
   for (let at = buf.indexOf("stream", 0, "latin1"); at >= 0; at = buf.indexOf("stream", at + 6, "latin1")) {
     // `stream` opens data only after a dictionary (`>>`), before an end of line; `endstream` is not it.
-    if (at >= 3 && buf.toString("latin1", at - 3, at) === "end") continue;
+    if (at >= 3 && buf[at - 3] === 101 && buf[at - 2] === 110 && buf[at - 1] === 100) continue;
     let dataAt = at + 6;
     if (buf[dataAt] === 0x0d) dataAt++;
     if (buf[dataAt] !== 0x0a && buf[dataAt - 1] !== 0x0d) continue;
     if (buf[dataAt] === 0x0a) dataAt++;
-    const dictFrom = buf.lastIndexOf("obj", at, "latin1");
-    const dict = buf.toString("latin1", dictFrom < 0 || at - dictFrom > 64 * 1024 ? Math.max(0, at - 4096) : dictFrom, at);
-    if (!/>>\s*$/.test(dict)) continue;
+    if (!dictionaryEndsAt(buf, at)) continue;
+    // The dictionary: from its object's `obj` (within 64 KiB), never before the previous stream's end,
+    // so no byte is searched or read for two streams (a search back to the file's start for each was quadratic).
+    const lo = Math.max(outsideFrom, at - 64 * 1024);
+    const obj = buf.subarray(lo, at).lastIndexOf("obj", undefined, "latin1");
+    const dict = buf.toString("latin1", obj < 0 ? Math.max(lo, at - 4096) : lo + obj, at);
     let end = -1;
     const length = /\/Length\s+(\d+)(?!\s+\d+\s+R)/.exec(dict);
     if (length) {
