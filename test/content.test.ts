@@ -17,7 +17,7 @@ import { inspectBinary } from "../src/content/carriers.js";
 import { NO_KNOWN_SECRETS } from "../src/content/known.js";
 import { scanBytes } from "../src/content/scan.js";
 import { Refusal } from "../src/core/errors.js";
-import { adversarial, bmp, docx, gif, jpeg, makePng, mp3, mp4, negatives, pdf, pngWithText, positives, pptx, rng, wav, webp, xlsx, zip } from "./corpus.js";
+import { adversarial, bmp, docx, docxUtf16, docxWithObject, gif, jpeg, makePng, mp3, mp4, negatives, pdf, pdfInfoUtf16, pdfObjectStream, pdfXmpUtf16, pngWithText, positives, pptx, rng, wav, webp, xlsx, zip } from "./corpus.js";
 import { NOTHING_LEFT, cli, leftBehind, makeHome, write } from "./helpers.js";
 
 let h: ReturnType<typeof makeHome>;
@@ -43,6 +43,13 @@ const CARRIERS: Record<string, (text: string) => Buffer> = {
   "com.jpg": (t) => jpeg({ comment: t }),
   "exif.jpg": (t) => jpeg({ exifText: t }),
   mp3: (t) => mp3(t),
+  "utf16le.docx": (t) => docxUtf16(`Report\n${t}`, "le"),
+  "utf16be.docx": (t) => docxUtf16(`Report\n${t}`, "be"),
+  "object.docx": (t) => docxWithObject(`Notes\r\n${t}\r\n`),
+  "info-hex.pdf": (t) => pdfInfoUtf16(t, "hex"),
+  "info-literal.pdf": (t) => pdfInfoUtf16(t, "literal"),
+  "objstm.pdf": (t) => pdfObjectStream(t),
+  "xmp16.pdf": (t) => pdfXmpUtf16(t),
   "com.gif": (t) => gif(t),
   "exif.webp": (t) => webp(t),
   "info.wav": (t) => wav(t),

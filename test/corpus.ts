@@ -219,18 +219,62 @@ export function zip(entries: Record<string, string | Buffer>, stored = false): B
 
 const xmlEscape = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
-/** A docx whose body holds `text`, each line a paragraph, each line cut into runs of `run` characters (as Word does). */
-export function docx(text: string, run = 7, extra: Record<string, string | Buffer> = {}): Buffer {
+/** Word's document.xml for `text`: each line a paragraph, each line cut into runs of `run` characters (as Word does). */
+function documentXml(text: string, run: number, encoding = "UTF-8"): string {
   const paragraphs = text.split("\n").map((line) => {
     const runs = line.match(new RegExp(`[\\s\\S]{1,${run}}`, "g")) ?? [""];
     return `<w:p><w:r><w:rPr><w:b/></w:rPr><w:t xml:space="preserve">${runs.map(xmlEscape).join('</w:t></w:r><w:r w:rsidR="00A1B2C3"><w:t xml:space="preserve">')}</w:t></w:r></w:p>`;
   });
+  return `<?xml version="1.0" encoding="${encoding}"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${paragraphs.join("")}</w:body></w:document>`;
+}
+
+/** A docx whose body holds `text` (documentXml). */
+export function docx(text: string, run = 7, extra: Record<string, string | Buffer> = {}): Buffer {
   return zip({
     "[Content_Types].xml": '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>',
     "_rels/.rels": '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>',
-    "word/document.xml": `<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${paragraphs.join("")}</w:body></w:document>`,
+    "word/document.xml": documentXml(text, run),
     ...extra,
   });
+}
+
+/** `text` as UTF-16 with its byte order mark. */
+function utf16(text: string, order: "le" | "be"): Buffer {
+  const units = Buffer.from(text, "utf16le");
+  if (order === "be") units.swap16();
+  return Buffer.concat([Buffer.from(order === "le" ? [0xff, 0xfe] : [0xfe, 0xff]), units]);
+}
+
+/** A docx whose document.xml is UTF-16 (OOXML allows it; XML then requires the byte order mark). */
+export function docxUtf16(text: string, order: "le" | "be"): Buffer {
+  return docx("", 7, { "word/document.xml": utf16(documentXml(text, 7, "UTF-16"), order) });
+}
+
+/** A docx with an embedded object (word/embeddings/oleObject1.bin) whose strings are UTF-16LE, as OLE's are. */
+export function docxWithObject(text: string): Buffer {
+  const header = Buffer.concat([Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]), Buffer.alloc(56)]);
+  return docx("See the attached object.", 7, { "word/embeddings/oleObject1.bin": Buffer.concat([header, Buffer.from(text, "utf16le"), Buffer.alloc(64)]) });
+}
+
+/** A PDF whose Info dictionary sits in a compressed object stream, its author `text` in UTF-16BE (a hex string). */
+export function pdfObjectStream(text: string): Buffer {
+  const objects = Buffer.from(`9 0 << /Author <${utf16(text, "be").toString("hex")}> >>`);
+  const body = zlib.deflateSync(objects);
+  return pdf("Report", false, [Buffer.concat([Buffer.from(`<< /Type /ObjStm /N 1 /First 4 /Length ${body.length} /Filter /FlateDecode >>\nstream\n`), body, Buffer.from("\nendstream")])]);
+}
+
+/** A PDF with XMP metadata in UTF-16LE (XMP allows it, with a byte order mark) holding `text`. */
+export function pdfXmpUtf16(text: string): Buffer {
+  const xmp = utf16(`<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?><x:xmpmeta xmlns:x="adobe:ns:meta/"><dc:description>${xmlEscape(text)}</dc:description></x:xmpmeta><?xpacket end="w"?>`, "le");
+  return pdf("Report", false, [Buffer.concat([Buffer.from(`<< /Type /Metadata /Subtype /XML /Length ${xmp.length} >>\nstream\n`), xmp, Buffer.from("\nendstream")])]);
+}
+
+/** A PDF whose Info dictionary's author is `text` in UTF-16BE, as a hex string or a literal one (with its escapes). */
+export function pdfInfoUtf16(text: string, form: "hex" | "literal"): Buffer {
+  const units = utf16(text, "be");
+  const escaped = Buffer.from([...units].flatMap((b) => (b === 0x28 || b === 0x29 || b === 0x5c ? [0x5c, b] : [b])));
+  const value = form === "hex" ? Buffer.from(`<${units.toString("hex").toUpperCase()}>`) : Buffer.concat([Buffer.from("("), escaped, Buffer.from(")")]);
+  return pdf("Report", false, [Buffer.concat([Buffer.from("<< /Author "), value, Buffer.from(" >>")])]);
 }
 
 export function xlsx(text: string): Buffer {

@@ -23,6 +23,8 @@ export const MAX_RATIO = 100;
 export const MAX_PARTS = 300_000;
 export const MIN_INFLATE_CHARGE = 4 * 1024;
 
+const ZERO_BYTE = new Uint8Array(1);
+
 export class InspectContext {
   private inflated = 0;
   private parts = 0;
@@ -34,22 +36,46 @@ export class InspectContext {
     readonly known: KnownSecrets,
   ) {}
 
-  /** Refuses when `bytes` (the part named `part`) holds a credential. */
-  scan(part: string, bytes: Uint8Array, offsetBase?: number): void {
-    if (++this.parts > MAX_PARTS) {
-      throw new Refusal("unscannable_content", `the .${this.ext} file holds more than ${MAX_PARTS.toLocaleString("en")} parts to read (streams, entries, chunks), more than this check reads for one file; send its content in another form`);
-    }
-    const finding = scanBytes(bytes, this.known);
-    if (finding) {
-      if (this.within !== undefined) part = `${part} of ${this.within}`;
-      const at = offsetBase === undefined || this.within !== undefined ? `in ${part}, at byte ${finding.offset} of it` : `in ${part}, at byte ${offsetBase + finding.offset} of the file`;
-      throw new Refusal("secret_detected", `the .${this.ext} file holds what looks like ${finding.what} (${at}); remove it before sending`);
+  /**
+   * Refuses when `bytes` (the part named `part`) holds a credential: as it
+   * is, and, when it holds NUL bytes, also as UTF-16 at both alignments
+   * (Windows metadata, an embedded object's strings, a PDF string in
+   * UTF-16BE hold ASCII only every other byte), unless `asUtf16` is false
+   * (a PDF content stream: operators, whose strings are read apart).
+   */
+  scan(part: string, bytes: Uint8Array, offsetBase?: number, asUtf16 = true): void {
+    this.countPart();
+    this.search(part, bytes, offsetBase, 1, 0);
+    if (!asUtf16 || !bytes.includes(0)) return;
+    for (const shift of [0, 1]) {
+      // As little-endian from an even and from an odd byte: big-endian text is the one, read from the other.
+      // An odd last byte is a unit of its own (big-endian text read from an odd byte ends with its last letter).
+      let units = bytes.subarray(shift);
+      if (units.length % 2 === 1) units = Buffer.concat([units, ZERO_BYTE]);
+      this.search(part, narrowUtf16(units, "le", { pendingHigh: false, valid: true, hasNul: false }), offsetBase, 2, shift);
     }
   }
 
   /** Scans text given as UTF-16 (`order`), narrowed as the text scan does it. */
   scanUtf16(part: string, bytes: Uint8Array, order: "le" | "be"): void {
-    this.scan(part, narrowUtf16(bytes.subarray(0, bytes.length & ~1), order, { pendingHigh: false, valid: true, hasNul: false }));
+    this.countPart();
+    this.search(part, narrowUtf16(bytes.subarray(0, bytes.length & ~1), order, { pendingHigh: false, valid: true, hasNul: false }), undefined, 2, 0);
+  }
+
+  private countPart(): void {
+    if (++this.parts > MAX_PARTS) {
+      throw new Refusal("unscannable_content", `the .${this.ext} file holds more than ${MAX_PARTS.toLocaleString("en")} parts to read (streams, entries, chunks), more than this check reads for one file; send its content in another form`);
+    }
+  }
+
+  /** Refuses when `bytes` holds a credential; its offsets are `scale` times those in the part, plus `shift`. */
+  private search(part: string, bytes: Uint8Array, offsetBase: number | undefined, scale: number, shift: number): void {
+    const finding = scanBytes(bytes, this.known);
+    if (!finding) return;
+    if (this.within !== undefined) part = `${part} of ${this.within}`;
+    const offset = finding.offset * scale + shift;
+    const at = offsetBase === undefined || this.within !== undefined ? `in ${part}, at byte ${offset} of it` : `in ${part}, at byte ${offsetBase + offset} of the file`;
+    throw new Refusal("secret_detected", `the .${this.ext} file holds what looks like ${finding.what} (${at}); remove it before sending`);
   }
 
   /**

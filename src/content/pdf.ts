@@ -14,6 +14,9 @@ import type { InspectContext } from "./inspect.js";
 const IMAGE_FILTERS = /\/(?:DCTDecode|DCT|JPXDecode|CCITTFaxDecode|CCF|JBIG2Decode)\b/;
 const SKIPPED = /\/Subtype\s*\/(?:Image|Type1C|CIDFontType0C|OpenType)\b|\/Length[123]\b|\/Type\s*\/XRef\b/;
 
+/** The streams whose bytes may hold UTF-16 text. */
+const STREAM_TYPE = /\/Type\s*\/(ObjStm|Metadata|EmbeddedFile)\b/;
+
 /** The filters of a stream dictionary, in order. */
 function filters(dict: string): string[] {
   const m = /\/Filter\s*(\[[^\]]*\]|\/[A-Za-z0-9]+)/.exec(dict);
@@ -172,7 +175,7 @@ export function inspectPdf(b: Uint8Array, ctx: InspectContext): void {
     }
     if (end < 0) end = buf.indexOf("endstream", dataAt, "latin1");
     if (end < 0) throw ctx.unscannable(`a stream at byte ${at} has no end`);
-    ctx.scan("the PDF's objects", buf.subarray(outsideFrom, dataAt), outsideFrom);
+    scanObjects(ctx, buf, outsideFrom, dataAt);
     outsideFrom = end;
     const part = `the PDF stream at byte ${dataAt}`;
     if (SKIPPED.test(dict) || IMAGE_FILTERS.test(dict)) {
@@ -185,9 +188,23 @@ export function inspectPdf(b: Uint8Array, ctx: InspectContext): void {
       else if (f === "ASCIIHexDecode" || f === "AHx") data = asciiHex(data);
       else throw ctx.unscannable(`${part} is encoded with ${f}, which this check does not read`);
     }
-    ctx.scan(part, data);
-    ctx.scan(`the text of ${part}`, shownText(data));
+    // UTF-16 may be in an object stream's strings (an Info dictionary, a form field), in XMP metadata or an
+    // embedded file; a content stream's NULs are glyph codes and image bytes, not text (InspectContext.scan).
+    const type = STREAM_TYPE.exec(dict)?.[1];
+    ctx.scan(part, data, undefined, type !== undefined);
+    ctx.scan(`the text of ${part}`, shownText(data), undefined, type === "ObjStm");
     at = end;
   }
-  ctx.scan("the PDF's objects", buf.subarray(outsideFrom), outsideFrom);
+  scanObjects(ctx, buf, outsideFrom, buf.length);
+}
+
+/**
+ * The bytes between streams (dictionaries, the Info dictionary, what follows
+ * the last %%EOF): as they are, and their strings decoded (a hex string, a
+ * literal with escapes, a UTF-16BE title or author).
+ */
+function scanObjects(ctx: InspectContext, buf: Buffer, from: number, to: number): void {
+  const objects = buf.subarray(from, to);
+  ctx.scan("the PDF's objects", objects, from);
+  ctx.scan("the strings of the PDF's objects", shownText(objects));
 }

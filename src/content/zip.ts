@@ -10,6 +10,7 @@
 import { Refusal } from "../core/errors.js";
 import { inspectBmp, inspectGif, inspectJpeg, inspectPng, inspectWebp } from "./images.js";
 import type { InspectContext } from "./inspect.js";
+import { utf16Order } from "./utf16.js";
 import { xmlText } from "./xml-text.js";
 
 const u16 = (b: Uint8Array, i: number) => b[i]! | (b[i + 1]! << 8);
@@ -98,6 +99,19 @@ function entryData(b: Uint8Array, e: Entry, ctx: InspectContext, where: string):
   return b.subarray(start, start + e.compressed);
 }
 
+/**
+ * An XML part as UTF-8: OOXML allows UTF-16 parts, which XML requires to
+ * start with a byte order mark (their raw scan reads them as UTF-16 already:
+ * InspectContext.scan).
+ */
+function xmlAsUtf8(data: Uint8Array): Uint8Array {
+  const order = utf16Order(data);
+  if (!order) return data;
+  const units = Buffer.from(data.subarray(2, 2 + ((data.length - 2) & ~1)));
+  if (order === "be") units.swap16();
+  return Buffer.from(units.toString("utf16le"), "utf8");
+}
+
 type ImageReader = (bytes: Uint8Array, ctx: InspectContext) => void;
 
 /** The reader of the picture `data` is, by its first bytes, if any. */
@@ -145,7 +159,7 @@ export function inspectZip(b: Uint8Array, ctx: InspectContext, where = "the file
       if (readImage(ctx, part, data, image)) continue;
     }
     ctx.scan(part, data);
-    if (XML_PART.test(e.name)) ctx.scan(`the text of ${part}`, xmlText(data));
+    if (XML_PART.test(e.name)) ctx.scan(`the text of ${part}`, xmlText(xmlAsUtf8(data)));
     if (NESTED_ZIP.test(e.name) && depth < MAX_DEPTH && data.length >= 22) inspectZip(data, ctx, part, depth + 1);
   }
 }
