@@ -17,7 +17,7 @@ import { inspectBinary } from "../src/content/carriers.js";
 import { NO_KNOWN_SECRETS } from "../src/content/known.js";
 import { scanBytes } from "../src/content/scan.js";
 import { Refusal } from "../src/core/errors.js";
-import { adversarial, bmp, docx, docxUtf16, docxWithObject, gif, jpeg, makePng, mp3, mp4, negatives, pdf, pdfInfoUtf16, pdfObjectStream, pdfXmpUtf16, pngWithText, positives, pptx, rng, wav, webp, xlsx, zip } from "./corpus.js";
+import { adversarial, bmp, docx, docxUtf16, docxWithObject, gif, jpeg, makePng, mp3, mp4, negatives, pdf, pdfAttachment, pdfInfoUtf16, pdfObjectStream, pdfXmpUtf16, pngWithText, positives, pptx, rng, wav, webp, xlsx, zip } from "./corpus.js";
 import { NOTHING_LEFT, cli, leftBehind, makeHome, write } from "./helpers.js";
 
 let h: ReturnType<typeof makeHome>;
@@ -50,6 +50,10 @@ const CARRIERS: Record<string, (text: string) => Buffer> = {
   "info-literal.pdf": (t) => pdfInfoUtf16(t, "literal"),
   "objstm.pdf": (t) => pdfObjectStream(t),
   "xmp16.pdf": (t) => pdfXmpUtf16(t),
+  "embedded-pdf.docx": (t) => docx("See the attached report.", 7, { "word/embeddings/report.pdf": pdf(`Report\n${t}`) }),
+  "embedded-xlsx.docx": (t) => docx("See the sheet.", 7, { "word/embeddings/Microsoft_Excel_Worksheet.xlsx": xlsx(`Name\n${t}`) }),
+  "attached-docx.pdf": (t) => pdfAttachment(docx(`Report\n${t}`)),
+  "attached-pdf.pdf": (t) => pdfAttachment(pdf(`Report\n${t}`)),
   "com.gif": (t) => gif(t),
   "exif.webp": (t) => webp(t),
   "info.wav": (t) => wav(t),
@@ -238,6 +242,25 @@ describe("damaged files of every format", () => {
     expect(report.media.map((m) => m.name)).toEqual(["fine.pdf", "words.pdf"]);
     // Of the refused ones, nothing is left: no outbox file, no staging file.
     expect(leftBehind(h)).toMatchObject({ outbox: ["fine.pdf", "words.pdf"], staging: [] });
+  });
+});
+
+describe("documents inside documents", () => {
+  it("reads them two deep, the bound that ends a zip holding itself; a key one level deeper is not seen", async () => {
+    const secret = positives(5)["github-token"]!;
+    let nested = docx(`Report\n${secret}`);
+    const levels: Buffer[] = [];
+    for (let depth = 0; depth < 3; depth++) {
+      nested = docx("See the attached report.", 7, { [`word/embeddings/level${depth}.docx`]: nested });
+      levels.push(nested);
+    }
+    const files = levels.map((bytes, depth) => write(work, `nested-${depth + 1}.docx`, bytes));
+    const report = await judge(files);
+    expect(report.media_dropped.map((d) => [d.path.slice(d.path.lastIndexOf("/") + 1), d.code, d.reason])).toEqual([
+      ["nested-1.docx", "secret_detected", expect.stringContaining("word/document.xml of word/embeddings/level0.docx, at byte")],
+      ["nested-2.docx", "secret_detected", expect.stringContaining("word/document.xml of word/embeddings/level0.docx of word/embeddings/level1.docx, at byte")],
+    ]);
+    expect(report.media.map((m) => m.name)).toEqual(["nested-3.docx"]);
   });
 });
 

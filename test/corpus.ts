@@ -256,6 +256,12 @@ export function docxWithObject(text: string): Buffer {
   return docx("See the attached object.", 7, { "word/embeddings/oleObject1.bin": Buffer.concat([header, Buffer.from(text, "utf16le"), Buffer.alloc(64)]) });
 }
 
+/** A PDF with `file` attached (an EmbeddedFile stream, compressed). */
+export function pdfAttachment(file: Buffer): Buffer {
+  const body = zlib.deflateSync(file);
+  return pdf("See the attachment.", false, [Buffer.concat([Buffer.from(`<< /Type /EmbeddedFile /Length ${body.length} /Filter /FlateDecode >>\nstream\n`), body, Buffer.from("\nendstream")])]);
+}
+
 /** A PDF whose Info dictionary sits in a compressed object stream, its author `text` in UTF-16BE (a hex string). */
 export function pdfObjectStream(text: string): Buffer {
   const objects = Buffer.from(`9 0 << /Author <${utf16(text, "be").toString("hex")}> >>`);

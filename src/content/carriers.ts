@@ -2,13 +2,11 @@
 // dynamic import from src/prepare/content.ts), so a text file never pays for
 // it, and each reader does work only for its format.
 import { inspectBmp, inspectGif, inspectJpeg, inspectPng, inspectWebp } from "./images.js";
-import { InspectContext } from "./inspect.js";
+import { InspectContext, type Reader } from "./inspect.js";
 import type { KnownSecrets } from "./known.js";
 import { inspectIsoMedia, inspectMp3, inspectRiff } from "./media.js";
 import { inspectPdf } from "./pdf.js";
 import { inspectZip } from "./zip.js";
-
-type Reader = (bytes: Uint8Array, ctx: InspectContext) => void;
 
 /** Readers by the type file-type sniffed. */
 const READERS: Record<string, Reader> = {
@@ -44,7 +42,14 @@ export function hasReader(sniffedExt: string): boolean {
   return Object.hasOwn(READERS, sniffedExt);
 }
 
+/** The reader of a document inside another, by its first bytes: a zip (an embedded workbook, an attached docx) or a PDF. */
+function nestedReaderOf(b: Uint8Array): Reader | undefined {
+  if (b.length >= 22 && b[0] === 0x50 && b[1] === 0x4b && b[2] === 0x03 && b[3] === 0x04) return inspectZip;
+  if (b.length >= 8 && b[0] === 0x25 && b[1] === 0x50 && b[2] === 0x44 && b[3] === 0x46 && b[4] === 0x2d) return inspectPdf;
+  return undefined;
+}
+
 /** Reads the file's metadata and containers; throws the Refusal a finding leads to. */
 export function inspectBinary(bytes: Uint8Array, ext: string, sniffedExt: string, known: KnownSecrets): void {
-  READERS[sniffedExt]!(bytes, new InspectContext(ext, known));
+  READERS[sniffedExt]!(bytes, new InspectContext(ext, known, nestedReaderOf));
 }

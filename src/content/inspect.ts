@@ -25,15 +25,25 @@ export const MIN_INFLATE_CHARGE = 4 * 1024;
 
 const ZERO_BYTE = new Uint8Array(1);
 
+/** What reads a part's bytes as a document of its format. */
+export type Reader = (bytes: Uint8Array, ctx: InspectContext) => void;
+/** The reader of a document found inside another (a PDF in a docx, a workbook attached to a PDF), by its first bytes. */
+export type NestedReaderOf = (bytes: Uint8Array) => Reader | undefined;
+/** Documents inside documents are read this deep: a zip that holds itself ends here. */
+export const MAX_NESTING = 2;
+
 export class InspectContext {
   private inflated = 0;
   private parts = 0;
   /** The container part being read by a format reader (a picture inside a docx), if any. */
   private within: string | undefined;
 
+  private nesting = 0;
+
   constructor(
     readonly ext: string,
     readonly known: KnownSecrets,
+    private readonly nestedReaderOf: NestedReaderOf = () => undefined,
   ) {}
 
   /**
@@ -72,7 +82,7 @@ export class InspectContext {
   private search(part: string, bytes: Uint8Array, offsetBase: number | undefined, scale: number, shift: number): void {
     const finding = scanBytes(bytes, this.known);
     if (!finding) return;
-    if (this.within !== undefined) part = `${part} of ${this.within}`;
+    part = this.named(part);
     const offset = finding.offset * scale + shift;
     const at = offsetBase === undefined || this.within !== undefined ? `in ${part}, at byte ${offset} of it` : `in ${part}, at byte ${offsetBase + offset} of the file`;
     throw new Refusal("secret_detected", `the .${this.ext} file holds what looks like ${finding.what} (${at}); remove it before sending`);
@@ -85,7 +95,7 @@ export class InspectContext {
    */
   inflate(part: string, compressed: Uint8Array, kind: "raw" | "zlib", sizeHint = 0): Buffer {
     if (this.inflated + MIN_INFLATE_CHARGE > MAX_INFLATED_TOTAL) {
-      throw new Refusal("decompression_bomb", `${part} of the .${this.ext} file inflates past the ${formatBytes(MAX_INFLATED_TOTAL)} this check inflates for one file (each compressed part counts as at least ${formatBytes(MIN_INFLATE_CHARGE)}): refused as a decompression bomb`);
+      throw new Refusal("decompression_bomb", `${this.named(part)} of the .${this.ext} file inflates past the ${formatBytes(MAX_INFLATED_TOTAL)} this check inflates for one file (each compressed part counts as at least ${formatBytes(MIN_INFLATE_CHARGE)}): refused as a decompression bomb`);
     }
     const remaining = MAX_INFLATED_TOTAL - this.inflated;
     const byRatio = Math.max(RATIO_FREE_BYTES, compressed.length * MAX_RATIO);
@@ -101,7 +111,7 @@ export class InspectContext {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE") {
         const why = limit === remaining ? `past the ${formatBytes(MAX_INFLATED_TOTAL)} this check inflates for one file` : `to more than ${MAX_RATIO} times its compressed size`;
-        throw new Refusal("decompression_bomb", `${part} of the .${this.ext} file inflates ${why}: refused as a decompression bomb`);
+        throw new Refusal("decompression_bomb", `${this.named(part)} of the .${this.ext} file inflates ${why}: refused as a decompression bomb`);
       }
       throw this.unscannable(`${part} does not inflate (${(err as Error).message})`);
     }
@@ -109,9 +119,15 @@ export class InspectContext {
     return out;
   }
 
+  /** `part` with the container part it lies in, if any (`word/document.xml of word/embeddings/report.docx`). */
+  private named(part: string): string {
+    return this.within === undefined ? part : `${part} of ${this.within}`;
+  }
+
   /** The content could not be read to check it: refused rather than let out unchecked. */
   unscannable(why: string): Refusal {
-    return new Refusal("unscannable_content", `the .${this.ext} file could not be checked for secrets: ${why}; export it again`);
+    const inside = this.within === undefined ? "" : ` (in ${this.within})`;
+    return new Refusal("unscannable_content", `the .${this.ext} file could not be checked for secrets: ${why}${inside}; export it again`);
   }
 
   /**
@@ -119,13 +135,30 @@ export class InspectContext {
    * what the reader finds is named inside `part`, and bytes after its end
    * are scanned but not refused on their own (the file sent is the container).
    */
-  readWithin(part: string, bytes: Uint8Array, reader: (bytes: Uint8Array, ctx: InspectContext) => void): void {
+  readWithin(part: string, bytes: Uint8Array, reader: Reader): void {
     const outer = this.within;
-    this.within = part;
+    this.within = outer === undefined ? part : `${part} of ${outer}`;
     try {
       reader(bytes, this);
     } finally {
       this.within = outer;
+    }
+  }
+
+  /**
+   * Reads `bytes` (the part `part`, already scanned as bytes) as the
+   * document it is, when it is one this check reads (a zip, a PDF), at most
+   * MAX_NESTING deep: its compressed parts are otherwise never seen.
+   */
+  readNested(part: string, bytes: Uint8Array): void {
+    if (this.nesting >= MAX_NESTING) return;
+    const reader = this.nestedReaderOf(bytes);
+    if (!reader) return;
+    this.nesting++;
+    try {
+      this.readWithin(part, bytes, reader);
+    } finally {
+      this.nesting--;
     }
   }
 

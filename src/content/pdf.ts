@@ -193,6 +193,8 @@ export function inspectPdf(b: Uint8Array, ctx: InspectContext): void {
     const type = STREAM_TYPE.exec(dict)?.[1];
     ctx.scan(part, data, undefined, type !== undefined);
     ctx.scan(`the text of ${part}`, shownText(data), undefined, type === "ObjStm");
+    // An attached file that is a document (a docx, a PDF) is read as one: its compressed parts are otherwise unseen.
+    ctx.readNested(part, data);
     at = end;
   }
   scanObjects(ctx, buf, outsideFrom, buf.length);

@@ -1,8 +1,9 @@
 // Zip containers (docx, xlsx, pptx, odt…, epub, zip): every entry listed in
 // the central directory (what Word, Excel and unzip read) is inflated within
 // the file's budget and scanned; XML parts are also scanned as their text
-// (xml-text.ts), where Word may have cut a key into several runs. A zip
-// nested inside (an embedded workbook) is read the same way, once. Names,
+// (xml-text.ts), where Word may have cut a key into several runs. A zip or
+// a PDF inside (an embedded workbook, an attached report) is read by its
+// reader too (InspectContext.readNested). Names,
 // comments and whatever lies outside the entries are scanned as they are.
 //
 // node:zlib inflates; the central directory is read here (about sixty
@@ -24,8 +25,6 @@ const CENTRAL = 0x02014b50;
 const LOCAL = 0x04034b50;
 
 const XML_PART = /\.(?:xml|rels|vml|xhtml|html?|svg|opf|ncx)$/i;
-const NESTED_ZIP = /\.(?:zip|docx|xlsx|pptx|docm|xlsm|pptm|odt|ods|odp|epub)$/i;
-const MAX_DEPTH = 2;
 
 interface Entry {
   name: string;
@@ -46,24 +45,24 @@ function findEocd(b: Uint8Array): number {
   return -1;
 }
 
-function readEntries(b: Uint8Array, ctx: InspectContext, where: string): { entries: Entry[]; cdStart: number; cdEnd: number; eocd: number } {
+function readEntries(b: Uint8Array, ctx: InspectContext): { entries: Entry[]; cdStart: number; cdEnd: number; eocd: number } {
   const eocd = findEocd(b);
-  if (eocd < 0) throw ctx.unscannable(`${where} has no zip directory`);
+  if (eocd < 0) throw ctx.unscannable("it has no zip directory");
   let count = u16(b, eocd + 10);
   let cdSize = u32(b, eocd + 12);
   let cdStart = u32(b, eocd + 16);
   if (eocd >= 20 && u32(b, eocd - 20) === EOCD64_LOCATOR) {
     const at = u64(b, eocd - 12);
-    if (at + 56 > b.length || u32(b, at) !== EOCD64) throw ctx.unscannable(`${where} has a damaged zip64 directory`);
+    if (at + 56 > b.length || u32(b, at) !== EOCD64) throw ctx.unscannable("it has a damaged zip64 directory");
     count = u64(b, at + 32);
     cdSize = u64(b, at + 40);
     cdStart = u64(b, at + 48);
   }
-  if (cdStart + cdSize > b.length) throw ctx.unscannable(`${where}'s zip directory lies past its end`);
+  if (cdStart + cdSize > b.length) throw ctx.unscannable("its zip directory lies past its end");
   const entries: Entry[] = [];
   let at = cdStart;
   for (let i = 0; i < count; i++) {
-    if (at + 46 > b.length || u32(b, at) !== CENTRAL) throw ctx.unscannable(`${where}'s zip directory is damaged`);
+    if (at + 46 > b.length || u32(b, at) !== CENTRAL) throw ctx.unscannable("its zip directory is damaged");
     const nameLength = u16(b, at + 28);
     const extraLength = u16(b, at + 30);
     const commentLength = u16(b, at + 32);
@@ -91,11 +90,11 @@ function readEntries(b: Uint8Array, ctx: InspectContext, where: string): { entri
   return { entries, cdStart, cdEnd: at, eocd };
 }
 
-function entryData(b: Uint8Array, e: Entry, ctx: InspectContext, where: string): Uint8Array {
+function entryData(b: Uint8Array, e: Entry, ctx: InspectContext): Uint8Array {
   const at = e.localOffset;
-  if (at + 30 > b.length || u32(b, at) !== LOCAL) throw ctx.unscannable(`${where}: ${e.name} has no local header where the directory says`);
+  if (at + 30 > b.length || u32(b, at) !== LOCAL) throw ctx.unscannable(`${e.name} has no local header where the directory says`);
   const start = at + 30 + u16(b, at + 26) + u16(b, at + 28);
-  if (start + e.compressed > b.length) throw ctx.unscannable(`${where}: ${e.name} runs past the end of the file`);
+  if (start + e.compressed > b.length) throw ctx.unscannable(`${e.name} runs past the end of the file`);
   return b.subarray(start, start + e.compressed);
 }
 
@@ -136,19 +135,18 @@ function readImage(ctx: InspectContext, part: string, data: Uint8Array, reader: 
   }
 }
 
-export function inspectZip(b: Uint8Array, ctx: InspectContext, where = "the file", depth = 0): void {
-  const { entries, cdStart, cdEnd, eocd } = readEntries(b, ctx, where);
-  const inside = depth === 0 ? "" : ` of ${where}`;
+export function inspectZip(b: Uint8Array, ctx: InspectContext): void {
+  const { entries, cdStart, cdEnd, eocd } = readEntries(b, ctx);
   // Names, comments and extra fields, and any byte outside the entries (after the directory: a polyglot's payload).
-  ctx.scan(`its zip directory${inside}`, b.subarray(cdStart, cdEnd));
-  ctx.scan(`the end of its zip directory${inside}`, b.subarray(eocd), depth === 0 ? eocd : undefined);
+  ctx.scan("its zip directory", b.subarray(cdStart, cdEnd));
+  ctx.scan("the end of its zip directory", b.subarray(eocd), eocd);
   const first = entries.reduce((min, e) => Math.min(min, e.localOffset), cdStart);
-  if (first > 0) ctx.scan(`the bytes before its first entry${inside}`, b.subarray(0, first), depth === 0 ? 0 : undefined);
+  if (first > 0) ctx.scan("the bytes before its first entry", b.subarray(0, first), 0);
   for (const e of entries) {
     if (e.name.endsWith("/")) continue;
-    const part = depth === 0 ? e.name : `${e.name} in ${where}`;
+    const part = e.name;
     if (e.flags & 0x01) throw ctx.unscannable(`${part} is encrypted`);
-    const raw = entryData(b, e, ctx, where);
+    const raw = entryData(b, e, ctx);
     let data: Uint8Array;
     if (e.method === 0) data = raw;
     else if (e.method === 8) data = ctx.inflate(part, raw, "raw", e.size);
@@ -160,6 +158,6 @@ export function inspectZip(b: Uint8Array, ctx: InspectContext, where = "the file
     }
     ctx.scan(part, data);
     if (XML_PART.test(e.name)) ctx.scan(`the text of ${part}`, xmlText(xmlAsUtf8(data)));
-    if (NESTED_ZIP.test(e.name) && depth < MAX_DEPTH && data.length >= 22) inspectZip(data, ctx, part, depth + 1);
+    ctx.readNested(part, data);
   }
 }
