@@ -6,7 +6,7 @@ import { Refusal } from "../core/errors.js";
 import { formatBytes } from "../core/units.js";
 import type { KnownSecrets } from "./known.js";
 import { scanBytes } from "./scan.js";
-import { narrowUtf16 } from "./utf16.js";
+import { hasUtf16Text, narrowUtf16 } from "./utf16.js";
 
 /** Inflated bytes one file may produce in all. */
 export const MAX_INFLATED_TOTAL = 256 * 1024 * 1024;
@@ -48,7 +48,7 @@ export class InspectContext {
 
   /**
    * Refuses when `bytes` (the part named `part`) holds a credential: as it
-   * is, and, when it holds NUL bytes, also as UTF-16 at both alignments
+   * is, and, when it holds text in UTF-16, also as UTF-16 at both alignments
    * (Windows metadata, an embedded object's strings, a PDF string in
    * UTF-16BE hold ASCII only every other byte), unless `asUtf16` is false
    * (a PDF content stream: operators, whose strings are read apart).
@@ -56,7 +56,7 @@ export class InspectContext {
   scan(part: string, bytes: Uint8Array, offsetBase?: number, asUtf16 = true): void {
     this.countPart();
     this.search(part, bytes, offsetBase, 1, 0);
-    if (!asUtf16 || !bytes.includes(0)) return;
+    if (!asUtf16 || !hasUtf16Text(bytes)) return;
     for (const shift of [0, 1]) {
       // As little-endian from an even and from an odd byte: big-endian text is the one, read from the other.
       // An odd last byte is a unit of its own (big-endian text read from an odd byte ends with its last letter).

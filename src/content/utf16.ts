@@ -37,3 +37,23 @@ export function narrowUtf16(block: Uint8Array, order: "le" | "be", state: Utf16S
   state.pendingHigh = pendingHigh;
   return out;
 }
+
+const printable = (c: number) => c >= 0x20 && c <= 0x7e;
+
+/**
+ * Whether `b` holds a run of eight or more ASCII characters in UTF-16,
+ * either byte order or alignment: the least a credential is. Such a run
+ * fills an aligned block of 8 bytes (four characters), so one block in
+ * every 8 bytes is looked at: a video's sample tables, all NULs and small
+ * numbers, are turned down at a fraction of what scanning them costs.
+ */
+export function hasUtf16Text(b: Uint8Array): boolean {
+  for (let p = 0; p + 8 <= b.length; p += 8) {
+    if (b[p + 1] === 0 && b[p + 3] === 0 && b[p + 5] === 0 && b[p + 7] === 0) {
+      if (printable(b[p]!) && printable(b[p + 2]!) && printable(b[p + 4]!) && printable(b[p + 6]!)) return true;
+    } else if (b[p] === 0 && b[p + 2] === 0 && b[p + 4] === 0 && b[p + 6] === 0) {
+      if (printable(b[p + 1]!) && printable(b[p + 3]!) && printable(b[p + 5]!) && printable(b[p + 7]!)) return true;
+    }
+  }
+  return false;
+}
