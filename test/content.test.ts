@@ -16,6 +16,7 @@ import { TextScanner } from "../src/prepare/text.js";
 import { inspectBinary } from "../src/content/carriers.js";
 import { NO_KNOWN_SECRETS } from "../src/content/known.js";
 import { scanBytes } from "../src/content/scan.js";
+import { hasUtf16Text } from "../src/content/utf16.js";
 import { Refusal } from "../src/core/errors.js";
 import { adversarial, bmp, docx, docxUtf16, docxWithObject, gif, jpeg, makePng, mp3, mp4, negatives, pdf, pdfAttachment, pdfInfoUtf16, pdfObjectStream, pdfXmpUtf16, pngWithText, positives, pptx, rng, wav, webp, xlsx, zip } from "./corpus.js";
 import { NOTHING_LEFT, cli, leftBehind, makeHome, write } from "./helpers.js";
@@ -113,6 +114,19 @@ describe("the labelled corpus", () => {
     expect(scanBytes(Buffer.from("notes notes"), known)).toBeUndefined();
     expect(scanBytes(Buffer.from(`x ${secret}`))?.what).toBe("a GitHub token");
     expect(scanBytes(Buffer.from("x token: ghp_aB3"))).toBeUndefined();
+  });
+
+  it("finds UTF-16 text of eight characters in either byte order and at either alignment, and none in a table of small numbers", () => {
+    for (const pad of [0, 1, 2, 3, 5, 7]) {
+      for (const order of ["le", "be"] as const) {
+        const units = Buffer.from("hunter2!", "utf16le");
+        if (order === "be") units.swap16();
+        expect(hasUtf16Text(Buffer.concat([Buffer.alloc(pad, 0xff), units, Buffer.alloc(3, 0xff)])), `${order} after ${pad}`).toBe(true);
+      }
+    }
+    const sampleSizes = Buffer.alloc(64 * 1024);
+    for (let i = 0; i < sampleSizes.length; i += 4) sampleSizes.writeUInt32BE(1000 + ((i * 7919) % 30000), i);
+    expect(hasUtf16Text(sampleSizes)).toBe(false);
   });
 
   it("finds a database URL with a password whatever byte ends its scheme (the colon pass tests `://` apart from the byte before it)", () => {
