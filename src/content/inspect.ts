@@ -3,6 +3,7 @@
 // text chunks) that turns a decompression bomb into a refusal instead of
 // exhausting memory.
 import { Refusal } from "../core/errors.js";
+import { escapeText } from "../core/escape.js";
 import { formatBytes } from "../core/units.js";
 import type { KnownSecrets } from "./known.js";
 import { scanBytes } from "./scan.js";
@@ -119,15 +120,19 @@ export class InspectContext {
     return out;
   }
 
-  /** `part` with the container part it lies in, if any (`word/document.xml of word/embeddings/report.docx`). */
+  /**
+   * `part` with the container part it lies in, if any (`word/document.xml
+   * of word/embeddings/report.docx`), escaped: entry names are the file's.
+   */
   private named(part: string): string {
-    return this.within === undefined ? part : `${part} of ${this.within}`;
+    return escapeText(this.within === undefined ? part : `${part} of ${this.within}`);
   }
 
   /** The content could not be read to check it: refused rather than let out unchecked. */
   unscannable(why: string): Refusal {
+    // `why` may hold an entry's name, or zlib's words about the file's bytes: escaped with the rest.
     const inside = this.within === undefined ? "" : ` (in ${this.within})`;
-    return new Refusal("unscannable_content", `the .${this.ext} file could not be checked for secrets: ${why}${inside}; export it again`);
+    return new Refusal("unscannable_content", `the .${this.ext} file could not be checked for secrets: ${escapeText(`${why}${inside}`)}; export it again`);
   }
 
   /**

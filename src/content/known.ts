@@ -15,6 +15,7 @@
 // JavaScript; a quarter of that one word in sixteen.
 import fs from "node:fs";
 import path from "node:path";
+import { escapeText } from "../core/escape.js";
 import { parseDotenv } from "./dotenv.js";
 import { NOT_SECRET_NAME_RE, nameSaysSecret } from "./rules.js";
 import { isPlaceholder, looksLikeTokenValue } from "./shape.js";
@@ -146,7 +147,7 @@ export interface KnownSecretSources {
 export function knownSecretFiles(src: KnownSecretSources): { file: string; where: string }[] {
   const files = [{ file: path.join(src.hermesHome, ".env"), where: "the Hermes .env" }];
   for (const profile of readdirOrEmpty(path.join(src.hermesHome, "profiles"))) {
-    files.push({ file: path.join(src.hermesHome, "profiles", profile, ".env"), where: `the .env of Hermes profile ${profile}` });
+    files.push({ file: path.join(src.hermesHome, "profiles", profile, ".env"), where: `the .env of Hermes profile ${escapeText(profile)}` });
   }
   if (src.credentialsDirectory) {
     for (const name of readdirOrEmpty(src.credentialsDirectory)) {
