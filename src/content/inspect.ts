@@ -128,6 +128,14 @@ export class InspectContext {
     return escapeText(this.within === undefined ? part : `${part} of ${this.within}`);
   }
 
+  /** Counts `bytes` decoded from `part` some other way (ASCII85's `z`) against the file's inflate budget. */
+  spend(part: string, bytes: number): void {
+    this.inflated += bytes;
+    if (this.inflated > MAX_INFLATED_TOTAL) {
+      throw new Refusal("decompression_bomb", `${this.named(part)} of the .${this.ext} file decodes past the ${formatBytes(MAX_INFLATED_TOTAL)} this check inflates for one file: refused as a decompression bomb`);
+    }
+  }
+
   /** The content could not be read to check it: refused rather than let out unchecked. */
   unscannable(why: string): Refusal {
     // `why` may hold an entry's name, or zlib's words about the file's bytes: escaped with the rest.

@@ -1,11 +1,11 @@
 // PDF: every stream that can hold text (content streams, object streams,
 // XMP metadata, embedded files, form XObjects) is decoded (FlateDecode,
-// ASCIIHexDecode, or none) within the file's inflate budget and scanned,
-// both as it is and as the text its show operators (Tj, TJ, ', ") draw, so a
-// key cut into TJ pieces reads whole. Images and fonts are skipped. Every
-// byte outside the streams (dictionaries, the Info dictionary, whatever
-// follows the last %%EOF) is scanned as it is. An encrypted PDF cannot be
-// read, so it is refused.
+// ASCIIHexDecode, ASCII85Decode, or none) within the file's inflate budget
+// and scanned, both as it is and as the text its show operators (Tj, TJ, ',
+// ") draw, so a key cut into TJ pieces reads whole. Images and fonts are
+// skipped. Every byte outside the streams (dictionaries, the Info
+// dictionary, whatever follows the last %%EOF) is scanned as it is and as
+// its decoded strings. An encrypted PDF cannot be read, so it is refused.
 //
 // Text drawn with a subset font through a ToUnicode map (glyph numbers in
 // the stream) is not mapped back: README "What the content check reads".
@@ -53,6 +53,48 @@ function asciiHex(data: Uint8Array): Buffer {
   const end = gt < 0 ? data.length : gt;
   const out = Buffer.allocUnsafe((end >> 1) + 1);
   return out.subarray(0, decodeHex(data, 0, end, out, 0));
+}
+
+/**
+ * An ASCII85Decode stream's bytes (PDF 32000-1, 7.4.3): groups of five
+ * characters `!` to `u` make four bytes, `z` four zero bytes, blanks are
+ * ignored, `~>` ends it, and a last group of two to four characters makes
+ * one to three bytes. A character outside these makes the stream unreadable.
+ */
+export function ascii85(data: Uint8Array, ctx: InspectContext, part: string): Buffer {
+  // `z` makes four bytes of one: at most four times its length (pages are touched only as written).
+  const out = Buffer.allocUnsafe(4 * data.length + 4);
+  let o = 0;
+  let value = 0;
+  let count = 0;
+  for (let i = 0; i < data.length; i++) {
+    const c = data[i]!;
+    if (c === 0x7e) break;
+    if (c === 32 || c === 10 || c === 13 || c === 9 || c === 12 || c === 0) continue;
+    if (c === 0x7a && count === 0) {
+      out.writeUInt32BE(0, o);
+      o += 4;
+      continue;
+    }
+    if (c < 0x21 || c > 0x75) throw ctx.unscannable(`${part} is not valid ASCII85 (a byte ${c} at ${i})`);
+    value = value * 85 + (c - 0x21);
+    if (++count === 5) {
+      if (value > 0xffffffff) throw ctx.unscannable(`${part} is not valid ASCII85 (a group past 2^32 at ${i})`);
+      out.writeUInt32BE(value, o);
+      o += 4;
+      value = 0;
+      count = 0;
+    }
+  }
+  if (count === 1) throw ctx.unscannable(`${part} is not valid ASCII85 (a last group of one character)`);
+  if (count > 1) {
+    // Padded with `u` (84) to a whole group; the first count - 1 bytes are the data.
+    for (let k = count; k < 5; k++) value = value * 85 + 84;
+    const last = Math.min(value, 0xffffffff);
+    for (let k = 0; k < count - 1; k++) out[o++] = (last >>> (24 - 8 * k)) & 0xff;
+  }
+  ctx.spend(part, o);
+  return out.subarray(0, o);
 }
 
 /** What a backslash and the byte after it in a literal string read as; -1: not an escape that names a byte. */
@@ -186,6 +228,7 @@ export function inspectPdf(b: Uint8Array, ctx: InspectContext): void {
     for (const f of filters(dict)) {
       if (f === "FlateDecode" || f === "Fl") data = ctx.inflate(part, data, "zlib");
       else if (f === "ASCIIHexDecode" || f === "AHx") data = asciiHex(data);
+      else if (f === "ASCII85Decode" || f === "A85") data = ascii85(data, ctx, part);
       else throw ctx.unscannable(`${part} is encoded with ${f}, which this check does not read`);
     }
     // UTF-16 may be in an object stream's strings (an Info dictionary, a form field), in XMP metadata or an
