@@ -18,7 +18,7 @@ import { NO_KNOWN_SECRETS } from "../src/content/known.js";
 import { scanBytes } from "../src/content/scan.js";
 import { hasUtf16Text } from "../src/content/utf16.js";
 import { Refusal } from "../src/core/errors.js";
-import { adversarial, bmp, docx, docxUtf16, docxWithObject, gif, jpeg, makePng, mp3, mp4, negatives, pdf, pdfAttachment, pdfInfoUtf16, pdfObjectStream, pdfXmpUtf16, pngWithText, positives, pptx, rng, wav, webp, xlsx, zip } from "./corpus.js";
+import { CARRIERS, adversarial, bmp, docx, gif, jpeg, makePng, mp3, mp4, negatives, pdf, pngWithText, positives, pptx, rng, wav, webp, xlsx, zip } from "./corpus.js";
 import { NOTHING_LEFT, cli, leftBehind, makeHome, write } from "./helpers.js";
 
 let h: ReturnType<typeof makeHome>;
@@ -30,38 +30,6 @@ beforeEach(() => {
 });
 afterEach(() => h.cleanup());
 
-const CARRIERS: Record<string, (text: string) => Buffer> = {
-  txt: (t) => Buffer.from(`Notes from the run\n${t}\nend\n`),
-  "utf16.txt": (t) => Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(`Notes\r\n${t}\r\n`, "utf16le")]),
-  docx: (t) => docx(`Report\n${t}\nThanks`),
-  xlsx: (t) => xlsx(`Name\n${t}`),
-  pptx: (t) => pptx(`Slide\n${t}`),
-  pdf: (t) => pdf(`Report\n${t}`),
-  "plain.pdf": (t) => pdf(`Report\n${t}`, true),
-  "tEXt.png": (t) => pngWithText(t, "tEXt"),
-  "zTXt.png": (t) => pngWithText(t, "zTXt"),
-  "iTXt.png": (t) => pngWithText(t, "iTXt"),
-  "com.jpg": (t) => jpeg({ comment: t }),
-  "exif.jpg": (t) => jpeg({ exifText: t }),
-  mp3: (t) => mp3(t),
-  "utf16le.docx": (t) => docxUtf16(`Report\n${t}`, "le"),
-  "utf16be.docx": (t) => docxUtf16(`Report\n${t}`, "be"),
-  "object.docx": (t) => docxWithObject(`Notes\r\n${t}\r\n`),
-  "info-hex.pdf": (t) => pdfInfoUtf16(t, "hex"),
-  "info-literal.pdf": (t) => pdfInfoUtf16(t, "literal"),
-  "objstm.pdf": (t) => pdfObjectStream(t),
-  "xmp16.pdf": (t) => pdfXmpUtf16(t),
-  "embedded-pdf.docx": (t) => docx("See the attached report.", 7, { "word/embeddings/report.pdf": pdf(`Report\n${t}`) }),
-  "embedded-xlsx.docx": (t) => docx("See the sheet.", 7, { "word/embeddings/Microsoft_Excel_Worksheet.xlsx": xlsx(`Name\n${t}`) }),
-  "attached-docx.pdf": (t) => pdfAttachment(docx(`Report\n${t}`)),
-  "attached-pdf.pdf": (t) => pdfAttachment(pdf(`Report\n${t}`)),
-  "com.gif": (t) => gif(t),
-  "exif.webp": (t) => webp(t),
-  "info.wav": (t) => wav(t),
-  "cmt.mp4": (t) => mp4(t),
-  "after-iend.png": (t) => Buffer.concat([makePng(8, (i) => i * 7), Buffer.from(t)]),
-  "after-eoi.jpg": (t) => jpeg({ after: Buffer.from(t) }),
-};
 const extOf = (carrier: string) => carrier.slice(carrier.lastIndexOf(".") + 1);
 
 async function judge(files: string[]) {

@@ -461,4 +461,70 @@ export function mp4(comment: string): Buffer {
   return Buffer.concat([isoBox("ftyp", Buffer.concat([Buffer.from("isom"), be32(0), Buffer.from("isommp41")])), moov, isoBox("mdat", Buffer.alloc(256, 7))]);
 }
 
+/** ASCII85 as PDF 32000-1 7.4.3 writes it: `z` for a whole zero group, a short last group, `~>`. */
+export function encode85(bytes: Buffer): string {
+  let out = "";
+  for (let i = 0; i < bytes.length; i += 4) {
+    const n = Math.min(4, bytes.length - i);
+    const group = Buffer.alloc(4);
+    bytes.copy(group, 0, i, i + n);
+    let value = group.readUInt32BE(0);
+    if (value === 0 && n === 4) {
+      out += "z";
+      continue;
+    }
+    const digits: string[] = [];
+    for (let k = 0; k < 5; k++) {
+      digits.unshift(String.fromCharCode(33 + (value % 85)));
+      value = Math.floor(value / 85);
+    }
+    out += digits.slice(0, n + 1).join("");
+  }
+  return `${out}~>`;
+}
+
+/** A PDF whose text is in a content stream filtered [/ASCII85Decode /FlateDecode]. */
+export function pdfAscii85(text: string): Buffer {
+  const body = encode85(zlib.deflateSync(Buffer.from(`BT (${text.replace(/[\\()]/g, "\\$&")}) Tj ET`, "latin1")));
+  return pdf("Report", false, [Buffer.from(`<< /Length ${body.length} /Filter [/ASCII85Decode /FlateDecode] >>\nstream\n${body}\nendstream`, "latin1")]);
+}
+
+/**
+ * Every carrier the corpus puts a text in, by name (its extension last):
+ * the content test uses them all, the bench a subset.
+ */
+export const CARRIERS: Record<string, (text: string) => Buffer> = {
+  txt: (t) => Buffer.from(`Notes from the run\n${t}\nend\n`),
+  "utf16.txt": (t) => Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(`Notes\r\n${t}\r\n`, "utf16le")]),
+  docx: (t) => docx(`Report\n${t}\nThanks`),
+  xlsx: (t) => xlsx(`Name\n${t}`),
+  pptx: (t) => pptx(`Slide\n${t}`),
+  pdf: (t) => pdf(`Report\n${t}`),
+  "plain.pdf": (t) => pdf(`Report\n${t}`, true),
+  "a85.pdf": (t) => pdfAscii85(t),
+  "tEXt.png": (t) => pngWithText(t, "tEXt"),
+  "zTXt.png": (t) => pngWithText(t, "zTXt"),
+  "iTXt.png": (t) => pngWithText(t, "iTXt"),
+  "com.jpg": (t) => jpeg({ comment: t }),
+  "exif.jpg": (t) => jpeg({ exifText: t }),
+  mp3: (t) => mp3(t),
+  "utf16le.docx": (t) => docxUtf16(`Report\n${t}`, "le"),
+  "utf16be.docx": (t) => docxUtf16(`Report\n${t}`, "be"),
+  "object.docx": (t) => docxWithObject(`Notes\r\n${t}\r\n`),
+  "info-hex.pdf": (t) => pdfInfoUtf16(t, "hex"),
+  "info-literal.pdf": (t) => pdfInfoUtf16(t, "literal"),
+  "objstm.pdf": (t) => pdfObjectStream(t),
+  "xmp16.pdf": (t) => pdfXmpUtf16(t),
+  "embedded-pdf.docx": (t) => docx("See the attached report.", 7, { "word/embeddings/report.pdf": pdf(`Report\n${t}`) }),
+  "embedded-xlsx.docx": (t) => docx("See the sheet.", 7, { "word/embeddings/Microsoft_Excel_Worksheet.xlsx": xlsx(`Name\n${t}`) }),
+  "attached-docx.pdf": (t) => pdfAttachment(docx(`Report\n${t}`)),
+  "attached-pdf.pdf": (t) => pdfAttachment(pdf(`Report\n${t}`)),
+  "com.gif": (t) => gif(t),
+  "exif.webp": (t) => webp(t),
+  "info.wav": (t) => wav(t),
+  "cmt.mp4": (t) => mp4(t),
+  "after-iend.png": (t) => Buffer.concat([makePng(8, (i) => i * 7), Buffer.from(t)]),
+  "after-eoi.jpg": (t) => jpeg({ after: Buffer.from(t) }),
+};
+
 export { makePng };

@@ -3,12 +3,11 @@
 // straightforward reading below does: strings as slices, escapes decoded,
 // hex strings through Buffer's own hex decoder. ASCII85 streams decode as an
 // encoder written from the standard wrote them.
-import zlib from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { InspectContext } from "../src/content/inspect.js";
 import { NO_KNOWN_SECRETS } from "../src/content/known.js";
 import { ascii85, inspectPdf, shownText } from "../src/content/pdf.js";
-import { pdf, positives, rng } from "./corpus.js";
+import { encode85, pdf, pdfAscii85, positives, rng } from "./corpus.js";
 
 const ESCAPES: Record<number, string> = { 110: "\n", 114: "\r", 116: "\t", 98: "\b", 102: "\f", 40: "(", 41: ")", 92: "\\" };
 const NEW_LINE_OPERATORS = new Set(["Td", "TD", "T*", "Tm", "ET", "'", '"']);
@@ -103,28 +102,6 @@ describe("the text a PDF content stream shows", () => {
   });
 });
 
-/** ASCII85 as PDF 32000-1 7.4.3 writes it: `z` for a whole zero group, a short last group, `~>`. */
-function encode85(bytes: Buffer): string {
-  let out = "";
-  for (let i = 0; i < bytes.length; i += 4) {
-    const n = Math.min(4, bytes.length - i);
-    const group = Buffer.alloc(4);
-    bytes.copy(group, 0, i, i + n);
-    let value = group.readUInt32BE(0);
-    if (value === 0 && n === 4) {
-      out += "z";
-      continue;
-    }
-    const digits: string[] = [];
-    for (let k = 0; k < 5; k++) {
-      digits.unshift(String.fromCharCode(33 + (value % 85)));
-      value = Math.floor(value / 85);
-    }
-    out += digits.slice(0, n + 1).join("");
-  }
-  return `${out}~>`;
-}
-
 describe("ASCII85Decode streams", () => {
   const context = () => new InspectContext("pdf", NO_KNOWN_SECRETS);
 
@@ -144,13 +121,8 @@ describe("ASCII85Decode streams", () => {
   });
 
   it("reads a PDF stream filtered [/ASCII85Decode /FlateDecode] (it was refused as unscannable): a key inside is refused, plain text published", () => {
-    const stream = (text: string) => {
-      const body = encode85(zlib.deflateSync(Buffer.from(`BT (${text}) Tj ET`, "latin1")));
-      return Buffer.from(`<< /Length ${body.length} /Filter [/ASCII85Decode /FlateDecode] >>\nstream\n${body}\nendstream`, "latin1");
-    };
-    const judge = (text: string) => () => inspectPdf(pdf("Report", false, [stream(text)]), context());
+    const judge = (text: string) => () => inspectPdf(pdfAscii85(text), context());
     expect(judge(`notes ${positives()["github-token"]!} end`)).toThrow(expect.objectContaining({ code: "secret_detected" }));
     expect(judge("quarterly figures, nothing secret")).not.toThrow();
   });
 });
-

@@ -26,6 +26,9 @@ export const MIN_INFLATE_CHARGE = 4 * 1024;
 
 const ZERO_BYTE = new Uint8Array(1);
 
+/** A part's UTF-16 units narrowed as the text scan does it; its validity is not this check's concern. */
+const narrowed = (units: Uint8Array, order: "le" | "be") => narrowUtf16(units, order, { pendingHigh: false, valid: true, hasNul: false });
+
 /** What reads a part's bytes as a document of its format. */
 export type Reader = (bytes: Uint8Array, ctx: InspectContext) => void;
 /** The reader of a document found inside another (a PDF in a docx, a workbook attached to a PDF), by its first bytes. */
@@ -38,7 +41,7 @@ export class InspectContext {
   private parts = 0;
   /** The container part being read by a format reader (a picture inside a docx), if any. */
   private within: string | undefined;
-
+  /** How many documents deep the reading is (readNested). */
   private nesting = 0;
 
   constructor(
@@ -63,14 +66,14 @@ export class InspectContext {
       // An odd last byte is a unit of its own (big-endian text read from an odd byte ends with its last letter).
       let units = bytes.subarray(shift);
       if (units.length % 2 === 1) units = Buffer.concat([units, ZERO_BYTE]);
-      this.search(part, narrowUtf16(units, "le", { pendingHigh: false, valid: true, hasNul: false }), offsetBase, 2, shift);
+      this.search(part, narrowed(units, "le"), offsetBase, 2, shift);
     }
   }
 
   /** Scans text given as UTF-16 (`order`), narrowed as the text scan does it. */
   scanUtf16(part: string, bytes: Uint8Array, order: "le" | "be"): void {
     this.countPart();
-    this.search(part, narrowUtf16(bytes.subarray(0, bytes.length & ~1), order, { pendingHigh: false, valid: true, hasNul: false }), undefined, 2, 0);
+    this.search(part, narrowed(bytes.subarray(0, bytes.length & ~1), order), undefined, 2, 0);
   }
 
   private countPart(): void {

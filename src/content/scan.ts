@@ -45,10 +45,9 @@ export class SecretScanner {
   finding: Finding | undefined;
   /** The stream's last bytes so far: context, then `deferred` bytes not judged yet (a view of `kept`). */
   private before: Buffer = Buffer.alloc(0);
-  // Both grow to what the blocks need: a part of a few bytes (a PDF may hold a million) costs no 68 KiB window.
-  private kept = Buffer.alloc(0);
+  private kept = Buffer.allocUnsafe(OVERLAP + CONTEXT);
   private deferred = 0;
-  private window = Buffer.alloc(0);
+  private window = Buffer.alloc(CONTEXT + OVERLAP + BLOCK + PADDING);
 
   /**
    * `position` is where the first block starts in the stream; `scale` turns
@@ -86,6 +85,7 @@ export class SecretScanner {
     const hit = firstHit(window.toString("latin1", 0, length), window, padded, judgeFrom, judgeTo, this.known);
     if (hit) this.finding = { what: hit.what, offset: (this.position - head + hit.index) * this.scale };
     this.position += block.length;
+    // The stream's last block: nothing is kept for a next one.
     if (final) return;
     const keep = Math.min(length, Math.max(OVERLAP, length - judgeTo) + CONTEXT);
     if (this.kept.length < keep) this.kept = Buffer.allocUnsafe(keep);

@@ -10,7 +10,7 @@
 // lines): measured against yauzl and fflate in README "Zip and PDF readers".
 import { Refusal } from "../core/errors.js";
 import { inspectBmp, inspectGif, inspectJpeg, inspectPng, inspectWebp } from "./images.js";
-import type { InspectContext } from "./inspect.js";
+import type { InspectContext, Reader } from "./inspect.js";
 import { utf16Order } from "./utf16.js";
 import { xmlText } from "./xml-text.js";
 
@@ -111,10 +111,8 @@ function xmlAsUtf8(data: Uint8Array): Uint8Array {
   return Buffer.from(units.toString("utf16le"), "utf8");
 }
 
-type ImageReader = (bytes: Uint8Array, ctx: InspectContext) => void;
-
 /** The reader of the picture `data` is, by its first bytes, if any. */
-function imageReader(d: Uint8Array): ImageReader | undefined {
+function imageReader(d: Uint8Array): Reader | undefined {
   if (d.length < 12) return undefined;
   if (d[0] === 0x89 && d[1] === 0x50 && d[2] === 0x4e && d[3] === 0x47) return inspectPng;
   if (d[0] === 0xff && d[1] === 0xd8 && d[2] === 0xff) return inspectJpeg;
@@ -125,7 +123,7 @@ function imageReader(d: Uint8Array): ImageReader | undefined {
 }
 
 /** Reads a picture inside the container; false when its reader cannot (a damaged picture is then scanned as bytes). */
-function readImage(ctx: InspectContext, part: string, data: Uint8Array, reader: ImageReader): boolean {
+function readImage(ctx: InspectContext, part: string, data: Uint8Array, reader: Reader): boolean {
   try {
     ctx.readWithin(part, data, reader);
     return true;
