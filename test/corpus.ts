@@ -323,6 +323,11 @@ export function pdf(text: string, plain = false, extraStreams: Buffer[] = []): B
     Buffer.from("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"),
     ...extraStreams,
   ];
+  return pdfOf(objects);
+}
+
+/** A PDF of `objects`, numbered from 1 (the first is the catalog), with its cross-reference table. */
+export function pdfOf(objects: Buffer[]): Buffer {
   const parts: Buffer[] = [Buffer.from("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n", "latin1")];
   const offsets: number[] = [];
   let length = parts[0]!.length;
@@ -461,6 +466,81 @@ export function mp4(comment: string): Buffer {
   return Buffer.concat([isoBox("ftyp", Buffer.concat([Buffer.from("isom"), be32(0), Buffer.from("isommp41")])), moov, isoBox("mdat", Buffer.alloc(256, 7))]);
 }
 
+const stream = (dict: string, body: Buffer) => Buffer.concat([Buffer.from(`<< ${dict} /Length ${body.length} >>\nstream\n`), body, Buffer.from("\nendstream")]);
+const hex = (n: number, bytes: number) => n.toString(16).toUpperCase().padStart(2 * bytes, "0");
+
+/**
+ * A PDF that draws `text` as an embedded subset font does (Chrome and Skia,
+ * WeasyPrint, LibreOffice, Word): glyph numbers in a shuffled order, which
+ * only the font's ToUnicode map turns back into letters. `codes: 2` is
+ * Identity-H with hex strings (Chrome), `codes: 1` one byte per glyph in
+ * literal strings with escapes (LibreOffice); the map holds bfchar,
+ * bfrange and bfrange-array entries. `indirect`: the page names its fonts in
+ * an object of their own; `objectStream`: the font dictionaries and that
+ * object lie in a compressed object stream.
+ */
+export function pdfSubsetFont(text: string, opts: { codes?: 1 | 2; indirect?: boolean; objectStream?: boolean; seed?: number } = {}): Buffer {
+  const codes = opts.codes ?? 2;
+  const next = rng(opts.seed ?? 5);
+  const chars = [...new Set(text.replace(/\n/g, ""))];
+  const numbers = chars.map((_, i) => i + 3);
+  for (let i = numbers.length - 1; i > 0; i--) {
+    const j = Math.floor(next() * (i + 1));
+    [numbers[i], numbers[j]] = [numbers[j]!, numbers[i]!];
+  }
+  const codeOf = new Map(chars.map((c, i) => [c, numbers[i]!]));
+  const show = (piece: string) => {
+    const glyphs = [...piece].map((c) => codeOf.get(c)!);
+    if (codes === 2) return `<${glyphs.map((g) => hex(g, 2)).join("")}>`;
+    return `(${glyphs.map((g) => (g === 40 || g === 41 || g === 92 ? `\\${String.fromCharCode(g)}` : g < 32 || g > 126 ? `\\${g.toString(8).padStart(3, "0")}` : String.fromCharCode(g))).join("")})`;
+  };
+  const lines = text.split("\n").map((line) => `0 -14 Td [${(line.match(/[\s\S]{1,5}/g) ?? []).map(show).join(" -20 ")}] TJ`);
+  const content = Buffer.from(`BT /F7 10 Tf 50 750 Td\n${lines.join("\n")}\nET\n`, "latin1");
+  const entries = chars.map((c, i) => ({ code: hex(numbers[i]!, codes), to: hex(c.charCodeAt(0), 2) }));
+  const third = Math.ceil(entries.length / 3);
+  const bfchar = entries.slice(0, third).map((e) => `<${e.code}> <${e.to}>`);
+  const bfrange = entries.slice(third, 2 * third).map((e) => `<${e.code}> <${e.code}> <${e.to}>`);
+  const bfarray = entries.slice(2 * third).map((e) => `<${e.code}> <${e.code}> [<${e.to}>]`);
+  const cmap = [
+    "/CIDInit /ProcSet findresource begin\n12 dict begin\nbegincmap\n/CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def",
+    "/CMapName /Adobe-Identity-UCS def\n/CMapType 2 def",
+    `1 begincodespacerange\n<${hex(0, codes)}> <${hex(codes === 2 ? 0xffff : 0xff, codes)}>\nendcodespacerange`,
+    `${bfchar.length} beginbfchar\n${bfchar.join("\n")}\nendbfchar`,
+    `${bfrange.length + bfarray.length} beginbfrange\n${[...bfrange, ...bfarray].join("\n")}\nendbfrange`,
+    "endcmap\nCMapName currentdict /CMap defineresource pop\nend\nend\n",
+  ].join("\n");
+  const font =
+    codes === 2
+      ? "<< /Type /Font /Subtype /Type0 /BaseFont /AAAAAA+DejaVuSansMono /Encoding /Identity-H /DescendantFonts [7 0 R] /ToUnicode 6 0 R >>"
+      : "<< /Type /Font /Subtype /TrueType /BaseFont /BAAAAA+DejaVuSansMono /FirstChar 0 /LastChar 255 /FontDescriptor 7 0 R /ToUnicode 6 0 R >>";
+  const descendant = codes === 2 ? "<< /Type /Font /Subtype /CIDFontType2 /BaseFont /AAAAAA+DejaVuSansMono /CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> /DW 602 >>" : "<< /Type /FontDescriptor /FontName /BAAAAA+DejaVuSansMono /Flags 5 >>";
+  const resources = opts.indirect || opts.objectStream ? "/Font 8 0 R" : "/Font << /F7 5 0 R >>";
+  const objects = [
+    Buffer.from("<< /Type /Catalog /Pages 2 0 R >>"),
+    Buffer.from("<< /Type /Pages /Kids [3 0 R] /Count 1 >>"),
+    Buffer.from(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << ${resources} >> >>`),
+    stream("/Filter /FlateDecode", zlib.deflateSync(content)),
+    Buffer.from(font),
+    stream("/Filter /FlateDecode", zlib.deflateSync(cmap)),
+    Buffer.from(descendant),
+    Buffer.from("<< /F7 5 0 R >>"),
+  ];
+  if (opts.objectStream) {
+    // Objects 5, 7 and 8 move into object 9, a compressed object stream; their places hold null.
+    const inside = [5, 7, 8].map((n) => objects[n - 1]!.toString());
+    let offset = 0;
+    const index = inside.map((body, k) => {
+      const at = offset;
+      offset += body.length + 1;
+      return `${[5, 7, 8][k]} ${at}`;
+    });
+    const head = `${index.join(" ")}\n`;
+    objects.push(stream(`/Type /ObjStm /N 3 /First ${head.length} /Filter /FlateDecode`, zlib.deflateSync(head + inside.join("\n") + "\n")));
+    for (const n of [5, 7, 8]) objects[n - 1] = Buffer.from("null");
+  }
+  return pdfOf(objects);
+}
+
 /** ASCII85 as PDF 32000-1 7.4.3 writes it: `z` for a whole zero group, a short last group, `~>`. */
 export function encode85(bytes: Buffer): string {
   let out = "";
@@ -517,6 +597,9 @@ export const CARRIERS: Record<string, (text: string) => Buffer> = {
   "xmp16.pdf": (t) => pdfXmpUtf16(t),
   "embedded-pdf.docx": (t) => docx("See the attached report.", 7, { "word/embeddings/report.pdf": pdf(`Report\n${t}`) }),
   "embedded-xlsx.docx": (t) => docx("See the sheet.", 7, { "word/embeddings/Microsoft_Excel_Worksheet.xlsx": xlsx(`Name\n${t}`) }),
+  "subset-font.pdf": (t) => pdfSubsetFont(`Report\n${t}`),
+  "subset-font-1byte.pdf": (t) => pdfSubsetFont(`Report\n${t}`, { codes: 1, indirect: true }),
+  "subset-font-objstm.pdf": (t) => pdfSubsetFont(`Report\n${t}`, { objectStream: true }),
   "attached-docx.pdf": (t) => pdfAttachment(docx(`Report\n${t}`)),
   "attached-pdf.pdf": (t) => pdfAttachment(pdf(`Report\n${t}`)),
   "com.gif": (t) => gif(t),

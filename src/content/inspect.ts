@@ -131,7 +131,12 @@ export class InspectContext {
     return escapeText(this.within === undefined ? part : `${part} of ${this.within}`);
   }
 
-  /** Counts `bytes` decoded from `part` some other way (ASCII85's `z`) against the file's inflate budget. */
+  /** Bytes the file may still decode before its inflate budget is spent. */
+  get decodeBudgetLeft(): number {
+    return Math.max(0, MAX_INFLATED_TOTAL - this.inflated);
+  }
+
+  /** Counts `bytes` decoded from `part` some other way (ASCII85's `z`, text through a font's map) against the file's inflate budget. */
   spend(part: string, bytes: number): void {
     this.inflated += bytes;
     if (this.inflated > MAX_INFLATED_TOTAL) {

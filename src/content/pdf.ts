@@ -6,10 +6,11 @@
 // skipped. Every byte outside the streams (dictionaries, the Info
 // dictionary, whatever follows the last %%EOF) is scanned as it is and as
 // its decoded strings. An encrypted PDF cannot be read, so it is refused.
-//
-// Text drawn with a subset font through a ToUnicode map (glyph numbers in
-// the stream) is not mapped back: README "What the content check reads".
+// Text drawn with an embedded subset font (glyph numbers in the stream) is
+// read again through its font's ToUnicode map (pdf-fonts.ts).
 import type { InspectContext } from "./inspect.js";
+import { objectNumberBefore, PdfFonts } from "./pdf-fonts.js";
+import { decodeHex, lastString, movesToNewLine, OPERATOR, readString } from "./pdf-syntax.js";
 
 const IMAGE_FILTERS = /\/(?:DCTDecode|DCT|JPXDecode|CCITTFaxDecode|CCF|JBIG2Decode)\b/;
 const SKIPPED = /\/Subtype\s*\/(?:Image|Type1C|CIDFontType0C|OpenType)\b|\/Length[123]\b|\/Type\s*\/XRef\b/;
@@ -22,29 +23,6 @@ function filters(dict: string): string[] {
   const m = /\/Filter\s*(\[[^\]]*\]|\/[A-Za-z0-9]+)/.exec(dict);
   if (!m) return [];
   return [...m[1]!.matchAll(/\/([A-Za-z0-9]+)/g)].map((f) => f[1]!);
-}
-
-const HEX_VALUE = new Int8Array(256).fill(-1);
-for (const [i, c] of [..."0123456789abcdef"].entries()) HEX_VALUE[c.charCodeAt(0)] = HEX_VALUE[c.toUpperCase().charCodeAt(0)] = i;
-
-/**
- * Hex digits in `s` from `from` to `end`, in pairs, into `out` at `at`:
- * blanks and other bytes ignored, an odd last digit padded with 0 (a hex
- * string `<…>`, an ASCIIHexDecode stream). Where `out` ends.
- */
-function decodeHex(s: Uint8Array, from: number, end: number, out: Buffer, at: number): number {
-  let high = -1;
-  for (let j = from; j < end; j++) {
-    const v = HEX_VALUE[s[j]!]!;
-    if (v < 0) continue;
-    if (high < 0) high = v;
-    else {
-      out[at++] = (high << 4) | v;
-      high = -1;
-    }
-  }
-  if (high >= 0) out[at++] = high << 4;
-  return at;
 }
 
 /** An ASCIIHexDecode stream: its digits up to `>`. */
@@ -97,23 +75,6 @@ export function ascii85(data: Uint8Array, ctx: InspectContext, part: string): Bu
   return out.subarray(0, o);
 }
 
-/** What a backslash and the byte after it in a literal string read as; -1: not an escape that names a byte. */
-const ESCAPED = new Int16Array(256).fill(-1);
-for (const [c, byte] of [["n", 10], ["r", 13], ["t", 9], ["b", 8], ["f", 12], ["(", 40], [")", 41], ["\\", 92]] as const) ESCAPED[c.charCodeAt(0)] = byte;
-/** Bytes an operator is made of: letters, ', " and *. */
-const OPERATOR = new Uint8Array(256);
-for (const c of Buffer.from("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'\"*", "latin1")) OPERATOR[c] = 1;
-const isOctal = (c: number) => c >= 48 && c <= 55;
-
-/** Operators that move to a new line of text: Td, TD, T*, Tm, ET, ' and ". */
-function movesToNewLine(s: Uint8Array, at: number, length: number): boolean {
-  const c = s[at]!;
-  if (length === 1) return c === 39 || c === 34;
-  if (length !== 2) return false;
-  const d = s[at + 1]!;
-  return (c === 84 && (d === 100 || d === 68 || d === 42 || d === 109)) || (c === 69 && d === 84);
-}
-
 /**
  * The strings a content stream shows, in order: TJ pieces joined, a line
  * break at each text move. One pass over the bytes, written straight into
@@ -128,45 +89,12 @@ export function shownText(s: Uint8Array): Buffer {
   let i = 0;
   while (i < n) {
     const c = s[i]!;
-    if (c === 40) {
-      // ( literal string ), with nesting and backslash escapes
-      let depth = 1;
-      let j = i + 1;
-      for (; j < n; j++) {
-        const d = s[j]!;
-        if (d === 92) {
-          // An escape that names no byte (\q) drops the backslash only.
-          if (j + 1 >= n) continue;
-          const next = s[j + 1]!;
-          if (ESCAPED[next]! >= 0) {
-            out[o++] = ESCAPED[next]!;
-            j++;
-          } else if (isOctal(next)) {
-            let k = j + 1;
-            let value = 0;
-            while (k < j + 4 && k < n && isOctal(s[k]!)) value = value * 8 + s[k++]! - 48;
-            out[o++] = value & 0xff;
-            j = k - 1;
-          } else if (next === 13 || next === 10) {
-            // a line continuation: \ and the line break read as nothing
-            j += next === 13 && s[j + 2] === 10 ? 2 : 1;
-          }
-          continue;
-        }
-        if (d === 40) depth++;
-        else if (d === 41 && --depth === 0) break;
-        out[o++] = d;
-      }
-      i = j + 1;
-    } else if (c === 60 && s[i + 1] === 60) {
+    if (c === 60 && s[i + 1] === 60) {
       // `<<` opens a dictionary (an inline image's, a marked-content property list), not a hex string
       i += 2;
-    } else if (c === 60) {
-      // < hex string >
-      const end = s.indexOf(62, i);
-      if (end < 0) break;
-      o = decodeHex(s, i + 1, end, out, o);
-      i = end + 1;
+    } else if (c === 40 || c === 60) {
+      o = readString(s, i, out, o);
+      i = lastString.end;
     } else if (c === 37) {
       // a comment, to the end of the line
       while (i < n && s[i] !== 10 && s[i] !== 13) i++;
@@ -195,6 +123,7 @@ export function inspectPdf(b: Uint8Array, ctx: InspectContext): void {
   if (/\/Encrypt\s/.test(tail) || /\/Encrypt\s*\d+\s+\d+\s+R/.test(buf.subarray(0, Math.min(buf.length, 4096)).toString("latin1"))) {
     throw ctx.unscannable("it is encrypted");
   }
+  const fonts = new PdfFonts();
   let outsideFrom = 0;
   for (let at = buf.indexOf("stream", 0, "latin1"); at >= 0; at = buf.indexOf("stream", at + 6, "latin1")) {
     // `stream` opens data only after a dictionary (`>>`), before an end of line; `endstream` is not it.
@@ -209,6 +138,7 @@ export function inspectPdf(b: Uint8Array, ctx: InspectContext): void {
     const lo = Math.max(outsideFrom, at - 64 * 1024);
     const obj = buf.subarray(lo, at).lastIndexOf("obj", undefined, "latin1");
     const dict = buf.toString("latin1", obj < 0 ? Math.max(lo, at - 4096) : lo + obj, at);
+    const id = obj < 0 ? undefined : objectNumberBefore(buf, lo + obj);
     let end = -1;
     const length = /\/Length\s+(\d+)(?!\s+\d+\s+R)/.exec(dict);
     if (length) {
@@ -217,7 +147,7 @@ export function inspectPdf(b: Uint8Array, ctx: InspectContext): void {
     }
     if (end < 0) end = buf.indexOf("endstream", dataAt, "latin1");
     if (end < 0) throw ctx.unscannable(`a stream at byte ${at} has no end`);
-    scanObjects(ctx, buf, outsideFrom, dataAt);
+    scanObjects(ctx, fonts, buf, outsideFrom, dataAt);
     outsideFrom = end;
     const part = `the PDF stream at byte ${dataAt}`;
     if (SKIPPED.test(dict) || IMAGE_FILTERS.test(dict)) {
@@ -236,11 +166,14 @@ export function inspectPdf(b: Uint8Array, ctx: InspectContext): void {
     const type = STREAM_TYPE.exec(dict)?.[1];
     ctx.scan(part, data, undefined, type !== undefined);
     ctx.scan(`the text of ${part}`, shownText(data), undefined, type === "ObjStm");
+    if (type === "ObjStm") fonts.addObjectStream(dict, data);
+    else if (type === undefined && !fonts.addMap(id, data)) fonts.addContent(part, data);
     // An attached file that is a document (a docx, a PDF) is read as one: its compressed parts are otherwise unseen.
     ctx.readNested(part, data);
     at = end;
   }
-  scanObjects(ctx, buf, outsideFrom, buf.length);
+  scanObjects(ctx, fonts, buf, outsideFrom, buf.length);
+  fonts.scan(ctx);
 }
 
 /**
@@ -248,8 +181,9 @@ export function inspectPdf(b: Uint8Array, ctx: InspectContext): void {
  * the last %%EOF): as they are, and their strings decoded (a hex string, a
  * literal with escapes, a UTF-16BE title or author).
  */
-function scanObjects(ctx: InspectContext, buf: Buffer, from: number, to: number): void {
+function scanObjects(ctx: InspectContext, fonts: PdfFonts, buf: Buffer, from: number, to: number): void {
   const objects = buf.subarray(from, to);
+  fonts.addObjects(objects);
   ctx.scan("the PDF's objects", objects, from);
   ctx.scan("the strings of the PDF's objects", shownText(objects));
 }

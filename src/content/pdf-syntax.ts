@@ -1,0 +1,98 @@
+// The pieces of PDF syntax both readings of a content stream share (the
+// strings it shows, and the same strings through a font's ToUnicode map):
+// literal and hex strings, names, operators. Byte by byte with lookup
+// tables: a prepare judges a PDF once, with code V8 has not optimised yet.
+
+const HEX_VALUE = new Int8Array(256).fill(-1);
+for (const [i, c] of [..."0123456789abcdef"].entries()) HEX_VALUE[c.charCodeAt(0)] = HEX_VALUE[c.toUpperCase().charCodeAt(0)] = i;
+
+/**
+ * Hex digits in `s` from `from` to `end`, in pairs, into `out` at `at`:
+ * blanks and other bytes ignored, an odd last digit padded with 0 (a hex
+ * string `<…>`, an ASCIIHexDecode stream). Where `out` ends.
+ */
+export function decodeHex(s: Uint8Array, from: number, end: number, out: Uint8Array, at: number): number {
+  let high = -1;
+  for (let j = from; j < end; j++) {
+    const v = HEX_VALUE[s[j]!]!;
+    if (v < 0) continue;
+    if (high < 0) high = v;
+    else {
+      out[at++] = (high << 4) | v;
+      high = -1;
+    }
+  }
+  if (high >= 0) out[at++] = high << 4;
+  return at;
+}
+
+/** What a backslash and the byte after it in a literal string read as; -1: not an escape that names a byte. */
+const ESCAPED = new Int16Array(256).fill(-1);
+for (const [c, byte] of [["n", 10], ["r", 13], ["t", 9], ["b", 8], ["f", 12], ["(", 40], [")", 41], ["\\", 92]] as const) ESCAPED[c.charCodeAt(0)] = byte;
+/** Bytes an operator is made of: letters, ', " and *. */
+export const OPERATOR = new Uint8Array(256);
+for (const c of Buffer.from("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'\"*", "latin1")) OPERATOR[c] = 1;
+/** Bytes that end a name: blanks and delimiters. */
+export const ENDS_NAME = new Uint8Array(256);
+for (const c of Buffer.from(" \t\n\r\f\0()<>[]{}/%", "latin1")) ENDS_NAME[c] = 1;
+const isOctal = (c: number) => c >= 48 && c <= 55;
+
+/** Where the string last read by readString ends in its source (the index after its closing byte). */
+export const lastString = { end: 0 };
+
+/**
+ * Writes the bytes of the string that opens at `s[i]` (`(` a literal, with
+ * nesting and escapes, or `<` hex) into `out` at `o`; returns where `out`
+ * ends, and sets lastString.end. `out` needs no more room than the source.
+ * A hex string without its `>` ends the source.
+ */
+export function readString(s: Uint8Array, i: number, out: Uint8Array, o: number): number {
+  const n = s.length;
+  if (s[i] === 60) {
+    const end = s.indexOf(62, i);
+    if (end < 0) {
+      lastString.end = n;
+      return o;
+    }
+    lastString.end = end + 1;
+    return decodeHex(s, i + 1, end, out, o);
+  }
+  let depth = 1;
+  let j = i + 1;
+  for (; j < n; j++) {
+    const d = s[j]!;
+    if (d === 92) {
+      // An escape that names no byte (\q) drops the backslash only.
+      if (j + 1 >= n) continue;
+      const next = s[j + 1]!;
+      if (ESCAPED[next]! >= 0) {
+        out[o++] = ESCAPED[next]!;
+        j++;
+      } else if (isOctal(next)) {
+        let k = j + 1;
+        let value = 0;
+        while (k < j + 4 && k < n && isOctal(s[k]!)) value = value * 8 + s[k++]! - 48;
+        out[o++] = value & 0xff;
+        j = k - 1;
+      } else if (next === 13 || next === 10) {
+        // a line continuation: \ and the line break read as nothing
+        j += next === 13 && s[j + 2] === 10 ? 2 : 1;
+      }
+      continue;
+    }
+    if (d === 40) depth++;
+    else if (d === 41 && --depth === 0) break;
+    out[o++] = d;
+  }
+  lastString.end = j + 1;
+  return o;
+}
+
+/** Operators that move to a new line of text: Td, TD, T*, Tm, ET, ' and ". */
+export function movesToNewLine(s: Uint8Array, at: number, length: number): boolean {
+  const c = s[at]!;
+  if (length === 1) return c === 39 || c === 34;
+  if (length !== 2) return false;
+  const d = s[at + 1]!;
+  return (c === 84 && (d === 100 || d === 68 || d === 42 || d === 109)) || (c === 69 && d === 84);
+}
