@@ -469,19 +469,35 @@ export function mp4(comment: string): Buffer {
 const stream = (dict: string, body: Buffer) => Buffer.concat([Buffer.from(`<< ${dict} /Length ${body.length} >>\nstream\n`), body, Buffer.from("\nendstream")]);
 const hex = (n: number, bytes: number) => n.toString(16).toUpperCase().padStart(2 * bytes, "0");
 
+/** How a PDF generator lays out its lines of text (pdfSubsetFont). */
+export interface SubsetFontLayout {
+  /** 2: Identity-H with hex strings (Chrome, WeasyPrint); 1: a byte per glyph in literal strings with escapes (LibreOffice). */
+  codes?: 1 | 2;
+  /** The page names its fonts in an object of their own. */
+  indirect?: boolean;
+  /** The font dictionaries and that object lie in a compressed object stream (pdf-lib, WeasyPrint). */
+  objectStream?: boolean;
+  /** "tj": each line a TJ array cut into pieces, moved by Td; "glyphs": a glyph per Tj, each placed by `dx 0 Td` (Chrome, wkhtmltopdf); "cm": each line in q/Q, placed by cm, at `0 0 Td` (matplotlib). */
+  lines?: "tj" | "glyphs" | "cm";
+  /** Each line in a content stream of its own (PyMuPDF). */
+  streamPerLine?: boolean;
+  /** The map gives the space glyph a tab (wkhtmltopdf). */
+  spaceAsTab?: boolean;
+  /** The map's stream says /Length1, as a font program's does (jsPDF). */
+  length1?: boolean;
+  seed?: number;
+}
+
 /**
  * A PDF that draws `text` as an embedded subset font does (Chrome and Skia,
- * WeasyPrint, LibreOffice, Word): glyph numbers in a shuffled order, which
- * only the font's ToUnicode map turns back into letters. `codes: 2` is
- * Identity-H with hex strings (Chrome), `codes: 1` one byte per glyph in
- * literal strings with escapes (LibreOffice); the map holds bfchar,
- * bfrange and bfrange-array entries. `indirect`: the page names its fonts in
- * an object of their own; `objectStream`: the font dictionaries and that
- * object lie in a compressed object stream.
+ * WeasyPrint, LibreOffice, Word, matplotlib, PyMuPDF, jsPDF): glyph numbers
+ * in a shuffled order, which only the font's ToUnicode map turns back into
+ * letters (its bfchar, bfrange and bfrange-array entries), laid out as
+ * `layout` says.
  */
-export function pdfSubsetFont(text: string, opts: { codes?: 1 | 2; indirect?: boolean; objectStream?: boolean; seed?: number } = {}): Buffer {
-  const codes = opts.codes ?? 2;
-  const next = rng(opts.seed ?? 5);
+export function pdfSubsetFont(text: string, layout: SubsetFontLayout = {}): Buffer {
+  const codes = layout.codes ?? 2;
+  const next = rng(layout.seed ?? 5);
   const chars = [...new Set(text.replace(/\n/g, ""))];
   const numbers = chars.map((_, i) => i + 3);
   for (let i = numbers.length - 1; i > 0; i--) {
@@ -494,9 +510,15 @@ export function pdfSubsetFont(text: string, opts: { codes?: 1 | 2; indirect?: bo
     if (codes === 2) return `<${glyphs.map((g) => hex(g, 2)).join("")}>`;
     return `(${glyphs.map((g) => (g === 40 || g === 41 || g === 92 ? `\\${String.fromCharCode(g)}` : g < 32 || g > 126 ? `\\${g.toString(8).padStart(3, "0")}` : String.fromCharCode(g))).join("")})`;
   };
-  const lines = text.split("\n").map((line) => `0 -14 Td [${(line.match(/[\s\S]{1,5}/g) ?? []).map(show).join(" -20 ")}] TJ`);
-  const content = Buffer.from(`BT /F7 10 Tf 50 750 Td\n${lines.join("\n")}\nET\n`, "latin1");
-  const entries = chars.map((c, i) => ({ code: hex(numbers[i]!, codes), to: hex(c.charCodeAt(0), 2) }));
+  const pieces = (line: string) => `[${(line.match(/[\s\S]{1,5}/g) ?? []).map(show).join(" -20 ")}] TJ`;
+  const lines = text.split("\n").map((line, i) => {
+    if (layout.lines === "glyphs") return `BT /F7 10 Tf 1 0 0 -1 8 ${18 + 14 * i} Tm\n${[...line].map(show).join(" Tj\n6.4 0 Td ")} Tj\nET`;
+    if (layout.lines === "cm") return `q\n1 0 -0 1 50 ${750 - 14 * i} cm\nBT\n/F7 10 Tf\n0 0 Td\n${pieces(line)}\nET\nQ`;
+    return `${i === 0 ? "BT /F7 10 Tf 50 750 Td\n" : ""}0 -14 Td ${pieces(line)}`;
+  });
+  const ending = layout.lines === "glyphs" || layout.lines === "cm" ? "" : "\nET";
+  const contents = layout.streamPerLine ? lines.map((l, i) => (i === lines.length - 1 ? l + ending : l)) : [lines.join("\n") + ending];
+  const entries = chars.map((c, i) => ({ code: hex(numbers[i]!, codes), to: hex(c === " " && layout.spaceAsTab ? 9 : c.charCodeAt(0), 2) }));
   const third = Math.ceil(entries.length / 3);
   const bfchar = entries.slice(0, third).map((e) => `<${e.code}> <${e.to}>`);
   const bfrange = entries.slice(third, 2 * third).map((e) => `<${e.code}> <${e.code}> <${e.to}>`);
@@ -514,18 +536,22 @@ export function pdfSubsetFont(text: string, opts: { codes?: 1 | 2; indirect?: bo
       ? "<< /Type /Font /Subtype /Type0 /BaseFont /AAAAAA+DejaVuSansMono /Encoding /Identity-H /DescendantFonts [7 0 R] /ToUnicode 6 0 R >>"
       : "<< /Type /Font /Subtype /TrueType /BaseFont /BAAAAA+DejaVuSansMono /FirstChar 0 /LastChar 255 /FontDescriptor 7 0 R /ToUnicode 6 0 R >>";
   const descendant = codes === 2 ? "<< /Type /Font /Subtype /CIDFontType2 /BaseFont /AAAAAA+DejaVuSansMono /CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> /DW 602 >>" : "<< /Type /FontDescriptor /FontName /BAAAAA+DejaVuSansMono /Flags 5 >>";
-  const resources = opts.indirect || opts.objectStream ? "/Font 8 0 R" : "/Font << /F7 5 0 R >>";
+  const resources = layout.indirect || layout.objectStream ? "/Font 8 0 R" : "/Font << /F7 5 0 R >>";
+  // Content streams: object 4, then 10 on.
+  const contentIds = contents.map((_, i) => (i === 0 ? 4 : 9 + i));
   const objects = [
     Buffer.from("<< /Type /Catalog /Pages 2 0 R >>"),
     Buffer.from("<< /Type /Pages /Kids [3 0 R] /Count 1 >>"),
-    Buffer.from(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << ${resources} >> >>`),
-    stream("/Filter /FlateDecode", zlib.deflateSync(content)),
+    Buffer.from(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents [${contentIds.map((id) => `${id} 0 R`).join(" ")}] /Resources << ${resources} >> >>`),
+    stream("/Filter /FlateDecode", zlib.deflateSync(contents[0]!)),
     Buffer.from(font),
-    stream("/Filter /FlateDecode", zlib.deflateSync(cmap)),
+    stream(`/Filter /FlateDecode${layout.length1 ? " /Length1 900" : ""}`, zlib.deflateSync(cmap)),
     Buffer.from(descendant),
     Buffer.from("<< /F7 5 0 R >>"),
+    Buffer.from("null"),
+    ...contents.slice(1).map((c) => stream("/Filter /FlateDecode", zlib.deflateSync(c))),
   ];
-  if (opts.objectStream) {
+  if (layout.objectStream) {
     // Objects 5, 7 and 8 move into object 9, a compressed object stream; their places hold null.
     const inside = [5, 7, 8].map((n) => objects[n - 1]!.toString());
     let offset = 0;
@@ -535,7 +561,7 @@ export function pdfSubsetFont(text: string, opts: { codes?: 1 | 2; indirect?: bo
       return `${[5, 7, 8][k]} ${at}`;
     });
     const head = `${index.join(" ")}\n`;
-    objects.push(stream(`/Type /ObjStm /N 3 /First ${head.length} /Filter /FlateDecode`, zlib.deflateSync(head + inside.join("\n") + "\n")));
+    objects[8] = stream(`/Type /ObjStm /N 3 /First ${head.length} /Filter /FlateDecode`, zlib.deflateSync(head + inside.join("\n") + "\n"));
     for (const n of [5, 7, 8]) objects[n - 1] = Buffer.from("null");
   }
   return pdfOf(objects);
@@ -597,9 +623,9 @@ export const CARRIERS: Record<string, (text: string) => Buffer> = {
   "xmp16.pdf": (t) => pdfXmpUtf16(t),
   "embedded-pdf.docx": (t) => docx("See the attached report.", 7, { "word/embeddings/report.pdf": pdf(`Report\n${t}`) }),
   "embedded-xlsx.docx": (t) => docx("See the sheet.", 7, { "word/embeddings/Microsoft_Excel_Worksheet.xlsx": xlsx(`Name\n${t}`) }),
-  "subset-font.pdf": (t) => pdfSubsetFont(`Report\n${t}`),
-  "subset-font-1byte.pdf": (t) => pdfSubsetFont(`Report\n${t}`, { codes: 1, indirect: true }),
-  "subset-font-objstm.pdf": (t) => pdfSubsetFont(`Report\n${t}`, { objectStream: true }),
+  "subset-font.pdf": (t) => pdfSubsetFont(`Report\n${t}`, { lines: "glyphs" }),
+  "subset-font-1byte.pdf": (t) => pdfSubsetFont(`Report\n${t}`, { codes: 1, indirect: true, spaceAsTab: true, length1: true }),
+  "subset-font-objstm.pdf": (t) => pdfSubsetFont(`Report\n${t}`, { objectStream: true, lines: "cm", streamPerLine: true }),
   "attached-docx.pdf": (t) => pdfAttachment(docx(`Report\n${t}`)),
   "attached-pdf.pdf": (t) => pdfAttachment(pdf(`Report\n${t}`)),
   "com.gif": (t) => gif(t),

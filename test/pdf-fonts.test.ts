@@ -8,7 +8,7 @@ import { InspectContext } from "../src/content/inspect.js";
 import { NO_KNOWN_SECRETS } from "../src/content/known.js";
 import { inspectPdf } from "../src/content/pdf.js";
 import { objectNumberBefore, parseToUnicode } from "../src/content/pdf-fonts.js";
-import { pdfOf, pdfSubsetFont, positives } from "./corpus.js";
+import { pdfOf, pdfSubsetFont, positives, type SubsetFontLayout } from "./corpus.js";
 
 const cmap = (body: string) => Buffer.from(`/CIDInit /ProcSet findresource begin 12 dict begin begincmap\n${body}\nendcmap CMapName currentdict /CMap defineresource pop end end`, "latin1");
 const stream = (dict: string, body: Buffer) => Buffer.concat([Buffer.from(`<< ${dict} /Length ${body.length} >>\nstream\n`), body, Buffer.from("\nendstream")]);
@@ -70,8 +70,9 @@ describe("a font's ToUnicode map", () => {
 describe("text drawn with a subset font (Chrome, WeasyPrint, LibreOffice)", () => {
   const key = positives()["github-token"]!;
 
-  it("refuses a key drawn through the font's map, whether the page names its fonts inline, in an object of their own or in an object stream, with codes of two bytes or one", () => {
-    for (const opts of [{}, { indirect: true }, { objectStream: true }, { codes: 1 as const }, { codes: 1 as const, indirect: true }]) {
+  it("refuses a key drawn through the font's map in each way generators lay text out (fonts named inline, in an object or an object stream; codes of two bytes or one; a glyph at a time, lines placed by cm, a stream per line; a space mapped to a tab; /Length1 on the map)", () => {
+    const layouts: SubsetFontLayout[] = [{}, { indirect: true }, { objectStream: true }, { codes: 1 }, { codes: 1, indirect: true }, { lines: "glyphs" }, { lines: "cm" }, { streamPerLine: true }, { lines: "cm", streamPerLine: true }, { spaceAsTab: true }, { length1: true }];
+    for (const opts of layouts) {
       expect(judge(pdfSubsetFont(`Report\n${key}\nThanks`, opts)), JSON.stringify(opts)).toThrow(expect.objectContaining({ code: "secret_detected", message: expect.stringContaining("ToUnicode maps") }));
       expect(judge(pdfSubsetFont("Quarterly report\nRevenue grew by a tenth; costs fell.", opts)), JSON.stringify(opts)).not.toThrow();
     }
@@ -90,7 +91,7 @@ describe("text drawn with a subset font (Chrome, WeasyPrint, LibreOffice)", () =
     ]);
     expect(judge(file)).toThrow(expect.objectContaining({ code: "secret_detected" }));
     // The font chosen in stream 4 is still in use in stream 9.
-    const carried = pdfWithMap(cmap(codes(letters)), "BT /F1 10 Tf ET", [stream("/Filter /FlateDecode", zlib.deflateSync(Buffer.from(`q BT 0 0 Td [${shown}] TJ ET Q % Tf`)))]);
+    const carried = pdfWithMap(cmap(codes(letters)), "BT /F1 10 Tf ET", [stream("/Filter /FlateDecode", zlib.deflateSync(Buffer.from(`q BT 0 0 Td [${shown}] TJ ET Q`)))]);
     expect(judge(carried)).toThrow(expect.objectContaining({ code: "secret_detected" }));
   });
 

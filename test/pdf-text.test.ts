@@ -10,7 +10,6 @@ import { ascii85, inspectPdf, shownText } from "../src/content/pdf.js";
 import { encode85, pdf, pdfAscii85, positives, rng } from "./corpus.js";
 
 const ESCAPES: Record<number, string> = { 110: "\n", 114: "\r", 116: "\t", 98: "\b", 102: "\f", 40: "(", 41: ")", 92: "\\" };
-const NEW_LINE_OPERATORS = new Set(["Td", "TD", "T*", "Tm", "ET", "'", '"']);
 const isOperatorChar = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 39 || c === 34 || c === 42;
 const isOctal = (c: number) => c >= 48 && c <= 55;
 
@@ -19,14 +18,42 @@ function hexString(text: string): string {
   return Buffer.from(hex.length % 2 ? `${hex}0` : hex, "hex").toString("latin1");
 }
 
+/** The `k`th number written before `at` (0: the last), an operator's operand, or NaN. */
+function operand(s: string, at: number, k: number): number {
+  let before = s.slice(0, at);
+  let value = Number.NaN;
+  for (let n = 0; n <= k; n++) {
+    before = before.replace(/[ \t\n\r\f\0]*$/, "");
+    const digits = /[0-9.+-]*$/.exec(before)![0].slice(-32);
+    if (digits === "") return Number.NaN;
+    value = Number(digits);
+    before = before.slice(0, before.length - digits.length);
+  }
+  return value;
+}
+
 /** The reading shownText must match, written for clarity rather than speed. */
 function reference(stream: Uint8Array): Buffer {
   const s = Buffer.from(stream).toString("latin1");
   const out: string[] = [];
+  // The text matrix's vertical place and scale, the leading, and where the last string was shown.
+  let y = 0;
+  let scale = 1;
+  let leading = 0;
+  let shownY = Number.NaN;
+  // The transformation's vertical place and scale, and those q saved (64 deep).
+  let ctm = { y: 0, scale: 1 };
+  const saved: (typeof ctm)[] = [];
+  const shown = () => {
+    const at = ctm.y + ctm.scale * y;
+    if (at !== shownY) out.push("\n");
+    shownY = at;
+  };
   let i = 0;
   while (i < s.length) {
     const c = s.charCodeAt(i);
     if (c === 40) {
+      shown();
       let depth = 1;
       let j = i + 1;
       let from = j;
@@ -55,6 +82,7 @@ function reference(stream: Uint8Array): Buffer {
     } else if (c === 60 && s.charCodeAt(i + 1) === 60) {
       i += 2;
     } else if (c === 60) {
+      shown();
       const end = s.indexOf(">", i);
       if (end < 0) break;
       out.push(hexString(s.slice(i + 1, end)));
@@ -64,7 +92,26 @@ function reference(stream: Uint8Array): Buffer {
     } else if (isOperatorChar(c)) {
       let j = i + 1;
       while (j < s.length && isOperatorChar(s.charCodeAt(j))) j++;
-      if (j - i <= 2 && NEW_LINE_OPERATORS.has(s.slice(i, j))) out.push("\n");
+      const op = s.slice(i, j);
+      if (op === "Td") y += operand(s, i, 0) * scale;
+      else if (op === "TD") {
+        leading = -operand(s, i, 0);
+        y -= leading * scale;
+      } else if (op === "T*" || op === "'" || op === '"') y -= leading * scale;
+      else if (op === "TL") leading = operand(s, i, 0);
+      else if (op === "Tm") {
+        y = operand(s, i, 0);
+        scale = operand(s, i, 2) || 1;
+      } else if (op === "BT") {
+        y = 0;
+        scale = 1;
+      } else if (op === "q") {
+        if (saved.length < 64) saved.push({ ...ctm });
+      } else if (op === "Q") {
+        ctm = saved.pop() ?? ctm;
+      } else if (op === "cm") {
+        ctm = { y: ctm.y + operand(s, i, 0) * ctm.scale, scale: ctm.scale * (operand(s, i, 2) || 1) };
+      }
       i = j;
     } else {
       i++;
@@ -74,15 +121,27 @@ function reference(stream: Uint8Array): Buffer {
 }
 
 describe("the text a PDF content stream shows", () => {
-  it("reads TJ pieces, escapes, octal, line continuations, hex strings and text moves", () => {
-    const stream = Buffer.from("BT /F1 10 Tf 50 750 Td\n[(sk_li) -20 (ve_\\(a\\)) 3 (b\\101\\60c\\\nd)] TJ\n0 -14 Td <48 65 6c6C6f3> Tj T* (x\\qy) ' % (not shown)\n(z) \" ET", "latin1");
-    expect(shownText(stream).toString("latin1")).toBe("\nsk_live_(a)bA0cd\nHello0\nxqy\nz\n\n");
+  it("reads TJ pieces, escapes, octal, line continuations, hex strings and moves to another line", () => {
+    const stream = Buffer.from("BT /F1 10 Tf 50 750 Td\n[(sk_li) -20 (ve_\\(a\\)) 3 (b\\101\\60c\\\nd)] TJ\n0 -14 Td <48 65 6c6C6f3> Tj 14 TL T* (x\\qy) ' % (not shown)\n(z) \" ET", "latin1");
+    expect(shownText(stream).toString("latin1")).toBe("\nsk_live_(a)bA0cd\nHello0\nxqy\nz");
+    expect(shownText(stream)).toEqual(reference(stream));
+  });
+
+  it("joins what is shown further along the same line: a glyph at a time (Chrome), or a line in several text objects", () => {
+    const stream = Buffer.from("BT /F4 10 Tf 1 0 0 -1 8 18 Tm <41> Tj 6.4 0 Td <42> Tj ET BT 1 0 0 -1 20 18 Tm (C) Tj ET BT 1 0 0 -1 8 32 Tm (D) Tj 0 -14 TD (E) Tj T* (F) Tj ET", "latin1");
+    expect(shownText(stream).toString("latin1")).toBe("\nABC\nD\nE\nF");
+    expect(shownText(stream)).toEqual(reference(stream));
+  });
+
+  it("tells lines placed by the transformation apart (matplotlib: q, cm, BT 0 0 Td per line), and restores it with Q", () => {
+    const stream = Buffer.from("q 1 0 0 1 17 799 cm BT 0 0 Td (A) Tj ET Q q 1 0 0 1 17 786 cm BT 0 0 Td (B) Tj ET q 2 0 0 2 0 0 cm Q BT 0 0 Td (C) Tj ET Q", "latin1");
+    expect(shownText(stream).toString("latin1")).toBe("\nA\nBC");
     expect(shownText(stream)).toEqual(reference(stream));
   });
 
   it("reads every stream as the reference reading does: random streams of the bytes that matter", () => {
     const random = rng(7);
-    const alphabet = Buffer.from("()()\\\\<<>>%TdDm*ET'\"0123789aAfFxq \n\r\t-[]", "latin1");
+    const alphabet = Buffer.from("()()\\\\<<>>%TdDm*ELBTqQqQcm'\"0123789.+-aAfFxq \n\r\t-[]", "latin1");
     for (let n = 0; n < 3000; n++) {
       const length = Math.floor(random() * 80);
       const stream = Buffer.alloc(length);

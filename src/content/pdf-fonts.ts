@@ -10,7 +10,7 @@
 // resources: a generator names a font once per file, and a name that two
 // fonts share (merged files) is read through each of their maps.
 import type { InspectContext } from "./inspect.js";
-import { decodeHex, ENDS_NAME, lastString, movesToNewLine, OPERATOR, readString } from "./pdf-syntax.js";
+import { decodeHex, ENDS_NAME, lastString, OPERATOR, readString, TextLine } from "./pdf-syntax.js";
 
 const HEX_DIGIT = new Uint8Array(256);
 for (const c of Buffer.from("0123456789abcdefABCDEF", "latin1")) HEX_DIGIT[c] = 1;
@@ -23,7 +23,13 @@ const keyOf = (length: number, code: number) => length * 0x1_0000_0000 + code;
 /** The longest Unicode text one code maps to (PDF 32000-1 allows 512 bytes); longer entries are ignored. */
 const MAX_DESTINATION_BYTES = 512;
 
-/** Letters written as UTF-8, one content stream's at a time, within the file's decode budget. */
+/** Blanks a map may give a space glyph (wkhtmltopdf maps it to a tab): read as a space, as they are drawn. */
+const SPACE = new Uint8Array(0x3001);
+for (const cp of [9, 0xa0, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200a, 0x202f, 0x205f, 0x3000]) SPACE[cp] = 1;
+/** The letters of U+FB00 to U+FB06, which a map may give a ligature's glyph. */
+const LIGATURE = ["ff", "fi", "fl", "ffi", "ffl", "st", "st"];
+
+/** Letters written as UTF-8, within the file's decode budget. */
 class TextSink {
   private buf = Buffer.allocUnsafe(4096);
   length = 0;
@@ -32,7 +38,7 @@ class TextSink {
     throw new Error("TextSink used before start()");
   };
 
-  /** Starts a stream's text: at most `limit` bytes, past which `overflow` throws (a map may turn one byte into hundreds). */
+  /** Starts the text: at most `limit` bytes, past which `overflow` throws (a map may turn one byte into hundreds). */
   start(limit: number, overflow: () => never): void {
     this.length = 0;
     this.limit = limit;
@@ -53,6 +59,8 @@ class TextSink {
   }
 
   codePoint(cp: number): void {
+    if (SPACE[cp] === 1) cp = 32;
+    else if (cp >= 0xfb00 && cp <= 0xfb06) return this.text(LIGATURE[cp - 0xfb00]!);
     this.room(4);
     const b = this.buf;
     if (cp < 0x80) b[this.length++] = cp;
@@ -321,7 +329,7 @@ interface ObjectText {
 export class PdfFonts {
   private readonly maps = new Map<number, ToUnicodeMap>();
   private readonly objectTexts: ObjectText[] = [];
-  private readonly contents: { part: string; data: Uint8Array }[] = [];
+  private readonly contents: Uint8Array[] = [];
 
   /** Keeps the decoded stream of object `id` if it is a ToUnicode map; whether it is a CMap. */
   addMap(id: number | undefined, data: Uint8Array): boolean {
@@ -331,9 +339,9 @@ export class PdfFonts {
     return true;
   }
 
-  /** Keeps a decoded content stream that selects a font (`Tf`): its strings may be glyph numbers. */
-  addContent(part: string, data: Uint8Array): void {
-    if (asBuffer(data).indexOf("Tf", 0, "latin1") >= 0) this.contents.push({ part, data });
+  /** Keeps a decoded content stream: its strings may be glyph numbers (with a font a stream before it chose). */
+  addContent(data: Uint8Array): void {
+    this.contents.push(data);
   }
 
   /** Keeps the bytes between streams: font dictionaries and resource dictionaries lie there. */
@@ -368,17 +376,17 @@ export class PdfFonts {
     if (fonts.size === 0) return;
     const byName = this.mapsByName(fonts);
     if (byName.size === 0) return;
-    // The font in use carries from one content stream to the next, as it does across a page's streams.
+    // The font in use and the line carry from one content stream to the next, as they do across a page's streams;
+    // the streams are read as one text (a key may span them) and scanned once.
     const state: { maps: ToUnicodeMap[] | undefined } = { maps: undefined };
+    const line = new TextLine();
+    const part = "the text its content streams show, read through their fonts' ToUnicode maps";
     const sink = new TextSink();
-    for (const { part, data } of this.contents) {
-      const name = `the text of ${part}, read through its fonts' ToUnicode maps`;
-      sink.start(ctx.decodeBudgetLeft, () => ctx.spend(name, Number.MAX_SAFE_INTEGER) as never);
-      glyphText(data, byName, state, sink);
-      if (sink.length === 0) continue;
-      ctx.spend(name, sink.length);
-      ctx.scan(name, sink.bytes(), undefined, false);
-    }
+    sink.start(ctx.decodeBudgetLeft, () => ctx.spend(part, Number.MAX_SAFE_INTEGER) as never);
+    for (const data of this.contents) glyphText(data, byName, state, line, sink);
+    if (sink.length === 0) return;
+    ctx.spend(part, sink.length);
+    ctx.scan(part, sink.bytes(), undefined, false);
   }
 
   /** Each font object with a ToUnicode map this file holds: the object whose dictionary says `/ToUnicode 9 0 R`. */
@@ -455,10 +463,11 @@ function ownerIn(index: { ids: number[]; starts: number[] }, at: number): number
 /**
  * The strings a content stream shows with a font that has a ToUnicode map,
  * through that map (through each, one after the other, for a name that
- * several fonts share), a line break at each text move. Strings shown with
+ * several fonts share), a line break where the text moves to another line
+ * (TextLine). Strings shown with
  * other fonts are left out: their bytes are read as they are (shownText).
  */
-function glyphText(s: Uint8Array, byName: Map<string, ToUnicodeMap[]>, state: { maps: ToUnicodeMap[] | undefined }, sink: TextSink): void {
+function glyphText(s: Uint8Array, byName: Map<string, ToUnicodeMap[]>, state: { maps: ToUnicodeMap[] | undefined }, line: TextLine, sink: TextSink): void {
   const b = asBuffer(s);
   const n = b.length;
   const scratch = Buffer.allocUnsafe(n);
@@ -474,6 +483,7 @@ function glyphText(s: Uint8Array, byName: Map<string, ToUnicodeMap[]>, state: { 
       i = lastString.end;
       const maps = state.maps;
       if (maps === undefined) continue;
+      if (line.newLine()) sink.byte(10);
       for (let k = 0; k < maps.length; k++) {
         if (k > 0) sink.byte(10);
         maps[k]!.decode(scratch, 0, length, sink);
@@ -488,7 +498,7 @@ function glyphText(s: Uint8Array, byName: Map<string, ToUnicodeMap[]>, state: { 
       let j = i + 1;
       while (j < n && OPERATOR[b[j]!] === 1) j++;
       if (j - i === 2 && c === 84 && b[i + 1] === 102) state.maps = byName.get(b.toString("latin1", nameFrom, nameTo));
-      else if (movesToNewLine(b, i, j - i)) sink.byte(10);
+      else line.operator(b, i, j - i);
       i = j;
     } else {
       i++;

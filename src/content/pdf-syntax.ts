@@ -88,11 +88,91 @@ export function readString(s: Uint8Array, i: number, out: Uint8Array, o: number)
   return o;
 }
 
-/** Operators that move to a new line of text: Td, TD, T*, Tm, ET, ' and ". */
-export function movesToNewLine(s: Uint8Array, at: number, length: number): boolean {
-  const c = s[at]!;
-  if (length === 1) return c === 39 || c === 34;
-  if (length !== 2) return false;
-  const d = s[at + 1]!;
-  return (c === 84 && (d === 100 || d === 68 || d === 42 || d === 109)) || (c === 69 && d === 84);
+/** Bytes a number is written with. */
+const NUMBER = new Uint8Array(256);
+for (const c of Buffer.from("0123456789.+-", "latin1")) NUMBER[c] = 1;
+const isBlank = (c: number | undefined) => c === 32 || c === 10 || c === 13 || c === 9 || c === 12 || c === 0;
+
+/** The `k`th number before `at` counting back from 0 (an operator's operands), or NaN. */
+function operandBefore(s: Uint8Array, at: number, k: number): number {
+  let j = at - 1;
+  let from = at;
+  let to = at;
+  for (let n = 0; n <= k; n++) {
+    while (j >= 0 && isBlank(s[j])) j--;
+    to = j + 1;
+    while (j >= 0 && NUMBER[s[j]!] === 1 && to - j <= 32) j--;
+    from = j + 1;
+    if (from === to) return Number.NaN;
+  }
+  return Number(Buffer.from(s.buffer, s.byteOffset + from, to - from).toString("latin1"));
+}
+
+/** How deep q saves the graphics state for TextLine; deeper saves are not followed. */
+const MAX_SAVED = 64;
+
+/**
+ * Which line of text a content stream is on, as far as telling one line
+ * from the next needs (PDF 32000-1, 8.4 and 9.4): the vertical place of the
+ * text matrix (moved by Td, TD, T*, ' and ", set by Tm and BT) in the
+ * current transformation (cm, saved by q and restored by Q; matplotlib
+ * places each line with its own cm), rotation and shear left aside. A string
+ * shown on another line than the last one starts a new line of the text
+ * read; one shown further along the same line does not, as Chrome places
+ * each glyph with its own `dx 0 Td`. One TextLine follows all the content
+ * streams of a file: a page's streams share their state (PyMuPDF adds one
+ * per line it writes).
+ */
+export class TextLine {
+  private y = 0;
+  /** The text matrix's vertical scale (Tm's d): Td's ty counts in text space. */
+  private scale = 1;
+  private leading = 0;
+  private ctmY = 0;
+  private ctmScale = 1;
+  private readonly saved: number[] = [];
+  private shownY = Number.NaN;
+
+  /** Follows the operator of `length` bytes at `s[at]`, its operands before it. */
+  operator(s: Uint8Array, at: number, length: number): void {
+    const c = s[at]!;
+    if (length === 1) {
+      if (c === 39 || c === 34) this.y -= this.leading * this.scale;
+      else if (c === 113) {
+        if (this.saved.length < 2 * MAX_SAVED) this.saved.push(this.ctmY, this.ctmScale);
+      } else if (c === 81 && this.saved.length > 0) {
+        this.ctmScale = this.saved.pop()!;
+        this.ctmY = this.saved.pop()!;
+      }
+      return;
+    }
+    if (length !== 2) return;
+    const d = s[at + 1]!;
+    if (c === 84) {
+      if (d === 100) this.y += operandBefore(s, at, 0) * this.scale;
+      else if (d === 68) {
+        const ty = operandBefore(s, at, 0);
+        this.leading = -ty;
+        this.y += ty * this.scale;
+      } else if (d === 42) this.y -= this.leading * this.scale;
+      else if (d === 109) {
+        this.y = operandBefore(s, at, 0);
+        this.scale = operandBefore(s, at, 2) || 1;
+      } else if (d === 76) this.leading = operandBefore(s, at, 0);
+    } else if (c === 66 && d === 84) {
+      this.y = 0;
+      this.scale = 1;
+    } else if (c === 99 && d === 109) {
+      this.ctmY += operandBefore(s, at, 0) * this.ctmScale;
+      this.ctmScale *= operandBefore(s, at, 2) || 1;
+    }
+  }
+
+  /** Whether a string shown now starts a new line of the text read (the first does). */
+  newLine(): boolean {
+    const y = this.ctmY + this.ctmScale * this.y;
+    if (y === this.shownY) return false;
+    this.shownY = y;
+    return true;
+  }
 }

@@ -10,10 +10,12 @@
 // read again through its font's ToUnicode map (pdf-fonts.ts).
 import type { InspectContext } from "./inspect.js";
 import { objectNumberBefore, PdfFonts } from "./pdf-fonts.js";
-import { decodeHex, lastString, movesToNewLine, OPERATOR, readString } from "./pdf-syntax.js";
+import { decodeHex, lastString, OPERATOR, readString, TextLine } from "./pdf-syntax.js";
 
 const IMAGE_FILTERS = /\/(?:DCTDecode|DCT|JPXDecode|CCITTFaxDecode|CCF|JBIG2Decode)\b/;
-const SKIPPED = /\/Subtype\s*\/(?:Image|Type1C|CIDFontType0C|OpenType)\b|\/Length[123]\b|\/Type\s*\/XRef\b/;
+const SKIPPED = /\/Subtype\s*\/(?:Image|Type1C|CIDFontType0C|OpenType)\b|\/Type\s*\/XRef\b/;
+/** A font program's lengths (FontFile streams): skipped, unless it is a ToUnicode map (jsPDF writes /Length1 on those too). */
+const FONT_PROGRAM = /\/Length[123]\b/;
 
 /** The streams whose bytes may hold UTF-16 text. */
 const STREAM_TYPE = /\/Type\s*\/(ObjStm|Metadata|EmbeddedFile)\b/;
@@ -77,14 +79,15 @@ export function ascii85(data: Uint8Array, ctx: InspectContext, part: string): Bu
 
 /**
  * The strings a content stream shows, in order: TJ pieces joined, a line
- * break at each text move. One pass over the bytes, written straight into
- * the result (never longer than the stream): a prepare judges a PDF once,
- * with code V8 has not optimised yet, where building the text from many
- * small strings cost 3 times as much.
+ * break where the text moves to another line (TextLine). One pass over the
+ * bytes, written straight into the result (never longer than the stream,
+ * but for one line break per string): a prepare judges a PDF once, with
+ * code V8 has not optimised yet, where building the text from many small
+ * strings cost 3 times as much.
  */
-export function shownText(s: Uint8Array): Buffer {
+export function shownText(s: Uint8Array, line = new TextLine()): Buffer {
   const n = s.length;
-  const out = Buffer.allocUnsafe(n);
+  const out = Buffer.allocUnsafe(2 * n);
   let o = 0;
   let i = 0;
   while (i < n) {
@@ -93,6 +96,7 @@ export function shownText(s: Uint8Array): Buffer {
       // `<<` opens a dictionary (an inline image's, a marked-content property list), not a hex string
       i += 2;
     } else if (c === 40 || c === 60) {
+      if (line.newLine()) out[o++] = 10;
       o = readString(s, i, out, o);
       i = lastString.end;
     } else if (c === 37) {
@@ -101,7 +105,7 @@ export function shownText(s: Uint8Array): Buffer {
     } else if (OPERATOR[c] === 1) {
       let j = i + 1;
       while (j < n && OPERATOR[s[j]!] === 1) j++;
-      if (movesToNewLine(s, i, j - i)) out[o++] = 10;
+      line.operator(s, i, j - i);
       i = j;
     } else {
       i++;
@@ -124,6 +128,9 @@ export function inspectPdf(b: Uint8Array, ctx: InspectContext): void {
     throw ctx.unscannable("it is encrypted");
   }
   const fonts = new PdfFonts();
+  // The text every content stream shows, in the order they come, on one reading of where lines begin.
+  const pages: Buffer[] = [];
+  const line = new TextLine();
   let outsideFrom = 0;
   for (let at = buf.indexOf("stream", 0, "latin1"); at >= 0; at = buf.indexOf("stream", at + 6, "latin1")) {
     // `stream` opens data only after a dictionary (`>>`), before an end of line; `endstream` is not it.
@@ -150,7 +157,7 @@ export function inspectPdf(b: Uint8Array, ctx: InspectContext): void {
     scanObjects(ctx, fonts, buf, outsideFrom, dataAt);
     outsideFrom = end;
     const part = `the PDF stream at byte ${dataAt}`;
-    if (SKIPPED.test(dict) || IMAGE_FILTERS.test(dict)) {
+    if (SKIPPED.test(dict) || IMAGE_FILTERS.test(dict) || (FONT_PROGRAM.test(dict) && !startsAsCMap(buf.subarray(dataAt, end), filters(dict)))) {
       at = end;
       continue;
     }
@@ -165,15 +172,35 @@ export function inspectPdf(b: Uint8Array, ctx: InspectContext): void {
     // embedded file; a content stream's NULs are glyph codes and image bytes, not text (InspectContext.scan).
     const type = STREAM_TYPE.exec(dict)?.[1];
     ctx.scan(part, data, undefined, type !== undefined);
-    ctx.scan(`the text of ${part}`, shownText(data), undefined, type === "ObjStm");
+    if (type !== undefined) ctx.scan(`the text of ${part}`, shownText(data), undefined, type === "ObjStm");
     if (type === "ObjStm") fonts.addObjectStream(dict, data);
-    else if (type === undefined && !fonts.addMap(id, data)) fonts.addContent(part, data);
+    else if (type === undefined && !fonts.addMap(id, data)) {
+      // Content streams are read as one text: a page's streams share their state, and a key may span them.
+      pages.push(Buffer.from(shownText(data, line)));
+      fonts.addContent(data);
+    }
     // An attached file that is a document (a docx, a PDF) is read as one: its compressed parts are otherwise unseen.
     ctx.readNested(part, data);
     at = end;
   }
   scanObjects(ctx, fonts, buf, outsideFrom, buf.length);
+  if (pages.length > 0) ctx.scan("the text its content streams show", Buffer.concat(pages), undefined, false);
   fonts.scan(ctx);
+}
+
+/** Whether a stream's first bytes, decoded, open a CMap. */
+function startsAsCMap(raw: Uint8Array, streamFilters: string[]): boolean {
+  let head: Uint8Array = raw.subarray(0, 2048);
+  if (streamFilters.length === 1 && (streamFilters[0] === "FlateDecode" || streamFilters[0] === "Fl")) {
+    const zlib = process.getBuiltinModule("node:zlib");
+    try {
+      // A prefix of the compressed bytes, flushed: its first bytes without inflating the whole font program.
+      head = zlib.inflateSync(raw.subarray(0, 1024), { finishFlush: zlib.constants.Z_SYNC_FLUSH, maxOutputLength: 64 * 1024 });
+    } catch {
+      return false;
+    }
+  } else if (streamFilters.length > 0) return false;
+  return Buffer.from(head.buffer, head.byteOffset, head.length).indexOf("begincmap", 0, "latin1") >= 0;
 }
 
 /**
