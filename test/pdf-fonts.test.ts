@@ -26,15 +26,16 @@ function decoded(map: string, codes: string): string {
   return chunks.join("");
 }
 
-/** A one-page PDF whose font /F1 has `map` as its ToUnicode map and whose content stream is `content`. */
-function pdfWithMap(map: Buffer, content: string, extra: Buffer[] = []): Buffer {
+/** A one-page PDF whose font /F1 has `map` as its ToUnicode map and whose content stream is `content` (deflated, unless a repetition would be a bomb). */
+function pdfWithMap(map: Buffer, content: string, extra: Buffer[] = [], deflate = true): Buffer {
+  const body = (b: Buffer) => (deflate ? stream("/Filter /FlateDecode", zlib.deflateSync(b)) : stream("", b));
   return pdfOf([
     Buffer.from("<< /Type /Catalog /Pages 2 0 R >>"),
     Buffer.from("<< /Type /Pages /Kids [3 0 R] /Count 1 >>"),
     Buffer.from("<< /Type /Page /Parent 2 0 R /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>"),
-    stream("/Filter /FlateDecode", zlib.deflateSync(Buffer.from(content, "latin1"))),
+    body(Buffer.from(content, "latin1")),
     Buffer.from("<< /Type /Font /Subtype /Type0 /BaseFont /AAAAAA+Sans /Encoding /Identity-H /ToUnicode 6 0 R >>"),
-    stream("/Filter /FlateDecode", zlib.deflateSync(map)),
+    body(map),
     ...extra,
   ]);
 }
@@ -101,6 +102,18 @@ describe("text drawn with a subset font (Chrome, WeasyPrint, LibreOffice)", () =
     expect(judge(pdfWithMap(map, content))).toThrow(expect.objectContaining({ code: "decompression_bomb" }));
   });
 
+  it("refuses as unscannable_content maps of more than a million entries in all, and a name shared by so many fonts that reading through each passes 16 MiB", () => {
+    const entries = cmap(`1 begincodespacerange <0000> <FFFF> endcodespacerange 999999 beginbfchar ${"<0041> <0042> ".repeat(1_000_001)} endbfchar`);
+    expect(judge(pdfWithMap(entries, "BT /F1 10 Tf <0041> Tj ET", [], false))).toThrow(expect.objectContaining({ code: "unscannable_content", message: expect.stringContaining("more than 1,000,000 entries") }));
+    // Sixteen fonts named /F1, each with its map (font 5 and fifteen more: objects 7 + 2k, their maps 8 + 2k), each named in a resource dictionary of its own.
+    const identity = cmap("1 begincodespacerange <0000> <FFFF> endcodespacerange 1 beginbfrange <0000> <FFFF> <0000> endbfrange");
+    const more = Array.from({ length: 15 }, (_, k) => [Buffer.from(`<< /Type /Font /ToUnicode ${8 + 2 * k} 0 R >>`), stream("", identity)]).flat();
+    const names = Array.from({ length: 15 }, (_, k) => Buffer.from(`<< /Font << /F1 ${7 + 2 * k} 0 R >> >>`));
+    const shared = (strings: number) => pdfWithMap(identity, `BT /F1 10 Tf ${"<00410042> Tj ".repeat(strings)} ET`, [...more, ...names], false);
+    expect(judge(shared(1000))).not.toThrow();
+    expect(judge(shared(300_000))).toThrow(expect.objectContaining({ code: "unscannable_content", message: expect.stringContaining("shared by so many fonts") }));
+  });
+
   it("gives a verdict in linear time on inputs built against each search: fonts' objects after long names holding obj, many names and references, a map of a million entries", () => {
     const map = cmap(`1 begincodespacerange <0000> <FFFF> endcodespacerange 1 beginbfrange <0000> <FFFF> <0000> endbfrange`);
     const shown = `BT /F1 10 Tf <${[...key].map((c) => c.charCodeAt(0).toString(16).padStart(4, "0")).join("")}> Tj ET`;
@@ -109,6 +122,9 @@ describe("text drawn with a subset font (Chrome, WeasyPrint, LibreOffice)", () =
     expect(judge(pdfWithMap(map, shown, [names]))).toThrow(expect.objectContaining({ code: "secret_detected" }));
     const references = Buffer.from(`<< ${"/F1 5 0 R /Fx 99 0 R ".repeat(300_000)} >>`);
     expect(judge(pdfWithMap(map, shown, [references]))).toThrow(expect.objectContaining({ code: "secret_detected" }));
+    // Operators whose operands the line reading reads back (Chrome's Td before every glyph, cm, q and Q), repeated.
+    const operators = `BT /F1 10 Tf ${"<0041> Tj 6.4 0 Td 1 0 0 1 0 5 cm q q Q ".repeat(400_000)} ${shown.slice(3)}`;
+    expect(judge(pdfWithMap(map, operators, [], false))).toThrow(expect.objectContaining({ code: "secret_detected" }));
     const big = cmap(`1 begincodespacerange <0000> <FFFF> endcodespacerange 65536 beginbfchar ${Array.from({ length: 65536 }, (_, i) => `<${i.toString(16).padStart(4, "0")}> <${i.toString(16).padStart(4, "0")}>`).join("\n")} endbfchar`);
     expect(judge(pdfWithMap(big, shown))).toThrow(expect.objectContaining({ code: "secret_detected" }));
     expect(judge(pdfWithMap(big, "BT /F1 10 Tf <00480069> Tj ET"))).not.toThrow();

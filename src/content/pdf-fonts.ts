@@ -9,19 +9,34 @@
 // them. Names are tied across the whole file instead of through each page's
 // resources: a generator names a font once per file, and a name that two
 // fonts share (merged files) is read through each of their maps.
+import { formatBytes } from "../core/units.js";
 import type { InspectContext } from "./inspect.js";
-import { decodeHex, ENDS_NAME, lastString, OPERATOR, readString, TextLine } from "./pdf-syntax.js";
+import { decodeHex, ENDS_NAME } from "./pdf-syntax.js";
 
-const HEX_DIGIT = new Uint8Array(256);
-for (const c of Buffer.from("0123456789abcdefABCDEF", "latin1")) HEX_DIGIT[c] = 1;
 
 const asBuffer = (b: Uint8Array) => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.length));
 const isBlank = (c: number | undefined) => c === 32 || c === 10 || c === 13 || c === 9 || c === 12 || c === 0;
 const isDigit = (c: number | undefined) => c !== undefined && c >= 48 && c <= 57;
 /** A code's key: its length and its value, so that <0041> and <41> differ. */
 const keyOf = (length: number, code: number) => length * 0x1_0000_0000 + code;
-/** The longest Unicode text one code maps to (PDF 32000-1 allows 512 bytes); longer entries are ignored. */
+/** The longest Unicode text one code maps to (PDF 32000-1 allows 512 bytes); longer entries are left out. */
 const MAX_DESTINATION_BYTES = 512;
+/**
+ * Entries (codes and ranges) the maps of one file may hold in all: a font's
+ * map lists the glyphs it uses, hundreds to a few tens of thousands. More is
+ * refused as unscannable_content rather than held in memory.
+ */
+export const MAX_MAP_ENTRIES = 1_000_000;
+/** Fonts one resource name is read through (names that merged files share); more are left out. */
+const MAX_FONTS_PER_NAME = 16;
+/**
+ * Bytes of strings a file may have read through a second map or more: each
+ * such reading costs as much as the first, so a name shared by many fonts
+ * would multiply the work. Past it: unscannable_content.
+ */
+export const MAX_AMBIGUOUS_BYTES = 16 * 1024 * 1024;
+/** Codes a map decodes through its lookups before it builds a table of every code of one or two bytes. */
+const TABLE_AFTER = 4096;
 
 /** Blanks a map may give a space glyph (wkhtmltopdf maps it to a tab): read as a space, as they are drawn. */
 const SPACE = new Uint8Array(0x3001);
@@ -29,21 +44,15 @@ for (const cp of [9, 0xa0, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x200
 /** The letters of U+FB00 to U+FB06, which a map may give a ligature's glyph. */
 const LIGATURE = ["ff", "fi", "fl", "ffi", "ffl", "st", "st"];
 
-/** Letters written as UTF-8, within the file's decode budget. */
+/** Letters written as UTF-8, at most `limit` bytes, past which `overflow` throws (a map may turn one byte into hundreds). */
 class TextSink {
   private buf = Buffer.allocUnsafe(4096);
   length = 0;
-  private limit = 0;
-  private overflow: () => never = () => {
-    throw new Error("TextSink used before start()");
-  };
 
-  /** Starts the text: at most `limit` bytes, past which `overflow` throws (a map may turn one byte into hundreds). */
-  start(limit: number, overflow: () => never): void {
-    this.length = 0;
-    this.limit = limit;
-    this.overflow = overflow;
-  }
+  constructor(
+    private readonly limit: number,
+    private readonly overflow: () => never,
+  ) {}
 
   private room(n: number): void {
     if (this.length + n <= this.buf.length) return;
@@ -59,7 +68,7 @@ class TextSink {
   }
 
   codePoint(cp: number): void {
-    if (SPACE[cp] === 1) cp = 32;
+    if (cp <= 0x3000 && SPACE[cp] === 1) cp = 32;
     else if (cp >= 0xfb00 && cp <= 0xfb06) return this.text(LIGATURE[cp - 0xfb00]!);
     this.room(4);
     const b = this.buf;
@@ -98,13 +107,15 @@ interface Range {
 }
 
 /** UTF-16BE bytes as a destination. */
-function destination(bytes: number[]): Destination | undefined {
-  if (bytes.length < 2 || bytes.length > MAX_DESTINATION_BYTES) return undefined;
+function destination(b: Uint8Array, length: number): Destination | undefined {
+  if (length < 2 || length > MAX_DESTINATION_BYTES) return undefined;
+  const first = (b[0]! << 8) | b[1]!;
+  if (length === 2 && (first < 0xd800 || first > 0xdfff)) return first;
   const units: number[] = [];
-  for (let i = 0; i + 1 < bytes.length; i += 2) units.push((bytes[i]! << 8) | bytes[i + 1]!);
+  for (let i = 0; i + 1 < length; i += 2) units.push((b[i]! << 8) | b[i + 1]!);
   const s = String.fromCharCode(...units);
   const cp = s.codePointAt(0)!;
-  return s.length === (cp > 0xffff ? 2 : 1) ? cp : s;
+  return s.length === 2 && cp > 0xffff ? cp : s;
 }
 
 /** A destination moved on by `by` (a bfrange's later codes): its last unit counts up. */
@@ -118,33 +129,38 @@ export class ToUnicodeMap {
   /** A code's length by its first byte, from the codespace ranges; 0: not declared. */
   private readonly lengthOf = new Uint8Array(256);
   private shortest = 0;
+  private longest = 0;
   private readonly chars = new Map<number, Destination>();
   /** bfrange entries, sorted by their first code's key. */
   private readonly ranges: Range[] = [];
+  /** Every code of one byte (0 to 255) and two (256 on): its code point, -1 for none, -2 for several; built once used enough. */
+  private table: Int32Array | undefined;
+  private lookups = 0;
 
   get size(): number {
     return this.chars.size + this.ranges.length;
   }
 
-  codespace(lo: number[], hi: number[]): void {
-    if (lo.length === 0 || lo.length > 4 || hi.length !== lo.length) return;
-    for (let b = lo[0]!; b <= hi[0]!; b++) if (this.lengthOf[b] === 0) this.lengthOf[b] = lo.length;
-    if (this.shortest === 0 || lo.length < this.shortest) this.shortest = lo.length;
+  codespace(loFirst: number, hiFirst: number, length: number): void {
+    if (length === 0 || length > 4) return;
+    for (let b = loFirst; b <= hiFirst; b++) if (this.lengthOf[b] === 0) this.lengthOf[b] = length;
+    this.sawLength(length);
   }
 
-  char(code: number[], to: Destination): void {
-    if (code.length === 0 || code.length > 4) return;
-    this.chars.set(keyOf(code.length, codeValue(code)), to);
-    if (this.shortest === 0) this.shortest = code.length;
+  private sawLength(length: number): void {
+    if (this.shortest === 0 || length < this.shortest) this.shortest = length;
+    if (length > this.longest) this.longest = length;
   }
 
-  range(lo: number[], hi: number[], start: Destination): void {
-    if (lo.length === 0 || lo.length > 4 || hi.length !== lo.length) return;
-    const from = keyOf(lo.length, codeValue(lo));
-    const to = keyOf(lo.length, codeValue(hi));
-    if (to < from) return;
-    this.ranges.push({ lo: from, hi: to, start });
-    if (this.shortest === 0) this.shortest = lo.length;
+  char(length: number, code: number, to: Destination): void {
+    this.chars.set(keyOf(length, code), to);
+    this.sawLength(length);
+  }
+
+  range(length: number, lo: number, hi: number, start: Destination): void {
+    if (hi < lo) return;
+    this.ranges.push({ lo: keyOf(length, lo), hi: keyOf(length, hi), start });
+    this.sawLength(length);
   }
 
   /** Sorts the ranges for the lookups; called once, after the last entry. */
@@ -167,7 +183,19 @@ export class ToUnicodeMap {
     return range !== undefined && key <= range.hi ? plus(range.start, key - range.lo) : undefined;
   }
 
-  /** The text of the codes in `s` from `from` to `to`; a code the map does not hold reads as nothing. */
+  /** The table of every code of one and two bytes, built once this map has decoded TABLE_AFTER codes. */
+  private tableOf(): Int32Array | undefined {
+    if (this.table || this.longest > 2 || ++this.lookups < TABLE_AFTER) return this.table;
+    const table = new Int32Array(256 + 65536);
+    for (let code = 0; code < table.length; code++) {
+      const text = code < 256 ? this.lookup(keyOf(1, code)) : this.lookup(keyOf(2, code - 256));
+      table[code] = typeof text === "number" ? text : text === undefined ? -1 : -2;
+    }
+    this.table = table;
+    return table;
+  }
+
+  /** Writes the text of the codes in `s` from `from` to `to` into `sink`; a code the map does not hold reads as nothing. */
   decode(s: Uint8Array, from: number, to: number, sink: TextSink): void {
     const fallback = this.shortest || 1;
     let i = from;
@@ -177,6 +205,12 @@ export class ToUnicodeMap {
       let code = 0;
       for (let k = 0; k < length; k++) code = code * 256 + s[i + k]!;
       i += length;
+      const table = this.tableOf();
+      if (table !== undefined && length <= 2) {
+        const cp = table[length === 1 ? code : 256 + code]!;
+        if (cp >= 0) sink.codePoint(cp);
+        if (cp !== -2) continue;
+      }
       const text = this.lookup(keyOf(length, code));
       if (typeof text === "number") sink.codePoint(text);
       else if (text !== undefined) sink.text(text);
@@ -184,104 +218,150 @@ export class ToUnicodeMap {
   }
 }
 
-function codeValue(bytes: number[]): number {
-  let v = 0;
-  for (const b of bytes) v = v * 256 + b;
-  return v;
+const HEX_DIGIT = new Uint8Array(256);
+for (const c of Buffer.from("0123456789abcdefABCDEF", "latin1")) HEX_DIGIT[c] = 1;
+const word = (w: string) => Buffer.from(w, "latin1");
+const BEGIN_CODESPACE = word("begincodespacerange");
+const BEGIN_BFCHAR = word("beginbfchar");
+const BEGIN_BFRANGE = word("beginbfrange");
+
+/** Whether `b` from `from` to `to` holds the bytes of `w`. */
+function isWord(b: Uint8Array, from: number, to: number, w: Uint8Array): boolean {
+  if (to - from !== w.length) return false;
+  for (let k = 0; k < w.length; k++) if (b[from + k] !== w[k]) return false;
+  return true;
 }
 
-/** A CMap's tokens that matter here: hex strings (as bytes), `[`, `]`, and words (names, numbers, operators). */
-type Token = number[] | string;
+const enum Token {
+  End,
+  Hex,
+  Word,
+  Open,
+  Close,
+}
 
-function tokens(b: Buffer): Token[] {
-  const out: Token[] = [];
-  const n = b.length;
-  const scratch = Buffer.allocUnsafe(MAX_DESTINATION_BYTES + 1);
-  let i = 0;
-  while (i < n) {
-    const c = b[i]!;
-    if (c === 60 && b[i + 1] === 60) {
-      i += 2;
-    } else if (c === 60) {
-      const end = b.indexOf(62, i);
-      if (end < 0) break;
-      out.push([...scratchHex(b, i + 1, end, scratch)]);
-      i = end + 1;
-    } else if (c === 91 || c === 93) {
-      out.push(c === 91 ? "[" : "]");
-      i++;
-    } else if (c === 37) {
-      while (i < n && b[i] !== 10 && b[i] !== 13) i++;
-    } else if (ENDS_NAME[c] === 1 && c !== 47) {
-      i++;
-    } else {
-      const from = i;
-      i++;
-      while (i < n && ENDS_NAME[b[i]!] !== 1) i++;
-      out.push(b.toString("latin1", from, i));
+/** A CMap's tokens, one at a time: hex strings (their bytes in `hex`), words (`wordFrom` to `wordTo`), `[` and `]`. */
+class CMapTokens {
+  /** The last hex string's bytes; a string longer than any code or destination has none. */
+  readonly hex = Buffer.allocUnsafe(MAX_DESTINATION_BYTES + 1);
+  hexLength = 0;
+  wordFrom = 0;
+  wordTo = 0;
+  private i = 0;
+
+  constructor(private readonly b: Buffer) {}
+
+  next(): Token {
+    const b = this.b;
+    const n = b.length;
+    while (this.i < n) {
+      const c = b[this.i]!;
+      if (c === 60 && b[this.i + 1] === 60) {
+        this.i += 2;
+      } else if (c === 60) {
+        const end = b.indexOf(62, this.i);
+        if (end < 0) return Token.End;
+        let digits = 0;
+        for (let j = this.i + 1; j < end; j++) digits += HEX_DIGIT[b[j]!]!;
+        this.hexLength = digits > 2 * MAX_DESTINATION_BYTES ? 0 : decodeHex(b, this.i + 1, end, this.hex, 0);
+        this.i = end + 1;
+        return Token.Hex;
+      } else if (c === 91 || c === 93) {
+        this.i++;
+        return c === 91 ? Token.Open : Token.Close;
+      } else if (c === 37) {
+        while (this.i < n && b[this.i] !== 10 && b[this.i] !== 13) this.i++;
+      } else if (ENDS_NAME[c] === 1 && c !== 47) {
+        this.i++;
+      } else {
+        this.wordFrom = this.i++;
+        while (this.i < n && ENDS_NAME[b[this.i]!] !== 1) this.i++;
+        this.wordTo = this.i;
+        return Token.Word;
+      }
     }
+    return Token.End;
   }
-  return out;
+
+  /** The last hex string as a code: its value, and its length in bytes (0: not a code of one to four bytes). */
+  code(): [value: number, length: number] {
+    if (this.hexLength === 0 || this.hexLength > 4) return [0, 0];
+    let v = 0;
+    for (let k = 0; k < this.hexLength; k++) v = v * 256 + this.hex[k]!;
+    return [v, this.hexLength];
+  }
 }
 
 /**
- * The bytes of the hex digits from `from` to `end`, in `scratch` (room for
- * MAX_DESTINATION_BYTES and one more); none for more than any code or
- * destination holds, which every use turns down.
+ * A ToUnicode CMap's entries (codespace, bfchar, bfrange in both forms);
+ * undefined when it maps nothing. `entries` is called with the count as it
+ * grows, to bound what one file's maps may hold.
  */
-function scratchHex(b: Buffer, from: number, end: number, scratch: Buffer): Buffer {
-  let count = 0;
-  for (let j = from; j < end; j++) if (HEX_DIGIT[b[j]!] === 1) count++;
-  if (count > 2 * MAX_DESTINATION_BYTES) return scratch.subarray(0, 0);
-  return scratch.subarray(0, decodeHex(b, from, end, scratch, 0));
-}
-
-/** A ToUnicode CMap's entries (codespace, bfchar, bfrange); undefined when it maps nothing. */
-export function parseToUnicode(bytes: Uint8Array): ToUnicodeMap | undefined {
-  const t = tokens(asBuffer(bytes));
+export function parseToUnicode(bytes: Uint8Array, entries: (count: number) => void = () => {}): ToUnicodeMap | undefined {
+  const b = asBuffer(bytes);
+  const t = new CMapTokens(b);
   const map = new ToUnicodeMap();
-  let section = "";
-  for (let i = 0; i < t.length; ) {
-    const token = t[i]!;
-    if (typeof token === "string") {
-      if (token === "begincodespacerange" || token === "beginbfchar" || token === "beginbfrange") section = token;
-      else if (token.startsWith("end")) section = "";
-      i++;
+  let section: Uint8Array | undefined;
+  // The codes read so far of the entry being read: a source (and a range's end), then its destination.
+  let codes = 0;
+  let lo = 0;
+  let loLength = 0;
+  let hi = 0;
+  let inArray = false;
+  let count = 0;
+  for (let token = t.next(); token !== Token.End; token = t.next()) {
+    if (token === Token.Word) {
+      codes = 0;
+      inArray = false;
+      // A name is a destination this check does not read (/space): the entry is left out, the section goes on.
+      if (b[t.wordFrom] === 47) continue;
+      // Any other word ends a section (endbfchar, a count, an operator) or begins one.
+      section = [BEGIN_CODESPACE, BEGIN_BFCHAR, BEGIN_BFRANGE].find((x) => isWord(b, t.wordFrom, t.wordTo, x));
       continue;
     }
-    const next = t[i + 1];
-    if (section === "begincodespacerange" && Array.isArray(next)) {
-      map.codespace(token, next);
-      i += 2;
-    } else if (section === "beginbfchar" && Array.isArray(next)) {
-      const to = destination(next);
-      if (to !== undefined) map.char(token, to);
-      i += 2;
-    } else if (section === "beginbfrange" && Array.isArray(next) && Array.isArray(t[i + 2])) {
-      const to = destination(t[i + 2] as number[]);
-      if (to !== undefined) map.range(token, next, to);
-      i += 3;
-    } else if (section === "beginbfrange" && Array.isArray(next) && t[i + 2] === "[") {
-      // <lo> <hi> [<dst> <dst> …]: one destination per code, from lo on
-      let j = i + 3;
-      for (let code = codeValue(token); Array.isArray(t[j]); j++, code++) {
-        const to = destination(t[j] as number[]);
-        if (to !== undefined && token.length <= 4) map.char(codeBytes(code, token.length), to);
-      }
-      i = t[j] === "]" ? j + 1 : j;
-    } else {
-      i++;
+    if (token === Token.Open) {
+      inArray = section === BEGIN_BFRANGE && codes === 2;
+      continue;
     }
+    if (token === Token.Close) {
+      inArray = false;
+      codes = 0;
+      continue;
+    }
+    if (section === undefined) continue;
+    if (inArray) {
+      // <lo> <hi> [<dst> <dst> …]: one destination per code from lo, to hi at most
+      const to = destination(t.hex, t.hexLength);
+      if (to !== undefined && lo <= hi) map.char(loLength, lo, to);
+      lo++;
+      entries(++count);
+      continue;
+    }
+    if (codes === 0 || (codes === 1 && section !== BEGIN_BFCHAR)) {
+      const [value, length] = t.code();
+      if (codes === 0) [lo, loLength] = [value, length];
+      else hi = length === loLength ? value : -1;
+      codes++;
+      if (section === BEGIN_CODESPACE && codes === 2) {
+        if (loLength > 0 && hi >= 0) map.codespace(firstByte(lo, loLength), firstByte(hi, loLength), loLength);
+        codes = 0;
+      }
+      continue;
+    }
+    // The destination of a bfchar (after one code) or a bfrange (after two).
+    const to = destination(t.hex, t.hexLength);
+    if (to !== undefined && loLength > 0) {
+      if (section === BEGIN_BFCHAR) map.char(loLength, lo, to);
+      else if (hi >= 0) map.range(loLength, lo, hi, to);
+      entries(++count);
+    }
+    codes = 0;
   }
   map.seal();
   return map.size > 0 ? map : undefined;
 }
 
-function codeBytes(code: number, length: number): number[] {
-  const out: number[] = [];
-  for (let k = length - 1; k >= 0; k--) out.push(Math.floor(code / 256 ** k) % 256);
-  return out;
-}
+const firstByte = (code: number, length: number) => Math.floor(code / 256 ** (length - 1)) % 256;
 
 /** The number of the object whose `obj` keyword is at `objAt` (`12 0 obj`), if one is. */
 export function objectNumberBefore(b: Uint8Array, objAt: number): number | undefined {
@@ -326,22 +406,26 @@ interface ObjectText {
   index?: { ids: number[]; starts: number[] };
 }
 
+const TO_UNICODE = word("/ToUnicode");
+
 export class PdfFonts {
   private readonly maps = new Map<number, ToUnicodeMap>();
   private readonly objectTexts: ObjectText[] = [];
-  private readonly contents: Uint8Array[] = [];
+  private entries = 0;
+
+  constructor(private readonly ctx: InspectContext) {}
 
   /** Keeps the decoded stream of object `id` if it is a ToUnicode map; whether it is a CMap. */
   addMap(id: number | undefined, data: Uint8Array): boolean {
     if (asBuffer(data).subarray(0, 2048).indexOf("begincmap", 0, "latin1") < 0) return false;
-    const map = id === undefined ? undefined : parseToUnicode(data);
-    if (map) this.maps.set(id!, map);
+    if (id === undefined) return true;
+    const before = this.entries;
+    const map = parseToUnicode(data, (count) => {
+      if (before + count > MAX_MAP_ENTRIES) throw this.ctx.unscannable(`its fonts' ToUnicode maps hold more than ${MAX_MAP_ENTRIES.toLocaleString("en")} entries, more than this check reads for one file`);
+      this.entries = before + count;
+    });
+    if (map) this.maps.set(id, map);
     return true;
-  }
-
-  /** Keeps a decoded content stream: its strings may be glyph numbers (with a font a stream before it chose). */
-  addContent(data: Uint8Array): void {
-    this.contents.push(data);
   }
 
   /** Keeps the bytes between streams: font dictionaries and resource dictionaries lie there. */
@@ -369,63 +453,57 @@ export class PdfFonts {
     this.objectTexts.push({ bytes: b, index: { ids: pairs.map((p) => p.id), starts: pairs.map((p) => p.start) } });
   }
 
-  /** Scans every kept content stream's strings again, through the ToUnicode maps of the fonts that show them. */
-  scan(ctx: InspectContext): void {
-    if (this.maps.size === 0 || this.contents.length === 0) return;
+  /**
+   * The maps of the fonts each resource name refers to (`/F4 12 0 R`)
+   * anywhere in the file, for the names that have any; undefined when none
+   * has.
+   */
+  mapsByName(): Map<string, ToUnicodeMap[]> | undefined {
+    if (this.maps.size === 0) return undefined;
     const fonts = this.fontMaps();
-    if (fonts.size === 0) return;
-    const byName = this.mapsByName(fonts);
-    if (byName.size === 0) return;
-    // The font in use and the line carry from one content stream to the next, as they do across a page's streams;
-    // the streams are read as one text (a key may span them) and scanned once.
-    const state: { maps: ToUnicodeMap[] | undefined } = { maps: undefined };
-    const line = new TextLine();
-    const part = "the text its content streams show, read through their fonts' ToUnicode maps";
-    const sink = new TextSink();
-    sink.start(ctx.decodeBudgetLeft, () => ctx.spend(part, Number.MAX_SAFE_INTEGER) as never);
-    for (const data of this.contents) glyphText(data, byName, state, line, sink);
-    if (sink.length === 0) return;
-    ctx.spend(part, sink.length);
-    ctx.scan(part, sink.bytes(), undefined, false);
+    if (fonts.size === 0) return undefined;
+    const byName = this.namesOf(fonts);
+    return byName.size === 0 ? undefined : byName;
   }
 
-  /** Each font object with a ToUnicode map this file holds: the object whose dictionary says `/ToUnicode 9 0 R`. */
+  /**
+   * Each font object with a ToUnicode map this file holds: the object whose
+   * dictionary says `/ToUnicode 9 0 R`. One pass over each region that holds
+   * one, remembering the last object opened (`12 0 obj`), so that no byte is
+   * searched twice.
+   */
   private fontMaps(): Map<number, ToUnicodeMap> {
     const fonts = new Map<number, ToUnicodeMap>();
     for (const text of this.objectTexts) {
       const b = text.bytes;
-      let searchedFrom = 0;
+      const last = b.lastIndexOf(TO_UNICODE);
+      if (last < 0) continue;
       let owner: number | undefined;
-      for (let at = b.indexOf("/ToUnicode", 0, "latin1"); at >= 0; at = b.indexOf("/ToUnicode", at + 10, "latin1")) {
-        if (text.index) owner = ownerIn(text.index, at);
-        else {
-          // The `N G obj` last opened before it, searched back only to the previous one's place: linear in all.
-          // A name may hold "obj" (/objective): such a find is passed over, and the search goes on back from it.
-          for (let end = at; end > searchedFrom; ) {
-            const objAt = b.subarray(searchedFrom, end).lastIndexOf("obj", undefined, "latin1");
-            if (objAt < 0) break;
-            const id = objectNumberBefore(b, searchedFrom + objAt);
-            const ends = b[searchedFrom + objAt - 1] === 100; // endobj: what follows lies outside any object
-            if (id !== undefined || ends) {
-              owner = id;
-              break;
-            }
-            end = searchedFrom + objAt;
-          }
-          searchedFrom = at;
+      for (let i = 0; i <= last; i++) {
+        const c = b[i];
+        if (c === 111 && b[i + 1] === 98 && b[i + 2] === 106 && !text.index) {
+          // obj: an object opens (or, endobj, closes); an "obj" inside a name (/objective) changes nothing
+          owner = b[i - 1] === 100 && b[i - 2] === 110 ? undefined : (objectNumberBefore(b, i) ?? owner);
+        } else if (c === 47 && b[i + 1] === 84 && isWord(b, i, i + 10, TO_UNICODE)) {
+          const map = this.maps.get(referenceAt(b, i + 10));
+          const font = text.index ? ownerIn(text.index, i) : owner;
+          if (font !== undefined && map) fonts.set(font, map);
+          i += 9;
         }
-        const map = this.maps.get(referenceAt(b, at + 10));
-        if (owner !== undefined && map) fonts.set(owner, map);
       }
     }
     return fonts;
   }
 
-  /** The maps of the fonts each resource name refers to (`/F4 12 0 R`) anywhere in the file. */
-  private mapsByName(fonts: Map<number, ToUnicodeMap>): Map<string, ToUnicodeMap[]> {
+  /** The names that refer to fonts with maps, and those maps. */
+  private namesOf(fonts: Map<number, ToUnicodeMap>): Map<string, ToUnicodeMap[]> {
     const byName = new Map<string, ToUnicodeMap[]>();
     for (const { bytes: b } of this.objectTexts) {
       const n = b.length;
+      // The last name tied, so that a name repeated (every page's resources) is not made a string again.
+      let lastFrom = 0;
+      let lastTo = 0;
+      let lastId = -1;
       let i = 0;
       while (i < n) {
         if (b[i] !== 47) {
@@ -436,16 +514,26 @@ export class PdfFonts {
         while (i < n && ENDS_NAME[b[i]!] === 0) i++;
         if (i === from || !isBlank(b[i])) continue;
         // The bytes after the name are read again by this loop; no `/` lies in a reference, so each is read twice at most.
-        const map = fonts.get(referenceAt(b, i));
+        const id = referenceAt(b, i);
+        const map = fonts.get(id);
         if (!map) continue;
+        if (id === lastId && sameBytes(b, from, i, lastFrom, lastTo)) continue;
+        [lastFrom, lastTo, lastId] = [from, i, id];
         const name = b.toString("latin1", from, i);
         const maps = byName.get(name);
         if (!maps) byName.set(name, [map]);
-        else if (!maps.includes(map) && maps.length < 64) maps.push(map);
+        else if (!maps.includes(map) && maps.length < MAX_FONTS_PER_NAME) maps.push(map);
       }
     }
     return byName;
   }
+}
+
+/** Whether `b` holds the same bytes from `from` to `to` as from `otherFrom` to `otherTo`. */
+function sameBytes(b: Uint8Array, from: number, to: number, otherFrom: number, otherTo: number): boolean {
+  if (to - from !== otherTo - otherFrom) return false;
+  for (let k = 0; k < to - from; k++) if (b[from + k] !== b[otherFrom + k]) return false;
+  return true;
 }
 
 /** The object of an object stream that holds byte `at`. */
@@ -461,47 +549,68 @@ function ownerIn(index: { ids: number[]; starts: number[] }, at: number): number
 }
 
 /**
- * The strings a content stream shows with a font that has a ToUnicode map,
- * through that map (through each, one after the other, for a name that
- * several fonts share), a line break where the text moves to another line
- * (TextLine). Strings shown with
- * other fonts are left out: their bytes are read as they are (shownText).
+ * The strings a file's content streams show with a font that has a
+ * ToUnicode map, read through that map (through each, one after the other,
+ * for a name that several fonts share), a line break where the text moves to
+ * another line, as one text scanned at the end. shownText walks the streams
+ * and hands each string and each Tf here. Strings shown with other fonts
+ * are left out: their bytes are read as they are.
  */
-function glyphText(s: Uint8Array, byName: Map<string, ToUnicodeMap[]>, state: { maps: ToUnicodeMap[] | undefined }, line: TextLine, sink: TextSink): void {
-  const b = asBuffer(s);
-  const n = b.length;
-  const scratch = Buffer.allocUnsafe(n);
-  let nameFrom = 0;
-  let nameTo = 0;
-  let i = 0;
-  while (i < n) {
-    const c = b[i]!;
-    if (c === 60 && b[i + 1] === 60) {
-      i += 2;
-    } else if (c === 40 || c === 60) {
-      const length = readString(b, i, scratch, 0);
-      i = lastString.end;
-      const maps = state.maps;
-      if (maps === undefined) continue;
-      if (line.newLine()) sink.byte(10);
-      for (let k = 0; k < maps.length; k++) {
-        if (k > 0) sink.byte(10);
-        maps[k]!.decode(scratch, 0, length, sink);
-      }
-    } else if (c === 47) {
-      nameFrom = ++i;
-      while (i < n && ENDS_NAME[b[i]!] === 0) i++;
-      nameTo = i;
-    } else if (c === 37) {
-      while (i < n && b[i] !== 10 && b[i] !== 13) i++;
-    } else if (OPERATOR[c] === 1) {
-      let j = i + 1;
-      while (j < n && OPERATOR[b[j]!] === 1) j++;
-      if (j - i === 2 && c === 84 && b[i + 1] === 102) state.maps = byName.get(b.toString("latin1", nameFrom, nameTo));
-      else line.operator(b, i, j - i);
-      i = j;
-    } else {
-      i++;
+export class GlyphText {
+  private maps: ToUnicodeMap[] | undefined;
+  /** The last font name selected (its bytes), so that a name repeated at every Tf is not made a string again. */
+  private lastName = Buffer.alloc(0);
+  /** A line break is owed: the line changed while strings without a map were shown. */
+  private lineOwed = false;
+  /** Bytes read through a second map or more (a name several fonts share). */
+  private ambiguous = 0;
+  private readonly sink: TextSink;
+  private readonly part = "the text its content streams show, read through their fonts' ToUnicode maps";
+
+  constructor(
+    private readonly byName: Map<string, ToUnicodeMap[]>,
+    private readonly ctx: InspectContext,
+  ) {
+    this.sink = new TextSink(ctx.decodeBudgetLeft, () => ctx.spend(this.part, Number.MAX_SAFE_INTEGER) as never);
+  }
+
+  /** Tf: the font named by `s` from `from` to `to` is in use. */
+  selectFont(s: Uint8Array, from: number, to: number): void {
+    const last = this.lastName;
+    if (to - from === last.length) {
+      let k = 0;
+      while (k < last.length && s[from + k] === last[k]) k++;
+      if (k === last.length) return;
     }
+    this.lastName = Buffer.from(s.subarray(from, to));
+    this.maps = this.byName.get(this.lastName.toString("latin1"));
+  }
+
+  /** A string shown (its bytes in `b` from `from` to `to`), on a new line or not. */
+  show(b: Uint8Array, from: number, to: number, newLine: boolean): void {
+    const maps = this.maps;
+    if (maps === undefined) {
+      this.lineOwed ||= newLine;
+      return;
+    }
+    if (newLine || this.lineOwed) this.sink.byte(10);
+    this.lineOwed = false;
+    if (maps.length > 1) {
+      this.ambiguous += (to - from) * (maps.length - 1);
+      if (this.ambiguous > MAX_AMBIGUOUS_BYTES) {
+        throw this.ctx.unscannable(`its fonts' names are shared by so many fonts that reading its text through each of their maps passes ${formatBytes(MAX_AMBIGUOUS_BYTES)}`);
+      }
+    }
+    for (let k = 0; k < maps.length; k++) {
+      if (k > 0) this.sink.byte(10);
+      maps[k]!.decode(b, from, to, this.sink);
+    }
+  }
+
+  /** Scans the text read, counted against the file's decode budget. */
+  scan(): void {
+    if (this.sink.length === 0) return;
+    this.ctx.spend(this.part, this.sink.length);
+    this.ctx.scan(this.part, this.sink.bytes(), undefined, false);
   }
 }

@@ -105,7 +105,40 @@ function operandBefore(s: Uint8Array, at: number, k: number): number {
     from = j + 1;
     if (from === to) return Number.NaN;
   }
-  return Number(Buffer.from(s.buffer, s.byteOffset + from, to - from).toString("latin1"));
+  return numberIn(s, from, to);
+}
+
+const POWER_OF_TEN = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15];
+
+/**
+ * The number written from `from` to `to` in digits, a point and a sign,
+ * as Number() reads it (NaN for `-`, `1.2.3`, `1-2`), without making a
+ * string: Chrome writes a Td before every glyph. Up to 15 digits the
+ * quotient of two exact integers is the correctly rounded value, as
+ * Number()'s is; longer ones go through Number().
+ */
+function numberIn(s: Uint8Array, from: number, to: number): number {
+  let i = from;
+  const negative = s[i] === 45;
+  if (negative || s[i] === 43) i++;
+  let mantissa = 0;
+  let digits = 0;
+  let decimals = -1;
+  for (; i < to; i++) {
+    const c = s[i]!;
+    if (c === 46) {
+      if (decimals >= 0) return Number.NaN;
+      decimals = 0;
+    } else if (c >= 48 && c <= 57) {
+      mantissa = mantissa * 10 + c - 48;
+      digits++;
+      if (decimals >= 0) decimals++;
+    } else return Number.NaN;
+  }
+  if (digits === 0) return Number.NaN;
+  if (digits > 15) return Number(Buffer.from(s.buffer, s.byteOffset + from, to - from).toString("latin1"));
+  const value = decimals > 0 ? mantissa / POWER_OF_TEN[decimals]! : mantissa;
+  return negative ? -value : value;
 }
 
 /** How deep q saves the graphics state for TextLine; deeper saves are not followed. */

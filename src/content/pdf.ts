@@ -7,10 +7,11 @@
 // dictionary, whatever follows the last %%EOF) is scanned as it is and as
 // its decoded strings. An encrypted PDF cannot be read, so it is refused.
 // Text drawn with an embedded subset font (glyph numbers in the stream) is
-// read again through its font's ToUnicode map (pdf-fonts.ts).
+// read again through its font's ToUnicode map (pdf-fonts.ts). A file's
+// content streams are read as one text, once its fonts are known.
 import type { InspectContext } from "./inspect.js";
-import { objectNumberBefore, PdfFonts } from "./pdf-fonts.js";
-import { decodeHex, lastString, OPERATOR, readString, TextLine } from "./pdf-syntax.js";
+import { GlyphText, objectNumberBefore, PdfFonts } from "./pdf-fonts.js";
+import { decodeHex, ENDS_NAME, lastString, OPERATOR, readString, TextLine } from "./pdf-syntax.js";
 
 const IMAGE_FILTERS = /\/(?:DCTDecode|DCT|JPXDecode|CCITTFaxDecode|CCF|JBIG2Decode)\b/;
 const SKIPPED = /\/Subtype\s*\/(?:Image|Type1C|CIDFontType0C|OpenType)\b|\/Type\s*\/XRef\b/;
@@ -79,16 +80,20 @@ export function ascii85(data: Uint8Array, ctx: InspectContext, part: string): Bu
 
 /**
  * The strings a content stream shows, in order: TJ pieces joined, a line
- * break where the text moves to another line (TextLine). One pass over the
- * bytes, written straight into the result (never longer than the stream,
- * but for one line break per string): a prepare judges a PDF once, with
- * code V8 has not optimised yet, where building the text from many small
- * strings cost 3 times as much.
+ * break where the text moves to another line (`line`, which may carry over
+ * from the stream before). With `glyphs`, the strings shown with a font that
+ * has a ToUnicode map are also read through it, in the same pass. One pass
+ * over the bytes, written straight into the result (never longer than the
+ * stream, but for one line break per string): a prepare judges a PDF once,
+ * with code V8 has not optimised yet, where building the text from many
+ * small strings cost 3 times as much.
  */
-export function shownText(s: Uint8Array, line = new TextLine()): Buffer {
+export function shownText(s: Uint8Array, line = new TextLine(), glyphs?: GlyphText): Buffer {
   const n = s.length;
   const out = Buffer.allocUnsafe(2 * n);
   let o = 0;
+  let nameFrom = 0;
+  let nameTo = 0;
   let i = 0;
   while (i < n) {
     const c = s[i]!;
@@ -96,16 +101,26 @@ export function shownText(s: Uint8Array, line = new TextLine()): Buffer {
       // `<<` opens a dictionary (an inline image's, a marked-content property list), not a hex string
       i += 2;
     } else if (c === 40 || c === 60) {
-      if (line.newLine()) out[o++] = 10;
+      const newLine = line.newLine();
+      if (newLine) out[o++] = 10;
+      const from = o;
       o = readString(s, i, out, o);
       i = lastString.end;
+      if (glyphs !== undefined) glyphs.show(out, from, o, newLine);
+    } else if (c === 47) {
+      // a name (a font's, before Tf): its letters are no operator
+      nameFrom = ++i;
+      while (i < n && ENDS_NAME[s[i]!] === 0) i++;
+      nameTo = i;
     } else if (c === 37) {
       // a comment, to the end of the line
       while (i < n && s[i] !== 10 && s[i] !== 13) i++;
     } else if (OPERATOR[c] === 1) {
       let j = i + 1;
       while (j < n && OPERATOR[s[j]!] === 1) j++;
-      line.operator(s, i, j - i);
+      if (j - i === 2 && c === 84 && s[i + 1] === 102) {
+        if (glyphs !== undefined) glyphs.selectFont(s, nameFrom, nameTo);
+      } else line.operator(s, i, j - i);
       i = j;
     } else {
       i++;
@@ -127,10 +142,9 @@ export function inspectPdf(b: Uint8Array, ctx: InspectContext): void {
   if (/\/Encrypt\s/.test(tail) || /\/Encrypt\s*\d+\s+\d+\s+R/.test(buf.subarray(0, Math.min(buf.length, 4096)).toString("latin1"))) {
     throw ctx.unscannable("it is encrypted");
   }
-  const fonts = new PdfFonts();
-  // The text every content stream shows, in the order they come, on one reading of where lines begin.
-  const pages: Buffer[] = [];
-  const line = new TextLine();
+  const fonts = new PdfFonts(ctx);
+  // Content streams are read once the fonts are known (a font's map may follow the pages that use it).
+  const contents: Uint8Array[] = [];
   let outsideFrom = 0;
   for (let at = buf.indexOf("stream", 0, "latin1"); at >= 0; at = buf.indexOf("stream", at + 6, "latin1")) {
     // `stream` opens data only after a dictionary (`>>`), before an end of line; `endstream` is not it.
@@ -174,18 +188,28 @@ export function inspectPdf(b: Uint8Array, ctx: InspectContext): void {
     ctx.scan(part, data, undefined, type !== undefined);
     if (type !== undefined) ctx.scan(`the text of ${part}`, shownText(data), undefined, type === "ObjStm");
     if (type === "ObjStm") fonts.addObjectStream(dict, data);
-    else if (type === undefined && !fonts.addMap(id, data)) {
-      // Content streams are read as one text: a page's streams share their state, and a key may span them.
-      pages.push(Buffer.from(shownText(data, line)));
-      fonts.addContent(data);
-    }
+    else if (type === undefined && !fonts.addMap(id, data)) contents.push(data);
     // An attached file that is a document (a docx, a PDF) is read as one: its compressed parts are otherwise unseen.
     ctx.readNested(part, data);
     at = end;
   }
   scanObjects(ctx, fonts, buf, outsideFrom, buf.length);
-  if (pages.length > 0) ctx.scan("the text its content streams show", Buffer.concat(pages), undefined, false);
-  fonts.scan(ctx);
+  if (contents.length > 0) scanContents(ctx, contents, fonts);
+}
+
+/**
+ * The text the content streams show, as one text: a page's streams share
+ * their state, and a key may span them (PyMuPDF writes a stream per line).
+ * Then, if the file's fonts have ToUnicode maps, the same strings read
+ * through them, made in the same pass.
+ */
+function scanContents(ctx: InspectContext, contents: Uint8Array[], fonts: PdfFonts): void {
+  const byName = fonts.mapsByName();
+  const glyphs = byName === undefined ? undefined : new GlyphText(byName, ctx);
+  const line = new TextLine();
+  const shown = contents.map((data) => Buffer.from(shownText(data, line, glyphs)));
+  ctx.scan("the text its content streams show", Buffer.concat(shown), undefined, false);
+  glyphs?.scan();
 }
 
 /** Whether a stream's first bytes, decoded, open a CMap. */
