@@ -96,6 +96,20 @@ describe("text drawn with a subset font (Chrome, WeasyPrint, LibreOffice)", () =
     expect(judge(carried)).toThrow(expect.objectContaining({ code: "secret_detected" }));
   });
 
+  it("reads the strings of a font whose encoding is Unicode itself (/UniGB-UCS2-H, no map) as UTF-16", () => {
+    const ucs2 = (text: string) => `<${Buffer.from(text, "utf16le").swap16().toString("hex")}>`;
+    const file = (text: string) =>
+      pdfOf([
+        Buffer.from("<< /Type /Catalog /Pages 2 0 R >>"),
+        Buffer.from("<< /Type /Pages /Kids [3 0 R] /Count 1 >>"),
+        Buffer.from("<< /Type /Page /Parent 2 0 R /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>"),
+        stream("/Filter /FlateDecode", zlib.deflateSync(Buffer.from(`BT /F1 10 Tf 0 0 Td [${ucs2(text.slice(0, 9))} -20 ${ucs2(text.slice(9))}] TJ ET`))),
+        Buffer.from("<< /Type /Font /Subtype /Type0 /BaseFont /STSong-Light /Encoding /UniGB-UCS2-H >>"),
+      ]);
+    expect(judge(file(`notes ${key} end`))).toThrow(expect.objectContaining({ code: "secret_detected" }));
+    expect(judge(file("Quarterly report: revenue grew by a tenth."))).not.toThrow();
+  });
+
   it("counts the text a map makes against the file's decode budget: a map of one code to 256 letters, shown 2 million times, is refused as decompression_bomb", () => {
     const map = cmap(`1 begincodespacerange <0000> <FFFF> endcodespacerange 1 beginbfchar <0003> <${"0041".repeat(256)}> endbfchar`);
     const content = `BT /F1 10 Tf <${"0003".repeat(2_000_000)}> Tj ET`;

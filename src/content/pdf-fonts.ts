@@ -4,15 +4,15 @@
 // which letters they are. So the ToUnicode maps of a PDF are read, each font
 // resource name (`/F4`) is tied to the maps of the fonts it names wherever
 // the file names them (`/F4 12 0 R`, in a page's, a form's or an inherited
-// resource dictionary, inline or an object of its own), and every content
-// stream's strings are read again through the map of the font that shows
-// them. Names are tied across the whole file instead of through each page's
-// resources: a generator names a font once per file, and a name that two
-// fonts share (merged files) is read through each of their maps.
+// resource dictionary, inline or an object of its own), and the strings of
+// the content streams are read through the map of the font that shows them,
+// in the same pass that reads them as they are (shownText). Names are tied
+// across the whole file instead of through each page's resources: a
+// generator names a font once per file, and a name that several fonts share
+// (merged files) is read through each of their maps.
 import { formatBytes } from "../core/units.js";
 import type { InspectContext } from "./inspect.js";
 import { decodeHex, ENDS_NAME } from "./pdf-syntax.js";
-
 
 const asBuffer = (b: Uint8Array) => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.length));
 const isBlank = (c: number | undefined) => c === 32 || c === 10 || c === 13 || c === 9 || c === 12 || c === 0;
@@ -27,12 +27,11 @@ const MAX_DESTINATION_BYTES = 512;
  * refused as unscannable_content rather than held in memory.
  */
 export const MAX_MAP_ENTRIES = 1_000_000;
-/** Fonts one resource name is read through (names that merged files share); more are left out. */
-const MAX_FONTS_PER_NAME = 16;
 /**
- * Bytes of strings a file may have read through a second map or more: each
- * such reading costs as much as the first, so a name shared by many fonts
- * would multiply the work. Past it: unscannable_content.
+ * Bytes of strings a file may have read through a second map or more (a
+ * name that several fonts share, as in merged files; an empty string counts
+ * as one byte): each such reading costs as much as the first, so a name
+ * shared by many fonts would multiply the work. Past it: unscannable_content.
  */
 export const MAX_AMBIGUOUS_BYTES = 16 * 1024 * 1024;
 /** Codes a map decodes through its lookups before it builds a table of every code of one or two bytes. */
@@ -497,7 +496,7 @@ export class PdfFonts {
 
   /** The names that refer to fonts with maps, and those maps. */
   private namesOf(fonts: Map<number, ToUnicodeMap>): Map<string, ToUnicodeMap[]> {
-    const byName = new Map<string, ToUnicodeMap[]>();
+    const byName = new Map<string, Set<ToUnicodeMap>>();
     for (const { bytes: b } of this.objectTexts) {
       const n = b.length;
       // The last name tied, so that a name repeated (every page's resources) is not made a string again.
@@ -521,11 +520,11 @@ export class PdfFonts {
         [lastFrom, lastTo, lastId] = [from, i, id];
         const name = b.toString("latin1", from, i);
         const maps = byName.get(name);
-        if (!maps) byName.set(name, [map]);
-        else if (!maps.includes(map) && maps.length < MAX_FONTS_PER_NAME) maps.push(map);
+        if (!maps) byName.set(name, new Set([map]));
+        else maps.add(map);
       }
     }
-    return byName;
+    return new Map([...byName].map(([name, maps]) => [name, [...maps]]));
   }
 }
 
@@ -596,7 +595,7 @@ export class GlyphText {
     if (newLine || this.lineOwed) this.sink.byte(10);
     this.lineOwed = false;
     if (maps.length > 1) {
-      this.ambiguous += (to - from) * (maps.length - 1);
+      this.ambiguous += Math.max(1, to - from) * (maps.length - 1);
       if (this.ambiguous > MAX_AMBIGUOUS_BYTES) {
         throw this.ctx.unscannable(`its fonts' names are shared by so many fonts that reading its text through each of their maps passes ${formatBytes(MAX_AMBIGUOUS_BYTES)}`);
       }

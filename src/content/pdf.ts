@@ -208,7 +208,8 @@ function scanContents(ctx: InspectContext, contents: Uint8Array[], fonts: PdfFon
   const glyphs = byName === undefined ? undefined : new GlyphText(byName, ctx);
   const line = new TextLine();
   const shown = contents.map((data) => Buffer.from(shownText(data, line, glyphs)));
-  ctx.scan("the text its content streams show", Buffer.concat(shown), undefined, false);
+  // Also as UTF-16: a font with a Unicode encoding and no map (/UniGB-UCS2-H) shows two-byte codes that are the letters.
+  ctx.scan("the text its content streams show", Buffer.concat(shown));
   glyphs?.scan();
 }
 
