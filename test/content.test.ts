@@ -18,7 +18,7 @@ import { NO_KNOWN_SECRETS } from "../src/content/known.js";
 import { scanBytes } from "../src/content/scan.js";
 import { hasUtf16Text } from "../src/content/utf16.js";
 import { Refusal } from "../src/core/errors.js";
-import { CARRIERS, adversarial, bmp, docx, gif, jpeg, makePng, mp3, mp4, negatives, pdf, pngWithText, positives, pptx, rng, wav, webp, xlsx, zip } from "./corpus.js";
+import { CARRIERS, adversarial, bmp, docx, gif, jpeg, makePng, mp3, mp4, negatives, pdf, pdfSubsetFont, pngWithText, positives, pptx, rng, wav, webp, xlsx, zip } from "./corpus.js";
 import { NOTHING_LEFT, cli, leftBehind, makeHome, write } from "./helpers.js";
 
 let h: ReturnType<typeof makeHome>;
@@ -151,6 +151,8 @@ describe("damaged files of every format", () => {
       ["bmp", bmp()],
       ["wav", wav("a comment")],
       ["mp4", mp4("a comment")],
+      ["pdf", pdfSubsetFont("Report\nhello world", { plain: true, lines: "glyphs" })],
+      ["pdf", pdfSubsetFont("Report\nhello world", { plain: true, codes: 1, objectStream: true, lines: "cm" })],
     ];
     const random = rng(41);
     const below = (n: number) => Math.floor(random() * n);

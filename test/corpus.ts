@@ -485,6 +485,8 @@ export interface SubsetFontLayout {
   spaceAsTab?: boolean;
   /** The map's stream says /Length1, as a font program's does (jsPDF). */
   length1?: boolean;
+  /** Streams without compression (jsPDF's default; a mutation test reaches the map and the strings). */
+  plain?: boolean;
   seed?: number;
 }
 
@@ -537,19 +539,20 @@ export function pdfSubsetFont(text: string, layout: SubsetFontLayout = {}): Buff
       : "<< /Type /Font /Subtype /TrueType /BaseFont /BAAAAA+DejaVuSansMono /FirstChar 0 /LastChar 255 /FontDescriptor 7 0 R /ToUnicode 6 0 R >>";
   const descendant = codes === 2 ? "<< /Type /Font /Subtype /CIDFontType2 /BaseFont /AAAAAA+DejaVuSansMono /CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> /DW 602 >>" : "<< /Type /FontDescriptor /FontName /BAAAAA+DejaVuSansMono /Flags 5 >>";
   const resources = layout.indirect || layout.objectStream ? "/Font 8 0 R" : "/Font << /F7 5 0 R >>";
+  const packed = (dict: string, body: string | Buffer) => (layout.plain ? stream(dict, Buffer.from(body)) : stream(`${dict} /Filter /FlateDecode`, zlib.deflateSync(body)));
   // Content streams: object 4, then 10 on.
   const contentIds = contents.map((_, i) => (i === 0 ? 4 : 9 + i));
   const objects = [
     Buffer.from("<< /Type /Catalog /Pages 2 0 R >>"),
     Buffer.from("<< /Type /Pages /Kids [3 0 R] /Count 1 >>"),
     Buffer.from(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents [${contentIds.map((id) => `${id} 0 R`).join(" ")}] /Resources << ${resources} >> >>`),
-    stream("/Filter /FlateDecode", zlib.deflateSync(contents[0]!)),
+    packed("", contents[0]!),
     Buffer.from(font),
-    stream(`/Filter /FlateDecode${layout.length1 ? " /Length1 900" : ""}`, zlib.deflateSync(cmap)),
+    packed(layout.length1 ? "/Length1 900" : "", cmap),
     Buffer.from(descendant),
     Buffer.from("<< /F7 5 0 R >>"),
     Buffer.from("null"),
-    ...contents.slice(1).map((c) => stream("/Filter /FlateDecode", zlib.deflateSync(c))),
+    ...contents.slice(1).map((c) => packed("", c)),
   ];
   if (layout.objectStream) {
     // Objects 5, 7 and 8 move into object 9, a compressed object stream; their places hold null.
@@ -561,7 +564,7 @@ export function pdfSubsetFont(text: string, layout: SubsetFontLayout = {}): Buff
       return `${[5, 7, 8][k]} ${at}`;
     });
     const head = `${index.join(" ")}\n`;
-    objects[8] = stream(`/Type /ObjStm /N 3 /First ${head.length} /Filter /FlateDecode`, zlib.deflateSync(head + inside.join("\n") + "\n"));
+    objects[8] = packed(`/Type /ObjStm /N 3 /First ${head.length}`, head + inside.join("\n") + "\n");
     for (const n of [5, 7, 8]) objects[n - 1] = Buffer.from("null");
   }
   return pdfOf(objects);
