@@ -18,7 +18,7 @@ import { NO_KNOWN_SECRETS } from "../src/content/known.js";
 import { scanBytes } from "../src/content/scan.js";
 import { hasUtf16Text } from "../src/content/utf16.js";
 import { Refusal } from "../src/core/errors.js";
-import { CARRIERS, adversarial, bmp, docx, gif, jpeg, makePng, mp3, mp4, negatives, pdf, pdfSubsetFont, pngWithText, positives, pptx, rng, wav, webp, xlsx, zip } from "./corpus.js";
+import { CARRIERS, adversarial, bmp, docx, gif, jpeg, jpegMpf, makePng, mp3, mp4, negatives, pdf, pdfSubsetFont, pngWithText, positives, pptx, rng, wav, webp, xlsx, zip } from "./corpus.js";
 import { NOTHING_LEFT, cli, leftBehind, makeHome, write } from "./helpers.js";
 
 let h: ReturnType<typeof makeHome>;
@@ -119,6 +119,27 @@ describe("trailing data, bombs, unreadable containers", () => {
     expect(report.media.map((m) => m.name)).toEqual(["clean.png", "clean.jpg"]);
   });
 
+  it("publishes a phone's JPEG whose MPF index places a gain map after its end (refused as trailing_data until 2026-12-04), reads that image too, and refuses what the index does not cover", async () => {
+    const key = positives()["github-token"]!;
+    const gainMap = jpeg({ comment: "gain map" });
+    const files = [
+      write(work, "photo.jpg", jpegMpf([gainMap])),
+      write(work, "stereo.jpg", jpegMpf([jpeg(), gainMap])),
+      write(work, "secret-in-map.jpg", jpegMpf([jpeg({ comment: key })])),
+      write(work, "more-after.jpg", jpegMpf([gainMap], { after: zip({ "notes.txt": "hello" }) })),
+      // An index that places a zip where an image should be: not an image, so trailing data.
+      write(work, "zip-as-image.jpg", jpegMpf([zip({ "notes.txt": "hello" })])),
+    ];
+    const report = await judge(files);
+    expect(report.media.map((m) => m.name)).toEqual(["photo.jpg", "stereo.jpg"]);
+    expect(report.media_dropped.map((d) => [d.code, d.reason])).toEqual([
+      ["secret_detected", expect.stringContaining("of the image its MPF index places at byte")],
+      ["trailing_data", expect.stringContaining("after its last image of its MPF index")],
+      ["trailing_data", expect.stringContaining("after its end-of-image marker")],
+    ]);
+    expect(leftBehind(h)).toMatchObject({ outbox: ["photo.jpg", "stereo.jpg"], staging: [] });
+  });
+
   it("refuses a zip bomb and a PDF bomb with decompression_bomb, and an encrypted or damaged container with unscannable_content", async () => {
     const zeros = Buffer.alloc(64 * 1024 * 1024);
     const bombPdf = pdf("hello", false, [Buffer.concat([Buffer.from(`<< /Length ${zlib.deflateSync(zeros).length} /Filter /FlateDecode >>\nstream\n`), zlib.deflateSync(zeros), Buffer.from("\nendstream")])]);
@@ -151,6 +172,7 @@ describe("damaged files of every format", () => {
       ["bmp", bmp()],
       ["wav", wav("a comment")],
       ["mp4", mp4("a comment")],
+      ["jpg", jpegMpf([jpeg({ comment: "gain map" })])],
       ["pdf", pdfSubsetFont("Report\nhello world", { plain: true, lines: "glyphs" })],
       ["pdf", pdfSubsetFont("Report\nhello world", { plain: true, codes: 1, objectStream: true, lines: "cm" })],
     ];

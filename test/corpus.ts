@@ -364,8 +364,45 @@ export function pngWithText(text: string, kind: "tEXt" | "zTXt" | "iTXt" = "tEXt
   return Buffer.concat([png.subarray(0, iend), pngChunk(kind, data), png.subarray(iend)]);
 }
 
-/** A minimal JPEG (SOI, JFIF APP0, optional COM, quantisation table, frame, scan, EOI). */
-export function jpeg(opts: { comment?: string; exifText?: string; after?: Buffer } = {}): Buffer {
+/**
+ * A phone's JPEG: a primary image whose APP2 MPF index (CIPA DC-007) lists
+ * `more` (a gain map, a depth map), which follow its end-of-image marker;
+ * `after`, bytes after them.
+ */
+export function jpegMpf(more: Buffer[], opts: { comment?: string; after?: Buffer } = {}): Buffer {
+  const entries = 1 + more.length;
+  // "MPF\0", a little-endian TIFF header, an IFD of two entries (version, MPEntry), no next IFD, then the entries.
+  const mpf = Buffer.alloc(4 + 8 + 2 + 24 + 4 + 16 * entries);
+  mpf.write("MPF\0", 0, "latin1");
+  mpf.write("II*\0", 4, "latin1");
+  mpf.writeUInt32LE(8, 8);
+  mpf.writeUInt16LE(2, 12);
+  mpf.writeUInt16LE(0xb000, 14);
+  mpf.writeUInt16LE(7, 16);
+  mpf.writeUInt32LE(4, 18);
+  mpf.write("0100", 22, "latin1");
+  mpf.writeUInt16LE(0xb002, 26);
+  mpf.writeUInt16LE(7, 28);
+  mpf.writeUInt32LE(16 * entries, 30);
+  mpf.writeUInt32LE(38, 34);
+  const primary = jpeg({ comment: opts.comment, app2: mpf });
+  const tiffAt = primary.indexOf("MPF\0", 0, "latin1") + 4;
+  const entry = (k: number, size: number, offset: number) => {
+    primary.writeUInt32LE(k === 0 ? 0x030000 : 0, tiffAt + 38 + 16 * k);
+    primary.writeUInt32LE(size, tiffAt + 38 + 16 * k + 4);
+    primary.writeUInt32LE(offset, tiffAt + 38 + 16 * k + 8);
+  };
+  entry(0, primary.length, 0);
+  let at = primary.length;
+  more.forEach((image, k) => {
+    entry(k + 1, image.length, at - tiffAt);
+    at += image.length;
+  });
+  return Buffer.concat([primary, ...more, opts.after ?? Buffer.alloc(0)]);
+}
+
+/** A minimal JPEG (SOI, JFIF APP0, optional APP2 and COM, quantisation table, frame, scan, EOI). */
+export function jpeg(opts: { comment?: string; exifText?: string; after?: Buffer; app2?: Buffer } = {}): Buffer {
   const seg = (marker: number, data: Buffer) => {
     const head = Buffer.from([0xff, marker, 0, 0]);
     head.writeUInt16BE(data.length + 2, 2);
@@ -373,6 +410,7 @@ export function jpeg(opts: { comment?: string; exifText?: string; after?: Buffer
   };
   const parts: Buffer[] = [Buffer.from([0xff, 0xd8]), seg(0xe0, Buffer.from("JFIF\0\x01\x01\0\0\x01\0\x01\0\0", "latin1"))];
   if (opts.exifText) parts.push(seg(0xe1, Buffer.concat([Buffer.from("Exif\0\0II*\0", "latin1"), Buffer.from(opts.exifText, "latin1")])));
+  if (opts.app2) parts.push(seg(0xe2, opts.app2));
   if (opts.comment) parts.push(seg(0xfe, Buffer.from(opts.comment, "latin1")));
   parts.push(seg(0xdb, Buffer.concat([Buffer.from([0]), Buffer.alloc(64, 1)])));
   parts.push(seg(0xc0, Buffer.from([8, 0, 8, 0, 8, 1, 1, 0x11, 0])));

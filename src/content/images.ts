@@ -47,17 +47,46 @@ export function inspectPng(b: Uint8Array, ctx: InspectContext): void {
   }
 }
 
+/**
+ * A JPEG: its APP and COM segments scanned, and nothing after its end but
+ * the images its MPF index places there. Phones write a depth map or an HDR
+ * gain map as a second JPEG after the first one's end (CIPA DC-007 Multi-Picture
+ * Format; Ultra HDR); each such image is read as a JPEG, and only bytes no
+ * image of the index covers are trailing data.
+ */
 export function inspectJpeg(b: Uint8Array, ctx: InspectContext): void {
+  const { end, images } = jpegSegments(b, ctx);
+  let at = end;
+  for (const image of images) {
+    // The index places the images one after the other from the first one's end; any other layout is not trusted.
+    if (image.start !== at || image.start + image.size > b.length || b[image.start] !== 0xff || b[image.start + 1] !== 0xd8) break;
+    const part = `the image its MPF index places at byte ${image.start}`;
+    const bytes = b.subarray(image.start, image.start + image.size);
+    ctx.readWithin(part, bytes, (inner, c) => {
+      const innerEnd = jpegSegments(inner, c).end;
+      c.trailing(inner.subarray(innerEnd), innerEnd, "end-of-image marker", false);
+    });
+    at = image.start + image.size;
+  }
+  ctx.trailing(b.subarray(at), at, at === end ? "end-of-image marker" : "last image of its MPF index", true);
+}
+
+/** An image an MPF index places after the first: where it starts in the file, and its size. */
+interface MpImage {
+  start: number;
+  size: number;
+}
+
+/** Reads a JPEG's segments up to its end-of-image marker: where the marker ends, and the further images its MPF index lists. */
+function jpegSegments(b: Uint8Array, ctx: InspectContext): { end: number; images: MpImage[] } {
+  let images: MpImage[] = [];
   let at = 2;
   for (;;) {
     // Markers may be padded with 0xFF.
     while (at < b.length && b[at] === 0xff && b[at + 1] === 0xff) at++;
     if (at + 1 >= b.length || b[at] !== 0xff) throw ctx.unscannable("its segments end before the end-of-image marker");
     const marker = b[at + 1]!;
-    if (marker === 0xd9) {
-      ctx.trailing(b.subarray(at + 2), at + 2, "end-of-image marker", true);
-      return;
-    }
+    if (marker === 0xd9) return { end: at + 2, images };
     if ((marker >= 0xd0 && marker <= 0xd7) || marker === 0x01) {
       at += 2;
       continue;
@@ -72,10 +101,42 @@ export function inspectJpeg(b: Uint8Array, ctx: InspectContext): void {
       ctx.scan(`its ${what}`, data);
       // EXIF's Windows tags (XPComment, XPAuthor…) are UTF-16: read them that way too.
       if (marker === 0xe1 && data[0] === 0x45 && data[1] === 0x78) ctx.scanUtf16(`its ${what}`, data, data[6] === 0x49 ? "le" : "be");
+      if (marker === 0xe2 && images.length === 0 && ascii(data, 0, Math.min(4, data.length)) === "MPF\0") images = mpImages(data, at + 8);
     }
     at = end;
     if (marker === 0xda) at = skipEntropyCoded(b, at);
   }
+}
+
+/**
+ * The images after the first that an MPF segment's index lists (its data
+ * after `MPF\0` is a TIFF structure; offsets count from it, at `tiffAt` in
+ * the file), by start. A damaged index lists none: the bytes after the end
+ * are then trailing data.
+ */
+function mpImages(data: Uint8Array, tiffAt: number): MpImage[] {
+  const t = data.subarray(4);
+  if (t.length < 8) return [];
+  const little = t[0] === 0x49 && t[1] === 0x49;
+  if (!little && !(t[0] === 0x4d && t[1] === 0x4d)) return [];
+  const u16 = (i: number) => (little ? t[i]! | (t[i + 1]! << 8) : (t[i]! << 8) | t[i + 1]!);
+  const u32 = (i: number) => (little ? u32le(t, i) : u32be(t, i));
+  const ifd = u32(4);
+  if (ifd + 2 > t.length) return [];
+  const count = u16(ifd);
+  for (let k = 0; k < count && ifd + 2 + 12 * k + 12 <= t.length; k++) {
+    const entry = ifd + 2 + 12 * k;
+    // MPEntry (0xB002): 16 bytes per image; attribute, size, offset, two dependent image numbers.
+    if (u16(entry) !== 0xb002) continue;
+    const bytes = u32(entry + 4);
+    const from = u32(entry + 8);
+    if (bytes % 16 !== 0 || from + bytes > t.length) return [];
+    const images: MpImage[] = [];
+    // The first entry is the image the index is in (offset 0).
+    for (let e = from + 16; e < from + bytes; e += 16) images.push({ start: tiffAt + u32(e + 8), size: u32(e + 4) });
+    return images.sort((x, y) => x.start - y.start);
+  }
+  return [];
 }
 
 /** The end of entropy-coded data: the next marker that is not a stuffed byte or a restart. */
