@@ -46,9 +46,13 @@ const printable = (c: number) => c >= 0x20 && c <= 0x7e;
  * fills an aligned block of 8 bytes (four characters), so one block in
  * every 8 bytes is looked at: a video's sample tables, all NULs and small
  * numbers, are turned down at a fraction of what scanning them costs.
+ * The blocks before the first NUL cannot qualify and are not looked at.
  */
 export function hasUtf16Text(b: Uint8Array): boolean {
-  for (let p = 0; p + 8 <= b.length; p += 8) {
+  // Such a block holds NULs: a part with none (an XML part, a text view) is turned down by one native search.
+  const nul = Buffer.from(b.buffer, b.byteOffset, b.length).indexOf(0);
+  if (nul < 0) return false;
+  for (let p = nul & ~7; p + 8 <= b.length; p += 8) {
     if (b[p + 1] === 0 && b[p + 3] === 0 && b[p + 5] === 0 && b[p + 7] === 0) {
       if (printable(b[p]!) && printable(b[p + 2]!) && printable(b[p + 4]!) && printable(b[p + 6]!)) return true;
     } else if (b[p] === 0 && b[p + 2] === 0 && b[p + 4] === 0 && b[p + 6] === 0) {
