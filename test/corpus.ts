@@ -127,6 +127,9 @@ export function negatives(seed = 12): Record<string, string> {
       "DATABASE_URL=postgres://user:password@localhost:5432/app",
       "api_key: changeme",
       "password: ********",
+      "password: 'secret123'",
+      "DB_PASSWORD=admin123",
+      "export PGPASSWORD=P@ssw0rd1",
       "token = ${API_TOKEN}",
       'secret = os.environ["SECRET"]',
       "```",
@@ -151,7 +154,7 @@ export function negatives(seed = 12): Record<string, string> {
     "certificate-base64": `tls.crt: ${Buffer.from(f.pem("CERTIFICATE")).toString("base64")}\n`,
     "public-keys": `{"publicKey": "${f.pick(ALNUM, 44)}", "pk_live": "pk_live_${f.pick(ALNUM, 24)}", "ssh": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI${f.pick(B64, 43)} user@host"}\n`,
     "lockfile-integrity": Array.from({ length: 30 }, (_, i) => `    "node_modules/pkg${i}": {\n      "version": "1.${i}.0",\n      "resolved": "https://registry.npmjs.org/pkg${i}/-/pkg${i}-1.${i}.0.tgz",\n      "integrity": "sha512-${f.pick(B64, 86)}=="\n    },`).join("\n"),
-    "uuids-and-hashes-config": `cache_key: ${f.pick(HEX, 32)}\nsort_key: created_at\nprimary_key: id\nrequest_id: ${f.pick(HEX, 8)}-${f.pick(HEX, 4)}-4${f.pick(HEX, 3)}-a${f.pick(HEX, 3)}-${f.pick(HEX, 12)}\nmax_tokens: 4096\ncommit: ${f.pick(HEX, 40)}\n`,
+    "uuids-and-hashes-config": `cache_key: ${f.pick(HEX, 32)}\nsort_key: created_at\nprimary_key: id\nrequest_id: ${f.pick(HEX, 8)}-${f.pick(HEX, 4)}-4${f.pick(HEX, 3)}-a${f.pick(HEX, 3)}-${f.pick(HEX, 12)}\nmax_tokens: 4096\ncommit: ${f.pick(HEX, 40)}\nPWD=/home/dev/project/app\nOLDPWD=/home/dev\nHOME=/home/dev\nSHELL=/bin/bash\nPATH=/usr/local/bin:/usr/bin:/bin\n`,
   };
 }
 

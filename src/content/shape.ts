@@ -114,11 +114,26 @@ export function looksLikeTokenValue(value: string): boolean {
 }
 
 /**
+ * A path (`PWD=/home/me/app`, `C:\\Users\\me`): an environment dump's working
+ * directory, not a password. Only path characters: a password with a symbol
+ * besides them still counts.
+ */
+const PATH = /^(?:(?:~|\.\.?)?\/|[A-Za-z]:[\\/])[\w.~\/\\-]*$/;
+/**
+ * The example passwords documentation writes (`password: 'secret123'`,
+ * `DB_PASSWORD=admin123`, `P@ssw0rd1`): a stock word, a separator, up to
+ * four digits and a mark.
+ */
+const EXAMPLE_PASSWORD = /^(?:my|super)?(?:secret|password|passw0rd|p@ssw0rd|p@ssword|pass|admin|test|demo|example|sample|foobar|changeit|hunter)[-_.!@#]?\d{0,4}[!.]?$/i;
+
+/**
  * A password needs less: 8 characters or more, letters and a digit or a
- * symbol, no placeholder, not one character repeated.
+ * symbol, no placeholder, not one character repeated, not a path, not one
+ * of documentation's example passwords.
  */
 export function looksLikePassword(value: string): boolean {
   if (value.length < 8 || distinctPairs(value) < 0.6 || /\s/.test(value)) return false;
+  if (PATH.test(value) || EXAMPLE_PASSWORD.test(value)) return false;
   // A digit or a symbol besides `.` and `_`, and not code (`o.password`, `this.pwd_`).
   if (!LETTER.test(value) || !/[^A-Za-z._$]/.test(value) || MEMBER_EXPRESSION.test(value)) return false;
   return entropy(value) >= 2.5 && !isPlaceholder(value);
