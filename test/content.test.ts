@@ -75,6 +75,24 @@ describe("the labelled corpus", () => {
     for (const [label, text] of Object.entries(negatives(98))) expect(findSecret(text), label).toBeUndefined();
   });
 
+  it("publishes what documentation and environment dumps write where a password or key would go, and still finds the real ones beside them (measured over this machine's documentation)", () => {
+    const published = [
+      "  PWD: '/Users/maciej',",
+      '"PWD": "/home/nodeuser/project/node",',
+      "export PWD=/srv/app2",
+      "password: 'secret123'",
+      "DB_PASSWORD=admin123",
+      "--password=123Abpassword",
+      'machine HOSTNAME login USERID password "PASSWORD"',
+      '"result_key": "Ipv6CidrAssociations"',
+      "arn:aws:secretsmanager:region:account-number:secret:myselfmanagedADtestsecret-123456",
+      '{ \"Password\": \"user-password\" }',
+    ];
+    for (const text of published) expect(findSecret(` ${text} `), text).toBeUndefined();
+    const refused = ["password=/Xk9#mP2q", "password=Qv7mTz2kLp", "DB_PASSWORD=kq7Rw2pLz", "password=admin123456", '"result_key": "wJ7kQ2mX9pL4vN8rT3"', "api_key: Zq8vT2mLx9Rk4Wp7Ns3B"];
+    for (const text of refused) expect(findSecret(` ${text} `), text).toBeDefined();
+  });
+
   it("judges each small part alone: what an earlier, longer part held is not found in a later one", () => {
     const known = new KnownSecrets([{ name: "API_KEY (the Hermes .env)", bytes: Buffer.from("Zq8vT2mLx9Rk4Wp7Ns3BcD5f") }]);
     const secret = "token: ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A";

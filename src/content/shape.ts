@@ -69,7 +69,9 @@ const PLACEHOLDER_MARKS = [
   "todo",
   "fixme",
   "here",
-  "secret_key",
+  "secret",
+  "password",
+  "passwd",
   "api_key",
   "apikey",
   "token_",
@@ -110,8 +112,15 @@ const LETTER = /[A-Za-z]/;
  * alphabet, letters and digits both, no placeholder.
  */
 export function looksLikeTokenValue(value: string): boolean {
-  return value.length >= 16 && /^[A-Za-z0-9_\-+/=.~]+$/.test(value) && DIGIT.test(value) && LETTER.test(value) && looksRandom(value);
+  return value.length >= 16 && /^[A-Za-z0-9_\-+/=.~]+$/.test(value) && DIGIT.test(value) && LETTER.test(value) && !CAMEL_WORDS.test(value) && looksRandom(value);
 }
+
+/**
+ * Three or more capitalised words (`Ipv6CidrAssociations`, an API's field
+ * name in its documentation): an identifier, not a token. A random token of
+ * 20 letters and digits reads so with a probability of about 1e-5.
+ */
+const CAMEL_WORDS = /^(?:[A-Z][a-z]+[0-9]*){3,}$/;
 
 /**
  * A path (`PWD=/home/me/app`, `C:\\Users\\me`): an environment dump's working
