@@ -87,9 +87,11 @@ describe("the labelled corpus", () => {
       '"result_key": "Ipv6CidrAssociations"',
       "arn:aws:secretsmanager:region:account-number:secret:myselfmanagedADtestsecret-123456",
       '{ \"Password\": \"user-password\" }',
+      "POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:-postgres}",
+      "${DB_PASSWORD:?set DB_PASSWORD}",
     ];
     for (const text of published) expect(findSecret(` ${text} `), text).toBeUndefined();
-    const refused = ["password=/Xk9#mP2q", "password=Qv7mTz2kLp", "DB_PASSWORD=kq7Rw2pLz", "password=admin123456", '"result_key": "wJ7kQ2mX9pL4vN8rT3"', "api_key: Zq8vT2mLx9Rk4Wp7Ns3B"];
+    const refused = ["password=/Xk9#mP2q", "password=Qv7mTz2kLp", "DB_PASSWORD=kq7Rw2pLz", "password=admin123456", '"result_key": "wJ7kQ2mX9pL4vN8rT3"', "api_key: Zq8vT2mLx9Rk4Wp7Ns3B", "POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:-Xk9#mP2qZ}", "API_KEY: ${API_KEY:-Zq8vT2mLx9Rk4Wp7Ns3B}"];
     for (const text of refused) expect(findSecret(` ${text} `), text).toBeDefined();
   });
 

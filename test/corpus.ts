@@ -128,6 +128,7 @@ export function negatives(seed = 12): Record<string, string> {
       "api_key: changeme",
       "password: ********",
       "password: 'secret123'",
+      "POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:-postgres}",
       "DB_PASSWORD=admin123",
       "export PGPASSWORD=P@ssw0rd1",
       "token = ${API_TOKEN}",
@@ -166,6 +167,8 @@ export function adversarial(size: number): Record<string, Buffer> {
   units.push(".eyJ", "-", ".", "_", "a.aaaaaa.", "0123456789abcdef", "//0", "SK", "~", '"key": "', "<password>", "xoxe.", "https://", "class=", "ion: Bearer ");
   // A `:` after each kind of byte that leads the colon pass to its tests (a hex digit, a keyword's last letter), and Word's markup.
   units.push("a:", "0:", "y:", ":", '<w:r><w:t xml:space="preserve">t</w:t></w:r>');
+  // A shell expansion's default (`${NAME:-default}`), whose name is read back.
+  units.push("${password:-", "${x_password:-}");
   const out: Record<string, Buffer> = {};
   for (const u of units) out[`repeat ${JSON.stringify(u)}`] = fill(u);
   out["run of a"] = fill("a");

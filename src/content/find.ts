@@ -724,6 +724,12 @@ class Search {
     }
   }
 
+  /** Whether the name ending at `nameEnd` opens a `${` expansion. */
+  private nameInExpansion(nameEnd: number): boolean {
+    const nameStart = nameStartBefore(this.text, nameEnd);
+    return nameStart >= 2 && this.b[nameStart - 1] === 123 && this.b[nameStart - 2] === 36;
+  }
+
   /** `Authorization` (or `Proxy-Authorization`, any case) ending at `nameEnd`, its scheme and a value of 16 characters or more. */
   private authorization(nameEnd: number, separatorEnd: number): void {
     const b = this.b;
@@ -772,6 +778,8 @@ class Search {
     for (let n = 0; n < 8 && (b[start] === 32 || b[start] === 9); n++) start++;
     if (b[start] === 92 && QUOTE[b[start + 1]!] === 1) start++;
     if (QUOTE[b[start]!] === 1) start++;
+    // `${NAME:-default}` (or :? :+; := is a separator already), a shell's or Compose's expansion: its default is the value.
+    if (start === separatorEnd && b[separator] === 58 && (b[start] === 45 || b[start] === 63 || b[start] === 43) && this.nameInExpansion(nameEnd)) start++;
     if (start > this.bound) return;
     const text = this.text;
     // The value is measured before the name is read: most candidates are too short for any kind.
