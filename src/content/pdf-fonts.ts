@@ -26,14 +26,14 @@ const MAX_DESTINATION_BYTES = 512;
  * map lists the glyphs it uses, hundreds to a few tens of thousands. More is
  * refused as unscannable_content rather than held in memory.
  */
-export const MAX_MAP_ENTRIES = 1_000_000;
+const MAX_MAP_ENTRIES = 1_000_000;
 /**
  * Bytes of strings a file may have read through a second map or more (a
  * name that several fonts share, as in merged files; an empty string counts
  * as one byte): each such reading costs as much as the first, so a name
  * shared by many fonts would multiply the work. Past it: unscannable_content.
  */
-export const MAX_AMBIGUOUS_BYTES = 16 * 1024 * 1024;
+const MAX_AMBIGUOUS_BYTES = 16 * 1024 * 1024;
 /** Codes a map decodes through its lookups before it builds a table of every code of one or two bytes. */
 const TABLE_AFTER = 4096;
 
