@@ -18,7 +18,7 @@ import { NO_KNOWN_SECRETS } from "../src/content/known.js";
 import { scanBytes } from "../src/content/scan.js";
 import { hasUtf16Text } from "../src/content/utf16.js";
 import { Refusal } from "../src/core/errors.js";
-import { CARRIERS, adversarial, bmp, docx, gif, jpeg, jpegMpf, makePng, mp3, mp4, negatives, pdf, pdfSubsetFont, pngWithText, positives, pptx, rng, wav, webp, xlsx, zip } from "./corpus.js";
+import { CARRIERS, adversarial, bmp, docx, gif, jpeg, jpegMpf, makePng, mp3, mp4, negatives, pdf, pdfOf, pdfSubsetFont, pngWithText, positives, pptx, rng, wav, webp, xlsx, zip } from "./corpus.js";
 import { NOTHING_LEFT, cli, leftBehind, makeHome, write } from "./helpers.js";
 
 let h: ReturnType<typeof makeHome>;
@@ -158,6 +158,34 @@ describe("trailing data, bombs, unreadable containers", () => {
       ["trailing_data", expect.stringContaining("after its end-of-image marker")],
     ]);
     expect(leftBehind(h)).toMatchObject({ outbox: ["photo.jpg", "stereo.jpg"], staging: [] });
+  });
+
+  it("refuses PDFs built against the reading of fonts' maps, through prepare, and leaves nothing behind: font programs whose first bytes are a bomb, maps of more than a million entries, a name shared past 16 MiB of readings, a map that turns each code into 256 letters", async () => {
+    const stream = (dict: string, body: Buffer) => Buffer.concat([Buffer.from(`<< ${dict} /Length ${body.length} >>\nstream\n`), body, Buffer.from("\nendstream")]);
+    const cmap = (body: string) => Buffer.from(`/CIDInit /ProcSet findresource begin 12 dict begin begincmap\n1 begincodespacerange <0000> <FFFF> endcodespacerange\n${body}\nendcmap end end`);
+    // A page whose font /F1 (object 3) has map 4, showing `content`; `more` objects after.
+    const page = (map: Buffer, content: string, more: Buffer[] = []) =>
+      pdfOf([Buffer.from("<< /Type /Catalog >>"), Buffer.from("<< /Type /Page /Resources << /Font << /F1 3 0 R >> >> /Contents 5 0 R >>"), Buffer.from("<< /Type /Font /ToUnicode 4 0 R >>"), stream("", map), stream("", Buffer.from(content)), ...more]);
+    const identity = cmap("1 beginbfrange <0000> <FFFF> <0000> endbfrange");
+    // Fifteen more fonts named /F1, each with its map: every string is read sixteen times.
+    const shared = Array.from({ length: 15 }, (_, k) => [Buffer.from(`<< /Type /Font /ToUnicode ${7 + 2 * k} 0 R >>`), stream("", identity)]).flat();
+    const names = Array.from({ length: 15 }, (_, k) => Buffer.from(`<< /Font << /F1 ${6 + 2 * k} 0 R >> >>`));
+    const prefix = zlib.deflateSync(Buffer.alloc(1024 * 1024));
+    const files = [
+      write(work, "font-programs.pdf", pdfOf(Array.from({ length: 400 }, () => stream(`/Length1 9 /Filter /FlateDecode`, prefix)))),
+      write(work, "entries.pdf", page(cmap(`1000001 beginbfchar ${"<0041> <0042> ".repeat(1_000_001)} endbfchar`), "BT /F1 10 Tf <0041> Tj ET")),
+      write(work, "shared.pdf", page(identity, `BT /F1 10 Tf ${"<00410042> Tj ".repeat(300_000)} ET`, [...shared, ...names])),
+      write(work, "letters.pdf", page(cmap(`1 beginbfchar <0003> <${"0041".repeat(256)}> endbfchar`), `BT /F1 10 Tf <${"0003".repeat(2_000_000)}> Tj ET`)),
+      write(work, "fine.pdf", page(identity, "BT /F1 10 Tf <00480065006C006C006F> Tj ET", [...shared, ...names])),
+    ];
+    const report = await judge(files);
+    expect(report.media_dropped.map((d) => [d.code, d.reason])).toEqual([
+      ["decompression_bomb", expect.stringContaining("inflates past the 256 MiB")],
+      ["unscannable_content", expect.stringContaining("more than 1,000,000 entries")],
+      ["unscannable_content", expect.stringContaining("shared by so many fonts")],
+      ["decompression_bomb", expect.stringContaining("decodes past the 256 MiB")],
+    ]);
+    expect(leftBehind(h)).toMatchObject({ outbox: ["fine.pdf"], staging: [] });
   });
 
   it("refuses a zip bomb and a PDF bomb with decompression_bomb, and an encrypted or damaged container with unscannable_content", async () => {

@@ -12,10 +12,9 @@
 // (merged files) is read through each of their maps.
 import { formatBytes } from "../core/units.js";
 import type { InspectContext } from "./inspect.js";
-import { decodeHex, ENDS_NAME } from "./pdf-syntax.js";
+import { decodeHex, ENDS_NAME, HEX_VALUE, isBlank } from "./pdf-syntax.js";
 
 const asBuffer = (b: Uint8Array) => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.length));
-const isBlank = (c: number | undefined) => c === 32 || c === 10 || c === 13 || c === 9 || c === 12 || c === 0;
 const isDigit = (c: number | undefined) => c !== undefined && c >= 48 && c <= 57;
 /** A code's key: its length and its value, so that <0041> and <41> differ. */
 const keyOf = (length: number, code: number) => length * 0x1_0000_0000 + code;
@@ -217,8 +216,6 @@ export class ToUnicodeMap {
   }
 }
 
-const HEX_DIGIT = new Uint8Array(256);
-for (const c of Buffer.from("0123456789abcdefABCDEF", "latin1")) HEX_DIGIT[c] = 1;
 const word = (w: string) => Buffer.from(w, "latin1");
 const BEGIN_CODESPACE = word("begincodespacerange");
 const BEGIN_BFCHAR = word("beginbfchar");
@@ -261,7 +258,7 @@ class CMapTokens {
         const end = b.indexOf(62, this.i);
         if (end < 0) return Token.End;
         let digits = 0;
-        for (let j = this.i + 1; j < end; j++) digits += HEX_DIGIT[b[j]!]!;
+        for (let j = this.i + 1; j < end; j++) if (HEX_VALUE[b[j]!]! >= 0) digits++;
         this.hexLength = digits > 2 * MAX_DESTINATION_BYTES ? 0 : decodeHex(b, this.i + 1, end, this.hex, 0);
         this.i = end + 1;
         return Token.Hex;
@@ -407,6 +404,11 @@ interface ObjectText {
 
 const TO_UNICODE = word("/ToUnicode");
 
+/** Whether decoded stream bytes open a CMap (`begincmap` within their first 2 KiB). */
+export function opensAsCMap(b: Uint8Array): boolean {
+  return asBuffer(b).subarray(0, 2048).indexOf("begincmap", 0, "latin1") >= 0;
+}
+
 export class PdfFonts {
   private readonly maps = new Map<number, ToUnicodeMap>();
   private readonly objectTexts: ObjectText[] = [];
@@ -416,7 +418,7 @@ export class PdfFonts {
 
   /** Keeps the decoded stream of object `id` if it is a ToUnicode map; whether it is a CMap. */
   addMap(id: number | undefined, data: Uint8Array): boolean {
-    if (asBuffer(data).subarray(0, 2048).indexOf("begincmap", 0, "latin1") < 0) return false;
+    if (!opensAsCMap(data)) return false;
     if (id === undefined) return true;
     const before = this.entries;
     const map = parseToUnicode(data, (count) => {

@@ -3,7 +3,8 @@
 // literal and hex strings, names, operators. Byte by byte with lookup
 // tables: a prepare judges a PDF once, with code V8 has not optimised yet.
 
-const HEX_VALUE = new Int8Array(256).fill(-1);
+/** A hex digit's value; -1 for any other byte. */
+export const HEX_VALUE = new Int8Array(256).fill(-1);
 for (const [i, c] of [..."0123456789abcdef"].entries()) HEX_VALUE[c.charCodeAt(0)] = HEX_VALUE[c.toUpperCase().charCodeAt(0)] = i;
 
 /**
@@ -91,7 +92,8 @@ export function readString(s: Uint8Array, i: number, out: Uint8Array, o: number)
 /** Bytes a number is written with. */
 const NUMBER = new Uint8Array(256);
 for (const c of Buffer.from("0123456789.+-", "latin1")) NUMBER[c] = 1;
-const isBlank = (c: number | undefined) => c === 32 || c === 10 || c === 13 || c === 9 || c === 12 || c === 0;
+/** PDF's white-space bytes. */
+export const isBlank = (c: number | undefined) => c === 32 || c === 10 || c === 13 || c === 9 || c === 12 || c === 0;
 
 /** The `k`th number before `at` counting back from 0 (an operator's operands), or NaN. */
 function operandBefore(s: Uint8Array, at: number, k: number): number {

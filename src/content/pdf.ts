@@ -10,8 +10,9 @@
 // read again through its font's ToUnicode map (pdf-fonts.ts). A file's
 // content streams are read as one text, once its fonts are known.
 import type { InspectContext } from "./inspect.js";
-import { GlyphText, objectNumberBefore, PdfFonts } from "./pdf-fonts.js";
-import { decodeHex, ENDS_NAME, lastString, OPERATOR, readString, TextLine } from "./pdf-syntax.js";
+import { Refusal } from "../core/errors.js";
+import { GlyphText, objectNumberBefore, opensAsCMap, PdfFonts } from "./pdf-fonts.js";
+import { decodeHex, ENDS_NAME, isBlank, lastString, OPERATOR, readString, TextLine } from "./pdf-syntax.js";
 
 const IMAGE_FILTERS = /\/(?:DCTDecode|DCT|JPXDecode|CCITTFaxDecode|CCF|JBIG2Decode)\b/;
 const SKIPPED = /\/Subtype\s*\/(?:Image|Type1C|CIDFontType0C|OpenType)\b|\/Type\s*\/XRef\b/;
@@ -132,7 +133,7 @@ export function shownText(s: Uint8Array, line = new TextLine(), glyphs?: GlyphTe
 /** Whether `>>` ends the bytes before `at`, but for blanks. */
 function dictionaryEndsAt(buf: Buffer, at: number): boolean {
   let i = at - 1;
-  while (i >= 0 && (buf[i] === 32 || buf[i] === 10 || buf[i] === 13 || buf[i] === 9 || buf[i] === 12 || buf[i] === 0)) i--;
+  while (i >= 0 && isBlank(buf[i])) i--;
   return i >= 1 && buf[i] === 62 && buf[i - 1] === 62;
 }
 
@@ -171,7 +172,7 @@ export function inspectPdf(b: Uint8Array, ctx: InspectContext): void {
     scanObjects(ctx, fonts, buf, outsideFrom, dataAt);
     outsideFrom = end;
     const part = `the PDF stream at byte ${dataAt}`;
-    if (SKIPPED.test(dict) || IMAGE_FILTERS.test(dict) || (FONT_PROGRAM.test(dict) && !startsAsCMap(buf.subarray(dataAt, end), filters(dict)))) {
+    if (SKIPPED.test(dict) || IMAGE_FILTERS.test(dict) || (FONT_PROGRAM.test(dict) && !startsAsCMap(ctx, part, buf.subarray(dataAt, end), filters(dict)))) {
       at = end;
       continue;
     }
@@ -213,19 +214,21 @@ function scanContents(ctx: InspectContext, contents: Uint8Array[], fonts: PdfFon
   glyphs?.scan();
 }
 
-/** Whether a stream's first bytes, decoded, open a CMap. */
-function startsAsCMap(raw: Uint8Array, streamFilters: string[]): boolean {
-  let head: Uint8Array = raw.subarray(0, 2048);
-  if (streamFilters.length === 1 && (streamFilters[0] === "FlateDecode" || streamFilters[0] === "Fl")) {
-    const zlib = process.getBuiltinModule("node:zlib");
-    try {
-      // A prefix of the compressed bytes, flushed: its first bytes without inflating the whole font program.
-      head = zlib.inflateSync(raw.subarray(0, 1024), { finishFlush: zlib.constants.Z_SYNC_FLUSH, maxOutputLength: 64 * 1024 });
-    } catch {
-      return false;
-    }
-  } else if (streamFilters.length > 0) return false;
-  return Buffer.from(head.buffer, head.byteOffset, head.length).indexOf("begincmap", 0, "latin1") >= 0;
+/**
+ * Whether a stream's first bytes, decoded, open a CMap. A prefix of the
+ * compressed bytes is inflated, within the file's budget (a file of many
+ * such streams would otherwise inflate without bound); one that does not
+ * inflate is a font program, skipped as before.
+ */
+function startsAsCMap(ctx: InspectContext, part: string, raw: Uint8Array, streamFilters: string[]): boolean {
+  if (streamFilters.length === 0) return opensAsCMap(raw);
+  if (streamFilters.length > 1 || (streamFilters[0] !== "FlateDecode" && streamFilters[0] !== "Fl")) return false;
+  try {
+    return opensAsCMap(ctx.inflate(part, raw.subarray(0, 1024), "zlib"));
+  } catch (err) {
+    if (err instanceof Refusal && err.code === "unscannable_content") return false;
+    throw err;
+  }
 }
 
 /**
