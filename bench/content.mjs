@@ -3,7 +3,8 @@
 //   false positives on the negatives; secretlint's recommended preset on the
 //   same text corpus (recall, false positives, throughput, start-up);
 // - prepare (the CLI) against `cp && sha256sum` on 50 MB of text, on the
-//   worst adversarial 50 MB, on a 20 MB docx and a 20 MB PDF, and against
+//   worst adversarial 50 MB, on a 20 MB docx, a 20 MB xlsx of sheet data
+//   (no target: shown) and a 20 MB PDF, and against
 //   bare `node -e ''` on a 100 KB PNG.
 // Every CLI run has a Hermes home whose .env holds 24 secrets, as a real
 // host has. Run: npm run bench -- content
@@ -167,8 +168,8 @@ function pairedCase(name, file, target, baseline = "cp") {
     fs.rmSync(env.HOME, { recursive: true, force: true });
   }
   const ratio = median(ours.map((t, i) => t / base[i]));
-  rows.push([name, `${fmt(median(ours))} ms`, `${baseline === "cp" ? "cp && sha256sum" : "node -e ''"}: ${fmt(median(base))} ms`, `${fmt(ratio, 2)}x`, `${target}x`]);
-  verdicts.push(`${ratio <= target ? "PASS" : "MISS"}  ${name}: ${fmt(ratio, 2)}x (target <= ${target}x)`);
+  rows.push([name, `${fmt(median(ours))} ms`, `${baseline === "cp" ? "cp && sha256sum" : "node -e ''"}: ${fmt(median(base))} ms`, `${fmt(ratio, 2)}x`, target === "none" ? "none" : `${target}x`]);
+  if (target !== "none") verdicts.push(`${ratio <= target ? "PASS" : "MISS"}  ${name}: ${fmt(ratio, 2)}x (target <= ${target}x)`);
 }
 
 const fill = (file, unit, size) => {
@@ -217,6 +218,32 @@ for (const { label } of timed.slice(0, 3)) {
   fs.writeFileSync(file, corpus.docx(text, 40, pictures));
   const size = fs.statSync(file).size;
   pairedCase(`${fmt(size / MB)} MB .docx`, file, 2);
+}
+
+// A 20 MB xlsx that is all sheet data, as a spreadsheet library writes an
+// export: 200,000 rows of a digest, a UUID, numbers and words as inline
+// strings, about 80 MB of XML. No target in issue 11 (its docx is mostly
+// pictures); shown because every byte of it is inflated and read.
+{
+  const { createHash } = await import("node:crypto");
+  const words = "alpha beta gamma delta report summary quarterly revenue north south".split(" ");
+  const cell = (ref, value) => `<c r="${ref}" t="inlineStr"><is><t>${value}</t></is></c>`;
+  const rowsXml = [];
+  for (let i = 1; i <= 200_000; i++) {
+    const digest = createHash("sha256").update(String(i)).digest("hex");
+    const uuid = `${digest.slice(0, 8)}-${digest.slice(8, 12)}-4${digest.slice(13, 16)}-a${digest.slice(17, 20)}-${digest.slice(20, 32)}`;
+    const note = Array.from({ length: 5 }, (_, k) => words[(i * 7 + k * 3) % words.length]).join(" ");
+    rowsXml.push(`<row r="${i}"><c r="A${i}"><v>${i}</v></c>${cell(`B${i}`, digest)}${cell(`C${i}`, uuid)}<c r="D${i}"><v>${(i * 7919) % 1000003}</v></c>${cell(`E${i}`, note)}<c r="F${i}"><v>${((i * 31) % 100000) / 100}</v></c></row>`);
+  }
+  const sheet = `<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>${rowsXml.join("")}</sheetData></worksheet>`;
+  const file = path.join(tmp, "sheet.xlsx");
+  fs.writeFileSync(file, corpus.zip({
+    "[Content_Types].xml": '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/></Types>',
+    "_rels/.rels": '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>',
+    "xl/workbook.xml": '<?xml version="1.0" encoding="UTF-8"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheets><sheet name="data" sheetId="1"/></sheets></workbook>',
+    "xl/worksheets/sheet1.xml": sheet,
+  }));
+  pairedCase(`${fmt(fs.statSync(file).size / MB)} MB .xlsx of sheet data (${fmt(Buffer.byteLength(sheet) / MB)} MB of XML)`, file, "none");
 }
 
 // A 20 MB PDF: pages of deflated text and deflated image XObjects.

@@ -1,5 +1,5 @@
 // xmlText reads an XML part's text with two regular expressions over its
-// bytes as Latin-1. It must read every well-formed part as the reading it
+// bytes as Latin-1, a piece of about 64 KiB at a time. It must read every well-formed part as the reading it
 // replaced did (a loop over the tags, written for clarity below), and give
 // its verdict in linear time on inputs built against each expression.
 import { describe, expect, it } from "vitest";
@@ -42,20 +42,38 @@ describe("the text of an XML part", () => {
     expect(xmlText(Buffer.from(xml)).toString("utf8")).toBe("ghp_abc&é\u{1F600}\n\né ü\n\n");
   });
 
-  it("reads 3,000 random well-formed parts as the tag-by-tag reading does", () => {
-    const random = rng(17);
+  /** A random well-formed part of up to `items` tags and texts. */
+  function randomPart(random: () => number, items: number): string {
     const pick = <T,>(xs: T[]) => xs[Math.floor(random() * xs.length)]!;
     const names = ["w:p", "w:r", "w:t", "w:br", "a:p", "p", "c", "row", "x:txBody", "text:span", "w:tab", "table:table-row", "pi"];
     const texts = ["key", "sk_live_", "é", "€", " ", "&amp;", "&lt;", "&#65;", "&#x263A;", "&bogus;", "&", "\n", "0=1"];
+    let xml = "";
+    for (let k = items; k > 0; k--) {
+      const name = pick(names);
+      const attrs = random() < 0.3 ? ` a="1" b='x y'` : "";
+      xml += pick([`<${name}${attrs}>`, `</${name}>`, `</${name} >`, `<${name}${attrs}/>`, pick(texts), pick(texts), "<!-- note -->", "<?pi x?>"]);
+    }
+    return xml;
+  }
+
+  it("reads 3,000 random well-formed parts as the tag-by-tag reading does", () => {
+    const random = rng(17);
     for (let n = 0; n < 3000; n++) {
-      let xml = "";
-      for (let k = Math.floor(random() * 12); k > 0; k--) {
-        const name = pick(names);
-        const attrs = random() < 0.3 ? ` a="1" b='x y'` : "";
-        xml += pick([`<${name}${attrs}>`, `</${name}>`, `</${name} >`, `<${name}${attrs}/>`, pick(texts), pick(texts), "<!-- note -->", "<?pi x?>"]);
-      }
+      const xml = randomPart(random, Math.floor(random() * 12));
       expect(xmlText(Buffer.from(xml)), JSON.stringify(xml)).toEqual(reference(Buffer.from(xml)));
     }
+  });
+
+  it("reads parts of several pieces as the tag-by-tag reading does (a piece ends before a `<`, so no tag, entity or character is cut)", () => {
+    const random = rng(23);
+    for (let n = 0; n < 12; n++) {
+      // 200 to 600 KB: three to ten of xmlText's 64 KiB pieces, their ends wherever the random part puts a `<`.
+      const xml = Buffer.from(randomPart(random, 20_000 + Math.floor(random() * 40_000)));
+      expect(xmlText(xml).equals(reference(xml)), `part ${n}, ${xml.length} bytes`).toBe(true);
+    }
+    // A piece's end falls inside a run of text without a `<` for 200 KB: the piece runs on to the next one.
+    const long = Buffer.from(`<w:p><w:t>${"é&amp;x".repeat(30_000)}</w:t></w:p><w:p><w:t>sk_live_</w:t></w:p>`);
+    expect(xmlText(long).equals(reference(long))).toBe(true);
   });
 
   it("gives a verdict in linear time on inputs built against each expression (verdicts only)", () => {
