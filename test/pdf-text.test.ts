@@ -176,6 +176,22 @@ describe("ASCII85Decode streams", () => {
     }
   });
 
+  it("keeps every byte after runs of zero groups (`z` makes four bytes of one character, more than the buffer sized for five to four holds)", () => {
+    const random = rng(86);
+    for (let n = 0; n < 200; n++) {
+      const zeros = Buffer.alloc(4 * (1 + Math.floor(random() * 64)));
+      const tail = Buffer.from(Array.from({ length: Math.floor(random() * 300) }, () => Math.floor(random() * 256)));
+      const bytes = random() < 0.5 ? Buffer.concat([zeros, tail]) : Buffer.concat([tail.subarray(0, tail.length & ~3), zeros, tail]);
+      expect(ascii85(Buffer.from(encode85(bytes), "latin1"), context(), "s").equals(bytes), `case ${n}`).toBe(true);
+    }
+    const key = positives()["github-token"]!;
+    const text = Buffer.concat([Buffer.alloc(4096), Buffer.from(`notes ${key} end`)]);
+    const body = encode85(text);
+    expect(() => inspectPdf(pdf("Report", false, [Buffer.from(`<< /Length ${body.length} /Filter /ASCII85Decode >>\nstream\n${body}\nendstream`, "latin1")]), context())).toThrow(
+      expect.objectContaining({ code: "secret_detected" }),
+    );
+  });
+
   it("refuses what is not ASCII85 as unscannable_content", () => {
     for (const bad of ["ab{cd~>", "a~>", "s8W-\"~>"]) {
       expect(() => ascii85(Buffer.from(bad, "latin1"), context(), "s"), bad).toThrow(expect.objectContaining({ code: "unscannable_content" }));

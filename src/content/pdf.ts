@@ -44,39 +44,53 @@ function asciiHex(data: Uint8Array): Buffer {
  * one to three bytes. A character outside these makes the stream unreadable.
  */
 export function ascii85(data: Uint8Array, ctx: InspectContext, part: string): Buffer {
-  // `z` makes four bytes of one: at most four times its length (pages are touched only as written).
-  const out = Buffer.allocUnsafe(4 * data.length + 4);
+  // Five characters make four bytes; only `z` (four zero bytes of one character) makes more, and the buffer grows then.
+  let out: Buffer = Buffer.allocUnsafe(Math.ceil(data.length / 5) * 4 + 4);
   let o = 0;
   let value = 0;
   let count = 0;
   for (let i = 0; i < data.length; i++) {
     const c = data[i]!;
-    if (c === 0x7e) break;
-    if (c === 32 || c === 10 || c === 13 || c === 9 || c === 12 || c === 0) continue;
-    if (c === 0x7a && count === 0) {
-      out.writeUInt32BE(0, o);
-      o += 4;
+    if (c >= 0x21 && c <= 0x75) {
+      value = value * 85 + (c - 0x21);
+      if (++count === 5) {
+        if (value > 0xffffffff) throw ctx.unscannable(`${part} is not valid ASCII85 (a group past 2^32 at ${i})`);
+        // Bytes stored one by one: writeUInt32BE's checks cost more than the decoding.
+        if (o + 4 > out.length) out = grown(out, o);
+        out[o] = value >>> 24;
+        out[o + 1] = (value >>> 16) & 0xff;
+        out[o + 2] = (value >>> 8) & 0xff;
+        out[o + 3] = value & 0xff;
+        o += 4;
+        value = 0;
+        count = 0;
+      }
       continue;
     }
-    if (c < 0x21 || c > 0x75) throw ctx.unscannable(`${part} is not valid ASCII85 (a byte ${c} at ${i})`);
-    value = value * 85 + (c - 0x21);
-    if (++count === 5) {
-      if (value > 0xffffffff) throw ctx.unscannable(`${part} is not valid ASCII85 (a group past 2^32 at ${i})`);
-      out.writeUInt32BE(value, o);
-      o += 4;
-      value = 0;
-      count = 0;
-    }
+    if (c === 0x7e) break;
+    if (c === 32 || c === 10 || c === 13 || c === 9 || c === 12 || c === 0) continue;
+    if (c !== 0x7a || count !== 0) throw ctx.unscannable(`${part} is not valid ASCII85 (a byte ${c} at ${i})`);
+    if (o + 4 > out.length) out = grown(out, o);
+    out[o] = out[o + 1] = out[o + 2] = out[o + 3] = 0;
+    o += 4;
   }
   if (count === 1) throw ctx.unscannable(`${part} is not valid ASCII85 (a last group of one character)`);
   if (count > 1) {
     // Padded with `u` (84) to a whole group; the first count - 1 bytes are the data.
     for (let k = count; k < 5; k++) value = value * 85 + 84;
     const last = Math.min(value, 0xffffffff);
+    if (o + 4 > out.length) out = grown(out, o);
     for (let k = 0; k < count - 1; k++) out[o++] = (last >>> (24 - 8 * k)) & 0xff;
   }
   ctx.spend(part, o);
   return out.subarray(0, o);
+}
+
+/** `out` twice as large, its first `used` bytes kept (a typed array drops what is stored past its end, so ascii85 grows it before four bytes would not fit). */
+function grown(out: Buffer, used: number): Buffer {
+  const larger = Buffer.allocUnsafe(out.length * 2);
+  out.copy(larger, 0, 0, used);
+  return larger;
 }
 
 /**
