@@ -44,7 +44,10 @@ export function xmlText(xml: Uint8Array): Buffer {
     if (end < 0) end = bytes.length;
     let text = bytes.toString("latin1", at, end).replace(BREAK, "\n").replace(TAG, "");
     if (text.includes("&")) text = text.replace(ENTITY, entity);
-    length += out.write(text, length, "latin1");
+    const written = out.write(text, length, "latin1");
+    // Buffer.write stops at the buffer's end without a word: text past it would go unread.
+    if (written !== text.length) throw new Error(`the text of an XML part outgrew the part (${written} of ${text.length} characters kept)`);
+    length += written;
     at = end;
   }
   return out.subarray(0, length);
