@@ -521,8 +521,14 @@ export interface SubsetFontLayout {
   indirect?: boolean;
   /** The font dictionaries and that object lie in a compressed object stream (pdf-lib, WeasyPrint). */
   objectStream?: boolean;
-  /** "tj": each line a TJ array cut into pieces, moved by Td; "glyphs": a glyph per Tj, each placed by `dx 0 Td` (Chrome, wkhtmltopdf); "cm": each line in q/Q, placed by cm, at `0 0 Td` (matplotlib). */
-  lines?: "tj" | "glyphs" | "cm";
+  /**
+   * "tj": each line a TJ array cut into pieces, moved by Td; "glyphs": a glyph per Tj, each placed by `dx 0 Td` (Chrome, wkhtmltopdf);
+   * "cm": each line in q/Q, placed by cm, at `0 0 Td` (matplotlib); "cells": each line a table row whose cells (cut at `|`) are a
+   * text object each, placed by Tm at the row's height (Chrome's tables).
+   */
+  lines?: "tj" | "glyphs" | "cm" | "cells";
+  /** The lines spread over this many pages, each page's stream opening with Chrome's `0.24 0 0 -0.24 0 792 cm` outside any q/Q. */
+  pages?: number;
   /** Each line in a content stream of its own (PyMuPDF). */
   streamPerLine?: boolean;
   /** The map gives the space glyph a tab (wkhtmltopdf). */
@@ -544,7 +550,7 @@ export interface SubsetFontLayout {
 export function pdfSubsetFont(text: string, layout: SubsetFontLayout = {}): Buffer {
   const codes = layout.codes ?? 2;
   const next = rng(layout.seed ?? 5);
-  const chars = [...new Set(text.replace(/\n/g, ""))];
+  const chars = [...new Set(text.replace(layout.lines === "cells" ? /[\n|]/g : /\n/g, ""))];
   const numbers = chars.map((_, i) => i + 3);
   for (let i = numbers.length - 1; i > 0; i--) {
     const j = Math.floor(next() * (i + 1));
@@ -557,13 +563,24 @@ export function pdfSubsetFont(text: string, layout: SubsetFontLayout = {}): Buff
     return `(${glyphs.map((g) => (g === 40 || g === 41 || g === 92 ? `\\${String.fromCharCode(g)}` : g < 32 || g > 126 ? `\\${g.toString(8).padStart(3, "0")}` : String.fromCharCode(g))).join("")})`;
   };
   const pieces = (line: string) => `[${(line.match(/[\s\S]{1,5}/g) ?? []).map(show).join(" -20 ")}] TJ`;
-  const lines = text.split("\n").map((line, i) => {
+  const layOut = (line: string, i: number) => {
     if (layout.lines === "glyphs") return `BT /F7 10 Tf 1 0 0 -1 8 ${18 + 14 * i} Tm\n${[...line].map(show).join(" Tj\n6.4 0 Td ")} Tj\nET`;
     if (layout.lines === "cm") return `q\n1 0 -0 1 50 ${750 - 14 * i} cm\nBT\n/F7 10 Tf\n0 0 Td\n${pieces(line)}\nET\nQ`;
+    if (layout.lines === "cells") return line.split("|").map((cell, c) => `BT\n/F7 16 Tf\n1 0 0 -1 ${11 + 120 * c} ${1063551 + 19 * i} Tm\n${show(cell)} Tj\nET`).join("\n");
     return `${i === 0 ? "BT /F7 10 Tf 50 750 Td\n" : ""}0 -14 Td ${pieces(line)}`;
-  });
-  const ending = layout.lines === "glyphs" || layout.lines === "cm" ? "" : "\nET";
-  const contents = layout.streamPerLine ? lines.map((l, i) => (i === lines.length - 1 ? l + ending : l)) : [lines.join("\n") + ending];
+  };
+  const ending = layout.lines === "glyphs" || layout.lines === "cm" || layout.lines === "cells" ? "" : "\nET";
+  const all = text.split("\n");
+  const perPage = Math.ceil(all.length / (layout.pages ?? 1));
+  const pageLines = Array.from({ length: layout.pages ?? 1 }, (_, p) => all.slice(p * perPage, (p + 1) * perPage).map(layOut));
+  // Chrome's page transform, never restored: only a reader that starts each page anew keeps its lines apart.
+  const opening = layout.pages ? ".23999999 0 0 -.23999999 0 792 cm\nq\n3.125 0 0 3.125 115.625 -3323340.5 cm\n" : "";
+  const closing = layout.pages ? "\nQ" : "";
+  // One stream per page, or per line; the first stream of a page opens it, the last closes it.
+  const pageContents = pageLines.map((lines) =>
+    layout.streamPerLine ? lines.map((l, i) => (i === 0 ? opening : "") + l + (i === lines.length - 1 ? ending + closing : "")) : [opening + lines.join("\n") + ending + closing],
+  );
+  const contents = pageContents.flat();
   const entries = chars.map((c, i) => ({ code: hex(numbers[i]!, codes), to: hex(c === " " && layout.spaceAsTab ? 9 : c.charCodeAt(0), 2) }));
   const third = Math.ceil(entries.length / 3);
   const bfchar = entries.slice(0, third).map((e) => `<${e.code}> <${e.to}>`);
@@ -584,12 +601,18 @@ export function pdfSubsetFont(text: string, layout: SubsetFontLayout = {}): Buff
   const descendant = codes === 2 ? "<< /Type /Font /Subtype /CIDFontType2 /BaseFont /AAAAAA+DejaVuSansMono /CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> /DW 602 >>" : "<< /Type /FontDescriptor /FontName /BAAAAA+DejaVuSansMono /Flags 5 >>";
   const resources = layout.indirect || layout.objectStream ? "/Font 8 0 R" : "/Font << /F7 5 0 R >>";
   const packed = (dict: string, body: string | Buffer) => (layout.plain ? stream(dict, Buffer.from(body)) : stream(`${dict} /Filter /FlateDecode`, zlib.deflateSync(body)));
-  // Content streams: object 4, then 10 on.
+  // Content streams: object 4, then 10 on; the first page is object 3, the others follow the streams.
   const contentIds = contents.map((_, i) => (i === 0 ? 4 : 9 + i));
+  const pageIds = pageContents.map((_, p) => (p === 0 ? 3 : 9 + contents.length + p));
+  let streamAt = 0;
+  const pageObjects = pageContents.map((streams) => {
+    const ids = contentIds.slice(streamAt, (streamAt += streams.length));
+    return Buffer.from(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents [${ids.map((id) => `${id} 0 R`).join(" ")}] /Resources << ${resources} >> >>`);
+  });
   const objects = [
     Buffer.from("<< /Type /Catalog /Pages 2 0 R >>"),
-    Buffer.from("<< /Type /Pages /Kids [3 0 R] /Count 1 >>"),
-    Buffer.from(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents [${contentIds.map((id) => `${id} 0 R`).join(" ")}] /Resources << ${resources} >> >>`),
+    Buffer.from(`<< /Type /Pages /Kids [${pageIds.map((id) => `${id} 0 R`).join(" ")}] /Count ${pageIds.length} >>`),
+    pageObjects[0]!,
     packed("", contents[0]!),
     Buffer.from(font),
     packed(layout.length1 ? "/Length1 900" : "", cmap),
@@ -597,6 +620,7 @@ export function pdfSubsetFont(text: string, layout: SubsetFontLayout = {}): Buff
     Buffer.from("<< /F7 5 0 R >>"),
     Buffer.from("null"),
     ...contents.slice(1).map((c) => packed("", c)),
+    ...pageObjects.slice(1),
   ];
   if (layout.objectStream) {
     // Objects 5, 7 and 8 move into object 9, a compressed object stream; their places hold null.

@@ -79,6 +79,23 @@ describe("text drawn with a subset font (Chrome, WeasyPrint, LibreOffice)", () =
     }
   });
 
+  it("reads a long document as its pages draw it: each page starts anew (Chrome's page transform is never restored), a table's cells are words", () => {
+    // The token alone: nothing but the text's separators keeps it from the digits before it.
+    const token = /ghp_[A-Za-z0-9]+/.exec(key)![0];
+    // 60 pages of five lines; the token on the last page, after a line that ends in digits.
+    const lines = (last: string) => Array.from({ length: 300 }, (_, i) => (i === 297 ? last : `row ${i} 5feceb66ffc86f38d9527 53504`)).join("\n");
+    for (const opts of [{ pages: 60 }, { pages: 60, streamPerLine: true }, { pages: 60, lines: "glyphs" }] satisfies SubsetFontLayout[]) {
+      expect(judge(pdfSubsetFont(lines(token), opts)), JSON.stringify(opts)).toThrow(expect.objectContaining({ code: "secret_detected", message: expect.stringContaining("ToUnicode maps") }));
+      expect(judge(pdfSubsetFont(lines("Revenue grew by a tenth"), opts)), JSON.stringify(opts)).not.toThrow();
+    }
+    // Chrome's table: each cell a text object at its row's height; the token in the cell after a number, on the first page and the 60th.
+    const rows = (cell: string) => Array.from({ length: 300 }, (_, i) => (i === 2 || i === 297 ? `14000|${cell}|53504` : `${i}|north south|53504`)).join("\n");
+    for (const opts of [{ lines: "cells" }, { lines: "cells", pages: 60 }] satisfies SubsetFontLayout[]) {
+      expect(judge(pdfSubsetFont(rows(token), opts)), JSON.stringify(opts)).toThrow(expect.objectContaining({ code: "secret_detected", message: expect.stringContaining("ToUnicode maps") }));
+      expect(judge(pdfSubsetFont(rows("quarterly revenue"), opts)), JSON.stringify(opts)).not.toThrow();
+    }
+  });
+
   it("reads a name two fonts share (merged files) through each of their maps, and carries the font from one content stream to the next", () => {
     const letters = [...new Set(key)];
     const codes = (order: string[]) => `1 begincodespacerange <0000> <FFFF> endcodespacerange ${order.length} beginbfchar ${order.map((c, i) => `<${(i + 3).toString(16).padStart(4, "0")}> <${c.charCodeAt(0).toString(16).padStart(4, "0")}>`).join(" ")} endbfchar`;
@@ -128,7 +145,7 @@ describe("text drawn with a subset font (Chrome, WeasyPrint, LibreOffice)", () =
     expect(judge(shared(300_000))).toThrow(expect.objectContaining({ code: "unscannable_content", message: expect.stringContaining("shared by so many fonts") }));
   });
 
-  it("gives a verdict in linear time on inputs built against each search: fonts' objects after long names holding obj, many names and references, a map of a million entries", () => {
+  it("gives a verdict in linear time on inputs built against each search: fonts' objects after long names holding obj, many names and references, pages' contents, a map of a million entries", () => {
     const map = cmap(`1 begincodespacerange <0000> <FFFF> endcodespacerange 1 beginbfrange <0000> <FFFF> <0000> endbfrange`);
     const shown = `BT /F1 10 Tf <${[...key].map((c) => c.charCodeAt(0).toString(16).padStart(4, "0")).join("")}> Tj ET`;
     // A searcher that looked back for each /ToUnicode to the file's start, or to the last obj of any kind, is quadratic here.
@@ -136,6 +153,9 @@ describe("text drawn with a subset font (Chrome, WeasyPrint, LibreOffice)", () =
     expect(judge(pdfWithMap(map, shown, [names]))).toThrow(expect.objectContaining({ code: "secret_detected" }));
     const references = Buffer.from(`<< ${"/F1 5 0 R /Fx 99 0 R ".repeat(300_000)} >>`);
     expect(judge(pdfWithMap(map, shown, [references]))).toThrow(expect.objectContaining({ code: "secret_detected" }));
+    // The pages' /Contents: the name repeated, and arrays of many references and of references cut short.
+    const contents = Buffer.from(`<< ${"/Contents /Contents ".repeat(200_000)} /Contents [${"4 0 R ".repeat(300_000)}] ${"/Contents [4 0 ".repeat(100_000)} >>`);
+    expect(judge(pdfWithMap(map, shown, [contents]))).toThrow(expect.objectContaining({ code: "secret_detected" }));
     // Operators whose operands the line reading reads back (Chrome's Td before every glyph, cm, q and Q), repeated.
     const operators = `BT /F1 10 Tf ${"<0041> Tj 6.4 0 Td 1 0 0 1 0 5 cm q q Q ".repeat(400_000)} ${shown.slice(3)}`;
     expect(judge(pdfWithMap(map, operators, [], false))).toThrow(expect.objectContaining({ code: "secret_detected" }));

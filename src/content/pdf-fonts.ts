@@ -12,10 +12,9 @@
 // (merged files) is read through each of their maps.
 import { formatBytes } from "../core/units.js";
 import type { InspectContext } from "./inspect.js";
-import { decodeHex, ENDS_NAME, HEX_VALUE, isBlank } from "./pdf-syntax.js";
+import { decodeHex, ENDS_NAME, HEX_VALUE, isBlank, isDigit, referenceAt } from "./pdf-syntax.js";
 
 const asBuffer = (b: Uint8Array) => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.length));
-const isDigit = (c: number | undefined) => c !== undefined && c >= 48 && c <= 57;
 /** A code's key: its length and its value, so that <0041> and <41> differ. */
 const keyOf = (length: number, code: number) => length * 0x1_0000_0000 + code;
 /** The longest Unicode text one code maps to (PDF 32000-1 allows 512 bytes); longer entries are left out. */
@@ -379,22 +378,6 @@ export function objectNumberBefore(b: Uint8Array, objAt: number): number | undef
   return i === numberEnd ? undefined : value;
 }
 
-/** The object number of a reference `12 0 R` at `at` (blanks first), or -1. */
-function referenceAt(b: Uint8Array, at: number): number {
-  let k = at;
-  while (k < b.length && isBlank(b[k])) k++;
-  const first = k;
-  let id = 0;
-  while (k < b.length && isDigit(b[k]) && k - first < 10) id = id * 10 + b[k++]! - 48;
-  if (k === first || !isBlank(b[k])) return -1;
-  while (k < b.length && isBlank(b[k])) k++;
-  const gen = k;
-  while (k < b.length && isDigit(b[k]) && k - gen < 6) k++;
-  if (k === gen || !isBlank(b[k])) return -1;
-  while (k < b.length && isBlank(b[k])) k++;
-  return b[k] === 82 && (k + 1 >= b.length || ENDS_NAME[b[k + 1]!] === 1) ? id : -1;
-}
-
 /** Bytes that hold objects: the bytes between a PDF's streams, or an object stream's (with its index). */
 interface ObjectText {
   bytes: Buffer;
@@ -427,6 +410,11 @@ export class PdfFonts {
     });
     if (map) this.maps.set(id, map);
     return true;
+  }
+
+  /** The bytes that hold the file's objects (between streams, and object streams'), for other readers of its dictionaries. */
+  objectBytes(): Buffer[] {
+    return this.objectTexts.map((text) => text.bytes);
   }
 
   /** Keeps the bytes between streams: font dictionaries and resource dictionaries lie there. */
@@ -561,8 +549,8 @@ export class GlyphText {
   private maps: ToUnicodeMap[] | undefined;
   /** The last font name selected (its bytes), so that a name repeated at every Tf is not made a string again. */
   private lastName = Buffer.alloc(0);
-  /** A line break is owed: the line changed while strings without a map were shown. */
-  private lineOwed = false;
+  /** The separator owed (10 a line break, 32 a space, 0 none): the text moved while strings without a map were shown. */
+  private owed = 0;
   /** Bytes read through a second map or more (a name several fonts share). */
   private ambiguous = 0;
   private readonly sink: TextSink;
@@ -587,15 +575,14 @@ export class GlyphText {
     this.maps = this.byName.get(this.lastName.toString("latin1"));
   }
 
-  /** A string shown (its bytes in `b` from `from` to `to`), on a new line or not. */
-  show(b: Uint8Array, from: number, to: number, newLine: boolean): void {
+  /** A string shown (its bytes in `b` from `from` to `to`), after the separator TextLine gives it. */
+  show(b: Uint8Array, from: number, to: number, separator: number): void {
+    // A line break owed outweighs a space.
+    if (separator === 10 || this.owed === 0) this.owed = separator || this.owed;
     const maps = this.maps;
-    if (maps === undefined) {
-      this.lineOwed ||= newLine;
-      return;
-    }
-    if (newLine || this.lineOwed) this.sink.byte(10);
-    this.lineOwed = false;
+    if (maps === undefined) return;
+    if (this.owed !== 0) this.sink.byte(this.owed);
+    this.owed = 0;
     if (maps.length > 1) {
       this.ambiguous += Math.max(1, to - from) * (maps.length - 1);
       if (this.ambiguous > MAX_AMBIGUOUS_BYTES) {

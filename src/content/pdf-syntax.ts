@@ -89,6 +89,29 @@ export function readString(s: Uint8Array, i: number, out: Uint8Array, o: number)
   return o;
 }
 
+export const isDigit = (c: number | undefined) => c !== undefined && c >= 48 && c <= 57;
+
+/** Where the reference last read by referenceAt ends (the index after its `R`). */
+export const lastReference = { end: 0 };
+
+/** The object number of a reference `12 0 R` at `at` (blanks first), or -1. */
+export function referenceAt(b: Uint8Array, at: number): number {
+  let k = at;
+  while (k < b.length && isBlank(b[k])) k++;
+  const first = k;
+  let id = 0;
+  while (k < b.length && isDigit(b[k]) && k - first < 10) id = id * 10 + b[k++]! - 48;
+  if (k === first || !isBlank(b[k])) return -1;
+  while (k < b.length && isBlank(b[k])) k++;
+  const gen = k;
+  while (k < b.length && isDigit(b[k]) && k - gen < 6) k++;
+  if (k === gen || !isBlank(b[k])) return -1;
+  while (k < b.length && isBlank(b[k])) k++;
+  if (b[k] !== 82 || (k + 1 < b.length && ENDS_NAME[b[k + 1]!] !== 1)) return -1;
+  lastReference.end = k + 1;
+  return id;
+}
+
 /** Bytes a number is written with. */
 const NUMBER = new Uint8Array(256);
 for (const c of Buffer.from("0123456789.+-", "latin1")) NUMBER[c] = 1;
@@ -167,6 +190,8 @@ export class TextLine {
   private ctmScale = 1;
   private readonly saved: number[] = [];
   private shownY = Number.NaN;
+  /** The text was placed anew (Tm, BT) since the last string: a string on the same line is another word, a table's next cell. */
+  private placed = false;
 
   /** Follows the operator of `length` bytes at `s[at]`, its operands before it. */
   operator(s: Uint8Array, at: number, length: number): void {
@@ -193,21 +218,50 @@ export class TextLine {
       else if (d === 109) {
         this.y = operandBefore(s, at, 0);
         this.scale = operandBefore(s, at, 2) || 1;
+        this.placed = true;
       } else if (d === 76) this.leading = operandBefore(s, at, 0);
     } else if (c === 66 && d === 84) {
       this.y = 0;
       this.scale = 1;
+      this.placed = true;
     } else if (c === 99 && d === 109) {
       this.ctmY += operandBefore(s, at, 0) * this.ctmScale;
       this.ctmScale *= operandBefore(s, at, 2) || 1;
     }
   }
 
-  /** Whether a string shown now starts a new line of the text read (the first does). */
-  newLine(): boolean {
+  /**
+   * What separates a string shown now from the text before it: a line break
+   * (10) where it starts another line (the first string does), a space (32)
+   * where the text was placed anew on the same line, else nothing (0). A
+   * move by Td on the same line is none: Chrome places each glyph of
+   * monospaced text with its own `dx 0 Td`, and wkhtmltopdf too.
+   */
+  separator(): number {
+    const placed = this.placed;
+    this.placed = false;
     const y = this.ctmY + this.ctmScale * this.y;
-    if (y === this.shownY) return false;
-    this.shownY = y;
-    return true;
+    if (y !== this.shownY) {
+      this.shownY = y;
+      return 10;
+    }
+    return placed ? 32 : 0;
+  }
+
+  /**
+   * A page's content starts in the default state (PDF 32000-1, 8.4.1): its
+   * transformation is not the last page's. Kept across pages, Chrome's
+   * `0.24 0 0 -0.24 0 792 cm` at every page's start multiplied the scale
+   * to 0 after a few hundred pages, and from then on no string started a line.
+   */
+  newPage(): void {
+    this.y = 0;
+    this.scale = 1;
+    this.leading = 0;
+    this.ctmY = 0;
+    this.ctmScale = 1;
+    this.saved.length = 0;
+    this.shownY = Number.NaN;
+    this.placed = false;
   }
 }

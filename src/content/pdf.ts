@@ -12,7 +12,7 @@
 import type { InspectContext } from "./inspect.js";
 import { Refusal } from "../core/errors.js";
 import { GlyphText, objectNumberBefore, opensAsCMap, PdfFonts } from "./pdf-fonts.js";
-import { decodeHex, ENDS_NAME, isBlank, lastString, OPERATOR, readString, TextLine } from "./pdf-syntax.js";
+import { decodeHex, ENDS_NAME, isBlank, lastReference, lastString, OPERATOR, readString, referenceAt, TextLine } from "./pdf-syntax.js";
 
 const IMAGE_FILTERS = /\/(?:DCTDecode|DCT|JPXDecode|CCITTFaxDecode|CCF|JBIG2Decode)\b/;
 const SKIPPED = /\/Subtype\s*\/(?:Image|Type1C|CIDFontType0C|OpenType)\b|\/Type\s*\/XRef\b/;
@@ -120,12 +120,12 @@ function showInto(s: Uint8Array, out: Buffer, o: number, line: TextLine, glyphs:
       // `<<` opens a dictionary (an inline image's, a marked-content property list), not a hex string
       i += 2;
     } else if (c === 40 || c === 60) {
-      const newLine = line.newLine();
-      if (newLine) out[o++] = 10;
+      const separator = line.separator();
+      if (separator !== 0) out[o++] = separator;
       const from = o;
       o = readString(s, i, out, o);
       i = lastString.end;
-      if (glyphs !== undefined) glyphs.show(out, from, o, newLine);
+      if (glyphs !== undefined) glyphs.show(out, from, o, separator);
     } else if (c === 47) {
       // a name (a font's, before Tf): its letters are no operator
       nameFrom = ++i;
@@ -163,7 +163,7 @@ export function inspectPdf(b: Uint8Array, ctx: InspectContext): void {
   }
   const fonts = new PdfFonts(ctx);
   // Content streams are read once the fonts are known (a font's map may follow the pages that use it).
-  const contents: Uint8Array[] = [];
+  const contents: ContentStream[] = [];
   let outsideFrom = 0;
   for (let at = buf.indexOf("stream", 0, "latin1"); at >= 0; at = buf.indexOf("stream", at + 6, "latin1")) {
     // `stream` opens data only after a dictionary (`>>`), before an end of line; `endstream` is not it.
@@ -207,7 +207,7 @@ export function inspectPdf(b: Uint8Array, ctx: InspectContext): void {
     ctx.scan(part, data, undefined, type !== undefined);
     if (type !== undefined) ctx.scan(`the text of ${part}`, shownText(data), undefined, type === "ObjStm");
     if (type === "ObjStm") fonts.addObjectStream(dict, data);
-    else if (type === undefined && !fonts.addMap(id, data)) contents.push(data);
+    else if (type === undefined && !fonts.addMap(id, data)) contents.push({ id, data });
     // An attached file that is a document (a docx, a PDF) is read as one: its compressed parts are otherwise unseen.
     ctx.readNested(part, data);
     at = end;
@@ -216,23 +216,72 @@ export function inspectPdf(b: Uint8Array, ctx: InspectContext): void {
   if (contents.length > 0) scanContents(ctx, contents, fonts);
 }
 
+/** A content stream: its object number, when the file gives one, and its decoded bytes. */
+interface ContentStream {
+  id: number | undefined;
+  data: Uint8Array;
+}
+
 /**
  * The text the content streams show, as one text: a page's streams share
- * their state, and a key may span them (PyMuPDF writes a stream per line).
- * Then, if the file's fonts have ToUnicode maps, the same strings read
- * through them, made in the same pass.
+ * their state, and a key may span them (PyMuPDF writes a stream per line);
+ * each page starts in the default state (a stream that is no page's, a form
+ * or a stream of a file whose pages are not found, starts its own). Then, if
+ * the file's fonts have ToUnicode maps, the same strings read through them,
+ * made in the same pass.
  */
-function scanContents(ctx: InspectContext, contents: Uint8Array[], fonts: PdfFonts): void {
+function scanContents(ctx: InspectContext, contents: ContentStream[], fonts: PdfFonts): void {
   const byName = fonts.mapsByName();
   const glyphs = byName === undefined ? undefined : new GlyphText(byName, ctx);
+  const pages = pagesOfStreams(fonts.objectBytes());
   const line = new TextLine();
   // One buffer for all streams' text (a buffer per stream, then their concatenation, cost a tenth of a text PDF's prepare).
-  const shown = Buffer.allocUnsafe(2 * contents.reduce((sum, data) => sum + data.length, 0));
+  const shown = Buffer.allocUnsafe(2 * contents.reduce((sum, stream) => sum + stream.data.length, 0));
   let length = 0;
-  for (const data of contents) length = showInto(data, shown, length, line, glyphs);
+  let lastPage: number | undefined;
+  for (const { id, data } of contents) {
+    const page = id === undefined ? undefined : pages.get(id);
+    if (page === undefined || page !== lastPage) line.newPage();
+    lastPage = page;
+    length = showInto(data, shown, length, line, glyphs);
+  }
   // Also as UTF-16: a font with a Unicode encoding and no map (/UniGB-UCS2-H) shows two-byte codes that are the letters.
   ctx.scan("the text its content streams show", shown.subarray(0, length));
   glyphs?.scan();
+}
+
+const CONTENTS = Buffer.from("/Contents", "latin1");
+
+/**
+ * The page each content stream belongs to, by object number: a page's
+ * `/Contents 12 0 R` or `/Contents [12 0 R 13 0 R]`, the pages numbered as
+ * their dictionaries come. An annotation's `/Contents (text)` names no stream.
+ */
+function pagesOfStreams(objects: readonly Uint8Array[]): Map<number, number> {
+  const pages = new Map<number, number>();
+  let page = 0;
+  for (const b of objects) {
+    const buf = Buffer.from(b.buffer, b.byteOffset, b.length);
+    for (let at = buf.indexOf(CONTENTS); at >= 0; at = buf.indexOf(CONTENTS, at + CONTENTS.length)) {
+      let k = at + CONTENTS.length;
+      if (k < buf.length && ENDS_NAME[buf[k]!] !== 1) continue;
+      while (k < buf.length && isBlank(buf[k])) k++;
+      page++;
+      if (buf[k] !== 0x5b) {
+        const id = referenceAt(buf, k);
+        if (id >= 0) pages.set(id, page);
+        continue;
+      }
+      // An array of references, read up to its `]` or the first thing that is not one.
+      for (k++; ; ) {
+        const id = referenceAt(buf, k);
+        if (id < 0) break;
+        pages.set(id, page);
+        k = lastReference.end;
+      }
+    }
+  }
+  return pages;
 }
 
 /**
