@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { InspectContext } from "../src/content/inspect.js";
 import { NO_KNOWN_SECRETS } from "../src/content/known.js";
 import { ascii85, inspectPdf, shownText } from "../src/content/pdf.js";
+import { joinWrappedWords } from "../src/content/pdf-syntax.js";
 import { encode85, pdf, pdfAscii85, positives, rng } from "./corpus.js";
 
 const ESCAPES: Record<number, string> = { 110: "\n", 114: "\r", 116: "\t", 98: "\b", 102: "\f", 40: "(", 41: ")", 92: "\\" };
@@ -158,6 +159,21 @@ describe("the text a PDF content stream shows", () => {
     // C: a text object of its own on B's line (Q restored the transformation), so another word.
     expect(shownText(stream).toString("latin1")).toBe("\nA\nB C");
     expect(shownText(stream)).toEqual(reference(stream));
+  });
+
+  it("also reads a long word the layout wrapped as one (LibreOffice breaks a token in a narrow cell, any generator a JWT wider than the page): a key wrapped is refused", () => {
+    const token = /ghp_[A-Za-z0-9]+/.exec(positives()["github-token"]!)![0];
+    // A line per piece, hex strings so that the stream's own bytes never hold the token.
+    const lines = (pieces: string[]) => `BT /F1 9 Tf 40 700 Td ${pieces.map((p) => `<${Buffer.from(p).toString("hex")}> Tj 0 -11 Td`).join(" ")} ET`;
+    const judge = (pieces: string[]) => () => inspectPdf(pdf("Report", false, [Buffer.from(`<< /Length 1 >>\nstream\n${lines(pieces)}\nendstream`, "latin1")]), new InspectContext("pdf", NO_KNOWN_SECRETS));
+    expect(judge(["14000", token.slice(0, 38), token.slice(38), "53504"])).toThrow(expect.objectContaining({ code: "secret_detected", message: expect.stringContaining("wrapped words joined") }));
+    expect(judge(["Quarterly figures for the", "north and south regions", "5feceb66ffc86f38d952786c6d696c79", "c2dbc239dd4e91b46729d73a27fb57e9", "53504"])).not.toThrow();
+    // A line that ends in a short word (a number cell) is not joined to the next: the token after it keeps its start.
+    expect(joinWrappedWords(Buffer.from(`14000\n${token}\n53504`))!.toString()).toBe(`14000\n${token}53504`);
+    expect(joinWrappedWords(Buffer.from(`14000\n${token.slice(0, 20)}\n${token.slice(20)} next`))!.toString()).toBe(`14000\n${token} next`);
+    expect(joinWrappedWords(Buffer.from("a sentence.\nAnother one, and a word: ok\n"))).toBeUndefined();
+    // A line that starts with a name assigned to is a line of its own (an environment dump), and `=` ends a word.
+    expect(joinWrappedWords(Buffer.from("PWD=/home/dev/project/app\nOLDPWD=/home/dev\ncommit: b7ec1dd761d21fcc3ea9ec792ec07bd\nmax_tokens: 4096"))).toBeUndefined();
   });
 
   it("reads every stream as the reference reading does: random streams of the bytes that matter", () => {

@@ -12,7 +12,7 @@
 // (merged files) is read through each of their maps.
 import { formatBytes } from "../core/units.js";
 import type { InspectContext } from "./inspect.js";
-import { decodeHex, ENDS_NAME, HEX_VALUE, isBlank, isDigit, referenceAt } from "./pdf-syntax.js";
+import { decodeHex, ENDS_NAME, HEX_VALUE, isBlank, isDigit, referenceAt, scanText } from "./pdf-syntax.js";
 
 const asBuffer = (b: Uint8Array) => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.length));
 /** A code's key: its length and its value, so that <0041> and <41> differ. */
@@ -599,6 +599,6 @@ export class GlyphText {
   scan(): void {
     if (this.sink.length === 0) return;
     this.ctx.spend(this.part, this.sink.length);
-    this.ctx.scan(this.part, this.sink.bytes(), undefined, false);
+    scanText(this.ctx, this.part, this.sink.bytes(), false);
   }
 }

@@ -3,6 +3,8 @@
 // literal and hex strings, names, operators. Byte by byte with lookup
 // tables: a prepare judges a PDF once, with code V8 has not optimised yet.
 
+import type { InspectContext } from "./inspect.js";
+
 /** A hex digit's value; -1 for any other byte. */
 export const HEX_VALUE = new Int8Array(256).fill(-1);
 for (const [i, c] of [..."0123456789abcdef"].entries()) HEX_VALUE[c.charCodeAt(0)] = HEX_VALUE[c.toUpperCase().charCodeAt(0)] = i;
@@ -110,6 +112,60 @@ export function referenceAt(b: Uint8Array, at: number): number {
   if (b[k] !== 82 || (k + 1 < b.length && ENDS_NAME[b[k + 1]!] !== 1)) return -1;
   lastReference.end = k + 1;
   return id;
+}
+
+/** Bytes of a word a layout may wrap (a key's letters, digits and punctuation: `_-+/.~`; not `=` or `:`, which end a name). */
+const RUNS_ON = new Uint8Array(256);
+for (const c of Buffer.from("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/.~", "latin1")) RUNS_ON[c] = 1;
+
+/** A word this long that a line ends in may run on to the next: shorter ones end where the line does (a table's number cell). */
+const WRAPPED_WORD = 16;
+
+/** Whether the word at `at` is a name assigned to (`=` or `:` after it): a line of its own, not a wrapped word's rest. */
+function startsAssignment(text: Uint8Array, at: number): boolean {
+  let k = at;
+  while (k < text.length && RUNS_ON[text[k]!] === 1) k++;
+  return text[k] === 61 || text[k] === 58;
+}
+
+/**
+ * `text` with the line breaks that fall inside a long word taken out, or
+ * undefined when there is none: a layout wraps a word too long for its line
+ * or its table cell (LibreOffice breaks a 40-character token in a narrow
+ * column, any generator a JWT longer than the page is wide), and a reader
+ * who copies it back joins the pieces. A line that ends in a short word is
+ * not joined: that word is a cell or a word of its own, and joining it would
+ * hide where the next one starts; nor is a line that starts with a name
+ * assigned to (`OLDPWD=`, `commit:`), which would make a value of two lines'
+ * pieces. Read beside the text, not instead.
+ */
+export function joinWrappedWords(text: Uint8Array): Buffer | undefined {
+  let out: Buffer | undefined;
+  let o = 0;
+  let run = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === 10 && run >= WRAPPED_WORD && RUNS_ON[text[i + 1] ?? 0] === 1 && !startsAssignment(text, i + 1)) {
+      if (out === undefined) {
+        out = Buffer.allocUnsafe(text.length);
+        out.set(text.subarray(0, i));
+        o = i;
+      }
+      continue;
+    }
+    run = RUNS_ON[c] === 1 ? run + 1 : 0;
+    if (out !== undefined) out[o++] = c;
+  }
+  return out?.subarray(0, o);
+}
+
+/** Scans a text the content streams show, then the same with its wrapped words joined (if any is), counted against the decode budget. */
+export function scanText(ctx: InspectContext, part: string, text: Uint8Array, asUtf16: boolean): void {
+  ctx.scan(part, text, undefined, asUtf16);
+  const joined = joinWrappedWords(text);
+  if (joined === undefined) return;
+  ctx.spend(part, joined.length);
+  ctx.scan(`${part}, its wrapped words joined`, joined, undefined, asUtf16);
 }
 
 /** Bytes a number is written with. */

@@ -12,7 +12,7 @@
 import type { InspectContext } from "./inspect.js";
 import { Refusal } from "../core/errors.js";
 import { GlyphText, objectNumberBefore, opensAsCMap, PdfFonts } from "./pdf-fonts.js";
-import { decodeHex, ENDS_NAME, isBlank, lastReference, lastString, OPERATOR, readString, referenceAt, TextLine } from "./pdf-syntax.js";
+import { decodeHex, ENDS_NAME, isBlank, lastReference, lastString, OPERATOR, readString, referenceAt, scanText, TextLine } from "./pdf-syntax.js";
 
 const IMAGE_FILTERS = /\/(?:DCTDecode|DCT|JPXDecode|CCITTFaxDecode|CCF|JBIG2Decode)\b/;
 const SKIPPED = /\/Subtype\s*\/(?:Image|Type1C|CIDFontType0C|OpenType)\b|\/Type\s*\/XRef\b/;
@@ -246,7 +246,7 @@ function scanContents(ctx: InspectContext, contents: ContentStream[], fonts: Pdf
     length = showInto(data, shown, length, line, glyphs);
   }
   // Also as UTF-16: a font with a Unicode encoding and no map (/UniGB-UCS2-H) shows two-byte codes that are the letters.
-  ctx.scan("the text its content streams show", shown.subarray(0, length));
+  scanText(ctx, "the text its content streams show", shown.subarray(0, length), true);
   glyphs?.scan();
 }
 
