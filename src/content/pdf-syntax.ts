@@ -1,7 +1,9 @@
 // The pieces of PDF syntax both readings of a content stream share (the
 // strings it shows, and the same strings through a font's ToUnicode map):
-// literal and hex strings, names, operators. Byte by byte with lookup
-// tables: a prepare judges a PDF once, with code V8 has not optimised yet.
+// literal and hex strings, names, operators, references, where a line or a
+// page starts, and how either text is scanned (with its wrapped words
+// joined). Byte by byte with lookup tables: a prepare judges a PDF once,
+// with code V8 has not optimised yet.
 
 import type { InspectContext } from "./inspect.js";
 
@@ -308,7 +310,7 @@ export class TextLine {
    * A page's content starts in the default state (PDF 32000-1, 8.4.1): its
    * transformation is not the last page's. Kept across pages, Chrome's
    * `0.24 0 0 -0.24 0 792 cm` at every page's start multiplied the scale
-   * to 0 after a few hundred pages, and from then on no string started a line.
+   * to nothing after about 25 pages, and from then on no string started a line.
    */
   newPage(): void {
     this.y = 0;
