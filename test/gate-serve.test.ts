@@ -252,6 +252,52 @@ describe("serve: stalled clients and the connection bound", () => {
   });
 });
 
+describe("serve: the bound on upload bytes held at once", () => {
+  let h: ReturnType<typeof makeHome>;
+  afterEach(async () => {
+    await killAll();
+    h.cleanup();
+  });
+
+  it("answers 503 busy, before reading its body, an upload that would pass --max-held-bytes; smaller ones pass, prepare waits it out, and one upload alone is always taken", async () => {
+    h = makeHome();
+    const gate = await startGate(h.home, h.env, ["--max-held-bytes", "1MiB", "--client-timeout", "60s"]);
+    const { connect } = await import("node:net");
+    // A client that declares 900,000 bytes, sends the first few and then nothing: those bytes are held.
+    const holder = connect(gate.socket, () => holder.write(head("/prepare?name=held.png", { "Content-Length": 900_000 }) + "x".repeat(100)));
+    holder.on("error", () => {});
+    const notes = Buffer.from("quarterly notes, nothing secret\n".repeat(12_000));
+    // Until the gate has taken the holder's request, this one may still get through.
+    let busy = await rawExchange(gate.socket, post("notes.txt", notes, { Expect: "100-continue" }));
+    while (busy.status !== 503) busy = await rawExchange(gate.socket, post("notes.txt", notes, { Expect: "100-continue" }));
+    expect(busy.text).toMatch(/\r\nRetry-After: 1\r\n/);
+    expect(busy.text).not.toMatch(/100 Continue/);
+    expect(busy.json).toEqual({ success: false, error: { code: "busy", message: expect.stringContaining("would pass its bound of 1.0 MiB") } });
+    // A small upload fits beside the held one.
+    const small = await rawExchange(gate.socket, post("small.png", png(3)));
+    expect(small.status).toBe(200);
+    expect(small.json.media[0].name).toBe("small.png");
+    // prepare, through the gate, is answered busy and asks again until the held bytes are gone.
+    const file = path.join(h.home, "notes.txt");
+    fs.writeFileSync(file, notes);
+    const child = track(spawn(process.execPath, [BIN, "prepare", file], { env: { ...h.env, MEDIA_OUTBOX_SOCKET: gate.socket }, stdio: ["ignore", "pipe", "pipe"] }));
+    let stdout = "";
+    child.stdout!.on("data", (d) => (stdout += d));
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    const busyBefore = gate.events().filter((e) => e.event === "busy").length;
+    await waitFor(() => gate.events().filter((e) => e.event === "busy").length > busyBefore);
+    holder.destroy();
+    expect(await exited).toBe(0);
+    expect(stdout).toBe(`MEDIA:${path.join(gate.outbox, "notes.txt")}\n`);
+    // With nothing held, an upload larger than the whole bound is taken.
+    const large = Buffer.from("a long report, nothing secret at all\n".repeat(60_000));
+    const alone = await rawExchange(gate.socket, post("large.txt", large));
+    expect(alone.status).toBe(200);
+    expect(alone.json.media[0].name).toBe("large.txt");
+    await waitFor(() => gateLeftBehind(gate).staging.length === 0);
+  });
+});
+
 describe("serve: start, stop and the socket", () => {
   let h: ReturnType<typeof makeHome>;
   afterEach(async () => {

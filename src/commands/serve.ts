@@ -5,15 +5,15 @@ import { handleUncaughtErrors, runCli } from "../cli/run.js";
 import { untilSignal } from "../cli/signals.js";
 import { usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
-import { parseDuration } from "../core/units.js";
+import { parseDuration, parseSize } from "../core/units.js";
 import { systemdSocket } from "../gate/listen.js";
-import { DEFAULT_CLIENT_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_SHUTDOWN_TIMEOUT_MS, GateServer } from "../gate/server.js";
+import { DEFAULT_CLIENT_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HELD_BYTES, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_SHUTDOWN_TIMEOUT_MS, GateServer } from "../gate/server.js";
 import { type Logger, createLogger, loggerOptionsFrom } from "../log/logger.js";
 
 export const USAGE = `usage: media-outbox serve [--socket PATH] [options]
 options: --outbox DIR --config FILE --max-size SIZE --allow EXT,... --platform NAME
          --client-timeout DURATION --request-timeout DURATION --max-connections N
-         --log-json --log-file FILE`;
+         --max-held-bytes SIZE --log-json --log-file FILE`;
 
 const OPTIONS = {
   ...BASE_OPTIONS,
@@ -23,6 +23,7 @@ const OPTIONS = {
   "client-timeout": { type: "string" },
   "request-timeout": { type: "string" },
   "max-connections": { type: "string" },
+  "max-held-bytes": { type: "string" },
 } satisfies Options;
 
 /** sun_path holds 108 bytes, the terminating NUL included. */
@@ -63,6 +64,8 @@ export async function run(argv: string[]): Promise<number> {
       maxConnections = Number(values["max-connections"]);
       if (!Number.isSafeInteger(maxConnections) || maxConnections < 1) throw usageError("max-connections must be a whole number of at least 1");
     }
+    const maxHeldBytes = values["max-held-bytes"] === undefined ? DEFAULT_MAX_HELD_BYTES : parseSize(values["max-held-bytes"], "max-held-bytes");
+    if (maxHeldBytes < 1) throw usageError("max-held-bytes must be more than zero");
     const fd = systemdSocket();
     if (fd === undefined && values.socket === undefined) throw usageError(`serve needs --socket PATH, or a socket passed by systemd (LISTEN_FDS)\n${USAGE}`);
     const target = fd !== undefined ? { fd } : { path: socketPath(values.socket!) };
@@ -72,10 +75,10 @@ export async function run(argv: string[]): Promise<number> {
     // A service: it always logs (JSON lines on stderr, the journal under systemd, or to --log-file).
     const logger = await createLogger(loggerOptionsFrom(config, { logJson: true }, "media-outbox-serve"));
     keepGoing(logger);
-    const gate = new GateServer({ config, logger, clientTimeoutMs, requestTimeoutMs, maxConnections });
+    const gate = new GateServer({ config, logger, clientTimeoutMs, requestTimeoutMs, maxConnections, maxHeldBytes });
     await gate.listen(target);
     logger.info(
-      { event: "ready", socket: "fd" in target ? "systemd" : escapeText(target.path), outbox: escapeText(gate.outbox), clientTimeoutMs, requestTimeoutMs, maxConnections },
+      { event: "ready", socket: "fd" in target ? "systemd" : escapeText(target.path), outbox: escapeText(gate.outbox), clientTimeoutMs, requestTimeoutMs, maxConnections, maxHeldBytes },
       "ready",
     );
     const signal = await signalled;

@@ -7,6 +7,7 @@ import net from "node:net";
 import type { Config } from "../config/config.js";
 import { FatalError } from "../core/errors.js";
 import { escapeText, safeJson } from "../core/escape.js";
+import { formatBytes } from "../core/units.js";
 import type { Logger } from "../log/logger.js";
 import { knownSecretsReader } from "../prepare/content.js";
 import { type JudgeContext, type Policy, judge, narrowPolicy, policyOf } from "../prepare/judge.js";
@@ -28,6 +29,8 @@ import {
 export const DEFAULT_CLIENT_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 300_000;
 export const DEFAULT_MAX_CONNECTIONS = 64;
+/** Upload bytes held at once (a document's body is kept whole while it arrives and is read): 64 uploads of 50 MB would be 3.2 GB. */
+export const DEFAULT_MAX_HELD_BYTES = 512 * 1024 * 1024;
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 /** Request line and headers together; the name (up to 4096 bytes) may be percent-encoded threefold. */
 const MAX_HEADER_BYTES = 32 * 1024;
@@ -44,6 +47,13 @@ export interface GateOptions {
   requestTimeoutMs?: number;
   /** Connections served at once; more are answered 503 `busy` at once and closed. */
   maxConnections?: number;
+  /**
+   * Bytes of uploads held at once, each counted at its declared length (or
+   * its cap, when it is sent chunked) until it is judged; a request that
+   * would pass it is answered 503 `busy` before its body is read. One
+   * request is always taken, however large, when no other is held.
+   */
+  maxHeldBytes?: number;
 }
 
 /** What the server knows about one connection. */
@@ -104,6 +114,9 @@ export class GateServer {
   private readonly clientTimeoutMs: number;
   private readonly requestTimeoutMs: number;
   private readonly maxConnections: number;
+  private readonly maxHeldBytes: number;
+  /** Bytes held by the uploads being received and judged (see maxHeldBytes). */
+  private held = 0;
   private closing = false;
   private ownSocket?: { path: string; ino: number };
   private drained?: () => void;
@@ -114,6 +127,7 @@ export class GateServer {
     this.clientTimeoutMs = options.clientTimeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS;
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+    this.maxHeldBytes = options.maxHeldBytes ?? DEFAULT_MAX_HELD_BYTES;
     this.policy = policyOf(options.config);
     // Verified (and made, 0750) before the first connection: an unsafe outbox is exit 2, not a failing request.
     this.outbox = this.layout().outbox;
@@ -330,6 +344,12 @@ export class GateServer {
       return this.sendError(conn, res, err.code, err.message);
     }
     const length = req.headers["content-length"];
+    const holds = this.heldFor(query.name, length, ctx.policy);
+    if (this.held > 0 && this.held + holds > this.maxHeldBytes) {
+      logger.warn({ event: "busy", held: this.held, request: holds }, "uploads held at once at the bound: answered busy");
+      return this.sendError(conn, res, "busy", `the gate holds ${formatBytes(this.held)} of uploads being judged, and this one would pass its bound of ${formatBytes(this.maxHeldBytes)}; try again in a moment`);
+    }
+    this.held += holds;
     const report = emptyReport(ctx.layout.outbox);
     try {
       const media = await judge(ctx, {
@@ -353,8 +373,18 @@ export class GateServer {
         return;
       }
       addDropped(report, droppedResult(query.name, err), logger, { ms: Math.round(performance.now() - started) });
+    } finally {
+      this.held -= holds;
     }
     this.send(conn, res, 200, settleReport(report));
+  }
+
+  /** What an upload holds while it is received and judged: its declared length, at most its cap (a chunked one: its cap). */
+  private heldFor(name: string, contentLength: string | undefined, policy: Policy): number {
+    const dot = name.lastIndexOf(".");
+    const cap = policy.capFor(dot < 0 ? "" : name.slice(dot + 1).toLowerCase());
+    const declared = contentLength === undefined ? Number.NaN : Number(contentLength);
+    return Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, cap) : cap;
   }
 
   /**
