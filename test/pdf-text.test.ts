@@ -42,17 +42,23 @@ function reference(stream: Uint8Array): Buffer {
   let scale = 1;
   let leading = 0;
   let shownY = Number.NaN;
-  // Tm or BT placed the text anew since the last string.
+  // Tm or BT placed the text anew since the last string; inside an array, a word space's gap (TJ's -200 or more) came since it.
   let placed = false;
+  let inArray = false;
+  let gap = false;
+  // Tf since the last string: a Td or TD after it places the text anew.
+  let fontChanged = false;
   // The transformation's vertical place and scale, and those q saved (64 deep).
   let ctm = { y: 0, scale: 1 };
   const saved: (typeof ctm)[] = [];
   const shown = () => {
     const at = ctm.y + ctm.scale * y;
     if (at !== shownY) out.push("\n");
-    else if (placed) out.push(" ");
+    else if (placed || gap) out.push(" ");
     shownY = at;
     placed = false;
+    gap = false;
+    fontChanged = false;
   };
   let i = 0;
   while (i < s.length) {
@@ -97,10 +103,20 @@ function reference(stream: Uint8Array): Buffer {
       while (i < s.length && !" \t\n\r\f\0()<>[]{}/%".includes(s[i]!)) i++;
     } else if (c === 37) {
       while (i < s.length && s.charCodeAt(i) !== 10 && s.charCodeAt(i) !== 13) i++;
+    } else if (c === 91 || c === 93) {
+      inArray = c === 91;
+      gap = false;
+      i++;
+    } else if (c === 45 && inArray) {
+      const digits = /^[0-9]*/.exec(s.slice(i + 1))![0];
+      if (digits !== "" && Number(digits) >= 200) gap = true;
+      i += 1 + digits.length;
     } else if (isOperatorChar(c)) {
       let j = i + 1;
       while (j < s.length && isOperatorChar(s.charCodeAt(j))) j++;
       const op = s.slice(i, j);
+      if ((op === "Td" || op === "TD") && fontChanged) placed = true;
+      if (op === "Tf") fontChanged = true;
       if (op === "Td") y += operand(s, i, 0) * scale;
       else if (op === "TD") {
         leading = -operand(s, i, 0);
@@ -141,6 +157,22 @@ describe("the text a PDF content stream shows", () => {
     const stream = Buffer.from("BT /F4 10 Tf 1 0 0 -1 8 18 Tm <41> Tj 6.4 0 Td <42> Tj ET BT 1 0 0 -1 20 18 Tm (C) Tj ET BT 1 0 0 -1 8 32 Tm (D) Tj 0 -14 TD (E) Tj T* (F) Tj ET", "latin1");
     expect(shownText(stream).toString("latin1")).toBe("\nAB C\nD\nE\nF");
     expect(shownText(stream)).toEqual(reference(stream));
+  });
+
+  it("reads the word spaces pdfTeX makes by moving the next string (TJ's -333, a Td after a Tf) as spaces; kerning (tens) joins: a key in LaTeX's running text and \\texttt is refused", () => {
+    const stream = Buffer.from("BT /F1 10 Tf 50 700 Td [(The)-333(tok)27(e)1(n)-334(is)-0333.5(x)-199(y)] TJ [1 -400 2] d (z) Tj ET", "latin1");
+    expect(shownText(stream).toString("latin1")).toBe("\nThe token is xy z".replace(" z", "z"));
+    expect(shownText(stream)).toEqual(reference(stream));
+    const token = /ghp_[A-Za-z0-9]+/.exec(positives()["github-token"]!)![0];
+    const tex = (words: string) => pdf("Report", false, [Buffer.from(`<< /Length 1 >>\nstream\nBT /F33 9.96 Tf 148 707 Td [${words}] TJ ET\nendstream`, "latin1")]);
+    const hex = (t: string) => `<${Buffer.from(t).toString("hex")}>`;
+    const judge = (file: Buffer) => () => inspectPdf(file, new InspectContext("pdf", NO_KNOWN_SECRETS));
+    expect(judge(tex(`${hex("The")}-333${hex("token")}-334${hex("is")}-333${hex(token.slice(0, 20))}28${hex(token.slice(20))}-333${hex("here.")}`))).toThrow(expect.objectContaining({ code: "secret_detected" }));
+    expect(judge(tex(`${hex("The")}-333${hex("report")}-334${hex("is")}-333${hex("ready.")}`))).not.toThrow();
+    // \texttt{…}: the word in its own font, moved to by Td on the same line.
+    const texttt = (word: string) => pdf("Report", false, [Buffer.from(`<< /Length 1 >>\nstream\nBT /F33 9.96 Tf 148 707 Td [${hex("The")}-333${hex("token")}-334${hex("is")}]TJ /F34 9.96 Tf 57.6 0 Td [${hex(word.slice(0, 11))}-1${hex(word.slice(11))}]TJ /F33 9.96 Tf 212.5 0 Td [${hex("here.")}]TJ ET\nendstream`, "latin1")]);
+    expect(judge(texttt(token))).toThrow(expect.objectContaining({ code: "secret_detected" }));
+    expect(judge(texttt("quarterly-report-v2"))).not.toThrow();
   });
 
   it("reads a table row's cells (a text object each, at the row's height, as Chrome draws them) as words: a key in the cell after a number is refused", () => {

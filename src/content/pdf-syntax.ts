@@ -250,6 +250,8 @@ export class TextLine {
   private shownY = Number.NaN;
   /** The text was placed anew (Tm, BT) since the last string: a string on the same line is another word, a table's next cell. */
   private placed = false;
+  /** Tf since the last string: a move by Td after it places the text anew (pdfTeX's `\texttt` word, its own font, moved to). */
+  private fontChanged = false;
 
   /** Follows the operator of `length` bytes at `s[at]`, its operands before it. */
   operator(s: Uint8Array, at: number, length: number): void {
@@ -267,6 +269,7 @@ export class TextLine {
     if (length !== 2) return;
     const d = s[at + 1]!;
     if (c === 84) {
+      if (d === 100 || d === 68) this.placed ||= this.fontChanged;
       if (d === 100) this.y += operandBefore(s, at, 0) * this.scale;
       else if (d === 68) {
         const ty = operandBefore(s, at, 0);
@@ -298,12 +301,18 @@ export class TextLine {
   separator(): number {
     const placed = this.placed;
     this.placed = false;
+    this.fontChanged = false;
     const y = this.ctmY + this.ctmScale * this.y;
     if (y !== this.shownY) {
       this.shownY = y;
       return 10;
     }
     return placed ? 32 : 0;
+  }
+
+  /** Tf: the font changed (showInto reads Tf itself, for the glyph reading). */
+  fontSelected(): void {
+    this.fontChanged = true;
   }
 
   /**
@@ -321,5 +330,6 @@ export class TextLine {
     this.saved.length = 0;
     this.shownY = Number.NaN;
     this.placed = false;
+    this.fontChanged = false;
   }
 }

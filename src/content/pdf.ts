@@ -113,6 +113,9 @@ function showInto(s: Uint8Array, out: Buffer, o: number, line: TextLine, glyphs:
   const n = s.length;
   let nameFrom = 0;
   let nameTo = 0;
+  // Inside an array (TJ's), and whether a gap as wide as a word space came since its last string.
+  let inArray = false;
+  let gap = false;
   let i = 0;
   while (i < n) {
     const c = s[i]!;
@@ -120,7 +123,9 @@ function showInto(s: Uint8Array, out: Buffer, o: number, line: TextLine, glyphs:
       // `<<` opens a dictionary (an inline image's, a marked-content property list), not a hex string
       i += 2;
     } else if (c === 40 || c === 60) {
-      const separator = line.separator();
+      let separator = line.separator();
+      if (separator === 0 && gap) separator = 32;
+      gap = false;
       if (separator !== 0) out[o++] = separator;
       const from = o;
       o = readString(s, i, out, o);
@@ -134,10 +139,20 @@ function showInto(s: Uint8Array, out: Buffer, o: number, line: TextLine, glyphs:
     } else if (c === 37) {
       // a comment, to the end of the line
       while (i < n && s[i] !== 10 && s[i] !== 13) i++;
+    } else if (c === 91 || c === 93) {
+      inArray = c === 91;
+      gap = false;
+      i++;
+    } else if (c === 45 && inArray) {
+      // TJ's `-333`: pdfTeX writes no space glyph, it moves the next string right by a word space (thousandths of an em; kerning is tens).
+      let value = 0;
+      for (i++; i < n && s[i]! >= 48 && s[i]! <= 57; i++) value = value < WORD_GAP ? value * 10 + s[i]! - 48 : value;
+      if (value >= WORD_GAP) gap = true;
     } else if (OPERATOR[c] === 1) {
       let j = i + 1;
       while (j < n && OPERATOR[s[j]!] === 1) j++;
       if (j - i === 2 && c === 84 && s[i + 1] === 102) {
+        line.fontSelected();
         if (glyphs !== undefined) glyphs.selectFont(s, nameFrom, nameTo);
       } else line.operator(s, i, j - i);
       i = j;
@@ -147,6 +162,9 @@ function showInto(s: Uint8Array, out: Buffer, o: number, line: TextLine, glyphs:
   }
   return o;
 }
+
+/** A TJ adjustment at least this far right (thousandths of an em) is a space between words. */
+const WORD_GAP = 200;
 
 /** Whether `>>` ends the bytes before `at`, but for blanks. */
 function dictionaryEndsAt(buf: Buffer, at: number): boolean {
