@@ -188,6 +188,31 @@ describe("trailing data, bombs, unreadable containers", () => {
     expect(leftBehind(h)).toMatchObject({ outbox: ["fine.pdf"], staging: [] });
   });
 
+  it("refuses, through prepare, keys that long documents, table cells, wrapped words, pdfTeX's spaces and XML parts of several pieces hid, and leaves nothing behind; the same layouts without a key are published", async () => {
+    const token = /ghp_[A-Za-z0-9]+/.exec(positives()["github-token"]!)![0];
+    const lines = (last: string) => Array.from({ length: 300 }, (_, i) => (i === 297 ? last : `row ${i} 5feceb66ffc86f38d9527 53504`)).join("\n");
+    const rows = (cell: string) => Array.from({ length: 300 }, (_, i) => (i === 297 ? `14000|${cell}|53504` : `${i}|north south|53504`)).join("\n");
+    const hex = (t: string) => `<${Buffer.from(t).toString("hex")}>`;
+    const tex = (word: string) => pdf("Report", false, [Buffer.from(`<< /Length 1 >>\nstream\nBT /F33 9.96 Tf 148 707 Td [${hex("The")}-333${hex("token")}-334${hex("is")}-333${hex(word)}-333${hex("here.")}] TJ ET\nendstream`, "latin1")]);
+    const texttt = (word: string) => pdf("Report", false, [Buffer.from(`<< /Length 1 >>\nstream\nBT /F33 9.96 Tf 148 707 Td [${hex("is")}]TJ /F34 9.96 Tf 57.6 0 Td [${hex(word)}]TJ ET\nendstream`, "latin1")]);
+    // An xlsx whose shared strings run past several of xmlText's 64 KiB pieces, the token in the last.
+    const sheet = (last: string) => xlsx(Array.from({ length: 6000 }, (_, i) => (i === 5990 ? last : `north south ${i} quarterly`)).join("\n"));
+    const cases: [string, (key: string) => Buffer][] = [
+      ["long.pdf", (k) => pdfSubsetFont(lines(k), { pages: 60 })],
+      ["cells.pdf", (k) => pdfSubsetFont(rows(k), { lines: "cells", pages: 60 })],
+      ["wrapped.pdf", (k) => pdfSubsetFont(`Report\n14000\n${k.slice(0, 38)}\n${k.slice(38)}\n53504`)],
+      ["tex.pdf", tex],
+      ["texttt.pdf", texttt],
+      ["sheet.xlsx", sheet],
+    ];
+    const refused = await judge(cases.map(([name, make]) => write(work, name, make(token))));
+    expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code])).toEqual(cases.map(([name]) => [name, "secret_detected"]));
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+    const published = await judge(cases.map(([name, make]) => write(work, `clean-${name}`, make("quarterly-report-v2"))));
+    expect(published.media_dropped).toEqual([]);
+    expect(leftBehind(h).outbox).toHaveLength(cases.length);
+  });
+
   it("refuses a zip bomb and a PDF bomb with decompression_bomb, and an encrypted or damaged container with unscannable_content", async () => {
     const zeros = Buffer.alloc(64 * 1024 * 1024);
     const bombPdf = pdf("hello", false, [Buffer.concat([Buffer.from(`<< /Length ${zlib.deflateSync(zeros).length} /Filter /FlateDecode >>\nstream\n`), zlib.deflateSync(zeros), Buffer.from("\nendstream")])]);
