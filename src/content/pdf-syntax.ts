@@ -239,6 +239,9 @@ const MAX_SAVED = 64;
  * streams of a file: a page's streams share their state (PyMuPDF adds one
  * per line it writes).
  */
+/** A TJ adjustment at least this far right (thousandths of an em) is a space between words. */
+export const WORD_GAP = 200;
+
 export class TextLine {
   private y = 0;
   /** The text matrix's vertical scale (Tm's d): Td's ty counts in text space. */
@@ -252,6 +255,8 @@ export class TextLine {
   private placed = false;
   /** Tf since the last string: a move by Td after it places the text anew (pdfTeX's `\texttt` word, its own font, moved to). */
   private fontChanged = false;
+  /** A TJ array moved the next string right by a word space (see movedRight). */
+  private gap = false;
 
   /** Follows the operator of `length` bytes at `s[at]`, its operands before it. */
   operator(s: Uint8Array, at: number, length: number): void {
@@ -294,7 +299,8 @@ export class TextLine {
   /**
    * What separates a string shown now from the text before it: a line break
    * (10) where it starts another line (the first string does), a space (32)
-   * where the text was placed anew on the same line, else nothing (0). A
+   * where the text was placed anew on the same line or moved right by a word
+   * space, else nothing (0). A
    * move by Td on the same line is none: Chrome places each glyph of
    * monospaced text with its own `dx 0 Td`, and wkhtmltopdf too.
    */
@@ -303,11 +309,27 @@ export class TextLine {
     this.placed = false;
     this.fontChanged = false;
     const y = this.ctmY + this.ctmScale * this.y;
+    const gap = this.gap;
+    this.gap = false;
     if (y !== this.shownY) {
       this.shownY = y;
       return 10;
     }
-    return placed ? 32 : 0;
+    return placed || gap ? 32 : 0;
+  }
+
+  /**
+   * A TJ array's adjustment moved the next string `thousandths` of an em
+   * right: a word space (WORD_GAP or more) separates words, as pdfTeX, which
+   * writes no space glyph, makes them; kerning (tens) does not.
+   */
+  movedRight(thousandths: number): void {
+    if (thousandths >= WORD_GAP) this.gap = true;
+  }
+
+  /** `[` or `]`: a gap counts only before a string of the same array. */
+  arrayBound(): void {
+    this.gap = false;
   }
 
   /** Tf: the font changed (showInto reads Tf itself, for the glyph reading). */
@@ -331,5 +353,6 @@ export class TextLine {
     this.shownY = Number.NaN;
     this.placed = false;
     this.fontChanged = false;
+    this.gap = false;
   }
 }

@@ -12,7 +12,7 @@
 import type { InspectContext } from "./inspect.js";
 import { Refusal } from "../core/errors.js";
 import { GlyphText, objectNumberBefore, opensAsCMap, PdfFonts } from "./pdf-fonts.js";
-import { decodeHex, ENDS_NAME, isBlank, lastReference, lastString, OPERATOR, readString, referenceAt, scanText, TextLine } from "./pdf-syntax.js";
+import { decodeHex, ENDS_NAME, isBlank, lastReference, lastString, OPERATOR, readString, referenceAt, scanText, TextLine, WORD_GAP } from "./pdf-syntax.js";
 
 const IMAGE_FILTERS = /\/(?:DCTDecode|DCT|JPXDecode|CCITTFaxDecode|CCF|JBIG2Decode)\b/;
 const SKIPPED = /\/Subtype\s*\/(?:Image|Type1C|CIDFontType0C|OpenType)\b|\/Type\s*\/XRef\b/;
@@ -113,9 +113,8 @@ function showInto(s: Uint8Array, out: Buffer, o: number, line: TextLine, glyphs:
   const n = s.length;
   let nameFrom = 0;
   let nameTo = 0;
-  // Inside an array (TJ's), and whether a gap as wide as a word space came since its last string.
+  // Inside an array (TJ's): its negative numbers move the next string right.
   let inArray = false;
-  let gap = false;
   let i = 0;
   while (i < n) {
     const c = s[i]!;
@@ -123,9 +122,7 @@ function showInto(s: Uint8Array, out: Buffer, o: number, line: TextLine, glyphs:
       // `<<` opens a dictionary (an inline image's, a marked-content property list), not a hex string
       i += 2;
     } else if (c === 40 || c === 60) {
-      let separator = line.separator();
-      if (separator === 0 && gap) separator = 32;
-      gap = false;
+      const separator = line.separator();
       if (separator !== 0) out[o++] = separator;
       const from = o;
       o = readString(s, i, out, o);
@@ -141,13 +138,13 @@ function showInto(s: Uint8Array, out: Buffer, o: number, line: TextLine, glyphs:
       while (i < n && s[i] !== 10 && s[i] !== 13) i++;
     } else if (c === 91 || c === 93) {
       inArray = c === 91;
-      gap = false;
+      line.arrayBound();
       i++;
     } else if (c === 45 && inArray) {
-      // TJ's `-333`: pdfTeX writes no space glyph, it moves the next string right by a word space (thousandths of an em; kerning is tens).
+      // TJ's `-333`: how far right the next string moves, in thousandths of an em (only whether it reaches a word space matters).
       let value = 0;
       for (i++; i < n && s[i]! >= 48 && s[i]! <= 57; i++) value = value < WORD_GAP ? value * 10 + s[i]! - 48 : value;
-      if (value >= WORD_GAP) gap = true;
+      line.movedRight(value);
     } else if (OPERATOR[c] === 1) {
       let j = i + 1;
       while (j < n && OPERATOR[s[j]!] === 1) j++;
@@ -162,9 +159,6 @@ function showInto(s: Uint8Array, out: Buffer, o: number, line: TextLine, glyphs:
   }
   return o;
 }
-
-/** A TJ adjustment at least this far right (thousandths of an em) is a space between words. */
-const WORD_GAP = 200;
 
 /** Whether `>>` ends the bytes before `at`, but for blanks. */
 function dictionaryEndsAt(buf: Buffer, at: number): boolean {
@@ -275,11 +269,10 @@ const CONTENTS = Buffer.from("/Contents", "latin1");
  * `/Contents 12 0 R` or `/Contents [12 0 R 13 0 R]`, the pages numbered as
  * their dictionaries come. An annotation's `/Contents (text)` names no stream.
  */
-function pagesOfStreams(objects: readonly Uint8Array[]): Map<number, number> {
+function pagesOfStreams(objects: readonly Buffer[]): Map<number, number> {
   const pages = new Map<number, number>();
   let page = 0;
-  for (const b of objects) {
-    const buf = Buffer.from(b.buffer, b.byteOffset, b.length);
+  for (const buf of objects) {
     for (let at = buf.indexOf(CONTENTS); at >= 0; at = buf.indexOf(CONTENTS, at + CONTENTS.length)) {
       let k = at + CONTENTS.length;
       if (k < buf.length && ENDS_NAME[buf[k]!] !== 1) continue;

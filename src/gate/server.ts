@@ -11,6 +11,7 @@ import { formatBytes } from "../core/units.js";
 import type { Logger } from "../log/logger.js";
 import { knownSecretsReader } from "../prepare/content.js";
 import { type JudgeContext, type Policy, judge, narrowPolicy, policyOf } from "../prepare/judge.js";
+import { extensionOf } from "../prepare/name.js";
 import { addDropped, addMedia, droppedResult, emptyReport, settleReport } from "../prepare/report.js";
 import { type Layout, openLayout } from "../state/layout.js";
 import { clearSocketPath, listenOnPath, removeOwnSocket } from "./listen.js";
@@ -381,8 +382,7 @@ export class GateServer {
 
   /** What an upload holds while it is received and judged: its declared length, at most its cap (a chunked one: its cap). */
   private heldFor(name: string, contentLength: string | undefined, policy: Policy): number {
-    const dot = name.lastIndexOf(".");
-    const cap = policy.capFor(dot < 0 ? "" : name.slice(dot + 1).toLowerCase());
+    const cap = policy.capFor(extensionOf(name));
     const declared = contentLength === undefined ? Number.NaN : Number(contentLength);
     return Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, cap) : cap;
   }
