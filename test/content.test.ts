@@ -16,9 +16,11 @@ import { TextScanner } from "../src/prepare/text.js";
 import { inspectBinary } from "../src/content/carriers.js";
 import { NO_KNOWN_SECRETS } from "../src/content/known.js";
 import { scanBytes } from "../src/content/scan.js";
+import { looksLikePassword, looksLikeTokenValue } from "../src/content/shape.js";
 import { hasUtf16Text } from "../src/content/utf16.js";
 import { Refusal } from "../src/core/errors.js";
-import { CARRIERS, adversarial, bmp, docx, gif, jpeg, jpegMpf, makePng, mp3, mp4, negatives, pdf, pdfOf, pdfSubsetFont, pngWithText, positives, pptx, rng, wav, webp, xlsx, zip } from "./corpus.js";
+import { DEFAULT_ALLOW } from "../src/config/config.js";
+import { CARRIERS, CORPUS_EXTRA_ALLOW, adversarial, bmp, docx, gif, jpeg, jpegMpf, makePng, mp3, mp4, negatives, paxHeader, pdf, pdfOf, pdfSubsetFont, pngWithText, positives, pptx, rng, tar, tarHeader, wav, webp, xlsx, zip } from "./corpus.js";
 import { NOTHING_LEFT, cli, leftBehind, makeHome, write } from "./helpers.js";
 
 let h: ReturnType<typeof makeHome>;
@@ -33,7 +35,7 @@ afterEach(() => h.cleanup());
 const extOf = (carrier: string) => carrier.slice(carrier.lastIndexOf(".") + 1);
 
 async function judge(files: string[]) {
-  return prepare(files, { env: h.env, cwd: work });
+  return prepare(files, { env: h.env, cwd: work, allow: [...DEFAULT_ALLOW, ...CORPUS_EXTRA_ALLOW] });
 }
 
 describe("the labelled corpus", () => {
@@ -89,9 +91,32 @@ describe("the labelled corpus", () => {
       '{ \"Password\": \"user-password\" }',
       "POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:-postgres}",
       "${DB_PASSWORD:?set DB_PASSWORD}",
+      // Found in this machine's compressed manuals, changelogs and test logs once .gz files were read (2026-12-04).
+      "rsa pss key: gnutls_x509_crt_verify_data2",
+      "(GnuPG key: 0x7EC2DBB6F4DBF434)",
+      "* tree-ssa-strlen.cc (strlen_pass::handle_assign,",
+      "PASS: addr2line -f option",
+      "XPASS: gdb.ada/assign_1.exp",
+      "group_name:password:GID:user_list",
+      "HOSTNAME:PORT:USERNAME:PASSWORD:BASE_DN:FLAGS",
+      "private_key = ed25519.Ed25519PrivateKey.from_private_bytes(secret)",
+      "key = base64.urlsafe_b64decode(key)",
+      "credentials = standard_b64encode(credentials)",
+      "pass: matchResult?.pass ?? false,",
+      "const pass = !this.result.issues || this.result.issues.length",
+      "--key='AAAAB3NzaC1yc2EAAAADAQABAAABAQC7vbqajDhA8mY3cUvZ2PzT'",
+      "    pass = p4ssw0rd",
+      "access_token=2YotnFZFEjr1zCsicMWpAA&state=xyz",
+      "Authorization: Basic czZCaGRSa3F0MzpnWDFmQmF0M2JW",
     ];
+    // A curly quote ends a value as a straight one does; the scan reads UTF-8 bytes, so this one is given as bytes.
+    expect(scanBytes(Buffer.from(" equivalent to \u2018--http-password=STRING\u2019. "))).toBeUndefined();
+    expect(scanBytes(Buffer.from(" \u2018--http-password=Xk9#mP2qZ\u2019 "))?.what).toBe("a credential assigned to a key, token, secret or password name");
     for (const text of published) expect(findSecret(` ${text} `), text).toBeUndefined();
-    const refused = ["password=/Xk9#mP2q", "password=Qv7mTz2kLp", "DB_PASSWORD=kq7Rw2pLz", "password=admin123456", '"result_key": "wJ7kQ2mX9pL4vN8rT3"', "api_key: Zq8vT2mLx9Rk4Wp7Ns3B", "POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:-Xk9#mP2qZ}", "API_KEY: ${API_KEY:-Zq8vT2mLx9Rk4Wp7Ns3B}"];
+    const refused = ["password=/Xk9#mP2q", "password=Qv7mTz2kLp", "DB_PASSWORD=kq7Rw2pLz", "password=admin123456", '"result_key": "wJ7kQ2mX9pL4vN8rT3"', "api_key: Zq8vT2mLx9Rk4Wp7Ns3B", "POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:-Xk9#mP2qZ}", "API_KEY: ${API_KEY:-Zq8vT2mLx9Rk4Wp7Ns3B}",
+      // Beside the forms above that are published: the same names with real values.
+      "PASS=Xk9#mP2qZ", "pass: Xk9#mP2qZ", "password: Xk9#mP2q:Zr", "private_key = 0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318",
+      "key: gnutls_x509_Crt9verify_Q7data2", "token = aB3dE5fG.hJ9kL1mN-3pQ5", "access_token=2YotnFZFEjr1zCsicMWpAB"];
     for (const text of refused) expect(findSecret(` ${text} `), text).toBeDefined();
   });
 
@@ -186,6 +211,62 @@ describe("trailing data, bombs, unreadable containers", () => {
       ["decompression_bomb", expect.stringContaining("decodes past the 256 MiB")],
     ]);
     expect(leftBehind(h)).toMatchObject({ outbox: ["fine.pdf"], staging: [] });
+  });
+
+  it("reads archives through prepare: a tar's members (POSIX, GNU and pax names, a pax size), a gzip's content, a document or a picture inside, naming the member; refuses what it cannot read (bzip2, xz, 7-Zip, RAR, alone or inside a zip), a damaged header, a gzip bomb and bytes after a gzip; publishes them clean; leaves nothing behind", async () => {
+    const token = /ghp_[A-Za-z0-9]+/.exec(positives()["github-token"]!)![0];
+    const env = (k: string) => `GITHUB_TOKEN=${k}\n`;
+    const longName = `project/${"d".repeat(60)}/${"e".repeat(70)}/.env`;
+    const gnuLong = (k: string) => {
+      const name = Buffer.from(`${longName}\0`);
+      const data = Buffer.from(env(k));
+      return Buffer.concat([tarHeader("././@LongLink", name.length, "L", "gnu"), name, Buffer.alloc(512 - name.length), tarHeader(longName.slice(0, 100), data.length, "0", "gnu"), data, Buffer.alloc(512 - data.length), Buffer.alloc(1024)]);
+    };
+    // A pax size that says more than the ustar field: a reader that kept the ustar size would read the key as a header.
+    const paxSized = (k: string) => {
+      const data = Buffer.from(`notes\n${env(k)}`);
+      return Buffer.concat([...paxHeader({ path: longName, size: String(data.length) }), tarHeader("short", 0), data, Buffer.alloc(512 - data.length), Buffer.alloc(1024)]);
+    };
+    const xz = Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00, 0x00, 0x04, 0xe6, 0xd6, 0xb4, 0x46]);
+    const bz2 = Buffer.from("BZh91AY&SY\x00\x01", "latin1");
+    const sevenZip = Buffer.from([0x37, 0x7a, 0xbc, 0xaf, 0x27, 0x1c, 0x00, 0x04]);
+    const rar = Buffer.from("Rar!\x1a\x07\x01\x00", "latin1");
+    const withKey: [string, (k: string) => Buffer, string][] = [
+      ["plain.tar", (k) => tar({ "project/.env": env(k) }), "in project/.env, at byte 13 of it"],
+      ["gnu-long.tar", gnuLong, `in ${longName}, at byte 13 of it`],
+      ["pax-size.tar", paxSized, `in ${longName}, at byte 19 of it`],
+      ["project.tgz", (k) => zlib.gzipSync(tar({ "project/.env": env(k) })), "in project/.env of the tar it compresses"],
+      ["notes.gz", (k) => zlib.gzipSync(Buffer.from(`notes\n${env(k)}`)), "in the file it compresses, at byte 19 of it"],
+      ["two-members.gz", (k) => Buffer.concat([zlib.gzipSync(Buffer.from("notes\n")), zlib.gzipSync(Buffer.from(env(k)))]), "in the file it compresses"],
+      ["report-in.tar", (k) => tar({ "out/report.docx": docx(`Report\n${k}`) }), "of out/report.docx"],
+      ["chart-in.tar", (k) => tar({ "out/chart.png": pngWithText(k, "zTXt") }), "of out/chart.png"],
+      ["tar-in.zip", (k) => zip({ "backup.tar.gz": zlib.gzipSync(tar({ "project/.env": env(k) })) }), "of the tar it compresses of backup.tar.gz"],
+    ];
+    const refused = await judge(withKey.map(([name, make]) => write(work, name, make(token))));
+    expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code, d.reason])).toEqual(withKey.map(([name, , where]) => [name, "secret_detected", expect.stringContaining(where)]));
+    for (const d of refused.media_dropped) expect(d.reason).not.toContain(token.slice(-16));
+
+    const bomb = zlib.gzipSync(Buffer.alloc(300 * 1024 * 1024));
+    const damaged = tar({ "notes.txt": "notes" });
+    damaged[10] = damaged[10]! ^ 1;
+    const unreadable: [string, Buffer, string, string][] = [
+      ["backup.xz", xz, "unscannable_content", "compressed with xz, which this check does not read; send it as a .zip or a .tar.gz"],
+      ["backup.bz2", bz2, "unscannable_content", "compressed with bzip2"],
+      ["backup.7z", sevenZip, "unscannable_content", "compressed with 7-Zip"],
+      ["backup.rar", rar, "unscannable_content", "compressed with RAR"],
+      ["xz-in.zip", zip({ "logs.tar.xz": xz }), "unscannable_content", "compressed with xz, which this check does not read (in logs.tar.xz)"],
+      ["damaged.tar", damaged, "unscannable_content", "its tar header at byte 0 is damaged"],
+      ["bomb.gz", bomb, "decompression_bomb", "to more than 100 times its compressed size"],
+      ["after.gz", Buffer.concat([zlib.gzipSync(Buffer.from("notes")), zip({ "a.txt": "hello" })]), "unscannable_content", "does not inflate"],
+    ];
+    const refusedToo = await judge(unreadable.map(([name, bytes]) => write(work, name, bytes)));
+    expect(refusedToo.media_dropped.map((d) => [path.basename(d.path), d.code, d.reason])).toEqual(unreadable.map(([name, , code, why]) => [name, code, expect.stringContaining(why)]));
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+
+    const clean = [...withKey.map(([name, make]) => write(work, `clean-${name}`, make(""))), write(work, "padded.gz", Buffer.concat([zlib.gzipSync(Buffer.from("notes")), Buffer.alloc(512)]))];
+    const published = await judge(clean);
+    expect(published.media_dropped).toEqual([]);
+    expect(leftBehind(h).outbox).toHaveLength(clean.length);
   });
 
   it("refuses, through prepare, keys that long documents, table cells, wrapped words, pdfTeX's spaces and XML parts of several pieces hid, and leaves nothing behind; the same layouts without a key are published", async () => {
@@ -504,6 +585,15 @@ describe("the guard's entry point", () => {
 });
 
 describe("linear time: every rule on adversarial input", () => {
+  it("judges values of any length in one pass: the shapes that say code, a list or a public key (long runs of each)", () => {
+    const long = 200_000;
+    const values = ["a1_".repeat(long), `${"a1_".repeat(long)}!`, "A1_".repeat(long), `0x${"f".repeat(long)}`, `${"!".repeat(long)}a`, "a.".repeat(long), `${"a?.".repeat(long)}!`, "Aa0".repeat(long), `AAAA${"B".repeat(long)}`];
+    for (const v of values) {
+      expect(typeof looksLikeTokenValue(v)).toBe("boolean");
+      expect(typeof looksLikePassword(v)).toBe("boolean");
+    }
+  });
+
   it("gives a verdict on repetitions of each prefix and long runs of each alphabet, in blocks and across seams", () => {
     for (const [label, bytes] of Object.entries(adversarial(512 * 1024))) {
       const scanner = new TextScanner();

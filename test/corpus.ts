@@ -169,6 +169,9 @@ export function adversarial(size: number): Record<string, Buffer> {
   units.push("a:", "0:", "y:", ":", '<w:r><w:t xml:space="preserve">t</w:t></w:r>');
   // A shell expansion's default (`${NAME:-default}`), whose name is read back.
   units.push("${password:-", "${x_password:-}");
+  // What the generic assignment turns down as code or a list (2026-12-04): a scope, a test log's result, fields, a call, member expressions.
+  units.push("key::", "PASS: ", "password:a:", "key=f(", "pass: a?.b\n", "key=a_b_c_d9_", "key=0x0", "key=AAAAB3NzaC1yc2E");
+  units.push("\xe2\x80\x98--password=Xk9#mP\xe2\x80\x99");
   const out: Record<string, Buffer> = {};
   for (const u of units) out[`repeat ${JSON.stringify(u)}`] = fill(u);
   out["run of a"] = fill("a");
@@ -221,6 +224,51 @@ export function zip(entries: Record<string, string | Buffer>, stored = false): B
   end.writeUInt32LE(cd.length, 12);
   end.writeUInt32LE(offset, 16);
   return Buffer.concat([...locals, cd, end]);
+}
+
+/** One 512-byte ustar header: `name`, `size`, `type` ('0' a file, 'x' pax, 'L' GNU long name…), its checksum computed. */
+export function tarHeader(name: string, size: number, type = "0", magic: "posix" | "gnu" = "posix"): Buffer {
+  const h = Buffer.alloc(512);
+  h.write(name.slice(0, 100), 0, "utf8");
+  h.write("0000644\0", 100);
+  h.write("0001750\0", 108);
+  h.write("0001750\0", 116);
+  h.write(`${size.toString(8).padStart(11, "0")}\0`, 124);
+  h.write("15107413240\0", 136);
+  h.write("        ", 148);
+  h.write(type, 156);
+  h.write(magic === "posix" ? "ustar\u000000" : "ustar  \0", 257, "latin1");
+  h.write("agent", 265);
+  h.write("agent", 297);
+  let sum = 0;
+  for (const byte of h) sum += byte;
+  h.write(`${sum.toString(8).padStart(6, "0")}\0 `, 148);
+  return h;
+}
+
+const padded = (data: Buffer) => Buffer.concat([data, Buffer.alloc((512 - (data.length % 512)) % 512)]);
+
+/** A tar of `files` (name -> content), in POSIX ustar form, ended by two zero blocks; `headers` come before each file's own (pax, GNU long names). */
+export function tar(files: Record<string, string | Buffer>, headers: (name: string) => Buffer[] = () => []): Buffer {
+  const parts: Buffer[] = [];
+  for (const [name, content] of Object.entries(files)) {
+    const data = Buffer.isBuffer(content) ? content : Buffer.from(content);
+    parts.push(...headers(name), tarHeader(name, data.length), padded(data));
+  }
+  return Buffer.concat([...parts, Buffer.alloc(1024)]);
+}
+
+/** A pax extended header ('x') that gives the next member these records (`path`, `size`…). */
+export function paxHeader(records: Record<string, string>): Buffer[] {
+  let body = "";
+  for (const [key, value] of Object.entries(records)) {
+    const rest = ` ${key}=${value}\n`;
+    let length = rest.length + 1;
+    while (`${length}${rest}`.length !== length) length++;
+    body += `${length}${rest}`;
+  }
+  const data = Buffer.from(body);
+  return [tarHeader("./PaxHeaders/x", data.length, "x"), padded(data)];
 }
 
 const xmlEscape = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
@@ -705,6 +753,13 @@ export const CARRIERS: Record<string, (text: string) => Buffer> = {
   "cmt.mp4": (t) => mp4(t),
   "after-iend.png": (t) => Buffer.concat([makePng(8, (i) => i * 7), Buffer.from(t)]),
   "after-eoi.jpg": (t) => jpeg({ after: Buffer.from(t) }),
+  tar: (t) => tar({ "report/notes.txt": `Notes\n${t}\n`, "report/chart.png": makePng(8, (i) => i * 5) }),
+  "tar.gz": (t) => zlib.gzipSync(tar({ "report/notes.txt": `Notes\n${t}\n` })),
+  "docx-in.tgz": (t) => zlib.gzipSync(tar({ "report/summary.docx": docx(`Report\n${t}`) })),
+  "txt.gz": (t) => zlib.gzipSync(Buffer.from(`Notes from the run\n${t}\nend\n`)),
 };
+
+/** Extensions the corpus uses beyond the default allow list (archives): the tests and the bench allow them. */
+export const CORPUS_EXTRA_ALLOW = ["tar", "gz", "tgz", "bz2", "xz", "7z", "rar", "zip"];
 
 export { makePng };

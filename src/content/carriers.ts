@@ -1,6 +1,7 @@
 // Which reader a binary format gets. Loaded only for a binary file (a
 // dynamic import from src/prepare/content.ts), so a text file never pays for
 // it, and each reader does work only for its format.
+import { inspectGzip, inspectTar, isGzip, isTar, refuseUnreadable, unreadableArchive } from "./archive.js";
 import { inspectBmp, inspectGif, inspectJpeg, inspectPng, inspectWebp } from "./images.js";
 import { InspectContext, type Reader } from "./inspect.js";
 import type { KnownSecrets } from "./known.js";
@@ -35,6 +36,13 @@ const READERS: Record<string, Reader> = {
   epub: inspectZip,
   zip: inspectZip,
   apk: inspectZip,
+  tar: inspectTar,
+  gz: inspectGzip,
+  "tar.gz": inspectGzip,
+  bz2: refuseUnreadable("bzip2"),
+  xz: refuseUnreadable("xz"),
+  "7z": refuseUnreadable("7-Zip"),
+  rar: refuseUnreadable("RAR"),
 };
 
 /** True when a reader knows the sniffed type; other binaries are scanned as raw bytes. */
@@ -42,11 +50,19 @@ export function hasReader(sniffedExt: string): boolean {
   return Object.hasOwn(READERS, sniffedExt);
 }
 
-/** The reader of a document inside another, by its first bytes: a zip (an embedded workbook, an attached docx) or a PDF. */
+/**
+ * The reader of a document inside another, by its first bytes: a zip (an
+ * embedded workbook, an attached docx), a PDF, a tar or a gzip file (an
+ * archive inside an archive); an archive compressed in a way this check does
+ * not read gets a refusal.
+ */
 function nestedReaderOf(b: Uint8Array): Reader | undefined {
   if (b.length >= 22 && b[0] === 0x50 && b[1] === 0x4b && b[2] === 0x03 && b[3] === 0x04) return inspectZip;
   if (b.length >= 8 && b[0] === 0x25 && b[1] === 0x50 && b[2] === 0x44 && b[3] === 0x46 && b[4] === 0x2d) return inspectPdf;
-  return undefined;
+  if (isGzip(b)) return inspectGzip;
+  if (isTar(b)) return inspectTar;
+  const unreadable = unreadableArchive(b);
+  return unreadable === undefined ? undefined : refuseUnreadable(unreadable);
 }
 
 /** Reads the file's metadata and containers; throws the Refusal a finding leads to. */

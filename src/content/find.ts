@@ -665,6 +665,8 @@ class Search {
     if (HEX[before] === 1 && i >= 36 && b[i - 13] === 45 && HEX[b[i + 1]!] === 1) this.tryRule(FAL, i - 36);
     // A letter before: its pair with the letter before it must end a keyword (or be `on`, of Authorization) for an assignment.
     const last = before | 0x20;
+    // `name::member` is a scope (C++, Rust, Ruby), not an assignment: `strlen_pass::handle_assign` in GCC's changelog.
+    if (b[i + 1] === 58) return;
     if (NAME_END_BEFORE[before] === 1 && (KEYWORD_END[last] === 0 || last === 110 || KEYWORD_PAIR[((b[i - 2]! | 0x20) << 8) | last] === 1)) {
       this.assignment(i, b[i + 1] === 61 ? i + 2 : i + 1);
     }
@@ -808,10 +810,21 @@ class Search {
     }
     const kind = this.lastNameKind;
     if (kind === undefined || start < this.from) return;
+    // `PASS: addr2line`: a test log's result (DejaGnu, Automake), not a password; `PASS=…` still is one.
+    if (kind === "password" && b[separator] === 58 && TEST_RESULT.test(name)) return;
     const end = kind === "password" ? passwordEnd : tokenEnd;
     this.judgedTo = end;
-    if (end - start < (kind === "password" ? PASSWORD_MIN : TOKEN_MIN)) return;
-    const value = text.slice(start, end);
+    // `credentials = standard_b64encode(credentials)`: a call, which no credential is.
+    if (end - start < (kind === "password" ? PASSWORD_MIN : TOKEN_MIN) || b[end] === 40) return;
+    let value = text.slice(start, end);
+    // `‘--http-password=STRING’`: a curly quote (UTF-8, read a byte a character) ends a value as a straight one does.
+    const curly = kind === "password" ? value.indexOf("\xe2\x80") : -1;
+    if (curly >= 0 && value.charCodeAt(curly + 2) >= 0x98 && value.charCodeAt(curly + 2) <= 0x9f) {
+      value = value.slice(0, curly);
+      if (value.length < PASSWORD_MIN) return;
+    }
+    // `group_name:password:GID:user_list`, `HOSTNAME:PORT:USERNAME:PASSWORD:BASE_DN`: a list of fields a manual describes, not an assignment.
+    if (b[separator] === 58 && start === separatorEnd && value.includes(":")) return;
     // A repeated assignment (adversarial input, a generated file) is judged once.
     if (value !== this.lastValue || kind !== this.lastKind) {
       this.lastValue = value;
@@ -826,6 +839,9 @@ class Search {
   private lastKind = "";
   private lastSecret = false;
 }
+
+/** The result words of test logs that end like a password name: `PASS:`, `XPASS:`, `KPASS:`. */
+const TEST_RESULT = /^[XK]?PASS$/;
 
 /** Zero bytes after the text in the bytes the search reads (more than any test reads ahead). */
 export const PADDING = 64;

@@ -3,7 +3,8 @@
 // their pixel data is skipped, and any byte after the format's end marker is
 // refused (`trailing_data`): a generated image has none, and a polyglot is
 // how an archive rides inside a picture.
-import type { InspectContext } from "./inspect.js";
+import { Refusal } from "../core/errors.js";
+import type { InspectContext, Reader } from "./inspect.js";
 
 const u32be = (b: Uint8Array, i: number) => ((b[i]! << 24) >>> 0) + (b[i + 1]! << 16) + (b[i + 2]! << 8) + b[i + 3]!;
 const u32le = (b: Uint8Array, i: number) => b[i]! + (b[i + 1]! << 8) + (b[i + 2]! << 16) + ((b[i + 3]! << 24) >>> 0);
@@ -208,4 +209,34 @@ export function inspectBmp(b: Uint8Array, ctx: InspectContext): void {
   if (end > b.length || end < 26) throw ctx.unscannable("its header's size does not fit the file");
   ctx.scan("its header", b.subarray(0, Math.min(end, 138)));
   ctx.trailing(b.subarray(end), end, "end (its header's size)", true);
+}
+
+/** The reader of the picture `d` is, by its first bytes, if any. */
+function pictureReader(d: Uint8Array): Reader | undefined {
+  if (d.length < 12) return undefined;
+  if (d[0] === 0x89 && d[1] === 0x50 && d[2] === 0x4e && d[3] === 0x47) return inspectPng;
+  if (d[0] === 0xff && d[1] === 0xd8 && d[2] === 0xff) return inspectJpeg;
+  if (d[0] === 0x47 && d[1] === 0x49 && d[2] === 0x46 && d[3] === 0x38) return inspectGif;
+  if (d[0] === 0x52 && d[1] === 0x49 && d[2] === 0x46 && d[3] === 0x46 && d[8] === 0x57 && d[9] === 0x45 && d[10] === 0x42 && d[11] === 0x50) return inspectWebp;
+  if (d[0] === 0x42 && d[1] === 0x4d) return inspectBmp;
+  return undefined;
+}
+
+/**
+ * Reads `data`, a part of a container (a zip entry, a tar member), as the
+ * picture it is: a picture's pixels hold no text, so its metadata and what
+ * follows its end are read, as for a picture sent alone. False when it is no
+ * picture or its reader cannot read it (a damaged picture is then scanned as
+ * bytes by the caller).
+ */
+export function readPicture(ctx: InspectContext, part: string, data: Uint8Array): boolean {
+  const reader = pictureReader(data);
+  if (!reader) return false;
+  try {
+    ctx.readWithin(part, data, reader);
+    return true;
+  } catch (err) {
+    if (err instanceof Refusal && err.code === "unscannable_content") return false;
+    throw err;
+  }
 }

@@ -98,6 +98,16 @@ export class InspectContext {
    * the output in one piece instead of many (it bounds nothing).
    */
   inflate(part: string, compressed: Uint8Array, kind: "raw" | "zlib", sizeHint = 0): Buffer {
+    return this.inflateCounted(part, compressed, kind, sizeHint).out;
+  }
+
+  /**
+   * inflate(), also saying how many bytes of `compressed` the stream took
+   * (what follows is not the stream's). "gzip" reads every member of a
+   * multi-member file; bytes after the last one that are not a further
+   * member are refused by zlib, except NULs (tape padding), which it skips.
+   */
+  inflateCounted(part: string, compressed: Uint8Array, kind: "raw" | "zlib" | "gzip", sizeHint = 0): { out: Buffer; consumed: number } {
     if (this.inflated + MIN_INFLATE_CHARGE > MAX_INFLATED_TOTAL) {
       throw new Refusal("decompression_bomb", `${this.named(part)} of the .${this.ext} file inflates past the ${formatBytes(MAX_INFLATED_TOTAL)} this check inflates for one file (each compressed part counts as at least ${formatBytes(MIN_INFLATE_CHARGE)}): refused as a decompression bomb`);
     }
@@ -106,12 +116,14 @@ export class InspectContext {
     const limit = Math.min(remaining, byRatio);
     // node:zlib is loaded only by a file that holds compressed parts.
     const zlib = process.getBuiltinModule("node:zlib");
-    let out: Buffer;
+    let result: { buffer: Buffer; engine: { bytesWritten: number } };
     try {
       // One output chunk for the declared size (plus one byte, so that a true declaration needs no second chunk); zlib's default below it.
       const chunkSize = Math.max(zlib.constants.Z_DEFAULT_CHUNK, Math.min(limit, sizeHint + 1, 64 * 1024 * 1024));
-      const options = { maxOutputLength: Math.max(1, limit), finishFlush: zlib.constants.Z_SYNC_FLUSH, chunkSize };
-      out = kind === "raw" ? zlib.inflateRawSync(compressed, options) : zlib.inflateSync(compressed, options);
+      const options = { maxOutputLength: Math.max(1, limit), finishFlush: zlib.constants.Z_SYNC_FLUSH, chunkSize, info: true };
+      const inflate = kind === "raw" ? zlib.inflateRawSync : kind === "zlib" ? zlib.inflateSync : zlib.gunzipSync;
+      // With `info`, node:zlib answers the output and its engine, whose bytesWritten counts the input it took.
+      result = inflate(compressed, options) as unknown as typeof result;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE") {
         const why = limit === remaining ? `past the ${formatBytes(MAX_INFLATED_TOTAL)} this check inflates for one file` : `to more than ${MAX_RATIO} times its compressed size`;
@@ -119,8 +131,9 @@ export class InspectContext {
       }
       throw this.unscannable(`${part} does not inflate (${(err as Error).message})`);
     }
+    const out = result.buffer;
     this.inflated += Math.max(out.length, MIN_INFLATE_CHARGE);
-    return out;
+    return { out, consumed: result.engine.bytesWritten };
   }
 
   /**
@@ -145,10 +158,10 @@ export class InspectContext {
   }
 
   /** The content could not be read to check it: refused rather than let out unchecked. */
-  unscannable(why: string): Refusal {
+  unscannable(why: string, remedy = "export it again"): Refusal {
     // `why` may hold an entry's name, or zlib's words about the file's bytes: escaped with the rest.
     const inside = this.within === undefined ? "" : ` (in ${this.within})`;
-    return new Refusal("unscannable_content", `the .${this.ext} file could not be checked for secrets: ${escapeText(`${why}${inside}`)}; export it again`);
+    return new Refusal("unscannable_content", `the .${this.ext} file could not be checked for secrets: ${escapeText(`${why}${inside}`)}; ${remedy}`);
   }
 
   /**

@@ -55,6 +55,10 @@ export const DOCUMENTED_EXAMPLES = [
   "sk_test_4eC39HqLyjWDarjtT1zdp7dc", // Stripe's documentation test key
   "sk_test_BQokikJOvBiI2HlWgH4olfQ2", // Stripe's older documentation test key
   "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ", // the payload of jwt.io's example token
+  "2YotnFZFEjr1zCsicMWpAA", // OAuth 2.0's (RFC 6749) example access token
+  "tGzv3JOkF0XG5Qx2TlKWIA", // its example refresh token
+  "SplxlOBeZQQYbYS6WxSbIA", // its example authorization code
+  "czZCaGRSa3F0MzpnWDFmQmF0M2JW", // its example client credentials (s6BhdRkqt3:gX1fBat3bV), as HTTP Basic sends them
 ];
 export const isDocumented = (match: string) => DOCUMENTED_EXAMPLES.some((e) => match.includes(e));
 
@@ -147,12 +151,13 @@ function netrcPassword(match: string): boolean {
 /** `Authorization: Basic|Bearer|Token VALUE`. */
 function authorizationValue(match: string): boolean {
   const value = match.slice(match.search(/[ \t][^ \t]+$/) + 1);
+  if (isDocumented(value)) return false;
   if (/basic/i.test(match.slice(0, match.length - value.length))) {
     const decoded = Buffer.from(value, "base64").toString("latin1");
     const colon = decoded.indexOf(":");
     return colon > 0 && /^[\x20-\x7e]+$/.test(decoded) && looksLikePassword(decoded.slice(colon + 1));
   }
-  return !isDocumented(value) && looksLikeTokenValue(value);
+  return looksLikeTokenValue(value);
 }
 
 // Generic assignments: a name that says key, token, secret or password, a

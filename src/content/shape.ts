@@ -103,7 +103,8 @@ export function looksRandom(body: string): boolean {
 }
 
 const DIGIT = /[0-9]/;
-const MEMBER_EXPRESSION = /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/;
+/** Code: `o.password`, `matchResult?.pass`, `!this.result.issues`, `base64.urlsafe_b64decode`. */
+const MEMBER_EXPRESSION = /^!*[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)+$/;
 const LETTER = /[A-Za-z]/;
 
 /**
@@ -112,7 +113,18 @@ const LETTER = /[A-Za-z]/;
  * alphabet, letters and digits both, no placeholder.
  */
 export function looksLikeTokenValue(value: string): boolean {
-  return value.length >= 16 && /^[A-Za-z0-9_\-+/=.~]+$/.test(value) && DIGIT.test(value) && LETTER.test(value) && !CAMEL_WORDS.test(value) && looksRandom(value);
+  return value.length >= 16 && /^[A-Za-z0-9_\-+/=.~]+$/.test(value) && DIGIT.test(value) && LETTER.test(value) && !looksLikeCode(value) && !isSshPublicKey(value) && looksRandom(value);
+}
+
+/** An identifier or an expression of them: `Ipv6CidrAssociations`, `gnutls_x509_crt_verify_data2`, `base64.urlsafe_b64decode`, `0x7EC2DBB6F4DBF434`. */
+const looksLikeCode = (value: string) => CAMEL_WORDS.test(value) || SNAKE_WORDS.test(value) || HEX_NUMBER.test(value) || MEMBER_EXPRESSION.test(value);
+
+/** The key types an OpenSSH public key (`AAAAB3NzaC1yc2E…`, base64 of a length and `ssh-rsa`) opens with. */
+const SSH_KEY_TYPE = /^\0\0\0[\x07-\x30](?:ssh-|ecdsa-|sk-)/;
+
+/** An OpenSSH public key (`--key='AAAAB3NzaC1yc2E…'`): public, so no credential. */
+function isSshPublicKey(value: string): boolean {
+  return value.startsWith("AAAA") && SSH_KEY_TYPE.test(Buffer.from(value.slice(0, 24), "base64").toString("latin1"));
 }
 
 /**
@@ -121,6 +133,17 @@ export function looksLikeTokenValue(value: string): boolean {
  * 20 letters and digits reads so with a probability of about 1e-5.
  */
 const CAMEL_WORDS = /^(?:[A-Z][a-z]+[0-9]*){3,}$/;
+
+/**
+ * Three or more words of one case joined by `_` (`gnutls_x509_crt_verify_data2`,
+ * a function a changelog's test output names after `rsa pss key:`): an
+ * identifier. A random token of 16 or more characters over letters of both
+ * cases reads so with a probability under 1e-4.
+ */
+/** A 64-bit number written in hex (`GnuPG key: 0x7EC2DBB6F4DBF434`, a key's id): no credential is that short. */
+const HEX_NUMBER = /^0[xX][0-9A-Fa-f]{1,16}$/;
+
+const SNAKE_WORDS = /^(?:[a-z]+[0-9]*_){2,}[a-z]+[0-9]*$|^(?:[A-Z]+[0-9]*_){2,}[A-Z]+[0-9]*$/;
 
 /**
  * A path (`PWD=/home/me/app`, `C:\\Users\\me`): an environment dump's working
@@ -133,7 +156,7 @@ const PATH = /^(?:(?:~|\.\.?)?\/|[A-Za-z]:[\\/])[\w.~\/\\-]*$/;
  * `DB_PASSWORD=admin123`, `P@ssw0rd1`): a stock word, a separator, up to
  * four digits and a mark.
  */
-const EXAMPLE_PASSWORD = /^(?:my|super)?(?:secret|password|passw0rd|p@ssw0rd|p@ssword|pass|admin|test|demo|example|sample|foobar|changeit|hunter)[-_.!@#]?\d{0,4}[!.]?$/i;
+const EXAMPLE_PASSWORD = /^(?:my|super)?(?:secret|password|passw0rd|p@ssw0rd|p@ssword|p4ssw0rd|p4ssword|pass|admin|test|demo|example|sample|foobar|changeit|hunter)[-_.!@#]?\d{0,4}[!.]?$/i;
 
 /**
  * A password needs less: 8 characters or more, letters and a digit or a

@@ -8,9 +8,8 @@
 //
 // node:zlib inflates; the central directory is read here (about sixty
 // lines): measured against yauzl and fflate in README "Zip and PDF readers".
-import { Refusal } from "../core/errors.js";
-import { inspectBmp, inspectGif, inspectJpeg, inspectPng, inspectWebp } from "./images.js";
-import type { InspectContext, Reader } from "./inspect.js";
+import { readPicture } from "./images.js";
+import type { InspectContext } from "./inspect.js";
 import { utf16Order } from "./utf16.js";
 import { xmlText } from "./xml-text.js";
 
@@ -111,28 +110,6 @@ function xmlAsUtf8(data: Uint8Array): Uint8Array {
   return Buffer.from(units.toString("utf16le"), "utf8");
 }
 
-/** The reader of the picture `data` is, by its first bytes, if any. */
-function imageReader(d: Uint8Array): Reader | undefined {
-  if (d.length < 12) return undefined;
-  if (d[0] === 0x89 && d[1] === 0x50 && d[2] === 0x4e && d[3] === 0x47) return inspectPng;
-  if (d[0] === 0xff && d[1] === 0xd8 && d[2] === 0xff) return inspectJpeg;
-  if (d[0] === 0x47 && d[1] === 0x49 && d[2] === 0x46 && d[3] === 0x38) return inspectGif;
-  if (d[0] === 0x52 && d[1] === 0x49 && d[2] === 0x46 && d[3] === 0x46 && d[8] === 0x57 && d[9] === 0x45 && d[10] === 0x42 && d[11] === 0x50) return inspectWebp;
-  if (d[0] === 0x42 && d[1] === 0x4d) return inspectBmp;
-  return undefined;
-}
-
-/** Reads a picture inside the container; false when its reader cannot (a damaged picture is then scanned as bytes). */
-function readImage(ctx: InspectContext, part: string, data: Uint8Array, reader: Reader): boolean {
-  try {
-    ctx.readWithin(part, data, reader);
-    return true;
-  } catch (err) {
-    if (err instanceof Refusal && err.code === "unscannable_content") return false;
-    throw err;
-  }
-}
-
 export function inspectZip(b: Uint8Array, ctx: InspectContext): void {
   const { entries, cdStart, cdEnd, eocd } = readEntries(b, ctx);
   // Names, comments and extra fields, and any byte outside the entries (after the directory: a polyglot's payload).
@@ -149,11 +126,7 @@ export function inspectZip(b: Uint8Array, ctx: InspectContext): void {
     if (e.method === 0) data = raw;
     else if (e.method === 8) data = ctx.inflate(part, raw, "raw", e.size);
     else throw ctx.unscannable(`${part} is compressed with method ${e.method}, which this check does not read`);
-    const image = imageReader(data);
-    if (image) {
-      // A picture's pixels hold no text: its metadata and what follows its end are read, as for a picture sent alone.
-      if (readImage(ctx, part, data, image)) continue;
-    }
+    if (readPicture(ctx, part, data)) continue;
     ctx.scan(part, data);
     if (XML_PART.test(e.name)) ctx.scan(`the text of ${part}`, xmlText(xmlAsUtf8(data)));
     ctx.readNested(part, data);

@@ -66,8 +66,8 @@ const BINARY_SNIFFS: Record<string, string[]> = {
   apk: ["apk", "zip"],
   ipa: ["zip"],
   tar: ["tar"],
-  gz: ["gz"],
-  tgz: ["gz"],
+  gz: ["gz", "tar.gz"],
+  tgz: ["tar.gz", "gz"],
   bz2: ["bz2"],
   xz: ["xz"],
   "7z": ["7z"],
@@ -79,12 +79,13 @@ export function isTextExtension(ext: string): boolean {
 }
 
 /** Extensions whose format a reader of src/content/carriers.ts knows. */
-const PARSED = new Set(["png", "jpg", "jpeg", "gif", "webp", "bmp", "mp3", "mp4", "mov", "m4a", "wav", "avi", "pdf", "docx", "xlsx", "pptx", "odt", "ods", "odp", "epub", "zip", "apk", "ipa", "key"]);
+const PARSED = new Set(["png", "jpg", "jpeg", "gif", "webp", "bmp", "mp3", "mp4", "mov", "m4a", "wav", "avi", "pdf", "docx", "xlsx", "pptx", "odt", "ods", "odp", "epub", "zip", "apk", "ipa", "key", "tar", "gz", "tgz", "bz2", "xz", "7z", "rar"]);
 
 /**
  * How a file's bytes are searched for credentials: as text; by a format
- * reader (after staging); or, for a binary format nothing here reads (ogg,
- * flac, mkv, tiff, archives…), every byte as it is, like text but without
+ * reader (after staging; an archive compressed in a way no reader here
+ * reads is refused by its reader); or, for a binary format nothing here
+ * reads (ogg, flac, mkv, tiff…), every byte as it is, like text but without
  * an encoding to check.
  */
 export function scanModeFor(ext: string): "text" | "parsed" | "raw" {
