@@ -32,6 +32,7 @@ import {
   VALUE_MAX,
   allRules,
   nameKind,
+  isNameChar,
   nameStartBefore,
   valueLooksSecret,
 } from "./rules.js";
@@ -775,6 +776,8 @@ class Search {
     if (KEYWORD_END[last] === 0 || nameEnd < this.judgedTo || KEYWORD_PAIR[((b[nameEnd - 2]! | 0x20) << 8) | last] === 0) return;
     const before = KEYWORD_ENDING.get(((b[nameEnd - 3]! | 0x20) << 16) | ((b[nameEnd - 2]! | 0x20) << 8) | last);
     if (before === undefined || (before !== 0 && (nameEnd < 4 || (b[nameEnd - 4]! | 0x20) !== before))) return;
+    // `PASS: addr2line`: a test log's result (DejaGnu, Automake), not a password; `PASS=…` still is one.
+    if (last === 115 && b[separator] === 58 && this.isTestResult(nameEnd)) return;
     // Forwards from it: up to 8 blanks, a quote (maybe escaped), the value.
     let start = separatorEnd;
     for (let n = 0; n < 8 && (b[start] === 32 || b[start] === 9); n++) start++;
@@ -810,8 +813,6 @@ class Search {
     }
     const kind = this.lastNameKind;
     if (kind === undefined || start < this.from) return;
-    // `PASS: addr2line`: a test log's result (DejaGnu, Automake), not a password; `PASS=…` still is one.
-    if (kind === "password" && b[separator] === 58 && TEST_RESULT.test(name)) return;
     const end = kind === "password" ? passwordEnd : tokenEnd;
     this.judgedTo = end;
     // `credentials = standard_b64encode(credentials)`: a call, which no credential is.
@@ -833,15 +834,20 @@ class Search {
     }
     if (this.lastSecret) this.hit(GENERIC_WHAT, start, Rank.Generic);
   }
+  /** Whether the name ending at `nameEnd` is `PASS`, `XPASS` or `KPASS`, in capitals, as test logs write their results. */
+  private isTestResult(nameEnd: number): boolean {
+    const b = this.b;
+    if (nameEnd < 4 || b[nameEnd - 1] !== 83 || b[nameEnd - 2] !== 83 || b[nameEnd - 3] !== 65 || b[nameEnd - 4] !== 80) return false;
+    let from = nameEnd - 4;
+    if (from > 0 && (b[from - 1] === 88 || b[from - 1] === 75)) from--;
+    return from === 0 || !isNameChar(b[from - 1]!);
+  }
   private lastName = "";
   private lastNameKind: "password" | "token" | undefined;
   private lastValue = "";
   private lastKind = "";
   private lastSecret = false;
 }
-
-/** The result words of test logs that end like a password name: `PASS:`, `XPASS:`, `KPASS:`. */
-const TEST_RESULT = /^[XK]?PASS$/;
 
 /** Zero bytes after the text in the bytes the search reads (more than any test reads ahead). */
 export const PADDING = 64;
