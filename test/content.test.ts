@@ -13,7 +13,7 @@ import { KnownSecrets } from "../src/content/known.js";
 import { checkContent } from "../src/prepare/content.js";
 import { prepare } from "../src/prepare/prepare.js";
 import { TextScanner } from "../src/prepare/text.js";
-import { inspectBinary } from "../src/content/carriers.js";
+import { inspectBinary, inspectFile } from "../src/content/carriers.js";
 import { NO_KNOWN_SECRETS } from "../src/content/known.js";
 import { scanBytes } from "../src/content/scan.js";
 import { looksLikePassword, looksLikeTokenValue } from "../src/content/shape.js";
@@ -24,6 +24,23 @@ import { CARRIERS, CORPUS_EXTRA_ALLOW, adversarial, bmp, docx, gif, jpeg, jpegMp
 import { NOTHING_LEFT, cli, leftBehind, makeHome, write } from "./helpers.js";
 
 let h: ReturnType<typeof makeHome>;
+
+/** What a reader concluded: "published", or the refusal's code and reason. */
+function outcome(read: () => void): string {
+  try {
+    read();
+    return "published";
+  } catch (err) {
+    if (!(err instanceof Refusal)) throw err;
+    return `${err.code}: ${err.message}`;
+  }
+}
+
+const be32box = (n: number) => {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(n);
+  return b;
+};
 let work: string;
 beforeEach(() => {
   h = makeHome();
@@ -267,6 +284,51 @@ describe("trailing data, bombs, unreadable containers", () => {
     const published = await judge(clean);
     expect(published.media_dropped).toEqual([]);
     expect(leftBehind(h).outbox).toHaveLength(clean.length);
+  });
+
+  it("reads audio and video past 1 MiB from the staged file a range at a time (their media data never read), and finds what the in-memory reading finds: a key in a moov after the media data, in a moov larger than the read window, after the last box, in a WAV's INFO after its samples, in an MP3's tag or tail; publishes them clean; leaves nothing behind", async () => {
+    const token = /ghp_[A-Za-z0-9]+/.exec(positives()["github-token"]!)![0];
+    const noise = (n: number, seed: number) => {
+      const random = rng(seed);
+      return Buffer.from(Array.from({ length: n }, () => Math.floor(random() * 256)));
+    };
+    const media = noise(3 << 20, 7);
+    const cases: [string, (k: string) => Buffer, string][] = [
+      ["camera.mp4", (k) => mp4(`note ${k}`, media, true), "in its moov box"],
+      ["big-moov.mp4", (k) => mp4(`note ${k}`, media, true, 200_000), "in its moov box"],
+      ["free-box.mp4", (k) => Buffer.concat([mp4("note", media), be32box(8 + k.length + 2), Buffer.from(`free ${k} `, "latin1")]), "in its free box"],
+      ["edited.wav", (k) => wav(`note ${k}`, media, true), "in its LIST INFO chunk"],
+      ["tagged.mp3", (k) => mp3(`note ${k}`, false, 8000), "in its ID3"],
+      ["tail.mp3", (k) => Buffer.concat([mp3("note", false, 8000), Buffer.from(`TAG ${k} `)]), "in its last bytes"],
+    ];
+    const refused = await judge(cases.map(([name, make]) => write(work, name, make(token))));
+    expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code, d.reason])).toEqual(cases.map(([name, , where]) => [name, "secret_detected", expect.stringContaining(where)]));
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+    const published = await judge(cases.map(([name, make]) => write(work, `clean-${name}`, make("quarterly-report"))));
+    expect(published.media_dropped).toEqual([]);
+    expect(leftBehind(h).outbox).toHaveLength(cases.length);
+
+    // The file reading against the in-memory one, on random layouts of boxes around the read window's edges.
+    const random = rng(77);
+    const key = `note ${token}`;
+    for (let round = 0; round < 60; round++) {
+      const boxes = Array.from({ length: 1 + Math.floor(random() * 6) }, (_, i) => {
+        const size = Math.floor(random() * 3) === 0 ? 65_536 - 8 + Math.floor(random() * 17) - 8 : Math.floor(random() * 150_000);
+        return Buffer.concat([be32box(size + 8), Buffer.from(i === 2 ? "mdat" : "free", "latin1"), noise(size, round * 10 + i)]);
+      });
+      const at = Math.floor(random() * boxes.length);
+      // The moov of a small mp4 (after its 24-byte ftyp), among the boxes.
+      const small = mp4(key);
+      const file = Buffer.concat([...boxes.slice(0, at), small.subarray(24, 24 + small.readUInt32BE(24)), ...boxes.slice(at)]);
+      const inMemory = outcome(() => inspectBinary(file, "mp4", "mp4", NO_KNOWN_SECRETS));
+      const fd = fs.openSync(write(work, `layout-${round}.mp4`, file), "r");
+      try {
+        expect(outcome(() => inspectFile(fd, file.length, "mp4", "mp4", NO_KNOWN_SECRETS))).toEqual(inMemory);
+      } finally {
+        fs.closeSync(fd);
+      }
+      expect(inMemory).toContain("secret_detected");
+    }
   });
 
   it("refuses, through prepare, keys that long documents, table cells, wrapped words, pdfTeX's spaces and XML parts of several pieces hid, and leaves nothing behind; the same layouts without a key are published", async () => {

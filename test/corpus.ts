@@ -476,7 +476,7 @@ export function jpeg(opts: { comment?: string; exifText?: string; after?: Buffer
 }
 
 /** An MP3: an ID3v2.3 tag with a comment frame (UTF-16 with a BOM when `utf16`), then a few MPEG frames. */
-export function mp3(comment: string, utf16 = true): Buffer {
+export function mp3(comment: string, utf16 = true, frames = 3): Buffer {
   const text = utf16 ? Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(comment, "utf16le")]) : Buffer.from(comment, "latin1");
   const frameData = Buffer.concat([Buffer.from([utf16 ? 1 : 0]), Buffer.from("eng", "latin1"), utf16 ? Buffer.from([0xff, 0xfe, 0, 0]) : Buffer.from([0]), text]);
   const frame = Buffer.concat([Buffer.from("COMM", "latin1"), Buffer.from([0, 0, 0, 0]), Buffer.from([0, 0]), frameData]);
@@ -487,7 +487,7 @@ export function mp3(comment: string, utf16 = true): Buffer {
   const header = Buffer.from([0x49, 0x44, 0x33, 3, 0, 0, (size >> 21) & 0x7f, (size >> 14) & 0x7f, (size >> 7) & 0x7f, size & 0x7f]);
   // MPEG-1 Layer III, 128 kbit/s, 44.1 kHz: 417-byte frames.
   const mpegFrame = Buffer.concat([Buffer.from([0xff, 0xfb, 0x90, 0x64]), Buffer.alloc(413, 0x55)]);
-  return Buffer.concat([header, tag, mpegFrame, mpegFrame, mpegFrame]);
+  return Buffer.concat([header, tag, ...Array.from({ length: frames }, () => mpegFrame)]);
 }
 
 const le16 = (n: number) => Buffer.from([n & 0xff, n >> 8]);
@@ -544,18 +544,25 @@ export function bmp(): Buffer {
 }
 
 /** A WAV with a LIST/INFO comment and 64 samples. */
-export function wav(comment: string): Buffer {
+/** A WAV whose INFO comment is `comment`; `samples` of audio, before the comment when `infoLast` (as some editors write it). */
+export function wav(comment: string, samples: Buffer = Buffer.alloc(64, 0x80), infoLast = false): Buffer {
   const fmt = Buffer.concat([le16(1), le16(1), le32(8000), le32(8000), le16(1), le16(8)]);
-  const info = Buffer.concat([Buffer.from("INFO"), riffChunk("ICMT", Buffer.from(`${comment}\0`, "latin1"))]);
-  return riff("WAVE", [riffChunk("fmt ", fmt), riffChunk("LIST", info), riffChunk("data", Buffer.alloc(64, 0x80))]);
+  const info = riffChunk("LIST", Buffer.concat([Buffer.from("INFO"), riffChunk("ICMT", Buffer.from(`${comment}\0`, "latin1"))]));
+  const data = riffChunk("data", samples);
+  return riff("WAVE", infoLast ? [riffChunk("fmt ", fmt), data, info] : [riffChunk("fmt ", fmt), info, data]);
 }
 
-/** An MP4: ftyp, a moov with an iTunes-style comment, and media data. */
-export function mp4(comment: string): Buffer {
+/**
+ * An MP4: ftyp, a moov with an iTunes-style comment, and media data; with
+ * `moovLast` the moov follows the media data, as a camera writes it, and
+ * `moovPadding` bytes make it that much larger.
+ */
+export function mp4(comment: string, media: Buffer = Buffer.alloc(256, 7), moovLast = false, moovPadding = 100): Buffer {
   const data = isoBox("data", Buffer.concat([be32(1), be32(0), Buffer.from(comment, "utf8")]));
   const meta = isoBox("meta", Buffer.concat([be32(0), isoBox("hdlr", Buffer.alloc(25)), isoBox("ilst", isoBox("\xa9cmt", data))]));
-  const moov = isoBox("moov", Buffer.concat([isoBox("mvhd", Buffer.alloc(100)), isoBox("udta", meta)]));
-  return Buffer.concat([isoBox("ftyp", Buffer.concat([Buffer.from("isom"), be32(0), Buffer.from("isommp41")])), moov, isoBox("mdat", Buffer.alloc(256, 7))]);
+  const moov = isoBox("moov", Buffer.concat([isoBox("mvhd", Buffer.alloc(moovPadding)), isoBox("udta", meta)]));
+  const ftyp = isoBox("ftyp", Buffer.concat([Buffer.from("isom"), be32(0), Buffer.from("isommp41")]));
+  return Buffer.concat(moovLast ? [ftyp, isoBox("mdat", media), moov] : [ftyp, moov, isoBox("mdat", media)]);
 }
 
 const stream = (dict: string, body: Buffer) => Buffer.concat([Buffer.from(`<< ${dict} /Length ${body.length} >>\nstream\n`), body, Buffer.from("\nendstream")]);

@@ -5,18 +5,12 @@ import { inspectGzip, inspectTar, isGzip, isTar, refuseUnreadable, unreadableArc
 import { inspectBmp, inspectGif, inspectJpeg, inspectPng, inspectWebp } from "./images.js";
 import { InspectContext, type Reader } from "./inspect.js";
 import type { KnownSecrets } from "./known.js";
-import { inspectIsoMedia, inspectMp3, inspectRiff } from "./media.js";
+import { type ByteSource, bytesSource, fileSource, inspectIsoMedia, inspectMp3, inspectRiff } from "./media.js";
 import { inspectPdf } from "./pdf.js";
 import { inspectZip } from "./zip.js";
 
-/** Readers by the type file-type sniffed. */
-const READERS: Record<string, Reader> = {
-  png: inspectPng,
-  apng: inspectPng,
-  jpg: inspectJpeg,
-  gif: inspectGif,
-  webp: inspectWebp,
-  bmp: inspectBmp,
+/** Readers that read a file a range at a time (audio and video: their media data is skipped, never read). */
+const RANGE_READERS: Record<string, (src: ByteSource, ctx: InspectContext) => void> = {
   mp3: inspectMp3,
   mp4: inspectIsoMedia,
   m4v: inspectIsoMedia,
@@ -25,6 +19,19 @@ const READERS: Record<string, Reader> = {
   qt: inspectIsoMedia,
   wav: inspectRiff,
   avi: inspectRiff,
+};
+
+const inMemory = (read: (src: ByteSource, ctx: InspectContext) => void): Reader => (bytes, ctx) => read(bytesSource(bytes), ctx);
+
+/** Readers by the type file-type sniffed. */
+const READERS: Record<string, Reader> = {
+  ...Object.fromEntries(Object.entries(RANGE_READERS).map(([ext, read]) => [ext, inMemory(read)])),
+  png: inspectPng,
+  apng: inspectPng,
+  jpg: inspectJpeg,
+  gif: inspectGif,
+  webp: inspectWebp,
+  bmp: inspectBmp,
   pdf: inspectPdf,
   ai: inspectPdf,
   docx: inspectZip,
@@ -68,4 +75,14 @@ function nestedReaderOf(b: Uint8Array): Reader | undefined {
 /** Reads the file's metadata and containers; throws the Refusal a finding leads to. */
 export function inspectBinary(bytes: Uint8Array, ext: string, sniffedExt: string, known: KnownSecrets): void {
   READERS[sniffedExt]!(bytes, new InspectContext(ext, known, nestedReaderOf));
+}
+
+/** True when the sniffed type's reader reads the file a range at a time (inspectFile), not all its bytes. */
+export function readsRanges(sniffedExt: string): boolean {
+  return Object.hasOwn(RANGE_READERS, sniffedExt);
+}
+
+/** inspectBinary for a type that readsRanges, from an open file of `length` bytes. */
+export function inspectFile(fd: number, length: number, ext: string, sniffedExt: string, known: KnownSecrets): void {
+  RANGE_READERS[sniffedExt]!(fileSource(fd, length), new InspectContext(ext, known, nestedReaderOf));
 }

@@ -2,7 +2,55 @@
 // decoded, compressed ones inflated; ID3v1, APE and what follows the audio
 // frames; ISO media boxes but the media data; RIFF chunks but the samples),
 // their media data is skipped.
+//
+// They read the file a range at a time (a ByteSource), so that the media
+// data, most of a video's bytes, is never read into memory: prepare does not
+// keep these files while staging them (judge.ts), and a 50 MB video cost a
+// 50 MB buffer, its page faults and a second read of the whole file.
+import fs from "node:fs";
 import type { InspectContext } from "./inspect.js";
+
+/** A file's bytes, a range at a time. What `read` returns is valid until the next call. */
+export interface ByteSource {
+  readonly length: number;
+  read(at: number, length: number): Uint8Array;
+}
+
+/** The bytes of a file held in memory (a part of a container, a small file kept while staging). */
+export function bytesSource(b: Uint8Array): ByteSource {
+  return { length: b.length, read: (at, length) => b.subarray(at, at + length) };
+}
+
+/** How much is read at once from a file: headers of boxes and chunks are served from it. */
+const WINDOW = 64 * 1024;
+
+/** An open file's bytes, read on demand through a window (a box header costs no system call of its own). */
+export function fileSource(fd: number, length: number): ByteSource {
+  const window = Buffer.allocUnsafe(WINDOW);
+  let from = 0;
+  let to = 0;
+  const fill = (into: Buffer, at: number, n: number) => {
+    let got = 0;
+    while (got < n) {
+      const r = fs.readSync(fd, into, got, n - got, at + got);
+      if (r === 0) break;
+      got += r;
+    }
+    return into.subarray(0, got);
+  };
+  return {
+    length,
+    read(at, n) {
+      n = Math.max(0, Math.min(n, length - at));
+      if (at >= from && at + n <= to) return window.subarray(at - from, at - from + n);
+      if (n > WINDOW) return fill(Buffer.allocUnsafe(n), at, n);
+      const got = fill(window, at, Math.min(WINDOW, length - at));
+      from = at;
+      to = at + got.length;
+      return window.subarray(0, Math.min(n, got.length));
+    },
+  };
+}
 
 const syncsafe = (b: Uint8Array, i: number) => (b[i]! << 21) | (b[i + 1]! << 14) | (b[i + 2]! << 7) | b[i + 3]!;
 const u32be = (b: Uint8Array, i: number) => ((b[i]! << 24) >>> 0) + (b[i + 1]! << 16) + (b[i + 2]! << 8) + b[i + 3]!;
@@ -23,13 +71,14 @@ function resync(b: Uint8Array): Buffer {
   return out.subarray(0, n);
 }
 
-function inspectId3v2(b: Uint8Array, ctx: InspectContext): number {
+/** The ID3v2 tag `b` opens with (a file of `fileLength` bytes); where the audio starts. */
+function inspectId3v2(b: Uint8Array, ctx: InspectContext, fileLength: number): number {
   if (b.length < 10 || ascii(b, 0, 3) !== "ID3") return 0;
   const version = b[3]!;
   const flags = b[5]!;
   const size = syncsafe(b, 6);
   const end = 10 + size + (flags & 0x10 ? 10 : 0);
-  if (end > b.length) throw ctx.unscannable("its ID3 tag runs past the end of the file");
+  if (end > b.length || end > fileLength) throw ctx.unscannable("its ID3 tag runs past the end of the file");
   let tag: Uint8Array = b.subarray(10, 10 + size);
   ctx.scan("its ID3 tag", tag);
   if (flags & 0x80 && version < 4) tag = resync(tag);
@@ -62,42 +111,48 @@ function inspectId3v2(b: Uint8Array, ctx: InspectContext): number {
   return end;
 }
 
-export function inspectMp3(b: Uint8Array, ctx: InspectContext): void {
-  const audioFrom = inspectId3v2(b, ctx);
-  const tailFrom = Math.max(audioFrom, b.length - MP3_TAIL);
-  ctx.scan("its last bytes (ID3v1, APE tags and anything after the audio)", b.subarray(tailFrom), tailFrom);
+export function inspectMp3(src: ByteSource, ctx: InspectContext): void {
+  const head = src.read(0, 10);
+  const tagEnd = head.length === 10 && ascii(head, 0, 3) === "ID3" ? 10 + syncsafe(head, 6) + (head[5]! & 0x10 ? 10 : 0) : 0;
+  const audioFrom = inspectId3v2(src.read(0, tagEnd), ctx, src.length);
+  const tailFrom = Math.max(audioFrom, src.length - MP3_TAIL);
+  ctx.scan("its last bytes (ID3v1, APE tags and anything after the audio)", src.read(tailFrom, src.length - tailFrom), tailFrom);
 }
 
 /** ISO media (mp4, mov, m4a): every top-level box but the media data, and whatever follows the last box. */
-export function inspectIsoMedia(b: Uint8Array, ctx: InspectContext): void {
+export function inspectIsoMedia(src: ByteSource, ctx: InspectContext): void {
+  const length = src.length;
   let at = 0;
-  while (at + 8 <= b.length) {
-    let size = u32be(b, at);
-    const type = ascii(b, at + 4, 4);
+  while (at + 8 <= length) {
+    const h = src.read(at, 16);
+    let size = u32be(h, 0);
+    const type = ascii(h, 4, 4);
     let header = 8;
     if (size === 1) {
-      if (at + 16 > b.length) break;
-      size = u32be(b, at + 8) * 2 ** 32 + u32be(b, at + 12);
+      if (at + 16 > length) break;
+      size = u32be(h, 8) * 2 ** 32 + u32be(h, 12);
       header = 16;
     } else if (size === 0) {
-      size = b.length - at;
+      size = length - at;
     }
-    if (size < header || at + size > b.length) throw ctx.unscannable(`its ${type} box runs past the end of the file`);
-    if (type !== "mdat") ctx.scan(`its ${type} box`, b.subarray(at, at + size), at);
+    if (size < header || at + size > length) throw ctx.unscannable(`its ${type} box runs past the end of the file`);
+    if (type !== "mdat") ctx.scan(`its ${type} box`, src.read(at, size), at);
     at += size;
   }
-  if (at < b.length) ctx.scan("the bytes after its last box", b.subarray(at), at);
+  if (at < length) ctx.scan("the bytes after its last box", src.read(at, length - at), at);
 }
 
 /** RIFF (wav, avi): every chunk but the samples, and whatever follows the RIFF size. */
-export function inspectRiff(b: Uint8Array, ctx: InspectContext): void {
-  const end = Math.min(b.length, 8 + u32le(b, 4));
+export function inspectRiff(src: ByteSource, ctx: InspectContext): void {
+  const length = src.length;
+  const end = Math.min(length, 8 + u32le(src.read(0, 8), 4));
   for (let at = 12; at + 8 <= end; ) {
-    const type = ascii(b, at, 4);
-    const size = u32le(b, at + 4);
-    const listType = type === "LIST" ? ascii(b, at + 8, 4) : "";
-    if (type !== "data" && type !== "idx1" && listType !== "movi") ctx.scan(`its ${type}${listType ? ` ${listType}` : ""} chunk`, b.subarray(at, Math.min(end, at + 8 + size)), at);
+    const h = src.read(at, 12);
+    const type = ascii(h, 0, 4);
+    const size = u32le(h, 4);
+    const listType = type === "LIST" && h.length >= 12 ? ascii(h, 8, 4) : "";
+    if (type !== "data" && type !== "idx1" && listType !== "movi") ctx.scan(`its ${type}${listType ? ` ${listType}` : ""} chunk`, src.read(at, Math.min(end, at + 8 + size) - at), at);
     at += 8 + size + (size & 1);
   }
-  if (end < b.length) ctx.scan("the bytes after its RIFF size", b.subarray(end), end);
+  if (end < length) ctx.scan("the bytes after its RIFF size", src.read(end, length - end), end);
 }

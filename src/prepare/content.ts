@@ -81,6 +81,14 @@ export function isTextExtension(ext: string): boolean {
 /** Extensions whose format a reader of src/content/carriers.ts knows. */
 const PARSED = new Set(["png", "jpg", "jpeg", "gif", "webp", "bmp", "mp3", "mp4", "mov", "m4a", "wav", "avi", "pdf", "docx", "xlsx", "pptx", "odt", "ods", "odp", "epub", "zip", "apk", "ipa", "key", "tar", "gz", "tgz", "bz2", "xz", "7z", "rar"]);
 
+/** Audio and video, whose readers skip the media data: prepare need not keep their bytes while staging them. */
+const READ_BY_RANGES = new Set(["mp3", "mp4", "mov", "m4a", "wav", "avi"]);
+
+/** True when the content check reads every byte of a file named `.ext` after staging it (so staging keeps them all). */
+export function readsWholeFile(ext: string): boolean {
+  return PARSED.has(ext) && !READ_BY_RANGES.has(ext);
+}
+
 /**
  * How a file's bytes are searched for credentials: as text; by a format
  * reader (after staging; an archive compressed in a way no reader here
@@ -198,7 +206,8 @@ export async function checkContent(staged: ContentSource, ext: string, options: 
   }
   if (verdict?.secret !== undefined) throw secretRefusal(ext, verdict);
   const carriers = await import("../content/carriers.js");
-  if (carriers.hasReader(sniffed.ext)) carriers.inspectBinary(readAll(staged), ext, sniffed.ext, knownSecrets());
+  if (carriers.readsRanges(sniffed.ext) && !staged.content) carriers.inspectFile(staged.fd, staged.bytes, ext, sniffed.ext, knownSecrets());
+  else if (carriers.hasReader(sniffed.ext)) carriers.inspectBinary(readAll(staged), ext, sniffed.ext, knownSecrets());
   else if (!verdict) {
     const raw = scanFile(staged, true, knownSecrets());
     if (raw.secret !== undefined) throw secretRefusal(ext, raw);

@@ -13,7 +13,7 @@ import { formatBytes } from "../core/units.js";
 import { assertSafePathText } from "../safety/path-text.js";
 import type { Layout } from "../state/layout.js";
 import type { KnownSecrets } from "../content/known.js";
-import { checkContent, scanModeFor } from "./content.js";
+import { checkContent, readsWholeFile, scanModeFor } from "./content.js";
 import { extensionOf } from "./name.js";
 import { publish } from "./publish.js";
 import type { MediaResult } from "./report.js";
@@ -145,8 +145,8 @@ export async function judge(ctx: JudgeContext, incoming: Incoming): Promise<Medi
     const mode = scanModeFor(ext);
     if (mode !== "parsed") text = createTextCheck(target.fd, declared, undefined, { known: ctx.known(), raw: mode === "raw" });
     let staged: Staged;
-    // A parsed format's reader needs every byte: kept while they are copied rather than read back.
-    const keep = mode === "parsed" ? { upTo: cap, expectedBytes: declared } : undefined;
+    // A document's reader needs every byte: kept while they are copied rather than read back (audio and video are read by ranges).
+    const keep = readsWholeFile(ext) ? { upTo: cap, expectedBytes: declared } : undefined;
     if ("fd" in bytes) {
       staged = stageFromFd(bytes.fd, target, cap, text, keep);
       bytes.afterCopy(staged);
