@@ -147,7 +147,8 @@ function gzipHeaderEnd(b: Uint8Array): number {
  */
 export function inspectGzip(b: Uint8Array, ctx: InspectContext): void {
   ctx.scan("its gzip header", b.subarray(0, gzipHeaderEnd(b)), 0);
-  const { out, consumed } = ctx.inflateCounted("its compressed content", b, "gzip");
+  // The last member's trailer gives its size modulo 2^32 (RFC 1952 ISIZE): a hint that sizes the output in one piece.
+  const { out, consumed } = ctx.inflateCounted("its compressed content", b, "gzip", b.length >= 4 ? Buffer.from(b.buffer, b.byteOffset + b.length - 4, 4).readUInt32LE(0) : 0);
   if (consumed < b.length) ctx.trailing(b.subarray(consumed), consumed, "compressed content", false);
   if (isTar(out)) return ctx.readWithin("the tar it compresses", out, inspectTar);
   ctx.scan("the file it compresses", out);
