@@ -67,7 +67,7 @@ describe("doctor", () => {
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^STATUS\s+CHECK\s+DETAIL\n/);
     expect(r.stdout).toContain("0 failed, 0 warnings");
-    for (const name of ["outbox path", "outbox", "staging", "free space", "systemd", `gateway ${GATEWAY}`, `strict ${GATEWAY}`, "janitor timer", "watch service", "writable media-outbox-janitor.service", "writable media-outbox-watch.service", "hermes config", "probe"]) {
+    for (const name of ["outbox path", "outbox", "staging", "free space", "systemd", `gateway ${GATEWAY}`, `strict ${GATEWAY}`, "janitor timer", "watch service", "writable media-outbox-janitor.service", "writable media-outbox-watch.service", "hermes config", "probe", "allow list"]) {
       expect(r.stdout).toMatch(new RegExp(`^pass\\s+${name.replace(/[.]/g, "\\.")}\\s`, "m"));
     }
     // The probe went through prepare and was removed again; its ledger line says what it was.
@@ -93,6 +93,16 @@ describe("doctor", () => {
 
   type Variant = { name: string; setup: () => void; args?: string[]; check: string; status: "warn" | "fail"; message: RegExp; fix?: RegExp; code: number };
   const variants: Variant[] = [
+    {
+      name: "the allow list has archives the secret check cannot read",
+      setup: () => put(path.join(t.home, "allow.json"), JSON.stringify({ allow: ["png", "xz", "rar", "tar"] })),
+      args: ["--config", "ALLOW_JSON"],
+      check: "allow list",
+      status: "warn",
+      message: /\.xz \(xz\), \.rar \(RAR\), whose content the secret check cannot read/,
+      fix: /\.zip or \.tar\.gz/,
+      code: 0,
+    },
     {
       name: "the gateway's environment lacks the outbox",
       setup: () => put(path.join(fake, `show-${GATEWAY}`), gatewayShow("HERMES_MEDIA_ALLOW_DIRS=/srv/x HERMES_MEDIA_DELIVERY_STRICT=1 HERMES_MEDIA_TRUST_RECENT_FILES=0")),
@@ -214,7 +224,7 @@ describe("doctor", () => {
   for (const v of variants) {
     it(`reports it when ${v.name}`, () => {
       v.setup();
-      const { code, report } = doctor(...(v.args ?? []));
+      const { code, report } = doctor(...(v.args ?? []).map((a) => (a === "ALLOW_JSON" ? path.join(t.home, "allow.json") : a)));
       const c = line(report, v.check);
       expect(c.status, JSON.stringify(c)).toBe(v.status);
       expect(c.message).toMatch(v.message);

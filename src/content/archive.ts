@@ -158,19 +158,26 @@ export function inspectGzip(b: Uint8Array, ctx: InspectContext): void {
 /** True when `b` opens as a gzip member (magic and deflate). */
 export const isGzip = (b: Uint8Array) => b.length >= 18 && b[0] === 0x1f && b[1] === 0x8b && b[2] === 0x08;
 
-/** Archives compressed in a way node:zlib does not read, by their magic numbers. */
+/**
+ * Archives compressed in a way node:zlib does not read, by the name
+ * file-type gives them (also the extension they are sent with): the
+ * compression each is refused for.
+ */
+export const UNREADABLE_FORMATS: Readonly<Record<string, string>> = { bz2: "bzip2", xz: "xz", "7z": "7-Zip", rar: "RAR" };
+
+/** The same archives by their magic numbers, for one inside another file. */
 const UNREADABLE: { format: string; magic: number[] }[] = [
-  { format: "bzip2", magic: [0x42, 0x5a, 0x68] },
-  { format: "xz", magic: [0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00] },
-  { format: "7-Zip", magic: [0x37, 0x7a, 0xbc, 0xaf, 0x27, 0x1c] },
-  { format: "RAR", magic: [0x52, 0x61, 0x72, 0x21, 0x1a, 0x07] },
+  { format: UNREADABLE_FORMATS.bz2!, magic: [0x42, 0x5a, 0x68] },
+  { format: UNREADABLE_FORMATS.xz!, magic: [0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00] },
+  { format: UNREADABLE_FORMATS["7z"]!, magic: [0x37, 0x7a, 0xbc, 0xaf, 0x27, 0x1c] },
+  { format: UNREADABLE_FORMATS.rar!, magic: [0x52, 0x61, 0x72, 0x21, 0x1a, 0x07] },
 ];
 
 /** The compression of an archive this check cannot read, when `b` opens as one. bzip2's magic is short, so its first block's too (`1AY&SY`, or the end of an empty stream). */
 export function unreadableArchive(b: Uint8Array): string | undefined {
   for (const { format, magic } of UNREADABLE) {
     if (b.length < magic.length || !magic.every((m, i) => b[i] === m)) continue;
-    if (format !== "bzip2") return format;
+    if (format !== UNREADABLE_FORMATS.bz2) return format;
     const level = b[3]!;
     const block = ascii(b, 4, Math.min(b.length, 10));
     if (level >= 0x31 && level <= 0x39 && (block === "1AY&SY" || block === "\x17rE8P\x90")) return format;

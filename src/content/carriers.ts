@@ -1,7 +1,7 @@
 // Which reader a binary format gets. Loaded only for a binary file (a
 // dynamic import from src/prepare/content.ts), so a text file never pays for
 // it, and each reader does work only for its format.
-import { inspectGzip, inspectTar, isGzip, isTar, refuseUnreadable, unreadableArchive } from "./archive.js";
+import { UNREADABLE_FORMATS, inspectGzip, inspectTar, isGzip, isTar, refuseUnreadable, unreadableArchive } from "./archive.js";
 import { inspectBmp, inspectGif, inspectJpeg, inspectPng, inspectWebp } from "./images.js";
 import { InspectContext, type Reader } from "./inspect.js";
 import type { KnownSecrets } from "./known.js";
@@ -46,10 +46,7 @@ const READERS: Record<string, Reader> = {
   tar: inspectTar,
   gz: inspectGzip,
   "tar.gz": inspectGzip,
-  bz2: refuseUnreadable("bzip2"),
-  xz: refuseUnreadable("xz"),
-  "7z": refuseUnreadable("7-Zip"),
-  rar: refuseUnreadable("RAR"),
+  ...Object.fromEntries(Object.entries(UNREADABLE_FORMATS).map(([ext, format]) => [ext, refuseUnreadable(format)])),
 };
 
 /** True when a reader knows the sniffed type; other binaries are scanned as raw bytes. */

@@ -11,6 +11,7 @@ import { formatBytes } from "../core/units.js";
 import { prepare } from "../prepare/prepare.js";
 import { NotDedicatedError } from "../safety/dedicated.js";
 import { readOperatorFile } from "../safety/operator-file.js";
+import { UNREADABLE_FORMATS } from "../content/archive.js";
 import { allowDirProblem, isUnderRoot, isWithin, mediaLineProblem, parseAllowDirs } from "../safety/gateway.js";
 import { type Layout, openLayout } from "../state/layout.js";
 import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, onDisk, templateOf, unitFiles } from "./gateway-units.js";
@@ -94,6 +95,17 @@ function outboxChecks(config: Config, checks: DoctorCheck[]): Layout | undefined
   else if (free < 10 * config.maxSize) check(checks, "free space", "warn", `${formatBytes(free)} free: room for fewer than 10 files of the ${formatBytes(config.maxSize)} cap`, "free space, or lower the retention (janitor)");
   else check(checks, "free space", "pass", `${formatBytes(free)} free`);
   return layout;
+}
+
+/** The allow list against what the secret check can read: an archive it cannot read is refused every time, so allowing it only moves the failure to 3 a.m. */
+function allowChecks(config: Config, checks: DoctorCheck[]): void {
+  const unreadable = config.allow.filter((ext) => Object.hasOwn(UNREADABLE_FORMATS, ext));
+  if (unreadable.length === 0) {
+    check(checks, "allow list", "pass", `the secret check reads every allowed type (${config.allow.length} extensions)`);
+    return;
+  }
+  const which = unreadable.map((ext) => `.${ext} (${UNREADABLE_FORMATS[ext]})`).join(", ");
+  check(checks, "allow list", "warn", `the allow list has ${which}, whose content the secret check cannot read: every such file is refused as unscannable_content`, "drop them from the allow list (config file or --allow); send archives as .zip or .tar.gz, which are read");
 }
 
 function unitRoots(env: EffectiveEnvironment): string[] | undefined {
@@ -343,6 +355,7 @@ export async function doctor(options: DoctorOptions): Promise<DoctorReport> {
   // Gate mode exactly when prepare would use the gate (config.gate: the same discovery); --root looks at another system's files.
   const gate = config.gate && !options.root ? await gateLayoutChecks(config.gate, checks) : undefined;
   const layout = gate ? undefined : outboxChecks(config, checks);
+  if (!gate) allowChecks(config, checks);
   if (state.running) check(checks, "systemd", "pass", `the ${scope.scope} manager is ${state.why}`);
   else check(checks, "systemd", "warn", `${escapeText(state.why)}: the unit files were read instead, service states are unknown`, "run media-outbox doctor on the host where the gateway runs");
   // Every instance too: each runs with its own environment.
