@@ -125,6 +125,7 @@ describe("the labelled corpus", () => {
       "    pass = p4ssw0rd",
       "access_token=2YotnFZFEjr1zCsicMWpAA&state=xyz",
       "Authorization: Basic czZCaGRSa3F0MzpnWDFmQmF0M2JW",
+      '"decryptionKey": "decryptionKey1024",',
     ];
     // A curly quote ends a value as a straight one does; the scan reads UTF-8 bytes, so this one is given as bytes.
     expect(scanBytes(Buffer.from(" equivalent to \u2018--http-password=STRING\u2019. "))).toBeUndefined();
@@ -133,7 +134,7 @@ describe("the labelled corpus", () => {
     const refused = ["password=/Xk9#mP2q", "password=Qv7mTz2kLp", "DB_PASSWORD=kq7Rw2pLz", "password=admin123456", '"result_key": "wJ7kQ2mX9pL4vN8rT3"', "api_key: Zq8vT2mLx9Rk4Wp7Ns3B", "POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:-Xk9#mP2qZ}", "API_KEY: ${API_KEY:-Zq8vT2mLx9Rk4Wp7Ns3B}",
       // Beside the forms above that are published: the same names with real values.
       "PASS=Xk9#mP2qZ", "pass: Xk9#mP2qZ", "password: Xk9#mP2q:Zr", "private_key = 0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318",
-      "key: gnutls_x509_Crt9verify_Q7data2", "token = aB3dE5fG.hJ9kL1mN-3pQ5", "access_token=2YotnFZFEjr1zCsicMWpAB"];
+      "key: gnutls_x509_Crt9verify_Q7data2", "token = aB3dE5fG.hJ9kL1mN-3pQ5", "access_token=2YotnFZFEjr1zCsicMWpAB", '"decryptionKey": "dKey1024xQ7mTz2kLpW9"', "pass: compass2024!"];
     for (const text of refused) expect(findSecret(` ${text} `), text).toBeDefined();
   });
 

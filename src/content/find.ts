@@ -832,7 +832,9 @@ class Search {
       this.lastKind = kind;
       this.lastSecret = valueLooksSecret(value, kind);
     }
-    if (this.lastSecret) this.hit(GENERIC_WHAT, start, Rank.Generic);
+    // `"encryptionKey": "encryptionKey1024"` (Go's ML-KEM test vectors): a value that repeats its own name is a label
+    // (a name of six or more characters: `pass: compass2024!` is still a password).
+    if (this.lastSecret && !(name.length >= 6 && value.toLowerCase().includes(name.toLowerCase()))) this.hit(GENERIC_WHAT, start, Rank.Generic);
   }
   /** Whether the name ending at `nameEnd` is `PASS`, `XPASS` or `KPASS`, in capitals, as test logs write their results. */
   private isTestResult(nameEnd: number): boolean {
