@@ -245,12 +245,20 @@ describe("trailing data, bombs, unreadable containers", () => {
       const data = Buffer.from(`notes\n${env(k)}`);
       return Buffer.concat([...paxHeader({ path: longName, size: String(data.length) }), tarHeader("short", 0), data, Buffer.alloc(512 - data.length), Buffer.alloc(1024)]);
     };
+    // Old Unix tars sum the header as signed bytes: a name with a byte past 0x7f then sums otherwise.
+    const signedSum = (t: Buffer) => {
+      let sum = 8 * 0x20;
+      for (let i = 0; i < 512; i++) if (i < 148 || i >= 156) sum += t[i]! >= 0x80 ? t[i]! - 256 : t[i]!;
+      t.write(`${sum.toString(8).padStart(6, "0")}\0 `, 148, "latin1");
+      return t;
+    };
     const xz = Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00, 0x00, 0x04, 0xe6, 0xd6, 0xb4, 0x46]);
     const bz2 = Buffer.from("BZh91AY&SY\x00\x01", "latin1");
     const sevenZip = Buffer.from([0x37, 0x7a, 0xbc, 0xaf, 0x27, 0x1c, 0x00, 0x04]);
     const rar = Buffer.from("Rar!\x1a\x07\x01\x00", "latin1");
     const withKey: [string, (k: string) => Buffer, string][] = [
       ["plain.tar", (k) => tar({ "project/.env": env(k) }), "in project/.env, at byte 13 of it"],
+      ["signed-sum.tar", (k) => signedSum(tar({ "caf\u00e9/.env": env(k) })), "in caf\u00e9/.env, at byte 13 of it"],
       ["gnu-long.tar", gnuLong, `in ${longName}, at byte 13 of it`],
       ["pax-size.tar", paxSized, `in ${longName}, at byte 19 of it`],
       ["project.tgz", (k) => zlib.gzipSync(tar({ "project/.env": env(k) })), "in project/.env of the tar it compresses"],

@@ -15,11 +15,11 @@ const BLOCK = 512;
 
 const ascii = (b: Uint8Array, from: number, to: number) => Buffer.from(b.buffer, b.byteOffset + from, to - from).toString("latin1");
 
-/** A header field of text: up to its first NUL. */
+/** A header field of text (a name: UTF-8, as today's tars write it), up to its first NUL. */
 function field(b: Uint8Array, at: number, length: number): string {
   let end = at;
   while (end < at + length && b[end] !== 0) end++;
-  return ascii(b, at, end);
+  return Buffer.from(b.buffer, b.byteOffset + at, end - at).toString("utf8");
 }
 
 /** A header's number field: octal digits between optional spaces and NULs; -1 when it is none (or base-256, GNU's form for sizes past 8 GiB). */
@@ -34,15 +34,24 @@ function octal(b: Uint8Array, at: number, length: number): number {
   return n;
 }
 
-/** True when the 512 bytes at `at` are a tar header: its checksum (bytes summed, the checksum field as spaces) holds. */
+/**
+ * True when the 512 bytes at `at` are a tar header: its checksum (bytes
+ * summed, the checksum field as spaces) holds, summed as unsigned bytes
+ * (POSIX) or as signed ones (old Unix tars, which GNU tar and libarchive
+ * also take).
+ */
 function isHeader(b: Uint8Array, at: number): boolean {
   if (at + BLOCK > b.length) return false;
   const stored = octal(b, at + 148, 8);
   if (stored < 0) return false;
   let sum = 8 * 0x20;
-  for (let i = at; i < at + 148; i++) sum += b[i]!;
-  for (let i = at + 156; i < at + BLOCK; i++) sum += b[i]!;
-  return sum === stored;
+  let high = 0;
+  for (let i = at; i < at + BLOCK; i++) {
+    if (i === at + 148) i += 8;
+    sum += b[i]!;
+    if (b[i]! >= 0x80) high++;
+  }
+  return sum === stored || sum - 256 * high === stored;
 }
 
 /** True when `b` opens with a tar header (`ustar` where POSIX and GNU write it, and a checksum that holds). */
