@@ -292,7 +292,7 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
   });
 
   it("writes gate units that systemd-analyze verify accepts and scores 2.0 or better; the agent's Hermes .env is copied for the gate as the agent", () => {
-    const units = ["media-outbox-gate.socket", "media-outbox-gate.service", "media-outbox-janitor.service", "media-outbox-janitor.timer"];
+    const units = ["media-outbox-gate.socket", "media-outbox-gate.service", "media-outbox-gate-secrets.path", "media-outbox-gate-secrets.service", "media-outbox-janitor.service", "media-outbox-janitor.timer"];
     const v = c.exec(["systemd-analyze", "verify", "--man=no", ...units.map((u) => `/etc/systemd/system/${u}`)]);
     expect(v.stderr).toBe("");
     expect(v.code).toBe(0);
@@ -311,6 +311,15 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
     const unit = out("systemctl cat media-outbox-gate.service").split("\n");
     expect(unit).toContain(`ExecStartPre=-+${NODE} ${BIN} gate-secrets --into ${SECRETS} agent:/home/agent/.hermes/.env`);
     expect(unit.filter((l) => l.startsWith("LoadCredential"))).toEqual([]);
+    // And again whenever the agent changes it, by the same command (the watch's copy too, when it runs).
+    expect(show("media-outbox-gate-secrets.path", "ActiveState", "UnitFileState")).toEqual({ ActiveState: "active", UnitFileState: "enabled" });
+    expect(out("systemctl cat media-outbox-gate-secrets.path").split("\n")).toContain("PathChanged=/home/agent/.hermes/.env");
+    expect(out("systemctl cat media-outbox-gate-secrets.service").split("\n")).toEqual(
+      expect.arrayContaining([
+        `ExecStart=-+${NODE} ${BIN} gate-secrets --into ${SECRETS} agent:/home/agent/.hermes/.env`,
+        `ExecStart=-+${NODE} ${BIN} gate-secrets --into /run/media-outbox-watch agent:/home/agent/.hermes/.env`,
+      ]),
+    );
     // A gate that keeps failing is started again, never left stopped for good.
     expect(show("media-outbox-gate.service", "StartLimitIntervalUSec").StartLimitIntervalUSec).toBe("0");
     expect(show("media-outbox-janitor.service", "User").User).toBe("media-outbox");
@@ -463,6 +472,34 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
     await restartGate();
     expect(out(`cat ${SECRETS}/hermes-env-0`)).toBe(DOT_ENV);
     expect(mo(["prepare", "/home/agent/leak.txt"], { user: "agent" }).stderr).toContain("MY_CUSTOM_SERVICE_KEY (credential hermes-env-0)");
+  });
+
+  it("knows a value the agent adds to its .env within seconds, without a restart of the gate (media-outbox-gate-secrets.path), and keeps the copy whole meanwhile", async () => {
+    const dotEnv = "/home/agent/.hermes/.env";
+    const pid = gatePid();
+    const rotated = "Vw3Jr8Kq2Lz6Xn9Tb4Hm";
+    c.run(["sh", "-c", `printf 'notes: ${rotated}\\n' > /home/agent/rotated.txt`], { user: "agent" });
+    // Not a secret yet: no pattern knows it.
+    expect(mo(["prepare", "/home/agent/rotated.txt"], { user: "agent" }).stdout).toBe(`MEDIA:${OUTBOX}/rotated.txt\n`);
+    c.run(["rm", "-f", `${OUTBOX}/rotated.txt`]);
+    c.run(["cp", "-p", dotEnv, "/root/agent-env.saved"]);
+    try {
+      // As an editor saves it: a new file renamed over the old one.
+      c.run(["sh", "-c", `cp ${dotEnv} ${dotEnv}.new && printf '\\nMY_ROTATED_KEY=${rotated}\\n' >> ${dotEnv}.new && mv ${dotEnv}.new ${dotEnv}`], { user: "agent" });
+      await waitUntil(() => out(`cat ${SECRETS}/hermes-env-0`).includes(rotated), "the gate's copy of the changed .env", 20_000);
+      const r = mo(["prepare", "/home/agent/rotated.txt"], { user: "agent" });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain("MY_ROTATED_KEY (credential hermes-env-0)");
+      // The old values too: the copy is the whole new file.
+      expect(mo(["prepare", "/home/agent/leak.txt"], { user: "agent" }).stderr).toContain("MY_CUSTOM_SERVICE_KEY (credential hermes-env-0)");
+      expect(gatePid()).toBe(pid);
+      expect(out(`ls -A ${SECRETS}`).split("\n")).toEqual(["hermes-env-0"]);
+      expect(out(`stat -c '%U %a' ${SECRETS}/hermes-env-0`)).toBe("media-outbox 400");
+    } finally {
+      c.run(["sh", "-c", `rm -f ${dotEnv} && mv /root/agent-env.saved ${dotEnv}`]);
+    }
+    await waitUntil(() => !out(`cat ${SECRETS}/hermes-env-0`).includes(rotated), "the copy of the restored .env", 20_000);
+    expect(out(`cat ${SECRETS}/hermes-env-0`)).toBe(DOT_ENV);
   });
 
   it("prepare run with the gateway process's own environment (what its agents inherit) goes through the gate", () => {

@@ -109,22 +109,29 @@ function readSmallRegularFile(file: string): Buffer {
   }
 }
 
-/** Writes `data` as `dir/name`, mode 0400, owned by `owner`; never follows or keeps what was there. */
+/**
+ * Writes `data` as `dir/name`, mode 0400, owned by `owner`; never follows
+ * what was there. Written under a temporary name, then renamed over the
+ * old copy: a refresh while the gate runs (media-outbox-gate-secrets.path)
+ * never leaves it a moment without the copy, or with half of one.
+ */
 function writeCopy(dir: string, name: string, data: Buffer, owner: { uid: number; gid: number }): void {
   const file = path.join(dir, name);
+  const tmp = path.join(dir, `.${name}.${process.pid}.tmp`);
   try {
-    fs.unlinkSync(file);
+    fs.unlinkSync(tmp);
   } catch (err) {
     if (errnoCode(err) !== "ENOENT") throw err;
   }
   const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = fs.constants;
-  const fd = fs.openSync(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o400);
+  const fd = fs.openSync(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o400);
   try {
     fs.fchownSync(fd, owner.uid, owner.gid);
     for (let off = 0; off < data.length; ) off += fs.writeSync(fd, data, off, data.length - off);
   } finally {
     fs.closeSync(fd);
   }
+  fs.renameSync(tmp, file);
 }
 
 /**

@@ -18,7 +18,18 @@ import { onDisk, type UnitScope } from "./gateway-units.js";
 import { mkdirs, readIfExists } from "./files.js";
 import type { AgentEnvFile } from "./gate-secrets.js";
 import { parseEnvFile } from "./policy-sources.js";
-import { GATE_SERVICE, GATE_SOCKET_UNIT, type GateParams, type ServiceParams, renderGateService, renderGateSocket } from "./render.js";
+import {
+  GATE_SECRETS_PATH,
+  GATE_SECRETS_SERVICE,
+  GATE_SERVICE,
+  GATE_SOCKET_UNIT,
+  type GateParams,
+  type ServiceParams,
+  renderGateSecretsPath,
+  renderGateSecretsService,
+  renderGateService,
+  renderGateSocket,
+} from "./render.js";
 import { assertUnitSafe } from "./systemd-syntax.js";
 import { type PasswdEntry, allHomes, groupByName, isMember, userByName, userByNameOrUid } from "./users.js";
 
@@ -422,8 +433,20 @@ export function gateFiles(plan: GatePlan, params: ServiceParams, unitDir: string
   return [
     { path: path.join(unitDir, GATE_SOCKET_UNIT), content: renderGateSocket(gateParams), mode: 0o644 },
     { path: path.join(unitDir, GATE_SERVICE), content: renderGateService(gateParams), mode: 0o644 },
+    ...(plan.secrets.length > 0
+      ? [
+          { path: path.join(unitDir, GATE_SECRETS_PATH), content: renderGateSecretsPath(plan.secrets), mode: 0o644 },
+          { path: path.join(unitDir, GATE_SECRETS_SERVICE), content: renderGateSecretsService(params, plan.secrets), mode: 0o644 },
+        ]
+      : []),
     { path: SYSTEM_CONFIG, content: `${JSON.stringify({ socket: plan.socket })}\n`, mode: 0o644 },
   ];
+}
+
+/** The gate's units in `files` (gateFiles): the socket and the service, and the .env watch when there are agents' files to copy. */
+export function gateUnits(files: { path: string }[]): string[] {
+  const names = new Set(files.map((f) => path.basename(f.path)));
+  return [GATE_SOCKET_UNIT, GATE_SERVICE, GATE_SECRETS_PATH, GATE_SECRETS_SERVICE].filter((u) => names.has(u));
 }
 
 function tool(cmd: string, args: string[]): void {

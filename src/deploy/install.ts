@@ -22,6 +22,7 @@ import {
   applyGateAccounts,
   applyGateDirs,
   gateFiles,
+  gateUnits,
   gateOwner,
   planGate,
   undoGateAccounts,
@@ -48,6 +49,7 @@ import {
 import {
   DROP_IN_ENV_NAME,
   DROP_IN_NAME,
+  GATE_SECRETS_PATH,
   GATE_SERVICE,
   GATE_SOCKET_UNIT,
   JANITOR_SERVICE,
@@ -321,8 +323,9 @@ export function planInstall(options: InstallOptions, systemctl?: Systemctl): Ins
   const dir = installDir(scope);
   const services: string[] = [];
   if (gate) {
-    files.push(...gateFiles(gate, params, dir));
-    services.push(GATE_SOCKET_UNIT, GATE_SERVICE);
+    const written = gateFiles(gate, params, dir);
+    files.push(...written);
+    services.push(...gateUnits(written));
   }
   files.push({ path: path.join(dir, JANITOR_SERVICE), content: renderJanitorService(params), mode: 0o644 });
   files.push({ path: path.join(dir, JANITOR_TIMER), content: renderJanitorTimer(), mode: 0o644 });
@@ -519,7 +522,12 @@ export function applyInstall(plan: InstallPlan, opts: { restart?: boolean; syste
   if (!scope.root && !plan.gate) createServiceDirs(plan, owner);
 
   const sc = opts.systemctl;
-  const toEnable = [...(plan.gate ? [GATE_SOCKET_UNIT] : []), JANITOR_TIMER, ...(plan.services.includes(WATCH_SERVICE) ? [WATCH_SERVICE] : [])];
+  const toEnable = [
+    ...(plan.gate ? [GATE_SOCKET_UNIT] : []),
+    ...(plan.services.includes(GATE_SECRETS_PATH) ? [GATE_SECRETS_PATH] : []),
+    JANITOR_TIMER,
+    ...(plan.services.includes(WATCH_SERVICE) ? [WATCH_SERVICE] : []),
+  ];
   const commands: string[][] = [["daemon-reload"], ...toEnable.map((u) => ["enable", "--now", u])];
   const restart = plan.units.map((u) => (isTemplate(u.unit) ? u.unit.replace("@.service", "@*.service") : u.unit));
   if (opts.live) {

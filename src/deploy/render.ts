@@ -12,6 +12,9 @@ export const JANITOR_TIMER = "media-outbox-janitor.timer";
 export const WATCH_SERVICE = "media-outbox-watch.service";
 export const GATE_SOCKET_UNIT = "media-outbox-gate.socket";
 export const GATE_SERVICE = "media-outbox-gate.service";
+/** Watches the agents' .env files and copies them again for the running gate (and watch) when one changes. */
+export const GATE_SECRETS_PATH = "media-outbox-gate-secrets.path";
+export const GATE_SECRETS_SERVICE = "media-outbox-gate-secrets.service";
 export const DROP_IN_NAME = "90-media-outbox.conf";
 export const DROP_IN_ENV_NAME = "media-outbox.env";
 
@@ -126,12 +129,6 @@ export function renderGateSocket(p: Pick<GateParams, "socket" | "user" | "group"
 function secretLines(p: ServiceParams, secrets: AgentEnvFile[], runtimeDirName: string): string {
   if (secrets.length === 0) return "";
   const dir = `/run/${runtimeDirName}`;
-  for (const s of secrets) {
-    assertUnitSafe(s.user, "agent user");
-    assertUnitSafe(s.file, "Hermes .env file");
-  }
-  const vars = serviceVars(p, p.writable);
-  const files = secrets.map((s) => unitWord(`${escapeSpecifiers(s.user)}:${escapeSpecifiers(s.file)}`, { exec: true }));
   return [
     "# The agents' Hermes .env files: their values are secrets the content checks",
     "# look for, which the service user cannot read. Copied at each start, each",
@@ -139,8 +136,31 @@ function secretLines(p: ServiceParams, secrets: AgentEnvFile[], runtimeDirName: 
     `RuntimeDirectory=${runtimeDirName}`,
     "RuntimeDirectoryMode=0700",
     `Environment=${unitWord(`CREDENTIALS_DIRECTORY=${escapeSpecifiers(dir)}`)}`,
-    `ExecStartPre=-+${vars.NODE} ${vars.BIN} gate-secrets --into ${pathWord(dir, "runtime directory", { exec: true })} ${files.join(" ")}`,
+    `ExecStartPre=${copyCommand(p, secrets, dir)}`,
   ].join("\n");
+}
+
+/** `-+NODE BIN gate-secrets --into DIR USER:FILE…`: run as root, each file read as its agent, its failure never failing the unit. */
+function copyCommand(p: ServiceParams, secrets: AgentEnvFile[], dir: string): string {
+  for (const s of secrets) {
+    assertUnitSafe(s.user, "agent user");
+    assertUnitSafe(s.file, "Hermes .env file");
+  }
+  const vars = serviceVars(p, p.writable);
+  const files = secrets.map((s) => unitWord(`${escapeSpecifiers(s.user)}:${escapeSpecifiers(s.file)}`, { exec: true }));
+  return `-+${vars.NODE} ${vars.BIN} gate-secrets --into ${pathWord(dir, "runtime directory", { exec: true })} ${files.join(" ")}`;
+}
+
+/** The path unit that notices an agent's changed .env (PathChanged=: written and closed, or replaced). */
+export function renderGateSecretsPath(secrets: AgentEnvFile[]): string {
+  for (const s of secrets) assertUnitSafe(s.file, "Hermes .env file");
+  return renderTemplate(`system/${GATE_SECRETS_PATH}`, { PATHS: secrets.map((s) => `PathChanged=${pathWord(s.file, "Hermes .env file")}`).join("\n") });
+}
+
+/** The service it starts: the same copies the gate's and the watch's units make at their start. */
+export function renderGateSecretsService(p: ServiceParams, secrets: AgentEnvFile[]): string {
+  const copies = [GATE_RUNTIME_DIR_NAME, WATCH_RUNTIME_DIR_NAME].map((name) => `ExecStart=${copyCommand(p, secrets, `/run/${name}`)}`);
+  return renderTemplate(`system/${GATE_SECRETS_SERVICE}`, { COPIES: copies.join("\n") });
 }
 
 export function renderGateService(p: GateParams): string {
