@@ -500,6 +500,14 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
     }
     await waitUntil(() => !out(`cat ${SECRETS}/hermes-env-0`).includes(rotated), "the copy of the restored .env", 20_000);
     expect(out(`cat ${SECRETS}/hermes-env-0`)).toBe(DOT_ENV);
+    // Stopped, doctor says a changed .env waits for the gate's next start, and how to start it again.
+    c.run(["systemctl", "stop", "media-outbox-gate-secrets.path"]);
+    try {
+      const doctor = JSON.parse(mo(["doctor", "--json", "--no-probe"]).stdout) as { checks: { check: string; status: string; message: string; fix?: string }[] };
+      expect(doctor.checks.find((x) => x.check === "gate secrets")).toMatchObject({ status: "warn", message: expect.stringContaining("media-outbox-gate-secrets.path is inactive"), fix: "systemctl restart media-outbox-gate-secrets.path" });
+    } finally {
+      c.run(["systemctl", "start", "media-outbox-gate-secrets.path"]);
+    }
   });
 
   it("prepare run with the gateway process's own environment (what its agents inherit) goes through the gate", () => {

@@ -19,7 +19,7 @@ import { type DoctorCheck, check } from "./doctor-check.js";
 import type { ReaderProblem } from "./doctor.js";
 import { GATE_OUTBOX, GATE_USER, LOCAL_OUTBOX_VAR, envFileSetsLocalOutbox, gateStateDir, rootOwnedProblem } from "./gate.js";
 import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, onDisk, unitFiles } from "./gateway-units.js";
-import { GATE_SERVICE, GATE_SOCKET_UNIT } from "./render.js";
+import { GATE_SECRETS_PATH, GATE_SERVICE, GATE_SOCKET_UNIT } from "./render.js";
 import { type Systemctl, shellLine } from "./systemctl.js";
 import { parseUnitText, splitWords } from "./systemd-syntax.js";
 import { groupByName, groupName, isMember, userByNameOrUid, userByUid } from "./users.js";
@@ -200,6 +200,11 @@ export function gateServiceChecks(scope: UnitScope, systemctl: Systemctl | undef
       check(checks, "gate units", "pass", `${GATE_SOCKET_UNIT} listens; ${GATE_SERVICE} is ${state}, restarted ${svc.get("NRestarts") ?? "0"} times`);
     }
     gateSecretChecks(scope, unitFiles(scope, GATE_SERVICE, systemctl), checks);
+    // The watch on the agents' .env files: stopped (by hand, or by its trigger limit), a changed .env counts from the gate's next start only.
+    const watch = systemctl.show(GATE_SECRETS_PATH, ["LoadState", "ActiveState", "Result"]);
+    if (watch.get("LoadState") === "loaded" && watch.get("ActiveState") !== "active") {
+      check(checks, "gate secrets", "warn", `${GATE_SECRETS_PATH} is ${watch.get("ActiveState") ?? "?"} (${watch.get("Result") ?? "?"}): an agent's changed .env is copied for the gate only at its next start`, escapeText(shellLine(["systemctl", "restart", GATE_SECRETS_PATH])));
+    }
   }
 }
 
