@@ -258,6 +258,22 @@ describe("trailing data, bombs, unreadable containers", () => {
     const rar = Buffer.from("Rar!\x1a\x07\x01\x00", "latin1");
     const withKey: [string, (k: string) => Buffer, string][] = [
       ["plain.tar", (k) => tar({ "project/.env": env(k) }), "in project/.env, at byte 13 of it"],
+      // An old GNU sparse member: an extension block of its map follows its header, then its data.
+      ["gnu-sparse.tar", (k) => {
+        const data = Buffer.from(env(k));
+        const header = tarHeader("sparse.env", data.length, "S", "gnu", (h) => (h[482] = 1));
+        return Buffer.concat([header, Buffer.alloc(512), data, Buffer.alloc(512 - data.length), Buffer.alloc(1024)]);
+      }, "in sparse.env, at byte 13 of it"],
+      // GNU's base-256 size field.
+      ["base256.tar", (k) => {
+        const data = Buffer.from(env(k));
+        const header = tarHeader("big.env", 0, "0", "gnu", (h) => {
+          h.fill(0, 124, 136);
+          h[124] = 0x80;
+          h.writeUInt32BE(data.length, 132);
+        });
+        return Buffer.concat([header, data, Buffer.alloc(512 - data.length), Buffer.alloc(1024)]);
+      }, "in big.env, at byte 13 of it"],
       ["signed-sum.tar", (k) => signedSum(tar({ "caf\u00e9/.env": env(k) })), "in caf\u00e9/.env, at byte 13 of it"],
       ["gnu-long.tar", gnuLong, `in ${longName}, at byte 13 of it`],
       ["pax-size.tar", paxSized, `in ${longName}, at byte 19 of it`],

@@ -227,7 +227,7 @@ export function zip(entries: Record<string, string | Buffer>, stored = false): B
 }
 
 /** One 512-byte ustar header: `name`, `size`, `type` ('0' a file, 'x' pax, 'L' GNU long name…), its checksum computed. */
-export function tarHeader(name: string, size: number, type = "0", magic: "posix" | "gnu" = "posix"): Buffer {
+export function tarHeader(name: string, size: number, type = "0", magic: "posix" | "gnu" = "posix", patch: (h: Buffer) => void = () => {}): Buffer {
   const h = Buffer.alloc(512);
   h.write(name.slice(0, 100), 0, "utf8");
   h.write("0000644\0", 100);
@@ -240,6 +240,7 @@ export function tarHeader(name: string, size: number, type = "0", magic: "posix"
   h.write(magic === "posix" ? "ustar\u000000" : "ustar  \0", 257, "latin1");
   h.write("agent", 265);
   h.write("agent", 297);
+  patch(h);
   let sum = 0;
   for (const byte of h) sum += byte;
   h.write(`${sum.toString(8).padStart(6, "0")}\0 `, 148);

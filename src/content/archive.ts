@@ -22,10 +22,15 @@ function field(b: Uint8Array, at: number, length: number): string {
   return Buffer.from(b.buffer, b.byteOffset + at, end - at).toString("utf8");
 }
 
-/** A header's number field: octal digits between optional spaces and NULs; -1 when it is none (or base-256, GNU's form for sizes past 8 GiB). */
+/** A header's number field: octal digits between optional spaces and NULs, or GNU's base-256 (a first byte of 0x80, then big-endian); -1 when it is neither. */
 function octal(b: Uint8Array, at: number, length: number): number {
   let i = at;
   const end = at + length;
+  if (b[at] === 0x80) {
+    let n = 0;
+    for (i = at + 1; i < end; i++) n = n * 256 + b[i]!;
+    return Number.isSafeInteger(n) ? n : -1;
+  }
   while (i < end && b[i] === 0x20) i++;
   if (i === end || b[i]! < 0x30 || b[i]! > 0x37) return -1;
   let n = 0;
@@ -88,6 +93,7 @@ const PAX_NEXT = 0x78; // 'x'
 const PAX_GLOBAL = 0x67; // 'g'
 const GNU_LONG_NAME = 0x4c; // 'L'
 const GNU_LONG_LINK = 0x4b; // 'K'
+const GNU_SPARSE = 0x53; // 'S'
 /** Links, devices, directories and FIFOs: no data follows their header, whatever its size field says. */
 const NO_DATA = new Set([0x31, 0x32, 0x33, 0x34, 0x35, 0x36]);
 
@@ -111,7 +117,15 @@ export function inspectTar(b: Uint8Array, ctx: InspectContext): void {
     const declared = pax.size ?? octal(b, at + 124, 12);
     if (declared < 0) throw ctx.unscannable(`the size in its tar header at byte ${at} is not a number this check reads`);
     const size = NO_DATA.has(type) ? 0 : declared;
-    const dataAt = at + BLOCK;
+    let dataAt = at + BLOCK;
+    // An old GNU sparse file ('S') lists more of its map in extension blocks after its header, each saying whether another follows.
+    if (type === GNU_SPARSE && b[at + 482] === 1) {
+      do {
+        if (dataAt + BLOCK > b.length) throw ctx.unscannable(`the sparse map of ${name} runs past the end of the file`);
+        ctx.scan(`the tar header of ${name}`, b.subarray(dataAt, dataAt + BLOCK), dataAt);
+        dataAt += BLOCK;
+      } while (b[dataAt - BLOCK + 504] === 1);
+    }
     if (dataAt + size > b.length) throw ctx.unscannable(`${name} runs past the end of the file`);
     const data = b.subarray(dataAt, dataAt + size);
     at = dataAt + Math.ceil(size / BLOCK) * BLOCK;
