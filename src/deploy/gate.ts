@@ -428,7 +428,7 @@ export function planGate(input: PlanGateInput): GatePlan {
  * points prepare at the socket (exactly `{"socket": PATH}`, readable by all:
  * config.ts reads that file with no other key allowed).
  */
-export function gateFiles(plan: GatePlan, params: ServiceParams, unitDir: string): { path: string; content: string; mode: number }[] {
+export function gateFiles(plan: GatePlan, params: ServiceParams, unitDir: string, withWatch = false): { path: string; content: string; mode: number }[] {
   const gateParams: GateParams = { ...params, socket: plan.socket, secrets: plan.secrets };
   return [
     { path: path.join(unitDir, GATE_SOCKET_UNIT), content: renderGateSocket(gateParams), mode: 0o644 },
@@ -436,7 +436,7 @@ export function gateFiles(plan: GatePlan, params: ServiceParams, unitDir: string
     ...(plan.secrets.length > 0
       ? [
           { path: path.join(unitDir, GATE_SECRETS_PATH), content: renderGateSecretsPath(plan.secrets), mode: 0o644 },
-          { path: path.join(unitDir, GATE_SECRETS_SERVICE), content: renderGateSecretsService(params, plan.secrets), mode: 0o644 },
+          { path: path.join(unitDir, GATE_SECRETS_SERVICE), content: renderGateSecretsService(params, plan.secrets, withWatch), mode: 0o644 },
         ]
       : []),
     { path: SYSTEM_CONFIG, content: `${JSON.stringify({ socket: plan.socket })}\n`, mode: 0o644 },

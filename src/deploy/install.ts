@@ -323,7 +323,7 @@ export function planInstall(options: InstallOptions, systemctl?: Systemctl): Ins
   const dir = installDir(scope);
   const services: string[] = [];
   if (gate) {
-    const written = gateFiles(gate, params, dir);
+    const written = gateFiles(gate, params, dir, options.withWatch === true);
     files.push(...written);
     services.push(...gateUnits(written));
   }

@@ -157,9 +157,10 @@ export function renderGateSecretsPath(secrets: AgentEnvFile[]): string {
   return renderTemplate(`system/${GATE_SECRETS_PATH}`, { PATHS: secrets.map((s) => `PathChanged=${pathWord(s.file, "Hermes .env file")}`).join("\n") });
 }
 
-/** The service it starts: the same copies the gate's and the watch's units make at their start. */
-export function renderGateSecretsService(p: ServiceParams, secrets: AgentEnvFile[]): string {
-  const copies = [GATE_RUNTIME_DIR_NAME, WATCH_RUNTIME_DIR_NAME].map((name) => `ExecStart=${copyCommand(p, secrets, `/run/${name}`)}`);
+/** The service it starts: the same copies the gate's unit (and the watch's, `withWatch`) makes at its start. */
+export function renderGateSecretsService(p: ServiceParams, secrets: AgentEnvFile[], withWatch: boolean): string {
+  const dirs = withWatch ? [GATE_RUNTIME_DIR_NAME, WATCH_RUNTIME_DIR_NAME] : [GATE_RUNTIME_DIR_NAME];
+  const copies = dirs.map((name) => `ExecStart=${copyCommand(p, secrets, `/run/${name}`)}`);
   return renderTemplate(`system/${GATE_SECRETS_SERVICE}`, { COPIES: copies.join("\n") });
 }
 
