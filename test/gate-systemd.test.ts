@@ -487,6 +487,9 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
       const r = mo(["prepare", "/home/agent/rotated.txt"], { user: "agent" });
       expect(r.code).toBe(1);
       expect(r.stderr).toContain("MY_ROTATED_KEY (credential hermes-env-0)");
+      expect(exists(`${OUTBOX}/rotated.txt`)).toBe(false);
+      // Nothing staged is left (an earlier test's fixture aside).
+      expect(out(`ls -A ${STATE}/staging`).split("\n").filter((f) => f !== "" && f !== "fixture.part")).toEqual([]);
       // The old values too: the copy is the whole new file.
       expect(mo(["prepare", "/home/agent/leak.txt"], { user: "agent" }).stderr).toContain("MY_CUSTOM_SERVICE_KEY (credential hermes-env-0)");
       expect(gatePid()).toBe(pid);
