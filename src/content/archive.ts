@@ -8,12 +8,12 @@
 //
 // The tar format is POSIX ustar (pax, IEEE 1003.1-2017) with GNU's long
 // names; node:zlib inflates gzip (RFC 1952).
+import { ascii } from "./bytes.js";
 import type { InspectContext, Reader } from "./inspect.js";
 import { readPicture } from "./images.js";
 
 const BLOCK = 512;
 
-const ascii = (b: Uint8Array, from: number, to: number) => Buffer.from(b.buffer, b.byteOffset + from, to - from).toString("latin1");
 
 /** A header field of text (a name: UTF-8, as today's tars write it), up to its first NUL. */
 function field(b: Uint8Array, at: number, length: number): string {
@@ -61,7 +61,7 @@ function isHeader(b: Uint8Array, at: number): boolean {
 
 /** True when `b` opens with a tar header (`ustar` where POSIX and GNU write it, and a checksum that holds). */
 export function isTar(b: Uint8Array): boolean {
-  return b.length >= BLOCK && ascii(b, 257, 262) === "ustar" && isHeader(b, 0);
+  return b.length >= BLOCK && ascii(b, 257, 5) === "ustar" && isHeader(b, 0);
 }
 
 const isZeroBlock = (b: Uint8Array, at: number) => {
@@ -111,7 +111,7 @@ export function inspectTar(b: Uint8Array, ctx: InspectContext): void {
     if (!isHeader(b, at)) throw ctx.unscannable(`its tar header at byte ${at} is damaged`);
     const type = b[at + 156]!;
     // POSIX ustar (`ustar\0`) splits a long name into a prefix; GNU's (`ustar `) keeps other fields there.
-    const prefix = ascii(b, at + 257, at + 263) === "ustar\0" ? field(b, at + 345, 155) : "";
+    const prefix = ascii(b, at + 257, 6) === "ustar\0" ? field(b, at + 345, 155) : "";
     const name = pax.path ?? longName ?? (prefix ? `${prefix}/${field(b, at, 100)}` : field(b, at, 100));
     ctx.scan(`the tar header of ${name}`, b.subarray(at, at + BLOCK), at);
     const declared = pax.size ?? octal(b, at + 124, 12);
@@ -202,7 +202,7 @@ export function unreadableArchive(b: Uint8Array): string | undefined {
     if (b.length < magic.length || !magic.every((m, i) => b[i] === m)) continue;
     if (format !== UNREADABLE_FORMATS.bz2) return format;
     const level = b[3]!;
-    const block = ascii(b, 4, Math.min(b.length, 10));
+    const block = ascii(b, 4, Math.min(b.length, 10) - 4);
     if (level >= 0x31 && level <= 0x39 && (block === "1AY&SY" || block === "\x17rE8P\x90")) return format;
   }
   return undefined;

@@ -4,11 +4,9 @@
 // refused (`trailing_data`): a generated image has none, and a polyglot is
 // how an archive rides inside a picture.
 import { Refusal } from "../core/errors.js";
+import { ascii, u32be, u32le } from "./bytes.js";
 import type { InspectContext, Reader } from "./inspect.js";
 
-const u32be = (b: Uint8Array, i: number) => ((b[i]! << 24) >>> 0) + (b[i + 1]! << 16) + (b[i + 2]! << 8) + b[i + 3]!;
-const u32le = (b: Uint8Array, i: number) => b[i]! + (b[i + 1]! << 8) + (b[i + 2]! << 16) + ((b[i + 3]! << 24) >>> 0);
-const ascii = (b: Uint8Array, i: number, n: number) => Buffer.from(b.buffer, b.byteOffset + i, n).toString("latin1");
 
 /** PNG chunks that hold pixels or layout, never text: skipped. */
 const PNG_IMAGE_CHUNKS = new Set(["IHDR", "PLTE", "IDAT", "fdAT", "fcTL", "acTL", "tRNS", "gAMA", "cHRM", "sRGB", "bKGD", "pHYs", "sBIT", "hIST", "sPLT", "tIME", "oFFs", "sCAL", "cICP", "mDCv", "cLLi"]);

@@ -8,6 +8,7 @@
 // keep these files while staging them (judge.ts), and a 50 MB video cost a
 // 50 MB buffer, its page faults and a second read of the whole file.
 import fs from "node:fs";
+import { ascii, u32be, u32le } from "./bytes.js";
 import type { InspectContext } from "./inspect.js";
 
 /** A file's bytes, a range at a time. What `read` returns is valid until the next call. */
@@ -53,9 +54,6 @@ export function fileSource(fd: number, length: number): ByteSource {
 }
 
 const syncsafe = (b: Uint8Array, i: number) => (b[i]! << 21) | (b[i + 1]! << 14) | (b[i + 2]! << 7) | b[i + 3]!;
-const u32be = (b: Uint8Array, i: number) => ((b[i]! << 24) >>> 0) + (b[i + 1]! << 16) + (b[i + 2]! << 8) + b[i + 3]!;
-const u32le = (b: Uint8Array, i: number) => b[i]! + (b[i + 1]! << 8) + (b[i + 2]! << 16) + ((b[i + 3]! << 24) >>> 0);
-const ascii = (b: Uint8Array, i: number, n: number) => Buffer.from(b.buffer, b.byteOffset + i, n).toString("latin1");
 
 /** The tail of an MP3 scanned as it is: ID3v1, APE and Lyrics3 tags, and anything appended after the audio. */
 const MP3_TAIL = 128 * 1024;

@@ -8,13 +8,13 @@
 //
 // node:zlib inflates; the central directory is read here (about sixty
 // lines): measured against yauzl and fflate in README "Zip and PDF readers".
+import { u32le as u32 } from "./bytes.js";
 import { readPicture } from "./images.js";
 import type { InspectContext } from "./inspect.js";
 import { utf16Order } from "./utf16.js";
 import { xmlText } from "./xml-text.js";
 
 const u16 = (b: Uint8Array, i: number) => b[i]! | (b[i + 1]! << 8);
-const u32 = (b: Uint8Array, i: number) => (b[i]! | (b[i + 1]! << 8) | (b[i + 2]! << 16) | (b[i + 3]! << 24)) >>> 0;
 const u64 = (b: Uint8Array, i: number) => u32(b, i) + u32(b, i + 4) * 2 ** 32;
 
 const EOCD = 0x06054b50;

@@ -1,0 +1,7 @@
+// Numbers and names read from a file's bytes, as the format readers read
+// them (images, audio and video, zip, tar).
+
+export const u32be = (b: Uint8Array, i: number) => ((b[i]! << 24) >>> 0) + (b[i + 1]! << 16) + (b[i + 2]! << 8) + b[i + 3]!;
+export const u32le = (b: Uint8Array, i: number) => b[i]! + (b[i + 1]! << 8) + (b[i + 2]! << 16) + ((b[i + 3]! << 24) >>> 0);
+/** `n` bytes from `i`, a character each (a chunk type, a magic string). */
+export const ascii = (b: Uint8Array, i: number, n: number) => Buffer.from(b.buffer, b.byteOffset + i, n).toString("latin1");
