@@ -7,6 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Gate, clearGate, chunk, gateLeftBehind, head, killAll, post, rawExchange, startGate, syncLog, track, waitFor } from "./gate-helpers.js";
+import { makePng } from "../src/core/png.js";
 import { BIN, cli, makeHome, png } from "./helpers.js";
 
 const MiB = 1024 * 1024;
@@ -259,17 +260,19 @@ describe("serve: the bound on upload bytes held at once", () => {
     h.cleanup();
   });
 
-  it("answers 503 busy, before reading its body, an upload that would pass --max-held-bytes; smaller ones pass, prepare waits it out, and one upload alone is always taken", async () => {
+  it("answers 503 busy, before reading its body, a document that would pass --max-held-bytes; smaller ones and text (which holds nothing) pass, prepare waits it out, and one upload alone is always taken", async () => {
     h = makeHome();
     const gate = await startGate(h.home, h.env, ["--max-held-bytes", "1MiB", "--client-timeout", "60s"]);
     const { connect } = await import("node:net");
-    // A client that declares 900,000 bytes, sends the first few and then nothing: those bytes are held.
+    // A client that declares 900,000 bytes of a picture (kept whole while it arrives), sends the first few and then nothing: those bytes are held.
     const holder = connect(gate.socket, () => holder.write(head("/prepare?name=held.png", { "Content-Length": 900_000 }) + "x".repeat(100)));
     holder.on("error", () => {});
-    const notes = Buffer.from("quarterly notes, nothing secret\n".repeat(12_000));
+    // 390 KB of noise: a picture that does not compress.
+    const noise = crypto.randomBytes(400_000);
+    const photo = makePng(360, (i) => noise[i]!);
     // Until the gate has taken the holder's request, this one may still get through.
-    let busy = await rawExchange(gate.socket, post("notes.txt", notes, { Expect: "100-continue" }));
-    while (busy.status !== 503) busy = await rawExchange(gate.socket, post("notes.txt", notes, { Expect: "100-continue" }));
+    let busy = await rawExchange(gate.socket, post("photo.png", photo, { Expect: "100-continue" }));
+    while (busy.status !== 503) busy = await rawExchange(gate.socket, post("photo.png", photo, { Expect: "100-continue" }));
     expect(busy.text).toMatch(/\r\nRetry-After: 1\r\n/);
     expect(busy.text).not.toMatch(/100 Continue/);
     expect(busy.json).toEqual({ success: false, error: { code: "busy", message: expect.stringContaining("would pass its bound of 1.0 MiB") } });
@@ -277,9 +280,14 @@ describe("serve: the bound on upload bytes held at once", () => {
     const small = await rawExchange(gate.socket, post("small.png", png(3)));
     expect(small.status).toBe(200);
     expect(small.json.media[0].name).toBe("small.png");
+    // Text as large as the picture goes to the staging file as it arrives: it holds nothing, and passes.
+    const notes = Buffer.from("quarterly notes, nothing secret\n".repeat(12_000));
+    const text = await rawExchange(gate.socket, post("notes.txt", notes, { Expect: "100-continue" }));
+    expect(text.status).toBe(200);
+    expect(text.json.media[0].name).toBe("notes.txt");
     // prepare, through the gate, is answered busy and asks again until the held bytes are gone.
-    const file = path.join(h.home, "notes.txt");
-    fs.writeFileSync(file, notes);
+    const file = path.join(h.home, "photo.png");
+    fs.writeFileSync(file, photo);
     const child = track(spawn(process.execPath, [BIN, "prepare", file], { env: { ...h.env, MEDIA_OUTBOX_SOCKET: gate.socket }, stdio: ["ignore", "pipe", "pipe"] }));
     let stdout = "";
     child.stdout!.on("data", (d) => (stdout += d));
@@ -288,12 +296,14 @@ describe("serve: the bound on upload bytes held at once", () => {
     await waitFor(() => gate.events().filter((e) => e.event === "busy").length > busyBefore);
     holder.destroy();
     expect(await exited).toBe(0);
-    expect(stdout).toBe(`MEDIA:${path.join(gate.outbox, "notes.txt")}\n`);
-    // With nothing held, an upload larger than the whole bound is taken.
-    const large = Buffer.from("a long report, nothing secret at all\n".repeat(60_000));
-    const alone = await rawExchange(gate.socket, post("large.txt", large));
+    expect(stdout).toBe(`MEDIA:${path.join(gate.outbox, "photo.png")}\n`);
+    // With nothing held, a document larger than the whole bound is taken.
+    const largeNoise = crypto.randomBytes(1_300_000);
+    const large = makePng(640, (i) => largeNoise[i]!);
+    expect(large.length).toBeGreaterThan(1024 * 1024);
+    const alone = await rawExchange(gate.socket, post("large.png", large));
     expect(alone.status).toBe(200);
-    expect(alone.json.media[0].name).toBe("large.txt");
+    expect(alone.json.media[0].name).toBe("large.png");
     await waitFor(() => gateLeftBehind(gate).staging.length === 0);
   });
 });

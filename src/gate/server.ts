@@ -9,7 +9,7 @@ import { FatalError } from "../core/errors.js";
 import { escapeText, safeJson } from "../core/escape.js";
 import { formatBytes } from "../core/units.js";
 import type { Logger } from "../log/logger.js";
-import { knownSecretsReader } from "../prepare/content.js";
+import { knownSecretsReader, readsWholeFile } from "../prepare/content.js";
 import { type JudgeContext, type Policy, judge, narrowPolicy, policyOf } from "../prepare/judge.js";
 import { extensionOf } from "../prepare/name.js";
 import { addDropped, addMedia, droppedResult, emptyReport, settleReport } from "../prepare/report.js";
@@ -30,7 +30,7 @@ import {
 export const DEFAULT_CLIENT_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 300_000;
 export const DEFAULT_MAX_CONNECTIONS = 64;
-/** Upload bytes held at once (a document's body is kept whole while it arrives and is read): 64 uploads of 50 MB would be 3.2 GB. */
+/** Upload bytes held at once (a document's body is kept whole while it arrives and is read): 64 documents of 50 MB would be 3.2 GB. */
 export const DEFAULT_MAX_HELD_BYTES = 512 * 1024 * 1024;
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 /** Request line and headers together; the name (up to 4096 bytes) may be percent-encoded threefold. */
@@ -49,10 +49,13 @@ export interface GateOptions {
   /** Connections served at once; more are answered 503 `busy` at once and closed. */
   maxConnections?: number;
   /**
-   * Bytes of uploads held at once, each counted at its declared length (or
-   * its cap, when it is sent chunked) until it is judged; a request that
-   * would pass it is answered 503 `busy` before its body is read. One
-   * request is always taken, however large, when no other is held.
+   * Bytes of uploads held at once: each document (a format whose reader
+   * needs every byte: content.ts readsWholeFile) counted at its declared
+   * length (or its cap, when it is sent chunked) until it is judged; a
+   * request that would pass it is answered 503 `busy` before its body is
+   * read. Text, audio and video go to the staging file as they arrive and
+   * hold nothing. One request is always taken, however large, when no
+   * other is held.
    */
   maxHeldBytes?: number;
 }
@@ -380,9 +383,16 @@ export class GateServer {
     this.send(conn, res, 200, settleReport(report));
   }
 
-  /** What an upload holds while it is received and judged: its declared length, at most its cap (a chunked one: its cap). */
+  /**
+   * What an upload holds while it is received and judged: a document, its
+   * declared length, at most its cap (a chunked one: its cap); anything
+   * else, nothing (its bytes go to the staging file as they arrive, and its
+   * checks read them from there).
+   */
   private heldFor(name: string, contentLength: string | undefined, policy: Policy): number {
-    const cap = policy.capFor(extensionOf(name));
+    const ext = extensionOf(name);
+    if (!readsWholeFile(ext)) return 0;
+    const cap = policy.capFor(ext);
     const declared = contentLength === undefined ? Number.NaN : Number(contentLength);
     return Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, cap) : cap;
   }
