@@ -325,6 +325,15 @@ describe("install systemd --root", () => {
     const user = cli(["install", "systemd", "--user", "--gate", "--root", root, "--dry-run"], { env: t.env });
     expect(user.code).toBe(2);
     expect(user.stderr).toContain("use --system, not --user");
+
+    // A home's own .env is named before it exists (its path unit sees it created); a profile's only once it does.
+    fs.rmSync(path.join(root, "home/agent/.hermes/.env"));
+    fs.mkdirSync(path.join(root, "home/agent/.hermes/profiles/empty"));
+    const early = install(root, "--gate", "--dry-run");
+    expect(early.code, early.stderr).toBe(0);
+    const gateLine = early.stdout.split("\n").find((l) => l.startsWith("ExecStartPre=-+"));
+    expect(gateLine).toBe(`ExecStartPre=-+${process.execPath} ${BIN} gate-secrets --into /run/media-outbox-gate nobody:/home/agent/.hermes/.env nobody:/home/agent/.hermes/profiles/work/.env`);
+    expect(early.stdout).toContain("PathChanged=/home/agent/.hermes/.env\nPathChanged=/home/agent/.hermes/profiles/work/.env\n");
   });
 });
 

@@ -224,8 +224,11 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
     for (const p of ["/srv/media-outbox", "/etc/media-outbox", "/var/lib/media-outbox/install-manifest.json", "/srv/shared/outbox", "/srv/agent-owned/outbox"]) expect(exists(p), p).toBe(false);
   });
 
-  it("with --with-watch: the watch runs as the service user and takes an agent's file from a group-writable drop folder; uninstall --remove-user removes the accounts it created, never the files", async () => {
+  it("with --with-watch: the watch runs as the service user and takes an agent's file from a group-writable drop folder; an agent's .env written after install is known; uninstall --remove-user removes the accounts it created, never the files", async () => {
     let uninstalled: ReturnType<typeof mo>;
+    const dotEnv = "/home/agent/.hermes/.env";
+    // Installed before the agent has a .env: it is named all the same, and known once it is written.
+    c.run(["mv", dotEnv, `${dotEnv}.saved`]);
     try {
       c.run(["sh", "-ec", `install -d -m 0755 /etc/mo-test && printf '{"watch": {"drop": ["/srv/cycle/drop"], "settle": "200ms"}}\\n' > /etc/mo-test/gate.json`]);
       const r = mo(["install", "systemd", "--system", "--gate", "--agent-user", "agent", "--outbox", "/srv/cycle/outbox", "--with-watch", "--config", "/etc/mo-test/gate.json"]);
@@ -244,6 +247,11 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
       // The agent reads what was published (the gateway runs as the agent), and changes nothing.
       expect(out("sha256sum < /srv/cycle/outbox/chart.png", { user: "agent" })).toBe(out("sha256sum < /home/agent/chart.png"));
       expectAllRefused(attack("agent", { "/srv/cycle/outbox": "/srv/cycle/outbox/chart.png" }));
+      expect(out("journalctl -u media-outbox-watch.service -o cat --no-pager")).toContain(`gate-secrets: skipped ${dotEnv} (read as agent): it does not exist`);
+      expect(exists("/run/media-outbox-watch/hermes-env-0")).toBe(false);
+      // The agent writes its .env (renamed into place, as an editor does); the path unit copies it for the watch.
+      c.run(["mv", `${dotEnv}.saved`, dotEnv], { user: "agent" });
+      await waitUntil(() => exists("/run/media-outbox-watch/hermes-env-0"), "the watch's copy of the new .env", 20_000);
       // The watch judges drops as the gate does: it knows the agent's .env values (copied for it, read as the agent).
       c.run(["sh", "-c", `printf 'notes: ${KNOWN}\\n' > /srv/cycle/drop/.leak.txt.part && mv /srv/cycle/drop/.leak.txt.part /srv/cycle/drop/leak.txt`], { user: "agent" });
       await waitUntil(() => exists("/srv/cycle/drop/leak.txt.media") || exists("/srv/cycle/drop/leak.txt.refused"), "the watch's receipt");
@@ -252,8 +260,9 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
       // A changed .env is copied for the watch too, not only for the gate.
       expect(out("systemctl cat media-outbox-gate-secrets.service").split("\n")).toContain(`ExecStart=-+${NODE} ${BIN} gate-secrets --into /run/media-outbox-watch agent:/home/agent/.hermes/.env`);
     } finally {
-      // Whatever failed above, the next tests start from a machine without this install.
+      // Whatever failed above, the next tests start from a machine without this install, and with the agent's .env.
       uninstalled = mo(["uninstall", "systemd", "--remove-user"]);
+      if (exists(`${dotEnv}.saved`)) c.run(["mv", `${dotEnv}.saved`, dotEnv]);
     }
     expect(uninstalled.code, uninstalled.stderr).toBe(0);
     expect(uninstalled.stdout).toContain("removed agent from group media-outbox");
@@ -462,7 +471,7 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
       expect(journal).toContain("gate-secrets: skipped /home/agent/.hermes/.env (read as agent): it does not exist");
       // doctor (as root) names the .env the gate no longer knows; a warning: the gate works.
       const doctor = JSON.parse(mo(["doctor", "--json", "--no-probe"]).stdout) as { checks: { check: string; status: string; message: string }[] };
-      expect(doctor.checks.find((x) => x.check === "gate secrets")).toMatchObject({ status: "warn", message: expect.stringContaining(`${dotEnv} (gone)`) });
+      expect(doctor.checks.find((x) => x.check === "gate secrets")).toMatchObject({ status: "warn", message: expect.stringContaining(`${dotEnv} (not there)`) });
     } finally {
       c.run(["sh", "-c", `rm -f ${dotEnv} && mv /root/agent-env.saved ${dotEnv}`]);
     }

@@ -230,11 +230,11 @@ function gateSecretChecks(scope: UnitScope, files: { fragment?: string; dropIns:
     try {
       if (!fs.statSync(onDisk(scope, file)).isFile()) missing.push(`${escapeText(file)} (not a regular file)`);
     } catch (err) {
-      if (isErrno(err, "ENOENT", "ENOTDIR")) missing.push(`${escapeText(file)} (gone)`);
+      if (isErrno(err, "ENOENT", "ENOTDIR")) missing.push(`${escapeText(file)} (not there)`);
     }
   }
   if (missing.length > 0) {
-    check(checks, "gate secrets", "warn", `the gate copies the secrets it looks for from ${missing.join(", ")}: it does not know those values (it starts all the same)`, "restore the file, or run media-outbox install systemd --gate again");
+    check(checks, "gate secrets", "warn", `the gate copies the secrets it looks for from ${missing.join(", ")}: it does not know those values (it starts all the same)`, "put the agent's .env back: the gate copies it as soon as it is there");
   }
 }
 

@@ -266,14 +266,18 @@ function unreachableProblem(dir: string, scope: Pick<UnitScope, "root">): string
 }
 
 /**
- * The agents' Hermes .env files that exist, each with the user it is read as
+ * The agents' Hermes .env files, each with the user it is read as
  * (gate-secrets copies them for the gate at each start: deploy/gate-secrets.ts).
+ * A Hermes home's own .env is named even before it exists (the home does):
+ * the path unit that watches it sees it created, and the gate knows its
+ * values from then on; a profile's, only once it exists (a new profile, or
+ * a new Hermes home, needs install again).
  */
 function hermesEnvFiles(homes: { home: string; user: string }[], scope: Pick<UnitScope, "root">, notes: string[]): AgentEnvFile[] {
   const files: AgentEnvFile[] = [];
-  const isFile = (p: string) => {
+  const is = (p: string, kind: "isFile" | "isDirectory") => {
     try {
-      return fs.statSync(onDisk(scope as UnitScope, p)).isFile();
+      return fs.statSync(onDisk(scope as UnitScope, p))[kind]();
     } catch {
       return false;
     }
@@ -285,8 +289,9 @@ function hermesEnvFiles(homes: { home: string; user: string }[], scope: Pick<Uni
     } catch {
       // No profiles.
     }
-    for (const c of candidates) {
-      if (!isFile(c) || files.some((f) => f.file === c)) continue;
+    for (const [i, c] of candidates.entries()) {
+      const named = i === 0 ? is(home, "isDirectory") : is(c, "isFile");
+      if (!named || files.some((f) => f.file === c)) continue;
       try {
         assertUnitSafe(c, "Hermes .env file");
         files.push({ user, file: c });
