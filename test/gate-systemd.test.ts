@@ -519,6 +519,21 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
     }
   });
 
+  it("doctor names a profile's .env made after install, which the gate does not know, and says to install again", () => {
+    const profile = "/home/agent/.hermes/profiles/late";
+    c.run(["sh", "-c", `mkdir -p ${profile} && printf 'LATE_PROFILE_KEY=Qm7Tz2Vb9Lx4Wc8N\\n' > ${profile}/.env`], { user: "agent" });
+    try {
+      const doctor = JSON.parse(mo(["doctor", "--json", "--no-probe"]).stdout) as { checks: { check: string; status: string; message: string; fix?: string }[] };
+      expect(doctor.checks.filter((x) => x.check === "gate secrets")).toEqual([
+        { check: "gate secrets", status: "warn", message: `${profile}/.env (a profile made after install): the gate does not know its values`, fix: "run media-outbox install systemd --gate again, with the same options" },
+      ]);
+    } finally {
+      c.run(["rm", "-rf", profile]);
+    }
+    const after = JSON.parse(mo(["doctor", "--json", "--no-probe"]).stdout) as { checks: { check: string }[] };
+    expect(after.checks.filter((x) => x.check === "gate secrets")).toEqual([]);
+  });
+
   it("prepare run with the gateway process's own environment (what its agents inherit) goes through the gate", () => {
     c.run(["install", "-o", "agent", "-g", "agent", "-m", "0644", path.join(c.work, "drop.png"), "/home/agent/reply.png"]);
     const env = Object.fromEntries(gatewayEnvironment().map((e) => [e.slice(0, e.indexOf("=")), e.slice(e.indexOf("=") + 1)]));

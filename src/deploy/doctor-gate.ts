@@ -236,6 +236,38 @@ function gateSecretChecks(scope: UnitScope, files: { fragment?: string; dropIns:
   if (missing.length > 0) {
     check(checks, "gate secrets", "warn", `the gate copies the secrets it looks for from ${missing.join(", ")}: it does not know those values (it starts all the same)`, "put the agent's .env back: the gate copies it as soon as it is there");
   }
+  const unnamed = unnamedProfileEnvFiles(scope, named);
+  if (unnamed.length > 0) {
+    check(checks, "gate secrets", "warn", `${unnamed.map(escapeText).join(", ")} (a profile made after install): the gate does not know its values`, "run media-outbox install systemd --gate again, with the same options");
+  }
+}
+
+/**
+ * The profiles' .env files in the Hermes homes whose files the gate copies
+ * that it does not copy: install names a profile's .env only if it exists
+ * then. Profiles the one running doctor may not list are not judged.
+ */
+function unnamedProfileEnvFiles(scope: UnitScope, named: string[]): string[] {
+  const homes = new Set(named.map((f) => (path.basename(path.dirname(path.dirname(f))) === "profiles" ? path.dirname(path.dirname(path.dirname(f))) : path.dirname(f))));
+  const unnamed: string[] = [];
+  for (const home of homes) {
+    let profiles: string[];
+    try {
+      profiles = fs.readdirSync(onDisk(scope, path.join(home, "profiles"))).sort();
+    } catch {
+      continue;
+    }
+    for (const profile of profiles) {
+      const file = path.join(home, "profiles", profile, ".env");
+      if (named.includes(file)) continue;
+      try {
+        if (fs.statSync(onDisk(scope, file)).isFile()) unnamed.push(file);
+      } catch {
+        // No .env in this profile, or not one doctor may see.
+      }
+    }
+  }
+  return unnamed;
 }
 
 /**
