@@ -20,7 +20,7 @@ import { looksLikePassword, looksLikeTokenValue } from "../src/content/shape.js"
 import { hasUtf16Text } from "../src/content/utf16.js";
 import { Refusal } from "../src/core/errors.js";
 import { DEFAULT_ALLOW } from "../src/config/config.js";
-import { CARRIERS, CORPUS_EXTRA_ALLOW, adversarial, bmp, docx, gif, jpeg, jpegMpf, makePng, mp3, mp4, negatives, paxHeader, pdf, pdfOf, pdfSubsetFont, pngWithText, positives, pptx, rng, tar, tarHeader, wav, webp, xlsx, zip } from "./corpus.js";
+import { CARRIERS, CORPUS_EXTRA_ALLOW, Fakes, adversarial, bmp, docx, gif, jpeg, jpegMpf, makePng, mp3, mp4, negatives, paxHeader, pdf, pdfOf, pdfSubsetFont, pngWithText, positives, pptx, rng, tar, tarHeader, wav, webp, xlsx, zip } from "./corpus.js";
 import { NOTHING_LEFT, cli, leftBehind, makeHome, write } from "./helpers.js";
 
 let h: ReturnType<typeof makeHome>;
@@ -136,6 +136,23 @@ describe("the labelled corpus", () => {
       "PASS=Xk9#mP2qZ", "pass: Xk9#mP2qZ", "password: Xk9#mP2q:Zr", "private_key = 0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318",
       "key: gnutls_x509_Crt9verify_Q7data2", "token = aB3dE5fG.hJ9kL1mN-3pQ5", "access_token=2YotnFZFEjr1zCsicMWpAB", '"decryptionKey": "dKey1024xQ7mTz2kLpW9"', "pass: compass2024!"];
     for (const text of refused) expect(findSecret(` ${text} `), text).toBeDefined();
+  });
+
+  it("finds a Meta access token (WhatsApp Cloud's), and publishes Meta's documented example, a shorter run and base64 that starts a run with EAA", () => {
+    const f = new Fakes(21);
+    const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    const real = `EAAG${f.pick(ALNUM, 180)}`;
+    expect(findSecret(`curl -H "Authorization: OAuth ${real}" https://graph.facebook.com`)).toEqual({ what: "a Meta (WhatsApp Cloud, Facebook) access token", index: 30 });
+    const published = [
+      // Meta's own example business token (the WhatsApp Embedded Signup guide).
+      "EAAAN6tcBzAUBOwtDtTfmZCJ9n3FHpSDcDTH86ekf89XnnMZAtaitMUysPDE7LES3CXkA4MmbKCghdQeU1boHr0QZA05SShiILcoUy7ZAb2GE7hrUEpYHKLDuP2sYZCURkZCHGEvEGjScGLHzC4KDm8tq2slt4BsOQE1HHX8DzHahdT51MRDqBw0YaeZByrVFZkVAoVTxXUtuKgDDdrmJQXMnI4jqJYetsZCP1efj5ygGscZBm4OvvuCYB039ZAFlyNn",
+      `EAAG${f.pick(ALNUM, 98)}`,
+      `data:application/octet-stream;base64,${f.pick(ALNUM, 40)}+/EAA${f.pick(ALNUM, 150)}/${f.pick(ALNUM, 40)}`,
+      `EAAG${f.pick(ALNUM, 150)}+${f.pick(ALNUM, 20)}==`,
+      `${f.pick(ALNUM, 60)}+/EAA${f.pick(ALNUM, 150)}`,
+      "EAA".repeat(400),
+    ];
+    for (const text of published) expect(findSecret(` ${text} `), text.slice(0, 40)).toBeUndefined();
   });
 
   it("judges each small part alone: what an earlier, longer part held is not found in a later one", () => {

@@ -65,6 +65,7 @@ export function positives(seed = 11): Record<string, string> {
     "deepseek-key": `DEEPSEEK_API_KEY=sk-${f.pick(HEX, 32)}`,
     "google-api-key": `GOOGLE_API_KEY=AIza${f.pick(B64URL, 35)}`,
     "google-oauth-secret": `GOCSPX-${f.pick(B64URL, 28)}`,
+    "meta-access-token": `WhatsApp Cloud, the bot's: EAAG${f.pick(ALNUM, 180)}`,
     "groq-key": `gsk_${f.pick(ALNUM, 52)}`,
     "xai-key": `xai-${f.pick(ALNUM, 80)}`,
     "huggingface-token": `hf_${f.pick(UPPER + LOWER, 34)}`,
@@ -172,6 +173,8 @@ export function adversarial(size: number): Record<string, Buffer> {
   // What the generic assignment turns down as code or a list (2026-12-04): a scope, a test log's result, fields, a call, member expressions.
   units.push("key::", "PASS: ", "password:a:", "key=f(", "pass: a?.b\n", "key=a_b_c_d9_", "key=0x0", "key=AAAAB3NzaC1yc2E");
   units.push("\xe2\x80\x98--password=Xk9#mP\xe2\x80\x99");
+  // A Meta access token's lead (2026-12-04), alone and before a long run.
+  units.push("EAA", "EAAG0", "+/EAA");
   const out: Record<string, Buffer> = {};
   for (const u of units) out[`repeat ${JSON.stringify(u)}`] = fill(u);
   out["run of a"] = fill("a");

@@ -152,6 +152,7 @@ const FOUND_BY_PASSES = [
   "slack-webhook",
   "discord-webhook",
   "google-api-key",
+  "meta-access-token",
   "google-oauth",
   "airtable-token",
   "twilio-key",
@@ -177,6 +178,7 @@ let AWS_SECRET: Sticky;
 let SLACK_WEBHOOK: Sticky;
 let DISCORD_WEBHOOK: Sticky;
 let GOOGLE_API: Sticky;
+let META: Sticky;
 let GOOGLE_OAUTH: Sticky;
 let AIRTABLE: Sticky;
 let TWILIO: Sticky;
@@ -242,6 +244,7 @@ function makeTables(): void {
   SLACK_WEBHOOK = sticky("slack-webhook");
   DISCORD_WEBHOOK = sticky("discord-webhook");
   GOOGLE_API = sticky("google-api-key");
+  META = sticky("meta-access-token");
   GOOGLE_OAUTH = sticky("google-oauth");
   AIRTABLE = sticky("airtable-token");
   TWILIO = sticky("twilio-key");
@@ -283,6 +286,8 @@ type NextLiteral = (typeof NextLiteral)[keyof typeof NextLiteral];
 const PEM_BODY_WITHIN = 1520;
 /** An AWS access key id's prefix, and a Google API key's. */
 const A_LEADS = /A(?:KIA|SIA|BIA|CCA|Iza)/g;
+/** A Meta access token's start: EAA and 100 letters and digits, at a token's start (linear: such a start follows the end of a run). */
+const META_LEAD = /(?<![A-Za-z0-9_-])EAA[A-Za-z0-9]{100}/g;
 /** A Matrix recovery key: `E[sS]` and 46 base58 characters in groups of four, one space between groups. */
 const MATRIX_LENGTH = 59;
 
@@ -544,6 +549,19 @@ class Search {
     }
     // SK and exactly 32 hex digits.
     this.tokenLiteral("SK", TWILIO, 34, (at) => HEX[b[at + 2]!] === 1 && HEX[b[at + 33]!] === 1 && TOKEN[b[at + 34]!] !== 1);
+    // EAA and at least 100 letters and digits at a token's start. indexOf finds the first EAA (text
+    // seldom has one); from there the expression, which returns only such runs, finds the next
+    // candidate (base64 may hold `/EAA` every few bytes: stopping at each cost it twice the time).
+    const text = this.text;
+    const stop = this.stopAt(0);
+    const meta = META_LEAD;
+    for (let i = text.indexOf("EAA", this.from); i >= 0 && i < stop; ) {
+      meta.lastIndex = i;
+      const m = meta.exec(text);
+      if (!m || m.index >= stop) break;
+      this.tryRule(META, m.index);
+      i = text.indexOf("EAA", m.index + 3);
+    }
     // AKIA… and 16 capitals or digits; AIza and 35 token characters.
     const re = A_LEADS;
     re.lastIndex = this.from;

@@ -59,6 +59,7 @@ export const DOCUMENTED_EXAMPLES = [
   "tGzv3JOkF0XG5Qx2TlKWIA", // its example refresh token
   "SplxlOBeZQQYbYS6WxSbIA", // its example authorization code
   "czZCaGRSa3F0MzpnWDFmQmF0M2JW", // its example client credentials (s6BhdRkqt3:gX1fBat3bV), as HTTP Basic sends them
+  "EAAAN6tcBzAUBOwtDtTfmZCJ9n3FHpSDcDTH86ekf", // the business token of Meta's WhatsApp Embedded Signup guide
 ];
 export const isDocumented = (match: string) => DOCUMENTED_EXAMPLES.some((e) => match.includes(e));
 
@@ -270,6 +271,8 @@ const buildRules = (): Rule[] => [
     check: (m) => /[0-9]/.test(m) && randomAfter(3)(m.replace(/^sk-(?:proj|svcacct|admin|None)-/, "sk-")),
   },
   { id: "google-api-key", what: "a Google API key", source: token("AIza[0-9A-Za-z_-]{35}"), check: randomAfter(4) },
+  // Letters and digits only; not inside base64 (a `+`, `/` or `=` on either side), where EAA may start a run by chance.
+  { id: "meta-access-token", what: "a Meta (WhatsApp Cloud, Facebook) access token", source: `(?<![+/])${token("EAA[A-Za-z0-9]{100,1000}")}(?![+/=])`, check: randomAfter(3) },
   { id: "google-oauth", what: "a Google OAuth client secret or token", source: `(?:GOCSPX-[A-Za-z0-9_-]{28}|ya29\\.[0-9A-Za-z_-]{30,2000}|1//0[0-9A-Za-z_-]{40,500})${TOKEN_END}`, check: (m) => looksRandom(m.slice(7)) },
   { id: "groq-key", what: "a Groq API key", source: token("gsk_[A-Za-z0-9]{48,60}"), check: randomAfter(4) },
   { id: "xai-key", what: "an xAI API key", source: token("xai-[A-Za-z0-9]{60,100}"), check: randomAfter(4) },
