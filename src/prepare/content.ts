@@ -8,6 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { type KnownSecrets, loadKnownSecrets } from "../content/known.js";
 import { Refusal } from "../core/errors.js";
+import { sniff } from "./sniff.js";
 import type { Staged } from "./stage.js";
 import { TextScanner, type TextVerdict } from "./text.js";
 
@@ -124,26 +125,6 @@ export interface ContentOptions {
   /** The known secrets (or how to get them, on first need); read from `hermesHome` when absent. */
   known?: KnownSecrets | (() => KnownSecrets);
   hermesHome?: string;
-}
-
-/**
- * file-type's detection over strtok3's file tokenizer: what its Node entry's
- * fileTypeFromFile does, without that entry's stream imports, which cost every
- * run start-up time and are never used here. A small file is judged from the
- * bytes kept in memory while staging: the same bytes, no second read.
- */
-async function sniff(staged: ContentSource): Promise<{ ext: string; mime: string } | undefined> {
-  if (staged.content) {
-    const { fileTypeFromBuffer } = await import("file-type/core");
-    return fileTypeFromBuffer(staged.content);
-  }
-  const [{ fileTypeFromTokenizer }, { fromFile }] = await Promise.all([import("file-type/core"), import("strtok3")]);
-  const tokenizer = await fromFile(staged.path ?? `/proc/self/fd/${staged.fd}`, { regularFileOnly: true });
-  try {
-    return await fileTypeFromTokenizer(tokenizer);
-  } finally {
-    await tokenizer.close();
-  }
 }
 
 const describe = (sniffed: { ext: string } | undefined) => (sniffed ? `${sniffed.ext} data` : "content of no recognised binary type");
