@@ -14,13 +14,14 @@ import { checkContent } from "../src/prepare/content.js";
 import { prepare } from "../src/prepare/prepare.js";
 import { TextScanner } from "../src/prepare/text.js";
 import { inspectBinary, inspectFile } from "../src/content/carriers.js";
+import { InspectContext } from "../src/content/inspect.js";
 import { NO_KNOWN_SECRETS } from "../src/content/known.js";
 import { scanBytes } from "../src/content/scan.js";
 import { looksLikePassword, looksLikeTokenValue } from "../src/content/shape.js";
 import { hasUtf16Text } from "../src/content/utf16.js";
 import { Refusal } from "../src/core/errors.js";
 import { DEFAULT_ALLOW } from "../src/config/config.js";
-import { CARRIERS, CORPUS_EXTRA_ALLOW, Fakes, adversarial, bmp, docx, gif, jpeg, jpegMpf, makePng, mp3, mp4, negatives, paxHeader, pdf, pdfOf, pdfSubsetFont, pngWithText, positives, pptx, rng, tar, tarHeader, wav, webp, xlsx, zip } from "./corpus.js";
+import { CARRIERS, CORPUS_EXTRA_ALLOW, Fakes, adversarial, bmp, docx, gif, jpeg, jpegMpf, makePng, mp3, mp4, negatives, paxHeader, pdf, pdfOf, pdfSubsetFont, pngChunk, pngWithText, positives, pptx, rng, tar, tarHeader, wav, webp, xlsx, zip } from "./corpus.js";
 import { NOTHING_LEFT, cli, leftBehind, makeHome, write } from "./helpers.js";
 
 let h: ReturnType<typeof makeHome>;
@@ -186,6 +187,67 @@ describe("the labelled corpus", () => {
 });
 
 describe("trailing data, bombs, unreadable containers", () => {
+  it("inflates a deflate stream of stored blocks (a picture in a docx) as zlib does, and any other stream through zlib", () => {
+    const random = rng(41);
+    const bytes = (n: number) => Buffer.from(Array.from({ length: n }, () => Math.floor(random() * 256)));
+    /** Stored blocks of `parts`, by hand: header bits after BTYPE set at random (zlib skips them), the last one final unless told. */
+    const storedStream = (parts: Buffer[], final = true) =>
+      Buffer.concat(
+        parts.map((p, i) => {
+          const head = Buffer.alloc(5);
+          head[0] = (i === parts.length - 1 && final ? 1 : 0) | (Math.floor(random() * 32) << 3);
+          head.writeUInt16LE(p.length, 1);
+          head.writeUInt16LE(p.length ^ 0xffff, 3);
+          return Buffer.concat([head, p]);
+        }),
+      );
+    const streams: Record<string, Buffer> = {
+      "noise at level 6 (zlib stores it)": zlib.deflateRawSync(bytes(300_000)),
+      "noise at level 0": zlib.deflateRawSync(bytes(200_000), { level: 0 }),
+      "text (compressed blocks)": zlib.deflateRawSync(Buffer.from("a line of text\n".repeat(5000))),
+      "stored blocks by hand, padding bits set": storedStream([bytes(10), bytes(0), bytes(65535), bytes(3)]),
+      "stored blocks, then bytes after the final one": Buffer.concat([storedStream([bytes(100)]), bytes(50)]),
+      "stored blocks, none final": storedStream([bytes(100), bytes(20)], false),
+      "a stored block, then a compressed one": Buffer.concat([storedStream([bytes(100)], false), zlib.deflateRawSync(Buffer.from("tail"))]),
+      "LEN and NLEN that disagree": (() => {
+        const s = storedStream([bytes(40)]);
+        s[3] = s[3]! ^ 1;
+        return s;
+      })(),
+      "a block longer than the stream": storedStream([bytes(100)]).subarray(0, 60),
+      // Typed fixed (01) or dynamic (10) Huffman, with bytes after the type that would read as LEN and NLEN.
+      "a fixed block that reads as a stored one": (() => {
+        const s = storedStream([bytes(40)]);
+        s[0] = 0x03;
+        return s;
+      })(),
+      "a dynamic block that reads as a stored one": (() => {
+        const s = storedStream([bytes(40)]);
+        s[0] = 0x05;
+        return s;
+      })(),
+      empty: Buffer.alloc(0),
+    };
+    for (const [name, stream] of Object.entries(streams)) {
+      let expected: unknown;
+      try {
+        const r = zlib.inflateRawSync(stream, { finishFlush: zlib.constants.Z_SYNC_FLUSH, info: true }) as unknown as { buffer: Buffer; engine: { bytesWritten: number } };
+        expected = { out: r.buffer.toString("hex"), consumed: r.engine.bytesWritten };
+      } catch {
+        expected = "refused";
+      }
+      let got: unknown;
+      try {
+        const r = new InspectContext("zip", NO_KNOWN_SECRETS).inflateCounted("part", stream, "raw");
+        got = { out: r.out.toString("hex"), consumed: r.consumed };
+      } catch (err) {
+        expect(err, name).toBeInstanceOf(Refusal);
+        got = "refused";
+      }
+      expect(got, name).toEqual(expected);
+    }
+  });
+
   it("refuses bytes after an image's end with trailing_data, and a zip or PDF inside a picture", async () => {
     const archive = zip({ "notes.txt": "hello" });
     const files = [
@@ -575,6 +637,61 @@ describe("pictures inside a container", () => {
     expect(report.media_dropped[1]!.reason).toContain("after its end (the IEND chunk) of word/media/image1.png");
     expect(report.media.map((m) => m.name)).toEqual(["photo.docx", "padded.docx"]);
     expect(leftBehind(h).staging).toEqual([]);
+  });
+
+  it("reads each of many photos (stored blocks, copied into one reused buffer) as itself: a key in any of them, after larger and smaller ones, in a zip inside", async () => {
+    const p = positives(17);
+    const random = rng(43);
+    /** A photo of noise (deflate stores it) of `size` pixels a side, with a comment chunk (compressed: zTXt) when given one. */
+    const photo = (size: number, comment?: string, compressed = false) => {
+      const noise = Buffer.from(Array.from({ length: size * size * 3 + size }, () => Math.floor(random() * 256)));
+      const png = makePng(size, (i) => noise[i]!);
+      if (comment === undefined) return png;
+      const iend = png.length - 12;
+      const text = compressed ? Buffer.concat([Buffer.from("Comment\0\0", "latin1"), zlib.deflateSync(Buffer.from(comment, "latin1"))]) : Buffer.from(`Comment\0${comment}`, "latin1");
+      const head = Buffer.alloc(8);
+      head.writeUInt32BE(text.length);
+      head.write(compressed ? "zTXt" : "tEXt", 4, "latin1");
+      const crc = Buffer.alloc(4);
+      crc.writeUInt32BE(zlib.crc32(Buffer.concat([head.subarray(4), text])));
+      return Buffer.concat([png.subarray(0, iend), head, text, crc, png.subarray(iend)]);
+    };
+    const key = p["github-token"]!;
+    const album = (keyAt: number) =>
+      docx("Photos", 7, Object.fromEntries([300, 120, 200, 60, 250].map((size, i) => [`word/media/image${i}.png`, photo(size, i === keyAt ? key : "holiday")])));
+    const files = [0, 1, 2, 3, 4].map((i) => write(work, `album-${i}.docx`, album(i)));
+    files.push(write(work, "clean-album.docx", album(-1)));
+    // A zip inside, after the photos: its own photos reuse the buffer the outer ones gave back, while the zip's bytes are read.
+    files.push(write(work, "nested.docx", docx("Photos", 7, { "word/media/a.png": photo(200, "x"), "word/embeddings/album.zip": zip({ "b.png": photo(150, "y"), "c.png": photo(100, key, true) }), "word/media/d.png": photo(220, "z") })));
+    const report = await judge(files);
+    expect(report.media_dropped.map((d) => [path.basename(d.path), d.code])).toEqual([
+      ...[0, 1, 2, 3, 4].map((i) => [`album-${i}.docx`, "secret_detected"]),
+      ["nested.docx", "secret_detected"],
+    ]);
+    report.media_dropped.slice(0, 5).forEach((d, i) => expect(d.reason).toContain(`a GitHub token (in its tEXt chunk of word/media/image${i}.png`));
+    expect(report.media_dropped[5]!.reason).toContain("a GitHub token (in its zTXt chunk of c.png");
+    expect(report.media.map((m) => m.name)).toEqual(["clean-album.docx"]);
+    // Every photo a stream of stored blocks: the path this test is about.
+    for (const size of [300, 60]) expect(zlib.deflateRawSync(photo(size))[0]! & 0x06).toBe(0);
+
+    // Pixels are not read: a large photo whose stored pixels spell a key is published, and so is a smaller
+    // one read after it into the same buffer (the larger one's bytes past its end are not the smaller one's).
+    const spelled = (() => {
+      const width = 400;
+      const row = Buffer.concat([Buffer.from([0]), Buffer.from(Array.from({ length: width * 3 }, () => Math.floor(random() * 256)))]);
+      row.write(` ${key} `, 100, "latin1");
+      const raw = Buffer.concat(Array.from({ length: 300 }, (_, y) => (y === 150 ? row : Buffer.concat([Buffer.from([0]), Buffer.from(Array.from({ length: width * 3 }, () => Math.floor(random() * 256)))]))));
+      const ihdr = Buffer.alloc(13);
+      ihdr.writeUInt32BE(width, 0);
+      ihdr.writeUInt32BE(300, 4);
+      ihdr[8] = 8;
+      ihdr[9] = 2;
+      return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), pngChunk("IHDR", ihdr), pngChunk("IDAT", zlib.deflateSync(raw, { level: 0 })), pngChunk("IEND", Buffer.alloc(0))]);
+    })();
+    expect(spelled.includes(Buffer.from(key))).toBe(true);
+    expect(zlib.deflateRawSync(spelled)[0]! & 0x06).toBe(0);
+    const pixels = await judge([write(work, "pixels.docx", docx("Photos", 7, { "word/media/big.png": spelled, "word/media/small.png": photo(80) }))]);
+    expect(pixels.media_dropped).toEqual([]);
   });
 });
 

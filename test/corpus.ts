@@ -400,7 +400,7 @@ export function pdfOf(objects: Buffer[]): Buffer {
   return Buffer.concat(parts);
 }
 
-function pngChunk(type: string, data: Buffer): Buffer {
+export function pngChunk(type: string, data: Buffer): Buffer {
   const head = Buffer.alloc(4);
   head.writeUInt32BE(data.length);
   const body = Buffer.concat([Buffer.from(type, "latin1"), data]);

@@ -126,7 +126,11 @@ export function inspectZip(b: Uint8Array, ctx: InspectContext): void {
     if (e.method === 0) data = raw;
     else if (e.method === 8) data = ctx.inflate(part, raw, "raw", e.size);
     else throw ctx.unscannable(`${part} is compressed with method ${e.method}, which this check does not read`);
-    if (readPicture(ctx, part, data)) continue;
+    if (readPicture(ctx, part, data)) {
+      // Read whole, nothing of it kept: its buffer takes the next picture's bytes.
+      ctx.release(data);
+      continue;
+    }
     ctx.scan(part, data);
     if (XML_PART.test(e.name)) ctx.scan(`the text of ${part}`, xmlText(xmlAsUtf8(data)));
     ctx.readNested(part, data);
