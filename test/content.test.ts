@@ -435,6 +435,41 @@ describe("trailing data, bombs, unreadable containers", () => {
     }
   });
 
+  it("reads a zip from the staged file (its directory, then one entry at a time) as from memory: 600 mutated zips with entries about the read window's edges, pictures and a zip inside", () => {
+    const random = rng(79);
+    const noise = (n: number) => Buffer.from(Array.from({ length: n }, () => Math.floor(random() * 256)));
+    const token = positives(19)["github-token"]!;
+    const differ: string[] = [];
+    const kinds = new Set<string>();
+    for (let round = 0; round < 600; round++) {
+      const entries: Record<string, string | Buffer> = {};
+      for (let i = 0; i < 1 + Math.floor(random() * 5); i++) {
+        const size = random() < 0.3 ? 65_536 + Math.floor(random() * 64) - 32 : Math.floor(random() * 90_000);
+        entries[`word/media/n${i}.bin`] = noise(size);
+      }
+      entries["word/media/photo.png"] = makePng(40, (i) => i * 7 + round);
+      entries["word/embeddings/inner.zip"] = zip({ "notes.txt": round % 3 === 0 ? `key ${token}` : "notes" });
+      const original = docx(round % 5 === 0 ? `see ${token}` : "report", 7, entries);
+      const file = Buffer.from(original);
+      // Mutations, most in the directory and the end record, where the reader finds its way.
+      for (let k = Math.floor(random() * 4); k > 0; k--) {
+        const at = random() < 0.6 ? file.length - 1 - Math.floor(random() * Math.min(file.length, 600)) : Math.floor(random() * file.length);
+        file[at] = Math.floor(random() * 256);
+      }
+      const inMemory = outcome(() => inspectBinary(file, "docx", "docx", NO_KNOWN_SECRETS));
+      kinds.add(inMemory.split(":")[0]!);
+      const fd = fs.openSync(write(work, `zip-${round}.docx`, file), "r");
+      try {
+        const fromFile = outcome(() => inspectFile(fd, file.length, "docx", "docx", NO_KNOWN_SECRETS));
+        if (fromFile !== inMemory) differ.push(`${round}: ${fromFile} vs ${inMemory}`);
+      } finally {
+        fs.closeSync(fd);
+      }
+    }
+    expect(differ).toEqual([]);
+    expect([...kinds].sort()).toEqual(["published", "secret_detected", "unscannable_content"]);
+  });
+
   it("refuses, through prepare, keys that long documents, table cells, wrapped words, pdfTeX's spaces and XML parts of several pieces hid, and leaves nothing behind; the same layouts without a key are published", async () => {
     const token = /ghp_[A-Za-z0-9]+/.exec(positives()["github-token"]!)![0];
     const lines = (last: string) => Array.from({ length: 300 }, (_, i) => (i === 297 ? last : `row ${i} 5feceb66ffc86f38d9527 53504`)).join("\n");

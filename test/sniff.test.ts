@@ -1,8 +1,11 @@
 // The sniff answers what file-type answers on the whole file: its shortcut for
 // Office files (the first entry inflated here, handed to file-type stored)
 // must never change a verdict.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { fileTypeFromBuffer } from "file-type/core";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { sniff } from "../src/prepare/sniff.js";
 import { docx, pptx, rng, xlsx, zip } from "./corpus.js";
 
@@ -10,10 +13,23 @@ const types = (main: string) =>
   `<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="xml" ContentType="application/xml"/>${main}</Types>`;
 const override = (part: string, type: string) => `<Override PartName="${part}" ContentType="${type}"/>`;
 
-/** What each answers, or that it threw. */
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mo-sniff-"));
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+/**
+ * What each answers, or that it threw: the sniff of the bytes in memory, the
+ * sniff of them as a staged file (read through its descriptor), and
+ * file-type on the bytes.
+ */
 async function both(bytes: Buffer): Promise<[unknown, unknown]> {
   const ours = await sniff({ fd: -1, bytes: bytes.length, content: bytes }).catch((err: Error) => `threw ${err.message}`);
+  const file = path.join(dir, "staged.part");
+  fs.writeFileSync(file, bytes);
+  const fd = fs.openSync(file, "r");
+  const fromFile = await sniff({ fd, bytes: bytes.length }).catch((err: Error) => `threw ${err.message}`);
+  fs.closeSync(fd);
   const theirs = await fileTypeFromBuffer(bytes).catch((err: Error) => `threw ${err.message}`);
+  expect(fromFile).toEqual(ours);
   return [ours, theirs];
 }
 

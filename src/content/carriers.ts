@@ -5,12 +5,26 @@ import { UNREADABLE_FORMATS, inspectGzip, inspectTar, isGzip, isTar, refuseUnrea
 import { inspectBmp, inspectGif, inspectJpeg, inspectPng, inspectWebp } from "./images.js";
 import { InspectContext, type Reader } from "./inspect.js";
 import type { KnownSecrets } from "./known.js";
-import { type ByteSource, bytesSource, fileSource, inspectIsoMedia, inspectMp3, inspectRiff } from "./media.js";
+import { type ByteSource, bytesSource, fileSource } from "./byte-source.js";
+import { inspectIsoMedia, inspectMp3, inspectRiff } from "./media.js";
 import { inspectPdf } from "./pdf.js";
-import { inspectZip } from "./zip.js";
+import { inspectZip, inspectZipSource } from "./zip.js";
 
-/** Readers that read a file a range at a time (audio and video: their media data is skipped, never read). */
+/**
+ * Readers that read a file a range at a time: audio and video (their media
+ * data is skipped, never read), zips (their directory, then one entry after
+ * another).
+ */
 const RANGE_READERS: Record<string, (src: ByteSource, ctx: InspectContext) => void> = {
+  docx: inspectZipSource,
+  xlsx: inspectZipSource,
+  pptx: inspectZipSource,
+  odt: inspectZipSource,
+  ods: inspectZipSource,
+  odp: inspectZipSource,
+  epub: inspectZipSource,
+  zip: inspectZipSource,
+  apk: inspectZipSource,
   mp3: inspectMp3,
   mp4: inspectIsoMedia,
   m4v: inspectIsoMedia,
@@ -34,15 +48,6 @@ const READERS: Record<string, Reader> = {
   bmp: inspectBmp,
   pdf: inspectPdf,
   ai: inspectPdf,
-  docx: inspectZip,
-  xlsx: inspectZip,
-  pptx: inspectZip,
-  odt: inspectZip,
-  ods: inspectZip,
-  odp: inspectZip,
-  epub: inspectZip,
-  zip: inspectZip,
-  apk: inspectZip,
   tar: inspectTar,
   gz: inspectGzip,
   "tar.gz": inspectGzip,

@@ -7,51 +7,9 @@
 // data, most of a video's bytes, is never read into memory: prepare does not
 // keep these files while staging them (judge.ts), and a 50 MB video cost a
 // 50 MB buffer, its page faults and a second read of the whole file.
-import fs from "node:fs";
+import type { ByteSource } from "./byte-source.js";
 import { ascii, u32be, u32le } from "./bytes.js";
 import type { InspectContext } from "./inspect.js";
-
-/** A file's bytes, a range at a time. What `read` returns is valid until the next call. */
-export interface ByteSource {
-  readonly length: number;
-  read(at: number, length: number): Uint8Array;
-}
-
-/** The bytes of a file held in memory (a part of a container, a small file kept while staging). */
-export function bytesSource(b: Uint8Array): ByteSource {
-  return { length: b.length, read: (at, length) => b.subarray(at, at + length) };
-}
-
-/** How much is read at once from a file: headers of boxes and chunks are served from it. */
-const WINDOW = 64 * 1024;
-
-/** An open file's bytes, read on demand through a window (a box header costs no system call of its own). */
-export function fileSource(fd: number, length: number): ByteSource {
-  const window = Buffer.allocUnsafe(WINDOW);
-  let from = 0;
-  let to = 0;
-  const fill = (into: Buffer, at: number, n: number) => {
-    let got = 0;
-    while (got < n) {
-      const r = fs.readSync(fd, into, got, n - got, at + got);
-      if (r === 0) break;
-      got += r;
-    }
-    return into.subarray(0, got);
-  };
-  return {
-    length,
-    read(at, n) {
-      n = Math.max(0, Math.min(n, length - at));
-      if (at >= from && at + n <= to) return window.subarray(at - from, at - from + n);
-      if (n > WINDOW) return fill(Buffer.allocUnsafe(n), at, n);
-      const got = fill(window, at, Math.min(WINDOW, length - at));
-      from = at;
-      to = at + got.length;
-      return window.subarray(0, Math.min(n, got.length));
-    },
-  };
-}
 
 const syncsafe = (b: Uint8Array, i: number) => (b[i]! << 21) | (b[i + 1]! << 14) | (b[i + 2]! << 7) | b[i + 3]!;
 

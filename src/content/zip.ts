@@ -8,6 +8,7 @@
 //
 // node:zlib inflates; the central directory is read here (about sixty
 // lines): measured against yauzl and fflate in README "Zip and PDF readers".
+import { type ByteSource, bytesSource } from "./byte-source.js";
 import { u32le as u32 } from "./bytes.js";
 import { readPicture } from "./images.js";
 import type { InspectContext } from "./inspect.js";
@@ -35,31 +36,42 @@ interface Entry {
   localOffset: number;
 }
 
-function findEocd(b: Uint8Array): number {
+/** The longest a zip's end record and its comment can be. */
+const TAIL = 22 + 0xffff;
+
+/** Where the end record lies in `tail`, the file's last bytes. */
+function findEocd(tail: Uint8Array): number {
   // The record is 22 bytes, after which a comment of up to 65535 bytes may follow.
-  for (let at = b.length - 22; at >= Math.max(0, b.length - 22 - 0xffff); at--) {
-    if (u32(b, at) === EOCD && at + 22 + u16(b, at + 20) === b.length) return at;
+  for (let at = tail.length - 22; at >= 0; at--) {
+    if (u32(tail, at) === EOCD && at + 22 + u16(tail, at + 20) === tail.length) return at;
   }
-  for (let at = b.length - 22; at >= Math.max(0, b.length - 22 - 0xffff); at--) if (u32(b, at) === EOCD) return at;
+  for (let at = tail.length - 22; at >= 0; at--) if (u32(tail, at) === EOCD) return at;
   return -1;
 }
 
-function readEntries(b: Uint8Array, ctx: InspectContext): { entries: Entry[]; cdStart: number; cdEnd: number; eocd: number } {
-  const eocd = findEocd(b);
-  if (eocd < 0) throw ctx.unscannable("it has no zip directory");
-  let count = u16(b, eocd + 10);
-  let cdSize = u32(b, eocd + 12);
-  let cdStart = u32(b, eocd + 16);
-  if (eocd >= 20 && u32(b, eocd - 20) === EOCD64_LOCATOR) {
-    const at = u64(b, eocd - 12);
-    if (at + 56 > b.length || u32(b, at) !== EOCD64) throw ctx.unscannable("it has a damaged zip64 directory");
-    count = u64(b, at + 32);
-    cdSize = u64(b, at + 40);
-    cdStart = u64(b, at + 48);
+/** The directory's entries, where it lies and where its end record lies. */
+function readEntries(src: ByteSource, ctx: InspectContext): { entries: Entry[]; cdStart: number; cdEnd: number; eocd: number } {
+  const tailFrom = Math.max(0, src.length - TAIL);
+  const tail = src.read(tailFrom, src.length - tailFrom);
+  const tailAt = findEocd(tail);
+  if (tailAt < 0) throw ctx.unscannable("it has no zip directory");
+  const eocd = tailFrom + tailAt;
+  let count = u16(tail, tailAt + 10);
+  let cdSize = u32(tail, tailAt + 12);
+  let cdStart = u32(tail, tailAt + 16);
+  if (eocd >= 20 && u32(src.read(eocd - 20, 20), 0) === EOCD64_LOCATOR) {
+    const at = u64(src.read(eocd - 12, 8), 0);
+    const record = at + 56 <= src.length ? src.read(at, 56) : undefined;
+    if (!record || u32(record, 0) !== EOCD64) throw ctx.unscannable("it has a damaged zip64 directory");
+    count = u64(record, 32);
+    cdSize = u64(record, 40);
+    cdStart = u64(record, 48);
   }
-  if (cdStart + cdSize > b.length) throw ctx.unscannable("its zip directory lies past its end");
+  if (cdStart + cdSize > src.length) throw ctx.unscannable("its zip directory lies past its end");
+  // From the directory to the file's end: a count that lies is caught entry by entry.
+  const b = src.read(cdStart, src.length - cdStart);
   const entries: Entry[] = [];
-  let at = cdStart;
+  let at = 0;
   for (let i = 0; i < count; i++) {
     if (at + 46 > b.length || u32(b, at) !== CENTRAL) throw ctx.unscannable("its zip directory is damaged");
     const nameLength = u16(b, at + 28);
@@ -86,15 +98,17 @@ function readEntries(b: Uint8Array, ctx: InspectContext): { entries: Entry[]; cd
     entries.push({ name, method: u16(b, at + 10), flags: u16(b, at + 8), compressed, size, localOffset });
     at += 46 + nameLength + extraLength + commentLength;
   }
-  return { entries, cdStart, cdEnd: at, eocd };
+  return { entries, cdStart, cdEnd: cdStart + at, eocd };
 }
 
-function entryData(b: Uint8Array, e: Entry, ctx: InspectContext): Uint8Array {
+/** An entry's stored (maybe compressed) bytes, valid until `src`'s next read. */
+function entryData(src: ByteSource, e: Entry, ctx: InspectContext): Uint8Array {
   const at = e.localOffset;
-  if (at + 30 > b.length || u32(b, at) !== LOCAL) throw ctx.unscannable(`${e.name} has no local header where the directory says`);
-  const start = at + 30 + u16(b, at + 26) + u16(b, at + 28);
-  if (start + e.compressed > b.length) throw ctx.unscannable(`${e.name} runs past the end of the file`);
-  return b.subarray(start, start + e.compressed);
+  const local = at + 30 <= src.length ? src.read(at, 30) : undefined;
+  if (!local || u32(local, 0) !== LOCAL) throw ctx.unscannable(`${e.name} has no local header where the directory says`);
+  const start = at + 30 + u16(local, 26) + u16(local, 28);
+  if (start + e.compressed > src.length) throw ctx.unscannable(`${e.name} runs past the end of the file`);
+  return src.read(start, e.compressed);
 }
 
 /**
@@ -110,18 +124,24 @@ function xmlAsUtf8(data: Uint8Array): Uint8Array {
   return Buffer.from(units.toString("utf16le"), "utf8");
 }
 
+/** A zip in memory (a docx small enough to keep, a zip inside a document). */
 export function inspectZip(b: Uint8Array, ctx: InspectContext): void {
-  const { entries, cdStart, cdEnd, eocd } = readEntries(b, ctx);
+  inspectZipSource(bytesSource(b), ctx);
+}
+
+/** A zip read a range at a time: its directory, then one entry after another, never the whole file at once. */
+export function inspectZipSource(src: ByteSource, ctx: InspectContext): void {
+  const { entries, cdStart, cdEnd, eocd } = readEntries(src, ctx);
   // Names, comments and extra fields, and any byte outside the entries (after the directory: a polyglot's payload).
-  ctx.scan("its zip directory", b.subarray(cdStart, cdEnd));
-  ctx.scan("the end of its zip directory", b.subarray(eocd), eocd);
+  ctx.scan("its zip directory", src.read(cdStart, cdEnd - cdStart));
+  ctx.scan("the end of its zip directory", src.read(eocd, src.length - eocd), eocd);
   const first = entries.reduce((min, e) => Math.min(min, e.localOffset), cdStart);
-  if (first > 0) ctx.scan("the bytes before its first entry", b.subarray(0, first), 0);
+  if (first > 0) ctx.scan("the bytes before its first entry", src.read(0, first), 0);
   for (const e of entries) {
     if (e.name.endsWith("/")) continue;
     const part = e.name;
     if (e.flags & 0x01) throw ctx.unscannable(`${part} is encrypted`);
-    const raw = entryData(b, e, ctx);
+    const raw = entryData(src, e, ctx);
     let data: Uint8Array;
     if (e.method === 0) data = raw;
     else if (e.method === 8) data = ctx.inflate(part, raw, "raw", e.size);

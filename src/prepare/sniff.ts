@@ -60,16 +60,28 @@ function storedContentTypes(b: Buffer): Buffer | undefined {
 
 const isZip = (b: Uint8Array) => b.length >= 30 && b[0] === 0x50 && b[1] === 0x4b && b[2] === 0x03 && b[3] === 0x04;
 
+/** The bytes of a staged file up to the end of its first zip entry's data, when that is all file-type could read of it for detection. */
+function firstEntryOf(staged: ContentSource): Buffer | undefined {
+  const fs = process.getBuiltinModule("node:fs");
+  const read = (length: number) => {
+    const b = Buffer.allocUnsafe(Math.min(length, staged.bytes));
+    let got = 0;
+    for (let n = -1; n !== 0 && got < b.length; got += n) n = fs.readSync(staged.fd, b, got, b.length - got, got);
+    return b.subarray(0, got);
+  };
+  const head = read(30);
+  if (!isZip(head) || head.readUInt32LE(18) > MAX_DETECTION_ENTRY) return undefined;
+  return read(30 + head.readUInt16LE(26) + head.readUInt16LE(28) + head.readUInt32LE(18));
+}
+
+/** What file-type says the staged file is. */
 export async function sniff(staged: ContentSource): Promise<Sniffed | undefined> {
-  if (staged.content) {
-    const { fileTypeFromBuffer } = await import("file-type/core");
-    if (isZip(staged.content)) {
-      const stored = storedContentTypes(staged.content);
-      const office = stored && (await fileTypeFromBuffer(stored));
-      if (office && office.ext !== "zip") return office;
-    }
-    return fileTypeFromBuffer(staged.content);
-  }
+  const { fileTypeFromBuffer } = await import("file-type/core");
+  const zip = staged.content ? (isZip(staged.content) ? staged.content : undefined) : firstEntryOf(staged);
+  const stored = zip && storedContentTypes(zip);
+  const office = stored && (await fileTypeFromBuffer(stored));
+  if (office && office.ext !== "zip") return office;
+  if (staged.content) return fileTypeFromBuffer(staged.content);
   const [{ fileTypeFromTokenizer }, { fromFile }] = await Promise.all([import("file-type/core"), import("strtok3")]);
   const tokenizer = await fromFile(staged.path ?? `/proc/self/fd/${staged.fd}`, { regularFileOnly: true });
   try {
