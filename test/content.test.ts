@@ -435,6 +435,43 @@ describe("trailing data, bombs, unreadable containers", () => {
     }
   });
 
+  it("reads a PDF from the staged file (its objects and text streams, never its images) as from memory: 600 mutated PDFs with streams about the read ranges' edges, indirect lengths, `stream` inside words, fonts, object streams and an attachment", () => {
+    const random = rng(83);
+    const noise = (n: number) => Buffer.from(Array.from({ length: n }, () => Math.floor(random() * 256)));
+    const token = positives(23)["github-token"]!;
+    const bare = /ghp_[A-Za-z0-9]+/.exec(token)![0];
+    const differ: string[] = [];
+    const kinds = new Set<string>();
+    const edge = () => (random() < 0.4 ? [65_536, 131_072, 196_608][Math.floor(random() * 3)]! + Math.floor(random() * 24) - 12 : Math.floor(random() * 150_000));
+    for (let round = 0; round < 600; round++) {
+      const streams: Buffer[] = [];
+      for (let i = 0; i < Math.floor(random() * 4); i++) {
+        const data = noise(edge());
+        // An image, its length given or by reference (then found by its endstream).
+        const length = random() < 0.5 ? `${data.length}` : "99 0 R";
+        streams.push(Buffer.concat([Buffer.from(`<< /Type /XObject /Subtype /Image /Width 8 /Height 8 /Length ${length} >>\nstream\n`), data, Buffer.from("\nendstream")]));
+      }
+      if (random() < 0.3) streams.push(Buffer.from(`<< /Title (the mainstream report ${round % 4 === 0 ? token : "draft"}) >>`));
+      // Words that hold `stream` right before a key: each extends the bytes read since the last stream.
+      if (random() < 0.2) streams.push(Buffer.from(`<< /Subject (upstream ${bare} downstream ${bare}) >>`));
+      if (random() < 0.3) streams.push(Buffer.from(`<< /Length 12 >>\nstream\nnotes ${round % 7 === 0 ? token : "plain"}\nendstream`));
+      const text = round % 5 === 0 ? `see ${token}` : "quarterly report";
+      const file = Buffer.from(random() < 0.2 ? pdfSubsetFont(text) : pdf(text, random() < 0.3, streams));
+      for (let k = Math.floor(random() * 4); k > 0; k--) file[Math.floor(random() * file.length)] = Math.floor(random() * 256);
+      const inMemory = outcome(() => inspectBinary(file, "pdf", "pdf", NO_KNOWN_SECRETS));
+      kinds.add(inMemory.split(":")[0]!);
+      const fd = fs.openSync(write(work, `pdf-${round}.pdf`, file), "r");
+      try {
+        const fromFile = outcome(() => inspectFile(fd, file.length, "pdf", "pdf", NO_KNOWN_SECRETS));
+        if (fromFile !== inMemory) differ.push(`${round}: ${fromFile} vs ${inMemory}`);
+      } finally {
+        fs.closeSync(fd);
+      }
+    }
+    expect(differ).toEqual([]);
+    expect([...kinds].sort()).toEqual(["published", "secret_detected", "unscannable_content"]);
+  });
+
   it("reads a zip from the staged file (its directory, then one entry at a time) as from memory: 600 mutated zips with entries about the read window's edges, pictures and a zip inside", () => {
     const random = rng(79);
     const noise = (n: number) => Buffer.from(Array.from({ length: n }, () => Math.floor(random() * 256)));

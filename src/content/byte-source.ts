@@ -9,11 +9,33 @@ import fs from "node:fs";
 export interface ByteSource {
   readonly length: number;
   read(at: number, length: number): Uint8Array;
+  /** All the bytes, when they are in memory: views of them stay valid (readers then copy nothing). */
+  readonly whole?: Buffer;
 }
 
 /** The bytes of a file held in memory (a part of a container, a small file kept while staging). */
 export function bytesSource(b: Uint8Array): ByteSource {
-  return { length: b.length, read: (at, length) => b.subarray(at, at + length) };
+  return { length: b.length, read: (at, length) => b.subarray(at, at + length), whole: Buffer.from(b.buffer, b.byteOffset, b.length) };
+}
+
+/** Bytes [at, at + length) that stay valid: a view of what is in memory, else a copy. */
+export function readKept(src: ByteSource, at: number, length: number): Buffer {
+  return src.whole ? src.whole.subarray(at, at + length) : Buffer.from(src.read(at, length));
+}
+
+/** Where `pattern` (Latin-1) first occurs at or after `from`, or -1: read in ranges that grow from the window's size. */
+export function indexOfIn(src: ByteSource, pattern: string, from: number): number {
+  if (src.whole) return src.whole.indexOf(pattern, from, "latin1");
+  // A match may straddle two ranges: each range starts pattern.length - 1 bytes before the last one's end.
+  for (let at = from, size = WINDOW; at < src.length; size = Math.min(size * 2, 1024 * 1024)) {
+    const range = src.read(at, size);
+    const i = Buffer.from(range.buffer, range.byteOffset, range.length).indexOf(pattern, 0, "latin1");
+    if (i >= 0) return at + i;
+    // The end, or a file that ended early (it shrank since it was staged): no more to search.
+    if (at + range.length >= src.length || range.length < Math.min(size, src.length - at)) return -1;
+    at += range.length - (pattern.length - 1);
+  }
+  return -1;
 }
 
 /** How much is read at once from a file: headers of boxes and chunks are served from it. */

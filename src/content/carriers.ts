@@ -7,13 +7,14 @@ import { InspectContext, type Reader } from "./inspect.js";
 import type { KnownSecrets } from "./known.js";
 import { type ByteSource, bytesSource, fileSource } from "./byte-source.js";
 import { inspectIsoMedia, inspectMp3, inspectRiff } from "./media.js";
-import { inspectPdf } from "./pdf.js";
+import { inspectPdf, inspectPdfSource } from "./pdf.js";
 import { inspectZip, inspectZipSource } from "./zip.js";
 
 /**
  * Readers that read a file a range at a time: audio and video (their media
  * data is skipped, never read), zips (their directory, then one entry after
- * another).
+ * another), PDF (its objects and the streams that can hold text; images and
+ * fonts skipped).
  */
 const RANGE_READERS: Record<string, (src: ByteSource, ctx: InspectContext) => void> = {
   docx: inspectZipSource,
@@ -25,6 +26,8 @@ const RANGE_READERS: Record<string, (src: ByteSource, ctx: InspectContext) => vo
   epub: inspectZipSource,
   zip: inspectZipSource,
   apk: inspectZipSource,
+  pdf: inspectPdfSource,
+  ai: inspectPdfSource,
   mp3: inspectMp3,
   mp4: inspectIsoMedia,
   m4v: inspectIsoMedia,
@@ -46,8 +49,6 @@ const READERS: Record<string, Reader> = {
   gif: inspectGif,
   webp: inspectWebp,
   bmp: inspectBmp,
-  pdf: inspectPdf,
-  ai: inspectPdf,
   tar: inspectTar,
   gz: inspectGzip,
   "tar.gz": inspectGzip,

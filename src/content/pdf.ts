@@ -9,6 +9,7 @@
 // Text drawn with an embedded subset font (glyph numbers in the stream) is
 // read again through its font's ToUnicode map (pdf-fonts.ts). A file's
 // content streams are read as one text, once its fonts are known.
+import { type ByteSource, bytesSource, indexOfIn, readKept } from "./byte-source.js";
 import type { InspectContext } from "./inspect.js";
 import { Refusal } from "../core/errors.js";
 import { GlyphText, objectNumberBefore, opensAsCMap, PdfFonts } from "./pdf-fonts.js";
@@ -167,46 +168,98 @@ function dictionaryEndsAt(buf: Buffer, at: number): boolean {
   return i >= 1 && buf[i] === 62 && buf[i - 1] === 62;
 }
 
+/**
+ * The bytes between the end of the last stream and what is read now (the
+ * objects, a stream's dictionary, its `stream` keyword), kept: the fonts
+ * keep them. From a file they are copied into a buffer that grows as the
+ * reading goes on (a `stream` that opens none, as in `mainstream`, extends
+ * it), never read twice; in memory they are a view.
+ */
+class Objects {
+  private bytes = Buffer.alloc(0);
+  private to: number;
+  constructor(
+    private readonly src: ByteSource,
+    readonly from: number,
+  ) {
+    this.to = from;
+  }
+
+  /** The bytes [from, end), end at most the file's length. */
+  upTo(end: number): Buffer {
+    end = Math.min(end, this.src.length);
+    if (this.src.whole) return this.src.whole.subarray(this.from, end);
+    if (end > this.to) {
+      const needed = end - this.from;
+      if (needed > this.bytes.length) {
+        const larger = Buffer.allocUnsafe(Math.max(needed, 2 * this.bytes.length));
+        this.bytes.copy(larger, 0, 0, this.to - this.from);
+        this.bytes = larger;
+      }
+      this.bytes.set(this.src.read(this.to, end - this.to), this.to - this.from);
+      this.to = end;
+    }
+    return this.bytes.subarray(0, end - this.from);
+  }
+}
+
 export function inspectPdf(b: Uint8Array, ctx: InspectContext): void {
-  const buf = Buffer.from(b.buffer, b.byteOffset, b.length);
-  const tail = buf.subarray(Math.max(0, buf.length - 64 * 1024)).toString("latin1");
-  if (/\/Encrypt\s/.test(tail) || /\/Encrypt\s*\d+\s+\d+\s+R/.test(buf.subarray(0, Math.min(buf.length, 4096)).toString("latin1"))) {
+  inspectPdfSource(bytesSource(b), ctx);
+}
+
+/**
+ * A PDF read a range at a time: the bytes between streams and the streams
+ * that can hold text are read, an image's or a font's data is not (it is
+ * neither kept while staging nor read: a 19 MB PDF of pictures held whole
+ * cost its page faults).
+ */
+export function inspectPdfSource(src: ByteSource, ctx: InspectContext): void {
+  const tailFrom = Math.max(0, src.length - 64 * 1024);
+  const tail = Buffer.from(src.read(tailFrom, src.length - tailFrom)).toString("latin1");
+  const head = Buffer.from(src.read(0, Math.min(src.length, 4096))).toString("latin1");
+  if (/\/Encrypt\s/.test(tail) || /\/Encrypt\s*\d+\s+\d+\s+R/.test(head)) {
     throw ctx.unscannable("it is encrypted");
   }
   const fonts = new PdfFonts(ctx);
   // Content streams are read once the fonts are known (a font's map may follow the pages that use it).
   const contents: ContentStream[] = [];
-  let outsideFrom = 0;
-  for (let at = buf.indexOf("stream", 0, "latin1"); at >= 0; at = buf.indexOf("stream", at + 6, "latin1")) {
+  let objects = new Objects(src, 0);
+  for (let at = indexOfIn(src, "stream", 0); at >= 0; at = indexOfIn(src, "stream", at + 6)) {
+    const outsideFrom = objects.from;
+    // The bytes since the last stream's end, to a little past this `stream`: every look back and the line end after it.
+    const buf = objects.upTo(at + 8);
+    const here = at - outsideFrom;
     // `stream` opens data only after a dictionary (`>>`), before an end of line; `endstream` is not it.
-    if (at >= 3 && buf[at - 3] === 101 && buf[at - 2] === 110 && buf[at - 1] === 100) continue;
-    let dataAt = at + 6;
+    if (here >= 3 && buf[here - 3] === 101 && buf[here - 2] === 110 && buf[here - 1] === 100) continue;
+    let dataAt = here + 6;
     if (buf[dataAt] === 0x0d) dataAt++;
     if (buf[dataAt] !== 0x0a && buf[dataAt - 1] !== 0x0d) continue;
     if (buf[dataAt] === 0x0a) dataAt++;
-    if (!dictionaryEndsAt(buf, at)) continue;
+    if (!dictionaryEndsAt(buf, here)) continue;
     // The dictionary: from its object's `obj` (within 64 KiB), never before the previous stream's end,
     // so no byte is searched or read for two streams (a search back to the file's start for each was quadratic).
-    const lo = Math.max(outsideFrom, at - 64 * 1024);
-    const obj = buf.subarray(lo, at).lastIndexOf("obj", undefined, "latin1");
-    const dict = buf.toString("latin1", obj < 0 ? Math.max(lo, at - 4096) : lo + obj, at);
+    const lo = Math.max(0, here - 64 * 1024);
+    const obj = buf.subarray(lo, here).lastIndexOf("obj", undefined, "latin1");
+    const dict = buf.toString("latin1", obj < 0 ? Math.max(lo, here - 4096) : lo + obj, here);
     const id = obj < 0 ? undefined : objectNumberBefore(buf, lo + obj);
+    dataAt += outsideFrom;
     let end = -1;
     const length = /\/Length\s+(\d+)(?!\s+\d+\s+R)/.exec(dict);
     if (length) {
       const candidate = dataAt + Number(length[1]);
-      if (/^\s*endstream/.test(buf.toString("latin1", candidate, Math.min(buf.length, candidate + 20)))) end = candidate;
+      if (candidate <= src.length && /^\s*endstream/.test(Buffer.from(src.read(candidate, 20)).toString("latin1"))) end = candidate;
     }
-    if (end < 0) end = buf.indexOf("endstream", dataAt, "latin1");
+    if (end < 0) end = indexOfIn(src, "endstream", dataAt);
     if (end < 0) throw ctx.unscannable(`a stream at byte ${at} has no end`);
-    scanObjects(ctx, fonts, buf, outsideFrom, dataAt);
-    outsideFrom = end;
+    scanObjects(ctx, fonts, objects.upTo(dataAt), outsideFrom);
+    objects = new Objects(src, end);
     const part = `the PDF stream at byte ${dataAt}`;
-    if (SKIPPED.test(dict) || IMAGE_FILTERS.test(dict) || (FONT_PROGRAM.test(dict) && !startsAsCMap(ctx, part, buf.subarray(dataAt, end), filters(dict)))) {
+    // A font program's first bytes say whether it is a ToUnicode map (what startsAsCMap reads of them).
+    if (SKIPPED.test(dict) || IMAGE_FILTERS.test(dict) || (FONT_PROGRAM.test(dict) && !startsAsCMap(ctx, part, src.read(dataAt, Math.min(end - dataAt, 2048)), filters(dict)))) {
       at = end;
       continue;
     }
-    let data: Uint8Array = buf.subarray(dataAt, end);
+    let data: Uint8Array = readKept(src, dataAt, end - dataAt);
     for (const f of filters(dict)) {
       if (f === "FlateDecode" || f === "Fl") data = ctx.inflate(part, data, "zlib");
       else if (f === "ASCIIHexDecode" || f === "AHx") data = asciiHex(data);
@@ -224,7 +277,7 @@ export function inspectPdf(b: Uint8Array, ctx: InspectContext): void {
     ctx.readNested(part, data);
     at = end;
   }
-  scanObjects(ctx, fonts, buf, outsideFrom, buf.length);
+  scanObjects(ctx, fonts, objects.upTo(src.length), objects.from);
   if (contents.length > 0) scanContents(ctx, contents, fonts);
 }
 
@@ -317,8 +370,7 @@ function startsAsCMap(ctx: InspectContext, part: string, raw: Uint8Array, stream
  * the last %%EOF): as they are, and their strings decoded (a hex string, a
  * literal with escapes, a UTF-16BE title or author).
  */
-function scanObjects(ctx: InspectContext, fonts: PdfFonts, buf: Buffer, from: number, to: number): void {
-  const objects = buf.subarray(from, to);
+function scanObjects(ctx: InspectContext, fonts: PdfFonts, objects: Buffer, from: number): void {
   fonts.addObjects(objects);
   ctx.scan("the PDF's objects", objects, from);
   ctx.scan("the strings of the PDF's objects", shownText(objects));

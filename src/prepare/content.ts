@@ -83,11 +83,11 @@ export function isTextExtension(ext: string): boolean {
 const PARSED = new Set(["png", "jpg", "jpeg", "gif", "webp", "bmp", "mp3", "mp4", "mov", "m4a", "wav", "avi", "pdf", "docx", "xlsx", "pptx", "odt", "ods", "odp", "epub", "zip", "apk", "ipa", "key", "tar", "gz", "tgz", "bz2", "xz", "7z", "rar"]);
 
 /**
- * Audio and video, whose readers skip the media data, and zips, whose reader
- * reads one entry at a time: prepare need not keep their bytes while staging
- * them.
+ * Audio and video, whose readers skip the media data, zips, whose reader
+ * reads one entry at a time, and PDF, whose reader skips images and fonts:
+ * prepare need not keep their bytes while staging them.
  */
-const READ_BY_RANGES = new Set(["mp3", "mp4", "mov", "m4a", "wav", "avi", "docx", "xlsx", "pptx", "odt", "ods", "odp", "epub", "zip", "apk", "ipa", "key"]);
+const READ_BY_RANGES = new Set(["mp3", "mp4", "mov", "m4a", "wav", "avi", "docx", "xlsx", "pptx", "odt", "ods", "odp", "epub", "zip", "apk", "ipa", "key", "pdf"]);
 
 /** True when the content check reads every byte of a file named `.ext` after staging it (so staging keeps them all). */
 export function readsWholeFile(ext: string): boolean {
