@@ -1,9 +1,10 @@
 // A file's bytes, a range at a time: how the readers that need only parts of
 // a file (audio and video skip their media data; a zip reads its directory
-// and one entry after another) read a staged file without holding it whole.
-// A 50 MB video or docx held whole cost a 50 MB buffer and its page faults
-// (~0.5 ms per MiB of fresh memory), and a second read of the whole file.
-import fs from "node:fs";
+// and one entry after another, a PDF skips its images) read a staged file
+// without holding it whole. A 50 MB video or docx held whole cost a 50 MB
+// buffer and its page faults (~0.5 ms per MiB of fresh memory), and a
+// second read of the whole file.
+import { readAt } from "../core/read-at.js";
 
 /** A file's bytes, a range at a time. What `read` returns is valid until the next call. */
 export interface ByteSource {
@@ -51,15 +52,7 @@ export function fileSource(fd: number, length: number): ByteSource {
   let large: Buffer | undefined;
   let from = 0;
   let to = 0;
-  const fill = (into: Buffer, at: number, n: number) => {
-    let got = 0;
-    while (got < n) {
-      const r = fs.readSync(fd, into, got, n - got, at + got);
-      if (r === 0) break;
-      got += r;
-    }
-    return into.subarray(0, got);
-  };
+  const fill = (into: Buffer, at: number, n: number) => into.subarray(0, readAt(fd, into.subarray(0, n), at));
   return {
     length,
     read(at, n) {

@@ -8,6 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { type KnownSecrets, loadKnownSecrets } from "../content/known.js";
 import { Refusal } from "../core/errors.js";
+import { readAt } from "../core/read-at.js";
 import { sniff } from "./sniff.js";
 import type { Staged } from "./stage.js";
 import { TextScanner, type TextVerdict } from "./text.js";
@@ -137,11 +138,7 @@ const describe = (sniffed: { ext: string } | undefined) => (sniffed ? `${sniffed
 function readAll(source: ContentSource): Buffer {
   if (source.content) return source.content;
   const bytes = Buffer.allocUnsafe(source.bytes);
-  for (let off = 0; off < bytes.length; ) {
-    const n = fs.readSync(source.fd, bytes, off, bytes.length - off, off);
-    if (n === 0) throw new Refusal("changed_during_copy", "the file got shorter while it was checked; send it again once it is complete");
-    off += n;
-  }
+  if (readAt(source.fd, bytes, 0) < bytes.length) throw new Refusal("changed_during_copy", "the file got shorter while it was checked; send it again once it is complete");
   return bytes;
 }
 

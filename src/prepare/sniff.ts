@@ -14,6 +14,7 @@
 // holds the two to the same answers, on damaged files too). Any other zip,
 // or an answer of plain `zip`, goes to file-type as it is.
 import { Buffer } from "node:buffer";
+import { readAt } from "../core/read-at.js";
 import type { ContentSource } from "./content.js";
 
 export interface Sniffed {
@@ -62,12 +63,9 @@ const isZip = (b: Uint8Array) => b.length >= 30 && b[0] === 0x50 && b[1] === 0x4
 
 /** The bytes of a staged file up to the end of its first zip entry's data, when that is all file-type could read of it for detection. */
 function firstEntryOf(staged: ContentSource): Buffer | undefined {
-  const fs = process.getBuiltinModule("node:fs");
   const read = (length: number) => {
     const b = Buffer.allocUnsafe(Math.min(length, staged.bytes));
-    let got = 0;
-    for (let n = -1; n !== 0 && got < b.length; got += n) n = fs.readSync(staged.fd, b, got, b.length - got, got);
-    return b.subarray(0, got);
+    return b.subarray(0, readAt(staged.fd, b, 0));
   };
   const head = read(30);
   if (!isZip(head) || head.readUInt32LE(18) > MAX_DETECTION_ENTRY) return undefined;

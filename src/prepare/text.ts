@@ -5,8 +5,8 @@
 // file's size, and the verdict is the same. With `raw`, only the credential
 // scan runs: the bytes of a binary format nothing parses (see content.ts).
 import { isUtf8 } from "node:buffer";
-import fs from "node:fs";
 import { type KnownSecrets, NO_KNOWN_SECRETS } from "../content/known.js";
+import { readAt } from "../core/read-at.js";
 import { BLOCK, CONTEXT, OVERLAP, SecretScanner } from "../content/scan.js";
 import { type Utf16State, narrowUtf16, utf16Order } from "../content/utf16.js";
 
@@ -39,11 +39,8 @@ let scratch: Buffer | undefined;
 function readRange(fd: number, from: number, to: number): Buffer {
   if (!scratch || scratch.length < to - from) scratch = Buffer.allocUnsafe(to - from);
   const bytes = scratch.subarray(0, to - from);
-  for (let off = 0; off < bytes.length; ) {
-    const n = fs.readSync(fd, bytes, off, bytes.length - off, from + off);
-    if (n === 0) throw new Error(`the staged file ended at byte ${from + off}, before byte ${to}`);
-    off += n;
-  }
+  const got = readAt(fd, bytes, from);
+  if (got < bytes.length) throw new Error(`the staged file ended at byte ${from + got}, before byte ${to}`);
   return bytes;
 }
 

@@ -8,6 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { FatalError, type FatalCode, isErrno } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
+import { readAt } from "../core/read-at.js";
 import { entryKind } from "../prepare/source.js";
 
 const KIND: Record<string, string> = { directory: "a directory", fifo: "a FIFO", socket: "a socket", device: "a device" };
@@ -78,12 +79,7 @@ export function readOperatorFileBytes(file: string, options: OperatorFileOptions
     const max = options.maxBytes ?? MAX_CONFIG_BYTES;
     if (stat.size > max) throw refuse(file, options, `is ${stat.size} bytes, more than the ${max} a ${options.what} may have`);
     const buf = Buffer.alloc(Math.min(stat.size, max) + 1);
-    let got = 0;
-    while (got < buf.length) {
-      const n = fs.readSync(fd, buf, got, buf.length - got, got);
-      if (n === 0) break;
-      got += n;
-    }
+    const got = readAt(fd, buf, 0);
     if (got > max) throw refuse(file, options, `grew past the ${max} bytes a ${options.what} may have`);
     return { bytes: buf.subarray(0, got), stat };
   } finally {
