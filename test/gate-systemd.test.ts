@@ -224,14 +224,15 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
     for (const p of ["/srv/media-outbox", "/etc/media-outbox", "/var/lib/media-outbox/install-manifest.json", "/srv/shared/outbox", "/srv/agent-owned/outbox"]) expect(exists(p), p).toBe(false);
   });
 
-  it("with --with-watch: the watch runs as the service user and takes an agent's file from a group-writable drop folder; an agent's .env written after install is known; uninstall --remove-user removes the accounts it created, never the files", async () => {
+  it("with --with-watch: the watch runs as the service user and takes an agent's file from a group-writable drop folder; an agent's .env written after install, and a Hermes set up after it, are known; uninstall --remove-user removes the accounts it created, never the files", async () => {
     let uninstalled: ReturnType<typeof mo>;
     const dotEnv = "/home/agent/.hermes/.env";
     // Installed before the agent has a .env: it is named all the same, and known once it is written.
     c.run(["mv", dotEnv, `${dotEnv}.saved`]);
     try {
       c.run(["sh", "-ec", `install -d -m 0755 /etc/mo-test && printf '{"watch": {"drop": ["/srv/cycle/drop"], "settle": "200ms"}}\\n' > /etc/mo-test/gate.json`]);
-      const r = mo(["install", "systemd", "--system", "--gate", "--agent-user", "agent", "--outbox", "/srv/cycle/outbox", "--with-watch", "--config", "/etc/mo-test/gate.json"]);
+      // `other` has no ~/.hermes yet: its .env is named all the same (its home is there to make it in).
+      const r = mo(["install", "systemd", "--system", "--gate", "--agent-user", "agent", "--agent-user", "other", "--outbox", "/srv/cycle/outbox", "--with-watch", "--config", "/etc/mo-test/gate.json"]);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toContain("created system user media-outbox");
       expect(statOf("/srv/cycle/drop")).toBe("media-outbox:media-outbox 3770 directory");
@@ -258,11 +259,19 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
       expect(out("cat /srv/cycle/drop/leak.txt.refused", { user: "agent" })).toContain("MY_CUSTOM_SERVICE_KEY (credential hermes-env-0)");
       expect(exists("/srv/cycle/outbox/leak.txt")).toBe(false);
       // A changed .env is copied for the watch too, not only for the gate.
-      expect(out("systemctl cat media-outbox-gate-secrets.service").split("\n")).toContain(`ExecStart=-+${NODE} ${BIN} gate-secrets --into /run/media-outbox-watch agent:/home/agent/.hermes/.env`);
+      expect(out("systemctl cat media-outbox-gate-secrets.service").split("\n")).toContain(`ExecStart=-+${NODE} ${BIN} gate-secrets --into /run/media-outbox-watch agent:/home/agent/.hermes/.env other:/home/other/.hermes/.env`);
+      // Hermes set up for `other` after the install: its home made, then its .env; the watch knows its values.
+      const otherKey = "Rv7Lq2Xz9Kw4Tn8Pb3Hj";
+      c.run(["sh", "-ec", `install -d -m 0700 /home/other/.hermes && printf 'OTHER_SERVICE_TOKEN=${otherKey}\\n' > /home/other/.hermes/.env.new && mv /home/other/.hermes/.env.new /home/other/.hermes/.env`], { user: "other" });
+      await waitUntil(() => exists("/run/media-outbox-watch/hermes-env-1"), "the watch's copy of other's new .env", 20_000);
+      c.run(["sh", "-c", `printf 'notes: ${otherKey}\\n' > /srv/cycle/drop/.other.txt.part && mv /srv/cycle/drop/.other.txt.part /srv/cycle/drop/other.txt`], { user: "agent" });
+      await waitUntil(() => exists("/srv/cycle/drop/other.txt.media") || exists("/srv/cycle/drop/other.txt.refused"), "the watch's receipt");
+      expect(out("cat /srv/cycle/drop/other.txt.refused", { user: "agent" })).toContain("OTHER_SERVICE_TOKEN (credential hermes-env-1)");
     } finally {
-      // Whatever failed above, the next tests start from a machine without this install, and with the agent's .env.
+      // Whatever failed above, the next tests start from a machine without this install, with the agent's .env and without other's.
       uninstalled = mo(["uninstall", "systemd", "--remove-user"]);
       if (exists(`${dotEnv}.saved`)) c.run(["mv", `${dotEnv}.saved`, dotEnv]);
+      c.run(["rm", "-rf", "/home/other/.hermes"]);
     }
     expect(uninstalled.code, uninstalled.stderr).toBe(0);
     expect(uninstalled.stdout).toContain("removed agent from group media-outbox");
@@ -271,6 +280,7 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
     expect(sh("getent passwd media-outbox").code).toBe(2);
     expect(sh("getent group media-outbox").code).toBe(2);
     expect(groupsOf("agent")).toEqual(["agent"]);
+    expect(groupsOf("other")).toEqual(["other"]);
     expect(show("media-outbox-watch.service", "LoadState").LoadState).toBe("not-found");
     expect(exists("/srv/cycle/outbox/chart.png")).toBe(true);
     expect(unitTree()).toEqual(before);

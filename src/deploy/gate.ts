@@ -268,10 +268,11 @@ function unreachableProblem(dir: string, scope: Pick<UnitScope, "root">): string
 /**
  * The agents' Hermes .env files, each with the user it is read as
  * (gate-secrets copies them for the gate at each start: deploy/gate-secrets.ts).
- * A Hermes home's own .env is named even before it exists (the home does):
- * the path unit that watches it sees it created, and the gate knows its
- * values from then on; a profile's, only once it exists (a new profile, or
- * a new Hermes home, needs install again).
+ * A Hermes home's own .env is named even before it exists, when the home or
+ * the directory it would be made in does (Hermes set up after the gate): the
+ * path unit that watches it sees it created, and the gate knows its values
+ * from then on; a profile's, only once it exists (a new profile needs
+ * install again, and doctor says so).
  */
 function hermesEnvFiles(homes: { home: string; user: string }[], scope: Pick<UnitScope, "root">, notes: string[]): AgentEnvFile[] {
   const files: AgentEnvFile[] = [];
@@ -290,7 +291,7 @@ function hermesEnvFiles(homes: { home: string; user: string }[], scope: Pick<Uni
       // No profiles.
     }
     for (const [i, c] of candidates.entries()) {
-      const named = i === 0 ? is(home, "isDirectory") : is(c, "isFile");
+      const named = i === 0 ? is(home, "isDirectory") || is(path.dirname(home), "isDirectory") : is(c, "isFile");
       if (!named || files.some((f) => f.file === c)) continue;
       try {
         assertUnitSafe(c, "Hermes .env file");
