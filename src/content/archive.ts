@@ -8,12 +8,11 @@
 //
 // The tar format is POSIX ustar (pax, IEEE 1003.1-2017) with GNU's long
 // names; node:zlib inflates gzip (RFC 1952).
-import { ascii } from "./bytes.js";
+import { ascii, u32le } from "./bytes.js";
 import type { InspectContext, Reader } from "./inspect.js";
 import { readPicture } from "./images.js";
 
 const BLOCK = 512;
-
 
 /** A header field of text (a name: UTF-8, as today's tars write it), up to its first NUL. */
 function field(b: Uint8Array, at: number, length: number): string {
@@ -171,7 +170,7 @@ function gzipHeaderEnd(b: Uint8Array): number {
 export function inspectGzip(b: Uint8Array, ctx: InspectContext): void {
   ctx.scan("its gzip header", b.subarray(0, gzipHeaderEnd(b)), 0);
   // The last member's trailer gives its size modulo 2^32 (RFC 1952 ISIZE): a hint that sizes the output in one piece.
-  const { out, consumed } = ctx.inflateCounted("its compressed content", b, "gzip", b.length >= 4 ? Buffer.from(b.buffer, b.byteOffset + b.length - 4, 4).readUInt32LE(0) : 0);
+  const { out, consumed } = ctx.inflateCounted("its compressed content", b, "gzip", b.length >= 4 ? u32le(b, b.length - 4) : 0);
   if (consumed < b.length) ctx.trailing(b.subarray(consumed), consumed, "compressed content", false);
   if (isTar(out)) return ctx.readWithin("the tar it compresses", out, inspectTar);
   ctx.scan("the file it compresses", out);

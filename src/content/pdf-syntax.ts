@@ -237,6 +237,9 @@ function numberIn(s: Uint8Array, from: number, to: number): number {
 /** How deep q saves the graphics state for TextLine; deeper saves are not followed. */
 const MAX_SAVED = 64;
 
+/** A TJ adjustment at least this far right (thousandths of an em) is a space between words. */
+export const WORD_GAP = 200;
+
 /**
  * Which line of text a content stream is on, as far as telling one line
  * from the next needs (PDF 32000-1, 8.4 and 9.4): the vertical place of the
@@ -249,9 +252,6 @@ const MAX_SAVED = 64;
  * streams of a file: a page's streams share their state (PyMuPDF adds one
  * per line it writes).
  */
-/** A TJ adjustment at least this far right (thousandths of an em) is a space between words. */
-export const WORD_GAP = 200;
-
 export class TextLine {
   private y = 0;
   /** The text matrix's vertical scale (Tm's d): Td's ty counts in text space. */
@@ -310,9 +310,9 @@ export class TextLine {
    * What separates a string shown now from the text before it: a line break
    * (10) where it starts another line (the first string does), a space (32)
    * where the text was placed anew on the same line or moved right by a word
-   * space, else nothing (0). A
-   * move by Td on the same line is none: Chrome places each glyph of
-   * monospaced text with its own `dx 0 Td`, and wkhtmltopdf too.
+   * space, else nothing (0). A move by Td on the same line is none: Chrome
+   * places each glyph of monospaced text with its own `dx 0 Td`, and
+   * wkhtmltopdf too.
    */
   separator(): number {
     const placed = this.placed;

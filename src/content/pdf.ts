@@ -173,7 +173,7 @@ function dictionaryEndsAt(buf: Buffer, at: number): boolean {
  * objects, a stream's dictionary, its `stream` keyword), kept: the fonts
  * keep them. From a file they are copied into a buffer that grows as the
  * reading goes on (a `stream` that opens none, as in `mainstream`, extends
- * it), never read twice; in memory they are a view.
+ * it), each byte copied once; in memory they are a view.
  */
 class Objects {
   private bytes = Buffer.alloc(0);

@@ -134,15 +134,15 @@ function isSshPublicKey(value: string): boolean {
  */
 const CAMEL_WORDS = /^(?:[A-Z][a-z]+[0-9]*){3,}$/;
 
+/** A 64-bit number written in hex (`GnuPG key: 0x7EC2DBB6F4DBF434`, a key's id): no credential is that short. */
+const HEX_NUMBER = /^0[xX][0-9A-Fa-f]{1,16}$/;
+
 /**
  * Three or more words of one case joined by `_` (`gnutls_x509_crt_verify_data2`,
  * a function a changelog's test output names after `rsa pss key:`): an
  * identifier. A random token of 16 or more characters over letters of both
  * cases reads so with a probability under 1e-4.
  */
-/** A 64-bit number written in hex (`GnuPG key: 0x7EC2DBB6F4DBF434`, a key's id): no credential is that short. */
-const HEX_NUMBER = /^0[xX][0-9A-Fa-f]{1,16}$/;
-
 const SNAKE_WORDS = /^(?:[a-z]+[0-9]*_){2,}[a-z]+[0-9]*$|^(?:[A-Z]+[0-9]*_){2,}[A-Z]+[0-9]*$/;
 
 /**

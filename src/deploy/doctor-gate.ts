@@ -17,7 +17,7 @@ import { ExchangeError } from "../gate/http1.js";
 import { sourcePolicyFor } from "../prepare/source.js";
 import { type DoctorCheck, check } from "./doctor-check.js";
 import type { ReaderProblem } from "./doctor.js";
-import { GATE_OUTBOX, GATE_USER, LOCAL_OUTBOX_VAR, envFileSetsLocalOutbox, gateStateDir, rootOwnedProblem } from "./gate.js";
+import { GATE_OUTBOX, GATE_USER, LOCAL_OUTBOX_VAR, envFileSetsLocalOutbox, gateStateDir, profileEnvFiles, rootOwnedProblem } from "./gate.js";
 import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, onDisk, unitFiles } from "./gateway-units.js";
 import { GATE_SECRETS_PATH, GATE_SERVICE, GATE_SOCKET_UNIT } from "./render.js";
 import { type Systemctl, shellLine } from "./systemctl.js";
@@ -249,25 +249,8 @@ function gateSecretChecks(scope: UnitScope, files: { fragment?: string; dropIns:
  */
 function unnamedProfileEnvFiles(scope: UnitScope, named: string[]): string[] {
   const homes = new Set(named.map((f) => (path.basename(path.dirname(path.dirname(f))) === "profiles" ? path.dirname(path.dirname(path.dirname(f))) : path.dirname(f))));
-  const unnamed: string[] = [];
-  for (const home of homes) {
-    let profiles: string[];
-    try {
-      profiles = fs.readdirSync(onDisk(scope, path.join(home, "profiles"))).sort();
-    } catch {
-      continue;
-    }
-    for (const profile of profiles) {
-      const file = path.join(home, "profiles", profile, ".env");
-      if (named.includes(file)) continue;
-      try {
-        if (fs.statSync(onDisk(scope, file)).isFile()) unnamed.push(file);
-      } catch {
-        // No .env in this profile, or not one doctor may see.
-      }
-    }
-  }
-  return unnamed;
+  // A profile doctor may not list is not judged (profileEnvFiles finds none there).
+  return [...homes].flatMap((home) => profileEnvFiles(home, scope)).filter((file) => !named.includes(file));
 }
 
 /**

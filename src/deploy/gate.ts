@@ -276,23 +276,17 @@ function unreachableProblem(dir: string, scope: Pick<UnitScope, "root">): string
  */
 function hermesEnvFiles(homes: { home: string; user: string }[], scope: Pick<UnitScope, "root">, notes: string[]): AgentEnvFile[] {
   const files: AgentEnvFile[] = [];
-  const is = (p: string, kind: "isFile" | "isDirectory") => {
+  const isDirectory = (p: string) => {
     try {
-      return fs.statSync(onDisk(scope as UnitScope, p))[kind]();
+      return fs.statSync(onDisk(scope as UnitScope, p)).isDirectory();
     } catch {
       return false;
     }
   };
   for (const { home, user } of homes) {
-    const candidates = [path.join(home, ".env")];
-    try {
-      for (const profile of fs.readdirSync(onDisk(scope as UnitScope, path.join(home, "profiles"))).sort()) candidates.push(path.join(home, "profiles", profile, ".env"));
-    } catch {
-      // No profiles.
-    }
-    for (const [i, c] of candidates.entries()) {
-      const named = i === 0 ? is(home, "isDirectory") || is(path.dirname(home), "isDirectory") : is(c, "isFile");
-      if (!named || files.some((f) => f.file === c)) continue;
+    const own = isDirectory(home) || isDirectory(path.dirname(home)) ? [path.join(home, ".env")] : [];
+    for (const c of [...own, ...profileEnvFiles(home, scope)]) {
+      if (files.some((f) => f.file === c)) continue;
       try {
         assertUnitSafe(c, "Hermes .env file");
         files.push({ user, file: c });
@@ -302,6 +296,25 @@ function hermesEnvFiles(homes: { home: string; user: string }[], scope: Pick<Uni
     }
   }
   return files;
+}
+
+/** The .env files of a Hermes home's profiles (profiles/NAME/.env) that exist now, in the profiles' name order. */
+export function profileEnvFiles(home: string, scope: Pick<UnitScope, "root">): string[] {
+  let profiles: string[];
+  try {
+    profiles = fs.readdirSync(onDisk(scope as UnitScope, path.join(home, "profiles"))).sort();
+  } catch {
+    return [];
+  }
+  return profiles
+    .map((profile) => path.join(home, "profiles", profile, ".env"))
+    .filter((file) => {
+      try {
+        return fs.statSync(onDisk(scope as UnitScope, file)).isFile();
+      } catch {
+        return false;
+      }
+    });
 }
 
 /** Each Hermes home the gate's secrets come from, with the user whose it is (a gateway's, an agent's). */

@@ -145,7 +145,7 @@ export async function judge(ctx: JudgeContext, incoming: Incoming): Promise<Medi
     const mode = scanModeFor(ext);
     if (mode !== "parsed") text = createTextCheck(target.fd, declared, undefined, { known: ctx.known(), raw: mode === "raw" });
     let staged: Staged;
-    // A document's reader needs every byte: kept while they are copied rather than read back (audio and video are read by ranges).
+    // A document's reader needs every byte: kept while they are copied rather than read back (audio, video, zips and PDF are read by ranges).
     const keep = readsWholeFile(ext) ? { upTo: cap, expectedBytes: declared } : undefined;
     if ("fd" in bytes) {
       staged = stageFromFd(bytes.fd, target, cap, text, keep);

@@ -74,13 +74,13 @@ function firstEntryOf(staged: ContentSource): Buffer | undefined {
 
 /** What file-type says the staged file is. */
 export async function sniff(staged: ContentSource): Promise<Sniffed | undefined> {
-  const { fileTypeFromBuffer } = await import("file-type/core");
+  const { fileTypeFromBuffer, fileTypeFromTokenizer } = await import("file-type/core");
   const zip = staged.content ? (isZip(staged.content) ? staged.content : undefined) : firstEntryOf(staged);
   const stored = zip && storedContentTypes(zip);
   const office = stored && (await fileTypeFromBuffer(stored));
   if (office && office.ext !== "zip") return office;
   if (staged.content) return fileTypeFromBuffer(staged.content);
-  const [{ fileTypeFromTokenizer }, { fromFile }] = await Promise.all([import("file-type/core"), import("strtok3")]);
+  const { fromFile } = await import("strtok3");
   const tokenizer = await fromFile(staged.path ?? `/proc/self/fd/${staged.fd}`, { regularFileOnly: true });
   try {
     return await fileTypeFromTokenizer(tokenizer);
