@@ -17,6 +17,7 @@ import { inspectBinary, inspectFile } from "../src/content/carriers.js";
 import { InspectContext } from "../src/content/inspect.js";
 import { NO_KNOWN_SECRETS } from "../src/content/known.js";
 import { scanBytes } from "../src/content/scan.js";
+import { valueLooksSecret } from "../src/content/rules.js";
 import { looksLikePassword, looksLikeTokenValue } from "../src/content/shape.js";
 import { hasUtf16Text } from "../src/content/utf16.js";
 import { Refusal } from "../src/core/errors.js";
@@ -51,6 +52,19 @@ beforeEach(() => {
 afterEach(() => h.cleanup());
 
 const extOf = (carrier: string) => carrier.slice(carrier.lastIndexOf(".") + 1);
+
+/**
+ * DER keys in base64 around seeded bytes (the shapes of real ones, never a
+ * real key): public ones as a SubjectPublicKeyInfo, private ones as PKCS #8.
+ */
+const derKey = (head: string, bytes: number, tail = "") => Buffer.concat([Buffer.from(head, "hex"), new Fakes(bytes).bytes(bytes), Buffer.from(tail, "hex")]).toString("base64");
+const spkiPublicKey = (kind: "ec" | "rsa" | "ed25519") =>
+  kind === "ec" ? derKey("3059301306072a8648ce3d020106082a8648ce3d03010703420004", 64)
+  : kind === "rsa" ? derKey("30820122300d06092a864886f70d01010105000382010f003082010a0282010100", 256, "0203010001")
+  : derKey("302a300506032b6570032100", 32);
+const pkcs8PrivateKey = (kind: "ec" | "ed25519") =>
+  kind === "ec" ? derKey("308187020100301306072a8648ce3d020106082a8648ce3d030107046d306b0201010420", 32, `a14403420004${"11".repeat(64)}`)
+  : derKey("302e020100300506032b657004220420", 32);
 
 async function judge(files: string[]) {
   return prepare(files, { env: h.env, cwd: work, allow: [...DEFAULT_ALLOW, ...CORPUS_EXTRA_ALLOW] });
@@ -127,6 +141,19 @@ describe("the labelled corpus", () => {
       "access_token=2YotnFZFEjr1zCsicMWpAA&state=xyz",
       "Authorization: Basic czZCaGRSa3F0MzpnWDFmQmF0M2JW",
       '"decryptionKey": "decryptionKey1024",',
+      // Found in this machine's Python packages, C++ headers and npm (2026-12-04); the labelled corpus's "typed-code" holds them in context.
+      "    key: PKCS12PrivateKeyTypes | None,",
+      "            self, msg: str | bytes, key: Ed25519PrivateKey | Ed448PrivateKey",
+      "  Pass *ResultPass = Resolver->getAnalysisIfAvailable(PI);",
+      `key: "${spkiPublicKey("ec")}"`,
+      `key: "${spkiPublicKey("rsa")}"`,
+      `key: "${spkiPublicKey("ed25519")}"`,
+      "  password: 'bm90IG15IHJlYWwgcGFzc3dvcmQ=',",
+      "    'Test2::Event::Pass'    => 'http://github.com/Test-More/test-more/issues',",
+      "      $pass = '-anonymous@'",
+      "MY_SERVICE_TOKEN=abc123randomstring",
+      "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzb21lIjoicGF5bG9hZCJ9.4twFt5NiznN84AWoo1d7KO1T_yoc0Z6XOpOVswacPZg",
+      'oauth_consumer_key="0685bd9184jfhq22", oauth_token="ad180jjd733klru7"',
     ];
     // A curly quote ends a value as a straight one does; the scan reads UTF-8 bytes, so this one is given as bytes.
     expect(scanBytes(Buffer.from(" equivalent to \u2018--http-password=STRING\u2019. "))).toBeUndefined();
@@ -135,7 +162,10 @@ describe("the labelled corpus", () => {
     const refused = ["password=/Xk9#mP2q", "password=Qv7mTz2kLp", "DB_PASSWORD=kq7Rw2pLz", "password=admin123456", '"result_key": "wJ7kQ2mX9pL4vN8rT3"', "api_key: Zq8vT2mLx9Rk4Wp7Ns3B", "POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:-Xk9#mP2qZ}", "API_KEY: ${API_KEY:-Zq8vT2mLx9Rk4Wp7Ns3B}",
       // Beside the forms above that are published: the same names with real values.
       "PASS=Xk9#mP2qZ", "pass: Xk9#mP2qZ", "password: Xk9#mP2q:Zr", "private_key = 0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318",
-      "key: gnutls_x509_Crt9verify_Q7data2", "token = aB3dE5fG.hJ9kL1mN-3pQ5", "access_token=2YotnFZFEjr1zCsicMWpAB", '"decryptionKey": "dKey1024xQ7mTz2kLpW9"', "pass: compass2024!"];
+      "key: gnutls_x509_Crt9verify_Q7data2", "token = aB3dE5fG.hJ9kL1mN-3pQ5", "access_token=2YotnFZFEjr1zCsicMWpAB", '"decryptionKey": "dKey1024xQ7mTz2kLpW9"', "pass: compass2024!",
+      // Beside the code, public keys and examples above: a type name that is no identifier, private keys in the same encoding, a base64 password, a URL with one, a member access that is not one, other OAuth values.
+      "key: PKCS12Xq7mTz2kLpW9 | None,", `key: "${pkcs8PrivateKey("ec")}"`, `key: "${pkcs8PrivateKey("ed25519")}"`, `key: "${derKey("305930130a", 85)}"`, `password: '${Buffer.from("Xk9#mP2qZ").toString("base64")}',`,
+      "password => 'https://deploy:Xk9#mP2qZ@files.internal/'", "Pass *ResultPass = Xk9#mP2q-Zr;", 'oauth_consumer_key="0685bd9184jfhq23"', "MY_SERVICE_TOKEN=abc12Xq7mTz2kLpW9r"];
     for (const text of refused) expect(findSecret(` ${text} `), text).toBeDefined();
   });
 
@@ -154,6 +184,14 @@ describe("the labelled corpus", () => {
       "EAA".repeat(400),
     ];
     for (const text of published) expect(findSecret(` ${text} `), text.slice(0, 40)).toBeUndefined();
+  });
+
+  it("judges each assignment's name on its own, also right after a name of the same length (a repeated name is judged once, told by its bytes)", () => {
+    const value = "Zq8vT2mLx9Rk4Wp7Ns3B";
+    expect(findSecret(` monkey = ${value}\n`)).toBeUndefined();
+    const text = ` monkey = ${value}\n apikey = ${value}\n`;
+    expect(findSecret(text)).toEqual({ what: "a credential assigned to a key, token, secret or password name", index: text.lastIndexOf(value) });
+    expect(findSecret(` apikey = ${value}\n monkey = ${value}\n`)?.index).toBe(10);
   });
 
   it("judges each small part alone: what an earlier, longer part held is not found in a later one", () => {
@@ -884,9 +922,12 @@ describe("linear time: every rule on adversarial input", () => {
   it("judges values of any length in one pass: the shapes that say code, a list or a public key (long runs of each)", () => {
     const long = 200_000;
     const values = ["a1_".repeat(long), `${"a1_".repeat(long)}!`, "A1_".repeat(long), `0x${"f".repeat(long)}`, `${"!".repeat(long)}a`, "a.".repeat(long), `${"a?.".repeat(long)}!`, "Aa0".repeat(long), `AAAA${"B".repeat(long)}`];
+    // Identifiers with capitals before a word, links, base64 and DER (2026-12-04).
+    values.push(`${"ABCDe".repeat(long)}!`, `${"Abc1".repeat(long)}a`, `${"A".repeat(long)}a`, `${"AB1".repeat(long)}Ab`, `http://${"a:".repeat(long)}@`, `M${"A".repeat(long)}`, `${"QUJD".repeat(long)}=!`);
     for (const v of values) {
       expect(typeof looksLikeTokenValue(v)).toBe("boolean");
       expect(typeof looksLikePassword(v)).toBe("boolean");
+      expect(typeof valueLooksSecret(v, "token")).toBe("boolean");
     }
   });
 

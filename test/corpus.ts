@@ -156,6 +156,25 @@ export function negatives(seed = 12): Record<string, string> {
     "certificate-base64": `tls.crt: ${Buffer.from(f.pem("CERTIFICATE")).toString("base64")}\n`,
     "public-keys": `{"publicKey": "${f.pick(ALNUM, 44)}", "pk_live": "pk_live_${f.pick(ALNUM, 24)}", "ssh": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI${f.pick(B64, 43)} user@host"}\n`,
     "lockfile-integrity": Array.from({ length: 30 }, (_, i) => `    "node_modules/pkg${i}": {\n      "version": "1.${i}.0",\n      "resolved": "https://registry.npmjs.org/pkg${i}/-/pkg${i}-1.${i}.0.tgz",\n      "integrity": "sha512-${f.pick(B64, 86)}=="\n    },`).join("\n"),
+    // Code an agent sends (found in this machine's Python packages, C++ headers and Node's own bundles, 2026-12-04): type annotations, member access, pinned public keys, documentation's examples.
+    "typed-code": [
+      "def serialize_key_and_certificates(",
+      "    name: bytes | None,",
+      "    key: PKCS12PrivateKeyTypes | None,",
+      "    cert: x509.Certificate | None,",
+      ") -> bytes: ...",
+      "def sign(data: bytes, certificate: x509.Certificate, private_key: PKCS7PrivateKeyTypes, hash_algorithm: PKCS7HashTypes): ...",
+      "  Pass *ResultPass = Resolver->getAnalysisIfAvailable(PI);",
+      `const keys = [{ keyid: "SHA256:${f.pick(B64, 43)}", scheme: "ecdsa-sha2-nistp256", key: "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE${f.pick(B64, 86)}==" }];`,
+      `signing_key: MCowBQYDK2VwAyEA${f.pick(B64, 43)}=`,
+      "  password: 'bm90IG15IHJlYWwgcGFzc3dvcmQ=',",
+      "    'Test2::Event::Pass'    => 'http://github.com/Test-More/test-more/issues',",
+      "      $pass = '-anonymous@'",
+      "# e.g. ``MY_SERVICE_TOKEN=abc123randomstring``",
+      '    >>> jwt.encode({"some": "payload"}, "secret", algorithm="HS256")',
+      "    eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzb21lIjoicGF5bG9hZCJ9.4twFt5NiznN84AWoo1d7KO1T_yoc0Z6XOpOVswacPZg",
+      '    Authorization: OAuth realm="Example", oauth_consumer_key="0685bd9184jfhq22", oauth_token="ad180jjd733klru7", oauth_signature_method="HMAC-SHA1"',
+    ].join("\n"),
     "uuids-and-hashes-config": `cache_key: ${f.pick(HEX, 32)}\nsort_key: created_at\nprimary_key: id\nrequest_id: ${f.pick(HEX, 8)}-${f.pick(HEX, 4)}-4${f.pick(HEX, 3)}-a${f.pick(HEX, 3)}-${f.pick(HEX, 12)}\nmax_tokens: 4096\ncommit: ${f.pick(HEX, 40)}\nPWD=/home/dev/project/app\nOLDPWD=/home/dev\nHOME=/home/dev\nSHELL=/bin/bash\nPATH=/usr/local/bin:/usr/bin:/bin\n`,
   };
 }

@@ -60,6 +60,9 @@ export const DOCUMENTED_EXAMPLES = [
   "SplxlOBeZQQYbYS6WxSbIA", // its example authorization code
   "czZCaGRSa3F0MzpnWDFmQmF0M2JW", // its example client credentials (s6BhdRkqt3:gX1fBat3bV), as HTTP Basic sends them
   "EAAAN6tcBzAUBOwtDtTfmZCJ9n3FHpSDcDTH86ekf", // the business token of Meta's WhatsApp Embedded Signup guide
+  "eyJzb21lIjoicGF5bG9hZCJ9", // the payload of PyJWT's README example ({"some": "payload"}, signed with "secret")
+  "0685bd9184jfhq22", // OAuth 1.0's (RFC 5849 3.5.1) example consumer key
+  "ad180jjd733klru7", // its example token
 ];
 export const isDocumented = (match: string) => DOCUMENTED_EXAMPLES.some((e) => match.includes(e));
 
@@ -199,16 +202,17 @@ export function nameSaysSecret(name: string): boolean {
   return false;
 }
 
-/** The character code at `i`, 0 outside the text (charCodeAt's NaN there would slow the functions V8 optimised for numbers). */
-const code = (text: string, i: number) => text.charCodeAt(i) | 0;
 /** Characters that end an unquoted value: whitespace, quotes, code punctuation. */
 export const ENDS_VALUE = new Uint8Array(256);
 for (const ch of " \t\r\n\v\f\"'`,;<>(){}[]\\&") ENDS_VALUE[ch.charCodeAt(0)] = 1;
 
-/** Where the name ending at `nameEnd` starts (at most NAME_MAX characters back). */
-export function nameStartBefore(text: string, nameEnd: number): number {
+const NAME_CHAR = new Uint8Array(256);
+for (let c = 0; c < 256; c++) NAME_CHAR[c] = isNameChar(c) ? 1 : 0;
+
+/** Where the name ending at `nameEnd` of `bytes` starts (at most NAME_MAX characters back). */
+export function nameStartBefore(bytes: Uint8Array, nameEnd: number): number {
   let nameStart = nameEnd;
-  while (nameStart > 0 && nameEnd - nameStart < NAME_MAX && isNameChar(code(text, nameStart - 1))) nameStart--;
+  while (nameStart > 0 && nameEnd - nameStart < NAME_MAX && NAME_CHAR[bytes[nameStart - 1]!] === 1) nameStart--;
   return nameStart;
 }
 
@@ -230,8 +234,21 @@ export function nameKind(name: string): "password" | "token" | undefined {
 /** True when `value`, assigned to a name of `kind`, looks like a real credential. */
 export function valueLooksSecret(value: string, kind: "password" | "token"): boolean {
   if (!(kind === "password" ? looksLikePassword(value) : looksLikeTokenValue(value))) return false;
-  return !isDocumented(value);
+  return !isDocumented(value) && !encodesPlaceholder(value);
 }
+
+/**
+ * Base64 of printable text that is a placeholder (`password: 'bm90IG15IHJlYWwgcGFzc3dvcmQ='`,
+ * "not my real password", in npm's documentation): a Kubernetes secret's
+ * values are written so, and their placeholders too.
+ */
+function encodesPlaceholder(value: string): boolean {
+  if (value.length % 4 !== 0 || !BASE64_VALUE.test(value)) return false;
+  const text = Buffer.from(value, "base64").toString("latin1");
+  return PRINTABLE.test(text) && isPlaceholder(text);
+}
+const BASE64_VALUE = /^[A-Za-z0-9+/]+={0,2}$/;
+const PRINTABLE = /^[\x20-\x7e]+$/;
 
 let rules: Rule[] | undefined;
 /**
