@@ -243,7 +243,8 @@ export function valueLooksSecret(value: string, kind: "password" | "token"): boo
  * values are written so, and their placeholders too.
  */
 function encodesPlaceholder(value: string): boolean {
-  if (value.length % 4 !== 0 || !BASE64_VALUE.test(value)) return false;
+  // Its padding may be missing (cut off, or never written).
+  if (value.length % 4 === 1 || !BASE64_VALUE.test(value)) return false;
   const text = Buffer.from(value, "base64").toString("latin1");
   return PRINTABLE.test(text) && isPlaceholder(text);
 }

@@ -83,12 +83,15 @@ const PLACEHOLDER_MARKS = [
   "abc123",
 ];
 
+/** The marks as one case-insensitive expression: a single pass over a value, and no lower-cased copy of it. */
+const PLACEHOLDER = new RegExp(PLACEHOLDER_MARKS.map((mark) => mark.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|"), "i");
+
 /** True when `value` reads as a placeholder rather than a real credential. */
 export function isPlaceholder(value: string): boolean {
-  const v = value.toLowerCase();
-  if (v.startsWith("$") || v.startsWith("%") || v.startsWith("@")) return true;
-  for (const mark of PLACEHOLDER_MARKS) if (v.includes(mark)) return true;
-  return false;
+  const first = value.charCodeAt(0);
+  // `$NAME`, `%NAME%`, `@secret`: a reference to where the value is kept.
+  if (first === 0x24 || first === 0x25 || first === 0x40) return true;
+  return PLACEHOLDER.test(value);
 }
 
 /**
