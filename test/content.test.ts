@@ -156,6 +156,9 @@ describe("the labelled corpus", () => {
       "MY_SERVICE_TOKEN=abc123randomstring",
       "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzb21lIjoicGF5bG9hZCJ9.4twFt5NiznN84AWoo1d7KO1T_yoc0Z6XOpOVswacPZg",
       'oauth_consumer_key="0685bd9184jfhq22", oauth_token="ad180jjd733klru7"',
+      // Names that start with the prefixes of Hermes' redactor, and their placeholders (2026-12-04 evening).
+      "am_pm_format_v2_string", "self.fal_client_settings_v2 = None", "exa_search_results_page2", "mem0_memory_client_v2", "retaindb_connection_pool_size_10",
+      "EXA_API_KEY=exa_your_api_key_here_123", "hsk-xxxxxxxxxxxxxxxxxxxxxxxx", "brv_0000000000000000",
     ];
     // A curly quote ends a value as a straight one does; the scan reads UTF-8 bytes, so this one is given as bytes.
     expect(scanBytes(Buffer.from(" equivalent to \u2018--http-password=STRING\u2019. "))).toBeUndefined();

@@ -104,6 +104,15 @@ export function positives(seed = 11): Record<string, string> {
     "generic-json": `{"clientSecret": "${f.pick(ALNUM, 40)}"}`,
     "generic-ini": `[database]\nhost = db.internal\npassword = ${f.pick(LOWER, 5)}${f.pick(DIGITS, 4)}${f.pick(UPPER, 3)}\n`,
     "authorization-basic": `Authorization: Basic ${Buffer.from(`deploy:${f.pick(ALNUM, 10)}7!`).toString("base64")}`,
+    // The prefixes Hermes' own redactor knows (2026-12-04 evening), appended so that the fakes above keep their values.
+    "exa-key": `search with exa_${f.pick(ALNUM, 32)}`,
+    "retaindb-key": `retaindb_${f.pick(ALNUM, 40)}`,
+    "hindsight-key": `hsk-${f.pick(ALNUM, 32)}`,
+    "mem0-key": `memory: mem0_${f.pick(ALNUM, 40)}`,
+    "byterover-key": `brv_${f.pick(ALNUM, 32)}`,
+    "agentmail-key": `am_${f.pick(ALNUM, 24)}_${f.pick(ALNUM, 16)}`,
+    "fal-token": `fal_${f.pick(B64URL, 40)}`,
+    "fireworks-dash-key": `fw-${f.pick(ALNUM, 28)}`,
   };
 }
 
@@ -194,6 +203,8 @@ export function adversarial(size: number): Record<string, Buffer> {
   units.push("\xe2\x80\x98--password=Xk9#mP\xe2\x80\x99");
   // A Meta access token's lead (2026-12-04), alone and before a long run.
   units.push("EAA", "EAAG0", "+/EAA");
+  // The prefixes of Hermes' redactor (2026-12-04 evening), and words that end like them.
+  units.push("exa_", "retaindb_", "hsk-", "mem0_", "brv_", "am_", "fal_", "fw-", "am_a1", "xretaindb_");
   const out: Record<string, Buffer> = {};
   for (const u of units) out[`repeat ${JSON.stringify(u)}`] = fill(u);
   out["run of a"] = fill("a");

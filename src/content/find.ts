@@ -116,7 +116,7 @@ const WORDS: Record<string, string[]> = {
   "groq-key": ["gsk_"],
   "xai-key": ["xai-"],
   "huggingface-token": ["hf_", "api_"],
-  "fireworks-key": ["fw_", "fpk_"],
+  "fireworks-key": ["fw_", "fw-", "fpk_"],
   "perplexity-key": ["pplx-"],
   "replicate-token": ["r8_"],
   "tavily-key": ["tvly-"],
@@ -127,6 +127,13 @@ const WORDS: Record<string, string[]> = {
   "digitalocean-token": ["doo_", "dop_", "dor_"],
   "notion-token": ["ntn_", "secret_"],
   "linear-key": ["lin_"],
+  "exa-key": ["exa_"],
+  "retaindb-key": ["retaindb_"],
+  "hindsight-key": ["hsk-"],
+  "mem0-key": ["mem0_"],
+  "byterover-key": ["brv_"],
+  "agentmail-key": ["am_"],
+  "fal-token": ["fal_"],
   "elevenlabs-key": ["sk_"],
   "stripe-key": ["sk_", "rk_", "whsec_"],
   "npm-token": ["npm_"],
@@ -134,7 +141,7 @@ const WORDS: Record<string, string[]> = {
   "sendgrid-key": ["SG."],
   "matrix-token": ["syt_", "mat_", "mct_", "mar_"],
 };
-const WORD_MAX = 7;
+const WORD_MAX = 8;
 /** Every vendor token's run (letters, digits, `_-.`) from its start is at least this long. */
 const TOKEN_RUN_MIN = 20;
 const CONNECTORS = ["-", "_", "."] as const;

@@ -68,6 +68,8 @@ export const isDocumented = (match: string) => DOCUMENTED_EXAMPLES.some((e) => m
 
 /** The part of a token after its vendor prefix (the first `len` characters dropped). */
 const randomAfter = (len: number) => (match: string) => !isDocumented(match) && looksRandom(match.slice(len).replace(/^[_-]+/, ""));
+/** What follows `prefix` reads as a token value: letters and digits, random, no identifier (`am_pm_format_v2`). */
+const tokenAfter = (prefix: string) => (match: string) => !isDocumented(match) && looksLikeTokenValue(match.slice(prefix.length));
 
 const PEM_HEADER = "-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----";
 /**
@@ -295,7 +297,7 @@ const buildRules = (): Rule[] => [
   { id: "groq-key", what: "a Groq API key", source: token("gsk_[A-Za-z0-9]{48,60}"), check: randomAfter(4) },
   { id: "xai-key", what: "an xAI API key", source: token("xai-[A-Za-z0-9]{60,100}"), check: randomAfter(4) },
   { id: "huggingface-token", what: "a Hugging Face token", source: token("(?:hf_|api_org_)[A-Za-z0-9]{30,40}"), check: (m) => looksRandom(m.slice(m.lastIndexOf("_") + 1)) },
-  { id: "fireworks-key", what: "a Fireworks AI API key", source: token("(?:fw|fpk)_[A-Za-z0-9]{20,64}"), check: (m) => /[0-9]/.test(m) && looksRandom(m.slice(m.indexOf("_") + 1)) },
+  { id: "fireworks-key", what: "a Fireworks AI API key", source: token("(?:fw[_-]|fpk_)[A-Za-z0-9]{20,64}"), check: (m) => /[0-9]/.test(m) && looksRandom(m.slice(3).replace(/^_/, "")) },
   { id: "perplexity-key", what: "a Perplexity API key", source: token("pplx-[A-Za-z0-9]{40,60}"), check: randomAfter(5) },
   { id: "replicate-token", what: "a Replicate API token", source: token("r8_[A-Za-z0-9]{37}"), check: randomAfter(3) },
   { id: "tavily-key", what: "a Tavily API key", source: token("tvly-(?:dev-|prod-)?[A-Za-z0-9]{28,40}"), check: (m) => looksRandom(m.slice(m.lastIndexOf("-") + 1)) },
@@ -308,6 +310,16 @@ const buildRules = (): Rule[] => [
   { id: "linear-key", what: "a Linear API key", source: token("lin_(?:api|oauth)_[A-Za-z0-9]{40}"), check: (m) => looksRandom(m.slice(-40)) },
   { id: "airtable-token", what: "an Airtable token", source: token("pat[A-Za-z0-9]{14}\\.[0-9a-f]{64}"), check: (m) => looksRandom(m.slice(-64)) },
   { id: "elevenlabs-key", what: "an ElevenLabs API key", source: token("sk_[0-9a-f]{48}"), check: randomAfter(3) },
+  // The prefixes Hermes' own redactor (agent/redact.py, hermes-agent 0.19.0)
+  // knows for keys its .env template holds. Their lengths are not published,
+  // so a body of 16 to 200 characters must also read as a token, not a name.
+  { id: "exa-key", what: "an Exa API key", source: token("exa_[A-Za-z0-9]{16,200}"), check: tokenAfter("exa_") },
+  { id: "retaindb-key", what: "a RetainDB API key", source: token("retaindb_[A-Za-z0-9]{16,200}"), check: tokenAfter("retaindb_") },
+  { id: "hindsight-key", what: "a Hindsight API key", source: token("hsk-[A-Za-z0-9]{16,200}"), check: tokenAfter("hsk-") },
+  { id: "mem0-key", what: "a Mem0 API key", source: token("mem0_[A-Za-z0-9]{16,200}"), check: tokenAfter("mem0_") },
+  { id: "byterover-key", what: "a ByteRover API key", source: token("brv_[A-Za-z0-9]{16,200}"), check: tokenAfter("brv_") },
+  { id: "agentmail-key", what: "an AgentMail API key", source: token("am_[A-Za-z0-9_-]{16,200}"), check: tokenAfter("am_") },
+  { id: "fal-token", what: "a fal.ai API key", source: token("fal_[A-Za-z0-9_-]{16,200}"), check: tokenAfter("fal_") },
   { id: "stripe-key", what: "a Stripe secret key", source: token("(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,250}|whsec_[A-Za-z0-9]{32,100})"), check: (m) => !isDocumented(m) && looksRandom(m.slice(m.lastIndexOf("_") + 1)) },
   { id: "npm-token", what: "an npm access token", source: token("npm_[A-Za-z0-9]{36}"), check: randomAfter(4) },
   { id: "pypi-token", what: "a PyPI API token", source: token("pypi-AgE[A-Za-z0-9_-]{70,300}"), check: randomAfter(30) },
