@@ -159,6 +159,10 @@ describe("the labelled corpus", () => {
       // Names that start with the prefixes of Hermes' redactor, and their placeholders (2026-12-04 evening).
       "am_pm_format_v2_string", "self.fal_client_settings_v2 = None", "exa_search_results_page2", "mem0_memory_client_v2", "retaindb_connection_pool_size_10",
       "EXA_API_KEY=exa_your_api_key_here_123", "hsk-xxxxxxxxxxxxxxxxxxxxxxxx", "brv_0000000000000000",
+      // URLs whose password is documentation's, the user's own name, short, or a variable; links with an @ further on.
+      "https://user:password@example.com/", "http://admin:admin@localhost:8080/", "git clone https://oauth2:${GITLAB_TOKEN}@gitlab.com/x.git",
+      "https://alice:s3cret@example.org", "socks5://proxy.internal:1080", "see https://docs.python.org/3/ or mail me: dev@example.com",
+      "http://localhost:8080@latest", "https://user:12345678@files.internal/", "MultiHostUrl('https://foo.com:123,foo:bar@bar.com/path')",
     ];
     // A curly quote ends a value as a straight one does; the scan reads UTF-8 bytes, so this one is given as bytes.
     expect(scanBytes(Buffer.from(" equivalent to \u2018--http-password=STRING\u2019. "))).toBeUndefined();
@@ -170,7 +174,8 @@ describe("the labelled corpus", () => {
       "key: gnutls_x509_Crt9verify_Q7data2", "token = aB3dE5fG.hJ9kL1mN-3pQ5", "access_token=2YotnFZFEjr1zCsicMWpAB", '"decryptionKey": "dKey1024xQ7mTz2kLpW9"', "pass: compass2024!",
       // Beside the code, public keys and examples above: a type name that is no identifier, private keys in the same encoding, a base64 password, a URL with one, a member access that is not one, other OAuth values.
       "key: PKCS12Xq7mTz2kLpW9 | None,", `key: "${pkcs8PrivateKey("ec")}"`, `key: "${pkcs8PrivateKey("ed25519")}"`, `key: "${derKey("305930130a", 85)}"`, `password: '${Buffer.from("Xk9#mP2qZ").toString("base64")}',`,
-      "password => 'https://deploy:Xk9#mP2qZ@files.internal/'", "Pass *ResultPass = Xk9#mP2q-Zr;", 'oauth_consumer_key="0685bd9184jfhq23"', "MY_SERVICE_TOKEN=abc12Xq7mTz2kLpW9r"];
+      "password => 'https://deploy:Xk9#mP2qZ@files.internal/'", "curl https://deploy:Xk9mP2qZr7@files.internal/report", "git+https://build:Qv7mTz2kLpW9@git.internal/repo.git",
+      "wss://bot:Zq8vT2mLx9Rk@chat.internal/ws", "Pass *ResultPass = Xk9#mP2q-Zr;", 'oauth_consumer_key="0685bd9184jfhq23"', "MY_SERVICE_TOKEN=abc12Xq7mTz2kLpW9r"];
     for (const text of refused) expect(findSecret(` ${text} `), text).toBeDefined();
   });
 

@@ -113,6 +113,8 @@ export function positives(seed = 11): Record<string, string> {
     "agentmail-key": `am_${f.pick(ALNUM, 24)}_${f.pick(ALNUM, 16)}`,
     "fal-token": `fal_${f.pick(B64URL, 40)}`,
     "fireworks-dash-key": `fw-${f.pick(ALNUM, 28)}`,
+    // A proxy's URL with its password (Hermes' TELEGRAM_PROXY, GATEWAY_PROXY_URL).
+    "url-password": `TELEGRAM_PROXY=socks5://hermes:${f.pick(ALNUM, 20)}@proxy.internal:1080`,
   };
 }
 
@@ -205,6 +207,8 @@ export function adversarial(size: number): Record<string, Buffer> {
   units.push("EAA", "EAAG0", "+/EAA");
   // The prefixes of Hermes' redactor (2026-12-04 evening), and words that end like them.
   units.push("exa_", "retaindb_", "hsk-", "mem0_", "brv_", "am_", "fal_", "fw-", "am_a1", "xretaindb_");
+  // Any URL's password (2026-12-04 evening): a link's scheme, and one with a user before an @ far on.
+  units.push("https://u:", "socks5://a:b", "http://a:bcd");
   const out: Record<string, Buffer> = {};
   for (const u of units) out[`repeat ${JSON.stringify(u)}`] = fill(u);
   out["run of a"] = fill("a");

@@ -128,16 +128,22 @@ function isDiscordToken(match: string): boolean {
   return /^[0-9]{17,20}$/.test(id) && looksRandom(match.slice(match.lastIndexOf(".") + 1));
 }
 
-/** `scheme://user:password@host`: a password that is neither a placeholder nor the user name again. */
+/**
+ * `scheme://user:password@host`: a password that is neither a placeholder
+ * nor the user name again, nor a multi-host URL's port and next host
+ * (`https://foo.com:123,foo:bar@bar.com`, pydantic's documentation).
+ */
 function urlPassword(match: string): boolean {
   const userinfo = match.slice(match.indexOf("://") + 3, match.lastIndexOf("@"));
   const colon = userinfo.indexOf(":");
   const user = userinfo.slice(0, colon);
+  if (PORT_THEN_HOST.test(userinfo.slice(colon + 1))) return false;
   const password = decodeURIComponentSafe(userinfo.slice(colon + 1));
   if (password === user || isPlaceholder(password) || COMMON_DEV_PASSWORDS.has(password.toLowerCase())) return false;
   return password.length >= 8 ? looksLikePassword(password) || looksRandom(password) : false;
 }
 
+const PORT_THEN_HOST = /^[0-9]{1,5},/;
 const COMMON_DEV_PASSWORDS = new Set(["password", "passw0rd", "postgres", "mysql", "secret", "admin", "root", "guest", "changeit", "example", "pass", "test"]);
 
 function decodeURIComponentSafe(text: string): string {
@@ -331,6 +337,12 @@ const buildRules = (): Rule[] => [
     id: "database-url",
     what: "a database URL with a password",
     source: "(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\\+srv)?|rediss?|amqps?|mssql|sqlserver|cockroachdb|clickhouse|couchdb|neo4j(?:\\+s)?)://[^\\s:/@\"'<>]{0,128}:[^\\s/@\"'<>]{3,128}@[A-Za-z0-9.\\[-]",
+    check: urlPassword,
+  },
+  {
+    id: "url-password",
+    what: "a URL with a password",
+    source: "(?:https?|wss?|ftps?|sftp|ssh|git(?:\\+https|\\+ssh)?|socks(?:4a?|5h?)|smtps?|imaps?)://[^\\s:/@\"'<>]{0,128}:[^\\s/@\"'<>]{3,128}@[A-Za-z0-9.\\[-]",
     check: urlPassword,
   },
   { id: "netrc-password", what: "a .netrc password", source: "machine[ \\t]{1,16}[^\\s]{1,253}[ \\t\\r\\n]{1,16}(?:login[ \\t]{1,16}[^\\s]{1,256}[ \\t\\r\\n]{1,16})?password[ \\t]{1,16}[^\\s]{4,256}", check: netrcPassword },
