@@ -24,8 +24,8 @@ import {
   ENDS_VALUE,
   GENERIC_WHAT,
   KEYWORD_ENDINGS,
-  PASSWORD_MAX,
   NAME_MAX,
+  PASSWORD_MAX,
   PASSWORD_MIN,
   type Rule,
   TOKEN_MIN,
@@ -706,7 +706,7 @@ class Search {
     }
   }
 
-  /** `scheme://`: a database URL with a password, a Slack or Discord webhook. */
+  /** `scheme://`: a URL with a password (a database's, a proxy's…), a Slack or Discord webhook. */
   private url(i: number): void {
     const { text, b } = this;
     if (text.startsWith("https", i - 5) && this.isTokenStart(i - 5)) {

@@ -167,7 +167,7 @@ function authorizationValue(match: string): boolean {
   if (/basic/i.test(match.slice(0, match.length - value.length))) {
     const decoded = Buffer.from(value, "base64").toString("latin1");
     const colon = decoded.indexOf(":");
-    return colon > 0 && /^[\x20-\x7e]+$/.test(decoded) && looksLikePassword(decoded.slice(colon + 1));
+    return colon > 0 && PRINTABLE.test(decoded) && looksLikePassword(decoded.slice(colon + 1));
   }
   return looksLikeTokenValue(value);
 }
