@@ -74,7 +74,7 @@ const verdicts = [];
 // ---- 1. Detection on the corpus ------------------------------------------
 {
   // The test's carriers (test/corpus.ts), but a few variants of the same reading.
-  const NAMES = ["txt", "utf16.txt", "docx", "xlsx", "pptx", "pdf", "tEXt.png", "zTXt.png", "com.jpg", "mp3", "utf16le.docx", "object.docx", "info-hex.pdf", "objstm.pdf", "a85.pdf", "embedded-pdf.docx", "attached-docx.pdf", "subset-font.pdf", "subset-font-1byte.pdf", "com.gif", "exif.webp", "info.wav", "cmt.mp4", "after-iend.png", "tar", "docx-in.tgz", "txt.gz"];
+  const NAMES = ["txt", "utf16.txt", "docx", "xlsx", "pptx", "pdf", "tEXt.png", "zTXt.png", "com.jpg", "mp3", "utf16le.docx", "object.docx", "info-hex.pdf", "objstm.pdf", "a85.pdf", "embedded-pdf.docx", "attached-docx.pdf", "subset-font.pdf", "subset-font-1byte.pdf", "com.gif", "exif.webp", "info.wav", "cmt.mp4", "tags.opus", "cut-tags.ogg", "after-iend.png", "tar", "docx-in.tgz", "txt.gz"];
   const CARRIERS = Object.fromEntries(NAMES.map((name) => [name, corpus.CARRIERS[name]]));
   const env = makeHome();
   const work = fs.mkdtempSync(path.join(tmp, "corpus-"));

@@ -22,7 +22,7 @@ import { looksLikePassword, looksLikeTokenValue } from "../src/content/shape.js"
 import { hasUtf16Text } from "../src/content/utf16.js";
 import { Refusal } from "../src/core/errors.js";
 import { DEFAULT_ALLOW } from "../src/config/config.js";
-import { CARRIERS, CORPUS_EXTRA_ALLOW, Fakes, adversarial, bmp, docx, gif, jpeg, jpegMpf, makePng, mp3, mp4, negatives, paxHeader, pdf, pdfOf, pdfSubsetFont, pngChunk, pngWithText, positives, pptx, rng, tar, tarHeader, wav, webp, xlsx, zip } from "./corpus.js";
+import { CARRIERS, CORPUS_EXTRA_ALLOW, Fakes, adversarial, bmp, docx, gif, jpeg, jpegMpf, makePng, mp3, mp4, negatives, ogg, oggPages, paxHeader, pdf, pdfOf, pdfSubsetFont, pngChunk, pngWithText, positives, pptx, rng, tar, tarHeader, wav, webp, xlsx, zip } from "./corpus.js";
 import { NOTHING_LEFT, cli, leftBehind, makeHome, write } from "./helpers.js";
 
 let h: ReturnType<typeof makeHome>;
@@ -483,6 +483,44 @@ describe("trailing data, bombs, unreadable containers", () => {
     }
   });
 
+  it("reads an Ogg file's header packets put together across the pages they span (Opus, Vorbis, Ogg FLAC, a chained second stream, a codec not known here) and what follows its last page, from the staged file as from memory; skips its audio packets; refuses a page cut short", async () => {
+    const token = /ghp_[A-Za-z0-9]+/.exec(positives()["github-token"]!)![0];
+    const opusHead = Buffer.concat([Buffer.from("OpusHead"), Buffer.from([1, 1, 0x38, 0x01, 0x80, 0xbb, 0, 0, 0, 0, 0])]);
+    const opusTags = (text: string) => Buffer.concat([Buffer.from("OpusTags"), Buffer.from([3, 0, 0, 0]), Buffer.from("lib"), Buffer.from([1, 0, 0, 0, text.length + 8, 0, 0, 0]), Buffer.from(`COMMENT=${text}`)]);
+    const flacBlock = (type: number, last: boolean, body: Buffer) => Buffer.concat([Buffer.from([(last ? 0x80 : 0) | type, 0, body.length >> 8, body.length & 0xff]), body]);
+    const audio = [Buffer.alloc(400, 0x5a), Buffer.alloc(300, 0xa5)];
+    const cases: [string, (k: string) => Buffer, string][] = [
+      ["voice.opus", (k) => ogg(`note ${k}`), "in its Opus header packet 2"],
+      ["cut.ogg", (k) => ogg(`note ${k}`, { codec: "vorbis", cut: true }), "in its Vorbis header packet 2"],
+      ["flac.ogg", (k) => oggPages(3, [Buffer.concat([Buffer.from("\x7fFLAC\x01\x00\x00\x01fLaC", "latin1"), flacBlock(0, false, Buffer.alloc(34, 1))]), flacBlock(4, true, Buffer.from(`lib\x01COMMENT=note ${k}`, "latin1")), ...audio]), "in its FLAC header packet 2"],
+      ["chained.opus", (k) => Buffer.concat([ogg("first part"), oggPages(9, [opusHead, opusTags(`note ${k}`), ...audio])]), "in its Opus header packet 2"],
+      // Chained streams may reuse a serial number: a page that begins a stream begins it anew.
+      ["same-serial.opus", (k) => Buffer.concat([ogg("first part"), ogg(`note ${k}`)]), "in its Opus header packet 2"],
+      ["unknown.ogg", (k) => oggPages(5, [Buffer.from("fishead\x00\x03\x00", "latin1"), Buffer.from(`note ${k}`), Buffer.alloc(500, 7)]), "in its Ogg stream's packets"],
+      ["appended.opus", (k) => Buffer.concat([ogg("note"), Buffer.from(` ${k} `)]), "in the bytes after its last page"],
+    ];
+    const refused = await judge(cases.map(([name, make]) => write(work, name, make(token))));
+    expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code, d.reason])).toEqual(cases.map(([name, , where]) => [name, "secret_detected", expect.stringContaining(where)]));
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+    const published = await judge(cases.map(([name, make]) => write(work, `clean-${name}`, make("quarterly-report"))));
+    expect(published.media_dropped).toEqual([]);
+    for (const [name, make] of cases) {
+      const file = make(token);
+      const ext = name.slice(name.indexOf(".") + 1);
+      const sniffed = name.startsWith("flac") ? "oga" : name.startsWith("unknown") ? "ogx" : ext;
+      const fd = fs.openSync(write(work, `file-${name}`, file), "r");
+      try {
+        expect(outcome(() => inspectFile(fd, file.length, ext, sniffed, NO_KNOWN_SECRETS)), name).toEqual(outcome(() => inspectBinary(file, ext, sniffed, NO_KNOWN_SECRETS)));
+      } finally {
+        fs.closeSync(fd);
+      }
+    }
+    // As an mp4's media data, the audio packets are not read: a voice note's sound is no text.
+    expect(outcome(() => inspectBinary(ogg("note", { audio: [Buffer.from(` ${token} `)] }), "opus", "opus", NO_KNOWN_SECRETS))).toBe("published");
+    const whole = ogg("note");
+    expect(outcome(() => inspectBinary(whole.subarray(0, whole.length - 10), "opus", "opus", NO_KNOWN_SECRETS))).toMatch(/^unscannable_content: .*its page at byte \d+ runs past the end of the file/);
+  });
+
   it("reads a PDF from the staged file (its objects and text streams, never its images) as from memory: 600 mutated PDFs with streams about the read ranges' edges, indirect lengths, `stream` inside words, fonts, object streams and an attachment", () => {
     const random = rng(83);
     const noise = (n: number) => Buffer.from(Array.from({ length: n }, () => Math.floor(random() * 256)));
@@ -612,6 +650,8 @@ describe("damaged files of every format", () => {
       ["bmp", bmp()],
       ["wav", wav("a comment")],
       ["mp4", mp4("a comment")],
+      ["opus", ogg("a comment")],
+      ["ogg", ogg("a comment", { codec: "vorbis", cut: true })],
       ["jpg", jpegMpf([jpeg({ comment: "gain map" })])],
       ["pdf", pdfSubsetFont("Report\nhello world", { plain: true, lines: "glyphs" })],
       ["pdf", pdfSubsetFont("Report\nhello world", { plain: true, codes: 1, objectStream: true, lines: "cm" })],

@@ -603,6 +603,59 @@ export function mp4(comment: string, media: Buffer = Buffer.alloc(256, 7), moovL
   return Buffer.concat(moovLast ? [ftyp, isoBox("mdat", media), moov] : [ftyp, moov, isoBox("mdat", media)]);
 }
 
+/** One Ogg page of stream `serial`: `lacing` values and the bytes they measure (no CRC: nothing here checks it). */
+function oggPage(serial: number, sequence: number, flags: number, lacing: number[], body: Buffer): Buffer {
+  const h = Buffer.alloc(27 + lacing.length);
+  h.write("OggS", 0, "latin1");
+  h[5] = flags;
+  h.writeUInt32LE(serial, 14);
+  h.writeUInt32LE(sequence, 18);
+  h[26] = lacing.length;
+  Buffer.from(lacing).copy(h, 27);
+  return Buffer.concat([h, body]);
+}
+
+/**
+ * `packets` laid out in Ogg pages as encoders do: each header packet on
+ * pages of its own, at most `pageBytes` (a multiple of 255) per page, a
+ * packet longer than that continued on the next page.
+ */
+export function oggPages(serial: number, packets: Buffer[], pageBytes = 255 * 255): Buffer {
+  const pages: Buffer[] = [];
+  let sequence = 0;
+  for (const packet of packets) {
+    const lacing = [...Array<number>(Math.floor(packet.length / 255)).fill(255), packet.length % 255];
+    for (let k = 0, at = 0; k < lacing.length; ) {
+      const take = lacing.slice(k, Math.min(lacing.length, k + 255, k + pageBytes / 255));
+      const bytes = take.reduce((a, b) => a + b, 0);
+      pages.push(oggPage(serial, sequence, (sequence === 0 ? 0x02 : 0) | (k > 0 ? 0x01 : 0), take, packet.subarray(at, at + bytes)));
+      sequence++;
+      k += take.length;
+      at += bytes;
+    }
+  }
+  return Buffer.concat(pages);
+}
+
+/**
+ * An Ogg Opus or Vorbis file whose tags hold `comment`, then audio packets.
+ * `cut`: pages of 255 bytes, the comment starting so that the middle of it
+ * falls on a page boundary (a scan of the bytes as they are reads it cut by
+ * a page header).
+ */
+export function ogg(comment: string, { codec = "opus", cut = false, audio = [Buffer.alloc(300, 0x5a), Buffer.alloc(200, 0xa5)] }: { codec?: "opus" | "vorbis"; cut?: boolean; audio?: Buffer[] } = {}): Buffer {
+  const text = Buffer.from(`COMMENT=${comment}`);
+  const before = codec === "opus" ? 8 + 4 + 4 : 7 + 4 + 4 + 4;
+  const vendor = Buffer.alloc(cut ? Math.max(0, 255 - before - Math.floor(text.length / 2)) : 11, 0x76);
+  const tags = Buffer.concat([Buffer.from(codec === "opus" ? "OpusTags" : "\x03vorbis", "latin1"), le32(vendor.length), vendor, le32(1), le32(text.length), text, Buffer.from(codec === "opus" ? [] : [1])]);
+  const head =
+    codec === "opus"
+      ? Buffer.concat([Buffer.from("OpusHead"), Buffer.from([1, 1, 0x38, 0x01]), le32(48000), Buffer.from([0, 0, 0])])
+      : Buffer.concat([Buffer.from("\x01vorbis", "latin1"), le32(0), Buffer.from([1]), le32(44100), le32(0), le32(128000), le32(0), Buffer.from([0xb8, 1])]);
+  const headers = codec === "opus" ? [head, tags] : [head, tags, Buffer.from("\x05vorbis\x00setup", "latin1")];
+  return oggPages(0x4d4f, [...headers, ...audio], cut ? 255 : 255 * 255);
+}
+
 const stream = (dict: string, body: Buffer) => Buffer.concat([Buffer.from(`<< ${dict} /Length ${body.length} >>\nstream\n`), body, Buffer.from("\nendstream")]);
 const hex = (n: number, bytes: number) => n.toString(16).toUpperCase().padStart(2 * bytes, "0");
 
@@ -796,6 +849,8 @@ export const CARRIERS: Record<string, (text: string) => Buffer> = {
   "exif.webp": (t) => webp(t),
   "info.wav": (t) => wav(t),
   "cmt.mp4": (t) => mp4(t),
+  "tags.opus": (t) => ogg(t),
+  "cut-tags.ogg": (t) => ogg(t, { codec: "vorbis", cut: true }),
   "after-iend.png": (t) => Buffer.concat([makePng(8, (i) => i * 7), Buffer.from(t)]),
   "after-eoi.jpg": (t) => jpeg({ after: Buffer.from(t) }),
   tar: (t) => tar({ "report/notes.txt": `Notes\n${t}\n`, "report/chart.png": makePng(8, (i) => i * 5) }),

@@ -7,12 +7,14 @@ import { InspectContext, type Reader } from "./inspect.js";
 import type { KnownSecrets } from "./known.js";
 import { type ByteSource, bytesSource, fileSource } from "./byte-source.js";
 import { inspectIsoMedia, inspectMp3, inspectRiff } from "./media.js";
+import { inspectOgg } from "./ogg.js";
 import { inspectPdf, inspectPdfSource } from "./pdf.js";
 import { inspectZip, inspectZipSource } from "./zip.js";
 
 /**
  * Readers that read a file a range at a time: audio and video (their media
- * data is skipped, never read), zips (their directory, then one entry after
+ * data is skipped, never read; Ogg's header packets are read, its audio
+ * and video packets skipped), zips (their directory, then one entry after
  * another), PDF (its objects and the streams that can hold text; images and
  * fonts skipped).
  */
@@ -36,6 +38,12 @@ const RANGE_READERS: Record<string, (src: ByteSource, ctx: InspectContext) => vo
   qt: inspectIsoMedia,
   wav: inspectRiff,
   avi: inspectRiff,
+  ogg: inspectOgg,
+  opus: inspectOgg,
+  oga: inspectOgg,
+  ogv: inspectOgg,
+  spx: inspectOgg,
+  ogx: inspectOgg,
 };
 
 const inMemory = (read: (src: ByteSource, ctx: InspectContext) => void): Reader => (bytes, ctx) => read(bytesSource(bytes), ctx);

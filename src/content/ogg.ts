@@ -1,0 +1,150 @@
+// Ogg (ogg, opus, and the oga, ogv, spx, ogx file-type names): each logical
+// stream's header packets, where its tags are (Vorbis and Theora comments,
+// OpusTags, Speex's comment, Ogg FLAC's metadata blocks), are put together
+// from the pages they span and scanned, and so is whatever follows the last
+// page; the audio and video packets are skipped, as an mp4's media data is.
+// A packet may span pages, so a tag cut by a page header, which a scan of
+// the bytes as they are would miss, is read whole.
+//
+// The pages are read a range at a time (a ByteSource): a 50 MB voice note
+// costs its page headers, not a scan of its 50 MB.
+import type { ByteSource } from "./byte-source.js";
+import { ascii, u32le } from "./bytes.js";
+import type { InspectContext } from "./inspect.js";
+
+/** A page's header before its segment table: "OggS", version, flags, granule, serial, sequence, CRC, segment count. */
+const PAGE_HEADER = 27;
+/** Header packets are held while they are put together: past this, the file is not read. */
+const MAX_HEADER_BYTES = 64 * 1024 * 1024;
+
+interface LogicalStream {
+  codec: string;
+  /** Packets completed so far. */
+  packets: number;
+  /** How many header packets the codec has (Infinity: every packet is read, as for an unknown codec). */
+  headers: number;
+  /** The packet being put together, piece by piece. */
+  pending: Buffer[];
+  pendingBytes: number;
+  /** Where the packet being put together starts. */
+  pendingAt: number;
+  /** A stream of a codec not known here: its packets, scanned together a megabyte at a time (where the first starts). */
+  group: Buffer[];
+  groupBytes: number;
+  groupAt: number;
+}
+
+/** Whether `b` holds `text` (Latin-1) at `at`. */
+const holds = (b: Uint8Array, at: number, text: string) => b.length >= at + text.length && ascii(b, at, text.length) === text;
+
+/** The codec and number of header packets a stream's first packet says. */
+function headersOf(first: Uint8Array): { codec: string; headers: number } {
+  if (holds(first, 0, "OpusHead")) return { codec: "Opus", headers: 2 };
+  if (holds(first, 0, "\x01vorbis")) return { codec: "Vorbis", headers: 3 };
+  if (holds(first, 0, "\x80theora")) return { codec: "Theora", headers: 3 };
+  if (holds(first, 0, "Speex   ")) return { codec: "Speex", headers: 2 };
+  // Ogg FLAC: the mapping header, then metadata blocks until the one flagged last (read in addPacket).
+  if (holds(first, 0, "\x7fFLAC")) return { codec: "FLAC", headers: Number.POSITIVE_INFINITY };
+  // Skeleton and any codec not known here: every packet is metadata as far as this reader knows.
+  return { codec: "Ogg", headers: Number.POSITIVE_INFINITY };
+}
+
+/** Whether a stream still has header packets to read. */
+const inHeaders = (s: LogicalStream) => s.packets < s.headers;
+
+/** A megabyte of an unknown codec's packets is scanned at once: a packet at a time, a large file would be thousands of parts. */
+const GROUP_BYTES = 1024 * 1024;
+
+function scanGroup(stream: LogicalStream, ctx: InspectContext): void {
+  if (stream.groupBytes === 0) return;
+  ctx.scan(`its ${stream.codec} stream's packets`, Buffer.concat(stream.group), stream.groupAt);
+  stream.group = [];
+  stream.groupBytes = 0;
+}
+
+function addPacket(stream: LogicalStream, packet: Buffer, ctx: InspectContext): void {
+  if (stream.packets === 0) Object.assign(stream, headersOf(packet));
+  if (stream.codec === "Ogg") {
+    if (stream.groupBytes === 0) stream.groupAt = stream.pendingAt;
+    stream.group.push(packet);
+    stream.groupBytes += packet.length;
+    if (stream.groupBytes >= GROUP_BYTES) scanGroup(stream, ctx);
+  } else {
+    ctx.scan(`its ${stream.codec} header packet ${stream.packets + 1}`, packet, stream.pendingAt);
+  }
+  stream.packets++;
+  // Ogg FLAC's metadata blocks end with the one whose first bit is set.
+  if (stream.codec === "FLAC" && stream.packets > 1 && (packet[0]! & 0x80) !== 0) stream.headers = stream.packets;
+}
+
+export function inspectOgg(src: ByteSource, ctx: InspectContext): void {
+  const length = src.length;
+  const streams = new Map<number, LogicalStream>();
+  let held = 0;
+  let at = 0;
+  while (at + PAGE_HEADER <= length) {
+    const h = src.read(at, PAGE_HEADER);
+    // Not a page (bytes appended after the last one): scanned below as they are.
+    if (!holds(h, 0, "OggS") || h[4] !== 0) break;
+    const flags = h[5]!;
+    const serial = u32le(h, 14);
+    const segmentCount = h[26]!;
+    const segments = Buffer.from(src.read(at + PAGE_HEADER, segmentCount));
+    let bodyLength = 0;
+    for (const s of segments) bodyLength += s;
+    const bodyAt = at + PAGE_HEADER + segmentCount;
+    if (segments.length < segmentCount || bodyAt + bodyLength > length) throw ctx.unscannable(`its page at byte ${at} runs past the end of the file`);
+    let stream = streams.get(serial);
+    if (stream === undefined || (flags & 0x02) !== 0) {
+      if (stream !== undefined) {
+        held -= stream.pendingBytes;
+        finish(stream, ctx);
+      }
+      stream = { codec: "Ogg", packets: 0, headers: 1, pending: [], pendingBytes: 0, pendingAt: bodyAt, group: [], groupBytes: 0, groupAt: bodyAt };
+      streams.set(serial, stream);
+    }
+    if (inHeaders(stream)) {
+      const body = Buffer.from(src.read(bodyAt, bodyLength));
+      // A page that does not continue a packet drops what an earlier page left unfinished.
+      if ((flags & 0x01) === 0 && stream.pendingBytes > 0) {
+        held -= stream.pendingBytes;
+        stream.pending = [];
+        stream.pendingBytes = 0;
+      }
+      let from = 0;
+      let end = 0;
+      for (const s of segments) {
+        end += s;
+        if (s === 255) continue;
+        // A segment under 255 bytes ends a packet.
+        if (stream.pendingBytes === 0) stream.pendingAt = bodyAt + from;
+        stream.pending.push(body.subarray(from, end));
+        addPacket(stream, Buffer.concat(stream.pending), ctx);
+        held -= stream.pendingBytes;
+        stream.pending = [];
+        stream.pendingBytes = 0;
+        from = end;
+        if (!inHeaders(stream)) break;
+      }
+      if (inHeaders(stream) && from < end) {
+        // The page ends inside a packet: the next page of this stream continues it.
+        if (stream.pendingBytes === 0) stream.pendingAt = bodyAt + from;
+        stream.pending.push(body.subarray(from, end));
+        stream.pendingBytes += end - from;
+        held += end - from;
+        if (held > MAX_HEADER_BYTES) throw ctx.unscannable(`its header packets hold more than ${MAX_HEADER_BYTES / 1024 / 1024} MiB`);
+      }
+    }
+    at = bodyAt + bodyLength;
+  }
+  for (const stream of streams.values()) finish(stream, ctx);
+  if (at < length) ctx.scan("the bytes after its last page", src.read(at, length - at), at);
+}
+
+/** What a stream left when it ended: its unknown codec's last packets, a packet the file (or a new stream) cut off, read as far as it goes. */
+function finish(stream: LogicalStream, ctx: InspectContext): void {
+  scanGroup(stream, ctx);
+  if (stream.pendingBytes > 0) ctx.scan(`its unfinished ${stream.codec} header packet`, Buffer.concat(stream.pending), stream.pendingAt);
+  stream.pending = [];
+  stream.pendingBytes = 0;
+}
