@@ -502,6 +502,10 @@ describe("trailing data, bombs, unreadable containers", () => {
     const refused = await judge(cases.map(([name, make]) => write(work, name, make(token))));
     expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code, d.reason])).toEqual(cases.map(([name, , where]) => [name, "secret_detected", expect.stringContaining(where)]));
     expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+    // Where: the byte of the file for a packet on one page; of the packet for one that spans pages (their headers lie inside it).
+    const reasonOf = (name: string) => refused.media_dropped.find((d) => path.basename(d.path) === name)!.reason;
+    expect(reasonOf("voice.opus")).toContain(`at byte ${ogg(`note ${token}`).indexOf(token)} of the file`);
+    expect(reasonOf("cut.ogg")).toMatch(/header packet 2, at byte \d+ of it\)/);
     const published = await judge(cases.map(([name, make]) => write(work, `clean-${name}`, make("quarterly-report"))));
     expect(published.media_dropped).toEqual([]);
     for (const [name, make] of cases) {

@@ -26,12 +26,9 @@ interface LogicalStream {
   /** The packet being put together, piece by piece. */
   pending: Buffer[];
   pendingBytes: number;
-  /** Where the packet being put together starts. */
-  pendingAt: number;
-  /** A stream of a codec not known here: its packets, scanned together a megabyte at a time (where the first starts). */
+  /** A stream of a codec not known here: its packets, scanned together a megabyte at a time. */
   group: Buffer[];
   groupBytes: number;
-  groupAt: number;
 }
 
 /** Whether `b` holds `text` (Latin-1) at `at`. */
@@ -57,20 +54,20 @@ const GROUP_BYTES = 1024 * 1024;
 
 function scanGroup(stream: LogicalStream, ctx: InspectContext): void {
   if (stream.groupBytes === 0) return;
-  ctx.scan(`its ${stream.codec} stream's packets`, Buffer.concat(stream.group), stream.groupAt);
+  ctx.scan(`its ${stream.codec} stream's packets`, Buffer.concat(stream.group));
   stream.group = [];
   stream.groupBytes = 0;
 }
 
-function addPacket(stream: LogicalStream, packet: Buffer, ctx: InspectContext): void {
+/** `at`: where the packet lies in the file, when it lies on one page (one that spans pages has their headers inside it). */
+function addPacket(stream: LogicalStream, packet: Buffer, at: number | undefined, ctx: InspectContext): void {
   if (stream.packets === 0) Object.assign(stream, headersOf(packet));
   if (stream.codec === "Ogg") {
-    if (stream.groupBytes === 0) stream.groupAt = stream.pendingAt;
     stream.group.push(packet);
     stream.groupBytes += packet.length;
     if (stream.groupBytes >= GROUP_BYTES) scanGroup(stream, ctx);
   } else {
-    ctx.scan(`its ${stream.codec} header packet ${stream.packets + 1}`, packet, stream.pendingAt);
+    ctx.scan(`its ${stream.codec} header packet ${stream.packets + 1}`, packet, at);
   }
   stream.packets++;
   // Ogg FLAC's metadata blocks end with the one whose first bit is set.
@@ -100,7 +97,7 @@ export function inspectOgg(src: ByteSource, ctx: InspectContext): void {
         held -= stream.pendingBytes;
         finish(stream, ctx);
       }
-      stream = { codec: "Ogg", packets: 0, headers: 1, pending: [], pendingBytes: 0, pendingAt: bodyAt, group: [], groupBytes: 0, groupAt: bodyAt };
+      stream = { codec: "Ogg", packets: 0, headers: 1, pending: [], pendingBytes: 0, group: [], groupBytes: 0 };
       streams.set(serial, stream);
     }
     if (inHeaders(stream)) {
@@ -117,9 +114,9 @@ export function inspectOgg(src: ByteSource, ctx: InspectContext): void {
         end += s;
         if (s === 255) continue;
         // A segment under 255 bytes ends a packet.
-        if (stream.pendingBytes === 0) stream.pendingAt = bodyAt + from;
+        const onePage = stream.pendingBytes === 0;
         stream.pending.push(body.subarray(from, end));
-        addPacket(stream, Buffer.concat(stream.pending), ctx);
+        addPacket(stream, Buffer.concat(stream.pending), onePage ? bodyAt + from : undefined, ctx);
         held -= stream.pendingBytes;
         stream.pending = [];
         stream.pendingBytes = 0;
@@ -128,7 +125,6 @@ export function inspectOgg(src: ByteSource, ctx: InspectContext): void {
       }
       if (inHeaders(stream) && from < end) {
         // The page ends inside a packet: the next page of this stream continues it.
-        if (stream.pendingBytes === 0) stream.pendingAt = bodyAt + from;
         stream.pending.push(body.subarray(from, end));
         stream.pendingBytes += end - from;
         held += end - from;
@@ -144,7 +140,7 @@ export function inspectOgg(src: ByteSource, ctx: InspectContext): void {
 /** What a stream left when it ended: its unknown codec's last packets, a packet the file (or a new stream) cut off, read as far as it goes. */
 function finish(stream: LogicalStream, ctx: InspectContext): void {
   scanGroup(stream, ctx);
-  if (stream.pendingBytes > 0) ctx.scan(`its unfinished ${stream.codec} header packet`, Buffer.concat(stream.pending), stream.pendingAt);
+  if (stream.pendingBytes > 0) ctx.scan(`its unfinished ${stream.codec} header packet`, Buffer.concat(stream.pending));
   stream.pending = [];
   stream.pendingBytes = 0;
 }
