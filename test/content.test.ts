@@ -22,7 +22,7 @@ import { looksLikePassword, looksLikeTokenValue } from "../src/content/shape.js"
 import { hasUtf16Text } from "../src/content/utf16.js";
 import { Refusal } from "../src/core/errors.js";
 import { DEFAULT_ALLOW } from "../src/config/config.js";
-import { CARRIERS, CORPUS_EXTRA_ALLOW, Fakes, adversarial, bmp, docx, gif, jpeg, jpegMpf, makePng, mp3, mp4, negatives, ogg, oggPages, paxHeader, pdf, pdfOf, pdfSubsetFont, pngChunk, pngWithText, positives, pptx, rng, tar, tarHeader, wav, webp, xlsx, zip } from "./corpus.js";
+import { CARRIERS, CORPUS_EXTRA_ALLOW, Fakes, adversarial, bmp, docx, flac, gif, jpeg, jpegMpf, makePng, mp3, mp4, negatives, ogg, oggPages, paxHeader, pdf, pdfOf, pdfSubsetFont, pngChunk, pngWithText, positives, pptx, rng, tar, tarHeader, wav, webp, xlsx, zip } from "./corpus.js";
 import { NOTHING_LEFT, cli, leftBehind, makeHome, write } from "./helpers.js";
 
 let h: ReturnType<typeof makeHome>;
@@ -452,6 +452,9 @@ describe("trailing data, bombs, unreadable containers", () => {
       ["edited.wav", (k) => wav(`note ${k}`, media, true), "in its LIST INFO chunk"],
       ["tagged.mp3", (k) => mp3(`note ${k}`, false, 8000), "in its ID3"],
       ["tail.mp3", (k) => Buffer.concat([mp3("note", false, 8000), Buffer.from(`TAG ${k} `)]), "in its last bytes"],
+      ["tagged.flac", (k) => flac(`note ${k}`, media), "in its VORBIS_COMMENT metadata block"],
+      ["cover.flac", (k) => flac("note", media, [[6, Buffer.concat([Buffer.from([0, 0, 0, 3, 0, 0, 0, 9]), Buffer.from("image/png"), be32box(k.length + 5), Buffer.from(`note ${k}`)])]]), "in its PICTURE metadata block"],
+      ["tail.flac", (k) => Buffer.concat([flac("note", media), Buffer.from(`TAG ${k} `)]), "in its last bytes"],
     ];
     const refused = await judge(cases.map(([name, make]) => write(work, name, make(token))));
     expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code, d.reason])).toEqual(cases.map(([name, , where]) => [name, "secret_detected", expect.stringContaining(where)]));
@@ -521,6 +524,9 @@ describe("trailing data, bombs, unreadable containers", () => {
     }
     // As an mp4's media data, the audio packets are not read: a voice note's sound is no text.
     expect(outcome(() => inspectBinary(ogg("note", { audio: [Buffer.from(` ${token} `)] }), "opus", "opus", NO_KNOWN_SECRETS))).toBe("published");
+    const flacFile = flac("note");
+    expect(outcome(() => inspectBinary(flacFile.subarray(0, 60), "flac", "flac", NO_KNOWN_SECRETS))).toMatch(/^unscannable_content: .*its metadata block at byte \d+ runs past the end of the file/);
+    expect(outcome(() => inspectBinary(flacFile, "flac", "flac", NO_KNOWN_SECRETS))).toBe("published");
     const whole = ogg("note");
     expect(outcome(() => inspectBinary(whole.subarray(0, whole.length - 10), "opus", "opus", NO_KNOWN_SECRETS))).toMatch(/^unscannable_content: .*its page at byte \d+ runs past the end of the file/);
   });
@@ -655,6 +661,7 @@ describe("damaged files of every format", () => {
       ["wav", wav("a comment")],
       ["mp4", mp4("a comment")],
       ["opus", ogg("a comment")],
+      ["flac", flac("a comment")],
       ["ogg", ogg("a comment", { codec: "vorbis", cut: true })],
       ["jpg", jpegMpf([jpeg({ comment: "gain map" })])],
       ["pdf", pdfSubsetFont("Report\nhello world", { plain: true, lines: "glyphs" })],

@@ -603,6 +603,15 @@ export function mp4(comment: string, media: Buffer = Buffer.alloc(256, 7), moovL
   return Buffer.concat(moovLast ? [ftyp, isoBox("mdat", media), moov] : [ftyp, moov, isoBox("mdat", media)]);
 }
 
+/** A FLAC file: its STREAMINFO, a Vorbis comment holding `comment`, more `blocks` if given, then `audio` as its frames. */
+export function flac(comment: string, audio: Buffer = Buffer.concat([Buffer.from([0xff, 0xf8, 0x69, 0x08]), Buffer.alloc(600, 0x33)]), blocks: [number, Buffer][] = []): Buffer {
+  const text = Buffer.from(`COMMENT=${comment}`);
+  const vorbis = Buffer.concat([le32(3), Buffer.from("lib"), le32(1), le32(text.length), text]);
+  const all: [number, Buffer][] = [[0, Buffer.alloc(34, 0x11)], [4, vorbis], ...blocks];
+  const encoded = all.map(([type, body], i) => Buffer.concat([Buffer.from([(i === all.length - 1 ? 0x80 : 0) | type, body.length >> 16, (body.length >> 8) & 0xff, body.length & 0xff]), body]));
+  return Buffer.concat([Buffer.from("fLaC"), ...encoded, audio]);
+}
+
 /** One Ogg page of stream `serial`: `lacing` values and the bytes they measure (no CRC: nothing here checks it). */
 function oggPage(serial: number, sequence: number, flags: number, lacing: number[], body: Buffer): Buffer {
   const h = Buffer.alloc(27 + lacing.length);
@@ -850,6 +859,7 @@ export const CARRIERS: Record<string, (text: string) => Buffer> = {
   "info.wav": (t) => wav(t),
   "cmt.mp4": (t) => mp4(t),
   "tags.opus": (t) => ogg(t),
+  "comment.flac": (t) => flac(t),
   "cut-tags.ogg": (t) => ogg(t, { codec: "vorbis", cut: true }),
   "after-iend.png": (t) => Buffer.concat([makePng(8, (i) => i * 7), Buffer.from(t)]),
   "after-eoi.jpg": (t) => jpeg({ after: Buffer.from(t) }),

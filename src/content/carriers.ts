@@ -6,7 +6,7 @@ import { inspectBmp, inspectGif, inspectJpeg, inspectPng, inspectWebp } from "./
 import { InspectContext, type Reader } from "./inspect.js";
 import type { KnownSecrets } from "./known.js";
 import { type ByteSource, bytesSource, fileSource } from "./byte-source.js";
-import { inspectIsoMedia, inspectMp3, inspectRiff } from "./media.js";
+import { inspectFlac, inspectIsoMedia, inspectMp3, inspectRiff } from "./media.js";
 import { inspectOgg } from "./ogg.js";
 import { inspectPdf, inspectPdfSource } from "./pdf.js";
 import { inspectZip, inspectZipSource } from "./zip.js";
@@ -31,6 +31,7 @@ const RANGE_READERS: Record<string, (src: ByteSource, ctx: InspectContext) => vo
   pdf: inspectPdfSource,
   ai: inspectPdfSource,
   mp3: inspectMp3,
+  flac: inspectFlac,
   mp4: inspectIsoMedia,
   m4v: inspectIsoMedia,
   m4a: inspectIsoMedia,

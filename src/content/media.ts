@@ -1,7 +1,7 @@
 // Audio and video: their tags are scanned (ID3v2 frames, UTF-16 ones
 // decoded, compressed ones inflated; ID3v1, APE and what follows the audio
-// frames; ISO media boxes but the media data; RIFF chunks but the samples),
-// their media data is skipped.
+// frames; FLAC's metadata blocks; ISO media boxes but the media data; RIFF
+// chunks but the samples), their media data is skipped.
 //
 // They read the file a range at a time (a ByteSource), so that the media
 // data, most of a video's bytes, is never read into memory: prepare does not
@@ -73,6 +73,37 @@ export function inspectMp3(src: ByteSource, ctx: InspectContext): void {
   const audioFrom = inspectId3v2(src.read(0, tagEnd), ctx, src.length);
   const tailFrom = Math.max(audioFrom, src.length - MP3_TAIL);
   ctx.scan("its last bytes (ID3v1, APE tags and anything after the audio)", src.read(tailFrom, src.length - tailFrom), tailFrom);
+}
+
+/** The FLAC metadata blocks that hold no text a person wrote (STREAMINFO, PADDING, SEEKTABLE): not scanned. */
+const FLAC_PLAIN_BLOCKS = new Set([0, 1, 3]);
+const FLAC_BLOCK_NAMES: Record<number, string> = { 2: "APPLICATION", 4: "VORBIS_COMMENT", 5: "CUESHEET", 6: "PICTURE" };
+
+/**
+ * FLAC: an ID3v2 tag some taggers put first, every metadata block that can
+ * hold text (Vorbis comments, pictures, cue sheets, application data), and
+ * the last bytes (an ID3v1 tag, anything appended after the audio), as an
+ * MP3's are; the audio frames are skipped.
+ */
+export function inspectFlac(src: ByteSource, ctx: InspectContext): void {
+  const length = src.length;
+  const head = src.read(0, 10);
+  const tagEnd = head.length === 10 && ascii(head, 0, 3) === "ID3" ? 10 + syncsafe(head, 6) + (head[5]! & 0x10 ? 10 : 0) : 0;
+  let at = inspectId3v2(src.read(0, tagEnd), ctx, length);
+  if (at + 4 > length || ascii(src.read(at, 4), 0, 4) !== "fLaC") throw ctx.unscannable(`it has no fLaC marker at byte ${at}`);
+  at += 4;
+  for (let last = false; !last; ) {
+    if (at + 4 > length) throw ctx.unscannable("its metadata ends before its audio");
+    const h = src.read(at, 4);
+    last = (h[0]! & 0x80) !== 0;
+    const type = h[0]! & 0x7f;
+    const size = (h[1]! << 16) | (h[2]! << 8) | h[3]!;
+    if (at + 4 + size > length) throw ctx.unscannable(`its metadata block at byte ${at} runs past the end of the file`);
+    if (!FLAC_PLAIN_BLOCKS.has(type)) ctx.scan(`its ${FLAC_BLOCK_NAMES[type] ?? `type ${type}`} metadata block`, src.read(at + 4, size), at + 4);
+    at += 4 + size;
+  }
+  const tailFrom = Math.max(at, length - MP3_TAIL);
+  ctx.scan("its last bytes (ID3v1 and anything after the audio)", src.read(tailFrom, length - tailFrom), tailFrom);
 }
 
 /** ISO media (mp4, mov, m4a): every top-level box but the media data, and whatever follows the last box. */
