@@ -22,7 +22,7 @@ import { looksLikePassword, looksLikeTokenValue } from "../src/content/shape.js"
 import { hasUtf16Text } from "../src/content/utf16.js";
 import { Refusal } from "../src/core/errors.js";
 import { DEFAULT_ALLOW } from "../src/config/config.js";
-import { CARRIERS, CORPUS_EXTRA_ALLOW, Fakes, adversarial, bmp, docx, flac, gif, jpeg, jpegMpf, makePng, mp3, mp4, negatives, ogg, oggPages, paxHeader, pdf, pdfOf, pdfSubsetFont, pngChunk, pngWithText, positives, pptx, rng, tar, tarHeader, wav, webp, xlsx, zip } from "./corpus.js";
+import { CARRIERS, CORPUS_EXTRA_ALLOW, Fakes, adversarial, bmp, docx, flac, gif, webm, jpeg, jpegMpf, makePng, mp3, mp4, negatives, ogg, oggPages, paxHeader, pdf, pdfOf, pdfSubsetFont, pngChunk, pngWithText, positives, pptx, rng, tar, tarHeader, wav, webp, xlsx, zip } from "./corpus.js";
 import { NOTHING_LEFT, cli, leftBehind, makeHome, write } from "./helpers.js";
 
 let h: ReturnType<typeof makeHome>;
@@ -455,6 +455,10 @@ describe("trailing data, bombs, unreadable containers", () => {
       ["tagged.flac", (k) => flac(`note ${k}`, media), "in its VORBIS_COMMENT metadata block"],
       ["cover.flac", (k) => flac("note", media, [[6, Buffer.concat([Buffer.from([0, 0, 0, 3, 0, 0, 0, 9]), Buffer.from("image/png"), be32box(k.length + 5), Buffer.from(`note ${k}`)])]]), "in its PICTURE metadata block"],
       ["tail.flac", (k) => Buffer.concat([flac("note", media), Buffer.from(`TAG ${k} `)]), "in its last bytes"],
+      // A browser's recording: its clusters of unknown size end where the Tags begin.
+      ["recording.webm", (k) => webm(`note ${k}`, { blocks: [media] }), "in its Tags"],
+      ["sized.webm", (k) => webm(`note ${k}`, { sized: true, blocks: [media] }), "in its Tags"],
+      ["appended.webm", (k) => Buffer.concat([webm("note", { sized: true, blocks: [media] }), Buffer.from(` ${k} `)]), "in the bytes after its last element"],
     ];
     const refused = await judge(cases.map(([name, make]) => write(work, name, make(token))));
     expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code, d.reason])).toEqual(cases.map(([name, , where]) => [name, "secret_detected", expect.stringContaining(where)]));
@@ -524,6 +528,10 @@ describe("trailing data, bombs, unreadable containers", () => {
     }
     // As an mp4's media data, the audio packets are not read: a voice note's sound is no text.
     expect(outcome(() => inspectBinary(ogg("note", { audio: [Buffer.from(` ${token} `)] }), "opus", "opus", NO_KNOWN_SECRETS))).toBe("published");
+    // A recording's blocks are its media data, not read; one cut short is refused.
+    expect(outcome(() => inspectBinary(webm("note", { blocks: [Buffer.from(` ${token} `)] }), "webm", "webm", NO_KNOWN_SECRETS))).toBe("published");
+    const recording = webm("note");
+    expect(outcome(() => inspectBinary(recording.subarray(0, 200), "webm", "webm", NO_KNOWN_SECRETS))).toMatch(/^unscannable_content: .*runs past the end of its segment/);
     const flacFile = flac("note");
     expect(outcome(() => inspectBinary(flacFile.subarray(0, 60), "flac", "flac", NO_KNOWN_SECRETS))).toMatch(/^unscannable_content: .*its metadata block at byte \d+ runs past the end of the file/);
     expect(outcome(() => inspectBinary(flacFile, "flac", "flac", NO_KNOWN_SECRETS))).toBe("published");
@@ -662,6 +670,8 @@ describe("damaged files of every format", () => {
       ["mp4", mp4("a comment")],
       ["opus", ogg("a comment")],
       ["flac", flac("a comment")],
+      ["webm", webm("a comment")],
+      ["webm", webm("a comment", { sized: true })],
       ["ogg", ogg("a comment", { codec: "vorbis", cut: true })],
       ["jpg", jpegMpf([jpeg({ comment: "gain map" })])],
       ["pdf", pdfSubsetFont("Report\nhello world", { plain: true, lines: "glyphs" })],

@@ -612,6 +612,29 @@ export function flac(comment: string, audio: Buffer = Buffer.concat([Buffer.from
   return Buffer.concat([Buffer.from("fLaC"), ...encoded, audio]);
 }
 
+/** A Matroska element: its ID, its size (8 bytes; all bits set when `unknown`), its data. */
+function ebml(id: number, body: Buffer, unknown = false): Buffer {
+  const idBytes = Buffer.from(id.toString(16).padStart(id > 0xffffff ? 8 : id > 0xffff ? 6 : id > 0xff ? 4 : 2, "0"), "hex");
+  const size = Buffer.alloc(8);
+  if (unknown) size.fill(0xff, 1);
+  else size.writeBigUInt64BE(BigInt(body.length));
+  size[0] = 0x01;
+  return Buffer.concat([idBytes, size, body]);
+}
+
+/**
+ * A WebM file as a browser's MediaRecorder writes it (a segment and clusters
+ * of unknown size), with `comment` in its Tags after the clusters, or, with
+ * `sized`, every size known.
+ */
+export function webm(comment: string, { sized = false, blocks = [Buffer.alloc(500, 0x77), Buffer.alloc(300, 0x88)] }: { sized?: boolean; blocks?: Buffer[] } = {}): Buffer {
+  const header = ebml(0x1a45dfa3, Buffer.concat([ebml(0x4286, Buffer.from([1])), ebml(0x4282, Buffer.from("webm"))]));
+  const info = ebml(0x1549a966, ebml(0x7ba9, Buffer.from("a recording")));
+  const cluster = ebml(0x1f43b675, Buffer.concat([ebml(0xe7, Buffer.from([0])), ...blocks.map((b) => ebml(0xa3, b))]), !sized);
+  const tags = ebml(0x1254c367, ebml(0x7373, ebml(0x67c8, Buffer.concat([ebml(0x45a3, Buffer.from("COMMENT")), ebml(0x4487, Buffer.from(comment))]))));
+  return Buffer.concat([header, ebml(0x18538067, Buffer.concat([info, cluster, tags]), !sized)]);
+}
+
 /** One Ogg page of stream `serial`: `lacing` values and the bytes they measure (no CRC: nothing here checks it). */
 function oggPage(serial: number, sequence: number, flags: number, lacing: number[], body: Buffer): Buffer {
   const h = Buffer.alloc(27 + lacing.length);
@@ -860,6 +883,7 @@ export const CARRIERS: Record<string, (text: string) => Buffer> = {
   "cmt.mp4": (t) => mp4(t),
   "tags.opus": (t) => ogg(t),
   "comment.flac": (t) => flac(t),
+  "tags.webm": (t) => webm(t),
   "cut-tags.ogg": (t) => ogg(t, { codec: "vorbis", cut: true }),
   "after-iend.png": (t) => Buffer.concat([makePng(8, (i) => i * 7), Buffer.from(t)]),
   "after-eoi.jpg": (t) => jpeg({ after: Buffer.from(t) }),

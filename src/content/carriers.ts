@@ -7,14 +7,15 @@ import { InspectContext, type Reader } from "./inspect.js";
 import type { KnownSecrets } from "./known.js";
 import { type ByteSource, bytesSource, fileSource } from "./byte-source.js";
 import { inspectFlac, inspectIsoMedia, inspectMp3, inspectRiff } from "./media.js";
+import { inspectMatroska } from "./matroska.js";
 import { inspectOgg } from "./ogg.js";
 import { inspectPdf, inspectPdfSource } from "./pdf.js";
 import { inspectZip, inspectZipSource } from "./zip.js";
 
 /**
  * Readers that read a file a range at a time: audio and video (their media
- * data is skipped, never read; Ogg's header packets are read, its audio
- * and video packets skipped), zips (their directory, then one entry after
+ * data is skipped, never read: an mp4's media data, a Matroska file's
+ * clusters, Ogg's audio and video packets), zips (their directory, then one entry after
  * another), PDF (its objects and the streams that can hold text; images and
  * fonts skipped).
  */
@@ -39,6 +40,8 @@ const RANGE_READERS: Record<string, (src: ByteSource, ctx: InspectContext) => vo
   qt: inspectIsoMedia,
   wav: inspectRiff,
   avi: inspectRiff,
+  webm: inspectMatroska,
+  mkv: inspectMatroska,
   ogg: inspectOgg,
   opus: inspectOgg,
   oga: inspectOgg,

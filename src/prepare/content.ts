@@ -81,14 +81,14 @@ export function isTextExtension(ext: string): boolean {
 }
 
 /** Extensions whose format a reader of src/content/carriers.ts knows. */
-const PARSED = new Set(["png", "jpg", "jpeg", "gif", "webp", "bmp", "mp3", "mp4", "mov", "m4a", "wav", "avi", "ogg", "opus", "flac", "pdf", "docx", "xlsx", "pptx", "odt", "ods", "odp", "epub", "zip", "apk", "ipa", "key", "tar", "gz", "tgz", "bz2", "xz", "7z", "rar"]);
+const PARSED = new Set(["png", "jpg", "jpeg", "gif", "webp", "bmp", "mp3", "mp4", "mov", "m4a", "wav", "avi", "ogg", "opus", "flac", "webm", "mkv", "pdf", "docx", "xlsx", "pptx", "odt", "ods", "odp", "epub", "zip", "apk", "ipa", "key", "tar", "gz", "tgz", "bz2", "xz", "7z", "rar"]);
 
 /**
  * Audio and video, whose readers skip the media data, zips, whose reader
  * reads one entry at a time, and PDF, whose reader skips images and fonts:
  * prepare need not keep their bytes while staging them.
  */
-const READ_BY_RANGES = new Set(["mp3", "mp4", "mov", "m4a", "wav", "avi", "ogg", "opus", "flac", "docx", "xlsx", "pptx", "odt", "ods", "odp", "epub", "zip", "apk", "ipa", "key", "pdf"]);
+const READ_BY_RANGES = new Set(["mp3", "mp4", "mov", "m4a", "wav", "avi", "ogg", "opus", "flac", "webm", "mkv", "docx", "xlsx", "pptx", "odt", "ods", "odp", "epub", "zip", "apk", "ipa", "key", "pdf"]);
 
 /** True when the content check reads every byte of a file named `.ext` after staging it (so staging keeps them all). */
 export function readsWholeFile(ext: string): boolean {
@@ -99,7 +99,7 @@ export function readsWholeFile(ext: string): boolean {
  * How a file's bytes are searched for credentials: as text; by a format
  * reader (after staging; an archive compressed in a way no reader here
  * reads is refused by its reader); or, for a binary format nothing here
- * reads (mkv, webm, tiff…), every byte as it is, like text but without
+ * reads (tiff, doc, rtf…), every byte as it is, like text but without
  * an encoding to check.
  */
 export function scanModeFor(ext: string): "text" | "parsed" | "raw" {
