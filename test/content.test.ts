@@ -466,6 +466,17 @@ describe("trailing data, bombs, unreadable containers", () => {
     const published = await judge(cases.map(([name, make]) => write(work, `clean-${name}`, make("quarterly-report"))));
     expect(published.media_dropped).toEqual([]);
     expect(leftBehind(h).outbox).toHaveLength(cases.length);
+    // FLAC and WebM read from the file as from memory.
+    for (const [name, make] of cases.filter(([name]) => name.endsWith(".flac") || name.endsWith(".webm"))) {
+      const file = make(token);
+      const ext = name.slice(name.indexOf(".") + 1);
+      const fd = fs.openSync(write(work, `file-${name}`, file), "r");
+      try {
+        expect(outcome(() => inspectFile(fd, file.length, ext, ext, NO_KNOWN_SECRETS)), name).toEqual(outcome(() => inspectBinary(file, ext, ext, NO_KNOWN_SECRETS)));
+      } finally {
+        fs.closeSync(fd);
+      }
+    }
 
     // The file reading against the in-memory one, on random layouts of boxes around the read window's edges.
     const random = rng(77);
