@@ -5,3 +5,5 @@ export const u32be = (b: Uint8Array, i: number) => ((b[i]! << 24) >>> 0) + (b[i 
 export const u32le = (b: Uint8Array, i: number) => b[i]! + (b[i + 1]! << 8) + (b[i + 2]! << 16) + ((b[i + 3]! << 24) >>> 0);
 /** `n` bytes from `i`, a character each (a chunk type, a magic string). */
 export const ascii = (b: Uint8Array, i: number, n: number) => Buffer.from(b.buffer, b.byteOffset + i, n).toString("latin1");
+/** Whether `b` holds `text` (Latin-1) at `at`: false, not a read past its end, where it is too short. */
+export const holds = (b: Uint8Array, at: number, text: string) => b.length >= at + text.length && ascii(b, at, text.length) === text;

@@ -8,7 +8,7 @@
 // keep these files while staging them (judge.ts), and a 50 MB video cost a
 // 50 MB buffer, its page faults and a second read of the whole file.
 import type { ByteSource } from "./byte-source.js";
-import { ascii, u32be, u32le } from "./bytes.js";
+import { ascii, holds, u32be, u32le } from "./bytes.js";
 import type { InspectContext } from "./inspect.js";
 
 const syncsafe = (b: Uint8Array, i: number) => (b[i]! << 21) | (b[i + 1]! << 14) | (b[i + 2]! << 7) | b[i + 3]!;
@@ -67,10 +67,15 @@ function inspectId3v2(b: Uint8Array, ctx: InspectContext, fileLength: number): n
   return end;
 }
 
-export function inspectMp3(src: ByteSource, ctx: InspectContext): void {
+/** The ID3v2 tag the file may open with, read from `src`; where what follows it starts. */
+function inspectLeadingId3v2(src: ByteSource, ctx: InspectContext): number {
   const head = src.read(0, 10);
   const tagEnd = head.length === 10 && ascii(head, 0, 3) === "ID3" ? 10 + syncsafe(head, 6) + (head[5]! & 0x10 ? 10 : 0) : 0;
-  const audioFrom = inspectId3v2(src.read(0, tagEnd), ctx, src.length);
+  return inspectId3v2(src.read(0, tagEnd), ctx, src.length);
+}
+
+export function inspectMp3(src: ByteSource, ctx: InspectContext): void {
+  const audioFrom = inspectLeadingId3v2(src, ctx);
   const tailFrom = Math.max(audioFrom, src.length - MP3_TAIL);
   ctx.scan("its last bytes (ID3v1, APE tags and anything after the audio)", src.read(tailFrom, src.length - tailFrom), tailFrom);
 }
@@ -87,10 +92,8 @@ const FLAC_BLOCK_NAMES: Record<number, string> = { 2: "APPLICATION", 4: "VORBIS_
  */
 export function inspectFlac(src: ByteSource, ctx: InspectContext): void {
   const length = src.length;
-  const head = src.read(0, 10);
-  const tagEnd = head.length === 10 && ascii(head, 0, 3) === "ID3" ? 10 + syncsafe(head, 6) + (head[5]! & 0x10 ? 10 : 0) : 0;
-  let at = inspectId3v2(src.read(0, tagEnd), ctx, length);
-  if (at + 4 > length || ascii(src.read(at, 4), 0, 4) !== "fLaC") throw ctx.unscannable(`it has no fLaC marker at byte ${at}`);
+  let at = inspectLeadingId3v2(src, ctx);
+  if (!holds(src.read(at, 4), 0, "fLaC")) throw ctx.unscannable(`it has no fLaC marker at byte ${at}`);
   at += 4;
   for (let last = false; !last; ) {
     if (at + 4 > length) throw ctx.unscannable("its metadata ends before its audio");

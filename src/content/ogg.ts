@@ -9,12 +9,12 @@
 // The pages are read a range at a time (a ByteSource): a 50 MB voice note
 // costs its page headers, not a scan of its 50 MB.
 import type { ByteSource } from "./byte-source.js";
-import { ascii, u32le } from "./bytes.js";
+import { holds, u32le } from "./bytes.js";
 import type { InspectContext } from "./inspect.js";
 
 /** A page's header before its segment table: "OggS", version, flags, granule, serial, sequence, CRC, segment count. */
 const PAGE_HEADER = 27;
-/** Header packets are held while they are put together: past this, the file is not read. */
+/** A header packet is held while it is put together: past this, the file is not read. */
 const MAX_HEADER_BYTES = 64 * 1024 * 1024;
 
 interface LogicalStream {
@@ -30,9 +30,6 @@ interface LogicalStream {
   group: Buffer[];
   groupBytes: number;
 }
-
-/** Whether `b` holds `text` (Latin-1) at `at`. */
-const holds = (b: Uint8Array, at: number, text: string) => b.length >= at + text.length && ascii(b, at, text.length) === text;
 
 /** The codec and number of header packets a stream's first packet says. */
 function headersOf(first: Uint8Array): { codec: string; headers: number } {
@@ -77,7 +74,6 @@ function addPacket(stream: LogicalStream, packet: Buffer, at: number | undefined
 export function inspectOgg(src: ByteSource, ctx: InspectContext): void {
   const length = src.length;
   const streams = new Map<number, LogicalStream>();
-  let held = 0;
   let at = 0;
   while (at + PAGE_HEADER <= length) {
     const h = src.read(at, PAGE_HEADER);
@@ -93,21 +89,14 @@ export function inspectOgg(src: ByteSource, ctx: InspectContext): void {
     if (segments.length < segmentCount || bodyAt + bodyLength > length) throw ctx.unscannable(`its page at byte ${at} runs past the end of the file`);
     let stream = streams.get(serial);
     if (stream === undefined || (flags & 0x02) !== 0) {
-      if (stream !== undefined) {
-        held -= stream.pendingBytes;
-        finish(stream, ctx);
-      }
+      if (stream !== undefined) finish(stream, ctx);
       stream = { codec: "Ogg", packets: 0, headers: 1, pending: [], pendingBytes: 0, group: [], groupBytes: 0 };
       streams.set(serial, stream);
     }
     if (inHeaders(stream)) {
       const body = Buffer.from(src.read(bodyAt, bodyLength));
       // A page that does not continue a packet drops what an earlier page left unfinished.
-      if ((flags & 0x01) === 0 && stream.pendingBytes > 0) {
-        held -= stream.pendingBytes;
-        stream.pending = [];
-        stream.pendingBytes = 0;
-      }
+      if ((flags & 0x01) === 0) takePending(stream);
       let from = 0;
       let end = 0;
       for (const s of segments) {
@@ -116,10 +105,7 @@ export function inspectOgg(src: ByteSource, ctx: InspectContext): void {
         // A segment under 255 bytes ends a packet.
         const onePage = stream.pendingBytes === 0;
         stream.pending.push(body.subarray(from, end));
-        addPacket(stream, Buffer.concat(stream.pending), onePage ? bodyAt + from : undefined, ctx);
-        held -= stream.pendingBytes;
-        stream.pending = [];
-        stream.pendingBytes = 0;
+        addPacket(stream, takePending(stream), onePage ? bodyAt + from : undefined, ctx);
         from = end;
         if (!inHeaders(stream)) break;
       }
@@ -127,8 +113,7 @@ export function inspectOgg(src: ByteSource, ctx: InspectContext): void {
         // The page ends inside a packet: the next page of this stream continues it.
         stream.pending.push(body.subarray(from, end));
         stream.pendingBytes += end - from;
-        held += end - from;
-        if (held > MAX_HEADER_BYTES) throw ctx.unscannable(`its header packets hold more than ${MAX_HEADER_BYTES / 1024 / 1024} MiB`);
+        if (stream.pendingBytes > MAX_HEADER_BYTES) throw ctx.unscannable(`its ${stream.codec} header packet ${stream.packets + 1} holds more than ${MAX_HEADER_BYTES / 1024 / 1024} MiB`);
       }
     }
     at = bodyAt + bodyLength;
@@ -137,10 +122,17 @@ export function inspectOgg(src: ByteSource, ctx: InspectContext): void {
   if (at < length) ctx.scan("the bytes after its last page", src.read(at, length - at), at);
 }
 
+/** The packet a stream is putting together, as one buffer; the stream then holds none. */
+function takePending(stream: LogicalStream): Buffer {
+  const packet = Buffer.concat(stream.pending);
+  stream.pending = [];
+  stream.pendingBytes = 0;
+  return packet;
+}
+
 /** What a stream left when it ended: its unknown codec's last packets, a packet the file (or a new stream) cut off, read as far as it goes. */
 function finish(stream: LogicalStream, ctx: InspectContext): void {
   scanGroup(stream, ctx);
-  if (stream.pendingBytes > 0) ctx.scan(`its unfinished ${stream.codec} header packet`, Buffer.concat(stream.pending));
-  stream.pending = [];
-  stream.pendingBytes = 0;
+  const unfinished = takePending(stream);
+  if (unfinished.length > 0) ctx.scan(`its unfinished ${stream.codec} header packet`, unfinished);
 }
