@@ -537,6 +537,11 @@ describe("trailing data, bombs, unreadable containers", () => {
         fs.closeSync(fd);
       }
     }
+    // A packet a page leaves unfinished, which the next page of its stream does not continue, is read as far as it goes.
+    const cutComment = ogg(`note ${token} ${"and more ".repeat(25)}`, { codec: "vorbis", cut: true });
+    const continued = cutComment.indexOf("OggS", cutComment.indexOf(token));
+    cutComment[continued + 5] = cutComment[continued + 5]! & ~0x01;
+    expect(outcome(() => inspectBinary(cutComment, "ogg", "ogg", NO_KNOWN_SECRETS))).toMatch(/^secret_detected: .*its unfinished Vorbis header packet/);
     // As an mp4's media data, the audio packets are not read: a voice note's sound is no text.
     expect(outcome(() => inspectBinary(ogg("note", { audio: [Buffer.from(` ${token} `)] }), "opus", "opus", NO_KNOWN_SECRETS))).toBe("published");
     // A recording's blocks are its media data, not read; one cut short is refused.
@@ -548,6 +553,11 @@ describe("trailing data, bombs, unreadable containers", () => {
     expect(outcome(() => inspectBinary(flacFile, "flac", "flac", NO_KNOWN_SECRETS))).toBe("published");
     const whole = ogg("note");
     expect(outcome(() => inspectBinary(whole.subarray(0, whole.length - 10), "opus", "opus", NO_KNOWN_SECRETS))).toMatch(/^unscannable_content: .*its page at byte \d+ runs past the end of the file/);
+    // Through prepare, each cut file is refused with its code, and nothing is left behind.
+    const before = leftBehind(h);
+    const cut = await judge([write(work, "cut-short.opus", whole.subarray(0, whole.length - 10)), write(work, "cut-short.flac", flacFile.subarray(0, 60)), write(work, "cut-short.webm", recording.subarray(0, 200))]);
+    expect(cut.media_dropped.map((d) => [path.basename(d.path), d.code])).toEqual([["cut-short.opus", "unscannable_content"], ["cut-short.flac", "unscannable_content"], ["cut-short.webm", "unscannable_content"]]);
+    expect(leftBehind(h)).toEqual({ ...before, staging: [] });
   });
 
   it("reads a PDF from the staged file (its objects and text streams, never its images) as from memory: 600 mutated PDFs with streams about the read ranges' edges, indirect lengths, `stream` inside words, fonts, object streams and an attachment", () => {

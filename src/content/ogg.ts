@@ -95,8 +95,8 @@ export function inspectOgg(src: ByteSource, ctx: InspectContext): void {
     }
     if (inHeaders(stream)) {
       const body = Buffer.from(src.read(bodyAt, bodyLength));
-      // A page that does not continue a packet drops what an earlier page left unfinished.
-      if ((flags & 0x01) === 0) takePending(stream);
+      // A page that does not continue a packet ends what an earlier page left unfinished: read as far as it goes.
+      if ((flags & 0x01) === 0) scanUnfinished(stream, ctx);
       let from = 0;
       let end = 0;
       for (const s of segments) {
@@ -133,6 +133,11 @@ function takePending(stream: LogicalStream): Buffer {
 /** What a stream left when it ended: its unknown codec's last packets, a packet the file (or a new stream) cut off, read as far as it goes. */
 function finish(stream: LogicalStream, ctx: InspectContext): void {
   scanGroup(stream, ctx);
+  scanUnfinished(stream, ctx);
+}
+
+/** A packet a stream began and did not end (a page that does not continue it, a new stream, the file's end), scanned as far as it goes. */
+function scanUnfinished(stream: LogicalStream, ctx: InspectContext): void {
   const unfinished = takePending(stream);
   if (unfinished.length > 0) ctx.scan(`its unfinished ${stream.codec} header packet`, unfinished);
 }
