@@ -21,12 +21,14 @@
 // keyword inside a value already judged is not judged again. test/content
 // feeds every rule its adversarial inputs; bench/content.mjs times them.
 import {
+  DATABASE_SCHEMES,
   ENDS_VALUE,
   GENERIC_WHAT,
   KEYWORD_ENDINGS,
   NAME_MAX,
   PASSWORD_MAX,
   PASSWORD_MIN,
+  PASSWORD_URL_SCHEMES,
   type Rule,
   TOKEN_MIN,
   TOKEN_VALUE,
@@ -275,9 +277,8 @@ function makeTables(): void {
   tablesMade = true;
 }
 
-/** Schemes whose URLs may carry a password besides the databases' (a proxy's, as Hermes' TELEGRAM_PROXY, a repository's, a mail server's). */
-const PASSWORD_URL_SCHEMES = new Set(["http", "https", "ws", "wss", "ftp", "ftps", "sftp", "ssh", "git", "git+https", "git+ssh", "socks4", "socks4a", "socks5", "socks5h", "smtp", "smtps", "imap", "imaps"]);
-const DATABASE_SCHEMES = new Set(["postgres", "postgresql", "mysql", "mariadb", "mongodb", "mongodb+srv", "redis", "rediss", "amqp", "amqps", "mssql", "sqlserver", "cockroachdb", "clickhouse", "couchdb", "neo4j", "neo4j+s"]);
+const DATABASE_SCHEME = new Set(DATABASE_SCHEMES);
+const PASSWORD_URL_SCHEME = new Set(PASSWORD_URL_SCHEMES);
 const AWS_SECRET_NAME = /(?:^|[^A-Za-z0-9_-])(aws[_-]?(?:secret[_-]?)?(?:access[_-]?)?key)$/i;
 /** The base64 of `-----BEGIN ` at its three alignments, each searched from a part that starts with a rare letter (`0` and `t` are common). */
 const BASE64_PEM_LEADS = new Map([
@@ -721,8 +722,8 @@ class Search {
     if (start === i || !this.isTokenStart(start)) return;
     if (!this.passwordBefore(i + 3, at)) return;
     const scheme = text.slice(start, i);
-    if (DATABASE_SCHEMES.has(scheme)) this.tryRule(DATABASE_URL, start);
-    else if (PASSWORD_URL_SCHEMES.has(scheme)) this.tryRule(URL_PASSWORD, start);
+    if (DATABASE_SCHEME.has(scheme)) this.tryRule(DATABASE_URL, start);
+    else if (PASSWORD_URL_SCHEME.has(scheme)) this.tryRule(URL_PASSWORD, start);
   }
 
   /**

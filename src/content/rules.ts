@@ -128,6 +128,13 @@ function isDiscordToken(match: string): boolean {
   return /^[0-9]{17,20}$/.test(id) && looksRandom(match.slice(match.lastIndexOf(".") + 1));
 }
 
+/** Database schemes: their URLs with a password are told apart from other URLs' (find.ts tries each rule at its schemes). */
+export const DATABASE_SCHEMES = ["postgres", "postgresql", "mysql", "mariadb", "mongodb", "mongodb+srv", "redis", "rediss", "amqp", "amqps", "mssql", "sqlserver", "cockroachdb", "clickhouse", "couchdb", "neo4j", "neo4j+s"];
+/** Other schemes whose URLs may carry a password: a proxy's (Hermes' TELEGRAM_PROXY), a repository's, a mail server's. */
+export const PASSWORD_URL_SCHEMES = ["http", "https", "ws", "wss", "ftp", "ftps", "sftp", "ssh", "git", "git+https", "git+ssh", "socks4", "socks4a", "socks5", "socks5h", "smtp", "smtps", "imap", "imaps"];
+/** `scheme://user:password@host` for these schemes: a user of at most 128 characters, a password of 3 to 128. */
+const urlWithPassword = (schemes: string[]) => `(?:${schemes.map((s) => s.replace("+", "\\+")).join("|")})://[^\\s:/@"'<>]{0,128}:[^\\s/@"'<>]{3,128}@[A-Za-z0-9.\\[-]`;
+
 /**
  * `scheme://user:password@host`: a password that is neither a placeholder
  * nor the user name again, nor a multi-host URL's port and next host
@@ -336,13 +343,13 @@ const buildRules = (): Rule[] => [
   {
     id: "database-url",
     what: "a database URL with a password",
-    source: "(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\\+srv)?|rediss?|amqps?|mssql|sqlserver|cockroachdb|clickhouse|couchdb|neo4j(?:\\+s)?)://[^\\s:/@\"'<>]{0,128}:[^\\s/@\"'<>]{3,128}@[A-Za-z0-9.\\[-]",
+    source: urlWithPassword(DATABASE_SCHEMES),
     check: urlPassword,
   },
   {
     id: "url-password",
     what: "a URL with a password",
-    source: "(?:https?|wss?|ftps?|sftp|ssh|git(?:\\+https|\\+ssh)?|socks(?:4a?|5h?)|smtps?|imaps?)://[^\\s:/@\"'<>]{0,128}:[^\\s/@\"'<>]{3,128}@[A-Za-z0-9.\\[-]",
+    source: urlWithPassword(PASSWORD_URL_SCHEMES),
     check: urlPassword,
   },
   { id: "netrc-password", what: "a .netrc password", source: "machine[ \\t]{1,16}[^\\s]{1,253}[ \\t\\r\\n]{1,16}(?:login[ \\t]{1,16}[^\\s]{1,256}[ \\t\\r\\n]{1,16})?password[ \\t]{1,16}[^\\s]{4,256}", check: netrcPassword },
