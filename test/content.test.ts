@@ -9,7 +9,7 @@ import zlib from "node:zlib";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { findSecret } from "../src/content/find.js";
 import { parseDotenv } from "../src/content/dotenv.js";
-import { KnownSecrets } from "../src/content/known.js";
+import { KnownSecrets, base64Forms } from "../src/content/known.js";
 import { checkContent } from "../src/prepare/content.js";
 import { prepare } from "../src/prepare/prepare.js";
 import { TextScanner } from "../src/prepare/text.js";
@@ -943,6 +943,57 @@ describe("known secrets: the values of the Hermes .env files", () => {
       const naive = Math.min(...values.map((v) => text.indexOf(v.bytes, from)).filter((i) => i >= 0));
       expect(known.find(text, from)?.index, `round ${round}`).toBe(Number.isFinite(naive) ? naive : undefined);
     }
+  });
+
+  it("finds a known value inside base64 at each of its three alignments, in both alphabets, wrapped at 64 or 76 columns, and never names a value of under 16 bytes by a word of its encoding", () => {
+    const next = rng(29);
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_:./";
+    const pick = (n: number) => Array.from({ length: n }, () => alphabet[Math.floor(next() * alphabet.length)]).join("");
+    const wrap = (text: string, width: number) => text.replace(new RegExp(`.{${width}}`, "g"), "$&\n");
+    for (let round = 0; round < 300; round++) {
+      const value = pick(16 + Math.floor(next() * 120));
+      const other = pick(value.length);
+      const known = new KnownSecrets([{ name: "V", bytes: Buffer.from(value) }, ...base64Forms(Buffer.from(value)).map((bytes) => ({ name: "V, base64-encoded", bytes }))]);
+      const around = Buffer.from(`${pick(Math.floor(next() * 9))}${value}${pick(Math.floor(next() * 9))}`);
+      const encoded = next() < 0.5 ? around.toString("base64") : around.toString("base64url");
+      const width = [0, 64, 76][round % 3]!;
+      const text = Buffer.from(`data: ${width ? wrap(encoded, width) : encoded}\n`);
+      expect(known.find(text)?.name, `round ${round}: ${width}`).toBe("V, base64-encoded");
+      const clean = Buffer.from(`data: ${Buffer.from(other).toString("base64")}\n`);
+      expect(known.find(clean), `round ${round}`).toBeUndefined();
+    }
+    // A weak password's encoding, less its edges, is most of a word's: it is looked for literally only.
+    expect(base64Forms(Buffer.from("password12345"))).toEqual([]);
+  });
+
+  it("refuses a known value base64-encoded (a Kubernetes secret, a Docker config, `base64 .env`) and a URL's password written decoded, naming the variable; publishes another value's encoding", async () => {
+    const token = "7394028311:AAHq3kZp0Lw9Xv2Ty8Nc5Rb1Md4Fs6Gj7Hk";
+    const password = "S3cr#t@pass-w0rd-long";
+    const envText = [`TELEGRAM_BOT_TOKEN=${token}`, `DATABASE_URL=postgres://app:${encodeURIComponent(password)}@db/hermes`, `MY_SERVICE_SECRET=${VALUE}${VALUE}`, ""].join("\n");
+    fs.mkdirSync(path.join(h.home, ".hermes"), { recursive: true });
+    write(path.join(h.home, ".hermes"), ".env", envText);
+    const b64 = (text: string) => Buffer.from(text).toString("base64");
+    const files = [
+      write(work, "secret.yaml", `apiVersion: v1\nkind: Secret\ndata:\n  tg: ${b64(token)}\n`),
+      write(work, "config.json", `{"auths":{"registry.example":{"auth":"${b64(`robot:${VALUE}${VALUE}`)}"}}}\n`),
+      write(work, "env.txt", `${b64(`#\n${envText}`).replace(/.{76}/g, "$&\n")}\n`),
+      write(work, "db.md", `host db, password ${password}\n`),
+      write(work, "other.yaml", `data:\n  tg: ${b64("5120937744:AAFw8Rt2Yp6Km1Ns4Lq9Zx3Cv7Bj5Hd0Gs")}\n`),
+    ];
+    const report = await prepare(files, { env: h.env, cwd: work, allow: [...DEFAULT_ALLOW, "yaml", "json"] });
+    expect(report.media_dropped.map((d) => [path.basename(d.path), d.code])).toEqual([
+      ["secret.yaml", "secret_detected"],
+      ["config.json", "secret_detected"],
+      ["env.txt", "secret_detected"],
+      ["db.md", "secret_detected"],
+    ]);
+    expect(report.media_dropped[0]!.reason).toContain("the value of TELEGRAM_BOT_TOKEN (the Hermes .env), base64-encoded");
+    expect(report.media_dropped[1]!.reason).toContain("the value of MY_SERVICE_SECRET (the Hermes .env), base64-encoded");
+    expect(report.media_dropped[2]!.reason).toContain("base64-encoded");
+    expect(report.media_dropped[3]!.reason).toContain("the value of DATABASE_URL (the Hermes .env)");
+    for (const d of report.media_dropped) for (const secret of [token, password, VALUE, b64(token)]) expect(d.reason).not.toContain(secret);
+    expect(report.media.map((m) => m.name)).toEqual(["other.yaml"]);
+    expect(leftBehind(h)).toEqual({ ...NOTHING_LEFT, outbox: ["other.yaml"], ledger: leftBehind(h).ledger });
   });
 
   it("reads the gate's credentials ($CREDENTIALS_DIRECTORY/hermes-env*) through the CLI", () => {

@@ -39,7 +39,12 @@ const SETTING_NAME = /_(?:URL|URI|HOST|PORT|PATH|FILE|DIR|ID|IDS|NAME|MODEL|REGI
 export function valuesWorthLookingFor(name: string, value: string): string[] {
   const out: string[] = [];
   const userinfo = /^[a-z][a-z0-9+.-]*:\/\/[^\s:/@]*:([^\s/@]+)@/i.exec(value);
-  if (userinfo && userinfo[1]!.length >= MIN_VALUE) out.push(userinfo[1]!);
+  if (userinfo && userinfo[1]!.length >= MIN_VALUE) {
+    out.push(userinfo[1]!);
+    // A URL holds a password percent-encoded; a config file or a shell line writes it as it is.
+    const decoded = percentDecoded(userinfo[1]!);
+    if (decoded !== undefined && decoded !== userinfo[1] && decoded.length >= MIN_VALUE) out.push(decoded);
+  }
   if (value.length < MIN_VALUE || isPlaceholder(value)) return out;
   const secretName = nameSaysSecret(name) && !NOT_SECRET_NAME_RE.test(name) && !/_(?:PATH|FILE|DIR)$/i.test(name);
   const pathLike = /^(?:[/~]|\.\.?\/)/.test(value);
@@ -49,6 +54,51 @@ export function valuesWorthLookingFor(name: string, value: string): string[] {
     if (value.includes("\n")) for (const line of value.split(/\r?\n/)) if (line.trim().length >= 16) out.push(line.trim());
   }
   return out;
+}
+
+function percentDecoded(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Shorter values are not looked for in base64: their encodings, less the
+ * characters that depend on the bytes around them, hold too little of them
+ * (a weak password's encoding would be most of a word's).
+ */
+const MIN_ENCODED_VALUE = 16;
+/** Base64 characters of a value looked for whole; a longer encoding is looked for by its last pieces of this length. */
+const PIECE = 24;
+/** Pieces looked for per encoding: at least one of them is whole on each line of base64 wrapped at 64 or 76 columns. */
+const PIECES = 4;
+
+/**
+ * How a value reads inside base64 (a Kubernetes secret's `data:`, a Docker
+ * config's `auth`, an `Authorization: Basic` header, `base64 .env`): the
+ * encoding of its bytes from each of the three positions a 3-byte group can
+ * start at, in standard and URL-safe alphabets, without the characters that
+ * depend on the bytes around it. An encoding longer than two pieces is looked
+ * for by its last pieces, each whole within any line of a wrapped encoding:
+ * a value's last bytes are its random ones (a JWT's header or an OpenSSH
+ * key's first bytes are the same for many; their encodings are no one's).
+ */
+export function base64Forms(value: Uint8Array): Buffer[] {
+  const bytes = Buffer.from(value.buffer, value.byteOffset, value.length);
+  const forms = new Set<string>();
+  if (bytes.length < MIN_ENCODED_VALUE) return [];
+  for (let skip = 0; skip < 3; skip++) {
+    const groups = Math.floor((bytes.length - skip) / 3);
+    const chunk = bytes.subarray(skip, skip + 3 * groups);
+    for (const alphabet of ["base64", "base64url"] as const) {
+      const encoded = chunk.toString(alphabet);
+      if (encoded.length < 2 * PIECE) forms.add(encoded);
+      else for (let k = 1; k <= PIECES && k * PIECE <= encoded.length; k++) forms.add(encoded.slice(encoded.length - k * PIECE, encoded.length - (k - 1) * PIECE));
+    }
+  }
+  return [...forms].map((form) => Buffer.from(form, "latin1"));
 }
 
 const hash = (word: number) => Math.imul(word, 0x9e3779b1) >>> 16;
@@ -131,7 +181,9 @@ function valuesOf(text: string, where: string): KnownValue[] {
   const out: KnownValue[] = [];
   for (const { name, value } of parseDotenv(text)) {
     for (const v of valuesWorthLookingFor(name, value)) {
-      out.push({ name: `${name} (${where})`, bytes: Buffer.from(v, "utf8").subarray(0, MAX_COMPARED) });
+      const bytes = Buffer.from(v, "utf8");
+      out.push({ name: `${name} (${where})`, bytes: bytes.subarray(0, MAX_COMPARED) });
+      for (const form of base64Forms(bytes)) out.push({ name: `${name} (${where}), base64-encoded`, bytes: form });
     }
   }
   return out;
