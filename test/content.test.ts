@@ -996,6 +996,47 @@ describe("known secrets: the values of the Hermes .env files", () => {
     expect(leftBehind(h)).toEqual({ ...NOTHING_LEFT, outbox: ["other.yaml"], ledger: leftBehind(h).ledger });
   });
 
+  it("knows the values of Hermes' JSON credential stores too (auth.json's OAuth tokens and pooled keys, Anthropic's and Google's OAuth files, Bitwarden's cache, MCP tokens, a profile's), naming the keys that lead to a value; a store's dates, scopes and URLs are not secrets", async () => {
+    const hermes = path.join(h.home, ".hermes");
+    const token = (seed: number) => new Fakes(seed).pick("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 40);
+    const [refresh, pooled, anthropic, bws, mcp, google] = [1, 2, 3, 4, 5, 6].map(token);
+    fs.mkdirSync(path.join(hermes, "cache"), { recursive: true });
+    fs.mkdirSync(path.join(hermes, "mcp-tokens"));
+    fs.mkdirSync(path.join(hermes, "profiles", "work"), { recursive: true });
+    write(hermes, "auth.json", JSON.stringify({ version: 1, providers: { nous: { refresh_token: refresh, token_type: "Bearer", expires_at: "2026-12-04T19:00:00.123456+00:00", scope: "inference:mint_agent_key" } }, credential_pool: { openrouter: [{ id: "a1b2c3", label: "primary", access_token: pooled, base_url: "https://openrouter.ai/api/v1" }] } }));
+    write(hermes, ".anthropic_oauth.json", JSON.stringify({ accessToken: anthropic, expiresAt: 1796418000000 }));
+    write(path.join(hermes, "cache"), "bws_cache.json", JSON.stringify({ key: "fp|project|https://vault.bitwarden.com", secrets: { TELEGRAM_BOT: bws }, fetched_at: 1796418000.5 }));
+    write(path.join(hermes, "mcp-tokens"), "github.json", JSON.stringify({ access_token: mcp, token_type: "bearer" }));
+    write(path.join(hermes, "profiles", "work"), "google_token.json", JSON.stringify({ token: google, token_uri: "https://oauth2.googleapis.com/token", client_id: "1234567890-abcdefghijklmnop.apps.googleusercontent.com", scopes: ["https://www.googleapis.com/auth/gmail.readonly"], expiry: "2026-12-04T19:00:00.123456Z" }));
+    const files = [
+      write(work, "refresh.txt", `token ${refresh}\n`),
+      write(work, "pooled.md", `key: ${pooled}\n`),
+      write(work, "anthropic.txt", `${anthropic}\n`),
+      write(work, "bws.txt", `bot ${bws}\n`),
+      write(work, "mcp.txt", `${mcp}\n`),
+      write(work, "google.txt", `${google}\n`),
+      write(work, "settings.md", "scope inference:mint_agent_key, expires 2026-12-04T19:00:00.123456+00:00, https://oauth2.googleapis.com/token, 1234567890-abcdefghijklmnop.apps.googleusercontent.com, https://openrouter.ai/api/v1, fp|project|https://vault.bitwarden.com\n"),
+    ];
+    const report = await judge(files);
+    expect(report.media_dropped.map((d) => [path.basename(d.path), d.code])).toEqual(["refresh.txt", "pooled.md", "anthropic.txt", "bws.txt", "mcp.txt", "google.txt"].map((name) => [name, "secret_detected"]));
+    const reasons = report.media_dropped.map((d) => d.reason);
+    expect(reasons[0]).toContain("the value of providers.nous.refresh_token (the Hermes auth.json)");
+    expect(reasons[1]).toContain("the value of credential_pool.openrouter.access_token (the Hermes auth.json)");
+    expect(reasons[2]).toContain("the value of accessToken (the Hermes .anthropic_oauth.json)");
+    expect(reasons[3]).toContain("the value of secrets.TELEGRAM_BOT (the Hermes cache/bws_cache.json)");
+    expect(reasons[4]).toContain("the value of access_token (the Hermes mcp-tokens/github.json)");
+    expect(reasons[5]).toContain("the value of token (the google_token.json of Hermes profile work)");
+    for (const reason of reasons) for (const secret of [refresh, pooled, anthropic, bws, mcp, google]) expect(reason).not.toContain(secret);
+    expect(report.media.map((m) => m.name)).toEqual(["settings.md"]);
+    // The gate's copy of a JSON store (gate-secrets names every copy hermes-env-N) is read as JSON, by its first byte.
+    const creds = path.join(h.home, "creds");
+    fs.mkdirSync(creds);
+    write(creds, "hermes-env-2", JSON.stringify({ providers: { nous: { access_token: refresh } } }));
+    fs.rmSync(path.join(hermes, "auth.json"));
+    const r = cli(["prepare", files[0]!], { env: { ...h.env, CREDENTIALS_DIRECTORY: creds } });
+    expect(r.stderr).toContain("the value of providers.nous.access_token (credential hermes-env-2)");
+  });
+
   it("reads the gate's credentials ($CREDENTIALS_DIRECTORY/hermes-env*) through the CLI", () => {
     const creds = path.join(h.home, "creds");
     fs.mkdirSync(creds);

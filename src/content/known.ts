@@ -1,8 +1,9 @@
-// The values the Hermes host holds in its .env files, looked for literally
-// wherever bytes go out: $HERMES_HOME/.env, $HERMES_HOME/profiles/*/.env, and
-// (in gate mode, where the service cannot read the agents' homes) every file
-// of $CREDENTIALS_DIRECTORY whose name starts with `hermes-env`. A value is
-// never printed: a hit names the variable.
+// The values the Hermes host holds in its .env files and JSON credential
+// stores, looked for literally (and inside base64) wherever bytes go out:
+// $HERMES_HOME/.env, auth.json and the other stores, the same in each
+// $HERMES_HOME/profiles/*, and (in gate mode, where the service cannot read
+// the agents' homes) every file of $CREDENTIALS_DIRECTORY whose name starts
+// with `hermes-env`. A value is never printed: a hit names the variable.
 //
 // One pass over the bytes, whatever the number of values: every value is at
 // least MIN_VALUE bytes long, so each of its occurrences covers a 4-byte word
@@ -36,7 +37,7 @@ export interface KnownValue {
 const SETTING_NAME = /_(?:URL|URI|HOST|PORT|PATH|FILE|DIR|ID|IDS|NAME|MODEL|REGION|USERS|USER|CHANNEL|CHANNELS|ROOMS|MODE|ENABLED|ENV|LEVEL|TIMEOUT|SECONDS|TTL|DOMAIN|SCHEME|ENDPOINT|PROFILE|ENGINE|PROXY|IMAGE)$/i;
 
 /** The values of one .env worth looking for: secret names' values, URL passwords, values that look like credentials. */
-export function valuesWorthLookingFor(name: string, value: string): string[] {
+export function valuesWorthLookingFor(name: string, value: string, byShape = true): string[] {
   const out: string[] = [];
   const userinfo = /^[a-z][a-z0-9+.-]*:\/\/[^\s:/@]*:([^\s/@]+)@/i.exec(value);
   if (userinfo && userinfo[1]!.length >= MIN_VALUE) {
@@ -48,7 +49,7 @@ export function valuesWorthLookingFor(name: string, value: string): string[] {
   if (value.length < MIN_VALUE || isPlaceholder(value)) return out;
   const secretName = nameSaysSecret(name) && !NOT_SECRET_NAME_RE.test(name) && !/_(?:PATH|FILE|DIR)$/i.test(name);
   const pathLike = /^(?:[/~]|\.\.?\/)/.test(value);
-  if (secretName || userinfo || (!SETTING_NAME.test(name) && !pathLike && looksLikeTokenValue(value))) {
+  if (secretName || userinfo || (byShape && !SETTING_NAME.test(name) && !pathLike && looksLikeTokenValue(value))) {
     out.push(value);
     // A multi-line value (a key pasted into .env) is also looked for line by line.
     if (value.includes("\n")) for (const line of value.split(/\r?\n/)) if (line.trim().length >= 16) out.push(line.trim());
@@ -176,17 +177,62 @@ function equalAt(bytes: Uint8Array, start: number, value: Uint8Array): boolean {
 
 export const NO_KNOWN_SECRETS = new KnownSecrets([]);
 
-/** The values of one file (a .env), each under `VARIABLE (where)`. */
-function valuesOf(text: string, where: string): KnownValue[] {
+/** How a file of secrets is written: a .env, a JSON store, or (a credential copied for the gate) either. */
+type SecretFileFormat = "dotenv" | "json" | "either";
+
+/** The values of one file, each under `VARIABLE (where)` (a JSON store's: the keys that lead to it). */
+function valuesOf(text: string, where: string, format: SecretFileFormat): KnownValue[] {
   const out: KnownValue[] = [];
-  for (const { name, value } of parseDotenv(text)) {
-    for (const v of valuesWorthLookingFor(name, value)) {
+  const add = (name: string, value: string, byShape: boolean) => {
+    for (const v of valuesWorthLookingFor(name, value, byShape)) {
       const bytes = Buffer.from(v, "utf8");
       out.push({ name: `${name} (${where})`, bytes: bytes.subarray(0, MAX_COMPARED) });
       for (const form of base64Forms(bytes)) out.push({ name: `${name} (${where}), base64-encoded`, bytes: form });
     }
-  }
+  };
+  // A .env's first byte is never `{` (no assignment starts so); every JSON store's is.
+  const json = format === "json" || (format === "either" && text.trimStart().startsWith("{"));
+  if (json) forEachJsonString(text, add);
+  else for (const { name, value } of parseDotenv(text)) add(name, value, true);
   return out;
+}
+
+/** Strings a JSON store may hold and be read for: more are not looked at (a store of Hermes' holds tens). */
+const MAX_JSON_STRINGS = 10_000;
+/** A key that names an entry, not a secret, in a JSON store (Bitwarden's cache: the token's fingerprint, the project, the server). */
+const ENTRY_KEY = "key";
+/** A variable's name as a .env writes it: an object of such keys is a .env written as JSON (Bitwarden's cache of them). */
+const ENV_NAME = /^[A-Z][A-Z0-9_]*$/;
+
+/**
+ * Calls `visit` with each string of a JSON document and the keys that lead
+ * to it (the last three, joined with dots and escaped: `providers.nous.refresh_token`),
+ * judged by its name as a .env's value is. By its shape too only where the
+ * object's keys are all variables' names: a token store's other strings (a
+ * date, a scope, a URL) are no secrets, whatever they look like.
+ */
+function forEachJsonString(text: string, visit: (name: string, value: string, byShape: boolean) => void): void {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    return;
+  }
+  const stack: { node: unknown; keys: string[]; byShape: boolean }[] = [{ node: doc, keys: [], byShape: false }];
+  let strings = 0;
+  while (stack.length > 0 && strings < MAX_JSON_STRINGS) {
+    const { node, keys, byShape } = stack.pop()!;
+    if (typeof node === "string") {
+      strings++;
+      if (keys.length > 0 && keys[keys.length - 1] !== ENTRY_KEY) visit(keys.slice(-3).map(escapeText).join("."), node, byShape);
+    } else if (Array.isArray(node)) {
+      for (const item of node) stack.push({ node: item, keys, byShape });
+    } else if (node !== null && typeof node === "object") {
+      const entries = Object.entries(node);
+      const envLike = entries.length > 0 && entries.every(([key]) => ENV_NAME.test(key));
+      for (const [key, value] of entries) stack.push({ node: value, keys: [...keys, key], byShape: envLike });
+    }
+  }
 }
 
 export interface KnownSecretSources {
@@ -195,15 +241,42 @@ export interface KnownSecretSources {
   credentialsDirectory?: string | undefined;
 }
 
+/**
+ * Hermes' credential stores besides its .env, under a Hermes home and each
+ * profile's (hermes-agent 0.19's own list, gateway/platforms/base.py): OAuth
+ * tokens and pooled API keys (auth.json), Anthropic's and Google's OAuth
+ * tokens, webhook secrets, Bitwarden Secrets Manager's cache of secret values
+ * (with it, the .env may hold no key at all). JSON all.
+ */
+export const HERMES_JSON_STORES = ["auth.json", ".anthropic_oauth.json", "google_token.json", "google_oauth_pending.json", "auth/google_oauth.json", "webhook_subscriptions.json", "cache/bws_cache.json"];
+/** A directory of JSON stores: live MCP OAuth tokens and registered clients' secrets, one file per server. */
+export const HERMES_MCP_TOKENS = "mcp-tokens";
+/** Files of mcp-tokens/ read: a host has a few servers. */
+const MAX_MCP_FILES = 256;
+
+export interface SecretFile {
+  file: string;
+  /** How a refusal names it. */
+  where: string;
+  format: SecretFileFormat;
+}
+
 /** The files that hold known secrets, each with how a refusal names it. */
-export function knownSecretFiles(src: KnownSecretSources): { file: string; where: string }[] {
-  const files = [{ file: path.join(src.hermesHome, ".env"), where: "the Hermes .env" }];
+export function knownSecretFiles(src: KnownSecretSources): SecretFile[] {
+  const files: SecretFile[] = [];
+  const addHome = (home: string, named: (file: string) => string) => {
+    files.push({ file: path.join(home, ".env"), where: named(".env"), format: "dotenv" });
+    for (const store of HERMES_JSON_STORES) files.push({ file: path.join(home, store), where: named(store), format: "json" });
+    const servers = readdirOrEmpty(path.join(home, HERMES_MCP_TOKENS)).filter((name) => name.endsWith(".json")).slice(0, MAX_MCP_FILES);
+    for (const name of servers) files.push({ file: path.join(home, HERMES_MCP_TOKENS, name), where: named(`${HERMES_MCP_TOKENS}/${escapeText(name)}`), format: "json" });
+  };
+  addHome(src.hermesHome, (file) => `the Hermes ${file}`);
   for (const profile of readdirOrEmpty(path.join(src.hermesHome, "profiles"))) {
-    files.push({ file: path.join(src.hermesHome, "profiles", profile, ".env"), where: `the .env of Hermes profile ${escapeText(profile)}` });
+    addHome(path.join(src.hermesHome, "profiles", profile), (file) => `the ${file} of Hermes profile ${escapeText(profile)}`);
   }
   if (src.credentialsDirectory) {
     for (const name of readdirOrEmpty(src.credentialsDirectory)) {
-      if (name.startsWith("hermes-env")) files.push({ file: path.join(src.credentialsDirectory, name), where: `credential ${name}` });
+      if (name.startsWith("hermes-env")) files.push({ file: path.join(src.credentialsDirectory, name), where: `credential ${name}`, format: "either" });
     }
   }
   return files;
@@ -220,7 +293,7 @@ function readdirOrEmpty(dir: string): string[] {
 // A long-running process (watch, serve) re-reads a file only when it changed.
 const cache = new Map<string, { key: string; values: KnownValue[] }>();
 
-function readValues(file: string, where: string): KnownValue[] {
+function readValues({ file, where, format }: SecretFile): KnownValue[] {
   let st: fs.Stats;
   try {
     st = fs.statSync(file);
@@ -234,7 +307,7 @@ function readValues(file: string, where: string): KnownValue[] {
   if (cached?.key === key) return cached.values;
   let values: KnownValue[];
   try {
-    values = valuesOf(fs.readFileSync(file, "utf8"), where);
+    values = valuesOf(fs.readFileSync(file, "utf8"), where, format);
   } catch {
     // Unreadable (the gate's service user, say): the credentials directory is how it gets them.
     values = [];
@@ -245,6 +318,6 @@ function readValues(file: string, where: string): KnownValue[] {
 
 /** The known secrets of this host, read now (cached per file while unchanged). */
 export function loadKnownSecrets(src: KnownSecretSources): KnownSecrets {
-  const values = knownSecretFiles(src).flatMap(({ file, where }) => readValues(file, where));
+  const values = knownSecretFiles(src).flatMap(readValues);
   return values.length === 0 ? NO_KNOWN_SECRETS : new KnownSecrets(values);
 }
