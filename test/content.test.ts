@@ -9,7 +9,7 @@ import zlib from "node:zlib";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { findSecret } from "../src/content/find.js";
 import { parseDotenv } from "../src/content/dotenv.js";
-import { KnownSecrets, base64Forms } from "../src/content/known.js";
+import { KnownSecrets, base64Forms, loadKnownSecrets } from "../src/content/known.js";
 import { checkContent } from "../src/prepare/content.js";
 import { prepare } from "../src/prepare/prepare.js";
 import { TextScanner } from "../src/prepare/text.js";
@@ -1035,6 +1035,55 @@ describe("known secrets: the values of the Hermes .env files", () => {
     fs.rmSync(path.join(hermes, "auth.json"));
     const r = cli(["prepare", files[0]!], { env: { ...h.env, CREDENTIALS_DIRECTORY: creds } });
     expect(r.stderr).toContain("the value of providers.nous.access_token (credential hermes-env-2)");
+  });
+
+  it("knows the secrets of Hermes' config.yaml (auxiliary models' api_key, the dashboard's password and secret, an MCP server's env and Authorization header), read line by line, naming the keys that lead to a value; its models, URLs, names and placeholders are not secrets; lines built against the reading (a megabyte of one character, of `- `, of escapes) are read in linear time", async () => {
+    const hermes = path.join(h.home, ".hermes");
+    fs.mkdirSync(path.join(hermes, "profiles", "work"), { recursive: true });
+    const [vision, signing, bearer] = [11, 12, 13].map((seed) => new Fakes(seed).pick("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 32));
+    const config = [
+      "model:",
+      "  default: anthropic/claude-sonnet-4",
+      "  base_url: https://openrouter.ai/api/v1",
+      "auxiliary:",
+      "  vision:",
+      '    base_url: "https://llm.internal.example/v1"',
+      `    api_key: "${vision}"   # the vision box`,
+      "  web_extract:",
+      '    api_key: ""',
+      "dashboard:",
+      "  basic:",
+      "    username: admin",
+      "    password: 'Tr0ub4dor&3-''horse'''",
+      `    secret: ${signing} # signing`,
+      "delegation:",
+      "  api_key: your_api_key_here",
+      "",
+    ].join("\n");
+    write(hermes, "config.yaml", config);
+    write(path.join(hermes, "profiles", "work"), "config.yaml", ["mcp_servers:", "  tracker:", "    url: https://mcp.tracker.example/sse", "    headers:", `      - Authorization: Bearer ${bearer}`, ""].join("\n"));
+    const files = [
+      write(work, "vision.txt", `${vision}\n`),
+      write(work, "dashboard.md", "log in with Tr0ub4dor&3-'horse' today\n"),
+      write(work, "signing.txt", `${signing}\n`),
+      write(work, "bearer.txt", `${bearer}\n`),
+      write(work, "settings.md", "anthropic/claude-sonnet-4 via https://openrouter.ai/api/v1 and https://llm.internal.example/v1, user admin, your_api_key_here, https://mcp.tracker.example/sse\n"),
+    ];
+    const report = await judge(files);
+    expect(report.media_dropped.map((d) => [path.basename(d.path), d.code])).toEqual(["vision.txt", "dashboard.md", "signing.txt", "bearer.txt"].map((name) => [name, "secret_detected"]));
+    const reasons = report.media_dropped.map((d) => d.reason);
+    expect(reasons[0]).toContain("the value of auxiliary.vision.api_key (the Hermes config.yaml)");
+    expect(reasons[1]).toContain("the value of dashboard.basic.password (the Hermes config.yaml)");
+    expect(reasons[2]).toContain("the value of dashboard.basic.secret (the Hermes config.yaml)");
+    expect(reasons[3]).toContain("the value of tracker.headers.Authorization (the config.yaml of Hermes profile work)");
+    for (const reason of reasons) for (const secret of [vision, signing, bearer, "Tr0ub4dor"]) expect(reason).not.toContain(secret);
+    expect(report.media.map((m) => m.name)).toEqual(["settings.md"]);
+    for (const line of ["a".repeat(1 << 20), "- ".repeat(1 << 19), `${" ".repeat(1 << 20)}k`, `k:${" ".repeat(1 << 20)}`, `"${"a".repeat(1 << 20)}`, `k: "${"\\".repeat(1 << 19)}`]) {
+      const alone = path.join(h.home, "adversarial");
+      fs.mkdirSync(alone, { recursive: true });
+      write(alone, "config.yaml", line);
+      expect(loadKnownSecrets({ hermesHome: alone }).values).toEqual([]);
+    }
   });
 
   it("reads the gate's credentials ($CREDENTIALS_DIRECTORY/hermes-env*) through the CLI", () => {

@@ -36,6 +36,9 @@ export interface KnownValue {
 /** Names of settings, not secrets, even when their value looks random. */
 const SETTING_NAME = /_(?:URL|URI|HOST|PORT|PATH|FILE|DIR|ID|IDS|NAME|MODEL|REGION|USERS|USER|CHANNEL|CHANNELS|ROOMS|MODE|ENABLED|ENV|LEVEL|TIMEOUT|SECONDS|TTL|DOMAIN|SCHEME|ENDPOINT|PROFILE|ENGINE|PROXY|IMAGE)$/i;
 
+/** An Authorization header's value: its scheme, then the credential. */
+const AUTH_SCHEME = /^(?:Bearer|Basic|Token|Bot)[ \t]+(\S+)$/i;
+
 /** The values of one .env worth looking for: secret names' values, URL passwords, values that look like credentials. */
 export function valuesWorthLookingFor(name: string, value: string, byShape = true): string[] {
   const out: string[] = [];
@@ -46,6 +49,9 @@ export function valuesWorthLookingFor(name: string, value: string, byShape = tru
     const decoded = percentDecoded(userinfo[1]!);
     if (decoded !== undefined && decoded !== userinfo[1] && decoded.length >= MIN_VALUE) out.push(decoded);
   }
+  // An HTTP header's value (an MCP server's `Authorization: Bearer …` in config.yaml): its credential.
+  const scheme = /auth/i.test(name) ? AUTH_SCHEME.exec(value) : null;
+  if (scheme && scheme[1]!.length >= MIN_VALUE && !isPlaceholder(scheme[1]!)) out.push(scheme[1]!);
   if (value.length < MIN_VALUE || isPlaceholder(value)) return out;
   const secretName = nameSaysSecret(name) && !NOT_SECRET_NAME_RE.test(name) && !/_(?:PATH|FILE|DIR)$/i.test(name);
   const pathLike = /^(?:[/~]|\.\.?\/)/.test(value);
@@ -178,7 +184,7 @@ function equalAt(bytes: Uint8Array, start: number, value: Uint8Array): boolean {
 export const NO_KNOWN_SECRETS = new KnownSecrets([]);
 
 /** How a file of secrets is written: a .env, a JSON store, or (a credential copied for the gate) either. */
-type SecretFileFormat = "dotenv" | "json" | "either";
+type SecretFileFormat = "dotenv" | "json" | "yaml" | "either";
 
 /** The values of one file, each under `VARIABLE (where)` (a JSON store's: the keys that lead to it). */
 function valuesOf(text: string, where: string, format: SecretFileFormat): KnownValue[] {
@@ -190,10 +196,14 @@ function valuesOf(text: string, where: string, format: SecretFileFormat): KnownV
       for (const form of base64Forms(bytes)) out.push({ name: `${name} (${where}), base64-encoded`, bytes: form });
     }
   };
-  // A .env's first byte is never `{` (no assignment starts so); every JSON store's is.
+  // A .env's or config.yaml's first byte is never `{`; every JSON store's is. The lines of
+  // one are no lines of the other (`NAME=value`, `key: value`): a copy is read as both.
   const json = format === "json" || (format === "either" && text.trimStart().startsWith("{"));
   if (json) forEachJsonString(text, add);
-  else for (const { name, value } of parseDotenv(text)) add(name, value, true);
+  else {
+    if (format !== "yaml") for (const { name, value } of parseDotenv(text)) add(name, value, true);
+    if (format !== "dotenv") forEachYamlScalar(text, (name, value) => add(name, value, false));
+  }
   return out;
 }
 
@@ -241,6 +251,61 @@ export interface KnownSecretSources {
   credentialsDirectory?: string | undefined;
 }
 
+/** `key: value` or `key:` (a list item's too), the key plain or quoted: the lines of a YAML block mapping. */
+const YAML_PAIR = /^([ \t]*(?:- +)?)(?:"([^"\\]*)"|'([^']*)'|([A-Za-z_][\w.-]*))[ \t]*:(?:[ \t]+(.*))?$/;
+
+/**
+ * Calls `visit` with each scalar of a YAML block mapping (Hermes'
+ * config.yaml: `api_key:` of its auxiliary models, the dashboard's
+ * `password` and `secret`, an MCP server's `env` and `headers`) and the keys
+ * that lead to it, by indentation (the last three, escaped). Line by line,
+ * not a YAML parser: the `yaml` package takes ~30 ms to load and ~60 ms to
+ * parse Hermes' default config.yaml in a fresh process, and a prepare reads
+ * it each time. Block scalars (`|`, `>`), flow collections, anchors and tags
+ * are passed over; a plain value ends at ` #`.
+ */
+function forEachYamlScalar(text: string, visit: (name: string, value: string) => void): void {
+  const parents: { indent: number; key: string }[] = [];
+  for (const line of text.split(/\r?\n/)) {
+    const pair = YAML_PAIR.exec(line);
+    if (!pair) continue;
+    const indent = pair[1]!.length;
+    const key = pair[2] ?? pair[3] ?? pair[4]!;
+    while (parents.length > 0 && parents[parents.length - 1]!.indent >= indent) parents.pop();
+    const value = yamlScalar(pair[5] ?? "");
+    const name = [...parents.map((p) => p.key), key].slice(-3).map(escapeText).join(".");
+    if (value !== undefined) visit(name, value);
+    parents.push({ indent, key });
+  }
+}
+
+/** The scalar a value's text writes: quoted (its escapes of quotes read), or plain to a comment; undefined for any other node. */
+function yamlScalar(text: string): string | undefined {
+  const first = text[0];
+  if (first === '"') {
+    let out = "";
+    for (let i = 1; i < text.length; i++) {
+      const c = text[i]!;
+      if (c === '"') return out;
+      if (c === "\\" && i + 1 < text.length) out += text[++i]!;
+      else out += c;
+    }
+    return undefined;
+  }
+  if (first === "'") {
+    let out = "";
+    for (let i = 1; i < text.length; i++) {
+      if (text[i] !== "'") out += text[i]!;
+      else if (text[i + 1] === "'") out += text[++i]!;
+      else return out;
+    }
+    return undefined;
+  }
+  if (first === undefined || "|>&*!{[#".includes(first)) return undefined;
+  const comment = text.indexOf(" #");
+  return (comment < 0 ? text : text.slice(0, comment)).trim();
+}
+
 /**
  * Hermes' credential stores besides its .env, under a Hermes home and each
  * profile's (hermes-agent 0.19's own list, gateway/platforms/base.py): OAuth
@@ -249,6 +314,8 @@ export interface KnownSecretSources {
  * (with it, the .env may hold no key at all). JSON all.
  */
 export const HERMES_JSON_STORES = ["auth.json", ".anthropic_oauth.json", "google_token.json", "google_oauth_pending.json", "auth/google_oauth.json", "webhook_subscriptions.json", "cache/bws_cache.json"];
+/** Hermes' config.yaml: API keys of auxiliary models and delegation, the dashboard's password and secret, MCP servers' env and headers. */
+export const HERMES_YAML_STORES = ["config.yaml"];
 /** A directory of JSON stores: live MCP OAuth tokens and registered clients' secrets, one file per server. */
 export const HERMES_MCP_TOKENS = "mcp-tokens";
 /** Files of mcp-tokens/ read: a host has a few servers. */
@@ -267,6 +334,7 @@ export function knownSecretFiles(src: KnownSecretSources): SecretFile[] {
   const addHome = (home: string, named: (file: string) => string) => {
     files.push({ file: path.join(home, ".env"), where: named(".env"), format: "dotenv" });
     for (const store of HERMES_JSON_STORES) files.push({ file: path.join(home, store), where: named(store), format: "json" });
+    for (const store of HERMES_YAML_STORES) files.push({ file: path.join(home, store), where: named(store), format: "yaml" });
     const servers = readdirOrEmpty(path.join(home, HERMES_MCP_TOKENS)).filter((name) => name.endsWith(".json")).slice(0, MAX_MCP_FILES);
     for (const name of servers) files.push({ file: path.join(home, HERMES_MCP_TOKENS, name), where: named(`${HERMES_MCP_TOKENS}/${escapeText(name)}`), format: "json" });
   };
