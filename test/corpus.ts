@@ -342,10 +342,10 @@ export function docxUtf16(text: string, order: "le" | "be"): Buffer {
   return docx("", 7, { "word/document.xml": utf16(documentXml(text, 7, "UTF-16"), order) });
 }
 
-/** A docx with an embedded object (word/embeddings/oleObject1.bin) whose strings are UTF-16LE, as OLE's are. */
+/** A docx with an embedded object (word/embeddings/oleObject1.bin, a compound file) whose strings are UTF-16LE, as OLE's are. */
 export function docxWithObject(text: string): Buffer {
-  const header = Buffer.concat([Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]), Buffer.alloc(56)]);
-  return docx("See the attached object.", 7, { "word/embeddings/oleObject1.bin": Buffer.concat([header, Buffer.from(text, "utf16le"), Buffer.alloc(64)]) });
+  const object = cfb({ "\u0001CompObj": Buffer.alloc(76, 1), Contents: Buffer.concat([Buffer.from(text, "utf16le"), Buffer.alloc(64)]) });
+  return docx("See the attached object.", 7, { "word/embeddings/oleObject1.bin": object });
 }
 
 /** A PDF with `file` attached (an EmbeddedFile stream, compressed). */
@@ -844,6 +844,239 @@ export function pdfAscii85(text: string): Buffer {
   return pdf("Report", false, [Buffer.from(`<< /Length ${body.length} /Filter [/ASCII85Decode /FlateDecode] >>\nstream\n${body}\nendstream`, "latin1")]);
 }
 
+// ---- compound files (.doc, .xls, .ppt) and RTF ----------------------------
+
+const CFB_END = 0xfffffffe;
+const CFB_FREE = 0xffffffff;
+
+/** How `cfb` lays out a compound file. */
+export interface CfbLayout {
+  /** Sectors of 512 bytes (version 3, what Office writes) or 4096 (version 4). */
+  version?: 3 | 4;
+  /** Lay the sectors and mini sectors after the FAT out in an order shuffled from this seed, as a file saved over and over has them. */
+  shuffle?: number;
+  /** Changes the FAT (each sector's next) and mini FAT before they are written; `chains` gives each stream's sectors by name ("" the directory, "\0mini" the mini stream). */
+  patch?: (fat: number[], miniFat: number[], chains: Record<string, number[]>) => void;
+  /** Directory entries of no stream (type 0) after the streams'. */
+  emptyEntries?: number;
+  /** Sets the root entry's size (the mini stream's) to this. */
+  rootSize?: number;
+}
+
+/**
+ * A compound file ([MS-CFB]) holding `streams` (name -> bytes) under its
+ * root: streams under 4096 bytes in the mini stream, the others in sectors
+ * of their own, the FAT listed by the header's DIFAT and, past 109 FAT
+ * sectors, by DIFAT sectors; the directory's entries chained as right
+ * siblings (a tree olefile reads).
+ */
+export function cfb(streams: Record<string, Buffer>, layout: CfbLayout = {}): Buffer {
+  const version = layout.version ?? 3;
+  const size = version === 4 ? 4096 : 512;
+  const perSector = size / 4;
+  const names = Object.keys(streams);
+  const small = names.filter((n) => streams[n]!.length < 4096);
+  const big = names.filter((n) => streams[n]!.length >= 4096);
+  const next = rng(layout.shuffle ?? 0);
+  const shuffled = (count: number) => {
+    const order = Array.from({ length: count }, (_, i) => i);
+    if (layout.shuffle !== undefined) {
+      for (let i = count - 1; i > 0; i--) {
+        const j = Math.floor(next() * (i + 1));
+        [order[i], order[j]] = [order[j]!, order[i]!];
+      }
+    }
+    return order;
+  };
+  // The mini stream: each small stream's 64-byte sectors, placed in a shuffled order.
+  const miniCount = small.reduce((n, name) => n + Math.ceil(streams[name]!.length / 64), 0);
+  const miniOrder = shuffled(miniCount);
+  const miniChains: Record<string, number[]> = {};
+  let m = 0;
+  for (const name of small) miniChains[name] = Array.from({ length: Math.ceil(streams[name]!.length / 64) }, () => miniOrder[m++]!);
+  const miniStream = Buffer.alloc(miniCount * 64);
+  for (const name of small) miniChains[name]!.forEach((at, k) => streams[name]!.copy(miniStream, at * 64, k * 64, (k + 1) * 64));
+  const miniFat = Array<number>(Math.ceil(miniCount / perSector) * perSector).fill(CFB_FREE);
+  for (const chain of Object.values(miniChains)) chain.forEach((at, k) => (miniFat[at] = k + 1 < chain.length ? chain[k + 1]! : CFB_END));
+  const entries = 1 + names.length + (layout.emptyEntries ?? 0);
+  const counts: [string, number][] = [
+    ["", Math.ceil((entries * 128) / size)],
+    ["\0minifat", miniFat.length / perSector],
+    ["\0mini", Math.ceil(miniStream.length / size)],
+    ...big.map((name): [string, number] => [name, Math.ceil(streams[name]!.length / size)]),
+  ];
+  const data = counts.reduce((n, [, c]) => n + c, 0);
+  // FAT sectors (and DIFAT sectors past the header's 109 entries) until they cover themselves and the data.
+  let fatCount = 1;
+  let difatCount = 0;
+  for (;;) {
+    difatCount = Math.max(0, Math.ceil((fatCount - 109) / (perSector - 1)));
+    if (fatCount * perSector >= fatCount + difatCount + data) break;
+    fatCount++;
+  }
+  const first = fatCount + difatCount;
+  const order = shuffled(data).map((i) => first + i);
+  const chains: Record<string, number[]> = {};
+  let d = 0;
+  for (const [name, count] of counts) chains[name] = order.slice(d, (d += count));
+  const fat = Array<number>(fatCount * perSector).fill(CFB_FREE);
+  for (let i = 0; i < fatCount; i++) fat[i] = 0xfffffffd;
+  for (let i = fatCount; i < first; i++) fat[i] = 0xfffffffc;
+  for (const chain of Object.values(chains)) chain.forEach((at, k) => (fat[at] = k + 1 < chain.length ? chain[k + 1]! : CFB_END));
+  layout.patch?.(fat, miniFat, { ...chains, ...Object.fromEntries(Object.entries(miniChains).map(([n, c]) => [`mini:${n}`, c])) });
+
+  const file = Buffer.alloc((1 + first + data) * size);
+  const sectorAt = (n: number) => (n + 1) * size;
+  const place = (chain: number[], bytes: Buffer) => chain.forEach((at, k) => bytes.copy(file, sectorAt(at), k * size, (k + 1) * size));
+  const u32s = (values: number[]) => {
+    const b = Buffer.alloc(values.length * 4);
+    values.forEach((v, i) => b.writeUInt32LE(v >>> 0, i * 4));
+    return b;
+  };
+  for (let i = 0; i < fatCount; i++) u32s(fat.slice(i * perSector, (i + 1) * perSector)).copy(file, sectorAt(i));
+  // The FAT sectors' numbers: 109 in the header, the rest in DIFAT sectors, each ending with the next one's number.
+  const fatNumbers = Array.from({ length: fatCount }, (_, i) => i);
+  for (let k = 0; k < difatCount; k++) {
+    const listed = fatNumbers.slice(109 + k * (perSector - 1), 109 + (k + 1) * (perSector - 1));
+    const entries = [...listed, ...Array<number>(perSector - 1 - listed.length).fill(CFB_FREE), k + 1 < difatCount ? fatCount + k + 1 : CFB_END];
+    u32s(entries).copy(file, sectorAt(fatCount + k));
+  }
+  place(chains["\0minifat"]!, u32s(miniFat));
+  place(chains["\0mini"]!, miniStream);
+  for (const name of big) place(chains[name]!, streams[name]!);
+  // The directory: the root, whose child is the first stream; each stream's right sibling is the next.
+  const directory = Buffer.alloc(chains[""]!.length * size);
+  const entry = (i: number, name: string, type: number, start: number, length: number, right: number, child: number) => {
+    const at = i * 128;
+    const nameBytes = Buffer.from(`${name}\0`, "utf16le");
+    nameBytes.copy(directory, at, 0, 64);
+    directory.writeUInt16LE(Math.min(64, nameBytes.length), at + 64);
+    directory[at + 66] = type;
+    directory[at + 67] = 1;
+    directory.writeUInt32LE(CFB_FREE, at + 68);
+    directory.writeUInt32LE(right >>> 0, at + 72);
+    directory.writeUInt32LE(child >>> 0, at + 76);
+    directory.writeUInt32LE(start >>> 0, at + 116);
+    directory.writeUInt32LE(length >>> 0, at + 120);
+  };
+  for (let i = 0; i < directory.length / 128; i++) entry(i, "", 0, 0, 0, CFB_FREE, CFB_FREE);
+  entry(0, "Root Entry", 5, miniCount > 0 ? chains["\0mini"]![0]! : CFB_END, layout.rootSize ?? miniStream.length, CFB_FREE, names.length > 0 ? 1 : CFB_FREE);
+  names.forEach((name, i) => {
+    const chain = streams[name]!.length < 4096 ? miniChains[name]! : chains[name]!;
+    entry(i + 1, name, 2, streams[name]!.length === 0 ? CFB_END : chain[0]!, streams[name]!.length, i + 1 < names.length ? i + 2 : CFB_FREE, CFB_FREE);
+  });
+  place(chains[""]!, directory);
+
+  const h = Buffer.alloc(512);
+  Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]).copy(h);
+  h.writeUInt16LE(0x3e, 24);
+  h.writeUInt16LE(version, 26);
+  h.writeUInt16LE(0xfffe, 28);
+  h.writeUInt16LE(version === 4 ? 12 : 9, 30);
+  h.writeUInt16LE(6, 32);
+  h.writeUInt32LE(version === 4 ? chains[""]!.length : 0, 40);
+  h.writeUInt32LE(fatCount, 44);
+  h.writeUInt32LE(chains[""]![0]!, 48);
+  h.writeUInt32LE(4096, 56);
+  h.writeUInt32LE(miniFat.length > 0 ? chains["\0minifat"]![0]! : CFB_END, 60);
+  h.writeUInt32LE(miniFat.length / perSector, 64);
+  h.writeUInt32LE(difatCount > 0 ? fatCount : CFB_END, 68);
+  h.writeUInt32LE(difatCount, 72);
+  for (let i = 0; i < 109; i++) h.writeUInt32LE(i < fatCount ? i : CFB_FREE, 76 + 4 * i);
+  h.copy(file, 0);
+  return file;
+}
+
+/**
+ * A Word 97 document: a WordDocument stream of more than 4 KiB (in sectors
+ * of its own, in a shuffled order) whose text is UTF-16LE, laid so that its
+ * middle falls on a sector boundary; a 1Table and a summary stream in the
+ * mini stream.
+ */
+export function wordDoc(text: string, layout: CfbLayout = { shuffle: 3 }): Buffer {
+  const units = Buffer.from(text, "utf16le");
+  // The FIB's first bytes (wIdent 0xA5EC), then zeros up to where the text's middle meets the end of the stream's second sector.
+  const lead = Math.max(32, 1024 - (Math.floor(units.length / 4) * 2)) ;
+  const fib = Buffer.alloc(lead);
+  fib.writeUInt16LE(0xa5ec, 0);
+  const body = Buffer.concat([fib, units, Buffer.from("\r\0", "latin1")]);
+  const word = Buffer.concat([body, Buffer.alloc(Math.max(0, 4608 - body.length))]);
+  return cfb({ WordDocument: word, "1Table": Buffer.alloc(600, 0x01), "\u0005SummaryInformation": Buffer.concat([Buffer.from("feff0000", "hex"), Buffer.alloc(200)]) }, layout);
+}
+
+/** An OLE package's \x01Ole10Native stream holding `data` as the file `name` (as Word's Insert > Object > Package writes it). */
+export function olePackage(name: string, data: Buffer): Buffer {
+  const u16 = (n: number) => Buffer.from([n & 0xff, n >> 8]);
+  const command = Buffer.from(`C:\\Users\\agent\\AppData\\Local\\Temp\\${name}\0`, "latin1");
+  const body = Buffer.concat([u16(2), Buffer.from(`${name}\0C:\\Users\\agent\\${name}\0`, "latin1"), u16(0), u16(3), le32(command.length), command, le32(data.length), data]);
+  return Buffer.concat([le32(body.length), body]);
+}
+
+/** BIFF8 records: type, then length, then data, the data cut into CONTINUE records past 8224 bytes. */
+function biffRecord(type: number, data: Buffer): Buffer {
+  const parts: Buffer[] = [];
+  for (let at = 0, t = type; at === 0 || at < data.length; at += 8224, t = 0x003c) {
+    const piece = data.subarray(at, at + 8224);
+    const head = Buffer.alloc(4);
+    head.writeUInt16LE(t, 0);
+    head.writeUInt16LE(piece.length, 2);
+    parts.push(head, piece);
+  }
+  return Buffer.concat(parts);
+}
+
+/**
+ * An Excel 97 workbook whose shared strings (the SST) are `cells`' texts,
+ * each in 8 bits when it can be (Latin-1), else UTF-16, line breaks kept (a
+ * cell of several lines): a small Workbook stream, so in the mini stream,
+ * its mini sectors in a shuffled order.
+ */
+export function excelXls(cells: string[], layout: CfbLayout = { shuffle: 4 }): Buffer {
+  const strings = cells.map((cell) => {
+    const wide = [...cell].some((c) => c.charCodeAt(0) > 0xff);
+    const head = Buffer.alloc(3);
+    head.writeUInt16LE(cell.length, 0);
+    head[2] = wide ? 1 : 0;
+    return Buffer.concat([head, Buffer.from(cell, wide ? "utf16le" : "latin1")]);
+  });
+  const counts = Buffer.alloc(8);
+  counts.writeUInt32LE(cells.length, 0);
+  counts.writeUInt32LE(cells.length, 4);
+  const bof = Buffer.from("0006050054384d07c1000000060000", "hex").subarray(0, 16);
+  const workbook = Buffer.concat([biffRecord(0x0809, bof), biffRecord(0x00fc, Buffer.concat([counts, ...strings])), biffRecord(0x000a, Buffer.alloc(0))]);
+  return cfb({ Workbook: workbook, "\u0005SummaryInformation": Buffer.concat([Buffer.from("feff0000", "hex"), Buffer.alloc(200)]) }, layout);
+}
+
+/** `text` as RTF's characters: `\`, `{` and `}` escaped, line breaks as \par, anything past ASCII as \uN with a `?` fallback. */
+function rtfTokens(text: string): string[] {
+  const tokens: string[] = [];
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (text[i] === "\n") tokens.push("\\par ");
+    else if (text[i] === "\t") tokens.push("\\tab ");
+    else if (text[i] === "\\" || text[i] === "{" || text[i] === "}") tokens.push(`\\${text[i]}`);
+    else if (c >= 0x80) tokens.push(`\\u${c > 0x7fff ? c - 0x10000 : c}?`);
+    else tokens.push(text[i]!);
+  }
+  return tokens;
+}
+
+/**
+ * An RTF file as Word writes one: a font table, an \info group, then
+ * `text` cut into groups of `run` characters, each with its revision marks,
+ * and a line break (CR LF) every `wrap` characters, in the middle of words.
+ */
+export function rtf(text: string, { run = 5, wrap = 7, info = "" }: { run?: number; wrap?: number; info?: string } = {}): Buffer {
+  const tokens = rtfTokens(text);
+  let body = "";
+  for (let i = 0; i < tokens.length; i += run) {
+    const group = tokens.slice(i, i + run).map((t, k) => ((i + k) % wrap === wrap - 1 ? `${t}\r\n` : t));
+    body += `{\\rtlch\\fcs1 \\af0 \\ltrch\\fcs0 \\insrsid${1000 + (i % 9000)} ${group.join("")}}`;
+  }
+  const head = `{\\rtf1\\adeflang1025\\ansi\\ansicpg1252\\uc1\\adeff31507\\deff0{\\fonttbl{\\f0\\fbidi \\froman\\fcharset0\\fprq2{\\*\\panose 02020603050405020304}Times New Roman;}}\r\n{\\colortbl;\\red0\\green0\\blue0;}{\\*\\generator Microsoft Word 16.0;}{\\info{\\author Agent${info}}{\\operator Agent}{\\creatim\\yr2026\\mo12\\dy4\\hr10\\min0}}\r\n\\paperw12240\\paperh15840\\pard\\plain \\ltrpar\\ql \\f0\\fs24\\insrsid1234 `;
+  return Buffer.from(`${head}${body}\\par }\r\n`, "latin1");
+}
+
 /**
  * Every carrier the corpus puts a text in, by name (its extension last):
  * the content test uses them all, the bench a subset.
@@ -891,9 +1124,12 @@ export const CARRIERS: Record<string, (text: string) => Buffer> = {
   "tar.gz": (t) => zlib.gzipSync(tar({ "report/notes.txt": `Notes\n${t}\n` })),
   "docx-in.tgz": (t) => zlib.gzipSync(tar({ "report/summary.docx": docx(`Report\n${t}`) })),
   "txt.gz": (t) => zlib.gzipSync(Buffer.from(`Notes from the run\n${t}\nend\n`)),
+  "fragmented.doc": (t) => wordDoc(`Report\r${t}\rThanks`),
+  "ministream.xls": (t) => excelXls(["Name", t]),
+  "split-runs.rtf": (t) => rtf(`Report\n${t}\nThanks`),
 };
 
-/** Extensions the corpus uses beyond the default allow list (archives): the tests and the bench allow them. */
-export const CORPUS_EXTRA_ALLOW = ["tar", "gz", "tgz", "bz2", "xz", "7z", "rar", "zip"];
+/** Extensions the corpus uses beyond the default allow list (archives, the compound files and RTF): the tests and the bench allow them. */
+export const CORPUS_EXTRA_ALLOW = ["tar", "gz", "tgz", "bz2", "xz", "7z", "rar", "zip", "doc", "xls", "ppt", "rtf"];
 
 export { makePng };

@@ -2,6 +2,7 @@
 // dynamic import from src/prepare/content.ts), so a text file never pays for
 // it, and each reader does work only for its format.
 import { UNREADABLE_FORMATS, inspectGzip, inspectTar, isGzip, isTar, refuseUnreadable, unreadableArchive } from "./archive.js";
+import { inspectCfb, isCfb } from "./cfb.js";
 import { inspectBmp, inspectGif, inspectJpeg, inspectPng, inspectWebp } from "./images.js";
 import { InspectContext, type Reader } from "./inspect.js";
 import type { KnownSecrets } from "./known.js";
@@ -10,6 +11,7 @@ import { inspectFlac, inspectIsoMedia, inspectMp3, inspectRiff } from "./media.j
 import { inspectMatroska } from "./matroska.js";
 import { inspectOgg } from "./ogg.js";
 import { inspectPdf, inspectPdfSource } from "./pdf.js";
+import { inspectRtf } from "./rtf.js";
 import { inspectZip, inspectZipSource } from "./zip.js";
 
 /**
@@ -64,6 +66,9 @@ const READERS: Record<string, Reader> = {
   tar: inspectTar,
   gz: inspectGzip,
   "tar.gz": inspectGzip,
+  // .doc, .xls, .ppt: file-type names them all `cfb` (21.3).
+  cfb: inspectCfb,
+  rtf: inspectRtf,
   ...Object.fromEntries(Object.entries(UNREADABLE_FORMATS).map(([ext, format]) => [ext, refuseUnreadable(format)])),
 };
 
@@ -74,13 +79,15 @@ export function hasReader(sniffedExt: string): boolean {
 
 /**
  * The reader of a document inside another, by its first bytes: a zip (an
- * embedded workbook, an attached docx), a PDF, a tar or a gzip file (an
- * archive inside an archive); an archive compressed in a way this check does
- * not read gets a refusal.
+ * embedded workbook, an attached docx), a PDF, a compound file (a docx's
+ * OLE object, a workbook inside a .doc), a tar or a gzip file (an archive
+ * inside an archive); an archive compressed in a way this check does not
+ * read gets a refusal.
  */
 function nestedReaderOf(b: Uint8Array): Reader | undefined {
   if (b.length >= 22 && b[0] === 0x50 && b[1] === 0x4b && b[2] === 0x03 && b[3] === 0x04) return inspectZip;
   if (b.length >= 8 && b[0] === 0x25 && b[1] === 0x50 && b[2] === 0x44 && b[3] === 0x46 && b[4] === 0x2d) return inspectPdf;
+  if (isCfb(b)) return inspectCfb;
   if (isGzip(b)) return inspectGzip;
   if (isTar(b)) return inspectTar;
   const unreadable = unreadableArchive(b);

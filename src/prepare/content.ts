@@ -55,9 +55,10 @@ const BINARY_SNIFFS: Record<string, string[]> = {
   docx: ["docx"],
   xlsx: ["xlsx"],
   pptx: ["pptx"],
-  doc: ["cfb", "doc"],
-  xls: ["cfb", "xls"],
-  ppt: ["cfb", "ppt"],
+  // file-type (21.3) names every compound file `cfb`, whatever it holds.
+  doc: ["cfb"],
+  xls: ["cfb"],
+  ppt: ["cfb"],
   odt: ["odt"],
   ods: ["ods"],
   odp: ["odp"],
@@ -81,7 +82,7 @@ export function isTextExtension(ext: string): boolean {
 }
 
 /** Extensions whose format a reader of src/content/carriers.ts knows. */
-const PARSED = new Set(["png", "jpg", "jpeg", "gif", "webp", "bmp", "mp3", "mp4", "mov", "m4a", "wav", "avi", "ogg", "opus", "flac", "webm", "mkv", "pdf", "docx", "xlsx", "pptx", "odt", "ods", "odp", "epub", "zip", "apk", "ipa", "key", "tar", "gz", "tgz", "bz2", "xz", "7z", "rar"]);
+const PARSED = new Set(["png", "jpg", "jpeg", "gif", "webp", "bmp", "mp3", "mp4", "mov", "m4a", "wav", "avi", "ogg", "opus", "flac", "webm", "mkv", "pdf", "docx", "xlsx", "pptx", "odt", "ods", "odp", "epub", "zip", "apk", "ipa", "key", "tar", "gz", "tgz", "bz2", "xz", "7z", "rar", "doc", "xls", "ppt", "rtf"]);
 
 /**
  * Audio and video, whose readers skip the media data, zips, whose reader
@@ -99,7 +100,7 @@ export function readsWholeFile(ext: string): boolean {
  * How a file's bytes are searched for credentials: as text; by a format
  * reader (after staging; an archive compressed in a way no reader here
  * reads is refused by its reader); or, for a binary format nothing here
- * reads (tiff, doc, rtf…), every byte as it is, like text but without
+ * reads (tiff), every byte as it is, like text but without
  * an encoding to check.
  */
 export function scanModeFor(ext: string): "text" | "parsed" | "raw" {

@@ -1,0 +1,161 @@
+// RTF (file-type's `rtf`): scanned as its bytes, and as its text. Word
+// cuts a paragraph into groups wherever its revision marks or formatting
+// change (`{\rtlch\fcs1 \af0 \insrsid1234 ghp_ab}{\insrsid5678 cd}`) and
+// breaks its lines every so often inside words (readers ignore CR and LF),
+// so a key the bytes hold in pieces is whole in the text.
+//
+// The text is the file with control words and their parameters, braces and
+// line breaks taken out, `\'hh` decoded (as a Latin-1 byte), `\uN` turned
+// into its character (narrowed to a byte as utf16.ts does: above U+00FF,
+// 0x80) with its fallback skipped, the paragraph, line, cell and row marks
+// turned into line breaks and tabs (two paragraphs are not one token), and
+// `\binN`'s N bytes skipped. Destinations (`{\*\...}`, the font and style
+// tables, `\info` and its fields, annotations, fields, shapes' properties)
+// keep their text, set apart by line breaks: a key may sit in the
+// document's properties or a comment, and the author's name is not the
+// title's first word. One pass, bytes in and bytes out.
+import type { InspectContext } from "./inspect.js";
+
+export function inspectRtf(b: Uint8Array, ctx: InspectContext): void {
+  ctx.scan("its RTF source", b, 0);
+  ctx.scan("the text of the RTF file", rtfText(b));
+}
+
+const NEWLINE = 1;
+const TAB = 2;
+const SPACE = 3;
+/** A character no token holds (a typographic quote or dash): narrowed as a code unit above U+00FF is. */
+const OTHER = 4;
+const UNICODE = 5;
+const UNICODE_SKIP = 6;
+const BINARY = 7;
+const DESTINATION = 8;
+
+/** A control word's letters as a number (five bits each): up to ten letters, longer ones are none of those below. */
+const MAX_WORD = 10;
+const wordCode = (word: string) => [...word].reduce((code, c) => code * 32 + (c.charCodeAt(0) & 31), 0);
+
+/** The control words that stand for a character or open a destination; every other one is dropped with its parameter. */
+const WORDS = new Map<number, number>([
+  ...["par", "line", "row", "sect", "page", "nestrow", "column"].map((w) => [wordCode(w), NEWLINE] as const),
+  ...["tab", "cell", "nestcell"].map((w) => [wordCode(w), TAB] as const),
+  ...["emspace", "enspace", "qmspace"].map((w) => [wordCode(w), SPACE] as const),
+  ...["lquote", "rquote", "ldblquote", "rdblquote", "bullet", "endash", "emdash"].map((w) => [wordCode(w), OTHER] as const),
+  [wordCode("u"), UNICODE],
+  [wordCode("uc"), UNICODE_SKIP],
+  [wordCode("bin"), BINARY],
+  // Groups of their own text (those `\*` does not mark), set apart from what surrounds them.
+  ...["info", "title", "subject", "author", "manager", "company", "operator", "category", "keywords", "comment", "doccomm", "hlinkbase", "fonttbl", "colortbl", "stylesheet", "field", "fldinst", "fldrslt", "footnote", "header", "footer", "headerl", "headerr", "headerf", "footerl", "footerr", "footerf", "pict", "object", "objdata", "txe", "xe", "tc", "sp", "sn", "sv", "shptxt"].map((w) => [wordCode(w), DESTINATION] as const),
+]);
+
+/** The bytes that end a run of text: CR, LF, braces and the backslash. */
+const SPECIAL = new Uint8Array(256);
+for (const c of [0x0d, 0x0a, 0x7b, 0x7d, 0x5c]) SPECIAL[c] = 1;
+const isLetter = (c: number) => (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a);
+const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
+const hexValue = (c: number) => (isDigit(c) ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : c >= 0x41 && c <= 0x46 ? c - 0x37 : -1);
+/** What a character-standing control word writes. */
+const CHARACTER: Record<number, number> = { [NEWLINE]: 0x0a, [TAB]: 0x09, [SPACE]: 0x20, [OTHER]: 0x80 };
+
+/** The text of an RTF file (see the head of this file); never longer than the file. */
+export function rtfText(b: Uint8Array): Buffer {
+  // The two line breaks a destination adds stand for at least its four bytes (`{\*}`): the text is never longer than the file.
+  const out = Buffer.allocUnsafe(b.length);
+  let n = 0;
+  // Kept per group: \ucN (the fallback characters after each \uN) and whether the group is a destination, as uc * 2 + 1 for one.
+  const outer: number[] = [];
+  let uc = 1;
+  let destination = false;
+  // Right after a brace: the group's first control word says whether it is a destination.
+  let groupStart = false;
+  // Fallback characters still to skip after a \uN: each a byte, a \'hh or a control word; a brace ends them.
+  let skip = 0;
+  const put = (c: number) => {
+    if (skip > 0) skip--;
+    else out[n++] = c;
+  };
+  const startDestination = (isOne: boolean) => {
+    if (groupStart && isOne && !destination) {
+      destination = true;
+      out[n++] = 0x0a;
+    }
+    groupStart = false;
+  };
+  for (let i = 0; i < b.length; ) {
+    const c = b[i]!;
+    if (c === 0x0d || c === 0x0a) {
+      i++;
+    } else if (c === 0x7b) {
+      outer.push(uc * 2 + (destination ? 1 : 0));
+      destination = false;
+      groupStart = true;
+      skip = 0;
+      i++;
+    } else if (c === 0x7d) {
+      if (destination) out[n++] = 0x0a;
+      const kept = outer.pop();
+      if (kept !== undefined) {
+        uc = Math.floor(kept / 2);
+        destination = kept % 2 === 1;
+      }
+      groupStart = false;
+      skip = 0;
+      i++;
+    } else if (c !== 0x5c) {
+      // A run of text, but for the fallback characters a \uN skips.
+      groupStart = false;
+      for (; skip > 0 && i < b.length && !SPECIAL[b[i]!]; i++) skip--;
+      for (; i < b.length && !SPECIAL[b[i]!]; i++) out[n++] = b[i]!;
+    } else if (i + 1 < b.length && isLetter(b[i + 1]!)) {
+      // A control word, its parameter (-?digits), and the space that may end it.
+      let j = i + 1;
+      let code = 0;
+      for (; j < b.length && isLetter(b[j]!); j++) code = code >= 0 && j - i <= MAX_WORD ? code * 32 + (b[j]! & 31) : -1;
+      const negative = b[j] === 0x2d && j + 1 < b.length && isDigit(b[j + 1]!);
+      if (negative) j++;
+      let param: number | undefined;
+      for (; j < b.length && isDigit(b[j]!); j++) param = Math.min(1e9, (param ?? 0) * 10 + (b[j]! - 0x30));
+      if (negative && param !== undefined) param = -param;
+      if (b[j] === 0x20) j++;
+      i = j;
+      const kind = WORDS.get(code);
+      startDestination(kind === DESTINATION);
+      if (kind === BINARY) {
+        // Binary data: its bytes are no text (the scan of the bytes reads them).
+        i = Math.min(b.length, i + Math.max(0, param ?? 0));
+      } else if (skip > 0) {
+        skip--;
+      } else if (kind === UNICODE && param !== undefined) {
+        const unit = param < 0 ? param + 0x10000 : param;
+        out[n++] = unit >= 0 && unit < 0x100 ? unit : 0x80;
+        skip = uc;
+      } else if (kind === UNICODE_SKIP) {
+        uc = Math.max(0, param ?? 1);
+      } else if (kind !== undefined && CHARACTER[kind] !== undefined) {
+        out[n++] = CHARACTER[kind]!;
+      }
+    } else if (b[i + 1] === 0x27) {
+      // \'hh: a byte in the document's code page.
+      groupStart = false;
+      const high = i + 3 < b.length ? hexValue(b[i + 2]!) : -1;
+      const low = i + 3 < b.length ? hexValue(b[i + 3]!) : -1;
+      if (high >= 0 && low >= 0) {
+        put(high * 16 + low);
+        i += 4;
+      } else {
+        i += 2;
+      }
+    } else {
+      // A control symbol: \* (a destination follows), an escaped character, a space or a hyphen, a paragraph (a backslash before a line break).
+      const symbol = b[i + 1];
+      i += 2;
+      startDestination(symbol === 0x2a);
+      if (symbol === 0x5c || symbol === 0x7b || symbol === 0x7d) put(symbol);
+      else if (symbol === 0x7e) put(0x20);
+      else if (symbol === 0x5f) put(0x2d);
+      else if (symbol === 0x0d || symbol === 0x0a) put(0x0a);
+      else if (skip > 0) skip--;
+    }
+  }
+  return out.subarray(0, n);
+}
