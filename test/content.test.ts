@@ -23,7 +23,7 @@ import { hasUtf16Text } from "../src/content/utf16.js";
 import { Refusal } from "../src/core/errors.js";
 import { DEFAULT_ALLOW } from "../src/config/config.js";
 import { rtfText } from "../src/content/rtf.js";
-import { CARRIERS, CORPUS_EXTRA_ALLOW, Fakes, adversarial, bmp, cfb, docx, excelXls, flac, gif, olePackage, rtf, wordDoc, webm, jpeg, jpegMpf, makePng, mp3, mp4, negatives, ogg, oggPages, paxHeader, pdf, pdfOf, pdfSubsetFont, pngChunk, pngWithText, positives, pptx, rng, tar, tarHeader, wav, webp, xlsx, zip } from "./corpus.js";
+import { CARRIERS, CORPUS_EXTRA_ALLOW, Fakes, adversarial, bmp, cfb, docx, excelXls, flac, gif, olePackage, rtf, rtfObject, wordDoc, webm, jpeg, jpegMpf, makePng, mp3, mp4, negatives, ogg, oggPages, paxHeader, pdf, pdfOf, pdfSubsetFont, pngChunk, pngWithText, positives, pptx, rng, tar, tarHeader, wav, webp, xlsx, zip } from "./corpus.js";
 import { NOTHING_LEFT, cli, leftBehind, makeHome, write } from "./helpers.js";
 
 let h: ReturnType<typeof makeHome>;
@@ -772,7 +772,7 @@ describe("compound files (.doc, .xls, .ppt) and RTF", () => {
     expect(leftBehind(h)).toMatchObject({ staging: [] });
   });
 
-  it("reads an RTF file's text: Word's groups and line breaks inside a key, \\'hh and \\uN, the \\info group and an annotation, through the CLI; paragraphs stay apart; publishes a clean one; leaves nothing behind", () => {
+  it("reads an RTF file's text: Word's groups and line breaks inside a key, \\'hh and \\uN, the \\info group and an annotation, an embedded object's data (a compound file, a packaged docx), through the CLI; paragraphs stay apart; publishes a clean one; leaves nothing behind", () => {
     const key = token();
     const escaped = [...key].map((c) => (c === "_" ? "\\'5f" : c === "p" ? "\\u112?" : c)).join("");
     const files = [
@@ -780,13 +780,20 @@ describe("compound files (.doc, .xls, .ppt) and RTF", () => {
       write(work, "info.rtf", rtf("Report", { info: `}{\\title ${key.slice(0, 9)}\r\n${key.slice(9)}` })),
       write(work, "annotation.rtf", Buffer.from(`{\\rtf1\\ansi Report{\\*\\atnid A}{\\*\\annotation \\pard\\plain ${key.slice(0, 20)}\r\n${key.slice(20)}}\\par }`, "latin1")),
       write(work, "escaped.rtf", Buffer.from(`{\\rtf1\\ansi\\uc1 Report ${escaped}\\par }`, "latin1")),
+      write(work, "object.rtf", Buffer.from(`{\\rtf1\\ansi Report\\par ${rtfObject("Excel.Sheet.8", cfb({ Workbook: Buffer.alloc(600), Contents: Buffer.from(`Notes ${key} end`, "utf16le") }, { shuffle: 7 }))}\\par }`, "latin1")),
+      write(work, "package.rtf", Buffer.from(`{\\rtf1\\ansi Report\\par ${rtfObject("Package", olePackage("notes.docx", docx(`Report\n${key}`)).subarray(4))}\\par }`, "latin1")),
       // A label and the next paragraph: one token (`password:Xk9mP2qR7v`) if \par were dropped, as in a .txt two lines.
       write(work, "clean.rtf", rtf("Report\npassword:\nXk9mP2qR7v is the build id\nThanks")),
+      write(work, "clean-object.rtf", Buffer.from(`{\\rtf1\\ansi Report\\par ${rtfObject("Package", olePackage("notes.docx", docx("Report\nhello")).subarray(4))}${rtfObject("Excel.Sheet.8", cfb({ Workbook: Buffer.alloc(6000, 0x20) }, { shuffle: 3 }))}\\par }`, "latin1")),
     ];
     const doc = prepareJson(files);
-    expect(doc.media_dropped.map((d) => [d.code, d.reason])).toEqual(Array(4).fill(["secret_detected", expect.stringContaining("in the text of the RTF file")]));
-    expect(doc.media.map((m) => m.name)).toEqual(["clean.rtf"]);
-    expect(leftBehind(h)).toMatchObject({ outbox: ["clean.rtf"], staging: [] });
+    expect(doc.media_dropped.map((d) => [d.code, d.reason])).toEqual([
+      ...Array(4).fill(["secret_detected", expect.stringContaining("in the text of the RTF file")]),
+      ["secret_detected", expect.stringContaining("in Contents of its embedded object 1")],
+      ["secret_detected", expect.stringContaining("in the text of word/document.xml of the file packaged in its embedded object 1")],
+    ]);
+    expect(doc.media.map((m) => m.name)).toEqual(["clean.rtf", "clean-object.rtf"]);
+    expect(leftBehind(h)).toMatchObject({ outbox: ["clean-object.rtf", "clean.rtf"], staging: [] });
   });
 
   it("takes an RTF file's text out in one pass: control words and their parameters, braces, CR and LF dropped; \\'hh, \\uN (its fallback skipped, \\ucN of the group), escapes and marks turned into bytes; \\binN's bytes skipped", () => {
@@ -841,6 +848,7 @@ describe("damaged files of every format", () => {
       ["xls", excelXls(["Name", "value"])],
       ["ppt", cfb({ "PowerPoint Document": Buffer.alloc(5000, 0x20), Notes: cfb({ Contents: Buffer.from("notes", "utf16le") }) }, { version: 4, shuffle: 2 })],
       ["rtf", rtf("Report\nhello", { info: "}{\\title a title" })],
+      ["rtf", Buffer.from(`{\\rtf1\\ansi Report\\par ${rtfObject("Package", olePackage("notes.docx", docx("Report\nhello")).subarray(4))}}`, "latin1")],
     ];
     /** What file-type names each: a compound file `cfb`, whatever its extension. */
     const sniffed = (ext: string) => (ext === "doc" || ext === "xls" || ext === "ppt" ? "cfb" : ext);

@@ -1061,6 +1061,20 @@ function rtfTokens(text: string): string[] {
   return tokens;
 }
 
+/** Word's hex for binary data in RTF: 128 digits a line. */
+const rtfHex = (b: Buffer) => (b.toString("hex").match(/.{1,128}/g) ?? []).join("\r\n");
+
+/**
+ * An embedded object as Word writes it in RTF: `\objdata`'s hex holds an
+ * OLE1 object ([MS-OLEDS] 2.2.5) of class `className` whose native data is
+ * `data` (a compound file; for a Package, the packager's header and file).
+ */
+export function rtfObject(className: string, data: Buffer): string {
+  const name = Buffer.from(`${className}\0`, "latin1");
+  const ole1 = Buffer.concat([le32(0x501), le32(2), le32(name.length), name, le32(0), le32(0), le32(data.length), data]);
+  return `{\\object\\objemb{\\*\\objclass ${className}}\\objw1440\\objh480{\\*\\objdata \r\n${rtfHex(ole1)}\r\n}{\\result {\\pict\\wmetafile8\\picw1440\\pich480 \r\n${rtfHex(Buffer.alloc(300, 0x11))}}}}`;
+}
+
 /**
  * An RTF file as Word writes one: a font table, an \info group, then
  * `text` cut into groups of `run` characters, each with its revision marks,

@@ -182,12 +182,13 @@ function isEncrypted(name: string, b: Buffer): boolean {
  * The file an OLE package holds (Word's Insert > Object > Package, Outlook's
  * attachments): the \x01Ole10Native stream's size, flags, label and file
  * name (each NUL-ended), two 16-bit fields, the command (its length first),
- * then the data, its length first (as Apache POI and oletools read it).
- * Undefined where the stream is no such package (the scan of its bytes
- * read it anyway).
+ * then the data, its length first (as Apache POI and oletools read it);
+ * `from`: where the label starts (an OLE1 package in RTF has no size and
+ * flags first, 2). Undefined where the stream is no such package (the scan
+ * of its bytes read it anyway).
  */
-function packagedFile(b: Buffer): Buffer | undefined {
-  let at = 6;
+export function packagedFile(b: Buffer, from = 6): Buffer | undefined {
+  let at = from;
   for (let strings = 0; strings < 2; strings++) {
     const nul = b.indexOf(0, at);
     if (nul < 0) return undefined;

@@ -14,11 +14,75 @@
 // keep their text, set apart by line breaks: a key may sit in the
 // document's properties or a comment, and the author's name is not the
 // title's first word. One pass, bytes in and bytes out.
+//
+// An embedded object (`{\*\objdata hex}`: an OLE1 object, whose data is a
+// compound file, or an OLE package holding a file) is decoded from its hex
+// and scanned, and its data read by its reader; a picture's hex is not
+// decoded (its pixels, in the text as hex digits).
+import { packagedFile } from "./cfb.js";
 import type { InspectContext } from "./inspect.js";
 
 export function inspectRtf(b: Uint8Array, ctx: InspectContext): void {
   ctx.scan("its RTF source", b, 0);
   ctx.scan("the text of the RTF file", rtfText(b));
+  rtfObjects(b).forEach((object, k) => {
+    const part = `its embedded object ${k + 1}`;
+    ctx.scan(part, object);
+    const native = nativeData(object);
+    if (!native) return;
+    ctx.readNested(part, native.data);
+    const packaged = native.className === "Package" ? packagedFile(native.data, 2) : undefined;
+    if (packaged) ctx.readNested(`the file packaged in ${part}`, packaged);
+  });
+}
+
+const OBJDATA = Buffer.from("\\objdata", "latin1");
+
+/** The data of each `\objdata` destination, its hex decoded (spaces and line breaks between the digits skipped), up to the brace that ends it. */
+export function rtfObjects(b: Uint8Array): Buffer[] {
+  const src = Buffer.from(b.buffer, b.byteOffset, b.length);
+  const objects: Buffer[] = [];
+  for (let at = src.indexOf(OBJDATA); at >= 0; at = src.indexOf(OBJDATA, at)) {
+    const from = at + OBJDATA.length;
+    const brace = src.indexOf(0x7d, from);
+    const end = brace < 0 ? src.length : brace;
+    const out = Buffer.allocUnsafe((end - from) >> 1);
+    let n = 0;
+    let high = -1;
+    for (let i = from; i < end; i++) {
+      const digit = hexValue(src[i]!);
+      if (digit < 0) continue;
+      if (high < 0) high = digit;
+      else {
+        out[n++] = high * 16 + digit;
+        high = -1;
+      }
+    }
+    objects.push(out.subarray(0, n));
+    at = end;
+  }
+  return objects;
+}
+
+/**
+ * An OLE1 embedded object's class and native data ([MS-OLEDS] 2.2.4 and
+ * 2.2.5: version, format 2, the class, topic and item names each with its
+ * length first, then the data with its length first); undefined for a
+ * linked object or one cut short.
+ */
+function nativeData(o: Buffer): { className: string; data: Buffer } | undefined {
+  if (o.length < 8 || o.readUInt32LE(4) !== 2) return undefined;
+  let at = 8;
+  let className = "";
+  for (let name = 0; name < 3; name++) {
+    if (at + 4 > o.length) return undefined;
+    const length = o.readUInt32LE(at);
+    if (name === 0) className = o.toString("latin1", at + 4, Math.min(o.length, at + 4 + length, at + 4 + 256)).split("\0")[0]!;
+    at += 4 + length;
+  }
+  if (at + 4 > o.length) return undefined;
+  const size = o.readUInt32LE(at);
+  return at + 4 + size <= o.length ? { className, data: o.subarray(at + 4, at + 4 + size) } : undefined;
 }
 
 const NEWLINE = 1;
