@@ -855,7 +855,7 @@ export interface CfbLayout {
   version?: 3 | 4;
   /** Lay the sectors and mini sectors after the FAT out in an order shuffled from this seed, as a file saved over and over has them. */
   shuffle?: number;
-  /** Changes the FAT (each sector's next) and mini FAT before they are written; `chains` gives each stream's sectors by name ("" the directory, "\0mini" the mini stream). */
+  /** Changes the FAT (each sector's next) and mini FAT before they are written; `chains` gives each stream's sectors by name ("" the directory, "\0mini" the mini stream, "mini:NAME" a small stream's mini sectors). */
   patch?: (fat: number[], miniFat: number[], chains: Record<string, number[]>) => void;
   /** Directory entries of no stream (type 0) after the streams'. */
   emptyEntries?: number;
@@ -996,7 +996,7 @@ export function cfb(streams: Record<string, Buffer>, layout: CfbLayout = {}): Bu
 export function wordDoc(text: string, layout: CfbLayout = { shuffle: 3 }): Buffer {
   const units = Buffer.from(text, "utf16le");
   // The FIB's first bytes (wIdent 0xA5EC), then zeros up to where the text's middle meets the end of the stream's second sector.
-  const lead = Math.max(32, 1024 - (Math.floor(units.length / 4) * 2)) ;
+  const lead = Math.max(32, 1024 - Math.floor(units.length / 4) * 2);
   const fib = Buffer.alloc(lead);
   fib.writeUInt16LE(0xa5ec, 0);
   const body = Buffer.concat([fib, units, Buffer.from("\r\0", "latin1")]);
