@@ -348,6 +348,36 @@ export function docxWithObject(text: string): Buffer {
   return docx("See the attached object.", 7, { "word/embeddings/oleObject1.bin": object });
 }
 
+/**
+ * A grayscale little-endian TIFF of `pixels` (8 bits a pixel, one strip)
+ * with `text` in an XPComment tag (0x9C9C, BYTE: UTF-16LE with its NUL, as
+ * Windows' file properties write it).
+ */
+export function tiffWithXpComment(text: string, pixels: Buffer = Buffer.alloc(64, 0x80), width = 8): Buffer {
+  const comment = Buffer.from(`${text}\0`, "utf16le");
+  const tags: [number, number, number, number][] = [];
+  const ifdAt = 8;
+  const entries = 9;
+  const commentAt = ifdAt + 2 + 12 * entries + 4;
+  const pixelsAt = commentAt + comment.length + (comment.length % 2);
+  const SHORT = 3;
+  const LONG = 4;
+  tags.push([256, SHORT, 1, width], [257, SHORT, 1, Math.ceil(pixels.length / width)], [258, SHORT, 1, 8], [259, SHORT, 1, 1], [262, SHORT, 1, 1]);
+  tags.push([273, LONG, 1, pixelsAt], [278, SHORT, 1, Math.ceil(pixels.length / width)], [279, LONG, 1, pixels.length], [0x9c9c, 1, comment.length, commentAt]);
+  const ifd = Buffer.alloc(2 + 12 * entries + 4);
+  ifd.writeUInt16LE(entries, 0);
+  tags.forEach(([tag, type, count, value], i) => {
+    const at = 2 + 12 * i;
+    ifd.writeUInt16LE(tag, at);
+    ifd.writeUInt16LE(type, at + 2);
+    ifd.writeUInt32LE(count, at + 4);
+    if (type === SHORT) ifd.writeUInt16LE(value, at + 8);
+    else ifd.writeUInt32LE(value, at + 8);
+  });
+  const header = Buffer.from([0x49, 0x49, 0x2a, 0x00, ifdAt, 0, 0, 0]);
+  return Buffer.concat([header, ifd, comment, Buffer.alloc(comment.length % 2), pixels]);
+}
+
 /** A PDF with `file` attached (an EmbeddedFile stream, compressed). */
 export function pdfAttachment(file: Buffer): Buffer {
   const body = zlib.deflateSync(file);
@@ -1141,9 +1171,10 @@ export const CARRIERS: Record<string, (text: string) => Buffer> = {
   "fragmented.doc": (t) => wordDoc(`Report\r${t}\rThanks`),
   "ministream.xls": (t) => excelXls(["Name", t]),
   "split-runs.rtf": (t) => rtf(`Report\n${t}\nThanks`),
+  "xpcomment.tiff": (t) => tiffWithXpComment(t),
 };
 
-/** Extensions the corpus uses beyond the default allow list (archives, the compound files and RTF): the tests and the bench allow them. */
-export const CORPUS_EXTRA_ALLOW = ["tar", "gz", "tgz", "bz2", "xz", "7z", "rar", "zip", "doc", "xls", "ppt", "rtf"];
+/** Extensions the corpus uses beyond the default allow list (archives, the compound files and RTF, TIFF): the tests and the bench allow them. */
+export const CORPUS_EXTRA_ALLOW = ["tar", "gz", "tgz", "bz2", "xz", "7z", "rar", "zip", "doc", "xls", "ppt", "rtf", "tiff"];
 
 export { makePng };

@@ -40,6 +40,10 @@ export function narrowUtf16(block: Uint8Array, order: "le" | "be", state: Utf16S
 
 const printable = (c: number) => c >= 0x20 && c <= 0x7e;
 
+/** utf16TextAlignments' bits: text whose units start at an even byte (little-endian there, or big-endian from the byte before), or at an odd one. */
+export const FROM_EVEN = 1;
+export const FROM_ODD = 2;
+
 /**
  * Whether `b` holds a run of eight or more ASCII characters in UTF-16,
  * either byte order or alignment: the least a credential is. Such a run
@@ -49,15 +53,29 @@ const printable = (c: number) => c >= 0x20 && c <= 0x7e;
  * The blocks before the first NUL cannot qualify and are not looked at.
  */
 export function hasUtf16Text(b: Uint8Array): boolean {
+  return utf16TextAlignments(b, true) !== 0;
+}
+
+/**
+ * hasUtf16Text per alignment: FROM_EVEN, FROM_ODD, both or neither (the raw
+ * scan reads only the alignment that holds text). With `first`, the answer
+ * once one is found.
+ */
+export function utf16TextAlignments(b: Uint8Array, first = false): number {
   // Such a block holds NULs: a part with none (an XML part, a text view) is turned down by one native search.
   const nul = Buffer.from(b.buffer, b.byteOffset, b.length).indexOf(0);
-  if (nul < 0) return false;
+  if (nul < 0) return 0;
+  let found = 0;
+  // An alignment once found is not looked for again: in a block of UTF-16 text, the other one costs a byte a group.
   for (let p = nul & ~7; p + 8 <= b.length; p += 8) {
-    if (b[p + 1] === 0 && b[p + 3] === 0 && b[p + 5] === 0 && b[p + 7] === 0) {
-      if (printable(b[p]!) && printable(b[p + 2]!) && printable(b[p + 4]!) && printable(b[p + 6]!)) return true;
-    } else if (b[p] === 0 && b[p + 2] === 0 && b[p + 4] === 0 && b[p + 6] === 0) {
-      if (printable(b[p + 1]!) && printable(b[p + 3]!) && printable(b[p + 5]!) && printable(b[p + 7]!)) return true;
-    }
+    if ((found & FROM_EVEN) === 0 && b[p + 1] === 0 && b[p + 3] === 0 && b[p + 5] === 0 && b[p + 7] === 0) {
+      if (!(printable(b[p]!) && printable(b[p + 2]!) && printable(b[p + 4]!) && printable(b[p + 6]!))) continue;
+      found |= FROM_EVEN;
+    } else if ((found & FROM_ODD) === 0 && b[p] === 0 && b[p + 2] === 0 && b[p + 4] === 0 && b[p + 6] === 0) {
+      if (!(printable(b[p + 1]!) && printable(b[p + 3]!) && printable(b[p + 5]!) && printable(b[p + 7]!))) continue;
+      found |= FROM_ODD;
+    } else continue;
+    if (first || found === (FROM_EVEN | FROM_ODD)) return found;
   }
-  return false;
+  return found;
 }

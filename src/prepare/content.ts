@@ -100,8 +100,9 @@ export function readsWholeFile(ext: string): boolean {
  * How a file's bytes are searched for credentials: as text; by a format
  * reader (after staging; an archive compressed in a way no reader here
  * reads is refused by its reader); or, for a binary format nothing here
- * reads (tiff), every byte as it is, like text but without
- * an encoding to check.
+ * reads (tiff, any type file-type knows and no reader here does), every
+ * byte as it is and as UTF-16 at both alignments (src/prepare/raw-utf16.ts),
+ * like text but without an encoding to check.
  */
 export function scanModeFor(ext: string): "text" | "parsed" | "raw" {
   return isTextExtension(ext) ? "text" : PARSED.has(ext) ? "parsed" : "raw";

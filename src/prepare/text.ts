@@ -3,12 +3,14 @@
 // staged, or on ranges of the staging file read back (text-check.ts shares a
 // large file between two threads); either way memory stays flat whatever the
 // file's size, and the verdict is the same. With `raw`, only the credential
-// scan runs: the bytes of a binary format nothing parses (see content.ts).
+// scan runs: the bytes of a binary format nothing parses (see content.ts),
+// as they are and as UTF-16 at both alignments (raw-utf16.ts).
 import { isUtf8 } from "node:buffer";
 import { type KnownSecrets, NO_KNOWN_SECRETS } from "../content/known.js";
 import { readAt } from "../core/read-at.js";
 import { BLOCK, CONTEXT, OVERLAP, SecretScanner } from "../content/scan.js";
 import { type Utf16State, narrowUtf16, utf16Order } from "../content/utf16.js";
+import { RawUtf16Scan, UTF16_TAIL } from "./raw-utf16.js";
 
 export interface TextVerdict {
   hasNul: boolean;
@@ -69,10 +71,13 @@ export class TextScanner {
   private order: "le" | "be" | undefined;
   private utf16: Utf16State = { pendingHigh: false, valid: true, hasNul: false };
   private secrets: SecretScanner;
+  /** With `raw`: the bytes read as UTF-16. */
+  private asUtf16: RawUtf16Scan | undefined;
   private readonly verdict: TextVerdict = { hasNul: false, validUtf8: true };
 
   constructor(private readonly options: TextScannerOptions = {}) {
     this.secrets = new SecretScanner(options.known ?? NO_KNOWN_SECRETS);
+    if (options.raw) this.asUtf16 = new RawUtf16Scan(options.known ?? NO_KNOWN_SECRETS);
   }
 
   /**
@@ -91,7 +96,7 @@ export class TextScanner {
     }
     const order = options.raw ? undefined : utf16Order(readRange(fd, 0, Math.min(2, size)));
     // The bytes before `from` that the scan of the range before deferred, and their context. UTF-16 narrows to half: twice the bytes.
-    const start = Math.max(0, from - (order ? 2 : 1) * (OVERLAP + CONTEXT));
+    const start = Math.max(0, from - (options.raw ? UTF16_TAIL : (order ? 2 : 1) * (OVERLAP + CONTEXT)));
     const bytes = readRange(fd, start, to);
     const before = bytes.subarray(0, from - start);
     scanner.started = true;
@@ -105,6 +110,7 @@ export class TextScanner {
     } else {
       scanner.secrets = new SecretScanner(options.known ?? NO_KNOWN_SECRETS, from);
       scanner.secrets.setContext(before);
+      if (options.raw) scanner.asUtf16 = new RawUtf16Scan(options.known ?? NO_KNOWN_SECRETS, from, before);
       scanner.carry = Buffer.from(before.subarray(completeLength(before)));
     }
     scanner.push(bytes.subarray(from - start));
@@ -161,8 +167,8 @@ export class TextScanner {
         }
       }
     }
-    if (this.options.raw) {
-      this.secrets.scanBlock(block, final);
+    if (this.asUtf16) {
+      this.judgeRaw(block, final, this.asUtf16);
       return;
     }
     const v = this.verdict;
@@ -178,6 +184,22 @@ export class TextScanner {
     if (!v.hasNul && block.includes(0)) v.hasNul = true;
     if (v.validUtf8) this.checkUtf8(block, final);
     this.secrets.scanBlock(block, final);
+  }
+
+  /**
+   * A binary's bytes, as they are and as UTF-16. The verdict is the first
+   * block's to find anything (the ranges of judgeFileRange end on blocks),
+   * of its findings the first in the file; later blocks are not read.
+   */
+  private judgeRaw(block: Buffer, final: boolean, asUtf16: RawUtf16Scan): void {
+    if (this.verdict.secret !== undefined) return;
+    this.secrets.scanBlock(block, final);
+    const inUtf16 = asUtf16.judge(block, final);
+    const asIs = this.secrets.finding;
+    const first = asIs && inUtf16 ? (inUtf16.offset < asIs.offset ? inUtf16 : asIs) : (asIs ?? inUtf16);
+    if (!first) return;
+    this.verdict.secret = first.what;
+    this.verdict.secretAt = first.offset;
   }
 
   /** Validates `block` after the sequence the previous one left incomplete, without copying it. */
