@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { fakeSystemctl, gatewayRoot, put, run, snapshot, which } from "./deploy-helpers";
+import { HERMES_JSON_STORES } from "../src/content/known.js";
 import { BIN, cli, makeHome, png, write } from "./helpers";
 
 let t: ReturnType<typeof makeHome>;
@@ -273,12 +274,28 @@ describe("install systemd --root", () => {
     expect(r.stderr).toContain("hermes-nothere.service is not installed");
   });
 
-  it("--gate --dry-run prints the gate's socket, service (an agent's Hermes .env copied for it, read as the agent) and config; a real --gate install under --root is refused", () => {
+  it("--gate --dry-run prints the gate's socket, service (an agent's Hermes .env and credential stores copied for it, read as the agent) and config; a real --gate install under --root is refused", () => {
     // The gate runs on a real systemd in test/gate-systemd.test.ts; this is the rendering, without accounts.
     const root = path.join(t.home, "target");
     put(path.join(root, ETC, "hermes-gateway.service"), "[Service]\nUser=nobody\nEnvironment=HERMES_HOME=/home/agent/.hermes\nExecStart=/bin/true\n");
     put(path.join(root, "home/agent/.hermes/.env"), "TOKEN=secretsecret\n", 0o600);
     put(path.join(root, "home/agent/.hermes/profiles/work/.env"), "TOKEN=othersecret\n", 0o600);
+    // An MCP server's token file is named once it exists; a file of mcp-tokens/ that is no .json is not.
+    put(path.join(root, "home/agent/.hermes/mcp-tokens/github.json"), '{"access_token": "mcpaccesstoken"}\n', 0o600);
+    put(path.join(root, "home/agent/.hermes/mcp-tokens/notes.txt"), "not a token file\n", 0o600);
+    // The .env files first, then each home's and profile's JSON stores, optional ("?": named before they exist, no news when absent).
+    const stores = (dir: string) => HERMES_JSON_STORES.map((store) => `nobody:?${dir}/${store}`);
+    const secretWords = (profiles: string[], profileEnvs: string[]) =>
+      [
+        "nobody:/home/agent/.hermes/.env",
+        ...profileEnvs.map((p) => `nobody:/home/agent/.hermes/profiles/${p}/.env`),
+        ...stores("/home/agent/.hermes"),
+        "nobody:?/home/agent/.hermes/mcp-tokens/github.json",
+        ...profiles.flatMap((p) => stores(`/home/agent/.hermes/profiles/${p}`)),
+      ].join(" ");
+    const words = secretWords(["work"], ["work"]);
+    expect(words).toContain("nobody:?/home/agent/.hermes/auth.json nobody:?/home/agent/.hermes/.anthropic_oauth.json");
+    expect(words).toContain("nobody:?/home/agent/.hermes/profiles/work/cache/bws_cache.json");
     const before = snapshot(root);
     const r = install(root, "--gate", "--dry-run", "--strict");
     expect(r.code, r.stderr).toBe(0);
@@ -291,7 +308,7 @@ describe("install systemd --root", () => {
     expect(service).toContain("ReadWritePaths=/srv/media-outbox\n");
     // The agents' .env files are copied at each start by gate-secrets, each read as its agent (here the gateway's user), never by systemd as root.
     expect(service).toContain(
-      `RuntimeDirectory=media-outbox-gate\nRuntimeDirectoryMode=0700\nEnvironment=CREDENTIALS_DIRECTORY=/run/media-outbox-gate\nExecStartPre=-+${process.execPath} ${BIN} gate-secrets --into /run/media-outbox-gate nobody:/home/agent/.hermes/.env nobody:/home/agent/.hermes/profiles/work/.env\n`,
+      `RuntimeDirectory=media-outbox-gate\nRuntimeDirectoryMode=0700\nEnvironment=CREDENTIALS_DIRECTORY=/run/media-outbox-gate\nExecStartPre=-+${process.execPath} ${BIN} gate-secrets --into /run/media-outbox-gate ${words}\n`,
     );
     expect(service).not.toContain("LoadCredential");
     expect(service).toContain(`ExecStart=${process.execPath} ${BIN} serve --outbox /srv/media-outbox/outbox\n`);
@@ -314,7 +331,7 @@ describe("install systemd --root", () => {
     expect(watched.code, watched.stderr).toBe(0);
     const watch = watched.stdout.split(/^==> /m).find((f) => f.startsWith(path.join(root, ETC, "media-outbox-watch.service")))!;
     expect(watch).toContain(
-      `RuntimeDirectory=media-outbox-watch\nRuntimeDirectoryMode=0700\nEnvironment=CREDENTIALS_DIRECTORY=/run/media-outbox-watch\nExecStartPre=-+${process.execPath} ${BIN} gate-secrets --into /run/media-outbox-watch nobody:/home/agent/.hermes/.env nobody:/home/agent/.hermes/profiles/work/.env\n`,
+      `RuntimeDirectory=media-outbox-watch\nRuntimeDirectoryMode=0700\nEnvironment=CREDENTIALS_DIRECTORY=/run/media-outbox-watch\nExecStartPre=-+${process.execPath} ${BIN} gate-secrets --into /run/media-outbox-watch ${words}\n`,
     );
     expect(file(`${ETC}/media-outbox-janitor.service`)).not.toContain("gate-secrets");
 
@@ -326,16 +343,45 @@ describe("install systemd --root", () => {
     expect(user.code).toBe(2);
     expect(user.stderr).toContain("use --system, not --user");
 
-    // A home's own .env is named before it exists (its path unit sees it created); a profile's only once it does.
+    // A home's own .env is named before it exists (its path unit sees it created); a profile's only once it does,
+    // and the stores of every profile there is, before they exist.
     fs.rmSync(path.join(root, "home/agent/.hermes/.env"));
     fs.mkdirSync(path.join(root, "home/agent/.hermes/profiles/empty"));
     const early = install(root, "--gate", "--dry-run");
     expect(early.code, early.stderr).toBe(0);
+    const earlyWords = secretWords(["empty", "work"], ["work"]);
     const gateLine = early.stdout.split("\n").find((l) => l.startsWith("ExecStartPre=-+"));
-    expect(gateLine).toBe(`ExecStartPre=-+${process.execPath} ${BIN} gate-secrets --into /run/media-outbox-gate nobody:/home/agent/.hermes/.env nobody:/home/agent/.hermes/profiles/work/.env`);
-    expect(early.stdout).toContain("PathChanged=/home/agent/.hermes/.env\nPathChanged=/home/agent/.hermes/profiles/work/.env\n");
+    expect(gateLine).toBe(`ExecStartPre=-+${process.execPath} ${BIN} gate-secrets --into /run/media-outbox-gate ${earlyWords}`);
+    expect(earlyWords).not.toContain("profiles/empty/.env");
+    // Every file named is watched, the optional ones too (a store made after install is copied once it is written):
+    // those there at install by one path unit, the others by another (their directories' events would drop the first's).
+    const unitText = (name: string) => early.stdout.split(/^==> /m).find((f) => f.startsWith(path.join(root, ETC, name)))!;
+    const watchedBy = (name: string) => unitText(name).split("\n").filter((l) => l.startsWith("PathChanged=")).map((l) => l.slice("PathChanged=".length));
+    const there = ["/home/agent/.hermes/profiles/work/.env", "/home/agent/.hermes/mcp-tokens/github.json"];
+    expect(watchedBy("media-outbox-gate-secrets.path")).toEqual(there);
+    const named = earlyWords.split(" ").map((w) => w.slice(w.indexOf(":") + 1).replace(/^\?/, ""));
+    expect(watchedBy("media-outbox-gate-secrets-new.path")).toEqual(named.filter((f) => !there.includes(f)));
+    expect(watchedBy("media-outbox-gate-secrets-new.path")).toEqual(expect.arrayContaining(["/home/agent/.hermes/.env", "/home/agent/.hermes/auth.json", "/home/agent/.hermes/profiles/empty/auth.json"]));
+    for (const name of ["media-outbox-gate-secrets.path", "media-outbox-gate-secrets-new.path"]) expect(unitText(name)).toContain("Unit=media-outbox-gate-secrets.service\n");
   });
 });
+
+  it("--gate notes when the path unit would watch more files than half the inotify instances root may have (systemd takes one per PathChanged=)", () => {
+    const root = path.join(t.home, "target");
+    put(path.join(root, ETC, "hermes-gateway.service"), "[Service]\nUser=nobody\nEnvironment=HERMES_HOME=/home/agent/.hermes\nExecStart=/bin/true\n");
+    put(path.join(root, "home/agent/.hermes/.env"), "TOKEN=secretsecret\n", 0o600);
+    const few = install(root, "--gate", "--dry-run");
+    expect(few.code, few.stderr).toBe(0);
+    expect(few.stderr).not.toContain("inotify");
+    // Enough profiles (each names its stores) to pass half of this machine's limit.
+    const instances = Number(fs.readFileSync("/proc/sys/fs/inotify/max_user_instances", "utf8"));
+    const files = (profiles: number) => (1 + profiles) * (1 + HERMES_JSON_STORES.length) - profiles;
+    let profiles = 0;
+    while (files(profiles) <= instances / 2) fs.mkdirSync(path.join(root, `home/agent/.hermes/profiles/p${profiles++}`), { recursive: true });
+    const many = install(root, "--gate", "--dry-run");
+    expect(many.code, many.stderr).toBe(0);
+    expect(many.stderr).toContain(`media-outbox-gate-secrets.path and media-outbox-gate-secrets-new.path watch ${files(profiles)} files, and systemd gives each its own inotify instance, of the ${instances} root may have`);
+  });
 
   it("--gate refuses a gateway whose agents would never ask the gate: MEDIA_OUTBOX_DIR set by its unit or by a Hermes .env", () => {
     const root = path.join(t.home, "target");

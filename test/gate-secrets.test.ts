@@ -1,9 +1,10 @@
 // gate-secrets: what the gate's unit runs as root before the gate, to copy
-// each agent's Hermes .env for the content checks. The agent owns that file
-// and may replace it with anything: a link to a file only root (or another
-// agent) may read, a FIFO, a huge file, nothing at all. Each is tried here
-// with real files and the real user nobody as the agent (the tests run as
-// root); the CLI runs as a subprocess, bounded so that a hang fails the test.
+// each agent's Hermes .env and credential stores for the content checks. The
+// agent owns those files and may replace one with anything: a link to a file
+// only root (or another agent) may read, a FIFO, a huge file, nothing at all.
+// Each is tried here with real files and the real user nobody as the agent
+// (the tests run as root); the CLI runs as a subprocess, bounded so that a
+// hang fails the test.
 import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -61,7 +62,7 @@ afterAll(() => {
   fs.rmSync(base, { recursive: true, force: true });
 });
 
-describe("gate-secrets: each agent's .env read as that agent, never blocking, the gate always started", () => {
+describe("gate-secrets: each agent's .env and credential stores read as that agent, never blocking, the gate always started", () => {
   it("copies a file the agent may read, 0400 and owned by the runtime directory's owner; skips every other thing an agent can put in its place", () => {
     const own = file("own.env", SECRET);
     // Only root may read it (as /etc/shadow); another user's .env; a file over 1 MiB; a FIFO; a directory; nothing.
@@ -108,7 +109,38 @@ describe("gate-secrets: each agent's .env read as that agent, never blocking, th
       `media-outbox: gate-secrets: skipped ${dir} (read as nobody): it is not a regular file; the gate will not know its values`,
       `media-outbox: gate-secrets: skipped ${gone} (read as nobody): it does not exist; the gate will not know its values`,
       `media-outbox: gate-secrets: skipped ${own} (read as nosuchuser): there is no user nosuchuser; the gate will not know its values`,
-      "media-outbox: gate-secrets: 2 of 9 Hermes .env file(s) copied for the gate",
+      "media-outbox: gate-secrets: 2 of 9 Hermes secret file(s) copied for the gate",
+    ]);
+  });
+
+  it("a store named optional (USER:?FILE) that is not there is counted, not named; one that is there is copied, read as its agent; one there but not to be taken is named", () => {
+    const intoOwn = path.join(base, "run-optional");
+    fs.mkdirSync(intoOwn, { mode: 0o700 });
+    fs.chownSync(intoOwn, DAEMON, DAEMON);
+    const store = file("auth.json", '{"providers": {"nous": {"refresh_token": "nousRefreshTokenOnlyForTheseTests"}}}\n');
+    const dotEnv = file("optional-test.env", SECRET);
+    // Not there: the store itself, a store whose directory is not there either, one under a file (ENOTDIR); a required file not there.
+    const absent = path.join(agentHome, "google_token.json");
+    const noDir = path.join(agentHome, "cache", "bws_cache.json");
+    const underFile = path.join(dotEnv, "google_oauth.json");
+    const gone = path.join(agentHome, "gone-again.env");
+    // There, but not the agent's to read: named even though optional (root could read it; the agent may not).
+    const rootOnly = path.join(base, "root-only-store.json");
+    fs.writeFileSync(rootOnly, '{"access_token": "rootOnlyTokenNeverCopiedForTheAgent"}\n', { mode: 0o600 });
+    const toRoot = link(".anthropic_oauth.json", rootOnly);
+
+    const entries = [`nobody:${dotEnv}`, `nobody:?${store}`, `nobody:?${absent}`, `nobody:?${noDir}`, `nobody:?${underFile}`, `nobody:?${toRoot}`, `nobody:${gone}`];
+    const r = run(["--into", intoOwn, ...entries]);
+    expect(r.signal, "gate-secrets hung").toBeNull();
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.readdirSync(intoOwn).sort()).toEqual(["hermes-env-0", "hermes-env-1"]);
+    expect(fs.readFileSync(path.join(intoOwn, "hermes-env-1"), "utf8")).toContain("nousRefreshTokenOnlyForTheseTests");
+    const copy = fs.statSync(path.join(intoOwn, "hermes-env-1"));
+    expect([copy.uid, copy.gid, copy.mode & 0o7777]).toEqual([DAEMON, DAEMON, 0o400]);
+    expect(r.stderr.split("\n").filter((l) => l !== "")).toEqual([
+      `media-outbox: gate-secrets: skipped ${toRoot} (read as nobody): its user may not read it; the gate will not know its values`,
+      `media-outbox: gate-secrets: skipped ${gone} (read as nobody): it does not exist; the gate will not know its values`,
+      "media-outbox: gate-secrets: 2 of 7 Hermes secret file(s) copied for the gate (3 optional store(s) not there)",
     ]);
   });
 
@@ -131,6 +163,8 @@ describe("gate-secrets: each agent's .env read as that agent, never blocking, th
       [["--into", path.join(base, "no-such-dir"), `nobody:${path.join(agentHome, "own.env")}`], {}, /no-such-dir is not a directory/],
       [["--into", into, "nobody:relative/.env"], {}, /is not USER:\/ABSOLUTE\/PATH/],
       [["--into", into, "/no/user.env"], {}, /is not USER:\/ABSOLUTE\/PATH/],
+      [["--into", into, "nobody:?relative/auth.json"], {}, /is not USER:\/ABSOLUTE\/PATH or USER:\?\/ABSOLUTE\/PATH/],
+      [["--into", into, "nobody:??/auth.json"], {}, /is not USER:\/ABSOLUTE\/PATH/],
       [[`nobody:${path.join(agentHome, "own.env")}`], {}, /--into DIR is required/],
     ];
     for (const [args, opts, message] of cases) {

@@ -6,6 +6,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HERMES_JSON_STORES } from "../src/content/known.js";
 import { type Snapshot, snapshot } from "./deploy-helpers";
 import { BIN, ROOT, png } from "./helpers";
 import { type ExecOptions, SystemdContainer } from "./systemd-container";
@@ -26,6 +27,8 @@ const SECRET = "7000000001:AAHfakeTokenValueOnlyForTheseTests";
 /** A value only the agent's .env makes a secret (no pattern knows it): refused by the gate only if it knows the .env. */
 const KNOWN = "Qm7vLx2Pw9Zk4Tr8Yb3N";
 const DOT_ENV = `TELEGRAM_BOT_TOKEN=${SECRET}\nMY_CUSTOM_SERVICE_KEY=${KNOWN}`;
+/** A Hermes home's JSON credential stores as the gate-secrets line names them: optional ("?"), read as `user`. */
+const storeWords = (user: string, home: string) => HERMES_JSON_STORES.map((store) => `${user}:?${home}/${store}`).join(" ");
 
 /** media-outbox inside the container (as root unless `user` is given). */
 const mo = (args: string[], opts: ExecOptions = {}) => c.exec([NODE, BIN, ...args], opts);
@@ -258,8 +261,21 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
       await waitUntil(() => exists("/srv/cycle/drop/leak.txt.media") || exists("/srv/cycle/drop/leak.txt.refused"), "the watch's receipt");
       expect(out("cat /srv/cycle/drop/leak.txt.refused", { user: "agent" })).toContain("MY_CUSTOM_SERVICE_KEY (credential hermes-env-0)");
       expect(exists("/srv/cycle/outbox/leak.txt")).toBe(false);
-      // A changed .env is copied for the watch too, not only for the gate.
-      expect(out("systemctl cat media-outbox-gate-secrets.service").split("\n")).toContain(`ExecStart=-+${NODE} ${BIN} gate-secrets --into /run/media-outbox-watch agent:/home/agent/.hermes/.env other:/home/other/.hermes/.env`);
+      // A credential store written after install (auth.json appears on the first `hermes auth`) is named all the same:
+      // the gate refuses its token (prepare through the gate).
+      const refreshToken = "Nr9Kd2Wq7Lx3Vb8Tz5Hc";
+      c.run(["sh", "-ec", `printf '{"providers": {"nous": {"refresh_token": "${refreshToken}"}}}\\n' > /home/agent/.hermes/.auth.new && mv /home/agent/.hermes/.auth.new /home/agent/.hermes/auth.json && printf 'notes: ${refreshToken}\\n' > /home/agent/auth-leak.txt`], { user: "agent" });
+      await waitUntil(() => exists("/run/media-outbox-watch/hermes-env-2"), "the watch's copy of the new auth.json", 20_000);
+      const authLeak = mo(["prepare", "/home/agent/auth-leak.txt"], { user: "agent" });
+      expect(authLeak.code, authLeak.stdout + authLeak.stderr).toBe(1);
+      expect(authLeak.stderr).toContain("providers.nous.refresh_token (credential hermes-env-2)");
+      // Made after install, it was copied at once; its later changes may go unseen (among the missing files' events): doctor says to install again.
+      const doctor = JSON.parse(mo(["doctor", "--json", "--no-probe"]).stdout) as { checks: { check: string; status: string; message: string }[] };
+      expect(doctor.checks.filter((x) => x.check === "gate secrets" && x.message.includes("made after install")).map((x) => x.message.split(": ")[0])).toEqual([`${dotEnv}, /home/agent/.hermes/auth.json`]);
+      // A changed .env or store is copied for the watch too, not only for the gate: the .env files first, then the stores.
+      expect(out("systemctl cat media-outbox-gate-secrets.service").split("\n")).toContain(
+        `ExecStart=-+${NODE} ${BIN} gate-secrets --into /run/media-outbox-watch agent:/home/agent/.hermes/.env other:/home/other/.hermes/.env ${storeWords("agent", "/home/agent/.hermes")} ${storeWords("other", "/home/other/.hermes")}`,
+      );
       // Hermes set up for `other` after the install: its home made, then its .env; the watch knows its values.
       const otherKey = "Rv7Lq2Xz9Kw4Tn8Pb3Hj";
       c.run(["sh", "-ec", `install -d -m 0700 /home/other/.hermes && printf 'OTHER_SERVICE_TOKEN=${otherKey}\\n' > /home/other/.hermes/.env.new && mv /home/other/.hermes/.env.new /home/other/.hermes/.env`], { user: "other" });
@@ -271,7 +287,7 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
       // Whatever failed above, the next tests start from a machine without this install, with the agent's .env and without other's.
       uninstalled = mo(["uninstall", "systemd", "--remove-user"]);
       if (exists(`${dotEnv}.saved`)) c.run(["mv", `${dotEnv}.saved`, dotEnv]);
-      c.run(["rm", "-rf", "/home/other/.hermes"]);
+      c.run(["rm", "-rf", "/home/other/.hermes", "/home/agent/.hermes/auth.json", "/home/agent/auth-leak.txt"]);
     }
     expect(uninstalled.code, uninstalled.stderr).toBe(0);
     expect(uninstalled.stdout).toContain("removed agent from group media-outbox");
@@ -313,7 +329,7 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
   });
 
   it("writes gate units that systemd-analyze verify accepts and scores 2.0 or better; the agent's Hermes .env is copied for the gate as the agent", () => {
-    const units = ["media-outbox-gate.socket", "media-outbox-gate.service", "media-outbox-gate-secrets.path", "media-outbox-gate-secrets.service", "media-outbox-janitor.service", "media-outbox-janitor.timer"];
+    const units = ["media-outbox-gate.socket", "media-outbox-gate.service", "media-outbox-gate-secrets.path", "media-outbox-gate-secrets-new.path", "media-outbox-gate-secrets.service", "media-outbox-janitor.service", "media-outbox-janitor.timer"];
     const v = c.exec(["systemd-analyze", "verify", "--man=no", ...units.map((u) => `/etc/systemd/system/${u}`)]);
     expect(v.stderr).toBe("");
     expect(v.code).toBe(0);
@@ -330,12 +346,14 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
     expect(gate.Environment.split(" ")).toEqual(expect.arrayContaining([`MEDIA_OUTBOX_DIR=${OUTBOX}`, `MEDIA_OUTBOX_STATE_DIR=${STATE}`]));
     // The agent's .env is copied for the gate at each start, read as the agent (never LoadCredential=: systemd reads those as root).
     const unit = out("systemctl cat media-outbox-gate.service").split("\n");
-    expect(unit).toContain(`ExecStartPre=-+${NODE} ${BIN} gate-secrets --into ${SECRETS} agent:/home/agent/.hermes/.env`);
+    expect(unit).toContain(`ExecStartPre=-+${NODE} ${BIN} gate-secrets --into ${SECRETS} agent:/home/agent/.hermes/.env ${storeWords("agent", "/home/agent/.hermes")}`);
     expect(unit.filter((l) => l.startsWith("LoadCredential"))).toEqual([]);
     // And again whenever the agent changes it, by the same command (the watch's copy too, when it runs).
-    expect(show("media-outbox-gate-secrets.path", "ActiveState", "UnitFileState")).toEqual({ ActiveState: "active", UnitFileState: "enabled" });
-    expect(out("systemctl cat media-outbox-gate-secrets.path").split("\n")).toContain("PathChanged=/home/agent/.hermes/.env");
-    expect(out("systemctl cat media-outbox-gate-secrets.service").split("\n").filter((l) => l.startsWith("ExecStart"))).toEqual([`ExecStart=-+${NODE} ${BIN} gate-secrets --into ${SECRETS} agent:/home/agent/.hermes/.env`]);
+    // The files there at install by one path unit, those not there yet (the stores) by another: their directories' events would drop the first's.
+    for (const unit of ["media-outbox-gate-secrets.path", "media-outbox-gate-secrets-new.path"]) expect(show(unit, "ActiveState", "UnitFileState")).toEqual({ ActiveState: "active", UnitFileState: "enabled" });
+    expect(out("systemctl cat media-outbox-gate-secrets.path").split("\n").filter((l) => l.startsWith("PathChanged="))).toEqual(["PathChanged=/home/agent/.hermes/.env"]);
+    expect(out("systemctl cat media-outbox-gate-secrets-new.path").split("\n").filter((l) => l.startsWith("PathChanged="))).toEqual(HERMES_JSON_STORES.map((store) => `PathChanged=/home/agent/.hermes/${store}`));
+    expect(out("systemctl cat media-outbox-gate-secrets.service").split("\n").filter((l) => l.startsWith("ExecStart"))).toEqual([`ExecStart=-+${NODE} ${BIN} gate-secrets --into ${SECRETS} agent:/home/agent/.hermes/.env ${storeWords("agent", "/home/agent/.hermes")}`]);
     // A gate that keeps failing is started again, never left stopped for good.
     expect(show("media-outbox-gate.service", "StartLimitIntervalUSec").StartLimitIntervalUSec).toBe("0");
     expect(show("media-outbox-janitor.service", "User").User).toBe("media-outbox");
@@ -479,6 +497,9 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
       expect(journal).toContain("gate-secrets: skipped /home/agent/.hermes/.env (read as agent): its user may not read it");
       expect(journal).toContain("gate-secrets: skipped /home/agent/.hermes/.env (read as agent): it is not a regular file");
       expect(journal).toContain("gate-secrets: skipped /home/agent/.hermes/.env (read as agent): it does not exist");
+      // The stores the agent does not have (none here) are no news: not named, counted in the last line.
+      expect(journal).not.toMatch(/skipped \S+\.json/);
+      expect(journal).toContain(`0 of ${1 + HERMES_JSON_STORES.length} Hermes secret file(s) copied for the gate (${HERMES_JSON_STORES.length} optional store(s) not there)`);
       // doctor (as root) names the .env the gate no longer knows; a warning: the gate works.
       const doctor = JSON.parse(mo(["doctor", "--json", "--no-probe"]).stdout) as { checks: { check: string; status: string; message: string }[] };
       expect(doctor.checks.find((x) => x.check === "gate secrets")).toMatchObject({ status: "warn", message: expect.stringContaining(`${dotEnv} (not there)`) });
@@ -529,16 +550,18 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
     }
   });
 
-  it("doctor names a profile's .env made after install, which the gate does not know, and says to install again", () => {
+  it("doctor names a profile's .env and stores, and an MCP server's token file, made after install, which the gate does not know, and says to install again", () => {
     const profile = "/home/agent/.hermes/profiles/late";
-    c.run(["sh", "-c", `mkdir -p ${profile} && printf 'LATE_PROFILE_KEY=Qm7Tz2Vb9Lx4Wc8N\\n' > ${profile}/.env`], { user: "agent" });
+    const mcp = "/home/agent/.hermes/mcp-tokens";
+    c.run(["sh", "-c", `mkdir -p ${profile} ${mcp} && printf 'LATE_PROFILE_KEY=Qm7Tz2Vb9Lx4Wc8N\\n' > ${profile}/.env && echo '{}' > ${profile}/auth.json && echo '{}' > ${mcp}/late.json`], { user: "agent" });
     try {
       const doctor = JSON.parse(mo(["doctor", "--json", "--no-probe"]).stdout) as { checks: { check: string; status: string; message: string; fix?: string }[] };
+      const why = "not named in the gate's units (a profile or an MCP server added since install, or an install by an older media-outbox): the gate does not know the values there";
       expect(doctor.checks.filter((x) => x.check === "gate secrets")).toEqual([
-        { check: "gate secrets", status: "warn", message: `${profile}/.env (a profile made after install): the gate does not know its values`, fix: "run media-outbox install systemd --gate again, with the same options" },
+        { check: "gate secrets", status: "warn", message: `${mcp}/late.json, ${profile}/.env, ${profile}/auth.json: ${why}`, fix: "run media-outbox install systemd --gate again, with the same options" },
       ]);
     } finally {
-      c.run(["rm", "-rf", profile]);
+      c.run(["rm", "-rf", profile, mcp]);
     }
     const after = JSON.parse(mo(["doctor", "--json", "--no-probe"]).stdout) as { checks: { check: string }[] };
     expect(after.checks.filter((x) => x.check === "gate secrets")).toEqual([]);

@@ -19,7 +19,7 @@ const COMMANDS: Record<string, CommandInfo> = {
   watch: { bundle: "watch", summary: "guard the outbox and turn drop-folder files into outbox files" },
   quarantine: { bundle: "quarantine", summary: "list or restore what the watch guard quarantined" },
   serve: { bundle: "serve", summary: "the gate: run prepare's checks for clients on a Unix socket (gate mode)" },
-  "gate-secrets": { bundle: "gate-secrets", summary: "(run by the gate's unit as root) copy each agent's Hermes .env for the gate, read as that agent" },
+  "gate-secrets": { bundle: "gate-secrets", summary: "(run by the gate's unit as root) copy each agent's Hermes .env and credential stores for the gate, read as that agent" },
   install: { bundle: "install", summary: "install the systemd units and drop-ins, the Hermes config entry, or the Hermes plugin" },
   uninstall: { bundle: "install", summary: "remove exactly what install wrote" },
   doctor: { bundle: "doctor", summary: "check that the gateway really delivers from the outbox" },

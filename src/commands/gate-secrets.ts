@@ -1,26 +1,29 @@
 // Run by the gate's unit before the gate, as root (ExecStartPre=-+): copies
-// each agent's Hermes .env for the gate, read as that agent. The logic and
-// the why are in src/deploy/gate-secrets.ts.
+// each agent's Hermes .env and JSON credential stores for the gate, read as
+// that agent. The logic and the why are in src/deploy/gate-secrets.ts.
 import type { Options } from "../cli/args.js";
 import { err } from "../cli/io.js";
 import { runCli } from "../cli/run.js";
 import { usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
-import { type AgentEnvFile, copyAgentSecrets } from "../deploy/gate-secrets.js";
+import { type AgentSecretFile, copyAgentSecrets } from "../deploy/gate-secrets.js";
 
-export const USAGE = `usage: media-outbox gate-secrets --into DIR USER:FILE...
+export const USAGE = `usage: media-outbox gate-secrets --into DIR USER:[?]FILE...
 Run as root by media-outbox-gate.service before the gate starts (install
-systemd --gate writes the line): copies each agent's Hermes .env FILE into
-DIR for the gate's content checks, reading it as USER.`;
+systemd --gate writes the line): copies each agent's Hermes .env or JSON
+credential store FILE into DIR for the gate's content checks, reading it as
+USER. A FILE after "?" is optional: when it is not there, nothing is said.`;
 
 const OPTIONS = { into: { type: "string" } } satisfies Options;
 
-function agentFile(arg: string): AgentEnvFile {
+/** `USER:/PATH`, or `USER:?/PATH` for a file that may not exist (a path starts with "/": the "?" is never part of it). */
+function agentFile(arg: string): AgentSecretFile {
   // A user name never holds a colon (/etc/passwd's separator); a path may.
   const colon = arg.indexOf(":");
-  const file = arg.slice(colon + 1);
-  if (colon <= 0 || !file.startsWith("/")) throw usageError(`${escapeText(JSON.stringify(arg))} is not USER:/ABSOLUTE/PATH\n${USAGE}`);
-  return { user: arg.slice(0, colon), file };
+  const optional = arg[colon + 1] === "?";
+  const file = arg.slice(colon + (optional ? 2 : 1));
+  if (colon <= 0 || !file.startsWith("/")) throw usageError(`${escapeText(JSON.stringify(arg))} is not USER:/ABSOLUTE/PATH or USER:?/ABSOLUTE/PATH\n${USAGE}`);
+  return { user: arg.slice(0, colon), file, ...(optional ? { optional } : {}) };
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -28,11 +31,13 @@ export async function run(argv: string[]): Promise<number> {
     if (values.into === undefined) throw usageError(`--into DIR is required\n${USAGE}`);
     const files = positionals.map(agentFile);
     if (process.geteuid?.() !== 0) throw usageError("gate-secrets reads each file as its agent, which needs root; the gate's unit runs it with ExecStartPre=-+");
-    const { copied, skipped } = copyAgentSecrets(values.into, files);
+    const { copied, skipped, absent } = copyAgentSecrets(values.into, files);
     for (const s of skipped) {
       err(`media-outbox: gate-secrets: skipped ${escapeText(s.file)} (read as ${escapeText(s.user)}): ${s.why}; the gate will not know its values\n`);
     }
-    err(`media-outbox: gate-secrets: ${copied.length} of ${files.length} Hermes .env file(s) copied for the gate\n`);
+    // One line, whatever the number of optional stores not there: most hosts have few of them.
+    const notThere = absent > 0 ? ` (${absent} optional store(s) not there)` : "";
+    err(`media-outbox: gate-secrets: ${copied.length} of ${files.length} Hermes secret file(s) copied for the gate${notThere}\n`);
     return 0;
   });
 }

@@ -319,7 +319,7 @@ export const HERMES_YAML_STORES = ["config.yaml"];
 /** A directory of JSON stores: live MCP OAuth tokens and registered clients' secrets, one file per server. */
 export const HERMES_MCP_TOKENS = "mcp-tokens";
 /** Files of mcp-tokens/ read: a host has a few servers. */
-const MAX_MCP_FILES = 256;
+export const MAX_MCP_FILES = 256;
 
 export interface SecretFile {
   file: string;

@@ -17,9 +17,9 @@ import { ExchangeError } from "../gate/http1.js";
 import { sourcePolicyFor } from "../prepare/source.js";
 import { type DoctorCheck, check } from "./doctor-check.js";
 import type { ReaderProblem } from "./doctor.js";
-import { GATE_OUTBOX, GATE_USER, LOCAL_OUTBOX_VAR, envFileSetsLocalOutbox, gateStateDir, profileEnvFiles, rootOwnedProblem } from "./gate.js";
+import { GATE_OUTBOX, GATE_USER, LOCAL_OUTBOX_VAR, envFileSetsLocalOutbox, gateStateDir, hermesHomeOf, hermesSecretFilesNow, rootOwnedProblem } from "./gate.js";
 import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, onDisk, unitFiles } from "./gateway-units.js";
-import { GATE_SECRETS_PATH, GATE_SERVICE, GATE_SOCKET_UNIT } from "./render.js";
+import { GATE_SECRETS_NEW_PATH, GATE_SECRETS_PATH, GATE_SERVICE, GATE_SOCKET_UNIT } from "./render.js";
 import { type Systemctl, shellLine } from "./systemctl.js";
 import { parseUnitText, splitWords } from "./systemd-syntax.js";
 import { groupByName, groupName, isMember, userByNameOrUid, userByUid } from "./users.js";
@@ -200,19 +200,24 @@ export function gateServiceChecks(scope: UnitScope, systemctl: Systemctl | undef
       check(checks, "gate units", "pass", `${GATE_SOCKET_UNIT} listens; ${GATE_SERVICE} is ${state}, restarted ${svc.get("NRestarts") ?? "0"} times`);
     }
     gateSecretChecks(scope, unitFiles(scope, GATE_SERVICE, systemctl), checks);
-    // The watch on the agents' .env files: stopped (by hand, or by its trigger limit), a changed .env counts from the gate's next start only.
-    const watch = systemctl.show(GATE_SECRETS_PATH, ["LoadState", "ActiveState", "Result"]);
-    if (watch.get("LoadState") === "loaded" && watch.get("ActiveState") !== "active") {
-      check(checks, "gate secrets", "warn", `${GATE_SECRETS_PATH} is ${watch.get("ActiveState") ?? "?"} (${watch.get("Result") ?? "?"}): an agent's changed .env is copied for the gate only at its next start`, escapeText(shellLine(["systemctl", "restart", GATE_SECRETS_PATH])));
+    madeAfterInstallChecks(scope, unitFiles(scope, GATE_SECRETS_NEW_PATH, systemctl), checks);
+    // The watches on the agents' files: stopped (by hand, by its trigger limit, short of inotify instances), a changed file counts from the gate's next start only.
+    for (const unit of [GATE_SECRETS_PATH, GATE_SECRETS_NEW_PATH]) {
+      const watch = systemctl.show(unit, ["LoadState", "ActiveState", "Result"]);
+      if (watch.get("LoadState") === "loaded" && watch.get("ActiveState") !== "active") {
+        check(checks, "gate secrets", "warn", `${unit} is ${watch.get("ActiveState") ?? "?"} (${watch.get("Result") ?? "?"}): an agent's changed .env or credential store is copied for the gate only at its next start`, escapeText(shellLine(["systemctl", "restart", unit])));
+      }
     }
   }
 }
 
 /**
- * The agents' .env files the gate copies its secrets from (its gate-secrets
- * line): one gone, or not a regular file, leaves the gate without its values
- * (the gate still starts). Files the one running doctor may not look at are
- * not judged.
+ * The agents' files the gate copies its secrets from (its gate-secrets
+ * line): a .env gone, or one not a regular file, leaves the gate without its
+ * values (the gate still starts); a store named optional (USER:?FILE) is
+ * normally not there. And the files that hold secrets in the same Hermes
+ * homes that the line does not name: a profile's, an MCP server's, made after
+ * install. Files the one running doctor may not look at are not judged.
  */
 function gateSecretChecks(scope: UnitScope, files: { fragment?: string; dropIns: string[] }, checks: DoctorCheck[]): void {
   const read = diskReader(scope);
@@ -224,9 +229,12 @@ function gateSecretChecks(scope: UnitScope, files: { fragment?: string; dropIns:
       const at = words.indexOf("gate-secrets");
       return at < 0 ? [] : words.slice(at + 1).filter((w, i, all) => w !== "--into" && all[i - 1] !== "--into");
     })
-    .map((w) => w.slice(w.indexOf(":") + 1));
+    .map((w) => {
+      const file = w.slice(w.indexOf(":") + 1);
+      return file.startsWith("?") ? { file: file.slice(1), optional: true } : { file, optional: false };
+    });
   const missing: string[] = [];
-  for (const file of named) {
+  for (const { file } of named.filter((n) => !n.optional)) {
     try {
       if (!fs.statSync(onDisk(scope, file)).isFile()) missing.push(`${escapeText(file)} (not a regular file)`);
     } catch (err) {
@@ -236,21 +244,53 @@ function gateSecretChecks(scope: UnitScope, files: { fragment?: string; dropIns:
   if (missing.length > 0) {
     check(checks, "gate secrets", "warn", `the gate copies the secrets it looks for from ${missing.join(", ")}: it does not know those values (it starts all the same)`, "put the agent's .env back: the gate copies it as soon as it is there");
   }
-  const unnamed = unnamedProfileEnvFiles(scope, named);
+  const unnamed = unnamedSecretFiles(scope, named.map((n) => n.file));
   if (unnamed.length > 0) {
-    check(checks, "gate secrets", "warn", `${unnamed.map(escapeText).join(", ")} (a profile made after install): the gate does not know its values`, "run media-outbox install systemd --gate again, with the same options");
+    const why = "not named in the gate's units (a profile or an MCP server added since install, or an install by an older media-outbox)";
+    check(checks, "gate secrets", "warn", `${unnamed.map(escapeText).join(", ")}: ${why}: the gate does not know the values there`, "run media-outbox install systemd --gate again, with the same options");
   }
 }
 
 /**
- * The profiles' .env files in the Hermes homes whose files the gate copies
- * that it does not copy: install names a profile's .env only if it exists
- * then. Profiles the one running doctor may not list are not judged.
+ * The files GATE_SECRETS_NEW_PATH watches for (named for the gate, not there
+ * at install) that are there now: their making was copied for the gate, but
+ * their later changes can go unseen among the other missing files' events
+ * (deploy/systemd/system/media-outbox-gate-secrets-new.path says why).
+ * Install again watches them with the others.
  */
-function unnamedProfileEnvFiles(scope: UnitScope, named: string[]): string[] {
-  const homes = new Set(named.map((f) => (path.basename(path.dirname(path.dirname(f))) === "profiles" ? path.dirname(path.dirname(path.dirname(f))) : path.dirname(f))));
-  // A profile doctor may not list is not judged (profileEnvFiles finds none there).
-  return [...homes].flatMap((home) => profileEnvFiles(home, scope)).filter((file) => !named.includes(file));
+function madeAfterInstallChecks(scope: UnitScope, files: { fragment?: string; dropIns: string[] }, checks: DoctorCheck[]): void {
+  const read = diskReader(scope);
+  const made = [...(files.fragment ? [files.fragment] : []), ...files.dropIns]
+    .flatMap((f) => parseUnitText(read(f) ?? ""))
+    .filter((a) => a.section === "Path" && a.key === "PathChanged")
+    .map((a) => (splitWords(a.value)[0] ?? "").replace(/%%/g, "%"))
+    .filter((file) => file !== "" && isThere(scope, file));
+  if (made.length > 0) {
+    const why = "made after install: copied for the gate when made, but a later change to them can go unseen until the gate's next start";
+    check(checks, "gate secrets", "warn", `${made.map(escapeText).join(", ")}: ${why}`, "run media-outbox install systemd --gate again, with the same options");
+  }
+}
+
+/** Whether `file` is there; false too where the one running doctor may not look. */
+function isThere(scope: UnitScope, file: string): boolean {
+  try {
+    fs.lstatSync(onDisk(scope, file));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The files that hold secrets in the Hermes homes whose files the gate
+ * copies (their .env, stores and MCP token files, and their profiles') that
+ * it does not copy: install names a profile's .env and an MCP server's token
+ * file only if it exists then, and a profile's stores only if the profile
+ * does. What the one running doctor may not list is not judged.
+ */
+function unnamedSecretFiles(scope: UnitScope, named: string[]): string[] {
+  const homes = new Set(named.map(hermesHomeOf).filter((h) => h !== undefined));
+  return [...homes].flatMap((home) => hermesSecretFilesNow(home, scope)).filter((file) => !named.includes(file));
 }
 
 /**

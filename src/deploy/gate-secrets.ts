@@ -1,10 +1,12 @@
-// The gate's known secrets: each agent's Hermes .env, copied for the gate
-// each time it starts. The gate's service user cannot read the agents' homes;
-// systemd's LoadCredential= could, but it reads the file as root, and the
-// file is the agent's to replace: a link to /etc/shadow or to another agent's
-// .env made root read that into the gate, and a .env removed, a FIFO in its
-// place or a file over systemd's size limit kept the gate from starting (its
-// next start: after a crash, a reboot) — the agent could switch the gate off.
+// The gate's known secrets: each agent's Hermes .env and JSON credential
+// stores (auth.json and the others of src/content/known.ts's list, each MCP
+// server's token file), copied for the gate each time it starts. The gate's
+// service user cannot read the agents' homes; systemd's LoadCredential=
+// could, but it reads the file as root, and the file is the agent's to
+// replace: a link to /etc/shadow or to another agent's .env made root read
+// that into the gate, and a .env removed, a FIFO in its place or a file over
+// systemd's size limit kept the gate from starting (its next start: after a
+// crash, a reboot) — the agent could switch the gate off.
 //
 // So the gate's unit runs `media-outbox gate-secrets` before the gate, with
 // full privileges, and it reads each file as the agent it belongs to (its
@@ -13,8 +15,10 @@
 // takes a regular file of at most 1 MiB (what the content checks read), and
 // writes each copy into the unit's runtime directory, readable by the
 // service user alone (the gate's, and in gate mode the watch's: it judges
-// drops with the same checks). What it cannot take is skipped with a line in the
-// journal: the gate always starts.
+// drops with the same checks). What it cannot take is skipped with a line in
+// the journal: the gate always starts. A file named optional (a JSON store:
+// most hosts have no google_token.json) that is not there is no news: it is
+// counted in the last line, not named, at every start.
 import fs from "node:fs";
 import path from "node:path";
 import { FatalError, errnoCode } from "../core/errors.js";
@@ -27,30 +31,42 @@ export const GATE_RUNTIME_DIR_NAME = "media-outbox-gate";
 export const WATCH_RUNTIME_DIR_NAME = "media-outbox-watch";
 /** The content checks read the files of $CREDENTIALS_DIRECTORY named so (src/content/known.ts). */
 export const SECRET_FILE_PREFIX = "hermes-env-";
-/** The content checks ignore a larger .env. */
+/** The content checks ignore a larger file. */
 export const MAX_SECRET_FILE_BYTES = 1024 * 1024;
 
-/** One agent's .env, and the user whose permissions it is read with. */
-export interface AgentEnvFile {
+/** One agent's file of secrets (its .env, a JSON store), and the user whose permissions it is read with. */
+export interface AgentSecretFile {
   user: string;
   file: string;
+  /** A store that may well not exist (it is made on first use): its absence is not reported. */
+  optional?: boolean;
 }
 
 export interface SecretsCopy {
   /** The copies written, as `hermes-env-N`. */
   copied: string[];
   skipped: { user: string; file: string; why: string }[];
+  /** Optional files that do not exist. */
+  absent: number;
 }
 
-class Skip extends Error {}
+class Skip extends Error {
+  constructor(
+    why: string,
+    /** The file is not there (not: there and not to be taken). */
+    readonly missing = false,
+  ) {
+    super(why);
+  }
+}
 
-function errnoWhy(err: unknown): string {
+function skipFor(err: unknown): Skip {
   const code = errnoCode(err);
-  if (code === "ENOENT" || code === "ENOTDIR") return "it does not exist";
-  if (code === "EACCES" || code === "EPERM") return "its user may not read it";
-  if (code === "ENXIO" || code === "EOPNOTSUPP") return "it is not a regular file";
-  if (code === "ELOOP") return "it is a symbolic link loop";
-  return `it cannot be read (${code ?? escapeText((err as Error).message)})`;
+  if (code === "ENOENT" || code === "ENOTDIR") return new Skip("it does not exist", true);
+  if (code === "EACCES" || code === "EPERM") return new Skip("its user may not read it");
+  if (code === "ENXIO" || code === "EOPNOTSUPP") return new Skip("it is not a regular file");
+  if (code === "ELOOP") return new Skip("it is a symbolic link loop");
+  return new Skip(`it cannot be read (${code ?? escapeText((err as Error).message)})`);
 }
 
 /**
@@ -86,7 +102,7 @@ function readSmallRegularFile(file: string): Buffer {
   try {
     fd = fs.openSync(file, O_RDONLY | O_NONBLOCK | O_NOCTTY);
   } catch (err) {
-    throw new Skip(errnoWhy(err));
+    throw skipFor(err);
   }
   try {
     const st = fs.fstatSync(fd);
@@ -99,7 +115,7 @@ function readSmallRegularFile(file: string): Buffer {
       try {
         got = fs.readSync(fd, buf, n, buf.length - n, null);
       } catch (err) {
-        throw new Skip(errnoWhy(err));
+        throw skipFor(err);
       }
     }
     if (n > MAX_SECRET_FILE_BYTES) throw new Skip(`it is larger than ${MAX_SECRET_FILE_BYTES} bytes`);
@@ -135,18 +151,18 @@ function writeCopy(dir: string, name: string, data: Buffer, owner: { uid: number
 }
 
 /**
- * Copies each agent's .env into `dir` as `hermes-env-N` (N its place in
+ * Copies each agent's file into `dir` as `hermes-env-N` (N its place in
  * `files`), each read as its agent, the copies owned by `dir`'s owner (the
  * gate's user) and readable by it alone. Needs root. Throws (FatalError)
  * only when `dir` is not a real directory; a file it cannot take is in
- * `skipped`.
+ * `skipped`, unless it is optional and simply not there (`absent`).
  */
-export function copyAgentSecrets(dir: string, files: AgentEnvFile[]): SecretsCopy {
+export function copyAgentSecrets(dir: string, files: AgentSecretFile[]): SecretsCopy {
   const st = fs.lstatSync(dir, { throwIfNoEntry: false });
   if (!st?.isDirectory()) throw new FatalError("config_invalid", `${escapeText(dir)} is not a directory: the gate's unit names its RuntimeDirectory= here`);
   const owner = { uid: st.uid, gid: st.gid };
-  const result: SecretsCopy = { copied: [], skipped: [] };
-  for (const [i, { user: name, file }] of files.entries()) {
+  const result: SecretsCopy = { copied: [], skipped: [], absent: 0 };
+  for (const [i, { user: name, file, optional }] of files.entries()) {
     const user = userByName(name);
     try {
       if (!user) throw new Skip(`there is no user ${escapeText(name)}`);
@@ -155,7 +171,8 @@ export function copyAgentSecrets(dir: string, files: AgentEnvFile[]): SecretsCop
       result.copied.push(`${SECRET_FILE_PREFIX}${i}`);
     } catch (err) {
       if (!(err instanceof Skip)) throw err;
-      result.skipped.push({ user: name, file, why: err.message });
+      if (optional && err.missing) result.absent++;
+      else result.skipped.push({ user: name, file, why: err.message });
     }
   }
   return result;

@@ -9,6 +9,7 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { type Config, SYSTEM_CONFIG, loadConfig } from "../config/config.js";
+import { HERMES_JSON_STORES, HERMES_MCP_TOKENS, MAX_MCP_FILES } from "../content/known.js";
 import { FatalError, isErrno, usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { formatMode } from "../core/units.js";
@@ -16,9 +17,10 @@ import { SYSTEM_PREFIXES, resolveExisting } from "../safety/denylist.js";
 import { isWithin } from "../safety/gateway.js";
 import { onDisk, type UnitScope } from "./gateway-units.js";
 import { mkdirs, readIfExists } from "./files.js";
-import type { AgentEnvFile } from "./gate-secrets.js";
+import type { AgentSecretFile } from "./gate-secrets.js";
 import { parseEnvFile } from "./policy-sources.js";
 import {
+  GATE_SECRETS_NEW_PATH,
   GATE_SECRETS_PATH,
   GATE_SECRETS_SERVICE,
   GATE_SERVICE,
@@ -89,8 +91,10 @@ export interface GatePlan {
   /** The configuration as the gate's services will resolve it (their environment, the config file). */
   serviceConfig: Config;
   environment: Record<string, string>;
-  /** The agents' Hermes .env files the gate's secrets are copied from at each start, each read as its user. */
-  secrets: AgentEnvFile[];
+  /** The agents' Hermes .env files and credential stores the gate's secrets are copied from at each start, each read as its user. */
+  secrets: AgentSecretFile[];
+  /** Those that did not exist at install: GATE_SECRETS_NEW_PATH watches them, GATE_SECRETS_PATH the others. */
+  newSecretFiles: string[];
   /** Directories to create (in this order) or set right. */
   dirs: GateDir[];
   notes: string[];
@@ -266,55 +270,145 @@ function unreachableProblem(dir: string, scope: Pick<UnitScope, "root">): string
 }
 
 /**
- * The agents' Hermes .env files, each with the user it is read as
- * (gate-secrets copies them for the gate at each start: deploy/gate-secrets.ts).
+ * The agents' Hermes secret files, each with the user it is read as
+ * (gate-secrets copies them for the gate at each start: deploy/gate-secrets.ts):
+ * the .env files first (their copies keep the numbers they had before the
+ * stores were named), then the JSON stores and MCP token files.
+ *
  * A Hermes home's own .env is named even before it exists, when the home or
  * the directory it would be made in does (Hermes set up after the gate): the
  * path unit that watches it sees it created, and the gate knows its values
- * from then on; a profile's, only once it exists (a new profile needs
- * install again, and doctor says so).
+ * from then on; a profile's .env, only once it exists (a new profile needs
+ * install again, and doctor says so). The JSON stores of the home and of each
+ * profile there is are named even before they exist, optional (most never
+ * will: a host without Google has no google_token.json; auth.json appears on
+ * the first `hermes auth`); an MCP server's token file, only once it exists
+ * (a server added after install needs install again, and doctor says so).
  */
-function hermesEnvFiles(homes: { home: string; user: string }[], scope: Pick<UnitScope, "root">, notes: string[]): AgentEnvFile[] {
-  const files: AgentEnvFile[] = [];
-  const isDirectory = (p: string) => {
-    try {
-      return fs.statSync(onDisk(scope as UnitScope, p)).isDirectory();
-    } catch {
-      return false;
-    }
-  };
+function hermesSecretFiles(homes: { home: string; user: string }[], scope: Pick<UnitScope, "root">, notes: string[]): AgentSecretFile[] {
+  const envFiles: AgentSecretFile[] = [];
+  const stores: AgentSecretFile[] = [];
   for (const { home, user } of homes) {
-    const own = isDirectory(home) || isDirectory(path.dirname(home)) ? [path.join(home, ".env")] : [];
-    for (const c of [...own, ...profileEnvFiles(home, scope)]) {
-      if (files.some((f) => f.file === c)) continue;
-      try {
-        assertUnitSafe(c, "Hermes .env file");
-        files.push({ user, file: c });
-      } catch {
-        notes.push(`${escapeText(c)} cannot be named in a unit (a quote, backslash or control character): the gate will not know its secrets`);
-      }
+    const here = isDirectoryOnDisk(home, scope) || isDirectoryOnDisk(path.dirname(home), scope);
+    if (!here) continue;
+    envFiles.push({ user, file: path.join(home, ".env") });
+    stores.push(...storesOf(home, scope).map((file) => ({ user, file, optional: true })));
+    for (const profile of profileDirs(home, scope)) {
+      const env = path.join(profile, ".env");
+      if (isFileOnDisk(env, scope)) envFiles.push({ user, file: env });
+      stores.push(...storesOf(profile, scope).map((file) => ({ user, file, optional: true })));
     }
+  }
+  const files: AgentSecretFile[] = [];
+  for (const f of [...envFiles, ...stores]) {
+    if (files.some((o) => o.file === f.file)) continue;
+    try {
+      assertUnitSafe(f.file, "Hermes secret file");
+      files.push(f);
+    } catch {
+      notes.push(`${escapeText(f.file)} cannot be named in a unit (a quote, backslash or control character): the gate will not know its secrets`);
+    }
+  }
+  const instances = inotifyInstancesAllowed();
+  if (instances !== undefined && files.length > instances / 2) {
+    notes.push(
+      `${GATE_SECRETS_PATH} and ${GATE_SECRETS_NEW_PATH} watch ${files.length} files, and systemd gives each its own inotify instance, of the ${instances} root may have (fs.inotify.max_user_instances): if one cannot start, a changed file is copied for the gate at its next start only (doctor says so); raise that limit`,
+    );
   }
   return files;
 }
 
-/** The .env files of a Hermes home's profiles (profiles/NAME/.env) that exist now, in the profiles' name order. */
-export function profileEnvFiles(home: string, scope: Pick<UnitScope, "root">): string[] {
-  let profiles: string[];
+/** fs.inotify.max_user_instances of this machine: each PathChanged= of a path unit takes one of PID 1's (systemd's PathSpec). */
+function inotifyInstancesAllowed(): number | undefined {
+  let n: number;
   try {
-    profiles = fs.readdirSync(onDisk(scope as UnitScope, path.join(home, "profiles"))).sort();
+    n = Number(fs.readFileSync("/proc/sys/fs/inotify/max_user_instances", "utf8").trim());
+  } catch {
+    return undefined;
+  }
+  return Number.isInteger(n) && n > 0 ? n : undefined;
+}
+
+/** A Hermes home's (or profile's) JSON stores, each named whether it exists or not, and the MCP token files it has now. */
+function storesOf(dir: string, scope: Pick<UnitScope, "root">): string[] {
+  return [...HERMES_JSON_STORES.map((store) => path.join(dir, store)), ...mcpTokenFiles(dir, scope)];
+}
+
+/** The MCP servers' token files of a Hermes home (or profile) that exist now: what the content checks read there (src/content/known.ts). */
+function mcpTokenFiles(dir: string, scope: Pick<UnitScope, "root">): string[] {
+  const tokens = path.join(dir, HERMES_MCP_TOKENS);
+  return readdirSorted(tokens, scope)
+    .filter((name) => name.endsWith(".json"))
+    .slice(0, MAX_MCP_FILES)
+    .map((name) => path.join(tokens, name))
+    .filter((file) => isFileOnDisk(file, scope));
+}
+
+/** The profile directories of a Hermes home (profiles/NAME) that exist now, in their names' order. */
+function profileDirs(home: string, scope: Pick<UnitScope, "root">): string[] {
+  const profiles = path.join(home, "profiles");
+  return readdirSorted(profiles, scope)
+    .map((name) => path.join(profiles, name))
+    .filter((dir) => isDirectoryOnDisk(dir, scope));
+}
+
+/**
+ * The files of a Hermes home and of its profiles that hold secrets and exist
+ * now: each .env, JSON store and MCP token file. Doctor compares them with
+ * those the gate's units name. What the caller may not list is not there.
+ */
+export function hermesSecretFilesNow(home: string, scope: Pick<UnitScope, "root">): string[] {
+  return [home, ...profileDirs(home, scope)].flatMap((dir) => [path.join(dir, ".env"), ...storesOf(dir, scope)]).filter((file) => isFileOnDisk(file, scope));
+}
+
+/**
+ * The Hermes home a secret file the gate's units name belongs to: its .env,
+ * one of its stores or MCP token files, or the same of one of its profiles.
+ * Undefined for a file of none of these shapes.
+ */
+export function hermesHomeOf(file: string): string | undefined {
+  let dir: string;
+  if (path.basename(path.dirname(file)) === HERMES_MCP_TOKENS) dir = path.dirname(path.dirname(file));
+  else {
+    const name = [".env", ...HERMES_JSON_STORES].find((n) => file.endsWith(`/${n}`));
+    if (name === undefined) return undefined;
+    dir = file.slice(0, -name.length - 1);
+  }
+  return path.basename(path.dirname(dir)) === "profiles" ? path.dirname(path.dirname(dir)) : dir;
+}
+
+function readdirSorted(dir: string, scope: Pick<UnitScope, "root">): string[] {
+  try {
+    return fs.readdirSync(onDisk(scope as UnitScope, dir)).sort();
   } catch {
     return [];
   }
-  return profiles
-    .map((profile) => path.join(home, "profiles", profile, ".env"))
-    .filter((file) => {
-      try {
-        return fs.statSync(onDisk(scope as UnitScope, file)).isFile();
-      } catch {
-        return false;
-      }
-    });
+}
+
+function isDirectoryOnDisk(p: string, scope: Pick<UnitScope, "root">): boolean {
+  try {
+    return fs.statSync(onDisk(scope as UnitScope, p)).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Whether `p` is there, whatever it is (systemd watches a path that is not through its directory). */
+function existsOnDisk(p: string, scope: Pick<UnitScope, "root">): boolean {
+  try {
+    fs.lstatSync(onDisk(scope as UnitScope, p));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isFileOnDisk(p: string, scope: Pick<UnitScope, "root">): boolean {
+  try {
+    return fs.statSync(onDisk(scope as UnitScope, p)).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /** Each Hermes home the gate's secrets come from, with the user whose it is (a gateway's, an agent's). */
@@ -408,12 +502,13 @@ export function planGate(input: PlanGateInput): GatePlan {
     throw usageError(`${escapeText(configFile ?? "the config file")} sets stateDir ${escapeText(serviceConfig.stateDir)}; the gate keeps its state in ${escapeText(stateDir)}: remove stateDir from it`);
   }
 
-  const secrets = hermesEnvFiles(hermesHomes(input.gateways, agents, scope, notes), scope, notes);
+  const secrets = hermesSecretFiles(hermesHomes(input.gateways, agents, scope, notes), scope, notes);
   checkNoLocalOutbox(
     input.gateways,
-    secrets.map((s) => s.file),
+    secrets.filter((s) => path.basename(s.file) === ".env").map((s) => s.file),
     scope,
   );
+  const newSecretFiles = secrets.filter((s) => !existsOnDisk(s.file, scope)).map((s) => s.file);
 
   const dirs: GateDir[] = [];
   for (let d = path.dirname(outbox), missing: string[] = []; ; d = path.dirname(d)) {
@@ -437,6 +532,7 @@ export function planGate(input: PlanGateInput): GatePlan {
     serviceConfig,
     environment,
     secrets,
+    newSecretFiles,
     dirs,
     notes,
   };
@@ -449,23 +545,21 @@ export function planGate(input: PlanGateInput): GatePlan {
  */
 export function gateFiles(plan: GatePlan, params: ServiceParams, unitDir: string, withWatch = false): { path: string; content: string; mode: number }[] {
   const gateParams: GateParams = { ...params, socket: plan.socket, secrets: plan.secrets };
+  const present = plan.secrets.map((s) => s.file).filter((file) => !plan.newSecretFiles.includes(file));
   return [
     { path: path.join(unitDir, GATE_SOCKET_UNIT), content: renderGateSocket(gateParams), mode: 0o644 },
     { path: path.join(unitDir, GATE_SERVICE), content: renderGateService(gateParams), mode: 0o644 },
-    ...(plan.secrets.length > 0
-      ? [
-          { path: path.join(unitDir, GATE_SECRETS_PATH), content: renderGateSecretsPath(plan.secrets), mode: 0o644 },
-          { path: path.join(unitDir, GATE_SECRETS_SERVICE), content: renderGateSecretsService(params, plan.secrets, withWatch), mode: 0o644 },
-        ]
-      : []),
+    ...(present.length > 0 ? [{ path: path.join(unitDir, GATE_SECRETS_PATH), content: renderGateSecretsPath(GATE_SECRETS_PATH, present), mode: 0o644 }] : []),
+    ...(plan.newSecretFiles.length > 0 ? [{ path: path.join(unitDir, GATE_SECRETS_NEW_PATH), content: renderGateSecretsPath(GATE_SECRETS_NEW_PATH, plan.newSecretFiles), mode: 0o644 }] : []),
+    ...(plan.secrets.length > 0 ? [{ path: path.join(unitDir, GATE_SECRETS_SERVICE), content: renderGateSecretsService(params, plan.secrets, withWatch), mode: 0o644 }] : []),
     { path: SYSTEM_CONFIG, content: `${JSON.stringify({ socket: plan.socket })}\n`, mode: 0o644 },
   ];
 }
 
-/** The gate's units in `files` (gateFiles): the socket and the service, and the .env watch when there are agents' files to copy. */
+/** The gate's units in `files` (gateFiles): the socket and the service, and the watches when there are agents' files to copy. */
 export function gateUnits(files: { path: string }[]): string[] {
   const names = new Set(files.map((f) => path.basename(f.path)));
-  return [GATE_SOCKET_UNIT, GATE_SERVICE, GATE_SECRETS_PATH, GATE_SECRETS_SERVICE].filter((u) => names.has(u));
+  return [GATE_SOCKET_UNIT, GATE_SERVICE, GATE_SECRETS_PATH, GATE_SECRETS_NEW_PATH, GATE_SECRETS_SERVICE].filter((u) => names.has(u));
 }
 
 function tool(cmd: string, args: string[]): void {

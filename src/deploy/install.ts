@@ -49,6 +49,7 @@ import {
 import {
   DROP_IN_ENV_NAME,
   DROP_IN_NAME,
+  GATE_SECRETS_NEW_PATH,
   GATE_SECRETS_PATH,
   GATE_SERVICE,
   GATE_SOCKET_UNIT,
@@ -524,7 +525,7 @@ export function applyInstall(plan: InstallPlan, opts: { restart?: boolean; syste
   const sc = opts.systemctl;
   const toEnable = [
     ...(plan.gate ? [GATE_SOCKET_UNIT] : []),
-    ...(plan.services.includes(GATE_SECRETS_PATH) ? [GATE_SECRETS_PATH] : []),
+    ...[GATE_SECRETS_PATH, GATE_SECRETS_NEW_PATH].filter((u) => plan.services.includes(u)),
     JANITOR_TIMER,
     ...(plan.services.includes(WATCH_SERVICE) ? [WATCH_SERVICE] : []),
   ];

@@ -1,7 +1,7 @@
 // Renders the unit templates in deploy/systemd with literal, quoted paths.
 import fs from "node:fs";
 import path from "node:path";
-import { type AgentEnvFile, GATE_RUNTIME_DIR_NAME, WATCH_RUNTIME_DIR_NAME } from "./gate-secrets.js";
+import { type AgentSecretFile, GATE_RUNTIME_DIR_NAME, WATCH_RUNTIME_DIR_NAME } from "./gate-secrets.js";
 import { assertUnitSafe, escapeSpecifiers, pathWord, unitWord } from "./systemd-syntax.js";
 import type { Scope } from "./systemctl.js";
 
@@ -12,8 +12,10 @@ export const JANITOR_TIMER = "media-outbox-janitor.timer";
 export const WATCH_SERVICE = "media-outbox-watch.service";
 export const GATE_SOCKET_UNIT = "media-outbox-gate.socket";
 export const GATE_SERVICE = "media-outbox-gate.service";
-/** Watches the agents' .env files and copies them again for the running gate (and watch) when one changes. */
+/** Watches the agents' .env files and credential stores (those there at install) and copies them again for the running gate (and watch) when one changes. */
 export const GATE_SECRETS_PATH = "media-outbox-gate-secrets.path";
+/** Watches for those that were not there at install: kept apart, their directories' events do not drop the others' (the template says why). */
+export const GATE_SECRETS_NEW_PATH = "media-outbox-gate-secrets-new.path";
 export const GATE_SECRETS_SERVICE = "media-outbox-gate-secrets.service";
 export const DROP_IN_NAME = "90-media-outbox.conf";
 export const DROP_IN_ENV_NAME = "media-outbox.env";
@@ -99,7 +101,7 @@ export function renderJanitorService(p: ServiceParams): string {
 }
 
 /** The watch unit; in gate mode (`secrets` given) it judges drops knowing the agents' .env values, as the gate does. */
-export function renderWatchService(p: ServiceParams & { secrets?: AgentEnvFile[] }): string {
+export function renderWatchService(p: ServiceParams & { secrets?: AgentSecretFile[] }): string {
   const vars = serviceVars(p, [...p.writable, ...p.watchWritable]);
   return renderTemplate(`${p.scope}/${WATCH_SERVICE}`, { ...vars, SECRETS: p.secrets ? secretLines(p, p.secrets, WATCH_RUNTIME_DIR_NAME) : "" });
 }
@@ -110,8 +112,8 @@ export function renderJanitorTimer(): string {
 
 export interface GateParams extends ServiceParams {
   socket: string;
-  /** The agents' Hermes .env files gate-secrets copies for the gate at each start, each read as its user. */
-  secrets: AgentEnvFile[];
+  /** The agents' Hermes .env files and credential stores gate-secrets copies for the gate at each start, each read as its user. */
+  secrets: AgentSecretFile[];
 }
 
 export function renderGateSocket(p: Pick<GateParams, "socket" | "user" | "group">): string {
@@ -126,13 +128,14 @@ export function renderGateSocket(p: Pick<GateParams, "socket" | "user" | "group"
  * $CREDENTIALS_DIRECTORY. Not LoadCredential=: systemd reads those as root,
  * and an agent's .env is the agent's to replace.
  */
-function secretLines(p: ServiceParams, secrets: AgentEnvFile[], runtimeDirName: string): string {
+function secretLines(p: ServiceParams, secrets: AgentSecretFile[], runtimeDirName: string): string {
   if (secrets.length === 0) return "";
   const dir = `/run/${runtimeDirName}`;
   return [
-    "# The agents' Hermes .env files: their values are secrets the content checks",
-    "# look for, which the service user cannot read. Copied at each start, each",
-    "# file read with its own agent's permissions (deploy/gate-secrets.ts).",
+    "# The agents' Hermes .env files and credential stores (USER:?FILE: one that",
+    "# may not exist): their values are secrets the content checks look for, which",
+    "# the service user cannot read. Copied at each start, each file read with its",
+    "# own agent's permissions (deploy/gate-secrets.ts).",
     `RuntimeDirectory=${runtimeDirName}`,
     "RuntimeDirectoryMode=0700",
     `Environment=${unitWord(`CREDENTIALS_DIRECTORY=${escapeSpecifiers(dir)}`)}`,
@@ -140,25 +143,32 @@ function secretLines(p: ServiceParams, secrets: AgentEnvFile[], runtimeDirName: 
   ].join("\n");
 }
 
-/** `-+NODE BIN gate-secrets --into DIR USER:FILE…`: run as root, each file read as its agent, its failure never failing the unit. */
-function copyCommand(p: ServiceParams, secrets: AgentEnvFile[], dir: string): string {
+/**
+ * `-+NODE BIN gate-secrets --into DIR USER:FILE… USER:?FILE…`: run as root,
+ * each file read as its agent, its failure never failing the unit; "?" marks
+ * a file whose absence is normal (a store made on first use).
+ */
+function copyCommand(p: ServiceParams, secrets: AgentSecretFile[], dir: string): string {
   for (const s of secrets) {
     assertUnitSafe(s.user, "agent user");
-    assertUnitSafe(s.file, "Hermes .env file");
+    assertUnitSafe(s.file, "Hermes secret file");
   }
   const vars = serviceVars(p, p.writable);
-  const files = secrets.map((s) => unitWord(`${escapeSpecifiers(s.user)}:${escapeSpecifiers(s.file)}`, { exec: true }));
+  const files = secrets.map((s) => unitWord(`${escapeSpecifiers(s.user)}:${s.optional ? "?" : ""}${escapeSpecifiers(s.file)}`, { exec: true }));
   return `-+${vars.NODE} ${vars.BIN} gate-secrets --into ${pathWord(dir, "runtime directory", { exec: true })} ${files.join(" ")}`;
 }
 
-/** The path unit that notices an agent's changed .env (PathChanged=: written and closed, or replaced). */
-export function renderGateSecretsPath(secrets: AgentEnvFile[]): string {
-  for (const s of secrets) assertUnitSafe(s.file, "Hermes .env file");
-  return renderTemplate(`system/${GATE_SECRETS_PATH}`, { PATHS: secrets.map((s) => `PathChanged=${pathWord(s.file, "Hermes .env file")}`).join("\n") });
+/**
+ * A path unit that notices an agent's changed .env or store (PathChanged=:
+ * written and closed, made, or replaced): `unit` GATE_SECRETS_PATH for the
+ * files there at install, GATE_SECRETS_NEW_PATH for the others.
+ */
+export function renderGateSecretsPath(unit: typeof GATE_SECRETS_PATH | typeof GATE_SECRETS_NEW_PATH, files: string[]): string {
+  return renderTemplate(`system/${unit}`, { PATHS: files.map((file) => `PathChanged=${pathWord(file, "Hermes secret file")}`).join("\n") });
 }
 
 /** The service it starts: the same copies the gate's unit (and the watch's, `withWatch`) makes at its start. */
-export function renderGateSecretsService(p: ServiceParams, secrets: AgentEnvFile[], withWatch: boolean): string {
+export function renderGateSecretsService(p: ServiceParams, secrets: AgentSecretFile[], withWatch: boolean): string {
   const dirs = withWatch ? [GATE_RUNTIME_DIR_NAME, WATCH_RUNTIME_DIR_NAME] : [GATE_RUNTIME_DIR_NAME];
   const copies = dirs.map((name) => `ExecStart=${copyCommand(p, secrets, `/run/${name}`)}`);
   return renderTemplate(`system/${GATE_SECRETS_SERVICE}`, { COPIES: copies.join("\n") });
