@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { fakeSystemctl, gatewayRoot, put, run, snapshot, which } from "./deploy-helpers";
-import { HERMES_JSON_STORES } from "../src/content/known.js";
+import { HERMES_STORES } from "../src/content/known.js";
 import { BIN, cli, makeHome, png, write } from "./helpers";
 
 let t: ReturnType<typeof makeHome>;
@@ -284,7 +284,7 @@ describe("install systemd --root", () => {
     put(path.join(root, "home/agent/.hermes/mcp-tokens/github.json"), '{"access_token": "mcpaccesstoken"}\n', 0o600);
     put(path.join(root, "home/agent/.hermes/mcp-tokens/notes.txt"), "not a token file\n", 0o600);
     // The .env files first, then each home's and profile's JSON stores, optional ("?": named before they exist, no news when absent).
-    const stores = (dir: string) => HERMES_JSON_STORES.map((store) => `nobody:?${dir}/${store}`);
+    const stores = (dir: string) => HERMES_STORES.map((store) => `nobody:?${dir}/${store}`);
     const secretWords = (profiles: string[], profileEnvs: string[]) =>
       [
         "nobody:/home/agent/.hermes/.env",
@@ -375,7 +375,7 @@ describe("install systemd --root", () => {
     expect(few.stderr).not.toContain("inotify");
     // Enough profiles (each names its stores) to pass half of this machine's limit.
     const instances = Number(fs.readFileSync("/proc/sys/fs/inotify/max_user_instances", "utf8"));
-    const files = (profiles: number) => (1 + profiles) * (1 + HERMES_JSON_STORES.length) - profiles;
+    const files = (profiles: number) => (1 + profiles) * (1 + HERMES_STORES.length) - profiles;
     let profiles = 0;
     while (files(profiles) <= instances / 2) fs.mkdirSync(path.join(root, `home/agent/.hermes/profiles/p${profiles++}`), { recursive: true });
     const many = install(root, "--gate", "--dry-run");

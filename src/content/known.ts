@@ -316,6 +316,8 @@ function yamlScalar(text: string): string | undefined {
 export const HERMES_JSON_STORES = ["auth.json", ".anthropic_oauth.json", "google_token.json", "google_oauth_pending.json", "auth/google_oauth.json", "webhook_subscriptions.json", "cache/bws_cache.json"];
 /** Hermes' config.yaml: API keys of auxiliary models and delegation, the dashboard's password and secret, MCP servers' env and headers. */
 export const HERMES_YAML_STORES = ["config.yaml"];
+/** Every store of a Hermes home but its .env and mcp-tokens/: what the gate copies besides (src/deploy/gate.ts). */
+export const HERMES_STORES = [...HERMES_JSON_STORES, ...HERMES_YAML_STORES];
 /** A directory of JSON stores: live MCP OAuth tokens and registered clients' secrets, one file per server. */
 export const HERMES_MCP_TOKENS = "mcp-tokens";
 /** Files of mcp-tokens/ read: a host has a few servers. */

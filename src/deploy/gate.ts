@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { type Config, SYSTEM_CONFIG, loadConfig } from "../config/config.js";
-import { HERMES_JSON_STORES, HERMES_MCP_TOKENS, MAX_MCP_FILES } from "../content/known.js";
+import { HERMES_STORES, HERMES_MCP_TOKENS, MAX_MCP_FILES } from "../content/known.js";
 import { FatalError, isErrno, usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { formatMode } from "../core/units.js";
@@ -273,13 +273,13 @@ function unreachableProblem(dir: string, scope: Pick<UnitScope, "root">): string
  * The agents' Hermes secret files, each with the user it is read as
  * (gate-secrets copies them for the gate at each start: deploy/gate-secrets.ts):
  * the .env files first (their copies keep the numbers they had before the
- * stores were named), then the JSON stores and MCP token files.
+ * stores were named), then the stores (JSON and config.yaml) and MCP token files.
  *
  * A Hermes home's own .env is named even before it exists, when the home or
  * the directory it would be made in does (Hermes set up after the gate): the
  * path unit that watches it sees it created, and the gate knows its values
  * from then on; a profile's .env, only once it exists (a new profile needs
- * install again, and doctor says so). The JSON stores of the home and of each
+ * install again, and doctor says so). The stores (JSON and config.yaml) of the home and of each
  * profile there is are named even before they exist, optional (most never
  * will: a host without Google has no google_token.json; auth.json appears on
  * the first `hermes auth`); an MCP server's token file, only once it exists
@@ -329,9 +329,9 @@ function inotifyInstancesAllowed(): number | undefined {
   return Number.isInteger(n) && n > 0 ? n : undefined;
 }
 
-/** A Hermes home's (or profile's) JSON stores, each named whether it exists or not, and the MCP token files it has now. */
+/** A Hermes home's (or profile's) stores (JSON and config.yaml), each named whether it exists or not, and the MCP token files it has now. */
 function storesOf(dir: string, scope: Pick<UnitScope, "root">): string[] {
-  return [...HERMES_JSON_STORES.map((store) => path.join(dir, store)), ...mcpTokenFiles(dir, scope)];
+  return [...HERMES_STORES.map((store) => path.join(dir, store)), ...mcpTokenFiles(dir, scope)];
 }
 
 /** The MCP servers' token files of a Hermes home (or profile) that exist now: what the content checks read there (src/content/known.ts). */
@@ -354,7 +354,7 @@ function profileDirs(home: string, scope: Pick<UnitScope, "root">): string[] {
 
 /**
  * The files of a Hermes home and of its profiles that hold secrets and exist
- * now: each .env, JSON store and MCP token file. Doctor compares them with
+ * now: each .env, store and MCP token file. Doctor compares them with
  * those the gate's units name. What the caller may not list is not there.
  */
 export function hermesSecretFilesNow(home: string, scope: Pick<UnitScope, "root">): string[] {
@@ -370,7 +370,7 @@ export function hermesHomeOf(file: string): string | undefined {
   let dir: string;
   if (path.basename(path.dirname(file)) === HERMES_MCP_TOKENS) dir = path.dirname(path.dirname(file));
   else {
-    const name = [".env", ...HERMES_JSON_STORES].find((n) => file.endsWith(`/${n}`));
+    const name = [".env", ...HERMES_STORES].find((n) => file.endsWith(`/${n}`));
     if (name === undefined) return undefined;
     dir = file.slice(0, -name.length - 1);
   }
