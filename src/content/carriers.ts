@@ -95,7 +95,7 @@ function nestedReaderOf(b: Uint8Array): Reader | undefined {
 }
 
 /** Reads the file's metadata and containers; throws the Refusal a finding leads to. */
-export function inspectBinary(bytes: Uint8Array, ext: string, sniffedExt: string, known: KnownSecrets): void {
+export function inspectBinary(bytes: Uint8Array, ext: string, sniffedExt: string, known: KnownSecrets | (() => KnownSecrets)): void {
   READERS[sniffedExt]!(bytes, new InspectContext(ext, known, nestedReaderOf));
 }
 
@@ -105,6 +105,6 @@ export function readsRanges(sniffedExt: string): boolean {
 }
 
 /** inspectBinary for a type that readsRanges, from an open file of `length` bytes. */
-export function inspectFile(fd: number, length: number, ext: string, sniffedExt: string, known: KnownSecrets): void {
+export function inspectFile(fd: number, length: number, ext: string, sniffedExt: string, known: KnownSecrets | (() => KnownSecrets)): void {
   RANGE_READERS[sniffedExt]!(fileSource(fd, length), new InspectContext(ext, known, nestedReaderOf));
 }

@@ -68,11 +68,21 @@ export class InspectContext {
   /** How many documents deep the reading is (readNested). */
   private nesting = 0;
 
+  /** The host's known secrets, read at the first search: a picture with nothing to search (a chart's PNG) never reads the .env files. */
+  private knownSecrets: KnownSecrets | (() => KnownSecrets);
+
   constructor(
     readonly ext: string,
-    readonly known: KnownSecrets,
+    known: KnownSecrets | (() => KnownSecrets),
     private readonly nestedReaderOf: NestedReaderOf = () => undefined,
-  ) {}
+  ) {
+    this.knownSecrets = known;
+  }
+
+  private get known(): KnownSecrets {
+    if (typeof this.knownSecrets === "function") this.knownSecrets = this.knownSecrets();
+    return this.knownSecrets;
+  }
 
   /** A buffer given back by release(), where the next stored stream is copied. */
   private spare: Buffer | undefined;

@@ -109,6 +109,8 @@ export function base64Forms(value: Uint8Array): Buffer[] {
 }
 
 const hash = (word: number) => Math.imul(word, 0x9e3779b1) >>> 16;
+/** The little-endian 32-bit word at `at`, as the pass reads it. */
+const wordAt = (b: Uint8Array, at: number) => b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16) | (b[at + 3]! << 24);
 
 interface Candidate {
   value: KnownValue;
@@ -123,7 +125,7 @@ export interface KnownHit {
 
 export class KnownSecrets {
   private readonly filter = new Uint8Array(1 << 16);
-  private readonly words = new Map<number, Candidate[]>();
+  private words: Map<number, Candidate[]> | undefined;
   /**
    * Bytes between the words the pass reads: a multiple of 4 at most the
    * shortest value's length less 3, so each occurrence of every value holds
@@ -136,16 +138,28 @@ export class KnownSecrets {
   constructor(readonly values: KnownValue[]) {
     const shortest = Math.min(...values.map((v) => v.bytes.length));
     this.stride = Math.max(4, Math.min(16, ((shortest - 3) >> 2) << 2));
-    for (const value of values) {
-      const view = Buffer.from(value.bytes.buffer, value.bytes.byteOffset, value.bytes.length);
+    for (const { bytes: b } of values) {
+      for (let offset = 0; offset < this.stride; offset++) this.filter[hash(wordAt(b, offset))] = 1;
+    }
+  }
+
+  /**
+   * Each word of each value at the offsets the pass may meet it, with the
+   * values that hold it there: made at the filter's first hit, so a scan
+   * that meets none (a picture's short text) allocates none of them.
+   */
+  private candidates(): Map<number, Candidate[]> {
+    if (this.words !== undefined) return this.words;
+    const words = new Map<number, Candidate[]>();
+    for (const value of this.values) {
       for (let offset = 0; offset < this.stride; offset++) {
-        const word = view.readInt32LE(offset);
-        this.filter[hash(word)] = 1;
-        const list = this.words.get(word);
+        const word = wordAt(value.bytes, offset);
+        const list = words.get(word);
         if (list) list.push({ value, offset });
-        else this.words.set(word, [{ value, offset }]);
+        else words.set(word, [{ value, offset }]);
       }
     }
+    return (this.words = words);
   }
 
   get size(): number {
@@ -161,7 +175,7 @@ export class KnownSecrets {
     for (let at = Math.floor(from / stride) * stride; at <= end; at += stride) {
       const word = bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24);
       if (filter[Math.imul(word, 0x9e3779b1) >>> 16] === 0) continue;
-      const candidates = this.words.get(word);
+      const candidates = this.candidates().get(word);
       if (!candidates) continue;
       let best: KnownHit | undefined;
       for (const { value, offset } of candidates) {

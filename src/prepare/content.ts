@@ -190,8 +190,8 @@ export async function checkContent(staged: ContentSource, ext: string, options: 
   }
   if (verdict?.secret !== undefined) throw secretRefusal(ext, verdict);
   const carriers = await import("../content/carriers.js");
-  if (carriers.readsRanges(sniffed.ext) && !staged.content) carriers.inspectFile(staged.fd, staged.bytes, ext, sniffed.ext, knownSecrets());
-  else if (carriers.hasReader(sniffed.ext)) carriers.inspectBinary(readAll(staged), ext, sniffed.ext, knownSecrets());
+  if (carriers.readsRanges(sniffed.ext) && !staged.content) carriers.inspectFile(staged.fd, staged.bytes, ext, sniffed.ext, knownSecrets);
+  else if (carriers.hasReader(sniffed.ext)) carriers.inspectBinary(readAll(staged), ext, sniffed.ext, knownSecrets);
   else if (!verdict) {
     const raw = scanFile(staged, true, knownSecrets());
     if (raw.secret !== undefined) throw secretRefusal(ext, raw);
