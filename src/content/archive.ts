@@ -8,6 +8,7 @@
 //
 // The tar format is POSIX ustar (pax, IEEE 1003.1-2017) with GNU's long
 // names; node:zlib inflates gzip (RFC 1952).
+import { UNREADABLE_FORMATS } from "./formats.js";
 import { ascii, u32le } from "./bytes.js";
 import type { InspectContext, Reader } from "./inspect.js";
 import { readPicture } from "./images.js";
@@ -185,14 +186,13 @@ export const isGzip = (b: Uint8Array) => b.length >= 18 && b[0] === 0x1f && b[1]
  * file-type gives them (also the extension they are sent with): the
  * compression each is refused for.
  */
-export const UNREADABLE_FORMATS: Readonly<Record<string, string>> = { bz2: "bzip2", xz: "xz", "7z": "7-Zip", rar: "RAR" };
 
 /** The same archives by their magic numbers, for one inside another file. */
 const UNREADABLE: { format: string; magic: number[] }[] = [
-  { format: UNREADABLE_FORMATS.bz2!, magic: [0x42, 0x5a, 0x68] },
-  { format: UNREADABLE_FORMATS.xz!, magic: [0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00] },
-  { format: UNREADABLE_FORMATS["7z"]!, magic: [0x37, 0x7a, 0xbc, 0xaf, 0x27, 0x1c] },
-  { format: UNREADABLE_FORMATS.rar!, magic: [0x52, 0x61, 0x72, 0x21, 0x1a, 0x07] },
+  { format: UNREADABLE_FORMATS.bz2, magic: [0x42, 0x5a, 0x68] },
+  { format: UNREADABLE_FORMATS.xz, magic: [0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00] },
+  { format: UNREADABLE_FORMATS["7z"], magic: [0x37, 0x7a, 0xbc, 0xaf, 0x27, 0x1c] },
+  { format: UNREADABLE_FORMATS.rar, magic: [0x52, 0x61, 0x72, 0x21, 0x1a, 0x07] },
 ];
 
 /** The compression of an archive this check cannot read, when `b` opens as one. bzip2's magic is short, so its first block's too (`1AY&SY`, or the end of an empty stream). */

@@ -1,9 +1,10 @@
 // Which reader a binary format gets. Loaded only for a binary file (a
 // dynamic import from src/prepare/content.ts), so a text file never pays for
 // it, and each reader does work only for its format.
-import { UNREADABLE_FORMATS, inspectGzip, inspectTar, isGzip, isTar, refuseUnreadable, unreadableArchive } from "./archive.js";
+import { inspectGzip, inspectTar, isGzip, isTar, refuseUnreadable, unreadableArchive } from "./archive.js";
 import { inspectCfb, isCfb } from "./cfb.js";
 import { inspectBmp, inspectGif, inspectJpeg, inspectPng, inspectWebp } from "./images.js";
+import { type RangeReadType, UNREADABLE_FORMATS, type WholeReadType, readingOf } from "./formats.js";
 import { InspectContext, type Reader } from "./inspect.js";
 import type { KnownSecrets } from "./known.js";
 import { type ByteSource, bytesSource, fileSource } from "./byte-source.js";
@@ -21,7 +22,7 @@ import { inspectZip, inspectZipSource } from "./zip.js";
  * another), PDF (its objects and the streams that can hold text; images and
  * fonts skipped).
  */
-const RANGE_READERS: Record<string, (src: ByteSource, ctx: InspectContext) => void> = {
+const RANGE_READERS: Record<RangeReadType, (src: ByteSource, ctx: InspectContext) => void> = {
   docx: inspectZipSource,
   xlsx: inspectZipSource,
   pptx: inspectZipSource,
@@ -54,9 +55,8 @@ const RANGE_READERS: Record<string, (src: ByteSource, ctx: InspectContext) => vo
 
 const inMemory = (read: (src: ByteSource, ctx: InspectContext) => void): Reader => (bytes, ctx) => read(bytesSource(bytes), ctx);
 
-/** Readers by the type file-type sniffed. */
-const READERS: Record<string, Reader> = {
-  ...Object.fromEntries(Object.entries(RANGE_READERS).map(([ext, read]) => [ext, inMemory(read)])),
+/** Readers that read every byte, in memory. */
+const WHOLE_READERS: Record<WholeReadType, Reader> = {
   png: inspectPng,
   apng: inspectPng,
   jpg: inspectJpeg,
@@ -69,12 +69,21 @@ const READERS: Record<string, Reader> = {
   // .doc, .xls, .ppt: file-type names them all `cfb` (21.3).
   cfb: inspectCfb,
   rtf: inspectRtf,
-  ...Object.fromEntries(Object.entries(UNREADABLE_FORMATS).map(([ext, format]) => [ext, refuseUnreadable(format)])),
+  bz2: refuseUnreadable(UNREADABLE_FORMATS.bz2),
+  xz: refuseUnreadable(UNREADABLE_FORMATS.xz),
+  "7z": refuseUnreadable(UNREADABLE_FORMATS["7z"]),
+  rar: refuseUnreadable(UNREADABLE_FORMATS.rar),
+};
+
+/** Readers by the type file-type sniffed (a range reader reads a file in memory too: a document inside another). */
+const READERS: Record<string, Reader> = {
+  ...Object.fromEntries(Object.entries(RANGE_READERS).map(([ext, read]) => [ext, inMemory(read)])),
+  ...WHOLE_READERS,
 };
 
 /** True when a reader knows the sniffed type; other binaries are scanned as raw bytes. */
 export function hasReader(sniffedExt: string): boolean {
-  return Object.hasOwn(READERS, sniffedExt);
+  return readingOf(sniffedExt) !== undefined;
 }
 
 /**
@@ -101,10 +110,10 @@ export function inspectBinary(bytes: Uint8Array, ext: string, sniffedExt: string
 
 /** True when the sniffed type's reader reads the file a range at a time (inspectFile), not all its bytes. */
 export function readsRanges(sniffedExt: string): boolean {
-  return Object.hasOwn(RANGE_READERS, sniffedExt);
+  return readingOf(sniffedExt) === "ranges";
 }
 
 /** inspectBinary for a type that readsRanges, from an open file of `length` bytes. */
 export function inspectFile(fd: number, length: number, ext: string, sniffedExt: string, known: KnownSecrets | (() => KnownSecrets)): void {
-  RANGE_READERS[sniffedExt]!(fileSource(fd, length), new InspectContext(ext, known, nestedReaderOf));
+  RANGE_READERS[sniffedExt as RangeReadType](fileSource(fd, length), new InspectContext(ext, known, nestedReaderOf));
 }

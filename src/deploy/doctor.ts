@@ -11,7 +11,7 @@ import { formatBytes } from "../core/units.js";
 import { prepare } from "../prepare/prepare.js";
 import { NotDedicatedError } from "../safety/dedicated.js";
 import { readOperatorFile } from "../safety/operator-file.js";
-import { UNREADABLE_FORMATS } from "../content/archive.js";
+import { UNREADABLE_FORMATS } from "../content/formats.js";
 import { allowDirProblem, isUnderRoot, isWithin, mediaLineProblem, parseAllowDirs } from "../safety/gateway.js";
 import { type Layout, openLayout } from "../state/layout.js";
 import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, onDisk, templateOf, unitFiles } from "./gateway-units.js";
@@ -104,7 +104,7 @@ function allowChecks(config: Config, checks: DoctorCheck[]): void {
     check(checks, "allow list", "pass", `the secret check reads every allowed type (${config.allow.length} extensions)`);
     return;
   }
-  const which = unreadable.map((ext) => `.${ext} (${UNREADABLE_FORMATS[ext]})`).join(", ");
+  const which = unreadable.map((ext) => `.${ext} (${UNREADABLE_FORMATS[ext as keyof typeof UNREADABLE_FORMATS]})`).join(", ");
   check(checks, "allow list", "warn", `the allow list has ${which}, whose content the secret check cannot read: every such file is refused as unscannable_content`, "drop them from the allow list (config file or --allow); send archives as .zip or .tar.gz, which are read");
 }
 

@@ -6,6 +6,7 @@
 // calls it on the staged copy, the watch guard on a file in the outbox.
 import fs from "node:fs";
 import path from "node:path";
+import { readingOf } from "../content/formats.js";
 import { type KnownSecrets, loadKnownSecrets } from "../content/known.js";
 import { Refusal } from "../core/errors.js";
 import { readAt } from "../core/read-at.js";
@@ -81,19 +82,20 @@ export function isTextExtension(ext: string): boolean {
   return Object.hasOwn(TEXT_MIME, ext);
 }
 
-/** Extensions whose format a reader of src/content/carriers.ts knows. */
-const PARSED = new Set(["png", "jpg", "jpeg", "gif", "webp", "bmp", "mp3", "mp4", "mov", "m4a", "wav", "avi", "ogg", "opus", "flac", "webm", "mkv", "pdf", "docx", "xlsx", "pptx", "odt", "ods", "odp", "epub", "zip", "apk", "ipa", "key", "tar", "gz", "tgz", "bz2", "xz", "7z", "rar", "doc", "xls", "ppt", "rtf"]);
-
 /**
- * Audio and video, whose readers skip the media data, zips, whose reader
- * reads one entry at a time, and PDF, whose reader skips images and fonts:
- * prepare need not keep their bytes while staging them.
+ * How the reader of a file named `.ext` reads it (src/content/formats.ts):
+ * "whole" when any type its extension allows is read in memory (staging
+ * then keeps its bytes), "ranges" when each is read a range at a time,
+ * undefined when no reader knows them.
  */
-const READ_BY_RANGES = new Set(["mp3", "mp4", "mov", "m4a", "wav", "avi", "ogg", "opus", "flac", "webm", "mkv", "docx", "xlsx", "pptx", "odt", "ods", "odp", "epub", "zip", "apk", "ipa", "key", "pdf"]);
+function readingFor(ext: string): "ranges" | "whole" | undefined {
+  const readings = (BINARY_SNIFFS[ext] ?? []).map(readingOf);
+  return readings.includes("whole") ? "whole" : readings.includes("ranges") ? "ranges" : undefined;
+}
 
 /** True when the content check reads every byte of a file named `.ext` after staging it (so staging keeps them all). */
 export function readsWholeFile(ext: string): boolean {
-  return PARSED.has(ext) && !READ_BY_RANGES.has(ext);
+  return readingFor(ext) === "whole";
 }
 
 /**
@@ -105,7 +107,7 @@ export function readsWholeFile(ext: string): boolean {
  * like text but without an encoding to check.
  */
 export function scanModeFor(ext: string): "text" | "parsed" | "raw" {
-  return isTextExtension(ext) ? "text" : PARSED.has(ext) ? "parsed" : "raw";
+  return isTextExtension(ext) ? "text" : readingFor(ext) !== undefined ? "parsed" : "raw";
 }
 
 /** The known secrets of the host (the Hermes .env files), as prepare, serve and the guard look for them. */
