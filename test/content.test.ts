@@ -812,6 +812,8 @@ describe("compound files (.doc, .xls, .ppt) and RTF", () => {
     expect(text("\\abcdefghijklmnopqrstuvwxyzpar x")).toBe("x");
     // Linear on what would nest or repeat without end.
     expect(text("{".repeat(200_000) + "k" + "}".repeat(200_000))).toBe("k");
+    // Past 4,096 levels a group keeps its parent's state (45 MB of `{` held 1 GB as a stack of states); the groups below still get theirs back.
+    expect(text("{\\uc0 " + "{".repeat(5_000) + "}".repeat(5_000) + "\\u233 x}")).toBe("\xe9x");
     // Each \\uN's fallback is the next one.
     expect(text("\\u8364".repeat(100_000)).length).toBe(50_000);
   });

@@ -95,6 +95,8 @@ const UNICODE_SKIP = 6;
 const BINARY = 7;
 const DESTINATION = 8;
 
+/** Groups whose state (\ucN, destination) is kept on a stack: Word nests tens; deeper ones share their parent's. */
+const MAX_DEPTH = 4096;
 /** A control word's letters as a number (five bits each): up to ten letters, longer ones are none of those below. */
 const MAX_WORD = 10;
 const wordCode = (word: string) => [...word].reduce((code, c) => code * 32 + (c.charCodeAt(0) & 31), 0);
@@ -128,6 +130,8 @@ export function rtfText(b: Uint8Array): Buffer {
   let n = 0;
   // Kept per group: \ucN (the fallback characters after each \uN) and whether the group is a destination, as uc * 2 + 1 for one.
   const outer: number[] = [];
+  // Groups opened past MAX_DEPTH: they keep the state of the group around them (45 MB of `{` held 1 GB as a stack of states).
+  let deeper = 0;
   let uc = 1;
   let destination = false;
   // Right after a brace: the group's first control word says whether it is a destination.
@@ -150,15 +154,17 @@ export function rtfText(b: Uint8Array): Buffer {
     if (c === 0x0d || c === 0x0a) {
       i++;
     } else if (c === 0x7b) {
-      outer.push(uc * 2 + (destination ? 1 : 0));
+      if (outer.length < MAX_DEPTH) outer.push(uc * 2 + (destination ? 1 : 0));
+      else deeper++;
       destination = false;
       groupStart = true;
       skip = 0;
       i++;
     } else if (c === 0x7d) {
       if (destination) out[n++] = 0x0a;
-      const kept = outer.pop();
-      if (kept !== undefined) {
+      const kept = deeper > 0 ? undefined : outer.pop();
+      if (deeper > 0) deeper--;
+      else if (kept !== undefined) {
         uc = Math.floor(kept / 2);
         destination = kept % 2 === 1;
       }
