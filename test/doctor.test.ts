@@ -67,7 +67,7 @@ describe("doctor", () => {
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^STATUS\s+CHECK\s+DETAIL\n/);
     expect(r.stdout).toContain("0 failed, 0 warnings");
-    for (const name of ["outbox path", "outbox", "staging", "free space", "systemd", `gateway ${GATEWAY}`, `strict ${GATEWAY}`, "janitor timer", "watch service", "writable media-outbox-janitor.service", "writable media-outbox-watch.service", "hermes config", "probe", "allow list"]) {
+    for (const name of ["outbox path", "outbox", "staging", "free space", "systemd", `gateway ${GATEWAY}`, `strict ${GATEWAY}`, "janitor timer", "watch service", "writable media-outbox-janitor.service", "writable media-outbox-watch.service", "hermes config", "probe", "allow list", "known secrets"]) {
       expect(r.stdout).toMatch(new RegExp(`^pass\\s+${name.replace(/[.]/g, "\\.")}\\s`, "m"));
     }
     // The probe went through prepare and was removed again; its ledger line says what it was.
@@ -81,6 +81,14 @@ describe("doctor", () => {
     expect(report.systemd.running).toBe(true);
     expect(report.outbox).toBe(t.outbox);
     expect(report.checks.every((c) => c.status === "pass")).toBe(true);
+  });
+
+  it("says how many values of the Hermes files of secrets the secret check knows, and from which", () => {
+    put(path.join(t.home, ".hermes", ".env"), "TELEGRAM_BOT_TOKEN=7394028311:AAHq3kZp0Lw9Xv2Ty8Nc5Rb1Md4Fs6Gj7Hk\nLLM_MODEL=anthropic/claude-sonnet-4\n");
+    put(path.join(t.home, ".hermes", "auth.json"), JSON.stringify({ providers: { nous: { refresh_token: "Zq8Lm2Vx7Pw4Rt9Yb3NkHs6Dj1Fg5Cc0", expires_at: "2026-12-04T19:00:00Z" } } }));
+    const { report } = doctor();
+    expect(line(report, "known secrets")).toMatchObject({ status: "pass", message: "the secret check knows 2 values from the Hermes .env, the Hermes auth.json" });
+    expect(JSON.stringify(report)).not.toContain("Zq8Lm2Vx7Pw4");
   });
 
   it("accepts the outbox when it comes from an EnvironmentFile= (which beats Environment=)", () => {
@@ -101,6 +109,18 @@ describe("doctor", () => {
       status: "warn",
       message: /\.xz \(xz\), \.rar \(RAR\), whose content the secret check cannot read/,
       fix: /\.zip or \.tar\.gz/,
+      code: 0,
+    },
+    {
+      name: "a Hermes file of secrets gives no values: a damaged JSON store, one too large",
+      setup: () => {
+        put(path.join(t.home, ".hermes", "auth.json"), '{"providers": {"nous": {"refresh_token": "Zq8Lm2Vx7Pw');
+        put(path.join(t.home, ".hermes", "google_token.json"), `{"token": "${"x".repeat(1024 * 1024)}"}`);
+      },
+      check: "known secrets",
+      status: "warn",
+      message: /does not know the values of the Hermes auth\.json \(.*auth\.json\): it is not valid JSON; the Hermes google_token\.json \(.*\): it is larger than 1 MiB/,
+      fix: /valid JSON/,
       code: 0,
     },
     {

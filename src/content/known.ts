@@ -200,7 +200,11 @@ export const NO_KNOWN_SECRETS = new KnownSecrets([]);
 /** How a file of secrets is written: a .env, a JSON store, or (a credential copied for the gate) either. */
 type SecretFileFormat = "dotenv" | "json" | "yaml" | "either";
 
-/** The values of one file, each under `VARIABLE (where)` (a JSON store's: the keys that lead to it). */
+/**
+ * The values of one file, each under `VARIABLE (where)` (a JSON store's: the
+ * keys that lead to it); throws UnreadableSecrets for a JSON store that is
+ * not JSON (a damaged store: its values are not known).
+ */
 function valuesOf(text: string, where: string, format: SecretFileFormat): KnownValue[] {
   const out: KnownValue[] = [];
   const add = (name: string, value: string, byShape: boolean) => {
@@ -213,8 +217,9 @@ function valuesOf(text: string, where: string, format: SecretFileFormat): KnownV
   // A .env's or config.yaml's first byte is never `{`; every JSON store's is. The lines of
   // one are no lines of the other (`NAME=value`, `key: value`): a copy is read as both.
   const json = format === "json" || (format === "either" && text.trimStart().startsWith("{"));
-  if (json) forEachJsonString(text, add);
-  else {
+  if (json) {
+    if (!forEachJsonString(text, add)) throw new UnreadableSecrets("it is not valid JSON");
+  } else {
     if (format !== "yaml") for (const { name, value } of parseDotenv(text)) add(name, value, true);
     if (format !== "dotenv") forEachYamlScalar(text, (name, value) => add(name, value, false));
   }
@@ -235,12 +240,12 @@ const ENV_NAME = /^[A-Z][A-Z0-9_]*$/;
  * object's keys are all variables' names: a token store's other strings (a
  * date, a scope, a URL) are no secrets, whatever they look like.
  */
-function forEachJsonString(text: string, visit: (name: string, value: string, byShape: boolean) => void): void {
+function forEachJsonString(text: string, visit: (name: string, value: string, byShape: boolean) => void): boolean {
   let doc: unknown;
   try {
     doc = JSON.parse(text);
   } catch {
-    return;
+    return false;
   }
   const stack: { node: unknown; keys: string[]; byShape: boolean }[] = [{ node: doc, keys: [], byShape: false }];
   let strings = 0;
@@ -257,6 +262,7 @@ function forEachJsonString(text: string, visit: (name: string, value: string, by
       for (const [key, value] of entries) stack.push({ node: value, keys: [...keys, key], byShape: envLike });
     }
   }
+  return true;
 }
 
 export interface KnownSecretSources {
@@ -374,34 +380,48 @@ function readdirOrEmpty(dir: string): string[] {
   }
 }
 
-// A long-running process (watch, serve) re-reads a file only when it changed.
-const cache = new Map<string, { key: string; values: KnownValue[] }>();
+/** Why a file of secrets that is there gives no values. */
+class UnreadableSecrets extends Error {}
 
-function readValues({ file, where, format }: SecretFile): KnownValue[] {
+/** What reading one file of secrets gave: its values, or why it gave none though it is there. */
+export interface SecretFileReading {
+  file: SecretFile;
+  exists: boolean;
+  values: KnownValue[];
+  /** Set when the file is there and its values are not known. */
+  problem?: string;
+}
+
+// A long-running process (watch, serve) re-reads a file only when it changed.
+const cache = new Map<string, { key: string; reading: SecretFileReading }>();
+
+/** Reads one file of secrets (cached while its inode, size and times are unchanged). */
+export function readSecretFile(f: SecretFile): SecretFileReading {
   let st: fs.Stats;
   try {
-    st = fs.statSync(file);
+    st = fs.statSync(f.file);
   } catch {
-    cache.delete(file);
-    return [];
+    cache.delete(f.file);
+    return { file: f, exists: false, values: [] };
   }
-  if (!st.isFile() || st.size > MAX_FILE) return [];
+  if (!st.isFile()) return { file: f, exists: true, values: [], problem: "it is not a regular file" };
+  if (st.size > MAX_FILE) return { file: f, exists: true, values: [], problem: `it is larger than ${MAX_FILE / 1024 / 1024} MiB, more than this check reads` };
   const key = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
-  const cached = cache.get(file);
-  if (cached?.key === key) return cached.values;
-  let values: KnownValue[];
+  const cached = cache.get(f.file);
+  if (cached?.key === key) return cached.reading;
+  let reading: SecretFileReading;
   try {
-    values = valuesOf(fs.readFileSync(file, "utf8"), where, format);
-  } catch {
-    // Unreadable (the gate's service user, say): the credentials directory is how it gets them.
-    values = [];
+    reading = { file: f, exists: true, values: valuesOf(fs.readFileSync(f.file, "utf8"), f.where, f.format) };
+  } catch (err) {
+    // Unreadable (the gate's service user, say: the credentials directory is how it gets them), or damaged.
+    reading = { file: f, exists: true, values: [], problem: err instanceof UnreadableSecrets ? err.message : "it cannot be read" };
   }
-  cache.set(file, { key, values });
-  return values;
+  cache.set(f.file, { key, reading });
+  return reading;
 }
 
 /** The known secrets of this host, read now (cached per file while unchanged). */
 export function loadKnownSecrets(src: KnownSecretSources): KnownSecrets {
-  const values = knownSecretFiles(src).flatMap(readValues);
+  const values = knownSecretFiles(src).flatMap((f) => readSecretFile(f).values);
   return values.length === 0 ? NO_KNOWN_SECRETS : new KnownSecrets(values);
 }

@@ -12,6 +12,7 @@ import { prepare } from "../prepare/prepare.js";
 import { NotDedicatedError } from "../safety/dedicated.js";
 import { readOperatorFile } from "../safety/operator-file.js";
 import { UNREADABLE_FORMATS } from "../content/formats.js";
+import { knownSecretFiles, readSecretFile } from "../content/known.js";
 import { allowDirProblem, isUnderRoot, isWithin, mediaLineProblem, parseAllowDirs } from "../safety/gateway.js";
 import { type Layout, openLayout } from "../state/layout.js";
 import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, onDisk, templateOf, unitFiles } from "./gateway-units.js";
@@ -95,6 +96,28 @@ function outboxChecks(config: Config, checks: DoctorCheck[]): Layout | undefined
   else if (free < 10 * config.maxSize) check(checks, "free space", "warn", `${formatBytes(free)} free: room for fewer than 10 files of the ${formatBytes(config.maxSize)} cap`, "free space, or lower the retention (janitor)");
   else check(checks, "free space", "pass", `${formatBytes(free)} free`);
   return layout;
+}
+
+/**
+ * What the secret check knows of this host's own secrets (src/content/known.ts):
+ * a Hermes file of secrets that is there but gives no values (too large,
+ * unreadable, a damaged JSON store) leaves its values unknown, and nothing
+ * else says so.
+ */
+function knownSecretChecks(config: Config, checks: DoctorCheck[]): void {
+  const readings = knownSecretFiles({ hermesHome: config.hermesHome }).map(readSecretFile).filter((r) => r.exists);
+  const problems = readings.filter((r) => r.problem !== undefined);
+  if (problems.length > 0) {
+    const which = problems.map((r) => `${r.file.where} (${escapeText(r.file.file)}): ${r.problem}`).join("; ");
+    check(checks, "known secrets", "warn", `the secret check does not know the values of ${which}`, "make each a readable regular file of at most 1 MiB (a JSON store: valid JSON), then run media-outbox doctor again");
+    return;
+  }
+  if (readings.length === 0) {
+    check(checks, "known secrets", "pass", `no Hermes file of secrets under ${escapeText(config.hermesHome)} (.env, auth.json, config.yaml…): the secret check looks for credential formats only`);
+    return;
+  }
+  const values = new Set(readings.flatMap((r) => r.values.filter((v) => !v.name.endsWith(", base64-encoded")).map((v) => Buffer.from(v.bytes).toString("latin1"))));
+  check(checks, "known secrets", "pass", `the secret check knows ${values.size} values from ${readings.map((r) => r.file.where).join(", ")}`);
 }
 
 /** The allow list against what the secret check can read: an archive it cannot read is refused every time, so allowing it only moves the failure to 3 a.m. */
@@ -355,7 +378,10 @@ export async function doctor(options: DoctorOptions): Promise<DoctorReport> {
   // Gate mode exactly when prepare would use the gate (config.gate: the same discovery); --root looks at another system's files.
   const gate = config.gate && !options.root ? await gateLayoutChecks(config.gate, checks) : undefined;
   const layout = gate ? undefined : outboxChecks(config, checks);
-  if (!gate) allowChecks(config, checks);
+  if (!gate) {
+    allowChecks(config, checks);
+    knownSecretChecks(config, checks);
+  }
   if (state.running) check(checks, "systemd", "pass", `the ${scope.scope} manager is ${state.why}`);
   else check(checks, "systemd", "warn", `${escapeText(state.why)}: the unit files were read instead, service states are unknown`, "run media-outbox doctor on the host where the gateway runs");
   // Every instance too: each runs with its own environment.
