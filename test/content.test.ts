@@ -1239,6 +1239,29 @@ describe("known secrets: the values of the Hermes .env files", () => {
     }
   });
 
+  it("knows the 1Password service account's token (.op.env), 1Password's cache of secret values, and the managed scope's .env and config.yaml ($HERMES_MANAGED_DIR), through the CLI", () => {
+    const hermes = path.join(h.home, ".hermes");
+    const managed = path.join(h.home, "managed");
+    fs.mkdirSync(path.join(hermes, "cache"), { recursive: true });
+    fs.mkdirSync(managed);
+    const [op, cached, pinned, auxiliary] = [21, 22, 23, 24].map((seed) => new Fakes(seed).pick("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 36));
+    write(hermes, ".op.env", `OP_SERVICE_ACCOUNT_TOKEN=ops_${op}\n`);
+    write(path.join(hermes, "cache"), "op_cache.json", JSON.stringify({ key: "fp|vault", secrets: { DISCORD_BOT: cached }, fetched_at: 1796418000.5 }));
+    write(managed, ".env", `OPENROUTER_API_KEY=${pinned}\n`);
+    write(managed, "config.yaml", `auxiliary:\n  vision:\n    api_key: ${auxiliary}\n`);
+    const files = [`ops_${op}`, cached, pinned, auxiliary].map((value, i) => write(work, `leak${i}.txt`, `value ${value}\n`));
+    const r = cli(["prepare", "--json", ...files], { env: { ...h.env, HERMES_MANAGED_DIR: managed } });
+    expect(r.code).toBe(1);
+    const reasons = (JSON.parse(r.stdout) as { media_dropped: { reason: string }[] }).media_dropped.map((d) => d.reason);
+    expect(reasons).toEqual([
+      expect.stringContaining("the value of OP_SERVICE_ACCOUNT_TOKEN (the Hermes .op.env)"),
+      expect.stringContaining("the value of secrets.DISCORD_BOT (the Hermes cache/op_cache.json)"),
+      expect.stringContaining("the value of OPENROUTER_API_KEY (the managed Hermes .env)"),
+      expect.stringContaining("the value of auxiliary.vision.api_key (the managed Hermes config.yaml)"),
+    ]);
+    for (const reason of reasons) for (const secret of [op, cached, pinned, auxiliary]) expect(reason).not.toContain(secret);
+  });
+
   it("reads the gate's credentials ($CREDENTIALS_DIRECTORY/hermes-env*) through the CLI", () => {
     const creds = path.join(h.home, "creds");
     fs.mkdirSync(creds);

@@ -265,10 +265,12 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
       // the gate refuses its token (prepare through the gate).
       const refreshToken = "Nr9Kd2Wq7Lx3Vb8Tz5Hc";
       c.run(["sh", "-ec", `printf '{"providers": {"nous": {"refresh_token": "${refreshToken}"}}}\\n' > /home/agent/.hermes/.auth.new && mv /home/agent/.hermes/.auth.new /home/agent/.hermes/auth.json && printf 'notes: ${refreshToken}\\n' > /home/agent/auth-leak.txt`], { user: "agent" });
-      await waitUntil(() => exists("/run/media-outbox-watch/hermes-env-2"), "the watch's copy of the new auth.json", 20_000);
+      // The two agents' .env files come first, then the agent's stores in their order.
+      const authCopy = `hermes-env-${2 + HERMES_STORES.indexOf("auth.json")}`;
+      await waitUntil(() => exists(`/run/media-outbox-watch/${authCopy}`), "the watch's copy of the new auth.json", 20_000);
       const authLeak = mo(["prepare", "/home/agent/auth-leak.txt"], { user: "agent" });
       expect(authLeak.code, authLeak.stdout + authLeak.stderr).toBe(1);
-      expect(authLeak.stderr).toContain("providers.nous.refresh_token (credential hermes-env-2)");
+      expect(authLeak.stderr).toContain(`providers.nous.refresh_token (credential ${authCopy})`);
       // Made after install, it was copied at once; its later changes may go unseen (among the missing files' events): doctor says to install again.
       const doctor = JSON.parse(mo(["doctor", "--json", "--no-probe"]).stdout) as { checks: { check: string; status: string; message: string }[] };
       expect(doctor.checks.filter((x) => x.check === "gate secrets" && x.message.includes("made after install")).map((x) => x.message.split(": ")[0])).toEqual([`${dotEnv}, /home/agent/.hermes/auth.json`]);

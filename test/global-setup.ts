@@ -8,5 +8,7 @@ import { ensureVenv } from "./python-env.js";
 export default function setup(): void {
   const root = path.resolve(__dirname, "..");
   execFileSync(process.execPath, [path.join(root, "scripts/build.mjs")], { stdio: "inherit" });
+  // Hermes' machine-wide managed scope (/etc/hermes) is never this machine's in a test: the workers inherit this.
+  process.env.HERMES_MANAGED_DIR = path.join(root, "test", "no-managed-scope");
   ensureVenv();
 }

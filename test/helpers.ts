@@ -11,7 +11,7 @@ export const BIN = path.join(ROOT, "bin", "media-outbox");
 export function makeHome(): { home: string; outbox: string; env: NodeJS.ProcessEnv; cleanup: () => void } {
   const home = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mo-test-")));
   // A gate configured on the machine (/etc/media-outbox/config.json) must never be used by a test.
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, HERMES_HOME: path.join(home, ".hermes"), MEDIA_OUTBOX_SYSTEM_CONFIG: path.join(home, "no-system-config.json") };
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, HERMES_HOME: path.join(home, ".hermes"), MEDIA_OUTBOX_SYSTEM_CONFIG: path.join(home, "no-system-config.json"), HERMES_MANAGED_DIR: path.join(home, "managed") };
   return { home, outbox: path.join(home, ".hermes", "media_outbox"), env, cleanup: () => fs.rmSync(home, { recursive: true, force: true }) };
 }
 

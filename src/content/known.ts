@@ -269,6 +269,8 @@ export interface KnownSecretSources {
   hermesHome: string;
   /** systemd's $CREDENTIALS_DIRECTORY, in gate mode. */
   credentialsDirectory?: string | undefined;
+  /** Hermes' managed scope (machine-wide, root's: $HERMES_MANAGED_DIR, else /etc/hermes), whose .env and config.yaml every agent loads. */
+  managedDir?: string | undefined;
 }
 
 /** `key: value` or `key:` (a list item's too), the key plain or quoted: the lines of a YAML block mapping. */
@@ -327,17 +329,23 @@ function yamlScalar(text: string): string | undefined {
 }
 
 /**
- * Hermes' credential stores besides its .env, under a Hermes home and each
- * profile's (hermes-agent 0.19's own list, gateway/platforms/base.py): OAuth
- * tokens and pooled API keys (auth.json), Anthropic's and Google's OAuth
- * tokens, webhook secrets, Bitwarden Secrets Manager's cache of secret values
- * (with it, the .env may hold no key at all). JSON all.
+ * Hermes' files of secrets besides its .env, under a Hermes home and each
+ * profile's (hermes-agent 0.19's own list, gateway/platforms/base.py, and
+ * what its env_loader reads): the 1Password service account's token
+ * (.op.env, loaded after .env), OAuth tokens and pooled API keys
+ * (auth.json), Anthropic's and Google's OAuth tokens, webhook secrets,
+ * Bitwarden's and 1Password's caches of secret values (with them, the .env
+ * may hold no key at all), and config.yaml (API keys of auxiliary models and
+ * delegation, the dashboard's password and secret, MCP servers' env and
+ * headers).
  */
-export const HERMES_JSON_STORES = ["auth.json", ".anthropic_oauth.json", "google_token.json", "google_oauth_pending.json", "auth/google_oauth.json", "webhook_subscriptions.json", "cache/bws_cache.json"];
-/** Hermes' config.yaml: API keys of auxiliary models and delegation, the dashboard's password and secret, MCP servers' env and headers. */
-export const HERMES_YAML_STORES = ["config.yaml"];
-/** Every store of a Hermes home but its .env and mcp-tokens/: what the gate copies besides (src/deploy/gate.ts). */
-export const HERMES_STORES = [...HERMES_JSON_STORES, ...HERMES_YAML_STORES];
+const HOME_STORES: readonly { name: string; format: SecretFileFormat }[] = [
+  { name: ".op.env", format: "dotenv" },
+  ...["auth.json", ".anthropic_oauth.json", "google_token.json", "google_oauth_pending.json", "auth/google_oauth.json", "webhook_subscriptions.json", "cache/bws_cache.json", "cache/op_cache.json"].map((name) => ({ name, format: "json" as const })),
+  { name: "config.yaml", format: "yaml" },
+];
+/** Every file of secrets of a Hermes home but its .env and mcp-tokens/: what the gate copies besides (src/deploy/gate.ts). */
+export const HERMES_STORES: readonly string[] = HOME_STORES.map((store) => store.name);
 /** A directory of JSON stores: live MCP OAuth tokens and registered clients' secrets, one file per server. */
 export const HERMES_MCP_TOKENS = "mcp-tokens";
 /** Files of mcp-tokens/ read: a host has a few servers. */
@@ -355,14 +363,17 @@ export function knownSecretFiles(src: KnownSecretSources): SecretFile[] {
   const files: SecretFile[] = [];
   const addHome = (home: string, named: (file: string) => string) => {
     files.push({ file: path.join(home, ".env"), where: named(".env"), format: "dotenv" });
-    for (const store of HERMES_JSON_STORES) files.push({ file: path.join(home, store), where: named(store), format: "json" });
-    for (const store of HERMES_YAML_STORES) files.push({ file: path.join(home, store), where: named(store), format: "yaml" });
+    for (const { name, format } of HOME_STORES) files.push({ file: path.join(home, name), where: named(name), format });
     const servers = readdirOrEmpty(path.join(home, HERMES_MCP_TOKENS)).filter((name) => name.endsWith(".json")).slice(0, MAX_MCP_FILES);
     for (const name of servers) files.push({ file: path.join(home, HERMES_MCP_TOKENS, name), where: named(`${HERMES_MCP_TOKENS}/${escapeText(name)}`), format: "json" });
   };
   addHome(src.hermesHome, (file) => `the Hermes ${file}`);
   for (const profile of readdirOrEmpty(path.join(src.hermesHome, "profiles"))) {
     addHome(path.join(src.hermesHome, "profiles", profile), (file) => `the ${file} of Hermes profile ${escapeText(profile)}`);
+  }
+  if (src.managedDir) {
+    files.push({ file: path.join(src.managedDir, ".env"), where: "the managed Hermes .env", format: "dotenv" });
+    files.push({ file: path.join(src.managedDir, "config.yaml"), where: "the managed Hermes config.yaml", format: "yaml" });
   }
   if (src.credentialsDirectory) {
     for (const name of readdirOrEmpty(src.credentialsDirectory)) {

@@ -13,6 +13,7 @@ import { NotDedicatedError } from "../safety/dedicated.js";
 import { readOperatorFile } from "../safety/operator-file.js";
 import { UNREADABLE_FORMATS } from "../content/formats.js";
 import { knownSecretFiles, readSecretFile } from "../content/known.js";
+import { knownSecretSources } from "../prepare/content.js";
 import { allowDirProblem, isUnderRoot, isWithin, mediaLineProblem, parseAllowDirs } from "../safety/gateway.js";
 import { type Layout, openLayout } from "../state/layout.js";
 import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, onDisk, templateOf, unitFiles } from "./gateway-units.js";
@@ -105,7 +106,7 @@ function outboxChecks(config: Config, checks: DoctorCheck[]): Layout | undefined
  * else says so.
  */
 function knownSecretChecks(config: Config, checks: DoctorCheck[]): void {
-  const readings = knownSecretFiles({ hermesHome: config.hermesHome }).map(readSecretFile).filter((r) => r.exists);
+  const readings = knownSecretFiles(knownSecretSources(config.hermesHome)).map(readSecretFile).filter((r) => r.exists);
   const problems = readings.filter((r) => r.problem !== undefined);
   if (problems.length > 0) {
     const which = problems.map((r) => `${r.file.where} (${escapeText(r.file.file)}): ${r.problem}`).join("; ");

@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { readingOf } from "../content/formats.js";
-import { type KnownSecrets, loadKnownSecrets } from "../content/known.js";
+import { type KnownSecretSources, type KnownSecrets, loadKnownSecrets } from "../content/known.js";
 import { Refusal } from "../core/errors.js";
 import { readAt } from "../core/read-at.js";
 import { sniff } from "./sniff.js";
@@ -112,7 +112,12 @@ export function scanModeFor(ext: string): "text" | "parsed" | "raw" {
 
 /** The known secrets of the host (the Hermes .env files), as prepare, serve and the guard look for them. */
 export function knownSecretsFor(hermesHome: string): KnownSecrets {
-  return loadKnownSecrets({ hermesHome, credentialsDirectory: process.env.CREDENTIALS_DIRECTORY });
+  return loadKnownSecrets(knownSecretSources(hermesHome));
+}
+
+/** Where the host's secrets are read from, for a Hermes home (Hermes' own rules for the managed scope: $HERMES_MANAGED_DIR, else /etc/hermes). */
+export function knownSecretSources(hermesHome: string): KnownSecretSources {
+  return { hermesHome, credentialsDirectory: process.env.CREDENTIALS_DIRECTORY, managedDir: process.env.HERMES_MANAGED_DIR?.trim() || "/etc/hermes" };
 }
 
 /** knownSecretsFor(hermesHome), read on first call only: one per prepare run, one per gate request. */
