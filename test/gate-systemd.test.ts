@@ -567,6 +567,16 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
     }
     const after = JSON.parse(mo(["doctor", "--json", "--no-probe"]).stdout) as { checks: { check: string }[] };
     expect(after.checks.filter((x) => x.check === "gate secrets")).toEqual([]);
+    // A store the gate copies that is damaged gives it no values: doctor says which.
+    c.run(["sh", "-c", `printf '{"providers": {"nous": ' > /home/agent/.hermes/auth.json`], { user: "agent" });
+    try {
+      const damaged = JSON.parse(mo(["doctor", "--json", "--no-probe"]).stdout) as { checks: { check: string; status: string; message: string }[] };
+      expect(damaged.checks.filter((x) => x.check === "gate secrets" && x.message.startsWith("the gate does not know"))).toEqual([
+        expect.objectContaining({ status: "warn", message: "the gate does not know the values of /home/agent/.hermes/auth.json: it is not valid JSON" }),
+      ]);
+    } finally {
+      c.run(["rm", "-f", "/home/agent/.hermes/auth.json"]);
+    }
   });
 
   it("prepare run with the gateway process's own environment (what its agents inherit) goes through the gate", () => {

@@ -8,6 +8,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { Config, GateSocket } from "../config/config.js";
+import { readSecretFile } from "../content/known.js";
 import { FatalError, isErrno } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { makePng } from "../core/png.js";
@@ -243,6 +244,13 @@ function gateSecretChecks(scope: UnitScope, files: { fragment?: string; dropIns:
   }
   if (missing.length > 0) {
     check(checks, "gate secrets", "warn", `the gate copies the secrets it looks for from ${missing.join(", ")}: it does not know those values (it starts all the same)`, "put the agent's .env back: the gate copies it as soon as it is there");
+  }
+  // A file copied as it is gives the gate what it gives local mode: none, from a damaged or oversized one.
+  const unreadable = named
+    .map(({ file }) => readSecretFile({ file: onDisk(scope, file), where: escapeText(file), format: "either" }))
+    .filter((r) => r.exists && r.problem !== undefined && r.problem !== "it cannot be read");
+  if (unreadable.length > 0) {
+    check(checks, "gate secrets", "warn", `the gate does not know the values of ${unreadable.map((r) => `${r.file.where}: ${r.problem}`).join("; ")}`, "make each a regular file of at most 1 MiB (a JSON store: valid JSON); the gate copies it again when it changes");
   }
   const unnamed = unnamedSecretFiles(scope, named.map((n) => n.file));
   if (unnamed.length > 0) {
