@@ -1,7 +1,7 @@
-// The raw scan's UTF-16 reading. A binary format no reader here knows may
-// hold its text as UTF-16 (Word 97-2003 stores a document's text as
-// UTF-16LE, Windows writes a TIFF's XPComment and XPTitle tags so, XMP may
-// be UTF-16BE), where an ASCII key is every other byte and the scan of the
+// The raw scan's UTF-16 reading. A binary format no reader here knows (a
+// TIFF, a type file-type knows and no reader does) may hold its text as
+// UTF-16 (Windows writes a TIFF's XPComment and XPTitle tags as UTF-16LE,
+// XMP may be UTF-16BE), where an ASCII key is every other byte and the scan of the
 // bytes as they are misses it. As InspectContext.scan does for a parsed
 // part, the bytes are also read as UTF-16LE from an even and from an odd
 // byte (big-endian text is the one read from the other), narrowed to one
