@@ -280,17 +280,15 @@ describe("install systemd --root", () => {
     put(path.join(root, ETC, "hermes-gateway.service"), "[Service]\nUser=nobody\nEnvironment=HERMES_HOME=/home/agent/.hermes\nExecStart=/bin/true\n");
     put(path.join(root, "home/agent/.hermes/.env"), "TOKEN=secretsecret\n", 0o600);
     put(path.join(root, "home/agent/.hermes/profiles/work/.env"), "TOKEN=othersecret\n", 0o600);
-    // An MCP server's token file is named once it exists; a file of mcp-tokens/ that is no .json is not.
+    // The directory of MCP token files is named as a directory (a trailing "/": gate-secrets copies each .json in it).
     put(path.join(root, "home/agent/.hermes/mcp-tokens/github.json"), '{"access_token": "mcpaccesstoken"}\n', 0o600);
-    put(path.join(root, "home/agent/.hermes/mcp-tokens/notes.txt"), "not a token file\n", 0o600);
-    // The .env files first, then each home's and profile's JSON stores, optional ("?": named before they exist, no news when absent).
-    const stores = (dir: string) => HERMES_STORES.map((store) => `nobody:?${dir}/${store}`);
+    // The .env files first, then each home's and profile's stores and MCP token directory, optional ("?": named before they exist, no news when absent).
+    const stores = (dir: string) => [...HERMES_STORES.map((store) => `nobody:?${dir}/${store}`), `nobody:?${dir}/mcp-tokens/`];
     const secretWords = (profiles: string[], profileEnvs: string[]) =>
       [
         "nobody:/home/agent/.hermes/.env",
         ...profileEnvs.map((p) => `nobody:/home/agent/.hermes/profiles/${p}/.env`),
         ...stores("/home/agent/.hermes"),
-        "nobody:?/home/agent/.hermes/mcp-tokens/github.json",
         ...profiles.flatMap((p) => stores(`/home/agent/.hermes/profiles/${p}`)),
       ].join(" ");
     const words = secretWords(["work"], ["work"]);
@@ -357,9 +355,9 @@ describe("install systemd --root", () => {
     // those there at install by one path unit, the others by another (their directories' events would drop the first's).
     const unitText = (name: string) => early.stdout.split(/^==> /m).find((f) => f.startsWith(path.join(root, ETC, name)))!;
     const watchedBy = (name: string) => unitText(name).split("\n").filter((l) => l.startsWith("PathChanged=")).map((l) => l.slice("PathChanged=".length));
-    const there = ["/home/agent/.hermes/profiles/work/.env", "/home/agent/.hermes/mcp-tokens/github.json"];
+    const there = ["/home/agent/.hermes/profiles/work/.env", "/home/agent/.hermes/mcp-tokens"];
     expect(watchedBy("media-outbox-gate-secrets.path")).toEqual(there);
-    const named = earlyWords.split(" ").map((w) => w.slice(w.indexOf(":") + 1).replace(/^\?/, ""));
+    const named = earlyWords.split(" ").map((w) => w.slice(w.indexOf(":") + 1).replace(/^\?/, "").replace(/\/$/, ""));
     expect(watchedBy("media-outbox-gate-secrets-new.path")).toEqual(named.filter((f) => !there.includes(f)));
     expect(watchedBy("media-outbox-gate-secrets-new.path")).toEqual(expect.arrayContaining(["/home/agent/.hermes/.env", "/home/agent/.hermes/auth.json", "/home/agent/.hermes/profiles/empty/auth.json"]));
     for (const name of ["media-outbox-gate-secrets.path", "media-outbox-gate-secrets-new.path"]) expect(unitText(name)).toContain("Unit=media-outbox-gate-secrets.service\n");
@@ -375,7 +373,7 @@ describe("install systemd --root", () => {
     expect(few.stderr).not.toContain("inotify");
     // Enough profiles (each names its stores) to pass half of this machine's limit.
     const instances = Number(fs.readFileSync("/proc/sys/fs/inotify/max_user_instances", "utf8"));
-    const files = (profiles: number) => (1 + profiles) * (1 + HERMES_STORES.length) - profiles;
+    const files = (profiles: number) => (1 + profiles) * (2 + HERMES_STORES.length) - profiles;
     let profiles = 0;
     while (files(profiles) <= instances / 2) fs.mkdirSync(path.join(root, `home/agent/.hermes/profiles/p${profiles++}`), { recursive: true });
     const many = install(root, "--gate", "--dry-run");

@@ -144,6 +144,41 @@ describe("gate-secrets: each agent's .env and credential stores read as that age
     ]);
   });
 
+  it("copies each .json of a directory named with a trailing \"/\" (mcp-tokens/), read as its agent, as hermes-env-N-K, and removes the copies of files gone since", () => {
+    const intoOwn = path.join(base, "run-directory");
+    fs.mkdirSync(intoOwn, { mode: 0o700 });
+    fs.chownSync(intoOwn, DAEMON, DAEMON);
+    const tokens = path.join(agentHome, "mcp-tokens");
+    fs.mkdirSync(tokens, { mode: 0o700 });
+    fs.chownSync(tokens, NOBODY, NOBODY);
+    file("mcp-tokens/github.json", '{"access_token": "githubMcpTokenOnlyForTheseTests"}\n');
+    file("mcp-tokens/linear.json", '{"access_token": "linearMcpTokenOnlyForTheseTests"}\n');
+    file("mcp-tokens/notes.txt", "not a token file\n");
+    const rootOnly = path.join(base, "root-only-mcp.json");
+    fs.writeFileSync(rootOnly, '{"access_token": "rootOnlyMcpTokenNeverCopied"}\n', { mode: 0o600 });
+    const toRoot = link("mcp-tokens/stolen.json", rootOnly);
+    const entries = ["nobody:?" + path.join(agentHome, "absent-mcp-tokens") + "/", `nobody:?${tokens}/`];
+    const r = run(["--into", intoOwn, ...entries]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.readdirSync(intoOwn).sort()).toEqual(["hermes-env-1-0", "hermes-env-1-1"]);
+    expect(fs.readFileSync(path.join(intoOwn, "hermes-env-1-0"), "utf8")).toContain("githubMcpTokenOnlyForTheseTests");
+    expect(fs.readFileSync(path.join(intoOwn, "hermes-env-1-1"), "utf8")).toContain("linearMcpTokenOnlyForTheseTests");
+    const copy = fs.statSync(path.join(intoOwn, "hermes-env-1-0"));
+    expect([copy.uid, copy.gid, copy.mode & 0o7777]).toEqual([DAEMON, DAEMON, 0o400]);
+    expect(r.stderr.split("\n").filter((l) => l !== "")).toEqual([
+      `media-outbox: gate-secrets: skipped ${toRoot} (read as nobody): its user may not read it; the gate will not know its values`,
+      "media-outbox: gate-secrets: 1 of 2 Hermes secret file(s) copied for the gate (1 optional store(s) not there)",
+    ]);
+    // A server removed: its copy goes with it; the directory removed: all of them.
+    fs.rmSync(path.join(tokens, "github.json"));
+    expect(run(["--into", intoOwn, ...entries]).code).toBe(0);
+    expect(fs.readdirSync(intoOwn).sort()).toEqual(["hermes-env-1-0"]);
+    expect(fs.readFileSync(path.join(intoOwn, "hermes-env-1-0"), "utf8")).toContain("linearMcpTokenOnlyForTheseTests");
+    fs.rmSync(tokens, { recursive: true });
+    expect(run(["--into", intoOwn, ...entries]).code).toBe(0);
+    expect(fs.readdirSync(intoOwn)).toEqual([]);
+  });
+
   it("replaces a copy left from before, never following what is in its place", () => {
     const own = file("again.env", "WEBHOOK_SECRET=secondVersionOfTheSecret\n");
     const elsewhere = path.join(base, "elsewhere");

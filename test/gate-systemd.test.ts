@@ -27,8 +27,8 @@ const SECRET = "7000000001:AAHfakeTokenValueOnlyForTheseTests";
 /** A value only the agent's .env makes a secret (no pattern knows it): refused by the gate only if it knows the .env. */
 const KNOWN = "Qm7vLx2Pw9Zk4Tr8Yb3N";
 const DOT_ENV = `TELEGRAM_BOT_TOKEN=${SECRET}\nMY_CUSTOM_SERVICE_KEY=${KNOWN}`;
-/** A Hermes home's JSON credential stores as the gate-secrets line names them: optional ("?"), read as `user`. */
-const storeWords = (user: string, home: string) => HERMES_STORES.map((store) => `${user}:?${home}/${store}`).join(" ");
+/** A Hermes home's stores and its directory of MCP token files as the gate-secrets line names them: optional ("?"), read as `user`. */
+const storeWords = (user: string, home: string) => [...HERMES_STORES.map((store) => `${user}:?${home}/${store}`), `${user}:?${home}/mcp-tokens/`].join(" ");
 
 /** media-outbox inside the container (as root unless `user` is given). */
 const mo = (args: string[], opts: ExecOptions = {}) => c.exec([NODE, BIN, ...args], opts);
@@ -274,6 +274,14 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
       // Made after install, it was copied at once; its later changes may go unseen (among the missing files' events): doctor says to install again.
       const doctor = JSON.parse(mo(["doctor", "--json", "--no-probe"]).stdout) as { checks: { check: string; status: string; message: string }[] };
       expect(doctor.checks.filter((x) => x.check === "gate secrets" && x.message.includes("made after install")).map((x) => x.message.split(": ")[0])).toEqual([`${dotEnv}, /home/agent/.hermes/auth.json`]);
+      // An MCP server added after install: its token file, in the directory the units name, is known (the directory made with it in place).
+      const mcpToken = "Wm4Zt8Kq2Vx7Lp3Nr9Bd";
+      c.run(["sh", "-ec", `mkdir /home/agent/.hermes/.mcp.new && printf '{"access_token": "${mcpToken}"}\\n' > /home/agent/.hermes/.mcp.new/tracker.json && mv /home/agent/.hermes/.mcp.new /home/agent/.hermes/mcp-tokens && printf 'notes: ${mcpToken}\\n' > /home/agent/mcp-leak.txt`], { user: "agent" });
+      const mcpCopy = `hermes-env-${2 + HERMES_STORES.length}-0`;
+      await waitUntil(() => exists(`/run/media-outbox-watch/${mcpCopy}`), "the watch's copy of the new MCP token file", 20_000);
+      const mcpLeak = mo(["prepare", "/home/agent/mcp-leak.txt"], { user: "agent" });
+      expect(mcpLeak.code, mcpLeak.stdout + mcpLeak.stderr).toBe(1);
+      expect(mcpLeak.stderr).toContain(`access_token (credential ${mcpCopy})`);
       // A changed .env or store is copied for the watch too, not only for the gate: the .env files first, then the stores.
       expect(out("systemctl cat media-outbox-gate-secrets.service").split("\n")).toContain(
         `ExecStart=-+${NODE} ${BIN} gate-secrets --into /run/media-outbox-watch agent:/home/agent/.hermes/.env other:/home/other/.hermes/.env ${storeWords("agent", "/home/agent/.hermes")} ${storeWords("other", "/home/other/.hermes")}`,
@@ -289,7 +297,7 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
       // Whatever failed above, the next tests start from a machine without this install, with the agent's .env and without other's.
       uninstalled = mo(["uninstall", "systemd", "--remove-user"]);
       if (exists(`${dotEnv}.saved`)) c.run(["mv", `${dotEnv}.saved`, dotEnv]);
-      c.run(["rm", "-rf", "/home/other/.hermes", "/home/agent/.hermes/auth.json", "/home/agent/auth-leak.txt"]);
+      c.run(["rm", "-rf", "/home/other/.hermes", "/home/agent/.hermes/auth.json", "/home/agent/auth-leak.txt", "/home/agent/.hermes/mcp-tokens", "/home/agent/mcp-leak.txt"]);
     }
     expect(uninstalled.code, uninstalled.stderr).toBe(0);
     expect(uninstalled.stdout).toContain("removed agent from group media-outbox");
@@ -354,7 +362,7 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
     // The files there at install by one path unit, those not there yet (the stores) by another: their directories' events would drop the first's.
     for (const unit of ["media-outbox-gate-secrets.path", "media-outbox-gate-secrets-new.path"]) expect(show(unit, "ActiveState", "UnitFileState")).toEqual({ ActiveState: "active", UnitFileState: "enabled" });
     expect(out("systemctl cat media-outbox-gate-secrets.path").split("\n").filter((l) => l.startsWith("PathChanged="))).toEqual(["PathChanged=/home/agent/.hermes/.env"]);
-    expect(out("systemctl cat media-outbox-gate-secrets-new.path").split("\n").filter((l) => l.startsWith("PathChanged="))).toEqual(HERMES_STORES.map((store) => `PathChanged=/home/agent/.hermes/${store}`));
+    expect(out("systemctl cat media-outbox-gate-secrets-new.path").split("\n").filter((l) => l.startsWith("PathChanged="))).toEqual([...HERMES_STORES, "mcp-tokens"].map((store) => `PathChanged=/home/agent/.hermes/${store}`));
     expect(out("systemctl cat media-outbox-gate-secrets.service").split("\n").filter((l) => l.startsWith("ExecStart"))).toEqual([`ExecStart=-+${NODE} ${BIN} gate-secrets --into ${SECRETS} agent:/home/agent/.hermes/.env ${storeWords("agent", "/home/agent/.hermes")}`]);
     // A gate that keeps failing is started again, never left stopped for good.
     expect(show("media-outbox-gate.service", "StartLimitIntervalUSec").StartLimitIntervalUSec).toBe("0");
@@ -501,7 +509,7 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
       expect(journal).toContain("gate-secrets: skipped /home/agent/.hermes/.env (read as agent): it does not exist");
       // The stores the agent does not have (none here) are no news: not named, counted in the last line.
       expect(journal).not.toMatch(/skipped \S+\.json/);
-      expect(journal).toContain(`0 of ${1 + HERMES_STORES.length} Hermes secret file(s) copied for the gate (${HERMES_STORES.length} optional store(s) not there)`);
+      expect(journal).toContain(`0 of ${2 + HERMES_STORES.length} Hermes secret file(s) copied for the gate (${1 + HERMES_STORES.length} optional store(s) not there)`);
       // doctor (as root) names the .env the gate no longer knows; a warning: the gate works.
       const doctor = JSON.parse(mo(["doctor", "--json", "--no-probe"]).stdout) as { checks: { check: string; status: string; message: string }[] };
       expect(doctor.checks.find((x) => x.check === "gate secrets")).toMatchObject({ status: "warn", message: expect.stringContaining(`${dotEnv} (not there)`) });
@@ -552,15 +560,15 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
     }
   });
 
-  it("doctor names a profile's .env and stores, and an MCP server's token file, made after install, which the gate does not know, and says to install again", () => {
+  it("doctor names a profile's .env and stores made after install, which the gate does not know, and says to install again; an MCP server's token file is known (its directory is named)", () => {
     const profile = "/home/agent/.hermes/profiles/late";
     const mcp = "/home/agent/.hermes/mcp-tokens";
     c.run(["sh", "-c", `mkdir -p ${profile} ${mcp} && printf 'LATE_PROFILE_KEY=Qm7Tz2Vb9Lx4Wc8N\\n' > ${profile}/.env && echo '{}' > ${profile}/auth.json && echo '{}' > ${mcp}/late.json`], { user: "agent" });
     try {
       const doctor = JSON.parse(mo(["doctor", "--json", "--no-probe"]).stdout) as { checks: { check: string; status: string; message: string; fix?: string }[] };
-      const why = "not named in the gate's units (a profile or an MCP server added since install, or an install by an older media-outbox): the gate does not know the values there";
-      expect(doctor.checks.filter((x) => x.check === "gate secrets")).toEqual([
-        { check: "gate secrets", status: "warn", message: `${mcp}/late.json, ${profile}/.env, ${profile}/auth.json: ${why}`, fix: "run media-outbox install systemd --gate again, with the same options" },
+      const why = "not named in the gate's units (a profile added since install, or an install by an older media-outbox, which named MCP token files one by one): the gate does not know the values there";
+      expect(doctor.checks.filter((x) => x.check === "gate secrets" && x.message.includes("not named in the gate's units"))).toEqual([
+        { check: "gate secrets", status: "warn", message: `${profile}/.env, ${profile}/auth.json: ${why}`, fix: "run media-outbox install systemd --gate again, with the same options" },
       ]);
     } finally {
       c.run(["rm", "-rf", profile, mcp]);

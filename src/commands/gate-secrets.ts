@@ -10,9 +10,10 @@ import { type AgentSecretFile, copyAgentSecrets } from "../deploy/gate-secrets.j
 
 export const USAGE = `usage: media-outbox gate-secrets --into DIR USER:[?]FILE...
 Run as root by media-outbox-gate.service before the gate starts (install
-systemd --gate writes the line): copies each agent's Hermes .env or JSON
-credential store FILE into DIR for the gate's content checks, reading it as
-USER. A FILE after "?" is optional: when it is not there, nothing is said.`;
+systemd --gate writes the line): copies each agent's Hermes .env or other
+store FILE into DIR for the gate's content checks, reading it as USER; a
+FILE that ends with "/" is a directory, whose .json files are each copied.
+A FILE after "?" is optional: when it is not there, nothing is said.`;
 
 const OPTIONS = { into: { type: "string" } } satisfies Options;
 
@@ -31,13 +32,13 @@ export async function run(argv: string[]): Promise<number> {
     if (values.into === undefined) throw usageError(`--into DIR is required\n${USAGE}`);
     const files = positionals.map(agentFile);
     if (process.geteuid?.() !== 0) throw usageError("gate-secrets reads each file as its agent, which needs root; the gate's unit runs it with ExecStartPre=-+");
-    const { copied, skipped, absent } = copyAgentSecrets(values.into, files);
+    const { taken, skipped, absent } = copyAgentSecrets(values.into, files);
     for (const s of skipped) {
       err(`media-outbox: gate-secrets: skipped ${escapeText(s.file)} (read as ${escapeText(s.user)}): ${s.why}; the gate will not know its values\n`);
     }
     // One line, whatever the number of optional stores not there: most hosts have few of them.
     const notThere = absent > 0 ? ` (${absent} optional store(s) not there)` : "";
-    err(`media-outbox: gate-secrets: ${copied.length} of ${files.length} Hermes secret file(s) copied for the gate${notThere}\n`);
+    err(`media-outbox: gate-secrets: ${taken} of ${files.length} Hermes secret file(s) copied for the gate${notThere}\n`);
     return 0;
   });
 }

@@ -247,14 +247,15 @@ function gateSecretChecks(scope: UnitScope, files: { fragment?: string; dropIns:
   }
   // A file copied as it is gives the gate what it gives local mode: none, from a damaged or oversized one.
   const unreadable = named
-    .map(({ file }) => readSecretFile({ file: onDisk(scope, file), where: escapeText(file), format: "either" }))
+    .flatMap(({ file }) => (file.endsWith("/") ? directoryFiles(scope, file) : [file]))
+    .map((file) => readSecretFile({ file: onDisk(scope, file), where: escapeText(file), format: "either" }))
     .filter((r) => r.exists && r.problem !== undefined && r.problem !== "it cannot be read");
   if (unreadable.length > 0) {
     check(checks, "gate secrets", "warn", `the gate does not know the values of ${unreadable.map((r) => `${r.file.where}: ${r.problem}`).join("; ")}`, "make each a regular file of at most 1 MiB (a JSON store: valid JSON); the gate copies it again when it changes");
   }
   const unnamed = unnamedSecretFiles(scope, named.map((n) => n.file));
   if (unnamed.length > 0) {
-    const why = "not named in the gate's units (a profile or an MCP server added since install, or an install by an older media-outbox)";
+    const why = "not named in the gate's units (a profile added since install, or an install by an older media-outbox, which named MCP token files one by one)";
     check(checks, "gate secrets", "warn", `${unnamed.map(escapeText).join(", ")}: ${why}: the gate does not know the values there`, "run media-outbox install systemd --gate again, with the same options");
   }
 }
@@ -298,7 +299,17 @@ function isThere(scope: UnitScope, file: string): boolean {
  */
 function unnamedSecretFiles(scope: UnitScope, named: string[]): string[] {
   const homes = new Set(named.map(hermesHomeOf).filter((h) => h !== undefined));
-  return [...homes].flatMap((home) => hermesSecretFilesNow(home, scope)).filter((file) => !named.includes(file));
+  // A file in a named directory (mcp-tokens/) is named with it.
+  return [...homes].flatMap((home) => hermesSecretFilesNow(home, scope)).filter((file) => !named.includes(file) && !named.includes(`${path.dirname(file)}/`));
+}
+
+/** The `.json` files of a directory of secrets the gate copies, that the one running doctor may list. */
+function directoryFiles(scope: UnitScope, dir: string): string[] {
+  try {
+    return fs.readdirSync(onDisk(scope, dir)).filter((n) => n.endsWith(".json")).sort().map((n) => path.join(dir, n));
+  } catch {
+    return [];
+  }
 }
 
 /**

@@ -21,6 +21,7 @@
 // counted in the last line, not named, at every start.
 import fs from "node:fs";
 import path from "node:path";
+import { MAX_MCP_FILES } from "../content/known.js";
 import { FatalError, errnoCode } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { type PasswdEntry, groupIdsOf, userByName } from "./users.js";
@@ -48,6 +49,8 @@ export interface SecretsCopy {
   skipped: { user: string; file: string; why: string }[];
   /** Optional files that do not exist. */
   absent: number;
+  /** The files named that were copied (a directory counts once, whatever it holds). */
+  taken: number;
 }
 
 class Skip extends Error {
@@ -161,19 +164,68 @@ export function copyAgentSecrets(dir: string, files: AgentSecretFile[]): Secrets
   const st = fs.lstatSync(dir, { throwIfNoEntry: false });
   if (!st?.isDirectory()) throw new FatalError("config_invalid", `${escapeText(dir)} is not a directory: the gate's unit names its RuntimeDirectory= here`);
   const owner = { uid: st.uid, gid: st.gid };
-  const result: SecretsCopy = { copied: [], skipped: [], absent: 0 };
+  const result: SecretsCopy = { copied: [], skipped: [], absent: 0, taken: 0 };
   for (const [i, { user: name, file, optional }] of files.entries()) {
     const user = userByName(name);
+    // A directory's files (mcp-tokens/: one per MCP server) are copied as hermes-env-N-K, K their place in name order.
+    const isDirectory = file.endsWith("/");
     try {
       if (!user) throw new Skip(`there is no user ${escapeText(name)}`);
-      const data = asUser(user, () => readSmallRegularFile(file));
-      writeCopy(dir, `${SECRET_FILE_PREFIX}${i}`, data, owner);
-      result.copied.push(`${SECRET_FILE_PREFIX}${i}`);
+      if (isDirectory) copyDirectory(dir, `${SECRET_FILE_PREFIX}${i}-`, user, file, owner, result);
+      else {
+        const data = asUser(user, () => readSmallRegularFile(file));
+        writeCopy(dir, `${SECRET_FILE_PREFIX}${i}`, data, owner);
+        result.copied.push(`${SECRET_FILE_PREFIX}${i}`);
+      }
+      result.taken++;
     } catch (err) {
       if (!(err instanceof Skip)) throw err;
+      if (isDirectory) removeCopies(dir, `${SECRET_FILE_PREFIX}${i}-`, 0);
       if (optional && err.missing) result.absent++;
       else result.skipped.push({ user: name, file, why: err.message });
     }
   }
   return result;
+}
+
+/** Files of a directory of secrets copied: what the content checks read of one (src/content/known.ts). */
+const MAX_DIRECTORY_FILES = MAX_MCP_FILES;
+
+/**
+ * Copies the `.json` files of the agent's directory `from` (listed and read
+ * as the agent) as `prefix` and their place in name order, and removes the
+ * copies of files no longer there. A file it cannot take is skipped with
+ * its name; the directory not being there is a Skip of its own (missing).
+ */
+function copyDirectory(dir: string, prefix: string, user: PasswdEntry, from: string, owner: { uid: number; gid: number }, result: SecretsCopy): void {
+  let names: string[];
+  try {
+    names = asUser(user, () => fs.readdirSync(from)).filter((n) => n.endsWith(".json")).sort().slice(0, MAX_DIRECTORY_FILES);
+  } catch (err) {
+    throw skipFor(err);
+  }
+  let k = 0;
+  for (const name of names) {
+    const file = path.join(from, name);
+    try {
+      const data = asUser(user, () => readSmallRegularFile(file));
+      writeCopy(dir, `${prefix}${k}`, data, owner);
+      result.copied.push(`${prefix}${k}`);
+      k++;
+    } catch (err) {
+      if (!(err instanceof Skip)) throw err;
+      // Gone since it was listed: no news.
+      if (!err.missing) result.skipped.push({ user: user.name, file, why: err.message });
+    }
+  }
+  removeCopies(dir, prefix, k);
+}
+
+/** Removes the copies `prefix`K for K from `from` on: files removed from a directory since its last copy. */
+function removeCopies(dir: string, prefix: string, from: number): void {
+  for (const name of fs.readdirSync(dir)) {
+    if (!name.startsWith(prefix)) continue;
+    const k = Number(name.slice(prefix.length));
+    if (Number.isInteger(k) && k >= from && String(k) === name.slice(prefix.length)) fs.rmSync(path.join(dir, name), { force: true });
+  }
 }

@@ -273,7 +273,7 @@ function unreachableProblem(dir: string, scope: Pick<UnitScope, "root">): string
  * The agents' Hermes secret files, each with the user it is read as
  * (gate-secrets copies them for the gate at each start: deploy/gate-secrets.ts):
  * the .env files first (their copies keep the numbers they had before the
- * stores were named), then the stores (JSON and config.yaml) and MCP token files.
+ * stores were named), then the stores (JSON and config.yaml) and the directory of MCP token files.
  *
  * A Hermes home's own .env is named even before it exists, when the home or
  * the directory it would be made in does (Hermes set up after the gate): the
@@ -282,8 +282,9 @@ function unreachableProblem(dir: string, scope: Pick<UnitScope, "root">): string
  * install again, and doctor says so). The stores (JSON and config.yaml) of the home and of each
  * profile there is are named even before they exist, optional (most never
  * will: a host without Google has no google_token.json; auth.json appears on
- * the first `hermes auth`); an MCP server's token file, only once it exists
- * (a server added after install needs install again, and doctor says so).
+ * the first `hermes auth`), and so is the directory of MCP token files,
+ * whose files gate-secrets copies whatever they are (a server added after
+ * install is known once its token is written).
  */
 function hermesSecretFiles(homes: { home: string; user: string }[], scope: Pick<UnitScope, "root">, notes: string[]): AgentSecretFile[] {
   const envFiles: AgentSecretFile[] = [];
@@ -292,11 +293,11 @@ function hermesSecretFiles(homes: { home: string; user: string }[], scope: Pick<
     const here = isDirectoryOnDisk(home, scope) || isDirectoryOnDisk(path.dirname(home), scope);
     if (!here) continue;
     envFiles.push({ user, file: path.join(home, ".env") });
-    stores.push(...storesOf(home, scope).map((file) => ({ user, file, optional: true })));
+    stores.push(...storesOf(home).map((file) => ({ user, file, optional: true })));
     for (const profile of profileDirs(home, scope)) {
       const env = path.join(profile, ".env");
       if (isFileOnDisk(env, scope)) envFiles.push({ user, file: env });
-      stores.push(...storesOf(profile, scope).map((file) => ({ user, file, optional: true })));
+      stores.push(...storesOf(profile).map((file) => ({ user, file, optional: true })));
     }
   }
   const files: AgentSecretFile[] = [];
@@ -329,9 +330,14 @@ function inotifyInstancesAllowed(): number | undefined {
   return Number.isInteger(n) && n > 0 ? n : undefined;
 }
 
-/** A Hermes home's (or profile's) stores (JSON and config.yaml), each named whether it exists or not, and the MCP token files it has now. */
-function storesOf(dir: string, scope: Pick<UnitScope, "root">): string[] {
-  return [...HERMES_STORES.map((store) => path.join(dir, store)), ...mcpTokenFiles(dir, scope)];
+/**
+ * A Hermes home's (or profile's) stores, each named whether it exists or
+ * not, and its directory of MCP token files (named with a trailing "/":
+ * gate-secrets copies each file in it, so a server added after install is
+ * known at once).
+ */
+function storesOf(dir: string): string[] {
+  return [...HERMES_STORES.map((store) => path.join(dir, store)), `${path.join(dir, HERMES_MCP_TOKENS)}/`];
 }
 
 /** The MCP servers' token files of a Hermes home (or profile) that exist now: what the content checks read there (src/content/known.ts). */
@@ -358,7 +364,9 @@ function profileDirs(home: string, scope: Pick<UnitScope, "root">): string[] {
  * those the gate's units name. What the caller may not list is not there.
  */
 export function hermesSecretFilesNow(home: string, scope: Pick<UnitScope, "root">): string[] {
-  return [home, ...profileDirs(home, scope)].flatMap((dir) => [path.join(dir, ".env"), ...storesOf(dir, scope)]).filter((file) => isFileOnDisk(file, scope));
+  return [home, ...profileDirs(home, scope)]
+    .flatMap((dir) => [path.join(dir, ".env"), ...HERMES_STORES.map((store) => path.join(dir, store)), ...mcpTokenFiles(dir, scope)])
+    .filter((file) => isFileOnDisk(file, scope));
 }
 
 /**
@@ -368,7 +376,8 @@ export function hermesSecretFilesNow(home: string, scope: Pick<UnitScope, "root"
  */
 export function hermesHomeOf(file: string): string | undefined {
   let dir: string;
-  if (path.basename(path.dirname(file)) === HERMES_MCP_TOKENS) dir = path.dirname(path.dirname(file));
+  if (file.endsWith(`/${HERMES_MCP_TOKENS}/`)) dir = path.dirname(file);
+  else if (path.basename(path.dirname(file)) === HERMES_MCP_TOKENS) dir = path.dirname(path.dirname(file));
   else {
     const name = [".env", ...HERMES_STORES].find((n) => file.endsWith(`/${n}`));
     if (name === undefined) return undefined;

@@ -164,7 +164,8 @@ function copyCommand(p: ServiceParams, secrets: AgentSecretFile[], dir: string):
  * files there at install, GATE_SECRETS_NEW_PATH for the others.
  */
 export function renderGateSecretsPath(unit: typeof GATE_SECRETS_PATH | typeof GATE_SECRETS_NEW_PATH, files: string[]): string {
-  return renderTemplate(`system/${unit}`, { PATHS: files.map((file) => `PathChanged=${pathWord(file, "Hermes secret file")}`).join("\n") });
+  // A directory (mcp-tokens/) is watched as itself: a file written and closed in it counts as its change.
+  return renderTemplate(`system/${unit}`, { PATHS: files.map((file) => `PathChanged=${pathWord(file.endsWith("/") ? file.slice(0, -1) : file, "Hermes secret file")}`).join("\n") });
 }
 
 /** The service it starts: the same copies the gate's unit (and the watch's, `withWatch`) makes at its start. */
