@@ -1262,6 +1262,34 @@ describe("known secrets: the values of the Hermes .env files", () => {
     for (const reason of reasons) for (const secret of [op, cached, pinned, auxiliary]) expect(reason).not.toContain(secret);
   });
 
+  it("knows the plugins' stores (Slack's OAuth tokens, Honcho's and Hindsight's settings, Google Chat's tokens per user) and the credentials other agents' CLIs keep in the user's home, which Hermes seeds its pool from (Claude Code's, Qwen's, Codex's)", async () => {
+    const hermes = path.join(h.home, ".hermes");
+    const value = (seed: number) => new Fakes(seed).pick("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 40);
+    const [slack, honcho, hindsight, chat, claude, qwen, codex] = [31, 32, 33, 34, 35, 36, 37].map(value);
+    const put = (dir: string, name: string, content: unknown) => {
+      fs.mkdirSync(path.join(dir, path.dirname(name)), { recursive: true });
+      return write(dir, name, JSON.stringify(content));
+    };
+    put(hermes, "slack_tokens.json", { T0123: { token: slack, team_name: "Acme" } });
+    put(hermes, "honcho.json", { apiKey: honcho, workspace: "hermes" });
+    put(hermes, "hindsight/config.json", { apiKey: hindsight, bank: "default" });
+    put(hermes, "google_chat_user_tokens/alice_example_com.json", { token: chat, expiry: "2026-12-04T19:00:00Z" });
+    put(h.home, ".claude/.credentials.json", { claudeAiOauth: { accessToken: claude, refreshToken: "x".repeat(4), expiresAt: 1796418000000 } });
+    put(h.home, ".qwen/oauth_creds.json", { access_token: qwen, token_type: "Bearer" });
+    put(h.home, ".codex/auth.json", { tokens: { refresh_token: codex, account_id: "acct-1234" } });
+    const files = [slack, honcho, hindsight, chat, claude, qwen, codex].map((v, i) => write(work, `leak${i}.txt`, `value ${v}\n`));
+    const report = await judge(files);
+    expect(report.media_dropped.map((d) => d.reason)).toEqual([
+      expect.stringContaining("the value of T0123.token (the Hermes slack_tokens.json)"),
+      expect.stringContaining("the value of apiKey (the Hermes honcho.json)"),
+      expect.stringContaining("the value of apiKey (the Hermes hindsight/config.json)"),
+      expect.stringContaining("the value of token (the Hermes google_chat_user_tokens/alice_example_com.json)"),
+      expect.stringContaining("the value of claudeAiOauth.accessToken (the user's ~/.claude/.credentials.json)"),
+      expect.stringContaining("the value of access_token (the user's ~/.qwen/oauth_creds.json)"),
+      expect.stringContaining("the value of tokens.refresh_token (the user's ~/.codex/auth.json)"),
+    ]);
+  });
+
   it("reads the gate's credentials ($CREDENTIALS_DIRECTORY/hermes-env*) through the CLI", () => {
     const creds = path.join(h.home, "creds");
     fs.mkdirSync(creds);

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { fakeSystemctl, gatewayRoot, put, run, snapshot, which } from "./deploy-helpers";
-import { HERMES_STORES } from "../src/content/known.js";
+import { HERMES_STORE_DIRS, HERMES_STORES } from "../src/content/known.js";
 import { BIN, cli, makeHome, png, write } from "./helpers";
 
 let t: ReturnType<typeof makeHome>;
@@ -283,7 +283,7 @@ describe("install systemd --root", () => {
     // The directory of MCP token files is named as a directory (a trailing "/": gate-secrets copies each .json in it).
     put(path.join(root, "home/agent/.hermes/mcp-tokens/github.json"), '{"access_token": "mcpaccesstoken"}\n', 0o600);
     // The .env files first, then each home's and profile's stores and MCP token directory, optional ("?": named before they exist, no news when absent).
-    const stores = (dir: string) => [...HERMES_STORES.map((store) => `nobody:?${dir}/${store}`), `nobody:?${dir}/mcp-tokens/`];
+    const stores = (dir: string) => [...HERMES_STORES, ...HERMES_STORE_DIRS.map((name) => `${name}/`)].map((store) => `nobody:?${dir}/${store}`);
     const secretWords = (profiles: string[], profileEnvs: string[]) =>
       [
         "nobody:/home/agent/.hermes/.env",
@@ -373,7 +373,7 @@ describe("install systemd --root", () => {
     expect(few.stderr).not.toContain("inotify");
     // Enough profiles (each names its stores) to pass half of this machine's limit.
     const instances = Number(fs.readFileSync("/proc/sys/fs/inotify/max_user_instances", "utf8"));
-    const files = (profiles: number) => (1 + profiles) * (2 + HERMES_STORES.length) - profiles;
+    const files = (profiles: number) => (1 + profiles) * (1 + HERMES_STORES.length + HERMES_STORE_DIRS.length) - profiles;
     let profiles = 0;
     while (files(profiles) <= instances / 2) fs.mkdirSync(path.join(root, `home/agent/.hermes/profiles/p${profiles++}`), { recursive: true });
     const many = install(root, "--gate", "--dry-run");

@@ -6,7 +6,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HERMES_STORES } from "../src/content/known.js";
+import { HERMES_STORE_DIRS, HERMES_STORES } from "../src/content/known.js";
 import { type Snapshot, snapshot } from "./deploy-helpers";
 import { BIN, ROOT, png } from "./helpers";
 import { type ExecOptions, SystemdContainer } from "./systemd-container";
@@ -28,7 +28,7 @@ const SECRET = "7000000001:AAHfakeTokenValueOnlyForTheseTests";
 const KNOWN = "Qm7vLx2Pw9Zk4Tr8Yb3N";
 const DOT_ENV = `TELEGRAM_BOT_TOKEN=${SECRET}\nMY_CUSTOM_SERVICE_KEY=${KNOWN}`;
 /** A Hermes home's stores and its directory of MCP token files as the gate-secrets line names them: optional ("?"), read as `user`. */
-const storeWords = (user: string, home: string) => [...HERMES_STORES.map((store) => `${user}:?${home}/${store}`), `${user}:?${home}/mcp-tokens/`].join(" ");
+const storeWords = (user: string, home: string) => [...HERMES_STORES, ...HERMES_STORE_DIRS.map((name) => `${name}/`)].map((store) => `${user}:?${home}/${store}`).join(" ");
 
 /** media-outbox inside the container (as root unless `user` is given). */
 const mo = (args: string[], opts: ExecOptions = {}) => c.exec([NODE, BIN, ...args], opts);
@@ -277,7 +277,7 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
       // An MCP server added after install: its token file, in the directory the units name, is known (the directory made with it in place).
       const mcpToken = "Wm4Zt8Kq2Vx7Lp3Nr9Bd";
       c.run(["sh", "-ec", `mkdir /home/agent/.hermes/.mcp.new && printf '{"access_token": "${mcpToken}"}\\n' > /home/agent/.hermes/.mcp.new/tracker.json && mv /home/agent/.hermes/.mcp.new /home/agent/.hermes/mcp-tokens && printf 'notes: ${mcpToken}\\n' > /home/agent/mcp-leak.txt`], { user: "agent" });
-      const mcpCopy = `hermes-env-${2 + HERMES_STORES.length}-0`;
+      const mcpCopy = `hermes-env-${2 + HERMES_STORES.length + HERMES_STORE_DIRS.indexOf("mcp-tokens")}-0`;
       await waitUntil(() => exists(`/run/media-outbox-watch/${mcpCopy}`), "the watch's copy of the new MCP token file", 20_000);
       const mcpLeak = mo(["prepare", "/home/agent/mcp-leak.txt"], { user: "agent" });
       expect(mcpLeak.code, mcpLeak.stdout + mcpLeak.stderr).toBe(1);
@@ -362,7 +362,7 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
     // The files there at install by one path unit, those not there yet (the stores) by another: their directories' events would drop the first's.
     for (const unit of ["media-outbox-gate-secrets.path", "media-outbox-gate-secrets-new.path"]) expect(show(unit, "ActiveState", "UnitFileState")).toEqual({ ActiveState: "active", UnitFileState: "enabled" });
     expect(out("systemctl cat media-outbox-gate-secrets.path").split("\n").filter((l) => l.startsWith("PathChanged="))).toEqual(["PathChanged=/home/agent/.hermes/.env"]);
-    expect(out("systemctl cat media-outbox-gate-secrets-new.path").split("\n").filter((l) => l.startsWith("PathChanged="))).toEqual([...HERMES_STORES, "mcp-tokens"].map((store) => `PathChanged=/home/agent/.hermes/${store}`));
+    expect(out("systemctl cat media-outbox-gate-secrets-new.path").split("\n").filter((l) => l.startsWith("PathChanged="))).toEqual([...HERMES_STORES, ...HERMES_STORE_DIRS].map((store) => `PathChanged=/home/agent/.hermes/${store}`));
     expect(out("systemctl cat media-outbox-gate-secrets.service").split("\n").filter((l) => l.startsWith("ExecStart"))).toEqual([`ExecStart=-+${NODE} ${BIN} gate-secrets --into ${SECRETS} agent:/home/agent/.hermes/.env ${storeWords("agent", "/home/agent/.hermes")}`]);
     // A gate that keeps failing is started again, never left stopped for good.
     expect(show("media-outbox-gate.service", "StartLimitIntervalUSec").StartLimitIntervalUSec).toBe("0");
@@ -509,7 +509,8 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
       expect(journal).toContain("gate-secrets: skipped /home/agent/.hermes/.env (read as agent): it does not exist");
       // The stores the agent does not have (none here) are no news: not named, counted in the last line.
       expect(journal).not.toMatch(/skipped \S+\.json/);
-      expect(journal).toContain(`0 of ${2 + HERMES_STORES.length} Hermes secret file(s) copied for the gate (${1 + HERMES_STORES.length} optional store(s) not there)`);
+      const optional = HERMES_STORES.length + HERMES_STORE_DIRS.length;
+      expect(journal).toContain(`0 of ${1 + optional} Hermes secret file(s) copied for the gate (${optional} optional store(s) not there)`);
       // doctor (as root) names the .env the gate no longer knows; a warning: the gate works.
       const doctor = JSON.parse(mo(["doctor", "--json", "--no-probe"]).stdout) as { checks: { check: string; status: string; message: string }[] };
       expect(doctor.checks.find((x) => x.check === "gate secrets")).toMatchObject({ status: "warn", message: expect.stringContaining(`${dotEnv} (not there)`) });

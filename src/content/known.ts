@@ -1,7 +1,8 @@
 // The values the Hermes host holds in its .env files and JSON credential
 // stores, looked for literally (and inside base64) wherever bytes go out:
 // $HERMES_HOME/.env, auth.json and the other stores, the same in each
-// $HERMES_HOME/profiles/*, and (in gate mode, where the service cannot read
+// $HERMES_HOME/profiles/*, the managed scope's, the credentials other
+// agents' CLIs keep in the user's home, and (in gate mode, where the service cannot read
 // the agents' homes) every file of $CREDENTIALS_DIRECTORY whose name starts
 // with `hermes-env`. A value is never printed: a hit names the variable.
 //
@@ -271,7 +272,19 @@ export interface KnownSecretSources {
   credentialsDirectory?: string | undefined;
   /** Hermes' managed scope (machine-wide, root's: $HERMES_MANAGED_DIR, else /etc/hermes), whose .env and config.yaml every agent loads. */
   managedDir?: string | undefined;
+  /** The home of the user Hermes runs as: other agents' CLIs keep credentials there that Hermes reads into its pool. */
+  userHome?: string | undefined;
+  /** $CODEX_HOME, where the Codex CLI keeps its auth.json (else ~/.codex). */
+  codexHome?: string | undefined;
 }
+
+/**
+ * The credentials other agents' CLIs keep in the user's home, which Hermes
+ * seeds its credential pool from (agent/credential_sources.py): Claude
+ * Code's OAuth tokens (and ~/.claude.json, where its API key and MCP
+ * servers' env may sit), Qwen's OAuth tokens, and the Codex CLI's.
+ */
+const USER_HOME_STORES = [".claude/.credentials.json", ".claude.json", ".qwen/oauth_creds.json"];
 
 /** `key: value` or `key:` (a list item's too), the key plain or quoted: the lines of a YAML block mapping. */
 const YAML_PAIR = /^([ \t]*(?:- +)?)(?:"([^"\\]*)"|'([^']*)'|([A-Za-z_][\w.-]*))[ \t]*:(?:[ \t]+(.*))?$/;
@@ -330,26 +343,42 @@ function yamlScalar(text: string): string | undefined {
 
 /**
  * Hermes' files of secrets besides its .env, under a Hermes home and each
- * profile's (hermes-agent 0.19's own list, gateway/platforms/base.py, and
- * what its env_loader reads): the 1Password service account's token
- * (.op.env, loaded after .env), OAuth tokens and pooled API keys
- * (auth.json), Anthropic's and Google's OAuth tokens, webhook secrets,
+ * profile's (hermes-agent 0.19's own list, gateway/platforms/base.py, what
+ * its env_loader reads, and its plugins' stores): the 1Password service
+ * account's token (.op.env, loaded after .env), OAuth tokens and pooled API
+ * keys (auth.json), Anthropic's and Google's OAuth tokens, webhook secrets,
  * Bitwarden's and 1Password's caches of secret values (with them, the .env
- * may hold no key at all), and config.yaml (API keys of auxiliary models and
- * delegation, the dashboard's password and secret, MCP servers' env and
- * headers).
+ * may hold no key at all), Slack's OAuth tokens per workspace, the memory
+ * plugins' settings (Honcho's, Supermemory's, Hindsight's: an `apiKey`
+ * there), Google Chat's user token and client secret, and config.yaml (API
+ * keys of auxiliary models and delegation, the dashboard's password and
+ * secret, MCP servers' env and headers).
  */
 const HOME_STORES: readonly { name: string; format: SecretFileFormat }[] = [
   { name: ".op.env", format: "dotenv" },
-  ...["auth.json", ".anthropic_oauth.json", "google_token.json", "google_oauth_pending.json", "auth/google_oauth.json", "webhook_subscriptions.json", "cache/bws_cache.json", "cache/op_cache.json"].map((name) => ({ name, format: "json" as const })),
+  ...[
+    "auth.json",
+    ".anthropic_oauth.json",
+    "google_token.json",
+    "auth/google_oauth.json",
+    "webhook_subscriptions.json",
+    "cache/bws_cache.json",
+    "cache/op_cache.json",
+    "slack_tokens.json",
+    "honcho.json",
+    "supermemory.json",
+    "hindsight/config.json",
+    "google_chat_user_token.json",
+    "google_chat_user_client_secret.json",
+  ].map((name) => ({ name, format: "json" as const })),
   { name: "config.yaml", format: "yaml" },
 ];
-/** Every file of secrets of a Hermes home but its .env and mcp-tokens/: what the gate copies besides (src/deploy/gate.ts). */
+/** Every file of secrets of a Hermes home but its .env and store directories: what the gate copies besides (src/deploy/gate.ts). */
 export const HERMES_STORES: readonly string[] = HOME_STORES.map((store) => store.name);
-/** A directory of JSON stores: live MCP OAuth tokens and registered clients' secrets, one file per server. */
-export const HERMES_MCP_TOKENS = "mcp-tokens";
-/** Files of mcp-tokens/ read: a host has a few servers. */
-export const MAX_MCP_FILES = 256;
+/** Directories of JSON stores, one file each: live MCP OAuth tokens and registered clients' secrets (per server), Google Chat's tokens (per user). */
+export const HERMES_STORE_DIRS: readonly string[] = ["mcp-tokens", "google_chat_user_tokens"];
+/** Files of a store directory read: a host has a few MCP servers, a few chat users. */
+export const MAX_STORE_DIR_FILES = 256;
 
 export interface SecretFile {
   file: string;
@@ -364,13 +393,20 @@ export function knownSecretFiles(src: KnownSecretSources): SecretFile[] {
   const addHome = (home: string, named: (file: string) => string) => {
     files.push({ file: path.join(home, ".env"), where: named(".env"), format: "dotenv" });
     for (const { name, format } of HOME_STORES) files.push({ file: path.join(home, name), where: named(name), format });
-    const servers = readdirOrEmpty(path.join(home, HERMES_MCP_TOKENS)).filter((name) => name.endsWith(".json")).slice(0, MAX_MCP_FILES);
-    for (const name of servers) files.push({ file: path.join(home, HERMES_MCP_TOKENS, name), where: named(`${HERMES_MCP_TOKENS}/${escapeText(name)}`), format: "json" });
+    for (const dir of HERMES_STORE_DIRS) {
+      const names = readdirOrEmpty(path.join(home, dir)).filter((name) => name.endsWith(".json")).slice(0, MAX_STORE_DIR_FILES);
+      for (const name of names) files.push({ file: path.join(home, dir, name), where: named(`${dir}/${escapeText(name)}`), format: "json" });
+    }
   };
   addHome(src.hermesHome, (file) => `the Hermes ${file}`);
   for (const profile of readdirOrEmpty(path.join(src.hermesHome, "profiles"))) {
     addHome(path.join(src.hermesHome, "profiles", profile), (file) => `the ${file} of Hermes profile ${escapeText(profile)}`);
   }
+  if (src.userHome) {
+    for (const name of USER_HOME_STORES) files.push({ file: path.join(src.userHome, name), where: `the user's ~/${name}`, format: "json" });
+    if (!src.codexHome) files.push({ file: path.join(src.userHome, ".codex", "auth.json"), where: "the user's ~/.codex/auth.json", format: "json" });
+  }
+  if (src.codexHome) files.push({ file: path.join(src.codexHome, "auth.json"), where: "the Codex CLI's auth.json ($CODEX_HOME)", format: "json" });
   if (src.managedDir) {
     files.push({ file: path.join(src.managedDir, ".env"), where: "the managed Hermes .env", format: "dotenv" });
     files.push({ file: path.join(src.managedDir, "config.yaml"), where: "the managed Hermes config.yaml", format: "yaml" });

@@ -106,7 +106,7 @@ function outboxChecks(config: Config, checks: DoctorCheck[]): Layout | undefined
  * else says so.
  */
 function knownSecretChecks(config: Config, checks: DoctorCheck[]): void {
-  const readings = knownSecretFiles(knownSecretSources(config.hermesHome)).map(readSecretFile).filter((r) => r.exists);
+  const readings = knownSecretFiles(knownSecretSources(config.hermesHome, config.home)).map(readSecretFile).filter((r) => r.exists);
   const problems = readings.filter((r) => r.problem !== undefined);
   if (problems.length > 0) {
     const which = problems.map((r) => `${r.file.where} (${escapeText(r.file.file)}): ${r.problem}`).join("; ");

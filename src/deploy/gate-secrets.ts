@@ -21,7 +21,7 @@
 // counted in the last line, not named, at every start.
 import fs from "node:fs";
 import path from "node:path";
-import { MAX_MCP_FILES } from "../content/known.js";
+import { MAX_STORE_DIR_FILES } from "../content/known.js";
 import { FatalError, errnoCode } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { type PasswdEntry, groupIdsOf, userByName } from "./users.js";
@@ -189,7 +189,7 @@ export function copyAgentSecrets(dir: string, files: AgentSecretFile[]): Secrets
 }
 
 /** Files of a directory of secrets copied: what the content checks read of one (src/content/known.ts). */
-const MAX_DIRECTORY_FILES = MAX_MCP_FILES;
+const MAX_DIRECTORY_FILES = MAX_STORE_DIR_FILES;
 
 /**
  * Copies the `.json` files of the agent's directory `from` (listed and read

@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { type Config, SYSTEM_CONFIG, loadConfig } from "../config/config.js";
-import { HERMES_STORES, HERMES_MCP_TOKENS, MAX_MCP_FILES } from "../content/known.js";
+import { HERMES_STORES, HERMES_STORE_DIRS, MAX_STORE_DIR_FILES } from "../content/known.js";
 import { FatalError, isErrno, usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { formatMode } from "../core/units.js";
@@ -273,7 +273,7 @@ function unreachableProblem(dir: string, scope: Pick<UnitScope, "root">): string
  * The agents' Hermes secret files, each with the user it is read as
  * (gate-secrets copies them for the gate at each start: deploy/gate-secrets.ts):
  * the .env files first (their copies keep the numbers they had before the
- * stores were named), then the stores (JSON and config.yaml) and the directory of MCP token files.
+ * stores were named), then the stores (JSON and config.yaml) and the store directories (mcp-tokens/, google_chat_user_tokens/).
  *
  * A Hermes home's own .env is named even before it exists, when the home or
  * the directory it would be made in does (Hermes set up after the gate): the
@@ -282,7 +282,7 @@ function unreachableProblem(dir: string, scope: Pick<UnitScope, "root">): string
  * install again, and doctor says so). The stores (JSON and config.yaml) of the home and of each
  * profile there is are named even before they exist, optional (most never
  * will: a host without Google has no google_token.json; auth.json appears on
- * the first `hermes auth`), and so is the directory of MCP token files,
+ * the first `hermes auth`), and so are the store directories (MCP token files),
  * whose files gate-secrets copies whatever they are (a server added after
  * install is known once its token is written).
  */
@@ -332,22 +332,23 @@ function inotifyInstancesAllowed(): number | undefined {
 
 /**
  * A Hermes home's (or profile's) stores, each named whether it exists or
- * not, and its directory of MCP token files (named with a trailing "/":
+ * not, and its store directories, one file per MCP server or chat user (named with a trailing "/":
  * gate-secrets copies each file in it, so a server added after install is
  * known at once).
  */
 function storesOf(dir: string): string[] {
-  return [...HERMES_STORES.map((store) => path.join(dir, store)), `${path.join(dir, HERMES_MCP_TOKENS)}/`];
+  return [...HERMES_STORES.map((store) => path.join(dir, store)), ...HERMES_STORE_DIRS.map((name) => `${path.join(dir, name)}/`)];
 }
 
-/** The MCP servers' token files of a Hermes home (or profile) that exist now: what the content checks read there (src/content/known.ts). */
-function mcpTokenFiles(dir: string, scope: Pick<UnitScope, "root">): string[] {
-  const tokens = path.join(dir, HERMES_MCP_TOKENS);
-  return readdirSorted(tokens, scope)
-    .filter((name) => name.endsWith(".json"))
-    .slice(0, MAX_MCP_FILES)
-    .map((name) => path.join(tokens, name))
-    .filter((file) => isFileOnDisk(file, scope));
+/** The files of a Hermes home's (or profile's) store directories that exist now: what the content checks read there (src/content/known.ts). */
+function storeDirFiles(dir: string, scope: Pick<UnitScope, "root">): string[] {
+  return HERMES_STORE_DIRS.flatMap((name) =>
+    readdirSorted(path.join(dir, name), scope)
+      .filter((file) => file.endsWith(".json"))
+      .slice(0, MAX_STORE_DIR_FILES)
+      .map((file) => path.join(dir, name, file))
+      .filter((file) => isFileOnDisk(file, scope)),
+  );
 }
 
 /** The profile directories of a Hermes home (profiles/NAME) that exist now, in their names' order. */
@@ -360,24 +361,23 @@ function profileDirs(home: string, scope: Pick<UnitScope, "root">): string[] {
 
 /**
  * The files of a Hermes home and of its profiles that hold secrets and exist
- * now: each .env, store and MCP token file. Doctor compares them with
+ * now: each .env, store and store directory's file. Doctor compares them with
  * those the gate's units name. What the caller may not list is not there.
  */
 export function hermesSecretFilesNow(home: string, scope: Pick<UnitScope, "root">): string[] {
   return [home, ...profileDirs(home, scope)]
-    .flatMap((dir) => [path.join(dir, ".env"), ...HERMES_STORES.map((store) => path.join(dir, store)), ...mcpTokenFiles(dir, scope)])
+    .flatMap((dir) => [path.join(dir, ".env"), ...HERMES_STORES.map((store) => path.join(dir, store)), ...storeDirFiles(dir, scope)])
     .filter((file) => isFileOnDisk(file, scope));
 }
 
 /**
  * The Hermes home a secret file the gate's units name belongs to: its .env,
- * one of its stores or MCP token files, or the same of one of its profiles.
+ * one of its stores, store directories (mcp-tokens/) or their files, or the same of one of its profiles.
  * Undefined for a file of none of these shapes.
  */
 export function hermesHomeOf(file: string): string | undefined {
   let dir: string;
-  if (file.endsWith(`/${HERMES_MCP_TOKENS}/`)) dir = path.dirname(file);
-  else if (path.basename(path.dirname(file)) === HERMES_MCP_TOKENS) dir = path.dirname(path.dirname(file));
+  if (HERMES_STORE_DIRS.some((name) => file.endsWith(`/${name}/`) || path.basename(path.dirname(file)) === name)) dir = file.endsWith("/") ? path.dirname(file) : path.dirname(path.dirname(file));
   else {
     const name = [".env", ...HERMES_STORES].find((n) => file.endsWith(`/${n}`));
     if (name === undefined) return undefined;

@@ -340,7 +340,7 @@ export class GateServer {
         layout: this.layout(),
         policy: narrowPolicy(this.policy, query.policy, this.options.config.platformLimits),
         // Read per request (a changed .env or credential counts from the next one): $CREDENTIALS_DIRECTORY/hermes-env* in a unit.
-        known: knownSecretsReader(this.options.config.hermesHome),
+        known: knownSecretsReader(this.options.config.hermesHome, this.options.config.home),
       };
     } catch (err) {
       if (!(err instanceof FatalError) || (err.code !== "outbox_unsafe" && err.code !== "state_unsafe")) throw err;

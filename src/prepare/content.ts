@@ -110,20 +110,30 @@ export function scanModeFor(ext: string): "text" | "parsed" | "raw" {
   return isTextExtension(ext) ? "text" : readingFor(ext) !== undefined ? "parsed" : "raw";
 }
 
-/** The known secrets of the host (the Hermes .env files), as prepare, serve and the guard look for them. */
-export function knownSecretsFor(hermesHome: string): KnownSecrets {
-  return loadKnownSecrets(knownSecretSources(hermesHome));
+/** The known secrets of the host (its Hermes files, and the user's other agents' CLIs' in `userHome`), as prepare, serve and the guard look for them. */
+export function knownSecretsFor(hermesHome: string, userHome?: string): KnownSecrets {
+  return loadKnownSecrets(knownSecretSources(hermesHome, userHome));
 }
 
-/** Where the host's secrets are read from, for a Hermes home (Hermes' own rules for the managed scope: $HERMES_MANAGED_DIR, else /etc/hermes). */
-export function knownSecretSources(hermesHome: string): KnownSecretSources {
-  return { hermesHome, credentialsDirectory: process.env.CREDENTIALS_DIRECTORY, managedDir: process.env.HERMES_MANAGED_DIR?.trim() || "/etc/hermes" };
+/**
+ * Where the host's secrets are read from, for a Hermes home and the home of
+ * the user it runs as (Hermes' own rules for the managed scope:
+ * $HERMES_MANAGED_DIR, else /etc/hermes; Codex's: $CODEX_HOME, else ~/.codex).
+ */
+export function knownSecretSources(hermesHome: string, userHome?: string): KnownSecretSources {
+  return {
+    hermesHome,
+    userHome,
+    codexHome: process.env.CODEX_HOME?.trim() || undefined,
+    credentialsDirectory: process.env.CREDENTIALS_DIRECTORY,
+    managedDir: process.env.HERMES_MANAGED_DIR?.trim() || "/etc/hermes",
+  };
 }
 
-/** knownSecretsFor(hermesHome), read on first call only: one per prepare run, one per gate request. */
-export function knownSecretsReader(hermesHome: string): () => KnownSecrets {
+/** knownSecretsFor(hermesHome, userHome), read on first call only: one per prepare run, one per gate request. */
+export function knownSecretsReader(hermesHome: string, userHome?: string): () => KnownSecrets {
   let known: KnownSecrets | undefined;
-  return () => (known ??= knownSecretsFor(hermesHome));
+  return () => (known ??= knownSecretsFor(hermesHome, userHome));
 }
 
 export interface ContentVerdict {

@@ -74,7 +74,7 @@ function createContext(options: PrepareOptions): Context {
     ...(options.fromQuarantine ? { sourceRoots: [layout.quarantineDir] } : {}),
   });
   return {
-    judge: { layout, policy: policyOf(config), known: knownSecretsReader(config.hermesHome) },
+    judge: { layout, policy: policyOf(config), known: knownSecretsReader(config.hermesHome, config.home) },
     sourcePolicy,
     logger: options.logger ?? silentLogger,
   };
