@@ -281,10 +281,11 @@ export interface KnownSecretSources {
 /**
  * The credentials other agents' CLIs keep in the user's home, which Hermes
  * seeds its credential pool from (agent/credential_sources.py): Claude
- * Code's OAuth tokens (and ~/.claude.json, where its API key and MCP
- * servers' env may sit), Qwen's OAuth tokens, and the Codex CLI's.
+ * Code's OAuth tokens, Qwen's, and the Codex CLI's. Not ~/.claude.json:
+ * Claude Code's whole state, often past the 1 MiB read here (its API key
+ * has a format the rules find).
  */
-const USER_HOME_STORES = [".claude/.credentials.json", ".claude.json", ".qwen/oauth_creds.json"];
+const USER_HOME_STORES = [".claude/.credentials.json", ".qwen/oauth_creds.json"];
 
 /** `key: value` or `key:` (a list item's too), the key plain or quoted: the lines of a YAML block mapping. */
 const YAML_PAIR = /^([ \t]*(?:- +)?)(?:"([^"\\]*)"|'([^']*)'|([A-Za-z_][\w.-]*))[ \t]*:(?:[ \t]+(.*))?$/;
