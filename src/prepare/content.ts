@@ -146,9 +146,11 @@ export type ContentSource = Pick<Staged, "fd" | "bytes" | "content"> & { path?: 
 export interface ContentOptions {
   /** The scan of a text (or raw) file made while it was staged; made here when absent. */
   text?: Promise<TextVerdict> | undefined;
-  /** The known secrets (or how to get them, on first need); read from `hermesHome` when absent. */
+  /** The known secrets (or how to get them, on first need); read from `hermesHome` (and `userHome`) when absent. */
   known?: KnownSecrets | (() => KnownSecrets);
   hermesHome?: string;
+  /** The home of the user Hermes runs as: other agents' CLIs' credentials there are known secrets too. */
+  userHome?: string;
 }
 
 const describe = (sniffed: { ext: string } | undefined) => (sniffed ? `${sniffed.ext} data` : "content of no recognised binary type");
@@ -188,7 +190,7 @@ export async function checkContent(staged: ContentSource, ext: string, options: 
   const mode = scanModeFor(ext);
   let known: KnownSecrets | undefined;
   const knownSecrets = () =>
-    (known ??= typeof options.known === "function" ? options.known() : (options.known ?? knownSecretsFor(options.hermesHome ?? defaultHermesHome())));
+    (known ??= typeof options.known === "function" ? options.known() : (options.known ?? knownSecretsFor(options.hermesHome ?? defaultHermesHome(), options.userHome)));
   const text = options.text ?? (mode === "parsed" ? undefined : Promise.resolve().then(() => scanFile(staged, mode === "raw", knownSecrets())));
   const [sniffed, verdict] = await Promise.all([sniff(staged), text]);
   if (isTextExtension(ext)) {

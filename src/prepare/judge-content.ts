@@ -35,7 +35,7 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
  * sniffer is /proc/self/fd/N): a swapped name changes nothing. `options` says
  * where the known secrets come from (the Hermes home's .env files).
  */
-export async function judgeFileContent(fd: number, ext: string, options: Pick<ContentOptions, "known" | "hermesHome"> = {}): Promise<FileJudgement> {
+export async function judgeFileContent(fd: number, ext: string, options: Pick<ContentOptions, "known" | "hermesHome" | "userHome"> = {}): Promise<FileJudgement> {
   const hash = createHash("sha256");
   let kept: Buffer[] | undefined = [];
   let bytes = 0;

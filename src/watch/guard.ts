@@ -42,8 +42,9 @@ export interface GuardOptions {
   logger?: Logger;
   onEvent?: EventSink;
   rescanMs?: number;
-  /** Where the known secrets come from (the Hermes home's .env files), for the content checks. */
+  /** Where the known secrets come from (the Hermes home's files, and the user's home's), for the content checks. */
   hermesHome?: string;
+  userHome?: string;
   /**
    * Judges a file over 1 MiB off this thread (the watch passes its worker);
    * without it, here, a MiB at a time.
@@ -94,12 +95,12 @@ const KNOWN_SECRETS_TTL_MS = 10_000;
  * are older than a few seconds: the guard runs for days, the .env files change,
  * and the start-up judges thousands of files with one read.
  */
-function freshKnownSecrets(hermesHome: string): () => KnownSecrets {
+function freshKnownSecrets(hermesHome: string, userHome: string | undefined): () => KnownSecrets {
   let known: KnownSecrets | undefined;
   let readAt = 0;
   return () => {
     if (!known || Date.now() - readAt > KNOWN_SECRETS_TTL_MS) {
-      known = knownSecretsFor(hermesHome);
+      known = knownSecretsFor(hermesHome, userHome);
       readAt = Date.now();
     }
     return known;
@@ -130,7 +131,7 @@ export class OutboxGuard {
 
   constructor(private readonly options: GuardOptions) {
     this.logger = options.logger ?? silentLogger;
-    this.contentOptions = options.hermesHome ? { known: freshKnownSecrets(options.hermesHome) } : {};
+    this.contentOptions = options.hermesHome ? { known: freshKnownSecrets(options.hermesHome, options.userHome) } : {};
     this.ledger = new LedgerIndex(options.ledgerDir, (p) =>
       this.logger.warn({ event: "ledger_skipped", file: p.file, problem: p.problem }, "part of the ledger was skipped; everything else is still judged"),
     );

@@ -17,7 +17,7 @@ async function answer(job: WorkerJob & { id: number }): Promise<WorkerAnswer> {
   const { id } = job;
   try {
     if (job.kind === "prepare") return { id, report: await prepare(job.file, { resolvedConfig: job.config }) };
-    const judged = await judgeFileContent(job.fd, job.ext, { hermesHome: job.hermesHome });
+    const judged = await judgeFileContent(job.fd, job.ext, { hermesHome: job.hermesHome, userHome: job.userHome });
     const verdict = judged.verdict instanceof Refusal ? { refusal: { code: judged.verdict.code, message: judged.verdict.message } } : { mime: judged.verdict.mime };
     return { id, bytes: judged.bytes, sha256: judged.sha256, verdict };
   } catch (err) {

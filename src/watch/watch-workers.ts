@@ -14,7 +14,7 @@ import { WorkerPool } from "./worker-pool.js";
 
 declare const __dirname: string;
 
-export type WorkerJob = { kind: "prepare"; file: string; config: Config } | { kind: "judge"; fd: number; ext: string; hermesHome: string };
+export type WorkerJob = { kind: "prepare"; file: string; config: Config } | { kind: "judge"; fd: number; ext: string; hermesHome: string; userHome: string };
 
 type Failure = { id: number; fatal: { code: FatalCode; message: string } } | { id: number; error: string };
 export type WorkerAnswer =
@@ -44,17 +44,19 @@ export class WatchWorkers {
   private readonly drops: WorkerPool<WorkerJob, WorkerAnswer> | undefined;
   private readonly guard: WorkerPool<WorkerJob, WorkerAnswer> | undefined;
   private readonly hermesHome: string;
+  private readonly userHome: string;
 
   /**
    * `dropWorker`: the worker file drops are prepared on (a test seam; default
    * the bundled one); `maxDrops`: how many drops at once.
    */
-  constructor(options: { maxDrops: number; hermesHome: string; dropWorker?: string | undefined; workerFile?: string | undefined }) {
+  constructor(options: { maxDrops: number; hermesHome: string; userHome: string; dropWorker?: string | undefined; workerFile?: string | undefined }) {
     const file = options.workerFile ?? bundledWatchWorker();
     const dropFile = options.dropWorker ?? file;
     this.drops = dropFile ? new WorkerPool(dropFile, options.maxDrops, "drop") : undefined;
     this.guard = file ? new WorkerPool(file, 1, "guard") : undefined;
     this.hermesHome = options.hermesHome;
+    this.userHome = options.userHome;
   }
 
   readonly prepareDrop: PrepareDrop = async (file, config) => {
@@ -64,8 +66,8 @@ export class WatchWorkers {
   };
 
   readonly judgeFile: JudgeFile = async (fd, ext) => {
-    if (!this.guard) return judgeFileContent(fd, ext, { hermesHome: this.hermesHome });
-    const answer = await this.guard.run({ kind: "judge", fd, ext, hermesHome: this.hermesHome });
+    if (!this.guard) return judgeFileContent(fd, ext, { hermesHome: this.hermesHome, userHome: this.userHome });
+    const answer = await this.guard.run({ kind: "judge", fd, ext, hermesHome: this.hermesHome, userHome: this.userHome });
     if (!("sha256" in answer)) failed(answer);
     const v = answer.verdict;
     return { bytes: answer.bytes, sha256: answer.sha256, verdict: "refusal" in v ? new Refusal(v.refusal.code, v.refusal.message) : v };

@@ -112,7 +112,7 @@ export class Watch {
     this.queue = new WorkQueue(maxInFlight, (err) =>
       this.logger.error({ event: "drop_error", error: escapeText(String((err as Error)?.stack ?? err)) }, "a dropped file could not be processed"),
     );
-    this.workers = new WatchWorkers({ maxDrops: maxInFlight, hermesHome: config.hermesHome, dropWorker: options.dropWorker });
+    this.workers = new WatchWorkers({ maxDrops: maxInFlight, hermesHome: config.hermesHome, userHome: config.home, dropWorker: options.dropWorker });
     this.guard = new OutboxGuard({
       outbox: this.layout.outbox,
       quarantineDir: this.layout.quarantineDir,
@@ -122,6 +122,7 @@ export class Watch {
       onEvent: this.emit,
       rescanMs,
       hermesHome: config.hermesHome,
+      userHome: config.home,
       judgeLargeFile: this.workers.judgeFile,
     });
     this.folders = this.drops.map(
