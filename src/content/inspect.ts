@@ -7,7 +7,7 @@ import { escapeText } from "../core/escape.js";
 import { formatBytes } from "../core/units.js";
 import type { KnownSecrets } from "./known.js";
 import { scanBytes } from "./scan.js";
-import { hasUtf16Text, narrowUtf16 } from "./utf16.js";
+import { hasUtf16Text, narrowedUtf16 } from "./utf16.js";
 
 /** Inflated bytes one file may produce in all. */
 export const MAX_INFLATED_TOTAL = 256 * 1024 * 1024;
@@ -26,8 +26,6 @@ export const MIN_INFLATE_CHARGE = 4 * 1024;
 
 const ZERO_BYTE = new Uint8Array(1);
 
-/** A part's UTF-16 units narrowed as the text scan does it; its validity is not this check's concern. */
-const narrowed = (units: Uint8Array, order: "le" | "be") => narrowUtf16(units, order, { pendingHigh: false, valid: true, hasNul: false });
 
 /** What reads a part's bytes as a document of its format. */
 export type Reader = (bytes: Uint8Array, ctx: InspectContext) => void;
@@ -126,14 +124,14 @@ export class InspectContext {
       // An odd last byte is a unit of its own (big-endian text read from an odd byte ends with its last letter).
       let units = bytes.subarray(shift);
       if (units.length % 2 === 1) units = Buffer.concat([units, ZERO_BYTE]);
-      this.search(part, narrowed(units, "le"), offsetBase, 2, shift);
+      this.search(part, narrowedUtf16(units, "le"), offsetBase, 2, shift);
     }
   }
 
   /** Scans text given as UTF-16 (`order`), narrowed as the text scan does it. */
   scanUtf16(part: string, bytes: Uint8Array, order: "le" | "be"): void {
     this.countPart();
-    this.search(part, narrowed(bytes.subarray(0, bytes.length & ~1), order), undefined, 2, 0);
+    this.search(part, narrowedUtf16(bytes.subarray(0, bytes.length & ~1), order), undefined, 2, 0);
   }
 
   private countPart(): void {

@@ -379,7 +379,12 @@ export const HERMES_STORES: readonly string[] = HOME_STORES.map((store) => store
 /** Directories of JSON stores, one file each: live MCP OAuth tokens and registered clients' secrets (per server), Google Chat's tokens (per user). */
 export const HERMES_STORE_DIRS: readonly string[] = ["mcp-tokens", "google_chat_user_tokens"];
 /** Files of a store directory read: a host has a few MCP servers, a few chat users. */
-export const MAX_STORE_DIR_FILES = 256;
+const MAX_STORE_DIR_FILES = 256;
+
+/** Which entries of a store directory hold secrets: its `.json` files, in name order, the first MAX_STORE_DIR_FILES. Local mode, the gate's copies and doctor all ask this. */
+export function storeDirFileNames(entries: readonly string[]): string[] {
+  return entries.filter((name) => name.endsWith(".json")).sort().slice(0, MAX_STORE_DIR_FILES);
+}
 
 export interface SecretFile {
   file: string;
@@ -395,8 +400,7 @@ export function knownSecretFiles(src: KnownSecretSources): SecretFile[] {
     files.push({ file: path.join(home, ".env"), where: named(".env"), format: "dotenv" });
     for (const { name, format } of HOME_STORES) files.push({ file: path.join(home, name), where: named(name), format });
     for (const dir of HERMES_STORE_DIRS) {
-      const names = readdirOrEmpty(path.join(home, dir)).filter((name) => name.endsWith(".json")).slice(0, MAX_STORE_DIR_FILES);
-      for (const name of names) files.push({ file: path.join(home, dir, name), where: named(`${dir}/${escapeText(name)}`), format: "json" });
+      for (const name of storeDirFileNames(readdirOrEmpty(path.join(home, dir)))) files.push({ file: path.join(home, dir, name), where: named(`${dir}/${escapeText(name)}`), format: "json" });
     }
   };
   addHome(src.hermesHome, (file) => `the Hermes ${file}`);

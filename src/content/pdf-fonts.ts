@@ -12,7 +12,8 @@
 // (merged files) is read through each of their maps.
 import { formatBytes } from "../core/units.js";
 import type { InspectContext } from "./inspect.js";
-import { decodeHex, ENDS_NAME, HEX_VALUE, isBlank, isDigit, referenceAt, scanText } from "./pdf-syntax.js";
+import { HEX_VALUE } from "./bytes.js";
+import { decodeHex, ENDS_NAME, isBlank, isDigit, referenceAt, scanText } from "./pdf-syntax.js";
 
 const asBuffer = (b: Uint8Array) => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.length));
 /** A code's key: its length and its value, so that <0041> and <41> differ. */

@@ -5,11 +5,8 @@
 // joined). Byte by byte with lookup tables: a prepare judges a PDF once,
 // with code V8 has not optimised yet.
 
+import { HEX_VALUE } from "./bytes.js";
 import type { InspectContext } from "./inspect.js";
-
-/** A hex digit's value; -1 for any other byte. */
-export const HEX_VALUE = new Int8Array(256).fill(-1);
-for (const [i, c] of [..."0123456789abcdef"].entries()) HEX_VALUE[c.charCodeAt(0)] = HEX_VALUE[c.toUpperCase().charCodeAt(0)] = i;
 
 /**
  * Hex digits in `s` from `from` to `end`, in pairs, into `out` at `at`:

@@ -19,6 +19,7 @@
 // compound file, or an OLE package holding a file) is decoded from its hex
 // and scanned, and its data read by its reader; a picture's hex is not
 // decoded (its pixels, in the text as hex digits).
+import { HEX_VALUE } from "./bytes.js";
 import { packagedFile } from "./cfb.js";
 import type { InspectContext } from "./inspect.js";
 
@@ -50,7 +51,7 @@ export function rtfObjects(b: Uint8Array): Buffer[] {
     let n = 0;
     let high = -1;
     for (let i = from; i < end; i++) {
-      const digit = hexValue(src[i]!);
+      const digit = HEX_VALUE[src[i]!]!;
       if (digit < 0) continue;
       if (high < 0) high = digit;
       else {
@@ -119,7 +120,6 @@ const SPECIAL = new Uint8Array(256);
 for (const c of [0x0d, 0x0a, 0x7b, 0x7d, 0x5c]) SPECIAL[c] = 1;
 const isLetter = (c: number) => (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a);
 const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
-const hexValue = (c: number) => (isDigit(c) ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : c >= 0x41 && c <= 0x46 ? c - 0x37 : -1);
 /** What a character-standing control word writes. */
 const CHARACTER: Record<number, number> = { [NEWLINE]: 0x0a, [TAB]: 0x09, [SPACE]: 0x20, [OTHER]: 0x80 };
 
@@ -207,8 +207,8 @@ export function rtfText(b: Uint8Array): Buffer {
     } else if (b[i + 1] === 0x27) {
       // \'hh: a byte in the document's code page.
       groupStart = false;
-      const high = i + 3 < b.length ? hexValue(b[i + 2]!) : -1;
-      const low = i + 3 < b.length ? hexValue(b[i + 3]!) : -1;
+      const high = i + 3 < b.length ? HEX_VALUE[b[i + 2]!]! : -1;
+      const low = i + 3 < b.length ? HEX_VALUE[b[i + 3]!]! : -1;
       if (high >= 0 && low >= 0) {
         put(high * 16 + low);
         i += 4;

@@ -38,6 +38,9 @@ export function narrowUtf16(block: Uint8Array, order: "le" | "be", state: Utf16S
   return out;
 }
 
+/** `units` narrowed as the scans read them, where the text's validity is no concern (a part's UTF-16 strings, a raw file's). */
+export const narrowedUtf16 = (units: Uint8Array, order: "le" | "be") => narrowUtf16(units, order, { pendingHigh: false, valid: true, hasNul: false });
+
 const printable = (c: number) => c >= 0x20 && c <= 0x7e;
 
 /** utf16TextAlignments' bits: text whose units start at an even byte (little-endian there, or big-endian from the byte before), or at an odd one. */

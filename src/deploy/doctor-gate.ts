@@ -18,7 +18,7 @@ import { ExchangeError } from "../gate/http1.js";
 import { sourcePolicyFor } from "../prepare/source.js";
 import { type DoctorCheck, check } from "./doctor-check.js";
 import type { ReaderProblem } from "./doctor.js";
-import { GATE_OUTBOX, GATE_USER, LOCAL_OUTBOX_VAR, envFileSetsLocalOutbox, gateStateDir, hermesHomeOf, hermesSecretFilesNow, rootOwnedProblem } from "./gate.js";
+import { GATE_OUTBOX, GATE_USER, LOCAL_OUTBOX_VAR, envFileSetsLocalOutbox, gateStateDir, hermesHomeOf, hermesSecretFilesNow, rootOwnedProblem, storeDirectoryFiles } from "./gate.js";
 import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, onDisk, unitFiles } from "./gateway-units.js";
 import { GATE_SECRETS_NEW_PATH, GATE_SECRETS_PATH, GATE_SERVICE, GATE_SOCKET_UNIT } from "./render.js";
 import { type Systemctl, shellLine } from "./systemctl.js";
@@ -247,7 +247,7 @@ function gateSecretChecks(scope: UnitScope, files: { fragment?: string; dropIns:
   }
   // A file copied as it is gives the gate what it gives local mode: none, from a damaged or oversized one.
   const unreadable = named
-    .flatMap(({ file }) => (file.endsWith("/") ? directoryFiles(scope, file) : [file]))
+    .flatMap(({ file }) => (file.endsWith("/") ? storeDirectoryFiles(file.slice(0, -1), scope) : [file]))
     .map((file) => readSecretFile({ file: onDisk(scope, file), where: escapeText(file), format: "either" }))
     .filter((r) => r.exists && r.problem !== undefined && r.problem !== "it cannot be read");
   if (unreadable.length > 0) {
@@ -301,15 +301,6 @@ function unnamedSecretFiles(scope: UnitScope, named: string[]): string[] {
   const homes = new Set(named.map(hermesHomeOf).filter((h) => h !== undefined));
   // A file in a named directory (mcp-tokens/) is named with it.
   return [...homes].flatMap((home) => hermesSecretFilesNow(home, scope)).filter((file) => !named.includes(file) && !named.includes(`${path.dirname(file)}/`));
-}
-
-/** The `.json` files of a directory of secrets the gate copies, that the one running doctor may list. */
-function directoryFiles(scope: UnitScope, dir: string): string[] {
-  try {
-    return fs.readdirSync(onDisk(scope, dir)).filter((n) => n.endsWith(".json")).sort().map((n) => path.join(dir, n));
-  } catch {
-    return [];
-  }
 }
 
 /**

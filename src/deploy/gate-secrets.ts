@@ -21,7 +21,7 @@
 // counted in the last line, not named, at every start.
 import fs from "node:fs";
 import path from "node:path";
-import { MAX_STORE_DIR_FILES } from "../content/known.js";
+import { storeDirFileNames } from "../content/known.js";
 import { FatalError, errnoCode } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { type PasswdEntry, groupIdsOf, userByName } from "./users.js";
@@ -188,9 +188,6 @@ export function copyAgentSecrets(dir: string, files: AgentSecretFile[]): Secrets
   return result;
 }
 
-/** Files of a directory of secrets copied: what the content checks read of one (src/content/known.ts). */
-const MAX_DIRECTORY_FILES = MAX_STORE_DIR_FILES;
-
 /**
  * Copies the `.json` files of the agent's directory `from` (listed and read
  * as the agent) as `prefix` and their place in name order, and removes the
@@ -200,7 +197,7 @@ const MAX_DIRECTORY_FILES = MAX_STORE_DIR_FILES;
 function copyDirectory(dir: string, prefix: string, user: PasswdEntry, from: string, owner: { uid: number; gid: number }, result: SecretsCopy): void {
   let names: string[];
   try {
-    names = asUser(user, () => fs.readdirSync(from)).filter((n) => n.endsWith(".json")).sort().slice(0, MAX_DIRECTORY_FILES);
+    names = storeDirFileNames(asUser(user, () => fs.readdirSync(from)));
   } catch (err) {
     throw skipFor(err);
   }

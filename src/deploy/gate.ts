@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { type Config, SYSTEM_CONFIG, loadConfig } from "../config/config.js";
-import { HERMES_STORES, HERMES_STORE_DIRS, MAX_STORE_DIR_FILES } from "../content/known.js";
+import { HERMES_STORES, HERMES_STORE_DIRS, storeDirFileNames } from "../content/known.js";
 import { FatalError, isErrno, usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { formatMode } from "../core/units.js";
@@ -342,13 +342,14 @@ function storesOf(dir: string): string[] {
 
 /** The files of a Hermes home's (or profile's) store directories that exist now: what the content checks read there (src/content/known.ts). */
 function storeDirFiles(dir: string, scope: Pick<UnitScope, "root">): string[] {
-  return HERMES_STORE_DIRS.flatMap((name) =>
-    readdirSorted(path.join(dir, name), scope)
-      .filter((file) => file.endsWith(".json"))
-      .slice(0, MAX_STORE_DIR_FILES)
-      .map((file) => path.join(dir, name, file))
-      .filter((file) => isFileOnDisk(file, scope)),
-  );
+  return HERMES_STORE_DIRS.flatMap((name) => storeDirectoryFiles(path.join(dir, name), scope));
+}
+
+/** The files of one store directory (mcp-tokens/) that exist now, that the caller may list. */
+export function storeDirectoryFiles(dir: string, scope: Pick<UnitScope, "root">): string[] {
+  return storeDirFileNames(readdirSorted(dir, scope))
+    .map((file) => path.join(dir, file))
+    .filter((file) => isFileOnDisk(file, scope));
 }
 
 /** The profile directories of a Hermes home (profiles/NAME) that exist now, in their names' order. */

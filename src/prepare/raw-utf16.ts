@@ -19,7 +19,7 @@
 // judged as when scanned whole.
 import type { KnownSecrets } from "../content/known.js";
 import { BLOCK, CONTEXT, type Finding, OVERLAP, SecretScanner } from "../content/scan.js";
-import { FROM_EVEN, FROM_ODD, narrowUtf16, utf16TextAlignments } from "../content/utf16.js";
+import { FROM_EVEN, FROM_ODD, narrowedUtf16, utf16TextAlignments } from "../content/utf16.js";
 
 /**
  * The bytes before a block that its narrowed windows read (their deferred
@@ -28,8 +28,6 @@ import { FROM_EVEN, FROM_ODD, narrowUtf16, utf16TextAlignments } from "../conten
  */
 export const UTF16_TAIL = 2 * (OVERLAP + CONTEXT) + 8;
 
-/** Units narrowed as InspectContext does it: the text's validity is no concern here. */
-const narrowed = (units: Uint8Array) => narrowUtf16(units, "le", { pendingHigh: false, valid: true, hasNul: false });
 
 /** The alignments: units from an even byte (shift 0) and from an odd one (shift 1). */
 const SHIFTS = [
@@ -92,7 +90,7 @@ export class RawUtf16Scan {
   /** Scans the block's units at one alignment; the first credential found, at its byte in the file. */
   private scan(shift: 0 | 1, block: Buffer, start: number, final: boolean): Finding | undefined {
     const scanner = (this.scanners[shift] ??= this.startScanner(shift, start));
-    scanner.scanBlock(narrowed(this.unitsOf(block, start, shift, final)), final);
+    scanner.scanBlock(narrowedUtf16(this.unitsOf(block, start, shift, final), "le"), final);
     const f = scanner.finding;
     return f && { what: f.what, offset: f.offset + shift };
   }
@@ -108,7 +106,7 @@ export class RawUtf16Scan {
     if (start > 0) {
       const tail = this.tail.subarray(0, this.tailLength);
       const end = tail.length - shift;
-      scanner.setContext(narrowed(tail.subarray(Math.max(0, end % 2), Math.max(0, end))));
+      scanner.setContext(narrowedUtf16(tail.subarray(Math.max(0, end % 2), Math.max(0, end)), "le"));
     }
     return scanner;
   }
