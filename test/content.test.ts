@@ -3,6 +3,7 @@
 // nothing behind; the negatives are published; trailing data, decompression
 // bombs and unreadable containers get their own codes; the Hermes .env's
 // values are known; every rule stays linear on adversarial input.
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import zlib from "node:zlib";
@@ -24,7 +25,8 @@ import { Refusal } from "../src/core/errors.js";
 import { DEFAULT_ALLOW } from "../src/config/config.js";
 import { rtfText } from "../src/content/rtf.js";
 import { CARRIERS, CORPUS_EXTRA_ALLOW, Fakes, adversarial, bmp, cfb, docx, excelXls, flac, gif, olePackage, rtf, rtfObject, wordDoc, webm, jpeg, jpegMpf, makePng, mp3, mp4, negatives, ogg, oggPages, paxHeader, pdf, pdfOf, pdfSubsetFont, pngChunk, pngWithText, positives, pptx, rng, tar, tarHeader, wav, webp, xlsx, zip } from "./corpus.js";
-import { NOTHING_LEFT, cli, leftBehind, makeHome, write } from "./helpers.js";
+import { BIN, NOTHING_LEFT, cli, leftBehind, makeHome, write } from "./helpers.js";
+import { parseEnviron, parseStat } from "../src/content/process-environments.js";
 
 let h: ReturnType<typeof makeHome>;
 
@@ -1302,6 +1304,43 @@ describe("known secrets: the values of the Hermes .env files", () => {
     expect(r.stderr).toContain("secret_detected: the .txt file contains what looks like the value of SLACK_APP_TOKEN (credential hermes-env-1)");
     expect(r.stderr).not.toContain(VALUE);
     expect(r.stdout).toContain("other.txt");
+  });
+
+  it("knows the secrets of the environments prepare runs under: the gateway's above it (a unit's Environment= or EnvironmentFile=, `docker run -e`), though the agent's own shell lost them, and its own; by name only, never a path", () => {
+    const value = (seed: number) => new Fakes(seed).pick("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 40);
+    const [gateway, own, setting] = [41, 42, 43].map(value);
+    const keyFile = `/home/agent/.ssh/id_ed25519_${value(44)}`;
+    const files = [
+      write(work, "gateway.txt", `value ${gateway}\n`),
+      write(work, "encoded.txt", `data: ${Buffer.from(`token=${gateway}\n`).toString("base64")}\n`),
+      write(work, "own.md", `value ${own}\n`),
+      write(work, "setting.txt", `build ${setting}\n`),
+      write(work, "key-file.txt", `ssh -i ${keyFile}\n`),
+    ];
+    // The shell holds the gateway's key; the process it starts (prepare) does not: Hermes strips keys from its tools' environment.
+    const r = spawnSync("/bin/sh", ["-c", 'env -u GATEWAY_API_TOKEN "$@"; exit $?', "sh", process.execPath, BIN, "prepare", "--json", ...files], {
+      env: { ...h.env, GATEWAY_API_TOKEN: gateway, MY_SERVICE_PASSWORD: own, BUILD_ID: setting, DEPLOY_SSH_KEY: keyFile },
+      encoding: "utf8",
+    });
+    expect(r.status).toBe(1);
+    const report = JSON.parse(r.stdout) as { media: { name: string }[]; media_dropped: { reason: string }[] };
+    const reasons = report.media_dropped.map((d) => d.reason);
+    expect(reasons).toEqual([
+      expect.stringMatching(/the value of GATEWAY_API_TOKEN \(the environment of process \d+, sh\)/),
+      expect.stringMatching(/the value of GATEWAY_API_TOKEN \(the environment of process \d+, sh\), base64-encoded/),
+      expect.stringContaining("the value of MY_SERVICE_PASSWORD (media-outbox's own environment)"),
+    ]);
+    for (const reason of reasons) for (const secret of [gateway, own]) expect(reason).not.toContain(secret);
+    expect(report.media.map((m) => m.name)).toEqual(["setting.txt", "key-file.txt"]);
+  });
+
+  it("reads a process's name and parent from /proc/PID/stat, and an environment block, whatever the name holds", () => {
+    expect(parseStat("4242 (a) b (c)) S 17 4242 4242 0 -1")).toEqual({ command: "a) b (c)", parent: 17 });
+    expect(parseStat("garbage")).toEqual({ command: "" });
+    expect(parseEnviron(Buffer.from("A=1\0B==x\0=nameless\0NOEQ\0CUT=by the c"))).toEqual([
+      ["A", "1"],
+      ["B", "=x"],
+    ]);
   });
 });
 

@@ -19,6 +19,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { escapeText } from "../core/escape.js";
 import { parseDotenv } from "./dotenv.js";
+import type { ProcessEnvironment } from "./process-environments.js";
 import { NOT_SECRET_NAME_RE, nameSaysSecret } from "./rules.js";
 import { isPlaceholder, looksLikeTokenValue } from "./shape.js";
 
@@ -36,6 +37,9 @@ export interface KnownValue {
 
 /** Names of settings, not secrets, even when their value looks random. */
 const SETTING_NAME = /_(?:URL|URI|HOST|PORT|PATH|FILE|DIR|ID|IDS|NAME|MODEL|REGION|USERS|USER|CHANNEL|CHANNELS|ROOMS|MODE|ENABLED|ENV|LEVEL|TIMEOUT|SECONDS|TTL|DOMAIN|SCHEME|ENDPOINT|PROFILE|ENGINE|PROXY|IMAGE)$/i;
+
+/** A value that is a path (absolute, home-relative or relative): a file's name, not a credential. */
+const PATH_LIKE = /^(?:[/~]|\.\.?\/)/;
 
 /** An Authorization header's value: its scheme, then the credential. */
 const AUTH_SCHEME = /^(?:Bearer|Basic|Token|Bot)[ \t]+(\S+)$/i;
@@ -55,7 +59,7 @@ export function valuesWorthLookingFor(name: string, value: string, byShape = tru
   if (scheme && scheme[1]!.length >= MIN_VALUE && !isPlaceholder(scheme[1]!)) out.push(scheme[1]!);
   if (value.length < MIN_VALUE || isPlaceholder(value)) return out;
   const secretName = nameSaysSecret(name) && !NOT_SECRET_NAME_RE.test(name) && !/_(?:PATH|FILE|DIR)$/i.test(name);
-  const pathLike = /^(?:[/~]|\.\.?\/)/.test(value);
+  const pathLike = PATH_LIKE.test(value);
   if (secretName || userinfo || (byShape && !SETTING_NAME.test(name) && !pathLike && looksLikeTokenValue(value))) {
     out.push(value);
     // A multi-line value (a key pasted into .env) is also looked for line by line.
@@ -201,6 +205,17 @@ export const NO_KNOWN_SECRETS = new KnownSecrets([]);
 /** How a file of secrets is written: a .env, a JSON store, or (a credential copied for the gate) either. */
 type SecretFileFormat = "dotenv" | "json" | "yaml" | "either";
 
+/** What is looked for of one variable: each value worth it (valuesWorthLookingFor), as it is and base64-encoded. */
+function knownValuesOf(name: string, value: string, where: string, byShape: boolean): KnownValue[] {
+  const out: KnownValue[] = [];
+  for (const v of valuesWorthLookingFor(name, value, byShape)) {
+    const bytes = Buffer.from(v, "utf8");
+    out.push({ name: `${name} (${where})`, bytes: bytes.subarray(0, MAX_COMPARED) });
+    for (const form of base64Forms(bytes)) out.push({ name: `${name} (${where}), base64-encoded`, bytes: form });
+  }
+  return out;
+}
+
 /**
  * The values of one file, each under `VARIABLE (where)` (a JSON store's: the
  * keys that lead to it); throws UnreadableSecrets for a JSON store that is
@@ -208,13 +223,7 @@ type SecretFileFormat = "dotenv" | "json" | "yaml" | "either";
  */
 function valuesOf(text: string, where: string, format: SecretFileFormat): KnownValue[] {
   const out: KnownValue[] = [];
-  const add = (name: string, value: string, byShape: boolean) => {
-    for (const v of valuesWorthLookingFor(name, value, byShape)) {
-      const bytes = Buffer.from(v, "utf8");
-      out.push({ name: `${name} (${where})`, bytes: bytes.subarray(0, MAX_COMPARED) });
-      for (const form of base64Forms(bytes)) out.push({ name: `${name} (${where}), base64-encoded`, bytes: form });
-    }
-  };
+  const add = (name: string, value: string, byShape: boolean) => out.push(...knownValuesOf(name, value, where, byShape));
   // A .env's or config.yaml's first byte is never `{`; every JSON store's is. The lines of
   // one are no lines of the other (`NAME=value`, `key: value`): a copy is read as both.
   const json = format === "json" || (format === "either" && text.trimStart().startsWith("{"));
@@ -276,6 +285,8 @@ export interface KnownSecretSources {
   userHome?: string | undefined;
   /** $CODEX_HOME, where the Codex CLI keeps its auth.json (else ~/.codex). */
   codexHome?: string | undefined;
+  /** The environments this process was started under (its own, the gateway's above it): how they are read. */
+  environments?: (() => ProcessEnvironment[]) | undefined;
 }
 
 /**
@@ -475,5 +486,33 @@ export function readSecretFile(f: SecretFile): SecretFileReading {
 /** The known secrets of this host, read now (cached per file while unchanged). */
 export function loadKnownSecrets(src: KnownSecretSources): KnownSecrets {
   const values = knownSecretFiles(src).flatMap((f) => readSecretFile(f).values);
+  if (src.environments) values.push(...environmentValues(src.environments(), values));
   return values.length === 0 ? NO_KNOWN_SECRETS : new KnownSecrets(values);
+}
+
+/**
+ * The secrets of the environments a process was started under, those no
+ * file gave already (the gateway's environment holds its .env's keys when
+ * its unit loads that file: the .env names them better). By name only
+ * (`*_API_KEY`, `*_TOKEN`, a URL's password): an environment is full of
+ * settings whose values look random (INVOCATION_ID, a session's cookie
+ * name), and a path is no secret whatever its variable is called
+ * (GIT_ASKPASS).
+ */
+function environmentValues(environments: ProcessEnvironment[], known: readonly KnownValue[]): KnownValue[] {
+  const seen = new Set(known.map((v) => Buffer.from(v.bytes).toString("latin1")));
+  const out: KnownValue[] = [];
+  for (const env of environments) {
+    const where = env.pid === process.pid ? "media-outbox's own environment" : `the environment of process ${env.pid}, ${escapeText(env.command)}`;
+    for (const [name, value] of env.entries) {
+      if (PATH_LIKE.test(value)) continue;
+      for (const v of knownValuesOf(escapeText(name), value, where, false)) {
+        const key = Buffer.from(v.bytes).toString("latin1");
+        if (seen.has(key)) continue;
+        seen.add(key);
+        out.push(v);
+      }
+    }
+  }
+  return out;
 }

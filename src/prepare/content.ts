@@ -8,6 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { readingOf } from "../content/formats.js";
 import { type KnownSecretSources, type KnownSecrets, loadKnownSecrets } from "../content/known.js";
+import { processEnvironments } from "../content/process-environments.js";
 import { Refusal } from "../core/errors.js";
 import { readAt } from "../core/read-at.js";
 import { sniff } from "./sniff.js";
@@ -118,7 +119,9 @@ export function knownSecretsFor(hermesHome: string, userHome?: string): KnownSec
 /**
  * Where the host's secrets are read from, for a Hermes home and the home of
  * the user it runs as (Hermes' own rules for the managed scope:
- * $HERMES_MANAGED_DIR, else /etc/hermes; Codex's: $CODEX_HOME, else ~/.codex).
+ * $HERMES_MANAGED_DIR, else /etc/hermes; Codex's: $CODEX_HOME, else ~/.codex),
+ * and the environments this process runs under (the gateway's, for an
+ * agent's prepare; the gate's own, which holds none).
  */
 export function knownSecretSources(hermesHome: string, userHome?: string): KnownSecretSources {
   return {
@@ -127,6 +130,7 @@ export function knownSecretSources(hermesHome: string, userHome?: string): Known
     codexHome: process.env.CODEX_HOME?.trim() || undefined,
     credentialsDirectory: process.env.CREDENTIALS_DIRECTORY,
     managedDir: process.env.HERMES_MANAGED_DIR?.trim() || "/etc/hermes",
+    environments: processEnvironments,
   };
 }
 
