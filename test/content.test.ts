@@ -24,7 +24,8 @@ import { hasUtf16Text } from "../src/content/utf16.js";
 import { Refusal } from "../src/core/errors.js";
 import { DEFAULT_ALLOW } from "../src/config/config.js";
 import { rtfText } from "../src/content/rtf.js";
-import { CARRIERS, CORPUS_EXTRA_ALLOW, Fakes, adversarial, bmp, cfb, docx, excelXls, flac, gif, olePackage, rtf, rtfObject, wordDoc, webm, jpeg, jpegMpf, makePng, mp3, mp4, negatives, ogg, oggPages, paxHeader, pdf, pdfOf, pdfSubsetFont, pngChunk, pngWithText, positives, pptx, rng, tar, tarHeader, wav, webp, xlsx, zip } from "./corpus.js";
+import { workbookText } from "../src/content/biff.js";
+import { CARRIERS, CORPUS_EXTRA_ALLOW, Fakes, adversarial, biffPieces, biffRecord, bmp, cfb, docx, excelXls, excelXlsCut, flac, sstRecords, gif, olePackage, rtf, rtfObject, wordDoc, webm, jpeg, jpegMpf, makePng, mp3, mp4, negatives, ogg, oggPages, paxHeader, pdf, pdfOf, pdfSubsetFont, pngChunk, pngWithText, positives, pptx, rng, tar, tarHeader, wav, webp, xlsx, zip } from "./corpus.js";
 import { BIN, NOTHING_LEFT, cli, leftBehind, makeHome, write } from "./helpers.js";
 import { parseEnviron, parseStat } from "../src/content/process-environments.js";
 
@@ -772,6 +773,114 @@ describe("compound files (.doc, .xls, .ppt) and RTF", () => {
     ]);
     expect(doc.media.map((m) => m.name)).toEqual(["many.doc", "backwards.doc"]);
     expect(leftBehind(h)).toMatchObject({ staging: [] });
+  });
+
+  it("reads an .xls workbook's strings whole where a CONTINUE record cuts them (the SST's, the characters after the cut in 8 bits or in UTF-16; a formula's string result; a text box's text), through the CLI; publishes a long table of clean strings cut the same ways; leaves nothing behind", () => {
+    const key = token();
+    const u16 = (n: number) => Buffer.from([n & 0xff, n >> 8]);
+    const [head, tail] = [`token ${key.slice(0, 20)}`, `${key.slice(20)} end`];
+    // A formula's string result: its header and first characters in 8 bits, the rest after the cut in UTF-16.
+    const formula = biffPieces(0x0207, [Buffer.concat([u16(head.length + tail.length), Buffer.from([0]), Buffer.from(head, "latin1")]), Buffer.concat([Buffer.from([1]), Buffer.from(tail, "utf16le")])]);
+    // A text box: TXO (cchText at byte 10), its text in two CONTINUE records each opening with its flags byte, then its runs.
+    const txo = Buffer.alloc(18);
+    txo.writeUInt16LE(head.length + tail.length, 10);
+    txo.writeUInt16LE(16, 12);
+    const textBox = biffPieces(0x01b6, [txo, Buffer.from(`\0${head}`, "latin1"), Buffer.from(`\0${tail}`, "latin1"), Buffer.alloc(16)]);
+    const clean = Array.from({ length: 3000 }, (_, i) => `row ${i}: north and south, quarterly ${"\u00e9\u20ac".repeat(i % 3)} figures ${"x".repeat(i % 700)}`);
+    const files = [
+      write(work, "cut.xls", excelXlsCut(`token ${key}`, false)),
+      write(work, "cut-utf16.xls", excelXlsCut(`token ${key}`, true)),
+      write(work, "formula.xls", excelXls(["Name"], { shuffle: 4 }, { records: formula })),
+      write(work, "textbox.xls", excelXls(["Name"], { shuffle: 4 }, { records: textBox })),
+      write(work, "long.xls", excelXls(clean, { shuffle: 5 })),
+      write(work, "long-utf16.xls", excelXls(clean, { version: 4, shuffle: 6 }, { wideAfterCut: true })),
+    ];
+    const doc = prepareJson(files);
+    expect(doc.media_dropped.map((d) => [d.code, d.reason])).toEqual([
+      ["secret_detected", expect.stringMatching(/GitHub .*\(in the shared strings of Workbook, at byte 8194 of it\)/)],
+      ["secret_detected", expect.stringMatching(/GitHub .*\(in the shared strings of Workbook, at byte 8194 of it\)/)],
+      ["secret_detected", expect.stringContaining("(in the formula results and text boxes of Workbook, at byte 6 of it)")],
+      ["secret_detected", expect.stringContaining("(in the formula results and text boxes of Workbook, at byte 6 of it)")],
+    ]);
+    for (const d of doc.media_dropped) expect(d.reason).not.toContain(key.slice(-16));
+    expect(doc.media.map((m) => m.name)).toEqual(["long.xls", "long-utf16.xls"]);
+    expect(leftBehind(h)).toMatchObject({ outbox: ["long-utf16.xls", "long.xls"], staging: [] });
+  });
+
+  it("takes an SST's strings out as xlrd does: runs and phonetic data skipped (no flags byte where a cut falls in them), a flags byte where a cut falls inside the characters (right after a header too), a lone byte of a UTF-16 character dropped, empty CONTINUE records passed over, characters past U+00FF narrowed to 0x80; STRING and TXO not read in a BIFF5 stream", () => {
+    const u16 = (n: number) => Buffer.from([n & 0xff, n >> 8]);
+    const u32 = (n: number) => Buffer.from([n & 0xff, (n >> 8) & 0xff, (n >> 16) & 0xff, n >>> 24]);
+    const latin1 = (s: string) => Buffer.from(s, "latin1");
+    const sst = biffPieces(0x00fc, [
+      // Counts, then "alpha" with 2 runs and 6 bytes of phonetic data, cut in its runs.
+      Buffer.concat([u32(5), u32(5), u16(5), Buffer.from([0x0c]), u16(2), u32(6), latin1("alpha"), Buffer.alloc(3, 0xaa)]),
+      // The runs' last 5 bytes and the phonetic data (no flags byte), then "beta" cut right after its header.
+      Buffer.concat([Buffer.alloc(5, 0xaa), Buffer.alloc(6, 0xbb), u16(4), Buffer.from([0])]),
+      Buffer.concat([Buffer.from([1]), Buffer.from("beta", "utf16le")]),
+      // "d\u00e9\u20acta" in UTF-16 cut after 2 characters and a lone byte.
+      Buffer.concat([u16(5), Buffer.from([1]), Buffer.from("d\u00e9", "utf16le"), Buffer.from([0x20])]),
+      Buffer.concat([Buffer.from([1]), Buffer.from("\u20acta", "utf16le")]),
+      // "epsilon" cut after 3 characters, empty CONTINUE records before the rest.
+      Buffer.concat([u16(7), Buffer.from([0]), latin1("eps")]),
+      Buffer.alloc(0),
+      Buffer.alloc(0),
+      Buffer.concat([Buffer.from([0]), latin1("ilon"), u16(4), Buffer.from([0]), latin1("zeta")]),
+    ]);
+    const formula = biffPieces(0x0207, [Buffer.concat([u16(3), Buffer.from([0]), latin1("abc")])]);
+    const bof = (version: number) => biffRecord(0x0809, Buffer.concat([u16(version), u16(5), Buffer.alloc(12)]));
+    const eof = biffRecord(0x000a, Buffer.alloc(0));
+    const read = (b: Buffer) => {
+      const { shared, other } = workbookText(b);
+      return [shared.toString("latin1"), other.toString("latin1")];
+    };
+    expect(read(Buffer.concat([bof(0x0600), sst, formula, eof]))).toEqual(["alpha\nbeta\nd\xe9\x80ta\nepsilon\nzeta\n", "abc\n"]);
+    expect(read(Buffer.concat([bof(0x0500), sst, formula, eof]))).toEqual(["alpha\nbeta\nd\xe9\x80ta\nepsilon\nzeta\n", ""]);
+  });
+
+  it("bounds the reading of an .xls workbook's strings: a cch or cbExtRst past the data, string counts of 2^32 - 1, a million empty CONTINUE records, records cut short end the text, each file judged and published in linear time; 5,000 mutated workbook streams give text no longer than themselves, never an exception", () => {
+    const u16 = (n: number) => Buffer.from([n & 0xff, n >> 8]);
+    const u32 = (n: number) => Buffer.from([n & 0xff, (n >> 8) & 0xff, (n >> 16) & 0xff, n >>> 24]);
+    const counts = Buffer.concat([u32(0xffffffff), u32(0xffffffff)]);
+    const empties = (n: number) => Buffer.concat(Array.from({ length: n }, () => Buffer.from([0x3c, 0, 0, 0])));
+    const bof = biffRecord(0x0809, Buffer.concat([u16(0x0600), u16(5), Buffer.alloc(12)]));
+    const streams: Record<string, Buffer> = {
+      // cch 65,535 with three characters, then a string the table never reaches.
+      cch: biffPieces(0x00fc, [Buffer.concat([counts, u16(0xffff), Buffer.from([0]), Buffer.from("abc"), u16(2), Buffer.from([0]), Buffer.from("zz")])]),
+      extRst: biffPieces(0x00fc, [Buffer.concat([counts, u16(3), Buffer.from([0x04]), u32(0xffffffff), Buffer.from("abc"), u16(2), Buffer.from([0]), Buffer.from("zz")])]),
+      // A string cut inside its characters, then a million empty CONTINUE records; a text box the same.
+      empties: Buffer.concat([biffPieces(0x00fc, [Buffer.concat([counts, u16(0xffff), Buffer.from([0]), Buffer.from("abc")])]), empties(1_000_000)]),
+      textBox: Buffer.concat([biffPieces(0x01b6, [Buffer.concat([Buffer.alloc(10), u16(0xffff), Buffer.alloc(6)]), Buffer.from("\0abc")]), empties(1_000_000)]),
+      // A million STRING records each saying 65,535 characters; a million SST records of counts only.
+      strings: Buffer.concat(Array.from({ length: 1_000_000 }, () => biffPieces(0x0207, [Buffer.concat([u16(0xffff), Buffer.from([1]), Buffer.from("a")])]))),
+      tables: Buffer.concat(Array.from({ length: 500_000 }, () => biffPieces(0x00fc, [counts]))),
+      // Records whose lengths run past the stream's end, one cut in its header.
+      cut: Buffer.concat([biffPieces(0x00fc, [Buffer.concat([counts, u16(3), Buffer.from([0]), Buffer.from("abc")])]), Buffer.from([0x3c, 0, 0xff, 0xff, 0, 0x61]), Buffer.from([0x3c, 0])]),
+    };
+    for (const [name, body] of Object.entries(streams)) {
+      const workbook = Buffer.concat([bof, body]);
+      const file = cfb({ Workbook: workbook });
+      // Each took 100 to 500 ms here (a million STRING records the most); a reading quadratic in the records would take hours.
+      const started = performance.now();
+      expect(outcome(() => inspectBinary(file, "xls", "cfb", NO_KNOWN_SECRETS)), name).toBe("published");
+      expect(performance.now() - started, name).toBeLessThan(5000);
+    }
+    // The characters a cch declares run to the data's end: the next string's bytes read as its characters.
+    // Mutated workbooks (an SST cut in UTF-16, a STRING, a TXO, each continued): text no longer than the stream, never an exception.
+    const sample = Buffer.concat([bof, sstRecords(["Name", "x".repeat(8200), "north south \u20ac".repeat(900)], { wideAfterCut: true }), biffPieces(0x0207, [Buffer.concat([u16(9), Buffer.from([0]), Buffer.from("abcd")]), Buffer.from("\x01e\0f\0g\0h\0i\0", "latin1")]), biffPieces(0x01b6, [Buffer.concat([Buffer.alloc(10), u16(6), Buffer.alloc(6)]), Buffer.from("\0abc"), Buffer.from("\x01d\0e\0f\0", "latin1"), Buffer.alloc(16)])]);
+    const random = rng(43);
+    const below = (n: number) => Math.floor(random() * n);
+    for (let round = 0; round < 5000; round++) {
+      const b = Buffer.from(sample);
+      for (let n = 1 + below(6); n > 0; n--) b.writeUInt16LE([0xffff, 0, 1, 0x3c, 0xfc, below(0x10000)][below(6)]!, below(b.length - 2));
+      const cut = below(3) === 0 ? b.subarray(0, below(b.length)) : b;
+      const { shared, other } = workbookText(cut);
+      expect(shared.length + other.length).toBeLessThanOrEqual(cut.length);
+    }
+    expect(workbookText(Buffer.concat([bof, streams.cch!])).shared.toString("latin1")).toBe("abc\x02\0\0zz\n");
+    expect(workbookText(Buffer.concat([bof, streams.extRst!])).shared.toString()).toBe("abc\n");
+    expect(workbookText(Buffer.concat([bof, streams.empties!])).shared.toString()).toBe("abc\n");
+    expect(workbookText(Buffer.concat([bof, streams.textBox!])).other.toString()).toBe("abc\n");
+    expect(workbookText(Buffer.concat([bof, streams.cut!])).shared.toString()).toBe("abc\n");
   });
 
   it("reads an RTF file's text: Word's groups and line breaks inside a key, \\'hh and \\uN, the \\info group and an annotation, an embedded object's data (a compound file, a packaged docx), through the CLI; paragraphs stay apart; publishes a clean one; leaves nothing behind", () => {

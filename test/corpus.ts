@@ -1042,8 +1042,8 @@ export function olePackage(name: string, data: Buffer): Buffer {
   return Buffer.concat([le32(body.length), body]);
 }
 
-/** BIFF8 records: type, then length, then data, the data cut into CONTINUE records past 8224 bytes. */
-function biffRecord(type: number, data: Buffer): Buffer {
+/** BIFF8 records: type, then length, then data, the data cut into CONTINUE records past 8224 bytes (no flags byte: not for strings). */
+export function biffRecord(type: number, data: Buffer): Buffer {
   const parts: Buffer[] = [];
   for (let at = 0, t = type; at === 0 || at < data.length; at += 8224, t = 0x003c) {
     const piece = data.subarray(at, at + 8224);
@@ -1055,26 +1055,91 @@ function biffRecord(type: number, data: Buffer): Buffer {
   return Buffer.concat(parts);
 }
 
+/** A BIFF8 record of `type` whose data is `pieces[0]`, then a CONTINUE record for each further piece, each as given (flags bytes and all). */
+export function biffPieces(type: number, pieces: Buffer[]): Buffer {
+  return Buffer.concat(
+    pieces.flatMap((piece, i) => {
+      const head = Buffer.alloc(4);
+      head.writeUInt16LE(i === 0 ? type : 0x003c, 0);
+      head.writeUInt16LE(piece.length, 2);
+      return [head, piece];
+    }),
+  );
+}
+
+/** The most data a BIFF8 record holds; past it, CONTINUE records follow. */
+const BIFF_MAX = 8224;
+
 /**
- * An Excel 97 workbook whose shared strings (the SST) are `cells`' texts,
- * each in 8 bits when it can be (Latin-1), else UTF-16, line breaks kept (a
- * cell of several lines): a small Workbook stream, so in the mini stream,
- * its mini sectors in a shuffled order.
+ * The shared string table (SST, then CONTINUE records) as Excel writes it
+ * ([MS-XLS] 2.4.265, 2.4.58): each string's header (cch, flags) whole in one
+ * record, its characters cut where a record is full, the next record opening
+ * with a flags byte of its own (fHighByte) for the characters after the cut.
+ * A piece is written in 8 bits when its characters allow (Latin-1), else in
+ * UTF-16; `wideAfterCut` writes every piece after a cut in UTF-16 (as Excel
+ * does when a character past Latin-1 follows in it).
  */
-export function excelXls(cells: string[], layout: CfbLayout = { shuffle: 4 }): Buffer {
-  const strings = cells.map((cell) => {
-    const wide = [...cell].some((c) => c.charCodeAt(0) > 0xff);
-    const head = Buffer.alloc(3);
-    head.writeUInt16LE(cell.length, 0);
-    head[2] = wide ? 1 : 0;
-    return Buffer.concat([head, Buffer.from(cell, wide ? "utf16le" : "latin1")]);
-  });
+export function sstRecords(cells: string[], { wideAfterCut = false } = {}): Buffer {
+  const out: Buffer[] = [];
+  let pieces: Buffer[] = [];
+  let size = 0;
+  let type = 0x00fc;
+  const put = (b: Buffer) => {
+    pieces.push(b);
+    size += b.length;
+  };
+  const flush = () => {
+    const head = Buffer.alloc(4);
+    head.writeUInt16LE(type, 0);
+    head.writeUInt16LE(size, 2);
+    out.push(head, ...pieces);
+    pieces = [];
+    size = 0;
+    type = 0x003c;
+  };
   const counts = Buffer.alloc(8);
   counts.writeUInt32LE(cells.length, 0);
   counts.writeUInt32LE(cells.length, 4);
+  put(counts);
+  for (const cell of cells) {
+    // A header and one character at least, or the string starts in the next record.
+    if (size + 4 > BIFF_MAX) flush();
+    for (let i = 0, first = true; ; first = false) {
+      const room = BIFF_MAX - size - (first ? 3 : 1);
+      const wide = [...cell.slice(i, i + room)].some((c) => c.charCodeAt(0) > 0xff) || (!first && wideAfterCut);
+      const n = Math.min(cell.length - i, wide ? room >> 1 : room);
+      const head = first ? Buffer.from([cell.length & 0xff, cell.length >> 8, wide ? 1 : 0]) : Buffer.from([wide ? 1 : 0]);
+      put(Buffer.concat([head, Buffer.from(cell.slice(i, i + n), wide ? "utf16le" : "latin1")]));
+      i += n;
+      if (i >= cell.length) break;
+      flush();
+    }
+  }
+  flush();
+  return Buffer.concat(out);
+}
+
+/**
+ * An Excel 97 workbook whose shared strings (the SST) are `cells`' texts,
+ * as sstRecords writes them, line breaks kept (a cell of several lines): for
+ * a few short cells, a small Workbook stream, so in the mini stream, its
+ * mini sectors in a shuffled order.
+ */
+export function excelXls(cells: string[], layout: CfbLayout = { shuffle: 4 }, { wideAfterCut = false, records = Buffer.alloc(0) }: { wideAfterCut?: boolean; records?: Buffer } = {}): Buffer {
   const bof = Buffer.from("0006050054384d07c1000000060000", "hex").subarray(0, 16);
-  const workbook = Buffer.concat([biffRecord(0x0809, bof), biffRecord(0x00fc, Buffer.concat([counts, ...strings])), biffRecord(0x000a, Buffer.alloc(0))]);
+  const workbook = Buffer.concat([biffRecord(0x0809, bof), sstRecords(cells, { wideAfterCut }), records, biffRecord(0x000a, Buffer.alloc(0))]);
   return cfb({ Workbook: workbook, "\u0005SummaryInformation": Buffer.concat([Buffer.from("feff0000", "hex"), Buffer.alloc(200)]) }, layout);
+}
+
+/**
+ * An .xls whose shared string table's first record ends in the middle of
+ * `text`'s string (a long string of prose before it): its characters after
+ * the cut in a CONTINUE record, after a flags byte, in UTF-16 when `wide`.
+ */
+export function excelXlsCut(text: string, wide: boolean): Buffer {
+  const cut = Math.floor(text.length / 2);
+  const prose = "Quarterly figures, north and south regions. ".repeat(200).slice(0, BIFF_MAX - 8 - 3 - 3 - cut);
+  return excelXls([prose, text, "Total"], { shuffle: 4 }, { wideAfterCut: wide });
 }
 
 /** `text` as RTF's characters: `\`, `{` and `}` escaped, line breaks as \par, anything past ASCII as \uN with a `?` fallback. */
@@ -1170,6 +1235,8 @@ export const CARRIERS: Record<string, (text: string) => Buffer> = {
   "txt.gz": (t) => zlib.gzipSync(Buffer.from(`Notes from the run\n${t}\nend\n`)),
   "fragmented.doc": (t) => wordDoc(`Report\r${t}\rThanks`),
   "ministream.xls": (t) => excelXls(["Name", t]),
+  "sst-cut.xls": (t) => excelXlsCut(t, false),
+  "sst-cut-utf16.xls": (t) => excelXlsCut(t, true),
   "split-runs.rtf": (t) => rtf(`Report\n${t}\nThanks`),
   "xpcomment.tiff": (t) => tiffWithXpComment(t),
 };

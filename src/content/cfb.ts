@@ -20,9 +20,13 @@
 // An encrypted document (Word's, Excel's or PowerPoint's password to open,
 // an encrypted OOXML package) is refused: its text cannot be read.
 //
+// A workbook's strings are also read as text (biff.ts): the shared string
+// table, formula results and text boxes, whole where a CONTINUE record cuts
+// one.
+//
 // Not read: Word's piece table (a fast-saved document's text in pieces out
-// of order is scanned piece by piece, as it lies in the stream), an .xls
-// string that a CONTINUE record cuts (scanned as its two pieces).
+// of order is scanned piece by piece, as it lies in the stream).
+import { scanWorkbookText } from "./biff.js";
 import { u32le } from "./bytes.js";
 import type { InspectContext } from "./inspect.js";
 
@@ -147,6 +151,8 @@ export function inspectCfb(b: Uint8Array, ctx: InspectContext): void {
     ctx.scan(e.name, stored);
     const bytes = stored.subarray(0, e.size);
     if (isEncrypted(e.name, bytes)) throw ctx.unscannable(`its ${e.name} stream is encrypted (a document protected by a password)`, "remove its password and export it again");
+    // A workbook's strings whole, where a CONTINUE record cuts them (biff.ts).
+    if (e.name === "Workbook" || e.name === "Book") scanWorkbookText(e.name, bytes, ctx);
     ctx.readNested(e.name, bytes);
     if (e.name === OLE10_NATIVE) {
       const packaged = packagedFile(bytes);
