@@ -381,6 +381,36 @@ describe("install systemd --root", () => {
     expect(many.stderr).toContain(`media-outbox-gate-secrets.path and media-outbox-gate-secrets-new.path watch ${files(profiles)} files, and systemd gives each its own inotify instance, of the ${instances} root may have`);
   });
 
+  it("--gate names what each gateway's unit gives it for gate-secrets, after the Hermes files: its EnvironmentFile= files (\"?\" for one marked -) and each unit file or drop-in whose Environment= sets a secret; never media-outbox's own, never a value", () => {
+    const root = path.join(t.home, "target");
+    const VALUE = "Hd8sKq2Lm5Np7Rt9Vx3ZdropIn";
+    const d = `/${ETC}/hermes-gateway.service.d`;
+    put(path.join(root, ETC, "hermes-gateway.service"), "[Service]\nUser=nobody\nEnvironment=HERMES_HOME=/home/agent/.hermes\nEnvironmentFile=/etc/hermes/gateway.env\nEnvironmentFile=-/etc/hermes/later.env\nExecStart=/bin/true\n");
+    put(path.join(root, "etc/hermes/gateway.env"), `OPENAI_API_KEY=${VALUE}\n`, 0o600);
+    put(path.join(root, "home/agent/.hermes/.env"), "TOKEN=secretsecret\n", 0o600);
+    put(path.join(root, d, "10-keys.conf"), `[Service]\nEnvironment=OPENAI_API_KEY=${VALUE}\n`, 0o600);
+    put(path.join(root, d, "20-plain.conf"), "[Service]\nEnvironment=LOG_LEVEL=debug HERMES_HOME=/home/agent/.hermes\n");
+    // media-outbox's own drop-in and environment file, from an install before: not named.
+    put(path.join(root, d, "90-media-outbox.conf"), `[Service]\nEnvironmentFile=${d}/media-outbox.env\n`);
+    put(path.join(root, d, "media-outbox.env"), "HERMES_MEDIA_ALLOW_DIRS='/srv/media-outbox/outbox'\n");
+    const r = install(root, "--gate", "--dry-run");
+    expect(r.code, r.stderr).toBe(0);
+    const gateLine = r.stdout.split("\n").find((l) => l.startsWith("ExecStartPre=-+"))!;
+    const systemdWords = ["nobody:environment-file:/etc/hermes/gateway.env", "nobody:?environment-file:/etc/hermes/later.env", `nobody:unit-file:${d}/10-keys.conf`];
+    expect(gateLine.startsWith(`ExecStartPre=-+${process.execPath} ${BIN} gate-secrets --into /run/media-outbox-gate nobody:/home/agent/.hermes/.env `), gateLine).toBe(true);
+    expect(gateLine.endsWith(` nobody:?/home/agent/.hermes/${HERMES_STORE_DIRS.at(-1)}/ ${systemdWords.join(" ")}`), gateLine).toBe(true);
+    expect(gateLine).not.toContain("media-outbox.env");
+    expect(gateLine).not.toContain("90-media-outbox.conf");
+    expect(gateLine).not.toContain("20-plain.conf");
+    expect(gateLine).not.toContain(":/etc/systemd/system/hermes-gateway.service ");
+    // Watched like the others: those there now by one path unit, the missing one by the other.
+    const unitText = (name: string) => r.stdout.split(/^==> /m).find((f) => f.startsWith(path.join(root, ETC, name)))!;
+    const watchedBy = (name: string) => unitText(name).split("\n").filter((l) => l.startsWith("PathChanged=")).map((l) => l.slice("PathChanged=".length));
+    expect(watchedBy("media-outbox-gate-secrets.path")).toEqual(expect.arrayContaining(["/etc/hermes/gateway.env", `${d}/10-keys.conf`]));
+    expect(watchedBy("media-outbox-gate-secrets-new.path")).toContain("/etc/hermes/later.env");
+    expect(r.stdout + r.stderr).not.toContain(VALUE);
+  });
+
   it("--gate refuses a gateway whose agents would never ask the gate: MEDIA_OUTBOX_DIR set by its unit or by a Hermes .env", () => {
     const root = path.join(t.home, "target");
     const unit = path.join(root, ETC, "hermes-gateway.service");

@@ -10,7 +10,10 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BIN } from "./helpers.js";
+import { type Gate, killAll, post, rawExchange, startGate } from "./gate-helpers.js";
+import { BIN, makeHome } from "./helpers.js";
+import type { DoctorCheck } from "../src/deploy/doctor-check.js";
+import { gateSecretChecks } from "../src/deploy/doctor-gate.js";
 
 const NOBODY = 65534;
 const DAEMON = 1;
@@ -109,7 +112,7 @@ describe("gate-secrets: each agent's .env and credential stores read as that age
       `media-outbox: gate-secrets: skipped ${dir} (read as nobody): it is not a regular file; the gate will not know its values`,
       `media-outbox: gate-secrets: skipped ${gone} (read as nobody): it does not exist; the gate will not know its values`,
       `media-outbox: gate-secrets: skipped ${own} (read as nosuchuser): there is no user nosuchuser; the gate will not know its values`,
-      "media-outbox: gate-secrets: 2 of 9 Hermes secret file(s) copied for the gate",
+      "media-outbox: gate-secrets: 2 of 9 secret file(s) copied for the gate",
     ]);
   });
 
@@ -140,7 +143,7 @@ describe("gate-secrets: each agent's .env and credential stores read as that age
     expect(r.stderr.split("\n").filter((l) => l !== "")).toEqual([
       `media-outbox: gate-secrets: skipped ${toRoot} (read as nobody): its user may not read it; the gate will not know its values`,
       `media-outbox: gate-secrets: skipped ${gone} (read as nobody): it does not exist; the gate will not know its values`,
-      "media-outbox: gate-secrets: 2 of 7 Hermes secret file(s) copied for the gate (3 optional store(s) not there)",
+      "media-outbox: gate-secrets: 2 of 7 secret file(s) copied for the gate (3 optional store(s) not there)",
     ]);
   });
 
@@ -167,7 +170,7 @@ describe("gate-secrets: each agent's .env and credential stores read as that age
     expect([copy.uid, copy.gid, copy.mode & 0o7777]).toEqual([DAEMON, DAEMON, 0o400]);
     expect(r.stderr.split("\n").filter((l) => l !== "")).toEqual([
       `media-outbox: gate-secrets: skipped ${toRoot} (read as nobody): its user may not read it; the gate will not know its values`,
-      "media-outbox: gate-secrets: 1 of 2 Hermes secret file(s) copied for the gate (1 optional store(s) not there)",
+      "media-outbox: gate-secrets: 1 of 2 secret file(s) copied for the gate (1 optional store(s) not there)",
     ]);
     // A server removed: its copy goes with it; the directory removed: all of them.
     fs.rmSync(path.join(tokens, "github.json"));
@@ -207,5 +210,164 @@ describe("gate-secrets: each agent's .env and credential stores read as that age
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr.split("\n")[0]).toMatch(message);
     }
+  });
+});
+
+describe("gate-secrets: what a gateway's unit gives it (environment-file:, unit-file:), read as root only where root's alone", () => {
+  // Values of no known format: only the copy can make them known.
+  const ENV_VALUE = "Qm7vLx2Pw9Zk4Tr8Yb3NenvFile";
+  const UNIT_VALUE = "Hd8sKq2Lm5Np7Rt9Vx3ZdropIn";
+  const QUOTED_VALUE = "it's\\back-slashed-Pw0rd4u";
+  let h: ReturnType<typeof makeHome>;
+  let gate: Gate | undefined;
+
+  /** A root-owned directory of `base`, `mode`. */
+  const rootDir = (name: string, mode = 0o755) => {
+    const d = path.join(base, name);
+    fs.mkdirSync(d);
+    fs.chmodSync(d, mode);
+    return d;
+  };
+  const rootFile = (dir: string, name: string, content: string, mode = 0o600) => {
+    const p = path.join(dir, name);
+    fs.writeFileSync(p, content);
+    fs.chmodSync(p, mode);
+    return p;
+  };
+  const intoDir = (name: string) => {
+    const d = path.join(base, name);
+    fs.mkdirSync(d, { mode: 0o700 });
+    fs.chownSync(d, DAEMON, DAEMON);
+    return d;
+  };
+
+  afterAll(async () => {
+    await killAll();
+    h?.cleanup();
+  });
+
+  it("copies a root-only EnvironmentFile= and a root-only drop-in's Environment= for a gateway of another user (root's alone: read as root) as NAME='value' lines; the gate then refuses those values, never printing them", async () => {
+    const etc = rootDir("etc-hermes");
+    const envFile = rootFile(etc, "gateway.env", `# the gateway's keys\nOPENAI_API_KEY="${ENV_VALUE}"\nLOG_LEVEL=info\n`);
+    const units = rootDir("hermes-gateway.service.d");
+    const dropIn = rootFile(units, "10-keys.conf", `[Unit]\nDescription=keys\n[Service]\nEnvironment="MY_SERVICE_TOKEN=${UNIT_VALUE}" HERMES_HOME=/home/agent/.hermes\nEnvironment="DB_PASSWORD=it's\\\\back-slashed-Pw0rd4u"\n`);
+    // A drop-in of other settings, and an optional environment file not there: no copy.
+    const other = rootFile(units, "20-nice.conf", "[Service]\nNice=5\n", 0o644);
+    const absent = path.join(etc, "absent.env");
+    const copies = intoDir("run-unit");
+    fs.writeFileSync(path.join(copies, "hermes-env-2"), "STALE_TOKEN=fromAnEarlierCopyOfThatDropIn\n");
+    const r = run(["--into", copies, `nobody:environment-file:${envFile}`, `nobody:unit-file:${dropIn}`, `nobody:unit-file:${other}`, `nobody:?environment-file:${absent}`]);
+    expect(r.signal, "gate-secrets hung").toBeNull();
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr.split("\n").filter((l) => l !== "")).toEqual(["media-outbox: gate-secrets: 3 of 4 secret file(s) copied for the gate (1 optional store(s) not there)"]);
+    // The copy of a file that sets nothing, left from before, is gone.
+    expect(fs.readdirSync(copies).sort()).toEqual(["hermes-env-0", "hermes-env-1"]);
+    expect(fs.readFileSync(path.join(copies, "hermes-env-0"), "utf8")).toBe(`OPENAI_API_KEY='${ENV_VALUE}'\nLOG_LEVEL='info'\n`);
+    expect(fs.readFileSync(path.join(copies, "hermes-env-1"), "utf8")).toBe(`MY_SERVICE_TOKEN='${UNIT_VALUE}'\nHERMES_HOME='/home/agent/.hermes'\nDB_PASSWORD='it\\'s\\\\back-slashed-Pw0rd4u'\n`);
+    const copy = fs.statSync(path.join(copies, "hermes-env-1"));
+    expect([copy.uid, copy.gid, copy.mode & 0o7777]).toEqual([DAEMON, DAEMON, 0o400]);
+
+    h = makeHome();
+    gate = await startGate(h.home, { ...h.env, HERMES_HOME: path.join(h.home, "gate-home"), CREDENTIALS_DIRECTORY: copies });
+    for (const [value, named] of [
+      [ENV_VALUE, "OPENAI_API_KEY (credential hermes-env-0)"],
+      [UNIT_VALUE, "MY_SERVICE_TOKEN (credential hermes-env-1)"],
+      [QUOTED_VALUE, "DB_PASSWORD (credential hermes-env-1)"],
+    ] as const) {
+      const answer = await rawExchange(gate.socket, post("leak.txt", `the key is ${value} here\n`));
+      expect(answer.json, value).toMatchObject({ success: false, media: [], media_dropped: [{ path: "leak.txt", code: "secret_detected" }] });
+      expect(answer.json.media_dropped[0].reason).toContain(named);
+      expect(answer.body).not.toContain(value);
+    }
+    for (const value of [ENV_VALUE, UNIT_VALUE, QUOTED_VALUE]) {
+      expect(gate.log()).not.toContain(value);
+      expect(r.stderr + r.stdout).not.toContain(value);
+    }
+  });
+
+  it("doctor's gate secrets line names a gateway's file gate-secrets skips (its user may not read it, not root's alone) and one its unit sets now that the gate's units do not name, and judges none of them as a Hermes file", () => {
+    const etc = rootDir("etc-doctor");
+    const rootAlone = rootFile(etc, ".env", `OPENAI_API_KEY=${ENV_VALUE}\n`);
+    // In a directory named like a Hermes home: its config.yaml is no store the gate should have named.
+    rootFile(etc, "config.yaml", "model: x\n");
+    const agentsDir = path.join(base, "agents-doctor");
+    fs.mkdirSync(agentsDir, { mode: 0o755 });
+    fs.chownSync(agentsDir, NOBODY, NOBODY);
+    const skipped = rootFile(agentsDir, "gateway.env", `OPENAI_API_KEY=${ENV_VALUE}\n`);
+    const readable = rootFile(agentsDir, "10-keys.conf", `[Service]\nEnvironment=OPENAI_API_KEY=${ENV_VALUE}\n`, 0o644);
+    const asRoot = rootFile(agentsDir, "root-gateway.env", `OPENAI_API_KEY=${ENV_VALUE}\n`);
+    const words = [`nobody:environment-file:${rootAlone}`, `nobody:environment-file:${skipped}`, `nobody:unit-file:${readable}`, `root:environment-file:${asRoot}`, `nobody:?environment-file:${path.join(etc, "absent.env")}`];
+    const unit = rootFile(base, "media-outbox-gate.service", `[Service]\nExecStartPre=-+/usr/bin/node /bin/media-outbox gate-secrets --into /run/media-outbox-gate ${words.join(" ")}\n`, 0o644);
+    // The gateway's unit as it is now: a drop-in with a secret and an environment file added since install, and a drop-in of settings only.
+    const added = rootFile(etc, "30-added.conf", `[Service]\nEnvironment=SLACK_BOT_TOKEN=${UNIT_VALUE}\n`, 0o644);
+    const settings = rootFile(etc, "40-settings.conf", "[Service]\nEnvironment=LOG_LEVEL=debug\n", 0o644);
+    const addedEnv = path.join(etc, "added.env");
+    const ref = (file: string) => ({ raw: file, path: file, optional: false, from: readable });
+    const gateway = { unit: "hermes-gateway.service", user: "nobody", environmentFiles: [ref(rootAlone), ref(skipped), ref(addedEnv)], unitFiles: [readable, added, settings] };
+    const checks: DoctorCheck[] = [];
+    gateSecretChecks({ scope: "system", home: "/root" }, { fragment: unit, dropIns: [] }, checks, [gateway]);
+    expect(checks).toEqual([
+      {
+        check: "gate secrets",
+        status: "warn",
+        message: `the gate does not know what the gateways' units set in ${skipped} (an EnvironmentFile=): nobody may not read it, and root reads it for the gate only when it is root's alone: ${agentsDir} belongs to uid ${NOBODY}, not root`,
+        fix: "make the file and every directory above it root's, writable by nobody else (systemd reads it as root), or readable by the gateway's user",
+      },
+      {
+        check: "gate secrets",
+        status: "warn",
+        message: `${addedEnv}, ${added}: set for a gateway (an EnvironmentFile=, or Environment= values that look secret) and not named in the gate's units: the gate does not know the values there`,
+        fix: "run media-outbox install systemd --gate again, with the same options",
+      },
+    ]);
+    expect(JSON.stringify(checks)).not.toContain(UNIT_VALUE);
+    expect(JSON.stringify(checks)).not.toContain(ENV_VALUE);
+  });
+
+  it("never reads as root a file its gateway's user may not read that is not root's alone (a link, a directory another user owns or may write, a file its group may write), nor a Hermes file; a file the user may read is read as the user", () => {
+    const etc = rootDir("etc-refused");
+    const target = rootFile(etc, "gateway.env", `OPENAI_API_KEY=${ENV_VALUE}\n`);
+    const linkFile = path.join(etc, "link.env");
+    fs.symlinkSync(target, linkFile);
+    const linkedDir = path.join(base, "linked-etc");
+    fs.symlinkSync(etc, linkedDir);
+    const throughLink = path.join(linkedDir, "gateway.env");
+    const agentsDir = path.join(base, "agents-dir");
+    fs.mkdirSync(agentsDir, { mode: 0o755 });
+    fs.chownSync(agentsDir, NOBODY, NOBODY);
+    const inAgents = rootFile(agentsDir, "gateway.env", `OPENAI_API_KEY=${ENV_VALUE}\n`);
+    const open = rootDir("open-dir", 0o777);
+    const inOpen = rootFile(open, "gateway.env", `OPENAI_API_KEY=${ENV_VALUE}\n`);
+    const groupWritable = rootFile(etc, "group-writable.env", `OPENAI_API_KEY=${ENV_VALUE}\n`, 0o620);
+    const dropIn = rootFile(agentsDir, "secret.conf", `[Service]\nEnvironment=OPENAI_API_KEY=${ENV_VALUE}\n`);
+    const readable = rootFile(agentsDir, "readable.env", `OPENAI_API_KEY=${ENV_VALUE}\n`, 0o644);
+    const copies = intoDir("run-refused");
+    const entries = [
+      `nobody:environment-file:${linkFile}`,
+      `nobody:environment-file:${throughLink}`,
+      `nobody:environment-file:${inAgents}`,
+      `nobody:environment-file:${inOpen}`,
+      `nobody:environment-file:${groupWritable}`,
+      // A Hermes file (no KIND:) systemd never reads: as its user only.
+      `nobody:${target}`,
+      `nobody:unit-file:${dropIn}`,
+      `nobody:environment-file:${readable}`,
+    ];
+    const r = run(["--into", copies, ...entries]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.readdirSync(copies)).toEqual(["hermes-env-7"]);
+    expect(fs.readFileSync(path.join(copies, "hermes-env-7"), "utf8")).toBe(`OPENAI_API_KEY='${ENV_VALUE}'\n`);
+    const because = "its user may not read it, and root reads it for the gate only when it is root's alone";
+    expect(r.stderr.split("\n").filter((l) => l !== "")).toEqual([
+      `media-outbox: gate-secrets: skipped ${linkFile} (read as nobody): ${because}: ${linkFile} is a symbolic link; the gate will not know its values`,
+      `media-outbox: gate-secrets: skipped ${throughLink} (read as nobody): ${because}: ${linkedDir} is a symbolic link; the gate will not know its values`,
+      `media-outbox: gate-secrets: skipped ${inAgents} (read as nobody): ${because}: ${agentsDir} belongs to uid ${NOBODY}, not root; the gate will not know its values`,
+      `media-outbox: gate-secrets: skipped ${inOpen} (read as nobody): ${because}: ${open} is writable by its group or others (mode 0777); the gate will not know its values`,
+      `media-outbox: gate-secrets: skipped ${groupWritable} (read as nobody): ${because}: ${groupWritable} is writable by its group or others (mode 0620); the gate will not know its values`,
+      `media-outbox: gate-secrets: skipped ${target} (read as nobody): its user may not read it; the gate will not know its values`,
+      `media-outbox: gate-secrets: skipped ${dropIn} (read as nobody): ${because}: ${agentsDir} belongs to uid ${NOBODY}, not root; the gate will not know its values`,
+      "media-outbox: gate-secrets: 1 of 8 secret file(s) copied for the gate",
+    ]);
+    expect(r.stderr).not.toContain(ENV_VALUE);
   });
 });

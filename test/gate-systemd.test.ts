@@ -510,7 +510,7 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
       // The stores the agent does not have (none here) are no news: not named, counted in the last line.
       expect(journal).not.toMatch(/skipped \S+\.json/);
       const optional = HERMES_STORES.length + HERMES_STORE_DIRS.length;
-      expect(journal).toContain(`0 of ${1 + optional} Hermes secret file(s) copied for the gate (${optional} optional store(s) not there)`);
+      expect(journal).toContain(`0 of ${1 + optional} secret file(s) copied for the gate (${optional} optional store(s) not there)`);
       // doctor (as root) names the .env the gate no longer knows; a warning: the gate works.
       const doctor = JSON.parse(mo(["doctor", "--json", "--no-probe"]).stdout) as { checks: { check: string; status: string; message: string }[] };
       expect(doctor.checks.find((x) => x.check === "gate secrets")).toMatchObject({ status: "warn", message: expect.stringContaining(`${dotEnv} (not there)`) });

@@ -1,30 +1,31 @@
 // Run by the gate's unit before the gate, as root (ExecStartPre=-+): copies
 // each agent's Hermes .env and JSON credential stores for the gate, read as
-// that agent. The logic and the why are in src/deploy/gate-secrets.ts.
+// that agent, and the environment the gateways' units set. The logic and the
+// why are in src/deploy/gate-secrets.ts.
 import type { Options } from "../cli/args.js";
 import { err } from "../cli/io.js";
 import { runCli } from "../cli/run.js";
 import { usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
-import { type AgentSecretFile, copyAgentSecrets } from "../deploy/gate-secrets.js";
+import { type AgentSecretFile, copyAgentSecrets, parseSecretFileArg } from "../deploy/gate-secrets.js";
 
-export const USAGE = `usage: media-outbox gate-secrets --into DIR USER:[?]FILE...
+export const USAGE = `usage: media-outbox gate-secrets --into DIR USER:[?][KIND:]FILE...
 Run as root by media-outbox-gate.service before the gate starts (install
 systemd --gate writes the line): copies each agent's Hermes .env or other
 store FILE into DIR for the gate's content checks, reading it as USER; a
 FILE that ends with "/" is a directory, whose .json files are each copied.
-A FILE after "?" is optional: when it is not there, nothing is said.`;
+A FILE after "?" is optional: when it is not there, nothing is said.
+KIND environment-file: or unit-file: marks a file systemd reads for a
+gateway running as USER (an EnvironmentFile=, a unit file or drop-in):
+its environment is copied, read as root when USER may not read it and the
+file and every directory above it are root's alone.`;
 
 const OPTIONS = { into: { type: "string" } } satisfies Options;
 
-/** `USER:/PATH`, or `USER:?/PATH` for a file that may not exist (a path starts with "/": the "?" is never part of it). */
 function agentFile(arg: string): AgentSecretFile {
-  // A user name never holds a colon (/etc/passwd's separator); a path may.
-  const colon = arg.indexOf(":");
-  const optional = arg[colon + 1] === "?";
-  const file = arg.slice(colon + (optional ? 2 : 1));
-  if (colon <= 0 || !file.startsWith("/")) throw usageError(`${escapeText(JSON.stringify(arg))} is not USER:/ABSOLUTE/PATH or USER:?/ABSOLUTE/PATH\n${USAGE}`);
-  return { user: arg.slice(0, colon), file, ...(optional ? { optional } : {}) };
+  const file = parseSecretFileArg(arg);
+  if (!file) throw usageError(`${escapeText(JSON.stringify(arg))} is not USER:/ABSOLUTE/PATH or USER:?/ABSOLUTE/PATH (KIND: before the path for a gateway's systemd file)\n${USAGE}`);
+  return file;
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -38,7 +39,7 @@ export async function run(argv: string[]): Promise<number> {
     }
     // One line, whatever the number of optional stores not there: most hosts have few of them.
     const notThere = absent > 0 ? ` (${absent} optional store(s) not there)` : "";
-    err(`media-outbox: gate-secrets: ${taken} of ${files.length} Hermes secret file(s) copied for the gate${notThere}\n`);
+    err(`media-outbox: gate-secrets: ${taken} of ${files.length} secret file(s) copied for the gate${notThere}\n`);
     return 0;
   });
 }

@@ -18,12 +18,26 @@ import { ExchangeError } from "../gate/http1.js";
 import { sourcePolicyFor } from "../prepare/source.js";
 import { type DoctorCheck, check } from "./doctor-check.js";
 import type { ReaderProblem } from "./doctor.js";
-import { GATE_OUTBOX, GATE_USER, LOCAL_OUTBOX_VAR, envFileSetsLocalOutbox, gateStateDir, hermesHomeOf, hermesSecretFilesNow, rootOwnedProblem, storeDirectoryFiles } from "./gate.js";
-import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, onDisk, unitFiles } from "./gateway-units.js";
+import {
+  GATE_OUTBOX,
+  GATE_USER,
+  type GatewayOwner,
+  LOCAL_OUTBOX_VAR,
+  envFileSetsLocalOutbox,
+  gateStateDir,
+  gatewayEnvironmentSources,
+  gatewaySecretFiles,
+  hermesHomeOf,
+  hermesSecretFilesNow,
+  storeDirectoryFiles,
+} from "./gate.js";
+import { rootOwnedProblem } from "./root-owned.js";
+import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, isTemplate, onDisk, unitEnvironment, unitFiles } from "./gateway-units.js";
 import { GATE_SECRETS_NEW_PATH, GATE_SECRETS_PATH, GATE_SERVICE, GATE_SOCKET_UNIT } from "./render.js";
 import { type Systemctl, shellLine } from "./systemctl.js";
 import { parseUnitText, splitWords } from "./systemd-syntax.js";
-import { groupByName, groupName, isMember, userByNameOrUid, userByUid } from "./users.js";
+import { groupByName, groupIdsOf, groupName, isMember, userByNameOrUid, userByUid } from "./users.js";
+import { type AgentSecretFile, parseSecretFileArg, rootAloneProblem } from "./gate-secrets.js";
 
 const PROBE_NAME = "media-outbox-doctor-probe.png";
 /** How long doctor waits for the gate at any one step: a bound on a hung gate, not a performance target. */
@@ -179,7 +193,7 @@ export function gateAgentChecks(scope: UnitScope, units: string[], systemctl: Sy
 }
 
 /** The gate's socket unit listens, its service has not failed, and the .env files it copies secrets from are there. */
-export function gateServiceChecks(scope: UnitScope, systemctl: Systemctl | undefined, checks: DoctorCheck[]): void {
+export function gateServiceChecks(scope: UnitScope, units: string[], systemctl: Systemctl | undefined, checks: DoctorCheck[]): void {
   const enable = escapeText(shellLine(["systemctl", "enable", "--now", GATE_SOCKET_UNIT]));
   if (!systemctl) {
     const dir = installDir(scope);
@@ -200,7 +214,7 @@ export function gateServiceChecks(scope: UnitScope, systemctl: Systemctl | undef
       const state = active === "inactive" ? "inactive (it starts on the next connection)" : active;
       check(checks, "gate units", "pass", `${GATE_SOCKET_UNIT} listens; ${GATE_SERVICE} is ${state}, restarted ${svc.get("NRestarts") ?? "0"} times`);
     }
-    gateSecretChecks(scope, unitFiles(scope, GATE_SERVICE, systemctl), checks);
+    gateSecretChecks(scope, unitFiles(scope, GATE_SERVICE, systemctl), checks, units.map((unit) => gatewayOwner(scope, unit, systemctl)));
     madeAfterInstallChecks(scope, unitFiles(scope, GATE_SECRETS_NEW_PATH, systemctl), checks);
     // The watches on the agents' files: stopped (by hand, by its trigger limit, short of inotify instances), a changed file counts from the gate's next start only.
     for (const unit of [GATE_SECRETS_PATH, GATE_SECRETS_NEW_PATH]) {
@@ -218,9 +232,11 @@ export function gateServiceChecks(scope: UnitScope, systemctl: Systemctl | undef
  * values (the gate still starts); a store named optional (USER:?FILE) is
  * normally not there. And the files that hold secrets in the same Hermes
  * homes that the line does not name: a profile's, an MCP server's, made after
- * install. Files the one running doctor may not look at are not judged.
+ * install. A gateway's systemd file (KIND:FILE) its user may not read and
+ * that is not root's alone is skipped by gate-secrets: named here. Files the
+ * one running doctor may not look at are not judged.
  */
-function gateSecretChecks(scope: UnitScope, files: { fragment?: string; dropIns: string[] }, checks: DoctorCheck[]): void {
+export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; dropIns: string[] }, checks: DoctorCheck[], gateways: GatewayOwner[]): void {
   const read = diskReader(scope);
   const named = [...(files.fragment ? [files.fragment] : []), ...files.dropIns]
     .flatMap((f) => parseUnitText(read(f) ?? ""))
@@ -230,10 +246,8 @@ function gateSecretChecks(scope: UnitScope, files: { fragment?: string; dropIns:
       const at = words.indexOf("gate-secrets");
       return at < 0 ? [] : words.slice(at + 1).filter((w, i, all) => w !== "--into" && all[i - 1] !== "--into");
     })
-    .map((w) => {
-      const file = w.slice(w.indexOf(":") + 1);
-      return file.startsWith("?") ? { file: file.slice(1), optional: true } : { file, optional: false };
-    });
+    .map(parseSecretFileArg)
+    .filter((n): n is AgentSecretFile => n !== undefined);
   const missing: string[] = [];
   for (const { file } of named.filter((n) => !n.optional)) {
     try {
@@ -243,21 +257,69 @@ function gateSecretChecks(scope: UnitScope, files: { fragment?: string; dropIns:
     }
   }
   if (missing.length > 0) {
-    check(checks, "gate secrets", "warn", `the gate copies the secrets it looks for from ${missing.join(", ")}: it does not know those values (it starts all the same)`, "put the agent's .env back: the gate copies it as soon as it is there");
+    check(checks, "gate secrets", "warn", `the gate copies the secrets it looks for from ${missing.join(", ")}: it does not know those values (it starts all the same)`, "put the file back: the gate copies it as soon as it is there");
   }
+  const hermes = named.filter((n) => n.kind === undefined);
   // A file copied as it is gives the gate what it gives local mode: none, from a damaged or oversized one.
-  const unreadable = named
+  const unreadable = hermes
     .flatMap(({ file }) => (file.endsWith("/") ? storeDirectoryFiles(file.slice(0, -1), scope) : [file]))
     .map((file) => readSecretFile({ file: onDisk(scope, file), where: escapeText(file), format: "either" }))
     .filter((r) => r.exists && r.problem !== undefined && r.problem !== "it cannot be read");
   if (unreadable.length > 0) {
     check(checks, "gate secrets", "warn", `the gate does not know the values of ${unreadable.map((r) => `${r.file.where}: ${r.problem}`).join("; ")}`, "make each a regular file of at most 1 MiB (a JSON store: valid JSON); the gate copies it again when it changes");
   }
-  const unnamed = unnamedSecretFiles(scope, named.map((n) => n.file));
+  const notRead = named.filter((n) => n.kind !== undefined).flatMap((n) => {
+    const why = unitFileNotRead(scope, n);
+    return why ? [`${escapeText(n.file)} (${n.kind === "unit-file" ? "its Environment=" : "an EnvironmentFile="}): ${why}`] : [];
+  });
+  if (notRead.length > 0) {
+    check(checks, "gate secrets", "warn", `the gate does not know what the gateways' units set in ${notRead.join("; ")}`, "make the file and every directory above it root's, writable by nobody else (systemd reads it as root), or readable by the gateway's user");
+  }
+  // What a gateway's unit sets now that install did not name (a drop-in or key added since): install judges each file the same way.
+  const unnamedUnits = gatewaySecretFiles(gateways, scope, []).filter((w) => !named.some((n) => n.file === w.file));
+  if (unnamedUnits.length > 0) {
+    check(checks, "gate secrets", "warn", `${unnamedUnits.map((w) => escapeText(w.file)).join(", ")}: set for a gateway (an EnvironmentFile=, or Environment= values that look secret) and not named in the gate's units: the gate does not know the values there`, "run media-outbox install systemd --gate again, with the same options");
+  }
+  const unnamed = unnamedSecretFiles(scope, hermes.map((n) => n.file));
   if (unnamed.length > 0) {
     const why = "not named in the gate's units (a profile added since install, or an install by an older media-outbox, which named MCP token files one by one)";
     check(checks, "gate secrets", "warn", `${unnamed.map(escapeText).join(", ")}: ${why}: the gate does not know the values there`, "run media-outbox install systemd --gate again, with the same options");
   }
+}
+
+/** A gateway unit's user and the files of its environment, as install sees them (those the one running doctor may read). */
+function gatewayOwner(scope: UnitScope, unit: string, systemctl: Systemctl | undefined): GatewayOwner {
+  const disk = diskReader(scope);
+  const read = (file: string) => {
+    try {
+      return disk(file);
+    } catch {
+      return undefined;
+    }
+  };
+  const files = unitFiles(scope, unit, isTemplate(unit) ? undefined : systemctl);
+  const env = unitEnvironment(scope, files, read);
+  return { unit, ...(env.user ? { user: env.user } : {}), ...gatewayEnvironmentSources(scope, files, env) };
+}
+
+/**
+ * Why gate-secrets skips a gateway's systemd file that is there: its user may
+ * not read it (by the permission bits of the file: owner, group, others) and
+ * root may not read it for the gate (rootAloneProblem, gate-secrets' own rule).
+ */
+function unitFileNotRead(scope: UnitScope, n: AgentSecretFile): string | undefined {
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(onDisk(scope, n.file));
+  } catch {
+    return undefined;
+  }
+  const user = userByNameOrUid(n.user, scope.root);
+  if (!user || user.uid === 0) return undefined;
+  const bit = st.uid === user.uid ? 0o400 : groupIdsOf(user, scope.root).has(st.gid) ? 0o040 : 0o004;
+  if (st.mode & bit) return undefined;
+  const problem = rootAloneProblem(n.file, scope);
+  return problem ? `${escapeText(user.name)} may not read it, and root reads it for the gate only when it is root's alone: ${problem}` : undefined;
 }
 
 /**

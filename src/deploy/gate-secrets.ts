@@ -19,11 +19,24 @@
 // the journal: the gate always starts. A file named optional (a JSON store:
 // most hosts have no google_token.json) that is not there is no news: it is
 // counted in the last line, not named, at every start.
+//
+// A gateway's own unit holds secrets too: its EnvironmentFile= files and the
+// Environment= values of its unit file and drop-ins are in the gateway's
+// environment, and so in every tool it starts. systemd reads those as root
+// (a root-only /etc/hermes/gateway.env for a gateway with User=hermes is
+// usual): such a file its user may not read is read as root, but only when
+// it is root's alone (it and every directory above it root's, writable by no
+// one else, no symbolic link on the way), checked as it is read: no agent
+// can then point it anywhere. Each is copied as the environment systemd
+// makes of it (a unit file: its [Service] Environment= assignments), as
+// NAME='value' lines; a file that sets nothing leaves no copy.
 import fs from "node:fs";
 import path from "node:path";
 import { storeDirFileNames } from "../content/known.js";
 import { FatalError, errnoCode } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
+import { rootOwnedProblem } from "./root-owned.js";
+import { parseEnvFile, parseUnitText, splitWords } from "./systemd-syntax.js";
 import { type PasswdEntry, groupIdsOf, userByName } from "./users.js";
 
 /** The gate's runtime directory (RuntimeDirectory=, under /run): the copies live there while it runs. */
@@ -41,6 +54,74 @@ export interface AgentSecretFile {
   file: string;
   /** A store that may well not exist (it is made on first use): its absence is not reported. */
   optional?: boolean;
+  /**
+   * A file systemd reads (as root) for a gateway unit whose user is `user`:
+   * one of its EnvironmentFile= files, or a unit file or drop-in whose
+   * Environment= values are copied. Unset: a Hermes file, copied as it is.
+   */
+  kind?: SystemdFileKind;
+}
+
+export type SystemdFileKind = "environment-file" | "unit-file";
+const KINDS: readonly SystemdFileKind[] = ["environment-file", "unit-file"];
+
+/**
+ * One file as gate-secrets takes it on its command line: `USER:PATH`, with
+ * "?" before the path for an optional one and `KIND:` for a file systemd
+ * reads for a gateway (`hermes:?environment-file:/etc/hermes/gateway.env`).
+ * A path starts with "/", so neither is ever part of it.
+ */
+export function secretFileArg(s: AgentSecretFile): string {
+  return `${s.user}:${s.optional ? "?" : ""}${s.kind ? `${s.kind}:` : ""}${s.file}`;
+}
+
+/** The inverse of secretFileArg; undefined for a word that is not one. */
+export function parseSecretFileArg(arg: string): AgentSecretFile | undefined {
+  // A user name never holds a colon (/etc/passwd's separator); a path may.
+  const colon = arg.indexOf(":");
+  if (colon <= 0) return undefined;
+  let rest = arg.slice(colon + 1);
+  const optional = rest.startsWith("?");
+  if (optional) rest = rest.slice(1);
+  const kind = KINDS.find((k) => rest.startsWith(`${k}:`));
+  if (kind) rest = rest.slice(kind.length + 1);
+  if (!rest.startsWith("/")) return undefined;
+  return { user: arg.slice(0, colon), file: rest, ...(optional ? { optional } : {}), ...(kind ? { kind } : {}) };
+}
+
+/**
+ * The [Service] Environment= assignments of a unit file or drop-in, in
+ * order, values as systemd gives them (`%%` is a `%`; other specifiers stay
+ * as written: no secret holds one). An empty Environment= drops the
+ * assignments before it.
+ */
+export function unitFileEnvironment(text: string): { name: string; value: string }[] {
+  let out: { name: string; value: string }[] = [];
+  for (const a of parseUnitText(text)) {
+    if (a.section !== "Service" || a.key !== "Environment") continue;
+    if (a.value === "") out = [];
+    for (const word of splitWords(a.value)) {
+      const eq = word.indexOf("=");
+      if (eq > 0) out.push({ name: word.slice(0, eq), value: word.slice(eq + 1).replace(/%(.?)/g, (m, c: string) => (c === "%" ? "%" : m)) });
+    }
+  }
+  return out;
+}
+
+/**
+ * The environment a systemd file gives a gateway, as .env lines the content
+ * checks read back exactly (single-quoted: only `\\` and `\'` are escapes
+ * there), or undefined when it sets nothing. A name a .env cannot hold has
+ * its other characters made `_`: the name only says where a value is from.
+ */
+function environmentCopy(kind: SystemdFileKind, text: string): Buffer | undefined {
+  const entries = kind === "unit-file" ? unitFileEnvironment(text) : [...parseEnvFile(text)].map(([name, value]) => ({ name, value }));
+  if (entries.length === 0) return undefined;
+  const line = ({ name, value }: { name: string; value: string }) => {
+    const safe = name.replace(/[^A-Za-z0-9_]/g, "_").replace(/^(?=[0-9])/, "_");
+    return `${safe}='${value.replace(/[\\']/g, (c) => `\\${c}`)}'\n`;
+  };
+  return Buffer.from(entries.map(line).join(""), "utf8");
 }
 
 export interface SecretsCopy {
@@ -58,6 +139,8 @@ class Skip extends Error {
     why: string,
     /** The file is not there (not: there and not to be taken). */
     readonly missing = false,
+    /** Its user may not read it (where root may take it instead: readForUnit). */
+    readonly denied = false,
   ) {
     super(why);
   }
@@ -66,7 +149,7 @@ class Skip extends Error {
 function skipFor(err: unknown): Skip {
   const code = errnoCode(err);
   if (code === "ENOENT" || code === "ENOTDIR") return new Skip("it does not exist", true);
-  if (code === "EACCES" || code === "EPERM") return new Skip("its user may not read it");
+  if (code === "EACCES" || code === "EPERM") return new Skip("its user may not read it", false, true);
   if (code === "ENXIO" || code === "EOPNOTSUPP") return new Skip("it is not a regular file");
   if (code === "ELOOP") return new Skip("it is a symbolic link loop");
   return new Skip(`it cannot be read (${code ?? escapeText((err as Error).message)})`);
@@ -98,18 +181,23 @@ function asUser<T>(user: PasswdEntry, fn: () => T): T {
   }
 }
 
-/** The bytes of `file`: a regular file of at most MAX_SECRET_FILE_BYTES, opened without blocking. */
-function readSmallRegularFile(file: string): Buffer {
-  const { O_RDONLY, O_NONBLOCK, O_NOCTTY } = fs.constants;
+/**
+ * The bytes of `file`: a regular file of at most MAX_SECRET_FILE_BYTES,
+ * opened without blocking. `rootAlone`: opened without following a link,
+ * and taken only if root's and writable by no one else.
+ */
+function readSmallRegularFile(file: string, rootAlone = false): Buffer {
+  const { O_RDONLY, O_NONBLOCK, O_NOCTTY, O_NOFOLLOW } = fs.constants;
   let fd: number;
   try {
-    fd = fs.openSync(file, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+    fd = fs.openSync(file, O_RDONLY | O_NONBLOCK | O_NOCTTY | (rootAlone ? O_NOFOLLOW : 0));
   } catch (err) {
     throw skipFor(err);
   }
   try {
     const st = fs.fstatSync(fd);
     if (!st.isFile()) throw new Skip("it is not a regular file");
+    if (rootAlone && (st.uid !== 0 || st.mode & 0o022)) throw new Skip("it is not root's alone");
     if (st.size > MAX_SECRET_FILE_BYTES) throw new Skip(`it is larger than ${MAX_SECRET_FILE_BYTES} bytes`);
     // One byte more than allowed: a file that grows meanwhile is caught.
     const buf = Buffer.alloc(MAX_SECRET_FILE_BYTES + 1);
@@ -125,6 +213,32 @@ function readSmallRegularFile(file: string): Buffer {
     return buf.subarray(0, n);
   } finally {
     fs.closeSync(fd);
+  }
+}
+
+/**
+ * Why root may not read `file` for a gateway whose user may not: undefined
+ * when it and every directory above it are root's, writable by no one else,
+ * with no symbolic link on the way (the same rule as the gate's own code and
+ * config). Doctor asks it too.
+ */
+export function rootAloneProblem(file: string, scope: { root?: string } = {}): string | undefined {
+  return rootOwnedProblem(file, scope, { links: "refuse" });
+}
+
+/**
+ * A file systemd reads for a gateway: as its user, and, when that user may
+ * not read it, as root if it is root's alone (checked now, just before it
+ * is opened without following a link; only root could change it between).
+ */
+function readForUnit(user: PasswdEntry, file: string): Buffer {
+  try {
+    return asUser(user, () => readSmallRegularFile(file));
+  } catch (err) {
+    if (!(err instanceof Skip) || !err.denied) throw err;
+    const problem = rootAloneProblem(file);
+    if (problem) throw new Skip(`its user may not read it, and root reads it for the gate only when it is root's alone: ${problem}`);
+    return readSmallRegularFile(file, true);
   }
 }
 
@@ -165,14 +279,22 @@ export function copyAgentSecrets(dir: string, files: AgentSecretFile[]): Secrets
   if (!st?.isDirectory()) throw new FatalError("config_invalid", `${escapeText(dir)} is not a directory: the gate's unit names its RuntimeDirectory= here`);
   const owner = { uid: st.uid, gid: st.gid };
   const result: SecretsCopy = { copied: [], skipped: [], absent: 0, taken: 0 };
-  for (const [i, { user: name, file, optional }] of files.entries()) {
+  for (const [i, { user: name, file, optional, kind }] of files.entries()) {
     const user = userByName(name);
     // A directory's files (mcp-tokens/: one per MCP server) are copied as hermes-env-N-K, K their place in name order.
     const isDirectory = file.endsWith("/");
     try {
       if (!user) throw new Skip(`there is no user ${escapeText(name)}`);
       if (isDirectory) copyDirectory(dir, `${SECRET_FILE_PREFIX}${i}-`, user, file, owner, result);
-      else {
+      else if (kind) {
+        const copy = environmentCopy(kind, readForUnit(user, file).toString("utf8"));
+        // Nothing set there (a drop-in of other settings): no copy, and none left from before.
+        if (copy === undefined) fs.rmSync(path.join(dir, `${SECRET_FILE_PREFIX}${i}`), { force: true });
+        else {
+          writeCopy(dir, `${SECRET_FILE_PREFIX}${i}`, copy, owner);
+          result.copied.push(`${SECRET_FILE_PREFIX}${i}`);
+        }
+      } else {
         const data = asUser(user, () => readSmallRegularFile(file));
         writeCopy(dir, `${SECRET_FILE_PREFIX}${i}`, data, owner);
         result.copied.push(`${SECRET_FILE_PREFIX}${i}`);

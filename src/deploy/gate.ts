@@ -9,17 +9,19 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { type Config, SYSTEM_CONFIG, loadConfig } from "../config/config.js";
-import { HERMES_STORES, HERMES_STORE_DIRS, storeDirFileNames } from "../content/known.js";
+import { HERMES_STORES, HERMES_STORE_DIRS, storeDirFileNames, valuesWorthLookingFor } from "../content/known.js";
 import { FatalError, isErrno, usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
-import { formatMode } from "../core/units.js";
 import { SYSTEM_PREFIXES, resolveExisting } from "../safety/denylist.js";
 import { isWithin } from "../safety/gateway.js";
-import { onDisk, type UnitScope } from "./gateway-units.js";
+import { type EnvFileRef, type UnitEnvironment, type UnitFiles, diskReader, installDir, onDisk, type UnitScope } from "./gateway-units.js";
 import { mkdirs, readIfExists } from "./files.js";
-import type { AgentSecretFile } from "./gate-secrets.js";
+import { rootOwnedProblem } from "./root-owned.js";
+import { type AgentSecretFile, unitFileEnvironment } from "./gate-secrets.js";
 import { parseEnvFile } from "./policy-sources.js";
 import {
+  DROP_IN_ENV_NAME,
+  DROP_IN_NAME,
   GATE_SECRETS_NEW_PATH,
   GATE_SECRETS_PATH,
   GATE_SECRETS_SERVICE,
@@ -91,7 +93,7 @@ export interface GatePlan {
   /** The configuration as the gate's services will resolve it (their environment, the config file). */
   serviceConfig: Config;
   environment: Record<string, string>;
-  /** The agents' Hermes .env files and credential stores the gate's secrets are copied from at each start, each read as its user. */
+  /** The agents' Hermes .env files and credential stores, then the gateways' own systemd files (gatewaySecretFiles), the gate's secrets are copied from at each start, each read as its user. */
   secrets: AgentSecretFile[];
   /** Those that did not exist at install: GATE_SECRETS_NEW_PATH watches them, GATE_SECRETS_PATH the others. */
   newSecretFiles: string[];
@@ -105,6 +107,10 @@ export interface GatewayOwner {
   unit: string;
   user?: string;
   hermesHome?: string;
+  /** Its EnvironmentFile= files (not media-outbox's own). */
+  environmentFiles?: EnvFileRef[];
+  /** Its unit file and drop-ins (not media-outbox's own). */
+  unitFiles?: string[];
   /** The unit file that sets MEDIA_OUTBOX_DIR for it, if one does. */
   localOutboxFrom?: string;
 }
@@ -142,42 +148,6 @@ function checkNoLocalOutbox(gateways: GatewayOwner[], envFiles: string[], scope:
 }
 
 const isDenied = (p: string) => SYSTEM_PREFIXES.find((prefix) => isWithin(p, prefix));
-
-/**
- * Why `p` (a path of the target system) may be changed by someone other than
- * root: a component of its real path, from `/` down to `p` itself (when it
- * exists), that is not a root-owned directory (or file) without group or other
- * write permission. Components that do not exist yet are skipped: install
- * creates them root-owned. A root-owned sticky directory (`/tmp`, mode 1777)
- * passes when the next component exists: only root may rename or remove
- * root's entries there (and the next component is held to the same rule); a
- * name not made yet could be taken by anyone first.
- */
-export function rootOwnedProblem(p: string, scope: Pick<UnitScope, "root">): string | undefined {
-  const real = resolveExisting(onDisk(scope as UnitScope, p));
-  const top = scope.root ? resolveExisting(scope.root) : "/";
-  const shown = (d: string) => escapeText(scope.root ? `/${path.relative(top, d)}` : d);
-  const chain: string[] = [];
-  // Under --root, the target system's `/` is the root directory.
-  for (let d = real; ; d = path.dirname(d)) {
-    chain.unshift(d);
-    if (d === top || d === path.dirname(d)) break;
-  }
-  for (const [i, d] of chain.entries()) {
-    let st: fs.Stats;
-    try {
-      st = fs.lstatSync(d);
-    } catch (err) {
-      if (isErrno(err, "ENOENT", "ENOTDIR")) break;
-      throw err;
-    }
-    if (st.uid !== 0) return `${shown(d)} belongs to uid ${st.uid}, not root`;
-    const next = chain[i + 1];
-    const stickyAboveExisting = st.isDirectory() && st.mode & 0o1000 && next !== undefined && fs.lstatSync(next, { throwIfNoEntry: false }) !== undefined;
-    if (st.mode & 0o022 && !stickyAboveExisting) return `${shown(d)} is writable by its group or others (mode ${formatMode(st.mode)})`;
-  }
-  return undefined;
-}
 
 /**
  * Refuses a gate outbox the agents (or the gateway's denylist) could defeat:
@@ -286,7 +256,7 @@ function unreachableProblem(dir: string, scope: Pick<UnitScope, "root">): string
  * whose files gate-secrets copies whatever they are (a server added after
  * install is known once its token is written).
  */
-function hermesSecretFiles(homes: { home: string; user: string }[], scope: Pick<UnitScope, "root">, notes: string[]): AgentSecretFile[] {
+function hermesSecretFiles(homes: { home: string; user: string }[], scope: Pick<UnitScope, "root">): AgentSecretFile[] {
   const envFiles: AgentSecretFile[] = [];
   const stores: AgentSecretFile[] = [];
   for (const { home, user } of homes) {
@@ -300,11 +270,68 @@ function hermesSecretFiles(homes: { home: string; user: string }[], scope: Pick<
       stores.push(...storesOf(profile).map((file) => ({ user, file, optional: true })));
     }
   }
+  return [...envFiles, ...stores];
+}
+
+/**
+ * The files that make a gateway's own environment: its EnvironmentFile=
+ * files and its unit file and drop-ins, not media-outbox's drop-in or
+ * environment file (the media policy: no secret). Install names them for
+ * the gate, doctor compares them with those named.
+ */
+export function gatewayEnvironmentSources(scope: UnitScope, files: UnitFiles, env: UnitEnvironment): Pick<GatewayOwner, "environmentFiles" | "unitFiles"> {
+  const ours = (f: string) => [DROP_IN_NAME, DROP_IN_ENV_NAME].includes(path.basename(f)) && path.dirname(path.dirname(f)) === installDir(scope);
+  return {
+    environmentFiles: env.environmentFiles.filter((ref) => ref.path === undefined || !ours(ref.path)),
+    unitFiles: [files.fragment, ...files.dropIns].filter((f): f is string => f !== undefined && !ours(f)),
+  };
+}
+
+/**
+ * What each gateway's unit gives it that the gate must know too (gate-secrets
+ * copies it, read as the gateway's user, or as root where systemd's alone):
+ * each EnvironmentFile= (optional when marked `-`), and each unit file or
+ * drop-in whose Environment= sets a value the content checks would look for
+ * (one of other settings only is not named: doctor names it once it sets one).
+ * A system unit without User= runs as root.
+ */
+export function gatewaySecretFiles(gateways: GatewayOwner[], scope: Pick<UnitScope, "root">, notes: string[]): AgentSecretFile[] {
+  const disk = diskReader(scope as UnitScope);
+  // One the caller may not read (doctor, as an agent) is not judged.
+  const read = (file: string) => {
+    try {
+      return disk(file);
+    } catch {
+      return undefined;
+    }
+  };
   const files: AgentSecretFile[] = [];
-  for (const f of [...envFiles, ...stores]) {
+  for (const g of gateways) {
+    const user = g.user === undefined ? "root" : userByNameOrUid(g.user, scope.root)?.name;
+    if (user === undefined) {
+      if ((g.environmentFiles ?? []).length > 0 || (g.unitFiles ?? []).length > 0) notes.push(`${escapeText(g.unit)} runs as ${escapeText(g.user!)}, which is not in /etc/passwd: the gate will not know the values of its EnvironmentFile= and Environment=`);
+      continue;
+    }
+    for (const ref of g.environmentFiles ?? []) {
+      if (ref.path === undefined || /[*?[]/.test(ref.path)) {
+        notes.push(`EnvironmentFile=${escapeText(ref.raw)} of ${escapeText(g.unit)} names no one file (a glob, or a specifier media-outbox cannot expand): the gate will not know its values`);
+      } else files.push({ user, file: ref.path, kind: "environment-file", ...(ref.optional ? { optional: true } : {}) });
+    }
+    for (const file of g.unitFiles ?? []) {
+      const setsSecret = unitFileEnvironment(read(file) ?? "").some(({ name, value }) => valuesWorthLookingFor(name, value).length > 0);
+      if (setsSecret) files.push({ user, file, kind: "unit-file" });
+    }
+  }
+  return files;
+}
+
+/** The files of secrets as the gate's units name them: each once, each one a unit can carry. */
+function nameableSecretFiles(all: AgentSecretFile[], notes: string[]): AgentSecretFile[] {
+  const files: AgentSecretFile[] = [];
+  for (const f of all) {
     if (files.some((o) => o.file === f.file)) continue;
     try {
-      assertUnitSafe(f.file, "Hermes secret file");
+      assertUnitSafe(f.file, "secret file");
       files.push(f);
     } catch {
       notes.push(`${escapeText(f.file)} cannot be named in a unit (a quote, backslash or control character): the gate will not know its secrets`);
@@ -512,10 +539,11 @@ export function planGate(input: PlanGateInput): GatePlan {
     throw usageError(`${escapeText(configFile ?? "the config file")} sets stateDir ${escapeText(serviceConfig.stateDir)}; the gate keeps its state in ${escapeText(stateDir)}: remove stateDir from it`);
   }
 
-  const secrets = hermesSecretFiles(hermesHomes(input.gateways, agents, scope, notes), scope, notes);
+  // The gateways' own after the Hermes files: their copies keep the numbers they had before these were named.
+  const secrets = nameableSecretFiles([...hermesSecretFiles(hermesHomes(input.gateways, agents, scope, notes), scope), ...gatewaySecretFiles(input.gateways, scope, notes)], notes);
   checkNoLocalOutbox(
     input.gateways,
-    secrets.filter((s) => path.basename(s.file) === ".env").map((s) => s.file),
+    secrets.filter((s) => s.kind === undefined && path.basename(s.file) === ".env").map((s) => s.file),
     scope,
   );
   const newSecretFiles = secrets.filter((s) => !existsOnDisk(s.file, scope)).map((s) => s.file);

@@ -23,6 +23,7 @@ import {
   applyGateDirs,
   gateFiles,
   gateUnits,
+  gatewayEnvironmentSources,
   gateOwner,
   planGate,
   undoGateAccounts,
@@ -171,7 +172,7 @@ function planGatewayUnit(
   outbox: string,
   strict: boolean,
   systemctl: Systemctl | undefined,
-): { files: PlannedFile[]; covered: CoveredUnit; user?: string; hermesHome?: string; localOutboxFrom?: string } {
+): { files: PlannedFile[]; covered: CoveredUnit; user?: string; hermesHome?: string; localOutboxFrom?: string } & Pick<GatewayOwner, "environmentFiles" | "unitFiles"> {
   const read = diskReader(scope);
   // systemd shows instances, not templates: a template's files are found on disk.
   const files = unitFiles(scope, unit, isTemplate(unit) ? undefined : systemctl);
@@ -229,6 +230,8 @@ function planGatewayUnit(
   return {
     files: planned,
     covered: { unit, via: byFile ? "environment-file" : "environment", previous: allow, value: finalAllow.value },
+    // The gateway's own secrets (gate mode copies them).
+    ...gatewayEnvironmentSources(scope, files, env),
     ...(env.user ? { user: env.user } : {}),
     ...(hermesHome && path.isAbsolute(hermesHome) ? { hermesHome } : {}),
     ...(localOutbox.value !== undefined ? { localOutboxFrom: localOutbox.from ?? "the unit" } : {}),
@@ -262,6 +265,8 @@ export function planInstall(options: InstallOptions, systemctl?: Systemctl): Ins
     covered.push(plan.covered);
     gateways.push({
       unit,
+      ...(plan.environmentFiles ? { environmentFiles: plan.environmentFiles } : {}),
+      ...(plan.unitFiles ? { unitFiles: plan.unitFiles } : {}),
       ...(plan.user ? { user: plan.user } : {}),
       ...(plan.hermesHome ? { hermesHome: plan.hermesHome } : {}),
       ...(plan.localOutboxFrom ? { localOutboxFrom: plan.localOutboxFrom } : {}),

@@ -1,7 +1,7 @@
 // Renders the unit templates in deploy/systemd with literal, quoted paths.
 import fs from "node:fs";
 import path from "node:path";
-import { type AgentSecretFile, GATE_RUNTIME_DIR_NAME, WATCH_RUNTIME_DIR_NAME } from "./gate-secrets.js";
+import { type AgentSecretFile, GATE_RUNTIME_DIR_NAME, WATCH_RUNTIME_DIR_NAME, secretFileArg } from "./gate-secrets.js";
 import { assertUnitSafe, escapeSpecifiers, pathWord, unitWord } from "./systemd-syntax.js";
 import type { Scope } from "./systemctl.js";
 
@@ -133,7 +133,8 @@ function secretLines(p: ServiceParams, secrets: AgentSecretFile[], runtimeDirNam
   const dir = `/run/${runtimeDirName}`;
   return [
     "# The agents' Hermes .env files and credential stores (USER:?FILE: one that",
-    "# may not exist): their values are secrets the content checks look for, which",
+    "# may not exist), and what the gateways' units set (KIND:FILE: EnvironmentFile=,",
+    "# Environment=): their values are secrets the content checks look for, which",
     "# the service user cannot read. Copied at each start, each file read with its",
     "# own agent's permissions (deploy/gate-secrets.ts).",
     `RuntimeDirectory=${runtimeDirName}`,
@@ -146,7 +147,8 @@ function secretLines(p: ServiceParams, secrets: AgentSecretFile[], runtimeDirNam
 /**
  * `-+NODE BIN gate-secrets --into DIR USER:FILE… USER:?FILE…`: run as root,
  * each file read as its agent, its failure never failing the unit; "?" marks
- * a file whose absence is normal (a store made on first use).
+ * a file whose absence is normal (a store made on first use), KIND: a file
+ * systemd reads for a gateway (secretFileArg).
  */
 function copyCommand(p: ServiceParams, secrets: AgentSecretFile[], dir: string): string {
   for (const s of secrets) {
@@ -154,7 +156,7 @@ function copyCommand(p: ServiceParams, secrets: AgentSecretFile[], dir: string):
     assertUnitSafe(s.file, "Hermes secret file");
   }
   const vars = serviceVars(p, p.writable);
-  const files = secrets.map((s) => unitWord(`${escapeSpecifiers(s.user)}:${s.optional ? "?" : ""}${escapeSpecifiers(s.file)}`, { exec: true }));
+  const files = secrets.map((s) => unitWord(escapeSpecifiers(secretFileArg(s)), { exec: true }));
   return `-+${vars.NODE} ${vars.BIN} gate-secrets --into ${pathWord(dir, "runtime directory", { exec: true })} ${files.join(" ")}`;
 }
 
