@@ -137,9 +137,12 @@ describe("watch: guard", () => {
     const untouched = prepareFile(write(work, "untouched.png", png(6)));
     const w = await startWatch();
     fs.appendFileSync(grown, "extra bytes");
-    const same = fs.readFileSync(swapped);
-    same[same.length - 20] = same[same.length - 20]! ^ 0xff;
-    fs.writeFileSync(swapped, same);
+    // One byte changed in place: writeFileSync would truncate first, and a guard that looks then sees a size mismatch.
+    const at = fs.statSync(swapped).size - 20;
+    const byte = fs.readFileSync(swapped)[at]!;
+    const fd = fs.openSync(swapped, "r+");
+    fs.writeSync(fd, Buffer.of(byte ^ 0xff), 0, 1, at);
+    fs.closeSync(fd);
     expect((await w.waitFor(isQuarantined("grown.png"), "grown.png")).reason).toBe("size_mismatch");
     expect((await w.waitFor(isQuarantined("swapped.png"), "swapped.png")).reason).toBe("sha256_mismatch");
     expect(fs.existsSync(untouched)).toBe(true);
