@@ -41,13 +41,17 @@ const SETTING_NAME = /_(?:URL|URI|HOST|PORT|PATH|FILE|DIR|ID|IDS|NAME|MODEL|REGI
 /** A value that is a path (absolute, home-relative or relative): a file's name, not a credential. */
 const PATH_LIKE = /^(?:[/~]|\.\.?\/)/;
 
+/** A URL with a password: the password. */
+const USERINFO = /^[a-z][a-z0-9+.-]*:\/\/[^\s:/@]*:([^\s/@]+)@/i;
+
 /** An Authorization header's value: its scheme, then the credential. */
 const AUTH_SCHEME = /^(?:Bearer|Basic|Token|Bot)[ \t]+(\S+)$/i;
 
 /** The values of one .env worth looking for: secret names' values, URL passwords, values that look like credentials. */
 export function valuesWorthLookingFor(name: string, value: string, byShape = true): string[] {
   const out: string[] = [];
-  const userinfo = /^[a-z][a-z0-9+.-]*:\/\/[^\s:/@]*:([^\s/@]+)@/i.exec(value);
+  // The cheap tests first: an environment has a hundred variables, few of them secret, and this runs cold.
+  const userinfo = value.includes("://") ? USERINFO.exec(value) : null;
   if (userinfo && userinfo[1]!.length >= MIN_VALUE) {
     out.push(userinfo[1]!);
     // A URL holds a password percent-encoded; a config file or a shell line writes it as it is.
@@ -57,10 +61,10 @@ export function valuesWorthLookingFor(name: string, value: string, byShape = tru
   // An HTTP header's value (an MCP server's `Authorization: Bearer …` in config.yaml): its credential.
   const scheme = /auth/i.test(name) ? AUTH_SCHEME.exec(value) : null;
   if (scheme && scheme[1]!.length >= MIN_VALUE && !isPlaceholder(scheme[1]!)) out.push(scheme[1]!);
-  if (value.length < MIN_VALUE || isPlaceholder(value)) return out;
+  if (value.length < MIN_VALUE) return out;
   const secretName = nameSaysSecret(name) && !NOT_SECRET_NAME_RE.test(name) && !/_(?:PATH|FILE|DIR)$/i.test(name);
-  const pathLike = PATH_LIKE.test(value);
-  if (secretName || userinfo || (byShape && !SETTING_NAME.test(name) && !pathLike && looksLikeTokenValue(value))) {
+  if ((!secretName && !userinfo && !byShape) || isPlaceholder(value)) return out;
+  if (secretName || userinfo || (!SETTING_NAME.test(name) && !PATH_LIKE.test(value) && looksLikeTokenValue(value))) {
     out.push(value);
     // A multi-line value (a key pasted into .env) is also looked for line by line.
     if (value.includes("\n")) for (const line of value.split(/\r?\n/)) if (line.trim().length >= 16) out.push(line.trim());
