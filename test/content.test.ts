@@ -25,7 +25,7 @@ import { Refusal } from "../src/core/errors.js";
 import { DEFAULT_ALLOW } from "../src/config/config.js";
 import { rtfText } from "../src/content/rtf.js";
 import { workbookText } from "../src/content/biff.js";
-import { CARRIERS, CORPUS_EXTRA_ALLOW, Fakes, adversarial, biffPieces, biffRecord, bmp, cfb, docx, excelXls, excelXlsCut, flac, sstRecords, gif, olePackage, rtf, rtfObject, wordDoc, webm, jpeg, jpegMpf, makePng, mp3, mp4, negatives, ogg, oggPages, paxHeader, pdf, pdfOf, pdfSubsetFont, pngChunk, pngWithText, positives, pptx, rng, tar, tarHeader, wav, webp, xlsx, zip } from "./corpus.js";
+import { CARRIERS, CORPUS_EXTRA_ALLOW, Fakes, adversarial, biffPieces, biffRecord, bmp, cfb, docx, excelXls, excelXlsCut, flac, sstRecords, gif, olePackage, rtf, rtfObject, wordDoc, webm, jpeg, jpegMpf, makePng, mp3, mp4, negatives, ogg, oggPages, paxHeader, pdf, pdfOf, pdfSubsetFont, pngChunk, pngWithText, positives, pptx, rng, tar, tarHeader, wav, webp, xlsx, zip, pdfAttachment } from "./corpus.js";
 import { BIN, NOTHING_LEFT, cli, leftBehind, makeHome, write } from "./helpers.js";
 import { parseEnviron, parseStat } from "../src/content/process-environments.js";
 
@@ -1064,7 +1064,7 @@ describe("names from inside a file", () => {
 });
 
 describe("documents inside documents", () => {
-  it("reads them two deep, the bound that ends a zip holding itself; a key one level deeper is not seen", async () => {
+  it("reads them two deep, the bound that ends a zip holding itself; a document one level deeper is refused, not published unread", async () => {
     const secret = positives(5)["github-token"]!;
     let nested = docx(`Report\n${secret}`);
     const levels: Buffer[] = [];
@@ -1077,8 +1077,26 @@ describe("documents inside documents", () => {
     expect(report.media_dropped.map((d) => [d.path.slice(d.path.lastIndexOf("/") + 1), d.code, d.reason])).toEqual([
       ["nested-1.docx", "secret_detected", expect.stringContaining("word/document.xml of word/embeddings/level0.docx, at byte")],
       ["nested-2.docx", "secret_detected", expect.stringContaining("word/document.xml of word/embeddings/level0.docx of word/embeddings/level1.docx, at byte")],
+      ["nested-3.docx", "unscannable_content", expect.stringContaining("word/embeddings/level0.docx is a document 3 deep inside others, and documents are read 2 deep (in word/embeddings/level1.docx of word/embeddings/level2.docx)")],
     ]);
-    expect(report.media.map((m) => m.name)).toEqual(["nested-3.docx"]);
+    expect(report.media).toEqual([]);
+  });
+
+  it("refuses a document deeper than it reads in every container, whether or not a key is inside (a tar and a PDF too; a picture or a plain part there is read)", () => {
+    const secret = positives(5)["github-token"]!;
+    const deep = (wrap: (inner: Buffer) => Buffer, inner: Buffer) => wrap(wrap(wrap(inner)));
+    const inDocx = (inner: Buffer) => docx("See the attached report.", 7, { "word/embeddings/inner.docx": inner });
+    for (const [ext, bytes] of [
+      ["docx", deep(inDocx, docx(`Report\n${secret}`))],
+      ["docx", deep(inDocx, docx("Report\nnothing secret"))],
+      ["pdf", deep(pdfAttachment, pdf(`Report\n${secret}`))],
+      ["tar", deep((inner) => tar({ "inner.tar.gz": zlib.gzipSync(inner) }), tar({ "notes.txt": "hello" }))],
+    ] as const) {
+      expect(outcome(() => inspectBinary(bytes, ext, ext, NO_KNOWN_SECRETS)), ext).toMatch(/^unscannable_content: .* is a document 3 deep inside others, and documents are read 2 deep \(in .*\); send the documents inside it as files of their own$/);
+    }
+    // Two deep, and a part that is no document three deep, are read as before.
+    expect(outcome(() => inspectBinary(inDocx(inDocx(docx("Report"))), "docx", "docx", NO_KNOWN_SECRETS))).toBe("published");
+    expect(outcome(() => inspectBinary(deep(inDocx, makePng(8, (i) => i)), "docx", "docx", NO_KNOWN_SECRETS))).toBe("published");
   });
 });
 

@@ -251,12 +251,16 @@ export class InspectContext {
   /**
    * Reads `bytes` (the part `part`, already scanned as bytes) as the
    * document it is, when it is one this check reads (a zip, a PDF), at most
-   * MAX_NESTING deep: its compressed parts are otherwise never seen.
+   * MAX_NESTING deep: its compressed parts are otherwise never seen, so a
+   * document deeper is refused, not published unread (a key in a docx in a
+   * docx in a docx went out so).
    */
   readNested(part: string, bytes: Uint8Array): void {
-    if (this.nesting >= MAX_NESTING) return;
     const reader = this.nestedReaderOf(bytes);
     if (!reader) return;
+    if (this.nesting >= MAX_NESTING) {
+      throw this.unscannable(`${part} is a document ${MAX_NESTING + 1} deep inside others, and documents are read ${MAX_NESTING} deep`, "send the documents inside it as files of their own");
+    }
     this.nesting++;
     try {
       this.readWithin(part, bytes, reader);
