@@ -1011,6 +1011,26 @@ describe("damaged files of every format", () => {
     expect([...outcomes.keys()].sort()).toEqual(["published", "trailing_data", "unscannable_content"]);
   });
 
+  it("reads every JPEG segment but the entropy-coded data: a key in a segment no decoder knows, in a table, or in a comment a scan header's damaged length takes in, is refused", () => {
+    const key = positives(23)["github-token"]!;
+    const plain = jpeg();
+    const sos = plain.indexOf(Buffer.from([0xff, 0xda]));
+    const segment = (marker: number, data: Buffer) => Buffer.concat([Buffer.from([0xff, marker, (data.length + 2) >> 8, (data.length + 2) & 0xff]), data]);
+    const before = (at: number, part: Buffer) => Buffer.concat([plain.subarray(0, at), part, plain.subarray(at)]);
+    // The scan header (6 bytes) followed by a comment, its length made to take the comment in (a fuzzed file's damage).
+    const comment = segment(0xfe, Buffer.from(` ${key} `));
+    const swallowing = Buffer.concat([plain.subarray(0, sos + 10), comment, plain.subarray(sos + 10)]);
+    swallowing.writeUInt16BE(8 + comment.length, sos + 2);
+    for (const [name, file] of [
+      ["JPG7 (0xFFF7)", before(sos, segment(0xf7, Buffer.from(` ${key} `)))],
+      ["a second quantisation table", before(sos, segment(0xdb, Buffer.concat([Buffer.from([1]), Buffer.from(` ${key} `.padEnd(64, " "))])))],
+      ["a scan header that takes a comment in", swallowing],
+    ] as const) {
+      expect(outcome(() => inspectBinary(file, "jpg", "jpg", NO_KNOWN_SECRETS)), name).toMatch(/^secret_detected: .*a GitHub token \(in its segment 0xFF(F7|DB|DA), at byte \d+ of the file\)/);
+    }
+    expect(outcome(() => inspectBinary(plain, "jpg", "jpg", NO_KNOWN_SECRETS))).toBe("published");
+  });
+
   it("refuses a file of countless tiny parts (a 49 MB PDF of 620,000 one-byte compressed streams took 35 s) once it passes the parts or inflate budget, reads a PDF's dictionaries in linear time, and leaves nothing behind", async () => {
     const many = (unit: Buffer, count: number) => Buffer.concat([Buffer.from("%PDF-1.4\n"), Buffer.concat(Array.from({ length: count }, () => unit)), Buffer.from("trailer\n<< /Root 1 0 R >>\n%%EOF\n")]);
     const plain = Buffer.from("1 0 obj\n<< /Length 1 >>\nstream\na\nendstream\nendobj\n");

@@ -1,6 +1,6 @@
-// Images: their metadata is scanned (PNG text chunks, JPEG APP and COM
-// segments, GIF comment and application extensions, WebP EXIF/XMP chunks),
-// their pixel data is skipped, and any byte after the format's end marker is
+// Images: their metadata is scanned (PNG text chunks, JPEG segments, GIF
+// comment and application extensions, WebP EXIF/XMP chunks), their pixel
+// data is skipped, and any byte after the format's end marker is
 // refused (`trailing_data`): a generated image has none, and a polyglot is
 // how an archive rides inside a picture.
 import { Refusal } from "../core/errors.js";
@@ -47,7 +47,8 @@ export function inspectPng(b: Uint8Array, ctx: InspectContext): void {
 }
 
 /**
- * A JPEG: its APP and COM segments scanned, and nothing after its end but
+ * A JPEG: its segments scanned (APP and COM, and the others as they are;
+ * the entropy-coded data skipped), and nothing after its end but
  * the images its MPF index places there. Phones write a depth map or an HDR
  * gain map as a second JPEG after the first one's end (CIPA DC-007 Multi-Picture
  * Format; Ultra HDR); each such image is read as a JPEG, and only bytes no
@@ -94,13 +95,18 @@ function jpegSegments(b: Uint8Array, ctx: InspectContext): { end: number; images
     const length = (b[at + 2]! << 8) | b[at + 3]!;
     const end = at + 2 + length;
     if (length < 2 || end > b.length) throw ctx.unscannable("a segment runs past the end of the file");
+    const data = b.subarray(at + 4, end);
     if ((marker >= 0xe0 && marker <= 0xef) || marker === 0xfe) {
       const what = marker === 0xfe ? "comment" : `APP${marker - 0xe0} segment`;
-      const data = b.subarray(at + 4, end);
       ctx.scan(`its ${what}`, data);
       // EXIF's Windows tags (XPComment, XPAuthor…) are UTF-16: read them that way too.
       if (marker === 0xe1 && data[0] === 0x45 && data[1] === 0x78) ctx.scanUtf16(`its ${what}`, data, data[6] === 0x49 ? "le" : "be");
       if (marker === 0xe2 && images.length === 0 && ascii(data, 0, Math.min(4, data.length)) === "MPF\0") images = mpImages(data, at + 8);
+    } else if (data.length > 0) {
+      // Tables, frame and scan headers, and any segment no decoder knows (JPG0-JPG13, reserved): a few
+      // hundred bytes that hold no pixels, read as they are (a key in one, or in a scan header whose length
+      // took a comment in, was published).
+      ctx.scan(`its segment 0xFF${marker.toString(16).toUpperCase()}`, data, at + 4);
     }
     at = end;
     if (marker === 0xda) at = skipEntropyCoded(b, at);
