@@ -1121,6 +1121,23 @@ describe("documents inside documents", () => {
 });
 
 describe("pictures inside a container", () => {
+  it("reads a picture in a gzip file, a PDF's attachment, a compound file's stream and an RTF object's package by its reader too: a key in a PNG's compressed text was published", () => {
+    const key = positives(29)["github-token"]!;
+    const carriers = (picture: Buffer): [string, string, Buffer][] => [
+      ["gz", "gz", zlib.gzipSync(picture)],
+      ["pdf", "pdf", pdfAttachment(picture)],
+      ["doc", "cfb", cfb({ WordDocument: Buffer.alloc(600, 0x20), Picture: picture })],
+      ["rtf", "rtf", Buffer.from(`{\\rtf1\\ansi Report\\par ${rtfObject("Package", olePackage("chart.png", picture).subarray(4))}}`, "latin1")],
+    ];
+    for (const [ext, sniffed, file] of carriers(pngWithText(key, "zTXt"))) {
+      expect(outcome(() => inspectBinary(file, ext, sniffed, NO_KNOWN_SECRETS)), ext).toMatch(/^secret_detected: .*a GitHub token \(in its zTXt chunk of /);
+    }
+    // A clean picture, and one with bytes after its end (not refused on their own inside a container), are published.
+    for (const picture of [pngWithText("a chart", "zTXt"), Buffer.concat([makePng(8, (i) => i), Buffer.alloc(16, 0x41)])]) {
+      for (const [ext, sniffed, file] of carriers(picture)) expect(outcome(() => inspectBinary(file, ext, sniffed, NO_KNOWN_SECRETS)), ext).toBe("published");
+    }
+  });
+
   it("reads a docx's pictures as pictures: metadata and appended bytes scanned, pixels skipped, trailing bytes not refused on their own; a damaged picture scanned as bytes", async () => {
     const p = positives(13);
     const picture = makePng(8, (i) => i * 5);

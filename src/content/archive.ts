@@ -11,7 +11,7 @@
 import { UNREADABLE_FORMATS } from "./formats.js";
 import { ascii, u32le } from "./bytes.js";
 import type { InspectContext, Reader } from "./inspect.js";
-import { readPicture } from "./images.js";
+import { readInside, readPicture } from "./images.js";
 
 const BLOCK = 512;
 
@@ -175,7 +175,7 @@ export function inspectGzip(b: Uint8Array, ctx: InspectContext): void {
   if (consumed < b.length) ctx.trailing(b.subarray(consumed), consumed, "compressed content", false);
   if (isTar(out)) return ctx.readWithin("the tar it compresses", out, inspectTar);
   ctx.scan("the file it compresses", out);
-  ctx.readNested("the file it compresses", out);
+  readInside(ctx, "the file it compresses", out);
 }
 
 /** True when `b` opens as a gzip member (magic and deflate). */

@@ -29,6 +29,7 @@
 import { scanWorkbookText } from "./biff.js";
 import { u32le } from "./bytes.js";
 import type { InspectContext } from "./inspect.js";
+import { readInside } from "./images.js";
 
 const SIGNATURE = [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1];
 /** Sector numbers above this are markers: end of chain, free, a FAT or DIFAT sector. */
@@ -153,10 +154,10 @@ export function inspectCfb(b: Uint8Array, ctx: InspectContext): void {
     if (isEncrypted(e.name, bytes)) throw ctx.unscannable(`its ${e.name} stream is encrypted (a document protected by a password)`, "remove its password and export it again");
     // A workbook's strings whole, where a CONTINUE record cuts them (biff.ts).
     if (e.name === "Workbook" || e.name === "Book") scanWorkbookText(e.name, bytes, ctx);
-    ctx.readNested(e.name, bytes);
+    readInside(ctx, e.name, bytes);
     if (e.name === OLE10_NATIVE) {
       const packaged = packagedFile(bytes);
-      if (packaged) ctx.readNested(`the file packaged in ${e.name}`, packaged);
+      if (packaged) readInside(ctx, `the file packaged in ${e.name}`, packaged);
     }
   }
   mini.scanUnclaimed();

@@ -244,3 +244,13 @@ export function readPicture(ctx: InspectContext, part: string, data: Uint8Array)
     throw err;
   }
 }
+
+/**
+ * Reads `data`, a part of a container already scanned as bytes (a gzip
+ * file's content, a PDF's attachment, a compound file's stream, an RTF
+ * object's file), as the picture it is, as a zip's or a tar's entries are
+ * (a PNG's compressed text was unseen there), or else as the document it is.
+ */
+export function readInside(ctx: InspectContext, part: string, data: Uint8Array): void {
+  if (!readPicture(ctx, part, data)) ctx.readNested(part, data);
+}

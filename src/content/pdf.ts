@@ -11,6 +11,7 @@
 // content streams are read as one text, once its fonts are known.
 import { type ByteSource, bytesSource, indexOfIn, readKept } from "./byte-source.js";
 import type { InspectContext } from "./inspect.js";
+import { readInside } from "./images.js";
 import { Refusal } from "../core/errors.js";
 import { GlyphText, objectNumberBefore, opensAsCMap, PdfFonts } from "./pdf-fonts.js";
 import { decodeHex, ENDS_NAME, isBlank, lastReference, lastString, OPERATOR, readString, referenceAt, scanText, TextLine, WORD_GAP } from "./pdf-syntax.js";
@@ -273,8 +274,8 @@ export function inspectPdfSource(src: ByteSource, ctx: InspectContext): void {
     if (type !== undefined) ctx.scan(`the text of ${part}`, shownText(data), undefined, type === "ObjStm");
     if (type === "ObjStm") fonts.addObjectStream(dict, data);
     else if (type === undefined && !fonts.addMap(id, data)) contents.push({ id, data });
-    // An attached file that is a document (a docx, a PDF) is read as one: its compressed parts are otherwise unseen.
-    ctx.readNested(part, data);
+    // An attached file that is a document (a docx, a PDF) or a picture is read as one: its compressed parts are otherwise unseen.
+    readInside(ctx, part, data);
     at = end;
   }
   scanObjects(ctx, fonts, objects.upTo(src.length), objects.from);

@@ -21,6 +21,7 @@
 // decoded (its pixels, in the text as hex digits).
 import { HEX_VALUE } from "./bytes.js";
 import { packagedFile } from "./cfb.js";
+import { readInside } from "./images.js";
 import type { InspectContext } from "./inspect.js";
 
 export function inspectRtf(b: Uint8Array, ctx: InspectContext): void {
@@ -31,9 +32,9 @@ export function inspectRtf(b: Uint8Array, ctx: InspectContext): void {
     ctx.scan(part, object);
     const native = nativeData(object);
     if (!native) return;
-    ctx.readNested(part, native.data);
+    readInside(ctx, part, native.data);
     const packaged = native.className === "Package" ? packagedFile(native.data, 2) : undefined;
-    if (packaged) ctx.readNested(`the file packaged in ${part}`, packaged);
+    if (packaged) readInside(ctx, `the file packaged in ${part}`, packaged);
   });
 }
 
