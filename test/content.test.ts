@@ -1011,6 +1011,20 @@ describe("damaged files of every format", () => {
     expect([...outcomes.keys()].sort()).toEqual(["published", "trailing_data", "unscannable_content"]);
   });
 
+  it("refuses a RIFF chunk other than the samples that runs past the end: a damaged size before it cut a key in two chunks, read apart and published", () => {
+    const key = positives(31)["github-token"]!;
+    const file = wav(`note ${key}`);
+    const list = file.indexOf("LIST", 0, "latin1");
+    // The LIST chunk made to end 20 characters into the token: the rest reads as a chunk whose id and size are the token's letters.
+    file.writeUInt32LE(file.indexOf("ghp_", 0, "latin1") + 20 - (list + 8), list + 4);
+    expect(outcome(() => inspectBinary(file, "wav", "wav", NO_KNOWN_SECRETS))).toMatch(/^unscannable_content: .*its \w{4} chunk at byte \d+ runs past the end of the file; export it again$/);
+    // The samples may run past the end (a recorder that never wrote their size); a clean file is published.
+    const samples = wav("note", Buffer.alloc(64, 0x80));
+    samples.writeUInt32LE(0xffffffff, samples.indexOf("data", 0, "latin1") + 4);
+    expect(outcome(() => inspectBinary(samples, "wav", "wav", NO_KNOWN_SECRETS))).toBe("published");
+    expect(outcome(() => inspectBinary(wav(`note ${key}`), "wav", "wav", NO_KNOWN_SECRETS))).toMatch(/^secret_detected: .*in its LIST INFO chunk/);
+  });
+
   it("reads every JPEG segment but the entropy-coded data: a key in a segment no decoder knows, in a table, or in a comment a scan header's damaged length takes in, is refused", () => {
     const key = positives(23)["github-token"]!;
     const plain = jpeg();

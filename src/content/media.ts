@@ -141,7 +141,13 @@ export function inspectRiff(src: ByteSource, ctx: InspectContext): void {
     const type = ascii(h, 0, 4);
     const size = u32le(h, 4);
     const listType = type === "LIST" && h.length >= 12 ? ascii(h, 8, 4) : "";
-    if (type !== "data" && type !== "idx1" && listType !== "movi") ctx.scan(`its ${type}${listType ? ` ${listType}` : ""} chunk`, src.read(at, Math.min(end, at + 8 + size) - at), at);
+    if (type !== "data" && type !== "idx1" && listType !== "movi") {
+      const name = `${type}${listType ? ` ${listType}` : ""}`;
+      // Only the samples may run past the end (a recorder that never wrote their size): any other chunk that does was
+      // misplaced by a damaged size before it, and a key across that seam, read as two chunks, was published.
+      if (at + 8 + size > end) throw ctx.unscannable(`its ${name} chunk at byte ${at} runs past ${end === length ? "the end of the file" : "its RIFF size"}`);
+      ctx.scan(`its ${name} chunk`, src.read(at, 8 + size), at);
+    }
     at += 8 + size + (size & 1);
   }
   if (end < length) ctx.scan("the bytes after its RIFF size", src.read(end, length - end), end);
