@@ -1025,6 +1025,18 @@ describe("damaged files of every format", () => {
     expect(outcome(() => inspectBinary(wav(`note ${key}`), "wav", "wav", NO_KNOWN_SECRETS))).toMatch(/^secret_detected: .*in its LIST INFO chunk/);
   });
 
+  it("reads an Ogg file's last page and the bytes after it together: a key its lacing, made shorter, cut in two was published", () => {
+    const key = positives(37)["github-token"]!;
+    const file = ogg(`note ${key}`);
+    const tags = file.indexOf("OggS", 4, "latin1");
+    const lacing = tags + 27 + file[tags + 26]! - 1;
+    const bodyEnd = tags + 27 + file[tags + 26]! + file.subarray(tags + 27, lacing + 1).reduce((a, b) => a + b, 0);
+    // The tags page's last lacing value made to end its packet, and the page, 20 characters into the token.
+    file[lacing] = file[lacing]! - (bodyEnd - (file.indexOf("ghp_", 0, "latin1") + 20));
+    expect(outcome(() => inspectBinary(file, "opus", "opus", NO_KNOWN_SECRETS))).toMatch(/^secret_detected: .*a GitHub token \(in the end of its last page and the bytes after it, at byte \d+ of the file\)/);
+    expect(outcome(() => inspectBinary(ogg("note"), "opus", "opus", NO_KNOWN_SECRETS))).toBe("published");
+  });
+
   it("reads every JPEG segment but the entropy-coded data: a key in a segment no decoder knows, in a table, or in a comment a scan header's damaged length takes in, is refused", () => {
     const key = positives(23)["github-token"]!;
     const plain = jpeg();

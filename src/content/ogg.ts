@@ -11,6 +11,7 @@
 import type { ByteSource } from "./byte-source.js";
 import { holds, u32le } from "./bytes.js";
 import type { InspectContext } from "./inspect.js";
+import { OVERLAP } from "./scan.js";
 
 /** A page's header before its segment table: "OggS", version, flags, granule, serial, sequence, CRC, segment count. */
 const PAGE_HEADER = 27;
@@ -75,6 +76,7 @@ export function inspectOgg(src: ByteSource, ctx: InspectContext): void {
   const length = src.length;
   const streams = new Map<number, LogicalStream>();
   let at = 0;
+  let lastBodyAt = 0;
   while (at + PAGE_HEADER <= length) {
     const h = src.read(at, PAGE_HEADER);
     // Not a page (bytes appended after the last one): scanned below as they are.
@@ -86,6 +88,7 @@ export function inspectOgg(src: ByteSource, ctx: InspectContext): void {
     let bodyLength = 0;
     for (const s of segments) bodyLength += s;
     const bodyAt = at + PAGE_HEADER + segmentCount;
+    lastBodyAt = bodyAt;
     if (segments.length < segmentCount || bodyAt + bodyLength > length) throw ctx.unscannable(`its page at byte ${at} runs past the end of the file`);
     let stream = streams.get(serial);
     if (stream === undefined || (flags & 0x02) !== 0) {
@@ -119,7 +122,13 @@ export function inspectOgg(src: ByteSource, ctx: InspectContext): void {
     at = bodyAt + bodyLength;
   }
   for (const stream of streams.values()) finish(stream, ctx);
-  if (at < length) ctx.scan("the bytes after its last page", src.read(at, length - at), at);
+  if (at < length) {
+    ctx.scan("the bytes after its last page", src.read(at, length - at), at);
+    // Where a page's damaged lacing ends it early, its last packet runs on into these bytes: a key across that seam,
+    // read in two parts, was published. So the seam is read whole too (the last page's end and what follows, a match's length each).
+    const from = Math.max(lastBodyAt, at - OVERLAP);
+    if (from < at) ctx.scan("the end of its last page and the bytes after it", src.read(from, Math.min(length, at + OVERLAP) - from), from);
+  }
 }
 
 /** The packet a stream is putting together, as one buffer; the stream then holds none. */
