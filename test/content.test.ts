@@ -1037,6 +1037,19 @@ describe("damaged files of every format", () => {
     expect(outcome(() => inspectBinary(ogg("note"), "opus", "opus", NO_KNOWN_SECRETS))).toBe("published");
   });
 
+  it("reads a tar member's padding when it is not NULs, with the end of the member: a key there, or across a size made shorter, was published", () => {
+    const key = positives(41)["github-token"]!;
+    const shortened = (text: string, cut: number) => {
+      const header = tarHeader("notes.txt", text.length - cut);
+      const data = Buffer.concat([Buffer.from(text), Buffer.alloc(512 - text.length)]);
+      return Buffer.concat([header, data, Buffer.alloc(1024)]);
+    };
+    // The size ends 20 characters into the token; or before the token, which then lies whole in the padding.
+    expect(outcome(() => inspectBinary(shortened(`Notes ${key} end`, key.length - 20 + 4), "tar", "tar", NO_KNOWN_SECRETS))).toMatch(/^secret_detected: .*a GitHub token \(in the padding after notes\.txt, at byte \d+ of the file\)/);
+    expect(outcome(() => inspectBinary(shortened(`Notes ${key} end`, key.length + 4), "tar", "tar", NO_KNOWN_SECRETS))).toMatch(/^secret_detected: .*in the padding after notes\.txt/);
+    expect(outcome(() => inspectBinary(tar({ "notes.txt": "Notes" }), "tar", "tar", NO_KNOWN_SECRETS))).toBe("published");
+  });
+
   it("reads every JPEG segment but the entropy-coded data: a key in a segment no decoder knows, in a table, or in a comment a scan header's damaged length takes in, is refused", () => {
     const key = positives(23)["github-token"]!;
     const plain = jpeg();

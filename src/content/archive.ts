@@ -12,6 +12,7 @@ import { UNREADABLE_FORMATS } from "./formats.js";
 import { ascii, u32le } from "./bytes.js";
 import type { InspectContext, Reader } from "./inspect.js";
 import { readInside, readPicture } from "./images.js";
+import { OVERLAP } from "./scan.js";
 
 const BLOCK = 512;
 
@@ -64,10 +65,11 @@ export function isTar(b: Uint8Array): boolean {
   return b.length >= BLOCK && ascii(b, 257, 5) === "ustar" && isHeader(b, 0);
 }
 
-const isZeroBlock = (b: Uint8Array, at: number) => {
-  for (let i = at; i < at + BLOCK; i++) if (b[i] !== 0) return false;
+const isZero = (b: Uint8Array, from: number, to: number) => {
+  for (let i = from; i < to; i++) if (b[i] !== 0) return false;
   return true;
 };
+const isZeroBlock = (b: Uint8Array, at: number) => isZero(b, at, at + BLOCK);
 
 /** The records of a pax extended header (`LENGTH key=value\n` each) that name the next member or its size. */
 function paxRecords(data: Uint8Array): { path?: string; size?: number } {
@@ -129,6 +131,12 @@ export function inspectTar(b: Uint8Array, ctx: InspectContext): void {
     if (dataAt + size > b.length) throw ctx.unscannable(`${name} runs past the end of the file`);
     const data = b.subarray(dataAt, dataAt + size);
     at = dataAt + Math.ceil(size / BLOCK) * BLOCK;
+    // The padding to the next block is NULs in a tar any tool writes; anything else there is no member's, and a key in
+    // it, or across a size made shorter, was published: read with the end of the data before it.
+    if (!isZero(b, dataAt + size, Math.min(at, b.length))) {
+      const from = Math.max(dataAt, dataAt + size - OVERLAP);
+      ctx.scan(`the padding after ${name}`, b.subarray(from, at), from);
+    }
     if (type === PAX_NEXT || type === PAX_GLOBAL || type === GNU_LONG_NAME || type === GNU_LONG_LINK) {
       ctx.scan(`the tar header of ${name}`, data, dataAt);
       if (type === PAX_NEXT) pax = paxRecords(data);
