@@ -270,22 +270,28 @@ export function inspectPdfSource(src: ByteSource, ctx: InspectContext): void {
     // UTF-16 may be in an object stream's strings (an Info dictionary, a form field), in XMP metadata or an
     // embedded file; a content stream's NULs are glyph codes and image bytes, not text (InspectContext.scan).
     const type = STREAM_TYPE.exec(dict)?.[1];
-    ctx.scan(part, data, undefined, type !== undefined);
+    // A content stream's bytes are scanned after the text it shows (below).
+    if (type === undefined && !fonts.addMap(id, data)) contents.push({ id, data, part });
+    else ctx.scan(part, data, undefined, type !== undefined);
     if (type !== undefined) ctx.scan(`the text of ${part}`, shownText(data), undefined, type === "ObjStm");
     if (type === "ObjStm") fonts.addObjectStream(dict, data);
-    else if (type === undefined && !fonts.addMap(id, data)) contents.push({ id, data });
     // An attached file that is a document (a docx, a PDF) or a picture is read as one: its compressed parts are otherwise unseen.
     readInside(ctx, part, data);
     at = end;
   }
   scanObjects(ctx, fonts, objects.upTo(src.length), objects.from);
   if (contents.length > 0) scanContents(ctx, contents, fonts);
+  // The streams' bytes last: the text they show made the scanner hot, and V8 has optimised it by now.
+  // Scanned first, its last functions were still being compiled when the text's scan ended, and the
+  // process's exit waits for a compilation under way (a 19 MB PDF: ~9 against ~3 ms at exit).
+  for (const { part, data } of contents) ctx.scan(part, data, undefined, false);
 }
 
-/** A content stream: its object number, when the file gives one, and its decoded bytes. */
+/** A content stream: its object number, when the file gives one, its decoded bytes and how a finding names it. */
 interface ContentStream {
   id: number | undefined;
   data: Uint8Array;
+  part: string;
 }
 
 /**
