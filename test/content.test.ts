@@ -25,7 +25,7 @@ import { Refusal } from "../src/core/errors.js";
 import { DEFAULT_ALLOW } from "../src/config/config.js";
 import { rtfText } from "../src/content/rtf.js";
 import { workbookText } from "../src/content/biff.js";
-import { CARRIERS, CORPUS_EXTRA_ALLOW, Fakes, adversarial, biffPieces, biffRecord, bmp, cfb, docx, excelXls, excelXlsCut, flac, sstRecords, gif, olePackage, rtf, rtfObject, wordDoc, webm, jpeg, jpegMpf, makePng, mp3, mp4, negatives, ogg, oggPages, paxHeader, pdf, pdfOf, pdfSubsetFont, pngChunk, pngWithText, positives, pptx, rng, tar, tarHeader, wav, webp, xlsx, zip, pdfAttachment } from "./corpus.js";
+import { CARRIERS, CORPUS_EXTRA_ALLOW, Fakes, adversarial, biffPieces, biffRecord, bmp, cfb, docx, excelXls, excelXlsCut, flac, sstRecords, gif, olePackage, rtf, rtfObject, wordDoc, webm, jpeg, jpegMpf, makePng, mp3, mp4, negatives, ogg, oggPages, paxHeader, pdf, pdfOf, pdfSubsetFont, pngChunk, pngWithText, positives, pptx, rng, tar, tarHeader, wav, webp, xlsx, zip, pdfAttachment, pdfInfoUtf16 } from "./corpus.js";
 import { BIN, NOTHING_LEFT, cli, leftBehind, makeHome, write } from "./helpers.js";
 import { parseEnviron, parseStat } from "../src/content/process-environments.js";
 
@@ -1035,6 +1035,19 @@ describe("damaged files of every format", () => {
     file[lacing] = file[lacing]! - (bodyEnd - (file.indexOf("ghp_", 0, "latin1") + 20));
     expect(outcome(() => inspectBinary(file, "opus", "opus", NO_KNOWN_SECRETS))).toMatch(/^secret_detected: .*a GitHub token \(in the end of its last page and the bytes after it, at byte \d+ of the file\)/);
     expect(outcome(() => inspectBinary(ogg("note"), "opus", "opus", NO_KNOWN_SECRETS))).toBe("published");
+  });
+
+  it("reads a PDF string in UTF-16BE that its dictionary no longer decodes (a `<` or a `%` before it) whole: the key's last letter, before the `)`, was lost", () => {
+    for (const label of ["github-token", "aws-access-key-id", "telegram-bot-token"]) {
+      const key = positives(41)[label]!;
+      const what = scanBytes(Buffer.from(` ${key} `))!.what;
+      const file = pdfInfoUtf16(`by ${key}`, "literal").toString("latin1");
+      for (const damage of ["<(", "%("]) {
+        const damaged = Buffer.from(file.replace("<< /Author (", `<< /Author ${damage}`), "latin1");
+        expect(outcome(() => inspectBinary(damaged, "pdf", "pdf", NO_KNOWN_SECRETS)), `${label} after ${damage}`).toMatch(new RegExp(`^secret_detected: .*${what} \\(in the PDF's objects`));
+      }
+    }
+    expect(outcome(() => inspectBinary(Buffer.from(pdfInfoUtf16("by the agent", "literal").toString("latin1").replace("<< /Author (", "<< /Author %("), "latin1"), "pdf", "pdf", NO_KNOWN_SECRETS))).toBe("published");
   });
 
   it("reads a tar member's padding when it is not NULs, with the end of the member: a key there, or across a size made shorter, was published", () => {

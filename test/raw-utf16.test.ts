@@ -105,6 +105,29 @@ describe("the raw scan as UTF-16", () => {
     }
   });
 
+  it("reads a UTF-16 key whole whatever bytes follow it: big-endian text after its byte order mark (its last letter before a byte other than NUL was lost), little-endian text between letters", () => {
+    // Read little-endian, big-endian text's last letter pairs with the byte after it: a key one letter short no longer matches.
+    // Read big-endian, little-endian text's letters pair with the bytes around them: each order is read where its text may be.
+    const BOM_BE = Buffer.from([0xfe, 0xff]);
+    for (const label of ["github-token", "aws-access-key-id", "telegram-bot-token", "sendgrid-key"]) {
+      const key = positives(41)[label]!;
+      const what = scanBytes(Buffer.from(` ${key} `))!.what;
+      for (const pad of [64, 65]) {
+        for (const [name, before, after] of [["0xff", [0xff], [0xff, 0xff]], ["letters", [0x51], [0x51, 0x51]], ["a parenthesis", [0x28], [0x29, 0x20]]] as const) {
+          const le = Buffer.concat([noise(pad), Buffer.from(before), utf16(key, "le"), Buffer.from(after), noise(64, 2)]);
+          expect(scanRaw(le, MiB).secret, `${label} le after ${pad} bytes, between ${name}`).toBe(what);
+          const be = Buffer.concat([noise(pad), Buffer.from(before), BOM_BE, utf16(`by ${key}`, "be"), Buffer.from(after), noise(64, 2)]);
+          expect(scanRaw(be, MiB).secret, `${label} be after ${pad} bytes, before ${name}`).toBe(what);
+        }
+      }
+      // The mark in the block before, the key across the boundary; the mark across the boundary, the key after it.
+      for (const markAt of [BLOCK - 200, BLOCK - 201, BLOCK - 2, BLOCK - 1]) {
+        const be = Buffer.concat([noise(markAt), BOM_BE, utf16(`${"by the agent, ".repeat(6)}${key}`, "be"), Buffer.from([0x29, 0x20]), noise(200, 3)]);
+        for (const chunk of [MiB, 777]) expect(scanRaw(be, chunk).secret, `${label} mark at ${markAt}, chunk ${chunk}`).toBe(what);
+      }
+    }
+  });
+
   it("does not mistake a UTF-16 token cut by a block boundary for a whole one", () => {
     // AKIA + 16 characters is a key id only when a word boundary follows.
     const long = " AKIAABCDEFGHIJKLMNOPQRSTUVWXYZ ";

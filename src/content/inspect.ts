@@ -7,7 +7,7 @@ import { escapeText } from "../core/escape.js";
 import { formatBytes } from "../core/units.js";
 import type { KnownSecrets } from "./known.js";
 import { scanBytes } from "./scan.js";
-import { hasUtf16Text, narrowedUtf16 } from "./utf16.js";
+import { UTF16_READINGS, bigEndianMarks, narrowedUtf16, utf16TextAlignments } from "./utf16.js";
 
 /** Inflated bytes one file may produce in all. */
 export const MAX_INFLATED_TOTAL = 256 * 1024 * 1024;
@@ -110,21 +110,27 @@ export class InspectContext {
 
   /**
    * Refuses when `bytes` (the part named `part`) holds a credential: as it
-   * is, and, when it holds text in UTF-16, also as UTF-16 at both alignments
-   * (Windows metadata, an embedded object's strings, a PDF string in
-   * UTF-16BE hold ASCII only every other byte), unless `asUtf16` is false
-   * (a PDF content stream: operators, whose strings are read apart).
+   * is, and, when it holds text in UTF-16, also as UTF-16 at each alignment
+   * that holds text, little-endian, and big-endian after a big-endian byte
+   * order mark (utf16.ts UTF16_READINGS: Windows metadata, an embedded
+   * object's strings, a PDF string in UTF-16BE hold ASCII only every other
+   * byte), unless `asUtf16` is false (a PDF content stream: operators, whose
+   * strings are read apart).
    */
   scan(part: string, bytes: Uint8Array, offsetBase?: number, asUtf16 = true): void {
     this.countPart();
     this.search(part, bytes, offsetBase, 1, 0);
-    if (!asUtf16 || !hasUtf16Text(bytes)) return;
-    for (const shift of [0, 1]) {
-      // As little-endian from an even and from an odd byte: big-endian text is the one, read from the other.
-      // An odd last byte is a unit of its own (big-endian text read from an odd byte ends with its last letter).
+    if (!asUtf16) return;
+    // Each reading only where the part holds text at its letters' alignment (most parts hold it at one), big-endian after its mark.
+    const text = utf16TextAlignments(bytes);
+    if (text === 0) return;
+    const bigEndian = text & bigEndianMarks(bytes);
+    for (const { shift, order, bit, at } of UTF16_READINGS) {
+      if (!((order === "le" ? text : bigEndian) & bit)) continue;
+      // An odd last byte is a unit of its own (text whose last NUL is cut off).
       let units = bytes.subarray(shift);
       if (units.length % 2 === 1) units = Buffer.concat([units, ZERO_BYTE]);
-      this.search(part, narrowedUtf16(units, "le"), offsetBase, 2, shift);
+      this.search(part, narrowedUtf16(units, order), offsetBase, 2, shift + at);
     }
   }
 

@@ -43,9 +43,42 @@ export const narrowedUtf16 = (units: Uint8Array, order: "le" | "be") => narrowUt
 
 const printable = (c: number) => c >= 0x20 && c <= 0x7e;
 
-/** utf16TextAlignments' bits: text whose units start at an even byte (little-endian there, or big-endian from the byte before), or at an odd one. */
+/** utf16TextAlignments' bits: text whose letters lie at even bytes (little-endian from an even byte, big-endian from an odd one), or at odd ones. */
 export const FROM_EVEN = 1;
 export const FROM_ODD = 2;
+
+/**
+ * How text in UTF-16 of no declared byte order is read: little-endian from
+ * an even and from an odd byte (`shift`), where the text's letters lie at
+ * the alignment `bit` names, and big-endian where a big-endian byte order
+ * mark says there is such text (bigEndianMarks); `at`, the letter's byte in
+ * a unit. Read little-endian, big-endian text's last letter pairs with the
+ * byte after it (lost unless that byte is NUL: a key one letter short no
+ * longer matches); read big-endian, little-endian text's first letter pairs
+ * with the byte before it (a name that loses its first letter may read as a
+ * secret's), so each order is read only where its text may be.
+ */
+export const UTF16_READINGS = [
+  { shift: 0, order: "le", bit: FROM_EVEN, at: 0 },
+  { shift: 1, order: "le", bit: FROM_ODD, at: 0 },
+  { shift: 0, order: "be", bit: FROM_ODD, at: 1 },
+  { shift: 1, order: "be", bit: FROM_EVEN, at: 1 },
+] as const;
+
+const BE_MARK = Buffer.from([0xfe, 0xff, 0x00]);
+
+/**
+ * The alignments of the letters after a big-endian byte order mark in `b`
+ * (FE FF, then a unit whose high byte is NUL: a PDF string `(þÿ…)`, an XMP
+ * packet's `begin="\uFEFF"` in UTF-16BE): FROM_ODD for a mark at an even
+ * byte, FROM_EVEN for one at an odd byte, both or neither.
+ */
+export function bigEndianMarks(b: Uint8Array): number {
+  const bytes = Buffer.from(b.buffer, b.byteOffset, b.length);
+  let found = 0;
+  for (let at = bytes.indexOf(BE_MARK); at >= 0 && found !== (FROM_EVEN | FROM_ODD); at = bytes.indexOf(BE_MARK, at + 1)) found |= at % 2 === 0 ? FROM_ODD : FROM_EVEN;
+  return found;
+}
 
 /**
  * Whether `b` holds a run of eight or more ASCII characters in UTF-16,

@@ -3,23 +3,24 @@
 // UTF-16 (Windows writes a TIFF's XPComment and XPTitle tags as UTF-16LE,
 // XMP may be UTF-16BE), where an ASCII key is every other byte and the scan of the
 // bytes as they are misses it. As InspectContext.scan does for a parsed
-// part, the bytes are also read as UTF-16LE from an even and from an odd
-// byte (big-endian text is the one read from the other), narrowed to one
-// byte per unit (utf16.ts), each alignment by a SecretScanner of its own.
+// part, the bytes are also read as UTF-16 from an even and from an odd
+// byte, little-endian, and big-endian where a big-endian byte order mark
+// lies in the block or the tail before it (utf16.ts UTF16_READINGS),
+// narrowed to one byte per unit, each reading by a SecretScanner of its own.
 //
-// Narrowing costs more than the scan, so an alignment of a block is read
+// Narrowing costs more than the scan, so a block is read at an alignment
 // only where a narrowed window could find something: when the block holds
 // UTF-16 text at that alignment (utf16TextAlignments: four ASCII units in
 // an aligned 8 bytes, which any credential's eight characters fill), or
 // the bytes before it that its window judges with it do. Elsewhere that
-// alignment's scanner stops; the next block that needs it starts it anew
+// alignment's scanners stop; the next block that needs them starts them anew
 // with the narrowed tail of the block before as its context: the state it
 // would be in had it run all along. So a block's verdict does not depend
 // on where the scan began, and a file judged in ranges (text-check.ts) is
 // judged as when scanned whole.
 import type { KnownSecrets } from "../content/known.js";
 import { BLOCK, CONTEXT, type Finding, OVERLAP, SecretScanner } from "../content/scan.js";
-import { FROM_EVEN, FROM_ODD, narrowedUtf16, utf16TextAlignments } from "../content/utf16.js";
+import { FROM_EVEN, FROM_ODD, UTF16_READINGS, bigEndianMarks, narrowedUtf16, utf16TextAlignments } from "../content/utf16.js";
 
 /**
  * The bytes before a block that its narrowed windows read (their deferred
@@ -28,21 +29,18 @@ import { FROM_EVEN, FROM_ODD, narrowedUtf16, utf16TextAlignments } from "../cont
  */
 export const UTF16_TAIL = 2 * (OVERLAP + CONTEXT) + 8;
 
-
-/** The alignments: units from an even byte (shift 0) and from an odd one (shift 1). */
-const SHIFTS = [
-  { shift: 0, bit: FROM_EVEN },
-  { shift: 1, bit: FROM_ODD },
-] as const;
+type Reading = (typeof UTF16_READINGS)[number];
 
 export class RawUtf16Scan {
-  /** Each alignment's scanner, while it runs. */
-  private readonly scanners: (SecretScanner | undefined)[] = [undefined, undefined];
+  /** Each reading's scanner (UTF16_READINGS' order), while it runs. */
+  private readonly scanners: (SecretScanner | undefined)[] = UTF16_READINGS.map(() => undefined);
   /** The last bytes before the next block (at most UTF16_TAIL). */
   private readonly tail = Buffer.alloc(UTF16_TAIL);
   private tailLength = 0;
   /** The alignments at which the tail holds UTF-16 text: the next block is read at them whatever it holds. */
   private tailText = 0;
+  /** The alignments at which the tail holds a big-endian byte order mark: the next block is read big-endian there too. */
+  private tailMarks = 0;
   /** A block's units put together when they are not the block as it is. */
   private units = Buffer.alloc(BLOCK + 2);
 
@@ -59,6 +57,7 @@ export class RawUtf16Scan {
     if (before && before.length > 0) {
       this.keepTail(before);
       this.tailText = utf16TextAlignments(this.tail.subarray(0, this.tailLength));
+      this.tailMarks = bigEndianMarks(this.tail.subarray(0, this.tailLength));
     }
   }
 
@@ -70,29 +69,39 @@ export class RawUtf16Scan {
     const start = this.position;
     this.position += block.length;
     const text = utf16TextAlignments(block);
+    const read = text | this.tailText;
+    // Big-endian where a mark lies in the block, in the tail, or across the seam between them.
+    const bigEndian = read && read & (this.tailMarks | bigEndianMarks(block) | this.seamMarks(block));
     let found: Finding | undefined;
-    for (const { shift, bit } of SHIFTS) {
-      if (!((text | this.tailText) & bit)) {
-        this.scanners[shift] = undefined;
-        continue;
+    UTF16_READINGS.forEach((reading, i) => {
+      if (!((reading.order === "le" ? read : bigEndian) & reading.bit)) {
+        this.scanners[i] = undefined;
+        return;
       }
-      const f = this.scan(shift, block, start, final);
+      const f = this.scan(i, reading, block, start, final);
       if (f && (!found || f.offset < found.offset)) found = f;
-    }
+    });
     if (final) return found;
     this.keepTail(block);
     // The tail lies within the block (blocks are longer), so it holds text only where the block does.
     const mayHold = block.length < UTF16_TAIL ? FROM_EVEN | FROM_ODD : text;
     this.tailText = mayHold && utf16TextAlignments(this.tail.subarray(0, this.tailLength)) & mayHold;
+    this.tailMarks = bigEndianMarks(this.tail.subarray(0, this.tailLength));
     return found;
   }
 
-  /** Scans the block's units at one alignment; the first credential found, at its byte in the file. */
-  private scan(shift: 0 | 1, block: Buffer, start: number, final: boolean): Finding | undefined {
-    const scanner = (this.scanners[shift] ??= this.startScanner(shift, start));
-    scanner.scanBlock(narrowedUtf16(this.unitsOf(block, start, shift, final), "le"), final);
+  /** The marks across the seam: in the tail's last two bytes (it ends at an even byte) and the block's first two. */
+  private seamMarks(block: Buffer): number {
+    if (this.tailLength < 2) return 0;
+    return bigEndianMarks(Buffer.concat([this.tail.subarray(this.tailLength - 2, this.tailLength), block.subarray(0, 2)]));
+  }
+
+  /** Scans the block's units as the `i`th reading; the first credential found, at its letter's byte in the file. */
+  private scan(i: number, { shift, order, at }: Reading, block: Buffer, start: number, final: boolean): Finding | undefined {
+    const scanner = (this.scanners[i] ??= this.startScanner(shift, order, start));
+    scanner.scanBlock(narrowedUtf16(this.unitsOf(block, start, shift, final), order), final);
     const f = scanner.finding;
-    return f && { what: f.what, offset: f.offset + shift };
+    return f && { what: f.what, offset: f.offset + shift + at };
   }
 
   /**
@@ -100,13 +109,13 @@ export class RawUtf16Scan {
    * state a scan from the file's start would leave it: the narrowed tail is
    * its context, its last OVERLAP units still to be judged.
    */
-  private startScanner(shift: 0 | 1, start: number): SecretScanner {
+  private startScanner(shift: 0 | 1, order: "le" | "be", start: number): SecretScanner {
     // From an odd byte, the block's first unit is the byte before it and its first byte.
     const scanner = new SecretScanner(this.known, shift === 0 ? start / 2 : Math.max(0, start / 2 - 1), 2);
     if (start > 0) {
       const tail = this.tail.subarray(0, this.tailLength);
       const end = tail.length - shift;
-      scanner.setContext(narrowedUtf16(tail.subarray(Math.max(0, end % 2), Math.max(0, end)), "le"));
+      scanner.setContext(narrowedUtf16(tail.subarray(Math.max(0, end % 2), Math.max(0, end)), order));
     }
     return scanner;
   }
