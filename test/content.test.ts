@@ -25,7 +25,7 @@ import { Refusal } from "../src/core/errors.js";
 import { DEFAULT_ALLOW } from "../src/config/config.js";
 import { rtfText } from "../src/content/rtf.js";
 import { workbookText } from "../src/content/biff.js";
-import { CARRIERS, CORPUS_EXTRA_ALLOW, Fakes, adversarial, biffPieces, biffRecord, bmp, cfb, docx, excelXls, excelXlsCut, flac, sstRecords, gif, olePackage, rtf, rtfObject, wordDoc, webm, jpeg, jpegMpf, makePng, mp3, mp4, negatives, ogg, oggPages, paxHeader, pdf, pdfOf, pdfSubsetFont, pngChunk, pngWithText, positives, pptx, rng, tar, tarHeader, wav, webp, xlsx, zip, pdfAttachment, pdfInfoUtf16 } from "./corpus.js";
+import { CARRIERS, CORPUS_EXTRA_ALLOW, Fakes, adversarial, biffPieces, biffRecord, bmp, cfb, docx, excelXls, excelXlsCut, flac, sstRecords, gif, olePackage, rtf, rtfObject, wordDoc, webm, jpeg, jpegMpf, makePng, mp3, mp4, negatives, ogg, oggPages, paxHeader, pdf, pdfOf, pdfSubsetFont, pngChunk, pngWithText, positives, pptx, rng, tar, tarHeader, wav, webp, xlsx, zip, pdfAttachment, pdfInfoUtf16, pdfXmpUtf16 } from "./corpus.js";
 import { BIN, NOTHING_LEFT, cli, leftBehind, makeHome, write } from "./helpers.js";
 import { parseEnviron, parseStat } from "../src/content/process-environments.js";
 
@@ -1048,6 +1048,15 @@ describe("damaged files of every format", () => {
       }
     }
     expect(outcome(() => inspectBinary(Buffer.from(pdfInfoUtf16("by the agent", "literal").toString("latin1").replace("<< /Author (", "<< /Author %("), "latin1"), "pdf", "pdf", NO_KNOWN_SECRETS))).toBe("published");
+  });
+
+  it("reads a PDF stream that holds UTF-16 text as UTF-16 whatever its /Type: an XMP packet's key in UTF-16LE was published once `/Type /Metadata` was damaged (read as a content stream)", () => {
+    const key = positives(41)["github-token"]!;
+    for (const damage of ["/Tyqe /Metadata", "/Type /Metadatum", ""]) {
+      const damaged = Buffer.from(pdfXmpUtf16(`by ${key}`).toString("latin1").replace("/Type /Metadata", damage), "latin1");
+      expect(outcome(() => inspectBinary(damaged, "pdf", "pdf", NO_KNOWN_SECRETS)), damage).toMatch(/^secret_detected: .*a GitHub token \(in the PDF stream at byte \d+, at byte \d+ of it\)/);
+    }
+    expect(outcome(() => inspectBinary(Buffer.from(pdfXmpUtf16("by the agent").toString("latin1").replace("/Type /Metadata", ""), "latin1"), "pdf", "pdf", NO_KNOWN_SECRETS))).toBe("published");
   });
 
   it("reads a tar member's padding when it is not NULs, with the end of the member: a key there, or across a size made shorter, was published", () => {

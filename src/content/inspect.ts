@@ -114,8 +114,8 @@ export class InspectContext {
    * that holds text, little-endian, and big-endian after a big-endian byte
    * order mark (utf16.ts UTF16_READINGS: Windows metadata, an embedded
    * object's strings, a PDF string in UTF-16BE hold ASCII only every other
-   * byte), unless `asUtf16` is false (a PDF content stream: operators, whose
-   * strings are read apart).
+   * byte), unless `asUtf16` is false (an .xls workbook's strings, already
+   * taken out of their UTF-16).
    */
   scan(part: string, bytes: Uint8Array, offsetBase?: number, asUtf16 = true): void {
     this.countPart();

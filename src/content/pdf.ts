@@ -268,11 +268,12 @@ export function inspectPdfSource(src: ByteSource, ctx: InspectContext): void {
       else throw ctx.unscannable(`${part} is encoded with ${f}, which this check does not read`);
     }
     // UTF-16 may be in an object stream's strings (an Info dictionary, a form field), in XMP metadata or an
-    // embedded file; a content stream's NULs are glyph codes and image bytes, not text (InspectContext.scan).
+    // embedded file, and in any stream whose /Type was damaged: every stream that holds UTF-16 text is read as
+    // UTF-16 (InspectContext.scan; a content stream's text has no NULs, its glyph codes seldom read as text).
     const type = STREAM_TYPE.exec(dict)?.[1];
     // A content stream's bytes are scanned after the text it shows (below).
     if (type === undefined && !fonts.addMap(id, data)) contents.push({ id, data, part });
-    else ctx.scan(part, data, undefined, type !== undefined);
+    else ctx.scan(part, data);
     if (type !== undefined) ctx.scan(`the text of ${part}`, shownText(data), undefined, type === "ObjStm");
     if (type === "ObjStm") fonts.addObjectStream(dict, data);
     // An attached file that is a document (a docx, a PDF) or a picture is read as one: its compressed parts are otherwise unseen.
@@ -284,7 +285,7 @@ export function inspectPdfSource(src: ByteSource, ctx: InspectContext): void {
   // The streams' bytes last: the text they show made the scanner hot, and V8 has optimised it by now.
   // Scanned first, its last functions were still being compiled when the text's scan ended, and the
   // process's exit waits for a compilation under way (a 19 MB PDF: ~9 against ~3 ms at exit).
-  for (const { part, data } of contents) ctx.scan(part, data, undefined, false);
+  for (const { part, data } of contents) ctx.scan(part, data);
 }
 
 /** A content stream: its object number, when the file gives one, its decoded bytes and how a finding names it. */
