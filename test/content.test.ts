@@ -1059,6 +1059,44 @@ describe("damaged files of every format", () => {
     expect(outcome(() => inspectBinary(Buffer.from(pdfXmpUtf16("by the agent").toString("latin1").replace("/Type /Metadata", ""), "latin1"), "pdf", "pdf", NO_KNOWN_SECRETS))).toBe("published");
   });
 
+  it("refuses a zip holding an entry its directory does not list (a reader that walks the local headers extracts it): a docx whose directory's count said 0, or that left out the embedded object, published its key unread; scans the bytes between entries", () => {
+    const key = positives(41)["github-token"]!;
+    const object = docx("Report", 7, { "word/embeddings/oleObject1.bin": Buffer.from(`Notes ${key}`, "utf16le") });
+    const endAt = object.length - 22;
+    // The end record's count of entries (this disk's and the total) set to 0: the directory lists none.
+    const none = Buffer.from(object);
+    none.writeUInt16LE(0, endAt + 8);
+    none.writeUInt16LE(0, endAt + 10);
+    expect(outcome(() => inspectBinary(none, "docx", "docx", NO_KNOWN_SECRETS))).toMatch(/^unscannable_content: .*an entry its zip directory does not list \(a local header at byte 0\)/);
+    // The object's entry taken out of the directory (its last record): the document's entries still read.
+    const cdSize = object.readUInt32LE(endAt + 12);
+    const cdStart = object.readUInt32LE(endAt + 16);
+    const lastRecord = object.lastIndexOf(Buffer.from("PK\x01\x02", "latin1"), endAt);
+    const end = Buffer.from(object.subarray(endAt));
+    end.writeUInt16LE(end.readUInt16LE(8) - 1, 8);
+    end.writeUInt16LE(end.readUInt16LE(10) - 1, 10);
+    end.writeUInt32LE(cdSize - (endAt - lastRecord), 12);
+    const unlisted = Buffer.concat([object.subarray(0, lastRecord), end]);
+    expect(cdStart).toBeLessThan(lastRecord);
+    expect(outcome(() => inspectBinary(unlisted, "docx", "docx", NO_KNOWN_SECRETS))).toMatch(/^unscannable_content: .*does not list \(a local header at byte \d+\)/);
+    // Bytes a writer left between two entries (a data descriptor's place) are scanned: a key there in a clean document.
+    const clean = docx("Report", 7, { "word/embeddings/oleObject1.bin": Buffer.from("Notes", "utf16le") });
+    const cleanEnd = clean.length - 22;
+    const cleanCdStart = clean.readUInt32LE(cleanEnd + 16);
+    const second = clean.indexOf(Buffer.from("PK\x03\x04", "latin1"), 4);
+    const gap = Buffer.from(` ${key} `);
+    const cd = Buffer.from(clean.subarray(cleanCdStart, cleanEnd));
+    for (let at = cd.indexOf(Buffer.from("PK\x01\x02", "latin1")); at >= 0; at = cd.indexOf(Buffer.from("PK\x01\x02", "latin1"), at + 4)) {
+      if (cd.readUInt32LE(at + 42) >= second) cd.writeUInt32LE(cd.readUInt32LE(at + 42) + gap.length, at + 42);
+    }
+    const gapEnd = Buffer.from(clean.subarray(cleanEnd));
+    gapEnd.writeUInt32LE(cleanCdStart + gap.length, 16);
+    const withGap = Buffer.concat([clean.subarray(0, second), gap, clean.subarray(second, cleanCdStart), cd, gapEnd]);
+    expect(outcome(() => inspectBinary(withGap, "docx", "docx", NO_KNOWN_SECRETS))).toMatch(/^secret_detected: .*a GitHub token \(in the bytes after its entries at byte \d+/);
+    expect(outcome(() => inspectBinary(object, "docx", "docx", NO_KNOWN_SECRETS))).toMatch(/^secret_detected: .*oleObject1\.bin/);
+    expect(outcome(() => inspectBinary(docx("Report", 7, { "word/embeddings/oleObject1.bin": Buffer.from("Notes", "utf16le") }), "docx", "docx", NO_KNOWN_SECRETS))).toBe("published");
+  });
+
   it("reads a tar member's padding when it is not NULs, with the end of the member: a key there, or across a size made shorter, was published", () => {
     const key = positives(41)["github-token"]!;
     const shortened = (text: string, cut: number) => {

@@ -101,14 +101,37 @@ function readEntries(src: ByteSource, ctx: InspectContext): { entries: Entry[]; 
   return { entries, cdStart, cdEnd: cdStart + at, eocd };
 }
 
-/** An entry's stored (maybe compressed) bytes, valid until `src`'s next read. */
-function entryData(src: ByteSource, e: Entry, ctx: InspectContext): Uint8Array {
+/** Where an entry's stored bytes start, after its local header. */
+function dataStart(src: ByteSource, e: Entry, ctx: InspectContext): number {
   const at = e.localOffset;
   const local = at + 30 <= src.length ? src.read(at, 30) : undefined;
   if (!local || u32(local, 0) !== LOCAL) throw ctx.unscannable(`${e.name} has no local header where the directory says`);
   const start = at + 30 + u16(local, 26) + u16(local, 28);
   if (start + e.compressed > src.length) throw ctx.unscannable(`${e.name} runs past the end of the file`);
-  return src.read(start, e.compressed);
+  return start;
+}
+
+const LOCAL_SIGNATURE = Buffer.from("PK\x03\x04", "latin1");
+
+/**
+ * Scans the bytes before the directory that no listed entry holds (before
+ * the first, between two, after the last: what a writer leaves empty), and
+ * refuses a local header there: an entry the directory does not list is
+ * not read here, and a reader that walks the local headers (libarchive,
+ * 7-Zip, Java's ZipInputStream) extracts it.
+ */
+function scanOutsideEntries(src: ByteSource, entries: Entry[], cdStart: number, ctx: InspectContext): void {
+  const spans = entries.map((e) => [e.localOffset, dataStart(src, e, ctx) + e.compressed] as const).sort((a, b) => a[0] - b[0]);
+  let at = 0;
+  for (const [start, end] of [...spans, [cdStart, cdStart] as const]) {
+    if (start > at) {
+      const gap = src.read(at, Math.min(start, cdStart) - at);
+      const local = Buffer.from(gap.buffer, gap.byteOffset, gap.length).indexOf(LOCAL_SIGNATURE);
+      if (local >= 0) throw ctx.unscannable(`it holds an entry its zip directory does not list (a local header at byte ${at + local})`);
+      ctx.scan(at === 0 ? "the bytes before its first entry" : `the bytes after its entries at byte ${at}`, gap, at);
+    }
+    at = Math.max(at, end);
+  }
 }
 
 /**
@@ -132,16 +155,15 @@ export function inspectZip(b: Uint8Array, ctx: InspectContext): void {
 /** A zip read a range at a time: its directory, then one entry after another, never the whole file at once. */
 export function inspectZipSource(src: ByteSource, ctx: InspectContext): void {
   const { entries, cdStart, cdEnd, eocd } = readEntries(src, ctx);
-  // Names, comments and extra fields, and any byte outside the entries (after the directory: a polyglot's payload).
+  // Names, comments and extra fields, and any byte outside the entries (after the directory: a polyglot's payload; before it: scanOutsideEntries).
   ctx.scan("its zip directory", src.read(cdStart, cdEnd - cdStart));
   ctx.scan("the end of its zip directory", src.read(eocd, src.length - eocd), eocd);
-  const first = entries.reduce((min, e) => Math.min(min, e.localOffset), cdStart);
-  if (first > 0) ctx.scan("the bytes before its first entry", src.read(0, first), 0);
+  scanOutsideEntries(src, entries, cdStart, ctx);
   for (const e of entries) {
     if (e.name.endsWith("/")) continue;
     const part = e.name;
     if (e.flags & 0x01) throw ctx.unscannable(`${part} is encrypted`);
-    const raw = entryData(src, e, ctx);
+    const raw = src.read(dataStart(src, e, ctx), e.compressed);
     let data: Uint8Array;
     if (e.method === 0) data = raw;
     else if (e.method === 8) data = ctx.inflate(part, raw, "raw", e.size);
