@@ -1097,6 +1097,24 @@ describe("damaged files of every format", () => {
     expect(outcome(() => inspectBinary(docx("Report", 7, { "word/embeddings/oleObject1.bin": Buffer.from("Notes", "utf16le") }), "docx", "docx", NO_KNOWN_SECRETS))).toBe("published");
   });
 
+  it("refuses a zip entry whose local header and directory disagree on its compression method or compressed size: an embedded object the directory called stored, or 1 byte long, published its key unread", () => {
+    const key = positives(41)["github-token"]!;
+    const object = docx("Report", 7, { "word/embeddings/oleObject1.bin": Buffer.from(`Notes ${key}`, "utf16le") });
+    const record = object.lastIndexOf(Buffer.from("PK\x01\x02", "latin1"));
+    const stored = Buffer.from(object);
+    stored.writeUInt16LE(0, record + 10);
+    expect(outcome(() => inspectBinary(stored, "docx", "docx", NO_KNOWN_SECRETS))).toMatch(/^unscannable_content: .*oleObject1\.bin's local header gives another compression method \(8\) than its directory \(0\)/);
+    const short = Buffer.from(object);
+    short.writeUInt32LE(1, record + 20);
+    expect(outcome(() => inspectBinary(short, "docx", "docx", NO_KNOWN_SECRETS))).toMatch(/^unscannable_content: .*oleObject1\.bin's local header gives another compressed size \(\d+ bytes\) than its directory \(1\)/);
+    // A local header that leaves its sizes to a data descriptor (0) is read by the directory's.
+    const described = Buffer.from(object);
+    const local = described.indexOf("word/embeddings/oleObject1.bin") - 30;
+    expect(described.readUInt32LE(local)).toBe(0x04034b50);
+    described.writeUInt32LE(0, local + 18);
+    expect(outcome(() => inspectBinary(described, "docx", "docx", NO_KNOWN_SECRETS))).toMatch(/^secret_detected: .*oleObject1\.bin/);
+  });
+
   it("reads a tar member's padding when it is not NULs, with the end of the member: a key there, or across a size made shorter, was published", () => {
     const key = positives(41)["github-token"]!;
     const shortened = (text: string, cut: number) => {

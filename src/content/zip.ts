@@ -101,11 +101,18 @@ function readEntries(src: ByteSource, ctx: InspectContext): { entries: Entry[]; 
   return { entries, cdStart, cdEnd: cdStart + at, eocd };
 }
 
-/** Where an entry's stored bytes start, after its local header. */
+/** Where an entry's stored bytes start, after its local header (which must give the directory's method and size). */
 function dataStart(src: ByteSource, e: Entry, ctx: InspectContext): number {
   const at = e.localOffset;
   const local = at + 30 <= src.length ? src.read(at, 30) : undefined;
   if (!local || u32(local, 0) !== LOCAL) throw ctx.unscannable(`${e.name} has no local header where the directory says`);
+  // Read as the directory says, what a reader that follows the local header inflates would be read as stored, or cut short.
+  if (u16(local, 8) !== e.method) throw ctx.unscannable(`${e.name}'s local header gives another compression method (${u16(local, 8)}) than its directory (${e.method})`);
+  // A size the local header does not give: 0 or 0xFFFFFFFF (in a data descriptor after the data, in a zip64 field).
+  const localCompressed = u32(local, 18);
+  if (localCompressed !== 0 && localCompressed !== 0xffffffff && localCompressed !== e.compressed) {
+    throw ctx.unscannable(`${e.name}'s local header gives another compressed size (${localCompressed} bytes) than its directory (${e.compressed})`);
+  }
   const start = at + 30 + u16(local, 26) + u16(local, 28);
   if (start + e.compressed > src.length) throw ctx.unscannable(`${e.name} runs past the end of the file`);
   return start;
