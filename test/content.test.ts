@@ -1115,6 +1115,21 @@ describe("damaged files of every format", () => {
     expect(outcome(() => inspectBinary(described, "docx", "docx", NO_KNOWN_SECRETS))).toMatch(/^secret_detected: .*oleObject1\.bin/);
   });
 
+  it("reads a zip inside another file by its end record when its first bytes are damaged (unzip finds it so): a docx in a tar or a gzip whose first byte was changed or first bytes cut published its embedded object's key unread", () => {
+    const key = positives(41)["github-token"]!;
+    const object = docx("Report", 7, { "word/embeddings/oleObject1.bin": Buffer.from(`Notes ${key}`, "utf16le") });
+    const changed = Buffer.from(object);
+    changed[0] = 0x70;
+    const cut = object.subarray(32);
+    for (const [name, inner] of [["first byte changed", changed], ["first bytes cut", cut]] as const) {
+      expect(outcome(() => inspectBinary(tar({ "a/x.bin": inner }), "tar", "tar", NO_KNOWN_SECRETS)), `${name} in a tar`).toMatch(/^unscannable_content: .*\(in a\/x\.bin\)/);
+      expect(outcome(() => inspectBinary(zlib.gzipSync(inner), "gz", "gz", NO_KNOWN_SECRETS)), `${name} in a gzip`).toMatch(/^unscannable_content: .*\(in the file it compresses\)/);
+    }
+    // Whole, it is read (the key found), and a file that only holds the signature near its end is not taken for a zip.
+    expect(outcome(() => inspectBinary(tar({ "a/x.bin": object }), "tar", "tar", NO_KNOWN_SECRETS))).toMatch(/^secret_detected: .*oleObject1\.bin/);
+    expect(outcome(() => inspectBinary(tar({ "a/x.bin": Buffer.concat([Buffer.from("notes PK\x05\x06"), Buffer.alloc(40, 0x20)]) }), "tar", "tar", NO_KNOWN_SECRETS))).toBe("published");
+  });
+
   it("reads a tar member's padding when it is not NULs, with the end of the member: a key there, or across a size made shorter, was published", () => {
     const key = positives(41)["github-token"]!;
     const shortened = (text: string, cut: number) => {

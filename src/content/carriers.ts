@@ -13,7 +13,7 @@ import { inspectMatroska } from "./matroska.js";
 import { inspectOgg } from "./ogg.js";
 import { inspectPdf, inspectPdfSource } from "./pdf.js";
 import { inspectRtf } from "./rtf.js";
-import { inspectZip, inspectZipSource } from "./zip.js";
+import { endsAsZip, inspectZip, inspectZipSource } from "./zip.js";
 
 /**
  * Readers that read a file a range at a time: audio and video (their media
@@ -88,7 +88,7 @@ export function hasReader(sniffedExt: string): boolean {
 
 /**
  * The reader of a document inside another, by its first bytes: a zip (an
- * embedded workbook, an attached docx), a PDF, a compound file (a docx's
+ * embedded workbook, an attached docx; also known by its end record), a PDF, a compound file (a docx's
  * OLE object, a workbook inside a .doc), a tar or a gzip file (an archive
  * inside an archive); an archive compressed in a way this check does not
  * read gets a refusal.
@@ -99,6 +99,8 @@ function nestedReaderOf(b: Uint8Array): Reader | undefined {
   if (isCfb(b)) return inspectCfb;
   if (isGzip(b)) return inspectGzip;
   if (isTar(b)) return inspectTar;
+  // A zip whose first bytes are damaged or preceded by others: unzip finds it by its end.
+  if (endsAsZip(b)) return inspectZip;
   const unreadable = unreadableArchive(b);
   return unreadable === undefined ? undefined : refuseUnreadable(unreadable);
 }

@@ -49,6 +49,25 @@ function findEocd(tail: Uint8Array): number {
   return -1;
 }
 
+const EOCD_SIGNATURE = Buffer.from("PK\x05\x06", "latin1");
+
+/**
+ * Whether `b` ends with a zip's end record (its comment, if any, reaching
+ * the last byte) whose directory says the zip starts at its first byte or
+ * before it: what unzip finds whatever the first bytes hold (a zip whose
+ * first entry is damaged is still extracted, its other entries whole). A
+ * zip after other bytes (an OLE package's file) is left to the reader of
+ * what holds it.
+ */
+export function endsAsZip(b: Uint8Array): boolean {
+  const bytes = Buffer.from(b.buffer, b.byteOffset, b.length);
+  const from = Math.max(0, bytes.length - TAIL);
+  for (let at = bytes.lastIndexOf(EOCD_SIGNATURE, bytes.length - 22); at >= from; at = at > 0 ? bytes.lastIndexOf(EOCD_SIGNATURE, at - 1) : -1) {
+    if (at + 22 + u16(bytes, at + 20) === bytes.length) return at - u32(bytes, at + 12) <= u32(bytes, at + 16);
+  }
+  return false;
+}
+
 /** The directory's entries, where it lies and where its end record lies. */
 function readEntries(src: ByteSource, ctx: InspectContext): { entries: Entry[]; cdStart: number; cdEnd: number; eocd: number } {
   const tailFrom = Math.max(0, src.length - TAIL);
