@@ -1097,6 +1097,17 @@ describe("damaged files of every format", () => {
     expect(outcome(() => inspectBinary(docx("Report", 7, { "word/embeddings/oleObject1.bin": Buffer.from("Notes", "utf16le") }), "docx", "docx", NO_KNOWN_SECRETS))).toBe("published");
   });
 
+  it("scans a zip's bytes between its directory and its end record, and refuses an entry there: a zip whose end record was zeroed (a directory of 0 bytes at byte 0) was published without a byte of it scanned", () => {
+    const key = positives(41)["github-token"]!;
+    const stored = zip({ "notes.txt": `token ${key}` }, true);
+    const zeroed = Buffer.concat([stored.subarray(0, stored.length - 22), Buffer.from("504b0506", "hex"), Buffer.alloc(18)]);
+    expect(outcome(() => inspectBinary(zeroed, "zip", "zip", NO_KNOWN_SECRETS))).toMatch(/^unscannable_content: .*an entry its zip directory does not list \(a local header at byte 0\)/);
+    const clean = zip({ "notes.txt": "token" }, true);
+    const between = Buffer.concat([clean.subarray(0, clean.length - 22), Buffer.from(` ${key} `), clean.subarray(clean.length - 22)]);
+    expect(outcome(() => inspectBinary(between, "zip", "zip", NO_KNOWN_SECRETS))).toMatch(/^secret_detected: .*a GitHub token \(in the bytes between its zip directory and its end record/);
+    expect(outcome(() => inspectBinary(clean, "zip", "zip", NO_KNOWN_SECRETS))).toBe("published");
+  });
+
   it("refuses a zip entry whose local header and directory disagree on its compression method or compressed size: an embedded object the directory called stored, or 1 byte long, published its key unread", () => {
     const key = positives(41)["github-token"]!;
     const object = docx("Report", 7, { "word/embeddings/oleObject1.bin": Buffer.from(`Notes ${key}`, "utf16le") });

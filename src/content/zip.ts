@@ -140,24 +140,28 @@ function dataStart(src: ByteSource, e: Entry, ctx: InspectContext): number {
 const LOCAL_SIGNATURE = Buffer.from("PK\x03\x04", "latin1");
 
 /**
- * Scans the bytes before the directory that no listed entry holds (before
- * the first, between two, after the last: what a writer leaves empty), and
+ * Scans the bytes before the end record that neither a listed entry nor
+ * the directory holds (before the first entry, between two, after the
+ * last, between the directory and the end record), and
  * refuses a local header there: an entry the directory does not list is
  * not read here, and a reader that walks the local headers (libarchive,
  * 7-Zip, Java's ZipInputStream) extracts it.
  */
-function scanOutsideEntries(src: ByteSource, entries: Entry[], cdStart: number, ctx: InspectContext): void {
+function scanOutsideEntries(src: ByteSource, entries: Entry[], cdStart: number, cdEnd: number, eocd: number, ctx: InspectContext): void {
   const spans = entries.map((e) => [e.localOffset, dataStart(src, e, ctx) + e.compressed] as const).sort((a, b) => a[0] - b[0]);
+  const outside = (from: number, to: number, part: string) => {
+    const gap = src.read(from, to - from);
+    const local = Buffer.from(gap.buffer, gap.byteOffset, gap.length).indexOf(LOCAL_SIGNATURE);
+    if (local >= 0) throw ctx.unscannable(`it holds an entry its zip directory does not list (a local header at byte ${from + local})`);
+    ctx.scan(part, gap, from);
+  };
   let at = 0;
   for (const [start, end] of [...spans, [cdStart, cdStart] as const]) {
-    if (start > at) {
-      const gap = src.read(at, Math.min(start, cdStart) - at);
-      const local = Buffer.from(gap.buffer, gap.byteOffset, gap.length).indexOf(LOCAL_SIGNATURE);
-      if (local >= 0) throw ctx.unscannable(`it holds an entry its zip directory does not list (a local header at byte ${at + local})`);
-      ctx.scan(at === 0 ? "the bytes before its first entry" : `the bytes after its entries at byte ${at}`, gap, at);
-    }
+    if (start > at) outside(at, Math.min(start, cdStart), at === 0 ? "the bytes before its first entry" : `the bytes after its entries at byte ${at}`);
     at = Math.max(at, end);
   }
+  // Between the directory and its end record: a zip64 end record and its locator, or what a directory said to lie elsewhere left there.
+  if (eocd > cdEnd) outside(cdEnd, eocd, "the bytes between its zip directory and its end record");
 }
 
 /**
@@ -184,7 +188,7 @@ export function inspectZipSource(src: ByteSource, ctx: InspectContext): void {
   // Names, comments and extra fields, and any byte outside the entries (after the directory: a polyglot's payload; before it: scanOutsideEntries).
   ctx.scan("its zip directory", src.read(cdStart, cdEnd - cdStart));
   ctx.scan("the end of its zip directory", src.read(eocd, src.length - eocd), eocd);
-  scanOutsideEntries(src, entries, cdStart, ctx);
+  scanOutsideEntries(src, entries, cdStart, cdEnd, eocd, ctx);
   for (const e of entries) {
     if (e.name.endsWith("/")) continue;
     const part = e.name;
