@@ -1647,7 +1647,7 @@ describe("known secrets: the values of the Hermes .env files", () => {
   });
 
   it("reads a process's name and parent from /proc/PID/stat, and an environment block, whatever the name holds", () => {
-    expect(parseStat("4242 (a) b (c)) S 17 4242 4242 0 -1")).toEqual({ command: "a) b (c)", parent: 17 });
+    expect(parseStat("4242 (a) b (c)) S 17 4242 4242 0 -1 4194560 106 0 0 0 1 0 0 0 20 0 1 0 918273 6463488")).toEqual({ command: "a) b (c)", parent: 17, start: "918273" });
     expect(parseStat("garbage")).toEqual({ command: "" });
     expect(parseEnviron(Buffer.from("A=1\0B==x\0=nameless\0NOEQ\0CUT=by the c"))).toEqual([
       ["A", "1"],

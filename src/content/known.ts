@@ -523,16 +523,24 @@ function environmentValues(environments: ProcessEnvironment[], known: readonly K
   const seen = new Set(known.map((v) => Buffer.from(v.bytes).toString("latin1")));
   const out: KnownValue[] = [];
   for (const env of environments) {
-    const where = env.pid === process.pid ? "media-outbox's own environment" : `the environment of process ${env.pid}, ${escapeText(env.command)}`;
-    for (const [name, value] of env.entries) {
-      if (PATH_LIKE.test(value)) continue;
-      for (const v of knownValuesOf(escapeText(name), value, where, false)) {
-        const key = Buffer.from(v.bytes).toString("latin1");
-        if (seen.has(key)) continue;
-        seen.add(key);
-        out.push(v);
-      }
+    for (const v of valuesOfEnvironment(env)) {
+      const key = Buffer.from(v.bytes).toString("latin1");
+      if (seen.has(key)) continue;
+      seen.add(key);
+      out.push(v);
     }
   }
   return out;
+}
+
+/** An ancestor's environment is judged once (processEnvironments keeps it while the process lives). */
+const judgedEnvironments = new WeakMap<ProcessEnvironment, KnownValue[]>();
+
+function valuesOfEnvironment(env: ProcessEnvironment): KnownValue[] {
+  let values = judgedEnvironments.get(env);
+  if (values !== undefined) return values;
+  const where = env.pid === process.pid ? "media-outbox's own environment" : `the environment of process ${env.pid}, ${escapeText(env.command)}`;
+  values = env.entries.flatMap(([name, value]) => (PATH_LIKE.test(value) ? [] : knownValuesOf(escapeText(name), value, where, false)));
+  judgedEnvironments.set(env, values);
+  return values;
 }

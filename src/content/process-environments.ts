@@ -24,6 +24,13 @@ export interface ProcessEnvironment {
   entries: [string, string][];
 }
 
+/**
+ * An ancestor's environment, by its PID and start time: what a process was
+ * started with does not change, and a long-running process (the watch, the
+ * gate) judges many files under the same ancestors.
+ */
+const ancestors = new Map<string, ProcessEnvironment | undefined>();
+
 /** This process's environment, then its ancestors' that can be read, nearest first. */
 export function processEnvironments(): ProcessEnvironment[] {
   const out: ProcessEnvironment[] = [{ pid: process.pid, command: "media-outbox", entries: ownEntries() }];
@@ -32,9 +39,14 @@ export function processEnvironments(): ProcessEnvironment[] {
     seen.add(pid);
     const stat = readProc(pid, "stat", 4096);
     if (stat === undefined) break;
-    const { command, parent } = parseStat(stat.toString("latin1"));
-    const environ = readProc(pid, "environ", MAX_ENVIRONMENT_BYTES);
-    if (environ !== undefined) out.push({ pid, command, entries: parseEnviron(environ) });
+    const { command, parent, start } = parseStat(stat.toString("latin1"));
+    const key = `${pid}:${start}`;
+    if (!ancestors.has(key)) {
+      const environ = readProc(pid, "environ", MAX_ENVIRONMENT_BYTES);
+      ancestors.set(key, environ === undefined ? undefined : { pid, command, entries: parseEnviron(environ) });
+    }
+    const env = ancestors.get(key);
+    if (env !== undefined) out.push(env);
     if (parent === undefined) break;
     pid = parent;
   }
@@ -67,17 +79,19 @@ function readProc(pid: number, name: string, max: number): Buffer | undefined {
 }
 
 /**
- * The command name and the parent's PID of a /proc/PID/stat line (`PID
- * (COMM) STATE PPID …`). The name may hold spaces and parentheses: it ends
+ * The command name, the parent's PID and the start time of a /proc/PID/stat
+ * line (`PID (COMM) STATE PPID …`). The name may hold spaces and parentheses: it ends
  * at the line's last `)`.
  */
-export function parseStat(stat: string): { command: string; parent?: number } {
+export function parseStat(stat: string): { command: string; parent?: number; start?: string } {
   const open = stat.indexOf("(");
   const close = stat.lastIndexOf(")");
   if (open < 0 || close < open) return { command: "" };
+  // Fields from the state on: the parent is the 4th field of the line, the start time (in clock ticks) the 22nd.
   const fields = stat.slice(close + 2).split(" ");
   const parent = Number(fields[1]);
-  return { command: stat.slice(open + 1, close), ...(Number.isInteger(parent) && parent > 0 ? { parent } : {}) };
+  const start = fields[19];
+  return { command: stat.slice(open + 1, close), ...(Number.isInteger(parent) && parent > 0 ? { parent } : {}), ...(start ? { start } : {}) };
 }
 
 /** The entries of a /proc/PID/environ block (NUL-terminated NAME=VALUE strings; one cut by the cap is dropped). */
