@@ -1025,6 +1025,26 @@ describe("damaged files of every format", () => {
     expect(outcome(() => inspectBinary(wav(`note ${key}`), "wav", "wav", NO_KNOWN_SECRETS))).toMatch(/^secret_detected: .*in its LIST INFO chunk/);
   });
 
+  it("the refusals of damaged structure found by fuzzing, through the CLI: each names its code and leaves nothing behind", () => {
+    const key = positives(43)["github-token"]!;
+    const riff = wav(`note ${key}`);
+    const list = riff.indexOf("LIST", 0, "latin1");
+    riff.writeUInt32LE(riff.indexOf("ghp_", 0, "latin1") + 20 - (list + 8), list + 4);
+    const unlisted = docx("Report", 7, { "word/embeddings/oleObject1.bin": Buffer.from(`Notes ${key}`, "utf16le") });
+    unlisted.writeUInt16LE(0, unlisted.length - 22 + 8);
+    unlisted.writeUInt16LE(0, unlisted.length - 22 + 10);
+    const inDocx = (inner: Buffer) => docx("See the attached report.", 7, { "word/embeddings/inner.docx": inner });
+    const deep = inDocx(inDocx(inDocx(docx(`Report\n${key}`))));
+    const files = [write(work, "cut.wav", riff), write(work, "unlisted.docx", unlisted), write(work, "deep.docx", deep)];
+    const r = cli(["prepare", "--json", ...files], { env: h.env });
+    expect(r.code).toBe(1);
+    const report = JSON.parse(r.stdout) as { media: unknown[]; media_dropped: { code: string; reason: string }[] };
+    expect(report.media).toEqual([]);
+    expect(report.media_dropped.map((d) => d.code)).toEqual(["unscannable_content", "unscannable_content", "unscannable_content"]);
+    for (const d of report.media_dropped) expect(d.reason).not.toContain(key);
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+  });
+
   it("reads an Ogg file's last page and the bytes after it together: a key its lacing, made shorter, cut in two was published", () => {
     const key = positives(37)["github-token"]!;
     const file = ogg(`note ${key}`);
