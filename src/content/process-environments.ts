@@ -42,8 +42,8 @@ export function processEnvironments(): ProcessEnvironment[] {
     const { command, parent, start } = parseStat(stat.toString("latin1"));
     const key = `${pid}:${start}`;
     if (!ancestors.has(key)) {
-      const environ = readProc(pid, "environ", MAX_ENVIRONMENT_BYTES);
-      ancestors.set(key, environ === undefined ? undefined : { pid, command, entries: parseEnviron(environ) });
+      const entries = environmentOf(pid);
+      ancestors.set(key, entries === undefined ? undefined : { pid, command, entries });
     }
     const env = ancestors.get(key);
     if (env !== undefined) out.push(env);
@@ -51,6 +51,12 @@ export function processEnvironments(): ProcessEnvironment[] {
     pid = parent;
   }
   return out;
+}
+
+/** The environment process `pid` was started with, or undefined when it cannot be read (gone, another user's, not dumpable). */
+export function environmentOf(pid: number): [string, string][] | undefined {
+  const environ = readProc(pid, "environ", MAX_ENVIRONMENT_BYTES);
+  return environ === undefined ? undefined : parseEnviron(environ);
 }
 
 function ownEntries(): [string, string][] {

@@ -147,8 +147,8 @@ const LOCAL_SIGNATURE = Buffer.from("PK\x03\x04", "latin1");
  * not read here, and a reader that walks the local headers (libarchive,
  * 7-Zip, Java's ZipInputStream) extracts it.
  */
-function scanOutsideEntries(src: ByteSource, entries: Entry[], cdStart: number, cdEnd: number, eocd: number, ctx: InspectContext): void {
-  const spans = entries.map((e) => [e.localOffset, dataStart(src, e, ctx) + e.compressed] as const).sort((a, b) => a[0] - b[0]);
+function scanOutsideEntries(src: ByteSource, entries: Entry[], starts: readonly number[], cdStart: number, cdEnd: number, eocd: number, ctx: InspectContext): void {
+  const spans = entries.map((e, i) => [e.localOffset, starts[i]! + e.compressed] as const).sort((a, b) => a[0] - b[0]);
   const outside = (from: number, to: number, part: string) => {
     const gap = src.read(from, to - from);
     const local = Buffer.from(gap.buffer, gap.byteOffset, gap.length).indexOf(LOCAL_SIGNATURE);
@@ -188,12 +188,14 @@ export function inspectZipSource(src: ByteSource, ctx: InspectContext): void {
   // Names, comments and extra fields, and any byte outside the entries (after the directory: a polyglot's payload; before it: scanOutsideEntries).
   ctx.scan("its zip directory", src.read(cdStart, cdEnd - cdStart));
   ctx.scan("the end of its zip directory", src.read(eocd, src.length - eocd), eocd);
-  scanOutsideEntries(src, entries, cdStart, cdEnd, eocd, ctx);
-  for (const e of entries) {
+  // Each local header read once: where its data starts, checked against the directory.
+  const starts = entries.map((e) => dataStart(src, e, ctx));
+  scanOutsideEntries(src, entries, starts, cdStart, cdEnd, eocd, ctx);
+  for (const [i, e] of entries.entries()) {
     if (e.name.endsWith("/")) continue;
     const part = e.name;
     if (e.flags & 0x01) throw ctx.unscannable(`${part} is encrypted`);
-    const raw = src.read(dataStart(src, e, ctx), e.compressed);
+    const raw = src.read(starts[i]!, e.compressed);
     let data: Uint8Array;
     if (e.method === 0) data = raw;
     else if (e.method === 8) data = ctx.inflate(part, raw, "raw", e.size);

@@ -32,7 +32,7 @@ import {
   storeDirectoryFiles,
 } from "./gate.js";
 import { rootOwnedProblem } from "./root-owned.js";
-import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, isTemplate, onDisk, unitEnvironment, unitFiles } from "./gateway-units.js";
+import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, isTemplate, lenientDiskReader, onDisk, unitEnvironment, unitFiles } from "./gateway-units.js";
 import { GATE_SECRETS_NEW_PATH, GATE_SECRETS_PATH, GATE_SERVICE, GATE_SOCKET_UNIT } from "./render.js";
 import { type Systemctl, shellLine } from "./systemctl.js";
 import { parseUnitText, splitWords } from "./systemd-syntax.js";
@@ -289,14 +289,7 @@ export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; d
 
 /** A gateway unit's user and the files of its environment, as install sees them (those the one running doctor may read). */
 function gatewayOwner(scope: UnitScope, unit: string, systemctl: Systemctl | undefined): GatewayOwner {
-  const disk = diskReader(scope);
-  const read = (file: string) => {
-    try {
-      return disk(file);
-    } catch {
-      return undefined;
-    }
-  };
+  const read = lenientDiskReader(scope);
   const files = unitFiles(scope, unit, isTemplate(unit) ? undefined : systemctl);
   const env = unitEnvironment(scope, files, read);
   return { unit, ...(env.user ? { user: env.user } : {}), ...gatewayEnvironmentSources(scope, files, env) };

@@ -13,6 +13,7 @@ import { NotDedicatedError } from "../safety/dedicated.js";
 import { readOperatorFile } from "../safety/operator-file.js";
 import { UNREADABLE_FORMATS } from "../content/formats.js";
 import { knownSecretFiles, readSecretFile } from "../content/known.js";
+import { environmentOf } from "../content/process-environments.js";
 import { knownSecretSources } from "../prepare/content.js";
 import { allowDirProblem, isUnderRoot, isWithin, mediaLineProblem, parseAllowDirs } from "../safety/gateway.js";
 import { type Layout, openLayout } from "../state/layout.js";
@@ -137,19 +138,6 @@ function unitRoots(env: EffectiveEnvironment): string[] | undefined {
   return v?.value === undefined ? undefined : parseAllowDirs(v.value, env.home);
 }
 
-function processEnvironment(pid: number): Map<string, string> | undefined {
-  try {
-    const vars = new Map<string, string>();
-    for (const entry of fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0")) {
-      const eq = entry.indexOf("=");
-      if (eq > 0) vars.set(entry.slice(0, eq), entry.slice(eq + 1));
-    }
-    return vars;
-  } catch {
-    return undefined;
-  }
-}
-
 /** Says why a gateway (its unit's environment) cannot read published files, if it cannot. */
 export type ReaderProblem = (env: EffectiveEnvironment) => string | undefined;
 
@@ -196,7 +184,8 @@ function gatewayChecks(
     } else {
       check(checks, name, "pass", `${ALLOW_DIRS} lists the outbox (from ${escapeText(allow.from ?? "?")}, read via ${env.how})`);
       if (env.mainPid) {
-        const running = processEnvironment(env.mainPid);
+        const entries = environmentOf(env.mainPid);
+        const running = entries && new Map(entries);
         const runningRoots = running ? parseAllowDirs(running.get(ALLOW_DIRS), env.home) : undefined;
         if (runningRoots && !isUnderRoot(outbox, runningRoots)) {
           check(checks, `${name} process`, "warn", `the running gateway (pid ${env.mainPid}) started before the outbox was added`, fix.systemctl("restart", unit));

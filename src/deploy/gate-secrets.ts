@@ -36,7 +36,7 @@ import { storeDirFileNames } from "../content/known.js";
 import { FatalError, errnoCode } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { rootOwnedProblem } from "./root-owned.js";
-import { parseEnvFile, parseUnitText, splitWords } from "./systemd-syntax.js";
+import { environmentAssignments, parseEnvFile, parseUnitText } from "./systemd-syntax.js";
 import { type PasswdEntry, groupIdsOf, userByName } from "./users.js";
 
 /** The gate's runtime directory (RuntimeDirectory=, under /run): the copies live there while it runs. */
@@ -100,10 +100,7 @@ export function unitFileEnvironment(text: string): { name: string; value: string
   for (const a of parseUnitText(text)) {
     if (a.section !== "Service" || a.key !== "Environment") continue;
     if (a.value === "") out = [];
-    for (const word of splitWords(a.value)) {
-      const eq = word.indexOf("=");
-      if (eq > 0) out.push({ name: word.slice(0, eq), value: word.slice(eq + 1).replace(/%(.?)/g, (m, c: string) => (c === "%" ? "%" : m)) });
-    }
+    for (const { name, value } of environmentAssignments(a.value)) out.push({ name, value: value.replace(/%(.?)/g, (m, c: string) => (c === "%" ? "%" : m)) });
   }
   return out;
 }

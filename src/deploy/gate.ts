@@ -14,7 +14,7 @@ import { FatalError, isErrno, usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { SYSTEM_PREFIXES, resolveExisting } from "../safety/denylist.js";
 import { isWithin } from "../safety/gateway.js";
-import { type EnvFileRef, type UnitEnvironment, type UnitFiles, diskReader, installDir, onDisk, type UnitScope } from "./gateway-units.js";
+import { type EnvFileRef, type UnitEnvironment, type UnitFiles, installDir, lenientDiskReader, onDisk, type UnitScope } from "./gateway-units.js";
 import { mkdirs, readIfExists } from "./files.js";
 import { rootOwnedProblem } from "./root-owned.js";
 import { type AgentSecretFile, unitFileEnvironment } from "./gate-secrets.js";
@@ -293,21 +293,12 @@ export function gatewayEnvironmentSources(scope: UnitScope, files: UnitFiles, en
  * each EnvironmentFile= (optional when marked `-`), and each unit file or
  * drop-in whose Environment= sets a value the content checks would look for
  * (one of other settings only is not named: doctor names it once it sets one).
- * A system unit without User= runs as root.
  */
 export function gatewaySecretFiles(gateways: GatewayOwner[], scope: Pick<UnitScope, "root">, notes: string[]): AgentSecretFile[] {
-  const disk = diskReader(scope as UnitScope);
-  // One the caller may not read (doctor, as an agent) is not judged.
-  const read = (file: string) => {
-    try {
-      return disk(file);
-    } catch {
-      return undefined;
-    }
-  };
+  const read = lenientDiskReader(scope);
   const files: AgentSecretFile[] = [];
   for (const g of gateways) {
-    const user = g.user === undefined ? "root" : userByNameOrUid(g.user, scope.root)?.name;
+    const user = gatewayUserName(g, scope);
     if (user === undefined) {
       if ((g.environmentFiles ?? []).length > 0 || (g.unitFiles ?? []).length > 0) notes.push(`${escapeText(g.unit)} runs as ${escapeText(g.user!)}, which is not in /etc/passwd: the gate will not know the values of its EnvironmentFile= and Environment=`);
       continue;
@@ -448,13 +439,17 @@ function isFileOnDisk(p: string, scope: Pick<UnitScope, "root">): boolean {
   }
 }
 
+/** The name of the user a gateway runs as (a system unit without User= runs as root), or undefined when /etc/passwd does not know its User=. */
+function gatewayUserName(g: GatewayOwner, scope: Pick<UnitScope, "root">): string | undefined {
+  return g.user === undefined ? "root" : userByNameOrUid(g.user, scope.root)?.name;
+}
+
 /** Each Hermes home the gate's secrets come from, with the user whose it is (a gateway's, an agent's). */
 function hermesHomes(gateways: GatewayOwner[], agents: PasswdEntry[], scope: Pick<UnitScope, "root">, notes: string[]): { home: string; user: string }[] {
   const homes: { home: string; user: string }[] = [];
   for (const g of gateways) {
     if (g.hermesHome === undefined) continue;
-    // A system unit without User= runs as root.
-    const user = g.user === undefined ? "root" : userByNameOrUid(g.user, scope.root)?.name;
+    const user = gatewayUserName(g, scope);
     if (user === undefined) notes.push(`${escapeText(g.unit)} runs as ${escapeText(g.user!)}, which is not in /etc/passwd: the gate will not know the secrets of ${escapeText(g.hermesHome)}`);
     else homes.push({ home: g.hermesHome, user });
   }

@@ -9,7 +9,7 @@ import { isErrno } from "../core/errors.js";
 import { readIfExists } from "./files.js";
 import { type Scope, Systemctl } from "./systemctl.js";
 import { userByName } from "./users.js";
-import { expandSpecifiers, parseEnvFile, parseUnitText, splitWords } from "./systemd-syntax.js";
+import { environmentAssignments, expandSpecifiers, parseEnvFile, parseUnitText, splitWords } from "./systemd-syntax.js";
 
 export interface UnitScope {
   scope: Scope;
@@ -179,6 +179,18 @@ export function diskReader(scope: UnitScope, overlay: ReadonlyMap<string, string
   return (p) => (overlay.has(p) ? overlay.get(p) : readIfExists(onDisk(scope, p))?.toString("utf8"));
 }
 
+/** diskReader for one who may not read every file (doctor, run as an agent): a file it cannot read reads as absent, and is not judged. */
+export function lenientDiskReader(scope: Pick<UnitScope, "root">): ReadText {
+  const read = diskReader(scope as UnitScope);
+  return (p) => {
+    try {
+      return read(p);
+    } catch {
+      return undefined;
+    }
+  };
+}
+
 /** Applies the unit file and its drop-ins in order: the environment systemd configures for the unit. */
 export function unitEnvironment(scope: UnitScope, files: UnitFiles, read: ReadText): UnitEnvironment {
   const env: UnitEnvironment = { unit: files.unit, environment: new Map(), environmentFiles: [], unset: [] };
@@ -190,10 +202,7 @@ export function unitEnvironment(scope: UnitScope, files: UnitFiles, read: ReadTe
       if (a.section !== "Service") continue;
       if (a.key === "Environment") {
         if (a.value === "") env.environment.clear();
-        for (const word of splitWords(a.value)) {
-          const eq = word.indexOf("=");
-          if (eq > 0) env.environment.set(word.slice(0, eq), { raw: word.slice(eq + 1), from: file });
-        }
+        for (const { name, value } of environmentAssignments(a.value)) env.environment.set(name, { raw: value, from: file });
       } else if (a.key === "EnvironmentFile") {
         if (a.value === "") env.environmentFiles = [];
         else {
@@ -298,10 +307,7 @@ export interface EffectiveEnvironment {
  */
 function shownEnvironment(unit: string, props: Map<string, string>): UnitEnvironment {
   const env: UnitEnvironment = { unit, environment: new Map(), environmentFiles: [], unset: splitWords(props.get("UnsetEnvironment") ?? "") };
-  for (const word of splitWords(props.get("Environment") ?? "")) {
-    const eq = word.indexOf("=");
-    if (eq > 0) env.environment.set(word.slice(0, eq), { raw: word.slice(eq + 1), value: word.slice(eq + 1), from: `${unit} Environment=` });
-  }
+  for (const { name, value } of environmentAssignments(props.get("Environment") ?? "")) env.environment.set(name, { raw: value, value, from: `${unit} Environment=` });
   for (const line of (props.get("EnvironmentFiles") ?? "").split("\n")) {
     const m = /^(.*) \(ignore_errors=(yes|no)\)$/.exec(line.trim());
     if (m) env.environmentFiles.push({ raw: m[1]!, path: m[1]!, optional: m[2] === "yes", from: `${unit} EnvironmentFiles=` });

@@ -38,6 +38,16 @@ export function parseUnitText(text: string): Assignment[] {
 
 const C_ESCAPES: Record<string, string> = { n: "\n", t: "\t", r: "\r", a: "\x07", b: "\b", f: "\f", v: "\v", "\\": "\\", '"': '"', "'": "'", s: " " };
 
+/** The NAME=VALUE assignments of an Environment= value, in order (splitWords; a word without `=` or a name is no assignment). */
+export function environmentAssignments(value: string): { name: string; value: string }[] {
+  const out: { name: string; value: string }[] = [];
+  for (const word of splitWords(value)) {
+    const eq = word.indexOf("=");
+    if (eq > 0) out.push({ name: word.slice(0, eq), value: word.slice(eq + 1) });
+  }
+  return out;
+}
+
 /**
  * Splits a value into words the way systemd does for Environment= and
  * ReadWritePaths=: whitespace separates, "…" and '…' quote, C escapes are
