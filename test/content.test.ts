@@ -313,6 +313,45 @@ describe("trailing data, bombs, unreadable containers", () => {
     expect(report.media.map((m) => m.name)).toEqual(["clean.png", "clean.jpg"]);
   });
 
+  it("reads a zip appended to a file that is not one (unzip extracts it whatever comes before it): a key deflated in a zip after a PDF's %%EOF, a song, a voice note, a .doc or a tar was published; a clean one is published, a picture's refused as trailing data", async () => {
+    const key = positives(41)["github-token"]!;
+    const appended = zip({ "notes.txt": `token ${key}\n` });
+    const clean = zip({ "notes.txt": "hello" });
+    const hosts = { pdf: pdf("Quarterly report"), mp3: mp3("song"), flac: flac("song"), wav: wav("song"), opus: ogg("note"), doc: wordDoc("Report"), tar: tar({ "a.txt": "x" }) };
+    const files = Object.entries(hosts).flatMap(([ext, host]) => [
+      write(work, `right-after.${ext}`, Buffer.concat([host, appended])),
+      write(work, `after-junk.${ext}`, Buffer.concat([host, Buffer.from("\njunk\n"), appended])),
+      write(work, `clean.${ext}`, Buffer.concat([host, clean])),
+    ]);
+    // A polyglot whose zip counts its offsets from the file's first byte (no shift) is read from its first entry.
+    const host = hosts.pdf;
+    const counted = zip({ "notes.txt": `token ${key}\n` });
+    const directoryAt = counted.readUInt32LE(counted.length - 6);
+    for (let at = counted.indexOf("PK\x01\x02"); at >= 0 && at < counted.length - 22; at = counted.indexOf("PK\x01\x02", at + 4)) counted.writeUInt32LE(counted.readUInt32LE(at + 42) + host.length, at + 42);
+    counted.writeUInt32LE(directoryAt + host.length, counted.length - 6);
+    files.push(write(work, "counted.pdf", Buffer.concat([host, counted])));
+    files.push(write(work, "polyglot.png", Buffer.concat([makePng(8, (i) => i), appended])));
+    const report = await judge(files);
+    expect(report.media.map((m) => m.name).sort()).toEqual(Object.keys(hosts).map((ext) => `clean.${ext}`).sort());
+    expect(report.media_dropped.map((d) => [path.basename(d.path), d.code, d.reason.includes("in notes.txt of the zip appended to it")])).toEqual([
+      ...Object.keys(hosts).flatMap((ext) => [[`right-after.${ext}`, "secret_detected", true], [`after-junk.${ext}`, "secret_detected", true]]),
+      ["counted.pdf", "secret_detected", true],
+      ["polyglot.png", "trailing_data", false],
+    ]);
+    for (const d of report.media_dropped) expect(d.reason).not.toContain(key.slice(-16));
+    expect(leftBehind(h)).toMatchObject({ staging: [] });
+    // Read from the staged file by ranges as from memory; and inside a document: a docx's embedded PDF with a zip after it.
+    const file = write(work, "ranges.pdf", Buffer.concat([host, appended]));
+    const fd = fs.openSync(file, "r");
+    try {
+      expect(outcome(() => inspectFile(fd, fs.fstatSync(fd).size, "pdf", "pdf", NO_KNOWN_SECRETS))).toMatch(/^secret_detected: .*in notes\.txt of the zip appended to it/);
+    } finally {
+      fs.closeSync(fd);
+    }
+    const embedded = docx("Report", 7, { "word/embeddings/report.pdf": Buffer.concat([host, appended]) });
+    expect(outcome(() => inspectBinary(embedded, "docx", "docx", NO_KNOWN_SECRETS))).toMatch(/^secret_detected: .*in notes\.txt of the zip appended to it of word\/embeddings\/report\.pdf/);
+  });
+
   it("publishes a phone's JPEG whose MPF index places a gain map after its end (refused as trailing_data until 2026-12-04), reads that image too, and refuses what the index does not cover", async () => {
     const key = positives()["github-token"]!;
     const gainMap = jpeg({ comment: "gain map" });

@@ -13,7 +13,7 @@ import { inspectMatroska } from "./matroska.js";
 import { inspectOgg } from "./ogg.js";
 import { inspectPdf, inspectPdfSource } from "./pdf.js";
 import { inspectRtf } from "./rtf.js";
-import { endsAsZip, inspectZip, inspectZipSource } from "./zip.js";
+import { inspectZip, inspectZipSource, readAppendedZip, zipShift } from "./zip.js";
 
 /**
  * Readers that read a file a range at a time: audio and video (their media
@@ -87,6 +87,25 @@ export function hasReader(sniffedExt: string): boolean {
 }
 
 /**
+ * A reader, then the zip appended to what it read, if a zip ends it: unzip
+ * extracts a zip whatever bytes come before it, so a PDF or a song with a
+ * zip after its end carries the zip's compressed entries, which the scan of
+ * the bytes after the format's end cannot read. A zip's own reader reads
+ * the zip that ends the file already.
+ */
+function thenAppendedZip(read: Reader): Reader {
+  return (bytes, ctx) => {
+    read(bytes, ctx);
+    readAppendedZip(bytesSource(bytes), ctx);
+  };
+}
+
+const NESTED_PDF = thenAppendedZip(inspectPdf);
+const NESTED_CFB = thenAppendedZip(inspectCfb);
+const NESTED_GZIP = thenAppendedZip(inspectGzip);
+const NESTED_TAR = thenAppendedZip(inspectTar);
+
+/**
  * The reader of a document inside another, by its first bytes: a zip (an
  * embedded workbook, an attached docx; also known by its end record), a PDF, a compound file (a docx's
  * OLE object, a workbook inside a .doc), a tar or a gzip file (an archive
@@ -95,19 +114,25 @@ export function hasReader(sniffedExt: string): boolean {
  */
 function nestedReaderOf(b: Uint8Array): Reader | undefined {
   if (b.length >= 22 && b[0] === 0x50 && b[1] === 0x4b && b[2] === 0x03 && b[3] === 0x04) return inspectZip;
-  if (b.length >= 8 && b[0] === 0x25 && b[1] === 0x50 && b[2] === 0x44 && b[3] === 0x46 && b[4] === 0x2d) return inspectPdf;
-  if (isCfb(b)) return inspectCfb;
-  if (isGzip(b)) return inspectGzip;
-  if (isTar(b)) return inspectTar;
-  // A zip whose first bytes are damaged or preceded by others: unzip finds it by its end.
-  if (endsAsZip(b)) return inspectZip;
+  if (b.length >= 8 && b[0] === 0x25 && b[1] === 0x50 && b[2] === 0x44 && b[3] === 0x46 && b[4] === 0x2d) return NESTED_PDF;
+  if (isCfb(b)) return NESTED_CFB;
+  if (isGzip(b)) return NESTED_GZIP;
+  if (isTar(b)) return NESTED_TAR;
+  // A zip whose first bytes are damaged: unzip finds it by its end. One after other bytes (an OLE package's file) is left to the reader of what holds it.
+  const shift = zipShift(bytesSource(b));
+  if (shift !== undefined && shift <= 0) return inspectZip;
   const unreadable = unreadableArchive(b);
   return unreadable === undefined ? undefined : refuseUnreadable(unreadable);
 }
 
+/** Whether the sniffed type's reader is a zip's, which reads the zip that ends the file itself. */
+const isZipType = (sniffedExt: string) => RANGE_READERS[sniffedExt as RangeReadType] === inspectZipSource;
+
 /** Reads the file's metadata and containers; throws the Refusal a finding leads to. */
 export function inspectBinary(bytes: Uint8Array, ext: string, sniffedExt: string, known: KnownSecrets | (() => KnownSecrets)): void {
-  READERS[sniffedExt]!(bytes, new InspectContext(ext, known, nestedReaderOf));
+  const ctx = new InspectContext(ext, known, nestedReaderOf);
+  READERS[sniffedExt]!(bytes, ctx);
+  if (!isZipType(sniffedExt)) readAppendedZip(bytesSource(bytes), ctx);
 }
 
 /** True when the sniffed type's reader reads the file a range at a time (inspectFile), not all its bytes. */
@@ -117,5 +142,8 @@ export function readsRanges(sniffedExt: string): boolean {
 
 /** inspectBinary for a type that readsRanges, from an open file of `length` bytes. */
 export function inspectFile(fd: number, length: number, ext: string, sniffedExt: string, known: KnownSecrets | (() => KnownSecrets)): void {
-  RANGE_READERS[sniffedExt as RangeReadType](fileSource(fd, length), new InspectContext(ext, known, nestedReaderOf));
+  const ctx = new InspectContext(ext, known, nestedReaderOf);
+  const src = fileSource(fd, length);
+  RANGE_READERS[sniffedExt as RangeReadType](src, ctx);
+  if (!isZipType(sniffedExt)) readAppendedZip(src, ctx);
 }

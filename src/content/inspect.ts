@@ -245,10 +245,15 @@ export class InspectContext {
    * are scanned but not refused on their own (the file sent is the container).
    */
   readWithin(part: string, bytes: Uint8Array, reader: Reader): void {
+    this.inPart(part, () => reader(bytes, this));
+  }
+
+  /** Runs `read` with what it finds named inside `part`. */
+  inPart(part: string, read: () => void): void {
     const outer = this.within;
     this.within = outer === undefined ? part : `${part} of ${outer}`;
     try {
-      reader(bytes, this);
+      read();
     } finally {
       this.within = outer;
     }
@@ -263,13 +268,21 @@ export class InspectContext {
    */
   readNested(part: string, bytes: Uint8Array): void {
     const reader = this.nestedReaderOf(bytes);
-    if (!reader) return;
+    if (reader) this.readDeeper(part, () => this.readWithin(part, bytes, reader));
+  }
+
+  /**
+   * Reads the document `part` with `read`, one level deeper: a document
+   * inside this one (readNested), or one appended to it (a zip after a
+   * PDF's %%EOF, which unzip extracts: zip.ts readAppendedZip).
+   */
+  readDeeper(part: string, read: () => void): void {
     if (this.nesting >= MAX_NESTING) {
       throw this.unscannable(`${part} is a document ${MAX_NESTING + 1} deep inside others, and documents are read ${MAX_NESTING} deep`, "send the documents inside it as files of their own");
     }
     this.nesting++;
     try {
-      this.readWithin(part, bytes, reader);
+      read();
     } finally {
       this.nesting--;
     }

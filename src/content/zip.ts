@@ -52,20 +52,51 @@ function findEocd(tail: Uint8Array): number {
 const EOCD_SIGNATURE = Buffer.from("PK\x05\x06", "latin1");
 
 /**
- * Whether `b` ends with a zip's end record (its comment, if any, reaching
- * the last byte) whose directory says the zip starts at its first byte or
- * before it: what unzip finds whatever the first bytes hold (a zip whose
- * first entry is damaged is still extracted, its other entries whole). A
- * zip after other bytes (an OLE package's file) is left to the reader of
- * what holds it.
+ * How far the zip that ends `src` lies from where its directory says it
+ * starts: where its directory really is (just before its end record) less
+ * where the end record says it is. unzip reads a zip whatever bytes come
+ * before it by adding that much to every offset ("extra bytes at beginning
+ * of zipfile"), so a zip appended to another file (after a PDF's %%EOF, an
+ * audio file's last frame) is extracted whole. Undefined when `src` does not
+ * end with an end record (its comment, if any, reaching the last byte); a
+ * zip64 end record gives its own sizes.
  */
-export function endsAsZip(b: Uint8Array): boolean {
-  const bytes = Buffer.from(b.buffer, b.byteOffset, b.length);
-  const from = Math.max(0, bytes.length - TAIL);
-  for (let at = bytes.lastIndexOf(EOCD_SIGNATURE, bytes.length - 22); at >= from; at = at > 0 ? bytes.lastIndexOf(EOCD_SIGNATURE, at - 1) : -1) {
-    if (at + 22 + u16(bytes, at + 20) === bytes.length) return at - u32(bytes, at + 12) <= u32(bytes, at + 16);
+export function zipShift(src: ByteSource): number | undefined {
+  const from = Math.max(0, src.length - TAIL);
+  const tail = src.read(from, src.length - from);
+  const bytes = Buffer.from(tail.buffer, tail.byteOffset, tail.length);
+  for (let at = bytes.lastIndexOf(EOCD_SIGNATURE, bytes.length - 22); at >= 0; at = at > 0 ? bytes.lastIndexOf(EOCD_SIGNATURE, at - 1) : -1) {
+    if (at + 22 + u16(bytes, at + 20) !== bytes.length) continue;
+    const eocd = from + at;
+    let cdSize = u32(bytes, at + 12);
+    let cdStart = u32(bytes, at + 16);
+    let directoryEnd = eocd;
+    if (eocd >= 20 + 56 && u32(src.read(eocd - 20, 20), 0) === EOCD64_LOCATOR) {
+      // The zip64 end record lies just before its locator.
+      const record = src.read(eocd - 20 - 56, 56);
+      if (u32(record, 0) === EOCD64) {
+        cdSize = u64(record, 40);
+        cdStart = u64(record, 48);
+        directoryEnd = eocd - 20 - 56;
+      }
+    }
+    return directoryEnd - cdSize - cdStart;
   }
-  return false;
+  return undefined;
+}
+
+/**
+ * Reads the zip appended to a file that is not one (a PDF, an audio file,
+ * a compound file), as unzip would extract it: its entries, its directory
+ * and the bytes between them; the file's own bytes before the zip were its
+ * reader's. Nothing when no zip ends the file.
+ */
+export function readAppendedZip(src: ByteSource, ctx: InspectContext): void {
+  const shift = zipShift(src);
+  if (shift === undefined || shift < 0) return;
+  const part = "the zip appended to it";
+  const shifted: ByteSource = { length: src.length - shift, read: (at, length) => src.read(at + shift, length) };
+  ctx.readDeeper(part, () => ctx.inPart(part, () => inspectZipSource(shifted, ctx, "appended")));
 }
 
 /** The directory's entries, where it lies and where its end record lies. */
@@ -147,7 +178,7 @@ const LOCAL_SIGNATURE = Buffer.from("PK\x03\x04", "latin1");
  * not read here, and a reader that walks the local headers (libarchive,
  * 7-Zip, Java's ZipInputStream) extracts it.
  */
-function scanOutsideEntries(src: ByteSource, entries: Entry[], starts: readonly number[], cdStart: number, cdEnd: number, eocd: number, ctx: InspectContext): void {
+function scanOutsideEntries(src: ByteSource, entries: Entry[], starts: readonly number[], from: number, cdStart: number, cdEnd: number, eocd: number, ctx: InspectContext): void {
   const spans = entries.map((e, i) => [e.localOffset, starts[i]! + e.compressed] as const).sort((a, b) => a[0] - b[0]);
   const outside = (from: number, to: number, part: string) => {
     const gap = src.read(from, to - from);
@@ -155,9 +186,9 @@ function scanOutsideEntries(src: ByteSource, entries: Entry[], starts: readonly 
     if (local >= 0) throw ctx.unscannable(`it holds an entry its zip directory does not list (a local header at byte ${from + local})`);
     ctx.scan(part, gap, from);
   };
-  let at = 0;
+  let at = from;
   for (const [start, end] of [...spans, [cdStart, cdStart] as const]) {
-    if (start > at) outside(at, Math.min(start, cdStart), at === 0 ? "the bytes before its first entry" : `the bytes after its entries at byte ${at}`);
+    if (start > at) outside(at, Math.min(start, cdStart), at === from ? "the bytes before its first entry" : `the bytes after its entries at byte ${at}`);
     at = Math.max(at, end);
   }
   // Between the directory and its end record: a zip64 end record and its locator, or what a directory said to lie elsewhere left there.
@@ -183,14 +214,16 @@ export function inspectZip(b: Uint8Array, ctx: InspectContext): void {
 }
 
 /** A zip read a range at a time: its directory, then one entry after another, never the whole file at once. */
-export function inspectZipSource(src: ByteSource, ctx: InspectContext): void {
+export function inspectZipSource(src: ByteSource, ctx: InspectContext, where: "whole" | "appended" = "whole"): void {
   const { entries, cdStart, cdEnd, eocd } = readEntries(src, ctx);
   // Names, comments and extra fields, and any byte outside the entries (after the directory: a polyglot's payload; before it: scanOutsideEntries).
   ctx.scan("its zip directory", src.read(cdStart, cdEnd - cdStart));
   ctx.scan("the end of its zip directory", src.read(eocd, src.length - eocd), eocd);
   // Each local header read once: where its data starts, checked against the directory.
   const starts = entries.map((e) => dataStart(src, e, ctx));
-  scanOutsideEntries(src, entries, starts, cdStart, cdEnd, eocd, ctx);
+  // An appended zip's first entry starts where the file it was appended to ends.
+  const from = where === "appended" ? entries.reduce((first, e) => Math.min(first, e.localOffset), cdStart) : 0;
+  scanOutsideEntries(src, entries, starts, from, cdStart, cdEnd, eocd, ctx);
   for (const [i, e] of entries.entries()) {
     if (e.name.endsWith("/")) continue;
     const part = e.name;
