@@ -87,7 +87,7 @@ describe("doctor", () => {
     put(path.join(t.home, ".hermes", ".env"), "TELEGRAM_BOT_TOKEN=7394028311:AAHq3kZp0Lw9Xv2Ty8Nc5Rb1Md4Fs6Gj7Hk\nLLM_MODEL=anthropic/claude-sonnet-4\n");
     put(path.join(t.home, ".hermes", "auth.json"), JSON.stringify({ providers: { nous: { refresh_token: "Zq8Lm2Vx7Pw4Rt9Yb3NkHs6Dj1Fg5Cc0", expires_at: "2026-12-04T19:00:00Z" } } }));
     const { report } = doctor();
-    expect(line(report, "known secrets")).toMatchObject({ status: "pass", message: "the secret check knows 2 values from the Hermes .env, the Hermes auth.json, and the secrets of the environment each prepare runs under (the gateway's; read then, not here)" });
+    expect(line(report, "known secrets")).toMatchObject({ status: "pass", message: "the secret check knows 2 values from the Hermes .env, the Hermes auth.json, and the secrets of the environment each prepare runs under (the gateway's) and of each running gateway a gateway.pid of the Hermes home or a profile names (read then, not here)" });
     expect(JSON.stringify(report)).not.toContain("Zq8Lm2Vx7Pw4");
   });
 

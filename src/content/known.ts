@@ -4,7 +4,9 @@
 // $HERMES_HOME/profiles/*, the managed scope's, the credentials other
 // agents' CLIs keep in the user's home, and (in gate mode, where the service cannot read
 // the agents' homes) every file of $CREDENTIALS_DIRECTORY whose name starts
-// with `hermes-env`. A value is never printed: a hit names the variable.
+// with `hermes-env`; and the secrets of the environments this process runs
+// under and of the running gateways each Hermes home's gateway.pid names
+// (process-environments.ts). A value is never printed: a hit names the variable.
 //
 // One pass over the bytes, whatever the number of values: every value is at
 // least MIN_VALUE bytes long, so each of its occurrences covers a 4-byte word
@@ -305,8 +307,12 @@ export interface KnownSecretSources {
   userHome?: string | undefined;
   /** $CODEX_HOME, where the Codex CLI keeps its auth.json (else ~/.codex). */
   codexHome?: string | undefined;
-  /** The environments this process was started under (its own, the gateway's above it): how they are read. */
-  environments?: (() => ProcessEnvironment[]) | undefined;
+  /**
+   * The environments this process was started under (its own, the gateway's
+   * above it) and the running gateways' of these Hermes homes (their
+   * gateway.pid): how they are read.
+   */
+  environments?: ((hermesHomes: readonly string[]) => ProcessEnvironment[]) | undefined;
 }
 
 /**
@@ -424,19 +430,30 @@ export interface SecretFile {
   format: SecretFileFormat;
 }
 
+/** A Hermes home, or a profile's (`profiles/NAME`, a Hermes home of its own), with how a refusal names a file there. */
+export interface HermesHome {
+  dir: string;
+  named: (file: string) => string;
+}
+
+/** The Hermes home and each of its profiles', in name order: each has its own files of secrets and its own gateway.pid. */
+export function hermesHomes(hermesHome: string): HermesHome[] {
+  const homes: HermesHome[] = [{ dir: hermesHome, named: (file) => `the Hermes ${file}` }];
+  for (const profile of readdirOrEmpty(path.join(hermesHome, "profiles"))) {
+    homes.push({ dir: path.join(hermesHome, "profiles", profile), named: (file) => `the ${file} of Hermes profile ${escapeText(profile)}` });
+  }
+  return homes;
+}
+
 /** The files that hold known secrets, each with how a refusal names it. */
-export function knownSecretFiles(src: KnownSecretSources): SecretFile[] {
+export function knownSecretFiles(src: KnownSecretSources, homes = hermesHomes(src.hermesHome)): SecretFile[] {
   const files: SecretFile[] = [];
-  const addHome = (home: string, named: (file: string) => string) => {
+  for (const { dir: home, named } of homes) {
     files.push({ file: path.join(home, ".env"), where: named(".env"), format: "dotenv" });
     for (const { name, format } of HOME_STORES) files.push({ file: path.join(home, name), where: named(name), format });
     for (const dir of HERMES_STORE_DIRS) {
       for (const name of storeDirFileNames(readdirOrEmpty(path.join(home, dir)))) files.push({ file: path.join(home, dir, name), where: named(`${dir}/${escapeText(name)}`), format: "json" });
     }
-  };
-  addHome(src.hermesHome, (file) => `the Hermes ${file}`);
-  for (const profile of readdirOrEmpty(path.join(src.hermesHome, "profiles"))) {
-    addHome(path.join(src.hermesHome, "profiles", profile), (file) => `the ${file} of Hermes profile ${escapeText(profile)}`);
   }
   if (src.userHome) {
     for (const name of USER_HOME_STORES) files.push({ file: path.join(src.userHome, name), where: `the user's ~/${name}`, format: "json" });
@@ -505,14 +522,15 @@ export function readSecretFile(f: SecretFile): SecretFileReading {
 
 /** The known secrets of this host, read now (cached per file while unchanged). */
 export function loadKnownSecrets(src: KnownSecretSources): KnownSecrets {
-  const values = knownSecretFiles(src).flatMap((f) => readSecretFile(f).values);
-  if (src.environments) values.push(...environmentValues(src.environments(), values));
+  const homes = hermesHomes(src.hermesHome);
+  const values = knownSecretFiles(src, homes).flatMap((f) => readSecretFile(f).values);
+  if (src.environments) values.push(...environmentValues(src.environments(homes.map((home) => home.dir)), values));
   return values.length === 0 ? NO_KNOWN_SECRETS : new KnownSecrets(values);
 }
 
 /**
- * The secrets of the environments a process was started under, those no
- * file gave already (the gateway's environment holds its .env's keys when
+ * The secrets of the environments a process was started under and of the
+ * running gateways (processEnvironments), those no file gave already (the gateway's environment holds its .env's keys when
  * its unit loads that file: the .env names them better). By name only
  * (`*_API_KEY`, `*_TOKEN`, a URL's password): an environment is full of
  * settings whose values look random (INVOCATION_ID, a session's cookie
@@ -533,7 +551,7 @@ function environmentValues(environments: ProcessEnvironment[], known: readonly K
   return out;
 }
 
-/** An ancestor's environment is judged once (processEnvironments keeps it while the process lives). */
+/** A process's environment is judged once (processEnvironments keeps it while the process lives). */
 const judgedEnvironments = new WeakMap<ProcessEnvironment, KnownValue[]>();
 
 function valuesOfEnvironment(env: ProcessEnvironment): KnownValue[] {

@@ -6,10 +6,20 @@
 // removes provider keys from its tools' environment, but any tool of the
 // agent can read its parent's /proc/PID/environ: what that holds can leak.
 //
+// And each running gateway's that Hermes' own record names ({HERMES_HOME}/
+// gateway.pid, one per Hermes home and per profile): the watch (a service
+// whose ancestors are the service manager) judges a sandbox's drops, and a
+// prepare may start outside the gateway's tree (cron, another shell), and a
+// gateway that is PID 1 of a container is no ancestor the walk reaches.
+//
 // Linux's /proc only; elsewhere (or in a PID namespace that hides the
 // parents) there are fewer environments, never an error. A process that is
-// not the same user's (or not dumpable) cannot be read and is passed over.
+// not the same user's (or not dumpable) cannot be read and is passed over:
+// the gate, a service user of its own, reads none of the agents' gateways.
 import fs from "node:fs";
+import path from "node:path";
+import { withRegularFile } from "../core/hash.js";
+import { readAt } from "../core/read-at.js";
 
 /** Ancestors looked at: prepare, a shell or two, a tool runner, the gateway, the service manager. */
 const MAX_ANCESTORS = 16;
@@ -24,33 +34,115 @@ export interface ProcessEnvironment {
   entries: [string, string][];
 }
 
-/**
- * An ancestor's environment, by its PID and start time: what a process was
- * started with does not change, and a long-running process (the watch, the
- * gate) judges many files under the same ancestors.
- */
-const ancestors = new Map<string, ProcessEnvironment | undefined>();
+/** Hermes' record of its running gateway, in each Hermes home (gateway/status.py `_get_pid_path`). */
+export const GATEWAY_PID_FILE = "gateway.pid";
+/** Bytes of a gateway.pid read: Hermes writes a PID, a kind, an argv and a start time (a few hundred bytes). */
+const MAX_PID_FILE_BYTES = 64 * 1024;
 
-/** This process's environment, then its ancestors' that can be read, nearest first. */
-export function processEnvironments(): ProcessEnvironment[] {
+/**
+ * A process's environment, by its PID and start time: what a process was
+ * started with does not change, and a long-running process (the watch, the
+ * gate) judges many files under the same ancestors and gateways. Kept while
+ * the last call still met the process: a gateway that restarted is dropped.
+ */
+const environments = new Map<string, ProcessEnvironment | undefined>();
+
+/**
+ * This process's environment, then its ancestors' that can be read (nearest
+ * first), then the running gateway's that the gateway.pid of each of
+ * `hermesHomes` names (in their order; one that is an ancestor already
+ * listed is not listed again). The PID files are read at each call: a
+ * gateway restarts under a new PID.
+ */
+export function processEnvironments(hermesHomes: readonly string[] = []): ProcessEnvironment[] {
   const out: ProcessEnvironment[] = [{ pid: process.pid, command: "media-outbox", entries: ownEntries() }];
   const seen = new Set([process.pid]);
+  const met = new Set<string>();
   for (let pid = process.ppid, n = 0; pid > 1 && n < MAX_ANCESTORS && !seen.has(pid); n++) {
     seen.add(pid);
-    const stat = readProc(pid, "stat", 4096);
+    const stat = readStat(pid);
     if (stat === undefined) break;
-    const { command, parent, start } = parseStat(stat.toString("latin1"));
-    const key = `${pid}:${start}`;
-    if (!ancestors.has(key)) {
-      const entries = environmentOf(pid);
-      ancestors.set(key, entries === undefined ? undefined : { pid, command, entries });
-    }
-    const env = ancestors.get(key);
+    const env = environmentCached(pid, stat, met);
     if (env !== undefined) out.push(env);
-    if (parent === undefined) break;
-    pid = parent;
+    if (stat.parent === undefined) break;
+    pid = stat.parent;
   }
+  for (const home of hermesHomes) {
+    const record = readGatewayPid(path.join(home, GATEWAY_PID_FILE));
+    if (record === undefined || seen.has(record.pid)) continue;
+    const stat = readStat(record.pid);
+    // Gone; or another process took its PID since (Hermes' own guard: the start time it recorded).
+    if (stat === undefined || (record.start !== undefined && record.start !== stat.start)) continue;
+    seen.add(record.pid);
+    const env = environmentCached(record.pid, stat, met);
+    if (env !== undefined) out.push(env);
+  }
+  for (const key of environments.keys()) if (!met.has(key)) environments.delete(key);
   return out;
+}
+
+function readStat(pid: number): ProcessStat | undefined {
+  const stat = readProc(pid, "stat", 4096);
+  return stat === undefined ? undefined : parseStat(stat.toString("latin1"));
+}
+
+/** Process `pid`'s environment, read once per process (by its start time), or undefined when it cannot be read. */
+function environmentCached(pid: number, stat: ProcessStat, met: Set<string>): ProcessEnvironment | undefined {
+  const key = `${pid}:${stat.start}`;
+  met.add(key);
+  if (!environments.has(key)) {
+    const entries = environmentOf(pid);
+    environments.set(key, entries === undefined ? undefined : { pid, command: stat.command, entries });
+  }
+  return environments.get(key);
+}
+
+/** What a gateway.pid says: the gateway's PID and, when recorded, its start time (field 22 of /proc/PID/stat). */
+export interface GatewayPid {
+  pid: number;
+  start?: string;
+}
+
+/**
+ * The gateway a gateway.pid names, or undefined when the file is absent,
+ * not a regular file (a link, a FIFO: never followed, never waited on),
+ * unreadable, larger than a PID file is, or says no positive PID.
+ */
+export function readGatewayPid(file: string): GatewayPid | undefined {
+  let text: string | undefined;
+  try {
+    text = withRegularFile(file, (fd, st) => {
+      if (st.size > MAX_PID_FILE_BYTES) return undefined;
+      const buf = Buffer.alloc(st.size + 1);
+      const got = readAt(fd, buf, 0);
+      return got > st.size ? undefined : buf.toString("utf8", 0, got);
+    });
+  } catch {
+    return undefined;
+  }
+  return text === undefined ? undefined : parseGatewayPid(text);
+}
+
+/**
+ * A gateway.pid's text as Hermes reads it (gateway/status.py
+ * `_read_pid_record`): JSON `{"pid": N, "start_time": T, …}`, or (older
+ * gateways) a bare integer. A start time that is recorded but no integer
+ * (Hermes writes one, or null where it has none) cannot be checked: no record.
+ */
+export function parseGatewayPid(text: string): GatewayPid | undefined {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const record: Record<string, unknown> | undefined = typeof doc === "number" ? { pid: doc } : doc !== null && typeof doc === "object" && !Array.isArray(doc) ? (doc as Record<string, unknown>) : undefined;
+  const pid = record?.pid;
+  if (typeof pid !== "number" || !Number.isSafeInteger(pid) || pid <= 0) return undefined;
+  const start = record!.start_time;
+  if (start === undefined || start === null) return { pid };
+  if (typeof start !== "number" || !Number.isSafeInteger(start) || start < 0) return undefined;
+  return { pid, start: String(start) };
 }
 
 /** The environment process `pid` was started with, or undefined when it cannot be read (gone, another user's, not dumpable). */
@@ -84,12 +176,19 @@ function readProc(pid: number, name: string, max: number): Buffer | undefined {
   }
 }
 
+export interface ProcessStat {
+  command: string;
+  parent?: number;
+  /** In clock ticks since boot, as the line writes it: with the PID, it names one process (a reused PID has another). */
+  start?: string;
+}
+
 /**
  * The command name, the parent's PID and the start time of a /proc/PID/stat
  * line (`PID (COMM) STATE PPID …`). The name may hold spaces and parentheses: it ends
  * at the line's last `)`.
  */
-export function parseStat(stat: string): { command: string; parent?: number; start?: string } {
+export function parseStat(stat: string): ProcessStat {
   const open = stat.indexOf("(");
   const close = stat.lastIndexOf(")");
   if (open < 0 || close < open) return { command: "" };
@@ -97,7 +196,8 @@ export function parseStat(stat: string): { command: string; parent?: number; sta
   const fields = stat.slice(close + 2).split(" ");
   const parent = Number(fields[1]);
   const start = fields[19];
-  return { command: stat.slice(open + 1, close), ...(Number.isInteger(parent) && parent > 0 ? { parent } : {}), ...(start ? { start } : {}) };
+  // Digits only: it is compared, as text, with the start time a gateway.pid recorded.
+  return { command: stat.slice(open + 1, close), ...(Number.isInteger(parent) && parent > 0 ? { parent } : {}), ...(start !== undefined && /^[0-9]+$/.test(start) ? { start } : {}) };
 }
 
 /** The entries of a /proc/PID/environ block (NUL-terminated NAME=VALUE strings; one cut by the cap is dropped). */

@@ -115,12 +115,15 @@ function knownSecretChecks(config: Config, checks: DoctorCheck[]): void {
     return;
   }
   if (readings.length === 0) {
-    check(checks, "known secrets", "pass", `no Hermes file of secrets under ${escapeText(config.hermesHome)} (.env, auth.json, config.yaml…): the secret check looks for credential formats, and for the secrets of the environment each prepare runs under (the gateway's; read then, not here)`);
+    check(checks, "known secrets", "pass", `no Hermes file of secrets under ${escapeText(config.hermesHome)} (.env, auth.json, config.yaml…): the secret check looks for credential formats, and for ${ENVIRONMENT_SECRETS}`);
     return;
   }
   const values = new Set(readings.flatMap((r) => r.values.filter((v) => !v.name.endsWith(", base64-encoded")).map((v) => Buffer.from(v.bytes).toString("latin1"))));
-  check(checks, "known secrets", "pass", `the secret check knows ${values.size} values from ${readings.map((r) => r.file.where).join(", ")}, and the secrets of the environment each prepare runs under (the gateway's; read then, not here)`);
+  check(checks, "known secrets", "pass", `the secret check knows ${values.size} values from ${readings.map((r) => r.file.where).join(", ")}, and ${ENVIRONMENT_SECRETS}`);
 }
+
+/** The secrets no file gives, which doctor does not read: a prepare reads its own environments, the watch and the gate theirs. */
+const ENVIRONMENT_SECRETS = "the secrets of the environment each prepare runs under (the gateway's) and of each running gateway a gateway.pid of the Hermes home or a profile names (read then, not here)";
 
 /** The allow list against what the secret check can read: an archive it cannot read is refused every time, so allowing it only moves the failure to 3 a.m. */
 function allowChecks(config: Config, checks: DoctorCheck[]): void {

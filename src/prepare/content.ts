@@ -120,8 +120,10 @@ export function knownSecretsFor(hermesHome: string, userHome?: string): KnownSec
  * Where the host's secrets are read from, for a Hermes home and the home of
  * the user it runs as (Hermes' own rules for the managed scope:
  * $HERMES_MANAGED_DIR, else /etc/hermes; Codex's: $CODEX_HOME, else ~/.codex),
- * and the environments this process runs under (the gateway's, for an
- * agent's prepare; the gate's own, which holds none).
+ * the environments this process runs under (the gateway's, for an agent's
+ * prepare; the gate's own, which holds none), and each running gateway's
+ * that a gateway.pid of the Hermes home or a profile names (the gate,
+ * another user, cannot read the agents' gateways').
  */
 export function knownSecretSources(hermesHome: string, userHome?: string): KnownSecretSources {
   return {
