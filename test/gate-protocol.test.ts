@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/config.js";
 import { escapeText, isEscaped } from "../src/core/escape.js";
-import { parsePrepareQuery, prepareTarget, splitTarget } from "../src/gate/protocol.js";
+import { MAX_ENVIRONMENT_HEADER, encodeEnvironment, parseEnvironmentHeader, parsePrepareQuery, prepareTarget, splitTarget } from "../src/gate/protocol.js";
 import { GateServer } from "../src/gate/server.js";
 import { narrowPolicy, policyOf } from "../src/prepare/judge.js";
 import { head, post, rawExchange } from "./gate-helpers.js";
@@ -31,6 +31,31 @@ describe("protocol", () => {
     });
     // What curl users type: `+` and `%20` are both spaces.
     expect(parsePrepareQuery("name=my+chart%20v2.png").name).toBe("my chart v2.png");
+  });
+
+  it("the client's environment survives its header whole; what the format cannot carry is passed over; past the bound the rest is dropped, nearest kept", () => {
+    const entries: [string, string][] = [
+      ["A_TOKEN", "v=with=equals\nand a line"],
+      ["ÜNÏ_KEY", "图表 ünïcødé"],
+      ["EMPTY_SECRET", ""],
+    ];
+    const carried = encodeEnvironment([...entries, ["", "nameless"], ["BAD=NAME", "x"], ["NUL_TOKEN", "a\0b"]]);
+    expect(carried.dropped).toEqual([]);
+    expect(parseEnvironmentHeader([carried.value])).toEqual(entries);
+    expect(encodeEnvironment([])).toEqual({ value: "", dropped: [] });
+    expect(parseEnvironmentHeader([""])).toEqual([]);
+    expect(parseEnvironmentHeader(undefined)).toEqual([]);
+
+    const many = Array.from({ length: 100 }, (_, i): [string, string] => [`V${i}_TOKEN`, "x".repeat(200)]);
+    const cut = encodeEnvironment(many);
+    expect(cut.value.length).toBeLessThanOrEqual(MAX_ENVIRONMENT_HEADER);
+    const kept = parseEnvironmentHeader([cut.value]);
+    expect([...kept, ...cut.dropped]).toEqual(many);
+    expect(kept.length).toBeGreaterThan(40);
+    // Linear on the longest header it reads, whatever it holds.
+    for (const text of ["=".repeat(MAX_ENVIRONMENT_HEADER), `${"A".repeat(MAX_ENVIRONMENT_HEADER - 1)}!`, "AAAA".repeat(MAX_ENVIRONMENT_HEADER / 4)]) {
+      expect(() => parseEnvironmentHeader([text])).toThrow(/Media-Outbox-Environment/);
+    }
   });
 
   it("a query that is not a prepare call is a usage error that echoes nothing raw", () => {

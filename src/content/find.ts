@@ -24,7 +24,6 @@ import {
   DATABASE_SCHEMES,
   ENDS_VALUE,
   GENERIC_WHAT,
-  KEYWORD_ENDINGS,
   NAME_MAX,
   PASSWORD_MAX,
   PASSWORD_MIN,
@@ -39,6 +38,7 @@ import {
   nameStartBefore,
   valueLooksSecret,
 } from "./rules.js";
+import { KEYWORD_ENDINGS } from "./secret-variables.js";
 
 const table = (chars: string) => {
   const t = new Uint8Array(256);

@@ -22,7 +22,7 @@ import path from "node:path";
 import { escapeText } from "../core/escape.js";
 import { parseDotenv } from "./dotenv.js";
 import type { ProcessEnvironment } from "./process-environments.js";
-import { NOT_SECRET_NAME_RE, nameSaysSecret } from "./rules.js";
+import { AUTH_SCHEME, PATH_LIKE, USERINFO, environmentEntryMayHoldSecret, namesAuthorization, variableNameSaysSecret } from "./secret-variables.js";
 import { isPlaceholder, looksLikeTokenValue } from "./shape.js";
 
 /** Shorter values are too common to look for (a user id, a port, `true`). */
@@ -40,15 +40,6 @@ export interface KnownValue {
 /** Names of settings, not secrets, even when their value looks random. */
 const SETTING_NAME = /_(?:URL|URI|HOST|PORT|PATH|FILE|DIR|ID|IDS|NAME|MODEL|REGION|USERS|USER|CHANNEL|CHANNELS|ROOMS|MODE|ENABLED|ENV|LEVEL|TIMEOUT|SECONDS|TTL|DOMAIN|SCHEME|ENDPOINT|PROFILE|ENGINE|PROXY|IMAGE)$/i;
 
-/** A value that is a path (absolute, home-relative or relative): a file's name, not a credential. */
-const PATH_LIKE = /^(?:[/~]|\.\.?\/)/;
-
-/** A URL with a password: the password. */
-const USERINFO = /^[a-z][a-z0-9+.-]*:\/\/[^\s:/@]*:([^\s/@]+)@/i;
-
-/** An Authorization header's value: its scheme, then the credential. */
-const AUTH_SCHEME = /^(?:Bearer|Basic|Token|Bot)[ \t]+(\S+)$/i;
-
 /** The values of one .env worth looking for: secret names' values, URL passwords, values that look like credentials. */
 export function valuesWorthLookingFor(name: string, value: string, byShape = true): string[] {
   const out: string[] = [];
@@ -61,10 +52,10 @@ export function valuesWorthLookingFor(name: string, value: string, byShape = tru
     if (decoded !== undefined && decoded !== userinfo[1] && decoded.length >= MIN_VALUE) out.push(decoded);
   }
   // An HTTP header's value (an MCP server's `Authorization: Bearer …` in config.yaml): its credential.
-  const scheme = /auth/i.test(name) ? AUTH_SCHEME.exec(value) : null;
+  const scheme = namesAuthorization(name) ? AUTH_SCHEME.exec(value) : null;
   if (scheme && scheme[1]!.length >= MIN_VALUE && !isPlaceholder(scheme[1]!)) out.push(scheme[1]!);
   if (value.length < MIN_VALUE) return out;
-  const secretName = nameSaysSecret(name) && !NOT_SECRET_NAME_RE.test(name) && !/_(?:PATH|FILE|DIR)$/i.test(name);
+  const secretName = variableNameSaysSecret(name);
   if ((!secretName && !userinfo && !byShape) || isPlaceholder(value)) return out;
   if (secretName || userinfo || (!SETTING_NAME.test(name) && !PATH_LIKE.test(value) && looksLikeTokenValue(value))) {
     out.push(value);
@@ -538,15 +529,18 @@ export function loadKnownSecrets(src: KnownSecretSources): KnownSecrets {
  * (GIT_ASKPASS).
  */
 function environmentValues(environments: ProcessEnvironment[], known: readonly KnownValue[]): KnownValue[] {
+  return unknownYet(environments.flatMap(valuesOfEnvironment), known);
+}
+
+/** `values` less those `known` holds already, each once (the first to come names it). */
+function unknownYet(values: readonly KnownValue[], known: readonly KnownValue[]): KnownValue[] {
   const seen = new Set(known.map((v) => Buffer.from(v.bytes).toString("latin1")));
   const out: KnownValue[] = [];
-  for (const env of environments) {
-    for (const v of valuesOfEnvironment(env)) {
-      const key = Buffer.from(v.bytes).toString("latin1");
-      if (seen.has(key)) continue;
-      seen.add(key);
-      out.push(v);
-    }
+  for (const v of values) {
+    const key = Buffer.from(v.bytes).toString("latin1");
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(v);
   }
   return out;
 }
@@ -558,7 +552,32 @@ function valuesOfEnvironment(env: ProcessEnvironment): KnownValue[] {
   let values = judgedEnvironments.get(env);
   if (values !== undefined) return values;
   const where = env.pid === process.pid ? "media-outbox's own environment" : `the environment of process ${env.pid}, ${escapeText(env.command)}`;
-  values = env.entries.flatMap(([name, value]) => (PATH_LIKE.test(value) ? [] : knownValuesOf(escapeText(name), value, where, false)));
+  values = valuesOfEntries(env.entries, where);
   judgedEnvironments.set(env, values);
   return values;
+}
+
+/**
+ * The values worth looking for of an environment's variables, each under
+ * `NAME (where)`: of those secret-variables.ts environmentEntryMayHoldSecret
+ * lets through, judged by name, never by shape (valuesWorthLookingFor: too
+ * short, a placeholder). Local mode's environments and a gate client's alike.
+ */
+function valuesOfEntries(entries: readonly [string, string][], where: string): KnownValue[] {
+  return entries.flatMap(([name, value]) => (environmentEntryMayHoldSecret(name, value) ? knownValuesOf(escapeText(name), value, where, false) : []));
+}
+
+/** How a refusal names a variable that a gate's client sent. */
+export const CLIENT_ENVIRONMENT = "the client's environment";
+
+/**
+ * `known` and the secrets of the environments a gate's client runs under,
+ * as it sent them (gate/protocol.ts ENVIRONMENT_HEADER), judged as local
+ * mode judges its own environments, those `known` holds already left out
+ * (the gate's own credentials name them). For the one request that sent
+ * them: `known` itself is not changed.
+ */
+export function withClientEnvironment(known: KnownSecrets, entries: readonly [string, string][]): KnownSecrets {
+  const extra = unknownYet(valuesOfEntries(entries, CLIENT_ENVIRONMENT), known.values);
+  return extra.length === 0 ? known : new KnownSecrets([...known.values, ...extra]);
 }

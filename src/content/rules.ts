@@ -20,6 +20,7 @@
 // 4 KiB, see MAX_MATCH); test/content.test.ts feeds every pattern
 // repetitions of its prefix and long runs of its alphabet, and
 // bench/content.mjs times the worst of them.
+import { NOT_SECRET_NAME_RE, isWordChar, nameSaysSecret } from "./secret-variables.js";
 import { isPlaceholder, looksLikePassword, looksLikeTokenValue, looksRandom } from "./shape.js";
 
 /** No match of any rule is longer than this: the scanner's block overlap must be at least this. */
@@ -179,43 +180,15 @@ function authorizationValue(match: string): boolean {
   return looksLikeTokenValue(value);
 }
 
-// Generic assignments: a name that says key, token, secret or password, a
-// separator (`=`, `:`, `:=`, `=>`, `>` of an XML element), and a value that
+// Generic assignments: a name that says key, token, secret or password
+// (secret-variables.ts nameSaysSecret), a separator (`=`, `:`, `:=`, `=>`, `>` of an XML element), and a value that
 // looks like a credential. find.ts finds them at their separator; the name
 // is read back at most NAME_MAX characters and the value forward at most
 // VALUE_MAX, so the work per place is bounded.
-const KEYWORDS = ["key", "token", "secret", "password", "passwd", "pwd", "passphrase", "pass", "credentials", "credential"];
-const COMPOUND_PREFIXES = ["api", "access", "secret", "private", "auth", "client", "app", "bot", "refresh", "master", "admin", "db", "user", "signing", "encryption", "session", "consumer", "bearer"];
 export const NAME_MAX = 64;
-const KEYWORD_LAST = new Set(KEYWORDS.map((k) => k.charCodeAt(k.length - 1)));
-/** The keywords' last four letters (three for a three-letter keyword), lower-cased: a name ending in none of them holds no secret. */
-export const KEYWORD_ENDINGS = [...new Set(KEYWORDS.map((k) => k.slice(-4)))];
 export const VALUE_MAX = 256;
-/** Names that end in a keyword but hold no secret. */
-export const NOT_SECRET_NAME_RE = /(?:public|publishable|pub|cache|sort|primary|foreign|partition|idempotency|hot|lookup|map|dict|row|hash|shortcut|translation|i18n|registry|object|next|page|continuation|csrf|xsrf|sitekey|max|min|num|count|total|input|output|prompt|completion|bypass|keypass)[_.-]?(?:[a-z]+[_.-]?)?(?:key|token|secret|pass|password)s?$/i;
-const isWordChar = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
-const isUpper = (c: number) => c >= 65 && c <= 90;
-const isLowerOrDigit = (c: number) => (c >= 48 && c <= 57) || (c >= 97 && c <= 122);
 /** Characters of an identifier (names may be dotted or dashed: `spring.datasource.password`, `x-api-key`). */
 export const isNameChar = (c: number) => isWordChar(c) || c === 95 || c === 45 || c === 46;
-
-/** True when `name` ends in a keyword that starts a word of it: `API_KEY`, `apiKey`, `apikey`, `db.password`; not `monkey`. */
-export function nameSaysSecret(name: string): boolean {
-  // Every keyword ends in one of these letters: most names are turned down here.
-  if (!KEYWORD_LAST.has(name.charCodeAt(name.length - 1) | 0x20)) return false;
-  const lower = name.toLowerCase();
-  for (const kw of KEYWORDS) {
-    if (!lower.endsWith(kw)) continue;
-    const at = name.length - kw.length;
-    if (at === 0 || !isWordChar(name.charCodeAt(at - 1))) return true;
-    if (isLowerOrDigit(name.charCodeAt(at - 1)) && isUpper(name.charCodeAt(at))) return true;
-    for (const prefix of COMPOUND_PREFIXES) {
-      const from = at - prefix.length;
-      if (from >= 0 && lower.startsWith(prefix, from) && (from === 0 || !isWordChar(name.charCodeAt(from - 1)))) return true;
-    }
-  }
-  return false;
-}
 
 /** Characters that end an unquoted value: whitespace, quotes, code punctuation. */
 export const ENDS_VALUE = new Uint8Array(256);

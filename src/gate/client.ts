@@ -2,8 +2,18 @@
 // on the calling user's side, then the bytes streamed from the open
 // descriptor to the gate, which judges and publishes them. The report is the
 // one local mode makes, the outbox being the gate's.
+//
+// With each request go the secret variables of the environments the client
+// runs under (its own, and its same-user ancestors': the Hermes gateway's
+// above an agent's prepare), which local mode knows and the gate, another
+// user, cannot read. The agent may leave them out (curl speaks the protocol
+// too): they only add refusals, and are no trust boundary; the gate's own
+// copies of the host's secrets (gate-secrets) are. Nor do they tell anyone
+// anything new: any process of the agent's user reads them in /proc.
 import fs from "node:fs";
 import type { GateSocket } from "../config/config.js";
+import { processEnvironments } from "../content/process-environments.js";
+import { environmentEntryMayHoldSecret } from "../content/secret-variables.js";
 import { FatalError } from "../core/errors.js";
 import { escapeText, isEscaped } from "../core/escape.js";
 import { type Logger, silentLogger } from "../log/logger.js";
@@ -11,7 +21,7 @@ import type { PolicyRequest } from "../prepare/judge.js";
 import { type DroppedResult, type MediaResult, type PrepareReport, addDropped, addMedia, droppedResult, emptyReport, settleReport } from "../prepare/report.js";
 import { type OpenedSource, type SourcePolicy, assertUnchanged, changedDuringCopy, openSource } from "../prepare/source.js";
 import { type Answer, ExchangeError, GateConnection } from "./http1.js";
-import { HEALTH_PATH, type HealthDocument, prepareTarget } from "./protocol.js";
+import { ENVIRONMENT_HEADER, HEALTH_PATH, type HealthDocument, encodeEnvironment, prepareTarget } from "./protocol.js";
 
 /** How long the client waits for the gate at any one step (connect, 100 Continue, the answer). */
 export const DEFAULT_GATE_TIMEOUT_MS = 60_000;
@@ -29,6 +39,12 @@ export interface GateClientOptions {
   policy?: PolicyRequest;
   logger?: Logger;
   timeoutMs?: number;
+  /**
+   * The variables sent with each request for the gate to look for
+   * (protocol.ts ENVIRONMENT_HEADER): by default clientEnvironment()'s;
+   * [] sends none.
+   */
+  environment?: readonly [string, string][];
 }
 
 export interface GateClientResult {
@@ -192,9 +208,9 @@ function backoff(attempt: number): number {
   return base / 2 + Math.random() * base;
 }
 
-async function sendOne(options: GateClientOptions, input: GateInput): Promise<PrepareReport> {
+async function sendOne(options: GateClientOptions, input: GateInput, headers: Record<string, string>): Promise<PrepareReport> {
   if (typeof input === "object" && "stream" in input) {
-    const answer = await exchange(options, prepareTarget(input.name, options.policy), { "Transfer-Encoding": "chunked" }, (conn) => streamChunked(conn, input.stream));
+    const answer = await exchange(options, prepareTarget(input.name, options.policy), { ...headers, "Transfer-Encoding": "chunked" }, (conn) => streamChunked(conn, input.stream));
     return answerReport(options.gate, answer);
   }
   const file = typeof input === "string" ? input : input.path;
@@ -202,7 +218,7 @@ async function sendOne(options: GateClientOptions, input: GateInput): Promise<Pr
   const name = typeof input === "string" ? input : input.name;
   const source = openSource(file, options.sourcePolicy);
   try {
-    const answer = await exchange(options, prepareTarget(name, options.policy), { "Content-Length": String(source.stat.size) }, (conn) => streamFile(conn, source));
+    const answer = await exchange(options, prepareTarget(name, options.policy), { ...headers, "Content-Length": String(source.stat.size) }, (conn) => streamFile(conn, source));
     return answerReport(options.gate, answer);
   } finally {
     fs.closeSync(source.fd);
@@ -222,6 +238,39 @@ function reportedAsGiven(answered: PrepareReport, given: string): PrepareReport 
 function answerReport(gate: GateSocket, answer: Answer): PrepareReport {
   if (answer.status === 200) return reportOf(gate, answer);
   throw errorAnswer(gate, answer);
+}
+
+/**
+ * The variables of the environments this process runs under that may hold
+ * a secret (the rule known.ts judges environments by:
+ * secret-variables.ts), nearest environment first, each NAME=VALUE once.
+ */
+export function clientEnvironment(environments = processEnvironments()): [string, string][] {
+  const seen = new Set<string>();
+  const out: [string, string][] = [];
+  for (const env of environments) {
+    for (const [name, value] of env.entries) {
+      if (!environmentEntryMayHoldSecret(name, value)) continue;
+      const key = `${name}\0${value}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      out.push([name, value]);
+    }
+  }
+  return out;
+}
+
+/** The environment's header, made once for all the requests of a call; what its bound cut is logged (the names, never a value). */
+function environmentHeaders(options: GateClientOptions, logger: Logger): Record<string, string> {
+  const { value, dropped } = encodeEnvironment(options.environment ?? clientEnvironment());
+  if (dropped.length > 0) {
+    const names = dropped.slice(0, 20).map(([name]) => escapeText(name.slice(0, 128)));
+    logger.warn(
+      { event: "environment_cut", dropped: dropped.length, names },
+      `${dropped.length} variable(s) of the environments prepare runs under are not sent to the gate: they pass the ${ENVIRONMENT_HEADER} header's bound; the nearest environments are sent, and the gate does not look for the rest`,
+    );
+  }
+  return value === "" ? {} : { [ENVIRONMENT_HEADER]: value };
 }
 
 /** The gate's outbox, from GET /health (when no input reached the gate, the report still names it). */
@@ -254,12 +303,13 @@ export async function prepareThroughGate(inputs: GateInput[], options: GateClien
   const timeoutMs = options.timeoutMs ?? DEFAULT_GATE_TIMEOUT_MS;
   let outbox: string | undefined;
   const report = emptyReport("");
+  const headers = environmentHeaders(options, logger);
   try {
     for (const input of inputs) {
       const given = typeof input === "string" ? input : "path" in input ? input.path : input.name;
       let answered: PrepareReport;
       try {
-        answered = await sendOne(options, input);
+        answered = await sendOne(options, input, headers);
         if (typeof input === "object" && "path" in input) answered = reportedAsGiven(answered, given);
       } catch (err) {
         if (err instanceof ExchangeError) throw unavailable(options.gate, err, timeoutMs);

@@ -2,10 +2,21 @@
 // so that a sandbox without media-outbox can speak it with curl.
 //
 //   POST /prepare?name=NAME[&max_size=SIZE][&allow=EXT,...][&platform=NAME]
+//        [Media-Outbox-Environment: BASE64]
 //        body: the file's bytes (Content-Length, or chunked)
 //        200: the prepare --json document for that one input
 //   GET  /health    200: {"ok": true, "outbox": DIR}
 //   anything else: an error document {"success": false, "error": {"code", "message"}}
+//
+// Media-Outbox-Environment (optional, at most once): the secret variables of
+// the environments the client runs under, which the gate (another user)
+// cannot read in /proc: the Hermes gateway's above an agent's prepare. The
+// standard base64 (padded) of `NAME=VALUE` entries joined by NUL bytes, in
+// UTF-8, at most MAX_ENVIRONMENT_HEADER characters; empty means none. The
+// gate looks for their values in this request's file as it looks for its
+// own known secrets (a refusal names the variable, "the client's
+// environment"); a header it cannot read is 400 bad_request. Without it (a
+// sandbox's curl) the request is judged as before: it only adds refusals.
 import { parseAllowList } from "../config/config.js";
 import { isPlatformName, PLATFORM_NAMES } from "../config/platforms.js";
 import { usageError } from "../core/errors.js";
@@ -60,6 +71,77 @@ export interface HealthDocument {
 
 export function errorDocument(code: string, message: string): ErrorDocument {
   return { success: false, error: { code, message } };
+}
+
+/** The header that carries the client's environment (see above). */
+export const ENVIRONMENT_HEADER = "Media-Outbox-Environment";
+/**
+ * Characters of its value: 9 KiB of entries (a gateway's secret variables
+ * take a few hundred bytes). With the longest request line (a 4096-byte name
+ * percent-encoded, the policy parameters at their bounds: under 17 KiB) it
+ * stays under the gate's 32 KiB of request line and headers.
+ */
+export const MAX_ENVIRONMENT_HEADER = 12 * 1024;
+
+/** What a client sends of its environment: the header's value, and the entries the bound left out. */
+export interface EncodedEnvironment {
+  value: string;
+  dropped: [string, string][];
+}
+
+/** Whether the format carries an entry: a name without `=` or NUL, a value without NUL (as every environment's are). */
+const carried = ([name, value]: readonly [string, string]) => name !== "" && !name.includes("=") && !name.includes("\0") && !value.includes("\0");
+
+/**
+ * The header's value for `entries`, nearest environment first: an entry
+ * that would pass MAX_ENVIRONMENT_HEADER is left out with all after it (the
+ * request is sent all the same; the caller says what was dropped). An entry
+ * the format cannot carry is passed over.
+ */
+export function encodeEnvironment(entries: readonly [string, string][]): EncodedEnvironment {
+  // Base64 writes 4 characters for each 3 bytes.
+  const budget = (MAX_ENVIRONMENT_HEADER / 4) * 3;
+  const parts: Buffer[] = [];
+  let bytes = 0;
+  for (let i = 0; i < entries.length; i++) {
+    if (!carried(entries[i]!)) continue;
+    const [name, value] = entries[i]!;
+    const entry = Buffer.from(`${parts.length > 0 ? "\0" : ""}${name}=${value}`, "utf8");
+    if (bytes + entry.length > budget) return { value: Buffer.concat(parts).toString("base64"), dropped: entries.slice(i) };
+    parts.push(entry);
+    bytes += entry.length;
+  }
+  return { value: Buffer.concat(parts).toString("base64"), dropped: [] };
+}
+
+/** Standard base64, padded: anything else is refused, never guessed at. */
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/**
+ * Reads the header's values (node's headersDistinct: one per header line).
+ * Throws a usage FatalError that echoes nothing of it (it holds secrets):
+ * the server answers it as `bad_request`.
+ */
+export function parseEnvironmentHeader(values: readonly string[] | undefined): [string, string][] {
+  if (values === undefined || values.length === 0) return [];
+  if (values.length > 1) throw usageError(`the ${ENVIRONMENT_HEADER} header is given more than once`);
+  const text = values[0]!;
+  if (text.length > MAX_ENVIRONMENT_HEADER) throw usageError(`the ${ENVIRONMENT_HEADER} header is longer than ${MAX_ENVIRONMENT_HEADER} characters`);
+  if (text.length % 4 !== 0 || !BASE64.test(text)) throw usageError(`the ${ENVIRONMENT_HEADER} header is not standard, padded base64`);
+  let decoded: string;
+  try {
+    decoded = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(Buffer.from(text, "base64"));
+  } catch {
+    throw usageError(`the ${ENVIRONMENT_HEADER} header does not encode UTF-8 text`);
+  }
+  if (decoded === "") return [];
+  const entries: [string, string][] = [];
+  for (const entry of decoded.split("\0")) {
+    const eq = entry.indexOf("=");
+    if (eq <= 0) throw usageError(`entry ${entries.length + 1} of the ${ENVIRONMENT_HEADER} header is not NAME=VALUE (NUL-separated, the name not empty)`);
+    entries.push([entry.slice(0, eq), entry.slice(eq + 1)]);
+  }
+  return entries;
 }
 
 export interface PrepareQuery {

@@ -8,6 +8,7 @@ import type { Config } from "../config/config.js";
 import { FatalError } from "../core/errors.js";
 import { escapeText, safeJson } from "../core/escape.js";
 import { formatBytes } from "../core/units.js";
+import { type KnownSecrets, withClientEnvironment } from "../content/known.js";
 import type { Logger } from "../log/logger.js";
 import { knownSecretsReader, readsWholeFile } from "../prepare/content.js";
 import { type JudgeContext, type Policy, judge, narrowPolicy, policyOf } from "../prepare/judge.js";
@@ -16,6 +17,7 @@ import { addDropped, addMedia, droppedResult, emptyReport, settleReport } from "
 import { type Layout, openLayout } from "../state/layout.js";
 import { clearSocketPath, listenOnPath, removeOwnSocket } from "./listen.js";
 import {
+  ENVIRONMENT_HEADER,
   type ErrorDocument,
   type GateErrorCode,
   HEALTH_PATH,
@@ -23,6 +25,7 @@ import {
   PREPARE_PATH,
   STATUS_OF,
   errorDocument,
+  parseEnvironmentHeader,
   parsePrepareQuery,
   splitTarget,
 } from "./protocol.js";
@@ -33,7 +36,7 @@ export const DEFAULT_MAX_CONNECTIONS = 64;
 /** Upload bytes held at once (a document's body is kept whole while it arrives and is read): 64 documents of 50 MB would be 3.2 GB. */
 export const DEFAULT_MAX_HELD_BYTES = 512 * 1024 * 1024;
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
-/** Request line and headers together; the name (up to 4096 bytes) may be percent-encoded threefold. */
+/** Request line and headers together; the name (up to 4096 bytes) may be percent-encoded threefold, the client's environment is at most protocol.ts MAX_ENVIRONMENT_HEADER. */
 const MAX_HEADER_BYTES = 32 * 1024;
 /** How long an answered connection may still take a body it will not read, and how much of it. */
 const LINGER_MS = 1000;
@@ -98,6 +101,20 @@ function rawAnswer(code: GateErrorCode, message: string): string {
   const body = jsonBody(errorDocument(code, message));
   const retry = status === 503 ? "Retry-After: 1\r\n" : "";
   return `HTTP/1.1 ${status} ${REASON[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n${retry}\r\n${body}`;
+}
+
+/**
+ * What one request is judged against: the gate's own known secrets, and for
+ * this request only (nothing is kept for the next, nor for another client)
+ * those of the environments its client runs under, as it sent them. A
+ * client that sends none (curl) is judged by the gate's own alone: the
+ * header only adds refusals, it is no trust boundary; the gate's copies of
+ * the host's secrets are.
+ */
+function requestKnown(host: () => KnownSecrets, clientEnvironment: [string, string][]): () => KnownSecrets {
+  if (clientEnvironment.length === 0) return host;
+  let known: KnownSecrets | undefined;
+  return () => (known ??= withClientEnvironment(host(), clientEnvironment));
 }
 
 /** Ends a connection with `answer`, reading (and dropping) what the client still sends until it is out. */
@@ -328,8 +345,11 @@ export class GateServer {
     const { logger } = this.options;
     const started = performance.now();
     let query;
+    let clientEnvironment: [string, string][];
     try {
       query = parsePrepareQuery(search);
+      // Its values are never logged nor echoed: its errors name nothing of it.
+      clientEnvironment = parseEnvironmentHeader(req.headersDistinct[ENVIRONMENT_HEADER.toLowerCase()]);
     } catch (err) {
       if (!(err instanceof FatalError)) throw err;
       return this.sendError(conn, res, "bad_request", err.message);
@@ -340,7 +360,7 @@ export class GateServer {
         layout: this.layout(),
         policy: narrowPolicy(this.policy, query.policy, this.options.config.platformLimits),
         // Read per request (a changed .env or credential counts from the next one): $CREDENTIALS_DIRECTORY/hermes-env* in a unit.
-        known: knownSecretsReader(this.options.config.hermesHome, this.options.config.home),
+        known: requestKnown(knownSecretsReader(this.options.config.hermesHome, this.options.config.home), clientEnvironment),
       };
     } catch (err) {
       if (!(err instanceof FatalError) || (err.code !== "outbox_unsafe" && err.code !== "state_unsafe")) throw err;

@@ -1,0 +1,66 @@
+// Which names hold secrets, and which variables of an environment may: the
+// rules the content check (rules.ts, a generic `NAME = value` in a file),
+// the known secrets (known.ts, a .env's and an environment's variables) and
+// the gate's client (gate/client.ts, which of its environments' variables it
+// sends the gate) all ask. No imports, and no table built at load beyond a
+// few words: the gate's client bundle, loaded for every prepare, holds it.
+
+// A generic assignment's name says key, token, secret or password: find.ts
+// looks for these keywords' endings in a file.
+const KEYWORDS = ["key", "token", "secret", "password", "passwd", "pwd", "passphrase", "pass", "credentials", "credential"];
+const COMPOUND_PREFIXES = ["api", "access", "secret", "private", "auth", "client", "app", "bot", "refresh", "master", "admin", "db", "user", "signing", "encryption", "session", "consumer", "bearer"];
+const KEYWORD_LAST = new Set(KEYWORDS.map((k) => k.charCodeAt(k.length - 1)));
+/** The keywords' last four letters (three for a three-letter keyword), lower-cased: a name ending in none of them holds no secret. */
+export const KEYWORD_ENDINGS = [...new Set(KEYWORDS.map((k) => k.slice(-4)))];
+/** Names that end in a keyword but hold no secret. */
+export const NOT_SECRET_NAME_RE = /(?:public|publishable|pub|cache|sort|primary|foreign|partition|idempotency|hot|lookup|map|dict|row|hash|shortcut|translation|i18n|registry|object|next|page|continuation|csrf|xsrf|sitekey|max|min|num|count|total|input|output|prompt|completion|bypass|keypass)[_.-]?(?:[a-z]+[_.-]?)?(?:key|token|secret|pass|password)s?$/i;
+export const isWordChar = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+const isUpper = (c: number) => c >= 65 && c <= 90;
+const isLowerOrDigit = (c: number) => (c >= 48 && c <= 57) || (c >= 97 && c <= 122);
+
+/** True when `name` ends in a keyword that starts a word of it: `API_KEY`, `apiKey`, `apikey`, `db.password`; not `monkey`. */
+export function nameSaysSecret(name: string): boolean {
+  // Every keyword ends in one of these letters: most names are turned down here.
+  if (!KEYWORD_LAST.has(name.charCodeAt(name.length - 1) | 0x20)) return false;
+  const lower = name.toLowerCase();
+  for (const kw of KEYWORDS) {
+    if (!lower.endsWith(kw)) continue;
+    const at = name.length - kw.length;
+    if (at === 0 || !isWordChar(name.charCodeAt(at - 1))) return true;
+    if (isLowerOrDigit(name.charCodeAt(at - 1)) && isUpper(name.charCodeAt(at))) return true;
+    for (const prefix of COMPOUND_PREFIXES) {
+      const from = at - prefix.length;
+      if (from >= 0 && lower.startsWith(prefix, from) && (from === 0 || !isWordChar(name.charCodeAt(from - 1)))) return true;
+    }
+  }
+  return false;
+}
+
+/** A variable whose name says its value is a secret (`*_API_KEY`, `*_TOKEN`), not a setting that names one (`*_KEY_FILE`, `*_TOKEN_PATH`). */
+export function variableNameSaysSecret(name: string): boolean {
+  return nameSaysSecret(name) && !NOT_SECRET_NAME_RE.test(name) && !/_(?:PATH|FILE|DIR)$/i.test(name);
+}
+
+/** A value that is a path (absolute, home-relative or relative): a file's name, not a credential. */
+export const PATH_LIKE = /^(?:[/~]|\.\.?\/)/;
+
+/** A URL with a password: the password. */
+export const USERINFO = /^[a-z][a-z0-9+.-]*:\/\/[^\s:/@]*:([^\s/@]+)@/i;
+
+/** An Authorization header's value: its scheme, then the credential (looked for in a variable whose name says auth). */
+export const AUTH_SCHEME = /^(?:Bearer|Basic|Token|Bot)[ \t]+(\S+)$/i;
+export const namesAuthorization = (name: string) => /auth/i.test(name);
+
+/**
+ * Whether a variable of an environment may hold a secret: by its name only
+ * (an environment is full of settings whose values look random:
+ * INVOCATION_ID, a session's cookie name), or a URL's password, or an
+ * Authorization header's credential; never a path, whatever its variable is
+ * called (GIT_ASKPASS). known.ts judges the variables this lets through (how
+ * long, a placeholder); it finds nothing in one this turns down, so the gate's
+ * client sends only these.
+ */
+export function environmentEntryMayHoldSecret(name: string, value: string): boolean {
+  if (PATH_LIKE.test(value)) return false;
+  return variableNameSaysSecret(name) || (value.includes("://") && USERINFO.test(value)) || (namesAuthorization(name) && AUTH_SCHEME.test(value));
+}
