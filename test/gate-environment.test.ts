@@ -50,8 +50,10 @@ function inShell(script: string, args: string[], env: NodeJS.ProcessEnv, cwd: st
 
 function killShells(): void {
   for (const p of shells) {
+    if (p.exitCode !== null || p.signalCode !== null) continue;
     try {
-      process.kill(-p.pid!, "SIGKILL");
+      // A shell leads its own group (what it started goes with it); a stand-in gateway is killed alone.
+      process.kill(p.spawnargs[0] === "/bin/sh" ? -p.pid! : p.pid!, "SIGKILL");
     } catch {
       // Gone already.
     }
@@ -115,6 +117,32 @@ describe("the client's environment, through the gate", () => {
     // The header is what carried it: the gate itself does not know the value, for this request or any later one.
     const raw = await rawExchange(gate.socket, post("leak.txt", `the key is ${extra}\n`));
     expect(raw.json).toMatchObject({ success: true, media: [{ name: "leak.txt" }] });
+  });
+
+  it("a key of a running gateway that is no ancestor of prepare, named by a gateway.pid of the client's Hermes home (a profile's here), is refused through the gate too, as in local mode", async () => {
+    clearGate(gate);
+    const value = token();
+    const gateway = spawn("sleep", ["600"], { env: { PATH: process.env.PATH, GATEWAY_EXTRA_API_KEY: value }, stdio: "ignore" });
+    shells.add(gateway);
+    await new Promise<void>((resolve, reject) => gateway.once("spawn", resolve).once("error", reject));
+    write(work, "leak.txt", `the key is ${value}\n`);
+    const profile = path.join(h.home, ".hermes", "profiles", "work");
+    fs.mkdirSync(profile, { recursive: true });
+    try {
+      // Without the PID file the client knows no such process.
+      expect(await prepareUnderShell({}, "short", ["leak.txt"])).toMatchObject({ code: 0 });
+      clearGate(gate);
+      write(profile, "gateway.pid", String(gateway.pid));
+      const r = await prepareUnderShell({}, "short", ["--json", "leak.txt"]);
+      expect(r.code).toBe(1);
+      const doc = JSON.parse(r.stdout) as { media: unknown[]; media_dropped: { code: string; reason: string }[] };
+      expect(doc.media).toEqual([]);
+      expect(doc.media_dropped).toEqual([expect.objectContaining({ code: "secret_detected", reason: expect.stringContaining("GATEWAY_EXTRA_API_KEY (the client's environment)") })]);
+      expect(r.stdout + r.stderr).not.toContain(value);
+      expect(gateLeftBehind(gate)).toEqual({ outbox: [], staging: [], ledger: [] });
+    } finally {
+      fs.rmSync(path.join(h.home, ".hermes", "profiles"), { recursive: true, force: true });
+    }
   });
 
   it("judges what a client sends as local mode judges an environment: a placeholder, a short value, a path or a setting is no finding; a real value is, for that request only", async () => {

@@ -6,7 +6,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/config.js";
 import { FatalError } from "../src/core/errors.js";
-import { withRegularFile } from "../src/core/hash.js";
+import { withRegularFile } from "../src/core/regular-file.js";
 import { appendLedger } from "../src/state/ledger.js";
 import { LedgerIndex } from "../src/watch/ledger-index.js";
 import { clashName } from "../src/watch/quarantine.js";

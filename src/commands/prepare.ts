@@ -114,6 +114,7 @@ export async function run(argv: string[]): Promise<number> {
         sourcePolicy: sourcePolicyFor(config),
         policy: policyRequest(values, config),
         logger,
+        hermesHome: config.hermesHome,
         ...(config.gate.timeoutMs !== undefined ? { timeoutMs: config.gate.timeoutMs } : {}),
       });
       if (result.failure) return printFailure(result.report, result.failure, json);

@@ -21,6 +21,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { escapeText } from "../core/escape.js";
 import { parseDotenv } from "./dotenv.js";
+import { hermesHomeDirs } from "./hermes-homes.js";
 import type { ProcessEnvironment } from "./process-environments.js";
 import { AUTH_SCHEME, PATH_LIKE, USERINFO, environmentEntryMayHoldSecret, namesAuthorization, variableNameSaysSecret } from "./secret-variables.js";
 import { isPlaceholder, looksLikeTokenValue } from "./shape.js";
@@ -429,11 +430,11 @@ export interface HermesHome {
 
 /** The Hermes home and each of its profiles', in name order: each has its own files of secrets and its own gateway.pid. */
 export function hermesHomes(hermesHome: string): HermesHome[] {
-  const homes: HermesHome[] = [{ dir: hermesHome, named: (file) => `the Hermes ${file}` }];
-  for (const profile of readdirOrEmpty(path.join(hermesHome, "profiles"))) {
-    homes.push({ dir: path.join(hermesHome, "profiles", profile), named: (file) => `the ${file} of Hermes profile ${escapeText(profile)}` });
-  }
-  return homes;
+  const [home, ...profiles] = hermesHomeDirs(hermesHome);
+  return [
+    { dir: home!, named: (file) => `the Hermes ${file}` },
+    ...profiles.map((dir) => ({ dir, named: (file: string) => `the ${file} of Hermes profile ${escapeText(path.basename(dir))}` })),
+  ];
 }
 
 /** The files that hold known secrets, each with how a refusal names it. */

@@ -18,7 +18,7 @@
 // the gate, a service user of its own, reads none of the agents' gateways.
 import fs from "node:fs";
 import path from "node:path";
-import { withRegularFile } from "../core/hash.js";
+import { withRegularFile } from "../core/regular-file.js";
 import { readAt } from "../core/read-at.js";
 
 /** Ancestors looked at: prepare, a shell or two, a tool runner, the gateway, the service manager. */

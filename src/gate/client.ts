@@ -12,6 +12,7 @@
 // anything new: any process of the agent's user reads them in /proc.
 import fs from "node:fs";
 import type { GateSocket } from "../config/config.js";
+import { hermesHomeDirs } from "../content/hermes-homes.js";
 import { processEnvironments } from "../content/process-environments.js";
 import { environmentEntryMayHoldSecret } from "../content/secret-variables.js";
 import { FatalError } from "../core/errors.js";
@@ -45,6 +46,8 @@ export interface GateClientOptions {
    * [] sends none.
    */
   environment?: readonly [string, string][];
+  /** The caller's Hermes home: the gateways its gateway.pid and its profiles' name count among the environments sent, as in local mode. */
+  hermesHome?: string;
 }
 
 export interface GateClientResult {
@@ -241,11 +244,13 @@ function answerReport(gate: GateSocket, answer: Answer): PrepareReport {
 }
 
 /**
- * The variables of the environments this process runs under that may hold
- * a secret (the rule known.ts judges environments by:
- * secret-variables.ts), nearest environment first, each NAME=VALUE once.
+ * The variables that may hold a secret (the rule known.ts judges
+ * environments by: secret-variables.ts) of the environments local mode
+ * reads: this process's, its ancestors', then the running gateways' that
+ * the gateway.pid of `hermesHome` and its profiles name; nearest first,
+ * each NAME=VALUE once.
  */
-export function clientEnvironment(environments = processEnvironments()): [string, string][] {
+export function clientEnvironment(hermesHome?: string, environments = processEnvironments(hermesHome === undefined ? [] : hermesHomeDirs(hermesHome))): [string, string][] {
   const seen = new Set<string>();
   const out: [string, string][] = [];
   for (const env of environments) {
@@ -262,7 +267,7 @@ export function clientEnvironment(environments = processEnvironments()): [string
 
 /** The environment's header, made once for all the requests of a call; what its bound cut is logged (the names, never a value). */
 function environmentHeaders(options: GateClientOptions, logger: Logger): Record<string, string> {
-  const { value, dropped } = encodeEnvironment(options.environment ?? clientEnvironment());
+  const { value, dropped } = encodeEnvironment(options.environment ?? clientEnvironment(options.hermesHome));
   if (dropped.length > 0) {
     const names = dropped.slice(0, 20).map(([name]) => escapeText(name.slice(0, 128)));
     logger.warn(

@@ -4,7 +4,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { errnoCode } from "../core/errors.js";
-import { sha256OfFd, withRegularFile } from "../core/hash.js";
+import { sha256OfFd } from "../core/hash.js";
+import { withRegularFile } from "../core/regular-file.js";
 import { type LedgerRecord, appendLedger } from "../state/ledger.js";
 import { outputName } from "./name.js";
 import type { Staged } from "./stage.js";
