@@ -10,7 +10,7 @@ import { FROM_EVEN, FROM_ODD, hasUtf16Text, utf16TextAlignments } from "../src/c
 import { checkContent } from "../src/prepare/content.js";
 import { UNIT, judgeUnit } from "../src/prepare/text-check.js";
 import { TextScanner, type TextVerdict, mergeVerdicts } from "../src/prepare/text.js";
-import { negatives, positives, rng, tiffWithXpComment } from "./corpus.js";
+import { negatives, positives, rng, tiffWithXpComment, zip } from "./corpus.js";
 import { NOTHING_LEFT, cli, leftBehind, makeHome, write } from "./helpers.js";
 
 const MiB = 1024 * 1024;
@@ -232,6 +232,21 @@ describe("prepare: files scanned raw", () => {
     const published = cli(["prepare", "--json", "--allow", "tiff", ...clean], { env: h.env, cwd: work });
     expect(published.code).toBe(0);
     expect((JSON.parse(published.stdout) as { media: { name: string }[] }).media.map((m) => m.name)).toEqual(["clean.tiff"]);
+  });
+
+  it("reads a zip appended to a TIFF (unzip extracts it whatever comes before it): a key deflated in it was published, its bytes scanned only as they are", () => {
+    const key = positives(41)["github-token"]!;
+    const host = tiffWithXpComment("Taken by the agent", noise(4096), 64);
+    const files = [
+      write(work, "appended.tiff", Buffer.concat([host, zip({ "notes.txt": `token ${key}\n` })])),
+      write(work, "clean.tiff", Buffer.concat([host, zip({ "notes.txt": "hello" })])),
+    ];
+    const r = cli(["prepare", "--json", "--allow", "tiff", ...files], { env: h.env, cwd: work });
+    const report = JSON.parse(r.stdout) as { media: { name: string }[]; media_dropped: { code: string; reason: string }[] };
+    expect(report.media_dropped.map((d) => [d.code, d.reason])).toEqual([["secret_detected", expect.stringContaining("a GitHub token (in notes.txt of the zip appended to it")]]);
+    expect(report.media_dropped[0]!.reason).not.toContain(key.slice(-16));
+    expect(report.media.map((m) => m.name)).toEqual(["clean.tiff"]);
+    expect(leftBehind(h)).toMatchObject({ staging: [] });
   });
 
   it("the guard's check refuses a key in UTF-16 in a file it reads itself", async () => {

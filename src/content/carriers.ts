@@ -147,3 +147,8 @@ export function inspectFile(fd: number, length: number, ext: string, sniffedExt:
   RANGE_READERS[sniffedExt as RangeReadType](src, ctx);
   if (!isZipType(sniffedExt)) readAppendedZip(src, ctx);
 }
+
+/** Reads the zip appended to an open file of a format no reader here knows (its bytes scanned raw), if a zip ends it. */
+export function inspectAppendedZip(fd: number, length: number, ext: string, known: KnownSecrets | (() => KnownSecrets)): void {
+  readAppendedZip(fileSource(fd, length), new InspectContext(ext, known, nestedReaderOf));
+}

@@ -217,9 +217,13 @@ export async function checkContent(staged: ContentSource, ext: string, options: 
   const carriers = await import("../content/carriers.js");
   if (carriers.readsRanges(sniffed.ext) && !staged.content) carriers.inspectFile(staged.fd, staged.bytes, ext, sniffed.ext, knownSecrets);
   else if (carriers.hasReader(sniffed.ext)) carriers.inspectBinary(readAll(staged), ext, sniffed.ext, knownSecrets);
-  else if (!verdict) {
-    const raw = scanFile(staged, true, knownSecrets());
-    if (raw.secret !== undefined) throw secretRefusal(ext, raw);
+  else {
+    if (!verdict) {
+      const raw = scanFile(staged, true, knownSecrets());
+      if (raw.secret !== undefined) throw secretRefusal(ext, raw);
+    }
+    // No reader reads its bytes, but a zip after them is extracted by unzip all the same.
+    carriers.inspectAppendedZip(staged.fd, staged.bytes, ext, knownSecrets);
   }
   return { mime: sniffed.mime };
 }
