@@ -313,7 +313,7 @@ describe("trailing data, bombs, unreadable containers", () => {
     expect(report.media.map((m) => m.name)).toEqual(["clean.png", "clean.jpg"]);
   });
 
-  it("reads a zip appended to a file that is not one (unzip extracts it whatever comes before it): a key deflated in a zip after a PDF's %%EOF, a song, a voice note, a .doc or a tar was published; a clean one is published, a picture's refused as trailing data", async () => {
+  it("reads a zip appended to a file that is not one (unzip extracts it whatever comes before it): a key deflated in a zip after a PDF's %%EOF, a song, a voice note, a .doc, a tar or a picture inside a container was published; a clean one is published, a picture's refused as trailing data", async () => {
     const key = positives(41)["github-token"]!;
     const appended = zip({ "notes.txt": `token ${key}\n` });
     const clean = zip({ "notes.txt": "hello" });
@@ -350,6 +350,13 @@ describe("trailing data, bombs, unreadable containers", () => {
     }
     const embedded = docx("Report", 7, { "word/embeddings/report.pdf": Buffer.concat([host, appended]) });
     expect(outcome(() => inspectBinary(embedded, "docx", "docx", NO_KNOWN_SECRETS))).toMatch(/^secret_detected: .*in notes\.txt of the zip appended to it of word\/embeddings\/report\.pdf/);
+    // A picture inside a container, whose bytes after its end are not refused on their own: a zip there was published too.
+    const png = Buffer.concat([makePng(8, (i) => i), appended]);
+    expect(outcome(() => inspectBinary(docx("Report", 3, { "word/media/image1.png": png }), "docx", "docx", NO_KNOWN_SECRETS))).toMatch(/^secret_detected: .*in notes\.txt of the zip appended to it of word\/media\/image1\.png/);
+    expect(outcome(() => inspectBinary(docx("Report", 3, { "word/media/image1.jpeg": Buffer.concat([jpeg(), appended]) }), "docx", "docx", NO_KNOWN_SECRETS))).toMatch(/^secret_detected: .*of word\/media\/image1\.jpeg/);
+    expect(outcome(() => inspectBinary(tar({ "a.png": png }), "tar", "tar", NO_KNOWN_SECRETS))).toMatch(/^secret_detected: .*in notes\.txt of the zip appended to it of a\.png/);
+    expect(outcome(() => inspectBinary(zlib.gzipSync(png), "gz", "gz", NO_KNOWN_SECRETS))).toMatch(/^secret_detected: .*of the file it compresses/);
+    expect(outcome(() => inspectBinary(docx("Report", 3, { "word/media/image1.png": Buffer.concat([makePng(8, (i) => i), clean]) }), "docx", "docx", NO_KNOWN_SECRETS))).toBe("published");
   });
 
   it("publishes a phone's JPEG whose MPF index places a gain map after its end (refused as trailing_data until 2026-12-04), reads that image too, and refuses what the index does not cover", async () => {

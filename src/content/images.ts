@@ -5,7 +5,9 @@
 // how an archive rides inside a picture.
 import { Refusal } from "../core/errors.js";
 import { ascii, u32be, u32le } from "./bytes.js";
+import { bytesSource } from "./byte-source.js";
 import type { InspectContext, Reader } from "./inspect.js";
+import { readAppendedZip } from "./zip.js";
 
 
 /** PNG chunks that hold pixels or layout, never text: skipped. */
@@ -238,11 +240,13 @@ export function readPicture(ctx: InspectContext, part: string, data: Uint8Array)
   if (!reader) return false;
   try {
     ctx.readWithin(part, data, reader);
-    return true;
   } catch (err) {
     if (err instanceof Refusal && err.code === "unscannable_content") return false;
     throw err;
   }
+  // Bytes after its end are not refused here, but a zip there is extracted by unzip all the same.
+  ctx.inPart(part, () => readAppendedZip(bytesSource(data), ctx));
+  return true;
 }
 
 /**
