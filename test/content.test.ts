@@ -330,12 +330,18 @@ describe("trailing data, bombs, unreadable containers", () => {
     for (let at = counted.indexOf("PK\x01\x02"); at >= 0 && at < counted.length - 22; at = counted.indexOf("PK\x01\x02", at + 4)) counted.writeUInt32LE(counted.readUInt32LE(at + 42) + host.length, at + 42);
     counted.writeUInt32LE(directoryAt + host.length, counted.length - 6);
     files.push(write(work, "counted.pdf", Buffer.concat([host, counted])));
+    // Bytes after the zip's end record: unzip still finds it (its directory starts where it says); a signature with no directory there is no zip.
+    files.push(write(work, "then-newline.pdf", Buffer.concat([host, appended, Buffer.from("\n")])));
+    files.push(write(work, "then-noise.pdf", Buffer.concat([host, appended, new Fakes(7).bytes(100)])));
+    files.push(write(work, "signature-only.pdf", Buffer.concat([host, Buffer.from("PK\x05\x06"), Buffer.alloc(40, 0x20)])));
     files.push(write(work, "polyglot.png", Buffer.concat([makePng(8, (i) => i), appended])));
     const report = await judge(files);
-    expect(report.media.map((m) => m.name).sort()).toEqual(Object.keys(hosts).map((ext) => `clean.${ext}`).sort());
+    expect(report.media.map((m) => m.name).sort()).toEqual([...Object.keys(hosts).map((ext) => `clean.${ext}`), "signature-only.pdf"].sort());
     expect(report.media_dropped.map((d) => [path.basename(d.path), d.code, d.reason.includes("in notes.txt of the zip appended to it")])).toEqual([
       ...Object.keys(hosts).flatMap((ext) => [[`right-after.${ext}`, "secret_detected", true], [`after-junk.${ext}`, "secret_detected", true]]),
       ["counted.pdf", "secret_detected", true],
+      ["then-newline.pdf", "secret_detected", true],
+      ["then-noise.pdf", "secret_detected", true],
       ["polyglot.png", "trailing_data", false],
     ]);
     for (const d of report.media_dropped) expect(d.reason).not.toContain(key.slice(-16));

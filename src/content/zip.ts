@@ -57,32 +57,41 @@ const EOCD_SIGNATURE = Buffer.from("PK\x05\x06", "latin1");
  * where the end record says it is. unzip reads a zip whatever bytes come
  * before it by adding that much to every offset ("extra bytes at beginning
  * of zipfile"), so a zip appended to another file (after a PDF's %%EOF, an
- * audio file's last frame) is extracted whole. Undefined when `src` does not
- * end with an end record (its comment, if any, reaching the last byte); a
- * zip64 end record gives its own sizes.
+ * audio file's last frame) is extracted whole. The end record is the one
+ * whose comment reaches the last byte; else, as unzip also finds one with
+ * bytes after it, the last one whose directory starts where it says (a
+ * central header there). Undefined when there is none; a zip64 end record
+ * gives its own sizes.
  */
 export function zipShift(src: ByteSource): number | undefined {
   const from = Math.max(0, src.length - TAIL);
-  const tail = src.read(from, src.length - from);
-  const bytes = Buffer.from(tail.buffer, tail.byteOffset, tail.length);
+  // A copy: the reads below may reuse the buffer the source returned.
+  const bytes = Buffer.from(src.read(from, src.length - from));
+  let followed: number | undefined;
   for (let at = bytes.lastIndexOf(EOCD_SIGNATURE, bytes.length - 22); at >= 0; at = at > 0 ? bytes.lastIndexOf(EOCD_SIGNATURE, at - 1) : -1) {
-    if (at + 22 + u16(bytes, at + 20) !== bytes.length) continue;
-    const eocd = from + at;
-    let cdSize = u32(bytes, at + 12);
-    let cdStart = u32(bytes, at + 16);
-    let directoryEnd = eocd;
-    if (eocd >= 20 + 56 && u32(src.read(eocd - 20, 20), 0) === EOCD64_LOCATOR) {
-      // The zip64 end record lies just before its locator.
-      const record = src.read(eocd - 20 - 56, 56);
-      if (u32(record, 0) === EOCD64) {
-        cdSize = u64(record, 40);
-        cdStart = u64(record, 48);
-        directoryEnd = eocd - 20 - 56;
-      }
-    }
-    return directoryEnd - cdSize - cdStart;
+    const { directoryStart, cdSize, cdStart } = directoryOf(src, bytes, from + at);
+    if (at + 22 + u16(bytes, at + 20) === bytes.length) return directoryStart - cdStart;
+    if (followed === undefined && cdSize >= 4 && directoryStart >= 0 && u32(src.read(directoryStart, 4), 0) === CENTRAL) followed = directoryStart - cdStart;
   }
-  return undefined;
+  return followed;
+}
+
+/** Where the directory of the end record at `eocd` (`tail`: the file's last bytes) really starts, its size, and where the record says it starts. */
+function directoryOf(src: ByteSource, tail: Buffer, eocd: number): { directoryStart: number; cdSize: number; cdStart: number } {
+  const at = eocd - (src.length - tail.length);
+  let cdSize = u32(tail, at + 12);
+  let cdStart = u32(tail, at + 16);
+  let directoryEnd = eocd;
+  if (eocd >= 20 + 56 && u32(src.read(eocd - 20, 20), 0) === EOCD64_LOCATOR) {
+    // The zip64 end record lies just before its locator.
+    const record = src.read(eocd - 20 - 56, 56);
+    if (u32(record, 0) === EOCD64) {
+      cdSize = u64(record, 40);
+      cdStart = u64(record, 48);
+      directoryEnd = eocd - 20 - 56;
+    }
+  }
+  return { directoryStart: directoryEnd - cdSize, cdSize, cdStart };
 }
 
 /**
