@@ -1648,7 +1648,7 @@ describe("known secrets: the values of the Hermes .env files", () => {
     for (const reason of reasons) for (const secret of [op, cached, pinned, auxiliary]) expect(reason).not.toContain(secret);
   });
 
-  it("knows the plugins' stores (Slack's OAuth tokens, Honcho's and Hindsight's settings, Google Chat's tokens per user) and the credentials other agents' CLIs keep in the user's home, which Hermes seeds its pool from (Claude Code's, Qwen's, Codex's)", async () => {
+  it("knows the plugins' stores (Slack's OAuth tokens, Honcho's and Hindsight's settings, Google Chat's tokens per user) and the credentials other agents' CLIs keep in the user's home, which Hermes seeds its pool from (Claude Code's, Qwen's, Codex's), and Docker's registry logins", async () => {
     const hermes = path.join(h.home, ".hermes");
     const value = (seed: number) => new Fakes(seed).pick("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 40);
     const [slack, honcho, hindsight, chat, claude, qwen, codex] = [31, 32, 33, 34, 35, 36, 37].map(value);
@@ -1663,7 +1663,11 @@ describe("known secrets: the values of the Hermes .env files", () => {
     put(h.home, ".claude/.credentials.json", { claudeAiOauth: { accessToken: claude, refreshToken: "x".repeat(4), expiresAt: 1796418000000 } });
     put(h.home, ".qwen/oauth_creds.json", { access_token: qwen, token_type: "Bearer" });
     put(h.home, ".codex/auth.json", { tokens: { refresh_token: codex, account_id: "acct-1234" } });
-    const files = [slack, honcho, hindsight, chat, claude, qwen, codex].map((v, i) => write(work, `leak${i}.txt`, `value ${v}\n`));
+    // Docker's registry logins: a Basic credential kept in base64 (its password and the encoding are known), an identity token.
+    const [registryPassword, identity] = [38, 39].map(value);
+    const basic = Buffer.from(`agent:${registryPassword}`).toString("base64");
+    put(h.home, ".docker/config.json", { auths: { "https://index.docker.io/v1/": { auth: basic }, "ghcr.io": { identitytoken: identity } }, credsStore: "" });
+    const files = [slack, honcho, hindsight, chat, claude, qwen, codex, registryPassword, basic, identity].map((v, i) => write(work, `leak${i}.txt`, `value ${v}\n`));
     const report = await judge(files);
     expect(report.media_dropped.map((d) => d.reason)).toEqual([
       expect.stringContaining("the value of T0123.token (the Hermes slack_tokens.json)"),
@@ -1673,7 +1677,14 @@ describe("known secrets: the values of the Hermes .env files", () => {
       expect.stringContaining("the value of claudeAiOauth.accessToken (the user's ~/.claude/.credentials.json)"),
       expect.stringContaining("the value of access_token (the user's ~/.qwen/oauth_creds.json)"),
       expect.stringContaining("the value of tokens.refresh_token (the user's ~/.codex/auth.json)"),
+      expect.stringContaining("the value of auths.https://index.docker.io/v1/.auth (the user's ~/.docker/config.json)"),
+      expect.stringContaining("the value of auths.https://index.docker.io/v1/.auth (the user's ~/.docker/config.json)"),
+      expect.stringContaining("the value of auths.ghcr.io.identitytoken (the user's ~/.docker/config.json)"),
     ]);
+    // An `auth` that is no Basic credential (not base64 of user:password) gives nothing of its own.
+    put(h.home, ".docker/config.json", { auths: { "ghcr.io": { auth: Buffer.from([0xff, 0xfe, 0x00, 0x41, 0x42, 0x43]).toString("base64") } } });
+    const noise = write(work, "noise.txt", `value ${Buffer.from([0xff, 0xfe, 0x00, 0x41, 0x42, 0x43]).toString("base64")}\n`);
+    expect((await judge([noise])).media.map((m) => m.name)).toEqual(["noise.txt"]);
   });
 
   it("reads the gate's credentials ($CREDENTIALS_DIRECTORY/hermes-env*) through the CLI", () => {

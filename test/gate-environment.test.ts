@@ -251,6 +251,7 @@ describe("the client's environment, through the gate", () => {
       ["GATEWAY_API_TOKEN", token()],
       ["DATABASE_URL", `postgres://app:${token()}@db:5432/app`],
       ["X_AUTHORIZATION", `Bearer ${token()}`],
+      ["REGISTRY_AUTH", Buffer.from(`ci:${token()}`).toString("base64")],
       ["BUILD_ID", token()],
       ["SESSION_COOKIE_NAME", token()],
       ["GIT_ASKPASS", "/usr/lib/git-core/git-gui--askpass"],
@@ -264,6 +265,6 @@ describe("the client's environment, through the gate", () => {
     for (const [name, value] of entries) {
       if (!environmentEntryMayHoldSecret(name, value) && !PATH_LIKE.test(value)) expect(valuesWorthLookingFor(name, value, false), name).toEqual([]);
     }
-    expect(entries.filter(([n, v]) => environmentEntryMayHoldSecret(n, v)).map(([n]) => n)).toEqual(["GATEWAY_API_TOKEN", "DATABASE_URL", "X_AUTHORIZATION"]);
+    expect(entries.filter(([n, v]) => environmentEntryMayHoldSecret(n, v)).map(([n]) => n)).toEqual(["GATEWAY_API_TOKEN", "DATABASE_URL", "X_AUTHORIZATION", "REGISTRY_AUTH"]);
   });
 });

@@ -23,7 +23,7 @@ import { escapeText } from "../core/escape.js";
 import { parseDotenv } from "./dotenv.js";
 import { hermesHomeDirs } from "./hermes-homes.js";
 import type { ProcessEnvironment } from "./process-environments.js";
-import { AUTH_SCHEME, PATH_LIKE, USERINFO, environmentEntryMayHoldSecret, namesAuthorization, variableNameSaysSecret } from "./secret-variables.js";
+import { AUTH_SCHEME, PATH_LIKE, USERINFO, basicPassword, environmentEntryMayHoldSecret, namesAuthorization, variableNameSaysSecret } from "./secret-variables.js";
 import { isPlaceholder, looksLikeTokenValue } from "./shape.js";
 
 /** Shorter values are too common to look for (a user id, a port, `true`). */
@@ -55,6 +55,12 @@ export function valuesWorthLookingFor(name: string, value: string, byShape = tru
   // An HTTP header's value (an MCP server's `Authorization: Bearer …` in config.yaml): its credential.
   const scheme = namesAuthorization(name) ? AUTH_SCHEME.exec(value) : null;
   if (scheme && scheme[1]!.length >= MIN_VALUE && !isPlaceholder(scheme[1]!)) out.push(scheme[1]!);
+  // A Basic credential kept encoded (a Docker config's `auths.REGISTRY.auth`): the encoding as it is, and its password.
+  const basic = namesAuthorization(name) ? basicPassword(value) : undefined;
+  if (basic !== undefined) {
+    if (value.length >= MIN_VALUE) out.push(value);
+    if (basic.length >= MIN_VALUE && !isPlaceholder(basic)) out.push(basic);
+  }
   if (value.length < MIN_VALUE) return out;
   const secretName = variableNameSaysSecret(name);
   if ((!secretName && !userinfo && !byShape) || isPlaceholder(value)) return out;
@@ -310,11 +316,13 @@ export interface KnownSecretSources {
 /**
  * The credentials other agents' CLIs keep in the user's home, which Hermes
  * seeds its credential pool from (agent/credential_sources.py): Claude
- * Code's OAuth tokens, Qwen's, and the Codex CLI's. Not ~/.claude.json:
- * Claude Code's whole state, often past the 1 MiB read here (its API key
- * has a format the rules find).
+ * Code's OAuth tokens, Qwen's, and the Codex CLI's; and Docker's registry
+ * logins (`auths.REGISTRY.auth`, base64 of user:password; an identity
+ * token), which a terminal that runs in Docker pulls with. Not
+ * ~/.claude.json: Claude Code's whole state, often past the 1 MiB read
+ * here (its API key has a format the rules find).
  */
-const USER_HOME_STORES = [".claude/.credentials.json", ".qwen/oauth_creds.json"];
+const USER_HOME_STORES = [".claude/.credentials.json", ".qwen/oauth_creds.json", ".docker/config.json"];
 
 /** `key: value` or `key:` (a list item's too), the key plain or quoted: the lines of a YAML block mapping. */
 const YAML_PAIR = /^([ \t]*(?:- +)?)(?:"([^"\\]*)"|'([^']*)'|([A-Za-z_][\w.-]*))[ \t]*:(?:[ \t]+(.*))?$/;

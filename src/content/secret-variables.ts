@@ -8,7 +8,7 @@
 // A generic assignment's name says key, token, secret or password: find.ts
 // looks for these keywords' endings in a file.
 const KEYWORDS = ["key", "token", "secret", "password", "passwd", "pwd", "passphrase", "pass", "credentials", "credential"];
-const COMPOUND_PREFIXES = ["api", "access", "secret", "private", "auth", "client", "app", "bot", "refresh", "master", "admin", "db", "user", "signing", "encryption", "session", "consumer", "bearer"];
+const COMPOUND_PREFIXES = ["api", "access", "secret", "private", "auth", "client", "app", "bot", "refresh", "master", "admin", "db", "user", "signing", "encryption", "session", "consumer", "bearer", "identity"];
 const KEYWORD_LAST = new Set(KEYWORDS.map((k) => k.charCodeAt(k.length - 1)));
 /** The keywords' last four letters (three for a three-letter keyword), lower-cased: a name ending in none of them holds no secret. */
 export const KEYWORD_ENDINGS = [...new Set(KEYWORDS.map((k) => k.slice(-4)))];
@@ -51,16 +51,29 @@ export const USERINFO = /^[a-z][a-z0-9+.-]*:\/\/[^\s:/@]*:([^\s/@]+)@/i;
 export const AUTH_SCHEME = /^(?:Bearer|Basic|Token|Bot)[ \t]+(\S+)$/i;
 export const namesAuthorization = (name: string) => /auth/i.test(name);
 
+/** Standard base64, padded: what a Basic credential is written in. */
+const BASE64_TEXT = /^[A-Za-z0-9+/]+={0,2}$/;
+
+/** The password of `user:password` in base64, when `value` is that (a Basic credential), else undefined. */
+export function basicPassword(value: string): string | undefined {
+  if (value.length % 4 !== 0 || value.length > 4096 || !BASE64_TEXT.test(value)) return undefined;
+  const decoded = Buffer.from(value, "base64").toString("utf8");
+  const colon = decoded.indexOf(":");
+  // Printable text only: any base64 string decodes to some bytes.
+  if (colon <= 0 || colon === decoded.length - 1 || !/^[\x20-\x7e\u00a0-\uffff]+$/.test(decoded) || decoded.includes("\ufffd")) return undefined;
+  return decoded.slice(colon + 1);
+}
+
 /**
  * Whether a variable of an environment may hold a secret: by its name only
  * (an environment is full of settings whose values look random:
  * INVOCATION_ID, a session's cookie name), or a URL's password, or an
- * Authorization header's credential; never a path, whatever its variable is
+ * Authorization header's credential or a Basic credential kept encoded; never a path, whatever its variable is
  * called (GIT_ASKPASS). known.ts judges the variables this lets through (how
  * long, a placeholder); it finds nothing in one this turns down, so the gate's
  * client sends only these.
  */
 export function environmentEntryMayHoldSecret(name: string, value: string): boolean {
   if (PATH_LIKE.test(value)) return false;
-  return variableNameSaysSecret(name) || (value.includes("://") && USERINFO.test(value)) || (namesAuthorization(name) && AUTH_SCHEME.test(value));
+  return variableNameSaysSecret(name) || (value.includes("://") && USERINFO.test(value)) || (namesAuthorization(name) && (AUTH_SCHEME.test(value) || basicPassword(value) !== undefined));
 }
