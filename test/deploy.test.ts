@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { fakeSystemctl, gatewayRoot, put, run, snapshot, which } from "./deploy-helpers";
-import { HERMES_STORE_DIRS, HERMES_STORES } from "../src/content/known.js";
+import { HERMES_STORE_DIRS, HERMES_STORES, USER_HOME_SECRET_FILES } from "../src/content/known.js";
 import { BIN, cli, makeHome, png, write } from "./helpers";
 
 let t: ReturnType<typeof makeHome>;
@@ -409,6 +409,29 @@ describe("install systemd --root", () => {
     expect(watchedBy("media-outbox-gate-secrets.path")).toEqual(expect.arrayContaining(["/etc/hermes/gateway.env", `${d}/10-keys.conf`]));
     expect(watchedBy("media-outbox-gate-secrets-new.path")).toContain("/etc/hermes/later.env");
     expect(r.stdout + r.stderr).not.toContain(VALUE);
+  });
+
+  it("--gate names the stores of each agent user's home that local mode reads (~/.docker/config.json, other agents' CLIs' OAuth tokens), in the home /etc/passwd gives it, optional, read as that user, after every other file, watched like the Hermes stores; none for a home that is not there", () => {
+    const root = path.join(t.home, "target");
+    // The target's own users: the gateway's (agent) has a home there, the one named with --agent-user (other) has none.
+    put(path.join(root, "etc/passwd"), ["root:x:0:0:root:/root:/bin/bash", "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin", "agent:x:1500:1500::/home/agent:/bin/bash", "other:x:1501:1501::/home/other:/bin/bash", ""].join("\n"));
+    put(path.join(root, ETC, "hermes-gateway.service"), "[Service]\nUser=agent\nEnvironment=HERMES_HOME=/home/agent/.hermes\nEnvironmentFile=/etc/hermes/gateway.env\nExecStart=/bin/true\n");
+    put(path.join(root, "etc/hermes/gateway.env"), "OPENAI_API_KEY=Qm7vLx2Pw9Zk4Tr8Yb3N\n", 0o600);
+    put(path.join(root, "home/agent/.hermes/.env"), "TOKEN=secretsecret\n", 0o600);
+    put(path.join(root, "home/agent/.docker/config.json"), '{"auths": {}}\n', 0o600);
+    const r = install(root, "--gate", "--dry-run", "--agent-user", "other");
+    expect(r.code, r.stderr).toBe(0);
+    const gateLine = r.stdout.split("\n").find((l) => l.startsWith("ExecStartPre=-+"))!;
+    const homeWords = USER_HOME_SECRET_FILES.map((store) => `agent:?/home/agent/${store}`).join(" ");
+    expect(homeWords).toBe("agent:?/home/agent/.claude/.credentials.json agent:?/home/agent/.qwen/oauth_creds.json agent:?/home/agent/.docker/config.json agent:?/home/agent/.codex/auth.json");
+    // After the gateway's own files: the copies of those keep the numbers they had.
+    expect(gateLine.endsWith(` agent:environment-file:/etc/hermes/gateway.env ${homeWords}`), gateLine).toBe(true);
+    expect(gateLine).not.toContain("/home/other");
+    // Watched as the Hermes stores are: the one there by one path unit, the others by the other.
+    const unitText = (name: string) => r.stdout.split(/^==> /m).find((f) => f.startsWith(path.join(root, ETC, name)))!;
+    const watchedBy = (name: string) => unitText(name).split("\n").filter((l) => l.startsWith("PathChanged=")).map((l) => l.slice("PathChanged=".length));
+    expect(watchedBy("media-outbox-gate-secrets.path")).toEqual(["/home/agent/.hermes/.env", "/etc/hermes/gateway.env", "/home/agent/.docker/config.json"]);
+    expect(watchedBy("media-outbox-gate-secrets-new.path").filter((f) => !f.startsWith("/home/agent/.hermes/"))).toEqual(["/home/agent/.claude/.credentials.json", "/home/agent/.qwen/oauth_creds.json", "/home/agent/.codex/auth.json"]);
   });
 
   it("--gate refuses a gateway whose agents would never ask the gate: MEDIA_OUTBOX_DIR set by its unit or by a Hermes .env", () => {

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { docx, mp3, negatives, pdf, pngWithText, positives } from "./corpus.js";
 import { type Gate, clearGate, gateLeftBehind, killAll, post, rawExchange, startGate } from "./gate-helpers.js";
 import { cli, makeHome, write } from "./helpers.js";
+import { USER_HOME_SECRET_FILES, userHomeStoreCopyName } from "../src/content/known.js";
 
 const NOTHING = { outbox: [], staging: [], ledger: [] };
 const VALUE = "Qm7vLx2Pw9Zk4Tr8Yb3N";
@@ -96,6 +97,46 @@ describe("serve: the content check", () => {
       expect(after.json.media_dropped[0].reason).toContain("WEBHOOK_SECRET (credential hermes-env-2)");
     } finally {
       fs.unlinkSync(path.join(creds, "hermes-env-2"));
+    }
+  });
+
+  it("knows an agent user's home stores from their copies (gate-secrets names each after its store) exactly as local mode knows the stores: the same values, named by the same keys and store", async () => {
+    clearGate(gate);
+    const [claude, qwen, codex, registry, identity] = ["Ca7Lq2Wd9Xe4Rf8Tg3Yh", "Qw5Ne1Rt8Yu3Io6Pa2Sd", "Co4De9Xf2Gh7Jk1Lm5Nb", "Dk3Rg8St1Vw6Xy2Za7Bc", "Id9Tk4Nm2Qp7Rs1Uv5Wx"];
+    const stores: Record<string, unknown> = {
+      ".claude/.credentials.json": { claudeAiOauth: { accessToken: claude, expiresAt: 1796418000000 } },
+      ".qwen/oauth_creds.json": { access_token: qwen, token_type: "Bearer" },
+      ".docker/config.json": { auths: { "ghcr.io": { auth: Buffer.from(`agent:${registry}`).toString("base64") }, "registry.example.com": { identitytoken: identity } } },
+      ".codex/auth.json": { tokens: { refresh_token: codex } },
+    };
+    expect(Object.keys(stores)).toEqual([...USER_HOME_SECRET_FILES]);
+    // The agent's home, where local mode reads the stores; the gate's own home has none of them.
+    const agentHome = path.join(h.home, "agent-home");
+    const copies = Object.entries(stores).map(([store, content], i) => {
+      const name = userHomeStoreCopyName(`hermes-env-${10 + i}`, store);
+      write(creds, name, JSON.stringify(content));
+      fs.mkdirSync(path.join(agentHome, path.dirname(store)), { recursive: true });
+      write(agentHome, store, JSON.stringify(content));
+      return [store, name] as const;
+    });
+    try {
+      const values = [claude, qwen, codex, registry, Buffer.from(`agent:${registry}`).toString("base64"), identity];
+      const names = values.map((v, i) => write(work, `home-store-${i}.txt`, `notes: ${v}\n`));
+      const viaGate: string[] = [];
+      for (const [i, value] of values.entries()) {
+        const r = await rawExchange(gate.socket, post(`home-store-${i}.txt`, `notes: ${value}\n`));
+        expect(r.body).not.toContain(value);
+        viaGate.push(r.json.success ? "published" : `${r.json.media_dropped[0].code}: ${r.json.media_dropped[0].reason}`);
+      }
+      const local = JSON.parse(cli(["prepare", "--json", ...names], { env: { ...h.env, HOME: agentHome }, cwd: work }).stdout) as { media_dropped: { code: string; reason: string }[] };
+      const asTheGateNamesThem = (reason: string) => copies.reduce((text, [store, name]) => text.replace(`(the user's ~/${store})`, `(an agent user's ~/${store}, credential ${name})`), reason);
+      expect(local.media_dropped).toHaveLength(values.length);
+      expect(viaGate).toEqual(local.media_dropped.map((d) => `${d.code}: ${asTheGateNamesThem(d.reason)}`));
+      expect(viaGate[0]).toContain("claudeAiOauth.accessToken (an agent user's ~/.claude/.credentials.json, credential hermes-env-10-claude-credentials.json)");
+      expect(viaGate[5]).toContain("auths.registry.example.com.identitytoken (an agent user's ~/.docker/config.json, credential hermes-env-12-docker-config.json)");
+    } finally {
+      for (const [, name] of copies) fs.rmSync(path.join(creds, name));
+      fs.rmSync(agentHome, { recursive: true });
     }
   });
 

@@ -23,9 +23,19 @@ let base: string;
 let agentHome: string;
 let into: string;
 
-function run(args: string[], opts: { asNobody?: boolean } = {}) {
+/**
+ * Runs gate-secrets; `nobodysHome`: with /etc/passwd giving nobody that home,
+ * in a mount namespace of its own (the host's /etc/passwd is not touched).
+ */
+function run(args: string[], opts: { asNobody?: boolean; nobodysHome?: string } = {}) {
   const argv = [BIN, "gate-secrets", ...args];
-  const [cmd, cmdArgs] = opts.asNobody ? ["/usr/bin/setpriv", [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", process.execPath, ...argv]] : [process.execPath, argv];
+  let [cmd, cmdArgs] = opts.asNobody ? ["/usr/bin/setpriv", [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", process.execPath, ...argv]] : [process.execPath, argv];
+  if (opts.nobodysHome !== undefined) {
+    const passwd = path.join(base, `passwd-${path.basename(opts.nobodysHome)}`);
+    const lines = fs.readFileSync("/etc/passwd", "utf8").split("\n").map((line) => (line.startsWith("nobody:") ? line.split(":").map((f, i) => (i === 5 ? opts.nobodysHome : f)).join(":") : line));
+    fs.writeFileSync(passwd, lines.join("\n"));
+    [cmd, cmdArgs] = ["unshare", ["--mount", "--propagation", "private", "--", "sh", "-c", 'mount --bind "$0" /etc/passwd && exec "$@"', passwd, cmd as string, ...(cmdArgs as string[])]];
+  }
   // A bound on a hung run, so that it fails the test instead of the whole run (not a timing assertion).
   const r = spawnSync(cmd as string, cmdArgs as string[], { env: { PATH: process.env.PATH, HOME: base }, encoding: "utf8", timeout: 60_000, killSignal: "SIGKILL" });
   return { code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
@@ -213,6 +223,83 @@ describe("gate-secrets: each agent's .env and credential stores read as that age
   });
 });
 
+describe("gate-secrets: the stores of an agent user's home (~/.docker/config.json, other agents' CLIs' OAuth tokens), as local mode reads them", () => {
+  // Values of no vendor format: only the copies can make them known.
+  const REGISTRY_PASSWORD = "Lp7Xw2Qz9Kd4Rm8Tv3Ny";
+  const IDENTITY = "Jd3Vb8Nq2Xs7Kt5Wm9Pz4Rh";
+  const CODEX = "Cx6Fh1Ty9Ub3Gn7Mk2Lq8Ws";
+  const QWEN = "Rq4tWm8Zp2Lk6Vx9Nb3Hqw";
+  const BASIC = Buffer.from(`agent:${REGISTRY_PASSWORD}`).toString("base64");
+  let h: ReturnType<typeof makeHome>;
+  let gate: Gate | undefined;
+
+  afterAll(async () => {
+    await killAll();
+    h?.cleanup();
+  });
+
+  /** A file of `home`, nobody's, in directories of nobody's. */
+  const homeFile = (home: string, name: string, content: string) => {
+    for (let d = path.dirname(path.join(home, name)); d !== path.dirname(home); d = path.dirname(d)) {
+      fs.mkdirSync(d, { recursive: true, mode: 0o700 });
+      fs.chownSync(d, NOBODY, NOBODY);
+    }
+    const p = path.join(home, name);
+    fs.writeFileSync(p, content, { mode: 0o600 });
+    fs.chownSync(p, NOBODY, NOBODY);
+    return p;
+  };
+
+  it("copies each store of the agent's passwd home as that agent, named after the store; one the agent may not read is not copied; the gate then refuses their values, naming the store, never printing them", async () => {
+    const home = path.join(base, "home-stores");
+    const docker = homeFile(home, ".docker/config.json", JSON.stringify({ auths: { "ghcr.io": { auth: BASIC }, "registry.example.com": { identitytoken: IDENTITY } } }));
+    const codex = homeFile(home, ".codex/auth.json", JSON.stringify({ tokens: { refresh_token: CODEX, account_id: "acct-1234" } }));
+    // Qwen's, a link to a file only root may read: the agent may not, so neither may the gate.
+    const rootOnly = path.join(base, "root-only-qwen.json");
+    fs.writeFileSync(rootOnly, JSON.stringify({ access_token: QWEN }), { mode: 0o600 });
+    homeFile(home, ".qwen/keep", "");
+    const qwen = path.join(home, ".qwen/oauth_creds.json");
+    fs.symlinkSync(rootOnly, qwen);
+    fs.lchownSync(qwen, NOBODY, NOBODY);
+    // The same store's name in a directory that is not nobody's home: a copy like any other.
+    const elsewhere = homeFile(path.join(base, "not-the-home"), ".docker/config.json", JSON.stringify({ auths: { "ghcr.io": { auth: BASIC } } }));
+    const copies = path.join(base, "run-home-stores");
+    fs.mkdirSync(copies, { mode: 0o700 });
+    fs.chownSync(copies, DAEMON, DAEMON);
+    const entries = [".claude/.credentials.json", ".qwen/oauth_creds.json", ".docker/config.json", ".codex/auth.json"].map((store) => `nobody:?${path.join(home, store)}`);
+    const r = run(["--into", copies, ...entries, `nobody:?${elsewhere}`], { nobodysHome: home });
+    expect(r.signal, "gate-secrets hung").toBeNull();
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr.split("\n").filter((l) => l !== "")).toEqual([
+      `media-outbox: gate-secrets: skipped ${qwen} (read as nobody): its user may not read it; the gate will not know its values`,
+      "media-outbox: gate-secrets: 3 of 5 secret file(s) copied for the gate (1 optional store(s) not there)",
+    ]);
+    expect(fs.readdirSync(copies).sort()).toEqual(["hermes-env-2-docker-config.json", "hermes-env-3-codex-auth.json", "hermes-env-4"]);
+    expect(fs.readFileSync(path.join(copies, "hermes-env-2-docker-config.json"), "utf8")).toBe(fs.readFileSync(docker, "utf8"));
+    expect(fs.readFileSync(path.join(copies, "hermes-env-3-codex-auth.json"), "utf8")).toBe(fs.readFileSync(codex, "utf8"));
+    const copy = fs.statSync(path.join(copies, "hermes-env-2-docker-config.json"));
+    expect([copy.uid, copy.gid, copy.mode & 0o7777]).toEqual([DAEMON, DAEMON, 0o400]);
+
+    h = makeHome();
+    gate = await startGate(h.home, { ...h.env, HERMES_HOME: path.join(h.home, "gate-home"), CREDENTIALS_DIRECTORY: copies });
+    const dockerCopy = "an agent user's ~/.docker/config.json, credential hermes-env-2-docker-config.json";
+    for (const [value, named] of [
+      [REGISTRY_PASSWORD, `auths.ghcr.io.auth (${dockerCopy})`],
+      [BASIC, `auths.ghcr.io.auth (${dockerCopy})`],
+      [IDENTITY, `auths.registry.example.com.identitytoken (${dockerCopy})`],
+      [CODEX, "tokens.refresh_token (an agent user's ~/.codex/auth.json, credential hermes-env-3-codex-auth.json)"],
+    ] as const) {
+      const answer = await rawExchange(gate.socket, post("leak.txt", `notes: ${value}\n`));
+      expect(answer.json, value).toMatchObject({ success: false, media: [], media_dropped: [{ path: "leak.txt", code: "secret_detected" }] });
+      expect(answer.json.media_dropped[0].reason).toContain(`the value of ${named}`);
+      expect(answer.body).not.toContain(value);
+    }
+    // The store the agent could not read gave the gate nothing.
+    expect((await rawExchange(gate.socket, post("qwen.txt", `notes: ${QWEN}\n`))).json).toMatchObject({ success: true });
+    for (const value of [REGISTRY_PASSWORD, BASIC, IDENTITY, CODEX, QWEN]) expect(gate.log() + r.stderr + r.stdout).not.toContain(value);
+  });
+});
+
 describe("gate-secrets: what a gateway's unit gives it (environment-file:, unit-file:), read as root only where root's alone", () => {
   // Values of no known format: only the copy can make them known.
   const ENV_VALUE = "Qm7vLx2Pw9Zk4Tr8Yb3NenvFile";
@@ -369,5 +456,57 @@ describe("gate-secrets: what a gateway's unit gives it (environment-file:, unit-
       "media-outbox: gate-secrets: 1 of 8 secret file(s) copied for the gate",
     ]);
     expect(r.stderr).not.toContain(ENV_VALUE);
+  });
+});
+
+describe("doctor: the stores of the agents' homes the gate's units name", () => {
+  /** A target root whose /etc/passwd gives agent the home /home/agent, with its Hermes .env, a Codex CLI's files and a damaged Docker config. */
+  function target(name: string): string {
+    const root = path.join(base, name);
+    const put = (file: string, content: string) => {
+      fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+      fs.writeFileSync(path.join(root, file), content);
+    };
+    put("etc/passwd", "root:x:0:0:root:/root:/bin/bash\nagent:x:1500:1500::/home/agent:/bin/bash\n");
+    put("home/agent/.hermes/.env", "TELEGRAM_BOT_TOKEN=7000000001:AAHfakeTokenValueOnlyForTheseTests\n");
+    put("home/agent/.codex/auth.json", '{"tokens": {"refresh_token": "codexRefreshTokenOnlyForTheseTests"}}\n');
+    // The older Codex CLI's settings beside it: ~/.codex is no Hermes home, and its config.yaml no Hermes store.
+    put("home/agent/.codex/config.yaml", "model: o4-mini\n");
+    put("home/agent/.docker/config.json", "auths: this is not JSON\n");
+    return root;
+  }
+  const checksFor = (root: string, words: string[]) => {
+    const unit = "/etc/systemd/system/media-outbox-gate.service";
+    fs.mkdirSync(path.dirname(path.join(root, unit)), { recursive: true });
+    fs.writeFileSync(path.join(root, unit), `[Service]\nExecStartPre=-+/usr/bin/node /bin/media-outbox gate-secrets --into /run/media-outbox-gate ${words.join(" ")}\n`);
+    const checks: DoctorCheck[] = [];
+    gateSecretChecks({ scope: "system", root, home: "/root" }, { fragment: unit, dropIns: [] }, checks, []);
+    return checks;
+  };
+  const homeStores = [".claude/.credentials.json", ".qwen/oauth_creds.json", ".docker/config.json", ".codex/auth.json"].map((store) => `agent:?/home/agent/${store}`);
+
+  it("judges a named store of the user's home as the gate reads it (JSON), and takes none of them for a Hermes file (no false 'not named')", () => {
+    const checks = checksFor(target("doctor-home-stores"), ["agent:/home/agent/.hermes/.env", ...homeStores]);
+    expect(checks).toEqual([
+      {
+        check: "gate secrets",
+        status: "warn",
+        message: "the gate does not know the values of /home/agent/.docker/config.json: it is not valid JSON",
+        fix: "make each a regular file of at most 1 MiB (a JSON store: valid JSON); the gate copies it again when it changes",
+      },
+    ]);
+  });
+
+  it("names the stores of the user's home that are there and that the gate's units do not name (an install by an older media-outbox)", () => {
+    const checks = checksFor(target("doctor-home-stores-old"), ["agent:/home/agent/.hermes/.env"]);
+    expect(checks).toEqual([
+      {
+        check: "gate secrets",
+        status: "warn",
+        message:
+          "/home/agent/.docker/config.json, /home/agent/.codex/auth.json: not named in the gate's units (a profile added since install, a home that was not there then, or an install by an older media-outbox, which named MCP token files one by one and no store of the agents' homes): the gate does not know the values there",
+        fix: "run media-outbox install systemd --gate again, with the same options",
+      },
+    ]);
   });
 });

@@ -6,7 +6,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HERMES_STORE_DIRS, HERMES_STORES } from "../src/content/known.js";
+import { HERMES_STORE_DIRS, HERMES_STORES, USER_HOME_SECRET_FILES } from "../src/content/known.js";
 import { type Snapshot, snapshot } from "./deploy-helpers";
 import { BIN, ROOT, png } from "./helpers";
 import { type ExecOptions, SystemdContainer } from "./systemd-container";
@@ -29,6 +29,8 @@ const KNOWN = "Qm7vLx2Pw9Zk4Tr8Yb3N";
 const DOT_ENV = `TELEGRAM_BOT_TOKEN=${SECRET}\nMY_CUSTOM_SERVICE_KEY=${KNOWN}`;
 /** A Hermes home's stores and its directory of MCP token files as the gate-secrets line names them: optional ("?"), read as `user`. */
 const storeWords = (user: string, home: string) => [...HERMES_STORES, ...HERMES_STORE_DIRS.map((name) => `${name}/`)].map((store) => `${user}:?${home}/${store}`).join(" ");
+/** The stores of a user's home (~/.docker/config.json, other agents' CLIs' OAuth tokens) as the line names them, after all the others: optional, read as `user`. */
+const homeStoreWords = (user: string, home: string) => USER_HOME_SECRET_FILES.map((store) => `${user}:?${home}/${store}`).join(" ");
 
 /** media-outbox inside the container (as root unless `user` is given). */
 const mo = (args: string[], opts: ExecOptions = {}) => c.exec([NODE, BIN, ...args], opts);
@@ -282,9 +284,20 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
       const mcpLeak = mo(["prepare", "/home/agent/mcp-leak.txt"], { user: "agent" });
       expect(mcpLeak.code, mcpLeak.stdout + mcpLeak.stderr).toBe(1);
       expect(mcpLeak.stderr).toContain(`access_token (credential ${mcpCopy})`);
+      // A `docker login` after install: the store of the agent's home, named for it after all the Hermes files, is copied once written,
+      // and the gate names what it finds there by the store, as local mode does.
+      const registryPassword = "Ht6Wd1Kx8Qm3Zr7Vn2Pb";
+      const basic = Buffer.from(`agent:${registryPassword}`).toString("base64");
+      c.run(["sh", "-ec", `mkdir -p /home/agent/.docker && printf '{"auths": {"registry.example.com": {"auth": "${basic}"}}}\\n' > /home/agent/.docker/config.json.new && mv /home/agent/.docker/config.json.new /home/agent/.docker/config.json && printf 'notes: ${registryPassword}\\n' > /home/agent/docker-leak.txt`], { user: "agent" });
+      const dockerCopy = `hermes-env-${2 + 2 * (HERMES_STORES.length + HERMES_STORE_DIRS.length) + USER_HOME_SECRET_FILES.indexOf(".docker/config.json")}-docker-config.json`;
+      await waitUntil(() => exists(`/run/media-outbox-watch/${dockerCopy}`), "the watch's copy of the new ~/.docker/config.json", 20_000);
+      const dockerLeak = mo(["prepare", "/home/agent/docker-leak.txt"], { user: "agent" });
+      expect(dockerLeak.code, dockerLeak.stdout + dockerLeak.stderr).toBe(1);
+      expect(dockerLeak.stderr).toContain(`auths.registry.example.com.auth (an agent user's ~/.docker/config.json, credential ${dockerCopy})`);
+      expect(dockerLeak.stderr).not.toContain(registryPassword);
       // A changed .env or store is copied for the watch too, not only for the gate: the .env files first, then the stores.
       expect(out("systemctl cat media-outbox-gate-secrets.service").split("\n")).toContain(
-        `ExecStart=-+${NODE} ${BIN} gate-secrets --into /run/media-outbox-watch agent:/home/agent/.hermes/.env other:/home/other/.hermes/.env ${storeWords("agent", "/home/agent/.hermes")} ${storeWords("other", "/home/other/.hermes")}`,
+        `ExecStart=-+${NODE} ${BIN} gate-secrets --into /run/media-outbox-watch agent:/home/agent/.hermes/.env other:/home/other/.hermes/.env ${storeWords("agent", "/home/agent/.hermes")} ${storeWords("other", "/home/other/.hermes")} ${homeStoreWords("agent", "/home/agent")} ${homeStoreWords("other", "/home/other")}`,
       );
       // Hermes set up for `other` after the install: its home made, then its .env; the watch knows its values.
       const otherKey = "Rv7Lq2Xz9Kw4Tn8Pb3Hj";
@@ -297,7 +310,7 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
       // Whatever failed above, the next tests start from a machine without this install, with the agent's .env and without other's.
       uninstalled = mo(["uninstall", "systemd", "--remove-user"]);
       if (exists(`${dotEnv}.saved`)) c.run(["mv", `${dotEnv}.saved`, dotEnv]);
-      c.run(["rm", "-rf", "/home/other/.hermes", "/home/agent/.hermes/auth.json", "/home/agent/auth-leak.txt", "/home/agent/.hermes/mcp-tokens", "/home/agent/mcp-leak.txt"]);
+      c.run(["rm", "-rf", "/home/other/.hermes", "/home/agent/.hermes/auth.json", "/home/agent/auth-leak.txt", "/home/agent/.hermes/mcp-tokens", "/home/agent/mcp-leak.txt", "/home/agent/.docker", "/home/agent/docker-leak.txt"]);
     }
     expect(uninstalled.code, uninstalled.stderr).toBe(0);
     expect(uninstalled.stdout).toContain("removed agent from group media-outbox");
@@ -356,14 +369,17 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
     expect(gate.Environment.split(" ")).toEqual(expect.arrayContaining([`MEDIA_OUTBOX_DIR=${OUTBOX}`, `MEDIA_OUTBOX_STATE_DIR=${STATE}`]));
     // The agent's .env is copied for the gate at each start, read as the agent (never LoadCredential=: systemd reads those as root).
     const unit = out("systemctl cat media-outbox-gate.service").split("\n");
-    expect(unit).toContain(`ExecStartPre=-+${NODE} ${BIN} gate-secrets --into ${SECRETS} agent:/home/agent/.hermes/.env ${storeWords("agent", "/home/agent/.hermes")}`);
+    expect(unit).toContain(`ExecStartPre=-+${NODE} ${BIN} gate-secrets --into ${SECRETS} agent:/home/agent/.hermes/.env ${storeWords("agent", "/home/agent/.hermes")} ${homeStoreWords("agent", "/home/agent")}`);
     expect(unit.filter((l) => l.startsWith("LoadCredential"))).toEqual([]);
     // And again whenever the agent changes it, by the same command (the watch's copy too, when it runs).
     // The files there at install by one path unit, those not there yet (the stores) by another: their directories' events would drop the first's.
     for (const unit of ["media-outbox-gate-secrets.path", "media-outbox-gate-secrets-new.path"]) expect(show(unit, "ActiveState", "UnitFileState")).toEqual({ ActiveState: "active", UnitFileState: "enabled" });
     expect(out("systemctl cat media-outbox-gate-secrets.path").split("\n").filter((l) => l.startsWith("PathChanged="))).toEqual(["PathChanged=/home/agent/.hermes/.env"]);
-    expect(out("systemctl cat media-outbox-gate-secrets-new.path").split("\n").filter((l) => l.startsWith("PathChanged="))).toEqual([...HERMES_STORES, ...HERMES_STORE_DIRS].map((store) => `PathChanged=/home/agent/.hermes/${store}`));
-    expect(out("systemctl cat media-outbox-gate-secrets.service").split("\n").filter((l) => l.startsWith("ExecStart"))).toEqual([`ExecStart=-+${NODE} ${BIN} gate-secrets --into ${SECRETS} agent:/home/agent/.hermes/.env ${storeWords("agent", "/home/agent/.hermes")}`]);
+    expect(out("systemctl cat media-outbox-gate-secrets-new.path").split("\n").filter((l) => l.startsWith("PathChanged="))).toEqual([
+      ...[...HERMES_STORES, ...HERMES_STORE_DIRS].map((store) => `PathChanged=/home/agent/.hermes/${store}`),
+      ...USER_HOME_SECRET_FILES.map((store) => `PathChanged=/home/agent/${store}`),
+    ]);
+    expect(out("systemctl cat media-outbox-gate-secrets.service").split("\n").filter((l) => l.startsWith("ExecStart"))).toEqual([`ExecStart=-+${NODE} ${BIN} gate-secrets --into ${SECRETS} agent:/home/agent/.hermes/.env ${storeWords("agent", "/home/agent/.hermes")} ${homeStoreWords("agent", "/home/agent")}`]);
     // A gate that keeps failing is started again, never left stopped for good.
     expect(show("media-outbox-gate.service", "StartLimitIntervalUSec").StartLimitIntervalUSec).toBe("0");
     expect(show("media-outbox-janitor.service", "User").User).toBe("media-outbox");
@@ -509,7 +525,7 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
       expect(journal).toContain("gate-secrets: skipped /home/agent/.hermes/.env (read as agent): it does not exist");
       // The stores the agent does not have (none here) are no news: not named, counted in the last line.
       expect(journal).not.toMatch(/skipped \S+\.json/);
-      const optional = HERMES_STORES.length + HERMES_STORE_DIRS.length;
+      const optional = HERMES_STORES.length + HERMES_STORE_DIRS.length + USER_HOME_SECRET_FILES.length;
       expect(journal).toContain(`0 of ${1 + optional} secret file(s) copied for the gate (${optional} optional store(s) not there)`);
       // doctor (as root) names the .env the gate no longer knows; a warning: the gate works.
       const doctor = JSON.parse(mo(["doctor", "--json", "--no-probe"]).stdout) as { checks: { check: string; status: string; message: string }[] };
@@ -567,7 +583,7 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
     c.run(["sh", "-c", `mkdir -p ${profile} ${mcp} && printf 'LATE_PROFILE_KEY=Qm7Tz2Vb9Lx4Wc8N\\n' > ${profile}/.env && echo '{}' > ${profile}/auth.json && echo '{}' > ${mcp}/late.json`], { user: "agent" });
     try {
       const doctor = JSON.parse(mo(["doctor", "--json", "--no-probe"]).stdout) as { checks: { check: string; status: string; message: string; fix?: string }[] };
-      const why = "not named in the gate's units (a profile added since install, or an install by an older media-outbox, which named MCP token files one by one): the gate does not know the values there";
+      const why = "not named in the gate's units (a profile added since install, a home that was not there then, or an install by an older media-outbox, which named MCP token files one by one and no store of the agents' homes): the gate does not know the values there";
       expect(doctor.checks.filter((x) => x.check === "gate secrets" && x.message.includes("not named in the gate's units"))).toEqual([
         { check: "gate secrets", status: "warn", message: `${profile}/.env, ${profile}/auth.json: ${why}`, fix: "run media-outbox install systemd --gate again, with the same options" },
       ]);

@@ -12,8 +12,10 @@ import { type AgentSecretFile, copyAgentSecrets, parseSecretFileArg } from "../d
 export const USAGE = `usage: media-outbox gate-secrets --into DIR USER:[?][KIND:]FILE...
 Run as root by media-outbox-gate.service before the gate starts (install
 systemd --gate writes the line): copies each agent's Hermes .env or other
-store FILE into DIR for the gate's content checks, reading it as USER; a
-FILE that ends with "/" is a directory, whose .json files are each copied.
+store FILE (or a store of USER's home: ~/.docker/config.json, another
+agent CLI's OAuth tokens) into DIR for the gate's content checks, reading
+it as USER; a FILE that ends with "/" is a directory, whose .json files
+are each copied.
 A FILE after "?" is optional: when it is not there, nothing is said.
 KIND environment-file: or unit-file: marks a file systemd reads for a
 gateway running as USER (an EnvironmentFile=, a unit file or drop-in):

@@ -323,6 +323,33 @@ export interface KnownSecretSources {
  * here (its API key has a format the rules find).
  */
 const USER_HOME_STORES = [".claude/.credentials.json", ".qwen/oauth_creds.json", ".docker/config.json"];
+/** The Codex CLI's, in the user's home where $CODEX_HOME does not move it. */
+const CODEX_AUTH = ".codex/auth.json";
+/**
+ * The stores of the user's home local mode reads when $CODEX_HOME is not
+ * set: what the gate copies from each agent user's home (src/deploy/gate.ts),
+ * which cannot know an agent's $CODEX_HOME (its environment's).
+ */
+export const USER_HOME_SECRET_FILES: readonly string[] = [...USER_HOME_STORES, CODEX_AUTH];
+
+/** A user's home store as the name of its copy for the gate ends: its path, each component's leading dot dropped, slashes made dashes (`docker-config.json`). */
+const copyTag = (store: string) => store.replace(/^\./, "").replace(/\/\.?/g, "-");
+
+/**
+ * The name gate-secrets gives its copy of an agent user's home store (one
+ * of USER_HOME_SECRET_FILES), `copy` being the name it gives any file
+ * (`hermes-env-N`): the store's after it (`hermes-env-N-docker-config.json`),
+ * so that the gate names what it finds there by the store, as local mode does.
+ */
+export function userHomeStoreCopyName(copy: string, store: string): string {
+  return `${copy}-${copyTag(store)}`;
+}
+
+/** The user's home store a credential is the copy of (userHomeStoreCopyName), if it is one. */
+function userHomeStoreOfCopy(name: string): string | undefined {
+  const tag = /^hermes-env-[0-9]+-(.+)$/.exec(name)?.[1];
+  return tag === undefined ? undefined : USER_HOME_SECRET_FILES.find((store) => copyTag(store) === tag);
+}
 
 /** `key: value` or `key:` (a list item's too), the key plain or quoted: the lines of a YAML block mapping. */
 const YAML_PAIR = /^([ \t]*(?:- +)?)(?:"([^"\\]*)"|'([^']*)'|([A-Za-z_][\w.-]*))[ \t]*:(?:[ \t]+(.*))?$/;
@@ -456,8 +483,7 @@ export function knownSecretFiles(src: KnownSecretSources, homes = hermesHomes(sr
     }
   }
   if (src.userHome) {
-    for (const name of USER_HOME_STORES) files.push({ file: path.join(src.userHome, name), where: `the user's ~/${name}`, format: "json" });
-    if (!src.codexHome) files.push({ file: path.join(src.userHome, ".codex", "auth.json"), where: "the user's ~/.codex/auth.json", format: "json" });
+    for (const name of USER_HOME_SECRET_FILES) if (name !== CODEX_AUTH || !src.codexHome) files.push({ file: path.join(src.userHome, name), where: `the user's ~/${name}`, format: "json" });
   }
   if (src.codexHome) files.push({ file: path.join(src.codexHome, "auth.json"), where: "the Codex CLI's auth.json ($CODEX_HOME)", format: "json" });
   if (src.managedDir) {
@@ -466,7 +492,11 @@ export function knownSecretFiles(src: KnownSecretSources, homes = hermesHomes(sr
   }
   if (src.credentialsDirectory) {
     for (const name of readdirOrEmpty(src.credentialsDirectory)) {
-      if (name.startsWith("hermes-env")) files.push({ file: path.join(src.credentialsDirectory, name), where: `credential ${name}`, format: "either" });
+      if (!name.startsWith("hermes-env")) continue;
+      // A copy of an agent user's home store (~/.docker/config.json) is read as local mode reads the store, and named by it; the copy does not say whose home.
+      const store = userHomeStoreOfCopy(name);
+      const file = path.join(src.credentialsDirectory, name);
+      files.push(store === undefined ? { file, where: `credential ${name}`, format: "either" } : { file, where: `an agent user's ~/${store}, credential ${name}`, format: "json" });
     }
   }
   return files;

@@ -30,6 +30,8 @@ import {
   hermesHomeOf,
   hermesSecretFilesNow,
   storeDirectoryFiles,
+  userHomeStoreFiles,
+  userHomeStoresNow,
 } from "./gate.js";
 import { rootOwnedProblem } from "./root-owned.js";
 import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, isTemplate, lenientDiskReader, onDisk, unitEnvironment, unitFiles } from "./gateway-units.js";
@@ -231,10 +233,11 @@ export function gateServiceChecks(scope: UnitScope, units: string[], systemctl: 
  * line): a .env gone, or one not a regular file, leaves the gate without its
  * values (the gate still starts); a store named optional (USER:?FILE) is
  * normally not there. And the files that hold secrets in the same Hermes
- * homes that the line does not name: a profile's, an MCP server's, made after
- * install. A gateway's systemd file (KIND:FILE) its user may not read and
- * that is not root's alone is skipped by gate-secrets: named here. Files the
- * one running doctor may not look at are not judged.
+ * homes, or in the homes of the users it reads them as, that the line does
+ * not name: a profile's, an MCP server's, made after install. A gateway's
+ * systemd file (KIND:FILE) its user may not read and that is not root's
+ * alone is skipped by gate-secrets: named here. Files the one running
+ * doctor may not look at are not judged.
  */
 export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; dropIns: string[] }, checks: DoctorCheck[], gateways: GatewayOwner[]): void {
   const read = diskReader(scope);
@@ -260,10 +263,11 @@ export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; d
     check(checks, "gate secrets", "warn", `the gate copies the secrets it looks for from ${missing.join(", ")}: it does not know those values (it starts all the same)`, "put the file back: the gate copies it as soon as it is there");
   }
   const hermes = named.filter((n) => n.kind === undefined);
-  // A file copied as it is gives the gate what it gives local mode: none, from a damaged or oversized one.
+  const homeStores = new Set(hermes.flatMap((n) => userHomeStoreFiles(n.user, scope)));
+  // A file copied as it is gives the gate what it gives local mode: none, from a damaged or oversized one (a user's home store is read as JSON, as there).
   const unreadable = hermes
     .flatMap(({ file }) => (file.endsWith("/") ? storeDirectoryFiles(file.slice(0, -1), scope) : [file]))
-    .map((file) => readSecretFile({ file: onDisk(scope, file), where: escapeText(file), format: "either" }))
+    .map((file) => readSecretFile({ file: onDisk(scope, file), where: escapeText(file), format: homeStores.has(file) ? "json" : "either" }))
     .filter((r) => r.exists && r.problem !== undefined && r.problem !== "it cannot be read");
   if (unreadable.length > 0) {
     check(checks, "gate secrets", "warn", `the gate does not know the values of ${unreadable.map((r) => `${r.file.where}: ${r.problem}`).join("; ")}`, "make each a regular file of at most 1 MiB (a JSON store: valid JSON); the gate copies it again when it changes");
@@ -280,9 +284,9 @@ export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; d
   if (unnamedUnits.length > 0) {
     check(checks, "gate secrets", "warn", `${unnamedUnits.map((w) => escapeText(w.file)).join(", ")}: set for a gateway (an EnvironmentFile=, or Environment= values that look secret) and not named in the gate's units: the gate does not know the values there`, "run media-outbox install systemd --gate again, with the same options");
   }
-  const unnamed = unnamedSecretFiles(scope, hermes.map((n) => n.file));
+  const unnamed = unnamedSecretFiles(scope, hermes, homeStores);
   if (unnamed.length > 0) {
-    const why = "not named in the gate's units (a profile added since install, or an install by an older media-outbox, which named MCP token files one by one)";
+    const why = "not named in the gate's units (a profile added since install, a home that was not there then, or an install by an older media-outbox, which named MCP token files one by one and no store of the agents' homes)";
     check(checks, "gate secrets", "warn", `${unnamed.map(escapeText).join(", ")}: ${why}: the gate does not know the values there`, "run media-outbox install systemd --gate again, with the same options");
   }
 }
@@ -347,15 +351,22 @@ function isThere(scope: UnitScope, file: string): boolean {
 
 /**
  * The files that hold secrets in the Hermes homes whose files the gate
- * copies (their .env, stores and MCP token files, and their profiles') that
- * it does not copy: install names a profile's .env and an MCP server's token
- * file only if it exists then, and a profile's stores only if the profile
+ * copies (their .env, stores and MCP token files, and their profiles'), and
+ * in the homes of the users it reads them as (~/.docker/config.json and the
+ * others local mode reads), that it does not copy: install names a
+ * profile's .env and an MCP server's token file only if it exists then, a
+ * profile's stores only if the profile does, and a user's home's stores
+ * (`homeStores`: userHomeStoreFiles of each user named) only if that home
  * does. What the one running doctor may not list is not judged.
  */
-function unnamedSecretFiles(scope: UnitScope, named: string[]): string[] {
-  const homes = new Set(named.map(hermesHomeOf).filter((h) => h !== undefined));
+function unnamedSecretFiles(scope: UnitScope, named: AgentSecretFile[], homeStores: Set<string>): string[] {
+  const users = [...new Set(named.map((n) => n.user))];
+  const files = named.map((n) => n.file);
+  // A store of a user's home is no Hermes file: ~/.codex/auth.json is named like a Hermes home's auth.json, and ~/.codex is no Hermes home.
+  const homes = new Set(files.filter((file) => !homeStores.has(file)).map(hermesHomeOf).filter((h) => h !== undefined));
+  const now = [...[...homes].flatMap((home) => hermesSecretFilesNow(home, scope)), ...users.flatMap((user) => userHomeStoresNow(user, scope))];
   // A file in a named directory (mcp-tokens/) is named with it.
-  return [...homes].flatMap((home) => hermesSecretFilesNow(home, scope)).filter((file) => !named.includes(file) && !named.includes(`${path.dirname(file)}/`));
+  return [...new Set(now)].filter((file) => !files.includes(file) && !files.includes(`${path.dirname(file)}/`));
 }
 
 /**

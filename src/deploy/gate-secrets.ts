@@ -1,24 +1,28 @@
 // The gate's known secrets: each agent's Hermes .env and JSON credential
 // stores (auth.json and the others of src/content/known.ts's list, each MCP
-// server's token file), copied for the gate each time it starts. The gate's
-// service user cannot read the agents' homes; systemd's LoadCredential=
-// could, but it reads the file as root, and the file is the agent's to
-// replace: a link to /etc/shadow or to another agent's .env made root read
-// that into the gate, and a .env removed, a FIFO in its place or a file over
-// systemd's size limit kept the gate from starting (its next start: after a
-// crash, a reboot) — the agent could switch the gate off.
+// server's token file), and the stores of each agent user's home that local
+// mode reads (other agents' CLIs' OAuth tokens, Docker's registry logins),
+// copied for the gate each time it starts. The gate's service user cannot
+// read the agents' homes; systemd's LoadCredential= could, but it reads
+// the file as root, and the file is the agent's to replace: a link to
+// /etc/shadow or to another agent's .env made root read that into the
+// gate, and a .env removed, a FIFO in its place or a file over systemd's
+// size limit kept the gate from starting (its next start: after a crash, a
+// reboot) — the agent could switch the gate off.
 //
 // So the gate's unit runs `media-outbox gate-secrets` before the gate, with
 // full privileges, and it reads each file as the agent it belongs to (its
 // uid, gid and groups): what that agent could not read, the gate does not
 // get. It never blocks (O_NONBLOCK; a FIFO, a socket or a device is skipped),
 // takes a regular file of at most 1 MiB (what the content checks read), and
-// writes each copy into the unit's runtime directory, readable by the
-// service user alone (the gate's, and in gate mode the watch's: it judges
-// drops with the same checks). What it cannot take is skipped with a line in
-// the journal: the gate always starts. A file named optional (a JSON store:
-// most hosts have no google_token.json) that is not there is no news: it is
-// counted in the last line, not named, at every start.
+// writes each copy into the unit's runtime directory (`hermes-env-N`; a
+// store of its user's home with the store's name after, which the gate
+// names what it finds there by), readable by the service user alone (the
+// gate's, and in gate mode the watch's: it judges drops with the same
+// checks). What it cannot take is skipped with a line in the journal: the
+// gate always starts. A file named optional (a JSON store: most hosts have
+// no google_token.json) that is not there is no news: it is counted in the
+// last line, not named, at every start.
 //
 // A gateway's own unit holds secrets too: its EnvironmentFile= files and the
 // Environment= values of its unit file and drop-ins are in the gateway's
@@ -32,7 +36,7 @@
 // NAME='value' lines; a file that sets nothing leaves no copy.
 import fs from "node:fs";
 import path from "node:path";
-import { storeDirFileNames } from "../content/known.js";
+import { USER_HOME_SECRET_FILES, storeDirFileNames, userHomeStoreCopyName } from "../content/known.js";
 import { FatalError, errnoCode } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { rootOwnedProblem } from "./root-owned.js";
@@ -266,10 +270,11 @@ function writeCopy(dir: string, name: string, data: Buffer, owner: { uid: number
 
 /**
  * Copies each agent's file into `dir` as `hermes-env-N` (N its place in
- * `files`), each read as its agent, the copies owned by `dir`'s owner (the
- * gate's user) and readable by it alone. Needs root. Throws (FatalError)
- * only when `dir` is not a real directory; a file it cannot take is in
- * `skipped`, unless it is optional and simply not there (`absent`).
+ * `files`; a store of the agent's home: copyName), each read as its agent,
+ * the copies owned by `dir`'s owner (the gate's user) and readable by it
+ * alone. Needs root. Throws (FatalError) only when `dir` is not a real
+ * directory; a file it cannot take is in `skipped`, unless it is optional
+ * and simply not there (`absent`).
  */
 export function copyAgentSecrets(dir: string, files: AgentSecretFile[]): SecretsCopy {
   const st = fs.lstatSync(dir, { throwIfNoEntry: false });
@@ -293,8 +298,9 @@ export function copyAgentSecrets(dir: string, files: AgentSecretFile[]): Secrets
         }
       } else {
         const data = asUser(user, () => readSmallRegularFile(file));
-        writeCopy(dir, `${SECRET_FILE_PREFIX}${i}`, data, owner);
-        result.copied.push(`${SECRET_FILE_PREFIX}${i}`);
+        const name = copyName(`${SECRET_FILE_PREFIX}${i}`, user, file);
+        writeCopy(dir, name, data, owner);
+        result.copied.push(name);
       }
       result.taken++;
     } catch (err) {
@@ -305,6 +311,17 @@ export function copyAgentSecrets(dir: string, files: AgentSecretFile[]): Secrets
     }
   }
   return result;
+}
+
+/**
+ * The name of the copy of `file`: `copy` (hermes-env-N), and for a store of
+ * its user's home (/etc/passwd's; known.ts USER_HOME_SECRET_FILES, as install
+ * names them) the store's after it, by which the content checks read and
+ * name it as local mode does the store.
+ */
+function copyName(copy: string, user: PasswdEntry, file: string): string {
+  const store = path.isAbsolute(user.home) ? USER_HOME_SECRET_FILES.find((s) => path.join(user.home, s) === file) : undefined;
+  return store === undefined ? copy : userHomeStoreCopyName(copy, store);
 }
 
 /**

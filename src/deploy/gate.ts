@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { type Config, SYSTEM_CONFIG, loadConfig } from "../config/config.js";
-import { HERMES_STORES, HERMES_STORE_DIRS, storeDirFileNames, valuesWorthLookingFor } from "../content/known.js";
+import { HERMES_STORES, HERMES_STORE_DIRS, USER_HOME_SECRET_FILES, storeDirFileNames, valuesWorthLookingFor } from "../content/known.js";
 import { FatalError, isErrno, usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { SYSTEM_PREFIXES, resolveExisting } from "../safety/denylist.js";
@@ -93,7 +93,7 @@ export interface GatePlan {
   /** The configuration as the gate's services will resolve it (their environment, the config file). */
   serviceConfig: Config;
   environment: Record<string, string>;
-  /** The agents' Hermes .env files and credential stores, then the gateways' own systemd files (gatewaySecretFiles), the gate's secrets are copied from at each start, each read as its user. */
+  /** The agents' Hermes .env files and credential stores, then the gateways' own systemd files (gatewaySecretFiles), then the stores of the agent users' homes (userHomeSecretFiles): the gate's secrets are copied from them at each start, each read as its user. */
   secrets: AgentSecretFile[];
   /** Those that did not exist at install: GATE_SECRETS_NEW_PATH watches them, GATE_SECRETS_PATH the others. */
   newSecretFiles: string[];
@@ -274,6 +274,42 @@ function hermesSecretFiles(homes: { home: string; user: string }[], scope: Pick<
 }
 
 /**
+ * The stores of each agent user's home that local mode reads besides the
+ * Hermes files (known.ts USER_HOME_SECRET_FILES: Claude Code's, Qwen's and
+ * the Codex CLI's OAuth tokens, Docker's registry logins), for each user
+ * whose Hermes files the gate copies, in the home /etc/passwd gives it, when
+ * that home is there: each named optional, even before it exists (most
+ * hosts have one CLI or none; a `docker login` after install is copied once
+ * written), and watched as the Hermes stores are: a CLI refreshes its OAuth
+ * token while the gate runs for weeks. The Codex CLI's is named in ~/.codex
+ * only: an agent's $CODEX_HOME is its environment's, which install cannot
+ * know.
+ */
+function userHomeSecretFiles(users: string[], scope: Pick<UnitScope, "root">): AgentSecretFile[] {
+  return [...new Set(users)].flatMap((user) => {
+    const home = passwdHome(user, scope);
+    return home !== undefined && isDirectoryOnDisk(home, scope) ? USER_HOME_SECRET_FILES.map((store) => ({ user, file: path.join(home, store), optional: true })) : [];
+  });
+}
+
+/** The home /etc/passwd gives `user`: undefined for a user not there, or a home that is no absolute path. */
+function passwdHome(user: string, scope: Pick<UnitScope, "root">): string | undefined {
+  const home = userByName(user, scope.root)?.home;
+  return home !== undefined && path.isAbsolute(home) ? home : undefined;
+}
+
+/** The stores of `user`'s home that the gate copies (userHomeSecretFiles), whether they exist or not. */
+export function userHomeStoreFiles(user: string, scope: Pick<UnitScope, "root">): string[] {
+  const home = passwdHome(user, scope);
+  return home === undefined ? [] : USER_HOME_SECRET_FILES.map((store) => path.join(home, store));
+}
+
+/** Those of them that exist now (that the caller may look at): doctor compares them with those the gate's units name. */
+export function userHomeStoresNow(user: string, scope: Pick<UnitScope, "root">): string[] {
+  return userHomeStoreFiles(user, scope).filter((file) => isFileOnDisk(file, scope));
+}
+
+/**
  * The files that make a gateway's own environment: its EnvironmentFile=
  * files and its unit file and drop-ins, not media-outbox's drop-in or
  * environment file (the media policy: no secret). Install names them for
@@ -392,7 +428,9 @@ export function hermesSecretFilesNow(home: string, scope: Pick<UnitScope, "root"
 /**
  * The Hermes home a secret file the gate's units name belongs to: its .env,
  * one of its stores, store directories (mcp-tokens/) or their files, or the same of one of its profiles.
- * Undefined for a file of none of these shapes.
+ * Undefined for a file of none of these shapes. A store of a user's home
+ * can have one (~/.codex/auth.json): callers set those apart first
+ * (userHomeStoreFiles).
  */
 export function hermesHomeOf(file: string): string | undefined {
   let dir: string;
@@ -534,8 +572,10 @@ export function planGate(input: PlanGateInput): GatePlan {
     throw usageError(`${escapeText(configFile ?? "the config file")} sets stateDir ${escapeText(serviceConfig.stateDir)}; the gate keeps its state in ${escapeText(stateDir)}: remove stateDir from it`);
   }
 
-  // The gateways' own after the Hermes files: their copies keep the numbers they had before these were named.
-  const secrets = nameableSecretFiles([...hermesSecretFiles(hermesHomes(input.gateways, agents, scope, notes), scope), ...gatewaySecretFiles(input.gateways, scope, notes)], notes);
+  // The gateways' own after the Hermes files, the users' homes' after both: their copies keep the numbers they had before these were named.
+  const homes = hermesHomes(input.gateways, agents, scope, notes);
+  const named = [...hermesSecretFiles(homes, scope), ...gatewaySecretFiles(input.gateways, scope, notes), ...userHomeSecretFiles(homes.map((h) => h.user), scope)];
+  const secrets = nameableSecretFiles(named, notes);
   checkNoLocalOutbox(
     input.gateways,
     secrets.filter((s) => s.kind === undefined && path.basename(s.file) === ".env").map((s) => s.file),

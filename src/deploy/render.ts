@@ -133,10 +133,11 @@ function secretLines(p: ServiceParams, secrets: AgentSecretFile[], runtimeDirNam
   const dir = `/run/${runtimeDirName}`;
   return [
     "# The agents' Hermes .env files and credential stores (USER:?FILE: one that",
-    "# may not exist), and what the gateways' units set (KIND:FILE: EnvironmentFile=,",
-    "# Environment=): their values are secrets the content checks look for, which",
-    "# the service user cannot read. Copied at each start, each file read with its",
-    "# own agent's permissions (deploy/gate-secrets.ts).",
+    "# may not exist), what the gateways' units set (KIND:FILE: EnvironmentFile=,",
+    "# Environment=), and the stores of the agents' homes (~/.docker/config.json,",
+    "# other agents' CLIs' OAuth tokens): their values are secrets the content",
+    "# checks look for, which the service user cannot read. Copied at each start,",
+    "# each file read with its own agent's permissions (deploy/gate-secrets.ts).",
     `RuntimeDirectory=${runtimeDirName}`,
     "RuntimeDirectoryMode=0700",
     `Environment=${unitWord(`CREDENTIALS_DIRECTORY=${escapeSpecifiers(dir)}`)}`,
