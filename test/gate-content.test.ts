@@ -102,11 +102,12 @@ describe("serve: the content check", () => {
 
   it("knows an agent user's home stores from their copies (gate-secrets names each after its store) exactly as local mode knows the stores: the same values, named by the same keys and store", async () => {
     clearGate(gate);
-    const [claude, qwen, codex, registry, identity] = ["Ca7Lq2Wd9Xe4Rf8Tg3Yh", "Qw5Ne1Rt8Yu3Io6Pa2Sd", "Co4De9Xf2Gh7Jk1Lm5Nb", "Dk3Rg8St1Vw6Xy2Za7Bc", "Id9Tk4Nm2Qp7Rs1Uv5Wx"];
+    const [claude, qwen, codex, registry, identity, aws] = ["Ca7Lq2Wd9Xe4Rf8Tg3Yh", "Qw5Ne1Rt8Yu3Io6Pa2Sd", "Co4De9Xf2Gh7Jk1Lm5Nb", "Dk3Rg8St1Vw6Xy2Za7Bc", "Id9Tk4Nm2Qp7Rs1Uv5Wx", "Aw8Sk3Ey6Cr1Td4Fg9Hj2Kl5Zx"];
     const stores: Record<string, unknown> = {
       ".claude/.credentials.json": { claudeAiOauth: { accessToken: claude, expiresAt: 1796418000000 } },
       ".qwen/oauth_creds.json": { access_token: qwen, token_type: "Bearer" },
       ".docker/config.json": { auths: { "ghcr.io": { auth: Buffer.from(`agent:${registry}`).toString("base64") }, "registry.example.com": { identitytoken: identity } } },
+      ".aws/credentials": `[default]\naws_secret_access_key = ${aws}\n`,
       ".codex/auth.json": { tokens: { refresh_token: codex } },
     };
     expect(Object.keys(stores)).toEqual([...USER_HOME_SECRET_FILES]);
@@ -114,13 +115,14 @@ describe("serve: the content check", () => {
     const agentHome = path.join(h.home, "agent-home");
     const copies = Object.entries(stores).map(([store, content], i) => {
       const name = userHomeStoreCopyName(`hermes-env-${10 + i}`, store);
-      write(creds, name, JSON.stringify(content));
+      const text = typeof content === "string" ? content : JSON.stringify(content);
+      write(creds, name, text);
       fs.mkdirSync(path.join(agentHome, path.dirname(store)), { recursive: true });
-      write(agentHome, store, JSON.stringify(content));
+      write(agentHome, store, text);
       return [store, name] as const;
     });
     try {
-      const values = [claude, qwen, codex, registry, Buffer.from(`agent:${registry}`).toString("base64"), identity];
+      const values = [claude, qwen, codex, registry, Buffer.from(`agent:${registry}`).toString("base64"), identity, aws];
       const names = values.map((v, i) => write(work, `home-store-${i}.txt`, `notes: ${v}\n`));
       const viaGate: string[] = [];
       for (const [i, value] of values.entries()) {

@@ -223,7 +223,7 @@ function equalAt(bytes: Uint8Array, start: number, value: Uint8Array): boolean {
 export const NO_KNOWN_SECRETS = new KnownSecrets([]);
 
 /** How a file of secrets is written: a .env, a JSON store, or (a credential copied for the gate) either. */
-type SecretFileFormat = "dotenv" | "json" | "yaml" | "either";
+export type SecretFileFormat = "dotenv" | "json" | "yaml" | "either";
 
 /** What is looked for of one variable: each value worth it (valuesWorthLookingFor), as it is and base64-encoded. */
 function knownValuesOf(name: string, value: string, where: string, byShape: boolean): KnownValue[] {
@@ -316,13 +316,22 @@ export interface KnownSecretSources {
 /**
  * The credentials other agents' CLIs keep in the user's home, which Hermes
  * seeds its credential pool from (agent/credential_sources.py): Claude
- * Code's OAuth tokens, Qwen's, and the Codex CLI's; and Docker's registry
+ * Code's OAuth tokens, Qwen's, and the Codex CLI's; Docker's registry
  * logins (`auths.REGISTRY.auth`, base64 of user:password; an identity
- * token), which a terminal that runs in Docker pulls with. Not
- * ~/.claude.json: Claude Code's whole state, often past the 1 MiB read
- * here (its API key has a format the rules find).
+ * token), which a terminal that runs in Docker pulls with; and the AWS
+ * shared credentials (INI: `aws_secret_access_key`, `aws_session_token` of
+ * each profile), which Hermes' Bedrock provider reads through
+ * `AWS_PROFILE` (agent/bedrock_adapter.py). Not ~/.claude.json: Claude
+ * Code's whole state, often past the 1 MiB read here (its API key has a
+ * format the rules find).
  */
-const USER_HOME_STORES = [".claude/.credentials.json", ".qwen/oauth_creds.json", ".docker/config.json"];
+const USER_HOME_STORES: readonly { name: string; format: SecretFileFormat }[] = [
+  { name: ".claude/.credentials.json", format: "json" },
+  { name: ".qwen/oauth_creds.json", format: "json" },
+  { name: ".docker/config.json", format: "json" },
+  // Its `name = value` lines under `[profile]` read as a .env's.
+  { name: ".aws/credentials", format: "dotenv" },
+];
 /** The Codex CLI's, in the user's home where $CODEX_HOME does not move it. */
 const CODEX_AUTH = ".codex/auth.json";
 /**
@@ -330,7 +339,12 @@ const CODEX_AUTH = ".codex/auth.json";
  * set: what the gate copies from each agent user's home (src/deploy/gate.ts),
  * which cannot know an agent's $CODEX_HOME (its environment's).
  */
-export const USER_HOME_SECRET_FILES: readonly string[] = [...USER_HOME_STORES, CODEX_AUTH];
+export const USER_HOME_SECRET_FILES: readonly string[] = [...USER_HOME_STORES.map((store) => store.name), CODEX_AUTH];
+
+/** How a store of USER_HOME_SECRET_FILES is read. */
+export function userHomeStoreFormat(store: string): SecretFileFormat {
+  return USER_HOME_STORES.find((s) => s.name === store)?.format ?? "json";
+}
 
 /** A user's home store as the name of its copy for the gate ends: its path, each component's leading dot dropped, slashes made dashes (`docker-config.json`). */
 const copyTag = (store: string) => store.replace(/^\./, "").replace(/\/\.?/g, "-");
@@ -483,7 +497,7 @@ export function knownSecretFiles(src: KnownSecretSources, homes = hermesHomes(sr
     }
   }
   if (src.userHome) {
-    for (const name of USER_HOME_SECRET_FILES) if (name !== CODEX_AUTH || !src.codexHome) files.push({ file: path.join(src.userHome, name), where: `the user's ~/${name}`, format: "json" });
+    for (const name of USER_HOME_SECRET_FILES) if (name !== CODEX_AUTH || !src.codexHome) files.push({ file: path.join(src.userHome, name), where: `the user's ~/${name}`, format: userHomeStoreFormat(name) });
   }
   if (src.codexHome) files.push({ file: path.join(src.codexHome, "auth.json"), where: "the Codex CLI's auth.json ($CODEX_HOME)", format: "json" });
   if (src.managedDir) {
@@ -496,7 +510,7 @@ export function knownSecretFiles(src: KnownSecretSources, homes = hermesHomes(sr
       // A copy of an agent user's home store (~/.docker/config.json) is read as local mode reads the store, and named by it; the copy does not say whose home.
       const store = userHomeStoreOfCopy(name);
       const file = path.join(src.credentialsDirectory, name);
-      files.push(store === undefined ? { file, where: `credential ${name}`, format: "either" } : { file, where: `an agent user's ~/${store}, credential ${name}`, format: "json" });
+      files.push(store === undefined ? { file, where: `credential ${name}`, format: "either" } : { file, where: `an agent user's ~/${store}, credential ${name}`, format: userHomeStoreFormat(store) });
     }
   }
   return files;

@@ -8,7 +8,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { Config, GateSocket } from "../config/config.js";
-import { readSecretFile } from "../content/known.js";
+import { type SecretFileFormat, USER_HOME_SECRET_FILES, readSecretFile, userHomeStoreFormat } from "../content/known.js";
 import { FatalError, isErrno } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { makePng } from "../core/png.js";
@@ -59,6 +59,12 @@ export interface GateContext {
 
 const me = () => os.userInfo().username;
 const timeoutOf = (gate: GateSocket) => gate.timeoutMs ?? ANSWER_TIMEOUT_MS;
+
+/** How the gate reads its copy of a user's home store (`file`: its path in that home). */
+function homeStoreFormat(file: string): SecretFileFormat {
+  const store = USER_HOME_SECRET_FILES.find((s) => file.endsWith(`/${s}`));
+  return store === undefined ? "json" : userHomeStoreFormat(store);
+}
 
 /** The connect(2) error behind a gate the client could not reach, if that was the cause. */
 function connectError(err: unknown): string | undefined {
@@ -264,10 +270,10 @@ export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; d
   }
   const hermes = named.filter((n) => n.kind === undefined);
   const homeStores = new Set(hermes.flatMap((n) => userHomeStoreFiles(n.user, scope)));
-  // A file copied as it is gives the gate what it gives local mode: none, from a damaged or oversized one (a user's home store is read as JSON, as there).
+  // A file copied as it is gives the gate what it gives local mode: none, from a damaged or oversized one (a user's home store is read as there: JSON, the AWS credentials as a .env).
   const unreadable = hermes
     .flatMap(({ file }) => (file.endsWith("/") ? storeDirectoryFiles(file.slice(0, -1), scope) : [file]))
-    .map((file) => readSecretFile({ file: onDisk(scope, file), where: escapeText(file), format: homeStores.has(file) ? "json" : "either" }))
+    .map((file) => readSecretFile({ file: onDisk(scope, file), where: escapeText(file), format: homeStores.has(file) ? homeStoreFormat(file) : "either" }))
     .filter((r) => r.exists && r.problem !== undefined && r.problem !== "it cannot be read");
   if (unreadable.length > 0) {
     check(checks, "gate secrets", "warn", `the gate does not know the values of ${unreadable.map((r) => `${r.file.where}: ${r.problem}`).join("; ")}`, "make each a regular file of at most 1 MiB (a JSON store: valid JSON); the gate copies it again when it changes");
