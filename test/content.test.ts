@@ -365,6 +365,90 @@ describe("trailing data, bombs, unreadable containers", () => {
     expect(outcome(() => inspectBinary(docx("Report", 3, { "word/media/image1.png": Buffer.concat([makePng(8, (i) => i), clean]) }), "docx", "docx", NO_KNOWN_SECRETS))).toBe("published");
   });
 
+  it("reads an appended zip where unzip finds it, found by fuzzing: bytes after its end record or a comment length that lies, a count of entries that says fewer, a zip after bytes no reader knows inside a container; refuses a local header whose compressed size is 0xFFFFFFFF with no zip64 field, an end record cut short at the very end and a zip64 end record that disagrees with it", () => {
+    const key = positives(41)["github-token"]!;
+    const host = pdf("Quarterly report");
+    const appended = zip({ "a.txt": "hello", "notes.txt": `token ${key}\n` });
+    const end = appended.length - 22;
+    const withEnd = (patch: (b: Buffer) => void) => {
+      const b = Buffer.from(appended);
+      patch(b);
+      return b;
+    };
+    // unzip 6.0 extracts the key from each (checked with unzip -p); all were published.
+    const extracted: [string, Buffer][] = [
+      ["bytes after the end record", Buffer.concat([host, appended, Buffer.from("\njunk\n")])],
+      ["a comment length with no comment", Buffer.concat([host, withEnd((b) => b.writeUInt16LE(5, end + 20))])],
+      ["a count of 0", Buffer.concat([host, withEnd((b) => b.writeUInt16LE(0, end + 10))])],
+    ];
+    // The local header's compressed size 0xFFFFFFFF with no zip64 field, the directory's cut to 20 bytes: unzip inflates the whole stream.
+    const sizes = withEnd((b) => {
+      b.writeUInt32LE(0xffffffff, b.indexOf("notes.txt") - 30 + 18);
+      b.writeUInt32LE(20, b.lastIndexOf("PK\x01\x02") + 20);
+    });
+    expect(outcome(() => inspectBinary(Buffer.concat([host, sizes]), "pdf", "pdf", NO_KNOWN_SECRETS))).toMatch(/^unscannable_content: .*notes\.txt's local header gives another compressed size \(4294967295 bytes\) than its directory \(20\)/);
+    for (const [name, file] of extracted) {
+      expect(outcome(() => inspectBinary(file, "pdf", "pdf", NO_KNOWN_SECRETS)), name).toMatch(/^secret_detected: .*in notes\.txt of the zip appended to it/);
+      const fd = fs.openSync(write(work, "appended.pdf", file), "r");
+      try {
+        expect(outcome(() => inspectFile(fd, file.length, "pdf", "pdf", NO_KNOWN_SECRETS)), name).toMatch(/^secret_detected: .*in notes\.txt of the zip appended to it/);
+      } finally {
+        fs.closeSync(fd);
+      }
+    }
+    // A file no reader here knows, with a zip after its bytes, inside a tar, a zip, a gzip file or attached to a PDF: unzip extracts the zip from it once it is taken out.
+    const member = Buffer.concat([Buffer.from("a header no reader knows\n"), appended]);
+    for (const [ext, file] of [["tar", tar({ "x.bin": member })], ["zip", zip({ "x.bin": member })], ["gz", zlib.gzipSync(member)], ["pdf", pdfAttachment(member)]] as const) {
+      expect(outcome(() => inspectBinary(file, ext, ext, NO_KNOWN_SECRETS)), ext).toMatch(/^secret_detected: .*in notes\.txt of the zip appended to it/);
+    }
+    // The end record cut short by its last 2 bytes: unzip reads the file's end in 8 KiB blocks, and takes it where a block ends
+    // just after its signature (here: the file 16 bytes past a multiple of 8 KiB), else passes it over.
+    const cut = appended.subarray(0, -2);
+    const pad = Buffer.alloc((2 * 8192 - ((host.length + cut.length) % 8192) + 16) % 8192, 0x0a);
+    expect(outcome(() => inspectBinary(Buffer.concat([host, pad, cut]), "pdf", "pdf", NO_KNOWN_SECRETS))).toMatch(/^unscannable_content: .*its last bytes hold a zip end record cut short/);
+    // A zip64 end record and locator before the end record, the record's count of entries other than the end record's: unzip
+    // passes over it, Python's zipfile reads the directory by it.
+    const record = Buffer.alloc(56);
+    record.writeUInt32LE(0x06064b50, 0);
+    record.writeBigUInt64LE(44n, 4);
+    record.writeBigUInt64LE(2n, 24);
+    record.writeBigUInt64LE(255n, 32);
+    record.writeBigUInt64LE(BigInt(appended.readUInt32LE(end + 12)), 40);
+    record.writeBigUInt64LE(BigInt(appended.readUInt32LE(end + 16)), 48);
+    const locator = Buffer.alloc(20);
+    locator.writeUInt32LE(0x07064b50, 0);
+    locator.writeBigUInt64LE(BigInt(end), 8);
+    locator.writeUInt32LE(1, 16);
+    const zip64 = (r: Buffer) => Buffer.concat([host, appended.subarray(0, end), r, locator, withEnd((b) => b.writeUInt32LE(0xffffffff, end + 16)).subarray(end)]);
+    expect(outcome(() => inspectBinary(zip64(record), "pdf", "pdf", NO_KNOWN_SECRETS))).toMatch(/^unscannable_content: .*it has a damaged zip64 end record/);
+    const agreeing = Buffer.from(record);
+    agreeing.writeBigUInt64LE(2n, 32);
+    expect(outcome(() => inspectBinary(zip64(agreeing), "pdf", "pdf", NO_KNOWN_SECRETS))).toMatch(/^secret_detected: .*in notes\.txt of the zip appended to it/);
+    // Clean, each is published.
+    const clean = zip({ "a.txt": "hello", "notes.txt": "hello" });
+    expect(outcome(() => inspectBinary(Buffer.concat([host, clean, Buffer.from("\njunk\n")]), "pdf", "pdf", NO_KNOWN_SECRETS))).toBe("published");
+    expect(outcome(() => inspectBinary(tar({ "x.bin": Buffer.concat([Buffer.from("a header\n"), clean]) }), "tar", "tar", NO_KNOWN_SECRETS))).toBe("published");
+  });
+
+  it("refuses a zip whose entries share bytes (a zip bomb's layout): a 1 MB stored entry listed 2,000 times took 4 s to scan, in a zip or appended to a PDF, and time grew as the square of the size", () => {
+    const one = zip({ "a.bin": Buffer.alloc(1 << 20, 0x61) }, true);
+    const end = one.length - 22;
+    const record = one.subarray(one.readUInt32LE(end + 16), end);
+    const directory = Buffer.concat(Array.from({ length: 2000 }, () => record));
+    const tail = Buffer.from(one.subarray(end));
+    tail.writeUInt16LE(2000, 8);
+    tail.writeUInt16LE(2000, 10);
+    tail.writeUInt32LE(directory.length, 12);
+    const bomb = Buffer.concat([one.subarray(0, end - record.length), directory, tail]);
+    for (const [ext, file] of [["zip", bomb], ["pdf", Buffer.concat([pdf("Report"), bomb])]] as const) {
+      const started = performance.now();
+      expect(outcome(() => inspectBinary(file, ext, ext, NO_KNOWN_SECRETS)), ext).toMatch(/^unscannable_content: .*two of its zip entries share the bytes at byte \d+ \(a zip bomb's layout\)/);
+      expect(performance.now() - started).toBeLessThan(1000);
+    }
+    // Two entries, each its own bytes: read.
+    expect(outcome(() => inspectBinary(zip({ "a.bin": Buffer.alloc(1000), "b.bin": Buffer.alloc(1000) }, true), "zip", "zip", NO_KNOWN_SECRETS))).toBe("published");
+  });
+
   it("publishes a phone's JPEG whose MPF index places a gain map after its end (refused as trailing_data until 2026-12-04), reads that image too, and refuses what the index does not cover", async () => {
     const key = positives()["github-token"]!;
     const gainMap = jpeg({ comment: "gain map" });
@@ -1082,9 +1166,12 @@ describe("damaged files of every format", () => {
     const riff = wav(`note ${key}`);
     const list = riff.indexOf("LIST", 0, "latin1");
     riff.writeUInt32LE(riff.indexOf("ghp_", 0, "latin1") + 20 - (list + 8), list + 4);
+    // A directory whose count says 0 and whose size 0 (its records still there): no record read, its entries not listed.
     const unlisted = docx("Report", 7, { "word/embeddings/oleObject1.bin": Buffer.from(`Notes ${key}`, "utf16le") });
     unlisted.writeUInt16LE(0, unlisted.length - 22 + 8);
     unlisted.writeUInt16LE(0, unlisted.length - 22 + 10);
+    unlisted.writeUInt32LE(unlisted.readUInt32LE(unlisted.length - 22 + 12) + unlisted.readUInt32LE(unlisted.length - 22 + 16), unlisted.length - 22 + 16);
+    unlisted.writeUInt32LE(0, unlisted.length - 22 + 12);
     const inDocx = (inner: Buffer) => docx("See the attached report.", 7, { "word/embeddings/inner.docx": inner });
     const deep = inDocx(inDocx(inDocx(docx(`Report\n${key}`))));
     const files = [write(work, "cut.wav", riff), write(work, "unlisted.docx", unlisted), write(work, "deep.docx", deep)];
@@ -1135,11 +1222,12 @@ describe("damaged files of every format", () => {
     const key = positives(41)["github-token"]!;
     const object = docx("Report", 7, { "word/embeddings/oleObject1.bin": Buffer.from(`Notes ${key}`, "utf16le") });
     const endAt = object.length - 22;
-    // The end record's count of entries (this disk's and the total) set to 0: the directory lists none.
+    // The end record's count of entries (this disk's and the total) set to 0: every record the directory holds is read all
+    // the same, as unzip reads them (the count only makes it warn).
     const none = Buffer.from(object);
     none.writeUInt16LE(0, endAt + 8);
     none.writeUInt16LE(0, endAt + 10);
-    expect(outcome(() => inspectBinary(none, "docx", "docx", NO_KNOWN_SECRETS))).toMatch(/^unscannable_content: .*an entry its zip directory does not list \(a local header at byte 0\)/);
+    expect(outcome(() => inspectBinary(none, "docx", "docx", NO_KNOWN_SECRETS))).toMatch(/^secret_detected: .*in word\/embeddings\/oleObject1\.bin/);
     // The object's entry taken out of the directory (its last record): the document's entries still read.
     const cdSize = object.readUInt32LE(endAt + 12);
     const cdStart = object.readUInt32LE(endAt + 16);

@@ -13,7 +13,7 @@ import { inspectMatroska } from "./matroska.js";
 import { inspectOgg } from "./ogg.js";
 import { inspectPdf, inspectPdfSource } from "./pdf.js";
 import { inspectRtf } from "./rtf.js";
-import { inspectZip, inspectZipSource, readAppendedZip, zipShift } from "./zip.js";
+import { inspectZip, inspectZipSource, readAppendedZip, zipReaderOf } from "./zip.js";
 
 /**
  * Readers that read a file a range at a time: audio and video (their media
@@ -107,10 +107,12 @@ const NESTED_TAR = thenAppendedZip(inspectTar);
 
 /**
  * The reader of a document inside another, by its first bytes: a zip (an
- * embedded workbook, an attached docx; also known by its end record), a PDF, a compound file (a docx's
+ * embedded workbook, an attached docx), a PDF, a compound file (a docx's
  * OLE object, a workbook inside a .doc), a tar or a gzip file (an archive
- * inside an archive); an archive compressed in a way this check does not
- * read gets a refusal.
+ * inside an archive); else by the zip that ends it (a zip whose first bytes
+ * are damaged, or a zip after bytes no reader here knows: unzip extracts
+ * either); an archive compressed in a way this check does not read gets a
+ * refusal.
  */
 function nestedReaderOf(b: Uint8Array): Reader | undefined {
   if (b.length >= 22 && b[0] === 0x50 && b[1] === 0x4b && b[2] === 0x03 && b[3] === 0x04) return inspectZip;
@@ -118,9 +120,8 @@ function nestedReaderOf(b: Uint8Array): Reader | undefined {
   if (isCfb(b)) return NESTED_CFB;
   if (isGzip(b)) return NESTED_GZIP;
   if (isTar(b)) return NESTED_TAR;
-  // A zip whose first bytes are damaged: unzip finds it by its end. One after other bytes (an OLE package's file) is left to the reader of what holds it.
-  const shift = zipShift(bytesSource(b));
-  if (shift !== undefined && shift <= 0) return inspectZip;
+  const zip = zipReaderOf(b);
+  if (zip) return zip;
   const unreadable = unreadableArchive(b);
   return unreadable === undefined ? undefined : refuseUnreadable(unreadable);
 }

@@ -154,11 +154,13 @@ export function inspectCfb(b: Uint8Array, ctx: InspectContext): void {
     if (isEncrypted(e.name, bytes)) throw ctx.unscannable(`its ${e.name} stream is encrypted (a document protected by a password)`, "remove its password and export it again");
     // A workbook's strings whole, where a CONTINUE record cuts them (biff.ts).
     if (e.name === "Workbook" || e.name === "Book") scanWorkbookText(e.name, bytes, ctx);
-    readInside(ctx, e.name, bytes);
+    // The file an OLE package holds first, by the name a finding in it is known by; then the stream, a zip at its end
+    // included (zip.ts zipReaderOf: unzip extracts it from the stream too, also where the package's header is damaged).
     if (e.name === OLE10_NATIVE) {
       const packaged = packagedFile(bytes);
       if (packaged) readInside(ctx, `the file packaged in ${e.name}`, packaged);
     }
+    readInside(ctx, e.name, bytes);
   }
   mini.scanUnclaimed();
   scanOutsideStreams(sectors, ctx);

@@ -32,9 +32,10 @@ export function inspectRtf(b: Uint8Array, ctx: InspectContext): void {
     ctx.scan(part, object);
     const native = nativeData(object);
     if (!native) return;
-    readInside(ctx, part, native.data);
+    // The packaged file first, as a compound file's (cfb.ts), then the object's data, a zip at its end included.
     const packaged = native.className === "Package" ? packagedFile(native.data, 2) : undefined;
     if (packaged) readInside(ctx, `the file packaged in ${part}`, packaged);
+    readInside(ctx, part, native.data);
   });
 }
 
