@@ -7,6 +7,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/config.js";
+import { NO_KNOWN_SECRETS, withClientEnvironment } from "../src/content/known.js";
+import { scanBytes } from "../src/content/scan.js";
 import { escapeText, isEscaped } from "../src/core/escape.js";
 import { MAX_ENVIRONMENT_HEADER, encodeEnvironment, parseEnvironmentHeader, parsePrepareQuery, prepareTarget, splitTarget } from "../src/gate/protocol.js";
 import { GateServer } from "../src/gate/server.js";
@@ -55,6 +57,39 @@ describe("protocol", () => {
     // Linear on the longest header it reads, whatever it holds.
     for (const text of ["=".repeat(MAX_ENVIRONMENT_HEADER), `${"A".repeat(MAX_ENVIRONMENT_HEADER - 1)}!`, "AAAA".repeat(MAX_ENVIRONMENT_HEADER / 4)]) {
       expect(() => parseEnvironmentHeader([text])).toThrow(/Media-Outbox-Environment/);
+    }
+  });
+
+  it("the client's environment cannot make a scan compare its values over and over (found reading the header's path while fuzzing it, then measured): the hundreds of values of one 12 KiB header that open with the same bytes, or one that holds its first word again, held a 1 MB file of those bytes 5 to 10 s (27 ms with one value); a client's keys are still found", () => {
+    const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    const header = (entries: [string, string][]) => parseEnvironmentHeader([encodeEnvironment(entries).value]);
+    const file = Buffer.alloc(1 << 20, "q");
+    const shared = header(Array.from({ length: 1000 }, (_, i): [string, string] => ["key", `${"q".repeat(22)}${letters[i % 62]}${letters[Math.floor(i / 62) % 62]}`]));
+    const prefixed = header(Array.from({ length: 1000 }, (_, i): [string, string] => ["key", `X${"q".repeat(21)}${letters[i % 62]}${letters[Math.floor(i / 62) % 62]}`]));
+    const repeated = header([["key", `${"q".repeat(255)}Z`]]);
+    expect(shared.length).toBeGreaterThan(300);
+    for (const entries of [shared, prefixed, repeated]) {
+      const known = withClientEnvironment(NO_KNOWN_SECRETS, entries);
+      const started = performance.now();
+      expect(scanBytes(file, known)).toBeUndefined();
+      expect(performance.now() - started).toBeLessThan(1000);
+      // At most 8 values to a word; none that holds its first word again.
+      const holding = new Map<string, number>();
+      for (const { bytes } of known.values) {
+        const text = Buffer.from(bytes).toString("latin1");
+        expect(text.indexOf(text.slice(0, 4), 1)).toBe(-1);
+        for (const word of new Set(Array.from({ length: text.length - 3 }, (_, at) => text.slice(at, at + 4)))) holding.set(word, (holding.get(word) ?? 0) + 1);
+      }
+      expect(Math.max(0, ...holding.values())).toBeLessThanOrEqual(8);
+    }
+    // A client's keys (several of one vendor, a JWT) are found, in the file and base64-encoded.
+    const keys = Array.from({ length: 6 }, (_, i): [string, string] => [`K${i}_API_KEY`, `sk-proj-${Array.from({ length: 40 }, (_, j) => letters[(i * 7 + j * j * 13 + j) % 62]).join("")}`]);
+    const jwt = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJpc3MiOiJzdXBhYmFzZSIsInJlZiI6ImFiY2RlZmdoIiwicm9sZSI6InNlcnZpY2Vfcm9sZSJ9.c2lnbmF0dXJlLWJ5dGVzLWhlcmU";
+    const known = withClientEnvironment(NO_KNOWN_SECRETS, header([...keys, ["SUPABASE_SERVICE_ROLE_KEY", jwt]]));
+    for (const [name, value] of [...keys, ["SUPABASE_SERVICE_ROLE_KEY", jwt]]) {
+      expect(known.values.map((v) => Buffer.from(v.bytes).toString()), name).toContain(value);
+      expect(known.find(Buffer.from(`notes ${value} end`))?.name, name).toBe(`${name} (the client's environment)`);
+      expect(known.find(Buffer.from(`data: ${Buffer.from(`x${value}`).toString("base64")}`))?.name, name).toBe(`${name} (the client's environment), base64-encoded`);
     }
   });
 

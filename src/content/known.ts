@@ -631,6 +631,37 @@ export const CLIENT_ENVIRONMENT = "the client's environment";
  * them: `known` itself is not changed.
  */
 export function withClientEnvironment(known: KnownSecrets, entries: readonly [string, string][]): KnownSecrets {
-  const extra = unknownYet(valuesOfEntries(entries, CLIENT_ENVIRONMENT), known.values);
+  const extra = cheapToCompare(unknownYet(valuesOfEntries(entries, CLIENT_ENVIRONMENT), known.values));
   return extra.length === 0 ? known : new KnownSecrets([...known.values, ...extra]);
+}
+
+/** Client values that may hold any one 4-byte word (cheapToCompare). */
+const MAX_SHARING = 8;
+
+/**
+ * The client's `values` a scan compares at a bounded cost: a value is
+ * compared from its first byte wherever the bytes hold one of its words
+ * (KnownSecrets.find), so values that share their words (700 values of one
+ * 12 KiB header that open with the same bytes) or one that holds its first
+ * word again further on (`qqqq…q`, a prefix repeated) had a file of those
+ * bytes compared again and again: 1 MB took 5 to 10 s to scan, against
+ * 27 ms. Without those, an occurrence a comparison runs along cannot
+ * overlap the next one's by a word, so each byte is compared a few times
+ * per value at most, and with at most MAX_SHARING values to a word, a few
+ * times in all. A secret's value (random, a JWT's segments, a key's lines)
+ * holds its first word once and shares its words with few others. A value
+ * left out costs nothing a client could not do: the header only adds
+ * refusals, and a client may send none.
+ */
+function cheapToCompare(values: readonly KnownValue[]): KnownValue[] {
+  const holding = new Map<number, number>();
+  return values.filter(({ bytes }) => {
+    const words = new Set<number>();
+    for (let at = 0; at + 4 <= bytes.length; at++) words.add(wordAt(bytes, at));
+    const first = wordAt(bytes, 0);
+    for (let at = 1; at + 4 <= bytes.length; at++) if (wordAt(bytes, at) === first) return false;
+    for (const word of words) if ((holding.get(word) ?? 0) >= MAX_SHARING) return false;
+    for (const word of words) holding.set(word, (holding.get(word) ?? 0) + 1);
+    return true;
+  });
 }
