@@ -1736,7 +1736,7 @@ describe("known secrets: the values of the Hermes .env files", () => {
     for (const reason of reasons) for (const secret of [op, cached, pinned, auxiliary]) expect(reason).not.toContain(secret);
   });
 
-  it("knows the plugins' stores (Slack's OAuth tokens, Honcho's and Hindsight's settings, Google Chat's tokens per user) and the credentials other agents' CLIs keep in the user's home, which Hermes seeds its pool from (Claude Code's, Qwen's, Codex's), Docker's registry logins and the AWS shared credentials", async () => {
+  it("knows the plugins' stores (Slack's OAuth tokens, Honcho's and Hindsight's settings, Google Chat's tokens per user) and the credentials other agents' CLIs keep in the user's home, which Hermes seeds its pool from (Claude Code's, Qwen's, Codex's), Docker's registry logins, the AWS shared credentials, PostgreSQL's password file and git's credential store", async () => {
     const hermes = path.join(h.home, ".hermes");
     const value = (seed: number) => new Fakes(seed).pick("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 40);
     const [slack, honcho, hindsight, chat, claude, qwen, codex] = [31, 32, 33, 34, 35, 36, 37].map(value);
@@ -1759,7 +1759,11 @@ describe("known secrets: the values of the Hermes .env files", () => {
     const [awsSecret, awsSession] = [40, 41].map(value);
     fs.mkdirSync(path.join(h.home, ".aws"), { recursive: true });
     write(h.home, ".aws/credentials", `[default]\naws_access_key_id = AKIA${"Q".repeat(16)}\naws_secret_access_key = ${awsSecret}\n\n[bedrock]\naws_session_token=${awsSession}\n`);
-    const files = [slack, honcho, hindsight, chat, claude, qwen, codex, registryPassword, basic, identity, awsSecret, awsSession].map((v, i) => write(work, `leak${i}.txt`, `value ${v}\n`));
+    // PostgreSQL's password file (`\:` escapes a colon) and git's credential store (a password percent-encoded in its URL).
+    const [pgPassword, gitToken] = [42, 43].map(value);
+    write(h.home, ".pgpass", `# host:port:db:user:password\ndb.example.com:5432:*:app:${pgPassword.slice(0, 10)}\\:${pgPassword.slice(10)}\n`);
+    write(h.home, ".git-credentials", `https://agent:${gitToken.slice(0, 10)}%40${gitToken.slice(10)}@git.example.com\n`);
+    const files = [slack, honcho, hindsight, chat, claude, qwen, codex, registryPassword, basic, identity, awsSecret, awsSession, `${pgPassword.slice(0, 10)}:${pgPassword.slice(10)}`, `${gitToken.slice(0, 10)}@${gitToken.slice(10)}`].map((v, i) => write(work, `leak${i}.txt`, `value ${v}\n`));
     const report = await judge(files);
     expect(report.media_dropped.map((d) => d.reason)).toEqual([
       expect.stringContaining("the value of T0123.token (the Hermes slack_tokens.json)"),
@@ -1774,6 +1778,8 @@ describe("known secrets: the values of the Hermes .env files", () => {
       expect.stringContaining("the value of auths.ghcr.io.identitytoken (the user's ~/.docker/config.json)"),
       expect.stringContaining("the value of aws_secret_access_key (the user's ~/.aws/credentials)"),
       expect.stringContaining("the value of aws_session_token (the user's ~/.aws/credentials)"),
+      expect.stringContaining("the value of app@db.example.com:5432/* password (the user's ~/.pgpass)"),
+      expect.stringContaining("the value of git.example.com (the user's ~/.git-credentials)"),
     ]);
     // An `auth` that is no Basic credential (not base64 of user:password) gives nothing of its own.
     put(h.home, ".docker/config.json", { auths: { "ghcr.io": { auth: Buffer.from([0xff, 0xfe, 0x00, 0x41, 0x42, 0x43]).toString("base64") } } });

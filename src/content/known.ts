@@ -223,7 +223,7 @@ function equalAt(bytes: Uint8Array, start: number, value: Uint8Array): boolean {
 export const NO_KNOWN_SECRETS = new KnownSecrets([]);
 
 /** How a file of secrets is written: a .env, a JSON store, or (a credential copied for the gate) either. */
-export type SecretFileFormat = "dotenv" | "json" | "yaml" | "either";
+export type SecretFileFormat = "dotenv" | "json" | "yaml" | "either" | "pgpass" | "url-lines";
 
 /** What is looked for of one variable: each value worth it (valuesWorthLookingFor), as it is and base64-encoded. */
 function knownValuesOf(name: string, value: string, where: string, byShape: boolean): KnownValue[] {
@@ -246,7 +246,10 @@ function valuesOf(text: string, where: string, format: SecretFileFormat): KnownV
   const add = (name: string, value: string, byShape: boolean) => out.push(...knownValuesOf(name, value, where, byShape));
   // A .env's or config.yaml's first byte is never `{`; every JSON store's is. The lines of
   // one are no lines of the other (`NAME=value`, `key: value`): a copy is read as both.
+  if (format === "pgpass") forEachPgpassPassword(text, (name, value) => add(name, value, false));
+  else if (format === "url-lines") forEachUrlLine(text, (name, value) => add(name, value, false));
   const json = format === "json" || (format === "either" && text.trimStart().startsWith("{"));
+  if (format === "pgpass" || format === "url-lines") return out;
   if (json) {
     if (!forEachJsonString(text, add)) throw new UnreadableSecrets("it is not valid JSON");
   } else {
@@ -254,6 +257,39 @@ function valuesOf(text: string, where: string, format: SecretFileFormat): KnownV
     if (format !== "dotenv") forEachYamlScalar(text, (name, value) => add(name, value, false));
   }
   return out;
+}
+
+/**
+ * Calls `visit` with each password of a PostgreSQL password file
+ * (`host:port:database:user:password` lines, `\:` and `\\` escaped, `#`
+ * comments), named `USER@HOST:PORT/DATABASE password` (escaped).
+ */
+function forEachPgpassPassword(text: string, visit: (name: string, value: string) => void): void {
+  for (const line of text.split("\n")) {
+    if (line.startsWith("#")) continue;
+    const fields: string[] = [];
+    let field = "";
+    for (let i = 0; i < line.length; i++) {
+      const c = line[i]!;
+      if (c === "\\" && i + 1 < line.length) field += line[++i];
+      else if (c === ":" && fields.length < 4) {
+        fields.push(field);
+        field = "";
+      } else field += c;
+    }
+    const [host, port, database, user] = fields;
+    if (user !== undefined) visit(`${escapeText(`${user}@${host}:${port}/${database}`)} password`, field.replace(/\r$/, ""));
+  }
+}
+
+/** Calls `visit` with each line of a file of URLs (git's credential store: `https://user:token@host`), named by its host (escaped): its password is looked for. */
+function forEachUrlLine(text: string, visit: (name: string, value: string) => void): void {
+  for (const raw of text.split("\n")) {
+    const line = raw.trim();
+    const at = line.lastIndexOf("@");
+    if (!line.includes("://") || at < 0) continue;
+    visit(escapeText(line.slice(at + 1).split("/")[0]!), line);
+  }
 }
 
 /** Strings a JSON store may hold and be read for: more are not looked at (a store of Hermes' holds tens). */
@@ -321,7 +357,9 @@ export interface KnownSecretSources {
  * token), which a terminal that runs in Docker pulls with; and the AWS
  * shared credentials (INI: `aws_secret_access_key`, `aws_session_token` of
  * each profile), which Hermes' Bedrock provider reads through
- * `AWS_PROFILE` (agent/bedrock_adapter.py). Not ~/.claude.json: Claude
+ * `AWS_PROFILE` (agent/bedrock_adapter.py); PostgreSQL's password file and
+ * git's credential store, whose passwords the rules find only beside their
+ * host or in their URL. Not ~/.claude.json: Claude
  * Code's whole state, often past the 1 MiB read here (its API key has a
  * format the rules find).
  */
@@ -331,6 +369,8 @@ const USER_HOME_STORES: readonly { name: string; format: SecretFileFormat }[] = 
   { name: ".docker/config.json", format: "json" },
   // Its `name = value` lines under `[profile]` read as a .env's.
   { name: ".aws/credentials", format: "dotenv" },
+  { name: ".pgpass", format: "pgpass" },
+  { name: ".git-credentials", format: "url-lines" },
 ];
 /** The Codex CLI's, in the user's home where $CODEX_HOME does not move it. */
 const CODEX_AUTH = ".codex/auth.json";
