@@ -1760,7 +1760,7 @@ describe("known secrets: the values of the Hermes .env files", () => {
     fs.mkdirSync(path.join(h.home, ".aws"), { recursive: true });
     write(h.home, ".aws/credentials", `[default]\naws_access_key_id = AKIA${"Q".repeat(16)}\naws_secret_access_key = ${awsSecret}\n\n[bedrock]\naws_session_token=${awsSession}\n`);
     // PostgreSQL's password file (`\:` escapes a colon) and git's credential store (a password percent-encoded in its URL).
-    const [pgPassword, gitToken] = [42, 43].map(value);
+    const [pgPassword, gitToken] = [value(42), value(43)];
     write(h.home, ".pgpass", `# host:port:db:user:password\ndb.example.com:5432:*:app:${pgPassword.slice(0, 10)}\\:${pgPassword.slice(10)}\n`);
     write(h.home, ".git-credentials", `https://agent:${gitToken.slice(0, 10)}%40${gitToken.slice(10)}@git.example.com\n`);
     const files = [slack, honcho, hindsight, chat, claude, qwen, codex, registryPassword, basic, identity, awsSecret, awsSession, `${pgPassword.slice(0, 10)}:${pgPassword.slice(10)}`, `${gitToken.slice(0, 10)}@${gitToken.slice(10)}`].map((v, i) => write(work, `leak${i}.txt`, `value ${v}\n`));
