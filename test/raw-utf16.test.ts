@@ -246,7 +246,7 @@ describe("prepare: files scanned raw", () => {
     expect(report.media_dropped.map((d) => [d.code, d.reason])).toEqual([["secret_detected", expect.stringContaining("a GitHub token (in notes.txt of the zip appended to it")]]);
     expect(report.media_dropped[0]!.reason).not.toContain(key.slice(-16));
     expect(report.media.map((m) => m.name)).toEqual(["clean.tiff"]);
-    expect(leftBehind(h)).toMatchObject({ staging: [] });
+    expect(leftBehind(h)).toMatchObject({ outbox: ["clean.tiff"], staging: [] });
   });
 
   it("the guard's check refuses a key in UTF-16 in a file it reads itself", async () => {
