@@ -8,11 +8,14 @@ import path from "node:path";
 
 /** The Hermes home, then each of its profiles' homes in name order (none when it has no `profiles/`). */
 export function hermesHomeDirs(hermesHome: string): string[] {
-  let profiles: string[];
+  return [hermesHome, ...readdirOrEmpty(path.join(hermesHome, "profiles")).map((profile) => path.join(hermesHome, "profiles", profile))];
+}
+
+/** The names in `dir`, sorted; none when it cannot be listed (not there, not a directory, not ours to read). */
+export function readdirOrEmpty(dir: string): string[] {
   try {
-    profiles = fs.readdirSync(path.join(hermesHome, "profiles")).sort();
+    return fs.readdirSync(dir).sort();
   } catch {
-    profiles = [];
+    return [];
   }
-  return [hermesHome, ...profiles.map((profile) => path.join(hermesHome, "profiles", profile))];
 }

@@ -22,7 +22,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { escapeText } from "../core/escape.js";
-import { hermesHomeDirs } from "./hermes-homes.js";
+import { hermesHomeDirs, readdirOrEmpty } from "./hermes-homes.js";
 import type { ProcessEnvironment } from "./process-environments.js";
 import { type SecretFileFormat, forEachSecretEntry } from "./secret-file-formats.js";
 import { AUTH_SCHEME, PATH_LIKE, USERINFO, basicPassword, environmentEntryMayHoldSecret, namesAuthorization, variableNameSaysSecret } from "./secret-variables.js";
@@ -415,14 +415,6 @@ export function knownSecretFiles(src: KnownSecretSources, homes = hermesHomes(sr
     }
   }
   return files;
-}
-
-function readdirOrEmpty(dir: string): string[] {
-  try {
-    return fs.readdirSync(dir).sort();
-  } catch {
-    return [];
-  }
 }
 
 /** Why a file of secrets that is there gives no values. */

@@ -9,6 +9,7 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { type Config, SYSTEM_CONFIG, loadConfig } from "../config/config.js";
+import { readdirOrEmpty } from "../content/hermes-homes.js";
 import { HERMES_STORES, HERMES_STORE_DIRS, USER_HOME_SECRET_FILES, storeDirFileNames, valuesWorthLookingFor } from "../content/known.js";
 import { FatalError, isErrno, usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
@@ -275,8 +276,9 @@ function hermesSecretFiles(homes: { home: string; user: string }[], scope: Pick<
 
 /**
  * The stores of each agent user's home that local mode reads besides the
- * Hermes files (known.ts USER_HOME_SECRET_FILES: Claude Code's, Qwen's and
- * the Codex CLI's OAuth tokens, Docker's registry logins), for each user
+ * Hermes files (known.ts USER_HOME_SECRET_FILES: other agents' CLIs' OAuth
+ * tokens, Docker's registry logins, the AWS, PostgreSQL and git
+ * credentials), for each user
  * whose Hermes files the gate copies, in the home /etc/passwd gives it, when
  * that home is there: each named optional, even before it exists (most
  * hosts have one CLI or none; a `docker login` after install is copied once
@@ -288,9 +290,12 @@ function hermesSecretFiles(homes: { home: string; user: string }[], scope: Pick<
 function userHomeSecretFiles(users: string[], scope: Pick<UnitScope, "root">): AgentSecretFile[] {
   return [...new Set(users)].flatMap((user) => {
     const home = passwdHome(user, scope);
-    return home !== undefined && isDirectoryOnDisk(home, scope) ? USER_HOME_SECRET_FILES.map((store) => ({ user, file: path.join(home, store), optional: true })) : [];
+    return home !== undefined && isDirectoryOnDisk(home, scope) ? homeStorePaths(home).map((file) => ({ user, file, optional: true })) : [];
   });
 }
+
+/** Where the stores of USER_HOME_SECRET_FILES lie in a home. */
+const homeStorePaths = (home: string) => USER_HOME_SECRET_FILES.map((store) => path.join(home, store));
 
 /** The home /etc/passwd gives `user`: undefined for a user not there, or a home that is no absolute path. */
 function passwdHome(user: string, scope: Pick<UnitScope, "root">): string | undefined {
@@ -301,7 +306,7 @@ function passwdHome(user: string, scope: Pick<UnitScope, "root">): string | unde
 /** The stores of `user`'s home that the gate copies (userHomeSecretFiles), whether they exist or not. */
 export function userHomeStoreFiles(user: string, scope: Pick<UnitScope, "root">): string[] {
   const home = passwdHome(user, scope);
-  return home === undefined ? [] : USER_HOME_SECRET_FILES.map((store) => path.join(home, store));
+  return home === undefined ? [] : homeStorePaths(home);
 }
 
 /** Those of them that exist now (that the caller may look at): doctor compares them with those the gate's units name. */
@@ -444,11 +449,7 @@ export function hermesHomeOf(file: string): string | undefined {
 }
 
 function readdirSorted(dir: string, scope: Pick<UnitScope, "root">): string[] {
-  try {
-    return fs.readdirSync(onDisk(scope as UnitScope, dir)).sort();
-  } catch {
-    return [];
-  }
+  return readdirOrEmpty(onDisk(scope as UnitScope, dir));
 }
 
 function isDirectoryOnDisk(p: string, scope: Pick<UnitScope, "root">): boolean {
