@@ -20,6 +20,7 @@ import { NO_KNOWN_SECRETS } from "../src/content/known.js";
 import { scanBytes } from "../src/content/scan.js";
 import { valueLooksSecret } from "../src/content/rules.js";
 import { looksLikePassword, looksLikeTokenValue } from "../src/content/shape.js";
+import { nameHoldsNoSecret } from "../src/content/secret-variables.js";
 import { hasUtf16Text } from "../src/content/utf16.js";
 import { Refusal } from "../src/core/errors.js";
 import { DEFAULT_ALLOW } from "../src/config/config.js";
@@ -180,6 +181,67 @@ describe("the labelled corpus", () => {
       "key: PKCS12Xq7mTz2kLpW9 | None,", `key: "${pkcs8PrivateKey("ec")}"`, `key: "${pkcs8PrivateKey("ed25519")}"`, `key: "${derKey("305930130a", 85)}"`, `password: '${Buffer.from("Xk9#mP2qZ").toString("base64")}',`,
       "password => 'https://deploy:Xk9#mP2qZ@files.internal/'", "curl https://deploy:Xk9mP2qZr7@files.internal/report", "git+https://build:Qv7mTz2kLpW9@git.internal/repo.git",
       "wss://bot:Zq8vT2mLx9Rk@chat.internal/ws", "Pass *ResultPass = Xk9#mP2q-Zr;", 'oauth_consumer_key="0685bd9184jfhq23"', "MY_SERVICE_TOKEN=abc12Xq7mTz2kLpW9r"];
+    for (const text of refused) expect(findSecret(` ${text} `), text).toBeDefined();
+  });
+
+  it("publishes the shapes the precision audit of this machine's files found refused (2026-12-05), and still finds real values of the same shapes", () => {
+    const f = new Fakes(1205);
+    const b64url = (text: string) => Buffer.from(text).toString("base64url");
+    const jwtOf = (payload: object) => `${b64url('{"typ":"JWT","alg":"RS256"}')}.${b64url(JSON.stringify(payload))}.${f.pick("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-", 86)}`;
+    const published = [
+      // Standards' and documentation's example values (rules.ts DOCUMENTED_EXAMPLES).
+      "            token=45ghiukldjahdnhzdauz&token_type_hint=refresh_token",
+      'oauth_consumer_key="9djdj82h48djs9d2",\n    oauth_token="kkk9d7dh3k39sjv7",',
+      "'oauth_token=lsdkfol23w54jlksdef&oauth_token_secret=qwe089234lkjsdf&my_specific=argument'",
+      "    'oauth_token': 'sdf0o9823sjdfsdf',\n    'oauth_token_secret': '2kjshdfp92i34asdasd',",
+      `    token = "${jwtOf({ iss: "https://dev-87evx9ru.auth0.com/", sub: "someone@clients", exp: 1572006964 })}"`,
+      "[WireGuard]\nPrivateKey=EEGlnEPYJV//kbvvIqxKkQwOiS+UENyPncC4bF46ong=\nListenPort=51820",
+      "    Master-Key: A7CEFC571974BE02CAC305269DC59F76EA9F0B180CB6642697A68251F2D2BB57E51DBBB4C7885573192AE9AEE220FACD",
+      "$ gcloud compute os-login ssh-keys describe --key='e0d96d6fad35a61a0577f467940509b5aa08b6dea8d99456ec19a6e47126bc52'",
+      "    \\-\\-key='e0d96d6fad35a61a0577f467940509b5aa08b6dea8d99456ec19a6e4\\e 126bc52'",
+      "--admin-password=123Abpassdord --properties-compute-count=2",
+      "'tools.auth_digest.key': 'a565c27146791cfb',",
+      // Identifiers with a leading or trailing `_`, resource paths, a time-based UUID, a name's own label (shape.ts, find.ts).
+      "_PKCS12_KEY = '_private_key_pkcs12'",
+      "_FLOW_KEY = 'google_oauth2_flow_{0}'",
+      "    oauth2client.client.OAuth2Credentials: _convert_oauth2_credentials,",
+      "    --kms-key='projects/my-project/locations/us-central1/keyRings/my-key-ring/cryptoKeys/my-key'",
+      "--set-kms-key=projects/my-project/locations/global/keyRings/my-keyring/cryptoKeys/my-key",
+      "      key). Example key: zones/us-central1-a",
+      'const TimeoutKey = "e2bfb730-ecaa-11e6-8f88-34363bc7c4c0"',
+      'const ResourceManagerV3BasePathKey = "ResourceManagerV3"',
+      "      'service_account_token': 'V1ServiceAccountTokenProjection'",
+      // A URL's stock example password, a label after a password's name, a metadata entry's name, prose that names a page token.
+      'os.environ[\'http_proxy\'] = "http://john.doe:p4ssw0rd@127.0.0.1:8180"',
+      "    _password: DEPRECATED: For improved security, specify the password in the",
+      "OSLOGIN_ENABLE_2FA_METADATA_KEY = 'enable-oslogin-2fa'",
+      `    Next page token: ${f.pick("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 25)}`,
+      // Names of keys that are no secret, from a word's start.
+      "cache_key = 'Zq8vT2mLx9Rk4Wp7Ns3B'", "mySortKey: Zq8vT2mLx9Rk4Wp7Ns3B", "OBJECT_CACHE_TOKEN=Zq8vT2mLx9Rk4Wp7Ns3B",
+    ];
+    for (const text of published) expect(findSecret(` ${text} `), text).toBeUndefined();
+    const hex = (n: number) => f.pick("0123456789abcdef", n);
+    const refused = [
+      "token=Qv7mTz2kLpW9rB4vN8sQ&token_type_hint=refresh_token",
+      'oauth_token="kkk9d7dh3k39sjv8"',
+      `token = "${jwtOf({ iss: "https://dev-97evx9ru.auth0.com/", sub: "someone@clients" })}"`,
+      `PrivateKey=${Buffer.from(f.pick("0123456789abcdef", 32), "hex").toString("base64")}Xk9mP2qZr7Lw4vN8sQ2d`,
+      `    Master-Key: ${hex(96).toUpperCase()}`,
+      `--key='${hex(64)}'`,
+      "--admin-password=Xk9#mP2qZ",
+      "_KEY = '_q7mTz2kLpW9rB4vN8_'",
+      "--kms-key='projects/Xq7mTz2kLpW9/rB4vN8sQ2d'",
+      "key: 'aB3d/E5fG9hJ/kL1mN3pQ5rS'",
+      'const TimeoutKey = "e2bfb730-ecaa-41e6-8f88-34363bc7c4c0"',
+      'const ResourceManagerV3BasePathKey = "Zq8vT2mLx9Rk4Wp7Ns3B"',
+      "'service_account_token': 'V1Zq8vT2mLx9Rk4Wp7Ns3BToken'",
+      'os.environ["http_proxy"] = "http://john.doe:Xk9mP2qZr7@127.0.0.1:8180"',
+      "    _password: Xk9mP2qZ:",
+      "OSLOGIN_ENABLE_2FA_KEY = 'Zq8vT2mLx9Rk4Wp7Ns3B'",
+      "    API token: Xq7mTz2kLpW9rB4vN8sQ2d",
+      // A name that holds a word of a key that is no secret inside one of its words (`ad-min`, `ac-count`) still says secret.
+      "ADMIN_PASSWORD=Xk9#mP2qZ", "AZURE_STORAGE_ACCOUNT_KEY=Zq8vT2mLx9Rk4Wp7Ns3B", "adminToken: Zq8vT2mLx9Rk4Wp7Ns3B",
+    ];
     for (const text of refused) expect(findSecret(` ${text} `), text).toBeDefined();
   });
 
@@ -1899,6 +1961,11 @@ describe("linear time: every rule on adversarial input", () => {
     const values = ["a1_".repeat(long), `${"a1_".repeat(long)}!`, "A1_".repeat(long), `0x${"f".repeat(long)}`, `${"!".repeat(long)}a`, "a.".repeat(long), `${"a?.".repeat(long)}!`, "Aa0".repeat(long), `AAAA${"B".repeat(long)}`];
     // Identifiers with capitals before a word, links, base64 and DER (2026-12-04).
     values.push(`${"ABCDe".repeat(long)}!`, `${"Abc1".repeat(long)}a`, `${"A".repeat(long)}a`, `${"AB1".repeat(long)}Ab`, `http://${"a:".repeat(long)}@`, `M${"A".repeat(long)}`, `${"QUJD".repeat(long)}=!`);
+    // Identifiers with outer underscores, resource paths, UUIDs, labels (the precision audit, 2026-12-05).
+    values.push(`${"_".repeat(long)}a1_b_c${"_".repeat(long)}!`, `${"_".repeat(long)}a`, "a/".repeat(long), `${"aB/".repeat(long)}a`, `${"ab-".repeat(long)}/A`, `${"0".repeat(long)}-1`, `${"A".repeat(long)}:`, `${"a:".repeat(long)}`);
+    // A name's words, each tried (names of up to 256 characters).
+    for (const name of [`${"min_".repeat(63)}key`, `${"aB".repeat(126)}Key`, "_".repeat(255)]) expect(typeof nameHoldsNoSecret(name)).toBe("boolean");
+    expect(findSecret(`${"x page token: ".repeat(50_000)}`)).toBeUndefined();
     for (const v of values) {
       expect(typeof looksLikeTokenValue(v)).toBe("boolean");
       expect(typeof looksLikePassword(v)).toBe("boolean");

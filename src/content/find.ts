@@ -38,7 +38,7 @@ import {
   nameStartBefore,
   valueLooksSecret,
 } from "./rules.js";
-import { KEYWORD_ENDINGS } from "./secret-variables.js";
+import { KEYWORD_ENDINGS, nameHoldsNoSecret } from "./secret-variables.js";
 
 const table = (chars: string) => {
   const t = new Uint8Array(256);
@@ -311,6 +311,8 @@ const MATRIX_LENGTH = 59;
 const MAX_TRIGGER_AFTER_START = 40;
 /** A JSON Web Token's first dot is at most this far after its start. */
 const JWT_HEADER_MAX = 810;
+/** The separators of a name's words (`_`, `-`, `.`), which a value that repeats the name may drop. */
+const SEPARATORS = /[_.-]/g;
 /** How far before a generic value's start its separator may lie. */
 const MAX_SEPARATOR_BEFORE_VALUE = 24;
 
@@ -868,7 +870,7 @@ class Search {
       if (m) this.tryRule(AWS_SECRET, nameEnd - m[1]!.length);
     }
     const kind = this.lastNameKind;
-    if (kind === undefined || start < this.from) return;
+    if (kind === undefined || start < this.from || this.proseNameSaysNoSecret(nameStart, name)) return;
     const end = kind === "password" ? passwordEnd : tokenEnd;
     this.judgedTo = end;
     // A call (`credentials = standard_b64encode(credentials)`) or a member
@@ -890,9 +892,37 @@ class Search {
       this.lastSecret = valueLooksSecret(value, kind);
     }
     // `"encryptionKey": "encryptionKey1024"` (Go's ML-KEM test vectors): a value that repeats its own name is a label
-    // (a name of six or more characters: `pass: compass2024!` is still a password).
-    if (this.lastSecret && !(name.length >= 6 && value.toLowerCase().includes(name.toLowerCase()))) this.hit(GENERIC_WHAT, start, Rank.Generic);
+    // (a name of six or more characters: `pass: compass2024!` is still a password); so is one its name holds
+    // (`ResourceManagerV3BasePathKey = "ResourceManagerV3"`, a Go constant of a Terraform provider).
+    if (this.lastSecret && !(name.length >= 6 && this.valueRepeatsName(name, value))) this.hit(GENERIC_WHAT, start, Rank.Generic);
   }
+  /**
+   * Whether `value` holds `name`, or `name` holds `value`, in any case and
+   * without `_`, `-` and `.` (`'service_account_token': 'V1ServiceAccountTokenProjection'`,
+   * a generated client's map of its fields to their types).
+   */
+  private valueRepeatsName(name: string, value: string): boolean {
+    const n = name.toLowerCase().replace(SEPARATORS, "");
+    const v = value.toLowerCase().replace(SEPARATORS, "");
+    return n.length >= 6 && (v.includes(n) || n.includes(v));
+  }
+
+  /**
+   * Prose that names a key which is no secret: `Next page token: eav1…` (an
+   * API's documentation), `Primary key: …`. Only a name of one word, after one
+   * blank and a word of at most 24 letters; the two are judged as one name
+   * (`page_token`), by nameHoldsNoSecret. `API key: …` still counts.
+   */
+  private proseNameSaysNoSecret(nameStart: number, name: string): boolean {
+    const b = this.b;
+    if (name.length > 12 || nameStart < 2 || b[nameStart - 1] !== 32 || ALNUM[b[nameStart - 2]!] !== 1) return false;
+    for (let k = 0; k < name.length; k++) if (ALNUM[name.charCodeAt(k)] !== 1) return false;
+    let wordStart = nameStart - 1;
+    while (wordStart > 0 && nameStart - 1 - wordStart < 24 && ALNUM[b[wordStart - 1]!] === 1) wordStart--;
+    if (wordStart > 0 && ALNUM[b[wordStart - 1]!] === 1) return false;
+    return nameHoldsNoSecret(`${this.text.slice(wordStart, nameStart - 1)}_${name}`);
+  }
+
   /** Whether `->` starts at `i`, as it is or escaped in XML (`-&gt;`, a docx's or an xlsx's markup). */
   private arrowAt(i: number): boolean {
     const b = this.b;

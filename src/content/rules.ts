@@ -20,8 +20,8 @@
 // 4 KiB, see MAX_MATCH); test/content.test.ts feeds every pattern
 // repetitions of its prefix and long runs of its alphabet, and
 // bench/content.mjs times the worst of them.
-import { NOT_SECRET_NAME_RE, isWordChar, nameSaysSecret } from "./secret-variables.js";
-import { isPlaceholder, looksLikePassword, looksLikeTokenValue, looksRandom } from "./shape.js";
+import { isWordChar, nameHoldsNoSecret, nameSaysSecret } from "./secret-variables.js";
+import { isExamplePassword, isPlaceholder, looksLikePassword, looksLikeTokenValue, looksRandom } from "./shape.js";
 
 /** No match of any rule is longer than this: the scanner's block overlap must be at least this. */
 export const MAX_MATCH = 4000;
@@ -64,6 +64,19 @@ export const DOCUMENTED_EXAMPLES = [
   "eyJzb21lIjoicGF5bG9hZCJ9", // the payload of PyJWT's README example ({"some": "payload"}, signed with "secret")
   "0685bd9184jfhq22", // OAuth 1.0's (RFC 5849 3.5.1) example consumer key
   "ad180jjd733klru7", // its example token
+  // Found by the precision audit of this machine's files (2026-12-05): examples of standards and of documentation an agent may send.
+  "9djdj82h48djs9d2", // OAuth 1.0's (RFC 5849 3.1) example consumer key, which oauthlib's docstrings repeat
+  "kkk9d7dh3k39sjv7", // its example token
+  "45ghiukldjahdnhzdauz", // OAuth 2.0 token revocation's (RFC 7009 2.1) example token, in oauthlib's docstrings
+  "lsdkfol23w54jlksdef", // oauthlib's docstring example OAuth 1.0 token (its access and request token endpoints)
+  "sdf0o9823sjdfsdf", // requests-oauthlib's docstring example OAuth 1.0 token
+  "2kjshdfp92i34asdasd", // and its token secret
+  "eyJpc3MiOiJodHRwczovL2Rldi04N2V2eDlydS5hdXRo", // the payload of PyJWT's PyJWKClient example token ({"iss":"https://dev-87evx9ru.auth0.com/", expired in 2019)
+  "EEGlnEPYJV//kbvvIqxKkQwOiS+UENyPncC4bF46ong=", // the WireGuard PrivateKey= of systemd.netdev(5)'s example
+  "A7CEFC571974BE02CAC305269DC59F76", // the Master-Key of openssl-sess_id(1)'s example output
+  "e0d96d6fad35a61a0577f467940509b5", // the SSH key fingerprint of gcloud's `os-login ssh-keys` examples (their manuals cut it at 57 digits)
+  "123Abpassdord", // the --admin-password of gcloud's `oracle-database autonomous-databases create` example
+  "a565c27146791cfb", // CherryPy's auth_digest docstring key
 ];
 export const isDocumented = (match: string) => DOCUMENTED_EXAMPLES.some((e) => match.includes(e));
 
@@ -147,7 +160,8 @@ function urlPassword(match: string): boolean {
   const user = userinfo.slice(0, colon);
   if (PORT_THEN_HOST.test(userinfo.slice(colon + 1))) return false;
   const password = decodeURIComponentSafe(userinfo.slice(colon + 1));
-  if (password === user || isPlaceholder(password) || COMMON_DEV_PASSWORDS.has(password.toLowerCase())) return false;
+  // Documentation's example passwords (`http://john.doe:p4ssw0rd@127.0.0.1:8180`, boto's tests) as an assignment's are.
+  if (password === user || isPlaceholder(password) || COMMON_DEV_PASSWORDS.has(password.toLowerCase()) || isExamplePassword(password)) return false;
   return password.length >= 8 ? looksLikePassword(password) || looksRandom(password) : false;
 }
 
@@ -215,7 +229,7 @@ export const TOKEN_MIN = 16;
 
 /** How a generic assignment's value is judged, by its name: as a password, as a token, or not at all (the name holds no secret). */
 export function nameKind(name: string): "password" | "token" | undefined {
-  if (!nameSaysSecret(name) || NOT_SECRET_NAME_RE.test(name)) return undefined;
+  if (!nameSaysSecret(name) || nameHoldsNoSecret(name)) return undefined;
   return /pass|pwd/i.test(name.slice(-10)) ? "password" : "token";
 }
 

@@ -13,7 +13,31 @@ const KEYWORD_LAST = new Set(KEYWORDS.map((k) => k.charCodeAt(k.length - 1)));
 /** The keywords' last four letters (three for a three-letter keyword), lower-cased: a name ending in none of them holds no secret. */
 export const KEYWORD_ENDINGS = [...new Set(KEYWORDS.map((k) => k.slice(-4)))];
 /** Names that end in a keyword but hold no secret. */
-export const NOT_SECRET_NAME_RE = /(?:public|publishable|pub|cache|sort|primary|foreign|partition|idempotency|hot|lookup|map|dict|row|hash|shortcut|translation|i18n|registry|object|next|page|continuation|csrf|xsrf|sitekey|max|min|num|count|total|input|output|prompt|completion|bypass|keypass)[_.-]?(?:[a-z]+[_.-]?)?(?:key|token|secret|pass|password)s?$/i;
+const NOT_SECRET_NAME_RE = /(?:public|publishable|pub|cache|sort|primary|foreign|partition|idempotency|hot|lookup|map|dict|row|hash|shortcut|translation|i18n|registry|object|next|page|continuation|csrf|xsrf|sitekey|metadata|max|min|num|count|total|input|output|prompt|completion|bypass|keypass)[_.-]?(?:[a-z]+[_.-]?)?(?:key|token|secret|pass|password)s?$/i;
+/** NOT_SECRET_NAME_RE tried at one index (sticky). */
+const NOT_SECRET_NAME_AT = new RegExp(NOT_SECRET_NAME_RE.source, "iy");
+
+/**
+ * Whether `name` ends in a key that holds no secret (`cache_key`, `sortKey`,
+ * `max_tokens`, `OSLOGIN_ENABLE_2FA_METADATA_KEY`): NOT_SECRET_NAME_RE from a
+ * word's start, not inside a word. Tried anywhere, it took `ADMIN_PASSWORD`
+ * (`min_password`) and `ACCOUNT_KEY` (`count_key`) for such names and
+ * published their values, until 2026-12-05. A name is at most a few dozen
+ * characters (find.ts reads at most NAME_MAX), so one try per word is cheap.
+ */
+export function nameHoldsNoSecret(name: string): boolean {
+  if (name.length > 256) return false;
+  for (let at = 0; at < name.length; at++) {
+    if (at > 0 && !startsWord(name, at)) continue;
+    NOT_SECRET_NAME_AT.lastIndex = at;
+    if (NOT_SECRET_NAME_AT.test(name)) return true;
+  }
+  return false;
+}
+
+/** A word of a name starts at `at`: after a character that is no letter or digit, or a capital after a small letter or digit (`sortKey`). */
+const startsWord = (name: string, at: number) => !isWordChar(name.charCodeAt(at - 1)) || (isLowerOrDigit(name.charCodeAt(at - 1)) && isUpper(name.charCodeAt(at)));
+
 export const isWordChar = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
 const isUpper = (c: number) => c >= 65 && c <= 90;
 const isLowerOrDigit = (c: number) => (c >= 48 && c <= 57) || (c >= 97 && c <= 122);
@@ -38,7 +62,7 @@ export function nameSaysSecret(name: string): boolean {
 
 /** A variable whose name says its value is a secret (`*_API_KEY`, `*_TOKEN`), not a setting that names one (`*_KEY_FILE`, `*_TOKEN_PATH`). */
 export function variableNameSaysSecret(name: string): boolean {
-  return nameSaysSecret(name) && !NOT_SECRET_NAME_RE.test(name) && !/_(?:PATH|FILE|DIR)$/i.test(name);
+  return nameSaysSecret(name) && !nameHoldsNoSecret(name) && !/_(?:PATH|FILE|DIR)$/i.test(name);
 }
 
 /** A value that is a path (absolute, home-relative or relative): a file's name, not a credential. */

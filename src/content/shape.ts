@@ -120,8 +120,64 @@ export function looksLikeTokenValue(value: string): boolean {
   return value.length >= 16 && /^[A-Za-z0-9_\-+/=.~]+$/.test(value) && DIGIT.test(value) && LETTER.test(value) && !looksLikeCode(value) && !isPublicKey(value) && looksRandom(value);
 }
 
-/** An identifier or an expression of them: `Ipv6CidrAssociations`, `gnutls_x509_crt_verify_data2`, `base64.urlsafe_b64decode`, `0x7EC2DBB6F4DBF434`. */
-const looksLikeCode = (value: string) => CAMEL_WORDS.test(value) || SNAKE_WORDS.test(value) || HEX_NUMBER.test(value) || MEMBER_EXPRESSION.test(value);
+/**
+ * An identifier or an expression of them: `Ipv6CidrAssociations`, `gnutls_x509_crt_verify_data2`
+ * (also `_private_key_pkcs12`, `google_oauth2_flow_`: a private name, a prefix), `base64.urlsafe_b64decode`,
+ * `0x7EC2DBB6F4DBF434`; a resource's path (`projects/my-project/locations/global/keyRings/my-ring/cryptoKeys/my-key`);
+ * a time-based UUID.
+ */
+const looksLikeCode = (value: string) =>
+  CAMEL_WORDS.test(value) || SNAKE_WORDS.test(withoutOuterUnderscores(value)) || HEX_NUMBER.test(value) || MEMBER_EXPRESSION.test(value) || isResourcePath(value) || TIME_UUID.test(value);
+
+/** `value` without the `_` runs at its ends (a loop: a regex anchored at the end is tried from every `_`). */
+function withoutOuterUnderscores(value: string): string {
+  let from = 0;
+  let to = value.length;
+  while (from < to && value.charCodeAt(from) === 95) from++;
+  while (to > from && value.charCodeAt(to - 1) === 95) to--;
+  return from === 0 && to === value.length ? value : value.slice(from, to);
+}
+
+/**
+ * A version 1 UUID (`e2bfb730-ecaa-11e6-8f88-34363bc7c4c0`, a constant terraform's
+ * SDK uses as a map key): a clock reading and a network address, nothing random
+ * to guess. A UUID issued as a key is a random one (version 4), which still counts.
+ */
+const TIME_UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-1[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$/;
+
+/** A segment of a resource's path: lower-case letters, digits, `-` and `_`, starting with a letter (`my-project`, `us-central1-a`). */
+const PATH_WORD = /^[a-z][a-z0-9_-]{0,62}$/;
+
+/**
+ * A path of words (`projects/my-project/locations/global/keyRings/my-keyring/cryptoKeys/my-key`,
+ * `zones/us-central1-a`: a cloud resource's name that a `--kms-key=` flag or an
+ * API's documentation gives): two or more segments, each lower-case words or a
+ * collection's name in camel case (`keyRings`). Base64 holds `/` too, but 16 or
+ * more of its characters fall in lower case and digits with a probability
+ * under 1e-4, and camel case asks a small letter after each capital.
+ */
+function isResourcePath(value: string): boolean {
+  const from = value.charCodeAt(0) === 47 ? 1 : 0;
+  const segments = value.slice(from).split("/");
+  if (segments.length < 2) return false;
+  for (const segment of segments) if (!PATH_WORD.test(segment) && !isLowerCamel(segment)) return false;
+  return true;
+}
+
+/** `keyRings`, `cryptoKeys`: a small letter first, and a small letter after every capital. */
+function isLowerCamel(word: string): boolean {
+  if (word.length < 2 || word.length > 63) return false;
+  let c = word.charCodeAt(0);
+  if (c < 97 || c > 122) return false;
+  for (let i = 1; i < word.length; i++) {
+    c = word.charCodeAt(i);
+    if (c >= 97 && c <= 122) continue;
+    if (c < 65 || c > 90) return false;
+    const next = word.charCodeAt(i + 1);
+    if (!(next >= 97 && next <= 122)) return false;
+  }
+  return true;
+}
 
 /** The key types an OpenSSH public key (`AAAAB3NzaC1yc2E…`, base64 of a length and `ssh-rsa`) opens with. */
 const SSH_KEY_TYPE = /^\0\0\0[\x07-\x30](?:ssh-|ecdsa-|sk-)/;
@@ -183,6 +239,12 @@ const URL_WITHOUT_USER = /^[A-Za-z][A-Za-z0-9+.-]{1,15}:\/\/[^@]*$/;
  */
 const EXAMPLE_PASSWORD = /^-?(?:my|super)?(?:secret|password|passw0rd|p@ssw0rd|p@ssword|p4ssw0rd|p4ssword|pass|admin|test|demo|example|sample|foobar|changeit|hunter|anonymous)[-_.!@#]?\d{0,4}[!.]?$/i;
 
+/** Whether `password` is one of documentation's example passwords (`p4ssw0rd`, `secret123`): the URL rules ask it too. */
+export const isExamplePassword = (password: string) => EXAMPLE_PASSWORD.test(password);
+
+/** A word and a colon (`_password: DEPRECATED: For improved security…`, an API's field list): a label, not a password. */
+const LABEL = /^[A-Za-z]{1,64}:$/;
+
 /**
  * A password needs less: 8 characters or more, letters and a digit or a
  * symbol, no placeholder, not one character repeated, not a path, not one
@@ -190,7 +252,7 @@ const EXAMPLE_PASSWORD = /^-?(?:my|super)?(?:secret|password|passw0rd|p@ssw0rd|p
  */
 export function looksLikePassword(value: string): boolean {
   if (value.length < 8 || distinctPairs(value) < 0.6 || /\s/.test(value)) return false;
-  if (PATH.test(value) || URL_WITHOUT_USER.test(value) || EXAMPLE_PASSWORD.test(value)) return false;
+  if (PATH.test(value) || URL_WITHOUT_USER.test(value) || EXAMPLE_PASSWORD.test(value) || LABEL.test(value)) return false;
   // A digit or a symbol besides `.` and `_`, and not code (`o.password`, `this.pwd_`).
   if (!LETTER.test(value) || !/[^A-Za-z._$]/.test(value) || MEMBER_EXPRESSION.test(value)) return false;
   return entropy(value) >= 2.5 && !isPlaceholder(value);
