@@ -209,6 +209,8 @@ export function adversarial(size: number): Record<string, Buffer> {
   units.push("exa_", "retaindb_", "hsk-", "mem0_", "brv_", "am_", "fal_", "fw-", "am_a1", "xretaindb_");
   // Any URL's password (2026-12-04 evening): a link's scheme, and one with a user before an @ far on.
   units.push("https://u:", "socks5://a:b", "http://a:bcd");
+  // What the precision audit publishes (2026-12-05): a value its name holds, prose naming a page token, a resource path.
+  units.push("service_account_token: 'V1ServiceAccountTokenProjection' ", "a Next page token: eav1kjh3k4j5h6k7j8h9 ", "k: projects/a/b/c/d/e/f/g/h/i/j/k/l/m/n/o ");
   const out: Record<string, Buffer> = {};
   for (const u of units) out[`repeat ${JSON.stringify(u)}`] = fill(u);
   out["run of a"] = fill("a");

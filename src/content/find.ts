@@ -313,6 +313,16 @@ const MAX_TRIGGER_AFTER_START = 40;
 const JWT_HEADER_MAX = 810;
 /** The separators of a name's words (`_`, `-`, `.`), which a value that repeats the name may drop. */
 const SEPARATORS = /[_.-]/g;
+/**
+ * Whether `value` holds `name`, or `name` holds `value`, in any case and
+ * without `_`, `-` and `.` (`'service_account_token': 'V1ServiceAccountTokenProjection'`,
+ * a generated client's map of its fields to their types).
+ */
+function valueRepeatsName(name: string, value: string): boolean {
+  const n = name.toLowerCase().replace(SEPARATORS, "");
+  const v = value.toLowerCase().replace(SEPARATORS, "");
+  return n.length >= 6 && (v.includes(n) || n.includes(v));
+}
 /** How far before a generic value's start its separator may lie. */
 const MAX_SEPARATOR_BEFORE_VALUE = 24;
 
@@ -870,7 +880,7 @@ class Search {
       if (m) this.tryRule(AWS_SECRET, nameEnd - m[1]!.length);
     }
     const kind = this.lastNameKind;
-    if (kind === undefined || start < this.from || this.proseNameSaysNoSecret(nameStart, name)) return;
+    if (kind === undefined || start < this.from) return;
     const end = kind === "password" ? passwordEnd : tokenEnd;
     this.judgedTo = end;
     // A call (`credentials = standard_b64encode(credentials)`) or a member
@@ -886,25 +896,17 @@ class Search {
     // `group_name:password:GID:user_list`, `HOSTNAME:PORT:USERNAME:PASSWORD:BASE_DN`: a list of fields a manual describes, not an assignment.
     if (b[separator] === 58 && start === separatorEnd && value.includes(":")) return;
     // A repeated assignment (adversarial input, a generated file) is judged once.
-    if (value !== this.lastValue || kind !== this.lastKind) {
+    if (value !== this.lastValue || kind !== this.lastKind || name !== this.lastValueName) {
       this.lastValue = value;
       this.lastKind = kind;
-      this.lastSecret = valueLooksSecret(value, kind);
+      this.lastValueName = name;
+      // `"encryptionKey": "encryptionKey1024"` (Go's ML-KEM test vectors): a value that repeats its own name is a label
+      // (a name of six or more characters: `pass: compass2024!` is still a password); so is one its name holds
+      // (`ResourceManagerV3BasePathKey = "ResourceManagerV3"`, a Go constant of a Terraform provider).
+      this.lastSecret = valueLooksSecret(value, kind) && !(name.length >= 6 && valueRepeatsName(name, value));
     }
-    // `"encryptionKey": "encryptionKey1024"` (Go's ML-KEM test vectors): a value that repeats its own name is a label
-    // (a name of six or more characters: `pass: compass2024!` is still a password); so is one its name holds
-    // (`ResourceManagerV3BasePathKey = "ResourceManagerV3"`, a Go constant of a Terraform provider).
-    if (this.lastSecret && !(name.length >= 6 && this.valueRepeatsName(name, value))) this.hit(GENERIC_WHAT, start, Rank.Generic);
-  }
-  /**
-   * Whether `value` holds `name`, or `name` holds `value`, in any case and
-   * without `_`, `-` and `.` (`'service_account_token': 'V1ServiceAccountTokenProjection'`,
-   * a generated client's map of its fields to their types).
-   */
-  private valueRepeatsName(name: string, value: string): boolean {
-    const n = name.toLowerCase().replace(SEPARATORS, "");
-    const v = value.toLowerCase().replace(SEPARATORS, "");
-    return n.length >= 6 && (v.includes(n) || n.includes(v));
+    // Asked last, of the few values that look secret: it reads the word before the name.
+    if (this.lastSecret && !this.proseNameSaysNoSecret(nameStart, name)) this.hit(GENERIC_WHAT, start, Rank.Generic);
   }
 
   /**
@@ -950,6 +952,8 @@ class Search {
   private readonly lastNameBytes = new Uint8Array(NAME_MAX);
   private lastNameKind: "password" | "token" | undefined;
   private lastValue = "";
+  /** The name lastValue was judged under (the verdict asks whether the value repeats it). */
+  private lastValueName = "";
   private lastKind = "";
   private lastSecret = false;
 }
