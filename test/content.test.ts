@@ -245,6 +245,50 @@ describe("the labelled corpus", () => {
     for (const text of refused) expect(findSecret(` ${text} `), text).toBeDefined();
   });
 
+  it("finds a private key's base64 body when its armour is rewritten or left out (pandoc's smart dashes, an SVG's comments), and publishes certificates, public keys and PKCS#12", () => {
+    const f = new Fakes(31);
+    /** The DER's first bytes, then random bytes: as a key's body begins (the rule reads its first 45 bytes). */
+    const der = (head: number[], n = 600) => Buffer.concat([Buffer.from(head), f.bytes(n)]);
+    const pemLines = (d: Buffer) => d.toString("base64").match(/.{1,64}/g)!.join("\n");
+    const keys = {
+      "PKCS#1 RSA": der([0x30, 0x82, 0x04, 0xa3, 0x02, 0x01, 0x00, 0x02, 0x82, 0x01, 0x01, 0x00]),
+      "PKCS#8 RSA": der([0x30, 0x82, 0x04, 0xbd, 0x02, 0x01, 0x00, 0x30, 0x0d, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01, 0x05, 0x00]),
+      "SEC1 P-256": der([0x30, 0x77, 0x02, 0x01, 0x01, 0x04, 0x20], 114),
+      "SEC1 P-384": der([0x30, 0x81, 0xa4, 0x02, 0x01, 0x01, 0x04, 0x30], 160),
+      "PKCS#8 Ed25519": der([0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20], 32),
+      OpenSSH: Buffer.concat([Buffer.from("openssh-key-v1\0\0\0\0\x04none\0\0\0\x04none\0\0\0\0\0\0\0\x01", "latin1"), f.bytes(300)]),
+    };
+    for (const [kind, body] of Object.entries(keys)) {
+      const lines = pemLines(body);
+      const what = "a private key block (its base64 body)";
+      expect(findSecret(lines)?.what, `${kind}: the body alone`).toBe(what);
+      // pandoc's smart punctuation writes each `-----` as an em dash and an en dash (UTF-8, read a byte a character).
+      const smart = Buffer.from(`\u2014\u2013BEGIN PRIVATE KEY\u2014\u2013\n${lines}\n\u2014\u2013END PRIVATE KEY\u2014\u2013\n`, "utf8").toString("latin1");
+      expect(findSecret(smart)?.what, `${kind}: pandoc`).toBe(what);
+      // matplotlib's SVG keeps each line of drawn text as a comment, `--` written `- -`.
+      expect(findSecret(`<!-- - - - - -BEGIN PRIVATE KEY- - - - - -->\n${lines.split("\n").map((l) => `<!-- ${l} -->`).join("\n")}`)?.what, `${kind}: svg`).toBe(what);
+      expect(findSecret(JSON.stringify({ key: lines })), `${kind}: JSON`).toBeDefined();
+    }
+    const published = {
+      certificate: der([0x30, 0x82, 0x03, 0x0f, 0x30, 0x82, 0x01, 0xf7, 0xa0, 0x03, 0x02, 0x01, 0x02]),
+      "SPKI public key": der([0x30, 0x82, 0x01, 0x22, 0x30, 0x0d, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01]),
+      "PKCS#1 public key": der([0x30, 0x82, 0x01, 0x0a, 0x02, 0x82, 0x01, 0x01, 0x00]),
+      "PKCS#12": der([0x30, 0x82, 0x09, 0xcf, 0x02, 0x01, 0x03, 0x30, 0x82, 0x09, 0x85]),
+      "Ed25519 public key": der([0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00], 32),
+      "too short to be a key": der([0x30, 0x2a, 0x02, 0x01, 0x00, 0x02, 0x01], 60),
+      // A toy RSA key of a 5-byte modulus (as python-rsa's docstring decodes one).
+      "toy RSA key": der([0x30, 0x2e, 0x02, 0x01, 0x00, 0x02, 0x05, 0x00], 60),
+    };
+    for (const [kind, body] of Object.entries(published)) expect(findSecret(pemLines(body)), kind).toBeUndefined();
+    // Inside other base64 (after a `+` or `/`), and a key's body cut before 60 characters, are not read as a key.
+    const rsa = keys["PKCS#1 RSA"].toString("base64");
+    expect(findSecret(`${f.pick("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", 30)}+${rsa}`)).toBeUndefined();
+    expect(findSecret(` ${rsa.slice(0, 59)} `)).toBeUndefined();
+    expect(findSecret(` ${rsa.slice(0, 60)} `)?.what).toBe("a private key block (its base64 body)");
+    // Prose's M words and a run of M are no key.
+    expect(findSecret("MIT License, MD5 digests, MCMXCIV, MIIIIIIIII ".repeat(200))).toBeUndefined();
+  });
+
   it("finds a Meta access token (WhatsApp Cloud's), and publishes Meta's documented example, a shorter run and base64 that starts a run with EAA", () => {
     const f = new Fakes(21);
     const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";

@@ -159,6 +159,8 @@ const FOUND_BY_PASSES = [
   "ssh2-private-key",
   "putty-private-key",
   "base64-private-key",
+  "der-private-key",
+  "openssh-key-body",
   "aws-access-key-id",
   "aws-secret-access-key",
   "slack-webhook",
@@ -186,6 +188,8 @@ let PEM: Sticky;
 let SSH2: Sticky;
 let PUTTY: Sticky;
 let BASE64_PEM: Sticky;
+let DER_KEY: Sticky;
+let OPENSSH_BODY: Sticky;
 let AWS_KEY_ID: Sticky;
 let AWS_SECRET: Sticky;
 let SLACK_WEBHOOK: Sticky;
@@ -253,6 +257,8 @@ function makeTables(): void {
   SSH2 = sticky("ssh2-private-key");
   PUTTY = sticky("putty-private-key");
   BASE64_PEM = sticky("base64-private-key");
+  DER_KEY = sticky("der-private-key");
+  OPENSSH_BODY = sticky("openssh-key-body");
   AWS_KEY_ID = sticky("aws-access-key-id");
   AWS_SECRET = sticky("aws-secret-access-key");
   SLACK_WEBHOOK = sticky("slack-webhook");
@@ -286,7 +292,9 @@ const BASE64_PEM_LEADS = new Map([
   ["QkVHSU4g", { lead: "0tLS0tQkVHSU4g", offset: 6 }],
   ["LUJFR0lOI", { lead: "tLS0tLUJFR0lOI", offset: 5 }],
 ]);
-const LONG_LEAD_LIST = ["BEGIN", "TTY-User-Key-File-", "machine", ...BASE64_PEM_LEADS.keys()];
+/** base64 of `openssh-key-v1\0`: an OpenSSH private key's body, its armour rewritten or left out. */
+const OPENSSH_BODY_LEAD = "b3BlbnNzaC1rZXktdjEA";
+const LONG_LEAD_LIST = ["BEGIN", "TTY-User-Key-File-", "machine", OPENSSH_BODY_LEAD, ...BASE64_PEM_LEADS.keys()];
 const LONG_LEADS = new RegExp(LONG_LEAD_LIST.join("|"), "g");
 /** Each long literal by its last byte (they all differ). */
 const LONG_LEAD_BY_LAST: (string | undefined)[] = [];
@@ -440,6 +448,12 @@ class Search {
   }
   private readonly run = new RememberedRun(RUN);
 
+  /** The end of the run of base64 characters that starts at or holds `at` (up to 60 past it). */
+  private base64RunEnd(at: number): number {
+    return this.base64Run.end(this.b, this.end, at, 60);
+  }
+  private readonly base64Run = new RememberedRun(BASE64);
+
   /** The next index of `literal` at or after `at`, or -1 (remembered until passed: one slot per literal). */
   private nextIndexOf(literal: NextLiteral, at: number): number {
     const known = this.nextLiteral[literal]!;
@@ -474,7 +488,7 @@ class Search {
    * The long literals, in one pass of one regular expression (its
    * Boyer-Moore skip makes it cheaper than a search per literal): `BEGIN` of
    * PEM and SSH2 armour, a PuTTY key's first line, the base64 of PEM armour,
-   * a .netrc entry's `machine`.
+   * an OpenSSH key's body, a .netrc entry's `machine`.
    */
   longLiterals(): void {
     const { text, b } = this;
@@ -497,6 +511,9 @@ class Search {
           } else if (text.startsWith("---- ", i - 5) && text.startsWith(" SSH2", i + 5)) {
             this.tryRule(SSH2, i - 5);
           }
+          break;
+        case OPENSSH_BODY_LEAD:
+          this.tryRule(OPENSSH_BODY, i);
           break;
         case "TTY-User-Key-File-":
           if (text.startsWith("Pu", i - 2)) this.tryRule(PUTTY, i - 2);
@@ -575,6 +592,8 @@ class Search {
     for (let i = this.text.indexOf("//0", this.from + 1); i >= 0 && i < this.stopAt(1); i = this.text.indexOf("//0", i + 3)) {
       if (b[i - 1] === 49 && this.isTokenStart(i - 1) && this.runEnd(i + 3) - i >= 43) this.tryRule(GOOGLE_OAUTH, i - 1);
     }
+    // A private key's DER in base64 (30 then a length: M and C to I), 60 base64 characters at least.
+    this.tokenLiteral("M", DER_KEY, 0, (at) => b[at + 1]! >= 67 && b[at + 1]! <= 73 && this.base64RunEnd(at) - at >= 60);
     // SK and exactly 32 hex digits.
     this.tokenLiteral("SK", TWILIO, 34, (at) => HEX[b[at + 2]!] === 1 && HEX[b[at + 33]!] === 1 && TOKEN[b[at + 34]!] !== 1);
     // EAA and at least 100 letters and digits at a token's start. indexOf finds the first EAA (text

@@ -123,6 +123,46 @@ function base64IsPrivatePem(match: string): boolean {
   return /^[\s\S]{0,3}----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY/.test(decoded.slice(anchor.align));
 }
 
+/** Characters of a DER private key's base64 that the rule reads: enough for its first 45 bytes. */
+const DER_KEY_CHARS = 60;
+
+/**
+ * Whether base64 text starts with a private key's DER, the body of its PEM
+ * block: a SEQUENCE, then version 0 and an INTEGER (PKCS#1 RSA, DSA) or a
+ * SEQUENCE (PKCS#8), or version 1 and an OCTET STRING (SEC1 EC) or a
+ * SEQUENCE (PKCS#8 v2). A certificate (a SEQUENCE in a SEQUENCE), a public
+ * key (a SEQUENCE, or the INTEGER of a modulus first), a PKCS#12 file
+ * (version 3) or a signature are other things. A key whose armour a tool
+ * rewrote (pandoc's smart punctuation writes `-----` as `—–`; matplotlib's
+ * SVG comments write `--` as `- -`) or a copy left out still holds its body.
+ */
+function derIsPrivateKey(match: string): boolean {
+  const chars = match.slice(-DER_KEY_CHARS);
+  // A lead repeated (a generated file, adversarial input) is no key's body: a key's next bytes are its own.
+  if (chars.includes(chars.slice(0, 8), 1)) return false;
+  const d = Buffer.from(chars, "base64");
+  if (d[0] !== 0x30) return false;
+  const lengthBytes = d[1]! < 0x80 ? 0 : d[1]! - 0x80;
+  if (lengthBytes > 2) return false;
+  const length = lengthBytes === 0 ? d[1]! : lengthBytes === 1 ? d[2]! : (d[2]! << 8) | d[3]!;
+  // An Ed25519 key's PKCS#8 is 46 bytes; no key is shorter, none we know longer than 64 KiB.
+  if (length < 46 || (lengthBytes === 1 && length < 0x80) || (lengthBytes === 2 && length < 0x100)) return false;
+  const v = 2 + lengthBytes;
+  if (d[v] !== 0x02 || d[v + 1] !== 0x01 || (d[v + 2] !== 0 && d[v + 2] !== 1)) return false;
+  const next = d[v + 3];
+  // RSA's modulus and DSA's p, the INTEGER after version 0, are 64 bytes or more in any key (python-rsa's docstring
+  // decodes a toy key with a 5-byte modulus, `MC4CAQACBQ…`).
+  if (d[v + 2] === 0 && next === 0x02) return d[v + 4]! >= 0x40;
+  return next === 0x30 || (d[v + 2] === 1 && next === 0x04);
+}
+
+/** After OpenSSH's magic (20 base64 characters: 15 bytes), its cipher's name (`none`, `aes256-ctr`), as the format has it: a length, then the name. */
+function namesCipher(match: string): boolean {
+  const d = Buffer.from(match.slice(-40), "base64");
+  const length = d.readUInt32BE(0);
+  return length >= 3 && length <= 24 && /^[a-z0-9@.-]+$/.test(d.toString("latin1", 4, 4 + length));
+}
+
 /** A JWT whose header is JSON naming a real algorithm (an unsigned `alg: none` token is not a credential). */
 function isSignedJwt(match: string): boolean {
   if (isDocumented(match)) return false;
@@ -269,6 +309,10 @@ const buildRules = (): Rule[] => [
   { id: "ssh2-private-key", what: "a private key block", source: "---- BEGIN SSH2 (?:ENCRYPTED )?PRIVATE KEY ----" },
   { id: "putty-private-key", what: "a PuTTY private key", source: `PuTTY-User-Key-File-[23]: ?[a-z0-9-]{3,40}${NL}Encryption: ?[a-z0-9-]{3,40}` },
   { id: "base64-private-key", what: "a base64-encoded private key", source: `(?:${base64PemAnchors().map((a) => a.text).join("|")})(?:[A-Za-z0-9+/]|[ \\t\\r\\n]|\\\\[rn]){40,160}`, check: base64IsPrivatePem },
+  // Not inside base64 (a `+` or `/` before it), where M may start a line's run by chance; the check reads its DER.
+  { id: "der-private-key", what: "a private key block (its base64 body)", source: `(?<![A-Za-z0-9+/_-])M[C-I][A-Za-z0-9+/]{${DER_KEY_CHARS - 2}}`, check: derIsPrivateKey },
+  // base64 of `openssh-key-v1\0`, the magic of OpenSSH's own private key format (ssh-keygen's default), and what follows it.
+  { id: "openssh-key-body", what: "a private key block (its base64 body)", source: "(?<![A-Za-z0-9+/_-])b3BlbnNzaC1rZXktdjEA[A-Za-z0-9+/]{40}", check: namesCipher },
   { id: "aws-access-key-id", what: "an AWS access key id", source: "(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])", check: (m) => !isDocumented(m) },
   {
     id: "aws-secret-access-key",
