@@ -215,17 +215,25 @@ describe("the text a PDF content stream shows", () => {
       while (k < t.length && runsOn(t[k])) k++;
       return t[k] === 61 || t[k] === 58;
     };
-    // The rule as written: a break after 16 or more word bytes (a joined break does not end the word), before a word that is not assigned to.
+    const wordLength = (t: Uint8Array, at: number) => {
+      let k = at;
+      while (k < t.length && runsOn(t[k])) k++;
+      return k - at;
+    };
+    // The rule as written: a break after 16 or more word bytes (a joined break does not end the word), or after 16 or more
+    // counting `=` and `:` before a word of 16 or more, before a word that is not assigned to.
     const reference = (t: Uint8Array) => {
       const out: number[] = [];
       let run = 0;
+      let named = 0;
       let joined = false;
       for (let i = 0; i < t.length; i++) {
-        if (t[i] === 10 && run >= 16 && runsOn(t[i + 1]) && !assigned(t, i + 1)) {
+        if (t[i] === 10 && (run >= 16 || (named >= 16 && wordLength(t, i + 1) >= 16)) && runsOn(t[i + 1]) && !assigned(t, i + 1)) {
           joined = true;
           continue;
         }
         run = runsOn(t[i]) ? run + 1 : 0;
+        named = runsOn(t[i]) || t[i] === 61 || t[i] === 58 ? named + 1 : 0;
         out.push(t[i]!);
       }
       return joined ? Buffer.from(out).toString("latin1") : undefined;

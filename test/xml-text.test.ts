@@ -3,7 +3,7 @@
 // replaced did (a loop over the tags, written for clarity below), and give
 // its verdict in linear time on inputs built against each expression.
 import { describe, expect, it } from "vitest";
-import { xmlText } from "../src/content/xml-text.js";
+import { xmlAttributesText, xmlText } from "../src/content/xml-text.js";
 import { rng } from "./corpus.js";
 
 const BREAKS = new Set(["p", "br", "tab", "tr", "tc", "row", "c", "si", "h", "li", "div", "cr", "txBody"]);
@@ -77,10 +77,11 @@ describe("the text of an XML part", () => {
   });
 
   it("gives a verdict in linear time on inputs built against each expression (verdicts only)", () => {
-    const inputs = ["</" + "a".repeat(64), "<w:" + "p ".repeat(1000), "<", "<<>", "</w:p" + " ".repeat(1000), "<p " + "x".repeat(1000) + "/", "&#" + "1".repeat(50), "<a:b:c:p/>"];
+    const inputs = ["</" + "a".repeat(64), "<w:" + "p ".repeat(1000), "<", "<<>", "</w:p" + " ".repeat(1000), "<p " + "x".repeat(1000) + "/", "&#" + "1".repeat(50), "<a:b:c:p/>", "<oddHeader>" + '&amp;"'.repeat(1000), "<oddFooter>&amp;&quot;" + "x".repeat(300), "<evenHeader>&amp;K" + "0".repeat(5), "_x000", "_x000a_", "&#10;" + "&#".repeat(100)];
     for (const unit of inputs) {
       const xml = Buffer.from(unit.repeat(Math.ceil((4 << 20) / unit.length)));
       expect(xmlText(xml).length, JSON.stringify(unit.slice(0, 20))).toBeGreaterThanOrEqual(0);
+      expect(xmlAttributesText(xml)?.length ?? 0, JSON.stringify(unit.slice(0, 20))).toBeGreaterThanOrEqual(0);
     }
   });
 });

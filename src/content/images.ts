@@ -42,10 +42,44 @@ export function inspectPng(b: Uint8Array, ctx: InspectContext): void {
       }
     } else if (!PNG_IMAGE_CHUNKS.has(type)) {
       // tEXt, eXIf and any chunk no one knows: read as they are.
-      ctx.scan(`its ${type} chunk`, data);
+      ctx.scan(`its ${type} chunk`, type === "eXIf" ? withoutCharsetCodes(data) : data);
     }
     at = next;
   }
+}
+
+const UNICODE_CODE = Buffer.from("UNICODE\0", "latin1");
+
+/**
+ * EXIF's bytes with the character code before each UTF-16 UserComment
+ * (`UNICODE\0`, CIPA DC-008 4.6.5) made NULs. Read as UTF-16 its last two
+ * bytes are the letter `E` (little-endian), so the comment's first token ran
+ * on from it: Pillow's and exiftool's `ghp_…` read `Eghp_…`. The bytes
+ * themselves unless one is there.
+ */
+function withoutCharsetCodes(data: Uint8Array): Uint8Array {
+  let at = Buffer.from(data.buffer, data.byteOffset, data.length).indexOf(UNICODE_CODE);
+  if (at < 0) return data;
+  const out = Buffer.from(data);
+  for (; at >= 0; at = out.indexOf(UNICODE_CODE, at + 8)) out.fill(0, at, at + 8);
+  return out;
+}
+
+/**
+ * A Photoshop APP13 segment with each IPTC dataset's header (0x1C, its
+ * record and dataset numbers, its two length bytes) made line breaks, or
+ * undefined for another APP13: the length's last byte is often a letter (a
+ * caption of 108 bytes: `l`), which ran on into the caption's first token.
+ * Read beside the segment as it is; a 0x1C that starts no dataset only adds
+ * a break to this reading.
+ */
+function iptcDatasetsApart(data: Uint8Array): Buffer | undefined {
+  if (ascii(data, 0, Math.min(14, data.length)) !== "Photoshop 3.0\0") return undefined;
+  const out = Buffer.from(data);
+  for (let at = out.indexOf(0x1c, 14); at >= 0 && at + 5 <= out.length; at = out.indexOf(0x1c, at + 1)) {
+    if (out[at + 1]! >= 1 && out[at + 1]! <= 9) out.fill(10, at, at + 5);
+  }
+  return out;
 }
 
 /**
@@ -100,9 +134,14 @@ function jpegSegments(b: Uint8Array, ctx: InspectContext): { end: number; images
     const data = b.subarray(at + 4, end);
     if ((marker >= 0xe0 && marker <= 0xef) || marker === 0xfe) {
       const what = marker === 0xfe ? "comment" : `APP${marker - 0xe0} segment`;
-      ctx.scan(`its ${what}`, data);
+      const exif = marker === 0xe1 && data[0] === 0x45 && data[1] === 0x78;
+      ctx.scan(`its ${what}`, exif ? withoutCharsetCodes(data) : data);
       // EXIF's Windows tags (XPComment, XPAuthor…) are UTF-16: read them that way too.
-      if (marker === 0xe1 && data[0] === 0x45 && data[1] === 0x78) ctx.scanUtf16(`its ${what}`, data, data[6] === 0x49 ? "le" : "be");
+      if (exif) ctx.scanUtf16(`its ${what}`, withoutCharsetCodes(data), data[6] === 0x49 ? "le" : "be");
+      if (marker === 0xed) {
+        const datasets = iptcDatasetsApart(data);
+        if (datasets !== undefined) ctx.scan(`its ${what}'s IPTC datasets`, datasets);
+      }
       if (marker === 0xe2 && images.length === 0 && ascii(data, 0, Math.min(4, data.length)) === "MPF\0") images = mpImages(data, at + 8);
     } else if (data.length > 0) {
       // Tables, frame and scan headers, and any segment no decoder knows (JPG0-JPG13, reserved): a few
@@ -204,7 +243,7 @@ export function inspectWebp(b: Uint8Array, ctx: InspectContext): void {
     const type = ascii(b, at, 4);
     const size = u32le(b, at + 4);
     if (at + 8 + size > end) throw ctx.unscannable(`its ${type} chunk runs past its end`);
-    if (!WEBP_IMAGE_CHUNKS.has(type)) ctx.scan(`its ${type.trim()} chunk`, b.subarray(at + 8, at + 8 + size));
+    if (!WEBP_IMAGE_CHUNKS.has(type)) ctx.scan(`its ${type.trim()} chunk`, type === "EXIF" ? withoutCharsetCodes(b.subarray(at + 8, at + 8 + size)) : b.subarray(at + 8, at + 8 + size));
     at += 8 + size + (size & 1);
   }
   ctx.trailing(b.subarray(end + (end & 1 && b[end] === 0 ? 1 : 0)), end, "end (its RIFF size)", true);

@@ -117,8 +117,24 @@ export function referenceAt(b: Uint8Array, at: number): number {
 const RUNS_ON = new Uint8Array(256);
 for (const c of Buffer.from("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/.~", "latin1")) RUNS_ON[c] = 1;
 
+/**
+ * A key's bytes, and `=` and `:`: a name and the start of its value, which
+ * a narrow cell wraps as one word (fpdf2's `OPENROUTER_API_KEY=8` /
+ * `CcaaVGV8…`, `169006792:AAnjHsdZ3Y1` / `QDRm…`: the piece after the `=`
+ * or `:` is short).
+ */
+const WRAPPED_ON = new Uint8Array(RUNS_ON);
+WRAPPED_ON[61] = WRAPPED_ON[58] = 1;
+
 /** A word this long that a line ends in may run on to the next: shorter ones end where the line does (a table's number cell). */
 const WRAPPED_WORD = 16;
+
+/** How many key bytes the word at `at` has, counted up to WRAPPED_WORD. */
+function wordLength(text: Uint8Array, at: number): number {
+  let k = at;
+  while (k < text.length && k - at < WRAPPED_WORD && RUNS_ON[text[k]!] === 1) k++;
+  return k - at;
+}
 
 /** Whether the word at `at` is a name assigned to (`=` or `:` after it): a line of its own, not a wrapped word's rest. */
 function startsAssignment(text: Uint8Array, at: number): boolean {
@@ -146,20 +162,28 @@ export function joinWrappedWords(text: Uint8Array): Buffer | undefined {
   /** The bytes before this one are in `out` already. */
   let copied = 0;
   let lineStart = 0;
-  /** The word a joined break ended: the next line's first word continues it. */
+  /** The word a joined break ended: the next line's first word continues it (key bytes; with `=` and `:`). */
   let carried = 0;
+  let carriedNamed = 0;
   for (let nl = b.indexOf(10); nl >= 0; nl = b.indexOf(10, nl + 1)) {
     // The word that ends the line, counted back (no further than it needs to be long).
     let k = nl;
     while (k > lineStart && nl - k < WRAPPED_WORD && RUNS_ON[b[k - 1]!] === 1) k--;
     const run = k === lineStart ? nl - k + carried : nl - k;
-    if (run >= WRAPPED_WORD && RUNS_ON[b[nl + 1] ?? 0] === 1 && !startsAssignment(b, nl + 1)) {
+    // The same word with a name's `=` or `:` in it: wrapped too when the next line starts with a word as long (the value's rest), not with a word of its own (`DB_PASSWORD=admin123` / `export …`).
+    let m = k;
+    while (m > lineStart && nl - m < WRAPPED_WORD && WRAPPED_ON[b[m - 1]!] === 1) m--;
+    const named = m === lineStart ? nl - m + carriedNamed : nl - m;
+    const wrapped = run >= WRAPPED_WORD || (named >= WRAPPED_WORD && wordLength(b, nl + 1) >= WRAPPED_WORD);
+    if (wrapped && RUNS_ON[b[nl + 1] ?? 0] === 1 && !startsAssignment(b, nl + 1)) {
       out ??= Buffer.allocUnsafe(b.length);
       o += b.copy(out, o, copied, nl);
       copied = nl + 1;
       carried = run;
+      carriedNamed = named;
     } else {
       carried = 0;
+      carriedNamed = 0;
     }
     lineStart = nl + 1;
   }

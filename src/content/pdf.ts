@@ -274,7 +274,7 @@ export function inspectPdfSource(src: ByteSource, ctx: InspectContext): void {
     // A content stream's bytes are scanned after the text it shows (below).
     if (type === undefined && !fonts.addMap(id, data)) contents.push({ id, data, part });
     else ctx.scan(part, data);
-    if (type !== undefined) ctx.scan(`the text of ${part}`, shownText(data), undefined, type === "ObjStm");
+    if (type !== undefined) ctx.scan(`the text of ${part}`, shownText(data, type === "ObjStm" ? new StringsApart() : undefined), undefined, type === "ObjStm");
     if (type === "ObjStm") fonts.addObjectStream(dict, data);
     // An attached file that is a document (a docx, a PDF) or a picture is read as one: its compressed parts are otherwise unseen.
     readInside(ctx, part, data);
@@ -381,5 +381,18 @@ function startsAsCMap(ctx: InspectContext, part: string, raw: Uint8Array, stream
 function scanObjects(ctx: InspectContext, fonts: PdfFonts, objects: Buffer, from: number): void {
   fonts.addObjects(objects);
   ctx.scan("the PDF's objects", objects, from);
-  ctx.scan("the strings of the PDF's objects", shownText(objects));
+  ctx.scan("the strings of the PDF's objects", shownText(objects, new StringsApart()));
+}
+
+/**
+ * The strings of objects (dictionaries' values, not a content stream's):
+ * no text state places them, so each is read on a line of its own. Read as
+ * shown text, every string after the first ran on from the one before
+ * (pypdf's annotation `/Contents (ghp\137…)` after the Info's `(untitled)`
+ * read `untitledghp_…`, and a token glued to a word is none).
+ */
+class StringsApart extends TextLine {
+  override separator(): number {
+    return 10;
+  }
 }

@@ -26,6 +26,61 @@ function entity(_: string, dec: string | undefined, hex: string | undefined, nam
 }
 
 /**
+ * An Excel header's or footer's element and its text (SpreadsheetML's
+ * `oddHeader`…`firstFooter`), whose codes start with `&` (`&C` centre,
+ * `&"Arial,Bold"`, `&12`, `&K00FF00`): openpyxl writes `&amp;Cghp_…`, and
+ * read with the code's letter, the token was glued to a word. A piece is cut
+ * only before a `<`, so an element's opening tag and its text are in one.
+ */
+const HEADER_FOOTER = /(<(?:[A-Za-z0-9_.-]{1,64}:)?(?:odd|even|first)(?:Header|Footer)>)([^<]*)/g;
+const HEADER_FOOTER_CODE = /&amp;(?:&quot;[^&<]{0,256}&quot;|"[^"<]{0,256}"|K[0-9A-Fa-f+-]{6}|[0-9]{1,3}|[A-Za-z])/g;
+const headerFooterText = (_: string, tag: string, text: string) => tag + text.replace(HEADER_FOOTER_CODE, "\n");
+
+/**
+ * OOXML's escape of a control character in a string (ST_Xstring, ECMA-376
+ * 22.9.2.19): openpyxl writes a header's line breaks `_x000a_`, Excel a
+ * cell's carriage returns `_x000D_`; a PEM block's lines read as one line.
+ * Only the tab and the line breaks, which separate words (a key holding
+ * `_x000a_` would be cut in this reading only: the part as it is is
+ * scanned too).
+ */
+const XSTRING_CONTROL = /_x000([9aAdD])_/g;
+const xstringControl = (_: string, c: string) => (c === "9" ? "\t" : c === "a" || c === "A" ? "\n" : "\r");
+
+/** A character reference to a line break, after its `&#`: only an attribute's value holds one (XML reads a line break there as a space). */
+const LINE_BREAK_REFERENCE = /^(?:0{0,4}1[03]|[xX]0{0,4}[aAdD]);/;
+
+/** Whether `bytes` holds a character reference to a line break (each `&#` tried once, on the few bytes after it). */
+function holdsLineBreakReference(bytes: Buffer): boolean {
+  for (let at = bytes.indexOf("&#"); at >= 0; at = bytes.indexOf("&#", at + 2)) {
+    if (LINE_BREAK_REFERENCE.test(bytes.toString("latin1", at + 2, Math.min(bytes.length, at + 10)))) return true;
+  }
+  return false;
+}
+
+/**
+ * The part with its entities decoded and its tags kept, when an attribute's
+ * value holds a line break (a picture's alt text, a shape's name, an Excel
+ * prompt, an ODF sheet's name): a PEM block there is written `…KEY-----&#10;MII…`,
+ * which neither the part as it is nor its text (tags removed) reads whole.
+ * Undefined for any other part.
+ */
+export function xmlAttributesText(xml: Uint8Array): Buffer | undefined {
+  const bytes = Buffer.from(xml.buffer, xml.byteOffset, xml.length);
+  if (!holdsLineBreakReference(bytes)) return undefined;
+  const out = Buffer.allocUnsafe(bytes.length);
+  let length = 0;
+  for (let at = 0; at < bytes.length; ) {
+    let end = at + PIECE >= bytes.length ? bytes.length : bytes.indexOf(0x3c, at + PIECE);
+    if (end < 0) end = bytes.length;
+    const text = bytes.toString("latin1", at, end).replace(ENTITY, entity);
+    length += out.write(text, length, "latin1");
+    at = end;
+  }
+  return out.subarray(0, length);
+}
+
+/**
  * The part is read in pieces of about this many bytes, each cut just before a
  * `<`: no tag or entity holds a `<`, so none is cut, and each piece's strings
  * stay in V8's young generation (one string of a whole 80 MB sheet cost more
@@ -42,8 +97,11 @@ export function xmlText(xml: Uint8Array): Buffer {
   for (let at = 0; at < bytes.length; ) {
     let end = at + PIECE >= bytes.length ? bytes.length : bytes.indexOf(0x3c, at + PIECE);
     if (end < 0) end = bytes.length;
-    let text = bytes.toString("latin1", at, end).replace(BREAK, "\n").replace(TAG, "");
+    let text = bytes.toString("latin1", at, end);
+    if (text.includes("Header>") || text.includes("Footer>")) text = text.replace(HEADER_FOOTER, headerFooterText);
+    text = text.replace(BREAK, "\n").replace(TAG, "");
     if (text.includes("&")) text = text.replace(ENTITY, entity);
+    if (text.includes("_x00")) text = text.replace(XSTRING_CONTROL, xstringControl);
     const written = out.write(text, length, "latin1");
     // Buffer.write stops at the buffer's end without a word: text past it would go unread.
     if (written !== text.length) throw new Error(`the text of an XML part outgrew the part (${written} of ${text.length} characters kept)`);

@@ -13,7 +13,7 @@ import { u32le as u32 } from "./bytes.js";
 import { readPicture } from "./images.js";
 import { type InspectContext, MAX_PARTS, type Reader } from "./inspect.js";
 import { utf16Order } from "./utf16.js";
-import { xmlText } from "./xml-text.js";
+import { xmlAttributesText, xmlText } from "./xml-text.js";
 
 const u16 = (b: Uint8Array, i: number) => b[i]! | (b[i + 1]! << 8);
 const u64 = (b: Uint8Array, i: number) => u32(b, i) + u32(b, i + 4) * 2 ** 32;
@@ -340,7 +340,12 @@ function readZip(src: ByteSource, ctx: InspectContext, eocd: number, count: numb
       continue;
     }
     ctx.scan(part, data);
-    if (XML_PART.test(e.name)) ctx.scan(`the text of ${part}`, xmlText(xmlAsUtf8(data)));
+    if (XML_PART.test(e.name)) {
+      const xml = xmlAsUtf8(data);
+      ctx.scan(`the text of ${part}`, xmlText(xml));
+      const attributes = xmlAttributesText(xml);
+      if (attributes !== undefined) ctx.scan(`the attributes of ${part}`, attributes);
+    }
     ctx.readNested(part, data);
   }
 }

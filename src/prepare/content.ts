@@ -9,6 +9,8 @@ import path from "node:path";
 import { readingOf } from "../content/formats.js";
 import { type KnownSecretSources, type KnownSecrets, loadKnownSecrets } from "../content/known.js";
 import { processEnvironments } from "../content/process-environments.js";
+import { scanBytes } from "../content/scan.js";
+import { textMeaning } from "../content/text-meaning.js";
 import { Refusal } from "../core/errors.js";
 import { readAt } from "../core/read-at.js";
 import { sniff } from "./sniff.js";
@@ -207,6 +209,7 @@ export async function checkContent(staged: ContentSource, ext: string, options: 
     }
     if (!verdict) throw new Error("a text file reached the content check without its text scan");
     checkText(verdict, ext);
+    if (verdict.utf16 === undefined) checkTextMeaning(readAll(staged), ext, knownSecrets);
     return { mime: TEXT_MIME[ext]! };
   }
   const expected = BINARY_SNIFFS[ext];
@@ -226,6 +229,13 @@ export async function checkContent(staged: ContentSource, ext: string, options: 
     carriers.inspectAppendedZip(staged.fd, staged.bytes, ext, knownSecrets);
   }
   return { mime: sniffed.mime };
+}
+
+/** Refuses a UTF-8 text file whose second reading (markup's text, JSON's unescaped slashes) holds a credential. */
+function checkTextMeaning(bytes: Buffer, ext: string, known: () => KnownSecrets): void {
+  const meaning = textMeaning(bytes, ext);
+  const finding = meaning && scanBytes(meaning.text, known());
+  if (finding) throw new Refusal("secret_detected", `the .${ext} file contains what looks like ${finding.what} (in ${meaning!.part}, at byte ${finding.offset} of it); remove it before sending`);
 }
 
 function secretRefusal(ext: string, verdict: TextVerdict): Refusal {
