@@ -12,7 +12,7 @@ const ESCAPED_SLASH = Buffer.from("\\/", "latin1");
 
 /** The second reading of a UTF-8 text file of extension `ext`, and what to call it; undefined when there is none. */
 export function textMeaning(bytes: Buffer, ext: string): { part: string; text: Buffer } | undefined {
-  if (MARKUP.has(ext)) return { part: "its text (tags removed)", text: xmlText(bytes) };
+  if (MARKUP.has(ext)) return { part: "its text (tags removed)", text: xmlText(bytes, false) };
   const slash = ext === "json" ? bytes.indexOf(ESCAPED_SLASH) : -1;
   if (slash >= 0) return { part: "its strings with `\\/` read as `/`", text: withoutSlashEscapes(bytes, slash) };
   return undefined;
