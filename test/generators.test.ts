@@ -167,4 +167,12 @@ describe("text read as what it means", () => {
     expect(await judged(svg(`Revenue\n${CLEAN}`), "svg")).toBe("published");
     expect(await judged(json(`${CLEAN} https://example.com/a/b`), "json")).toBe("published");
   });
+
+  it("reads an HTML code block whose key a highlighter cut into spans at each `-` (Pygments' markup)", async () => {
+    const key = `sk-ant-api03-${new Fakes(41).pick("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 93)}AA`;
+    const spans = key.split("-").map((part) => `<span class="n">${part}</span>`).join('<span class="o">-</span>');
+    const html = `<html><body><pre><code><span class="n">client</span> <span class="o">=</span> <span class="n">Anthropic</span><span class="p">()</span>\n# ${spans}\n</code></pre></body></html>\n`;
+    expect(await judged(html, "html")).toMatch(/^secret_detected: .*Anthropic API key.*tags removed/);
+    expect(await judged(html.replace(key.split("-").at(-1)!, "REDACTED"), "html")).toBe("published");
+  });
 });
