@@ -1255,6 +1255,22 @@ describe("damaged files of every format", () => {
     expect([...outcomes.keys()].sort()).toEqual(["published", "trailing_data", "unscannable_content"]);
   });
 
+  it("publishes a tar cut short right after a 3-byte member that opens as bzip2 (`BZh`), found reviewing the readers: the check of bzip2's first block read past the member's end and threw (RangeError, an internal error), in memory and through prepare", async () => {
+    const pad = (b: Buffer) => Buffer.concat([b, Buffer.alloc((512 - (b.length % 512)) % 512)]);
+    const notes = Buffer.alloc(4000, "a");
+    // Past 4 KiB, so that the member's last byte is its buffer's (a smaller one lies in Node's shared pool).
+    const cut = Buffer.concat([tarHeader("notes.txt", notes.length), pad(notes), tarHeader("b.bz2", 3), Buffer.from("BZh")]);
+    const own = new Uint8Array(cut.length);
+    own.set(cut);
+    expect(outcome(() => inspectBinary(own, "tar", "tar", NO_KNOWN_SECRETS))).toBe("published");
+    const report = await judge([write(work, "cut.tar", cut)]);
+    expect(report.media_dropped).toEqual([]);
+    expect(report.media.map((m) => m.name)).toEqual(["cut.tar"]);
+    // A bzip2 file inside is still refused.
+    const bzip2 = Buffer.from("BZh91AY&SY\0\0", "latin1");
+    expect(outcome(() => inspectBinary(tar({ "a.bz2": bzip2 }), "tar", "tar", NO_KNOWN_SECRETS))).toMatch(/^unscannable_content: .*compressed with bzip2/);
+  });
+
   it("refuses a RIFF chunk other than the samples that runs past the end: a damaged size before it cut a key in two chunks, read apart and published", () => {
     const key = positives(31)["github-token"]!;
     const file = wav(`note ${key}`);

@@ -208,8 +208,11 @@ export function unreadableArchive(b: Uint8Array): string | undefined {
   for (const { format, magic } of UNREADABLE) {
     if (b.length < magic.length || !magic.every((m, i) => b[i] === m)) continue;
     if (format !== UNREADABLE_FORMATS.bz2) return format;
+    // Its level and first block's magic (10 bytes in all): a shorter file is none (a read past its end threw at a
+    // 3-byte `BZh` that ended its buffer, a tar member or a zip entry).
+    if (b.length < 10) continue;
     const level = b[3]!;
-    const block = ascii(b, 4, Math.min(b.length, 10) - 4);
+    const block = ascii(b, 4, 6);
     if (level >= 0x31 && level <= 0x39 && (block === "1AY&SY" || block === "\x17rE8P\x90")) return format;
   }
   return undefined;
