@@ -35,6 +35,19 @@ const MAX_MAP_ENTRIES = 1_000_000;
 const MAX_AMBIGUOUS_BYTES = 16 * 1024 * 1024;
 /** Codes a map decodes through its lookups before it builds a table of every code of one or two bytes. */
 const TABLE_AFTER = 4096;
+/**
+ * Tables (256 KiB and 65,792 lookups each) one file's maps may build in
+ * all: a document has a few fonts, a merged one tens. A PDF of 4,000 fonts,
+ * each with a map of one range and 4,096 codes shown, was 1 MB and built
+ * 4,000 of them, 1.2 GB and 8 s; past this, the lookups alone read the
+ * codes (as for a map that never decoded TABLE_AFTER), the same text.
+ */
+export const MAX_TABLES = 32;
+
+/** How many more tables the maps of one file may build. */
+export interface TableBudget {
+  left: number;
+}
 
 /** Blanks a map may give a space glyph (wkhtmltopdf maps it to a tab): read as a space, as they are drawn. */
 const SPACE = new Uint8Array(0x3001);
@@ -181,9 +194,10 @@ export class ToUnicodeMap {
     return range !== undefined && key <= range.hi ? plus(range.start, key - range.lo) : undefined;
   }
 
-  /** The table of every code of one and two bytes, built once this map has decoded TABLE_AFTER codes. */
-  private tableOf(): Int32Array | undefined {
-    if (this.table || this.longest > 2 || ++this.lookups < TABLE_AFTER) return this.table;
+  /** The table of every code of one and two bytes, built once this map has decoded TABLE_AFTER codes, while the file's `tables` last. */
+  private tableOf(tables: TableBudget): Int32Array | undefined {
+    if (this.table || this.longest > 2 || ++this.lookups < TABLE_AFTER || tables.left <= 0) return this.table;
+    tables.left--;
     const table = new Int32Array(256 + 65536);
     for (let code = 0; code < table.length; code++) {
       const text = code < 256 ? this.lookup(keyOf(1, code)) : this.lookup(keyOf(2, code - 256));
@@ -193,8 +207,12 @@ export class ToUnicodeMap {
     return table;
   }
 
-  /** Writes the text of the codes in `s` from `from` to `to` into `sink`; a code the map does not hold reads as nothing. */
-  decode(s: Uint8Array, from: number, to: number, sink: TextSink): void {
+  /**
+   * Writes the text of the codes in `s` from `from` to `to` into `sink`; a
+   * code the map does not hold reads as nothing. `tables`: the file's, shared
+   * by all its maps.
+   */
+  decode(s: Uint8Array, from: number, to: number, sink: TextSink, tables: TableBudget = { left: MAX_TABLES }): void {
     const fallback = this.shortest || 1;
     let i = from;
     while (i < to) {
@@ -203,7 +221,7 @@ export class ToUnicodeMap {
       let code = 0;
       for (let k = 0; k < length; k++) code = code * 256 + s[i + k]!;
       i += length;
-      const table = this.tableOf();
+      const table = this.tableOf(tables);
       if (table !== undefined && length <= 2) {
         const cp = table[length === 1 ? code : 256 + code]!;
         if (cp >= 0) sink.codePoint(cp);
@@ -554,6 +572,8 @@ export class GlyphText {
   private owed = 0;
   /** Bytes read through a second map or more (a name several fonts share). */
   private ambiguous = 0;
+  /** The tables its maps may still build (ToUnicodeMap.decode). */
+  private readonly tables: TableBudget = { left: MAX_TABLES };
   private readonly sink: TextSink;
   private readonly part = "the text its content streams show, read through their fonts' ToUnicode maps";
 
@@ -592,7 +612,7 @@ export class GlyphText {
     }
     for (let k = 0; k < maps.length; k++) {
       if (k > 0) this.sink.byte(10);
-      maps[k]!.decode(b, from, to, this.sink);
+      maps[k]!.decode(b, from, to, this.sink, this.tables);
     }
   }
 
