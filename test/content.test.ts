@@ -1325,6 +1325,14 @@ describe("damaged files of every format", () => {
     expect(outcome(() => inspectBinary(tar({ "a.bz2": bzip2 }), "tar", "tar", NO_KNOWN_SECRETS))).toMatch(/^unscannable_content: .*compressed with bzip2/);
   });
 
+  it("refuses a BMP shorter than its header as unscannable_content (found reviewing the readers: its size field, read past the end, was NaN, and a 2-byte `BM` was refused as 2 bytes of trailing data after its end)", async () => {
+    const header = /its header's size does not fit the file/;
+    for (const short of ["BM", "BM\x30\0\0", "BM\x1a\0\0\0"]) expect(outcome(() => inspectBinary(Buffer.from(short, "latin1"), "bmp", "bmp", NO_KNOWN_SECRETS)), JSON.stringify(short)).toMatch(/^unscannable_content: .*its header's size does not fit the file/);
+    // file-type names two bytes `BM` a BMP.
+    await expect(checkContent({ fd: -1, bytes: 2, content: Buffer.from("BM") }, "bmp", { known: NO_KNOWN_SECRETS })).rejects.toMatchObject({ code: "unscannable_content", message: expect.stringMatching(header) });
+    expect(outcome(() => inspectBinary(bmp(), "bmp", "bmp", NO_KNOWN_SECRETS))).toBe("published");
+  });
+
   it("refuses a RIFF chunk other than the samples that runs past the end: a damaged size before it cut a key in two chunks, read apart and published", () => {
     const key = positives(31)["github-token"]!;
     const file = wav(`note ${key}`);

@@ -250,7 +250,9 @@ export function inspectWebp(b: Uint8Array, ctx: InspectContext): void {
 }
 
 export function inspectBmp(b: Uint8Array, ctx: InspectContext): void {
-  const end = u32le(b, 2);
+  // A file shorter than the header: its size field, read past the end, is NaN, which no comparison refuses (a 2-byte
+  // `BM` was refused as 2 bytes of trailing data after its end).
+  const end = b.length < 26 ? -1 : u32le(b, 2);
   if (end > b.length || end < 26) throw ctx.unscannable("its header's size does not fit the file");
   ctx.scan("its header", b.subarray(0, Math.min(end, 138)));
   ctx.trailing(b.subarray(end), end, "end (its header's size)", true);
