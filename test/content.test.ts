@@ -1333,6 +1333,25 @@ describe("damaged files of every format", () => {
     expect(outcome(() => inspectBinary(bmp(), "bmp", "bmp", NO_KNOWN_SECRETS))).toBe("published");
   });
 
+  it("refuses a tar's pax or GNU long name header past 1 MiB, as Go's archive/tar does (found reviewing the readers: one of 540 MB, sent with a larger --max-size, was read as a string past the 512 MiB a string holds and threw, an internal error); one under it is read", () => {
+    const record = (key: string, value: string) => {
+      const body = ` ${key}=${value}\n`;
+      let length = body.length + 1;
+      while (`${length}${body}`.length !== length) length++;
+      return `${length}${body}`;
+    };
+    const big = Buffer.from(record("comment", "x".repeat(1024 * 1024)));
+    const fine = Buffer.from(record("comment", "x".repeat(1024 * 1024 - 64)) + record("path", "notes/renamed.txt"));
+    const withHeader = (type: string, data: Buffer) => tar({ "notes/a.txt": "hello" }, () => [tarHeader("PaxHeaders/a.txt", data.length, type), data, Buffer.alloc((512 - (data.length % 512)) % 512)]);
+    expect(outcome(() => inspectBinary(withHeader("x", big), "tar", "tar", NO_KNOWN_SECRETS))).toMatch(/^unscannable_content: .*the pax header at byte 0 holds 1048593 bytes, more than the 1048576 this check reads/);
+    expect(outcome(() => inspectBinary(withHeader("L", Buffer.alloc(1024 * 1024 + 1, 0x61)), "tar", "tar", NO_KNOWN_SECRETS))).toMatch(/^unscannable_content: .*the GNU long name header at byte 0 holds 1048577 bytes/);
+    expect(outcome(() => inspectBinary(withHeader("x", fine), "tar", "tar", NO_KNOWN_SECRETS))).toBe("published");
+    // The pax header's path names the member a finding is in.
+    const key = positives(61)["github-token"]!;
+    const named = tar({ "notes/a.txt": `note ${key}` }, () => [tarHeader("PaxHeaders/a.txt", fine.length, "x"), fine, Buffer.alloc((512 - (fine.length % 512)) % 512)]);
+    expect(outcome(() => inspectBinary(named, "tar", "tar", NO_KNOWN_SECRETS))).toMatch(/^secret_detected: .*in notes\/renamed\.txt/);
+  });
+
   it("refuses a RIFF chunk other than the samples that runs past the end: a damaged size before it cut a key in two chunks, read apart and published", () => {
     const key = positives(31)["github-token"]!;
     const file = wav(`note ${key}`);

@@ -96,6 +96,8 @@ const PAX_GLOBAL = 0x67; // 'g'
 const GNU_LONG_NAME = 0x4c; // 'L'
 const GNU_LONG_LINK = 0x4b; // 'K'
 const GNU_SPARSE = 0x53; // 'S'
+/** The largest pax or GNU long name header read (the next member's names and size), as Go's archive/tar reads them. */
+const MAX_NAMES_HEADER = 1024 * 1024;
 /** Links, devices, directories and FIFOs: no data follows their header, whatever its size field says. */
 const NO_DATA = new Set([0x31, 0x32, 0x33, 0x34, 0x35, 0x36]);
 
@@ -138,6 +140,11 @@ export function inspectTar(b: Uint8Array, ctx: InspectContext): void {
       ctx.scan(`the padding after ${name}`, b.subarray(from, at), from);
     }
     if (type === PAX_NEXT || type === PAX_GLOBAL || type === GNU_LONG_NAME || type === GNU_LONG_LINK) {
+      // Read as a string: past 512 MiB no string holds it (a 540 MB pax header threw, an internal error). Go's
+      // archive/tar refuses these headers past 1 MiB too (maxSpecialFileSize); a real one is a few hundred bytes.
+      if ((type === PAX_NEXT || type === GNU_LONG_NAME) && size > MAX_NAMES_HEADER) {
+        throw ctx.unscannable(`the ${type === PAX_NEXT ? "pax" : "GNU long name"} header at byte ${dataAt - BLOCK} holds ${size} bytes, more than the ${MAX_NAMES_HEADER} this check reads`);
+      }
       ctx.scan(`the tar header of ${name}`, data, dataAt);
       if (type === PAX_NEXT) pax = paxRecords(data);
       else if (type === GNU_LONG_NAME) longName = field(data, 0, data.length);
