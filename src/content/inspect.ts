@@ -41,8 +41,7 @@ export const MAX_NESTING = 2;
  * (deflate stores what it cannot compress), and zlib's inflate of it costs
  * ~0.6 ms per MiB in copies.
  */
-function storedBlocks(compressed: Uint8Array): { blocks: Uint8Array[]; size: number; consumed: number } | undefined {
-  const blocks: Uint8Array[] = [];
+function storedBlocks(compressed: Uint8Array): { size: number; consumed: number } | undefined {
   let size = 0;
   // Each stored block starts on a byte: the bits after BFINAL and BTYPE (00) pad it, then LEN and its complement.
   for (let at = 0; at + 5 <= compressed.length; ) {
@@ -50,12 +49,26 @@ function storedBlocks(compressed: Uint8Array): { blocks: Uint8Array[]; size: num
     if ((head & 0x06) !== 0) return undefined;
     const length = compressed[at + 1]! | (compressed[at + 2]! << 8);
     if ((length ^ (compressed[at + 3]! | (compressed[at + 4]! << 8))) !== 0xffff || at + 5 + length > compressed.length) return undefined;
-    blocks.push(compressed.subarray(at + 5, at + 5 + length));
     size += length;
     at += 5 + length;
-    if (head & 0x01) return { blocks, size, consumed: at };
+    if (head & 0x01) return { size, consumed: at };
   }
   return undefined;
+}
+
+/**
+ * Copies the data of the stored blocks in `compressed[0, consumed)`
+ * (storedBlocks said they are) into `out`. Nothing is made per block: a
+ * 40 MB stream of 8 million empty blocks held a view of each, 2 GB, 3 s.
+ */
+function copyStoredBlocks(compressed: Uint8Array, consumed: number, out: Buffer): void {
+  const from = Buffer.from(compressed.buffer, compressed.byteOffset, consumed);
+  let o = 0;
+  for (let at = 0; at < consumed; ) {
+    const length = from[at + 1]! | (from[at + 2]! << 8);
+    if (length > 0) o += from.copy(out, o, at + 5, at + 5 + length);
+    at += 5 + length;
+  }
 }
 
 export class InspectContext {
@@ -181,11 +194,7 @@ export class InspectContext {
     const stored = kind === "raw" ? storedBlocks(compressed) : undefined;
     if (stored && stored.size <= limit) {
       const out = this.storedOut(stored.size);
-      let at = 0;
-      for (const block of stored.blocks) {
-        out.set(block, at);
-        at += block.length;
-      }
+      copyStoredBlocks(compressed, stored.consumed, out);
       this.inflated += Math.max(out.length, MIN_INFLATE_CHARGE);
       return { out, consumed: stored.consumed };
     }
