@@ -211,8 +211,8 @@ export function adversarial(size: number): Record<string, Buffer> {
   units.push("https://u:", "socks5://a:b", "http://a:bcd");
   // What the precision audit publishes (2026-12-05): a value its name holds, prose naming a page token, a resource path.
   units.push("service_account_token: 'V1ServiceAccountTokenProjection' ", "a Next page token: eav1kjh3k4j5h6k7j8h9 ", "k: projects/a/b/c/d/e/f/g/h/i/j/k/l/m/n/o ");
-  // A private key's base64 body (2026-12-05): its DER's lead, and OpenSSH's magic.
-  units.push("MIIE", "MC", "+MIIEowIBAAKCAQEA", "b3BlbnNzaC1rZXktdjEA", "MIIEowIBAAKCAQEA");
+  // A private key's base64 body (2026-12-05): its DER's lead; an armour in pandoc's dashes.
+  units.push("MIIE", "MC", "+MIIEowIBAAKCAQEA", "MIIEowIBAAKCAQEA", "\xe2\x80\x94\xe2\x80\x93BEGIN PRIVATE KEY\xe2\x80\x94\xe2\x80\x93\n");
   const out: Record<string, Buffer> = {};
   for (const u of units) out[`repeat ${JSON.stringify(u)}`] = fill(u);
   out["run of a"] = fill("a");

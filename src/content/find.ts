@@ -27,6 +27,7 @@ import {
   NAME_MAX,
   PASSWORD_MAX,
   PASSWORD_MIN,
+  PANDOC_DASHES,
   PASSWORD_URL_SCHEMES,
   type Rule,
   TOKEN_MIN,
@@ -56,6 +57,8 @@ const DIGIT = table("0123456789");
 const HEX = table("0123456789abcdef");
 const UPPER_DIGIT = table("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789");
 const BASE64 = table(`${LETTERS}0123456789+/`);
+/** What may not come before a key's base64 body: base64, and a token's `_` and `-`. */
+const BASE64_AROUND = table(`${LETTERS}0123456789+/_-`);
 const BASE58 = table("123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz");
 /** Characters an Azure client secret is made of. */
 const AZURE = table(`${LETTERS}0123456789_~.`);
@@ -160,7 +163,6 @@ const FOUND_BY_PASSES = [
   "putty-private-key",
   "base64-private-key",
   "der-private-key",
-  "openssh-key-body",
   "aws-access-key-id",
   "aws-secret-access-key",
   "slack-webhook",
@@ -189,7 +191,6 @@ let SSH2: Sticky;
 let PUTTY: Sticky;
 let BASE64_PEM: Sticky;
 let DER_KEY: Sticky;
-let OPENSSH_BODY: Sticky;
 let AWS_KEY_ID: Sticky;
 let AWS_SECRET: Sticky;
 let SLACK_WEBHOOK: Sticky;
@@ -258,7 +259,6 @@ function makeTables(): void {
   PUTTY = sticky("putty-private-key");
   BASE64_PEM = sticky("base64-private-key");
   DER_KEY = sticky("der-private-key");
-  OPENSSH_BODY = sticky("openssh-key-body");
   AWS_KEY_ID = sticky("aws-access-key-id");
   AWS_SECRET = sticky("aws-secret-access-key");
   SLACK_WEBHOOK = sticky("slack-webhook");
@@ -292,9 +292,7 @@ const BASE64_PEM_LEADS = new Map([
   ["QkVHSU4g", { lead: "0tLS0tQkVHSU4g", offset: 6 }],
   ["LUJFR0lOI", { lead: "tLS0tLUJFR0lOI", offset: 5 }],
 ]);
-/** base64 of `openssh-key-v1\0`: an OpenSSH private key's body, its armour rewritten or left out. */
-const OPENSSH_BODY_LEAD = "b3BlbnNzaC1rZXktdjEA";
-const LONG_LEAD_LIST = ["BEGIN", "TTY-User-Key-File-", "machine", OPENSSH_BODY_LEAD, ...BASE64_PEM_LEADS.keys()];
+const LONG_LEAD_LIST = ["BEGIN", "TTY-User-Key-File-", "machine", ...BASE64_PEM_LEADS.keys()];
 const LONG_LEADS = new RegExp(LONG_LEAD_LIST.join("|"), "g");
 /** Each long literal by its last byte (they all differ). */
 const LONG_LEAD_BY_LAST: (string | undefined)[] = [];
@@ -448,12 +446,6 @@ class Search {
   }
   private readonly run = new RememberedRun(RUN);
 
-  /** The end of the run of base64 characters that starts at or holds `at` (up to 60 past it). */
-  private base64RunEnd(at: number): number {
-    return this.base64Run.end(this.b, this.end, at, 60);
-  }
-  private readonly base64Run = new RememberedRun(BASE64);
-
   /** The next index of `literal` at or after `at`, or -1 (remembered until passed: one slot per literal). */
   private nextIndexOf(literal: NextLiteral, at: number): number {
     const known = this.nextLiteral[literal]!;
@@ -488,7 +480,7 @@ class Search {
    * The long literals, in one pass of one regular expression (its
    * Boyer-Moore skip makes it cheaper than a search per literal): `BEGIN` of
    * PEM and SSH2 armour, a PuTTY key's first line, the base64 of PEM armour,
-   * an OpenSSH key's body, a .netrc entry's `machine`.
+   * a .netrc entry's `machine`.
    */
   longLiterals(): void {
     const { text, b } = this;
@@ -502,19 +494,18 @@ class Search {
       if (i >= this.stopAt(6)) break;
       re.lastIndex = i + 1;
       switch (lead) {
-        case "BEGIN":
-          if (text.startsWith("-----", i - 5)) {
+        case "BEGIN": {
+          const dashes = text.startsWith("-----", i - 5) ? 5 : text.startsWith(PANDOC_DASHES, i - 6) ? 6 : 0;
+          if (dashes > 0) {
             // The armour's label is at most 40 characters: PRIVATE KEY must follow within them, and a line of base64 within its headers.
             const label = this.nextIndexOf(NextLiteral.PrivateKey, i + 5);
             if (label < 0 || label > i + 45) break;
-            if (this.base64RunWithin(label, i + PEM_BODY_WITHIN)) this.tryRule(PEM, i - 5);
+            if (this.base64RunWithin(label, i + PEM_BODY_WITHIN)) this.tryRule(PEM, i - dashes);
           } else if (text.startsWith("---- ", i - 5) && text.startsWith(" SSH2", i + 5)) {
             this.tryRule(SSH2, i - 5);
           }
           break;
-        case OPENSSH_BODY_LEAD:
-          this.tryRule(OPENSSH_BODY, i);
-          break;
+        }
         case "TTY-User-Key-File-":
           if (text.startsWith("Pu", i - 2)) this.tryRule(PUTTY, i - 2);
           break;
@@ -592,8 +583,13 @@ class Search {
     for (let i = this.text.indexOf("//0", this.from + 1); i >= 0 && i < this.stopAt(1); i = this.text.indexOf("//0", i + 3)) {
       if (b[i - 1] === 49 && this.isTokenStart(i - 1) && this.runEnd(i + 3) - i >= 43) this.tryRule(GOOGLE_OAUTH, i - 1);
     }
-    // A private key's DER in base64 (30 then a length: M and C to I), 60 base64 characters at least.
-    this.tokenLiteral("M", DER_KEY, 0, (at) => b[at + 1]! >= 67 && b[at + 1]! <= 73 && this.base64RunEnd(at) - at >= 60);
+    // A private key's DER in base64 (30 then a length: M and C to I), not inside other base64, 60 characters
+    // long: each M found natively and tested by a few bytes (an expression that scans for the lead read
+    // every byte itself: 9.5 ms on 50 MB of text, against 2.2 for the search).
+    for (let i = this.text.indexOf("M", this.from); i >= 0 && i < this.stopAt(0); i = this.text.indexOf("M", i + 1)) {
+      const c = b[i + 1]!;
+      if (c >= 67 && c <= 73 && BASE64[b[i + 59]!] === 1 && (i === 0 || BASE64_AROUND[b[i - 1]!] === 0)) this.tryRule(DER_KEY, i);
+    }
     // SK and exactly 32 hex digits.
     this.tokenLiteral("SK", TWILIO, 34, (at) => HEX[b[at + 2]!] === 1 && HEX[b[at + 33]!] === 1 && TOKEN[b[at + 34]!] !== 1);
     // EAA and at least 100 letters and digits at a token's start. indexOf finds the first EAA (text

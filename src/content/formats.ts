@@ -17,6 +17,14 @@ export const WHOLE_READ_TYPES = ["png", "apng", "jpg", "gif", "webp", "bmp", "ta
 /** Archives compressed in a way no reader here reads, by type, with the compression's name: their reader refuses them. */
 export const UNREADABLE_FORMATS = { bz2: "bzip2", xz: "xz", "7z": "7-Zip", rar: "RAR" } as const;
 
+/**
+ * Text types also read a second time as what they mean (text-meaning.ts):
+ * markup as its text, JSON with its escaped slashes read as slashes. Kept
+ * here so that prepare loads that reader for these types only.
+ */
+export const MARKUP_TEXT_TYPES = ["svg", "xml", "html", "htm"] as const;
+export const SECOND_READING_TYPES: ReadonlySet<string> = new Set([...MARKUP_TEXT_TYPES, "json"]);
+
 export type RangeReadType = (typeof RANGE_READ_TYPES)[number];
 export type WholeReadType = (typeof WHOLE_READ_TYPES)[number] | keyof typeof UNREADABLE_FORMATS;
 

@@ -85,7 +85,14 @@ const randomAfter = (len: number) => (match: string) => !isDocumented(match) && 
 /** What follows `prefix` reads as a token value: letters and digits, random, no identifier (`am_pm_format_v2`). */
 const tokenAfter = (prefix: string) => (match: string) => !isDocumented(match) && looksLikeTokenValue(match.slice(prefix.length));
 
-const PEM_HEADER = "-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----";
+/**
+ * The armour's five dashes, or the em and en dash pandoc's smart punctuation
+ * writes for them (`—–BEGIN…`, UTF-8 read a byte a character): a key pasted
+ * into a document converted by pandoc keeps its body and loses its dashes.
+ */
+export const PANDOC_DASHES = "\xe2\x80\x94\xe2\x80\x93";
+const DASHES = `(?:-----|${PANDOC_DASHES})`;
+const PEM_HEADER = `${DASHES}BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?${DASHES}`;
 /**
  * A PEM block with a body: the armour line, optional RFC 1421 / OpenPGP
  * headers, then 40 base64 characters. An armour line followed by `...` is
@@ -154,13 +161,6 @@ function derIsPrivateKey(match: string): boolean {
   // decodes a toy key with a 5-byte modulus, `MC4CAQACBQ…`).
   if (d[v + 2] === 0 && next === 0x02) return d[v + 4]! >= 0x40;
   return next === 0x30 || (d[v + 2] === 1 && next === 0x04);
-}
-
-/** After OpenSSH's magic (20 base64 characters: 15 bytes), its cipher's name (`none`, `aes256-ctr`), as the format has it: a length, then the name. */
-function namesCipher(match: string): boolean {
-  const d = Buffer.from(match.slice(-40), "base64");
-  const length = d.readUInt32BE(0);
-  return length >= 3 && length <= 24 && /^[a-z0-9@.-]+$/.test(d.toString("latin1", 4, 4 + length));
 }
 
 /** A JWT whose header is JSON naming a real algorithm (an unsigned `alg: none` token is not a credential). */
@@ -311,8 +311,6 @@ const buildRules = (): Rule[] => [
   { id: "base64-private-key", what: "a base64-encoded private key", source: `(?:${base64PemAnchors().map((a) => a.text).join("|")})(?:[A-Za-z0-9+/]|[ \\t\\r\\n]|\\\\[rn]){40,160}`, check: base64IsPrivatePem },
   // Not inside base64 (a `+` or `/` before it), where M may start a line's run by chance; the check reads its DER.
   { id: "der-private-key", what: "a private key block (its base64 body)", source: `(?<![A-Za-z0-9+/_-])M[C-I][A-Za-z0-9+/]{${DER_KEY_CHARS - 2}}`, check: derIsPrivateKey },
-  // base64 of `openssh-key-v1\0`, the magic of OpenSSH's own private key format (ssh-keygen's default), and what follows it.
-  { id: "openssh-key-body", what: "a private key block (its base64 body)", source: "(?<![A-Za-z0-9+/_-])b3BlbnNzaC1rZXktdjEA[A-Za-z0-9+/]{40}", check: namesCipher },
   { id: "aws-access-key-id", what: "an AWS access key id", source: "(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])", check: (m) => !isDocumented(m) },
   {
     id: "aws-secret-access-key",

@@ -5,9 +5,10 @@
 // and JSON with its escaped slashes read as slashes (pandas' `to_json` and
 // PHP's `json_encode` write `\/`, which cut a base64 line of a PEM block
 // in two). Read beside the bytes, never instead.
+import { MARKUP_TEXT_TYPES } from "./formats.js";
 import { xmlText } from "./xml-text.js";
 
-const MARKUP = new Set(["svg", "xml", "html", "htm"]);
+const MARKUP: ReadonlySet<string> = new Set(MARKUP_TEXT_TYPES);
 const ESCAPED_SLASH = Buffer.from("\\/", "latin1");
 
 /** The second reading of a UTF-8 text file of extension `ext`, and what to call it; undefined when there is none. */

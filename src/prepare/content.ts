@@ -6,11 +6,9 @@
 // calls it on the staged copy, the watch guard on a file in the outbox.
 import fs from "node:fs";
 import path from "node:path";
-import { readingOf } from "../content/formats.js";
+import { SECOND_READING_TYPES, readingOf } from "../content/formats.js";
 import { type KnownSecretSources, type KnownSecrets, loadKnownSecrets } from "../content/known.js";
 import { processEnvironments } from "../content/process-environments.js";
-import { scanBytes } from "../content/scan.js";
-import { textMeaning } from "../content/text-meaning.js";
 import { Refusal } from "../core/errors.js";
 import { readAt } from "../core/read-at.js";
 import { sniff } from "./sniff.js";
@@ -209,7 +207,7 @@ export async function checkContent(staged: ContentSource, ext: string, options: 
     }
     if (!verdict) throw new Error("a text file reached the content check without its text scan");
     checkText(verdict, ext);
-    if (verdict.utf16 === undefined) checkTextMeaning(readAll(staged), ext, knownSecrets);
+    if (verdict.utf16 === undefined && SECOND_READING_TYPES.has(ext)) await checkTextMeaning(readAll(staged), ext, knownSecrets);
     return { mime: TEXT_MIME[ext]! };
   }
   const expected = BINARY_SNIFFS[ext];
@@ -232,7 +230,8 @@ export async function checkContent(staged: ContentSource, ext: string, options: 
 }
 
 /** Refuses a UTF-8 text file whose second reading (markup's text, JSON's unescaped slashes) holds a credential. */
-function checkTextMeaning(bytes: Buffer, ext: string, known: () => KnownSecrets): void {
+async function checkTextMeaning(bytes: Buffer, ext: string, known: () => KnownSecrets): Promise<void> {
+  const [{ textMeaning }, { scanBytes }] = await Promise.all([import("../content/text-meaning.js"), import("../content/scan.js")]);
   const meaning = textMeaning(bytes, ext);
   const finding = meaning && scanBytes(meaning.text, known());
   if (finding) throw new Refusal("secret_detected", `the .${ext} file contains what looks like ${finding.what} (in ${meaning!.part}, at byte ${finding.offset} of it); remove it before sending`);
