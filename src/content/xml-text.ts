@@ -36,7 +36,9 @@ const hexValue = (c: number) => (c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 1
  * of nothing but `&#10;`), and a text file (an SVG) is read this way too.
  */
 export function decodeEntities(b: Buffer, from: number, to: number): number {
-  let i = b.indexOf(38, from);
+  // Searches end at `to`: past it lies the rest of the buffer, and a search through it for every piece was quadratic.
+  const text = b.subarray(0, to);
+  let i = text.indexOf(38, from);
   if (i < 0 || i >= to) return to;
   let o = i;
   while (i < to) {
@@ -50,8 +52,8 @@ export function decodeEntities(b: Buffer, from: number, to: number): number {
       }
     } else if (b[i + 1] !== 38 && b[i + 2] !== 38 && b[i + 3] !== 38) {
       // A run without `&` moves down in one copy (its end found natively); near ones, a byte at a time.
-      const next = b.indexOf(38, i);
-      const stop = next < 0 || next > to ? to : next;
+      const next = text.indexOf(38, i);
+      const stop = next < 0 ? to : next;
       o += b.copy(b, o, i, stop);
       i = stop;
       continue;
