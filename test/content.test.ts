@@ -245,6 +245,15 @@ describe("the labelled corpus", () => {
     for (const text of refused) expect(findSecret(` ${text} `), text).toBeDefined();
   });
 
+  it("finds an AWS secret key on the line after its name (a tool wrapped it), and not two lines below or after another name", () => {
+    const f = new Fakes(37);
+    const value = f.pick("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/+", 40);
+    for (const text of [`aws_secret_access_key =\n${value}\n`, `aws_secret_access_key =\r\n   "${value}"\n`, `AWS_SECRET_ACCESS_KEY:\n  ${value}\n`, `<meta name="keywords" content="aws_secret_access_key =\n${value}" />`]) {
+      expect(findSecret(text)?.what, JSON.stringify(text)).toBe("an AWS secret access key");
+    }
+    for (const text of [`aws_secret_access_key =\n\n${value}\n`, `other_key =\n${value}\n`, `aws_secret_access_key =\n${value.slice(0, 39)}\n`]) expect(findSecret(text), JSON.stringify(text)).toBeUndefined();
+  });
+
   it("finds a private key's base64 body when its armour is rewritten or left out (pandoc's smart dashes, an SVG's comments), an armour in pandoc's dashes, and publishes certificates, public keys and PKCS#12", () => {
     const f = new Fakes(31);
     /** The DER's first bytes, then random bytes: as a key's body begins (the rule reads its first 45 bytes). */

@@ -212,6 +212,7 @@ export function adversarial(size: number): Record<string, Buffer> {
   // What the precision audit publishes (2026-12-05): a value its name holds, prose naming a page token, a resource path.
   units.push("service_account_token: 'V1ServiceAccountTokenProjection' ", "a Next page token: eav1kjh3k4j5h6k7j8h9 ", "k: projects/a/b/c/d/e/f/g/h/i/j/k/l/m/n/o ");
   // A private key's base64 body (2026-12-05): its DER's lead; an armour in pandoc's dashes.
+  units.push("aws_key=\n", "aws_secret_access_key =\n", "aws_key:\r\n  '");
   units.push("MIIE", "MC", "+MIIEowIBAAKCAQEA", "MIIEowIBAAKCAQEA", "\xe2\x80\x94\xe2\x80\x93BEGIN PRIVATE KEY\xe2\x80\x94\xe2\x80\x93\n");
   const out: Record<string, Buffer> = {};
   for (const u of units) out[`repeat ${JSON.stringify(u)}`] = fill(u);

@@ -881,7 +881,9 @@ class Search {
     // Password keywords end in d (password, passwd, pwd), e (passphrase) or s (pass); an AWS secret key is 40 characters, maybe after a non-breaking space.
     const maybeToken = TOKEN[b[start]!] === 1 && TOKEN_VALUE[b[start + TOKEN_MIN - 1]!] === 1;
     const maybePassword = (last === 100 || last === 101 || last === 115) && ENDS_VALUE[b[start + PASSWORD_MIN - 1]!] === 0 && start + PASSWORD_MIN <= this.end;
-    const maybeAws = last === 121 && (b[start] === 0xc2 || TOKEN_VALUE[b[start + 39]!] === 1);
+    // An AWS secret key may lie on the next line (a tool wrapped it: pandoc's HTML attributes at 72 columns, a narrow PDF cell).
+    const awsNextLine = last === 121 && (b[start] === 10 || (b[start] === 13 && b[start + 1] === 10)) ? this.awsValueOnNextLine(start) : false;
+    const maybeAws = awsNextLine || (last === 121 && (b[start] === 0xc2 || TOKEN_VALUE[b[start + 39]!] === 1));
     if (!maybeToken && !maybePassword && !maybeAws) return;
     let tokenEnd = start;
     if (maybeToken || maybeAws) {
@@ -889,7 +891,7 @@ class Search {
       for (let pad = 0; pad < 2 && b[tokenEnd] === 61; pad++) tokenEnd++;
     }
     const passwordEnd = maybePassword ? this.valueEnd(start, PASSWORD_MAX) : start;
-    const aws = maybeAws && (tokenEnd - start >= 40 || b[start] === 0xc2);
+    const aws = awsNextLine || (maybeAws && (tokenEnd - start >= 40 || b[start] === 0xc2));
     if (tokenEnd - start < TOKEN_MIN && passwordEnd - start < PASSWORD_MIN && !aws) return;
     // A repeated name (adversarial input, a generated file) is judged once,
     // told by its bytes: comparing the strings cost a fifth of such a scan.
@@ -901,8 +903,12 @@ class Search {
     }
     const name = this.lastName;
     if (aws) {
-      const m = AWS_SECRET_NAME.exec(name);
-      if (m) this.tryRule(AWS_SECRET, nameEnd - m[1]!.length);
+      // Asked once per name (a repeated one is told by its bytes, above).
+      if (this.lastAwsName !== name) {
+        this.lastAwsName = name;
+        this.lastAwsNameLength = AWS_SECRET_NAME.exec(name)?.[1]!.length ?? 0;
+      }
+      if (this.lastAwsNameLength > 0) this.tryRule(AWS_SECRET, nameEnd - this.lastAwsNameLength);
     }
     const kind = this.lastNameKind;
     if (kind === undefined || start < this.from) return;
@@ -950,6 +956,15 @@ class Search {
     return nameHoldsNoSecret(`${this.text.slice(wordStart, nameStart - 1)}_${name}`);
   }
 
+  /** Whether 40 characters of an AWS secret key start the line after the break at `at` (after its blanks and a quote). */
+  private awsValueOnNextLine(at: number): boolean {
+    const b = this.b;
+    let k = at + (b[at] === 13 ? 2 : 1);
+    for (let n = 0; n < 8 && (b[k] === 32 || b[k] === 9); n++) k++;
+    if (QUOTE[b[k]!] === 1) k++;
+    return this.bodyRun.end(b, this.end, k, 40) - k === 40;
+  }
+
   /** Whether `->` starts at `i`, as it is or escaped in XML (`-&gt;`, a docx's or an xlsx's markup). */
   private arrowAt(i: number): boolean {
     const b = this.b;
@@ -976,6 +991,9 @@ class Search {
   /** lastName's bytes (a name is at most NAME_MAX long). */
   private readonly lastNameBytes = new Uint8Array(NAME_MAX);
   private lastNameKind: "password" | "token" | undefined;
+  /** The last name an AWS secret key followed, and the length of its AWS part (0: none). */
+  private lastAwsName: string | undefined;
+  private lastAwsNameLength = 0;
   private lastValue = "";
   /** The name lastValue was judged under (the verdict asks whether the value repeats it). */
   private lastValueName = "";

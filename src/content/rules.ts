@@ -315,7 +315,7 @@ const buildRules = (): Rule[] => [
   {
     id: "aws-secret-access-key",
     what: "an AWS secret access key",
-    source: `${anyCase("aws")}[_-]?(?:${anyCase("secret")}[_-]?)?(?:${anyCase("access")}[_-]?)?${anyCase("key")}["']?(?:[ \\t]|\\xc2\\xa0){0,8}[:=](?:[ \\t]|\\xc2\\xa0){0,8}["']?[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])`,
+    source: `${anyCase("aws")}[_-]?(?:${anyCase("secret")}[_-]?)?(?:${anyCase("access")}[_-]?)?${anyCase("key")}["']?(?:[ \\t]|\\xc2\\xa0){0,8}[:=](?:[ \\t]|\\xc2\\xa0){0,8}(?:\\r?\\n(?:[ \\t]|\\xc2\\xa0){0,8})?["']?[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])`,
     check: (m) => !isDocumented(m) && looksRandom(m.slice(-40)),
   },
   { id: "github-token", what: "a GitHub token", source: token("(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59,240})"), check: randomAfter(4) },
