@@ -26,7 +26,8 @@ const NOT_SECRET_NAME_AT = new RegExp(NOT_SECRET_NAME_RE.source, "iy");
  * characters (find.ts reads at most NAME_MAX), so one try per word is cheap.
  */
 export function nameHoldsNoSecret(name: string): boolean {
-  if (name.length > 256) return false;
+  // Most names hold none of the list anywhere: one search says so, before a try at each word.
+  if (name.length > 256 || !NOT_SECRET_NAME_RE.test(name)) return false;
   for (let at = 0; at < name.length; at++) {
     if (at > 0 && !startsWord(name, at)) continue;
     NOT_SECRET_NAME_AT.lastIndex = at;
