@@ -245,6 +245,28 @@ describe("the labelled corpus", () => {
     for (const text of refused) expect(findSecret(` ${text} `), text).toBeDefined();
   });
 
+  it("refuses through prepare what this stop's rules and readings find (a key's body without armour, an armour in pandoc's dashes, an AWS key on the next line, a key a highlighter cut into spans), leaving nothing behind, and publishes their clean twins", async () => {
+    const f = new Fakes(43);
+    const body = derKey("308204a302010002820101", 600).match(/.{1,64}/g)!.join("\n");
+    const aws = f.pick("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/+", 40);
+    const anthropic = `sk-ant-api03-${f.pick("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 93)}AA`;
+    const spans = (key: string) => key.split("-").map((part) => `<span class="n">${part}</span>`).join('<span class="o">-</span>');
+    const cases: [string, (clean: boolean) => string, string][] = [
+      ["body.txt", (clean) => `key material:\n${clean ? "(removed)" : body}\n`, "a private key block (its base64 body)"],
+      ["pandoc.md", (clean) => `\u2014\u2013BEGIN PRIVATE KEY\u2014\u2013\n${clean ? "(removed)" : body}\n\u2014\u2013END PRIVATE KEY\u2014\u2013\n`, "a private key block"],
+      ["aws.txt", (clean) => `aws_secret_access_key =\n${clean ? "(removed)" : aws}\n`, "an AWS secret access key"],
+      ["code.html", (clean) => `<html><body><pre><code># ${spans(clean ? "sk-ant-api03-REDACTED" : anthropic)}</code></pre></body></html>\n`, "an Anthropic API key (in its text (tags removed)"],
+    ];
+    const allow = [...DEFAULT_ALLOW, "html"];
+    const refused = await prepare(cases.map(([name, make]) => write(work, name, make(false))), { env: h.env, cwd: work, allow });
+    expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code, d.reason])).toEqual(cases.map(([name, , what]) => [name, "secret_detected", expect.stringContaining(what)]));
+    for (const d of refused.media_dropped) expect(d.reason).not.toContain(aws.slice(0, 12));
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+    const published = await prepare(cases.map(([name, make]) => write(work, `clean-${name}`, make(true))), { env: h.env, cwd: work, allow });
+    expect(published.media_dropped).toEqual([]);
+    expect(leftBehind(h).outbox).toHaveLength(cases.length);
+  });
+
   it("finds an AWS secret key on the line after its name (a tool wrapped it), and not two lines below or after another name", () => {
     const f = new Fakes(37);
     const value = f.pick("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/+", 40);
@@ -256,15 +278,15 @@ describe("the labelled corpus", () => {
 
   it("finds a private key's base64 body when its armour is rewritten or left out (pandoc's smart dashes, an SVG's comments), an armour in pandoc's dashes, and publishes certificates, public keys and PKCS#12", () => {
     const f = new Fakes(31);
-    /** The DER's first bytes, then random bytes: as a key's body begins (the rule reads its first 45 bytes). */
-    const der = (head: number[], n = 600) => Buffer.concat([Buffer.from(head), f.bytes(n)]);
-    const pemLines = (d: Buffer) => d.toString("base64").match(/.{1,64}/g)!.join("\n");
+    const pemLines = (base64: string) => base64.match(/.{1,64}/g)!.join("\n");
+    // The DER's first bytes, then seeded ones: as a key's body begins (the rule reads its first 45 bytes).
     const keys = {
-      "PKCS#1 RSA": der([0x30, 0x82, 0x04, 0xa3, 0x02, 0x01, 0x00, 0x02, 0x82, 0x01, 0x01, 0x00]),
-      "PKCS#8 RSA": der([0x30, 0x82, 0x04, 0xbd, 0x02, 0x01, 0x00, 0x30, 0x0d, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01, 0x05, 0x00]),
-      "SEC1 P-256": der([0x30, 0x77, 0x02, 0x01, 0x01, 0x04, 0x20], 114),
-      "SEC1 P-384": der([0x30, 0x81, 0xa4, 0x02, 0x01, 0x01, 0x04, 0x30], 160),
-      "PKCS#8 Ed25519": der([0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20], 32),
+      "PKCS#1 RSA": derKey("308204a302010002820101", 600),
+      "PKCS#8 RSA": derKey("308204bd020100300d06092a864886f70d0101010500", 600),
+      "SEC1 P-256": derKey("30770201010420", 114),
+      "SEC1 P-384": derKey("3081a40201010430", 160),
+      "PKCS#8 Ed25519": pkcs8PrivateKey("ed25519"),
+      "PKCS#8 P-256": pkcs8PrivateKey("ec"),
     };
     for (const [kind, body] of Object.entries(keys)) {
       const lines = pemLines(body);
@@ -278,23 +300,23 @@ describe("the labelled corpus", () => {
       expect(findSecret(JSON.stringify({ key: lines })), `${kind}: JSON`).toBeDefined();
     }
     const published = {
-      certificate: der([0x30, 0x82, 0x03, 0x0f, 0x30, 0x82, 0x01, 0xf7, 0xa0, 0x03, 0x02, 0x01, 0x02]),
-      "SPKI public key": der([0x30, 0x82, 0x01, 0x22, 0x30, 0x0d, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01]),
-      "PKCS#1 public key": der([0x30, 0x82, 0x01, 0x0a, 0x02, 0x82, 0x01, 0x01, 0x00]),
-      "PKCS#12": der([0x30, 0x82, 0x09, 0xcf, 0x02, 0x01, 0x03, 0x30, 0x82, 0x09, 0x85]),
-      "Ed25519 public key": der([0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00], 32),
-      "too short to be a key": der([0x30, 0x2a, 0x02, 0x01, 0x00, 0x02, 0x01], 60),
+      certificate: derKey("3082030f308201f7a003020102", 600),
+      "SPKI public key": spkiPublicKey("rsa"),
+      "PKCS#1 public key": derKey("3082010a0282010100", 600),
+      "PKCS#12": derKey("308209cf02010330820985", 600),
+      "Ed25519 public key": spkiPublicKey("ed25519"),
+      "too short to be a key": derKey("302a0201000201", 60),
       // A toy RSA key of a 5-byte modulus (as python-rsa's docstring decodes one).
-      "toy RSA key": der([0x30, 0x2e, 0x02, 0x01, 0x00, 0x02, 0x05, 0x00], 60),
+      "toy RSA key": derKey("302e020100020500", 60),
     };
     for (const [kind, body] of Object.entries(published)) expect(findSecret(pemLines(body)), kind).toBeUndefined();
     // OpenSSH's own format (ssh-keygen's default) has no DER: its armour is read in pandoc's dashes too.
-    const openssh = pemLines(Buffer.concat([Buffer.from("openssh-key-v1\0\0\0\0\x04none\0\0\0\x04none\0\0\0\0\0\0\0\x01", "latin1"), f.bytes(300)]));
+    const openssh = pemLines(Buffer.concat([Buffer.from("openssh-key-v1\0\0\0\0\x04none\0\0\0\x04none\0\0\0\0\0\0\0\x01", "latin1"), f.bytes(300)]).toString("base64"));
     const pandoc = (label: string) => Buffer.from(`\u2014\u2013BEGIN ${label}\u2014\u2013\n${openssh}\n\u2014\u2013END ${label}\u2014\u2013\n`, "utf8").toString("latin1");
     expect(findSecret(pandoc("OPENSSH PRIVATE KEY"))?.what).toBe("a private key block");
     expect(findSecret(pandoc("CERTIFICATE"))).toBeUndefined();
     // Inside other base64 (after a `+` or `/`), and a key's body cut before 60 characters, are not read as a key.
-    const rsa = keys["PKCS#1 RSA"].toString("base64");
+    const rsa = keys["PKCS#1 RSA"];
     expect(findSecret(`${f.pick("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", 30)}+${rsa}`)).toBeUndefined();
     expect(findSecret(` ${rsa.slice(0, 59)} `)).toBeUndefined();
     expect(findSecret(` ${rsa.slice(0, 60)} `)?.what).toBe("a private key block (its base64 body)");

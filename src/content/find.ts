@@ -447,7 +447,7 @@ class Search {
   private readonly run = new RememberedRun(RUN);
   /** Runs of base64 and token characters, which an M inside does not start a key's body in. */
   private readonly base64Run = new RememberedRun(BASE64_AROUND);
-  /** Runs of base64 from an M that may start a key's body (60 characters are enough). */
+  /** Runs of base64 that may be a value: a key's body from its M (60 characters), an AWS secret key (40). */
   private readonly bodyRun = new RememberedRun(BASE64);
 
   /** The next index of `literal` at or after `at`, or -1 (remembered until passed: one slot per literal). */
@@ -900,16 +900,14 @@ class Search {
     if (!this.isLastName(nameStart, nameEnd)) {
       this.lastName = text.slice(nameStart, nameEnd);
       this.lastNameKind = nameKind(this.lastName);
+      this.lastNameAwsLength = -1;
       for (let k = nameStart; k < nameEnd; k++) this.lastNameBytes[k - nameStart] = b[k]!;
     }
     const name = this.lastName;
     if (aws) {
-      // Asked once per name (a repeated one is told by its bytes, above).
-      if (this.lastAwsName !== name) {
-        this.lastAwsName = name;
-        this.lastAwsNameLength = AWS_SECRET_NAME.exec(name)?.[1]!.length ?? 0;
-      }
-      if (this.lastAwsNameLength > 0) this.tryRule(AWS_SECRET, nameEnd - this.lastAwsNameLength);
+      // Asked once per name (a repeated one is told by its bytes, above), and only of a name an AWS value follows.
+      if (this.lastNameAwsLength < 0) this.lastNameAwsLength = AWS_SECRET_NAME.exec(name)?.[1]!.length ?? 0;
+      if (this.lastNameAwsLength > 0) this.tryRule(AWS_SECRET, nameEnd - this.lastNameAwsLength);
     }
     const kind = this.lastNameKind;
     if (kind === undefined || start < this.from) return;
@@ -992,9 +990,8 @@ class Search {
   /** lastName's bytes (a name is at most NAME_MAX long). */
   private readonly lastNameBytes = new Uint8Array(NAME_MAX);
   private lastNameKind: "password" | "token" | undefined;
-  /** The last name an AWS secret key followed, and the length of its AWS part (0: none). */
-  private lastAwsName: string | undefined;
-  private lastAwsNameLength = 0;
+  /** The length of lastName's AWS part (AWS_SECRET_NAME; 0: none; -1: not asked yet). */
+  private lastNameAwsLength = -1;
   private lastValue = "";
   /** The name lastValue was judged under (the verdict asks whether the value repeats it). */
   private lastValueName = "";

@@ -135,9 +135,10 @@ function jpegSegments(b: Uint8Array, ctx: InspectContext): { end: number; images
     if ((marker >= 0xe0 && marker <= 0xef) || marker === 0xfe) {
       const what = marker === 0xfe ? "comment" : `APP${marker - 0xe0} segment`;
       const exif = marker === 0xe1 && data[0] === 0x45 && data[1] === 0x78;
-      ctx.scan(`its ${what}`, exif ? withoutCharsetCodes(data) : data);
+      const segment = exif ? withoutCharsetCodes(data) : data;
+      ctx.scan(`its ${what}`, segment);
       // EXIF's Windows tags (XPComment, XPAuthor…) are UTF-16: read them that way too.
-      if (exif) ctx.scanUtf16(`its ${what}`, withoutCharsetCodes(data), data[6] === 0x49 ? "le" : "be");
+      if (exif) ctx.scanUtf16(`its ${what}`, segment, data[6] === 0x49 ? "le" : "be");
       if (marker === 0xed) {
         const datasets = iptcDatasetsApart(data);
         if (datasets !== undefined) ctx.scan(`its ${what}'s IPTC datasets`, datasets);
