@@ -310,11 +310,13 @@ describe("the labelled corpus", () => {
       "toy RSA key": derKey("302e020100020500", 60),
     };
     for (const [kind, body] of Object.entries(published)) expect(findSecret(pemLines(body)), kind).toBeUndefined();
-    // OpenSSH's own format (ssh-keygen's default) has no DER: its armour is read in pandoc's dashes too.
+    // OpenSSH's own format (ssh-keygen's default) has no DER: its armour is read in pandoc's dashes too, and
+    // (since 2026-12-06, test/redteam.test.ts) its body without an armour.
     const openssh = pemLines(Buffer.concat([Buffer.from("openssh-key-v1\0\0\0\0\x04none\0\0\0\x04none\0\0\0\0\0\0\0\x01", "latin1"), f.bytes(300)]).toString("base64"));
-    const pandoc = (label: string) => Buffer.from(`\u2014\u2013BEGIN ${label}\u2014\u2013\n${openssh}\n\u2014\u2013END ${label}\u2014\u2013\n`, "utf8").toString("latin1");
+    const pandoc = (label: string, body = openssh) => Buffer.from(`\u2014\u2013BEGIN ${label}\u2014\u2013\n${body}\n\u2014\u2013END ${label}\u2014\u2013\n`, "utf8").toString("latin1");
     expect(findSecret(pandoc("OPENSSH PRIVATE KEY"))?.what).toBe("a private key block");
-    expect(findSecret(pandoc("CERTIFICATE"))).toBeUndefined();
+    expect(findSecret(openssh)?.what).toBe("an OpenSSH private key (its base64 body)");
+    expect(findSecret(pandoc("CERTIFICATE", pemLines(published.certificate)))).toBeUndefined();
     // Inside other base64 (after a `+` or `/`), and a key's body cut before 60 characters, are not read as a key.
     const rsa = keys["PKCS#1 RSA"];
     expect(findSecret(`${f.pick("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", 30)}+${rsa}`)).toBeUndefined();

@@ -25,6 +25,7 @@ import {
   ENDS_VALUE,
   GENERIC_WHAT,
   NAME_MAX,
+  OPENSSH_BODY_LEAD,
   PASSWORD_MAX,
   PASSWORD_MIN,
   PANDOC_DASHES,
@@ -163,6 +164,7 @@ const FOUND_BY_PASSES = [
   "putty-private-key",
   "base64-private-key",
   "der-private-key",
+  "openssh-key-body",
   "aws-access-key-id",
   "aws-secret-access-key",
   "slack-webhook",
@@ -191,6 +193,7 @@ let SSH2: Sticky;
 let PUTTY: Sticky;
 let BASE64_PEM: Sticky;
 let DER_KEY: Sticky;
+let OPENSSH_BODY: Sticky;
 let AWS_KEY_ID: Sticky;
 let AWS_SECRET: Sticky;
 let SLACK_WEBHOOK: Sticky;
@@ -259,6 +262,7 @@ function makeTables(): void {
   PUTTY = sticky("putty-private-key");
   BASE64_PEM = sticky("base64-private-key");
   DER_KEY = sticky("der-private-key");
+  OPENSSH_BODY = sticky("openssh-key-body");
   AWS_KEY_ID = sticky("aws-access-key-id");
   AWS_SECRET = sticky("aws-secret-access-key");
   SLACK_WEBHOOK = sticky("slack-webhook");
@@ -283,6 +287,8 @@ function makeTables(): void {
   tablesMade = true;
 }
 
+/** Where `ZX`, the rarest pair of OPENSSH_BODY_LEAD in text, lies in it. */
+const OPENSSH_ZX = OPENSSH_BODY_LEAD.indexOf("ZX");
 const DATABASE_SCHEME = new Set(DATABASE_SCHEMES);
 const PASSWORD_URL_SCHEME = new Set(PASSWORD_URL_SCHEMES);
 const AWS_SECRET_NAME = /(?:^|[^A-Za-z0-9_-])(aws[_-]?(?:secret[_-]?)?(?:access[_-]?)?key)$/i;
@@ -600,6 +606,18 @@ class Search {
       const c = b[i + 1]!;
       if (c >= 67 && c <= 73 && this.bodyRun.end(b, this.end, i, 60) - i === 60) this.tryRule(DER_KEY, i);
       i = this.text.indexOf("M", i + 1);
+    }
+    // An OpenSSH private key's body without its armour: its first 19 characters are the same in every
+    // key. Found by their `ZX` (11 in), which text seldom holds: a search for the whole literal, or for
+    // `b3Bl`, reads every byte of hex and base64 (10 and 8 ms on 50 MB of text, 1.3 ms for `ZX`), and
+    // adding it to the long literals' expression made that pass six times slower. Wherever it lies
+    // (after an armour's dashes that lost their line break, `-----b3Bl…`, as an HTML page's text
+    // reads): no other text holds the literal and the structure after it. A body found not to be a
+    // key is not read again from inside.
+    for (let i = this.text.indexOf("ZX", this.from + OPENSSH_ZX); i >= 0 && i - OPENSSH_ZX < derStop; ) {
+      const at = i - OPENSSH_ZX;
+      const length = this.text.startsWith(OPENSSH_BODY_LEAD, at) ? this.tryRule(OPENSSH_BODY, at) : 0;
+      i = this.text.indexOf("ZX", i + Math.max(1, -length));
     }
     // SK and exactly 32 hex digits.
     this.tokenLiteral("SK", TWILIO, 34, (at) => HEX[b[at + 2]!] === 1 && HEX[b[at + 33]!] === 1 && TOKEN[b[at + 34]!] !== 1);

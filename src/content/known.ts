@@ -224,12 +224,45 @@ function equalAt(bytes: Uint8Array, start: number, value: Uint8Array): boolean {
 
 export const NO_KNOWN_SECRETS = new KnownSecrets([]);
 
-/** What is looked for of one variable: each value worth it (valuesWorthLookingFor), as it is and base64-encoded. */
+/** Characters of a value that the escapes of escapedForms change; a value without any has no other form. */
+const ESCAPED = /[^A-Za-z0-9_.~-]/;
+
+/**
+ * How a value reads once a common tool has escaped it, where that differs
+ * from the value: percent-encoded in a URL's query or a data: URI
+ * (`encodeURIComponent`, Python's `quote` with and without `/` kept, which
+ * `urlencode` and requests write: `:` of a Telegram token as `%3A`, `/` and
+ * `+` of an AWS secret key as `%2F` and `%2B`), inside a JSON or YAML string
+ * (`"` and `\` escaped: `json.dumps`), in HTML that a template escaped and a
+ * Markdown or text file kept (`&amp;`; Python's `html.escape` and
+ * MarkupSafe's forms of quotes), and in a CSV field (`"` doubled). Each is
+ * one more value of the one pass: no cost per byte.
+ */
+export function escapedForms(value: string): { how: string; form: string }[] {
+  if (!ESCAPED.test(value)) return [];
+  const forms = new Map<string, string>();
+  const add = (how: string, form: string) => {
+    if (form !== value && !forms.has(form)) forms.set(form, how);
+  };
+  const percent = (keep: RegExp) => Array.from(Buffer.from(value, "utf8"), (c) => (keep.test(String.fromCharCode(c)) ? String.fromCharCode(c) : `%${c.toString(16).toUpperCase().padStart(2, "0")}`)).join("");
+  add("percent-encoded", percent(/[A-Za-z0-9_.~-]/));
+  add("percent-encoded", percent(/[A-Za-z0-9_.~/-]/));
+  add("percent-encoded", encodeURIComponent(value));
+  add("escaped in a string", JSON.stringify(value).slice(1, -1));
+  const html = value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  add("HTML-escaped", html.replace(/"/g, "&quot;").replace(/'/g, "&#x27;"));
+  add("HTML-escaped", html.replace(/"/g, "&#34;").replace(/'/g, "&#39;"));
+  add("escaped in a CSV field", value.replace(/"/g, '""'));
+  return Array.from(forms, ([form, how]) => ({ how, form }));
+}
+
+/** What is looked for of one variable: each value worth it (valuesWorthLookingFor), as it is, escaped (escapedForms) and base64-encoded. */
 function knownValuesOf(name: string, value: string, where: string, byShape: boolean): KnownValue[] {
   const out: KnownValue[] = [];
   for (const v of valuesWorthLookingFor(name, value, byShape)) {
     const bytes = Buffer.from(v, "utf8");
     out.push({ name: `${name} (${where})`, bytes: bytes.subarray(0, MAX_COMPARED) });
+    for (const { how, form } of escapedForms(v)) out.push({ name: `${name} (${where}), ${how}`, bytes: Buffer.from(form, "utf8").subarray(0, MAX_COMPARED) });
     for (const form of base64Forms(bytes)) out.push({ name: `${name} (${where}), base64-encoded`, bytes: form });
   }
   return out;

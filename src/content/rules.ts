@@ -163,6 +163,45 @@ function derIsPrivateKey(match: string): boolean {
   return next === 0x30 || (d[v + 2] === 1 && next === 0x04);
 }
 
+/** Base64 of `openssh-key-v1` (its NUL's first bits too), which opens every OpenSSH private key's body: found by one search. */
+export const OPENSSH_BODY_LEAD = "b3BlbnNzaC1rZXktdjE";
+/** Base64 characters of an OpenSSH key's body the rule reads: its header, and random bytes after it (the public key, or the salt and the ciphertext of an encrypted one). */
+const OPENSSH_BODY_CHARS = 200;
+/** Between the body's lines: blanks, `\n` escapes, and the marks a comment or a quote puts before each line (`#`, `>`, `;`, `*`, `%`, `|`; not `//`, whose slashes are base64). */
+const OPENSSH_BODY_SOURCE = `${OPENSSH_BODY_LEAD}(?:[A-Za-z0-9+/]|[ \\t\\r\\n#>;*%|]|\\\\[rn]){${OPENSSH_BODY_CHARS - OPENSSH_BODY_LEAD.length},300}`;
+
+/**
+ * Whether base64 text that opens with OPENSSH_BODY_LEAD is an OpenSSH
+ * private key's body (`ssh-keygen` wraps it at 70 columns): the magic, a
+ * cipher's and a KDF's names of at most 32 printable characters (`none`,
+ * `aes256-ctr`, `bcrypt`), KDF options of at most 1 KiB, one to 16 keys,
+ * and its 160th to 200th characters random (the public key, or a salt and
+ * the ciphertext; a key's first 52 bytes are the same for many). Its armour
+ * is what the private-key rule reads; this reads the body a copy or a tool
+ * left without it (a comment's `# ` before each line, a quote's `> `).
+ */
+function opensshBodyIsPrivateKey(match: string): boolean {
+  const chars = match.replace(/\\[rn]|[^A-Za-z0-9+/]/g, "");
+  if (chars.length < OPENSSH_BODY_CHARS) return false;
+  const d = Buffer.from(chars.slice(0, OPENSSH_BODY_CHARS), "base64");
+  if (d.toString("latin1", 0, 15) !== "openssh-key-v1\0") return false;
+  let at = 15;
+  for (const max of [32, 32]) {
+    const length = d.readUInt32BE(at);
+    if (length < 1 || length > max || !/^[\x21-\x7e]+$/.test(d.toString("latin1", at + 4, at + 4 + length))) return false;
+    at += 4 + length;
+  }
+  const options = d.readUInt32BE(at);
+  if (options > 1024) return false;
+  at += 4 + options;
+  // The key count lies within the bytes read unless the KDF's options are long (bcrypt's are 24 bytes).
+  if (at + 4 <= d.length) {
+    const keys = d.readUInt32BE(at);
+    if (keys < 1 || keys > 16) return false;
+  }
+  return looksRandom(chars.slice(OPENSSH_BODY_CHARS - 40, OPENSSH_BODY_CHARS));
+}
+
 /** A JWT whose header is JSON naming a real algorithm (an unsigned `alg: none` token is not a credential). */
 function isSignedJwt(match: string): boolean {
   if (isDocumented(match)) return false;
@@ -311,6 +350,7 @@ const buildRules = (): Rule[] => [
   { id: "base64-private-key", what: "a base64-encoded private key", source: `(?:${base64PemAnchors().map((a) => a.text).join("|")})(?:[A-Za-z0-9+/]|[ \\t\\r\\n]|\\\\[rn]){40,160}`, check: base64IsPrivatePem },
   // Not inside base64 (a `+` or `/` before it), where M may start a line's run by chance; the check reads its DER.
   { id: "der-private-key", what: "a private key block (its base64 body)", source: `(?<![A-Za-z0-9+/_-])M[C-I][A-Za-z0-9+/]{${DER_KEY_CHARS - 2}}`, check: derIsPrivateKey },
+  { id: "openssh-key-body", what: "an OpenSSH private key (its base64 body)", source: OPENSSH_BODY_SOURCE, check: opensshBodyIsPrivateKey },
   { id: "aws-access-key-id", what: "an AWS access key id", source: "(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])", check: (m) => !isDocumented(m) },
   {
     id: "aws-secret-access-key",
