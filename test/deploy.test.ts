@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { fakeSystemctl, gatewayRoot, put, run, snapshot, which } from "./deploy-helpers";
 import { HERMES_STORE_DIRS, HERMES_STORES, USER_HOME_SECRET_FILES } from "../src/content/known.js";
 import { BIN, cli, makeHome, png, write } from "./helpers";
+import { type UnitHermesEnvironment, gatewayEnvironmentStores } from "../src/deploy/hermes-environment.js";
 
 let t: ReturnType<typeof makeHome>;
 beforeEach(() => {
@@ -452,6 +453,123 @@ describe("install systemd --root", () => {
     expect(byEnv.stderr).toContain("MEDIA_OUTBOX_DIR is set for the agents by /home/agent/.hermes/.env");
     expect(byEnv.stderr.split("\n").filter((l) => l !== "")).toHaveLength(1);
     expect(snapshot(root)).toEqual(withEnv);
+  });
+
+  it("--gate names the Codex CLI's auth.json where each gateway's CODEX_HOME puts it, and the managed scope's .env and config.yaml where its HERMES_MANAGED_DIR does, as its Hermes resolves them (Environment=, EnvironmentFile=, then the Hermes .env and the managed one over them; ~ expanded in CODEX_HOME), optional, read as the gateway's user, last on the line, watched; ~/.codex/auth.json kept; a value it cannot name is a note, escaped", () => {
+    const root = path.join(t.home, "target");
+    put(path.join(root, "etc/passwd"), ["root:x:0:0:root:/root:/bin/bash", "agent:x:1500:1500::/home/agent:/bin/bash", "other:x:1501:1501::/srv/other-home:/bin/bash", ""].join("\n"));
+    const unit = path.join(root, ETC, "hermes-gateway.service");
+    const dotEnv = path.join(root, "home/agent/.hermes/.env");
+    put(path.join(root, "home/agent/.hermes/auth.json"), "{}\n", 0o600);
+    const setUnit = (lines: string) => put(unit, `[Service]\nUser=agent\nEnvironment=HERMES_HOME=/home/agent/.hermes\n${lines}ExecStart=/bin/true\n`);
+    const gateLine = (r: { stdout: string }) => r.stdout.split("\n").find((l) => l.startsWith("ExecStartPre=-+"))!;
+    const codexWords = (r: { stdout: string }) => gateLine(r).split(" ").filter((w) => w.includes(":?codex-home:"));
+    const homeCodex = "agent:?/home/agent/.codex/auth.json";
+    const dryRun = () => {
+      const r = install(root, "--gate", "--dry-run");
+      expect(r.code, r.stderr).toBe(0);
+      return r;
+    };
+
+    // Not set: ~/.codex/auth.json only, as before.
+    setUnit("");
+    put(dotEnv, "TOKEN=secretsecret\n", 0o600);
+    let r = dryRun();
+    expect(codexWords(r)).toEqual([]);
+    expect(gateLine(r).endsWith(` ${homeCodex}`), gateLine(r)).toBe(true);
+    expect(r.stderr).not.toContain("CODEX_HOME");
+
+    // From the unit's Environment=: named last (the copies before keep their numbers), ~/.codex/auth.json kept; watched like the other stores.
+    setUnit("Environment=CODEX_HOME=/srv/codex-agent\n");
+    r = dryRun();
+    expect(gateLine(r).endsWith(` ${homeCodex} agent:?codex-home:/srv/codex-agent/auth.json`), gateLine(r)).toBe(true);
+    const unitText = (name: string) => r.stdout.split(/^==> /m).find((f) => f.startsWith(path.join(root, ETC, name)))!;
+    const watchedBy = (name: string) => unitText(name).split("\n").filter((l) => l.startsWith("PathChanged=")).map((l) => l.slice("PathChanged=".length));
+    expect(watchedBy("media-outbox-gate-secrets-new.path")).toContain("/srv/codex-agent/auth.json");
+    put(path.join(root, "srv/codex-agent/auth.json"), '{"tokens": {}}\n', 0o600);
+    r = dryRun();
+    expect(watchedBy("media-outbox-gate-secrets.path")).toContain("/srv/codex-agent/auth.json");
+
+    // From an EnvironmentFile= (which beats Environment=), `~` as Python expands it: the gateway's user's home; `~other`: that user's.
+    put(path.join(root, "etc/hermes/gateway.env"), "CODEX_HOME=~/codex-work\n", 0o600);
+    setUnit("Environment=CODEX_HOME=/srv/codex-agent\nEnvironmentFile=/etc/hermes/gateway.env\n");
+    expect(codexWords(dryRun())).toEqual(["agent:?codex-home:/home/agent/codex-work/auth.json"]);
+    put(path.join(root, "etc/hermes/gateway.env"), "CODEX_HOME='  ~other//codex/ '\n", 0o600);
+    expect(codexWords(dryRun())).toEqual(["agent:?codex-home:/srv/other-home/codex/auth.json"]);
+    // The unit's HOME is the `~` of a Python process.
+    setUnit("Environment=HOME=/srv/agent-home CODEX_HOME=~/codex\n");
+    expect(codexWords(dryRun())).toEqual(["agent:?codex-home:/srv/agent-home/codex/auth.json"]);
+
+    // The Hermes .env is loaded over the unit's environment; the managed .env over both.
+    setUnit("Environment=CODEX_HOME=/srv/codex-agent\n");
+    put(dotEnv, 'TOKEN=secretsecret\nexport CODEX_HOME="/srv/codex-from-env"\n', 0o600);
+    expect(codexWords(dryRun())).toEqual(["agent:?codex-home:/srv/codex-from-env/auth.json"]);
+    put(path.join(root, "etc/hermes/.env"), "CODEX_HOME=/srv/codex-managed\n");
+    expect(codexWords(dryRun())).toEqual(["agent:?codex-home:/srv/codex-managed/auth.json"]);
+    // A managed scope elsewhere ($HERMES_MANAGED_DIR, here from the Hermes .env): its .env and config.yaml are named too (the gate reads /etc/hermes itself), and its .env is the one loaded last.
+    const managedWords = (r: { stdout: string }) => gateLine(r).split(" ").filter((w) => w.includes(":?managed:"));
+    put(dotEnv, 'TOKEN=secretsecret\nexport CODEX_HOME="/srv/codex-from-env"\nHERMES_MANAGED_DIR=/opt/managed/\n', 0o600);
+    r = dryRun();
+    expect(managedWords(r)).toEqual(["agent:?managed:/opt/managed/.env", "agent:?managed:/opt/managed/config.yaml"]);
+    expect(codexWords(r)).toEqual(["agent:?codex-home:/srv/codex-from-env/auth.json"]);
+    put(path.join(root, "opt/managed/.env"), "CODEX_HOME=/srv/codex-managed-elsewhere\nMEDIA_OUTBOX_DIR=/home/agent/out\n");
+    // Loaded into the agents' environment: its MEDIA_OUTBOX_DIR keeps them off the gate, as a Hermes .env's does.
+    r = install(root, "--gate", "--dry-run");
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("MEDIA_OUTBOX_DIR is set for the agents by /opt/managed/.env");
+    put(path.join(root, "opt/managed/.env"), "CODEX_HOME=/srv/codex-managed-elsewhere\n");
+    r = dryRun();
+    expect(gateLine(r).endsWith(` ${homeCodex} agent:?managed:/opt/managed/.env agent:?managed:/opt/managed/config.yaml agent:?codex-home:/srv/codex-managed-elsewhere/auth.json`), gateLine(r)).toBe(true);
+    for (const [value, note] of [
+      ["/etc//hermes/", undefined],
+      ["managed", "HERMES_MANAGED_DIR for hermes-gateway.service (set in /home/agent/.hermes/.env) is managed, not an absolute path: the gate will not know the values of a managed .env and config.yaml there"],
+      ["~/managed", "is ~/managed, not an absolute path"],
+    ] as const) {
+      put(dotEnv, `TOKEN=secretsecret\nHERMES_MANAGED_DIR=${value}\n`, 0o600);
+      r = dryRun();
+      expect(managedWords(r), value).toEqual([]);
+      if (note) expect(r.stderr, value).toContain(note);
+      else expect(r.stderr, value).not.toContain("HERMES_MANAGED_DIR");
+    }
+    fs.rmSync(path.join(root, "etc/hermes/.env"));
+
+    // ~/.codex itself: named once, as the home's store.
+    put(dotEnv, "TOKEN=secretsecret\nCODEX_HOME=/home/agent/.codex/\n", 0o600);
+    r = dryRun();
+    expect(codexWords(r)).toEqual([]);
+    expect(gateLine(r).split(" ").filter((w) => w.endsWith("/.codex/auth.json"))).toEqual([homeCodex]);
+
+    // What cannot be named: a note each, the value escaped; ~/.codex/auth.json still named.
+    for (const [value, note] of [
+      ["codex", 'CODEX_HOME for hermes-gateway.service (set in /home/agent/.hermes/.env) is codex, not an absolute path: the gate will not know a Codex CLI\'s auth.json there (it knows ~/.codex/auth.json)'],
+      ['"rel\\bMEDIA:/x.png"', "is rel\\x08MEDIA\\x3a/x.png, not an absolute path"],
+      ["~nosuchuser/codex", "is ~nosuchuser/codex, whose ~ names no user of /etc/passwd"],
+      ["/srv/x/../../etc", 'is /srv/x/../../etc, which holds a ".." component; write it without'],
+      ["${HOME}/codex", "uses ${...} expansion, which install does not follow; write the directory out"],
+      ["'  '", "CODEX_HOME for hermes-gateway.service (set in /home/agent/.hermes/.env) is empty: Hermes reads ~/.codex/auth.json, which the gate knows"],
+    ] as const) {
+      put(dotEnv, `TOKEN=secretsecret\nCODEX_HOME=${value}\n`, 0o600);
+      r = dryRun();
+      expect(codexWords(r), value).toEqual([]);
+      expect(gateLine(r).endsWith(` ${homeCodex}`), value).toBe(true);
+      expect(r.stderr, value).toContain(note);
+      expect(r.stderr, value).not.toContain("\b");
+    }
+  });
+
+  it("resolves a CODEX_HOME built against its reading (a megabyte of Python's spaces around it, of slashes after `~`, a HOME of slashes) in linear time", () => {
+    const root = path.join(t.home, "target");
+    put(path.join(root, "etc/passwd"), "root:x:0:0:root:/root:/bin/bash\nagent:x:1500:1500::/home/agent:/bin/bash\n");
+    const env = path.join(root, "home/agent/.hermes/.env");
+    const spaces = " \x1c\u3000".repeat(300_000);
+    const resolve = (environment: UnitHermesEnvironment = {}) => gatewayEnvironmentStores({ unit: "hermes-gateway.service", user: "agent", environment }, { root });
+    put(env, `CODEX_HOME="${spaces}~${"/".repeat(1_000_000)}codex${spaces}"\nHERMES_MANAGED_DIR="${spaces}${"/".repeat(1_000_000)}managed${spaces}"\n`);
+    expect(resolve()).toEqual({ files: [{ file: "/managed/.env", store: "managed" }, { file: "/managed/config.yaml", store: "managed" }, { file: "/home/agent/codex/auth.json", store: "codex-home" }], notes: [] });
+    expect(resolve({ HOME: { value: "/".repeat(1_000_000), from: "/etc/systemd/system/hermes-gateway.service" } }).files.at(-1)).toEqual({ file: "/codex/auth.json", store: "codex-home" });
+    put(env, `CODEX_HOME="${spaces}x${spaces}"\nHERMES_MANAGED_DIR=${"~".repeat(1_000_000)}\n`);
+    expect(resolve().notes).toEqual([expect.stringMatching(/^HERMES_MANAGED_DIR .* not an absolute path/), expect.stringMatching(/is x, not an absolute path/)]);
+    put(env, `CODEX_HOME=/${"../".repeat(500_000)}\n`);
+    expect(resolve().notes).toEqual([expect.stringMatching(/holds a "\.\." component/)]);
   });
 
 describe("install hermes-config", () => {

@@ -13,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Gate, killAll, post, rawExchange, startGate } from "./gate-helpers.js";
 import { BIN, makeHome } from "./helpers.js";
 import type { DoctorCheck } from "../src/deploy/doctor-check.js";
-import { gateSecretChecks } from "../src/deploy/doctor-gate.js";
+import { gateSecretChecks, gateServiceChecks } from "../src/deploy/doctor-gate.js";
+import type { Systemctl } from "../src/deploy/systemctl.js";
 
 const NOBODY = 65534;
 const DAEMON = 1;
@@ -213,6 +214,9 @@ describe("gate-secrets: each agent's .env and credential stores read as that age
       [["--into", into, "/no/user.env"], {}, /is not USER:\/ABSOLUTE\/PATH/],
       [["--into", into, "nobody:?relative/auth.json"], {}, /is not USER:\/ABSOLUTE\/PATH or USER:\?\/ABSOLUTE\/PATH/],
       [["--into", into, "nobody:??/auth.json"], {}, /is not USER:\/ABSOLUTE\/PATH/],
+      [["--into", into, "nobody:?codex-home:relative/auth.json"], {}, /is not USER:\/ABSOLUTE\/PATH/],
+      [["--into", into, "nobody:?environment-file:codex-home:/codex/auth.json"], {}, /is not USER:\/ABSOLUTE\/PATH/],
+      [["--into", into, "nobody:managed:codex-home:/codex/auth.json"], {}, /is not USER:\/ABSOLUTE\/PATH/],
       [[`nobody:${path.join(agentHome, "own.env")}`], {}, /--into DIR is required/],
     ];
     for (const [args, opts, message] of cases) {
@@ -231,11 +235,13 @@ describe("gate-secrets: the stores of an agent user's home (~/.docker/config.jso
   const QWEN = "Rq4tWm8Zp2Lk6Vx9Nb3Hqw";
   const BASIC = Buffer.from(`agent:${REGISTRY_PASSWORD}`).toString("base64");
   let h: ReturnType<typeof makeHome>;
+  let h2: ReturnType<typeof makeHome> | undefined;
   let gate: Gate | undefined;
 
   afterAll(async () => {
     await killAll();
     h?.cleanup();
+    h2?.cleanup();
   });
 
   /** A file of `home`, nobody's, in directories of nobody's. */
@@ -297,6 +303,47 @@ describe("gate-secrets: the stores of an agent user's home (~/.docker/config.jso
     // The store the agent could not read gave the gate nothing.
     expect((await rawExchange(gate.socket, post("qwen.txt", `notes: ${QWEN}\n`))).json).toMatchObject({ success: true });
     for (const value of [REGISTRY_PASSWORD, BASIC, IDENTITY, CODEX, QWEN]) expect(gate.log() + r.stderr + r.stdout).not.toContain(value);
+  });
+
+  it("copies the Codex CLI's auth.json where a gateway's $CODEX_HOME puts it (USER:?codex-home:FILE) as that agent, named as ~/.codex/auth.json's copy is, and a managed .env where its $HERMES_MANAGED_DIR does (USER:?managed:FILE) as it is; one the agent may not read is not copied; the gate then refuses their values, never printing them", async () => {
+    const CODEX_ELSEWHERE = "Cz5Hq8Vn2Xr7Lm4Tk9Pw3Bd";
+    const codexHome = path.join(base, "codex-home-elsewhere");
+    const auth = homeFile(codexHome, "auth.json", JSON.stringify({ OPENAI_API_KEY: null, tokens: { access_token: `eyJ${CODEX_ELSEWHERE}`, refresh_token: CODEX_ELSEWHERE, account_id: "acct-5678" } }));
+    // A $CODEX_HOME/auth.json that is a link to a file only root may read: the agent may not, so neither may the gate.
+    const rootOnly = path.join(base, "root-only-codex.json");
+    fs.writeFileSync(rootOnly, JSON.stringify({ tokens: { refresh_token: QWEN } }), { mode: 0o600 });
+    const linked = path.join(base, "codex-home-linked");
+    fs.mkdirSync(linked, { mode: 0o755 });
+    fs.symlinkSync(rootOnly, path.join(linked, "auth.json"));
+    const copies = path.join(base, "run-codex-home");
+    fs.mkdirSync(copies, { mode: 0o700 });
+    fs.chownSync(copies, DAEMON, DAEMON);
+    // A managed scope's .env where a gateway's HERMES_MANAGED_DIR puts it: copied as it is.
+    const MANAGED = "Mg7Kd2Vx9Qp4Lr8Tw3Zn";
+    const managedEnv = homeFile(path.join(base, "managed-elsewhere"), ".env", `DASHBOARD_SECRET=${MANAGED}\n`);
+    const r = run(["--into", copies, `nobody:?codex-home:${path.join(linked, "auth.json")}`, `nobody:?codex-home:${auth}`, `nobody:?codex-home:${path.join(base, "no-codex-home", "auth.json")}`, `nobody:?managed:${managedEnv}`]);
+    expect(r.signal, "gate-secrets hung").toBeNull();
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr.split("\n").filter((l) => l !== "")).toEqual([
+      `media-outbox: gate-secrets: skipped ${path.join(linked, "auth.json")} (read as nobody): its user may not read it; the gate will not know its values`,
+      "media-outbox: gate-secrets: 2 of 4 secret file(s) copied for the gate (1 optional store(s) not there)",
+    ]);
+    expect(fs.readdirSync(copies).sort()).toEqual(["hermes-env-1-codex-auth.json", "hermes-env-3"]);
+    expect(fs.readFileSync(path.join(copies, "hermes-env-1-codex-auth.json"), "utf8")).toBe(fs.readFileSync(auth, "utf8"));
+    const copy = fs.statSync(path.join(copies, "hermes-env-1-codex-auth.json"));
+    expect([copy.uid, copy.gid, copy.mode & 0o7777]).toEqual([DAEMON, DAEMON, 0o400]);
+
+    h2 = makeHome();
+    const codexGate = await startGate(h2.home, { ...h2.env, HERMES_HOME: path.join(h2.home, "gate-home"), CREDENTIALS_DIRECTORY: copies });
+    const answer = await rawExchange(codexGate.socket, post("leak.txt", `notes: ${CODEX_ELSEWHERE}\n`));
+    expect(answer.json).toMatchObject({ success: false, media: [], media_dropped: [{ path: "leak.txt", code: "secret_detected" }] });
+    expect(answer.json.media_dropped[0].reason).toContain("the value of tokens.refresh_token (an agent user's ~/.codex/auth.json, credential hermes-env-1-codex-auth.json)");
+    expect(answer.body).not.toContain(CODEX_ELSEWHERE);
+    const managed = await rawExchange(codexGate.socket, post("managed.txt", `notes: ${MANAGED}\n`));
+    expect(managed.json.media_dropped[0].reason).toContain("the value of DASHBOARD_SECRET (credential hermes-env-3)");
+    // The one the agent could not read gave the gate nothing: a file with its token passes.
+    expect((await rawExchange(codexGate.socket, post("other.txt", `notes: ${QWEN}\n`))).json).toMatchObject({ success: true });
+    for (const value of [CODEX_ELSEWHERE, QWEN, MANAGED]) expect(codexGate.log() + r.stderr + r.stdout + managed.body).not.toContain(value);
   });
 });
 
@@ -506,6 +553,96 @@ describe("doctor: the stores of the agents' homes the gate's units name", () => 
         message:
           "/home/agent/.docker/config.json, /home/agent/.codex/auth.json: not named in the gate's units (a profile added since install, a home that was not there then, or an install by an older media-outbox, which named MCP token files one by one and no store of the agents' homes): the gate does not know the values there",
         fix: "run media-outbox install systemd --gate again, with the same options",
+      },
+    ]);
+  });
+});
+
+describe("doctor: the stores a gateway's CODEX_HOME and HERMES_MANAGED_DIR move", () => {
+  const GATE_UNIT = "/etc/systemd/system/media-outbox-gate.service";
+  const GATEWAY_UNIT = "/etc/systemd/system/hermes-gateway.service";
+  /** A target root: agent's gateway, its Hermes .env, a Codex home elsewhere with the Codex CLI's auth.json and settings, and the gate's unit naming `words`. */
+  function target(name: string, words: string[]): string {
+    const root = path.join(base, name);
+    const put = (file: string, content: string) => {
+      fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+      fs.writeFileSync(path.join(root, file), content);
+    };
+    put("etc/passwd", "root:x:0:0:root:/root:/bin/bash\nagent:x:1500:1500::/home/agent:/bin/bash\n");
+    put(GATEWAY_UNIT.slice(1), "[Service]\nUser=agent\nEnvironment=HERMES_HOME=/srv/agent-hermes CODEX_HOME=/srv/codex-a\nExecStart=/bin/true\n");
+    put("srv/agent-hermes/.env", "TELEGRAM_BOT_TOKEN=7000000001:AAHfakeTokenValueOnlyForTheseTests\n");
+    put("srv/codex-a/auth.json", '{"tokens": {"refresh_token": "codexRefreshTokenOnlyForTheseTests"}}\n');
+    // The Codex CLI's settings beside it, named like a Hermes store: $CODEX_HOME is no Hermes home.
+    put("srv/codex-a/config.yaml", "model: o4-mini\n");
+    put(GATE_UNIT.slice(1), `[Service]\nExecStartPre=-+/usr/bin/node /bin/media-outbox gate-secrets --into /run/media-outbox-gate ${words.join(" ")}\n`);
+    return root;
+  }
+  /** doctor's gate lines as a running systemd reports the units (a fake systemctl answering `show`). */
+  function secretChecks(root: string): DoctorCheck[] {
+    const shown: Record<string, Record<string, string>> = {
+      "media-outbox-gate.socket": { LoadState: "loaded", UnitFileState: "enabled", ActiveState: "active" },
+      "media-outbox-gate.service": { LoadState: "loaded", ActiveState: "inactive", FragmentPath: GATE_UNIT },
+      "hermes-gateway.service": { LoadState: "loaded", FragmentPath: GATEWAY_UNIT },
+    };
+    const systemctl = { show: (unit: string) => new Map(Object.entries(shown[unit] ?? { LoadState: "not-found" })) } as unknown as Systemctl;
+    const checks: DoctorCheck[] = [];
+    gateServiceChecks({ scope: "system", root, home: "/root" }, ["hermes-gateway.service"], systemctl, checks);
+    return checks.filter((c) => c.check === "gate secrets");
+  }
+  const named = ["agent:/srv/agent-hermes/.env", "agent:?/home/agent/.codex/auth.json"];
+
+  it("is quiet when the gate's units name it, and takes its directory for no Hermes home", () => {
+    expect(secretChecks(target("doctor-codex-named", [...named, "agent:?codex-home:/srv/codex-a/auth.json"]))).toEqual([]);
+  });
+
+  it("names one the gateway sets now that the gate's units do not name: in its unit (an install before media-outbox named it), or in its Hermes .env since install, which Hermes loads over the unit's", () => {
+    const root = target("doctor-codex-unnamed", named);
+    const unnamed = (file: string) => ({
+      check: "gate secrets",
+      status: "warn",
+      message: `${file} (the Codex CLI's auth.json in a gateway's CODEX_HOME): set since install, not named in the gate's units: the gate does not know the values there`,
+      fix: "run media-outbox install systemd --gate again, with the same options",
+    });
+    expect(secretChecks(root)).toEqual([unnamed("/srv/codex-a/auth.json")]);
+    fs.writeFileSync(path.join(root, "srv/agent-hermes/.env"), "TELEGRAM_BOT_TOKEN=7000000001:AAHfakeTokenValueOnlyForTheseTests\nCODEX_HOME=~/codex-b\n");
+    expect(secretChecks(root)).toEqual([unnamed("/home/agent/codex-b/auth.json")]);
+    // Named at install, since moved by the .env.
+    const moved = target("doctor-codex-moved", [...named, "agent:?codex-home:/srv/codex-a/auth.json"]);
+    fs.writeFileSync(path.join(moved, "srv/agent-hermes/.env"), "CODEX_HOME=/srv/codex-\x1bMEDIA:/c\n");
+    const checks = secretChecks(moved);
+    expect(checks).toEqual([unnamed("/srv/codex-\\x1bMEDIA\\x3a/c/auth.json")]);
+  });
+
+  it("names a managed scope a gateway's HERMES_MANAGED_DIR now puts elsewhere, its .env and config.yaml; a named one is judged as the gate reads it (.env and YAML lines) and taken for no Hermes home", () => {
+    const root = target("doctor-managed", [...named, "agent:?codex-home:/srv/codex-a/auth.json"]);
+    fs.writeFileSync(path.join(root, "srv/agent-hermes/.env"), "HERMES_MANAGED_DIR=/opt/managed\n");
+    expect(secretChecks(root)).toEqual([
+      {
+        check: "gate secrets",
+        status: "warn",
+        message:
+          "/opt/managed/.env (the managed scope's, in a gateway's HERMES_MANAGED_DIR), /opt/managed/config.yaml (the managed scope's, in a gateway's HERMES_MANAGED_DIR): set since install, not named in the gate's units: the gate does not know the values there",
+        fix: "run media-outbox install systemd --gate again, with the same options",
+      },
+    ]);
+    // Named: quiet, its auth.json (a Hermes store's name) not asked for.
+    const named2 = target("doctor-managed-named", [...named, "agent:?codex-home:/srv/codex-a/auth.json", "agent:?managed:/opt/managed/.env", "agent:?managed:/opt/managed/config.yaml"]);
+    fs.writeFileSync(path.join(named2, "srv/agent-hermes/.env"), "HERMES_MANAGED_DIR=/opt/managed\n");
+    fs.mkdirSync(path.join(named2, "opt/managed"), { recursive: true });
+    fs.writeFileSync(path.join(named2, "opt/managed/.env"), "DASHBOARD_SECRET=Mg7Kd2Vx9Qp4Lr8Tw3Zn\n");
+    fs.writeFileSync(path.join(named2, "opt/managed/auth.json"), "{}\n");
+    expect(secretChecks(named2)).toEqual([]);
+  });
+
+  it("judges a named one as the gate reads it: JSON", () => {
+    const root = target("doctor-codex-damaged", [...named, "agent:?codex-home:/srv/codex-a/auth.json"]);
+    fs.writeFileSync(path.join(root, "srv/codex-a/auth.json"), "tokens: not JSON\n");
+    expect(secretChecks(root)).toEqual([
+      {
+        check: "gate secrets",
+        status: "warn",
+        message: "the gate does not know the values of /srv/codex-a/auth.json: it is not valid JSON",
+        fix: "make each a regular file of at most 1 MiB (a JSON store: valid JSON); the gate copies it again when it changes",
       },
     ]);
   });

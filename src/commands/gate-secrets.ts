@@ -9,7 +9,7 @@ import { usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { type AgentSecretFile, copyAgentSecrets, parseSecretFileArg } from "../deploy/gate-secrets.js";
 
-export const USAGE = `usage: media-outbox gate-secrets --into DIR USER:[?][KIND:]FILE...
+export const USAGE = `usage: media-outbox gate-secrets --into DIR USER:[?][KIND:|STORE:]FILE...
 Run as root by media-outbox-gate.service before the gate starts (install
 systemd --gate writes the line): copies each agent's Hermes .env or other
 store FILE (or a store of USER's home: ~/.docker/config.json, another
@@ -20,13 +20,16 @@ A FILE after "?" is optional: when it is not there, nothing is said.
 KIND environment-file: or unit-file: marks a file systemd reads for a
 gateway running as USER (an EnvironmentFile=, a unit file or drop-in):
 its environment is copied, read as root when USER may not read it and the
-file and every directory above it are root's alone.`;
+file and every directory above it are root's alone.
+STORE codex-home: marks the Codex CLI's auth.json where a gateway's
+CODEX_HOME puts it (copied as USER, named as ~/.codex/auth.json), managed:
+the managed scope's .env or config.yaml where its HERMES_MANAGED_DIR does.`;
 
 const OPTIONS = { into: { type: "string" } } satisfies Options;
 
 function agentFile(arg: string): AgentSecretFile {
   const file = parseSecretFileArg(arg);
-  if (!file) throw usageError(`${escapeText(JSON.stringify(arg))} is not USER:/ABSOLUTE/PATH or USER:?/ABSOLUTE/PATH (KIND: before the path for a gateway's systemd file)\n${USAGE}`);
+  if (!file) throw usageError(`${escapeText(JSON.stringify(arg))} is not USER:/ABSOLUTE/PATH or USER:?/ABSOLUTE/PATH (KIND: or STORE: before the path)\n${USAGE}`);
   return file;
 }
 

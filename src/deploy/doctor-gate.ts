@@ -27,6 +27,7 @@ import {
   envFileSetsLocalOutbox,
   gateStateDir,
   gatewayEnvironmentSources,
+  environmentStoreFiles,
   gatewaySecretFiles,
   hermesHomeOf,
   hermesSecretFilesNow,
@@ -35,7 +36,8 @@ import {
   userHomeStoresNow,
 } from "./gate.js";
 import { rootOwnedProblem } from "./root-owned.js";
-import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, isTemplate, lenientDiskReader, onDisk, unitEnvironment, unitFiles } from "./gateway-units.js";
+import { unitHermesEnvironment } from "./hermes-environment.js";
+import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, isTemplate, lenientDiskReader, onDisk, unitEnvironment, unitFiles, variableSource } from "./gateway-units.js";
 import { GATE_SECRETS_NEW_PATH, GATE_SECRETS_PATH, GATE_SERVICE, GATE_SOCKET_UNIT } from "./render.js";
 import { type Systemctl, shellLine } from "./systemctl.js";
 import { parseUnitText, splitWords } from "./systemd-syntax.js";
@@ -243,8 +245,10 @@ export function gateServiceChecks(scope: UnitScope, units: string[], systemctl: 
  * homes, or in the homes of the users it reads them as, that the line does
  * not name: a profile's, an MCP server's, made after install. A gateway's
  * systemd file (KIND:FILE) its user may not read and that is not root's
- * alone is skipped by gate-secrets: named here. Files the one running
- * doctor may not look at are not judged.
+ * alone is skipped by gate-secrets: named here. So is a store a gateway's
+ * CODEX_HOME or HERMES_MANAGED_DIR now moves (set in its unit or its Hermes
+ * .env) that the line does not name. Files the one running doctor may not
+ * look at are not judged.
  */
 export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; dropIns: string[] }, checks: DoctorCheck[], gateways: GatewayOwner[]): void {
   const read = diskReader(scope);
@@ -271,10 +275,12 @@ export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; d
   }
   const hermes = named.filter((n) => n.kind === undefined);
   const homeStores = new Set(hermes.flatMap((n) => userHomeStoreFiles(n.user, scope)));
-  // A file copied as it is gives the gate what it gives local mode: none, from a damaged or oversized one (a user's home store is read as there: JSON, the AWS credentials as a .env).
+  const codexHomes = new Set(hermes.filter((n) => n.store === "codex-home").map((n) => n.file));
+  // A file copied as it is gives the gate what it gives local mode: none, from a damaged or oversized one (a user's home store is read as there: JSON, the AWS credentials as a .env; $CODEX_HOME/auth.json as JSON).
+  const formatOf = (file: string): SecretFileFormat => (homeStores.has(file) ? homeStoreFormat(file) : codexHomes.has(file) ? "json" : "either");
   const unreadable = hermes
     .flatMap(({ file }) => (file.endsWith("/") ? storeDirectoryFiles(file.slice(0, -1), scope) : [file]))
-    .map((file) => readSecretFile({ file: onDisk(scope, file), where: escapeText(file), format: homeStores.has(file) ? homeStoreFormat(file) : "either" }))
+    .map((file) => readSecretFile({ file: onDisk(scope, file), where: escapeText(file), format: formatOf(file) }))
     .filter((r) => r.exists && r.problem !== undefined && r.problem !== "it cannot be read");
   if (unreadable.length > 0) {
     check(checks, "gate secrets", "warn", `the gate does not know the values of ${unreadable.map((r) => `${r.file.where}: ${r.problem}`).join("; ")}`, "make each a regular file of at most 1 MiB (a JSON store: valid JSON); the gate copies it again when it changes");
@@ -291,7 +297,21 @@ export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; d
   if (unnamedUnits.length > 0) {
     check(checks, "gate secrets", "warn", `${unnamedUnits.map((w) => escapeText(w.file)).join(", ")}: set for a gateway (an EnvironmentFile=, or Environment= values that look secret) and not named in the gate's units: the gate does not know the values there`, "run media-outbox install systemd --gate again, with the same options");
   }
-  const unnamed = unnamedSecretFiles(scope, hermes, homeStores);
+  // Where a gateway's CODEX_HOME or HERMES_MANAGED_DIR puts a store now (set since install, in its unit or its Hermes .env), install judging it the same way.
+  const moved = environmentStoreFiles(gateways, scope, []).filter((c) => !named.some((n) => n.file === c.file));
+  if (moved.length > 0) {
+    const what = (c: AgentSecretFile) => (c.store === "codex-home" ? "the Codex CLI's auth.json in a gateway's CODEX_HOME" : "the managed scope's, in a gateway's HERMES_MANAGED_DIR");
+    check(
+      checks,
+      "gate secrets",
+      "warn",
+      `${moved.map((c) => `${escapeText(c.file)} (${what(c)})`).join(", ")}: set since install, not named in the gate's units: the gate does not know the values there`,
+      "run media-outbox install systemd --gate again, with the same options",
+    );
+  }
+  // Neither a store of a user's home nor one a gateway's environment moves is a Hermes home's (~/.codex/auth.json is named like a Hermes store).
+  const notHermes = new Set([...homeStores, ...hermes.filter((n) => n.store !== undefined).map((n) => n.file)]);
+  const unnamed = unnamedSecretFiles(scope, hermes, notHermes).filter((file) => !moved.some((c) => c.file === file));
   if (unnamed.length > 0) {
     const why = "not named in the gate's units (a profile added since install, a home that was not there then, or an install by an older media-outbox, which named MCP token files one by one and no store of the agents' homes)";
     check(checks, "gate secrets", "warn", `${unnamed.map(escapeText).join(", ")}: ${why}: the gate does not know the values there`, "run media-outbox install systemd --gate again, with the same options");
@@ -303,7 +323,14 @@ function gatewayOwner(scope: UnitScope, unit: string, systemctl: Systemctl | und
   const read = lenientDiskReader(scope);
   const files = unitFiles(scope, unit, isTemplate(unit) ? undefined : systemctl);
   const env = unitEnvironment(scope, files, read);
-  return { unit, ...(env.user ? { user: env.user } : {}), ...gatewayEnvironmentSources(scope, files, env) };
+  const hermesHome = variableSource(scope, env, "HERMES_HOME", read).value;
+  return {
+    unit,
+    ...(env.user ? { user: env.user } : {}),
+    ...gatewayEnvironmentSources(scope, files, env),
+    ...(hermesHome && path.isAbsolute(hermesHome) ? { hermesHome } : {}),
+    hermesEnvironment: unitHermesEnvironment(scope, env, read),
+  };
 }
 
 /**

@@ -1,8 +1,10 @@
 // The gate's known secrets: each agent's Hermes .env and JSON credential
 // stores (auth.json and the others of src/content/known.ts's list, each MCP
 // server's token file), and the stores of each agent user's home that local
-// mode reads (other agents' CLIs' OAuth tokens, Docker's registry logins),
-// copied for the gate each time it starts. The gate's service user cannot
+// mode reads (other agents' CLIs' OAuth tokens, Docker's registry logins;
+// the Codex CLI's also where a gateway's $CODEX_HOME puts it), and the
+// managed scope's where a gateway's $HERMES_MANAGED_DIR does, copied for
+// the gate each time it starts. The gate's service user cannot
 // read the agents' homes; systemd's LoadCredential= could, but it reads
 // the file as root, and the file is the agent's to replace: a link to
 // /etc/shadow or to another agent's .env made root read that into the
@@ -64,19 +66,37 @@ export interface AgentSecretFile {
    * Environment= values are copied. Unset: a Hermes file, copied as it is.
    */
   kind?: SystemdFileKind;
+  /**
+   * A store a gateway's environment moves (hermes-environment.ts), read as
+   * the user like a Hermes file: `codex-home`, the Codex CLI's auth.json in
+   * its $CODEX_HOME, whose copy is named as ~/.codex/auth.json's is (so the
+   * gate reads and names it as that store); `managed`, the managed scope's
+   * .env or config.yaml in its $HERMES_MANAGED_DIR, copied as it is.
+   */
+  store?: EnvironmentStore;
 }
+
+/** The stores a gateway's environment moves: where install found them (hermes-environment.ts), as secretFileArg marks them. */
+export type EnvironmentStore = "codex-home" | "managed";
+const STORES: readonly EnvironmentStore[] = ["codex-home", "managed"];
 
 export type SystemdFileKind = "environment-file" | "unit-file";
 const KINDS: readonly SystemdFileKind[] = ["environment-file", "unit-file"];
 
+/** The store of a user's home the Codex CLI keeps where $CODEX_HOME does not move it (one of known.ts USER_HOME_SECRET_FILES); a copy of `$CODEX_HOME/auth.json` is named after it. */
+export const CODEX_AUTH_STORE = ".codex/auth.json";
+
 /**
  * One file as gate-secrets takes it on its command line: `USER:PATH`, with
- * "?" before the path for an optional one and `KIND:` for a file systemd
- * reads for a gateway (`hermes:?environment-file:/etc/hermes/gateway.env`).
- * A path starts with "/", so neither is ever part of it.
+ * "?" before the path for an optional one, `KIND:` for a file systemd
+ * reads for a gateway (`hermes:?environment-file:/etc/hermes/gateway.env`),
+ * and `STORE:` for a store a gateway's environment moves
+ * (`hermes:?codex-home:/srv/codex/auth.json`). A path starts with "/", so
+ * none is ever part of it.
  */
 export function secretFileArg(s: AgentSecretFile): string {
-  return `${s.user}:${s.optional ? "?" : ""}${s.kind ? `${s.kind}:` : ""}${s.file}`;
+  const mark = s.kind ?? s.store;
+  return `${s.user}:${s.optional ? "?" : ""}${mark ? `${mark}:` : ""}${s.file}`;
 }
 
 /** The inverse of secretFileArg; undefined for a word that is not one. */
@@ -89,8 +109,10 @@ export function parseSecretFileArg(arg: string): AgentSecretFile | undefined {
   if (optional) rest = rest.slice(1);
   const kind = KINDS.find((k) => rest.startsWith(`${k}:`));
   if (kind) rest = rest.slice(kind.length + 1);
+  const store = kind ? undefined : STORES.find((k) => rest.startsWith(`${k}:`));
+  if (store) rest = rest.slice(store.length + 1);
   if (!rest.startsWith("/")) return undefined;
-  return { user: arg.slice(0, colon), file: rest, ...(optional ? { optional } : {}), ...(kind ? { kind } : {}) };
+  return { user: arg.slice(0, colon), file: rest, ...(optional ? { optional } : {}), ...(kind ? { kind } : {}), ...(store ? { store } : {}) };
 }
 
 /**
@@ -281,7 +303,7 @@ export function copyAgentSecrets(dir: string, files: AgentSecretFile[]): Secrets
   if (!st?.isDirectory()) throw new FatalError("config_invalid", `${escapeText(dir)} is not a directory: the gate's unit names its RuntimeDirectory= here`);
   const owner = { uid: st.uid, gid: st.gid };
   const result: SecretsCopy = { copied: [], skipped: [], absent: 0, taken: 0 };
-  for (const [i, { user: name, file, optional, kind }] of files.entries()) {
+  for (const [i, { user: name, file, optional, kind, store }] of files.entries()) {
     const user = userByName(name);
     // A directory's files (mcp-tokens/: one per MCP server) are copied as hermes-env-N-K, K their place in name order.
     const isDirectory = file.endsWith("/");
@@ -298,7 +320,7 @@ export function copyAgentSecrets(dir: string, files: AgentSecretFile[]): Secrets
         }
       } else {
         const data = asUser(user, () => readSmallRegularFile(file));
-        const name = copyName(`${SECRET_FILE_PREFIX}${i}`, user, file);
+        const name = store === "codex-home" ? userHomeStoreCopyName(`${SECRET_FILE_PREFIX}${i}`, CODEX_AUTH_STORE) : copyName(`${SECRET_FILE_PREFIX}${i}`, user, file);
         writeCopy(dir, name, data, owner);
         result.copied.push(name);
       }

@@ -19,6 +19,7 @@ import { type EnvFileRef, type UnitEnvironment, type UnitFiles, installDir, leni
 import { mkdirs, readIfExists } from "./files.js";
 import { rootOwnedProblem } from "./root-owned.js";
 import { type AgentSecretFile, unitFileEnvironment } from "./gate-secrets.js";
+import { type UnitHermesEnvironment, gatewayEnvironmentStores } from "./hermes-environment.js";
 import { parseEnvFile } from "./policy-sources.js";
 import {
   DROP_IN_ENV_NAME,
@@ -114,6 +115,8 @@ export interface GatewayOwner {
   unitFiles?: string[];
   /** The unit file that sets MEDIA_OUTBOX_DIR for it, if one does. */
   localOutboxFrom?: string;
+  /** What its unit sets of CODEX_HOME, HOME and HERMES_MANAGED_DIR: where its Hermes reads the Codex CLI's auth.json and the managed scope (hermes-environment.ts). */
+  hermesEnvironment?: UnitHermesEnvironment;
 }
 
 /**
@@ -284,8 +287,7 @@ function hermesSecretFiles(homes: { home: string; user: string }[], scope: Pick<
  * hosts have one CLI or none; a `docker login` after install is copied once
  * written), and watched as the Hermes stores are: a CLI refreshes its OAuth
  * token while the gate runs for weeks. The Codex CLI's is named in ~/.codex
- * only: an agent's $CODEX_HOME is its environment's, which install cannot
- * know.
+ * here, and also where a gateway's CODEX_HOME puts it (environmentStoreFiles).
  */
 function userHomeSecretFiles(users: string[], scope: Pick<UnitScope, "root">): AgentSecretFile[] {
   return [...new Set(users)].flatMap((user) => {
@@ -353,6 +355,28 @@ export function gatewaySecretFiles(gateways: GatewayOwner[], scope: Pick<UnitSco
       const setsSecret = unitFileEnvironment(read(file) ?? "").some(({ name, value }) => valuesWorthLookingFor(name, value).length > 0);
       if (setsSecret) files.push({ user, file, kind: "unit-file" });
     }
+  }
+  return files;
+}
+
+/**
+ * The stores each gateway's environment moves, as its Hermes resolves that
+ * environment (hermes-environment.ts: the unit's, then the Hermes .env, then
+ * the managed one): the Codex CLI's auth.json where its CODEX_HOME puts it
+ * (its copy named as ~/.codex/auth.json's is), the managed scope's .env and
+ * config.yaml where its HERMES_MANAGED_DIR does; named optional (Hermes reads
+ * auth.json once the CLI logs in), read as the gateway's user. A value that
+ * cannot be followed (relative, `${...}`) is a note. Where CODEX_HOME is
+ * ~/.codex, the home's store is named already.
+ */
+export function environmentStoreFiles(gateways: GatewayOwner[], scope: Pick<UnitScope, "root">, notes: string[]): AgentSecretFile[] {
+  const files: AgentSecretFile[] = [];
+  for (const g of gateways) {
+    const user = gatewayUserName(g, scope);
+    if (user === undefined) continue;
+    const found = gatewayEnvironmentStores({ unit: g.unit, user, hermesHome: g.hermesHome, environment: g.hermesEnvironment }, scope);
+    notes.push(...found.notes);
+    files.push(...found.files.map(({ file, store }) => ({ user, file, optional: true, store })));
   }
   return files;
 }
@@ -573,9 +597,14 @@ export function planGate(input: PlanGateInput): GatePlan {
     throw usageError(`${escapeText(configFile ?? "the config file")} sets stateDir ${escapeText(serviceConfig.stateDir)}; the gate keeps its state in ${escapeText(stateDir)}: remove stateDir from it`);
   }
 
-  // The gateways' own after the Hermes files, the users' homes' after both: their copies keep the numbers they had before these were named.
+  // The gateways' own after the Hermes files, the users' homes' after both, what the gateways' environments move last: their copies keep the numbers they had before these were named.
   const homes = hermesHomes(input.gateways, agents, scope, notes);
-  const named = [...hermesSecretFiles(homes, scope), ...gatewaySecretFiles(input.gateways, scope, notes), ...userHomeSecretFiles(homes.map((h) => h.user), scope)];
+  const named = [
+    ...hermesSecretFiles(homes, scope),
+    ...gatewaySecretFiles(input.gateways, scope, notes),
+    ...userHomeSecretFiles(homes.map((h) => h.user), scope),
+    ...environmentStoreFiles(input.gateways, scope, notes),
+  ];
   const secrets = nameableSecretFiles(named, notes);
   checkNoLocalOutbox(
     input.gateways,

@@ -28,6 +28,7 @@ import {
   planGate,
   undoGateAccounts,
 } from "./gate.js";
+import { unitHermesEnvironment } from "./hermes-environment.js";
 import { type PasswdEntry, groupName, userByName, userByUid } from "./users.js";
 import {
   type UnitScope,
@@ -172,7 +173,7 @@ function planGatewayUnit(
   outbox: string,
   strict: boolean,
   systemctl: Systemctl | undefined,
-): { files: PlannedFile[]; covered: CoveredUnit; user?: string; hermesHome?: string; localOutboxFrom?: string } & Pick<GatewayOwner, "environmentFiles" | "unitFiles"> {
+): { files: PlannedFile[]; covered: CoveredUnit; user?: string; hermesHome?: string; localOutboxFrom?: string } & Pick<GatewayOwner, "environmentFiles" | "unitFiles" | "hermesEnvironment"> {
   const read = diskReader(scope);
   // systemd shows instances, not templates: a template's files are found on disk.
   const files = unitFiles(scope, unit, isTemplate(unit) ? undefined : systemctl);
@@ -235,6 +236,8 @@ function planGatewayUnit(
     ...(env.user ? { user: env.user } : {}),
     ...(hermesHome && path.isAbsolute(hermesHome) ? { hermesHome } : {}),
     ...(localOutbox.value !== undefined ? { localOutboxFrom: localOutbox.from ?? "the unit" } : {}),
+    // Where its Hermes reads the Codex CLI's tokens and the managed scope (gate mode copies them).
+    hermesEnvironment: unitHermesEnvironment(scope, env, read),
   };
 }
 
@@ -270,6 +273,7 @@ export function planInstall(options: InstallOptions, systemctl?: Systemctl): Ins
       ...(plan.user ? { user: plan.user } : {}),
       ...(plan.hermesHome ? { hermesHome: plan.hermesHome } : {}),
       ...(plan.localOutboxFrom ? { localOutboxFrom: plan.localOutboxFrom } : {}),
+      ...(plan.hermesEnvironment ? { hermesEnvironment: plan.hermesEnvironment } : {}),
     });
   }
 

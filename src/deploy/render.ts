@@ -149,7 +149,8 @@ function secretLines(p: ServiceParams, secrets: AgentSecretFile[], runtimeDirNam
  * `-+NODE BIN gate-secrets --into DIR USER:FILE… USER:?FILE…`: run as root,
  * each file read as its agent, its failure never failing the unit; "?" marks
  * a file whose absence is normal (a store made on first use), KIND: a file
- * systemd reads for a gateway (secretFileArg).
+ * systemd reads for a gateway, STORE: one a gateway's environment moves
+ * (secretFileArg).
  */
 function copyCommand(p: ServiceParams, secrets: AgentSecretFile[], dir: string): string {
   for (const s of secrets) {
