@@ -2020,6 +2020,27 @@ describe("known secrets: the values of the Hermes .env files", () => {
     for (const reason of reasons) for (const secret of [op, cached, pinned, auxiliary]) expect(reason).not.toContain(secret);
   });
 
+  it("reads the Codex CLI's auth.json where $CODEX_HOME puts it, its `~` expanded as Hermes expands it; a relative $CODEX_HOME is not followed (~/.codex is read)", () => {
+    const value = (seed: number) => new Fakes(seed).pick("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 40);
+    const [moved, inHome] = [51, 52].map(value);
+    for (const [dir, token] of [["codex-work", moved], [".codex", inHome]] as const) {
+      fs.mkdirSync(path.join(h.home, dir), { recursive: true });
+      write(path.join(h.home, dir), "auth.json", JSON.stringify({ tokens: { refresh_token: token } }));
+    }
+    const leaks = [moved, inHome].map((v, i) => write(work, `codex${i}.txt`, `value ${v}\n`));
+    const reasons = (codexHome: string) => {
+      const r = cli(["prepare", "--json", "--", ...leaks], { env: { ...h.env, CODEX_HOME: codexHome }, cwd: work });
+      return (JSON.parse(r.stdout) as { media_dropped: { reason: string }[]; media: { source: string }[] });
+    };
+    const tilde = reasons(" ~/codex-work ");
+    expect(tilde.media_dropped.map((d) => d.reason)).toEqual([expect.stringContaining("the value of tokens.refresh_token (the Codex CLI's auth.json ($CODEX_HOME))")]);
+    expect(tilde.media.map((m) => path.basename(m.source))).toEqual(["codex1.txt"]);
+    fs.rmSync(h.outbox, { recursive: true, force: true });
+    const relative = reasons("codex-work");
+    expect(relative.media_dropped.map((d) => d.reason)).toEqual([expect.stringContaining("the value of tokens.refresh_token (the user's ~/.codex/auth.json)")]);
+    expect(relative.media.map((m) => path.basename(m.source))).toEqual(["codex0.txt"]);
+  });
+
   it("knows the plugins' stores (Slack's OAuth tokens, Honcho's and Hindsight's settings, Google Chat's tokens per user) and the credentials other agents' CLIs keep in the user's home, which Hermes seeds its pool from (Claude Code's, Qwen's, Codex's), Docker's registry logins, the AWS shared credentials, PostgreSQL's password file and git's credential store", async () => {
     const hermes = path.join(h.home, ".hermes");
     const value = (seed: number) => new Fakes(seed).pick("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 40);

@@ -305,7 +305,7 @@ describe("gate-secrets: the stores of an agent user's home (~/.docker/config.jso
     for (const value of [REGISTRY_PASSWORD, BASIC, IDENTITY, CODEX, QWEN]) expect(gate.log() + r.stderr + r.stdout).not.toContain(value);
   });
 
-  it("copies the Codex CLI's auth.json where a gateway's $CODEX_HOME puts it (USER:?codex-home:FILE) as that agent, named as ~/.codex/auth.json's copy is, and a managed .env where its $HERMES_MANAGED_DIR does (USER:?managed:FILE) as it is; one the agent may not read is not copied; the gate then refuses their values, never printing them", async () => {
+  it("copies the Codex CLI's auth.json where a gateway's $CODEX_HOME puts it (USER:?codex-home:FILE) as that agent, named as a copy of that store (read as JSON, named by where it came from), and a managed .env where its $HERMES_MANAGED_DIR does (USER:?managed:FILE) as it is; one the agent may not read is not copied; the gate then refuses their values, never printing them", async () => {
     const CODEX_ELSEWHERE = "Cz5Hq8Vn2Xr7Lm4Tk9Pw3Bd";
     const codexHome = path.join(base, "codex-home-elsewhere");
     const auth = homeFile(codexHome, "auth.json", JSON.stringify({ OPENAI_API_KEY: null, tokens: { access_token: `eyJ${CODEX_ELSEWHERE}`, refresh_token: CODEX_ELSEWHERE, account_id: "acct-5678" } }));
@@ -328,16 +328,16 @@ describe("gate-secrets: the stores of an agent user's home (~/.docker/config.jso
       `media-outbox: gate-secrets: skipped ${path.join(linked, "auth.json")} (read as nobody): its user may not read it; the gate will not know its values`,
       "media-outbox: gate-secrets: 2 of 4 secret file(s) copied for the gate (1 optional store(s) not there)",
     ]);
-    expect(fs.readdirSync(copies).sort()).toEqual(["hermes-env-1-codex-auth.json", "hermes-env-3"]);
-    expect(fs.readFileSync(path.join(copies, "hermes-env-1-codex-auth.json"), "utf8")).toBe(fs.readFileSync(auth, "utf8"));
-    const copy = fs.statSync(path.join(copies, "hermes-env-1-codex-auth.json"));
+    expect(fs.readdirSync(copies).sort()).toEqual(["hermes-env-1-codex-home-auth.json", "hermes-env-3"]);
+    expect(fs.readFileSync(path.join(copies, "hermes-env-1-codex-home-auth.json"), "utf8")).toBe(fs.readFileSync(auth, "utf8"));
+    const copy = fs.statSync(path.join(copies, "hermes-env-1-codex-home-auth.json"));
     expect([copy.uid, copy.gid, copy.mode & 0o7777]).toEqual([DAEMON, DAEMON, 0o400]);
 
     h2 = makeHome();
     const codexGate = await startGate(h2.home, { ...h2.env, HERMES_HOME: path.join(h2.home, "gate-home"), CREDENTIALS_DIRECTORY: copies });
     const answer = await rawExchange(codexGate.socket, post("leak.txt", `notes: ${CODEX_ELSEWHERE}\n`));
     expect(answer.json).toMatchObject({ success: false, media: [], media_dropped: [{ path: "leak.txt", code: "secret_detected" }] });
-    expect(answer.json.media_dropped[0].reason).toContain("the value of tokens.refresh_token (an agent user's ~/.codex/auth.json, credential hermes-env-1-codex-auth.json)");
+    expect(answer.json.media_dropped[0].reason).toContain("the value of tokens.refresh_token (the Codex CLI's auth.json in a gateway's $CODEX_HOME, credential hermes-env-1-codex-home-auth.json)");
     expect(answer.body).not.toContain(CODEX_ELSEWHERE);
     const managed = await rawExchange(codexGate.socket, post("managed.txt", `notes: ${MANAGED}\n`));
     expect(managed.json.media_dropped[0].reason).toContain("the value of DASHBOARD_SECRET (credential hermes-env-3)");

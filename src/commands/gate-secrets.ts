@@ -22,7 +22,7 @@ gateway running as USER (an EnvironmentFile=, a unit file or drop-in):
 its environment is copied, read as root when USER may not read it and the
 file and every directory above it are root's alone.
 STORE codex-home: marks the Codex CLI's auth.json where a gateway's
-CODEX_HOME puts it (copied as USER, named as ~/.codex/auth.json), managed:
+CODEX_HOME puts it (copied as USER, read as JSON), managed:
 the managed scope's .env or config.yaml where its HERMES_MANAGED_DIR does.`;
 
 const OPTIONS = { into: { type: "string" } } satisfies Options;

@@ -325,8 +325,8 @@ const USER_HOME_STORES: readonly { name: string; format: SecretFileFormat }[] = 
 const CODEX_AUTH = ".codex/auth.json";
 /**
  * The stores of the user's home local mode reads when $CODEX_HOME is not
- * set: what the gate copies from each agent user's home (src/deploy/gate.ts),
- * which cannot know an agent's $CODEX_HOME (its environment's).
+ * set: what the gate copies from each agent user's home (src/deploy/gate.ts;
+ * a gateway's $CODEX_HOME it copies as CODEX_HOME_COPY_TAG).
  */
 export const USER_HOME_SECRET_FILES: readonly string[] = [...USER_HOME_STORES.map((store) => store.name), CODEX_AUTH];
 
@@ -347,6 +347,14 @@ const copyTag = (store: string) => store.replace(/^\./, "").replace(/\/\.?/g, "-
 export function userHomeStoreCopyName(copy: string, store: string): string {
   return `${copy}-${copyTag(store)}`;
 }
+
+/**
+ * The tag of the copy gate-secrets makes of the Codex CLI's auth.json where
+ * a gateway's $CODEX_HOME puts it (`hermes-env-N-codex-home-auth.json`):
+ * read as the store is, and named by where it came from.
+ */
+const CODEX_HOME_COPY_TAG = "codex-home-auth.json";
+export const codexHomeCopyName = (copy: string) => `${copy}-${CODEX_HOME_COPY_TAG}`;
 
 /** The user's home store a credential is the copy of (userHomeStoreCopyName), if it is one. */
 function userHomeStoreOfCopy(name: string): string | undefined {
@@ -444,7 +452,8 @@ export function knownSecretFiles(src: KnownSecretSources, homes = hermesHomes(sr
       // A copy of an agent user's home store (~/.docker/config.json) is read as local mode reads the store, and named by it; the copy does not say whose home.
       const store = userHomeStoreOfCopy(name);
       const file = path.join(src.credentialsDirectory, name);
-      files.push(store === undefined ? { file, where: `credential ${name}`, format: "either" } : { file, where: `an agent user's ~/${store}, credential ${name}`, format: userHomeStoreFormat(store) });
+      if (name.endsWith(`-${CODEX_HOME_COPY_TAG}`)) files.push({ file, where: `the Codex CLI's auth.json in a gateway's $CODEX_HOME, credential ${name}`, format: "json" });
+      else files.push(store === undefined ? { file, where: `credential ${name}`, format: "either" } : { file, where: `an agent user's ~/${store}, credential ${name}`, format: userHomeStoreFormat(store) });
     }
   }
   return files;

@@ -38,7 +38,7 @@
 // NAME='value' lines; a file that sets nothing leaves no copy.
 import fs from "node:fs";
 import path from "node:path";
-import { USER_HOME_SECRET_FILES, storeDirFileNames, userHomeStoreCopyName } from "../content/known.js";
+import { USER_HOME_SECRET_FILES, codexHomeCopyName, storeDirFileNames, userHomeStoreCopyName } from "../content/known.js";
 import { FatalError, errnoCode } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { rootOwnedProblem } from "./root-owned.js";
@@ -69,8 +69,8 @@ export interface AgentSecretFile {
   /**
    * A store a gateway's environment moves (hermes-environment.ts), read as
    * the user like a Hermes file: `codex-home`, the Codex CLI's auth.json in
-   * its $CODEX_HOME, whose copy is named as ~/.codex/auth.json's is (so the
-   * gate reads and names it as that store); `managed`, the managed scope's
+   * its $CODEX_HOME, whose copy known.ts codexHomeCopyName names (the gate
+   * reads it as JSON and names where it came from); `managed`, the managed scope's
    * .env or config.yaml in its $HERMES_MANAGED_DIR, copied as it is.
    */
   store?: EnvironmentStore;
@@ -83,8 +83,6 @@ const STORES: readonly EnvironmentStore[] = ["codex-home", "managed"];
 export type SystemdFileKind = "environment-file" | "unit-file";
 const KINDS: readonly SystemdFileKind[] = ["environment-file", "unit-file"];
 
-/** The store of a user's home the Codex CLI keeps where $CODEX_HOME does not move it (one of known.ts USER_HOME_SECRET_FILES); a copy of `$CODEX_HOME/auth.json` is named after it. */
-export const CODEX_AUTH_STORE = ".codex/auth.json";
 
 /**
  * One file as gate-secrets takes it on its command line: `USER:PATH`, with
@@ -320,7 +318,7 @@ export function copyAgentSecrets(dir: string, files: AgentSecretFile[]): Secrets
         }
       } else {
         const data = asUser(user, () => readSmallRegularFile(file));
-        const name = store === "codex-home" ? userHomeStoreCopyName(`${SECRET_FILE_PREFIX}${i}`, CODEX_AUTH_STORE) : copyName(`${SECRET_FILE_PREFIX}${i}`, user, file);
+        const name = store === "codex-home" ? codexHomeCopyName(`${SECRET_FILE_PREFIX}${i}`) : copyName(`${SECRET_FILE_PREFIX}${i}`, user, file);
         writeCopy(dir, name, data, owner);
         result.copied.push(name);
       }

@@ -363,7 +363,7 @@ export function gatewaySecretFiles(gateways: GatewayOwner[], scope: Pick<UnitSco
  * The stores each gateway's environment moves, as its Hermes resolves that
  * environment (hermes-environment.ts: the unit's, then the Hermes .env, then
  * the managed one): the Codex CLI's auth.json where its CODEX_HOME puts it
- * (its copy named as ~/.codex/auth.json's is), the managed scope's .env and
+ * (its copy read as ~/.codex/auth.json's is, named for its place), the managed scope's .env and
  * config.yaml where its HERMES_MANAGED_DIR does; named optional (Hermes reads
  * auth.json once the CLI logs in), read as the gateway's user. A value that
  * cannot be followed (relative, `${...}`) is a note. Where CODEX_HOME is

@@ -5,6 +5,7 @@
 // end where its format ends. `checkContent` is the one entry point: prepare
 // calls it on the staged copy, the watch guard on a file in the outbox.
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { SECOND_READING_TYPES, readingOf } from "../content/formats.js";
 import { type KnownSecretSources, type KnownSecrets, loadKnownSecrets } from "../content/known.js";
@@ -129,11 +130,25 @@ export function knownSecretSources(hermesHome: string, userHome?: string): Known
   return {
     hermesHome,
     userHome,
-    codexHome: process.env.CODEX_HOME?.trim() || undefined,
+    codexHome: codexHome(process.env.CODEX_HOME),
     credentialsDirectory: process.env.CREDENTIALS_DIRECTORY,
     managedDir: process.env.HERMES_MANAGED_DIR?.trim() || "/etc/hermes",
     environments: processEnvironments,
   };
+}
+
+/**
+ * $CODEX_HOME as Hermes reads it (stripped; a leading `~` or `~/` expanded
+ * as Python's Path.expanduser does, with $HOME: a `.env` that Hermes loads
+ * leaves it unexpanded in the environment its tools inherit). A relative
+ * one (whose meaning is Hermes' working directory) is not followed:
+ * ~/.codex is read instead.
+ */
+export function codexHome(value: string | undefined): string | undefined {
+  const trimmed = value?.trim();
+  if (!trimmed) return undefined;
+  const expanded = trimmed === "~" || trimmed.startsWith("~/") ? `${os.homedir()}${trimmed.slice(1)}` : trimmed;
+  return path.isAbsolute(expanded) ? expanded : undefined;
 }
 
 /** knownSecretsFor(hermesHome, userHome), read on first call only: one per prepare run, one per gate request. */
