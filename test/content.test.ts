@@ -767,7 +767,7 @@ describe("trailing data, bombs, unreadable containers", () => {
       ["backup.bz2", bz2, "unscannable_content", "compressed with bzip2"],
       ["backup.7z", sevenZip, "unscannable_content", "compressed with 7-Zip"],
       ["backup.rar", rar, "unscannable_content", "compressed with RAR"],
-      ["xz-in.zip", zip({ "logs.tar.xz": xz }), "unscannable_content", "compressed with xz, which this check does not read (in logs.tar.xz)"],
+      ["xz-in.zip", zip({ "logs.tar.xz": xz }), "unscannable_content", "an archive compressed with xz starts in logs.tar.xz (at byte 0 of it): this check does not read it"],
       ["damaged.tar", damaged, "unscannable_content", "its tar header at byte 0 is damaged"],
       ["bomb.gz", bomb, "decompression_bomb", "to more than 100 times its compressed size"],
       ["after.gz", Buffer.concat([zlib.gzipSync(Buffer.from("notes")), zip({ "a.txt": "hello" })]), "unscannable_content", "does not inflate"],

@@ -202,7 +202,7 @@ export const isGzip = (b: Uint8Array) => b.length >= 18 && b[0] === 0x1f && b[1]
  * compression each is refused for.
  */
 
-/** The same archives by their magic numbers, for one inside another file. */
+/** The same archives by their magic numbers, for one inside another file (one that starts after other bytes: hidden-archives.ts). */
 const UNREADABLE: { format: string; magic: number[] }[] = [
   { format: UNREADABLE_FORMATS.bz2, magic: [0x42, 0x5a, 0x68] },
   { format: UNREADABLE_FORMATS.xz, magic: [0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00] },

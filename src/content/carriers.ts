@@ -149,7 +149,21 @@ export function inspectFile(fd: number, length: number, ext: string, sniffedExt:
   if (!isZipType(sniffedExt)) readAppendedZip(src, ctx);
 }
 
-/** Reads the zip appended to an open file of a format no reader here knows (its bytes scanned raw), if a zip ends it. */
+/** How much of a raw file one search for hidden archives reads, and how far past it a header may run (a RAR 5 header: 2 MiB). */
+const RAW_WINDOW = 8 * 1024 * 1024;
+const RAW_HEADER_REACH = 2 * 1024 * 1024 + 64;
+
+/**
+ * For an open file of a format no reader here knows (its bytes scanned
+ * raw): refuses an archive no reader here inflates anywhere in it, read a
+ * window at a time, then reads the zip appended to it, if a zip ends it.
+ */
 export function inspectAppendedZip(fd: number, length: number, ext: string, known: KnownSecrets | (() => KnownSecrets)): void {
-  readAppendedZip(fileSource(fd, length), new InspectContext(ext, known, nestedReaderOf));
+  const src = fileSource(fd, length);
+  const ctx = new InspectContext(ext, known, nestedReaderOf);
+  for (let at = 0; at < length; at += RAW_WINDOW) {
+    const window = src.read(at, Math.min(length, at + RAW_WINDOW + RAW_HEADER_REACH) - at);
+    ctx.refuseHiddenArchive("its bytes", window, at, Math.min(RAW_WINDOW, window.length));
+  }
+  readAppendedZip(src, ctx);
 }

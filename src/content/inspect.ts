@@ -5,6 +5,7 @@
 import { Refusal } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { formatBytes } from "../core/units.js";
+import { findHiddenArchive } from "./hidden-archives.js";
 import type { KnownSecrets } from "./known.js";
 import { scanBytes } from "./scan.js";
 import { UTF16_READINGS, bigEndianMarks, narrowedUtf16, utf16TextAlignments } from "./utf16.js";
@@ -133,7 +134,12 @@ export class InspectContext {
   scan(part: string, bytes: Uint8Array, offsetBase?: number, asUtf16 = true): void {
     this.countPart();
     this.search(part, bytes, offsetBase, 1, 0);
-    if (!asUtf16) return;
+    if (asUtf16) this.searchUtf16(part, bytes, offsetBase);
+    this.refuseHiddenArchive(part, bytes, offsetBase);
+  }
+
+  /** search() on `bytes` read as UTF-16, where it holds UTF-16 text. */
+  private searchUtf16(part: string, bytes: Uint8Array, offsetBase: number | undefined): void {
     // Each reading only where the part holds text at its letters' alignment (most parts hold it at one), big-endian after its mark.
     const text = utf16TextAlignments(bytes);
     if (text === 0) return;
@@ -145,6 +151,25 @@ export class InspectContext {
       if (units.length % 2 === 1) units = Buffer.concat([units, ZERO_BYTE]);
       this.search(part, narrowedUtf16(units, order), offsetBase, 2, shift + at);
     }
+  }
+
+  /**
+   * Refuses `bytes` (the part `part`) when an archive no reader here
+   * inflates starts in it before `limit` (hidden-archives.ts: 7-Zip and
+   * cabextract extract it from whatever bytes surround it): every part
+   * scanned as it is passes here, so the bytes after a PDF's %%EOF, an
+   * audio file's tail, a chunk, a free box or a zip entry no reader knows
+   * are all searched by the same rule.
+   */
+  refuseHiddenArchive(part: string, bytes: Uint8Array, offsetBase?: number, limit = bytes.length): void {
+    const found = findHiddenArchive(bytes, limit);
+    if (found === undefined) return;
+    if ("tooMany" in found) throw this.unscannable(`${part} holds more archive signatures, with headers to check, than this check reads`, "send its content in another form");
+    const at = offsetBase === undefined || this.within !== undefined ? `at byte ${found.at} of it` : `at byte ${offsetBase + found.at} of the file`;
+    throw this.unscannable(
+      `an archive compressed with ${found.kind} starts in ${part} (${at}): this check does not read it, and an unpacker (7-Zip, cabextract, unrar) extracts it from there`,
+      "send what it holds as a .zip or a .tar.gz, which this check reads",
+    );
   }
 
   /** Scans text given as UTF-16 (`order`), narrowed as the text scan does it. */
