@@ -10,7 +10,9 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { findSecret } from "../src/content/find.js";
 import { KnownSecrets, escapedForms } from "../src/content/known.js";
-import { Fakes } from "./corpus.js";
+import { BLOCK, scanBytes } from "../src/content/scan.js";
+import { Form } from "../src/content/text-forms.js";
+import { Fakes, docx } from "./corpus.js";
 import { cli, leftBehind, makeHome, write } from "./helpers.js";
 
 let h: ReturnType<typeof makeHome>;
@@ -146,5 +148,148 @@ describe("the host's known values as common tools escape them", () => {
     // Found in one pass with the value itself.
     const known = new KnownSecrets([password, ...forms].map((v) => ({ name: "V", bytes: Buffer.from(v) })));
     expect(known.find(Buffer.from(`x=${forms[0]}`))?.index).toBe(2);
+  });
+});
+
+// Forms a second red-team pass (2026-12-06) found published: a key with
+// zero-width characters or soft hyphens inside (a copy from a web page or a
+// PDF), Markdown's backslash escapes inside it (turndown and markdownify
+// write `ghp\_…`), quoted-printable text (an e-mail saved as text), and a
+// private key as a JSON Web Key. The first three are read again with the
+// form undone, where find.ts's passes saw it; a JWK is a rule.
+describe("keys written in forms a copy or a tool produces", () => {
+  const f = new Fakes(606);
+  const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  const B64URL = `${ALNUM}_-`;
+  const github = `ghp_${f.pick(ALNUM, 36)}`;
+  const anthropic = `sk-ant-api03-${f.pick(B64URL, 93)}AA`;
+  const telegram = `7${f.pick("0123456789", 9)}:AA${f.pick(B64URL, 33)}`;
+  const stripe = `sk_live_${f.pick(ALNUM, 40)}`;
+  const slack = `xoxb-${f.pick("0123456789", 12)}-${f.pick("0123456789", 13)}-${f.pick(ALNUM, 24)}`;
+  const custom = f.pick(ALNUM, 32);
+  const password = `Tr0ub4dor&3#horse*${f.pick(ALNUM, 8)}`;
+  const every = (value: string, mark: string, n: number) => value.match(new RegExp(`.{1,${n}}`, "g"))!.join(mark);
+  const escaped = (value: string) => value.replace(/[_*`[\]()#+\-.!|<>\\&]/g, (c) => `\\${c}`);
+  /** Quoted-printable as Python's quopri writes it: `=` as `=3D`, lines cut at 76 columns by a soft break. */
+  const quotedPrintable = (text: string) => {
+    const encoded = text.replace(/=/g, "=3D");
+    const lines: string[] = [];
+    let rest = encoded;
+    while (rest.length > 76) {
+      lines.push(`${rest.slice(0, 75)}=`);
+      rest = rest.slice(75);
+    }
+    return [...lines, rest].join("\n");
+  };
+  const mail = (body: string) => `Subject: keys\nContent-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: quoted-printable\n\n${quotedPrintable(body)}\n`;
+  const jwkPrivate = { kty: "EC", crv: "P-256", x: f.pick(B64URL, 43), y: f.pick(B64URL, 43), d: f.pick(B64URL, 43) };
+  const rsa = { kty: "RSA", n: f.pick(B64URL, 342), e: "AQAB", d: f.pick(B64URL, 342), p: f.pick(B64URL, 171), q: f.pick(B64URL, 171), dp: f.pick(B64URL, 171), dq: f.pick(B64URL, 171), qi: f.pick(B64URL, 171) };
+  const sorted = (o: Record<string, string>) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : 1)));
+
+  it("refuses each through the CLI, saying how the value was written and never the value, and leaves nothing behind; the clean twins are published", () => {
+    fs.mkdirSync(path.join(h.home, ".hermes"), { recursive: true });
+    write(path.join(h.home, ".hermes"), ".env", [`MY_SERVICE_KEY=${custom}`, `DB_PASSWORD='${password}'`, ""].join("\n"));
+    const ZERO_WIDTH = "with zero-width characters or soft hyphens removed";
+    const ESCAPES = "with Markdown's backslash escapes removed";
+    const QP = "decoded from quoted-printable";
+    const cases: [string, string | Buffer, string][] = [
+      ["zwsp.txt", `key ${every(github, "\u200b", 4)}\n`, `a GitHub token, ${ZERO_WIDTH} (at byte 4)`],
+      ["shy.md", `key: ${every(anthropic, "\u00ad", 6)}\n`, `an Anthropic API key, ${ZERO_WIDTH}`],
+      ["joiners.txt", `bot ${every(telegram, "\u2060", 5).replace("\u2060", "\u200c").replace("\u2060", "\u200d")}\n`, `a Telegram bot token, ${ZERO_WIDTH}`],
+      ["bom.txt", `token \u200b${every(slack, "\ufeff", 7)}\n${every(github, "\u200b", 9)}\n`, `a Slack token, ${ZERO_WIDTH}`],
+      ["known-zwsp.txt", `the service key: ${every(custom, "\u200b", 4)}\n`, `the value of MY_SERVICE_KEY (the Hermes .env), ${ZERO_WIDTH}`],
+      ["zwsp.docx", docx(`Your key: ${every(anthropic, "\u200b", 4)}`), `an Anthropic API key, ${ZERO_WIDTH} (in the text of word/document.xml, at byte 10 of it)`],
+      ["escaped.md", `key ${github.replace(/_/g, "\\_")}\n`, `a GitHub token, ${ESCAPES} (at byte 4)`],
+      ["stripe.md", `Live key: ${escaped(stripe)}\n`, `a Stripe secret key, ${ESCAPES}`],
+      ["anthropic.md", `* ${escaped(anthropic)}\n`, `an Anthropic API key, ${ESCAPES}`],
+      ["password.md", `The password is ${escaped(password)} (rotate it monthly).\n`, `the value of DB_PASSWORD (the Hermes .env), ${ESCAPES}`],
+      ["mail.txt", mail(`Hello, here is the configuration you asked for, please keep it: SLACK_BOT_TOKEN=${slack} thanks`), `a Slack token, ${QP}`],
+      ["soft-breaks.txt", mail(`${"Here is the key you asked for. ".repeat(2)}${anthropic} thanks`), `an Anthropic API key, ${QP}`],
+      ["known-mail.txt", mail(`The database is reachable from the office network, and its password is ${password} for now.`), `the value of DB_PASSWORD (the Hermes .env), ${QP}`],
+      ["jwk.json", `${JSON.stringify(jwkPrivate)}\n`, "a private key as a JSON Web Key (JWK) (at byte 1)"],
+      ["jwks.json", `${JSON.stringify({ keys: [{ kty: "EC", crv: "P-256", x: jwkPrivate.x, y: jwkPrivate.y }, sorted(rsa)] }, null, 2)}\n`, "a private key as a JSON Web Key (JWK)"],
+      ["jwk-python.txt", `key = {'kty': 'oct', 'k': '${f.pick(B64URL, 43)}', 'alg': 'HS256'}\n`, "a private key as a JSON Web Key (JWK)"],
+      ["jwk-string.json", `${JSON.stringify({ JWKS: JSON.stringify({ keys: [{ kty: "OKP", crv: "Ed25519", x: f.pick(B64URL, 43), d: f.pick(B64URL, 43) }] }) })}\n`, "a private key as a JSON Web Key (JWK)"],
+    ];
+    const files = cases.map(([name, content]) => write(work, name, content));
+    const twins = [
+      write(work, "prose.txt", "Die Ver\u00adsiche\u00adrung ist ab\u00adge\u00adschlos\u00adsen, die Zu\u00adgangs\u00addaten kom\u00admen per Post.\n\u201eAnf\u00fchrungs\u00adzeichen\u201c \u2013 und \u200bnichts\u200b da\u00adhinter.\n"),
+      write(work, "notes.md", "Set `snake\\_case\\_names`, then 1\\. run \\*this\\* and \\#tag it; see my\\_long\\_variable\\_name\\_here\\_2024 and C:\\\\Users.\n"),
+      write(work, "public.json", `${JSON.stringify({ keys: [{ kty: "EC", crv: "P-256", x: jwkPrivate.x, y: jwkPrivate.y }, { kty: "RSA", n: rsa.n, e: "AQAB" }] }, null, 2)}\n`),
+      write(work, "jwk-doc.md", '```json\n{"kty": "EC", "crv": "P-256", "d": "<your private key>", "x": "...", "y": "..."}\n```\n'),
+      write(work, "mail-clean.txt", mail(`Hello, here is the agenda you asked for: 10:00 budget review, 11:00 hiring plan, a=b and c=d, 12:00 lunch with everyone`)),
+      // systemd-measure(1)'s troff source: `\-` a dash, `\&` a zero-width mark, the value a key's file name.
+      write(work, "manual.txt", ".SH \"EXAMPLES\"\n\\fBExample\\ \\&1.\\fR\n     \\-\\-private\\-key=tpm2\\-pcr\\-private\\&.pem \\e\n     \\-\\-public\\-key=tpm2\\-pcr\\-public\\&.pem\n"),
+    ];
+    const r = prepareJson([...files, ...twins], "txt,md,json,docx");
+    expect(r.dropped.map(([name, code]) => [name, code])).toEqual(cases.map(([name]) => [name, "secret_detected"]));
+    r.dropped.forEach(([, , reason], i) => expect(reason).toContain(cases[i]![2]));
+    for (const [, , reason] of r.dropped) for (const v of [github, anthropic, telegram, stripe, slack, custom, password, jwkPrivate.d]) expect(reason).not.toContain(v);
+    expect(r.published).toEqual(twins.map((t) => path.basename(t)));
+    const left = leftBehind(h);
+    expect(left.outbox).toHaveLength(twins.length);
+    expect(left.staging).toEqual([]);
+  });
+
+  it("finds a key in a form across a block boundary, and names the byte of the file it starts at", () => {
+    const at = BLOCK - 20;
+    const text = Buffer.from(`${"x".repeat(at - 1)}\n${every(github, "\u200b", 4)}\n${"y".repeat(1000)}\n`);
+    expect(scanBytes(text)).toEqual({ what: "a GitHub token, with zero-width characters or soft hyphens removed", offset: at });
+    const body = mail(`${"Hello there. ".repeat(20)}your token is ${slack}, keep it`);
+    expect(scanBytes(Buffer.from(body))).toEqual({ what: "a Slack token, decoded from quoted-printable", offset: body.indexOf("xoxb") });
+  });
+
+  it("says which forms a search saw only where they may hide a key", () => {
+    const formsIn = (text: string) => {
+      const seen = { forms: 0 };
+      const latin1 = Buffer.from(text).toString("latin1");
+      findSecret(latin1, 0, undefined, latin1.length, undefined, seen);
+      return seen.forms;
+    };
+    // Between two characters of a key, not in prose's quotes and dashes, nor around a blank.
+    expect(formsIn(`a${"\u200b"}b`)).toBe(Form.ZeroWidth);
+    expect(formsIn(`a${"\u00ad"}b`)).toBe(Form.ZeroWidth);
+    expect(formsIn("\u201cquoted\u201d \u2014 dashed \u2026 \u00ab\u00bb \u200b \u2060")).toBe(0);
+    // A punctuation escape between letters or digits, in a run of a key's characters as long as a value's; not JSON's `\/`, nor
+    // code's `\"`, `\'`, `\\`, nor an escape at a word's edge, nor a regular expression's `v\d+\.\d+`, nor troff's `\-`.
+    expect(formsIn(`key ${escaped(stripe)} here`)).toBe(Form.Escaped);
+    expect(formsIn(escaped(password))).toBe(Form.Escaped);
+    expect(formsIn('https:\\/\\/example.com\\/path {\\"key\\":\\"value\\"} don\\\'t C:\\\\Users \\- \\*bold\\*')).toBe(0);
+    expect(formsIn("/^v\\d+\\.\\d+$/ and a\\.b and sk\\_live")).toBe(0);
+    expect(formsIn('key pa"ss\\\\w0rd\\-Zk4Tr8Yb3N')).toBe(Form.Escaped);
+    expect(formsIn(".TH SYSTEMD\\-MEASURE\n\\fBsystemd\\-measure\\fR \\-\\-private\\-key=tpm2\\-pcr\\-private\\&.pem")).toBe(0);
+    // `=3D`, or a soft break that ends a line of 74 to 76 characters; not a base64 line's padding, nor a shorter or longer line.
+    expect(formsIn("a=3Db")).toBe(Form.QuotedPrintable);
+    for (const n of [74, 75, 76]) expect(formsIn(`head\n${"x".repeat(n - 1)}=\nnext\n`)).toBe(Form.QuotedPrintable);
+    for (const line of ["x".repeat(72), "x".repeat(76), `${"Q".repeat(74)}=`, "key =", "=", ""]) expect(formsIn(`head\n${line}=\nnext\n`)).toBe(0);
+    // A search that found a key says nothing.
+    expect(formsIn(`${github} a\u200bb`)).toBe(0);
+  });
+
+  it("gives a verdict on repetitions of each form and of its triggers (verdicts only)", () => {
+    const long = 512 * 1024;
+    const rep = (s: string) => Buffer.from(s.repeat(Math.ceil(long / s.length)));
+    for (const text of [
+      rep("\\_"),
+      rep("a\\_"),
+      rep("ab\\_cd "),
+      rep("\\\\"),
+      rep("=\n"),
+      rep("=3D"),
+      rep(`${"x".repeat(75)}=\n`),
+      rep("\u200b"),
+      rep("a\u200b"),
+      rep("a\u00ad"),
+      rep("\u201ca\u201d \u2014 "),
+      rep('"kty":'),
+      rep('{"kty":'),
+      rep(`{"kty":"EC","d":"${"A".repeat(43)}"}`),
+      Buffer.concat([Buffer.from('{"kty":"RSA","d":"'), Buffer.alloc(long, 0x41)]),
+    ]) {
+      expect(scanBytes(text)).toBeUndefined();
+    }
+    // A key after many forms that hid none is still found.
+    expect(scanBytes(Buffer.concat([rep("ab\\_cd a\u200bb =3D "), Buffer.from(` ${escaped(github)}\n`)]))?.what).toBe("a GitHub token, with zero-width characters or soft hyphens removed, with Markdown's backslash escapes removed, decoded from quoted-printable");
+    expect(scanBytes(Buffer.concat([rep('{"kty":"EC","d":"AAAA"}'), Buffer.from(`${JSON.stringify(jwkPrivate)}\n`)]))?.what).toBe("a private key as a JSON Web Key (JWK)");
   });
 });

@@ -41,6 +41,7 @@ import {
   valueLooksSecret,
 } from "./rules.js";
 import { KEYWORD_ENDINGS, nameHoldsNoSecret } from "./secret-variables.js";
+import { ASCII_PUNCTUATION, Form, zeroWidthLength } from "./text-forms.js";
 
 const table = (chars: string) => {
   const t = new Uint8Array(256);
@@ -183,6 +184,7 @@ const FOUND_BY_PASSES = [
   "discord-bot-token",
   "matrix-recovery-key",
   "jwt",
+  "jwk-private-key",
   "zai-key",
   "fal-key",
   "authorization-header",
@@ -212,6 +214,7 @@ let TELEGRAM: Sticky;
 let DISCORD_BOT: Sticky;
 let MATRIX_RECOVERY: Sticky;
 let JWT: Sticky;
+let JWK: Sticky;
 let ZAI: Sticky;
 let FAL: Sticky;
 let AUTHORIZATION: Sticky;
@@ -281,6 +284,7 @@ function makeTables(): void {
   DISCORD_BOT = sticky("discord-bot-token");
   MATRIX_RECOVERY = sticky("matrix-recovery-key");
   JWT = sticky("jwt");
+  JWK = sticky("jwk-private-key");
   ZAI = sticky("zai-key");
   FAL = sticky("fal-key");
   AUTHORIZATION = sticky("authorization-header");
@@ -337,6 +341,34 @@ function valueRepeatsName(name: string, value: string): boolean {
 }
 /** How far before a generic value's start its separator may lie. */
 const MAX_SEPARATOR_BEFORE_VALUE = 24;
+/** How far before its `kty` a JSON Web Key's object is read from (sorted members put an RSA-4096 key's `d`, `dp`, `dq` ~1,400 before it). */
+const JWK_BEFORE = 2000;
+/** How far after the judged part a form of writing is looked for: the first mark inside a key that starts there lies within it. */
+const FORM_REACH = 256;
+/**
+ * The zero-width characters (U+200B, U+200C, U+200D, U+2060: UTF-8 0xE2 and
+ * two bytes) and the soft hyphen (0xC2 0xAD), read a byte a character, each
+ * looked for once. A byte order mark (0xEF 0xBB 0xBF) inside text is
+ * removed with them, but not looked for: a search more per block costs ~0.3
+ * ms per 50 MB, and a BOM inside a key is no copy's work.
+ */
+const ZERO_WIDTH_LEADS = [
+  { lead: "\xe2", length: 3 },
+  { lead: "\xc2\xad", length: 2 },
+];
+/** Characters of a key around a zero-width character or a soft hyphen: letters, digits and a token's punctuation. */
+const KEY_CHAR = table(`${LETTERS}0123456789_-.+/=:~`);
+/** Punctuation whose backslash escape marks Markdown written by a tool: all but JSON's `\/` and code's `\"`, `\'`, `\\`. */
+const MARKDOWN_ESCAPED = ASCII_PUNCTUATION.map((p, c) => (p === 1 && c !== 47 && c !== 34 && c !== 39 && c !== 92 ? 1 : 0));
+/** Bytes of a key's characters and escapes around an escape that may be inside one: the shortest value looked for (8 characters) and an escape. */
+const ESCAPED_RUN_MIN = 10;
+/**
+ * troff's font escapes: a manual's source, whose `\-` (a dash) and `\&` (a
+ * zero-width mark) are troff's, not Markdown's (three in five windows of
+ * this machine's manuals, documentation and node_modules were read again
+ * for them, for nothing).
+ */
+const TROFF_FONTS = ["\\fB", "\\fI", "\\fR"];
 
 export interface SecretHit {
   what: string;
@@ -418,9 +450,13 @@ class Search {
     this.bound = index;
   }
 
-  /** Tries rule `s` at `at`: true when it matches and its check accepts; the match's length, negated when the check refused it. */
-  private tryRule(s: Sticky, at: number): number {
-    if (at < this.from || at > this.bound) return 0;
+  /**
+   * Tries rule `s` at `at`: true when it matches and its check accepts; the
+   * match's length, negated when the check refused it. The hit is at `hitAt`
+   * (a JWK's is its `kty`, which lies inside the match).
+   */
+  private tryRule(s: Sticky, at: number, hitAt = at): number {
+    if (hitAt < this.from || hitAt > this.bound) return 0;
     s.re.lastIndex = at;
     const m = s.re.exec(this.text);
     if (m === null) return 0;
@@ -432,7 +468,7 @@ class Search {
       }
       if (!s.lastVerdict) return -match.length;
     }
-    this.hit(s.rule.what, at, Rank.Vendor);
+    this.hit(s.rule.what, hitAt, Rank.Vendor);
     return match.length;
   }
 
@@ -751,6 +787,8 @@ class Search {
   private atColon(i: number): void {
     const b = this.b;
     const before = b[i - 1]!;
+    // `"kty":` (`y` before its quote, or before a blank or an escaped quote).
+    if (i >= 5 && (b[i - 2] === 121 || b[i - 3] === 121)) this.jsonWebKey(i);
     if (b[i + 1] === 47 && b[i + 2] === 47) this.url(i);
     if (DIGIT[before] === 1) this.telegram(i);
     if (HEX[before] === 1 && i >= 36 && b[i - 13] === 45 && HEX[b[i + 1]!] === 1) this.tryRule(FAL, i - 36);
@@ -762,6 +800,46 @@ class Search {
       this.assignment(i, b[i + 1] === 61 ? i + 2 : i + 1);
     }
   }
+
+  /**
+   * `"kty"` and the colon `i` after it: a JSON Web Key's type (single quotes
+   * too, as Python prints a dict, and quotes escaped, as a JWK set kept in a
+   * string). The hit is at `kty`, so that the window that judges it sees the
+   * rest of its object (OVERLAP bytes after it); the object is read from its
+   * `{` (or a `}` before it) within JWK_BEFORE characters back. What lies
+   * between the last `kty` judged and this one is read back once: a `kty`
+   * with no brace since the last one is in an object judged already.
+   */
+  private jsonWebKey(i: number): void {
+    const b = this.b;
+    let q = i - 1;
+    if (b[q] === 32 || b[q] === 9) q--;
+    const quote = b[q]!;
+    if (quote !== 34 && quote !== 39) return;
+    let k = q - 1;
+    if (b[k] === 92) k--;
+    if (k < 3 || b[k] !== 121 || b[k - 1] !== 116 || b[k - 2] !== 107 || b[k - 3] !== quote) return;
+    const at = k >= 4 && b[k - 4] === 92 ? k - 4 : k - 3;
+    if (at < this.from || at > this.bound || at <= this.lastJwk) return;
+    const farthest = Math.max(0, at - JWK_BEFORE);
+    const stop = Math.max(farthest, this.lastJwk + 1);
+    this.lastJwk = at;
+    let start = -1;
+    for (let n = at - 1; n >= stop; n--) {
+      const c = b[n];
+      if (c === 123 || c === 125) {
+        start = c === 123 ? n : n + 1;
+        break;
+      }
+    }
+    if (start < 0) {
+      if (stop > farthest) return;
+      start = farthest;
+    }
+    this.tryRule(JWK, start, at);
+  }
+  /** The last `kty` judged (its index). */
+  private lastJwk = -1;
 
   /** `scheme://`: a URL with a password (a database's, a proxy's…), a Slack or Discord webhook. */
   private url(i: number): void {
@@ -816,6 +894,8 @@ class Search {
     this.judgedTo = 0;
     const { text, b, end } = this;
     for (let i = text.indexOf("=", Math.max(1, this.from - MAX_SEPARATOR_BEFORE_VALUE)); i >= 0 && i < end && i <= this.bound; i = text.indexOf("=", i + 1)) {
+      const next = b[i + 1]!;
+      if ((next === 51 || next === 10 || next === 13) && (this.forms & Form.QuotedPrintable) === 0) this.quotedPrintableAt(i);
       // `:=` is the colon's and `==` no assignment: neither `:` nor `=` ends a name.
       const before = b[i - 1]!;
       if (NAME_END_BEFORE[before] === 0) continue;
@@ -825,6 +905,101 @@ class Search {
       }
       this.assignment(i, b[i + 1] === 62 ? i + 2 : i + 1);
     }
+  }
+
+  /**
+   * Quoted-printable text at the `=` at `i`: `=3D` (an `=` encoded), or a
+   * soft line break ending a line of 74 to 76 characters (encoders break at
+   * 76, a character or two earlier not to cut a code: Python's quopri and
+   * email packages, mail clients); not after another `=` (base64's
+   * padding). A line of code, or of YAML with a base64 value, that ends in
+   * `=` is seldom that long (the benchmark's text holds one of 73).
+   */
+  private quotedPrintableAt(i: number): void {
+    const b = this.b;
+    if (b[i + 1] === 51) {
+      if (b[i + 2] === 68) this.forms |= Form.QuotedPrintable;
+      return;
+    }
+    if ((b[i + 1] === 13 && b[i + 2] !== 10) || b[i - 1] === 61 || i < 76) return;
+    // No line break in the line's last 73 characters (read back: a short line stops at once), one just before them.
+    for (let k = i - 1; k > i - 74; k--) if (b[k] === 10) return;
+    if (b[i - 74] === 10 || b[i - 75] === 10 || b[i - 76] === 10) this.forms |= Form.QuotedPrintable;
+  }
+
+  /** The forms of writing (text-forms.ts) seen in what this search judges. */
+  private forms = 0;
+
+  /**
+   * The forms of writing seen where a key judged here may lie: those the
+   * `=` pass saw, a zero-width character or soft hyphen between two
+   * characters of a key, a backslash escape of punctuation between two
+   * letters or digits (`ghp\_A`, `Tr0ub4dor\&3`; not `\/`, JSON's, nor
+   * `\"`, `\'` or `\\`, code's) in a run of a key's characters and escapes
+   * of ESCAPED_RUN_MIN or more, outside troff. Three native searches, for
+   * bytes text seldom holds (typographic quotes and dashes start with 0xE2,
+   * as the zero-width characters do: prose pays a test each, a manual's
+   * troff source one per backslash); each stops at the first it finds.
+   */
+  formsOfWriting(): number {
+    const { text, b } = this;
+    const limit = Math.min(this.end, this.bound + FORM_REACH);
+    let forms = this.forms;
+    for (const { lead, length } of ZERO_WIDTH_LEADS) {
+      if (forms & Form.ZeroWidth) break;
+      // A search goes on after the character found (a typographic quote or dash: prose holds many).
+      for (let i = text.indexOf(lead, this.from); i >= 0 && i < limit; i = text.indexOf(lead, i + length)) {
+        const n = zeroWidthLength(b, i);
+        if (n > 0 && i > 0 && KEY_CHAR[b[i - 1]!] === 1 && KEY_CHAR[b[i + n]!] === 1) {
+          forms |= Form.ZeroWidth;
+          break;
+        }
+      }
+    }
+    let troffAsked = false;
+    for (let i = text.indexOf("\\", this.from); i >= 0 && i < limit; ) {
+      if (MARKDOWN_ESCAPED[b[i + 1]!] !== 1 || i === 0 || ALNUM[b[i - 1]!] !== 1 || ALNUM[b[i + 2]!] !== 1) {
+        i = text.indexOf("\\", i + 2);
+        continue;
+      }
+      // troff, asked at the first escape between letters (a manual's source holds one every few lines): none is Markdown's.
+      if (!troffAsked) {
+        troffAsked = true;
+        if (TROFF_FONTS.some((font) => text.includes(font))) break;
+      }
+      // A run as long as a value's, not `v\d+\.\d+` of a regular expression; a shorter run is not read again.
+      const end = this.escapedRunEnd(i);
+      if (end - this.escapedRunStart(i) >= ESCAPED_RUN_MIN) {
+        forms |= Form.Escaped;
+        break;
+      }
+      i = text.indexOf("\\", end);
+    }
+    return forms;
+  }
+
+  /** Where the run of a key's characters and backslash escapes that holds the escape at `i` ends (at most ESCAPED_RUN_MIN on). */
+  private escapedRunEnd(i: number): number {
+    const b = this.b;
+    let k = i;
+    while (k - i < ESCAPED_RUN_MIN) {
+      if (b[k] === 92 && ASCII_PUNCTUATION[b[k + 1]!] === 1) k += 2;
+      else if (KEY_CHAR[b[k]!] === 1) k++;
+      else break;
+    }
+    return k;
+  }
+
+  /** Where that run starts (at most ESCAPED_RUN_MIN back). */
+  private escapedRunStart(i: number): number {
+    const b = this.b;
+    let k = i;
+    while (i - k < ESCAPED_RUN_MIN && k > 0) {
+      if (k >= 2 && b[k - 2] === 92 && ASCII_PUNCTUATION[b[k - 1]!] === 1) k -= 2;
+      else if (KEY_CHAR[b[k - 1]!] === 1) k--;
+      else break;
+    }
+    return k;
   }
 
   /** `>` — the end of an XML element's start tag (`<password>…`). */
@@ -1026,9 +1201,12 @@ export const PADDING = 64;
  * and before `before`: the leftmost one, or undefined. What lies outside
  * [from, before) still counts as context (a token boundary, an assignment's
  * name, the rest of a match). `known` is a hit found by the caller (a known
- * secret's value) that a rule's hit must come before to win.
+ * secret's value) that a rule's hit must come before to win. With `seen`,
+ * a search that finds nothing also says which forms of writing
+ * (text-forms.ts) it saw, for the caller to read the text again with them
+ * undone.
  */
-export function findSecret(latin1Text: string, from = 0, bytes?: Uint8Array, before = latin1Text.length, known?: SecretHit): SecretHit | undefined {
+export function findSecret(latin1Text: string, from = 0, bytes?: Uint8Array, before = latin1Text.length, known?: SecretHit, seen?: { forms: number }): SecretHit | undefined {
   if (!tablesMade) makeTables();
   let padded = bytes;
   if (!padded || padded.length < latin1Text.length + PADDING) {
@@ -1047,5 +1225,7 @@ export function findSecret(latin1Text: string, from = 0, bytes?: Uint8Array, bef
   search.colon();
   search.equals();
   search.greaterThan();
-  return search.result();
+  const hit = search.result();
+  if (seen) seen.forms = hit ? 0 : search.formsOfWriting();
+  return hit;
 }

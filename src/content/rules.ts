@@ -202,6 +202,33 @@ function opensshBodyIsPrivateKey(match: string): boolean {
   return looksRandom(chars.slice(OPENSSH_BODY_CHARS - 40, OPENSSH_BODY_CHARS));
 }
 
+/**
+ * A JSON Web Key (RFC 7517) as find.ts hands it: from its object's `{` (or
+ * from as far back as it looked, when it saw none) to the next brace or
+ * MAX_MATCH characters, which holds its `kty` (find.ts's trigger) and a
+ * private key's members whatever their order (`json.dumps(sort_keys=True)`
+ * puts `d`, `dp`, `dq` before `kty`).
+ */
+const JWK_SOURCE = "\\{?[^{}]{1,3999}";
+/**
+ * A private member (RFC 7518: an EC or OKP key's `d`, an RSA key's `d`, `p`,
+ * `q`, `dp`, `dq`, `qi`, a symmetric key's `k`) whose value is base64url of
+ * 20 characters or more (a P-256 key's `d` is 43, a 128-bit `k` 22).
+ * Linear: each attempt starts at a quote, and the value's class holds none.
+ */
+const JWK_PRIVATE_MEMBER = /\\?["'](?:d|p|q|dp|dq|qi|k)\\?["'][ \t]{0,8}:[ \t\r\n]{0,16}\\?["']([A-Za-z0-9_-]{20,3000})/g;
+
+/**
+ * Whether a JSON Web Key holds a private key: a private member whose value
+ * is random. A public key (RSA's `n` and `e`, EC's `x` and `y`) passes, and
+ * so does documentation's `"d": "..."`.
+ */
+function jwkHoldsPrivateKey(match: string): boolean {
+  JWK_PRIVATE_MEMBER.lastIndex = 0;
+  for (let m = JWK_PRIVATE_MEMBER.exec(match); m; m = JWK_PRIVATE_MEMBER.exec(match)) if (looksRandom(m[1]!)) return true;
+  return false;
+}
+
 /** A JWT whose header is JSON naming a real algorithm (an unsigned `alg: none` token is not a credential). */
 function isSignedJwt(match: string): boolean {
   if (isDocumented(match)) return false;
@@ -315,8 +342,15 @@ export function nameKind(name: string): "password" | "token" | undefined {
 /** True when `value`, assigned to a name of `kind`, looks like a real credential. */
 export function valueLooksSecret(value: string, kind: "password" | "token"): boolean {
   if (!(kind === "password" ? looksLikePassword(value) : looksLikeTokenValue(value))) return false;
-  return !isDocumented(value) && !encodesPlaceholder(value);
+  return !isDocumented(value) && !encodesPlaceholder(value) && !KEY_FILE_NAME.test(value);
 }
+
+/**
+ * A key's or a certificate's file name (`--private-key=tpm2-pcr-private.pem`,
+ * systemd-measure(1), which the reading of its troff source with `\-`
+ * undone found): where the key is, not the key.
+ */
+const KEY_FILE_NAME = /\.(?:pem|key|crt|cer|der|p12|pfx|jks|jwk|pub|gpg|asc)$/i;
 
 /**
  * Base64 of printable text that is a placeholder (`password: 'bm90IG15IHJlYWwgcGFzc3dvcmQ='`,
@@ -426,6 +460,7 @@ const buildRules = (): Rule[] => [
   { id: "discord-bot-token", what: "a Discord bot token", source: token("[MNO][A-Za-z0-9_-]{23,27}\\.[A-Za-z0-9_-]{6}\\.[A-Za-z0-9_-]{27,40}"), check: isDiscordToken },
   { id: "matrix-token", what: "a Matrix access token", source: token("(?:syt_[A-Za-z0-9]{1,80}_[A-Za-z0-9]{20}_[A-Za-z0-9]{6}|(?:mat|mct|mar)_[A-Za-z0-9]{30}_[A-Za-z0-9]{6})"), check: (m) => looksRandom(m.split("_").at(-2)!) },
   { id: "matrix-recovery-key", what: "a Matrix recovery key", source: "(?<![A-Za-z0-9])E[Ss][1-9A-HJ-NP-Za-km-z]{2}(?: [1-9A-HJ-NP-Za-km-z]{4}){11}(?![A-Za-z0-9])", check: (m) => looksRandom(m.replace(/ /g, "")) },
+  { id: "jwk-private-key", what: "a private key as a JSON Web Key (JWK)", source: JWK_SOURCE, check: jwkHoldsPrivateKey },
   { id: "jwt", what: "a JSON Web Token", source: `${TOKEN_START}(?:ops_)?eyJ[${T}]{10,800}\\.eyJ[${T}]{10,3000}\\.[${T}]{16}`, check: isSignedJwt },
   { id: "zai-key", what: "a Z.AI API key", source: "(?<![A-Za-z0-9_.-])[0-9a-f]{32}\\.[A-Za-z0-9]{16}(?![A-Za-z0-9_.-])", check: (m) => looksRandom(m.slice(-16)) && /[0-9]/.test(m.slice(-16)) },
   { id: "fal-key", what: "a fal.ai API key", source: "(?<![A-Za-z0-9-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:[0-9a-f]{32}(?![A-Za-z0-9])", check: (m) => looksRandom(m.slice(-32)) },

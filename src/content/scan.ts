@@ -15,6 +15,7 @@
 import { PADDING, findSecret } from "./find.js";
 import { type KnownSecrets, NO_KNOWN_SECRETS } from "./known.js";
 import { MAX_MATCH } from "./rules.js";
+import { formsWhat, undoForms } from "./text-forms.js";
 
 /**
  * Bytes judged at once: large enough that the window's extra bytes cost
@@ -34,11 +35,33 @@ export interface Finding {
   offset: number;
 }
 
-/** The leftmost hit of either finder in [from, before). */
+/** The forms of writing the last search saw. */
+const seen = { forms: 0 };
+
+/**
+ * The leftmost hit of either finder in [from, before); when there is none
+ * and the search saw a form of writing that hides a key (text-forms.ts),
+ * the leftmost in the window read again with the form undone, named so, at
+ * the index of its first byte in the window. The undone window judges what
+ * the window judges: a match that starts in it is whole in it unless its
+ * marks make it longer than the overlap (a key of 1,000 characters with a
+ * zero-width character after each).
+ */
 function firstHit(text: string, bytes: Uint8Array, padded: Uint8Array, from: number, before: number, known: KnownSecrets): { what: string; index: number } | undefined {
+  const hit = hitIn(text, bytes, padded, from, before, known, seen);
+  if (hit || seen.forms === 0) return hit;
+  const forms = seen.forms;
+  const undone = undoForms(padded, bytes.length, forms, from, before, PADDING);
+  const undoneText = undone.bytes.toString("latin1", 0, undone.length);
+  const found = hitIn(undoneText, undone.bytes.subarray(0, undone.length), undone.bytes, undone.from, undone.before, known);
+  return found && { what: `${found.what}, ${formsWhat(forms)}`, index: undone.at[found.index]! };
+}
+
+/** The leftmost hit of either finder in [from, before) (with `forms`: and the forms of writing the search saw). */
+function hitIn(text: string, bytes: Uint8Array, padded: Uint8Array, from: number, before: number, known: KnownSecrets, forms?: { forms: number }): { what: string; index: number } | undefined {
   const value = known.find(bytes, from);
   const knownHit = value && value.index < before ? { what: `the value of ${value.name}`, index: value.index } : undefined;
-  return findSecret(text, from, padded, before, knownHit);
+  return findSecret(text, from, padded, before, knownHit, forms);
 }
 
 export class SecretScanner {

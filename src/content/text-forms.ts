@@ -1,0 +1,124 @@
+// Forms in which a copy-paste or a common tool writes a key so that neither
+// the rules nor the host's known values match its bytes, and the second
+// reading that undoes them (scan.ts reads a window so only where find.ts's
+// passes saw the form, and only when the first reading found nothing):
+// - zero-width characters and soft hyphens inside it (a copy from a web page
+//   or a PDF: U+200B, U+200C, U+200D, U+2060, U+FEFF, U+00AD), removed;
+// - Markdown's backslash escapes (`ghp\_…`, `sk\-ant\-…`, as turndown and
+//   markdownify write `_`, and their other punctuation), the backslash
+//   before ASCII punctuation removed;
+// - quoted-printable text (an e-mail saved as text: `=3D` for `=`, a soft
+//   line break `=` at the end of every 76-column line), decoded.
+// One byte loop over the window; each byte's offset in the window is kept,
+// so that a finding names the byte of the file it starts at.
+
+/** The forms, as bits: find.ts reports the ones it saw, the reading undoes them. */
+export const Form = { ZeroWidth: 1, Escaped: 2, QuotedPrintable: 4 } as const;
+
+/** How a finding of the second reading says the value was written, e.g. `…, with zero-width characters removed`. */
+export function formsWhat(forms: number): string {
+  const how: string[] = [];
+  if (forms & Form.ZeroWidth) how.push("with zero-width characters or soft hyphens removed");
+  if (forms & Form.Escaped) how.push("with Markdown's backslash escapes removed");
+  if (forms & Form.QuotedPrintable) how.push("decoded from quoted-printable");
+  return how.join(", ");
+}
+
+/** ASCII punctuation: what a backslash escapes in Markdown (CommonMark: any of it). */
+export const ASCII_PUNCTUATION = new Uint8Array(256);
+for (const ch of "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~") ASCII_PUNCTUATION[ch.charCodeAt(0)] = 1;
+/** Hex digits' values (-1: not one); quoted-printable writes capitals, decoders take both. */
+const HEX_VALUE = new Int8Array(256).fill(-1);
+for (let d = 0; d < 16; d++) {
+  HEX_VALUE["0123456789ABCDEF".charCodeAt(d)] = d;
+  HEX_VALUE["0123456789abcdef".charCodeAt(d)] = d;
+}
+
+/** A window read with its forms undone. */
+export interface Undone {
+  /** The bytes, followed by at least `padding` zero bytes (a view of a buffer reused by the next call). */
+  bytes: Buffer;
+  length: number;
+  /** Where the window's `from` and `before` fall in them. */
+  from: number;
+  before: number;
+  /** Each byte's offset in the window (an escape's or a code's: of its first byte). */
+  at: Int32Array;
+}
+
+let out = Buffer.alloc(0);
+let at = new Int32Array(0);
+let o = 0;
+
+/**
+ * `window` (its first `length` bytes, followed by zero bytes) with `forms`
+ * undone; `from` and `before` are where its judged part starts and ends.
+ */
+export function undoForms(window: Uint8Array, length: number, forms: number, from: number, before: number, padding: number): Undone {
+  if (out.length < length + padding) {
+    out = Buffer.alloc(length + padding);
+    at = new Int32Array(length);
+  }
+  o = 0;
+  // In three spans, so that where `from` and `before` fall is known without a test per byte.
+  let i = undoSpan(window, 0, from, forms);
+  const uFrom = o;
+  i = undoSpan(window, i, before, forms);
+  const uBefore = o;
+  undoSpan(window, i, length, forms);
+  out.fill(0, o, o + padding);
+  return { bytes: out.subarray(0, o + padding), length: o, from: uFrom, before: uBefore, at };
+}
+
+/** Copies window[i, end) to `out` with the forms undone; returns where it stopped (a sequence that starts before `end` is taken whole). */
+function undoSpan(w: Uint8Array, i: number, end: number, forms: number): number {
+  const zeroWidth = (forms & Form.ZeroWidth) !== 0;
+  const escaped = (forms & Form.Escaped) !== 0;
+  const qp = (forms & Form.QuotedPrintable) !== 0;
+  while (i < end) {
+    const c = w[i]!;
+    if (c >= 0x80 && zeroWidth) {
+      const n = zeroWidthLength(w, i);
+      if (n > 0) {
+        i += n;
+        continue;
+      }
+    } else if (c === 92 && escaped && ASCII_PUNCTUATION[w[i + 1]!] === 1) {
+      at[o] = i;
+      out[o++] = w[i + 1]!;
+      i += 2;
+      continue;
+    } else if (c === 61 && qp) {
+      const next = w[i + 1]!;
+      if (next === 10 || (next === 13 && w[i + 2] === 10)) {
+        i += next === 10 ? 2 : 3;
+        continue;
+      }
+      const high = HEX_VALUE[next]!;
+      const low = HEX_VALUE[w[i + 2]!]!;
+      if (high >= 0 && low >= 0) {
+        at[o] = i;
+        out[o++] = (high << 4) | low;
+        i += 3;
+        continue;
+      }
+    }
+    at[o] = i;
+    out[o++] = c;
+    i++;
+  }
+  return i;
+}
+
+/** The length of the zero-width character or soft hyphen (UTF-8) at `i`, or 0. */
+export function zeroWidthLength(w: Uint8Array, i: number): number {
+  const c = w[i];
+  if (c === 0xe2) {
+    const c1 = w[i + 1];
+    const c2 = w[i + 2]!;
+    return (c1 === 0x80 && c2 >= 0x8b && c2 <= 0x8d) || (c1 === 0x81 && c2 === 0xa0) ? 3 : 0;
+  }
+  if (c === 0xc2) return w[i + 1] === 0xad ? 2 : 0;
+  if (c === 0xef) return w[i + 1] === 0xbb && w[i + 2] === 0xbf ? 3 : 0;
+  return 0;
+}
