@@ -7,8 +7,8 @@ import { escapeText } from "../core/escape.js";
 import { formatBytes } from "../core/units.js";
 import { findHiddenArchive } from "./hidden-archives.js";
 import type { KnownSecrets } from "./known.js";
-import { scanBytes } from "./scan.js";
-import { UTF16_READINGS, bigEndianMarks, narrowedUtf16, utf16TextAlignments } from "./utf16.js";
+import { BLOCK, type Finding, SecretScanner, scanBytes } from "./scan.js";
+import { UTF16_READINGS, bigEndianMarks, narrowUtf16, utf16TextAlignments } from "./utf16.js";
 
 /** Inflated bytes one file may produce in all. */
 export const MAX_INFLATED_TOTAL = 256 * 1024 * 1024;
@@ -24,8 +24,37 @@ export const MAX_RATIO = 100;
  */
 export const MAX_PARTS = 300_000;
 export const MIN_INFLATE_CHARGE = 4 * 1024;
+/** What a part of undeclared size is first inflated into: this many times its compressed size, at least MIN_GUESS (inflateCounted). */
+const GUESSED_RATIO = 16;
+const MIN_GUESS = 64 * 1024;
 
-const ZERO_BYTE = new Uint8Array(1);
+/**
+ * The first credential in `units` read as UTF-16 (`order`), each unit
+ * narrowed to a byte (utf16.ts), an odd last byte a unit of its own (its
+ * other byte NUL); as scanBytes would find it in the narrowed text, which
+ * is made a block at a time into one buffer: made whole, each reading of a
+ * 200 MiB part was 100 MiB more, and an odd last byte a copy of the part.
+ */
+function scanUtf16Units(units: Uint8Array, order: "le" | "be", known: KnownSecrets): Finding | undefined {
+  const count = (units.length + 1) >> 1;
+  const narrowed = (from: number, to: number, out?: Buffer): Buffer => {
+    const even = Math.min(2 * to, units.length & ~1);
+    const state = { pendingHigh: false, valid: true, hasNul: false };
+    const block = out === undefined ? Buffer.allocUnsafe(to - from) : out.subarray(0, to - from);
+    narrowUtf16(units.subarray(2 * from, even), order, state, block);
+    // The odd last byte: little-endian, the unit is that byte; big-endian, the byte times 256 (a non-word byte unless NUL).
+    if (2 * to > units.length) block[to - from - 1] = order === "le" ? units[units.length - 1]! : units[units.length - 1] === 0 ? 0 : 0x80;
+    return block;
+  };
+  if (count <= BLOCK) return scanBytes(narrowed(0, count), known);
+  const scanner = new SecretScanner(known);
+  const block = Buffer.allocUnsafe(BLOCK);
+  for (let from = 0; from < count && !scanner.finding; from += BLOCK) {
+    const to = Math.min(count, from + BLOCK);
+    scanner.scanBlock(narrowed(from, to, block), to === count);
+  }
+  return scanner.finding;
+}
 
 
 /** What reads a part's bytes as a document of its format. */
@@ -72,6 +101,12 @@ function copyStoredBlocks(compressed: Uint8Array, consumed: number, out: Buffer)
   }
 }
 
+/** What node:zlib's inflate answers with `info`: the output, and its engine, whose bytesWritten counts the input it took. */
+interface InflateResult {
+  buffer: Buffer;
+  engine: { bytesWritten: number };
+}
+
 export class InspectContext {
   private inflated = 0;
   private parts = 0;
@@ -94,6 +129,24 @@ export class InspectContext {
   private get known(): KnownSecrets {
     if (typeof this.knownSecrets === "function") this.knownSecrets = this.knownSecrets();
     return this.knownSecrets;
+  }
+
+  /** What inflate() made at the start of a buffer of its own (no pool's), the rest of which nothing uses. */
+  private readonly alone = new WeakSet<Uint8Array>();
+
+  /** Whether `bytes` is what inflate() made at the start of a buffer of its own: a reader may write after it. */
+  ownsBufferOf(bytes: Uint8Array): boolean {
+    return this.alone.has(bytes);
+  }
+
+  /**
+   * `bytes` for a reader that keeps them to the end (a PDF's fonts): where
+   * inflate() made them in a buffer more than twice their size (one as large
+   * as what the file may still inflate, of which only the pages written take
+   * memory), a copy of their own size.
+   */
+  fitted(bytes: Uint8Array): Uint8Array {
+    return this.alone.has(bytes) && bytes.buffer.byteLength > 2 * bytes.length ? Buffer.from(bytes) : bytes;
   }
 
   /** A buffer given back by release(), where the next stored stream is copied. */
@@ -133,6 +186,33 @@ export class InspectContext {
    */
   scan(part: string, bytes: Uint8Array, offsetBase?: number, asUtf16 = true): void {
     this.countPart();
+    this.searchAll(part, bytes, offsetBase, asUtf16);
+  }
+
+  /**
+   * scan()'s search now, without counting the part or refusing: the refusal
+   * it makes, if any, for told() to count and throw later (a PDF's content
+   * streams are scanned before the text they show is written over them, and
+   * what they hold is told after that text's findings).
+   */
+  findLater(part: string, bytes: Uint8Array): Refusal | undefined {
+    try {
+      this.searchAll(part, bytes, undefined, true);
+    } catch (err) {
+      if (err instanceof Refusal) return err;
+      throw err;
+    }
+    return undefined;
+  }
+
+  /** Counts a part findLater() scanned, and throws what it found there. */
+  told(found: Refusal | undefined): void {
+    this.countPart();
+    if (found) throw found;
+  }
+
+  /** scan() but for counting the part. */
+  private searchAll(part: string, bytes: Uint8Array, offsetBase: number | undefined, asUtf16: boolean): void {
     this.search(part, bytes, offsetBase, 1, 0);
     if (asUtf16) this.searchUtf16(part, bytes, offsetBase);
     this.refuseHiddenArchive(part, bytes, offsetBase);
@@ -147,9 +227,7 @@ export class InspectContext {
     for (const { shift, order, bit, at } of UTF16_READINGS) {
       if (!((order === "le" ? text : bigEndian) & bit)) continue;
       // An odd last byte is a unit of its own (text whose last NUL is cut off).
-      let units = bytes.subarray(shift);
-      if (units.length % 2 === 1) units = Buffer.concat([units, ZERO_BYTE]);
-      this.search(part, narrowedUtf16(units, order), offsetBase, 2, shift + at);
+      this.report(part, scanUtf16Units(bytes.subarray(shift), order, this.known), offsetBase, 2, shift + at);
     }
   }
 
@@ -175,7 +253,7 @@ export class InspectContext {
   /** Scans text given as UTF-16 (`order`), narrowed as the text scan does it. */
   scanUtf16(part: string, bytes: Uint8Array, order: "le" | "be"): void {
     this.countPart();
-    this.search(part, narrowedUtf16(bytes.subarray(0, bytes.length & ~1), order), undefined, 2, 0);
+    this.report(part, scanUtf16Units(bytes.subarray(0, bytes.length & ~1), order, this.known), undefined, 2, 0);
   }
 
   private countPart(): void {
@@ -186,7 +264,11 @@ export class InspectContext {
 
   /** Refuses when `bytes` holds a credential; its offsets are `scale` times those in the part, plus `shift`. */
   private search(part: string, bytes: Uint8Array, offsetBase: number | undefined, scale: number, shift: number): void {
-    const finding = scanBytes(bytes, this.known);
+    this.report(part, scanBytes(bytes, this.known), offsetBase, scale, shift);
+  }
+
+  /** Refuses for `finding`, if any, in `part`; see search(). */
+  private report(part: string, finding: Finding | undefined, offsetBase: number | undefined, scale: number, shift: number): void {
     if (!finding) return;
     part = this.named(part);
     const offset = finding.offset * scale + shift;
@@ -197,7 +279,10 @@ export class InspectContext {
   /**
    * Inflates a part within the file's budget; a bomb is refused with
    * `decompression_bomb`. `sizeHint`, the size a container declares, sizes
-   * the output in one piece instead of many (it bounds nothing).
+   * the output (it bounds nothing). The output starts a buffer of its own,
+   * within one as large as the part may inflate to, of which only the
+   * pages written take memory: a reader that keeps it to the end takes
+   * fitted() of it.
    */
   inflate(part: string, compressed: Uint8Array, kind: "raw" | "zlib", sizeHint = 0): Buffer {
     return this.inflateCounted(part, compressed, kind, sizeHint).out;
@@ -223,26 +308,44 @@ export class InspectContext {
       this.inflated += Math.max(out.length, MIN_INFLATE_CHARGE);
       return { out, consumed: stored.consumed };
     }
-    // node:zlib is loaded only by a file that holds compressed parts.
-    const zlib = process.getBuiltinModule("node:zlib");
-    let result: { buffer: Buffer; engine: { bytesWritten: number } };
-    try {
-      // One output chunk for the declared size (plus one byte, so that a true declaration needs no second chunk); zlib's default below it.
-      const chunkSize = Math.max(zlib.constants.Z_DEFAULT_CHUNK, Math.min(limit, sizeHint + 1, 64 * 1024 * 1024));
-      const options = { maxOutputLength: Math.max(1, limit), finishFlush: zlib.constants.Z_SYNC_FLUSH, chunkSize, info: true };
-      const inflate = kind === "raw" ? zlib.inflateRawSync : kind === "zlib" ? zlib.inflateSync : zlib.gunzipSync;
-      // With `info`, node:zlib answers the output and its engine, whose bytesWritten counts the input it took.
-      result = inflate(compressed, options) as unknown as typeof result;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE") {
-        const why = limit === remaining ? `past the ${formatBytes(MAX_INFLATED_TOTAL)} this check inflates for one file` : `to more than ${MAX_RATIO} times its compressed size`;
-        throw new Refusal("decompression_bomb", `${this.named(part)} of the .${this.ext} file inflates ${why}: refused as a decompression bomb`);
-      }
-      throw this.unscannable(`${part} does not inflate (${(err as Error).message})`);
+    // The output in one buffer: of the declared size (plus one byte, so that a true declaration fills no second), else
+    // of GUESSED_RATIO times the compressed size; past that, the part is inflated again into one as large as it may
+    // inflate to (only the pages written take memory; fresh pages for each part cost a many-stream PDF 15% more). A zip
+    // directory that understates a size, and a part that compresses better than the guess, pay part of an inflate more.
+    const guess = sizeHint > 0 ? sizeHint : Math.max(MIN_GUESS, compressed.length * GUESSED_RATIO);
+    const guessed = guess < limit ? this.zlibInflate(part, compressed, kind, guess, guess + 1) : undefined;
+    const result = guessed ?? this.zlibInflate(part, compressed, kind, limit, limit);
+    if (result === undefined) {
+      const why = limit === remaining ? `past the ${formatBytes(MAX_INFLATED_TOTAL)} this check inflates for one file` : `to more than ${MAX_RATIO} times its compressed size`;
+      throw new Refusal("decompression_bomb", `${this.named(part)} of the .${this.ext} file inflates ${why}: refused as a decompression bomb`);
     }
     const out = result.buffer;
+    this.alone.add(out);
     this.inflated += Math.max(out.length, MIN_INFLATE_CHARGE);
     return { out, consumed: result.engine.bytesWritten };
+  }
+
+  /**
+   * node:zlib's inflate of `compressed` into one buffer of `chunkSize`
+   * bytes, at most `max` of them; undefined past `max`. zlib writes as much
+   * as its output buffer holds before it makes another: in chunks of its
+   * default 16 KiB, a PDF stream of 240 MiB made 15,000 of them, then their
+   * concatenation, twice the output at once (805 MB resident). One buffer
+   * as large as the part may inflate to costs only the pages written.
+   */
+  private zlibInflate(part: string, compressed: Uint8Array, kind: "raw" | "zlib" | "gzip", max: number, chunkSize: number): InflateResult | undefined {
+    // node:zlib is loaded only by a file that holds compressed parts.
+    const zlib = process.getBuiltinModule("node:zlib");
+    try {
+      // At least 4 KiB: a smaller buffer is a slice of Node's shared pool, and the output must start a buffer of its own (ownsBufferOf).
+      const options = { maxOutputLength: Math.max(1, max), finishFlush: zlib.constants.Z_SYNC_FLUSH, chunkSize: Math.max(4096, chunkSize), info: true };
+      const inflate = kind === "raw" ? zlib.inflateRawSync : kind === "zlib" ? zlib.inflateSync : zlib.gunzipSync;
+      // With `info`, node:zlib answers the output and its engine, whose bytesWritten counts the input it took.
+      return inflate(compressed, options) as unknown as InflateResult;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE") return undefined;
+      throw this.unscannable(`${part} does not inflate (${(err as Error).message})`);
+    }
   }
 
   /**
@@ -303,6 +406,11 @@ export class InspectContext {
   readNested(part: string, bytes: Uint8Array): void {
     const reader = this.nestedReaderOf(bytes);
     if (reader) this.readDeeper(part, () => this.readWithin(part, bytes, reader));
+  }
+
+  /** Whether readNested reads `bytes` as a document (a reader may write over a part's bytes only where none does). */
+  isDocument(bytes: Uint8Array): boolean {
+    return this.nestedReaderOf(bytes) !== undefined;
   }
 
   /**

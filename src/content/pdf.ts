@@ -129,11 +129,24 @@ export function shownText(s: Uint8Array, line = new TextLine(), glyphs?: GlyphTe
   return out.subarray(0, showInto(s, out, 0, line, glyphs));
 }
 
-/** shownText written into `out` from `o` (which has room for twice the stream's length); where it ends. */
-function showInto(s: Uint8Array, out: Buffer, o: number, line: TextLine, glyphs: GlyphText | undefined): number {
+/**
+ * shownText written into `out` from `o` (which has room for twice the
+ * stream's length); where it ends. `over`: `out` is the buffer `s` lies in,
+ * the text written over the stream (scanContents), `o` at or before its
+ * start. That is safe: a string's bytes are read before its text is written
+ * (its separator last), the text is never longer than the bytes read, and
+ * what is read back (an operator's operands) lies after the last string's
+ * closing byte, which stays; only a name a string follows before its Tf is
+ * copied first.
+ */
+function showInto(s: Uint8Array, out: Buffer, o: number, line: TextLine, glyphs: GlyphText | undefined, over = false): number {
   const n = s.length;
   let nameFrom = 0;
   let nameTo = 0;
+  /** Where the last name's bytes are: the stream, or a copy. */
+  let names: Uint8Array = s;
+  /** The last name was taken by a Tf (which a Tf without a name of its own would take again: the font it has). */
+  let nameTaken = false;
   // Inside an array (TJ's): its negative numbers move the next string right.
   let inArray = false;
   let i = 0;
@@ -143,10 +156,16 @@ function showInto(s: Uint8Array, out: Buffer, o: number, line: TextLine, glyphs:
       // `<<` opens a dictionary (an inline image's, a marked-content property list), not a hex string
       i += 2;
     } else if (c === 40 || c === 60) {
+      if (over && glyphs !== undefined && !nameTaken && names === s) {
+        names = Buffer.from(s.subarray(nameFrom, nameTo));
+        nameFrom = 0;
+        nameTo = names.length;
+      }
       const separator = line.separator();
-      if (separator !== 0) out[o++] = separator;
-      const from = o;
-      o = readString(s, i, out, o);
+      const from = separator !== 0 ? o + 1 : o;
+      const end = readString(s, i, out, from);
+      if (separator !== 0) out[o] = separator;
+      o = end;
       i = lastString.end;
       if (glyphs !== undefined) glyphs.show(out, from, o, separator);
     } else if (c === 47) {
@@ -154,6 +173,8 @@ function showInto(s: Uint8Array, out: Buffer, o: number, line: TextLine, glyphs:
       nameFrom = ++i;
       while (i < n && ENDS_NAME[s[i]!] === 0) i++;
       nameTo = i;
+      names = s;
+      nameTaken = false;
     } else if (c === 37) {
       // a comment, to the end of the line
       while (i < n && s[i] !== 10 && s[i] !== 13) i++;
@@ -171,7 +192,9 @@ function showInto(s: Uint8Array, out: Buffer, o: number, line: TextLine, glyphs:
       while (j < n && OPERATOR[s[j]!] === 1) j++;
       if (j - i === 2 && c === 84 && s[i + 1] === 102) {
         line.fontSelected();
-        if (glyphs !== undefined) glyphs.selectFont(s, nameFrom, nameTo);
+        // A name taken already is the font's name: selected again, it changes nothing.
+        if (glyphs !== undefined && !nameTaken) glyphs.selectFont(names, nameFrom, nameTo);
+        nameTaken = true;
       } else line.operator(s, i, j - i);
       i = j;
     } else {
@@ -242,7 +265,7 @@ export function inspectPdfSource(src: ByteSource, ctx: InspectContext): void {
   }
   const fonts = new PdfFonts(ctx);
   // Content streams are read once the fonts are known (a font's map may follow the pages that use it).
-  const contents: ContentStream[] = [];
+  const contents = new ContentStreams(ctx);
   let objects = new Objects(src, 0);
   for (let at = indexOfIn(src, "stream", 0); at >= 0; at = indexOfIn(src, "stream", at + 6)) {
     const outsideFrom = objects.from;
@@ -279,8 +302,10 @@ export function inspectPdfSource(src: ByteSource, ctx: InspectContext): void {
       at = end;
       continue;
     }
-    let data: Uint8Array = readKept(src, dataAt, end - dataAt);
-    for (const f of filters(dict)) {
+    const streamFilters = filters(dict);
+    // A decoded stream's bytes are read, not kept: the first filter makes its output of them (a copy of 40 MB held 40 MB more).
+    let data: Uint8Array = streamFilters.length > 0 ? src.read(dataAt, end - dataAt) : readKept(src, dataAt, end - dataAt);
+    for (const f of streamFilters) {
       if (f === "FlateDecode" || f === "Fl") data = ctx.inflate(part, data, "zlib");
       else if (f === "ASCIIHexDecode" || f === "AHx") data = asciiHex(data);
       else if (f === "ASCII85Decode" || f === "A85") data = ascii85(data, ctx, part);
@@ -291,8 +316,13 @@ export function inspectPdfSource(src: ByteSource, ctx: InspectContext): void {
     // UTF-16 (InspectContext.scan; a content stream's text has no NULs, its glyph codes seldom read as text).
     const type = STREAM_TYPE.exec(dict)?.[1];
     // A content stream's bytes are scanned after the text it shows (below).
-    if (type === undefined && !fonts.addMap(id, data)) contents.push({ id, data, part });
-    else ctx.scan(part, data);
+    if (type === undefined && !opensAsCMap(data)) contents.add(id, part, data, ctx.ownsBufferOf(data));
+    else {
+      // A map and an object stream are kept to the end by the fonts.
+      if (type === undefined || type === "ObjStm") data = ctx.fitted(data);
+      if (type === undefined) fonts.addMap(id, data);
+      ctx.scan(part, data);
+    }
     if (type !== undefined) ctx.scan(`the text of ${part}`, shownText(data, type === "ObjStm" ? new StringsApart() : undefined), undefined, type === "ObjStm");
     if (type === "ObjStm") fonts.addObjectStream(dict, data);
     // An attached file that is a document (a docx, a PDF) or a picture is read as one: its compressed parts are otherwise unseen.
@@ -300,18 +330,57 @@ export function inspectPdfSource(src: ByteSource, ctx: InspectContext): void {
     at = end;
   }
   scanObjects(ctx, fonts, objects.upTo(src.length), objects.from);
-  if (contents.length > 0) scanContents(ctx, contents, fonts);
-  // The streams' bytes last: the text they show made the scanner hot, and V8 has optimised it by now.
-  // Scanned first, its last functions were still being compiled when the text's scan ended, and the
-  // process's exit waits for a compilation under way (a 19 MB PDF: ~9 against ~3 ms at exit).
-  for (const { part, data } of contents) ctx.scan(part, data);
+  if (contents.streams.length > 0) scanContents(ctx, contents, fonts);
 }
 
-/** A content stream: its object number, when the file gives one, its decoded bytes and how a finding names it. */
+/** A content stream: its object number, when the file gives one, where its decoded bytes lie in ContentStreams' buffer and how a finding names it. */
 interface ContentStream {
   id: number | undefined;
-  data: Uint8Array;
+  from: number;
+  to: number;
   part: string;
+}
+
+/** Content streams up to this many bytes in all are kept in a buffer that doubles as it fills (ContentStreams). */
+const GROWN_BY_DOUBLING = 8 * 1024 * 1024;
+/** Content streams of this many bytes or more in all have the text they show written over them (scanContents). */
+const OVER_THE_STREAMS = 8 * 1024 * 1024;
+
+/**
+ * The content streams' decoded bytes, one after another in one buffer,
+ * which the text they show is then written over when they are large
+ * (scanContents): kept apart, they and their text were held at once (a
+ * stream of 240 MiB showed 166 MiB of text). The buffer is the first
+ * stream's own where inflate made it at the start of a buffer of its own
+ * (no copy; room after it); past its room, one that doubles for small
+ * streams, and for large ones one as large as the streams so far and all
+ * the file may still decode, of which only the pages written take memory.
+ */
+class ContentStreams {
+  bytes: Buffer = Buffer.alloc(0);
+  /** The bytes of the streams so far. */
+  length = 0;
+  readonly streams: ContentStream[] = [];
+  constructor(private readonly ctx: InspectContext) {}
+
+  /** Adds a stream's bytes; `alone`: they start a buffer of their own (InspectContext.ownsBufferOf), else they are copied. */
+  add(id: number | undefined, part: string, data: Uint8Array, alone: boolean): void {
+    const from = this.length;
+    const to = from + data.length;
+    if (from === 0 && alone) this.bytes = Buffer.from(data.buffer, data.byteOffset, data.buffer.byteLength - data.byteOffset);
+    else {
+      if (to > this.bytes.length) {
+        // Small streams in a buffer that doubles (one as large as the budget, for every PDF, made V8 collect its heap), large
+        // ones in one that takes all the file may still decode: grown once, not copied again (a copy is held beside its source).
+        const larger = Buffer.allocUnsafeSlow(to <= GROWN_BY_DOUBLING ? Math.max(2 * to, 64 * 1024) : to + this.ctx.decodeBudgetLeft);
+        this.bytes.copy(larger, 0, 0, from);
+        this.bytes = larger;
+      }
+      this.bytes.set(data, from);
+    }
+    this.length = to;
+    this.streams.push({ id, from, to, part });
+  }
 }
 
 /**
@@ -322,24 +391,42 @@ interface ContentStream {
  * the file's fonts have ToUnicode maps, the same strings read through them,
  * made in the same pass.
  */
-function scanContents(ctx: InspectContext, contents: ContentStream[], fonts: PdfFonts): void {
+function scanContents(ctx: InspectContext, contents: ContentStreams, fonts: PdfFonts): void {
   const byName = fonts.mapsByName();
   const glyphs = byName === undefined ? undefined : new GlyphText(byName, ctx);
   const pages = pagesOfStreams(fonts.objectBytes());
   const line = new TextLine();
+  const streams = contents.bytes;
+  // Past OVER_THE_STREAMS, the text is written over the streams; below, beside them, their bytes scanned last (the text
+  // made the scanner hot, and V8 has optimised it by now: scanned first, its last functions were still being compiled
+  // when the text's scan ended, and the process's exit waits for a compilation under way; a 19 MB PDF: ~9 against ~3 ms).
+  const over = contents.length >= OVER_THE_STREAMS;
   // One buffer for all streams' text (a buffer per stream, then their concatenation, cost a tenth of a text PDF's prepare).
-  const shown = Buffer.allocUnsafe(2 * contents.reduce((sum, stream) => sum + stream.data.length, 0));
+  const shown = over ? streams : Buffer.allocUnsafe(2 * contents.length);
   let length = 0;
   let lastPage: number | undefined;
-  for (const { id, data } of contents) {
+  // Written over, each stream's bytes are scanned before its text is written; what they hold is told after the text's
+  // findings, stream by stream, as when they are scanned last.
+  const found: (Refusal | undefined)[] = [];
+  let foundAny = false;
+  for (const { id, from, to, part } of contents.streams) {
     const page = id === undefined ? undefined : pages.get(id);
     if (page === undefined || page !== lastPage) line.newPage();
     lastPage = page;
-    length = showInto(data, shown, length, line, glyphs);
+    const data = streams.subarray(from, to);
+    if (over) {
+      // After a stream that holds something, the others are only counted: the first is what is told.
+      const refusal: Refusal | undefined = foundAny ? undefined : ctx.findLater(part, data);
+      foundAny ||= refusal !== undefined;
+      found.push(refusal);
+    }
+    length = showInto(data, shown, length, line, glyphs, over);
   }
   // Also as UTF-16: a font with a Unicode encoding and no map (/UniGB-UCS2-H) shows two-byte codes that are the letters.
   scanText(ctx, "the text its content streams show", shown.subarray(0, length), true);
   glyphs?.scan();
+  if (over) for (const refusal of found) ctx.told(refusal);
+  else for (const { from, to, part } of contents.streams) ctx.scan(part, streams.subarray(from, to));
 }
 
 const CONTENTS = Buffer.from("/Contents", "latin1");

@@ -18,10 +18,9 @@ export interface Utf16State {
   hasNul: boolean;
 }
 
-/** `block` (an even number of bytes) narrowed to one byte per code unit; `state` is updated. */
-export function narrowUtf16(block: Uint8Array, order: "le" | "be", state: Utf16State): Buffer {
+/** `block` (an even number of bytes) narrowed to one byte per code unit (into `out`, given); `state` is updated. */
+export function narrowUtf16(block: Uint8Array, order: "le" | "be", state: Utf16State, out: Buffer = Buffer.allocUnsafe(block.length >> 1)): Buffer {
   const units = block.length >> 1;
-  const out = Buffer.allocUnsafe(units);
   const hiAt = order === "le" ? 1 : 0;
   const loAt = 1 - hiAt;
   let pendingHigh = state.pendingHigh;
@@ -35,7 +34,7 @@ export function narrowUtf16(block: Uint8Array, order: "le" | "be", state: Utf16S
     out[i] = unit < 0x100 ? unit : 0x80;
   }
   state.pendingHigh = pendingHigh;
-  return out;
+  return out.length === units ? out : out.subarray(0, units);
 }
 
 /** `units` narrowed as the scans read them, where the text's validity is no concern (a part's UTF-16 strings, a raw file's). */

@@ -13,7 +13,7 @@ import { u32le as u32 } from "./bytes.js";
 import { readPicture } from "./images.js";
 import { type InspectContext, MAX_PARTS, type Reader } from "./inspect.js";
 import { utf16Order } from "./utf16.js";
-import { xmlAttributesText, xmlText } from "./xml-text.js";
+import { hasAttributesText, writeUtf8, xmlAttributesText, xmlText } from "./xml-text.js";
 
 const u16 = (b: Uint8Array, i: number) => b[i]! | (b[i + 1]! << 8);
 const u64 = (b: Uint8Array, i: number) => u32(b, i) + u32(b, i + 4) * 2 ** 32;
@@ -277,12 +277,28 @@ function scanOutsideEntries(src: ByteSource, entries: Entry[], starts: readonly 
  * start with a byte order mark (their raw scan reads them as UTF-16 already:
  * InspectContext.scan).
  */
-function xmlAsUtf8(data: Uint8Array): Uint8Array {
+export function xmlAsUtf8(data: Uint8Array): Uint8Array {
   const order = utf16Order(data);
   if (!order) return data;
-  const units = Buffer.from(data.subarray(2, 2 + ((data.length - 2) & ~1)));
-  if (order === "be") units.swap16();
-  return Buffer.from(units.toString("utf16le"), "utf8");
+  // Written unit by unit into one buffer, as Node's decoder and encoder would make it (a lone surrogate as U+FFFD): the
+  // units swapped, their string and its UTF-8 were three copies (a part of 200 MiB held 700 MiB more).
+  const units = (data.length - 2) >> 1;
+  const hi = order === "le" ? 3 : 2;
+  const lo = 5 - hi;
+  const out = Buffer.allocUnsafe(3 * units);
+  let o = 0;
+  for (let k = 0; k < units; k++) {
+    let cp = (data[2 * k + hi]! << 8) | data[2 * k + lo]!;
+    if (cp >= 0xd800 && cp <= 0xdbff && k + 1 < units) {
+      const low = (data[2 * k + 2 + hi]! << 8) | data[2 * k + 2 + lo]!;
+      if (low >= 0xdc00 && low <= 0xdfff) {
+        cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
+        k++;
+      }
+    }
+    o += writeUtf8(out, o, cp);
+  }
+  return out.subarray(0, o);
 }
 
 /** A zip in memory (a docx small enough to keep, a zip inside a document). */
@@ -340,12 +356,22 @@ function readZip(src: ByteSource, ctx: InspectContext, eocd: number, count: numb
       continue;
     }
     ctx.scan(part, data);
-    if (XML_PART.test(e.name)) {
-      const xml = xmlAsUtf8(data);
-      ctx.scan(`the text of ${part}`, xmlText(xml));
-      const attributes = xmlAttributesText(xml);
-      if (attributes !== undefined) ctx.scan(`the attributes of ${part}`, attributes);
-    }
-    ctx.readNested(part, data);
+    const document = ctx.isDocument(data);
+    // Bytes inflated for this part alone, and read as no document after: the last reading of them may write over them.
+    if (XML_PART.test(e.name)) scanXml(ctx, part, data, e.method === 8 && !document);
+    if (document) ctx.readNested(part, data);
   }
+}
+
+/**
+ * Scans an XML part's text (tags removed) and, when an attribute holds a
+ * line break, its attributes' (xml-text.ts). Where `free` (nothing reads the
+ * part's bytes after), the last of them is written over the bytes.
+ */
+function scanXml(ctx: InspectContext, part: string, data: Uint8Array, free: boolean): void {
+  const xml = xmlAsUtf8(data);
+  const mine = free || xml !== data;
+  const attributesToo = hasAttributesText(xml);
+  ctx.scan(`the text of ${part}`, xmlText(xml, true, mine && !attributesToo));
+  if (attributesToo) ctx.scan(`the attributes of ${part}`, xmlAttributesText(xml, mine)!);
 }
