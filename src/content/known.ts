@@ -38,6 +38,8 @@ export interface KnownValue {
   /** The variable's name, and the file's role: what a refusal may say. */
   name: string;
   bytes: Uint8Array;
+  /** Another form of a value also looked for as it is (escaped, base64-encoded): not a value of its own. */
+  form?: true;
 }
 
 /** Names of settings, not secrets, even when their value looks random. */
@@ -262,8 +264,8 @@ function knownValuesOf(name: string, value: string, where: string, byShape: bool
   for (const v of valuesWorthLookingFor(name, value, byShape)) {
     const bytes = Buffer.from(v, "utf8");
     out.push({ name: `${name} (${where})`, bytes: bytes.subarray(0, MAX_COMPARED) });
-    for (const { how, form } of escapedForms(v)) out.push({ name: `${name} (${where}), ${how}`, bytes: Buffer.from(form, "utf8").subarray(0, MAX_COMPARED) });
-    for (const form of base64Forms(bytes)) out.push({ name: `${name} (${where}), base64-encoded`, bytes: form });
+    for (const { how, form } of escapedForms(v)) out.push({ name: `${name} (${where}), ${how}`, bytes: Buffer.from(form, "utf8").subarray(0, MAX_COMPARED), form: true });
+    for (const form of base64Forms(bytes)) out.push({ name: `${name} (${where}), base64-encoded`, bytes: form, form: true });
   }
   return out;
 }

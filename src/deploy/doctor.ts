@@ -118,7 +118,7 @@ function knownSecretChecks(config: Config, checks: DoctorCheck[]): void {
     check(checks, "known secrets", "pass", `no Hermes file of secrets under ${escapeText(config.hermesHome)} (.env, auth.json, config.yaml…): the secret check looks for credential formats, and for ${ENVIRONMENT_SECRETS}`);
     return;
   }
-  const values = new Set(readings.flatMap((r) => r.values.filter((v) => !v.name.endsWith(", base64-encoded")).map((v) => Buffer.from(v.bytes).toString("latin1"))));
+  const values = new Set(readings.flatMap((r) => r.values.filter((v) => !v.form).map((v) => Buffer.from(v.bytes).toString("latin1"))));
   check(checks, "known secrets", "pass", `the secret check knows ${values.size} values from ${readings.map((r) => r.file.where).join(", ")}, and ${ENVIRONMENT_SECRETS}`);
 }
 
