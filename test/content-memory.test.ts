@@ -16,9 +16,8 @@ import { scanBytes } from "../src/content/scan.js";
 import { narrowedUtf16 } from "../src/content/utf16.js";
 import { inspectZip, xmlAsUtf8 } from "../src/content/zip.js";
 import { inspectPdf } from "../src/content/pdf.js";
-import { Refusal } from "../src/core/errors.js";
 import { pdfOf, pdfSubsetFont, positives, rng, zip } from "./corpus.js";
-import { BIN, makeHome, write } from "./helpers.js";
+import { BIN, makeHome, outcome, write } from "./helpers.js";
 
 const MiB = 1024 * 1024;
 let h: ReturnType<typeof makeHome>;
@@ -27,16 +26,6 @@ beforeEach(() => {
 });
 afterEach(() => h.cleanup());
 
-/** What a reader concluded: "published", or the refusal's code and reason. */
-function outcome(read: () => void): string {
-  try {
-    read();
-    return "published";
-  } catch (err) {
-    if (!(err instanceof Refusal)) throw err;
-    return `${err.code}: ${err.message}`;
-  }
-}
 
 const WORDS = ["alpha", "quarterly", "numbers", "fine", "report", "revenue", "growth", "margin", "team", "plan", "north", "south"];
 

@@ -27,21 +27,11 @@ import { DEFAULT_ALLOW } from "../src/config/config.js";
 import { rtfText } from "../src/content/rtf.js";
 import { workbookText } from "../src/content/biff.js";
 import { CARRIERS, CORPUS_EXTRA_ALLOW, Fakes, adversarial, biffPieces, biffRecord, bmp, cfb, docx, encode85, excelXls, excelXlsCut, flac, sstRecords, gif, olePackage, rtf, rtfObject, wordDoc, webm, jpeg, jpegMpf, makePng, mp3, mp4, negatives, ogg, oggPages, paxHeader, pdf, pdfOf, pdfSubsetFont, pngChunk, pngWithText, positives, pptx, rng, tar, tarHeader, wav, webp, xlsx, zip, pdfAttachment, pdfInfoUtf16, pdfXmpUtf16 } from "./corpus.js";
-import { BIN, NOTHING_LEFT, cli, leftBehind, makeHome, write } from "./helpers.js";
+import { BIN, NOTHING_LEFT, cli, leftBehind, makeHome, outcome, write } from "./helpers.js";
 import { parseEnviron, parseStat } from "../src/content/process-environments.js";
 
 let h: ReturnType<typeof makeHome>;
 
-/** What a reader concluded: "published", or the refusal's code and reason. */
-function outcome(read: () => void): string {
-  try {
-    read();
-    return "published";
-  } catch (err) {
-    if (!(err instanceof Refusal)) throw err;
-    return `${err.code}: ${err.message}`;
-  }
-}
 
 const be32box = (n: number) => {
   const b = Buffer.alloc(4);

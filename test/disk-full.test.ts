@@ -4,6 +4,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { makePng } from "../src/core/png.js";
 import { BIN, png } from "./helpers.js";
 import { runInPrivateMounts } from "./fixtures/private-mounts.js";
 
@@ -23,6 +24,21 @@ beforeEach(() => {
   base = fs.mkdtempSync(path.join(os.tmpdir(), "mo-full-"));
 });
 afterEach(() => fs.rmSync(base, { recursive: true, force: true }));
+/** A 256-pixel square PNG of noise (~200 KB: deflate cannot shrink it), larger than any hole a small filesystem's allocator could fill; its file in `base`. */
+const writeNoisePng = () => {
+  let x = 0x9e3779b9;
+  const file = path.join(base, "noise.png");
+  fs.writeFileSync(
+    file,
+    makePng(256, () => {
+      x ^= x << 13;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      return x >>> 24;
+    }),
+  );
+  return file;
+};
 const input = (scenario: string) => ({ base, bin: BIN, scenario, png: [0, 1, 2].map((s) => png(s, 8).toString("base64")) });
 
 describe("a full disk", () => {
@@ -76,7 +92,7 @@ describe("an I/O error (EIO)", () => {
       while_failing: { drop: string[]; events: unknown[]; deferred_line: string; outbox: string[] | { unreadable: string } };
       after: { drop: string[]; outbox: string[]; receipt: string };
       exit: number;
-    }>("disk-eio.mjs", { base, bin: BIN, png: png(5, 8).toString("base64") });
+    }>("disk-eio.mjs", { base, bin: BIN, pngFile: writeNoisePng() });
     expect(r.device_shrunk).toBe(true);
     expect(r.while_failing.drop).toEqual(["chart.png"]);
     expect(r.while_failing.events).toEqual([]);

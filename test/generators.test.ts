@@ -10,6 +10,7 @@ import { Refusal } from "../src/core/errors.js";
 import { joinWrappedWords } from "../src/content/pdf-syntax.js";
 import { checkContent } from "../src/prepare/content.js";
 import { Fakes, jpeg, pdf, pdfOf, webp, zip } from "./corpus.js";
+import { outcome } from "./helpers.js";
 
 const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 const f = new Fakes(2026);
@@ -22,15 +23,7 @@ const OPENROUTER = `OPENROUTER_API_KEY=${f.pick(ALNUM, 48)}`;
 const CLEAN = "Quarterly summary 2026-Q3: revenue 1,234,567 EUR, churn 2.1%";
 
 /** "published", or the refusal's code and reason. */
-function outcome(bytes: Buffer, ext: string): string {
-  try {
-    inspectBinary(bytes, ext, ext, NO_KNOWN_SECRETS);
-    return "published";
-  } catch (err) {
-    if (!(err instanceof Refusal)) throw err;
-    return `${err.code}: ${err.message}`;
-  }
-}
+const judged = (bytes: Buffer, ext: string): string => outcome(() => inspectBinary(bytes, ext, ext, NO_KNOWN_SECRETS));
 
 const xmlEscape = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/"/g, "&quot;");
 /** An attribute's value as lxml and odfpy write it: a line break as `&#10;`. */
@@ -50,11 +43,11 @@ describe("XML attributes and OOXML strings", () => {
     });
 
   it("reads a PEM block in an attribute's value, its line breaks written as character references", () => {
-    expect(outcome(docx(PEM), "docx")).toMatch(/^secret_detected: .*private key.*the attributes of word\/document\.xml/);
-    expect(outcome(ods(PEM), "ods")).toMatch(/^secret_detected: .*private key.*the attributes of content\.xml/);
-    expect(outcome(docx(CLEAN), "docx")).toBe("published");
-    expect(outcome(docx(`${CLEAN}\n${CLEAN}`), "docx")).toBe("published");
-    expect(outcome(ods(CLEAN), "ods")).toBe("published");
+    expect(judged(docx(PEM), "docx")).toMatch(/^secret_detected: .*private key.*the attributes of word\/document\.xml/);
+    expect(judged(ods(PEM), "ods")).toMatch(/^secret_detected: .*private key.*the attributes of content\.xml/);
+    expect(judged(docx(CLEAN), "docx")).toBe("published");
+    expect(judged(docx(`${CLEAN}\n${CLEAN}`), "docx")).toBe("published");
+    expect(judged(ods(CLEAN), "ods")).toBe("published");
   });
 
   // openpyxl: `ws.oddHeader.center.text = …` writes `&C` before the text, and a line break as `_x000a_`.
@@ -66,11 +59,11 @@ describe("XML attributes and OOXML strings", () => {
   const openpyxlText = (s: string) => xmlEscape(s).replace(/\n/g, "_x000a_");
 
   it("reads an Excel header's text without its codes, and OOXML's escaped line breaks", () => {
-    expect(outcome(xlsx(`<oddHeader>&amp;C${openpyxlText(GITHUB)}</oddHeader>`), "xlsx")).toMatch(/^secret_detected: .*GitHub token/);
-    expect(outcome(xlsx(`<oddFooter>&amp;L&amp;"Arial,Bold"&amp;12${openpyxlText(ANTHROPIC)}&amp;R&amp;P</oddFooter>`), "xlsx")).toMatch(/^secret_detected: .*Anthropic/);
-    expect(outcome(xlsx(`<firstHeader>&amp;K00FF00${openpyxlText(GITHUB)}</firstHeader>`), "xlsx")).toMatch(/^secret_detected: .*GitHub token/);
-    expect(outcome(xlsx(`<oddHeader>&amp;C${openpyxlText(PEM)}</oddHeader>`), "xlsx")).toMatch(/^secret_detected: .*private key/);
-    expect(outcome(xlsx(`<oddHeader>&amp;C${openpyxlText(CLEAN)}&amp;R&amp;D</oddHeader><oddFooter>&amp;CPage &amp;P of &amp;N</oddFooter>`), "xlsx")).toBe("published");
+    expect(judged(xlsx(`<oddHeader>&amp;C${openpyxlText(GITHUB)}</oddHeader>`), "xlsx")).toMatch(/^secret_detected: .*GitHub token/);
+    expect(judged(xlsx(`<oddFooter>&amp;L&amp;"Arial,Bold"&amp;12${openpyxlText(ANTHROPIC)}&amp;R&amp;P</oddFooter>`), "xlsx")).toMatch(/^secret_detected: .*Anthropic/);
+    expect(judged(xlsx(`<firstHeader>&amp;K00FF00${openpyxlText(GITHUB)}</firstHeader>`), "xlsx")).toMatch(/^secret_detected: .*GitHub token/);
+    expect(judged(xlsx(`<oddHeader>&amp;C${openpyxlText(PEM)}</oddHeader>`), "xlsx")).toMatch(/^secret_detected: .*private key/);
+    expect(judged(xlsx(`<oddHeader>&amp;C${openpyxlText(CLEAN)}&amp;R&amp;D</oddHeader><oddFooter>&amp;CPage &amp;P of &amp;N</oddFooter>`), "xlsx")).toBe("published");
   });
 });
 
@@ -81,11 +74,11 @@ describe("picture metadata", () => {
 
   it("reads an EXIF UserComment in UTF-16 after its character code, in a JPEG and a WebP", () => {
     for (const key of [GITHUB, ANTHROPIC]) {
-      expect(outcome(jpeg({ exifText: userComment(key) }), "jpg")).toMatch(/^secret_detected: /);
-      expect(outcome(webp(`II*\0${userComment(key)}`), "webp")).toMatch(/^secret_detected: /);
+      expect(judged(jpeg({ exifText: userComment(key) }), "jpg")).toMatch(/^secret_detected: /);
+      expect(judged(webp(`II*\0${userComment(key)}`), "webp")).toMatch(/^secret_detected: /);
     }
-    expect(outcome(jpeg({ exifText: userComment(CLEAN) }), "jpg")).toBe("published");
-    expect(outcome(webp(`II*\0${userComment(CLEAN)}`), "webp")).toBe("published");
+    expect(judged(jpeg({ exifText: userComment(CLEAN) }), "jpg")).toBe("published");
+    expect(judged(webp(`II*\0${userComment(CLEAN)}`), "webp")).toBe("published");
   });
 
   // exiftool -IPTC:Caption-Abstract=…: a Photoshop APP13 segment, an 8BIM resource 0x0404, a dataset 2:120.
@@ -104,8 +97,8 @@ describe("picture metadata", () => {
 
   it("reads each IPTC dataset apart from its length, whose last byte may be a letter", () => {
     expect(ANTHROPIC.length).toBe(0x6c);
-    expect(outcome(withIptc(ANTHROPIC), "jpg")).toMatch(/^secret_detected: .*Anthropic.*IPTC datasets/);
-    expect(outcome(withIptc(CLEAN), "jpg")).toBe("published");
+    expect(judged(withIptc(ANTHROPIC), "jpg")).toMatch(/^secret_detected: .*Anthropic.*IPTC datasets/);
+    expect(judged(withIptc(CLEAN), "jpg")).toBe("published");
   });
 });
 
@@ -121,9 +114,9 @@ describe("PDF objects", () => {
     ]);
 
   it("reads each string of the objects on a line of its own", () => {
-    expect(outcome(withAnnotation(GITHUB), "pdf")).toMatch(/^secret_detected: .*GitHub token.*strings of the PDF's objects/);
-    expect(outcome(withAnnotation(ANTHROPIC), "pdf")).toMatch(/^secret_detected: .*Anthropic/);
-    expect(outcome(withAnnotation(CLEAN), "pdf")).toBe("published");
+    expect(judged(withAnnotation(GITHUB), "pdf")).toMatch(/^secret_detected: .*GitHub token.*strings of the PDF's objects/);
+    expect(judged(withAnnotation(ANTHROPIC), "pdf")).toMatch(/^secret_detected: .*Anthropic/);
+    expect(judged(withAnnotation(CLEAN), "pdf")).toBe("published");
   });
 });
 
@@ -132,11 +125,11 @@ describe("PDF text wrapped in a narrow cell", () => {
   const wrapped = (s: string, width: number) => (s.match(new RegExp(`[\\s\\S]{1,${width}}`, "g")) ?? []).join("\n");
 
   it("joins a name and the start of its value, wrapped with the value's rest, as one word", () => {
-    expect(outcome(pdf(`Report\n${wrapped(TELEGRAM, 21)}`), "pdf")).toMatch(/^secret_detected: .*Telegram.*wrapped words joined/);
-    expect(outcome(pdf(`Report\n${wrapped(OPENROUTER, 20)}`), "pdf")).toMatch(/^secret_detected: .*wrapped words joined/);
+    expect(judged(pdf(`Report\n${wrapped(TELEGRAM, 21)}`), "pdf")).toMatch(/^secret_detected: .*Telegram.*wrapped words joined/);
+    expect(judged(pdf(`Report\n${wrapped(OPENROUTER, 20)}`), "pdf")).toMatch(/^secret_detected: .*wrapped words joined/);
     // A value that fits its line, then a line of its own: not joined.
     expect(joinWrappedWords(Buffer.from("DB_PASSWORD=admin123\nexport PGPASSWORD=P@ssw0rd1\n"))).toBeUndefined();
-    expect(outcome(pdf(`Report\n${wrapped(`${CLEAN} see ${"https://example.com/reports/2026/q3?id=42&view=full"}`, 21)}`), "pdf")).toBe("published");
+    expect(judged(pdf(`Report\n${wrapped(`${CLEAN} see ${"https://example.com/reports/2026/q3?id=42&view=full"}`, 21)}`), "pdf")).toBe("published");
   });
 });
 

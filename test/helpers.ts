@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { Refusal } from "../src/core/errors.js";
 import { makePng } from "../src/core/png.js";
 
 export const ROOT = path.resolve(__dirname, "..");
@@ -66,4 +67,15 @@ export function keepRewriting(file: string): () => Promise<void> {
     await writer;
     fs.closeSync(fd);
   };
+}
+
+/** What a reader concluded: "published", or the refusal's code and reason. */
+export function outcome(read: () => void): string {
+  try {
+    read();
+    return "published";
+  } catch (err) {
+    if (!(err instanceof Refusal)) throw err;
+    return `${err.code}: ${err.message}`;
+  }
 }

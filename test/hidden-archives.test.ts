@@ -10,9 +10,8 @@ import zlib from "node:zlib";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { inspectBinary } from "../src/content/carriers.js";
 import { NO_KNOWN_SECRETS } from "../src/content/known.js";
-import { Refusal } from "../src/core/errors.js";
 import { docx, flac, makePng, mp3, mp4, ogg, pdf, pdfAttachment, rng, tiffWithXpComment, wav, webm, zip } from "./corpus.js";
-import { NOTHING_LEFT, cli, leftBehind, makeHome, write } from "./helpers.js";
+import { NOTHING_LEFT, cli, leftBehind, makeHome, outcome, write } from "./helpers.js";
 
 let h: ReturnType<typeof makeHome>;
 let work: string;
@@ -108,15 +107,6 @@ function prepareJson(files: string[]) {
   return JSON.parse(r.stdout) as { media: { name: string }[]; media_dropped: { path: string; code: string; reason: string }[] };
 }
 
-function outcome(read: () => void): string {
-  try {
-    read();
-    return "published";
-  } catch (err) {
-    if (!(err instanceof Refusal)) throw err;
-    return `${err.code}: ${err.message}`;
-  }
-}
 
 describe("archives no reader here inflates, inside a file that goes out", () => {
   it("refuses each kind in each carrier through prepare (unscannable_content, naming the part and the kind), publishes the clean twins, leaves nothing behind", () => {
