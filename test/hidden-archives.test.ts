@@ -145,6 +145,14 @@ describe("archives no reader here inflates, inside a file that goes out", () => 
     expect(outcome(() => inspectBinary(zip({ "logs/data.bin": Buffer.concat([Buffer.from("head"), ARCHIVES.xz!]) }), "zip", "zip", NO_KNOWN_SECRETS))).toMatch(/^unscannable_content: .*compressed with xz starts in logs\/data\.bin \(at byte 4 of it\)/);
   });
 
+  it("publishes text that names bzip2's magic (all ASCII: `BZh91AY&SY`), in a document's text and as a PDF's bytes; refuses the real stream after it", () => {
+    const prose = "A bzip2 stream opens BZh91AY&SY \u2014 the block magic \u2014 then the block's CRC.";
+    expect(outcome(() => inspectBinary(docx(prose), "docx", "docx", NO_KNOWN_SECRETS))).toBe("published");
+    expect(outcome(() => inspectBinary(pdf(prose), "pdf", "pdf", NO_KNOWN_SECRETS))).toBe("published");
+    expect(outcome(() => inspectBinary(Buffer.concat([pdf("Quarterly report"), Buffer.from(`%${prose}\n`)]), "pdf", "pdf", NO_KNOWN_SECRETS))).toBe("published");
+    expect(outcome(() => inspectBinary(Buffer.concat([pdf(prose), ARCHIVES.bzip2!]), "pdf", "pdf", NO_KNOWN_SECRETS))).toMatch(/^unscannable_content: .*compressed with bzip2/);
+  });
+
   it("publishes bytes that hold a signature without the header that must follow it (random bytes, a damaged header), and a real one whose header is damaged", () => {
     const host = pdf("Quarterly report");
     const signatures = ["377abcaf271c", "526172211a0700", "526172211a070100", "fd377a585a00", "425a6839", "28b52ffd", "4d5343460000000000"].map((hex) => Buffer.from(hex, "hex"));

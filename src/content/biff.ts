@@ -215,6 +215,6 @@ export function workbookText(b: Buffer): WorkbookText {
  */
 export function scanWorkbookText(name: string, b: Buffer, ctx: InspectContext): void {
   const { shared, other } = workbookText(b);
-  if (shared.length > 0) ctx.scan(`the shared strings of ${name}`, shared, undefined, false);
-  if (other.length > 0) ctx.scan(`the formula results and text boxes of ${name}`, other, undefined, false);
+  if (shared.length > 0) ctx.scanDerivedText(`the shared strings of ${name}`, shared, false);
+  if (other.length > 0) ctx.scanDerivedText(`the formula results and text boxes of ${name}`, other, false);
 }

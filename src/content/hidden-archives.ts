@@ -18,6 +18,7 @@
 // files, every header confirmed was a real stream: README).
 // lzip and .lzma streams are not looked for: no unpacker tried opens one
 // after other bytes (7-Zip, libarchive, unar, lzip, xz).
+import { isUtf8 } from "node:buffer";
 import { u32le } from "./bytes.js";
 
 /**
@@ -85,11 +86,25 @@ function isRar(b: Uint8Array, at: number, budget: Budget): boolean {
   return crc(b, h + 4, v + size) === u32le(b, h);
 }
 
-/** bzip2: `BZh`, a level 1 to 9, then the first block's 48-bit magic (or an empty stream's end). */
+/**
+ * bzip2: `BZh`, a level 1 to 9, then the first block's 48-bit magic (or an
+ * empty stream's end), followed by compressed bytes, not text: its block
+ * magic is all ASCII (`BZh91AY&SY`), which a page about bzip2 holds.
+ */
 function isBzip2(b: Uint8Array, at: number): boolean {
   if (at + 10 > b.length || b[at + 3]! < 0x31 || b[at + 3]! > 0x39) return false;
   const block = Buffer.from(b.buffer, b.byteOffset + at + 4, 6).toString("latin1");
-  return block === "1AY&SY" || block === "\x17rE8P\x90";
+  return block === "\x17rE8P\x90" || (block === "1AY&SY" && !readsAsText(b.subarray(at + 10, at + 10 + TEXT_PROBE)));
+}
+
+/** Bytes after a bzip2 block's magic that tell its compressed data from text: 32 random bytes read as UTF-8 text without a control character about once in 10^6. */
+const TEXT_PROBE = 32;
+
+/** Whether `bytes` read as UTF-8 text: no control character but tab, line feed and carriage return, valid UTF-8 (a character cut at the end allowed). */
+function readsAsText(bytes: Uint8Array): boolean {
+  for (const c of bytes) if ((c < 0x20 && c !== 9 && c !== 10 && c !== 13) || c === 0x7f) return false;
+  for (let cut = 0; cut < 4 && cut <= bytes.length; cut++) if (isUtf8(bytes.subarray(0, bytes.length - cut))) return true;
+  return false;
 }
 
 /** Microsoft Cabinet: `MSCF`, its three reserved fields zero, version 1.3, a cabinet at least its 36-byte header long with its files listed inside it. */

@@ -186,7 +186,18 @@ export class InspectContext {
    */
   scan(part: string, bytes: Uint8Array, offsetBase?: number, asUtf16 = true): void {
     this.countPart();
-    this.searchAll(part, bytes, offsetBase, asUtf16);
+    this.searchAll(part, bytes, offsetBase, asUtf16, true);
+  }
+
+  /**
+   * scan() for text a reader made of a part (an XML part's text, the
+   * strings a PDF shows, an RTF file's text): no unpacker reads it, so no
+   * archive is looked for in it (a page about bzip2 holds its all-ASCII
+   * magic, `BZh91AY&SY`).
+   */
+  scanDerivedText(part: string, text: Uint8Array, asUtf16 = true): void {
+    this.countPart();
+    this.searchAll(part, text, undefined, asUtf16, false);
   }
 
   /**
@@ -197,7 +208,7 @@ export class InspectContext {
    */
   findLater(part: string, bytes: Uint8Array): Refusal | undefined {
     try {
-      this.searchAll(part, bytes, undefined, true);
+      this.searchAll(part, bytes, undefined, true, true);
     } catch (err) {
       if (err instanceof Refusal) return err;
       throw err;
@@ -211,11 +222,11 @@ export class InspectContext {
     if (found) throw found;
   }
 
-  /** scan() but for counting the part. */
-  private searchAll(part: string, bytes: Uint8Array, offsetBase: number | undefined, asUtf16: boolean): void {
+  /** scan() but for counting the part; `raw`: bytes of the file (or of a part it holds), where an archive is looked for too. */
+  private searchAll(part: string, bytes: Uint8Array, offsetBase: number | undefined, asUtf16: boolean, raw: boolean): void {
     this.search(part, bytes, offsetBase, 1, 0);
     if (asUtf16) this.searchUtf16(part, bytes, offsetBase);
-    this.refuseHiddenArchive(part, bytes, offsetBase);
+    if (raw) this.refuseHiddenArchive(part, bytes, offsetBase);
   }
 
   /** search() on `bytes` read as UTF-16, where it holds UTF-16 text. */

@@ -194,11 +194,11 @@ export function joinWrappedWords(text: Uint8Array): Buffer | undefined {
 
 /** Scans a text the content streams show, then the same with its wrapped words joined (if any is), counted against the decode budget. */
 export function scanText(ctx: InspectContext, part: string, text: Uint8Array, asUtf16: boolean): void {
-  ctx.scan(part, text, undefined, asUtf16);
+  ctx.scanDerivedText(part, text, asUtf16);
   const joined = joinWrappedWords(text);
   if (joined === undefined) return;
   ctx.spend(part, joined.length);
-  ctx.scan(`${part}, its wrapped words joined`, joined, undefined, asUtf16);
+  ctx.scanDerivedText(`${part}, its wrapped words joined`, joined, asUtf16);
 }
 
 /** Bytes a number is written with. */

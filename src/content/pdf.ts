@@ -323,7 +323,7 @@ export function inspectPdfSource(src: ByteSource, ctx: InspectContext): void {
       if (type === undefined) fonts.addMap(id, data);
       ctx.scan(part, data);
     }
-    if (type !== undefined) ctx.scan(`the text of ${part}`, shownText(data, type === "ObjStm" ? new StringsApart() : undefined), undefined, type === "ObjStm");
+    if (type !== undefined) ctx.scanDerivedText(`the text of ${part}`, shownText(data, type === "ObjStm" ? new StringsApart() : undefined), type === "ObjStm");
     if (type === "ObjStm") fonts.addObjectStream(dict, data);
     // An attached file that is a document (a docx, a PDF) or a picture is read as one: its compressed parts are otherwise unseen.
     readInside(ctx, part, data);
@@ -487,7 +487,7 @@ function startsAsCMap(ctx: InspectContext, part: string, raw: Uint8Array, stream
 function scanObjects(ctx: InspectContext, fonts: PdfFonts, objects: Buffer, from: number): void {
   fonts.addObjects(objects);
   ctx.scan("the PDF's objects", objects, from);
-  ctx.scan("the strings of the PDF's objects", shownText(objects, new StringsApart()));
+  ctx.scanDerivedText("the strings of the PDF's objects", shownText(objects, new StringsApart()));
 }
 
 /**

@@ -26,7 +26,7 @@ import type { InspectContext } from "./inspect.js";
 
 export function inspectRtf(b: Uint8Array, ctx: InspectContext): void {
   ctx.scan("its RTF source", b, 0);
-  ctx.scan("the text of the RTF file", rtfText(b));
+  ctx.scanDerivedText("the text of the RTF file", rtfText(b));
   rtfObjects(b).forEach((object, k) => {
     const part = `its embedded object ${k + 1}`;
     ctx.scan(part, object);

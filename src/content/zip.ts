@@ -372,6 +372,6 @@ function scanXml(ctx: InspectContext, part: string, data: Uint8Array, free: bool
   const xml = xmlAsUtf8(data);
   const mine = free || xml !== data;
   const attributesToo = hasAttributesText(xml);
-  ctx.scan(`the text of ${part}`, xmlText(xml, true, mine && !attributesToo));
-  if (attributesToo) ctx.scan(`the attributes of ${part}`, xmlAttributesText(xml, mine)!);
+  ctx.scanDerivedText(`the text of ${part}`, xmlText(xml, true, mine && !attributesToo));
+  if (attributesToo) ctx.scanDerivedText(`the attributes of ${part}`, xmlAttributesText(xml, mine)!);
 }
