@@ -214,6 +214,10 @@ export function adversarial(size: number): Record<string, Buffer> {
   // A private key's base64 body (2026-12-05): its DER's lead; an armour in pandoc's dashes.
   units.push("aws_key=\n", "aws_secret_access_key =\n", "aws_key:\r\n  '");
   units.push("MIIE", "MC", "+MIIEowIBAAKCAQEA", "MIIEowIBAAKCAQEA", "\xe2\x80\x94\xe2\x80\x93BEGIN PRIVATE KEY\xe2\x80\x94\xe2\x80\x93\n");
+  // An OpenSSH key's body without armour, and the triggers of the forms a copy writes a key in (2026-12-05: Markdown's escapes,
+  // quoted-printable, zero-width characters and soft hyphens, typographic quotes that share their lead byte, a JWK's type).
+  // A unit of UTF-8 is 4 bytes long, so that no length a test or the benchmark fills cuts a character.
+  units.push("b3BlbnNzaC1rZXktdjE", "ZX", "\\_", "a\\_", "=\n", "=3D", "a\xe2\x80\x8b", "ab\xc2\xad", "x\xe2\x80\x9c", '"kty":', '{"kty":"RSA","d":"');
   const out: Record<string, Buffer> = {};
   for (const u of units) out[`repeat ${JSON.stringify(u)}`] = fill(u);
   out["run of a"] = fill("a");
