@@ -15,7 +15,7 @@
 import { PADDING, findSecret } from "./find.js";
 import { type KnownSecrets, NO_KNOWN_SECRETS } from "./known.js";
 import { MAX_MATCH } from "./rules.js";
-import { formsWhat, undoForms } from "./text-forms.js";
+import { formsWhat, undoForms, windowOffset } from "./text-forms.js";
 
 /**
  * Bytes judged at once: large enough that the window's extra bytes cost
@@ -54,7 +54,7 @@ function firstHit(text: string, bytes: Uint8Array, padded: Uint8Array, from: num
   const undone = undoForms(padded, bytes.length, forms, from, before, PADDING);
   const undoneText = undone.bytes.toString("latin1", 0, undone.length);
   const found = hitIn(undoneText, undone.bytes.subarray(0, undone.length), undone.bytes, undone.from, undone.before, known);
-  return found && { what: `${found.what}, ${formsWhat(forms)}`, index: undone.at[found.index]! };
+  return found && { what: `${found.what}, ${formsWhat(forms)}`, index: windowOffset(padded, bytes.length, forms, found.index) };
 }
 
 /** The leftmost hit of either finder in [from, before) (with `forms`: and the forms of writing the search saw). */

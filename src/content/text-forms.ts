@@ -42,24 +42,22 @@ export interface Undone {
   /** Where the window's `from` and `before` fall in them. */
   from: number;
   before: number;
-  /** Each byte's offset in the window (an escape's or a code's: of its first byte). */
-  at: Int32Array;
 }
 
 let out = Buffer.alloc(0);
-let at = new Int32Array(0);
 let o = 0;
+/** Set by undoSpan to the window's offset of the byte it wrote at `target` (-1: not reached yet). */
+let target = -1;
+let found = -1;
 
 /**
  * `window` (its first `length` bytes, followed by zero bytes) with `forms`
  * undone; `from` and `before` are where its judged part starts and ends.
  */
 export function undoForms(window: Uint8Array, length: number, forms: number, from: number, before: number, padding: number): Undone {
-  if (out.length < length + padding) {
-    out = Buffer.alloc(length + padding);
-    at = new Int32Array(length);
-  }
+  if (out.length < length + padding) out = Buffer.alloc(length + padding);
   o = 0;
+  target = -1;
   // In three spans, so that where `from` and `before` fall is known without a test per byte.
   let i = undoSpan(window, 0, from, forms);
   const uFrom = o;
@@ -67,11 +65,27 @@ export function undoForms(window: Uint8Array, length: number, forms: number, fro
   const uBefore = o;
   undoSpan(window, i, length, forms);
   out.fill(0, o, o + padding);
-  return { bytes: out.subarray(0, o + padding), length: o, from: uFrom, before: uBefore, at };
+  return { bytes: out.subarray(0, o + padding), length: o, from: uFrom, before: uBefore };
+}
+
+/**
+ * The window's offset of the byte undoForms wrote at `index` of its
+ * result (an escape's or a code's: of its first byte). Undoes the window
+ * again, this time noting where: asked only for a finding, so that the
+ * reading of every window writes no offset per byte.
+ */
+export function windowOffset(window: Uint8Array, length: number, forms: number, index: number): number {
+  o = 0;
+  target = index;
+  found = -1;
+  undoSpan(window, 0, length, forms);
+  target = -1;
+  return found;
 }
 
 /** Copies window[i, end) to `out` with the forms undone; returns where it stopped (a sequence that starts before `end` is taken whole). */
 function undoSpan(w: Uint8Array, i: number, end: number, forms: number): number {
+  if (target >= 0) return undoSpanNoting(w, i, end, forms);
   const zeroWidth = (forms & Form.ZeroWidth) !== 0;
   const escaped = (forms & Form.Escaped) !== 0;
   const qp = (forms & Form.QuotedPrintable) !== 0;
@@ -84,7 +98,6 @@ function undoSpan(w: Uint8Array, i: number, end: number, forms: number): number 
         continue;
       }
     } else if (c === 92 && escaped && ASCII_PUNCTUATION[w[i + 1]!] === 1) {
-      at[o] = i;
       out[o++] = w[i + 1]!;
       i += 2;
       continue;
@@ -97,17 +110,42 @@ function undoSpan(w: Uint8Array, i: number, end: number, forms: number): number 
       const high = HEX_VALUE[next]!;
       const low = HEX_VALUE[w[i + 2]!]!;
       if (high >= 0 && low >= 0) {
-        at[o] = i;
         out[o++] = (high << 4) | low;
         i += 3;
         continue;
       }
     }
-    at[o] = i;
     out[o++] = c;
     i++;
   }
   return i;
+}
+
+/** undoSpan's walk, writing nothing: notes (in `found`) the window's offset of the byte that would be written at `target`. */
+function undoSpanNoting(w: Uint8Array, i: number, end: number, forms: number): number {
+  while (i < end && found < 0) {
+    const start = i;
+    const n = undoneStep(w, i, forms);
+    if (n.wrote && o++ === target) found = start;
+    i += n.length;
+  }
+  return i;
+}
+
+/** One step of the undoing at `i`: how many bytes it takes, and whether it writes a byte. */
+function undoneStep(w: Uint8Array, i: number, forms: number): { length: number; wrote: boolean } {
+  const c = w[i]!;
+  if (c >= 0x80 && (forms & Form.ZeroWidth) !== 0) {
+    const n = zeroWidthLength(w, i);
+    if (n > 0) return { length: n, wrote: false };
+  } else if (c === 92 && (forms & Form.Escaped) !== 0 && ASCII_PUNCTUATION[w[i + 1]!] === 1) return { length: 2, wrote: true };
+  else if (c === 61 && (forms & Form.QuotedPrintable) !== 0) {
+    const next = w[i + 1]!;
+    if (next === 10) return { length: 2, wrote: false };
+    if (next === 13 && w[i + 2] === 10) return { length: 3, wrote: false };
+    if (HEX_VALUE[next]! >= 0 && HEX_VALUE[w[i + 2]!]! >= 0) return { length: 3, wrote: true };
+  }
+  return { length: 1, wrote: true };
 }
 
 /** The length of the zero-width character or soft hyphen (UTF-8) at `i`, or 0. */
