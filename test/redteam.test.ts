@@ -10,7 +10,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { findSecret } from "../src/content/find.js";
 import { KnownSecrets, escapedForms } from "../src/content/known.js";
-import { BLOCK, scanBytes } from "../src/content/scan.js";
+import { BLOCK, REREAD_BYTES, type RereadBudget, SecretScanner, rereadBudget, scanBytes } from "../src/content/scan.js";
 import { Form } from "../src/content/text-forms.js";
 import { Fakes, docx } from "./corpus.js";
 import { cli, leftBehind, makeHome, write } from "./helpers.js";
@@ -291,5 +291,27 @@ describe("keys written in forms a copy or a tool produces", () => {
     // A key after many forms that hid none is still found.
     expect(scanBytes(Buffer.concat([rep("ab\\_cd a\u200bb =3D "), Buffer.from(` ${escaped(github)}\n`)]))?.what).toBe("a GitHub token, with zero-width characters or soft hyphens removed, with Markdown's backslash escapes removed, decoded from quoted-printable");
     expect(scanBytes(Buffer.concat([rep('{"kty":"EC","d":"AAAA"}'), Buffer.from(`${JSON.stringify(jwkPrivate)}\n`)]))?.what).toBe("a private key as a JSON Web Key (JWK)");
+  });
+
+  it("reads again at most REREAD_BYTES of a file's windows on each thread: an escaped key after that much escaped text is read once (documented), one before it is found", () => {
+    const ESCAPED_TEXT = Buffer.from("a\\_a:".repeat(Math.ceil((REREAD_BYTES + 3 * BLOCK) / 5)));
+    const key = Buffer.from(` ${escaped(github)}\n`);
+    const scan = (text: Buffer, reread: RereadBudget) => {
+      const scanner = new SecretScanner(undefined, 0, 1, reread);
+      for (let off = 0; off < text.length; off += BLOCK) scanner.scanBlock(text.subarray(off, Math.min(text.length, off + BLOCK)), off + BLOCK >= text.length);
+      return scanner.finding?.what;
+    };
+    expect(scan(Buffer.concat([ESCAPED_TEXT.subarray(0, REREAD_BYTES - 2 * BLOCK), key]), rereadBudget())).toBe("a GitHub token, with Markdown's backslash escapes removed");
+    // Each window read again spends its length; what is left is less than a window.
+    const spent = rereadBudget();
+    expect(scan(ESCAPED_TEXT, spent)).toBeUndefined();
+    expect(spent.left).toBeLessThan(BLOCK);
+    expect(scan(Buffer.concat([ESCAPED_TEXT.subarray(0, 3 * BLOCK), key]), { left: 0 })).toBeUndefined();
+    // Through the CLI: a file of that much escaped text ends with the key as it is, found by the first reading.
+    const plain = write(work, "plain-after.md", Buffer.concat([ESCAPED_TEXT, Buffer.from(` ${github}\n`)]));
+    const r = cli(["prepare", "--", plain], { env: h.env, cwd: work });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("secret_detected: ");
+    expect(leftBehind(h).outbox).toEqual([]);
   });
 });

@@ -39,6 +39,20 @@ export interface Finding {
 const seen = { forms: 0 };
 
 /**
+ * How many bytes of a stream's windows may still be read a second time
+ * (text-forms.ts), shared by the scanners of one file on one thread: the
+ * second reading doubles a window's cost, and text made of a trigger and
+ * its form (`a\_a:` repeated) read twice took a 50 MB file past three
+ * times `cp && sha256sum`. Past it a window is read once.
+ */
+export interface RereadBudget {
+  left: number;
+}
+/** A file's budget on each thread: every window of a file of up to 8 MiB. */
+export const REREAD_BYTES = 8 * 1024 * 1024;
+export const rereadBudget = (): RereadBudget => ({ left: REREAD_BYTES });
+
+/**
  * The leftmost hit of either finder in [from, before); when there is none
  * and the search saw a form of writing that hides a key (text-forms.ts),
  * the leftmost in the window read again with the form undone, named so, at
@@ -47,9 +61,13 @@ const seen = { forms: 0 };
  * marks make it longer than the overlap (a key of 1,000 characters with a
  * zero-width character after each).
  */
-function firstHit(text: string, bytes: Uint8Array, padded: Uint8Array, from: number, before: number, known: KnownSecrets): { what: string; index: number } | undefined {
+function firstHit(text: string, bytes: Uint8Array, padded: Uint8Array, from: number, before: number, known: KnownSecrets, reread?: RereadBudget): { what: string; index: number } | undefined {
   const hit = hitIn(text, bytes, padded, from, before, known, seen);
   if (hit || seen.forms === 0) return hit;
+  if (reread) {
+    if (reread.left < bytes.length) return undefined;
+    reread.left -= bytes.length;
+  }
   const forms = seen.forms;
   const undone = undoForms(padded, bytes.length, forms, from, before, PADDING);
   const undoneText = undone.bytes.toString("latin1", 0, undone.length);
@@ -80,6 +98,7 @@ export class SecretScanner {
     private readonly known: KnownSecrets = NO_KNOWN_SECRETS,
     private position = 0,
     private readonly scale = 1,
+    private readonly reread?: RereadBudget,
   ) {}
 
   /**
@@ -105,7 +124,7 @@ export class SecretScanner {
     padded.fill(0, length);
     const judgeFrom = head - this.deferred;
     const judgeTo = final ? length : Math.max(judgeFrom, length - OVERLAP);
-    const hit = firstHit(window.toString("latin1", 0, length), window, padded, judgeFrom, judgeTo, this.known);
+    const hit = firstHit(window.toString("latin1", 0, length), window, padded, judgeFrom, judgeTo, this.known, this.reread);
     if (hit) this.finding = { what: hit.what, offset: (this.position - head + hit.index) * this.scale };
     this.position += block.length;
     // The stream's last block: nothing is kept for a next one.

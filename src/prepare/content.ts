@@ -10,6 +10,7 @@ import path from "node:path";
 import { SECOND_READING_TYPES, readingOf } from "../content/formats.js";
 import { type KnownSecretSources, type KnownSecrets, loadKnownSecrets } from "../content/known.js";
 import { processEnvironments } from "../content/process-environments.js";
+import { rereadBudget } from "../content/scan.js";
 import { Refusal } from "../core/errors.js";
 import { readAt } from "../core/read-at.js";
 import { sniff } from "./sniff.js";
@@ -186,7 +187,7 @@ function readAll(source: ContentSource): Buffer {
 
 /** The text (or raw) scan of a file no one scanned while staging it: the guard's case. */
 function scanFile(source: ContentSource, raw: boolean, known: KnownSecrets): TextVerdict {
-  const scanner = new TextScanner({ known, raw });
+  const scanner = new TextScanner({ known, raw, reread: rereadBudget() });
   if (source.content) scanner.push(source.content);
   else {
     const chunk = Buffer.allocUnsafe(1024 * 1024);

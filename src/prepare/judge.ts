@@ -13,6 +13,7 @@ import { formatBytes } from "../core/units.js";
 import { assertSafePathText } from "../safety/path-text.js";
 import type { Layout } from "../state/layout.js";
 import type { KnownSecrets } from "../content/known.js";
+import { rereadBudget } from "../content/scan.js";
 import { checkContent, readsWholeFile, scanModeFor } from "./content.js";
 import { extensionOf } from "./name.js";
 import { publish } from "./publish.js";
@@ -143,7 +144,7 @@ export async function judge(ctx: JudgeContext, incoming: Incoming): Promise<Medi
   try {
     // A text file's check (and the raw credential scan of a binary no reader knows) starts while it is staged.
     const mode = scanModeFor(ext);
-    if (mode !== "parsed") text = createTextCheck(target.fd, declared, undefined, { known: ctx.known(), raw: mode === "raw" });
+    if (mode !== "parsed") text = createTextCheck(target.fd, declared, undefined, { known: ctx.known(), raw: mode === "raw", reread: rereadBudget() });
     let staged: Staged;
     // A document's reader needs every byte: kept while they are copied rather than read back (audio, video, zips and PDF are read by ranges).
     const keep = readsWholeFile(ext) ? { upTo: cap, expectedBytes: declared } : undefined;

@@ -9,6 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Worker } from "node:worker_threads";
 import { KnownSecrets, type KnownValue, NO_KNOWN_SECRETS } from "../content/known.js";
+import { rereadBudget } from "../content/scan.js";
 import type { ChunkObserver } from "./stage.js";
 import { TextScanner, type TextScannerOptions, type TextVerdict, mergeVerdicts } from "./text.js";
 
@@ -190,7 +191,7 @@ export function liveTextWorkers(): number {
 
 /** The worker's scanner options, from what the main thread sent. */
 export function workerOptions(input: WorkerInput): TextScannerOptions {
-  return { known: input.known.length > 0 ? new KnownSecrets(input.known) : NO_KNOWN_SECRETS, raw: input.raw };
+  return { known: input.known.length > 0 ? new KnownSecrets(input.known) : NO_KNOWN_SECRETS, raw: input.raw, reread: rereadBudget() };
 }
 
 /** The worker's bundle, when this code runs from the build (not from the TypeScript sources). */

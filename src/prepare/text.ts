@@ -8,7 +8,7 @@
 import { isUtf8 } from "node:buffer";
 import { type KnownSecrets, NO_KNOWN_SECRETS } from "../content/known.js";
 import { readAt } from "../core/read-at.js";
-import { BLOCK, CONTEXT, OVERLAP, SecretScanner } from "../content/scan.js";
+import { BLOCK, CONTEXT, OVERLAP, type RereadBudget, SecretScanner } from "../content/scan.js";
 import { type Utf16State, narrowUtf16, utf16Order } from "../content/utf16.js";
 import { RawUtf16Scan, UTF16_TAIL } from "./raw-utf16.js";
 
@@ -61,6 +61,8 @@ export interface TextScannerOptions {
   known?: KnownSecrets;
   /** Scan for credentials only: no encoding or NUL verdict (a binary format's raw bytes). */
   raw?: boolean;
+  /** What may still be read a second time (scan.ts RereadBudget): one per file and thread. */
+  reread?: RereadBudget;
 }
 
 export class TextScanner {
@@ -76,7 +78,7 @@ export class TextScanner {
   private readonly verdict: TextVerdict = { hasNul: false, validUtf8: true };
 
   constructor(private readonly options: TextScannerOptions = {}) {
-    this.secrets = new SecretScanner(options.known ?? NO_KNOWN_SECRETS);
+    this.secrets = new SecretScanner(options.known ?? NO_KNOWN_SECRETS, 0, 1, options.reread);
     if (options.raw) this.asUtf16 = new RawUtf16Scan(options.known ?? NO_KNOWN_SECRETS);
   }
 
@@ -103,12 +105,12 @@ export class TextScanner {
     scanner.order = order;
     if (order) {
       scanner.verdict.utf16 = order;
-      scanner.secrets = new SecretScanner(options.known ?? NO_KNOWN_SECRETS, from / 2, 2);
+      scanner.secrets = new SecretScanner(options.known ?? NO_KNOWN_SECRETS, from / 2, 2, options.reread);
       const context = narrowUtf16(before, order, scanner.utf16);
       scanner.utf16 = { pendingHigh: scanner.utf16.pendingHigh, valid: true, hasNul: false };
       scanner.secrets.setContext(context);
     } else {
-      scanner.secrets = new SecretScanner(options.known ?? NO_KNOWN_SECRETS, from);
+      scanner.secrets = new SecretScanner(options.known ?? NO_KNOWN_SECRETS, from, 1, options.reread);
       scanner.secrets.setContext(before);
       if (options.raw) scanner.asUtf16 = new RawUtf16Scan(options.known ?? NO_KNOWN_SECRETS, from, before);
       scanner.carry = Buffer.from(before.subarray(completeLength(before)));
@@ -163,7 +165,7 @@ export class TextScanner {
         this.order = utf16Order(block);
         if (this.order) {
           this.verdict.utf16 = this.order;
-          this.secrets = new SecretScanner(this.options.known ?? NO_KNOWN_SECRETS, 0, 2);
+          this.secrets = new SecretScanner(this.options.known ?? NO_KNOWN_SECRETS, 0, 2, this.options.reread);
         }
       }
     }
