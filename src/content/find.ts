@@ -358,8 +358,6 @@ const ZERO_WIDTH_LEADS = [
 ];
 /** Characters of a key around a zero-width character or a soft hyphen: letters, digits and a token's punctuation. */
 const KEY_CHAR = table(`${LETTERS}0123456789_-.+/=:~`);
-/** Punctuation whose backslash escape marks Markdown written by a tool: all but JSON's `\/` and code's `\"`, `\'`, `\\`. */
-const MARKDOWN_ESCAPED = ASCII_PUNCTUATION.map((p, c) => (p === 1 && c !== 47 && c !== 34 && c !== 39 && c !== 92 ? 1 : 0));
 /** Bytes of a key's characters and escapes around an escape that may be inside one: the shortest value looked for (8 characters) and an escape. */
 const ESCAPED_RUN_MIN = 10;
 /**
@@ -371,8 +369,10 @@ const ESCAPED_RUN_MIN = 10;
 const TROFF_FONTS = ["\\fB", "\\fI", "\\fR"];
 /** How many bytes after a connector are read before the next is searched for. */
 const NEAR_BYTES = 4;
+/** Punctuation whose backslash escape marks Markdown written by a tool: all but JSON's `\/` and code's `\"`, `\'`, `\\`. */
+const MARKDOWN_ESCAPED = Array.from(ASCII_PUNCTUATION.keys()).filter((c) => ASCII_PUNCTUATION[c] === 1 && c !== 47 && c !== 34 && c !== 39 && c !== 92);
 /** A backslash escape of MARKDOWN_ESCAPED punctuation between two letters or digits (`p\_A`). */
-const ESCAPE_BETWEEN = /[A-Za-z0-9]\\[!#$%&()*+,\-.:;<=>?@[\]^_`{|}~][A-Za-z0-9]/g;
+const ESCAPE_BETWEEN = new RegExp(`[A-Za-z0-9]\\\\[${MARKDOWN_ESCAPED.map((c) => `\\x${c.toString(16)}`).join("")}][A-Za-z0-9]`, "g");
 /** How far around a window's first escape troff's font escapes are looked for. */
 const TROFF_REACH = 4096;
 

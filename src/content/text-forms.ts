@@ -46,7 +46,7 @@ export interface Undone {
 
 let out = Buffer.alloc(0);
 let o = 0;
-/** Set by undoSpan to the window's offset of the byte it wrote at `target` (-1: not reached yet). */
+/** The index of undoForms' result whose window offset undoSpan notes (in `found`); -1: none. */
 let target = -1;
 let found = -1;
 
@@ -57,7 +57,6 @@ let found = -1;
 export function undoForms(window: Uint8Array, length: number, forms: number, from: number, before: number, padding: number): Undone {
   if (out.length < length + padding) out = Buffer.alloc(length + padding);
   o = 0;
-  target = -1;
   // In three spans, so that where `from` and `before` fall is known without a test per byte.
   let i = undoSpan(window, 0, from, forms);
   const uFrom = o;
@@ -70,9 +69,9 @@ export function undoForms(window: Uint8Array, length: number, forms: number, fro
 
 /**
  * The window's offset of the byte undoForms wrote at `index` of its
- * result (an escape's or a code's: of its first byte). Undoes the window
- * again, this time noting where: asked only for a finding, so that the
- * reading of every window writes no offset per byte.
+ * result (an escape's or a code's: of its first byte), found by undoing
+ * the window once more: asked only for a finding, so that the reading of
+ * every window keeps no offset per byte.
  */
 export function windowOffset(window: Uint8Array, length: number, forms: number, index: number): number {
   o = 0;
@@ -85,12 +84,11 @@ export function windowOffset(window: Uint8Array, length: number, forms: number, 
 
 /** Copies window[i, end) to `out` with the forms undone; returns where it stopped (a sequence that starts before `end` is taken whole). */
 function undoSpan(w: Uint8Array, i: number, end: number, forms: number): number {
-  if (target >= 0) return undoSpanNoting(w, i, end, forms);
   const zeroWidth = (forms & Form.ZeroWidth) !== 0;
   const escaped = (forms & Form.Escaped) !== 0;
   const qp = (forms & Form.QuotedPrintable) !== 0;
-  // Locals in the loop, not the module's (a store to a module variable per byte cost twice the loop).
   const dst = out;
+  const want = target;
   let p = o;
   while (i < end) {
     const c = w[i]!;
@@ -101,6 +99,7 @@ function undoSpan(w: Uint8Array, i: number, end: number, forms: number): number 
         continue;
       }
     } else if (c === 92 && escaped && ASCII_PUNCTUATION[w[i + 1]!] === 1) {
+      if (p === want) found = i;
       dst[p++] = w[i + 1]!;
       i += 2;
       continue;
@@ -113,43 +112,18 @@ function undoSpan(w: Uint8Array, i: number, end: number, forms: number): number 
       const high = HEX_VALUE[next]!;
       const low = HEX_VALUE[w[i + 2]!]!;
       if (high >= 0 && low >= 0) {
+        if (p === want) found = i;
         dst[p++] = (high << 4) | low;
         i += 3;
         continue;
       }
     }
+    if (p === want) found = i;
     dst[p++] = c;
     i++;
   }
   o = p;
   return i;
-}
-
-/** undoSpan's walk, writing nothing: notes (in `found`) the window's offset of the byte that would be written at `target`. */
-function undoSpanNoting(w: Uint8Array, i: number, end: number, forms: number): number {
-  while (i < end && found < 0) {
-    const start = i;
-    const n = undoneStep(w, i, forms);
-    if (n.wrote && o++ === target) found = start;
-    i += n.length;
-  }
-  return i;
-}
-
-/** One step of the undoing at `i`: how many bytes it takes, and whether it writes a byte. */
-function undoneStep(w: Uint8Array, i: number, forms: number): { length: number; wrote: boolean } {
-  const c = w[i]!;
-  if (c >= 0x80 && (forms & Form.ZeroWidth) !== 0) {
-    const n = zeroWidthLength(w, i);
-    if (n > 0) return { length: n, wrote: false };
-  } else if (c === 92 && (forms & Form.Escaped) !== 0 && ASCII_PUNCTUATION[w[i + 1]!] === 1) return { length: 2, wrote: true };
-  else if (c === 61 && (forms & Form.QuotedPrintable) !== 0) {
-    const next = w[i + 1]!;
-    if (next === 10) return { length: 2, wrote: false };
-    if (next === 13 && w[i + 2] === 10) return { length: 3, wrote: false };
-    if (HEX_VALUE[next]! >= 0 && HEX_VALUE[w[i + 2]!]! >= 0) return { length: 3, wrote: true };
-  }
-  return { length: 1, wrote: true };
 }
 
 /** The length of the zero-width character or soft hyphen (UTF-8) at `i`, or 0. */

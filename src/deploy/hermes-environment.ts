@@ -26,7 +26,7 @@ import { escapeText } from "../core/escape.js";
 import { readIfExists } from "./files.js";
 import type { EnvironmentStore } from "./gate-secrets.js";
 import { type ReadText, type UnitEnvironment, type UnitScope, onDisk, variableSource } from "./gateway-units.js";
-import { parseEnvFile } from "./policy-sources.js";
+import { dotenvText, parseEnvFile } from "./policy-sources.js";
 import { userByName } from "./users.js";
 
 /** The variables that decide where the gateway's Hermes reads those stores: CODEX_HOME, HOME (its `~`), HERMES_MANAGED_DIR (whose .env may set the others too). */
@@ -74,14 +74,7 @@ function dotenvValues(scope: Pick<UnitScope, "root">, file: string): ReturnType<
     // A FIFO or a directory in its place (the agent's to make): Hermes loads nothing from it either.
     return undefined;
   }
-  if (bytes === undefined) return undefined;
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
-  } catch {
-    text = bytes.toString("latin1");
-  }
-  return parseEnvFile(text);
+  return bytes === undefined ? undefined : parseEnvFile(dotenvText(bytes));
 }
 
 /** `/path/to/dir` is a directory on the target system. */

@@ -192,7 +192,7 @@ export function parseEnvFile(input: string): { values: Map<string, string>; expa
 }
 
 /** A .env's text as Hermes decodes it: UTF-8 (a BOM kept), else Latin-1. */
-function dotenvText(bytes: Buffer): string {
+export function dotenvText(bytes: Buffer): string {
   try {
     return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
   } catch {
