@@ -2029,6 +2029,9 @@ describe("known secrets: the values of the Hermes .env files", () => {
     const relative = reasons("codex-work");
     expect(relative.media_dropped.map((d) => d.reason)).toEqual([expect.stringContaining("the value of tokens.refresh_token (the user's ~/.codex/auth.json)")]);
     expect(relative.media.map((m) => path.basename(m.source))).toEqual(["codex0.txt"]);
+    // The refused file left nothing: the outbox holds only the one published, and no staging.
+    expect(leftBehind(h).outbox).toEqual(["codex0.txt"]);
+    expect(leftBehind(h).staging).toEqual([]);
   });
 
   it("knows the plugins' stores (Slack's OAuth tokens, Honcho's and Hindsight's settings, Google Chat's tokens per user) and the credentials other agents' CLIs keep in the user's home, which Hermes seeds its pool from (Claude Code's, Qwen's, Codex's), Docker's registry logins, the AWS shared credentials, PostgreSQL's password file and git's credential store", async () => {
