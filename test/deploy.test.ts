@@ -283,18 +283,11 @@ describe("install systemd --root", () => {
     put(path.join(root, "home/agent/.hermes/profiles/work/.env"), "TOKEN=othersecret\n", 0o600);
     // The directory of MCP token files is named as a directory (a trailing "/": gate-secrets copies each .json in it).
     put(path.join(root, "home/agent/.hermes/mcp-tokens/github.json"), '{"access_token": "mcpaccesstoken"}\n', 0o600);
-    // The .env files first, then each home's and profile's stores and MCP token directory, optional ("?": named before they exist, no news when absent).
+    // The .env files first, then each home's stores and MCP token directory, optional ("?": named before they exist, no news when absent);
+    // last, its profiles directory (gate-secrets lists it at each run, and watches each profile: --watch-profiles), never a profile's files one by one.
     const stores = (dir: string) => [...HERMES_STORES, ...HERMES_STORE_DIRS.map((name) => `${name}/`)].map((store) => `nobody:?${dir}/${store}`);
-    const secretWords = (profiles: string[], profileEnvs: string[]) =>
-      [
-        "nobody:/home/agent/.hermes/.env",
-        ...profileEnvs.map((p) => `nobody:/home/agent/.hermes/profiles/${p}/.env`),
-        ...stores("/home/agent/.hermes"),
-        ...profiles.flatMap((p) => stores(`/home/agent/.hermes/profiles/${p}`)),
-      ].join(" ");
-    const words = secretWords(["work"], ["work"]);
+    const words = ["nobody:/home/agent/.hermes/.env", ...stores("/home/agent/.hermes"), "nobody:?profiles:/home/agent/.hermes/profiles/"].join(" ");
     expect(words).toContain("nobody:?/home/agent/.hermes/auth.json nobody:?/home/agent/.hermes/.anthropic_oauth.json");
-    expect(words).toContain("nobody:?/home/agent/.hermes/profiles/work/cache/bws_cache.json");
     const before = snapshot(root);
     const r = install(root, "--gate", "--dry-run", "--strict");
     expect(r.code, r.stderr).toBe(0);
@@ -307,9 +300,15 @@ describe("install systemd --root", () => {
     expect(service).toContain("ReadWritePaths=/srv/media-outbox\n");
     // The agents' .env files are copied at each start by gate-secrets, each read as its agent (here the gateway's user), never by systemd as root.
     expect(service).toContain(
-      `RuntimeDirectory=media-outbox-gate\nRuntimeDirectoryMode=0700\nEnvironment=CREDENTIALS_DIRECTORY=/run/media-outbox-gate\nExecStartPre=-+${process.execPath} ${BIN} gate-secrets --into /run/media-outbox-gate ${words}\n`,
+      `RuntimeDirectory=media-outbox-gate\nRuntimeDirectoryMode=0700\nEnvironment=CREDENTIALS_DIRECTORY=/run/media-outbox-gate\nExecStartPre=-+${process.execPath} ${BIN} gate-secrets --into /run/media-outbox-gate --watch-profiles ${words}\n`,
     );
     expect(service).not.toContain("LoadCredential");
+    expect(service).not.toContain("profiles/work");
+    // The template whose instances (one per file of a profile) gate-secrets starts: not enabled, no [Install].
+    const template = file(`${ETC}/media-outbox-gate-secrets-watch@.path`);
+    expect(template).toContain("[Path]\nPathChanged=%f\nUnit=media-outbox-gate-secrets.service\n");
+    expect(template).not.toContain("[Install]");
+    expect(r.stdout).not.toContain("enable --now media-outbox-gate-secrets-watch");
     expect(service).toContain(`ExecStart=${process.execPath} ${BIN} serve --outbox /srv/media-outbox/outbox\n`);
     expect(file(`${ETC}/media-outbox-gate.socket`)).toContain("ListenStream=/run/media-outbox/gate.sock\nSocketUser=media-outbox\nSocketGroup=media-outbox\nSocketMode=0660\n");
     // The gate's own environment names its outbox; the system config holds exactly the socket (config.ts allows no other key there).
@@ -330,7 +329,7 @@ describe("install systemd --root", () => {
     expect(watched.code, watched.stderr).toBe(0);
     const watch = watched.stdout.split(/^==> /m).find((f) => f.startsWith(path.join(root, ETC, "media-outbox-watch.service")))!;
     expect(watch).toContain(
-      `RuntimeDirectory=media-outbox-watch\nRuntimeDirectoryMode=0700\nEnvironment=CREDENTIALS_DIRECTORY=/run/media-outbox-watch\nExecStartPre=-+${process.execPath} ${BIN} gate-secrets --into /run/media-outbox-watch ${words}\n`,
+      `RuntimeDirectory=media-outbox-watch\nRuntimeDirectoryMode=0700\nEnvironment=CREDENTIALS_DIRECTORY=/run/media-outbox-watch\nExecStartPre=-+${process.execPath} ${BIN} gate-secrets --into /run/media-outbox-watch --watch-profiles ${words}\n`,
     );
     expect(file(`${ETC}/media-outbox-janitor.service`)).not.toContain("gate-secrets");
 
@@ -342,44 +341,53 @@ describe("install systemd --root", () => {
     expect(user.code).toBe(2);
     expect(user.stderr).toContain("use --system, not --user");
 
-    // A home's own .env is named before it exists (its path unit sees it created); a profile's only once it does,
-    // and the stores of every profile there is, before they exist.
+    // A home's own .env is named before it exists (its path unit sees it created), its profiles directory too (a profile made later is copied).
     fs.rmSync(path.join(root, "home/agent/.hermes/.env"));
-    fs.mkdirSync(path.join(root, "home/agent/.hermes/profiles/empty"));
+    fs.rmSync(path.join(root, "home/agent/.hermes/profiles"), { recursive: true });
     const early = install(root, "--gate", "--dry-run");
     expect(early.code, early.stderr).toBe(0);
-    const earlyWords = secretWords(["empty", "work"], ["work"]);
     const gateLine = early.stdout.split("\n").find((l) => l.startsWith("ExecStartPre=-+"));
-    expect(gateLine).toBe(`ExecStartPre=-+${process.execPath} ${BIN} gate-secrets --into /run/media-outbox-gate ${earlyWords}`);
-    expect(earlyWords).not.toContain("profiles/empty/.env");
+    expect(gateLine).toBe(`ExecStartPre=-+${process.execPath} ${BIN} gate-secrets --into /run/media-outbox-gate --watch-profiles ${words}`);
     // Every file named is watched, the optional ones too (a store made after install is copied once it is written):
     // those there at install by one path unit, the others by another (their directories' events would drop the first's).
+    // The profiles directory is watched as a directory: a profile made or gone there.
     const unitText = (name: string) => early.stdout.split(/^==> /m).find((f) => f.startsWith(path.join(root, ETC, name)))!;
     const watchedBy = (name: string) => unitText(name).split("\n").filter((l) => l.startsWith("PathChanged=")).map((l) => l.slice("PathChanged=".length));
-    const there = ["/home/agent/.hermes/profiles/work/.env", "/home/agent/.hermes/mcp-tokens"];
+    const there = ["/home/agent/.hermes/mcp-tokens"];
     expect(watchedBy("media-outbox-gate-secrets.path")).toEqual(there);
-    const named = earlyWords.split(" ").map((w) => w.slice(w.indexOf(":") + 1).replace(/^\?/, "").replace(/\/$/, ""));
+    const named = words.split(" ").map((w) => w.slice(w.indexOf(":") + 1).replace(/^\?/, "").replace(/^profiles:/, "").replace(/\/$/, ""));
     expect(watchedBy("media-outbox-gate-secrets-new.path")).toEqual(named.filter((f) => !there.includes(f)));
-    expect(watchedBy("media-outbox-gate-secrets-new.path")).toEqual(expect.arrayContaining(["/home/agent/.hermes/.env", "/home/agent/.hermes/auth.json", "/home/agent/.hermes/profiles/empty/auth.json"]));
+    expect(watchedBy("media-outbox-gate-secrets-new.path")).toEqual(expect.arrayContaining(["/home/agent/.hermes/.env", "/home/agent/.hermes/auth.json", "/home/agent/.hermes/profiles"]));
     for (const name of ["media-outbox-gate-secrets.path", "media-outbox-gate-secrets-new.path"]) expect(unitText(name)).toContain("Unit=media-outbox-gate-secrets.service\n");
   });
 });
 
-  it("--gate notes when the path unit would watch more files than half the inotify instances root may have (systemd takes one per PathChanged=)", () => {
+  it("--gate notes when the path units would watch more files than half the inotify instances root may have (systemd takes one per PathChanged=), the profiles' watches counted (at most 8 profiles a home)", () => {
     const root = path.join(t.home, "target");
-    put(path.join(root, ETC, "hermes-gateway.service"), "[Service]\nUser=nobody\nEnvironment=HERMES_HOME=/home/agent/.hermes\nExecStart=/bin/true\n");
-    put(path.join(root, "home/agent/.hermes/.env"), "TOKEN=secretsecret\n", 0o600);
+    const gateway = (n: number) => put(path.join(root, ETC, `hermes-gateway-h${n}.service`), `[Service]\nUser=nobody\nEnvironment=HERMES_HOME=/home/agent/h${n}\nExecStart=/bin/true\n`);
+    const profiles = (n: number, count: number) => {
+      for (let i = 0; i < count; i++) fs.mkdirSync(path.join(root, `home/agent/h${n}/profiles/p${i}`), { recursive: true });
+    };
+    gateway(0);
+    put(path.join(root, "home/agent/h0/.env"), "TOKEN=secretsecret\n", 0o600);
+    // A home's files (its .env, stores, store directories, profiles directory), and 4 watches for each profile, 8 at most.
+    const perHome = 1 + HERMES_STORES.length + HERMES_STORE_DIRS.length + 1;
+    profiles(0, 12);
     const few = install(root, "--gate", "--dry-run");
     expect(few.code, few.stderr).toBe(0);
-    expect(few.stderr).not.toContain("inotify");
-    // Enough profiles (each names its stores) to pass half of this machine's limit.
     const instances = Number(fs.readFileSync("/proc/sys/fs/inotify/max_user_instances", "utf8"));
-    const files = (profiles: number) => (1 + profiles) * (1 + HERMES_STORES.length + HERMES_STORE_DIRS.length) - profiles;
-    let profiles = 0;
-    while (files(profiles) <= instances / 2) fs.mkdirSync(path.join(root, `home/agent/.hermes/profiles/p${profiles++}`), { recursive: true });
+    if (perHome + 4 * 8 <= instances / 2) expect(few.stderr).not.toContain("inotify");
+    // Enough homes of 8 profiles (or more) each to pass half of this machine's limit.
+    let homes = 1;
+    while (homes * (perHome + 4 * 8) <= instances / 2) {
+      gateway(homes);
+      profiles(homes++, 9);
+    }
     const many = install(root, "--gate", "--dry-run");
     expect(many.code, many.stderr).toBe(0);
-    expect(many.stderr).toContain(`media-outbox-gate-secrets.path and media-outbox-gate-secrets-new.path watch ${files(profiles)} files, and systemd gives each its own inotify instance, of the ${instances} root may have`);
+    expect(many.stderr).toContain(
+      `media-outbox-gate-secrets.path and media-outbox-gate-secrets-new.path watch ${homes * perHome} files, and the watches of ${homes * 8} Hermes profile(s) ${homes * 32} more, and systemd gives each its own inotify instance, of the ${instances} root may have`,
+    );
   });
 
   it("--gate names what each gateway's unit gives it for gate-secrets, after the Hermes files: its EnvironmentFile= files (\"?\" for one marked -) and each unit file or drop-in whose Environment= sets a secret; never media-outbox's own, never a value", () => {
@@ -398,8 +406,8 @@ describe("install systemd --root", () => {
     expect(r.code, r.stderr).toBe(0);
     const gateLine = r.stdout.split("\n").find((l) => l.startsWith("ExecStartPre=-+"))!;
     const systemdWords = ["nobody:environment-file:/etc/hermes/gateway.env", "nobody:?environment-file:/etc/hermes/later.env", `nobody:unit-file:${d}/10-keys.conf`];
-    expect(gateLine.startsWith(`ExecStartPre=-+${process.execPath} ${BIN} gate-secrets --into /run/media-outbox-gate nobody:/home/agent/.hermes/.env `), gateLine).toBe(true);
-    expect(gateLine.endsWith(` nobody:?/home/agent/.hermes/${HERMES_STORE_DIRS.at(-1)}/ ${systemdWords.join(" ")}`), gateLine).toBe(true);
+    expect(gateLine.startsWith(`ExecStartPre=-+${process.execPath} ${BIN} gate-secrets --into /run/media-outbox-gate --watch-profiles nobody:/home/agent/.hermes/.env `), gateLine).toBe(true);
+    expect(gateLine.endsWith(` nobody:?/home/agent/.hermes/${HERMES_STORE_DIRS.at(-1)}/ ${systemdWords.join(" ")} nobody:?profiles:/home/agent/.hermes/profiles/`), gateLine).toBe(true);
     expect(gateLine).not.toContain("media-outbox.env");
     expect(gateLine).not.toContain("90-media-outbox.conf");
     expect(gateLine).not.toContain("20-plain.conf");
@@ -426,13 +434,13 @@ describe("install systemd --root", () => {
     const homeWords = USER_HOME_SECRET_FILES.map((store) => `agent:?/home/agent/${store}`).join(" ");
     expect(homeWords).toBe("agent:?/home/agent/.claude/.credentials.json agent:?/home/agent/.qwen/oauth_creds.json agent:?/home/agent/.docker/config.json agent:?/home/agent/.aws/credentials agent:?/home/agent/.pgpass agent:?/home/agent/.git-credentials agent:?/home/agent/.codex/auth.json");
     // After the gateway's own files: the copies of those keep the numbers they had.
-    expect(gateLine.endsWith(` agent:environment-file:/etc/hermes/gateway.env ${homeWords}`), gateLine).toBe(true);
+    expect(gateLine.endsWith(` agent:environment-file:/etc/hermes/gateway.env ${homeWords} agent:?profiles:/home/agent/.hermes/profiles/`), gateLine).toBe(true);
     expect(gateLine).not.toContain("/home/other");
     // Watched as the Hermes stores are: the one there by one path unit, the others by the other.
     const unitText = (name: string) => r.stdout.split(/^==> /m).find((f) => f.startsWith(path.join(root, ETC, name)))!;
     const watchedBy = (name: string) => unitText(name).split("\n").filter((l) => l.startsWith("PathChanged=")).map((l) => l.slice("PathChanged=".length));
     expect(watchedBy("media-outbox-gate-secrets.path")).toEqual(["/home/agent/.hermes/.env", "/etc/hermes/gateway.env", "/home/agent/.docker/config.json"]);
-    expect(watchedBy("media-outbox-gate-secrets-new.path").filter((f) => !f.startsWith("/home/agent/.hermes/"))).toEqual(["/home/agent/.claude/.credentials.json", "/home/agent/.qwen/oauth_creds.json", "/home/agent/.aws/credentials", "/home/agent/.pgpass", "/home/agent/.git-credentials", "/home/agent/.codex/auth.json"]);
+    expect(watchedBy("media-outbox-gate-secrets-new.path").filter((f) => !f.startsWith("/home/agent/.hermes"))).toEqual(["/home/agent/.claude/.credentials.json", "/home/agent/.qwen/oauth_creds.json", "/home/agent/.aws/credentials", "/home/agent/.pgpass", "/home/agent/.git-credentials", "/home/agent/.codex/auth.json"]);
   });
 
   it("--gate refuses a gateway whose agents would never ask the gate: MEDIA_OUTBOX_DIR set by its unit or by a Hermes .env", () => {
@@ -453,6 +461,12 @@ describe("install systemd --root", () => {
     expect(byEnv.stderr).toContain("MEDIA_OUTBOX_DIR is set for the agents by /home/agent/.hermes/.env");
     expect(byEnv.stderr.split("\n").filter((l) => l !== "")).toHaveLength(1);
     expect(snapshot(root)).toEqual(withEnv);
+    // A profile's .env, loaded when Hermes runs that profile, likewise.
+    put(path.join(root, "home/agent/.hermes/.env"), "TOKEN=secretsecret\n", 0o600);
+    put(path.join(root, "home/agent/.hermes/profiles/work/.env"), "MEDIA_OUTBOX_DIR=/home/agent/out\n", 0o600);
+    const byProfile = install(root, "--gate", "--dry-run");
+    expect(byProfile.code).toBe(2);
+    expect(byProfile.stderr).toContain("MEDIA_OUTBOX_DIR is set for the agents by /home/agent/.hermes/profiles/work/.env");
   });
 
   it("--gate names the Codex CLI's auth.json where each gateway's CODEX_HOME puts it, and the managed scope's .env and config.yaml where its HERMES_MANAGED_DIR does, as its Hermes resolves them (Environment=, EnvironmentFile=, then the Hermes .env and the managed one over them; ~ expanded in CODEX_HOME), optional, read as the gateway's user, last on the line, watched; ~/.codex/auth.json kept; a value it cannot name is a note, escaped", () => {
@@ -465,6 +479,8 @@ describe("install systemd --root", () => {
     const gateLine = (r: { stdout: string }) => r.stdout.split("\n").find((l) => l.startsWith("ExecStartPre=-+"))!;
     const codexWords = (r: { stdout: string }) => gateLine(r).split(" ").filter((w) => w.includes(":?codex-home:"));
     const homeCodex = "agent:?/home/agent/.codex/auth.json";
+    // Last on the line, the Hermes home's profiles directory: the endings below are before it.
+    const profilesWord = " agent:?profiles:/home/agent/.hermes/profiles/";
     const dryRun = () => {
       const r = install(root, "--gate", "--dry-run");
       expect(r.code, r.stderr).toBe(0);
@@ -476,13 +492,13 @@ describe("install systemd --root", () => {
     put(dotEnv, "TOKEN=secretsecret\n", 0o600);
     let r = dryRun();
     expect(codexWords(r)).toEqual([]);
-    expect(gateLine(r).endsWith(` ${homeCodex}`), gateLine(r)).toBe(true);
+    expect(gateLine(r).endsWith(` ${homeCodex}${profilesWord}`), gateLine(r)).toBe(true);
     expect(r.stderr).not.toContain("CODEX_HOME");
 
     // From the unit's Environment=: named last (the copies before keep their numbers), ~/.codex/auth.json kept; watched like the other stores.
     setUnit("Environment=CODEX_HOME=/srv/codex-agent\n");
     r = dryRun();
-    expect(gateLine(r).endsWith(` ${homeCodex} agent:?codex-home:/srv/codex-agent/auth.json`), gateLine(r)).toBe(true);
+    expect(gateLine(r).endsWith(` ${homeCodex} agent:?codex-home:/srv/codex-agent/auth.json${profilesWord}`), gateLine(r)).toBe(true);
     const unitText = (name: string) => r.stdout.split(/^==> /m).find((f) => f.startsWith(path.join(root, ETC, name)))!;
     const watchedBy = (name: string) => unitText(name).split("\n").filter((l) => l.startsWith("PathChanged=")).map((l) => l.slice("PathChanged=".length));
     expect(watchedBy("media-outbox-gate-secrets-new.path")).toContain("/srv/codex-agent/auth.json");
@@ -519,7 +535,7 @@ describe("install systemd --root", () => {
     expect(r.stderr).toContain("MEDIA_OUTBOX_DIR is set for the agents by /opt/managed/.env");
     put(path.join(root, "opt/managed/.env"), "CODEX_HOME=/srv/codex-managed-elsewhere\n");
     r = dryRun();
-    expect(gateLine(r).endsWith(` ${homeCodex} agent:?managed:/opt/managed/.env agent:?managed:/opt/managed/config.yaml agent:?codex-home:/srv/codex-managed-elsewhere/auth.json`), gateLine(r)).toBe(true);
+    expect(gateLine(r).endsWith(` ${homeCodex} agent:?managed:/opt/managed/.env agent:?managed:/opt/managed/config.yaml agent:?codex-home:/srv/codex-managed-elsewhere/auth.json${profilesWord}`), gateLine(r)).toBe(true);
     for (const [value, note] of [
       ["/etc//hermes/", undefined],
       ["managed", "HERMES_MANAGED_DIR for hermes-gateway.service (set in /home/agent/.hermes/.env) is managed, not an absolute path: the gate will not know the values of a managed .env and config.yaml there"],
@@ -551,7 +567,7 @@ describe("install systemd --root", () => {
       put(dotEnv, `TOKEN=secretsecret\nCODEX_HOME=${value}\n`, 0o600);
       r = dryRun();
       expect(codexWords(r), value).toEqual([]);
-      expect(gateLine(r).endsWith(` ${homeCodex}`), value).toBe(true);
+      expect(gateLine(r).endsWith(` ${homeCodex}${profilesWord}`), value).toBe(true);
       expect(r.stderr, value).toContain(note);
       expect(r.stderr, value).not.toContain("\b");
     }

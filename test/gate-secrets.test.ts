@@ -14,7 +14,9 @@ import { type Gate, killAll, post, rawExchange, startGate } from "./gate-helpers
 import { BIN, makeHome } from "./helpers.js";
 import type { DoctorCheck } from "../src/deploy/doctor-check.js";
 import { gateSecretChecks, gateServiceChecks } from "../src/deploy/doctor-gate.js";
+import { takeProfiles } from "../src/deploy/gate-profiles.js";
 import type { Systemctl } from "../src/deploy/systemctl.js";
+import { escapeUnitPath } from "../src/deploy/systemd-syntax.js";
 
 const NOBODY = 65534;
 const DAEMON = 1;
@@ -28,7 +30,7 @@ let into: string;
  * Runs gate-secrets; `nobodysHome`: with /etc/passwd giving nobody that home,
  * in a mount namespace of its own (the host's /etc/passwd is not touched).
  */
-function run(args: string[], opts: { asNobody?: boolean; nobodysHome?: string } = {}) {
+function run(args: string[], opts: { asNobody?: boolean; nobodysHome?: string; env?: NodeJS.ProcessEnv } = {}) {
   const argv = [BIN, "gate-secrets", ...args];
   let [cmd, cmdArgs] = opts.asNobody ? ["/usr/bin/setpriv", [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", process.execPath, ...argv]] : [process.execPath, argv];
   if (opts.nobodysHome !== undefined) {
@@ -38,7 +40,7 @@ function run(args: string[], opts: { asNobody?: boolean; nobodysHome?: string } 
     [cmd, cmdArgs] = ["unshare", ["--mount", "--propagation", "private", "--", "sh", "-c", 'mount --bind "$0" /etc/passwd && exec "$@"', passwd, cmd as string, ...(cmdArgs as string[])]];
   }
   // A bound on a hung run, so that it fails the test instead of the whole run (not a timing assertion).
-  const r = spawnSync(cmd as string, cmdArgs as string[], { env: { PATH: process.env.PATH, HOME: base }, encoding: "utf8", timeout: 60_000, killSignal: "SIGKILL" });
+  const r = spawnSync(cmd as string, cmdArgs as string[], { env: { PATH: process.env.PATH, HOME: base, ...opts.env }, encoding: "utf8", timeout: 60_000, killSignal: "SIGKILL" });
   return { code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -551,10 +553,103 @@ describe("doctor: the stores of the agents' homes the gate's units name", () => 
         check: "gate secrets",
         status: "warn",
         message:
-          "/home/agent/.docker/config.json, /home/agent/.codex/auth.json: not named in the gate's units (a profile added since install, a home that was not there then, or an install by an older media-outbox, which named MCP token files one by one and no store of the agents' homes): the gate does not know the values there",
+          "/home/agent/.docker/config.json, /home/agent/.codex/auth.json: not named in the gate's units (a home that was not there at install, or an install by an older media-outbox, which named a profile's files only if the profile was there then, MCP token files one by one and no store of the agents' homes): the gate does not know the values there",
         fix: "run media-outbox install systemd --gate again, with the same options",
       },
     ]);
+  });
+});
+
+describe("doctor: the profiles of a Hermes home the gate's units name (USER:?profiles:DIR/)", () => {
+  /** A target root whose /etc/passwd gives agent the home /home/agent, with its Hermes .env and three profiles: work, late (made after install), a link. */
+  function target(name: string): string {
+    const root = path.join(base, name);
+    const put = (file: string, content: string) => {
+      fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+      fs.writeFileSync(path.join(root, file), content);
+    };
+    put("etc/passwd", "root:x:0:0:root:/root:/bin/bash\nagent:x:1500:1500::/home/agent:/bin/bash\n");
+    put("home/agent/.hermes/.env", "TELEGRAM_BOT_TOKEN=7000000001:AAHfakeTokenValueOnlyForTheseTests\n");
+    put("home/agent/.hermes/profiles/work/.env", "WORK_SERVICE_TOKEN=Wk8Rz3Vq6Lp1Xn4Tb7Jd\n");
+    put("home/agent/.hermes/profiles/late/.env", "LATE_SERVICE_TOKEN=Lt4Qw9Zx2Kv7Np3Rb8Hm\n");
+    put("home/agent/.hermes/profiles/late/mcp-tokens/tracker.json", "access_token: this is not JSON\n");
+    put("srv/elsewhere/.env", "ELSEWHERE_SERVICE_TOKEN=Es4Qw9Zx2Kv7Np3Rb8Hm\n");
+    fs.symlinkSync("../../../../srv/elsewhere", path.join(root, "home/agent/.hermes/profiles/linked"));
+    return root;
+  }
+  const GATE_UNIT = "/etc/systemd/system/media-outbox-gate.service";
+  const unitNaming = (root: string, words: string[]) => {
+    fs.mkdirSync(path.dirname(path.join(root, GATE_UNIT)), { recursive: true });
+    fs.writeFileSync(path.join(root, GATE_UNIT), `[Service]\nExecStartPre=-+/usr/bin/node /bin/media-outbox gate-secrets --into /run/media-outbox-gate --watch-profiles ${words.join(" ")}\n`);
+  };
+  const words = ["agent:/home/agent/.hermes/.env", "agent:?profiles:/home/agent/.hermes/profiles/"];
+
+  it("takes a profile made after install for one the gate knows (no 'not named'); names a profile it does not take (a link) and a damaged store of one it does", () => {
+    const root = target("doctor-profiles");
+    unitNaming(root, words);
+    const checks: DoctorCheck[] = [];
+    gateSecretChecks({ scope: "system", root, home: "/root" }, { fragment: GATE_UNIT, dropIns: [] }, checks, []);
+    expect(checks).toEqual([
+      {
+        check: "gate secrets",
+        status: "warn",
+        message: "the gate does not know the values of /home/agent/.hermes/profiles/late/mcp-tokens/tracker.json: it is not valid JSON",
+        fix: "make each a regular file of at most 1 MiB (a JSON store: valid JSON); the gate copies it again when it changes",
+      },
+      {
+        check: "gate secrets",
+        status: "warn",
+        message:
+          "Hermes profiles the gate does not copy: /home/agent/.hermes/profiles/linked (it is a symbolic link, which is not followed (the agent's to point anywhere); make the profile a directory): the gate does not know the values there",
+        fix: "make each a directory named with letters, digits, _ and -, and keep at most 8 profiles in a Hermes home",
+      },
+    ]);
+    // An install by an older media-outbox, which named the profiles there then (work) one by one: late is not named.
+    const old = target("doctor-profiles-old");
+    unitNaming(old, ["agent:/home/agent/.hermes/.env", "agent:/home/agent/.hermes/profiles/work/.env"]);
+    const oldChecks: DoctorCheck[] = [];
+    gateSecretChecks({ scope: "system", root: old, home: "/root" }, { fragment: GATE_UNIT, dropIns: [] }, oldChecks, []);
+    expect(oldChecks.filter((c) => c.message.includes("not named")).map((c) => c.message.split(": ")[0])).toEqual([
+      "/home/agent/.hermes/profiles/late/.env, /home/agent/.hermes/profiles/late/mcp-tokens/tracker.json, /home/agent/.hermes/profiles/linked/.env",
+    ]);
+  });
+
+  it("names the profiles' files whose watch is not active while the gate runs (failed, or never started), and says how to start them", () => {
+    const root = target("doctor-profile-watches");
+    unitNaming(root, words);
+    const unit = (p: string) => `media-outbox-gate-secrets-watch@${escapeUnitPath(p)}.path`;
+    const work = "/home/agent/.hermes/profiles/work";
+    const late = "/home/agent/.hermes/profiles/late";
+    const listed = [
+      ...[work, `${work}/.env`, `${work}/mcp-tokens`, `${work}/google_chat_user_tokens`].map((p) => `${unit(p)} loaded active waiting x`),
+      ...[late, `${late}/mcp-tokens`, `${late}/google_chat_user_tokens`].map((p) => `${unit(p)} loaded active waiting x`),
+      `${unit(`${late}/.env`)} loaded failed failed x`,
+    ];
+    const shown: Record<string, Record<string, string>> = {
+      "media-outbox-gate.socket": { LoadState: "loaded", UnitFileState: "enabled", ActiveState: "active" },
+      "media-outbox-gate.service": { LoadState: "loaded", ActiveState: "active", FragmentPath: GATE_UNIT },
+    };
+    const systemctl = (lines: string[]) =>
+      ({
+        show: (u: string) => new Map(Object.entries(shown[u] ?? { LoadState: "not-found" })),
+        run: (...args: string[]) => (args[0] === "list-units" ? { code: 0, stdout: lines.map((l) => `${l}\n`).join(""), stderr: "" } : { code: 1, stdout: "", stderr: "" }),
+      }) as unknown as Systemctl;
+    const watchChecks = (lines: string[]) => {
+      const checks: DoctorCheck[] = [];
+      gateServiceChecks({ scope: "system", root, home: "/root" }, [], systemctl(lines), checks);
+      return checks.filter((c) => c.message.includes("watches"));
+    };
+    expect(watchChecks(listed)).toEqual([
+      {
+        check: "gate secrets",
+        status: "warn",
+        message: `the watches of Hermes profiles' files are not active: ${late}/.env (failed): a change there is copied for the gate with the next copy only`,
+        fix: "systemctl start media-outbox-gate-secrets.service",
+      },
+    ]);
+    // A profile made while a copy ran, whose watches were never started.
+    expect(watchChecks(listed.filter((l) => !l.includes("late")))[0]!.message).toContain(`${late} (not started), ${late}/.env (not started), ${late}/mcp-tokens (not started)`);
+    expect(watchChecks([...listed.slice(0, -1), `${unit(`${late}/.env`)} loaded active waiting x`])).toEqual([]);
   });
 });
 
@@ -645,5 +740,207 @@ describe("doctor: the stores a gateway's CODEX_HOME and HERMES_MANAGED_DIR move"
         fix: "make each a regular file of at most 1 MiB (a JSON store: valid JSON); the gate copies it again when it changes",
       },
     ]);
+  });
+});
+
+describe("gate-secrets: the profiles of a Hermes home (USER:?profiles:DIR/), listed at each run as their agent", () => {
+  // Values of no vendor format: only the copies can make them known.
+  const WORK = "Wk8Rz3Vq6Lp1Xn4Tb7Jd";
+  const LATE = "Lt4Qw9Zx2Kv7Np3Rb8Hm";
+  const CODEX = "Cp5Jt8Wq1Zr6Kn3Vx9Lb";
+  const LINKED = "Rl6Hd2Wm9Qx4Tz7Kv3Np";
+  let h: ReturnType<typeof makeHome> | undefined;
+
+  afterAll(async () => {
+    await killAll();
+    h?.cleanup();
+  });
+
+  /** A file of nobody's under `root`, in directories of nobody's (0700) from `root` down. */
+  const nobodysFile = (root: string, name: string, content: string) => {
+    const file = path.join(root, name);
+    for (let d = path.dirname(file); d !== path.dirname(root); d = path.dirname(d)) {
+      fs.mkdirSync(d, { recursive: true, mode: 0o700 });
+      fs.chownSync(d, NOBODY, NOBODY);
+    }
+    fs.writeFileSync(file, content, { mode: 0o600 });
+    fs.chownSync(file, NOBODY, NOBODY);
+    return file;
+  };
+  const intoDir = (name: string) => {
+    const d = path.join(base, name);
+    fs.mkdirSync(d, { mode: 0o700 });
+    fs.chownSync(d, DAEMON, DAEMON);
+    return d;
+  };
+  const lines = (stderr: string) => stderr.split("\n").filter((l) => l !== "");
+
+  it("copies each profile's .env, stores, store directories' files and CODEX_HOME's auth.json as its agent; a profile made after a run at the next; its copies go with it; a link and a name with control characters are refused, escaped; the gate then refuses the profile's values, naming its copy", async () => {
+    const home = path.join(base, "profiles-home");
+    const profiles = path.join(home, ".hermes", "profiles");
+    nobodysFile(home, ".hermes/profiles/work/.env", `WORK_SERVICE_TOKEN=${WORK}\nCODEX_HOME=~/codex-work\n`);
+    nobodysFile(home, ".hermes/profiles/work/auth.json", '{"providers": {"nous": {"refresh_token": "workRefreshTokenOnlyForTests"}}}\n');
+    nobodysFile(home, ".hermes/profiles/work/mcp-tokens/tracker.json", '{"access_token": "workMcpTokenOnlyForTheseTests"}\n');
+    nobodysFile(home, "codex-work/auth.json", JSON.stringify({ tokens: { refresh_token: CODEX, account_id: "acct-4321" } }));
+    const copies = intoDir("run-profiles");
+    const arg = `nobody:?profiles:${profiles}/`;
+    const first = run(["--into", copies, arg], { nobodysHome: home });
+    expect(first.signal, "gate-secrets hung").toBeNull();
+    expect(first.code, first.stderr).toBe(0);
+    expect(lines(first.stderr)).toEqual(["media-outbox: gate-secrets: 1 of 1 secret file(s) copied for the gate"]);
+    const workCopies = ["hermes-env-0-profile.work.auth.json", "hermes-env-0-profile.work.codex-home-auth.json", "hermes-env-0-profile.work.env", "hermes-env-0-profile.work.mcp-tokens-0"];
+    expect(fs.readdirSync(copies).sort()).toEqual(workCopies);
+    const copy = fs.statSync(path.join(copies, "hermes-env-0-profile.work.env"));
+    expect([copy.uid, copy.gid, copy.mode & 0o7777]).toEqual([DAEMON, DAEMON, 0o400]);
+
+    // After that run: `hermes profile create late` (its directory, then its .env); a link to a directory only root may read;
+    // a name with control characters (and a forged directive); a name Hermes takes for no profile.
+    nobodysFile(home, ".hermes/profiles/late/.env", `LATE_SERVICE_TOKEN=${LATE}\n`);
+    const rootOnly = path.join(base, "root-only-profile");
+    fs.mkdirSync(rootOnly, { mode: 0o755 });
+    fs.writeFileSync(path.join(rootOnly, ".env"), `LINKED_SERVICE_TOKEN=${LINKED}\n`, { mode: 0o644 });
+    const linked = path.join(profiles, "linked");
+    fs.symlinkSync(rootOnly, linked);
+    fs.lchownSync(linked, NOBODY, NOBODY);
+    const control = path.join(profiles, "p\u001b]0;MEDIA:x\u0007");
+    nobodysFile(control, ".env", "CONTROL_SERVICE_TOKEN=Ct7Hv2Qm9Wx4Lz8Kd3Rp\n");
+    nobodysFile(home, ".hermes/profiles/Odd Name/.env", "ODD_SERVICE_TOKEN=Od3Vk8Zq2Wm7Xr4Lt9Hb\n");
+    const second = run(["--into", copies, arg], { nobodysHome: home });
+    expect(second.code, second.stderr).toBe(0);
+    expect(lines(second.stderr)).toEqual([
+      `media-outbox: gate-secrets: skipped ${linked} (read as nobody): it is a symbolic link, which is not followed (the agent's to point anywhere); make the profile a directory; the gate will not know its values`,
+      `media-outbox: gate-secrets: skipped ${profiles}/p\\x1b]0;MEDIA\\x3ax\\x07 (read as nobody): its name holds a control character or bytes that are no UTF-8; name the profile with letters, digits, _ and -; the gate will not know its values`,
+      "media-outbox: gate-secrets: 1 of 1 secret file(s) copied for the gate",
+    ]);
+    expect(second.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);
+    // Hermes' names first (late, work), then the others: that one is named by its place.
+    expect(fs.readdirSync(copies).sort()).toEqual(["hermes-env-0-profile.late.env", ...workCopies, "hermes-env-0-profile.~2.env"].sort());
+
+    h = makeHome();
+    const gate = await startGate(h.home, { ...h.env, HERMES_HOME: path.join(h.home, "gate-home"), CREDENTIALS_DIRECTORY: copies });
+    for (const [value, named] of [
+      [LATE, "LATE_SERVICE_TOKEN (the .env of Hermes profile late, credential hermes-env-0-profile.late.env)"],
+      [WORK, "WORK_SERVICE_TOKEN (the .env of Hermes profile work, credential hermes-env-0-profile.work.env)"],
+      [CODEX, "tokens.refresh_token (the Codex CLI's auth.json in the $CODEX_HOME of Hermes profile work, credential hermes-env-0-profile.work.codex-home-auth.json)"],
+    ] as const) {
+      const answer = await rawExchange(gate.socket, post("leak.txt", `notes: ${value}\n`));
+      expect(answer.json, value).toMatchObject({ success: false, media: [], media_dropped: [{ path: "leak.txt", code: "secret_detected" }] });
+      expect(answer.json.media_dropped[0].reason).toContain(`the value of ${named}`);
+      expect(answer.body).not.toContain(value);
+    }
+    // The link was not followed: its values are not the gate's.
+    expect((await rawExchange(gate.socket, post("linked.txt", `notes: ${LINKED}\n`))).json).toMatchObject({ success: true });
+    for (const value of [WORK, LATE, CODEX]) expect(gate.log() + first.stderr + second.stderr).not.toContain(value);
+
+    // `hermes profile delete late`: its copies go at the next run; the whole directory gone: all of them.
+    fs.rmSync(path.join(profiles, "late"), { recursive: true });
+    expect(run(["--into", copies, arg], { nobodysHome: home }).code).toBe(0);
+    expect(fs.readdirSync(copies).filter((n) => n.includes(".late."))).toEqual([]);
+    expect(fs.readdirSync(copies)).toEqual(expect.arrayContaining(workCopies));
+    fs.rmSync(profiles, { recursive: true });
+    const gone = run(["--into", copies, arg], { nobodysHome: home });
+    expect(lines(gone.stderr)).toEqual(["media-outbox: gate-secrets: 0 of 1 secret file(s) copied for the gate (1 optional store(s) not there)"]);
+    expect(fs.readdirSync(copies)).toEqual([]);
+  });
+
+  it("follows a profile's CODEX_HOME as install follows a gateway's: one it cannot follow is a journal line, the value escaped; a profiles directory that is a link is refused", () => {
+    const home = path.join(base, "profiles-codex");
+    const profiles = path.join(home, ".hermes", "profiles");
+    nobodysFile(home, ".hermes/profiles/rel/.env", "CODEX_HOME=codex\u001b[31m\n");
+    nobodysFile(home, ".hermes/profiles/expands/.env", "CODEX_HOME=${HOME}/codex\n");
+    nobodysFile(home, ".hermes/profiles/dots/.env", "CODEX_HOME=/srv/../etc\n");
+    const copies = intoDir("run-profiles-codex");
+    const r = run(["--into", copies, `nobody:?profiles:${profiles}/`], { nobodysHome: home });
+    expect(r.code, r.stderr).toBe(0);
+    expect(lines(r.stderr)).toEqual([
+      `media-outbox: gate-secrets: CODEX_HOME in ${profiles}/dots/.env is /srv/../etc, which holds a ".." component; write it without: the gate will not know a Codex CLI's auth.json there`,
+      `media-outbox: gate-secrets: CODEX_HOME in ${profiles}/expands/.env uses \${...} expansion, which install does not follow; write the directory out: the gate will not know a Codex CLI's auth.json there`,
+      `media-outbox: gate-secrets: CODEX_HOME in ${profiles}/rel/.env is codex\\x1b[31m, not an absolute path: the gate will not know a Codex CLI's auth.json there`,
+      "media-outbox: gate-secrets: 1 of 1 secret file(s) copied for the gate",
+    ]);
+    // A profiles directory that is a link: not followed.
+    const other = path.join(base, "profiles-linked-home");
+    nobodysFile(other, ".hermes/keep", "");
+    fs.symlinkSync(profiles, path.join(other, ".hermes", "profiles"));
+    fs.lchownSync(path.join(other, ".hermes", "profiles"), NOBODY, NOBODY);
+    const copies2 = intoDir("run-profiles-linked");
+    const linked = run(["--into", copies2, `nobody:?profiles:${path.join(other, ".hermes", "profiles")}/`]);
+    expect(lines(linked.stderr)).toEqual([
+      `media-outbox: gate-secrets: skipped ${path.join(other, ".hermes", "profiles")}/ (read as nobody): it is a symbolic link, which is not followed (the agent's to point anywhere); the gate will not know its values`,
+      "media-outbox: gate-secrets: 0 of 1 secret file(s) copied for the gate",
+    ]);
+    expect(fs.readdirSync(copies2)).toEqual([]);
+  });
+
+  it("takes at most 8 profiles of a home, Hermes' own names first, and looks at a bounded number of entries whatever the directory holds", () => {
+    const home = path.join(base, "profiles-many");
+    const profiles = path.join(home, ".hermes", "profiles");
+    for (let i = 0; i < 10; i++) nobodysFile(home, `.hermes/profiles/p${i}/.env`, `P${i}_SERVICE_TOKEN=Mn${i}Kq8Wz2Lx7Vb4Rt9\n`);
+    nobodysFile(home, ".hermes/profiles/.p.staging-1/.env", "STAGING_SERVICE_TOKEN=Sg4Kq8Wz2Lx7Vb4Rt9\n");
+    const copies = intoDir("run-profiles-many");
+    const r = run(["--into", copies, `nobody:?profiles:${profiles}/`]);
+    expect(lines(r.stderr)).toEqual([
+      `media-outbox: gate-secrets: ${profiles} holds 3 more entries, not taken: at most 8 Hermes profiles of a home are copied for the gate (Hermes' own names first, in name order)`,
+      "media-outbox: gate-secrets: 1 of 1 secret file(s) copied for the gate",
+    ]);
+    expect(fs.readdirSync(copies).sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7].map((i) => `hermes-env-0-profile.p${i}.env`));
+
+    // 100,000 entries of each kind: a few are looked at (lstat, as the agent), each name once.
+    const ids = Array.from({ length: 100_000 }, (_, i) => `q${i}`);
+    const odd = Array.from({ length: 100_000 }, (_, i) => `Q ${i}\u0007`);
+    const dir = fs.statSync(base);
+    const link = fs.lstatSync(path.join(profiles, "..", ".."));
+    let looked = 0;
+    const dirs = takeProfiles("/p", [...odd, ...ids], () => (looked++, dir));
+    expect(dirs.profiles.map((p) => p.name)).toEqual(["q0", "q1", "q10", "q100", "q1000", "q10000", "q10001", "q10002"]);
+    expect(looked).toBe(8);
+    looked = 0;
+    const links = takeProfiles("/p", [...odd, ...ids], () => (looked++, { ...link, isSymbolicLink: () => true, isDirectory: () => false } as fs.Stats));
+    expect(links.profiles).toEqual([]);
+    expect(looked).toBe(32);
+    expect(links.refused).toHaveLength(8);
+    expect(links.refused.length + links.more).toBe(200_000);
+  });
+
+  it("--watch-profiles: starts the watch of each profile's directory, .env and store directories (named as systemd-escape --path names them) before any file is read, copies a profile made meanwhile in the same run, and stops the watches of profiles gone", () => {
+    const home = path.join(base, "profiles-watched");
+    const profiles = path.join(home, ".hermes", "profiles");
+    nobodysFile(home, ".hermes/profiles/my-work/.env", "WORK_SERVICE_TOKEN=Ww3Kq8Wz2Lx7Vb4Rt9Zp\n");
+    const copies = intoDir("run-profiles-watched");
+    const log = path.join(base, "systemctl-watched.log");
+    const unit = (p: string) => `media-outbox-gate-secrets-watch@${execFileSync("systemd-escape", ["--path", p], { encoding: "utf8" }).trim()}.path`;
+    const stale = unit("/srv/gone/profiles/old/.env");
+    // A fake systemctl: logs each call and what the copies are then; at its first start, a profile is made (as Hermes makes one).
+    const fake = path.join(base, "fake-systemctl");
+    fs.writeFileSync(
+      fake,
+      `#!/bin/sh
+printf '%s | %s\\n' "$*" "$(ls -A '${copies}' | tr '\\n' ' ')" >> '${log}'
+case "$1" in
+  start) if [ ! -e '${profiles}/made' ]; then mkdir '${profiles}/made' && printf 'MADE_SERVICE_TOKEN=Md6Kq8Wz2Lx7Vb4Rt9Zp\\n' > '${profiles}/made/.env' && chown -R ${NOBODY}:${NOBODY} '${profiles}/made'; fi ;;
+  list-units) printf '%s loaded active waiting x\\n' '${stale}' '${unit(path.join(profiles, "my-work"))}' ;;
+esac
+`,
+      { mode: 0o755 },
+    );
+    const r = run(["--into", copies, "--watch-profiles", `nobody:?profiles:${profiles}/`], { env: { MEDIA_OUTBOX_SYSTEMCTL: fake } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(lines(r.stderr)).toEqual(["media-outbox: gate-secrets: 1 of 1 secret file(s) copied for the gate"]);
+    // The profile made while the copies were made is copied in the same run (the directory is listed again).
+    expect(fs.readdirSync(copies).sort()).toEqual(["hermes-env-0-profile.made.env", "hermes-env-0-profile.my-work.env"]);
+    const watches = (dir: string) => [dir, `${dir}/.env`, `${dir}/mcp-tokens`, `${dir}/google_chat_user_tokens`].map(unit);
+    expect(fs.readFileSync(log, "utf8").split("\n").filter((l) => l !== "")).toEqual([
+      // Before a file was read: no copy yet.
+      `start ${watches(path.join(profiles, "my-work")).join(" ")} | `,
+      `start ${watches(path.join(profiles, "made")).join(" ")} | hermes-env-0-profile.my-work.env `,
+      `list-units --all --plain --no-legend --full --type=path media-outbox-gate-secrets-watch@*.path | hermes-env-0-profile.made.env hermes-env-0-profile.my-work.env `,
+      `stop --no-block ${stale} | hermes-env-0-profile.made.env hermes-env-0-profile.my-work.env `,
+    ]);
+  });
+
+  it("escapes a path for an instance name as systemd-escape --path does", () => {
+    for (const p of ["/home/agent/.hermes/profiles/my-work/.env", "/.x/y", "/a b/é\\x:y_z.w", "/srv/p\u0007q/-", "/"]) {
+      expect(escapeUnitPath(p), p).toBe(execFileSync("systemd-escape", ["--path", p], { encoding: "utf8" }).trim());
+    }
   });
 });

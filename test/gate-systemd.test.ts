@@ -31,6 +31,10 @@ const DOT_ENV = `TELEGRAM_BOT_TOKEN=${SECRET}\nMY_CUSTOM_SERVICE_KEY=${KNOWN}`;
 const storeWords = (user: string, home: string) => [...HERMES_STORES, ...HERMES_STORE_DIRS.map((name) => `${name}/`)].map((store) => `${user}:?${home}/${store}`).join(" ");
 /** The stores of a user's home (~/.docker/config.json, other agents' CLIs' OAuth tokens) as the line names them, after all the others: optional, read as `user`. */
 const homeStoreWords = (user: string, home: string) => USER_HOME_SECRET_FILES.map((store) => `${user}:?${home}/${store}`).join(" ");
+/** The gate-secrets line of the main install (agent's gateway): its .env, stores, its home's stores, then its profiles directory. */
+const gateSecretWords = `agent:/home/agent/.hermes/.env ${storeWords("agent", "/home/agent/.hermes")} ${homeStoreWords("agent", "/home/agent")} agent:?profiles:/home/agent/.hermes/profiles/`;
+/** The number of the profiles directory's copies on that line (hermes-env-N-profile.NAME.FILE). */
+const PROFILES_COPY = `hermes-env-${1 + HERMES_STORES.length + HERMES_STORE_DIRS.length + USER_HOME_SECRET_FILES.length}`;
 
 /** media-outbox inside the container (as root unless `user` is given). */
 const mo = (args: string[], opts: ExecOptions = {}) => c.exec([NODE, BIN, ...args], opts);
@@ -297,7 +301,7 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
       expect(dockerLeak.stderr).not.toContain(registryPassword);
       // A changed .env or store is copied for the watch too, not only for the gate: the .env files first, then the stores.
       expect(out("systemctl cat media-outbox-gate-secrets.service").split("\n")).toContain(
-        `ExecStart=-+${NODE} ${BIN} gate-secrets --into /run/media-outbox-watch agent:/home/agent/.hermes/.env other:/home/other/.hermes/.env ${storeWords("agent", "/home/agent/.hermes")} ${storeWords("other", "/home/other/.hermes")} ${homeStoreWords("agent", "/home/agent")} ${homeStoreWords("other", "/home/other")}`,
+        `ExecStart=-+${NODE} ${BIN} gate-secrets --into /run/media-outbox-watch --watch-profiles agent:/home/agent/.hermes/.env other:/home/other/.hermes/.env ${storeWords("agent", "/home/agent/.hermes")} ${storeWords("other", "/home/other/.hermes")} ${homeStoreWords("agent", "/home/agent")} ${homeStoreWords("other", "/home/other")} agent:?profiles:/home/agent/.hermes/profiles/ other:?profiles:/home/other/.hermes/profiles/`,
       );
       // Hermes set up for `other` after the install: its home made, then its .env; the watch knows its values.
       const otherKey = "Rv7Lq2Xz9Kw4Tn8Pb3Hj";
@@ -369,7 +373,7 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
     expect(gate.Environment.split(" ")).toEqual(expect.arrayContaining([`MEDIA_OUTBOX_DIR=${OUTBOX}`, `MEDIA_OUTBOX_STATE_DIR=${STATE}`]));
     // The agent's .env is copied for the gate at each start, read as the agent (never LoadCredential=: systemd reads those as root).
     const unit = out("systemctl cat media-outbox-gate.service").split("\n");
-    expect(unit).toContain(`ExecStartPre=-+${NODE} ${BIN} gate-secrets --into ${SECRETS} agent:/home/agent/.hermes/.env ${storeWords("agent", "/home/agent/.hermes")} ${homeStoreWords("agent", "/home/agent")}`);
+    expect(unit).toContain(`ExecStartPre=-+${NODE} ${BIN} gate-secrets --into ${SECRETS} --watch-profiles ${gateSecretWords}`);
     expect(unit.filter((l) => l.startsWith("LoadCredential"))).toEqual([]);
     // And again whenever the agent changes it, by the same command (the watch's copy too, when it runs).
     // The files there at install by one path unit, those not there yet (the stores) by another: their directories' events would drop the first's.
@@ -378,8 +382,11 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
     expect(out("systemctl cat media-outbox-gate-secrets-new.path").split("\n").filter((l) => l.startsWith("PathChanged="))).toEqual([
       ...[...HERMES_STORES, ...HERMES_STORE_DIRS].map((store) => `PathChanged=/home/agent/.hermes/${store}`),
       ...USER_HOME_SECRET_FILES.map((store) => `PathChanged=/home/agent/${store}`),
+      // The profiles directory (none yet): a profile made there is copied, and its files watched by instances of the template below.
+      "PathChanged=/home/agent/.hermes/profiles",
     ]);
-    expect(out("systemctl cat media-outbox-gate-secrets.service").split("\n").filter((l) => l.startsWith("ExecStart"))).toEqual([`ExecStart=-+${NODE} ${BIN} gate-secrets --into ${SECRETS} agent:/home/agent/.hermes/.env ${storeWords("agent", "/home/agent/.hermes")} ${homeStoreWords("agent", "/home/agent")}`]);
+    expect(out("systemctl cat media-outbox-gate-secrets.service").split("\n").filter((l) => l.startsWith("ExecStart"))).toEqual([`ExecStart=-+${NODE} ${BIN} gate-secrets --into ${SECRETS} --watch-profiles ${gateSecretWords}`]);
+    expect(out("systemctl cat media-outbox-gate-secrets-watch@home-agent-.hermes-profiles-x.path").split("\n").filter((l) => /^(PathChanged|Unit)=/.test(l))).toEqual(["PathChanged=%f", "Unit=media-outbox-gate-secrets.service"]);
     // A gate that keeps failing is started again, never left stopped for good.
     expect(show("media-outbox-gate.service", "StartLimitIntervalUSec").StartLimitIntervalUSec).toBe("0");
     expect(show("media-outbox-janitor.service", "User").User).toBe("media-outbox");
@@ -525,7 +532,8 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
       expect(journal).toContain("gate-secrets: skipped /home/agent/.hermes/.env (read as agent): it does not exist");
       // The stores the agent does not have (none here) are no news: not named, counted in the last line.
       expect(journal).not.toMatch(/skipped \S+\.json/);
-      const optional = HERMES_STORES.length + HERMES_STORE_DIRS.length + USER_HOME_SECRET_FILES.length;
+      // The stores, and the profiles directory (no profile there).
+      const optional = HERMES_STORES.length + HERMES_STORE_DIRS.length + USER_HOME_SECRET_FILES.length + 1;
       expect(journal).toContain(`0 of ${1 + optional} secret file(s) copied for the gate (${optional} optional store(s) not there)`);
       // doctor (as root) names the .env the gate no longer knows; a warning: the gate works.
       const doctor = JSON.parse(mo(["doctor", "--json", "--no-probe"]).stdout) as { checks: { check: string; status: string; message: string }[] };
@@ -577,18 +585,94 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
     }
   });
 
-  it("doctor names a profile's .env and stores made after install, which the gate does not know, and says to install again; an MCP server's token file is known (its directory is named)", () => {
-    const profile = "/home/agent/.hermes/profiles/late";
+  it("knows a Hermes profile made after install (`hermes profile create`: its directory, then at once its .env) without install again or a restart of the gate, refusing its value and naming the copy of its .env; a .env written long after its directory, and changed later, too; forgets the profile when it goes", async () => {
+    const profiles = "/home/agent/.hermes/profiles";
+    const late = `${profiles}/late`;
+    const slow = `${profiles}/slow-one`;
+    const lateKey = "Pl3Kd8Wq2Zx7Vn4Tb9Hm";
+    const slowKey = "Ps6Jt1Wm8Qz3Kx7Lb2Nv";
+    const rotatedKey = "Pr9Vd4Kq7Wz2Lx5Tb8Hn";
+    const pid = gatePid();
+    expect(pid, "the gate is not running").toBeGreaterThan(0);
+    const leaks: Record<string, string> = { [lateKey]: "leak-late.txt", [slowKey]: "leak-slow.txt", [rotatedKey]: "leak-rotated.txt" };
+    c.run(["sh", "-c", Object.entries(leaks).map(([key, file]) => `printf 'notes: ${key}\\n' > /home/agent/${file}`).join(" && ")], { user: "agent" });
+    // Not secrets yet: no pattern knows them.
+    expect(mo(["prepare", `/home/agent/${leaks[lateKey]}`], { user: "agent" }).stdout).toBe(`MEDIA:${OUTBOX}/${leaks[lateKey]}\n`);
+    c.run(["rm", "-f", `${OUTBOX}/${leaks[lateKey]}`]);
+    /** prepare (as the agent) of the file holding `key`: refused, naming `named`, never printing the value. */
+    const refused = (key: string, named: string) => {
+      const r = mo(["prepare", `/home/agent/${leaks[key]}`], { user: "agent" });
+      expect(r.code, r.stdout + r.stderr).toBe(1);
+      expect(r.stderr).toContain("secret_detected");
+      expect(r.stderr).toContain(named);
+      expect(r.stdout + r.stderr).not.toContain(key);
+      expect(exists(`${OUTBOX}/${leaks[key]}`)).toBe(false);
+    };
+    const watchUnits = () => out("systemctl list-units --all --plain --no-legend --full --type=path 'media-outbox-gate-secrets-watch@*'").split("\n").filter((l) => l !== "").map((l) => l.split(/\s+/));
+    try {
+      try {
+        // As `hermes profile create` makes one (hermes_cli/profiles.py before it built profiles in a staging directory): its directories, then its .env.
+        c.run(["sh", "-ec", `mkdir -p ${late}/memories ${late}/sessions ${late}/skills && printf '# Per-profile secrets\\nLATE_SERVICE_TOKEN=${lateKey}\\n' > ${late}/.env && chmod 600 ${late}/.env`], { user: "agent" });
+        const lateCopy = `${PROFILES_COPY}-profile.late.env`;
+        await waitUntil(() => exists(`${SECRETS}/${lateCopy}`), "the gate's copy of the new profile's .env", 30_000);
+        refused(lateKey, `LATE_SERVICE_TOKEN (the .env of Hermes profile late, credential ${lateCopy})`);
+        expect(gatePid()).toBe(pid);
+        expect(statOf(`${SECRETS}/${lateCopy}`)).toBe("media-outbox:media-outbox 400 regular file");
+        // Its directory, .env and store directories are watched, by instances of the template gate-secrets started.
+        const lateWatches = [late, `${late}/.env`, `${late}/mcp-tokens`, `${late}/google_chat_user_tokens`].map((p) => `media-outbox-gate-secrets-watch@${out(`systemd-escape --path '${p}'`)}.path`);
+        await waitUntil(() => lateWatches.every((u) => watchUnits().some(([name, , active]) => name === u && active === "active")), "the watches of the new profile");
+
+        // A profile whose .env is written long after its directory (by hand, with an editor's rename): copied once written.
+        c.run(["mkdir", "-p", slow], { user: "agent" });
+        await waitUntil(() => watchUnits().some(([name, , active]) => name === `media-outbox-gate-secrets-watch@${out(`systemd-escape --path '${slow}/.env'`)}.path` && active === "active"), "the watch of the slow profile's .env");
+        await new Promise((r) => setTimeout(r, 1500));
+        c.run(["sh", "-ec", `printf 'SLOW_SERVICE_TOKEN=${slowKey}\\n' > ${slow}/.env.new && mv ${slow}/.env.new ${slow}/.env`], { user: "agent" });
+        const slowCopy = `${PROFILES_COPY}-profile.slow-one.env`;
+        await waitUntil(() => exists(`${SECRETS}/${slowCopy}`), "the gate's copy of the slow profile's .env", 30_000);
+        refused(slowKey, `SLOW_SERVICE_TOKEN (the .env of Hermes profile slow-one, credential ${slowCopy})`);
+
+        // A key added later to a profile's .env (as `hermes -p late auth add` writes it): copied again.
+        c.run(["sh", "-ec", `cp ${late}/.env ${late}/.env.tmp && printf 'ROTATED_SERVICE_TOKEN=${rotatedKey}\\n' >> ${late}/.env.tmp && mv ${late}/.env.tmp ${late}/.env`], { user: "agent" });
+        await waitUntil(() => out(`cat ${SECRETS}/${lateCopy}`).includes(rotatedKey), "the gate's copy of the changed profile .env", 30_000);
+        refused(rotatedKey, `ROTATED_SERVICE_TOKEN (the .env of Hermes profile late, credential ${lateCopy})`);
+        expect(gatePid()).toBe(pid);
+
+        // doctor knows them for the gate's: no 'not named', no watch idle; only that the profiles directory, made after install, is watched among the missing files.
+        const doctor = JSON.parse(mo(["doctor", "--json", "--no-probe"]).stdout) as { checks: { check: string; status: string; message: string }[] };
+        expect(doctor.checks.filter((x) => x.check === "gate secrets").map((x) => x.message)).toEqual([
+          `${profiles}: made after install: copied for the gate when made, but a later change to them can go unseen until the gate's next start`,
+        ]);
+
+        // The gate started again: its own start copies the profiles and starts their watches (from its ExecStartPre, as root), saying nothing of them.
+        c.run(["kill", "-KILL", String(pid)]);
+        await waitUntil(() => {
+          const s = show("media-outbox-gate.service", "ActiveState", "MainPID");
+          return s.ActiveState === "active" && Number(s.MainPID) > 0 && Number(s.MainPID) !== pid;
+        }, "the gate to come back");
+        refused(lateKey, lateCopy);
+        const journal = out("journalctl -u media-outbox-gate.service -o cat --no-pager").split("\n");
+        expect(journal.filter((l) => l.includes("gate-secrets:") && (l.includes("systemctl") || l.includes(profiles)))).toEqual([]);
+      } finally {
+        // `hermes profile delete`: the copies go, and the watches.
+        c.run(["rm", "-rf", late, slow], { user: "agent" });
+      }
+      await waitUntil(() => !out(`ls -A ${SECRETS}`).includes("-profile."), "the copies of the profiles gone", 30_000);
+      await waitUntil(() => watchUnits().every(([, , active]) => active !== "active"), "the watches of the profiles gone", 30_000);
+      expect(mo(["prepare", `/home/agent/${leaks[lateKey]}`], { user: "agent" }).stdout).toBe(`MEDIA:${OUTBOX}/${leaks[lateKey]}\n`);
+    } finally {
+      // The next tests start without a profiles directory (made after install: doctor would say so).
+      c.run(["sh", "-c", `rm -rf ${profiles} /home/agent/leak-*.txt ${OUTBOX}/leak-*.txt`]);
+    }
+  });
+
+  it("doctor: an MCP server's token file made after install is known (its directory is named); a damaged store gives the gate no values", () => {
     const mcp = "/home/agent/.hermes/mcp-tokens";
-    c.run(["sh", "-c", `mkdir -p ${profile} ${mcp} && printf 'LATE_PROFILE_KEY=Qm7Tz2Vb9Lx4Wc8N\\n' > ${profile}/.env && echo '{}' > ${profile}/auth.json && echo '{}' > ${mcp}/late.json`], { user: "agent" });
+    c.run(["sh", "-c", `mkdir -p ${mcp} && echo '{}' > ${mcp}/late.json`], { user: "agent" });
     try {
       const doctor = JSON.parse(mo(["doctor", "--json", "--no-probe"]).stdout) as { checks: { check: string; status: string; message: string; fix?: string }[] };
-      const why = "not named in the gate's units (a profile added since install, a home that was not there then, or an install by an older media-outbox, which named MCP token files one by one and no store of the agents' homes): the gate does not know the values there";
-      expect(doctor.checks.filter((x) => x.check === "gate secrets" && x.message.includes("not named in the gate's units"))).toEqual([
-        { check: "gate secrets", status: "warn", message: `${profile}/.env, ${profile}/auth.json: ${why}`, fix: "run media-outbox install systemd --gate again, with the same options" },
-      ]);
+      expect(doctor.checks.filter((x) => x.check === "gate secrets" && x.message.includes("not named in the gate's units"))).toEqual([]);
     } finally {
-      c.run(["rm", "-rf", profile, mcp]);
+      c.run(["rm", "-rf", mcp]);
     }
     const after = JSON.parse(mo(["doctor", "--json", "--no-probe"]).stdout) as { checks: { check: string }[] };
     expect(after.checks.filter((x) => x.check === "gate secrets")).toEqual([]);
@@ -691,7 +775,11 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
     for (const e of summary) expect(e._UID).toBe(uid);
   });
 
-  it("uninstall restores the unit tree byte for byte, undoes the agent's membership, keeps the accounts (no --remove-user) and every published file", () => {
+  it("uninstall restores the unit tree byte for byte, stops the watches of the profiles, undoes the agent's membership, keeps the accounts (no --remove-user) and every published file", async () => {
+    // A profile whose files are watched (gate-secrets started the instances): uninstall stops them.
+    const watchUnits = () => out("systemctl list-units --all --plain --no-legend --full --type=path 'media-outbox-gate-secrets-watch@*'").split("\n").filter((l) => l !== "");
+    c.run(["sh", "-ec", "mkdir -p /home/agent/.hermes/profiles/kept && printf 'KEPT_SERVICE_TOKEN=Kp4Wq9Zx2Lv7Nb3Rt8Hd\\n' > /home/agent/.hermes/profiles/kept/.env"], { user: "agent" });
+    await waitUntil(() => watchUnits().length === 4 && watchUnits().every((l) => l.split(/\s+/)[2] === "active"), "the watches of the profile");
     const r = mo(["uninstall", "systemd"]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain("removed agent from group media-outbox");
@@ -702,6 +790,9 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
     for (const p of ["/etc/media-outbox", SOCKET, "/var/lib/media-outbox/install-manifest.json"]) expect(exists(p), p).toBe(false);
     expect(show("media-outbox-gate.service", "LoadState", "ActiveState")).toEqual({ LoadState: "not-found", ActiveState: "inactive" });
     expect(out(`ls ${OUTBOX}`).split("\n")).toEqual(expect.arrayContaining(["chart.png", "photo.png", "fixture.txt", "fresh.txt"]));
+    expect(r.stdout).toContain("ran: systemctl stop 'media-outbox-gate-secrets-watch@*.path'");
+    expect(watchUnits()).toEqual([]);
+    c.run(["rm", "-rf", "/home/agent/.hermes/profiles"]);
     expect(mo(["uninstall", "systemd"]).code).toBe(2);
   });
 

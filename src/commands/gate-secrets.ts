@@ -7,9 +7,11 @@ import { err } from "../cli/io.js";
 import { runCli } from "../cli/run.js";
 import { usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
+import { GATE_SECRETS_WATCH, MAX_PROFILES, ProfileWatches } from "../deploy/gate-profiles.js";
 import { type AgentSecretFile, copyAgentSecrets, parseSecretFileArg } from "../deploy/gate-secrets.js";
+import { Systemctl } from "../deploy/systemctl.js";
 
-export const USAGE = `usage: media-outbox gate-secrets --into DIR USER:[?][KIND:|STORE:]FILE...
+export const USAGE = `usage: media-outbox gate-secrets --into DIR [--watch-profiles] USER:[?][KIND:|STORE:|profiles:]FILE...
 Run as root by media-outbox-gate.service before the gate starts (install
 systemd --gate writes the line): copies each agent's Hermes .env or other
 store FILE (or a store of USER's home: ~/.docker/config.json, another
@@ -23,13 +25,19 @@ its environment is copied, read as root when USER may not read it and the
 file and every directory above it are root's alone.
 STORE codex-home: marks the Codex CLI's auth.json where a gateway's
 CODEX_HOME puts it (copied as USER, read as JSON), managed:
-the managed scope's .env or config.yaml where its HERMES_MANAGED_DIR does.`;
+the managed scope's .env or config.yaml where its HERMES_MANAGED_DIR does.
+profiles: marks a Hermes home's profiles directory (FILE ends with "/"):
+each profile in it (at most ${MAX_PROFILES}; no link, no control character in
+its name) has its .env and stores copied, and the Codex CLI's auth.json
+where its .env puts CODEX_HOME. --watch-profiles starts an instance of
+${GATE_SECRETS_WATCH} on each profile's files, and stops those of
+profiles gone.`;
 
-const OPTIONS = { into: { type: "string" } } satisfies Options;
+const OPTIONS = { into: { type: "string" }, "watch-profiles": { type: "boolean" } } satisfies Options;
 
 function agentFile(arg: string): AgentSecretFile {
   const file = parseSecretFileArg(arg);
-  if (!file) throw usageError(`${escapeText(JSON.stringify(arg))} is not USER:/ABSOLUTE/PATH or USER:?/ABSOLUTE/PATH (KIND: or STORE: before the path)\n${USAGE}`);
+  if (!file) throw usageError(`${escapeText(JSON.stringify(arg))} is not USER:/ABSOLUTE/PATH or USER:?/ABSOLUTE/PATH (KIND:, STORE: or profiles: before the path; profiles: a directory, with a trailing "/")\n${USAGE}`);
   return file;
 }
 
@@ -38,10 +46,12 @@ export async function run(argv: string[]): Promise<number> {
     if (values.into === undefined) throw usageError(`--into DIR is required\n${USAGE}`);
     const files = positionals.map(agentFile);
     if (process.geteuid?.() !== 0) throw usageError("gate-secrets reads each file as its agent, which needs root; the gate's unit runs it with ExecStartPre=-+");
-    const { taken, skipped, absent } = copyAgentSecrets(values.into, files);
+    const watches = values["watch-profiles"] ? new ProfileWatches(new Systemctl("system")) : undefined;
+    const { taken, skipped, absent, notes } = copyAgentSecrets(values.into, files, watches ? { watches } : {});
     for (const s of skipped) {
       err(`media-outbox: gate-secrets: skipped ${escapeText(s.file)} (read as ${escapeText(s.user)}): ${s.why}; the gate will not know its values\n`);
     }
+    for (const note of notes) err(`media-outbox: gate-secrets: ${note}\n`);
     // One line, whatever the number of optional stores not there: most hosts have few of them.
     const notThere = absent > 0 ? ` (${absent} optional store(s) not there)` : "";
     err(`media-outbox: gate-secrets: ${taken} of ${files.length} secret file(s) copied for the gate${notThere}\n`);

@@ -408,6 +408,57 @@ export function storeDirFileNames(entries: readonly string[]): string[] {
   return entries.filter((name) => name.endsWith(".json")).sort().slice(0, MAX_STORE_DIR_FILES);
 }
 
+/** The files of a Hermes profile the gate copies besides its store directories' (those of a Hermes home: its .env, then HERMES_STORES). */
+export const PROFILE_FILES: readonly string[] = [".env", ...HERMES_STORES];
+
+/** Hermes' own rule for a profile's name (hermes_cli/profiles.py `_PROFILE_ID_RE`): no dot, so a copy's name can carry it as it is. */
+const PROFILE_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
+/** What a copy of a profile's file is of: one of PROFILE_FILES, the Kth file of a store directory, or the Codex CLI's auth.json where the profile's .env puts CODEX_HOME. */
+export type ProfileCopyFile = { store: string } | { storeDir: string; index: number } | { codexHome: true };
+
+const CODEX_HOME_TAG = "codex-home-auth.json";
+/** A profile file's part of its copy's name: its path in the profile, the leading dot dropped, "/" made "-" (`env`, `auth-google_oauth.json`, `mcp-tokens-0`). */
+function profileFileTag(f: ProfileCopyFile): string {
+  if ("codexHome" in f) return CODEX_HOME_TAG;
+  if ("storeDir" in f) return `${f.storeDir}-${f.index}`;
+  return f.store.replace(/^\./, "").replace(/\//g, "-");
+}
+
+/**
+ * The name gate-secrets gives its copy of a file of a Hermes profile, `copy`
+ * being the name of the profiles directory's copies (`hermes-env-N`):
+ * `hermes-env-N-profile.ID.TAG`, ID the profile's name when Hermes would
+ * take it for one (letters, digits, `_`, `-`: never a dot) and `~K` for any
+ * other (K its place among the profiles copied: the name is the agent's,
+ * and only Hermes' own are safe to carry as they are), TAG the file's
+ * (profileFileTag). The gate names what it finds there by the profile and
+ * the file, and reads it as local mode reads that file.
+ */
+export function profileCopyName(copy: string, profile: { name: string; place: number }, file: ProfileCopyFile): string {
+  return `${copy}-profile.${PROFILE_ID.test(profile.name) ? profile.name : `~${profile.place}`}.${profileFileTag(file)}`;
+}
+
+/** How a file of a profile (one of PROFILE_FILES; any other: a store directory's) is read, by local mode and by the gate alike. */
+export function profileFileFormat(store: string): SecretFileFormat {
+  return store === ".env" ? "dotenv" : (HOME_STORES.find((s) => s.name === store)?.format ?? "json");
+}
+
+/** How the gate reads and names a copy of a profile's file (profileCopyName), if the credential is one. */
+function profileCopyOf(name: string): { format: SecretFileFormat; where: string } | undefined {
+  const m = /^hermes-env-[0-9]+-profile\.([a-z0-9_-]{1,64}|~[0-9]+)\.([^/]+)$/.exec(name);
+  if (!m) return undefined;
+  const id = m[1]!;
+  const tag = m[2]!;
+  const profile = id.startsWith("~") ? `profile directory number ${id.slice(1)} of a Hermes home (a name Hermes takes for no profile)` : `Hermes profile ${id}`;
+  if (tag === CODEX_HOME_TAG) return { format: "json", where: `the Codex CLI's auth.json in the $CODEX_HOME of ${profile}, credential ${name}` };
+  const dir = HERMES_STORE_DIRS.find((d) => tag.startsWith(`${d}-`) && /^[0-9]+$/.test(tag.slice(d.length + 1)));
+  if (dir !== undefined) return { format: "json", where: `a file of ${dir}/ of ${profile}, credential ${name}` };
+  const store = PROFILE_FILES.find((s) => profileFileTag({ store: s }) === tag);
+  if (store === undefined) return undefined;
+  return { format: profileFileFormat(store), where: `the ${store} of ${profile}, credential ${name}` };
+}
+
 export interface SecretFile {
   file: string;
   /** How a refusal names it. */
@@ -454,7 +505,10 @@ export function knownSecretFiles(src: KnownSecretSources, homes = hermesHomes(sr
       // A copy of an agent user's home store (~/.docker/config.json) is read as local mode reads the store, and named by it; the copy does not say whose home.
       const store = userHomeStoreOfCopy(name);
       const file = path.join(src.credentialsDirectory, name);
-      if (name.endsWith(`-${CODEX_HOME_COPY_TAG}`)) files.push({ file, where: `the Codex CLI's auth.json in a gateway's $CODEX_HOME, credential ${name}`, format: "json" });
+      // A copy of a profile's file first: its name holds the profile's, which may end like another copy's.
+      const profileCopy = profileCopyOf(name);
+      if (profileCopy) files.push({ file, ...profileCopy });
+      else if (name.endsWith(`-${CODEX_HOME_COPY_TAG}`)) files.push({ file, where: `the Codex CLI's auth.json in a gateway's $CODEX_HOME, credential ${name}`, format: "json" });
       else files.push(store === undefined ? { file, where: `credential ${name}`, format: "either" } : { file, where: `an agent user's ~/${store}, credential ${name}`, format: userHomeStoreFormat(store) });
     }
   }

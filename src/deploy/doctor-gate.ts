@@ -31,14 +31,18 @@ import {
   gatewaySecretFiles,
   hermesHomeOf,
   hermesSecretFilesNow,
+  profileSecretFilesNow,
   storeDirectoryFiles,
+  takenProfileDirs,
+  untakenProfiles,
   userHomeStoreFiles,
   userHomeStoresNow,
 } from "./gate.js";
 import { rootOwnedProblem } from "./root-owned.js";
 import { unitHermesEnvironment } from "./hermes-environment.js";
 import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, isTemplate, lenientDiskReader, onDisk, unitEnvironment, unitFiles, variableSource } from "./gateway-units.js";
-import { GATE_SECRETS_NEW_PATH, GATE_SECRETS_PATH, GATE_SERVICE, GATE_SOCKET_UNIT } from "./render.js";
+import { GATE_SECRETS_WATCH, MAX_PROFILES, profileWatchPaths, watchUnitName } from "./gate-profiles.js";
+import { GATE_SECRETS_NEW_PATH, GATE_SECRETS_PATH, GATE_SECRETS_SERVICE, GATE_SERVICE, GATE_SOCKET_UNIT, WATCH_SERVICE } from "./render.js";
 import { type Systemctl, shellLine } from "./systemctl.js";
 import { parseUnitText, splitWords } from "./systemd-syntax.js";
 import { groupByName, groupIdsOf, groupName, isMember, userByNameOrUid, userByUid } from "./users.js";
@@ -225,7 +229,8 @@ export function gateServiceChecks(scope: UnitScope, units: string[], systemctl: 
       const state = active === "inactive" ? "inactive (it starts on the next connection)" : active;
       check(checks, "gate units", "pass", `${GATE_SOCKET_UNIT} listens; ${GATE_SERVICE} is ${state}, restarted ${svc.get("NRestarts") ?? "0"} times`);
     }
-    gateSecretChecks(scope, unitFiles(scope, GATE_SERVICE, systemctl), checks, units.map((unit) => gatewayOwner(scope, unit, systemctl)));
+    const named = gateSecretChecks(scope, unitFiles(scope, GATE_SERVICE, systemctl), checks, units.map((unit) => gatewayOwner(scope, unit, systemctl)));
+    if (active === "active" || systemctl.show(WATCH_SERVICE, ["ActiveState"]).get("ActiveState") === "active") profileWatchChecks(scope, named, systemctl, checks);
     madeAfterInstallChecks(scope, unitFiles(scope, GATE_SECRETS_NEW_PATH, systemctl), checks);
     // The watches on the agents' files: stopped (by hand, by its trigger limit, short of inotify instances), a changed file counts from the gate's next start only.
     for (const unit of [GATE_SECRETS_PATH, GATE_SECRETS_NEW_PATH]) {
@@ -250,7 +255,7 @@ export function gateServiceChecks(scope: UnitScope, units: string[], systemctl: 
  * .env) that the line does not name. Files the one running doctor may not
  * look at are not judged.
  */
-export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; dropIns: string[] }, checks: DoctorCheck[], gateways: GatewayOwner[]): void {
+export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; dropIns: string[] }, checks: DoctorCheck[], gateways: GatewayOwner[]): AgentSecretFile[] {
   const read = diskReader(scope);
   const named = [...(files.fragment ? [files.fragment] : []), ...files.dropIns]
     .flatMap((f) => parseUnitText(read(f) ?? ""))
@@ -277,10 +282,11 @@ export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; d
   const homeStores = new Set(hermes.flatMap((n) => userHomeStoreFiles(n.user, scope)));
   const codexHomes = new Set(hermes.filter((n) => n.store === "codex-home").map((n) => n.file));
   // A file copied as it is gives the gate what it gives local mode: none, from a damaged or oversized one (a user's home store is read as there: JSON, the AWS credentials as a .env; $CODEX_HOME/auth.json as JSON).
+  // A profile's file is read as its copy is: by its own format (known.ts profileFileFormat).
   const formatOf = (file: string): SecretFileFormat => (homeStores.has(file) ? homeStoreFormat(file) : codexHomes.has(file) ? "json" : "either");
   const unreadable = hermes
-    .flatMap(({ file }) => (file.endsWith("/") ? storeDirectoryFiles(file.slice(0, -1), scope) : [file]))
-    .map((file) => readSecretFile({ file: onDisk(scope, file), where: escapeText(file), format: formatOf(file) }))
+    .flatMap(({ file, profiles }) => (profiles ? profileSecretFilesNow(file, scope) : (file.endsWith("/") ? storeDirectoryFiles(file.slice(0, -1), scope) : [file]).map((f) => ({ file: f, format: formatOf(f) }))))
+    .map(({ file, format }) => readSecretFile({ file: onDisk(scope, file), where: escapeText(file), format }))
     .filter((r) => r.exists && r.problem !== undefined && r.problem !== "it cannot be read");
   if (unreadable.length > 0) {
     check(checks, "gate secrets", "warn", `the gate does not know the values of ${unreadable.map((r) => `${r.file.where}: ${r.problem}`).join("; ")}`, "make each a regular file of at most 1 MiB (a JSON store: valid JSON); the gate copies it again when it changes");
@@ -313,8 +319,40 @@ export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; d
   const notHermes = new Set([...homeStores, ...hermes.filter((n) => n.store !== undefined).map((n) => n.file)]);
   const unnamed = unnamedSecretFiles(scope, hermes, notHermes).filter((file) => !moved.some((c) => c.file === file));
   if (unnamed.length > 0) {
-    const why = "not named in the gate's units (a profile added since install, a home that was not there then, or an install by an older media-outbox, which named MCP token files one by one and no store of the agents' homes)";
+    const why = "not named in the gate's units (a home that was not there at install, or an install by an older media-outbox, which named a profile's files only if the profile was there then, MCP token files one by one and no store of the agents' homes)";
     check(checks, "gate secrets", "warn", `${unnamed.map(escapeText).join(", ")}: ${why}: the gate does not know the values there`, "run media-outbox install systemd --gate again, with the same options");
+  }
+  // The profiles gate-secrets does not take of a profiles directory it lists (gate-profiles.ts: a link, a name with a control character, past MAX_PROFILES).
+  const untaken = hermes.filter((n) => n.profiles).flatMap((n) => {
+    const { refused, more } = untakenProfiles(n.file, scope);
+    return [...refused.map((r) => `${escapeText(r.file)} (${r.why})`), ...(more > 0 ? [`${more} more entries of ${escapeText(n.file)}, past the ${MAX_PROFILES} profiles a Hermes home may have copied for the gate`] : [])];
+  });
+  if (untaken.length > 0) {
+    check(checks, "gate secrets", "warn", `Hermes profiles the gate does not copy: ${untaken.join("; ")}: the gate does not know the values there`, `make each a directory named with letters, digits, _ and -, and keep at most ${MAX_PROFILES} profiles in a Hermes home`);
+  }
+  return named;
+}
+
+/**
+ * The watches of the profiles' files (gate-profiles.ts: instances of
+ * GATE_SECRETS_WATCH that gate-secrets starts at each copy), while the gate
+ * (or the watch) runs: one not active (failed: short of inotify instances,
+ * past its trigger limit; or never started: a profile made while a copy
+ * ran) leaves a change there to the next copy.
+ */
+function profileWatchChecks(scope: UnitScope, named: AgentSecretFile[], systemctl: Systemctl, checks: DoctorCheck[]): void {
+  const paths = named.filter((n) => n.profiles).flatMap((n) => takenProfileDirs(n.file, scope).flatMap(profileWatchPaths));
+  if (paths.length === 0) return;
+  const listed = systemctl.run("list-units", "--all", "--plain", "--no-legend", "--full", "--type=path", GATE_SECRETS_WATCH.replace("@.path", "@*.path"));
+  if (listed.code !== 0) return;
+  const state = new Map(listed.stdout.split("\n").map((line) => line.trim().split(/\s+/)).map((w) => [w[0] ?? "", w[2] ?? ""] as const));
+  const idle = paths.flatMap((p) => {
+    const unit = watchUnitName(p);
+    const active = unit === undefined ? "not watched: its path is too long for a unit's name" : (state.get(unit) ?? "not started");
+    return active === "active" ? [] : [`${escapeText(p)} (${active})`];
+  });
+  if (idle.length > 0) {
+    check(checks, "gate secrets", "warn", `the watches of Hermes profiles' files are not active: ${idle.join(", ")}: a change there is copied for the gate with the next copy only`, escapeText(shellLine(["systemctl", "start", GATE_SECRETS_SERVICE])));
   }
 }
 
@@ -399,8 +437,9 @@ function unnamedSecretFiles(scope: UnitScope, named: AgentSecretFile[], homeStor
   // A store of a user's home is no Hermes file: ~/.codex/auth.json is named like a Hermes home's auth.json, and ~/.codex is no Hermes home.
   const homes = new Set(files.filter((file) => !homeStores.has(file)).map(hermesHomeOf).filter((h) => h !== undefined));
   const now = [...[...homes].flatMap((home) => hermesSecretFilesNow(home, scope)), ...users.flatMap((user) => userHomeStoresNow(user, scope))];
-  // A file in a named directory (mcp-tokens/) is named with it.
-  return [...new Set(now)].filter((file) => !files.includes(file) && !files.includes(`${path.dirname(file)}/`));
+  // A file in a named directory (mcp-tokens/) is named with it; one of a profile of a named profiles directory, with it (or said apart: untakenProfiles).
+  const profilesDirs = named.filter((n) => n.profiles).map((n) => n.file);
+  return [...new Set(now)].filter((file) => !files.includes(file) && !files.includes(`${path.dirname(file)}/`) && !profilesDirs.some((dir) => file.startsWith(dir)));
 }
 
 /**

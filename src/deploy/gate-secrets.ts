@@ -26,6 +26,12 @@
 // no google_token.json) that is not there is no news: it is counted in the
 // last line, not named, at every start.
 //
+// A Hermes home's profiles (`profiles/NAME`, made whenever the agent
+// likes) are not named one by one: the home's profiles directory is, and
+// each run lists it as the agent and copies what each profile there holds,
+// as the home's files are copied (gate-profiles.ts says which profiles, and
+// how their files are watched; ProfilesCopy below).
+//
 // A gateway's own unit holds secrets too: its EnvironmentFile= files and the
 // Environment= values of its unit file and drop-ins are in the gateway's
 // environment, and so in every tool it starts. systemd reads those as root
@@ -38,9 +44,12 @@
 // NAME='value' lines; a file that sets nothing leaves no copy.
 import fs from "node:fs";
 import path from "node:path";
-import { USER_HOME_SECRET_FILES, codexHomeCopyName, storeDirFileNames, userHomeStoreCopyName } from "../content/known.js";
+import { HERMES_STORE_DIRS, PROFILE_FILES, type ProfileCopyFile, USER_HOME_SECRET_FILES, codexHomeCopyName, profileCopyName, storeDirFileNames, userHomeStoreCopyName } from "../content/known.js";
 import { FatalError, errnoCode } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
+import { MAX_PROFILES, type Profile, type ProfileListing, type ProfileWatches, profileWatchPaths, takeProfiles } from "./gate-profiles.js";
+import { codexHomeAuthFile } from "./hermes-environment.js";
+import { dotenvText, parseEnvFile as parseDotenv } from "./policy-sources.js";
 import { rootOwnedProblem } from "./root-owned.js";
 import { environmentAssignments, parseEnvFile, parseUnitText } from "./systemd-syntax.js";
 import { type PasswdEntry, groupIdsOf, userByName } from "./users.js";
@@ -74,6 +83,11 @@ export interface AgentSecretFile {
    * .env or config.yaml in its $HERMES_MANAGED_DIR, copied as it is.
    */
   store?: EnvironmentStore;
+  /**
+   * A Hermes home's profiles directory (`USER:?profiles:HOME/profiles/`):
+   * its profiles, listed at each run, are copied (gate-profiles.ts).
+   */
+  profiles?: boolean;
 }
 
 /** The stores a gateway's environment moves: where install found them (hermes-environment.ts), as secretFileArg marks them. */
@@ -88,14 +102,17 @@ const KINDS: readonly SystemdFileKind[] = ["environment-file", "unit-file"];
  * One file as gate-secrets takes it on its command line: `USER:PATH`, with
  * "?" before the path for an optional one, `KIND:` for a file systemd
  * reads for a gateway (`hermes:?environment-file:/etc/hermes/gateway.env`),
- * and `STORE:` for a store a gateway's environment moves
- * (`hermes:?codex-home:/srv/codex/auth.json`). A path starts with "/", so
- * none is ever part of it.
+ * `STORE:` for a store a gateway's environment moves
+ * (`hermes:?codex-home:/srv/codex/auth.json`), and `profiles:` for a Hermes
+ * home's profiles directory (`hermes:?profiles:/home/hermes/.hermes/profiles/`,
+ * a directory: the trailing "/"). A path starts with "/", so none is ever
+ * part of it.
  */
 export function secretFileArg(s: AgentSecretFile): string {
-  const mark = s.kind ?? s.store;
+  const mark = s.kind ?? s.store ?? (s.profiles ? PROFILES_MARK : undefined);
   return `${s.user}:${s.optional ? "?" : ""}${mark ? `${mark}:` : ""}${s.file}`;
 }
+const PROFILES_MARK = "profiles";
 
 /** The inverse of secretFileArg; undefined for a word that is not one. */
 export function parseSecretFileArg(arg: string): AgentSecretFile | undefined {
@@ -109,8 +126,10 @@ export function parseSecretFileArg(arg: string): AgentSecretFile | undefined {
   if (kind) rest = rest.slice(kind.length + 1);
   const store = kind ? undefined : STORES.find((k) => rest.startsWith(`${k}:`));
   if (store) rest = rest.slice(store.length + 1);
-  if (!rest.startsWith("/")) return undefined;
-  return { user: arg.slice(0, colon), file: rest, ...(optional ? { optional } : {}), ...(kind ? { kind } : {}), ...(store ? { store } : {}) };
+  const profiles = !kind && !store && rest.startsWith(`${PROFILES_MARK}:`);
+  if (profiles) rest = rest.slice(PROFILES_MARK.length + 1);
+  if (!rest.startsWith("/") || (profiles && !rest.endsWith("/"))) return undefined;
+  return { user: arg.slice(0, colon), file: rest, ...(optional ? { optional } : {}), ...(kind ? { kind } : {}), ...(store ? { store } : {}), ...(profiles ? { profiles } : {}) };
 }
 
 /**
@@ -153,6 +172,8 @@ export interface SecretsCopy {
   absent: number;
   /** The files named that were copied (a directory counts once, whatever it holds). */
   taken: number;
+  /** What else the journal should say (escaped): a profile's CODEX_HOME not followed, a watch not started, profiles not looked at. */
+  notes: string[];
 }
 
 class Skip extends Error {
@@ -288,26 +309,41 @@ function writeCopy(dir: string, name: string, data: Buffer, owner: { uid: number
   fs.renameSync(tmp, file);
 }
 
+/** How often gate-secrets lists the profiles directories again after copying, while one shows a profile made, gone or changed meanwhile. */
+const PROFILE_ROUNDS = 3;
+
 /**
  * Copies each agent's file into `dir` as `hermes-env-N` (N its place in
- * `files`; a store of the agent's home: copyName), each read as its agent,
- * the copies owned by `dir`'s owner (the gate's user) and readable by it
- * alone. Needs root. Throws (FatalError) only when `dir` is not a real
- * directory; a file it cannot take is in `skipped`, unless it is optional
- * and simply not there (`absent`).
+ * `files`; a store of the agent's home: copyName; a profile's file:
+ * profileCopyName), each read as its agent, the copies owned by `dir`'s
+ * owner (the gate's user) and readable by it alone. Needs root. Throws
+ * (FatalError) only when `dir` is not a real directory; a file it cannot
+ * take is in `skipped`, unless it is optional and simply not there
+ * (`absent`). With `watches`, the profiles' files are watched
+ * (gate-profiles.ts): the watches started before they are read, those of
+ * profiles gone stopped at the end.
  */
-export function copyAgentSecrets(dir: string, files: AgentSecretFile[]): SecretsCopy {
+export function copyAgentSecrets(dir: string, files: AgentSecretFile[], opts: { watches?: ProfileWatches } = {}): SecretsCopy {
   const st = fs.lstatSync(dir, { throwIfNoEntry: false });
   if (!st?.isDirectory()) throw new FatalError("config_invalid", `${escapeText(dir)} is not a directory: the gate's unit names its RuntimeDirectory= here`);
   const owner = { uid: st.uid, gid: st.gid };
-  const result: SecretsCopy = { copied: [], skipped: [], absent: 0, taken: 0 };
+  const result: SecretsCopy = { copied: [], skipped: [], absent: 0, taken: 0, notes: [] };
+  // The profiles directories are listed first, and their profiles' watches started, before any file is read.
+  const profiles = new Map<number, ProfilesCopy>();
+  const startWatches = (paths: string[]) => {
+    if (opts.watches) result.notes.push(...opts.watches.start(paths));
+  };
+  for (const [i, f] of files.entries()) if (f.profiles) profiles.set(i, new ProfilesCopy(dir, i, f, owner));
+  startWatches([...profiles.values()].flatMap((p) => p.watchPaths()));
   for (const [i, { user: name, file, optional, kind, store }] of files.entries()) {
     const user = userByName(name);
     // A directory's files (mcp-tokens/: one per MCP server) are copied as hermes-env-N-K, K their place in name order.
     const isDirectory = file.endsWith("/");
     try {
       if (!user) throw new Skip(`there is no user ${escapeText(name)}`);
-      if (isDirectory) copyDirectory(dir, `${SECRET_FILE_PREFIX}${i}-`, user, file, owner, result);
+      const profilesCopy = profiles.get(i);
+      if (profilesCopy) profilesCopy.copy();
+      else if (isDirectory) removeCopies(dir, `${SECRET_FILE_PREFIX}${i}-`, copyDirectory(dir, (k) => `${SECRET_FILE_PREFIX}${i}-${k}`, user, file, owner, result).length);
       else if (kind) {
         const copy = environmentCopy(kind, readForUnit(user, file).toString("utf8"));
         // Nothing set there (a drop-in of other settings): no copy, and none left from before.
@@ -330,7 +366,184 @@ export function copyAgentSecrets(dir: string, files: AgentSecretFile[]): Secrets
       else result.skipped.push({ user: name, file, why: err.message });
     }
   }
+  // A profile made (or a file made at a profile's top) while the copies were made may have come between
+  // the listing and the watches' start: listed again, and copied again where a listing differs.
+  for (let round = 1; round < PROFILE_ROUNDS; round++) {
+    const changed = [...profiles.values()].filter((p) => p.listAgain());
+    if (changed.length === 0) break;
+    startWatches(changed.flatMap((p) => p.watchPaths()));
+    for (const p of changed) {
+      try {
+        p.copy();
+      } catch (err) {
+        // The directory gone meanwhile: its copies went with it.
+        if (!(err instanceof Skip)) throw err;
+      }
+    }
+  }
+  for (const p of profiles.values()) p.report(result);
+  // The Codex CLI's auth.json of each profile's CODEX_HOME is known once its .env is read: watched from then on.
+  const watched = [...profiles.values()].flatMap((p) => p.watchPaths());
+  startWatches(watched);
+  if (opts.watches) result.notes.push(...opts.watches.stopOthers(watched));
   return result;
+}
+
+/** `p` without the slashes it ends with (a loop: linear on any input). */
+function withoutTrailingSlashes(p: string): string {
+  let end = p.length;
+  while (end > 1 && p[end - 1] === "/") end--;
+  return p.slice(0, end);
+}
+
+/**
+ * One profiles directory of a Hermes home (`USER:?profiles:DIR/`): each
+ * profile gate-profiles.ts takes (listed as the user, links refused) has its
+ * .env, its stores and its store directories' files copied, read as the
+ * user, as the home's are, named by profileCopyName; and the Codex CLI's
+ * auth.json where its .env puts CODEX_HOME (followed as install follows a
+ * gateway's: hermes-environment.ts). The copies of profiles (and files)
+ * gone are removed.
+ */
+class ProfilesCopy {
+  private readonly copyPrefix: string;
+  private readonly from: string;
+  private readonly user: PasswdEntry | undefined;
+  private listing: ProfileListing | Skip;
+  /** What the last copy found, for the report: the copies, what it skipped, its notes, the Codex CLI's auth.json files it read. */
+  private last = { copied: [] as string[], skipped: [] as SecretsCopy["skipped"], notes: [] as string[], codexFiles: [] as string[] };
+
+  constructor(
+    private readonly dir: string,
+    i: number,
+    private readonly named: AgentSecretFile,
+    private readonly owner: { uid: number; gid: number },
+  ) {
+    this.copyPrefix = `${SECRET_FILE_PREFIX}${i}`;
+    this.from = withoutTrailingSlashes(named.file);
+    this.user = userByName(named.user);
+    this.listing = this.list();
+  }
+
+  private list(): ProfileListing | Skip {
+    const user = this.user;
+    if (!user) return new Skip(`there is no user ${escapeText(this.named.user)}`);
+    try {
+      return asUser(user, () => {
+        if (fs.lstatSync(this.from).isSymbolicLink()) throw new Skip("it is a symbolic link, which is not followed (the agent's to point anywhere)");
+        const names = fs.readdirSync(this.from);
+        return takeProfiles(this.from, names, (p) => fs.lstatSync(p));
+      });
+    } catch (err) {
+      if (err instanceof Skip) return err;
+      return skipFor(err);
+    }
+  }
+
+  /** Lists the directory again; whether it differs from the listing the copies were made from. */
+  listAgain(): boolean {
+    const again = this.list();
+    const same = again instanceof Skip ? this.listing instanceof Skip && again.message === this.listing.message : !(this.listing instanceof Skip) && again.key === this.listing.key;
+    this.listing = again;
+    return !same;
+  }
+
+  /** The paths to watch (gate-profiles.ts profileWatchPaths, and each CODEX_HOME's auth.json read last). */
+  watchPaths(): string[] {
+    if (this.listing instanceof Skip) return [];
+    return [...this.listing.profiles.flatMap((p) => profileWatchPaths(p.dir)), ...this.last.codexFiles];
+  }
+
+  /** Copies every profile of the listing; throws its Skip when the directory could not be listed (its copies then go). */
+  copy(): void {
+    const listing = this.listing;
+    this.last = { copied: [], skipped: [], notes: [], codexFiles: [] };
+    if (listing instanceof Skip) {
+      this.removeCopiesBut(new Set());
+      throw listing;
+    }
+    const user = this.user!;
+    for (const profile of listing.profiles) this.copyProfile(user, profile);
+    for (const { file, why } of listing.refused) this.last.skipped.push({ user: user.name, file, why });
+    if (listing.more > 0) {
+      this.last.notes.push(`${escapeText(this.from)} holds ${listing.more} more entries, not taken: at most ${MAX_PROFILES} Hermes profiles of a home are copied for the gate (Hermes' own names first, in name order)`);
+    }
+    this.removeCopiesBut(new Set(this.last.copied));
+  }
+
+  private copyProfile(user: PasswdEntry, profile: Profile): void {
+    const take = (file: string, as: ProfileCopyFile): Buffer | undefined => {
+      try {
+        const data = asUser(user, () => readSmallRegularFile(file));
+        const name = profileCopyName(this.copyPrefix, profile, as);
+        writeCopy(this.dir, name, data, this.owner);
+        this.last.copied.push(name);
+        return data;
+      } catch (err) {
+        if (!(err instanceof Skip)) throw err;
+        // A store that is not there is no news, as the home's optional ones.
+        if (!err.missing) this.last.skipped.push({ user: user.name, file, why: err.message });
+        return undefined;
+      }
+    };
+    let dotEnv: Buffer | undefined;
+    for (const store of PROFILE_FILES) {
+      const data = take(path.join(profile.dir, store), { store });
+      if (store === ".env") dotEnv = data;
+    }
+    for (const storeDir of HERMES_STORE_DIRS) {
+      const sink: SecretsCopy = { copied: [], skipped: [], absent: 0, taken: 0, notes: [] };
+      try {
+        copyDirectory(this.dir, (index) => profileCopyName(this.copyPrefix, profile, { storeDir, index }), user, path.join(profile.dir, storeDir), this.owner, sink);
+      } catch (err) {
+        if (!(err instanceof Skip)) throw err;
+        if (!err.missing) sink.skipped.push({ user: user.name, file: path.join(profile.dir, storeDir), why: err.message });
+      }
+      this.last.copied.push(...sink.copied);
+      this.last.skipped.push(...sink.skipped);
+    }
+    if (dotEnv !== undefined) {
+      const codex = this.codexHomeAuth(user, path.join(profile.dir, ".env"), dotEnv);
+      if (codex !== undefined) {
+        this.last.codexFiles.push(codex);
+        take(codex, { codexHome: true });
+      }
+    }
+  }
+
+  /**
+   * The Codex CLI's auth.json where a profile's .env (`bytes`, as read)
+   * puts CODEX_HOME: Hermes loads that .env over its environment when it
+   * runs the profile. `~` is its HOME there (else the user's passwd home).
+   * A value not followed is a note.
+   */
+  private codexHomeAuth(user: PasswdEntry, envFile: string, bytes: Buffer): string | undefined {
+    const parsed = parseDotenv(dotenvText(bytes));
+    const value = parsed.values.get("CODEX_HOME");
+    if (value === undefined) return undefined;
+    const home = parsed.values.get("HOME") ?? (path.isAbsolute(user.home) ? user.home : undefined);
+    const found = codexHomeAuthFile({ value, ...(parsed.expands.has("CODEX_HOME") ? { expands: true } : {}) }, home);
+    if (found === undefined) return undefined;
+    if ("why" in found) {
+      this.last.notes.push(`CODEX_HOME in ${escapeText(envFile)} ${found.why}: the gate will not know a Codex CLI's auth.json there`);
+      return undefined;
+    }
+    return found.file;
+  }
+
+  /** Removes the copies of this directory's profiles but `keep`: profiles and files gone. */
+  private removeCopiesBut(keep: Set<string>): void {
+    for (const name of fs.readdirSync(this.dir)) {
+      if (name.startsWith(`${this.copyPrefix}-`) && !keep.has(name)) fs.rmSync(path.join(this.dir, name), { force: true });
+    }
+  }
+
+  /** Adds what the last copy found to `result`. */
+  report(result: SecretsCopy): void {
+    result.copied.push(...this.last.copied);
+    result.skipped.push(...this.last.skipped);
+    result.notes.push(...this.last.notes);
+  }
 }
 
 /**
@@ -346,32 +559,34 @@ function copyName(copy: string, user: PasswdEntry, file: string): string {
 
 /**
  * Copies the `.json` files of the agent's directory `from` (listed and read
- * as the agent) as `prefix` and their place in name order, and removes the
- * copies of files no longer there. A file it cannot take is skipped with
- * its name; the directory not being there is a Skip of its own (missing).
+ * as the agent) as `nameOf` their place in name order; returns the names
+ * written (the caller removes the copies of files no longer there). A file
+ * it cannot take is skipped with its name; the directory not being there is
+ * a Skip of its own (missing).
  */
-function copyDirectory(dir: string, prefix: string, user: PasswdEntry, from: string, owner: { uid: number; gid: number }, result: SecretsCopy): void {
+function copyDirectory(dir: string, nameOf: (k: number) => string, user: PasswdEntry, from: string, owner: { uid: number; gid: number }, result: SecretsCopy): string[] {
   let names: string[];
   try {
     names = storeDirFileNames(asUser(user, () => fs.readdirSync(from)));
   } catch (err) {
     throw skipFor(err);
   }
-  let k = 0;
+  const written: string[] = [];
   for (const name of names) {
     const file = path.join(from, name);
     try {
       const data = asUser(user, () => readSmallRegularFile(file));
-      writeCopy(dir, `${prefix}${k}`, data, owner);
-      result.copied.push(`${prefix}${k}`);
-      k++;
+      const copy = nameOf(written.length);
+      writeCopy(dir, copy, data, owner);
+      result.copied.push(copy);
+      written.push(copy);
     } catch (err) {
       if (!(err instanceof Skip)) throw err;
       // Gone since it was listed: no news.
       if (!err.missing) result.skipped.push({ user: user.name, file, why: err.message });
     }
   }
-  removeCopies(dir, prefix, k);
+  return written;
 }
 
 /** Removes the copies `prefix`K for K from `from` on: files removed from a directory since its last copy. */

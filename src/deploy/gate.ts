@@ -10,7 +10,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { type Config, SYSTEM_CONFIG, loadConfig } from "../config/config.js";
 import { readdirOrEmpty } from "../content/hermes-homes.js";
-import { HERMES_STORES, HERMES_STORE_DIRS, USER_HOME_SECRET_FILES, storeDirFileNames, valuesWorthLookingFor } from "../content/known.js";
+import { HERMES_STORES, HERMES_STORE_DIRS, PROFILE_FILES, USER_HOME_SECRET_FILES, profileFileFormat, storeDirFileNames, valuesWorthLookingFor } from "../content/known.js";
+import type { SecretFileFormat } from "../content/secret-file-formats.js";
 import { FatalError, isErrno, usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { SYSTEM_PREFIXES, resolveExisting } from "../safety/denylist.js";
@@ -18,6 +19,7 @@ import { isWithin } from "../safety/gateway.js";
 import { type EnvFileRef, type UnitEnvironment, type UnitFiles, installDir, lenientDiskReader, onDisk, type UnitScope } from "./gateway-units.js";
 import { mkdirs, readIfExists } from "./files.js";
 import { rootOwnedProblem } from "./root-owned.js";
+import { GATE_SECRETS_WATCH, PROFILE_WATCHES, type ProfileListing, takeProfiles } from "./gate-profiles.js";
 import { type AgentSecretFile, unitFileEnvironment } from "./gate-secrets.js";
 import { type UnitHermesEnvironment, gatewayEnvironmentStores } from "./hermes-environment.js";
 import { parseEnvFile } from "./policy-sources.js";
@@ -33,6 +35,7 @@ import {
   type ServiceParams,
   renderGateSecretsPath,
   renderGateSecretsService,
+  renderGateSecretsWatch,
   renderGateService,
   renderGateSocket,
 } from "./render.js";
@@ -243,6 +246,10 @@ function unreachableProblem(dir: string, scope: Pick<UnitScope, "root">): string
   }
 }
 
+/** The Hermes homes whose files the gate copies: those there, or whose directory is (Hermes set up after the gate). */
+const homesThere = (homes: { home: string; user: string }[], scope: Pick<UnitScope, "root">) =>
+  homes.filter(({ home }) => isDirectoryOnDisk(home, scope) || isDirectoryOnDisk(path.dirname(home), scope));
+
 /**
  * The agents' Hermes secret files, each with the user it is read as
  * (gate-secrets copies them for the gate at each start: deploy/gate-secrets.ts):
@@ -252,29 +259,29 @@ function unreachableProblem(dir: string, scope: Pick<UnitScope, "root">): string
  * A Hermes home's own .env is named even before it exists, when the home or
  * the directory it would be made in does (Hermes set up after the gate): the
  * path unit that watches it sees it created, and the gate knows its values
- * from then on; a profile's .env, only once it exists (a new profile needs
- * install again, and doctor says so). The stores (JSON and config.yaml) of the home and of each
- * profile there is are named even before they exist, optional (most never
- * will: a host without Google has no google_token.json; auth.json appears on
- * the first `hermes auth`), and so are the store directories (MCP token files),
- * whose files gate-secrets copies whatever they are (a server added after
- * install is known once its token is written).
+ * from then on. The stores (JSON and config.yaml) of the home are named even
+ * before they exist, optional (most never will: a host without Google has no
+ * google_token.json; auth.json appears on the first `hermes auth`), and so
+ * are the store directories (MCP token files), whose files gate-secrets
+ * copies whatever they are (a server added after install is known once its
+ * token is written). Its profiles are not named one by one: its profiles
+ * directory is (profilesDirectories), last on the line.
  */
 function hermesSecretFiles(homes: { home: string; user: string }[], scope: Pick<UnitScope, "root">): AgentSecretFile[] {
-  const envFiles: AgentSecretFile[] = [];
-  const stores: AgentSecretFile[] = [];
-  for (const { home, user } of homes) {
-    const here = isDirectoryOnDisk(home, scope) || isDirectoryOnDisk(path.dirname(home), scope);
-    if (!here) continue;
-    envFiles.push({ user, file: path.join(home, ".env") });
-    stores.push(...storesOf(home).map((file) => ({ user, file, optional: true })));
-    for (const profile of profileDirs(home, scope)) {
-      const env = path.join(profile, ".env");
-      if (isFileOnDisk(env, scope)) envFiles.push({ user, file: env });
-      stores.push(...storesOf(profile).map((file) => ({ user, file, optional: true })));
-    }
-  }
-  return [...envFiles, ...stores];
+  const there = homesThere(homes, scope);
+  return [...there.map(({ home, user }) => ({ user, file: path.join(home, ".env") })), ...there.flatMap(({ home, user }) => storesOf(home).map((file) => ({ user, file, optional: true })))];
+}
+
+/**
+ * Each Hermes home's profiles directory (`USER:?profiles:HOME/profiles/`),
+ * named whether it exists or not: gate-secrets lists it at each run and
+ * copies each profile's .env and stores, a profile made after install too
+ * (`hermes profile create`), and watches them (gate-profiles.ts); the path
+ * units watch the directory itself, where a profile is made or goes. Last
+ * on the line: the copies of what was named before keep their numbers.
+ */
+function profilesDirectories(homes: { home: string; user: string }[], scope: Pick<UnitScope, "root">): AgentSecretFile[] {
+  return homesThere(homes, scope).map(({ home, user }) => ({ user, file: `${path.join(home, "profiles")}/`, optional: true, profiles: true }));
 }
 
 /**
@@ -382,7 +389,7 @@ export function environmentStoreFiles(gateways: GatewayOwner[], scope: Pick<Unit
 }
 
 /** The files of secrets as the gate's units name them: each once, each one a unit can carry. */
-function nameableSecretFiles(all: AgentSecretFile[], notes: string[]): AgentSecretFile[] {
+function nameableSecretFiles(all: AgentSecretFile[], notes: string[], scope: Pick<UnitScope, "root">): AgentSecretFile[] {
   const files: AgentSecretFile[] = [];
   for (const f of all) {
     if (files.some((o) => o.file === f.file)) continue;
@@ -393,10 +400,14 @@ function nameableSecretFiles(all: AgentSecretFile[], notes: string[]): AgentSecr
       notes.push(`${escapeText(f.file)} cannot be named in a unit (a quote, backslash or control character): the gate will not know its secrets`);
     }
   }
+  // The profiles there now are watched too (PROFILE_WATCHES each, MAX_PROFILES of a home at most).
+  const profiles = files.filter((f) => f.profiles).reduce((n, f) => n + takenProfileDirs(f.file, scope).length, 0);
+  const watches = files.length + PROFILE_WATCHES * profiles;
   const instances = inotifyInstancesAllowed();
-  if (instances !== undefined && files.length > instances / 2) {
+  if (instances !== undefined && watches > instances / 2) {
+    const what = profiles > 0 ? `${files.length} files, and the watches of ${profiles} Hermes profile(s) ${PROFILE_WATCHES * profiles} more,` : `${files.length} files,`;
     notes.push(
-      `${GATE_SECRETS_PATH} and ${GATE_SECRETS_NEW_PATH} watch ${files.length} files, and systemd gives each its own inotify instance, of the ${instances} root may have (fs.inotify.max_user_instances): if one cannot start, a changed file is copied for the gate at its next start only (doctor says so); raise that limit`,
+      `${GATE_SECRETS_PATH} and ${GATE_SECRETS_NEW_PATH} watch ${what} and systemd gives each its own inotify instance, of the ${instances} root may have (fs.inotify.max_user_instances): if one cannot start, a changed file is copied for the gate at its next start only (doctor says so); raise that limit`,
     );
   }
   return files;
@@ -435,12 +446,40 @@ export function storeDirectoryFiles(dir: string, scope: Pick<UnitScope, "root">)
     .filter((file) => isFileOnDisk(file, scope));
 }
 
+/**
+ * The profiles of a profiles directory (`HOME/profiles/`) gate-secrets takes
+ * now (gate-profiles.ts takeProfiles: no link, no control character, at
+ * most MAX_PROFILES), as the caller sees them.
+ */
+export function takenProfileDirs(profilesDir: string, scope: Pick<UnitScope, "root">): string[] {
+  return profileListing(profilesDir, scope).profiles.map((p) => p.dir);
+}
+
+/** gate-profiles.ts takeProfiles of a profiles directory (with or without its trailing "/"), listed and looked at as the caller. */
+function profileListing(profilesDir: string, scope: Pick<UnitScope, "root">): ProfileListing {
+  const dir = profilesDir.endsWith("/") ? profilesDir.slice(0, -1) : profilesDir;
+  return takeProfiles(dir, readdirSorted(dir, scope), (p) => fs.lstatSync(onDisk(scope as UnitScope, p)));
+}
+
 /** The profile directories of a Hermes home (profiles/NAME) that exist now, in their names' order. */
 function profileDirs(home: string, scope: Pick<UnitScope, "root">): string[] {
   const profiles = path.join(home, "profiles");
   return readdirSorted(profiles, scope)
     .map((name) => path.join(profiles, name))
     .filter((dir) => isDirectoryOnDisk(dir, scope));
+}
+
+/** The files that hold secrets and exist now in the profiles gate-secrets takes of a profiles directory (takenProfileDirs): what the gate has copies of, each with how it is read. */
+export function profileSecretFilesNow(profilesDir: string, scope: Pick<UnitScope, "root">): { file: string; format: SecretFileFormat }[] {
+  return takenProfileDirs(profilesDir, scope)
+    .flatMap((dir) => [...PROFILE_FILES.map((store) => ({ file: path.join(dir, store), format: profileFileFormat(store) })), ...storeDirFiles(dir, scope).map((file) => ({ file, format: "json" as const }))])
+    .filter(({ file }) => isFileOnDisk(file, scope));
+}
+
+/** What gate-secrets does not take of a profiles directory now, as the caller sees it: refused entries (escaped why) and how many more it does not look at. */
+export function untakenProfiles(profilesDir: string, scope: Pick<UnitScope, "root">): Pick<ProfileListing, "refused" | "more"> {
+  const { refused, more } = profileListing(profilesDir, scope);
+  return { refused, more };
 }
 
 /**
@@ -462,6 +501,7 @@ export function hermesSecretFilesNow(home: string, scope: Pick<UnitScope, "root"
  * (userHomeStoreFiles).
  */
 export function hermesHomeOf(file: string): string | undefined {
+  if (file.endsWith("/profiles/")) return path.dirname(file.slice(0, -1));
   let dir: string;
   if (HERMES_STORE_DIRS.some((name) => file.endsWith(`/${name}/`) || path.basename(path.dirname(file)) === name)) dir = file.endsWith("/") ? path.dirname(file) : path.dirname(path.dirname(file));
   else {
@@ -604,11 +644,13 @@ export function planGate(input: PlanGateInput): GatePlan {
     ...gatewaySecretFiles(input.gateways, scope, notes),
     ...userHomeSecretFiles(homes.map((h) => h.user), scope),
     ...environmentStoreFiles(input.gateways, scope, notes),
+    ...profilesDirectories(homes, scope),
   ];
-  const secrets = nameableSecretFiles(named, notes);
+  const secrets = nameableSecretFiles(named, notes, scope);
   checkNoLocalOutbox(
     input.gateways,
-    secrets.filter((s) => s.kind === undefined && path.basename(s.file) === ".env").map((s) => s.file),
+    // The profiles' there now too: a profile's .env is loaded when Hermes runs it.
+    [...secrets.filter((s) => s.kind === undefined && path.basename(s.file) === ".env").map((s) => s.file), ...secrets.filter((s) => s.profiles).flatMap((s) => takenProfileDirs(s.file, scope).map((dir) => path.join(dir, ".env")))],
     scope,
   );
   const newSecretFiles = secrets.filter((s) => !existsOnDisk(s.file, scope)).map((s) => s.file);
@@ -655,6 +697,8 @@ export function gateFiles(plan: GatePlan, params: ServiceParams, unitDir: string
     ...(present.length > 0 ? [{ path: path.join(unitDir, GATE_SECRETS_PATH), content: renderGateSecretsPath(GATE_SECRETS_PATH, present), mode: 0o644 }] : []),
     ...(plan.newSecretFiles.length > 0 ? [{ path: path.join(unitDir, GATE_SECRETS_NEW_PATH), content: renderGateSecretsPath(GATE_SECRETS_NEW_PATH, plan.newSecretFiles), mode: 0o644 }] : []),
     ...(plan.secrets.length > 0 ? [{ path: path.join(unitDir, GATE_SECRETS_SERVICE), content: renderGateSecretsService(params, plan.secrets, withWatch), mode: 0o644 }] : []),
+    // Not enabled, not a unit of its own: gate-secrets starts its instances, one per file of a profile.
+    ...(plan.secrets.some((s) => s.profiles) ? [{ path: path.join(unitDir, GATE_SECRETS_WATCH), content: renderGateSecretsWatch(), mode: 0o644 }] : []),
     { path: SYSTEM_CONFIG, content: `${JSON.stringify({ socket: plan.socket })}\n`, mode: 0o644 },
   ];
 }

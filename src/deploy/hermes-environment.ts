@@ -124,6 +124,18 @@ function directoryValue(set: { value: string; expands?: boolean }, expand: (valu
 }
 
 /**
+ * Where the Codex CLI's auth.json lies for a Hermes whose environment sets
+ * CODEX_HOME to `set` (its value, and whether it uses `${...}` expansion),
+ * `home` its HOME (for `~`): as gatewayEnvironmentStores follows a gateway's.
+ * Undefined for an empty value (Hermes reads ~/.codex/auth.json); `why`
+ * (escaped) for one not followed. gate-secrets asks it of a profile's .env.
+ */
+export function codexHomeAuthFile(set: { value: string; expands?: boolean }, home: string | undefined, root?: string): { file: string } | { why: string } | undefined {
+  const found = directoryValue(set, (v) => expandUser(v, home, root));
+  return found === undefined || "why" in found ? found : { file: path.join(found.dir, "auth.json") };
+}
+
+/**
  * The stores a gateway's environment moves, as its Hermes resolves that
  * environment, for gate-secrets (optional, read as the gateway's user):
  * `$CODEX_HOME/auth.json` where Hermes reads the Codex CLI's tokens (none
@@ -171,11 +183,10 @@ export function gatewayEnvironmentStores(g: GatewayEnvironmentInput, scope: Pick
 
   const codex = values.get("CODEX_HOME");
   if (codex !== undefined) {
-    const home = values.get("HOME")?.value ?? passwdHome;
-    const found = directoryValue(codex, (v) => expandUser(v, home, scope.root));
+    const found = codexHomeAuthFile(codex, values.get("HOME")?.value ?? passwdHome, scope.root);
     if (found === undefined) out.notes.push(`${about("CODEX_HOME")} is empty: Hermes reads ~/.codex/auth.json, which the gate knows`);
     else if ("why" in found) out.notes.push(`${about("CODEX_HOME")} ${found.why}: the gate will not know a Codex CLI's auth.json there (it knows ~/.codex/auth.json)`);
-    else out.files.push({ file: path.join(found.dir, "auth.json"), store: "codex-home" });
+    else out.files.push({ file: found.file, store: "codex-home" });
   }
   return out;
 }

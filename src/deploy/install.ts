@@ -28,6 +28,7 @@ import {
   planGate,
   undoGateAccounts,
 } from "./gate.js";
+import { GATE_SECRETS_WATCH } from "./gate-profiles.js";
 import { unitHermesEnvironment } from "./hermes-environment.js";
 import { type PasswdEntry, groupName, userByName, userByUid } from "./users.js";
 import {
@@ -643,6 +644,12 @@ export function uninstall(scopeName: Scope, root: string | undefined, opts: Unin
   } else {
     for (const unit of enabled) result.toRun.push(unit === GATE_SERVICE ? sc.commandLine("stop", unit) : sc.commandLine("disable", "--now", unit));
   }
+  // The watches of the Hermes profiles' files, which gate-secrets started (none starts them again: its path units are stopped).
+  const profileWatches = record.files.some((f) => path.basename(f.path) === GATE_SECRETS_WATCH) ? [GATE_SECRETS_WATCH.replace("@.path", "@*.path")] : [];
+  for (const pattern of profileWatches) {
+    if (!opts.live) result.toRun.push(sc.commandLine("stop", pattern));
+    else if (sc.run("stop", pattern).code === 0) result.ran.push(sc.commandLine("stop", pattern));
+  }
   for (const file of [...record.files].reverse()) {
     const real = onDisk(scope, file.path);
     const current = readIfExists(real);
@@ -674,7 +681,7 @@ export function uninstall(scopeName: Scope, root: string | undefined, opts: Unin
   const ours = record.services;
   if (opts.live) {
     if (sc.run("daemon-reload").code === 0) result.ran.push(sc.commandLine("daemon-reload"));
-    if (sc.run("reset-failed", ...ours).code === 0) result.ran.push(sc.commandLine("reset-failed", ...ours));
+    if (sc.run("reset-failed", ...ours, ...profileWatches).code === 0) result.ran.push(sc.commandLine("reset-failed", ...ours, ...profileWatches));
   } else result.toRun.push(sc.commandLine("daemon-reload"));
   return result;
 }

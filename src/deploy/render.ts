@@ -1,6 +1,7 @@
 // Renders the unit templates in deploy/systemd with literal, quoted paths.
 import fs from "node:fs";
 import path from "node:path";
+import { GATE_SECRETS_WATCH } from "./gate-profiles.js";
 import { type AgentSecretFile, GATE_RUNTIME_DIR_NAME, WATCH_RUNTIME_DIR_NAME, secretFileArg } from "./gate-secrets.js";
 import { assertUnitSafe, escapeSpecifiers, pathWord, unitWord } from "./systemd-syntax.js";
 import type { Scope } from "./systemctl.js";
@@ -159,7 +160,14 @@ function copyCommand(p: ServiceParams, secrets: AgentSecretFile[], dir: string):
   }
   const vars = serviceVars(p, p.writable);
   const files = secrets.map((s) => unitWord(escapeSpecifiers(secretFileArg(s)), { exec: true }));
-  return `-+${vars.NODE} ${vars.BIN} gate-secrets --into ${pathWord(dir, "runtime directory", { exec: true })} ${files.join(" ")}`;
+  // A profiles directory's profiles are watched by instances gate-secrets starts (GATE_SECRETS_WATCH).
+  const watch = secrets.some((s) => s.profiles) ? " --watch-profiles" : "";
+  return `-+${vars.NODE} ${vars.BIN} gate-secrets --into ${pathWord(dir, "runtime directory", { exec: true })}${watch} ${files.join(" ")}`;
+}
+
+/** The template whose instances watch the files of the Hermes profiles (gate-profiles.ts). */
+export function renderGateSecretsWatch(): string {
+  return renderTemplate(`system/${GATE_SECRETS_WATCH}`, {});
 }
 
 /**

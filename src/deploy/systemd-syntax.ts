@@ -133,6 +133,33 @@ function unescapeUnitName(s: string): string {
   return s.replace(/-/g, "/").replace(/\\x([0-9a-fA-F]{2})/g, (_m, h: string) => String.fromCharCode(Number.parseInt(h, 16)));
 }
 
+/** The longest unit name systemd takes (UNIT_NAME_MAX, less its NUL). */
+export const UNIT_NAME_MAX = 255;
+
+/**
+ * A path as an instance name, as `systemd-escape --path` makes it (systemd's
+ * unit_name_path_escape): slashes at both ends dropped, "/" made "-", a
+ * leading ".", and each byte (of its UTF-8) that is not a letter, a digit,
+ * ":", "_" or "." (so "-" and "\\" too) written `\xNN`; "/" alone is "-". A template's
+ * `%f` gives the path back. For a path without "." or ".." components and
+ * doubled slashes (the caller's to check).
+ */
+export function escapeUnitPath(p: string): string {
+  let start = 0;
+  let end = p.length;
+  while (start < end && p[start] === "/") start++;
+  while (end > start && p[end - 1] === "/") end--;
+  if (start === end) return "-";
+  const bytes = Buffer.from(p.slice(start, end), "utf8");
+  let out = "";
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    const plain = (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b === 0x3a || b === 0x5f || (b === 0x2e && i > 0);
+    out += b === 0x2f ? "-" : plain ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, "0")}`;
+  }
+  return out;
+}
+
 /** Characters no path media-outbox writes into a unit may contain. */
 const UNWRITABLE = /[\u0000-\u001f\u007f"'\\]/;
 

@@ -1,0 +1,165 @@
+// The Hermes profiles the gate knows (`$HERMES_HOME/profiles/NAME`, each a
+// Hermes home of its own, `hermes profile create` makes them whenever the
+// agent likes): gate-secrets lists each home's profiles directory at every
+// run, as its agent, and copies what it finds there (src/deploy/gate-secrets.ts);
+// doctor asks the same rules which profiles that is.
+//
+// A static path unit cannot watch them: systemd's PathChanged= on a
+// directory fires for entries made, removed or written and closed in it,
+// not for files inside a subdirectory made later (an inotify watch is not
+// recursive; src/core/path.c), so `profiles/` itself tells of a profile made
+// or gone, and nothing of the .env written into it after. So gate-secrets
+// starts, for each profile, instances of one template path unit
+// (GATE_SECRETS_WATCH: `PathChanged=%f`, the instance an escaped path) on
+// the profile's directory (its .env and the other stores at its top: written
+// and closed, made, renamed over), its .env (on its own: a path that does not
+// exist is watched through its directory and its making seen even when it
+// comes while a copy runs, when systemd drops the watches of the unit that
+// triggered, and looks only at whether each path exists after), its store
+// directories, and the Codex CLI's auth.json where its .env puts CODEX_HOME;
+// and it stops those of profiles gone. It starts them, and waits for them,
+// before it reads a profile's files: a file written after the read is
+// written while they watch.
+//
+// The profiles' names are the agent's: a name with a control character
+// (or bytes that are no UTF-8) is refused, and so is a symbolic link (the
+// agent could point the watches, and the copies, anywhere); at most
+// MAX_PROFILES of a home are taken (each takes PROFILE_WATCHES of root's
+// inotify instances, fs.inotify.max_user_instances, 128 by default, which
+// every root service shares), Hermes' own names first.
+import type fs from "node:fs";
+import path from "node:path";
+import { HERMES_STORE_DIRS } from "../content/known.js";
+import { escapeText } from "../core/escape.js";
+import type { Systemctl } from "./systemctl.js";
+import { UNIT_NAME_MAX, escapeUnitPath } from "./systemd-syntax.js";
+
+/** The template path unit whose instances watch the profiles' files (deploy/systemd/system). */
+export const GATE_SECRETS_WATCH = "media-outbox-gate-secrets-watch@.path";
+const WATCH_PREFIX = GATE_SECRETS_WATCH.slice(0, GATE_SECRETS_WATCH.indexOf("@") + 1);
+
+/** Profiles of one Hermes home the gate takes. */
+export const MAX_PROFILES = 8;
+/** The watches (each one inotify instance of root's) of a profile: its directory, its .env, its store directories; one more where its .env sets CODEX_HOME. */
+export const PROFILE_WATCHES = 2 + HERMES_STORE_DIRS.length;
+/** Entries of a profiles directory looked at (lstat, as the agent): a directory the agent fills with links or files costs no more. */
+const MAX_LOOKED_AT = 4 * MAX_PROFILES;
+/** Refused entries named one by one; those after are counted. */
+const MAX_REFUSALS_NAMED = MAX_PROFILES;
+
+/** Hermes' own rule for a profile's name (hermes_cli/profiles.py `_PROFILE_ID_RE`): such names are taken first. */
+const PROFILE_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+/** C0 and C1 control characters, DEL, and U+FFFD (what Node makes of bytes that are no UTF-8: that name names no entry). */
+const UNTAKEN_CHARACTER = /[\u0000-\u001f\u007f-\u009f\ufffd]/;
+
+export interface Profile {
+  name: string;
+  dir: string;
+  /** Its place among the profiles taken (a copy of a name Hermes takes for no profile is named by it). */
+  place: number;
+}
+
+export interface ProfileListing {
+  profiles: Profile[];
+  /** Entries refused, with why (escaped). */
+  refused: { file: string; why: string }[];
+  /** Entries refused past those named, and entries not looked at (past MAX_LOOKED_AT, or once MAX_PROFILES were taken). */
+  more: number;
+  /** What the listing saw (names, and each profile directory's inode and times): another listing with the same key saw no profile made, gone or changed at its top. */
+  key: string;
+}
+
+/**
+ * The profiles of `profilesDir` whose entries are `names`, `look` giving an
+ * entry's lstat (as the user whose directory it is; throws as lstat does):
+ * each directory, not a symbolic link, whose name holds no control
+ * character, at most MAX_PROFILES, Hermes' own names first, each group in
+ * name order.
+ */
+export function takeProfiles(profilesDir: string, names: readonly string[], look: (p: string) => fs.Stats): ProfileListing {
+  const ordered = [...names.filter((n) => PROFILE_ID.test(n)).sort(), ...names.filter((n) => !PROFILE_ID.test(n)).sort()];
+  const out: ProfileListing = { profiles: [], refused: [], more: 0, key: "" };
+  const keys: string[] = [String(names.length)];
+  const refuse = (file: string, why: string) => (out.refused.length < MAX_REFUSALS_NAMED ? out.refused.push({ file, why }) : out.more++);
+  let looked = 0;
+  for (const [i, name] of ordered.entries()) {
+    if (out.profiles.length >= MAX_PROFILES || looked >= MAX_LOOKED_AT) {
+      out.more += ordered.length - i;
+      break;
+    }
+    const dir = path.join(profilesDir, name);
+    if (UNTAKEN_CHARACTER.test(name) || name === "." || name === ".." || name.includes("/")) {
+      refuse(dir, "its name holds a control character or bytes that are no UTF-8; name the profile with letters, digits, _ and -");
+      keys.push(`refused:${name}`);
+      continue;
+    }
+    looked++;
+    let st: fs.Stats;
+    try {
+      st = look(dir);
+    } catch {
+      // Gone since it was listed, or not the user's to look at: nothing to take.
+      continue;
+    }
+    if (st.isSymbolicLink()) {
+      refuse(dir, "it is a symbolic link, which is not followed (the agent's to point anywhere); make the profile a directory");
+      keys.push(`link:${name}`);
+    } else if (st.isDirectory()) {
+      out.profiles.push({ name, dir, place: out.profiles.length });
+      keys.push(`${name}:${st.ino}:${st.mtimeMs}:${st.ctimeMs}`);
+    }
+  }
+  out.key = keys.join("\n");
+  return out;
+}
+
+/** What of a profile is watched (PROFILE_WATCHES paths); the Codex CLI's auth.json its .env points at is added by the caller. */
+export function profileWatchPaths(dir: string): string[] {
+  return [dir, path.join(dir, ".env"), ...HERMES_STORE_DIRS.map((d) => path.join(dir, d))];
+}
+
+/** The GATE_SECRETS_WATCH instance that watches `file` (absolute, normalised); undefined when its escaped path makes too long a unit name. */
+export function watchUnitName(file: string): string | undefined {
+  const name = `${WATCH_PREFIX}${escapeUnitPath(file)}.path`;
+  return name.length <= UNIT_NAME_MAX ? name : undefined;
+}
+
+/**
+ * The GATE_SECRETS_WATCH instances, through systemctl: started (and waited
+ * for) for the paths gate-secrets reads, and stopped for the paths no
+ * longer there.
+ */
+export class ProfileWatches {
+  private readonly started = new Set<string>();
+  constructor(private readonly systemctl: Systemctl) {}
+
+  /** Starts the watch of each path not started yet by this process, and waits until each watches. Returns what went wrong (escaped). */
+  start(paths: readonly string[]): string[] {
+    const problems: string[] = [];
+    const units: string[] = [];
+    for (const p of new Set(paths)) {
+      const unit = watchUnitName(p);
+      if (unit === undefined) problems.push(`${escapeText(p)} is not watched (its path is too long for a unit's name): a change there is copied for the gate with the next copy`);
+      else if (!this.started.has(unit)) units.push(unit);
+    }
+    if (units.length === 0) return problems;
+    for (const u of units) this.started.add(u);
+    const r = this.systemctl.run("start", ...units);
+    if (r.code !== 0) problems.push(`systemctl start of the watches of the Hermes profiles' files failed: ${escapeText(r.stderr.trim())}; a change there is copied for the gate with the next copy`);
+    return problems;
+  }
+
+  /** Stops (without waiting) every GATE_SECRETS_WATCH instance but those of `paths`: a profile gone, a CODEX_HOME moved. */
+  stopOthers(paths: readonly string[]): string[] {
+    const wanted = new Set(paths.map(watchUnitName));
+    const r = this.systemctl.run("list-units", "--all", "--plain", "--no-legend", "--full", "--type=path", `${WATCH_PREFIX}*.path`);
+    if (r.code !== 0) return [`systemctl list-units of the watches of the Hermes profiles' files failed: ${escapeText(r.stderr.trim())}`];
+    const stale = r.stdout
+      .split("\n")
+      .map((line) => line.trim().split(/\s+/)[0] ?? "")
+      .filter((unit) => unit.startsWith(WATCH_PREFIX) && unit.endsWith(".path") && !wanted.has(unit));
+    if (stale.length === 0) return [];
+    const stop = this.systemctl.run("stop", "--no-block", ...stale);
+    return stop.code === 0 ? [] : [`systemctl stop of the watches of Hermes profiles gone failed: ${escapeText(stop.stderr.trim())}`];
+  }
+}
