@@ -195,6 +195,39 @@ describe("gate-secrets: each agent's .env and credential stores read as that age
     expect(fs.readdirSync(intoOwn)).toEqual([]);
   });
 
+  it("copies at most 64 MiB in one run (the runtime directory is memory): the files first on the line first, each past the budget skipped with its name, its copy from before removed", () => {
+    const intoOwn = path.join(base, "run-budget");
+    fs.mkdirSync(intoOwn, { mode: 0o700 });
+    fs.chownSync(intoOwn, DAEMON, DAEMON);
+    const env = file("budget.env", SECRET);
+    const tokens = path.join(agentHome, "budget-tokens");
+    fs.mkdirSync(tokens, { mode: 0o700 });
+    fs.chownSync(tokens, NOBODY, NOBODY);
+    // 70 stores of 1,000,000 bytes: the budget (67,108,864 bytes) holds the .env and 67 of them.
+    const big = Buffer.alloc(1_000_000, "x");
+    for (let k = 0; k < 70; k++) file(`budget-tokens/${String(k).padStart(2, "0")}.json`, big);
+    const late = file("budget-late.env", "WEBHOOK_SECRET=lateFileSecretOnlyForTheseTests\n");
+    const entries = [`nobody:${env}`, `nobody:?${tokens}/`, `nobody:${late}`];
+    const r = run(["--into", intoOwn, ...entries]);
+    expect(r.code, r.stderr).toBe(0);
+    const copies = fs.readdirSync(intoOwn);
+    const total = (names: string[]) => names.reduce((n, c) => n + fs.statSync(path.join(intoOwn, c)).size, 0);
+    expect(copies).toContain("hermes-env-0");
+    expect(copies).toContain("hermes-env-2");
+    expect(copies.filter((c) => c.startsWith("hermes-env-1-")).length).toBe(67);
+    expect(total(copies)).toBeLessThanOrEqual(64 * 1024 * 1024);
+    const budgetLine = (f: string) => `media-outbox: gate-secrets: skipped ${f} (read as nobody): its copy would take the copies past the 64 MiB they may hold in ${intoOwn} (a tmpfs: memory); the files named before it on the line were copied first; the gate will not know its values`;
+    expect(r.stderr.split("\n").filter((l) => l !== "").slice(0, 3)).toEqual([67, 68, 69].map((k) => budgetLine(`${tokens}/${k}.json`)));
+    // Grown past what is left: skipped, and its copy from before removed (the gate knows what this run copied).
+    fs.writeFileSync(late, "WEBHOOK_SECRET=lateFileSecretOnlyForTheseTests\n#" + "y".repeat(500_000) + "\n");
+    const again = run(["--into", intoOwn, ...entries]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toContain(budgetLine(late));
+    expect(fs.readdirSync(intoOwn)).not.toContain("hermes-env-2");
+    expect(total(fs.readdirSync(intoOwn))).toBeLessThanOrEqual(64 * 1024 * 1024);
+    fs.rmSync(tokens, { recursive: true });
+  });
+
   it("replaces a copy left from before, never following what is in its place", () => {
     const own = file("again.env", "WEBHOOK_SECRET=secondVersionOfTheSecret\n");
     const elsewhere = path.join(base, "elsewhere");

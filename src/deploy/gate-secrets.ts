@@ -62,6 +62,14 @@ export const WATCH_RUNTIME_DIR_NAME = "media-outbox-watch";
 export const SECRET_FILE_PREFIX = "hermes-env-";
 /** The content checks ignore a larger file. */
 export const MAX_SECRET_FILE_BYTES = 1024 * 1024;
+/**
+ * Bytes all the copies of one run may take: the runtime directory is a
+ * tmpfs (memory), and what fills it is the agents' to write (256 files of
+ * 1 MiB in each store directory, of the home and of each profile). A
+ * host's real files take a few KiB; the files first on the line (the
+ * .env files) are copied first.
+ */
+export const MAX_COPIES_BYTES = 64 * 1024 * 1024;
 
 /** One agent's file of secrets (its .env, a JSON store), and the user whose permissions it is read with. */
 export interface AgentSecretFile {
@@ -284,14 +292,28 @@ function readForUnit(user: PasswdEntry, file: string): Buffer {
   }
 }
 
+/** Whom the copies belong to (the gate's user), and how many bytes they may still take (MAX_COPIES_BYTES). */
+interface CopyOwner {
+  uid: number;
+  gid: number;
+  bytesLeft: number;
+}
+
 /**
- * Writes `data` as `dir/name`, mode 0400, owned by `owner`; never follows
+ * Writes `data` as `dir/name`, mode 0400, owned by `owner`, within its
+ * budget (a Skip past it); never follows
  * what was there. Written under a temporary name, then renamed over the
  * old copy: a refresh while the gate runs (media-outbox-gate-secrets.path)
  * never leaves it a moment without the copy, or with half of one.
  */
-function writeCopy(dir: string, name: string, data: Buffer, owner: { uid: number; gid: number }): void {
+function writeCopy(dir: string, name: string, data: Buffer, owner: CopyOwner): void {
   const file = path.join(dir, name);
+  if (data.length > owner.bytesLeft) {
+    // Its copy from an earlier run goes too: what the gate knows is what this run could copy.
+    fs.rmSync(file, { force: true });
+    throw new Skip(`its copy would take the copies past the ${MAX_COPIES_BYTES / (1024 * 1024)} MiB they may hold in ${escapeText(dir)} (a tmpfs: memory); the files named before it on the line were copied first`);
+  }
+  owner.bytesLeft -= data.length;
   const tmp = path.join(dir, `.${name}.${process.pid}.tmp`);
   try {
     fs.unlinkSync(tmp);
@@ -326,7 +348,7 @@ const PROFILE_ROUNDS = 3;
 export function copyAgentSecrets(dir: string, files: AgentSecretFile[], opts: { watches?: ProfileWatches } = {}): SecretsCopy {
   const st = fs.lstatSync(dir, { throwIfNoEntry: false });
   if (!st?.isDirectory()) throw new FatalError("config_invalid", `${escapeText(dir)} is not a directory: the gate's unit names its RuntimeDirectory= here`);
-  const owner = { uid: st.uid, gid: st.gid };
+  const owner: CopyOwner = { uid: st.uid, gid: st.gid, bytesLeft: MAX_COPIES_BYTES };
   const result: SecretsCopy = { copied: [], skipped: [], absent: 0, taken: 0, notes: [] };
   // The profiles directories are listed first, and their profiles' watches started, before any file is read.
   const profiles = new Map<number, ProfilesCopy>();
@@ -417,7 +439,7 @@ class ProfilesCopy {
     private readonly dir: string,
     i: number,
     private readonly named: AgentSecretFile,
-    private readonly owner: { uid: number; gid: number },
+    private readonly owner: CopyOwner,
   ) {
     this.copyPrefix = `${SECRET_FILE_PREFIX}${i}`;
     this.from = withoutTrailingSlashes(named.file);
@@ -564,7 +586,7 @@ function copyName(copy: string, user: PasswdEntry, file: string): string {
  * it cannot take is skipped with its name; the directory not being there is
  * a Skip of its own (missing).
  */
-function copyDirectory(dir: string, nameOf: (k: number) => string, user: PasswdEntry, from: string, owner: { uid: number; gid: number }, result: SecretsCopy): string[] {
+function copyDirectory(dir: string, nameOf: (k: number) => string, user: PasswdEntry, from: string, owner: CopyOwner, result: SecretsCopy): string[] {
   let names: string[];
   try {
     names = storeDirFileNames(asUser(user, () => fs.readdirSync(from)));
