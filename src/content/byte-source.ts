@@ -10,13 +10,20 @@ import { readAt } from "../core/read-at.js";
 export interface ByteSource {
   readonly length: number;
   read(at: number, length: number): Uint8Array;
+  /** Copies the bytes from `at` into `into` (as many as fit, to the end); how many it copied. */
+  readInto(into: Uint8Array, at: number): number;
   /** All the bytes, when they are in memory: views of them stay valid (readers then copy nothing). */
   readonly whole?: Buffer;
 }
 
 /** The bytes of a file held in memory (a part of a container, a small file kept while staging). */
 export function bytesSource(b: Uint8Array): ByteSource {
-  return { length: b.length, read: (at, length) => b.subarray(at, at + length), whole: Buffer.from(b.buffer, b.byteOffset, b.length) };
+  const readInto = (into: Uint8Array, at: number) => {
+    const bytes = b.subarray(at, at + into.length);
+    into.set(bytes);
+    return bytes.length;
+  };
+  return { length: b.length, read: (at, length) => b.subarray(at, at + length), readInto, whole: Buffer.from(b.buffer, b.byteOffset, b.length) };
 }
 
 /** Bytes [at, at + length) that stay valid: a view of what is in memory, else a copy. */
@@ -55,6 +62,7 @@ export function fileSource(fd: number, length: number): ByteSource {
   const fill = (into: Buffer, at: number, n: number) => into.subarray(0, readAt(fd, into.subarray(0, n), at));
   return {
     length,
+    readInto: (into, at) => readAt(fd, into.subarray(0, Math.max(0, Math.min(into.length, length - at))), at),
     read(at, n) {
       n = Math.max(0, Math.min(n, length - at));
       if (at >= from && at + n <= to) return window.subarray(at - from, at - from + n);

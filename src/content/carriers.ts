@@ -5,6 +5,7 @@ import { inspectGzip, inspectTar, isGzip, isTar, refuseUnreadable, unreadableArc
 import { inspectCfb, isCfb } from "./cfb.js";
 import { inspectBmp, inspectGif, inspectJpeg, inspectPng, inspectWebp } from "./images.js";
 import { type RangeReadType, UNREADABLE_FORMATS, type WholeReadType, readingOf } from "./formats.js";
+import { type RawSearch, SCANNED_HEAD } from "./hidden-archives.js";
 import { InspectContext, type Reader } from "./inspect.js";
 import type { KnownSecrets } from "./known.js";
 import { type ByteSource, bytesSource, fileSource } from "./byte-source.js";
@@ -126,14 +127,48 @@ function nestedReaderOf(b: Uint8Array): Reader | undefined {
   return unreadable === undefined ? undefined : refuseUnreadable(unreadable);
 }
 
+/**
+ * Whether `b` opens as a container whose reader reads every member it holds
+ * and every byte between them: a gzip member in it is read, not hidden
+ * (InspectContext.refuseHiddenArchive).
+ */
+const readsEveryMember = (b: Uint8Array) => (b.length >= 4 && b[0] === 0x50 && b[1] === 0x4b && b[2] === 0x03 && b[3] === 0x04) || isCfb(b) || isGzip(b) || isTar(b);
+
 /** Whether the sniffed type's reader is a zip's, which reads the zip that ends the file itself. */
 const isZipType = (sniffedExt: string) => RANGE_READERS[sniffedExt as RangeReadType] === inspectZipSource;
 
+/** Containers whose reader reads every member they hold, a gzip file among them, and every byte between: a gzip member in them is read, not hidden. */
+const READS_EVERY_MEMBER: ReadonlySet<string> = new Set(["tar", "gz", "tar.gz", "cfb"]);
+
+/**
+ * Where a file's own bytes are searched for archives (hidden-archives.ts
+ * findInFile): where 7-Zip finds one after other bytes, in its first 8 MiB,
+ * and a Cabinet everywhere (cabextract); every kind everywhere in a type
+ * no reader knows (its bytes were searched so before, a window at a time).
+ * A gzip member only outside containers that read every member.
+ */
+function rawSearchOf(sniffedExt: string): RawSearch {
+  return { head: hasReader(sniffedExt) ? SCANNED_HEAD : Number.POSITIVE_INFINITY, gzip: !isZipType(sniffedExt) && !READS_EVERY_MEMBER.has(sniffedExt) };
+}
+
+/**
+ * Reads a file: its reader, the zip appended to it (a zip's own reader
+ * reads the zip that ends the file already), then its own bytes searched
+ * for archives no reader here inflates, wherever they lie: a reader skips
+ * media data (an mp4's mdat, a PNG's IDAT, audio frames) that 7-Zip opens
+ * an archive in all the same. Its parts within that search are not
+ * searched again (InspectContext.refuseHiddenArchive).
+ */
+function readFile(src: ByteSource, ctx: InspectContext, sniffedExt: string, read: () => void): void {
+  read();
+  if (!isZipType(sniffedExt)) readAppendedZip(src, ctx);
+  ctx.refuseHiddenArchiveInFile(src);
+}
+
 /** Reads the file's metadata and containers; throws the Refusal a finding leads to. */
 export function inspectBinary(bytes: Uint8Array, ext: string, sniffedExt: string, known: KnownSecrets | (() => KnownSecrets)): void {
-  const ctx = new InspectContext(ext, known, nestedReaderOf);
-  READERS[sniffedExt]!(bytes, ctx);
-  if (!isZipType(sniffedExt)) readAppendedZip(bytesSource(bytes), ctx);
+  const ctx = new InspectContext(ext, known, nestedReaderOf, rawSearchOf(sniffedExt), readsEveryMember);
+  readFile(bytesSource(bytes), ctx, sniffedExt, () => READERS[sniffedExt]!(bytes, ctx));
 }
 
 /** True when the sniffed type's reader reads the file a range at a time (inspectFile), not all its bytes. */
@@ -143,27 +178,17 @@ export function readsRanges(sniffedExt: string): boolean {
 
 /** inspectBinary for a type that readsRanges, from an open file of `length` bytes. */
 export function inspectFile(fd: number, length: number, ext: string, sniffedExt: string, known: KnownSecrets | (() => KnownSecrets)): void {
-  const ctx = new InspectContext(ext, known, nestedReaderOf);
+  const ctx = new InspectContext(ext, known, nestedReaderOf, rawSearchOf(sniffedExt), readsEveryMember);
   const src = fileSource(fd, length);
-  RANGE_READERS[sniffedExt as RangeReadType](src, ctx);
-  if (!isZipType(sniffedExt)) readAppendedZip(src, ctx);
+  readFile(src, ctx, sniffedExt, () => RANGE_READERS[sniffedExt as RangeReadType](src, ctx));
 }
-
-/** How much of a raw file one search for hidden archives reads, and how far past it a header may run (a RAR 5 header: 2 MiB). */
-const RAW_WINDOW = 8 * 1024 * 1024;
-const RAW_HEADER_REACH = 2 * 1024 * 1024 + 64;
 
 /**
  * For an open file of a format no reader here knows (its bytes scanned
  * raw): refuses an archive no reader here inflates anywhere in it, read a
- * window at a time, then reads the zip appended to it, if a zip ends it.
+ * window at a time, and reads the zip appended to it, if a zip ends it.
  */
 export function inspectAppendedZip(fd: number, length: number, ext: string, known: KnownSecrets | (() => KnownSecrets)): void {
-  const src = fileSource(fd, length);
-  const ctx = new InspectContext(ext, known, nestedReaderOf);
-  for (let at = 0; at < length; at += RAW_WINDOW) {
-    const window = src.read(at, Math.min(length, at + RAW_WINDOW + RAW_HEADER_REACH) - at);
-    ctx.refuseHiddenArchive("its bytes", window, at, Math.min(RAW_WINDOW, window.length));
-  }
-  readAppendedZip(src, ctx);
+  const ctx = new InspectContext(ext, known, nestedReaderOf, rawSearchOf(""), readsEveryMember);
+  readFile(fileSource(fd, length), ctx, "", () => {});
 }

@@ -5,7 +5,8 @@
 import { Refusal } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { formatBytes } from "../core/units.js";
-import { findHiddenArchive } from "./hidden-archives.js";
+import type { ByteSource } from "./byte-source.js";
+import { CABINET, GZIP, type HiddenArchive, type RawSearch, findHiddenArchive, findInFile } from "./hidden-archives.js";
 import type { KnownSecrets } from "./known.js";
 import { BLOCK, type Finding, SecretScanner, scanBytes } from "./scan.js";
 import { UTF16_READINGS, bigEndianMarks, narrowUtf16, utf16TextAlignments } from "./utf16.js";
@@ -118,10 +119,17 @@ export class InspectContext {
   /** The host's known secrets, read at the first search: a picture with nothing to search (a chart's PNG) never reads the .env files. */
   private knownSecrets: KnownSecrets | (() => KnownSecrets);
 
+  /**
+   * `rawSearch`: where the file's own bytes are searched for archives
+   * (refuseHiddenArchiveInFile, after its reader): a part of the file the
+   * search covers is not searched again.
+   */
   constructor(
     readonly ext: string,
     known: KnownSecrets | (() => KnownSecrets),
     private readonly nestedReaderOf: NestedReaderOf = () => undefined,
+    private readonly rawSearch?: RawSearch,
+    private readonly readsEveryMember: (bytes: Uint8Array) => boolean = () => false,
   ) {
     this.knownSecrets = known;
   }
@@ -244,14 +252,49 @@ export class InspectContext {
 
   /**
    * Refuses `bytes` (the part `part`) when an archive no reader here
-   * inflates starts in it before `limit` (hidden-archives.ts: 7-Zip and
-   * cabextract extract it from whatever bytes surround it): every part
-   * scanned as it is passes here, so the bytes after a PDF's %%EOF, an
-   * audio file's tail, a chunk, a free box or a zip entry no reader knows
-   * are all searched by the same rule.
+   * inflates starts in it (hidden-archives.ts: 7-Zip and cabextract
+   * extract it from whatever bytes surround it): every part scanned as it
+   * is passes here, so a zip entry, a tar member, a PDF's attachment or a
+   * stream decoded are all searched by the same rule. A part of the file
+   * itself (at `offsetBase`) is searched only where the search of the
+   * file's bytes (refuseHiddenArchiveInFile) does not reach: Cabinets are
+   * searched there everywhere, the other kinds in its first 8 MiB. A gzip
+   * member is not looked for in a container whose reader reads every member
+   * it holds and every byte between them (a gzip file, a zip, a tar, a
+   * compound file: `readsEveryMember`).
    */
-  refuseHiddenArchive(part: string, bytes: Uint8Array, offsetBase?: number, limit = bytes.length): void {
-    const found = findHiddenArchive(bytes, limit);
+  refuseHiddenArchive(part: string, bytes: Uint8Array, offsetBase?: number): void {
+    const raw = this.within === undefined && offsetBase !== undefined ? this.rawSearch : undefined;
+    const range = raw && ((kind: string) => this.notSearchedRaw(raw, kind, offsetBase!, bytes.length));
+    const found = findHiddenArchive(bytes, {
+      ...(range ? { range } : {}),
+      decoded: (at, out) => this.scanDecoded(part, at, out, offsetBase),
+      readsGzip: () => this.readsEveryMember(bytes),
+    });
+    this.refuseFound(part, found, offsetBase);
+  }
+
+  /** The starts of a part of the file at `offsetBase` that the search of the file's own bytes (`raw`) leaves to `kind`'s search. */
+  private notSearchedRaw(raw: RawSearch, kind: string, offsetBase: number, length: number): readonly [number, number] | undefined {
+    if (kind === CABINET) return undefined;
+    if (kind === GZIP && !raw.gzip) return [0, length];
+    const from = Math.max(0, raw.head - offsetBase);
+    return from < length ? [from, length] : undefined;
+  }
+
+  /**
+   * Refuses the file when an archive no reader here inflates starts in its
+   * own bytes where 7-Zip or cabextract finds one (`rawSearch`:
+   * hidden-archives.ts findInFile): inside the media data no reader reads
+   * (an mp4's mdat, a PNG's IDAT, a JPEG's scan, audio frames, a PDF's
+   * images) as anywhere else. Called once the reader is done.
+   */
+  refuseHiddenArchiveInFile(src: ByteSource): void {
+    if (!this.rawSearch) return;
+    this.refuseFound("its bytes", findInFile(src, this.rawSearch, (at, out) => this.scanDecoded("its bytes", at, out, 0)), 0);
+  }
+
+  private refuseFound(part: string, found: HiddenArchive | undefined, offsetBase: number | undefined): void {
     if (found === undefined) return;
     if ("tooMany" in found) throw this.unscannable(`${part} holds more archive signatures, with headers to check, than this check reads`, "send its content in another form");
     const at = offsetBase === undefined || this.within !== undefined ? `at byte ${found.at} of it` : `at byte ${offsetBase + found.at} of the file`;
@@ -259,6 +302,21 @@ export class InspectContext {
       `an archive compressed with ${found.kind} starts in ${part} (${at}): this check does not read it, and an unpacker (7-Zip, cabextract, unrar) extracts it from there`,
       "send what it holds as a .zip or a .tar.gz, which this check reads",
     );
+  }
+
+  /**
+   * Scans what a gzip member that is not taken for one (hidden-archives.ts
+   * GZIP_DECODED) decodes to before it fails or ends: 7-Zip writes that out
+   * (with an error), so a key in it is found. Searched for archives too, a
+   * document deeper (the bytes may hold another such member: a member that
+   * decodes to itself ends there); past the depth documents are read to,
+   * for credentials only.
+   */
+  private scanDecoded(part: string, at: number, decoded: Buffer, offsetBase: number | undefined): void {
+    const where = offsetBase === undefined || this.within !== undefined ? `at byte ${at} of ${part}` : `at byte ${offsetBase + at} of the file`;
+    const member = `the damaged gzip member ${where}`;
+    if (this.nesting >= MAX_NESTING) this.scanDerivedText(`what ${member} decodes to`, decoded);
+    else this.readDeeper(member, () => this.scan(`what ${member} decodes to`, decoded));
   }
 
   /** Scans text given as UTF-16 (`order`), narrowed as the text scan does it. */
@@ -441,12 +499,18 @@ export class InspectContext {
     }
   }
 
-  /** Bytes after the format's end: scanned, then refused on their own for an image. */
+  /**
+   * Bytes after the format's end: scanned, then refused on their own for an
+   * image; where they are not (a picture inside a docx), a gzip file there
+   * is read as one: 7-Zip opens it there.
+   */
   trailing(bytes: Uint8Array, endOffset: number, marker: string, refuse: boolean): void {
     if (bytes.length === 0) return;
-    this.scan(`the ${bytes.length} bytes after its ${marker}`, bytes, endOffset);
+    const part = `the ${bytes.length} bytes after its ${marker}`;
+    this.scan(part, bytes, endOffset);
     if (refuse && this.within === undefined) {
       throw new Refusal("trailing_data", `the .${this.ext} file has ${bytes.length} bytes after its ${marker}; a generated image has none (an archive can ride inside a picture that way): export it again`);
     }
+    if (bytes[0] === 0x1f && bytes[1] === 0x8b && bytes[2] === 0x08) this.readNested(part, bytes);
   }
 }
