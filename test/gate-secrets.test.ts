@@ -579,6 +579,26 @@ describe("doctor: the stores of the agents' homes the gate's units name", () => 
     ]);
   });
 
+  it("warns when the files the gate copies hold more than the 64 MiB gate-secrets copies, and is quiet again below it", () => {
+    const root = target("doctor-copies-budget");
+    const tokens = path.join(root, "home/agent/.hermes/mcp-tokens");
+    fs.mkdirSync(tokens);
+    const big = Buffer.alloc(1_000_000, "x");
+    for (let k = 0; k < 70; k++) fs.writeFileSync(path.join(tokens, `${k}.json`), big);
+    const words = ["agent:/home/agent/.hermes/.env", "agent:?/home/agent/.hermes/mcp-tokens/"];
+    const warned = checksFor(root, words).filter((c) => c.message.includes("in memory"));
+    expect(warned).toEqual([
+      {
+        check: "gate secrets",
+        status: "warn",
+        message: "the files the gate copies its secrets from hold 67 MiB, more than the 64 MiB its copies may take in memory: the last on its line are not copied, and the gate does not know their values",
+        fix: "remove what does not belong there (a store directory such as mcp-tokens/ holds one small .json per server or user)",
+      },
+    ]);
+    for (let k = 0; k < 10; k++) fs.rmSync(path.join(tokens, `${k}.json`));
+    expect(checksFor(root, words).filter((c) => c.message.includes("in memory"))).toEqual([]);
+  });
+
   it("names the stores of the user's home that are there and that the gate's units do not name (an install by an older media-outbox)", () => {
     const checks = checksFor(target("doctor-home-stores-old"), ["agent:/home/agent/.hermes/.env"]);
     expect(checks).toEqual([

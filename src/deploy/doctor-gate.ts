@@ -13,7 +13,7 @@ import type { SecretFileFormat } from "../content/secret-file-formats.js";
 import { FatalError, isErrno } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { makePng } from "../core/png.js";
-import { formatMode } from "../core/units.js";
+import { formatBytes, formatMode } from "../core/units.js";
 import { prepareThroughGate, gateHealth } from "../gate/client.js";
 import { ExchangeError } from "../gate/http1.js";
 import { sourcePolicyFor } from "../prepare/source.js";
@@ -46,7 +46,7 @@ import { GATE_SECRETS_NEW_PATH, GATE_SECRETS_PATH, GATE_SECRETS_SERVICE, GATE_SE
 import { type Systemctl, shellLine } from "./systemctl.js";
 import { parseUnitText, splitWords } from "./systemd-syntax.js";
 import { groupByName, groupIdsOf, groupName, isMember, userByNameOrUid, userByUid } from "./users.js";
-import { type AgentSecretFile, parseSecretFileArg, rootAloneProblem } from "./gate-secrets.js";
+import { type AgentSecretFile, MAX_COPIES_BYTES, MAX_SECRET_FILE_BYTES, parseSecretFileArg, rootAloneProblem } from "./gate-secrets.js";
 
 const PROBE_NAME = "media-outbox-doctor-probe.png";
 /** How long doctor waits for the gate at any one step: a bound on a hung gate, not a performance target. */
@@ -284,12 +284,25 @@ export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; d
   // A file copied as it is gives the gate what it gives local mode: none, from a damaged or oversized one (a user's home store is read as there: JSON, the AWS credentials as a .env; $CODEX_HOME/auth.json as JSON).
   // A profile's file is read as its copy is: by its own format (known.ts profileFileFormat).
   const formatOf = (file: string): SecretFileFormat => (homeStores.has(file) ? homeStoreFormat(file) : codexHomes.has(file) ? "json" : "either");
-  const unreadable = hermes
-    .flatMap(({ file, profiles }) => (profiles ? profileSecretFilesNow(file, scope) : (file.endsWith("/") ? storeDirectoryFiles(file.slice(0, -1), scope) : [file]).map((f) => ({ file: f, format: formatOf(f) }))))
+  const hermesFiles = hermes.flatMap(({ file, profiles }) =>
+    profiles ? profileSecretFilesNow(file, scope) : (file.endsWith("/") ? storeDirectoryFiles(file.slice(0, -1), scope) : [file]).map((f) => ({ file: f, format: formatOf(f) })),
+  );
+  const unreadable = hermesFiles
     .map(({ file, format }) => readSecretFile({ file: onDisk(scope, file), where: escapeText(file), format }))
     .filter((r) => r.exists && r.problem !== undefined && r.problem !== "it cannot be read");
   if (unreadable.length > 0) {
     check(checks, "gate secrets", "warn", `the gate does not know the values of ${unreadable.map((r) => `${r.file.where}: ${r.problem}`).join("; ")}`, "make each a regular file of at most 1 MiB (a JSON store: valid JSON); the gate copies it again when it changes");
+  }
+  // gate-secrets stops copying at MAX_COPIES_BYTES (its runtime directory is memory): what it would copy now, as it sizes it.
+  const copied = hermesFiles.reduce((sum, { file }) => sum + copiedBytes(onDisk(scope, file)), 0);
+  if (copied > MAX_COPIES_BYTES) {
+    check(
+      checks,
+      "gate secrets",
+      "warn",
+      `the files the gate copies its secrets from hold ${formatBytes(copied)}, more than the ${formatBytes(MAX_COPIES_BYTES)} its copies may take in memory: the last on its line are not copied, and the gate does not know their values`,
+      "remove what does not belong there (a store directory such as mcp-tokens/ holds one small .json per server or user)",
+    );
   }
   const notRead = named.filter((n) => n.kind !== undefined).flatMap((n) => {
     const why = unitFileNotRead(scope, n);
@@ -480,4 +493,10 @@ export async function gateProbe(ctx: GateContext, config: Config, checks: Doctor
     return;
   }
   judge({ path: media.path, directive: media.directive });
+}
+
+/** The bytes gate-secrets copies of `file`: a regular file of at most MAX_SECRET_FILE_BYTES (it skips any other). */
+function copiedBytes(file: string): number {
+  const st = fs.statSync(file, { throwIfNoEntry: false });
+  return st?.isFile() && st.size <= MAX_SECRET_FILE_BYTES ? st.size : 0;
 }
