@@ -8,7 +8,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { parseGatewayPid, parseStat, processEnvironments } from "../src/content/process-environments.js";
+import { isGatewayCommandLine, parseGatewayPid, parseStat, processEnvironments } from "../src/content/process-environments.js";
 import { BIN, NOTHING_LEFT, cli, leftBehind, makeHome, write } from "./helpers.js";
 import { WatchProcess } from "./watch-helpers.js";
 
@@ -44,9 +44,13 @@ function startTime(pid: number): number {
   return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]);
 }
 
-/** A stand-in gateway: a process started beside the test's prepare (no ancestor of it) whose environment holds `value`. */
-async function gateway(value: string, as: { uid?: number; gid?: number } = {}): Promise<number> {
-  const child = spawn("sleep", ["600"], { env: { PATH: process.env.PATH, [NAME]: value }, stdio: "ignore", ...as });
+/**
+ * A stand-in gateway: a process started beside the test's prepare (no ancestor of it) whose environment holds `value`;
+ * `asHermes`: its command line a Hermes gateway's (`node … /usr/bin/hermes --profile work gateway run`), as a bare PID needs.
+ */
+async function gateway(value: string, as: { uid?: number; gid?: number } = {}, asHermes = false): Promise<number> {
+  const [cmd, args] = asHermes ? [process.execPath, ["-e", "setTimeout(() => {}, 600_000)", "--", "/usr/bin/hermes", "--profile", "work", "gateway", "run"]] : ["sleep", ["600"]];
+  const child = spawn(cmd, args, { env: { PATH: process.env.PATH, [NAME]: value }, stdio: "ignore", ...as });
   children.push(child);
   await new Promise<void>((resolve, reject) => child.once("spawn", resolve).once("error", reject));
   return child.pid!;
@@ -79,9 +83,9 @@ describe("a running gateway's environment, through its gateway.pid", () => {
     expect(fs.existsSync(leak)).toBe(true);
   });
 
-  it("knows it through a profile's gateway.pid, a bare integer (older gateways), and a record without a start time", async () => {
+  it("knows it through a profile's gateway.pid, a bare integer (older gateways), and a record without a start time, the last two of a process whose command line is a gateway's", async () => {
     const values = [token(), token(), token()];
-    const pids = await Promise.all(values.map((v) => gateway(v)));
+    const pids = await Promise.all(values.map((v, i) => gateway(v, {}, i > 0)));
     const profile = path.join(hermes, "profiles", "work");
     fs.mkdirSync(profile, { recursive: true });
     write(profile, "gateway.pid", record(pids[0]!));
@@ -98,7 +102,7 @@ describe("a running gateway's environment, through its gateway.pid", () => {
       const { code, report } = prepareJson([write(work, `leak${i}.txt`, `${values[i]}\n`)], env);
       expect(code, text).toBe(1);
       expect(report.media_dropped.map((d) => d.code)).toEqual(["secret_detected"]);
-      expect(report.media_dropped[0]!.reason).toContain(`(the environment of process ${pids[i]}, sleep)`);
+      expect(report.media_dropped[0]!.reason).toContain(`(the environment of process ${pids[i]}, ${i > 0 ? "node" : "sleep"})`);
     }
   });
 
@@ -120,6 +124,9 @@ describe("a running gateway's environment, through its gateway.pid", () => {
       ["negative pid", (f) => fs.writeFileSync(f, JSON.stringify({ pid: -pid }))],
       ["fractional pid", (f) => fs.writeFileSync(f, `${pid}.5`)],
       ["dead process", (f) => fs.writeFileSync(f, `${deadPid}`)],
+      // A bare PID (an older gateway's) is no proof: reused since, or a container's (another PID namespace's).
+      ["bare PID of a process that is no gateway", (f) => fs.writeFileSync(f, `${pid}\n`)],
+      ["no start time, a process that is no gateway", (f) => fs.writeFileSync(f, JSON.stringify({ pid, kind: "hermes-gateway", argv: ["/usr/bin/hermes", "gateway", "run"], start_time: null }))],
       ["oversized", (f) => fs.writeFileSync(f, JSON.stringify({ pid, kind: "hermes-gateway", argv: ["x".repeat(70_000)], start_time: startTime(pid) }))],
       ["symlink", (f) => fs.symlinkSync(elsewhere, f)],
       ["fifo", (f) => execFileSync("mkfifo", [f])],
@@ -195,6 +202,30 @@ describe("processEnvironments with Hermes homes", () => {
     }
     expect(parseStat("4242 (a) b (c)) S 17 4242 4242 0 -1 4194560 106 0 0 0 1 0 0 0 20 0 1 0 918273 6463488")).toMatchObject({ start: "918273" });
     expect(parseStat("4242 (x) S 17 4242 4242 0 -1 4194560 106 0 0 0 1 0 0 0 20 0 1 0 9e3 6463488")).toEqual({ command: "x", parent: 17 });
+  });
+
+  it("takes a command line for a gateway's as Hermes does (gateway/status.py looks_like_gateway_runtime_command_line)", () => {
+    const gateways = [
+      ["/usr/bin/hermes", "gateway", "run"],
+      ["/usr/bin/hermes", "gateway"],
+      ["/opt/hermes/.venv/bin/python3", "-m", "hermes_cli.main", "gateway", "restart"],
+      ["python", "/opt/hermes/hermes_cli/main.py", "-p", "gateway", "gateway", "run"],
+      ["hermes", "--profile=work", "gateway", "run", "--replace"],
+      ["python3", "/srv/hermes/gateway/run.py"],
+      ["/usr/local/bin/hermes-gateway"],
+      ['"C:\\Program Files\\Hermes\\hermes.exe"', "GATEWAY", "RUN"],
+    ];
+    const others = [
+      ["sleep", "600"],
+      ["/usr/bin/hermes", "gateway", "status"],
+      ["/usr/bin/hermes", "chat"],
+      ["python", "-m", "tui_gateway"],
+      ["/usr/bin/hermes", "--profile", "gateway", "chat"],
+      ["node", "gateway", "run"],
+      [],
+    ];
+    for (const argv of gateways) expect(isGatewayCommandLine(argv), argv.join(" ")).toBe(true);
+    for (const argv of others) expect(isGatewayCommandLine(argv), argv.join(" ")).toBe(false);
   });
 
   it("reads a deep or long gateway.pid in linear time", () => {

@@ -71,8 +71,10 @@ export function processEnvironments(hermesHomes: readonly string[] = []): Proces
     const record = readGatewayPid(path.join(home, GATEWAY_PID_FILE));
     if (record === undefined || seen.has(record.pid)) continue;
     const stat = readStat(record.pid);
-    // Gone; or another process took its PID since (Hermes' own guard: the start time it recorded).
-    if (stat === undefined || (record.start !== undefined && record.start !== stat.start)) continue;
+    // Gone; or another process took its PID since (Hermes' own guard: the start time it recorded). An older
+    // gateway's bare PID (no start time) may be reused, or be a container's, another PID namespace's: taken only
+    // for a process whose command line is a gateway's, as Hermes checks it (gateway/status.py).
+    if (stat === undefined || (record.start !== undefined ? record.start !== stat.start : !looksLikeGateway(record.pid))) continue;
     seen.add(record.pid);
     const env = environmentCached(record.pid, stat, met);
     if (env !== undefined) out.push(env);
@@ -143,6 +145,50 @@ export function parseGatewayPid(text: string): GatewayPid | undefined {
   if (start === undefined || start === null) return { pid };
   if (typeof start !== "number" || !Number.isSafeInteger(start) || start < 0) return undefined;
   return { pid, start: String(start) };
+}
+
+/** Bytes of a command line read: a gateway's is a few hundred. */
+const MAX_CMDLINE_BYTES = 64 * 1024;
+
+/** Whether process `pid`'s command line is a Hermes gateway's (isGatewayCommandLine). */
+function looksLikeGateway(pid: number): boolean {
+  const cmdline = readProc(pid, "cmdline", MAX_CMDLINE_BYTES);
+  return cmdline !== undefined && isGatewayCommandLine(cmdline.toString("utf8").split("\0"));
+}
+
+/**
+ * Whether `argv` runs a Hermes gateway, as Hermes tells one
+ * (gateway/status.py `looks_like_gateway_runtime_command_line`):
+ * `gateway/run.py` or `hermes-gateway`, or Hermes' CLI (`hermes`,
+ * `hermes_cli.main`) with its `gateway` subcommand, then `run`, `restart`
+ * or nothing, a `--profile`/`-p` selector anywhere passed over.
+ */
+export function isGatewayCommandLine(argv: readonly string[]): boolean {
+  const tokens = argv.filter((a) => a !== "").map((a) => trimQuotes(a).replaceAll("\\", "/").toLowerCase());
+  const base = (t: string) => t.slice(t.lastIndexOf("/") + 1);
+  if (tokens.some((t) => t === "gateway/run.py" || t.endsWith("/gateway/run.py") || base(t) === "hermes-gateway" || base(t) === "hermes-gateway.exe")) return true;
+  const joined = tokens.join(" ");
+  if (!(joined.includes("hermes_cli.main") || joined.includes("hermes_cli/main.py") || tokens.some((t) => base(t) === "hermes" || base(t) === "hermes.exe"))) return false;
+  const rest: string[] = [];
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i]!;
+    if (t === "--profile" || t === "-p") i++;
+    else if (!t.startsWith("--profile=") && !t.startsWith("-p=")) rest.push(t);
+  }
+  const at = rest.indexOf("gateway");
+  if (at < 0) return false;
+  const sub = rest[at + 1];
+  return sub === undefined || sub === "run" || sub === "restart";
+}
+
+/** `t` without the quotes it starts and ends with (Python's `strip("\"'")`; a loop, linear on any input). */
+function trimQuotes(t: string): string {
+  let from = 0;
+  let to = t.length;
+  const quote = (c: string) => c === '"' || c === "'";
+  while (from < to && quote(t[from]!)) from++;
+  while (to > from && quote(t[to - 1]!)) to--;
+  return t.slice(from, to);
 }
 
 /** The environment process `pid` was started with, or undefined when it cannot be read (gone, another user's, not dumpable). */
