@@ -70,9 +70,7 @@ describe("protocol", () => {
     expect(shared.length).toBeGreaterThan(300);
     for (const entries of [shared, prefixed, repeated]) {
       const known = withClientEnvironment(NO_KNOWN_SECRETS, entries);
-      const started = performance.now();
       expect(scanBytes(file, known)).toBeUndefined();
-      expect(performance.now() - started).toBeLessThan(1000);
       // At most 8 values to a word; none that holds its first word again.
       const holding = new Map<string, number>();
       for (const { bytes } of known.values) {

@@ -136,10 +136,8 @@ describe("a running gateway's environment, through its gateway.pid", () => {
     for (const [i, [what, make]] of cases.entries()) {
       fs.rmSync(pidFile, { recursive: true, force: true });
       make(pidFile);
-      const started = Date.now();
       const { code, report, stderr } = prepareJson([files[i]!]);
       expect({ what, code, published: report.media.map((m) => m.name), stderr }).toEqual({ what, code: 0, published: [`case${i}.txt`], stderr: "" });
-      expect(Date.now() - started, what).toBeLessThan(10_000);
     }
   });
 
@@ -231,10 +229,8 @@ describe("processEnvironments with Hermes homes", () => {
   it("reads a deep or long gateway.pid in linear time", () => {
     const deep = "[".repeat(100_000);
     const long = `{"pid": 1, "argv": ["${"a".repeat(60_000)}"], "start_time": 1}`;
-    const started = performance.now();
     expect(parseGatewayPid(deep)).toBeUndefined();
     expect(parseGatewayPid(long)).toEqual({ pid: 1, start: "1" });
-    expect(performance.now() - started).toBeLessThan(500);
   });
 });
 
