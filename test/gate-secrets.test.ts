@@ -541,28 +541,39 @@ describe("gate-secrets: what a gateway's unit gives it (environment-file:, unit-
   });
 });
 
+/** A target root for doctor: /etc/passwd gives agent the home /home/agent; `files` (path under the root: content) written there. */
+function doctorTarget(name: string, files: Record<string, string>): string {
+  const root = path.join(base, name);
+  const put = (file: string, content: string) => {
+    fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+    fs.writeFileSync(path.join(root, file), content);
+  };
+  put("etc/passwd", "root:x:0:0:root:/root:/bin/bash\nagent:x:1500:1500::/home/agent:/bin/bash\n");
+  put("home/agent/.hermes/.env", "TELEGRAM_BOT_TOKEN=7000000001:AAHfakeTokenValueOnlyForTheseTests\n");
+  for (const [file, content] of Object.entries(files)) put(file, content);
+  return root;
+}
+
+const GATE_UNIT = "/etc/systemd/system/media-outbox-gate.service";
+/** Writes the gate's unit into `root`, its gate-secrets line naming `words` (`flags` before them). */
+function unitNaming(root: string, words: string[], flags = ""): void {
+  fs.mkdirSync(path.dirname(path.join(root, GATE_UNIT)), { recursive: true });
+  fs.writeFileSync(path.join(root, GATE_UNIT), `[Service]\nExecStartPre=-+/usr/bin/node /bin/media-outbox gate-secrets --into /run/media-outbox-gate ${flags}${words.join(" ")}\n`);
+}
+
 describe("doctor: the stores of the agents' homes the gate's units name", () => {
   /** A target root whose /etc/passwd gives agent the home /home/agent, with its Hermes .env, a Codex CLI's files and a damaged Docker config. */
-  function target(name: string): string {
-    const root = path.join(base, name);
-    const put = (file: string, content: string) => {
-      fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
-      fs.writeFileSync(path.join(root, file), content);
-    };
-    put("etc/passwd", "root:x:0:0:root:/root:/bin/bash\nagent:x:1500:1500::/home/agent:/bin/bash\n");
-    put("home/agent/.hermes/.env", "TELEGRAM_BOT_TOKEN=7000000001:AAHfakeTokenValueOnlyForTheseTests\n");
-    put("home/agent/.codex/auth.json", '{"tokens": {"refresh_token": "codexRefreshTokenOnlyForTheseTests"}}\n');
-    // The older Codex CLI's settings beside it: ~/.codex is no Hermes home, and its config.yaml no Hermes store.
-    put("home/agent/.codex/config.yaml", "model: o4-mini\n");
-    put("home/agent/.docker/config.json", "auths: this is not JSON\n");
-    return root;
-  }
+  const target = (name: string) =>
+    doctorTarget(name, {
+      "home/agent/.codex/auth.json": '{"tokens": {"refresh_token": "codexRefreshTokenOnlyForTheseTests"}}\n',
+      // The older Codex CLI's settings beside it: ~/.codex is no Hermes home, and its config.yaml no Hermes store.
+      "home/agent/.codex/config.yaml": "model: o4-mini\n",
+      "home/agent/.docker/config.json": "auths: this is not JSON\n",
+    });
   const checksFor = (root: string, words: string[]) => {
-    const unit = "/etc/systemd/system/media-outbox-gate.service";
-    fs.mkdirSync(path.dirname(path.join(root, unit)), { recursive: true });
-    fs.writeFileSync(path.join(root, unit), `[Service]\nExecStartPre=-+/usr/bin/node /bin/media-outbox gate-secrets --into /run/media-outbox-gate ${words.join(" ")}\n`);
+    unitNaming(root, words);
     const checks: DoctorCheck[] = [];
-    gateSecretChecks({ scope: "system", root, home: "/root" }, { fragment: unit, dropIns: [] }, checks, []);
+    gateSecretChecks({ scope: "system", root, home: "/root" }, { fragment: GATE_UNIT, dropIns: [] }, checks, []);
     return checks;
   };
   const homeStores = [".claude/.credentials.json", ".qwen/oauth_creds.json", ".docker/config.json", ".codex/auth.json"].map((store) => `agent:?/home/agent/${store}`);
@@ -616,30 +627,20 @@ describe("doctor: the stores of the agents' homes the gate's units name", () => 
 describe("doctor: the profiles of a Hermes home the gate's units name (USER:?profiles:DIR/)", () => {
   /** A target root whose /etc/passwd gives agent the home /home/agent, with its Hermes .env and three profiles: work, late (made after install), a link. */
   function target(name: string): string {
-    const root = path.join(base, name);
-    const put = (file: string, content: string) => {
-      fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
-      fs.writeFileSync(path.join(root, file), content);
-    };
-    put("etc/passwd", "root:x:0:0:root:/root:/bin/bash\nagent:x:1500:1500::/home/agent:/bin/bash\n");
-    put("home/agent/.hermes/.env", "TELEGRAM_BOT_TOKEN=7000000001:AAHfakeTokenValueOnlyForTheseTests\n");
-    put("home/agent/.hermes/profiles/work/.env", "WORK_SERVICE_TOKEN=Wk8Rz3Vq6Lp1Xn4Tb7Jd\n");
-    put("home/agent/.hermes/profiles/late/.env", "LATE_SERVICE_TOKEN=Lt4Qw9Zx2Kv7Np3Rb8Hm\n");
-    put("home/agent/.hermes/profiles/late/mcp-tokens/tracker.json", "access_token: this is not JSON\n");
-    put("srv/elsewhere/.env", "ELSEWHERE_SERVICE_TOKEN=Es4Qw9Zx2Kv7Np3Rb8Hm\n");
+    const root = doctorTarget(name, {
+      "home/agent/.hermes/profiles/work/.env": "WORK_SERVICE_TOKEN=Wk8Rz3Vq6Lp1Xn4Tb7Jd\n",
+      "home/agent/.hermes/profiles/late/.env": "LATE_SERVICE_TOKEN=Lt4Qw9Zx2Kv7Np3Rb8Hm\n",
+      "home/agent/.hermes/profiles/late/mcp-tokens/tracker.json": "access_token: this is not JSON\n",
+      "srv/elsewhere/.env": "ELSEWHERE_SERVICE_TOKEN=Es4Qw9Zx2Kv7Np3Rb8Hm\n",
+    });
     fs.symlinkSync("../../../../srv/elsewhere", path.join(root, "home/agent/.hermes/profiles/linked"));
     return root;
   }
-  const GATE_UNIT = "/etc/systemd/system/media-outbox-gate.service";
-  const unitNaming = (root: string, words: string[]) => {
-    fs.mkdirSync(path.dirname(path.join(root, GATE_UNIT)), { recursive: true });
-    fs.writeFileSync(path.join(root, GATE_UNIT), `[Service]\nExecStartPre=-+/usr/bin/node /bin/media-outbox gate-secrets --into /run/media-outbox-gate --watch-profiles ${words.join(" ")}\n`);
-  };
   const words = ["agent:/home/agent/.hermes/.env", "agent:?profiles:/home/agent/.hermes/profiles/"];
 
   it("takes a profile made after install for one the gate knows (no 'not named'); names a profile it does not take (a link) and a damaged store of one it does", () => {
     const root = target("doctor-profiles");
-    unitNaming(root, words);
+    unitNaming(root, words, "--watch-profiles ");
     const checks: DoctorCheck[] = [];
     gateSecretChecks({ scope: "system", root, home: "/root" }, { fragment: GATE_UNIT, dropIns: [] }, checks, []);
     expect(checks).toEqual([
@@ -659,7 +660,7 @@ describe("doctor: the profiles of a Hermes home the gate's units name (USER:?pro
     ]);
     // An install by an older media-outbox, which named the profiles there then (work) one by one: late is not named.
     const old = target("doctor-profiles-old");
-    unitNaming(old, ["agent:/home/agent/.hermes/.env", "agent:/home/agent/.hermes/profiles/work/.env"]);
+    unitNaming(old, ["agent:/home/agent/.hermes/.env", "agent:/home/agent/.hermes/profiles/work/.env"], "--watch-profiles ");
     const oldChecks: DoctorCheck[] = [];
     gateSecretChecks({ scope: "system", root: old, home: "/root" }, { fragment: GATE_UNIT, dropIns: [] }, oldChecks, []);
     expect(oldChecks.filter((c) => c.message.includes("not named")).map((c) => c.message.split(": ")[0])).toEqual([
@@ -669,7 +670,7 @@ describe("doctor: the profiles of a Hermes home the gate's units name (USER:?pro
 
   it("names the profiles' files whose watch is not active while the gate runs (failed, or never started), and says how to start them", () => {
     const root = target("doctor-profile-watches");
-    unitNaming(root, words);
+    unitNaming(root, words, "--watch-profiles ");
     const unit = (p: string) => `media-outbox-gate-secrets-watch@${escapeUnitPath(p)}.path`;
     const work = "/home/agent/.hermes/profiles/work";
     const late = "/home/agent/.hermes/profiles/late";
