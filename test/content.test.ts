@@ -1243,7 +1243,10 @@ describe("compound files (.doc, .xls, .ppt) and RTF", () => {
     ];
     const doc = prepareJson(files);
     expect(doc.media_dropped.map((d) => [d.code, d.reason])).toEqual([
-      ...Array(4).fill(["secret_detected", expect.stringContaining("in the text of the RTF file")]),
+      ["secret_detected", expect.stringContaining("in the text of the RTF file")],
+      // The source's key cut by `\r\n` (which RTF's text drops) is read joined, before the text is.
+      ...Array(2).fill(["secret_detected", expect.stringContaining("a GitHub token, with line breaks removed (in its RTF source")]),
+      ["secret_detected", expect.stringContaining("in the text of the RTF file")],
       ["secret_detected", expect.stringContaining("in Contents of its embedded object 1")],
       ["secret_detected", expect.stringContaining("in the text of word/document.xml of the file packaged in its embedded object 1")],
     ]);
@@ -1844,7 +1847,7 @@ describe("known secrets: the values of the Hermes .env files", () => {
     for (let round = 0; round < 300; round++) {
       const value = pick(16 + Math.floor(next() * 120));
       const other = pick(value.length);
-      const known = new KnownSecrets([{ name: "V", bytes: Buffer.from(value) }, ...base64Forms(Buffer.from(value)).map((bytes) => ({ name: "V, base64-encoded", bytes }))]);
+      const known = new KnownSecrets([{ name: "V", bytes: Buffer.from(value) }, ...base64Forms(Buffer.from(value)).map((bytes) => ({ name: "V, base64-encoded", bytes, form: true as const }))]);
       const around = Buffer.from(`${pick(Math.floor(next() * 9))}${value}${pick(Math.floor(next() * 9))}`);
       const encoded = next() < 0.5 ? around.toString("base64") : around.toString("base64url");
       const width = [0, 64, 76][round % 3]!;

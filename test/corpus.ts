@@ -218,6 +218,12 @@ export function adversarial(size: number): Record<string, Buffer> {
   // quoted-printable, zero-width characters and soft hyphens, typographic quotes that share their lead byte, a JWK's type).
   // A unit of UTF-8 is 4 bytes long, so that no length a test or the benchmark fills cuts a character.
   units.push("b3BlbnNzaC1rZXktdjE", "ZX", "\\_", "a\\_", "=\n", "=3D", "a\xe2\x80\x8b", "ab\xc2\xad", "x\xe2\x80\x9c", '"kty":', '{"kty":"RSA","d":"');
+  // A key cut by line breaks (2026-12-05): the triggers that read a key joined (a vendor word's run ending at a break, a break
+  // inside the word or before its connector, a Telegram token's digits or colon at a line's start, a JWT's `eyJ` or header cut),
+  // and a run of a key's characters cut at every line, read joined once.
+  units.push("sk-\n", "ghp\n_", "g\nhp_", "  -", "7123\n456789:", ".e\nyJ", "a\neyJ.eyJ", "sk-ant-api03-AAAA\n");
+  // The same after lines long enough to end a wrapped key's piece (6 bytes or more).
+  units.push("abcdsk-\n", "abcdeg\nhp_", "abcdeghp\n_", "ab 123456\n789:", "abcd.e\nyJ", "abcdefgh\neyJ.eyJ", "abcdef\n -");
   const out: Record<string, Buffer> = {};
   for (const u of units) out[`repeat ${JSON.stringify(u)}`] = fill(u);
   out["run of a"] = fill("a");

@@ -125,7 +125,8 @@ describe("PDF text wrapped in a narrow cell", () => {
   const wrapped = (s: string, width: number) => (s.match(new RegExp(`[\\s\\S]{1,${width}}`, "g")) ?? []).join("\n");
 
   it("joins a name and the start of its value, wrapped with the value's rest, as one word", () => {
-    expect(judged(pdf(`Report\n${wrapped(TELEGRAM, 21)}`), "pdf")).toMatch(/^secret_detected: .*Telegram.*wrapped words joined/);
+    // A Telegram token cut is read joined by its rule's own trigger in the shown text (find.ts), before the words are joined.
+    expect(judged(pdf(`Report\n${wrapped(TELEGRAM, 21)}`), "pdf")).toMatch(/^secret_detected: .*Telegram bot token, with line breaks removed/);
     expect(judged(pdf(`Report\n${wrapped(OPENROUTER, 20)}`), "pdf")).toMatch(/^secret_detected: .*wrapped words joined/);
     // A value that fits its line, then a line of its own: not joined.
     expect(joinWrappedWords(Buffer.from("DB_PASSWORD=admin123\nexport PGPASSWORD=P@ssw0rd1\n"))).toBeUndefined();

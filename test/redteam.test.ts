@@ -5,6 +5,7 @@
 // them (percent-encoded in a URL, `json.dumps`, HTML-escaped in a Markdown
 // file, a CSV field's doubled quotes). Each is refused through the real CLI
 // with its reason and leaves nothing behind; its clean twin is published.
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -12,8 +13,9 @@ import { findSecret } from "../src/content/find.js";
 import { KnownSecrets, escapedForms } from "../src/content/known.js";
 import { BLOCK, REREAD_BYTES, type RereadBudget, SecretScanner, rereadBudget, scanBytes } from "../src/content/scan.js";
 import { Form } from "../src/content/text-forms.js";
-import { Fakes, docx } from "./corpus.js";
+import { Fakes, docx, rng } from "./corpus.js";
 import { cli, leftBehind, makeHome, write } from "./helpers.js";
+import { systemPython } from "./python-env.js";
 
 let h: ReturnType<typeof makeHome>;
 let work: string;
@@ -313,5 +315,136 @@ describe("keys written in forms a copy or a tool produces", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("secret_detected: ");
     expect(leftBehind(h).outbox).toEqual([]);
+  });
+});
+
+// A key cut by a line break in a text file, which a red-team pass
+// (2026-12-05) found published: Python's `textwrap.fill` (it breaks after a
+// token's hyphens, and inside a word longer than its width; an indent after
+// each break with `subsequent_indent`), `fold -w` (a cut every N bytes), a
+// Markdown or e-mail quote's `> ` before each line, LF or CRLF. The host's
+// known values are compared across line breaks (known.ts); a vendor's key is
+// read joined where a trigger of its rule saw it cut (find.ts).
+describe("keys cut by line breaks", () => {
+  const f = new Fakes(1205);
+  const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  const B64URL = `${ALNUM}_-`;
+  const HEX = "0123456789abcdef";
+  const telegram = `7${f.pick("0123456789", 9)}:AA${f.pick(B64URL, 33)}`;
+  const anthropic = `sk-ant-api03-${f.pick(B64URL, 93)}AA`;
+  const github = `ghp_${f.pick(ALNUM, 36)}`;
+  const openrouter = `sk-or-v1-${f.pick(HEX, 64)}`;
+  const jwt = `eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.${Buffer.from(JSON.stringify({ sub: f.pick(ALNUM, 20), iat: 1764900000 })).toString("base64url")}.${f.pick(B64URL, 43)}`;
+  // A value of the host's .env that no rule knows the format of.
+  const custom = f.pick(ALNUM, 48);
+  const textwrap = (text: string, width: number, indent = "") =>
+    spawnSync(systemPython(), ["-c", "import sys, textwrap; sys.stdout.write(textwrap.fill(sys.stdin.read(), width=int(sys.argv[1]), subsequent_indent=sys.argv[2]) + '\\n')", String(width), indent], { input: text, encoding: "utf8" }).stdout;
+  const fold = (text: string, width: number) => spawnSync("fold", ["-w", String(width)], { input: text, encoding: "utf8" }).stdout;
+  const quoted = (text: string) => text.replace(/^/gm, "> ");
+  const crlf = (text: string) => text.replace(/\n/g, "\r\n");
+  /** `text` with `before` padded so that `fold -w width` cuts the key after its first `cut` characters. */
+  const cutAt = (before: string, key: string, cut: number, width: number) => fold(`${before.padEnd(width - cut, ".")}${key} and keep it safe\n`, width);
+
+  it("refuses each through the CLI, naming the kind and that line breaks were removed, never the value, and leaves nothing behind", () => {
+    fs.mkdirSync(path.join(h.home, ".hermes"), { recursive: true });
+    write(path.join(h.home, ".hermes"), ".env", `MY_SERVICE_KEY=${custom}\n`);
+    const WRAPPED = "with line breaks removed";
+    const cases: [string, string, string][] = [
+      ["telegram.txt", textwrap(`Here is the Telegram bot token: ${telegram} done`, 20), `a Telegram bot token, ${WRAPPED}`],
+      ["telegram-indent.txt", textwrap(`TELEGRAM_BOT_TOKEN=${telegram}`, 30, "    "), `a Telegram bot token, ${WRAPPED}`],
+      ["telegram-digits.txt", cutAt("Bot token:", telegram, 4, 40), `a Telegram bot token, ${WRAPPED}`],
+      ["anthropic-hyphen.md", textwrap(`Here is the Anthropic key you asked for: ${anthropic} and please keep it safe.`, 70), `an Anthropic API key, ${WRAPPED}`],
+      ["anthropic-body.txt", crlf(textwrap(`Anthropic: ${anthropic}`, 40, "  ")), `an Anthropic API key, ${WRAPPED}`],
+      ["github-word.txt", cutAt("Your GitHub token:", github, 2, 30), `a GitHub token, ${WRAPPED}`],
+      ["github-connector.txt", cutAt("Your GitHub token:", github, 3, 30), `a GitHub token, ${WRAPPED}`],
+      ["openrouter.md", quoted(fold(`OPENROUTER_API_KEY=${openrouter}\n`, 40)), `an OpenRouter API key, ${WRAPPED}`],
+      ["jwt-header.txt", cutAt("token:", jwt, 12, 40), `a JSON Web Token, ${WRAPPED}`],
+      ["jwt-payload.md", quoted(fold(`Authorization token ${jwt}\n`, 64)), `a JSON Web Token, ${WRAPPED}`],
+      ["known.txt", fold(`# pasted from ~/.hermes/.env\nMY_SERVICE_KEY=${custom}\n`, 40), `the value of MY_SERVICE_KEY (the Hermes .env), ${WRAPPED}`],
+      ["known-report.md", crlf(textwrap(`The service key in use is ${custom}, rotated monthly.`, 24, "\t")), `the value of MY_SERVICE_KEY (the Hermes .env), ${WRAPPED}`],
+    ];
+    const files = cases.map(([name, content]) => write(work, name, content));
+    // Each case is cut: the key is nowhere whole in it.
+    for (const [name, content] of cases) for (const key of [telegram, anthropic, github, openrouter, jwt, custom]) expect(content.includes(key), name).toBe(false);
+    const r = prepareJson(files);
+    expect(r.code).toBe(1);
+    expect(r.dropped.map(([name, code]) => [name, code])).toEqual(cases.map(([name]) => [name, "secret_detected"]));
+    r.dropped.forEach(([name, , reason], i) => expect(reason, name).toContain(cases[i]![2]));
+    for (const [, , reason] of r.dropped) for (const v of [telegram, anthropic, github, openrouter, jwt, custom]) expect(reason).not.toContain(v);
+    expect(r.published).toEqual([]);
+    expect(leftBehind(h)).toMatchObject({ outbox: [], staging: [] });
+  });
+
+  it("publishes wrapped text that holds no key, and judges a wrapped PEM block as before", () => {
+    const prose = textwrap(
+      "The quarterly report covers revenue, churn and the task-based onboarding flow of the self-hosted gateway: our sk-learn pipeline, the xoxo-themed newsletter, ghp and am_pm settings, all re-run twice. " +
+        "Passwords are rotated monthly; keys live in the vault. See https://example.com/a/very/long/path/that/wraps/over/the/line and e.g. the e-mail thread.",
+      30,
+    );
+    const env = "OPENROUTER_API_KEY=sk-or-v1-...\nSLACK_BOT_TOKEN=xoxb-your-bot-token\nGITHUB_TOKEN=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\nTELEGRAM_BOT_TOKEN=123456789:ABC-DEF1234ghIkl-zyx57W2v1u123ew11\nSTRIPE=sk_test_4eC39HqLyjWDarjtT1zdp7dc\njwt.io: done\n";
+    const twins = [
+      write(work, "prose.txt", prose),
+      write(work, "quoted-prose.md", quoted(prose)),
+      write(work, "base64.txt", `${f.bytes(600).toString("base64").match(/.{1,76}/g)!.join("\n")}\n`),
+      write(work, "hex.txt", spawnSync("xxd", [], { input: f.bytes(512) }).stdout.toString() || `${f.bytes(512).toString("hex").match(/.{1,32}/g)!.join("\n")}\n`),
+      write(work, "code.md", "```python\ndef fetch_tokens(session_id: str, max_tokens: int = 4096) -> list[str]:\n    return [t for t in session.tokens if t.startswith('sk-')\n            and t.endswith('-v1')]\n```\n"),
+      write(work, "env-example.txt", `${env}${fold(env, 20)}`),
+      // A placeholder the rule's check refuses, ending a line before a random one: more of it is no key.
+      write(work, "placeholder.txt", `token ghp_${"x".repeat(36)}\n${f.pick(ALNUM, 40)}\n`),
+      write(work, "certificate.txt", fold(new Fakes(5).pem("CERTIFICATE"), 40)),
+    ];
+    const key = write(work, "key.txt", new Fakes(6).pem("RSA PRIVATE KEY"));
+    const r = prepareJson([...twins, key], "txt,md");
+    expect(r.dropped).toEqual([["key.txt", "secret_detected", expect.stringContaining("a private key block")]]);
+    expect(r.published).toEqual(twins.map((t) => path.basename(t)));
+  });
+
+  it("finds the host's value cut at any width of 19 or more (values of 38 bytes or more), from any column, after LF, CRLF, an indent or a quote; not a gate client's value", () => {
+    const next = rng(1205);
+    const pick = (n: number) => Array.from({ length: n }, () => ALNUM[Math.floor(next() * ALNUM.length)]).join("");
+    for (let round = 0; round < 400; round++) {
+      const value = pick(38 + Math.floor(next() * 90));
+      const width = 19 + Math.floor(next() * 60);
+      const column = Math.floor(next() * width);
+      const breaks = ["\n", "\r\n", "\n    ", "\n\t", "\n> ", "\r\n> > "][round % 6]!;
+      const known = new KnownSecrets([{ name: "V", bytes: Buffer.from(value) }, { name: "W", bytes: Buffer.from(pick(40)) }]);
+      const line = `${"x".repeat(column)}${value} and so on`;
+      const text = Buffer.from(`head\n${line.match(new RegExp(`.{1,${width}}`, "g"))!.join(breaks)}\n`);
+      const cut = column + value.length > width;
+      expect(known.find(text), `round ${round}: width ${width}, column ${column}`).toEqual({ name: cut ? "V, with line breaks removed" : "V", index: 5 + column });
+      if (!cut) continue;
+      expect(new KnownSecrets([{ name: "V", bytes: Buffer.from(value), whole: true }]).find(text), `round ${round}`).toBeUndefined();
+    }
+    // Whole, it is named as before.
+    expect(new KnownSecrets([{ name: "V", bytes: Buffer.from(custom) }]).find(Buffer.from(`key ${custom}\n`))).toEqual({ name: "V", index: 4 });
+    // Two breaks in a row, or text between the pieces, are no wrapping.
+    for (const text of [`${custom.slice(0, 24)}\n\n${custom.slice(24)}`, `${custom.slice(0, 24)} \n${custom.slice(24)}`, `${custom.slice(0, 24)}\nx${custom.slice(24)}`]) {
+      expect(new KnownSecrets([{ name: "V", bytes: Buffer.from(custom) }]).find(Buffer.from(text))).toBeUndefined();
+    }
+  });
+
+  it("gives a verdict on repetitions of its triggers and of a known value's pieces (verdicts only)", () => {
+    const long = 512 * 1024;
+    const rep = (s: string) => Buffer.from(s.repeat(Math.ceil(long / s.length)));
+    for (const unit of ["sk-\n", "ghp\n_", "g\nhp_", "gh\np_", "sk-ant-\n", "7123\n456789:", "71234567\n:", ".e\nyJ", "eyJ\n", "eyJa.e\nyJ\n", "a\neyJ.eyJ", "AIza\n", "AKIA\n", "\n:", "xoxb-\n", "  -", "\n-", "sk-a\nb"]) {
+      expect(scanBytes(rep(unit)), JSON.stringify(unit)).toBeUndefined();
+    }
+    // A key's piece after each line of a run of a key's characters (one joined reading per run), and a key after it all, in a
+    // window of its own; in the same window, behind more places than a search reads (Search.cuts, documented), it is not.
+    expect(scanBytes(rep("sk-ant-api03-AAAA\n"))).toBeUndefined();
+    const key = Buffer.from(`\n${textwrap(`key ${anthropic} end`, 30)}`);
+    const prose = Buffer.from("The quarterly report covers revenue and churn.\n".repeat(2000));
+    expect(scanBytes(Buffer.concat([rep("sk-\nsk-ant-\n"), prose, key]))?.what).toBe("an Anthropic API key, with line breaks removed");
+    expect(scanBytes(Buffer.concat([rep("abcdefghij sk-\n").subarray(0, 32 * 1024), key]))).toBeUndefined();
+    expect(scanBytes(Buffer.concat([rep("abcdefghij sk-\n").subarray(0, 2 * 1024), key]))?.what).toBe("an Anthropic API key, with line breaks removed");
+    // Lines of under 6 bytes end no wrapped key's piece (a list's; documented).
+    expect(scanBytes(Buffer.from(`key:\n${anthropic.match(/.{1,5}/g)!.join("\n")}\n`))).toBeUndefined();
+    expect(scanBytes(Buffer.from(`key:\n${anthropic.match(/.{1,6}/g)!.join("\n")}\n`))?.what).toBe("an Anthropic API key, with line breaks removed");
+    // A known value's pieces repeated, each cut short of the whole (one walk per piece read).
+    const known = new KnownSecrets([{ name: "V", bytes: Buffer.from(custom) }]);
+    const pieces = `${custom.slice(0, 20)}\n${custom.slice(20, 40)}\n`;
+    expect(known.find(rep(pieces))).toBeUndefined();
+    expect(known.find(rep(`${custom.slice(0, 47)}\n`))).toBeUndefined();
+    expect(known.find(Buffer.concat([rep(pieces), Buffer.from(`${custom.slice(0, 30)}\n${custom.slice(30)}\n`)]))?.name).toBe("V, with line breaks removed");
   });
 });

@@ -14,11 +14,14 @@
 // least MIN_VALUE bytes long, so each of its occurrences covers a 4-byte word
 // at an offset divisible by 4 (by 16 when every value is 19 bytes or more,
 // as API keys are). The pass reads those words only, looks each up in a
-// 64 Ki-entry filter of the values' words at every alignment, and compares
-// the few candidates the filter lets through. Measured on 50 MB: ~26 ms for
-// 40 values read one word in four, against ~430 ms for a regex alternation
-// of them and ~290 ms for an Aho-Corasick automaton walked byte by byte in
-// JavaScript; a quarter of that one word in sixteen.
+// filter of 512 Ki bits of the values' words at every alignment, and
+// compares the few candidates the filter lets through. Measured on 50 MB:
+// ~26 ms for 40 values read one word in four, against ~430 ms for a regex
+// alternation of them and ~290 ms for an Aho-Corasick automaton walked byte
+// by byte in JavaScript; a quarter of that one word in sixteen. A value cut
+// by line breaks (a `.env` pasted into a report and wrapped) is found from
+// any of its words the pass reads: every word of a value is in the filter,
+// and the comparison goes outward from it across the breaks.
 import fs from "node:fs";
 import path from "node:path";
 import { escapeText } from "../core/escape.js";
@@ -27,6 +30,7 @@ import type { ProcessEnvironment } from "./process-environments.js";
 import { type SecretFileFormat, forEachSecretEntry } from "./secret-file-formats.js";
 import { AUTH_SCHEME, PATH_LIKE, USERINFO, basicPassword, environmentEntryMayHoldSecret, namesAuthorization, variableNameSaysSecret } from "./secret-variables.js";
 import { isPlaceholder, looksLikeTokenValue } from "./shape.js";
+import { MAX_WRAP_INDENT, WRAPPED_WHAT, isWrapIndent } from "./text-forms.js";
 
 /** Shorter values are too common to look for (a user id, a port, `true`). */
 export const MIN_VALUE = 8;
@@ -40,6 +44,8 @@ export interface KnownValue {
   bytes: Uint8Array;
   /** Another form of a value also looked for as it is (escaped, base64-encoded): not a value of its own. */
   form?: true;
+  /** Looked for whole only, not cut by line breaks (a gate client's value: cheapToCompare). */
+  whole?: true;
 }
 
 /** Names of settings, not secrets, even when their value looks random. */
@@ -121,7 +127,9 @@ export function base64Forms(value: Uint8Array): Buffer[] {
   return [...forms].map((form) => Buffer.from(form, "latin1"));
 }
 
-const hash = (word: number) => Math.imul(word, 0x9e3779b1) >>> 16;
+/** A word's place in the filter: 19 bits, one bit each. */
+const hash = (word: number) => Math.imul(word, 0x9e3779b1) >>> 13;
+const inFilter = (filter: Uint8Array, h: number) => (filter[h >>> 3]! >>> (h & 7)) & 1;
 /** The little-endian 32-bit word at `at`, as the pass reads it. */
 const wordAt = (b: Uint8Array, at: number) => b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16) | (b[at + 3]! << 24);
 
@@ -129,6 +137,10 @@ interface Candidate {
   value: KnownValue;
   /** Where the word lies in the value. */
   offset: number;
+  /** Whether the value's comparison starts here (a word the pass meets in each whole occurrence: offset < stride). */
+  start: boolean;
+  /** Whether an occurrence cut by line breaks is looked for from here (a value that may be wrapped, a word it holds once). */
+  walk: boolean;
 }
 
 export interface KnownHit {
@@ -136,7 +148,17 @@ export interface KnownHit {
   index: number;
 }
 
+/** Bytes of line breaks one occurrence may skip in all: its match stays far under the scanner's 4 KiB overlap. */
+const MAX_SKIPPED = 1024;
+/** Where a walk (KnownSecrets.walk) stopped, and where it found the value's first byte (-1: it did not). */
+interface Walk {
+  reached: number;
+  start: number;
+  breaks: number;
+}
+
 export class KnownSecrets {
+  /** A bit per hash of the words looked for (64 KiB, as the byte per hash of 2^16 it replaced: an eighth of its false hits). */
   private readonly filter = new Uint8Array(1 << 16);
   private words: Map<number, Candidate[]> | undefined;
   /**
@@ -144,15 +166,23 @@ export class KnownSecrets {
    * shortest value's length less 3, so each occurrence of every value holds
    * a word at an offset divisible by it (the longer the values, the fewer
    * words read: one in 16 bytes for values of 19 bytes or more; each value
-   * is entered at `stride` offsets, so it stays at 16).
+   * is entered at `stride` offsets, so it stays at 16). A value cut by line
+   * breaks holds such a word in each piece of stride + 3 bytes or more (19:
+   * wherever a piece starts, the next multiple of the stride is at most 15
+   * bytes on), so every word of a value that may be wrapped is entered too.
    */
   private readonly stride: number;
 
   constructor(readonly values: KnownValue[]) {
     const shortest = Math.min(...values.map((v) => v.bytes.length));
     this.stride = Math.max(4, Math.min(16, ((shortest - 3) >> 2) << 2));
-    for (const { bytes: b } of values) {
-      for (let offset = 0; offset < this.stride; offset++) this.filter[hash(wordAt(b, offset))] = 1;
+    for (const value of values) {
+      const b = value.bytes;
+      const last = mayWrap(value) ? b.length - 4 : this.stride - 1;
+      for (let offset = 0; offset <= last; offset++) {
+        const h = hash(wordAt(b, offset));
+        this.filter[h >>> 3]! |= 1 << (h & 7);
+      }
     }
   }
 
@@ -165,11 +195,19 @@ export class KnownSecrets {
     if (this.words !== undefined) return this.words;
     const words = new Map<number, Candidate[]>();
     for (const value of this.values) {
-      for (let offset = 0; offset < this.stride; offset++) {
-        const word = wordAt(value.bytes, offset);
+      const b = value.bytes;
+      const wraps = mayWrap(value);
+      // How many times each word is in the value: a walk starts only from a word it holds once, which tells where it is.
+      const count = new Map<number, number>();
+      if (wraps) for (let offset = 0; offset + 4 <= b.length; offset++) count.set(wordAt(b, offset), (count.get(wordAt(b, offset)) ?? 0) + 1);
+      const last = wraps ? b.length - 4 : this.stride - 1;
+      for (let offset = 0; offset <= last; offset++) {
+        const word = wordAt(b, offset);
+        const candidate = { value, offset, start: offset < this.stride, walk: wraps && count.get(word) === 1 };
+        if (!candidate.start && !candidate.walk) continue;
         const list = words.get(word);
-        if (list) list.push({ value, offset });
-        else words.set(word, [{ value, offset }]);
+        if (list) list.push(candidate);
+        else words.set(word, [candidate]);
       }
     }
     return (this.words = words);
@@ -179,28 +217,91 @@ export class KnownSecrets {
     return this.values.length;
   }
 
-  /** The leftmost known value in `bytes` starting at or after `from`, or undefined. */
-  find(bytes: Uint8Array, from = 0): KnownHit | undefined {
+  /**
+   * The first known value found in `bytes` starting at or after `from` and
+   * before `before`, or undefined: the leftmost whole one (an occurrence
+   * that starts earlier holds a word at or before the one that found it),
+   * or one cut by line breaks, named so.
+   */
+  find(bytes: Uint8Array, from = 0, before = bytes.length): KnownHit | undefined {
     if (this.values.length === 0) return undefined;
     const { stride } = this;
     const end = bytes.length - 4;
     // One load per word where the bytes allow it (a scan's window is a buffer of its own): 50 MB
     // of text in 64 KiB windows, in a fresh process, 14.5 against 17.9 ms (medians of 6).
     const words = LITTLE_ENDIAN && (bytes.byteOffset & 3) === 0 ? new Int32Array(bytes.buffer, bytes.byteOffset, bytes.length >> 2) : undefined;
+    // Where each value's last walk stopped: a walk is not started again inside what one read (made at the first walk).
+    let walked: Map<KnownValue, number> | undefined;
     // The first word at a multiple of the stride that an occurrence starting at `from` can hold.
     for (let at = this.nextPassing(bytes, words, Math.floor(from / stride) * stride, end); at >= 0; at = this.nextPassing(bytes, words, at + stride, end)) {
       const candidates = this.candidates().get(wordAt(bytes, at));
       if (!candidates) continue;
       let best: KnownHit | undefined;
-      for (const { value, offset } of candidates) {
+      for (const { value, offset, start: isStart, walk } of candidates) {
         const start = at - offset;
-        if (start < from || start + value.bytes.length > bytes.length || (best && best.index <= start)) continue;
-        if (equalAt(bytes, start, value.bytes)) best = { name: value.name, index: start };
+        if (isStart && start >= from && start < before && start + value.bytes.length <= bytes.length && (!best || best.index > start) && equalAt(bytes, start, value.bytes)) {
+          best = { name: value.name, index: start };
+          continue;
+        }
+        if (!walk || (walked !== undefined && at < (walked.get(value) ?? -1))) continue;
+        walked ??= new Map();
+        const w = this.walk(bytes, at, value.bytes, offset);
+        walked.set(value, w.reached);
+        if (w.breaks > 0 && w.start >= from && w.start < before && (!best || best.index > w.start)) best = { name: `${value.name}, ${WRAPPED_WHAT}`, index: w.start };
       }
-      // An occurrence that starts earlier holds a word at or before this one: this is the leftmost.
       if (best) return best;
     }
     return undefined;
+  }
+
+  /**
+   * Compares `value` with the bytes outward from its word at `offset`, which
+   * lies at `at`, passing over a line break (and the blanks or quote marks
+   * after it) wherever one stands between two of its characters: where the
+   * comparison stopped going forward, and where the value starts (-1: it is
+   * not there). Stops at the first other difference: it costs a few
+   * comparisons wherever the word is only a word.
+   */
+  private walk(bytes: Uint8Array, at: number, v: Uint8Array, offset: number): Walk {
+    const length = bytes.length;
+    let i = at + 4;
+    let k = offset + 4;
+    let skipped = 0;
+    let breaks = 0;
+    // One break between two of its characters: a blank line between two pieces is no wrapping.
+    let broke = false;
+    while (k < v.length) {
+      if (i < length && bytes[i] === v[k]) {
+        i++;
+        k++;
+        broke = false;
+        continue;
+      }
+      const n = broke ? 0 : breakAfter(bytes, i, v[k]!);
+      skipped += n;
+      if (n === 0 || skipped > MAX_SKIPPED) return { reached: i, start: -1, breaks };
+      i += n;
+      breaks++;
+      broke = true;
+    }
+    let j = at - 1;
+    k = offset - 1;
+    broke = false;
+    while (k >= 0) {
+      if (j >= 0 && bytes[j] === v[k]) {
+        j--;
+        k--;
+        broke = false;
+        continue;
+      }
+      const n = broke ? 0 : breakBefore(bytes, j);
+      skipped += n;
+      if (n === 0 || skipped > MAX_SKIPPED) return { reached: i, start: -1, breaks };
+      j -= n;
+      breaks++;
+      broke = true;
+    }
+    return { reached: i, start: j + 1, breaks };
   }
 
   /** The first offset from `at` to `end`, in steps of the stride, whose word the filter lets through; -1 if none. */
@@ -208,12 +309,41 @@ export class KnownSecrets {
     const { filter, stride } = this;
     if (words !== undefined) {
       const step = stride >> 2;
-      for (let i = at >> 2, last = end >> 2; i <= last; i += step) if (filter[hash(words[i]!)] !== 0) return i << 2;
+      for (let i = at >> 2, last = end >> 2; i <= last; i += step) if (inFilter(filter, hash(words[i]!)) !== 0) return i << 2;
       return -1;
     }
-    for (; at <= end; at += stride) if (filter[hash(wordAt(bytes, at))] !== 0) return at;
+    for (; at <= end; at += stride) if (inFilter(filter, hash(wordAt(bytes, at))) !== 0) return at;
     return -1;
   }
+}
+
+/** Whether a value is also looked for cut by line breaks: a value itself, not a form of it (escaped, base64), nor a gate client's. */
+const mayWrap = (value: KnownValue) => value.form === undefined && value.whole === undefined;
+
+/**
+ * The length of the line break at `i` that cuts a value (a `.env` pasted
+ * into a report and wrapped by `fold -w 40`, Python's `textwrap.fill`, a
+ * quote's `> ` before each line): `\n` or `\r\n`, then the blanks, tabs
+ * and `>` of an indent or a quote (text-forms.ts isWrapIndent, at most
+ * MAX_WRAP_INDENT), which stop at `next`, the value's next byte; or 0.
+ */
+function breakAfter(bytes: Uint8Array, i: number, next: number): number {
+  let p = bytes[i] === 10 ? i + 1 : bytes[i] === 13 && bytes[i + 1] === 10 ? i + 2 : i;
+  if (p === i) return 0;
+  const limit = Math.min(bytes.length, p + MAX_WRAP_INDENT);
+  while (p < limit && bytes[p] !== next && isWrapIndent(bytes[p]!)) p++;
+  return p - i;
+}
+
+/** The length of the line break (and its indent) that ends at `j`, read backward, or 0. */
+function breakBefore(bytes: Uint8Array, j: number): number {
+  let p = j;
+  const limit = Math.max(-1, j - MAX_WRAP_INDENT);
+  while (p > limit && isWrapIndent(bytes[p]!)) p--;
+  if (p < 0 || bytes[p] !== 10) return 0;
+  p--;
+  if (p >= 0 && bytes[p] === 13) p--;
+  return j - p;
 }
 
 /** The words are read in the machine's order where they can be: little-endian, as wordAt reads them. */
@@ -622,7 +752,8 @@ export const CLIENT_ENVIRONMENT = "the client's environment";
  * them: `known` itself is not changed.
  */
 export function withClientEnvironment(known: KnownSecrets, entries: readonly [string, string][]): KnownSecrets {
-  const extra = cheapToCompare(unknownYet(valuesOfEntries(entries, CLIENT_ENVIRONMENT), known.values));
+  // Looked for whole only: a walk along a value cut by line breaks starts from any word of it, where cheapToCompare's bound holds for comparisons from its first.
+  const extra = cheapToCompare(unknownYet(valuesOfEntries(entries, CLIENT_ENVIRONMENT), known.values)).map((v): KnownValue => ({ ...v, whole: true }));
   return extra.length === 0 ? known : new KnownSecrets([...known.values, ...extra]);
 }
 

@@ -77,7 +77,7 @@ function firstHit(text: string, bytes: Uint8Array, padded: Uint8Array, from: num
 
 /** The leftmost hit of either finder in [from, before) (with `forms`: and the forms of writing the search saw). */
 function hitIn(text: string, bytes: Uint8Array, padded: Uint8Array, from: number, before: number, known: KnownSecrets, forms?: { forms: number }): { what: string; index: number } | undefined {
-  const value = known.find(bytes, from);
+  const value = known.find(bytes, from, before);
   const knownHit = value && value.index < before ? { what: `the value of ${value.name}`, index: value.index } : undefined;
   return findSecret(text, from, padded, before, knownHit, forms);
 }

@@ -12,6 +12,13 @@
 // One byte loop over the window; each byte's offset in the window is kept,
 // so that a finding names the byte of the file it starts at.
 
+/**
+ * How a finding in a key cut by line breaks says so: the host's values are
+ * compared across them (known.ts), the rules' vendor keys read joined at
+ * their triggers (find.ts); neither needs a second reading.
+ */
+export const WRAPPED_WHAT = "with line breaks removed";
+
 /** The forms, as bits: find.ts reports the ones it saw, the reading undoes them. */
 export const Form = { ZeroWidth: 1, Escaped: 2, QuotedPrintable: 4 } as const;
 
@@ -27,6 +34,14 @@ export function formsWhat(forms: number): string {
 /** ASCII punctuation: what a backslash escapes in Markdown (CommonMark: any of it). */
 export const ASCII_PUNCTUATION = new Uint8Array(256);
 for (const ch of "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~") ASCII_PUNCTUATION[ch.charCodeAt(0)] = 1;
+/** Characters of a key: letters, digits and a token's punctuation (what a zero-width character or a line break inside a key lies between). */
+export const KEY_CHAR = new Uint8Array(256);
+for (const ch of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.+/=:~") KEY_CHAR[ch.charCodeAt(0)] = 1;
+/** Blanks, tabs and quote marks after a line break inside a wrapped key (an indent, `> `): at most this many. */
+export const MAX_WRAP_INDENT = 16;
+/** Whether `c` may follow a line break inside a wrapped key: an indent's blank or tab, a quote's `>`. */
+export const isWrapIndent = (c: number) => c === 32 || c === 9 || c === 62;
+
 /** Hex digits' values (-1: not one); quoted-printable writes capitals, decoders take both. */
 const HEX_VALUE = new Int8Array(256).fill(-1);
 for (let d = 0; d < 16; d++) {
@@ -137,4 +152,19 @@ export function zeroWidthLength(w: Uint8Array, i: number): number {
   if (c === 0xc2) return w[i + 1] === 0xad ? 2 : 0;
   if (c === 0xef) return w[i + 1] === 0xbb && w[i + 2] === 0xbf ? 3 : 0;
   return 0;
+}
+
+/**
+ * The length of a line break at `i` that may cut a key (`fold -w`,
+ * Python's `textwrap.fill`, a quote's `> ` before each line): `\n` or
+ * `\r\n`, and the blanks, tabs and `>` after it (at most
+ * MAX_WRAP_INDENT), when a key's character follows them; or 0. The bytes
+ * read are padded with zero bytes: no read passes their end.
+ */
+export function lineBreakLength(w: Uint8Array, i: number): number {
+  let k = w[i] === 10 ? i + 1 : w[i] === 13 && w[i + 1] === 10 ? i + 2 : i;
+  if (k === i) return 0;
+  const limit = k + MAX_WRAP_INDENT;
+  while (k < limit && isWrapIndent(w[k]!)) k++;
+  return KEY_CHAR[w[k]!] === 1 ? k - i : 0;
 }
