@@ -132,7 +132,10 @@ describe("the client's environment, through the gate", () => {
       // Without the PID file the client knows no such process.
       expect(await prepareUnderShell({}, "short", ["leak.txt"])).toMatchObject({ code: 0 });
       clearGate(gate);
-      write(profile, "gateway.pid", String(gateway.pid));
+      // The record Hermes 0.19 writes: with the start time (a bare PID names a gateway only for a gateway's command line).
+      const stat = fs.readFileSync(`/proc/${gateway.pid}/stat`, "latin1");
+      const start = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]);
+      write(profile, "gateway.pid", JSON.stringify({ pid: gateway.pid, kind: "hermes-gateway", argv: ["/usr/bin/hermes", "gateway", "run"], start_time: start }));
       const r = await prepareUnderShell({}, "short", ["--json", "leak.txt"]);
       expect(r.code).toBe(1);
       const doc = JSON.parse(r.stdout) as { media: unknown[]; media_dropped: { code: string; reason: string }[] };

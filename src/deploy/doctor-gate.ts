@@ -497,6 +497,11 @@ export async function gateProbe(ctx: GateContext, config: Config, checks: Doctor
 
 /** The bytes gate-secrets copies of `file`: a regular file of at most MAX_SECRET_FILE_BYTES (it skips any other). */
 function copiedBytes(file: string): number {
-  const st = fs.statSync(file, { throwIfNoEntry: false });
-  return st?.isFile() && st.size <= MAX_SECRET_FILE_BYTES ? st.size : 0;
+  try {
+    const st = fs.statSync(file, { throwIfNoEntry: false });
+    return st?.isFile() && st.size <= MAX_SECRET_FILE_BYTES ? st.size : 0;
+  } catch {
+    // Not ours to see (doctor run as another user than the agent's): not counted.
+    return 0;
+  }
 }
