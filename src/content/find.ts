@@ -44,7 +44,7 @@ import {
   valueLooksSecret,
 } from "./rules.js";
 import { KEYWORD_ENDINGS, nameHoldsNoSecret } from "./secret-variables.js";
-import { ASCII_PUNCTUATION, Form, KEY_CHAR, MAX_WRAP_INDENT, WRAPPED_WHAT, isWrapIndent, lineBreakLength, zeroWidthLength } from "./text-forms.js";
+import { ASCII_PUNCTUATION, Form, KEY_CHAR, WRAPPED_WHAT, isWrapIndent, lineBreakLength, wrapBreakBefore, zeroWidthLength } from "./text-forms.js";
 
 const table = (chars: string) => {
   const t = new Uint8Array(256);
@@ -1011,10 +1011,8 @@ class Search {
    */
   private cutWord(i: number, start: number, pairs: Uint8Array): void {
     const b = this.b;
-    let q = start - 1;
-    const indent = Math.max(0, q - MAX_WRAP_INDENT);
-    while (q > indent && isWrapIndent(b[q]!)) q--;
-    if (b[q] !== 10) return;
+    let q = wrapBreakBefore(b, start);
+    if (q < 0) return;
     q--;
     if (q >= 0 && b[q] === 13) q--;
     if (q < 0 || ALNUM[b[q]!] !== 1) return;
@@ -1099,7 +1097,7 @@ class Search {
     let chars = 0;
     for (;;) {
       if (start <= this.cutReadTo && start > this.cutReadFrom) return this.cutReadFrom;
-      const nl = this.lineBreakBefore(start);
+      const nl = wrapBreakBefore(this.b, start);
       if (nl < 0) break;
       let q = nl - 1;
       if (q >= 0 && b[q] === 13) q--;
@@ -1296,15 +1294,6 @@ class Search {
     }
   }
 
-  /** The index of the `\n` of the line break (and indent) that ends just before `at`, or -1. */
-  private lineBreakBefore(at: number): number {
-    const b = this.b;
-    let q = at - 1;
-    const indent = Math.max(0, q - MAX_WRAP_INDENT);
-    while (q > indent && isWrapIndent(b[q]!)) q--;
-    return q >= 0 && b[q] === 10 ? q : -1;
-  }
-
   /**
    * A Telegram token's digits that start a line (`digits` of them before
    * its colon at `start + digits`), the rest at the end of the line before:
@@ -1317,7 +1306,7 @@ class Search {
     let end = colon + 1;
     while (end - colon <= 35 && TOKEN[b[end]!] === 1) end++;
     if (end - colon <= 35 && lineBreakLength(b, end) === 0) return;
-    const nl = this.lineBreakBefore(start);
+    const nl = wrapBreakBefore(this.b, start);
     if (nl < 0) return;
     let q = nl - 1;
     if (q >= 0 && b[q] === 13) q--;

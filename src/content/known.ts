@@ -30,7 +30,7 @@ import type { ProcessEnvironment } from "./process-environments.js";
 import { type SecretFileFormat, forEachSecretEntry } from "./secret-file-formats.js";
 import { AUTH_SCHEME, PATH_LIKE, USERINFO, basicPassword, environmentEntryMayHoldSecret, namesAuthorization, variableNameSaysSecret } from "./secret-variables.js";
 import { isPlaceholder, looksLikeTokenValue } from "./shape.js";
-import { MAX_WRAP_INDENT, WRAPPED_WHAT, isWrapIndent } from "./text-forms.js";
+import { WRAPPED_WHAT, wrapBreakBefore, wrapBreakLength } from "./text-forms.js";
 
 /** Shorter values are too common to look for (a user id, a port, `true`). */
 export const MIN_VALUE = 8;
@@ -277,7 +277,7 @@ export class KnownSecrets {
         broke = false;
         continue;
       }
-      const n = broke ? 0 : breakAfter(bytes, i, v[k]!);
+      const n = broke ? 0 : wrapBreakLength(bytes, i, v[k]!);
       skipped += n;
       if (n === 0 || skipped > MAX_SKIPPED) return { reached: i, start: -1, breaks };
       i += n;
@@ -320,29 +320,11 @@ export class KnownSecrets {
 /** Whether a value is also looked for cut by line breaks: a value itself, not a form of it (escaped, base64), nor a gate client's. */
 const mayWrap = (value: KnownValue) => value.form === undefined && value.whole === undefined;
 
-/**
- * The length of the line break at `i` that cuts a value (a `.env` pasted
- * into a report and wrapped by `fold -w 40`, Python's `textwrap.fill`, a
- * quote's `> ` before each line): `\n` or `\r\n`, then the blanks, tabs
- * and `>` of an indent or a quote (text-forms.ts isWrapIndent, at most
- * MAX_WRAP_INDENT), which stop at `next`, the value's next byte; or 0.
- */
-function breakAfter(bytes: Uint8Array, i: number, next: number): number {
-  let p = bytes[i] === 10 ? i + 1 : bytes[i] === 13 && bytes[i + 1] === 10 ? i + 2 : i;
-  if (p === i) return 0;
-  const limit = Math.min(bytes.length, p + MAX_WRAP_INDENT);
-  while (p < limit && bytes[p] !== next && isWrapIndent(bytes[p]!)) p++;
-  return p - i;
-}
-
 /** The length of the line break (and its indent) that ends at `j`, read backward, or 0. */
 function breakBefore(bytes: Uint8Array, j: number): number {
-  let p = j;
-  const limit = Math.max(-1, j - MAX_WRAP_INDENT);
-  while (p > limit && isWrapIndent(bytes[p]!)) p--;
-  if (p < 0 || bytes[p] !== 10) return 0;
-  p--;
-  if (p >= 0 && bytes[p] === 13) p--;
+  const nl = wrapBreakBefore(bytes, j + 1);
+  if (nl < 0) return 0;
+  const p = nl > 0 && bytes[nl - 1] === 13 ? nl - 2 : nl - 1;
   return j - p;
 }
 
@@ -542,7 +524,7 @@ export function storeDirFileNames(entries: readonly string[]): string[] {
 export const PROFILE_FILES: readonly string[] = [".env", ...HERMES_STORES];
 
 /** Hermes' own rule for a profile's name (hermes_cli/profiles.py `_PROFILE_ID_RE`): no dot, so a copy's name can carry it as it is. */
-const PROFILE_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+export const PROFILE_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
 /** What a copy of a profile's file is of: one of PROFILE_FILES, the Kth file of a store directory, or the Codex CLI's auth.json where the profile's .env puts CODEX_HOME. */
 export type ProfileCopyFile = { store: string } | { storeDir: string; index: number } | { codexHome: true };
@@ -552,7 +534,7 @@ const CODEX_HOME_TAG = "codex-home-auth.json";
 function profileFileTag(f: ProfileCopyFile): string {
   if ("codexHome" in f) return CODEX_HOME_TAG;
   if ("storeDir" in f) return `${f.storeDir}-${f.index}`;
-  return f.store.replace(/^\./, "").replace(/\//g, "-");
+  return copyTag(f.store);
 }
 
 /**

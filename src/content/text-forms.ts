@@ -155,16 +155,33 @@ export function zeroWidthLength(w: Uint8Array, i: number): number {
 }
 
 /**
- * The length of a line break at `i` that may cut a key (`fold -w`,
+ * The length of a line break at `i` inside a wrapped key (`fold -w`,
  * Python's `textwrap.fill`, a quote's `> ` before each line): `\n` or
- * `\r\n`, and the blanks, tabs and `>` after it (at most
- * MAX_WRAP_INDENT), when a key's character follows them; or 0. The bytes
- * read are padded with zero bytes: no read passes their end.
+ * `\r\n`, and the blanks, tabs and `>` after it (at most MAX_WRAP_INDENT),
+ * stopping before `stop` (a byte the key holds next); 0 where no line
+ * break is.
  */
-export function lineBreakLength(w: Uint8Array, i: number): number {
+export function wrapBreakLength(w: Uint8Array, i: number, stop = -1): number {
   let k = w[i] === 10 ? i + 1 : w[i] === 13 && w[i + 1] === 10 ? i + 2 : i;
   if (k === i) return 0;
-  const limit = k + MAX_WRAP_INDENT;
-  while (k < limit && isWrapIndent(w[k]!)) k++;
-  return KEY_CHAR[w[k]!] === 1 ? k - i : 0;
+  const limit = Math.min(w.length, k + MAX_WRAP_INDENT);
+  while (k < limit && w[k] !== stop && isWrapIndent(w[k]!)) k++;
+  return k - i;
+}
+
+/** The index of the `\n` of the line break (and its indent, at most MAX_WRAP_INDENT) that ends just before `at`, or -1. */
+export function wrapBreakBefore(w: Uint8Array, at: number): number {
+  let q = at - 1;
+  const stop = Math.max(0, q - MAX_WRAP_INDENT);
+  while (q > stop && isWrapIndent(w[q]!)) q--;
+  return q >= 0 && w[q] === 10 ? q : -1;
+}
+
+/**
+ * wrapBreakLength where a key's character follows the break; or 0. The
+ * bytes read are padded with zero bytes: no read passes their end.
+ */
+export function lineBreakLength(w: Uint8Array, i: number): number {
+  const n = wrapBreakLength(w, i);
+  return n > 0 && KEY_CHAR[w[i + n]!] === 1 ? n : 0;
 }

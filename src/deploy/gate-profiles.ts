@@ -29,7 +29,7 @@
 // every root service shares), Hermes' own names first.
 import type fs from "node:fs";
 import path from "node:path";
-import { HERMES_STORE_DIRS } from "../content/known.js";
+import { HERMES_STORE_DIRS, PROFILE_ID } from "../content/known.js";
 import { escapeText } from "../core/escape.js";
 import type { Systemctl } from "./systemctl.js";
 import { UNIT_NAME_MAX, escapeUnitPath } from "./systemd-syntax.js";
@@ -47,8 +47,6 @@ const MAX_LOOKED_AT = 4 * MAX_PROFILES;
 /** Refused entries named one by one; those after are counted. */
 const MAX_REFUSALS_NAMED = MAX_PROFILES;
 
-/** Hermes' own rule for a profile's name (hermes_cli/profiles.py `_PROFILE_ID_RE`): such names are taken first. */
-const PROFILE_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 /** C0 and C1 control characters, DEL, and U+FFFD (what Node makes of bytes that are no UTF-8: that name names no entry). */
 const UNTAKEN_CHARACTER = /[\u0000-\u001f\u007f-\u009f\ufffd]/;
 
@@ -77,6 +75,7 @@ export interface ProfileListing {
  * name order.
  */
 export function takeProfiles(profilesDir: string, names: readonly string[], look: (p: string) => fs.Stats): ProfileListing {
+  // Hermes' own names first: the profiles Hermes makes, before what else an agent put there.
   const ordered = [...names.filter((n) => PROFILE_ID.test(n)).sort(), ...names.filter((n) => !PROFILE_ID.test(n)).sort()];
   const out: ProfileListing = { profiles: [], refused: [], more: 0, key: "" };
   const keys: string[] = [String(names.length)];
