@@ -10,7 +10,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Gate, killAll, post, rawExchange, startGate } from "./gate-helpers.js";
+import { type Gate, gateLeftBehind, killAll, post, rawExchange, startGate } from "./gate-helpers.js";
 import { BIN, makeHome } from "./helpers.js";
 import type { DoctorCheck } from "../src/deploy/doctor-check.js";
 import { gateSecretChecks, gateServiceChecks } from "../src/deploy/doctor-gate.js";
@@ -882,6 +882,8 @@ describe("gate-secrets: the profiles of a Hermes home (USER:?profiles:DIR/), lis
       expect(answer.json.media_dropped[0].reason).toContain(`the value of ${named}`);
       expect(answer.body).not.toContain(value);
     }
+    // Each refusal left nothing in the gate's outbox, staging or ledger.
+    expect(gateLeftBehind(gate)).toEqual({ outbox: [], staging: [], ledger: [] });
     // The link was not followed: its values are not the gate's.
     expect((await rawExchange(gate.socket, post("linked.txt", `notes: ${LINKED}\n`))).json).toMatchObject({ success: true });
     for (const value of [WORK, LATE, CODEX]) expect(gate.log() + first.stderr + second.stderr).not.toContain(value);
