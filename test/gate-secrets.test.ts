@@ -61,6 +61,29 @@ function link(name: string, target: string): string {
   return p;
 }
 
+/** A file of nobody's under `root`, in directories of nobody's (0700) from `root` down. */
+function nobodysFile(root: string, name: string, content: string): string {
+  const file = path.join(root, name);
+  for (let d = path.dirname(file); d !== path.dirname(root); d = path.dirname(d)) {
+    fs.mkdirSync(d, { recursive: true, mode: 0o700 });
+    fs.chownSync(d, NOBODY, NOBODY);
+  }
+  fs.writeFileSync(file, content, { mode: 0o600 });
+  fs.chownSync(file, NOBODY, NOBODY);
+  return file;
+}
+
+/** A runtime directory for the copies, the service user's (here daemon's), 0700. */
+function intoDir(name: string): string {
+  const d = path.join(base, name);
+  fs.mkdirSync(d, { mode: 0o700 });
+  fs.chownSync(d, DAEMON, DAEMON);
+  return d;
+}
+
+/** gate-secrets' journal lines. */
+const lines = (stderr: string) => stderr.split("\n").filter((l) => l !== "");
+
 beforeAll(() => {
   if (process.getuid?.() !== 0) throw new Error("gate-secrets reads files as another user, which needs root: run the tests as root (as CI does)");
   base = fs.mkdtempSync(path.join(os.tmpdir(), "mo-secrets-"));
@@ -744,7 +767,7 @@ describe("doctor: the stores a gateway's CODEX_HOME and HERMES_MANAGED_DIR move"
     expect(secretChecks(target("doctor-codex-named", [...named, "agent:?codex-home:/srv/codex-a/auth.json"]))).toEqual([]);
   });
 
-  it("names one the gateway sets now that the gate's units do not name: in its unit (an install before media-outbox named it), or in its Hermes .env since install, which Hermes loads over the unit's", () => {
+  it("names one the gateway sets now that the gate's units do not name: in its unit (an install before media-outbox named it), or in its Hermes .env since install where gate-secrets does not follow it as Hermes does; not one that gate-secrets follows from the named .env", () => {
     const root = target("doctor-codex-unnamed", named);
     const unnamed = (file: string) => ({
       check: "gate secrets",
@@ -753,13 +776,23 @@ describe("doctor: the stores a gateway's CODEX_HOME and HERMES_MANAGED_DIR move"
       fix: "run media-outbox install systemd --gate again, with the same options",
     });
     expect(secretChecks(root)).toEqual([unnamed("/srv/codex-a/auth.json")]);
-    fs.writeFileSync(path.join(root, "srv/agent-hermes/.env"), "TELEGRAM_BOT_TOKEN=7000000001:AAHfakeTokenValueOnlyForTheseTests\nCODEX_HOME=~/codex-b\n");
-    expect(secretChecks(root)).toEqual([unnamed("/home/agent/codex-b/auth.json")]);
-    // Named at install, since moved by the .env.
+    // Set since in the Hermes .env the units name, over the unit's: gate-secrets reads it there at each run (~ the passwd home).
+    const dotEnv = path.join(root, "srv/agent-hermes/.env");
+    fs.writeFileSync(dotEnv, "TELEGRAM_BOT_TOKEN=7000000001:AAHfakeTokenValueOnlyForTheseTests\nCODEX_HOME=~/codex-b\n");
+    expect(secretChecks(root)).toEqual([]);
+    // A .env larger than gate-secrets reads gives it nothing to follow: Hermes reads it all the same.
+    fs.writeFileSync(dotEnv, `CODEX_HOME=/srv/codex-big\n#${"x".repeat(1024 * 1024)}\n`);
+    expect(secretChecks(root).filter((c) => c.message.includes("set since install"))).toEqual([unnamed("/srv/codex-big/auth.json")]);
+    // A managed .env sets it over the home's: Hermes reads that one, which gate-secrets does not follow.
+    fs.writeFileSync(dotEnv, "CODEX_HOME=/srv/codex-b\n");
+    fs.mkdirSync(path.join(root, "etc/hermes"), { recursive: true });
+    fs.writeFileSync(path.join(root, "etc/hermes/.env"), "CODEX_HOME=/srv/codex-m\n");
+    expect(secretChecks(root)).toEqual([unnamed("/srv/codex-m/auth.json")]);
+    // Named at install, since moved by the .env to a ~ the unit's HOME expands, which gate-secrets does not know (it takes the passwd home): named, escaped.
     const moved = target("doctor-codex-moved", [...named, "agent:?codex-home:/srv/codex-a/auth.json"]);
-    fs.writeFileSync(path.join(moved, "srv/agent-hermes/.env"), "CODEX_HOME=/srv/codex-\x1bMEDIA:/c\n");
-    const checks = secretChecks(moved);
-    expect(checks).toEqual([unnamed("/srv/codex-\\x1bMEDIA\\x3a/c/auth.json")]);
+    fs.writeFileSync(path.join(moved, GATEWAY_UNIT.slice(1)), "[Service]\nUser=agent\nEnvironment=HERMES_HOME=/srv/agent-hermes HOME=/srv/agent-home CODEX_HOME=/srv/codex-a\nExecStart=/bin/true\n");
+    fs.writeFileSync(path.join(moved, "srv/agent-hermes/.env"), "CODEX_HOME=~/codex-\x1bMEDIA:/c\n");
+    expect(secretChecks(moved)).toEqual([unnamed("/srv/agent-home/codex-\\x1bMEDIA\\x3a/c/auth.json")]);
   });
 
   it("names a managed scope a gateway's HERMES_MANAGED_DIR now puts elsewhere, its .env and config.yaml; a named one is judged as the gate reads it (.env and YAML lines) and taken for no Hermes home", () => {
@@ -809,25 +842,6 @@ describe("gate-secrets: the profiles of a Hermes home (USER:?profiles:DIR/), lis
     await killAll();
     h?.cleanup();
   });
-
-  /** A file of nobody's under `root`, in directories of nobody's (0700) from `root` down. */
-  const nobodysFile = (root: string, name: string, content: string) => {
-    const file = path.join(root, name);
-    for (let d = path.dirname(file); d !== path.dirname(root); d = path.dirname(d)) {
-      fs.mkdirSync(d, { recursive: true, mode: 0o700 });
-      fs.chownSync(d, NOBODY, NOBODY);
-    }
-    fs.writeFileSync(file, content, { mode: 0o600 });
-    fs.chownSync(file, NOBODY, NOBODY);
-    return file;
-  };
-  const intoDir = (name: string) => {
-    const d = path.join(base, name);
-    fs.mkdirSync(d, { mode: 0o700 });
-    fs.chownSync(d, DAEMON, DAEMON);
-    return d;
-  };
-  const lines = (stderr: string) => stderr.split("\n").filter((l) => l !== "");
 
   it("copies each profile's .env, stores, store directories' files and CODEX_HOME's auth.json as its agent; a profile made after a run at the next; its copies go with it; a link and a name with control characters are refused, escaped; the gate then refuses the profile's values, naming its copy", async () => {
     const home = path.join(base, "profiles-home");
@@ -998,5 +1012,150 @@ esac
     for (const p of ["/home/agent/.hermes/profiles/my-work/.env", "/.x/y", "/a b/é\\x:y_z.w", "/srv/p\u0007q/-", "/"]) {
       expect(escapeUnitPath(p), p).toBe(execFileSync("systemd-escape", ["--path", p], { encoding: "utf8" }).trim());
     }
+  });
+});
+
+describe("gate-secrets: the CODEX_HOME a Hermes home's .env sets (USER:PATH/.env), followed at each run as a profile's", () => {
+  // Values of no vendor format: only the copies can make them known.
+  const CODEX_A = "Ca7Kq2Wz9Lx4Vb8Rt3Nm";
+  const CODEX_B = "Cb3Hv8Qm2Wx7Lz4Kd9Rp";
+  let h: ReturnType<typeof makeHome> | undefined;
+
+  afterAll(async () => {
+    await killAll();
+    h?.cleanup();
+  });
+
+  const codexAuth = (token: string) => JSON.stringify({ tokens: { refresh_token: token, account_id: "acct-2468" } });
+
+  it("copies the Codex CLI's auth.json where a home's .env puts CODEX_HOME, one set after a run at the next (read as the agent; ~ the .env's HOME, else the passwd home), named as a gateway's $CODEX_HOME copy; not a file the line names already, nor a managed .env's; its copy goes with the setting, the file or the .env; the gate refuses its value, never printing it", async () => {
+    const home = path.join(base, "home-codex");
+    const envA = nobodysFile(home, ".hermes/.env", "HOME_SERVICE_TOKEN=Hs4Kq8Wz2Lx7Vb4Rt9Zp\n");
+    const authA = nobodysFile(home, "codex-a/auth.json", codexAuth(CODEX_A));
+    // Another home whose .env sets HOME: its ~ is that HOME, not nobody's passwd home.
+    const other = path.join(base, "home-codex-other");
+    const envB = nobodysFile(other, ".hermes/.env", `HOME=${other}\nCODEX_HOME=~/codex-b\n`);
+    const authB = nobodysFile(other, "codex-b/auth.json", codexAuth(CODEX_B));
+    // A home whose .env names the CODEX_HOME install named (USER:?codex-home:FILE): copied once, as named.
+    const namedAuth = nobodysFile(path.join(base, "codex-named"), "auth.json", codexAuth("Cn5Jt8Wq1Zr6Kn3Vx9Lb"));
+    const envC = nobodysFile(path.join(base, "home-codex-named"), ".hermes/.env", `CODEX_HOME=${path.dirname(namedAuth)}\n`);
+    // A managed scope's .env (STORE managed:) is not a home's: its CODEX_HOME is not followed here.
+    const envD = nobodysFile(path.join(base, "managed-codex"), ".env", `CODEX_HOME=${path.dirname(authA)}\n`);
+    // Nor a store's, .op.env, though it holds .env lines.
+    const opEnv = nobodysFile(home, ".hermes/.op.env", `OP_SERVICE_ACCOUNT_TOKEN=ops_Op3Kq8Wz2Lx7Vb4Rt9\nCODEX_HOME=${path.dirname(authA)}\n`);
+    const copies = intoDir("run-home-codex");
+    const line = ["--into", copies, `nobody:${envA}`, `nobody:${envB}`, `nobody:${envC}`, `nobody:?codex-home:${namedAuth}`, `nobody:?managed:${envD}`, `nobody:?${opEnv}`];
+    const copy = (name: string) => path.join(copies, name);
+
+    const first = run(line, { nobodysHome: home });
+    expect(first.signal, "gate-secrets hung").toBeNull();
+    expect(first.code, first.stderr).toBe(0);
+    expect(lines(first.stderr)).toEqual(["media-outbox: gate-secrets: 6 of 6 secret file(s) copied for the gate"]);
+    expect(fs.readdirSync(copies).sort()).toEqual(["hermes-env-0", "hermes-env-1", "hermes-env-1-codex-home-auth.json", "hermes-env-2", "hermes-env-3-codex-home-auth.json", "hermes-env-4", "hermes-env-5"]);
+    expect(fs.readFileSync(copy("hermes-env-1-codex-home-auth.json"), "utf8")).toBe(fs.readFileSync(authB, "utf8"));
+
+    // After that run, the agent sets CODEX_HOME in its .env (Hermes loads it over its environment): copied at the next.
+    fs.appendFileSync(envA, "CODEX_HOME=~/codex-a\n");
+    const second = run(line, { nobodysHome: home });
+    expect(lines(second.stderr)).toEqual(["media-outbox: gate-secrets: 6 of 6 secret file(s) copied for the gate"]);
+    expect(fs.readFileSync(copy("hermes-env-0-codex-home-auth.json"), "utf8")).toBe(fs.readFileSync(authA, "utf8"));
+    const st = fs.statSync(copy("hermes-env-0-codex-home-auth.json"));
+    expect([st.uid, st.gid, st.mode & 0o7777]).toEqual([DAEMON, DAEMON, 0o400]);
+    expect(fs.readdirSync(copies).filter((n) => n.endsWith("codex-home-auth.json")).sort()).toEqual(["hermes-env-0-codex-home-auth.json", "hermes-env-1-codex-home-auth.json", "hermes-env-3-codex-home-auth.json"]);
+
+    h = makeHome();
+    const gate = await startGate(h.home, { ...h.env, HERMES_HOME: path.join(h.home, "gate-home"), CREDENTIALS_DIRECTORY: copies });
+    for (const [value, n] of [
+      [CODEX_A, 0],
+      [CODEX_B, 1],
+    ] as const) {
+      const answer = await rawExchange(gate.socket, post("leak.txt", `notes: ${value}\n`));
+      expect(answer.json, value).toMatchObject({ success: false, media: [], media_dropped: [{ path: "leak.txt", code: "secret_detected" }] });
+      expect(answer.json.media_dropped[0].reason).toContain(`the value of tokens.refresh_token (the Codex CLI's auth.json in a gateway's $CODEX_HOME, credential hermes-env-${n}-codex-home-auth.json)`);
+      expect(answer.body).not.toContain(value);
+    }
+    expect(gateLeftBehind(gate)).toEqual({ outbox: [], staging: [], ledger: [] });
+    for (const value of [CODEX_A, CODEX_B]) expect(gate.log() + first.stderr + second.stderr).not.toContain(value);
+
+    // The setting gone: its copy goes at the next run.
+    fs.writeFileSync(envA, "HOME_SERVICE_TOKEN=Hs4Kq8Wz2Lx7Vb4Rt9Zp\n");
+    expect(run(line, { nobodysHome: home }).code).toBe(0);
+    expect(fs.existsSync(copy("hermes-env-0-codex-home-auth.json"))).toBe(false);
+    // Set again, and the other home's auth.json made a link to a file only root may read: that one is skipped, its copy removed.
+    fs.appendFileSync(envA, "CODEX_HOME=~/codex-a\n");
+    const rootOnly = path.join(base, "root-only-home-codex.json");
+    fs.writeFileSync(rootOnly, codexAuth("Cr2Wm9Qx4Tz7Kv3NpRl6"), { mode: 0o600 });
+    fs.rmSync(authB);
+    fs.symlinkSync(rootOnly, authB);
+    fs.lchownSync(authB, NOBODY, NOBODY);
+    const third = run(line, { nobodysHome: home });
+    expect(lines(third.stderr)).toEqual([
+      `media-outbox: gate-secrets: skipped ${authB} (read as nobody): its user may not read it; the gate will not know its values`,
+      "media-outbox: gate-secrets: 6 of 6 secret file(s) copied for the gate",
+    ]);
+    expect(fs.existsSync(copy("hermes-env-0-codex-home-auth.json"))).toBe(true);
+    expect(fs.existsSync(copy("hermes-env-1-codex-home-auth.json"))).toBe(false);
+    // The .env gone: what it set is not known, the copy of what its CODEX_HOME named goes.
+    fs.rmSync(envA);
+    const fourth = run(line, { nobodysHome: home });
+    expect(lines(fourth.stderr)[0]).toBe(`media-outbox: gate-secrets: skipped ${envA} (read as nobody): it does not exist; the gate will not know its values`);
+    expect(fs.existsSync(copy("hermes-env-0-codex-home-auth.json"))).toBe(false);
+  });
+
+  it("a CODEX_HOME of a home's .env it cannot follow is a journal line, the value escaped, and nothing is copied", () => {
+    const root = path.join(base, "home-codex-unfollowed");
+    const envs = [
+      nobodysFile(root, "rel/.env", "CODEX_HOME=codex\u001b[31m\n"),
+      nobodysFile(root, "expands/.env", "CODEX_HOME=${HOME}/codex\n"),
+      nobodysFile(root, "dots/.env", "CODEX_HOME=/srv/../etc\n"),
+    ];
+    const copies = intoDir("run-home-codex-unfollowed");
+    const r = run(["--into", copies, ...envs.map((e) => `nobody:${e}`)]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(lines(r.stderr)).toEqual([
+      `media-outbox: gate-secrets: CODEX_HOME in ${root}/rel/.env is codex\\x1b[31m, not an absolute path: the gate will not know a Codex CLI's auth.json there`,
+      `media-outbox: gate-secrets: CODEX_HOME in ${root}/expands/.env uses \${...} expansion, which install does not follow; write the directory out: the gate will not know a Codex CLI's auth.json there`,
+      `media-outbox: gate-secrets: CODEX_HOME in ${root}/dots/.env is /srv/../etc, which holds a ".." component; write it without: the gate will not know a Codex CLI's auth.json there`,
+      "media-outbox: gate-secrets: 3 of 3 secret file(s) copied for the gate",
+    ]);
+    expect(fs.readdirSync(copies).sort()).toEqual(["hermes-env-0", "hermes-env-1", "hermes-env-2"]);
+  });
+
+  it("--watch-profiles: starts the watch of the auth.json a home's (and a profile's) CODEX_HOME names before it is read, keeps it, and stops the watch of one no longer named", () => {
+    const root = path.join(base, "home-codex-watched");
+    const auth = nobodysFile(root, "codex-home/auth.json", codexAuth(CODEX_A));
+    const profileAuth = nobodysFile(root, "codex-profile/auth.json", codexAuth(CODEX_B));
+    const env = nobodysFile(root, ".hermes/.env", `CODEX_HOME=${path.dirname(auth)}\n`);
+    nobodysFile(root, ".hermes/profiles/w/.env", `CODEX_HOME=${path.dirname(profileAuth)}\n`);
+    const profiles = path.join(root, ".hermes", "profiles");
+    const copies = intoDir("run-home-codex-watched");
+    const log = path.join(base, "systemctl-home-codex.log");
+    const unit = (p: string) => `media-outbox-gate-secrets-watch@${execFileSync("systemd-escape", ["--path", p], { encoding: "utf8" }).trim()}.path`;
+    const stale = unit(path.join(root, "codex-before", "auth.json"));
+    // A fake systemctl: logs each call and what the copies are then.
+    const fake = path.join(base, "fake-systemctl-home-codex");
+    fs.writeFileSync(
+      fake,
+      `#!/bin/sh
+printf '%s | %s\\n' "$*" "$(ls -A '${copies}' | tr '\\n' ' ')" >> '${log}'
+case "$1" in
+  list-units) printf '%s loaded active waiting x\\n' '${stale}' '${unit(auth)}' ;;
+esac
+`,
+      { mode: 0o755 },
+    );
+    const r = run(["--into", copies, "--watch-profiles", `nobody:${env}`, `nobody:?profiles:${profiles}/`], { env: { MEDIA_OUTBOX_SYSTEMCTL: fake } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(lines(r.stderr)).toEqual(["media-outbox: gate-secrets: 2 of 2 secret file(s) copied for the gate"]);
+    expect(fs.readdirSync(copies).sort()).toEqual(["hermes-env-0", "hermes-env-0-codex-home-auth.json", "hermes-env-1-profile.w.codex-home-auth.json", "hermes-env-1-profile.w.env"]);
+    const dir = path.join(profiles, "w");
+    expect(fs.readFileSync(log, "utf8").split("\n").filter((l) => l !== "")).toEqual([
+      `start ${[dir, `${dir}/.env`, `${dir}/mcp-tokens`, `${dir}/google_chat_user_tokens`].map(unit).join(" ")} | `,
+      // Each auth.json watched once its .env is read, before it is: no copy of it yet.
+      `start ${unit(auth)} | hermes-env-0 `,
+      `start ${unit(profileAuth)} | hermes-env-0 hermes-env-0-codex-home-auth.json hermes-env-1-profile.w.env `,
+      `list-units --all --plain --no-legend --full --type=path media-outbox-gate-secrets-watch@*.path | hermes-env-0 hermes-env-0-codex-home-auth.json hermes-env-1-profile.w.codex-home-auth.json hermes-env-1-profile.w.env `,
+      `stop --no-block ${stale} | hermes-env-0 hermes-env-0-codex-home-auth.json hermes-env-1-profile.w.codex-home-auth.json hermes-env-1-profile.w.env `,
+    ]);
   });
 });

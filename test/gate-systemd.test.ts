@@ -665,6 +665,60 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
     }
   });
 
+  it("knows the Codex CLI's tokens where a CODEX_HOME the agent sets in its Hermes .env after install puts them, without install again or a restart of the gate; a token the CLI writes later too; forgets them when the setting goes", async () => {
+    const dotEnv = "/home/agent/.hermes/.env";
+    const codexHome = "/home/agent/codex-late";
+    const copy = `${SECRETS}/hermes-env-0-codex-home-auth.json`;
+    const firstKey = "Cl4Kd9Wq2Zx7Vn3Tb8Hm";
+    const laterKey = "Cr8Vd3Kq6Wz1Lx4Tb7Hn";
+    const leaks: Record<string, string> = { [firstKey]: "leak-codex-first.txt", [laterKey]: "leak-codex-later.txt" };
+    const pid = gatePid();
+    expect(pid, "the gate is not running").toBeGreaterThan(0);
+    c.run(["sh", "-c", Object.entries(leaks).map(([key, file]) => `printf 'notes: ${key}\\n' > /home/agent/${file}`).join(" && ")], { user: "agent" });
+    // Not a secret yet: no pattern knows it.
+    expect(mo(["prepare", `/home/agent/${leaks[firstKey]}`], { user: "agent" }).stdout).toBe(`MEDIA:${OUTBOX}/${leaks[firstKey]}\n`);
+    c.run(["rm", "-f", `${OUTBOX}/${leaks[firstKey]}`]);
+    /** prepare (as the agent) of the file holding `key`: refused, naming the copy, never printing the value. */
+    const refused = (key: string) => {
+      const r = mo(["prepare", `/home/agent/${leaks[key]}`], { user: "agent" });
+      expect(r.code, r.stdout + r.stderr).toBe(1);
+      expect(r.stderr).toContain("tokens.refresh_token (the Codex CLI's auth.json in a gateway's $CODEX_HOME, credential hermes-env-0-codex-home-auth.json)");
+      expect(r.stdout + r.stderr).not.toContain(key);
+      expect(exists(`${OUTBOX}/${leaks[key]}`)).toBe(false);
+    };
+    const watch = `media-outbox-gate-secrets-watch@${out(`systemd-escape --path '${codexHome}/auth.json'`)}.path`;
+    const watchActive = () => out(`systemctl show -p ActiveState --value '${watch}'`) === "active";
+    c.run(["cp", "-p", dotEnv, "/root/agent-env.saved"]);
+    try {
+      // The Codex CLI logs in there, then the agent points Hermes at it in its .env (an editor's rename).
+      c.run(["sh", "-ec", `mkdir -p ${codexHome} && printf '{"tokens": {"refresh_token": "${firstKey}"}}\\n' > ${codexHome}/auth.json && chmod 600 ${codexHome}/auth.json && cp ${dotEnv} ${dotEnv}.new && printf 'CODEX_HOME=~/codex-late\\n' >> ${dotEnv}.new && mv ${dotEnv}.new ${dotEnv}`], { user: "agent" });
+      await waitUntil(() => exists(copy), "the gate's copy of the auth.json the .env's CODEX_HOME names", 30_000);
+      refused(firstKey);
+      expect(statOf(copy)).toBe("media-outbox:media-outbox 400 regular file");
+      // Watched by an instance of the template, started by gate-secrets.
+      await waitUntil(watchActive, "the watch of the CODEX_HOME's auth.json");
+      // A token the CLI writes later (a new file renamed over it): copied through that watch.
+      c.run(["sh", "-ec", `printf '{"tokens": {"refresh_token": "${laterKey}"}}\\n' > ${codexHome}/auth.json.tmp && mv ${codexHome}/auth.json.tmp ${codexHome}/auth.json`], { user: "agent" });
+      await waitUntil(() => out(`cat ${copy}`).includes(laterKey), "the gate's copy of the rewritten auth.json", 30_000);
+      refused(laterKey);
+      expect(gatePid()).toBe(pid);
+      // doctor knows it for the gate's: no 'set since install'.
+      const doctor = JSON.parse(mo(["doctor", "--json", "--no-probe"]).stdout) as { checks: { check: string; message: string }[] };
+      expect(doctor.checks.filter((x) => x.check === "gate secrets").map((x) => x.message)).toEqual([]);
+    } finally {
+      // The setting goes: the copy goes, and the watch.
+      c.run(["sh", "-c", `rm -f ${dotEnv} && mv /root/agent-env.saved ${dotEnv}`]);
+    }
+    try {
+      await waitUntil(() => !exists(copy), "the copy gone with the setting", 30_000);
+      await waitUntil(() => !watchActive(), "the watch gone with the setting", 30_000);
+      expect(mo(["prepare", `/home/agent/${leaks[laterKey]}`], { user: "agent" }).stdout).toBe(`MEDIA:${OUTBOX}/${leaks[laterKey]}\n`);
+      expect(out(`ls -A ${SECRETS}`).split("\n")).toEqual(["hermes-env-0"]);
+    } finally {
+      c.run(["sh", "-c", `rm -rf ${codexHome} /home/agent/leak-codex-*.txt ${OUTBOX}/leak-codex-*.txt`]);
+    }
+  });
+
   it("doctor: an MCP server's token file made after install is known (its directory is named); a damaged store gives the gate no values", () => {
     const mcp = "/home/agent/.hermes/mcp-tokens";
     c.run(["sh", "-c", `mkdir -p ${mcp} && echo '{}' > ${mcp}/late.json`], { user: "agent" });

@@ -17,7 +17,9 @@ systemd --gate writes the line): copies each agent's Hermes .env or other
 store FILE (or a store of USER's home: ~/.docker/config.json, another
 agent CLI's OAuth tokens) into DIR for the gate's content checks, reading
 it as USER; a FILE that ends with "/" is a directory, whose .json files
-are each copied.
+are each copied. For a Hermes home's .env (USER:FILE, FILE named .env),
+the Codex CLI's auth.json where it puts CODEX_HOME at this run is copied
+too, unless the line names that file.
 A FILE after "?" is optional: when it is not there, nothing is said.
 KIND environment-file: or unit-file: marks a file systemd reads for a
 gateway running as USER (an EnvironmentFile=, a unit file or drop-in):
@@ -30,8 +32,9 @@ profiles: marks a Hermes home's profiles directory (FILE ends with "/"):
 each profile in it (at most ${MAX_PROFILES}; no link, no control character in
 its name) has its .env and stores copied, and the Codex CLI's auth.json
 where its .env puts CODEX_HOME. --watch-profiles starts an instance of
-${GATE_SECRETS_WATCH} on each profile's files, and stops those of
-profiles gone.`;
+${GATE_SECRETS_WATCH} on each profile's files and each auth.json a
+CODEX_HOME so followed names, and stops those of profiles (and settings)
+gone.`;
 
 const OPTIONS = { into: { type: "string" }, "watch-profiles": { type: "boolean" } } satisfies Options;
 

@@ -38,15 +38,16 @@ import {
   userHomeStoreFiles,
   userHomeStoresNow,
 } from "./gate.js";
+import { readIfExists } from "./files.js";
 import { rootOwnedProblem } from "./root-owned.js";
-import { unitHermesEnvironment } from "./hermes-environment.js";
+import { dotenvCodexHomeAuth, unitHermesEnvironment } from "./hermes-environment.js";
 import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, isTemplate, lenientDiskReader, onDisk, unitEnvironment, unitFiles, variableSource } from "./gateway-units.js";
 import { GATE_SECRETS_WATCH, MAX_PROFILES, profileWatchPaths, watchUnitName } from "./gate-profiles.js";
 import { GATE_SECRETS_NEW_PATH, GATE_SECRETS_PATH, GATE_SECRETS_SERVICE, GATE_SERVICE, GATE_SOCKET_UNIT, WATCH_SERVICE } from "./render.js";
 import { type Systemctl, shellLine } from "./systemctl.js";
 import { parseUnitText, splitWords } from "./systemd-syntax.js";
-import { groupByName, groupIdsOf, groupName, isMember, userByNameOrUid, userByUid } from "./users.js";
-import { type AgentSecretFile, MAX_COPIES_BYTES, MAX_SECRET_FILE_BYTES, parseSecretFileArg, rootAloneProblem } from "./gate-secrets.js";
+import { groupByName, groupIdsOf, groupName, isMember, userByName, userByNameOrUid, userByUid } from "./users.js";
+import { type AgentSecretFile, MAX_COPIES_BYTES, MAX_SECRET_FILE_BYTES, isHermesHomeDotenv, parseSecretFileArg, rootAloneProblem } from "./gate-secrets.js";
 
 const PROBE_NAME = "media-outbox-doctor-probe.png";
 /** How long doctor waits for the gate at any one step: a bound on a hung gate, not a performance target. */
@@ -252,8 +253,8 @@ export function gateServiceChecks(scope: UnitScope, units: string[], systemctl: 
  * systemd file (KIND:FILE) its user may not read and that is not root's
  * alone is skipped by gate-secrets: named here. So is a store a gateway's
  * CODEX_HOME or HERMES_MANAGED_DIR now moves (set in its unit or its Hermes
- * .env) that the line does not name. Files the one running doctor may not
- * look at are not judged.
+ * .env) that the line does not name, nor gate-secrets follow. Files the
+ * one running doctor may not look at are not judged.
  */
 export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; dropIns: string[] }, checks: DoctorCheck[], gateways: GatewayOwner[]): AgentSecretFile[] {
   const read = diskReader(scope);
@@ -316,8 +317,10 @@ export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; d
   if (unnamedUnits.length > 0) {
     check(checks, "gate secrets", "warn", `${unnamedUnits.map((w) => escapeText(w.file)).join(", ")}: set for a gateway (an EnvironmentFile=, or Environment= values that look secret) and not named in the gate's units: the gate does not know the values there`, "run media-outbox install systemd --gate again, with the same options");
   }
-  // Where a gateway's CODEX_HOME or HERMES_MANAGED_DIR puts a store now (set since install, in its unit or its Hermes .env), install judging it the same way.
-  const moved = environmentStoreFiles(gateways, scope, []).filter((c) => !named.some((n) => n.file === c.file));
+  // Where a gateway's CODEX_HOME or HERMES_MANAGED_DIR puts a store now (set since install, in its unit or its Hermes .env), install judging it the same way;
+  // not a CODEX_HOME that gate-secrets follows itself at each run, as the named Hermes .env sets it.
+  const followed = followedCodexHomes(scope, hermes);
+  const moved = environmentStoreFiles(gateways, scope, []).filter((c) => !named.some((n) => n.file === c.file) && !(c.store === "codex-home" && followed.has(c.file)));
   if (moved.length > 0) {
     const what = (c: AgentSecretFile) => (c.store === "codex-home" ? "the Codex CLI's auth.json in a gateway's CODEX_HOME" : "the managed scope's, in a gateway's HERMES_MANAGED_DIR");
     check(
@@ -344,6 +347,29 @@ export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; d
     check(checks, "gate secrets", "warn", `Hermes profiles the gate does not copy: ${untaken.join("; ")}: the gate does not know the values there`, `make each a directory named with letters, digits, _ and -, and keep at most ${MAX_PROFILES} profiles in a Hermes home`);
   }
   return named;
+}
+
+/**
+ * The Codex CLI's auth.json files gate-secrets copies where a Hermes home's
+ * .env on its line puts CODEX_HOME now (gate-secrets.ts followCodexHome:
+ * the same rule), as the one running doctor reads those .env files.
+ */
+function followedCodexHomes(scope: UnitScope, named: AgentSecretFile[]): Set<string> {
+  const out = new Set<string>();
+  for (const n of named.filter(isHermesHomeDotenv)) {
+    let bytes: Buffer | undefined;
+    try {
+      bytes = readIfExists(onDisk(scope, n.file));
+    } catch {
+      // Not a file, or not ours to read: gate-secrets (as the agent) decides; install's view below says what Hermes reads.
+      continue;
+    }
+    // One past what gate-secrets reads gives it nothing to follow (named above as giving the gate no values).
+    if (bytes === undefined || bytes.length > MAX_SECRET_FILE_BYTES) continue;
+    const found = dotenvCodexHomeAuth(bytes, userByName(n.user, scope.root)?.home, scope.root);
+    if (found !== undefined && "file" in found) out.add(found.file);
+  }
+  return out;
 }
 
 /**

@@ -16,8 +16,9 @@
 // exist is watched through its directory and its making seen even when it
 // comes while a copy runs, when systemd drops the watches of the unit that
 // triggered, and looks only at whether each path exists after), its store
-// directories, and the Codex CLI's auth.json where its .env puts CODEX_HOME;
-// and it stops those of profiles gone. It starts them, and waits for them,
+// directories, and the Codex CLI's auth.json where its .env puts CODEX_HOME
+// (and where a home's .env does: gate-secrets.ts followCodexHome); and it
+// stops those of profiles gone. It starts them, and waits for them,
 // before it reads a profile's files: a file written after the read is
 // written while they watch.
 //
@@ -148,7 +149,7 @@ export class ProfileWatches {
     return problems;
   }
 
-  /** Stops (without waiting) every GATE_SECRETS_WATCH instance but those of `paths`: a profile gone, a CODEX_HOME moved. */
+  /** Stops (without waiting) every GATE_SECRETS_WATCH instance but those of `paths`: a profile gone, a CODEX_HOME moved or unset. */
   stopOthers(paths: readonly string[]): string[] {
     const wanted = new Set(paths.map(watchUnitName));
     const r = this.systemctl.run("list-units", "--all", "--plain", "--no-legend", "--full", "--type=path", `${WATCH_PREFIX}*.path`);

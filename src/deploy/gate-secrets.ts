@@ -26,11 +26,14 @@
 // no google_token.json) that is not there is no news: it is counted in the
 // last line, not named, at every start.
 //
-// A Hermes home's profiles (`profiles/NAME`, made whenever the agent
-// likes) are not named one by one: the home's profiles directory is, and
-// each run lists it as the agent and copies what each profile there holds,
-// as the home's files are copied (gate-profiles.ts says which profiles, and
-// how their files are watched; ProfilesCopy below).
+// A CODEX_HOME a Hermes home's .env (or a profile's) sets is read from the
+// .env at each run, so one set after install is followed too
+// (followCodexHome). A Hermes home's profiles (`profiles/NAME`, made
+// whenever the agent likes) are not named one by one: the home's profiles
+// directory is, and each run lists it as the agent and copies what each
+// profile there holds, as the home's files are copied (gate-profiles.ts
+// says which profiles, and how their files are watched; ProfilesCopy
+// below).
 //
 // A gateway's own unit holds secrets too: its EnvironmentFile= files and the
 // Environment= values of its unit file and drop-ins are in the gateway's
@@ -48,8 +51,7 @@ import { HERMES_STORE_DIRS, PROFILE_FILES, type ProfileCopyFile, USER_HOME_SECRE
 import { FatalError, errnoCode } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { MAX_PROFILES, type Profile, type ProfileListing, type ProfileWatches, profileWatchPaths, takeProfiles } from "./gate-profiles.js";
-import { codexHomeAuthFile } from "./hermes-environment.js";
-import { dotenvText, parseEnvFile as parseDotenv } from "./policy-sources.js";
+import { dotenvCodexHomeAuth } from "./hermes-environment.js";
 import { rootOwnedProblem } from "./root-owned.js";
 import { environmentAssignments, parseEnvFile, parseUnitText } from "./systemd-syntax.js";
 import { type PasswdEntry, groupIdsOf, userByName } from "./users.js";
@@ -121,6 +123,17 @@ export function secretFileArg(s: AgentSecretFile): string {
   return `${s.user}:${s.optional ? "?" : ""}${mark ? `${mark}:` : ""}${s.file}`;
 }
 const PROFILES_MARK = "profiles";
+
+/**
+ * Whether a Hermes file of the line (not KIND:) is a Hermes home's own .env,
+ * as install names it (`USER:PATH`): not a STORE: (a managed scope's .env),
+ * named `.env` (a store's name never is). gate-secrets follows the
+ * CODEX_HOME it sets at each run, as a profile's (followCodexHome); doctor
+ * asks which those are.
+ */
+export function isHermesHomeDotenv(f: AgentSecretFile): boolean {
+  return f.store === undefined && path.basename(f.file) === ".env";
+}
 
 /** The inverse of secretFileArg; undefined for a word that is not one. */
 export function parseSecretFileArg(arg: string): AgentSecretFile | undefined {
@@ -341,9 +354,13 @@ const PROFILE_ROUNDS = 3;
  * owner (the gate's user) and readable by it alone. Needs root. Throws
  * (FatalError) only when `dir` is not a real directory; a file it cannot
  * take is in `skipped`, unless it is optional and simply not there
- * (`absent`). With `watches`, the profiles' files are watched
- * (gate-profiles.ts): the watches started before they are read, those of
- * profiles gone stopped at the end.
+ * (`absent`). A home's .env (isHermesHomeDotenv) is read for the
+ * CODEX_HOME it sets now, and the Codex CLI's auth.json there copied
+ * (`hermes-env-N-codex-home-auth.json`, N the .env's place) unless the line
+ * names that file itself. With `watches`, the profiles' files and those
+ * auth.json files are watched (gate-profiles.ts): the watches started
+ * before they are read, those of profiles (and settings) gone stopped at
+ * the end.
  */
 export function copyAgentSecrets(dir: string, files: AgentSecretFile[], opts: { watches?: ProfileWatches } = {}): SecretsCopy {
   const st = fs.lstatSync(dir, { throwIfNoEntry: false });
@@ -355,12 +372,19 @@ export function copyAgentSecrets(dir: string, files: AgentSecretFile[], opts: { 
   const startWatches = (paths: string[]) => {
     if (opts.watches) result.notes.push(...opts.watches.start(paths));
   };
-  for (const [i, f] of files.entries()) if (f.profiles) profiles.set(i, new ProfilesCopy(dir, i, f, owner));
+  for (const [i, f] of files.entries()) if (f.profiles) profiles.set(i, new ProfilesCopy(dir, i, f, owner, startWatches));
   startWatches([...profiles.values()].flatMap((p) => p.watchPaths()));
-  for (const [i, { user: name, file, optional, kind, store }] of files.entries()) {
+  // The files named on the line, copied as named: a home's .env's CODEX_HOME that names one of them is not copied again.
+  const named = new Set(files.map((f) => f.file));
+  // The Codex CLI's auth.json files the homes' .env files put CODEX_HOME at, watched as long as they do.
+  const codexFiles: string[] = [];
+  for (const [i, f] of files.entries()) {
+    const { user: name, file, optional, kind, store } = f;
     const user = userByName(name);
     // A directory's files (mcp-tokens/: one per MCP server) are copied as hermes-env-N-K, K their place in name order.
     const isDirectory = file.endsWith("/");
+    // A home's .env: the copy of the Codex CLI's auth.json where it puts CODEX_HOME, removed when it no longer does.
+    const codexCopy = isHermesHomeDotenv(f) ? codexHomeCopyName(`${SECRET_FILE_PREFIX}${i}`) : undefined;
     try {
       if (!user) throw new Skip(`there is no user ${escapeText(name)}`);
       const profilesCopy = profiles.get(i);
@@ -379,11 +403,21 @@ export function copyAgentSecrets(dir: string, files: AgentSecretFile[], opts: { 
         const name = store === "codex-home" ? codexHomeCopyName(`${SECRET_FILE_PREFIX}${i}`) : copyName(`${SECRET_FILE_PREFIX}${i}`, user, file);
         writeCopy(dir, name, data, owner);
         result.copied.push(name);
+        if (codexCopy !== undefined) {
+          const codex = followCodexHome(user, file, data, result.notes, startWatches);
+          if (codex === undefined || named.has(codex)) fs.rmSync(path.join(dir, codexCopy), { force: true });
+          else {
+            codexFiles.push(codex);
+            copyFollowed(dir, codexCopy, user, codex, owner, result);
+          }
+        }
       }
       result.taken++;
     } catch (err) {
       if (!(err instanceof Skip)) throw err;
       if (isDirectory) removeCopies(dir, `${SECRET_FILE_PREFIX}${i}-`, 0);
+      // The .env not read: what it sets is not known this run.
+      if (codexCopy !== undefined) fs.rmSync(path.join(dir, codexCopy), { force: true });
       if (optional && err.missing) result.absent++;
       else result.skipped.push({ user: name, file, why: err.message });
     }
@@ -404,11 +438,49 @@ export function copyAgentSecrets(dir: string, files: AgentSecretFile[], opts: { 
     }
   }
   for (const p of profiles.values()) p.report(result);
-  // The Codex CLI's auth.json of each profile's CODEX_HOME is known once its .env is read: watched from then on.
-  const watched = [...profiles.values()].flatMap((p) => p.watchPaths());
+  // Those of the profiles made meanwhile are started here; the homes' Codex CLI's auth.json files were, before they were read.
+  const watched = [...[...profiles.values()].flatMap((p) => p.watchPaths()), ...codexFiles];
   startWatches(watched);
   if (opts.watches) result.notes.push(...opts.watches.stopOthers(watched));
   return result;
+}
+
+/**
+ * The Codex CLI's auth.json where a Hermes .env (`bytes`, read from
+ * `envFile` as `user`) puts CODEX_HOME, for a home's .env and a profile's
+ * alike: read at each run, so one set after install is followed, as install
+ * follows a gateway's (hermes-environment.ts dotenvCodexHomeAuth: `~` the
+ * HOME that .env sets, else the user's passwd home; `${...}`, a relative
+ * value or a `..` component not followed, each a note in `notes`). Its
+ * watch is started (`watch`) before the caller reads it: a token written
+ * after the read is written while it is watched.
+ */
+function followCodexHome(user: PasswdEntry, envFile: string, bytes: Buffer, notes: string[], watch: (paths: string[]) => void): string | undefined {
+  const found = dotenvCodexHomeAuth(bytes, user.home);
+  if (found === undefined) return undefined;
+  if ("why" in found) {
+    notes.push(`CODEX_HOME in ${escapeText(envFile)} ${found.why}: the gate will not know a Codex CLI's auth.json there`);
+    return undefined;
+  }
+  watch([found.file]);
+  return found.file;
+}
+
+/**
+ * Copies a file gate-secrets followed (not named on its line: a home's
+ * .env's CODEX_HOME auth.json) as `name`, read as `user` as a named one is;
+ * its copy from before removed when it cannot be taken. One that is not
+ * there is no news, as an optional store.
+ */
+function copyFollowed(dir: string, name: string, user: PasswdEntry, file: string, owner: CopyOwner, result: SecretsCopy): void {
+  try {
+    writeCopy(dir, name, asUser(user, () => readSmallRegularFile(file)), owner);
+    result.copied.push(name);
+  } catch (err) {
+    if (!(err instanceof Skip)) throw err;
+    fs.rmSync(path.join(dir, name), { force: true });
+    if (!err.missing) result.skipped.push({ user: user.name, file, why: err.message });
+  }
 }
 
 /** `p` without the slashes it ends with (a loop: linear on any input). */
@@ -440,6 +512,8 @@ class ProfilesCopy {
     i: number,
     private readonly named: AgentSecretFile,
     private readonly owner: CopyOwner,
+    /** Starts the watches of paths (copyAgentSecrets' startWatches). */
+    private readonly watch: (paths: string[]) => void,
   ) {
     this.copyPrefix = `${SECRET_FILE_PREFIX}${i}`;
     this.from = withoutTrailingSlashes(named.file);
@@ -525,32 +599,13 @@ class ProfilesCopy {
       this.last.skipped.push(...sink.skipped);
     }
     if (dotEnv !== undefined) {
-      const codex = this.codexHomeAuth(user, path.join(profile.dir, ".env"), dotEnv);
+      // Hermes loads the profile's .env over its environment when it runs the profile.
+      const codex = followCodexHome(user, path.join(profile.dir, ".env"), dotEnv, this.last.notes, this.watch);
       if (codex !== undefined) {
         this.last.codexFiles.push(codex);
         take(codex, { codexHome: true });
       }
     }
-  }
-
-  /**
-   * The Codex CLI's auth.json where a profile's .env (`bytes`, as read)
-   * puts CODEX_HOME: Hermes loads that .env over its environment when it
-   * runs the profile. `~` is its HOME there (else the user's passwd home).
-   * A value not followed is a note.
-   */
-  private codexHomeAuth(user: PasswdEntry, envFile: string, bytes: Buffer): string | undefined {
-    const parsed = parseDotenv(dotenvText(bytes));
-    const value = parsed.values.get("CODEX_HOME");
-    if (value === undefined) return undefined;
-    const home = parsed.values.get("HOME") ?? (path.isAbsolute(user.home) ? user.home : undefined);
-    const found = codexHomeAuthFile({ value, ...(parsed.expands.has("CODEX_HOME") ? { expands: true } : {}) }, home);
-    if (found === undefined) return undefined;
-    if ("why" in found) {
-      this.last.notes.push(`CODEX_HOME in ${escapeText(envFile)} ${found.why}: the gate will not know a Codex CLI's auth.json there`);
-      return undefined;
-    }
-    return found.file;
   }
 
   /** Removes the copies of this directory's profiles but `keep`: profiles and files gone. */

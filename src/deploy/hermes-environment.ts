@@ -128,11 +128,28 @@ function directoryValue(set: { value: string; expands?: boolean }, expand: (valu
  * CODEX_HOME to `set` (its value, and whether it uses `${...}` expansion),
  * `home` its HOME (for `~`): as gatewayEnvironmentStores follows a gateway's.
  * Undefined for an empty value (Hermes reads ~/.codex/auth.json); `why`
- * (escaped) for one not followed. gate-secrets asks it of a profile's .env.
+ * (escaped) for one not followed. dotenvCodexHomeAuth asks it of a Hermes .env.
  */
 export function codexHomeAuthFile(set: { value: string; expands?: boolean }, home: string | undefined, root?: string): { file: string } | { why: string } | undefined {
   const found = directoryValue(set, (v) => expandUser(v, home, root));
   return found === undefined || "why" in found ? found : { file: path.join(found.dir, "auth.json") };
+}
+
+/**
+ * Where the Codex CLI's auth.json lies for a Hermes that loads the .env of
+ * `bytes` (as read) over its environment: the CODEX_HOME it sets, followed
+ * as codexHomeAuthFile follows one, its `~` the HOME that .env sets, else
+ * `passwdHome`. Undefined when it sets none (or an empty one); `why` for one
+ * not followed. gate-secrets asks it of each .env it copies that Hermes
+ * loads so, a home's and a profile's, at each run; doctor asks it of a
+ * home's .env to know which of them gate-secrets follows.
+ */
+export function dotenvCodexHomeAuth(bytes: Buffer, passwdHome: string | undefined, root?: string): { file: string } | { why: string } | undefined {
+  const parsed = parseEnvFile(dotenvText(bytes));
+  const value = parsed.values.get("CODEX_HOME");
+  if (value === undefined) return undefined;
+  const home = parsed.values.get("HOME") ?? (passwdHome !== undefined && path.isAbsolute(passwdHome) ? passwdHome : undefined);
+  return codexHomeAuthFile({ value, ...(parsed.expands.has("CODEX_HOME") ? { expands: true } : {}) }, home, root);
 }
 
 /**
