@@ -408,7 +408,7 @@ describe("gzip members after other bytes", () => {
     expect(changed((m) => ((m[9] = 200), m))).toMatch(/^unscannable_content: .*compressed with gzip/);
   });
 
-  it("publishes gzip files that a reader reads: members of a tar, entries of a zip (stored or deflated), a file of two members, a PDF's attachment, a tar.gz of .gz files", () => {
+  it("publishes gzip files that a reader reads: members of a tar, entries of a zip (stored or deflated), a file of two members, a PDF's attachment, a tar.gz of .gz files, a tar inside a zip", () => {
     const log = (n: number) => zlib.gzipSync(Buffer.from(`log ${n}\n${"an ordinary line of a log\n".repeat(50)}`));
     const twoMembers = Buffer.concat([log(1), log(2)]);
     const files = {
@@ -419,6 +419,7 @@ describe("gzip members after other bytes", () => {
       "two.gz": twoMembers,
       "logs.tgz": zlib.gzipSync(tar({ "a.log.gz": log(1), "b.log.gz": twoMembers })),
       "attached.pdf": pdfAttachment(log(4)),
+      "nested.zip": zip({ "logs.tar": tar({ "a.log.gz": log(1), "b.log.gz": twoMembers }) }, true),
     };
     const paths = Object.entries(files).map(([name, bytes]) => write(work, name, bytes));
     const r = cli(["prepare", "--json", "--allow", "tar,zip,docx,gz,tgz,pdf", ...paths], { env: h.env, cwd: work });

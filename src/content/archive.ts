@@ -10,6 +10,7 @@
 // names; node:zlib inflates gzip (RFC 1952).
 import { UNREADABLE_FORMATS } from "./formats.js";
 import { ascii, u32le } from "./bytes.js";
+import { GZIP, opensAs } from "./hidden-archives.js";
 import type { InspectContext, Reader } from "./inspect.js";
 import { readInside, readPicture } from "./images.js";
 import { OVERLAP } from "./scan.js";
@@ -194,35 +195,11 @@ export function inspectGzip(b: Uint8Array, ctx: InspectContext): void {
 }
 
 /** True when `b` opens as a gzip member (magic and deflate). */
-export const isGzip = (b: Uint8Array) => b.length >= 18 && b[0] === 0x1f && b[1] === 0x8b && b[2] === 0x08;
+export const isGzip = (b: Uint8Array) => b.length >= 18 && opensAs(b, GZIP);
 
-/**
- * Archives compressed in a way node:zlib does not read, by the name
- * file-type gives them (also the extension they are sent with): the
- * compression each is refused for.
- */
-
-/** The same archives by their magic numbers, for one inside another file (one that starts after other bytes: hidden-archives.ts). */
-const UNREADABLE: { format: string; magic: number[] }[] = [
-  { format: UNREADABLE_FORMATS.bz2, magic: [0x42, 0x5a, 0x68] },
-  { format: UNREADABLE_FORMATS.xz, magic: [0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00] },
-  { format: UNREADABLE_FORMATS["7z"], magic: [0x37, 0x7a, 0xbc, 0xaf, 0x27, 0x1c] },
-  { format: UNREADABLE_FORMATS.rar, magic: [0x52, 0x61, 0x72, 0x21, 0x1a, 0x07] },
-];
-
-/** The compression of an archive this check cannot read, when `b` opens as one. bzip2's magic is short, so its first block's too (`1AY&SY`, or the end of an empty stream). */
+/** The compression of an archive this check cannot read, when `b` opens as one (by its signature, hidden-archives.ts opensAs: a part of another file). */
 export function unreadableArchive(b: Uint8Array): string | undefined {
-  for (const { format, magic } of UNREADABLE) {
-    if (b.length < magic.length || !magic.every((m, i) => b[i] === m)) continue;
-    if (format !== UNREADABLE_FORMATS.bz2) return format;
-    // Its level and first block's magic (10 bytes in all): a shorter file is none (a read past its end threw at a
-    // 3-byte `BZh` that ended its buffer, a tar member or a zip entry).
-    if (b.length < 10) continue;
-    const level = b[3]!;
-    const block = ascii(b, 4, 6);
-    if (level >= 0x31 && level <= 0x39 && (block === "1AY&SY" || block === "\x17rE8P\x90")) return format;
-  }
-  return undefined;
+  return Object.values(UNREADABLE_FORMATS).find((format) => opensAs(b, format));
 }
 
 /** The reader of an archive whose compression this check does not read: a refusal, naming it. */

@@ -127,18 +127,24 @@ function nestedReaderOf(b: Uint8Array): Reader | undefined {
   return unreadable === undefined ? undefined : refuseUnreadable(unreadable);
 }
 
+/** The types whose reader is a zip's, which reads the zip that ends the file itself. */
+const ZIP_TYPES: readonly string[] = Object.entries(RANGE_READERS).flatMap(([type, read]) => (read === inspectZipSource ? [type] : []));
+const isZipType = (sniffedExt: string) => ZIP_TYPES.includes(sniffedExt);
+
 /**
- * Whether `b` opens as a container whose reader reads every member it holds
- * and every byte between them: a gzip member in it is read, not hidden
- * (InspectContext.refuseHiddenArchive).
+ * Containers whose reader reads every member they hold, a gzip file among
+ * them, and every byte between: a gzip member in one is read, not hidden
+ * (InspectContext.refuseHiddenArchive). Each by its first bytes (a part of
+ * a file: readsEveryMember) and by the types file-type gives it (the file
+ * itself: rawSearchOf).
  */
-const readsEveryMember = (b: Uint8Array) => (b.length >= 4 && b[0] === 0x50 && b[1] === 0x4b && b[2] === 0x03 && b[3] === 0x04) || isCfb(b) || isGzip(b) || isTar(b);
-
-/** Whether the sniffed type's reader is a zip's, which reads the zip that ends the file itself. */
-const isZipType = (sniffedExt: string) => RANGE_READERS[sniffedExt as RangeReadType] === inspectZipSource;
-
-/** Containers whose reader reads every member they hold, a gzip file among them, and every byte between: a gzip member in them is read, not hidden. */
-const READS_EVERY_MEMBER: ReadonlySet<string> = new Set(["tar", "gz", "tar.gz", "cfb"]);
+const READS_EVERY_MEMBER: readonly { opens: (b: Uint8Array) => boolean; types: readonly string[] }[] = [
+  { opens: (b) => b.length >= 4 && b[0] === 0x50 && b[1] === 0x4b && b[2] === 0x03 && b[3] === 0x04, types: ZIP_TYPES },
+  { opens: isCfb, types: ["cfb"] },
+  { opens: isGzip, types: ["gz", "tar.gz"] },
+  { opens: isTar, types: ["tar"] },
+];
+const readsEveryMember = (b: Uint8Array) => READS_EVERY_MEMBER.some(({ opens }) => opens(b));
 
 /**
  * Where a file's own bytes are searched for archives (hidden-archives.ts
@@ -148,7 +154,7 @@ const READS_EVERY_MEMBER: ReadonlySet<string> = new Set(["tar", "gz", "tar.gz", 
  * A gzip member only outside containers that read every member.
  */
 function rawSearchOf(sniffedExt: string): RawSearch {
-  return { head: hasReader(sniffedExt) ? SCANNED_HEAD : Number.POSITIVE_INFINITY, gzip: !isZipType(sniffedExt) && !READS_EVERY_MEMBER.has(sniffedExt) };
+  return { head: hasReader(sniffedExt) ? SCANNED_HEAD : Number.POSITIVE_INFINITY, gzip: !READS_EVERY_MEMBER.some(({ types }) => types.includes(sniffedExt)) };
 }
 
 /**

@@ -23,7 +23,7 @@
 // after other bytes (7-Zip, libarchive, unar, lzip, xz).
 import { isUtf8 } from "node:buffer";
 import type { ByteSource } from "./byte-source.js";
-import { u32le } from "./bytes.js";
+import { ascii, u32le } from "./bytes.js";
 
 /**
  * A kind of archive: its signature, the part of it searched for (`needle`,
@@ -120,12 +120,17 @@ function isRar(b: Uint8Array, at: number, env: Env): Verdict {
  */
 function isBzip2(b: Uint8Array, at: number, env: Env): Verdict {
   if (at + 10 > b.length) return cut(env);
-  if (b[at + 3]! < 0x31 || b[at + 3]! > 0x39) return false;
-  const block = Buffer.from(b.buffer, b.byteOffset + at + 4, 6).toString("latin1");
-  if (block === "\x17rE8P\x90") return true;
-  if (block !== "1AY&SY") return false;
+  const opening = bzip2Opening(b, at);
+  if (opening !== "block") return opening === "end";
   if (at + 10 + TEXT_PROBE > b.length && !env.atEnd) return undefined;
   return !readsAsText(b.subarray(at + 10, at + 10 + TEXT_PROBE));
+}
+
+/** What follows a bzip2 stream's `BZh` at `at` (10 bytes there): a level 1 to 9, then its first block's magic, or an empty stream's end; else none. */
+function bzip2Opening(b: Uint8Array, at: number): "block" | "end" | undefined {
+  if (b[at + 3]! < 0x31 || b[at + 3]! > 0x39) return undefined;
+  const block = ascii(b, at + 4, 6);
+  return block === "1AY&SY" ? "block" : block === "\x17rE8P\x90" ? "end" : undefined;
 }
 
 /** Bytes after a bzip2 block's magic that tell its compressed data from text: 32 random bytes read as UTF-8 text without a control character about once in 10^6. */
@@ -338,16 +343,32 @@ const kind = (name: string, signature: Buffer, lead: number, length: number, con
 
 export const CABINET = "Microsoft Cabinet";
 export const GZIP = "gzip";
+const BZIP2 = "bzip2";
 
 const KINDS: Kind[] = [
   kind("7-Zip", Buffer.from([0x37, 0x7a, 0xbc, 0xaf, 0x27, 0x1c]), 2, 4, is7z),
   kind("RAR", Buffer.from("Rar!\x1a\x07", "latin1"), 4, 2, isRar),
   kind("xz", Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00]), 0, 6, isXz),
-  kind("bzip2", Buffer.from("BZh", "latin1"), 0, 3, isBzip2),
+  kind(BZIP2, Buffer.from("BZh", "latin1"), 0, 3, isBzip2),
   kind("Zstandard", Buffer.from([0x28, 0xb5, 0x2f, 0xfd]), 1, 3, isZstd),
   kind(CABINET, Buffer.from("MSCF\0\0\0\0", "latin1"), 0, 4, isCab),
   kind(GZIP, Buffer.from([0x1f, 0x8b, 0x08]), 0, 3, isGzip),
 ];
+
+/**
+ * Whether `b` opens as an archive of the kind `name` (a file, or a part
+ * of one, that is such an archive: archive.ts isGzip and
+ * unreadableArchive): its signature at byte 0, and for bzip2, whose
+ * signature is text, its level and first block's magic too.
+ */
+export function opensAs(b: Uint8Array, name: string): boolean {
+  const kind = KINDS.find((k) => k.name === name);
+  if (!kind) throw new Error(`no archive kind is named ${name}`);
+  const { signature } = kind;
+  if (b.length < signature.length || Buffer.compare(b.subarray(0, signature.length), signature) !== 0) return false;
+  // bzip2's 10 bytes: shorter bytes are none (a read past the end threw at a 3-byte `BZh` that ended a tar member or a zip entry).
+  return name !== BZIP2 || (b.length >= 10 && bzip2Opening(b, 0) !== undefined);
+}
 
 /** Where one search looks, and what it is told. */
 export interface Search {

@@ -6,7 +6,7 @@ import { Refusal } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { formatBytes } from "../core/units.js";
 import type { ByteSource } from "./byte-source.js";
-import { CABINET, GZIP, type HiddenArchive, type RawSearch, type SearchAsRead, findHiddenArchive, findInFile } from "./hidden-archives.js";
+import { CABINET, GZIP, type HiddenArchive, type RawSearch, type SearchAsRead, findHiddenArchive, findInFile, opensAs } from "./hidden-archives.js";
 import type { KnownSecrets } from "./known.js";
 import { BLOCK, type Finding, SecretScanner, scanBytes } from "./scan.js";
 import { UTF16_READINGS, bigEndianMarks, narrowUtf16, utf16TextAlignments } from "./utf16.js";
@@ -507,7 +507,9 @@ export class InspectContext {
   /**
    * Bytes after the format's end: scanned, then refused on their own for an
    * image; where they are not (a picture inside a docx), a gzip file there
-   * is read as one: 7-Zip opens it there.
+   * is read as one: 7-Zip opens it there (bytes that open with gzip's
+   * signature go to readNested, whose reader is a gzip file's where they
+   * are one: archive.ts isGzip).
    */
   trailing(bytes: Uint8Array, endOffset: number, marker: string, refuse: boolean): void {
     if (bytes.length === 0) return;
@@ -516,6 +518,6 @@ export class InspectContext {
     if (refuse && this.within === undefined) {
       throw new Refusal("trailing_data", `the .${this.ext} file has ${bytes.length} bytes after its ${marker}; a generated image has none (an archive can ride inside a picture that way): export it again`);
     }
-    if (bytes[0] === 0x1f && bytes[1] === 0x8b && bytes[2] === 0x08) this.readNested(part, bytes);
+    if (opensAs(bytes, GZIP)) this.readNested(part, bytes);
   }
 }
