@@ -7,13 +7,11 @@
 import fs from "node:fs";
 import path from "node:path";
 import zlib from "node:zlib";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { type ByteSource, bytesSource, fileSource } from "../src/content/byte-source.js";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { bytesSource, fileSource } from "../src/content/byte-source.js";
 import { inspectBinary, inspectFile } from "../src/content/carriers.js";
-import { type HiddenArchive, type RawSearch, SCANNED_HEAD, SearchAsRead, findInFile, needlesBefore } from "../src/content/hidden-archives.js";
+import { type RawSearch, SCANNED_HEAD, findInFile, needlesBefore } from "../src/content/hidden-archives.js";
 import { NO_KNOWN_SECRETS } from "../src/content/known.js";
-import { checkContent } from "../src/prepare/content.js";
-import { judgeFileContent } from "../src/prepare/judge-content.js";
 import { docx, flac, jpeg, makePng, mp3, mp4, ogg, pdf, pdfAttachment, rng, tar, tiffWithXpComment, wav, webm, zip } from "./corpus.js";
 import { NOTHING_LEFT, cli, leftBehind, makeHome, outcome, write } from "./helpers.js";
 
@@ -637,9 +635,6 @@ describe("each kind's search bounded to the last start it must check (needlesBef
             const what = placed.map(([k, p]) => `${k} at ${p}`).join(", ");
             expect(findInFile(bytesSource(bytes), plan), `${what}, in memory`).toEqual(expected);
             expect(findInFile(fileSource(fd, bytes.length), plan), `${what}, from disk`).toEqual(expected);
-            const search = new SearchAsRead(plan);
-            for (let off = 0; off < bytes.length; off += MiB) search.push(bytes.subarray(off, off + MiB));
-            expect(search.result(fileSource(fd, bytes.length)), `${what}, as read`).toEqual(expected);
             for (const [k, p] of placed) fs.writeSync(fd, base, p, SMALL[k]!.length, p);
             cases++;
           }
@@ -650,204 +645,4 @@ describe("each kind's search bounded to the last start it must check (needlesBef
       fs.closeSync(fd);
     }
   }, 120_000);
-});
-
-describe("the search made as a file is read (the watch guard: SearchAsRead)", () => {
-  const MiB = 1024 * 1024;
-  const plan: RawSearch = { head: SCANNED_HEAD, gzip: true };
-  /** What a search told (a damaged gzip member's decoded bytes, where) and found. */
-  type Told = { told: [number, string][]; found: HiddenArchive | undefined };
-
-  /** findInFile on `src`, recording what it tells. */
-  function fromFile(src: ByteSource, searched: RawSearch = plan): Told {
-    const told: [number, string][] = [];
-    const found = findInFile(src, searched, (at, out) => told.push([at, out.toString("latin1")]));
-    return { told, found };
-  }
-
-  /** A SearchAsRead given `bytes` in chunks of `chunk` bytes, each in one buffer written over for the next (as the guard reads), then its result on `src`. */
-  function asRead(bytes: Buffer, chunk: number, src: ByteSource, searched: RawSearch = plan): Told {
-    const search = new SearchAsRead(searched);
-    const buffer = Buffer.alloc(chunk);
-    for (let at = 0; at < bytes.length; at += chunk) {
-      const n = bytes.copy(buffer, 0, at, at + chunk);
-      search.push(buffer.subarray(0, n));
-      buffer.fill(0x4d);
-    }
-    const told: [number, string][] = [];
-    const found = search.result(src, (at, out) => told.push([at, out.toString("latin1")]));
-    return { told, found };
-  }
-
-  /** A file that must not be read: the search as read needs none of its bytes. */
-  const unread = (length: number): ByteSource => ({
-    length,
-    read: () => {
-      throw new Error("read again");
-    },
-    readInto: () => {
-      throw new Error("read again");
-    },
-  });
-
-  /** The file `bytes`, open, for `run`. */
-  function withFile(name: string, bytes: Buffer, run: (fd: number) => void): void {
-    const fd = fs.openSync(write(work, name, bytes), "r");
-    try {
-      run(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-  }
-
-  const CHUNKS = [MiB, 64 * 1024, 1_000_003];
-
-  it("finds what findInFile finds, where it finds it, whatever the chunks: each kind across a 1 MiB read's edge, a window's reach, at 8 MiB and past it, at the end; a file that ends with a full window; none read again", () => {
-    const base = randomBytes(10 * MiB + 5000, 51);
-    const at = [MiB - 3, MiB + 256 * 1024 - 10, 2 * MiB - 1, 8 * MiB - 100, 8 * MiB, 8 * MiB + 1, 9 * MiB + 7, base.length - 400];
-    let refused = 0;
-    for (const [kind, archive] of Object.entries(SMALL)) {
-      for (const where of at) {
-        const bytes = Buffer.from(base);
-        archive.copy(bytes, where);
-        const expected = fromFile(bytesSource(bytes));
-        if (expected.found) refused++;
-        for (const chunk of CHUNKS) expect(asRead(bytes, chunk, unread(bytes.length)), `${kind} at ${where}, chunks of ${chunk}`).toEqual(expected);
-      }
-    }
-    // To byte 8 MiB each kind, past it Cabinets.
-    expect(refused).toBe(Object.keys(SMALL).length * 5 + 3);
-    // Files whose last window is full (2 MiB and its reach), and one byte either side: an archive in their last bytes.
-    for (const length of [2 * MiB + 256 * 1024 - 1, 2 * MiB + 256 * 1024, 2 * MiB + 256 * 1024 + 1]) {
-      const bytes = randomBytes(length, 52);
-      SMALL.xz!.copy(bytes, length - SMALL.xz!.length);
-      const expected = fromFile(bytesSource(bytes));
-      expect(expected.found).toEqual({ kind: "xz", at: length - SMALL.xz!.length });
-      for (const chunk of [...CHUNKS, 7_777, length]) expect(asRead(bytes, chunk, unread(length)), `${length} bytes, chunks of ${chunk}`).toEqual(expected);
-    }
-    expect(asRead(Buffer.alloc(0), MiB, unread(0))).toEqual({ told: [], found: undefined });
-  });
-
-  it("tells what damaged gzip members decode to, in findInFile's order, before the archive found after them; a header that runs past a window's reach is read from the file, with the window's members told once", () => {
-    const damaged = (text: string) => Buffer.concat([gzipHeader, flushed(text), broken]);
-    const base = randomBytes(4 * MiB, 53);
-    const body = Buffer.concat([vint(1), vint(1), vint(300 * 1024), vint(0), Buffer.alloc(300 * 1024, 7)]);
-    const sized = Buffer.concat([vint(body.length), body]);
-    const rar = Buffer.concat([Buffer.from("Rar!\x1a\x07\x01\x00", "latin1"), le32(zlib.crc32(sized)), sized]);
-    const brokenRar = Buffer.from(rar);
-    brokenRar[9] = brokenRar[9]! ^ 1;
-    const place = (parts: [number, Buffer][]) => {
-      const bytes = Buffer.from(base);
-      for (const [at, part] of parts) part.copy(bytes, at);
-      return bytes;
-    };
-    const members = [300_000, MiB - 2000, 2 * MiB + 10].map((at, i) => [at, damaged(`member ${i}\n${KEY_LINE}`)] as [number, Buffer]);
-    const cases: [string, Buffer, boolean][] = [
-      // Members in three windows, a 7z after the second in the same window (it is found after them: the kinds' order).
-      ["members, a 7z", place([...members, [MiB - 900, SMALL["7-Zip"]!]]), false],
-      // A RAR 5 main header of 300 KiB near the first window's end: read from the file (the first window's member told once).
-      ["members, a long RAR 5 header", place([...members.slice(0, 1), [MiB - 50, rar], ...members.slice(2)]), true],
-      ["members, a long RAR 5 header damaged, a 7z later", place([...members.slice(0, 1), [MiB - 50, brokenRar], ...members.slice(2), [3 * MiB, SMALL["7-Zip"]!]]), true],
-    ];
-    for (const [name, bytes, rereads] of cases) {
-      withFile("media.bin", bytes, (fd) => {
-        const expected = fromFile(fileSource(fd, bytes.length));
-        expect(expected.told.length, name).toBeGreaterThan(0);
-        expect(expected.told.every(([, text]) => text.includes("GITHUB_TOKEN")), name).toBe(true);
-        for (const chunk of CHUNKS) {
-          expect(asRead(bytes, chunk, fileSource(fd, bytes.length)), `${name}, chunks of ${chunk}`).toEqual(expected);
-          if (!rereads) expect(asRead(bytes, chunk, unread(bytes.length)), `${name}, chunks of ${chunk}`).toEqual(expected);
-          else expect(() => asRead(bytes, chunk, unread(bytes.length)), name).toThrow("read again");
-        }
-      });
-    }
-    expect(fromFile(bytesSource(cases[0]![1])).found).toEqual({ kind: "7-Zip", at: MiB - 900 });
-    expect(fromFile(bytesSource(cases[1]![1])).found).toEqual({ kind: "RAR", at: MiB - 50 });
-    expect(fromFile(bytesSource(cases[2]![1])).found).toEqual({ kind: "7-Zip", at: 3 * MiB });
-  });
-
-  it("leaves to the file what it cannot keep: past 1 MiB of decoded bytes told, the rest is read from the file; a search for more headers than a pass checks ends the same", () => {
-    // A type no reader knows (every kind everywhere): 20 damaged members a MiB, each decoding to 4,000 bytes, for 14 MiB.
-    const everywhere: RawSearch = { head: Number.POSITIVE_INFINITY, gzip: true };
-    const member = Buffer.concat([gzipHeader, zlib.deflateRawSync(Buffer.alloc(4000, 0x61), { finishFlush: zlib.constants.Z_SYNC_FLUSH }), broken]);
-    const bytes = randomBytes(14 * MiB, 54);
-    for (let at = 1000; at + member.length < bytes.length; at += 50_000) member.copy(bytes, at);
-    withFile("media.bin", bytes, (fd) => {
-      const expected = fromFile(fileSource(fd, bytes.length), everywhere);
-      expect(expected.told.reduce((sum, [, text]) => sum + text.length, 0)).toBeGreaterThan(MiB);
-      expect(asRead(bytes, MiB, fileSource(fd, bytes.length), everywhere)).toEqual(expected);
-      expect(() => asRead(bytes, MiB, unread(bytes.length), everywhere)).toThrow("read again");
-    });
-    // RAR 4 markers every 64 bytes, each saying its header is 64 KiB: more than a pass checks (tooMany), as findInFile says.
-    const marker = Buffer.concat([Buffer.from("Rar!\x1a\x07\x00", "latin1"), Buffer.from([0, 0, 0x73, 0, 0, 0xff, 0xff])]);
-    const repeated = Buffer.concat([randomBytes(3 * MiB, 55), Buffer.concat(Array.from({ length: 40_000 }, () => Buffer.concat([marker, randomBytes(50, 56)])))]);
-    const expected = fromFile(bytesSource(repeated));
-    expect(expected.found).toEqual({ tooMany: true });
-    for (const chunk of CHUNKS) expect(asRead(repeated, chunk, bytesSource(repeated)), `chunks of ${chunk}`).toEqual(expected);
-  });
-
-  it("is used only for the type the check reads (made for another, the file is searched again), and only for the bytes it was given", () => {
-    const video = mp4("note", Buffer.concat([randomBytes(2 * MiB, 57), SMALL.gzip!, randomBytes(1000, 58)]));
-    const gzipAt = video.indexOf(SMALL.gzip!);
-    withFile("video.mp4", video, (fd) => {
-      // Made for a type whose gzip members a reader reads (a zip's): it looked for none.
-      const zipPlan = new SearchAsRead({ head: SCANNED_HEAD, gzip: false });
-      zipPlan.push(video);
-      expect(outcome(() => inspectFile(fd, video.length, "mp4", "mp4", NO_KNOWN_SECRETS, zipPlan))).toMatch(new RegExp(`^unscannable_content: .*compressed with gzip starts in its bytes \\(at byte ${gzipAt} of the file\\)`));
-      zipPlan.release();
-      // Given fewer bytes than the file holds: the file is searched.
-      const cut = new SearchAsRead(plan);
-      cut.push(video.subarray(0, MiB));
-      expect(cut.result(fileSource(fd, video.length))).toEqual({ kind: "gzip", at: gzipAt });
-    });
-  });
-
-  it("reads an outbox file's bytes once to hash and search them (judgeFileContent): a 6 MiB mp4 whose media data its reader skips is read about once, not twice", async () => {
-    const bytes = mp4("note", randomBytes(6 * MiB, 60));
-    const fd = fs.openSync(write(work, "clean.mp4", bytes), "r");
-    const readSync = vi.spyOn(fs, "readSync");
-    try {
-      const judged = await judgeFileContent(fd, "mp4", { known: NO_KNOWN_SECRETS });
-      expect(judged.verdict).toEqual({ mime: "video/mp4" });
-      const read = readSync.mock.results.reduce((sum, { value }) => sum + (typeof value === "number" ? value : 0), 0);
-      expect(read).toBeGreaterThanOrEqual(bytes.length);
-      expect(read).toBeLessThan(bytes.length + MiB);
-    } finally {
-      readSync.mockRestore();
-      fs.closeSync(fd);
-    }
-  });
-
-  it("judges an outbox file as prepare does (judgeFileContent, reading it a MiB at a time): an archive across a read's edge, a damaged member's key, a long header read again, clean media published", async () => {
-    const damaged = Buffer.concat([gzipHeader, flushed(`notes\n${KEY_LINE}`), broken]);
-    const body = Buffer.concat([vint(1), vint(1), vint(300 * 1024), vint(0), Buffer.alloc(300 * 1024, 7)]);
-    const sized = Buffer.concat([vint(body.length), body]);
-    const rar = Buffer.concat([Buffer.from("Rar!\x1a\x07\x01\x00", "latin1"), le32(zlib.crc32(sized)), sized]);
-    const mdatAt = mp4("note", Buffer.alloc(0)).length;
-    const video = (parts: [number, Buffer][]) => {
-      const media = randomBytes(3 * MiB, 59);
-      for (const [at, part] of parts) part.copy(media, at - mdatAt);
-      return mp4("note", media);
-    };
-    const cases: [string, Buffer, RegExp | undefined][] = [
-      ["across.mp4", video([[MiB - 3, SMALL["7-Zip"]!]]), new RegExp(`^unscannable_content: .*compressed with 7-Zip starts in its bytes \\(at byte ${MiB - 3} of the file\\)`)],
-      ["key.mp4", video([[MiB + 5000, damaged]]), new RegExp(`^secret_detected: .*GitHub token \\(in what the damaged gzip member at byte ${MiB + 5000} of the file decodes to`)],
-      ["long.mp4", video([[MiB - 50, rar]]), new RegExp(`^unscannable_content: .*compressed with RAR starts in its bytes \\(at byte ${MiB - 50} of the file\\)`)],
-      ["clean.mp4", video([]), undefined],
-    ];
-    for (const [name, bytes, refusal] of cases) {
-      const fd = fs.openSync(write(work, name, bytes), "r");
-      try {
-        const judged = await judgeFileContent(fd, "mp4", { known: NO_KNOWN_SECRETS });
-        expect(judged.bytes, name).toBe(bytes.length);
-        // The checks alone, searching the file again: the same verdict.
-        const again = await checkContent({ fd, bytes: bytes.length }, "mp4", { known: NO_KNOWN_SECRETS }).catch((err: Error) => err);
-        expect(judged.verdict, name).toEqual(again);
-        if (refusal) expect(`${(judged.verdict as { code?: string }).code}: ${(judged.verdict as Error).message}`, name).toMatch(refusal);
-        else expect(judged.verdict, name).toEqual({ mime: "video/mp4" });
-      } finally {
-        fs.closeSync(fd);
-      }
-    }
-  });
 });

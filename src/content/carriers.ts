@@ -5,7 +5,7 @@ import { inspectGzip, inspectTar, isGzip, isTar, refuseUnreadable, unreadableArc
 import { inspectCfb, isCfb } from "./cfb.js";
 import { inspectBmp, inspectGif, inspectJpeg, inspectPng, inspectWebp } from "./images.js";
 import { type RangeReadType, UNREADABLE_FORMATS, type WholeReadType, readingOf } from "./formats.js";
-import { type RawSearch, SCANNED_HEAD, SearchAsRead } from "./hidden-archives.js";
+import { type RawSearch, SCANNED_HEAD } from "./hidden-archives.js";
 import { InspectContext, type Reader } from "./inspect.js";
 import type { KnownSecrets } from "./known.js";
 import { type ByteSource, bytesSource, fileSource } from "./byte-source.js";
@@ -158,15 +158,6 @@ function rawSearchOf(sniffedExt: string): RawSearch {
 }
 
 /**
- * The search of a file's own bytes to make as it is read (the watch guard:
- * judge-content.ts), for the type `sniffedExt` its extension names: used
- * only when the type the check reads is searched alike (SearchAsRead.planned).
- */
-export function searchAsRead(sniffedExt: string): SearchAsRead {
-  return new SearchAsRead(rawSearchOf(sniffedExt));
-}
-
-/**
  * Reads a file: its reader, the zip appended to it (a zip's own reader
  * reads the zip that ends the file already), then its own bytes searched
  * for archives no reader here inflates, wherever they lie: a reader skips
@@ -180,9 +171,9 @@ function readFile(src: ByteSource, ctx: InspectContext, sniffedExt: string, read
   ctx.refuseHiddenArchiveInFile(src);
 }
 
-/** Reads the file's metadata and containers; throws the Refusal a finding leads to. `asRead`: the search of its bytes made as it was read, if any. */
-export function inspectBinary(bytes: Uint8Array, ext: string, sniffedExt: string, known: KnownSecrets | (() => KnownSecrets), asRead?: SearchAsRead): void {
-  const ctx = new InspectContext(ext, known, nestedReaderOf, rawSearchOf(sniffedExt), readsEveryMember, asRead);
+/** Reads the file's metadata and containers; throws the Refusal a finding leads to. */
+export function inspectBinary(bytes: Uint8Array, ext: string, sniffedExt: string, known: KnownSecrets | (() => KnownSecrets)): void {
+  const ctx = new InspectContext(ext, known, nestedReaderOf, rawSearchOf(sniffedExt), readsEveryMember);
   readFile(bytesSource(bytes), ctx, sniffedExt, () => READERS[sniffedExt]!(bytes, ctx));
 }
 
@@ -192,8 +183,8 @@ export function readsRanges(sniffedExt: string): boolean {
 }
 
 /** inspectBinary for a type that readsRanges, from an open file of `length` bytes. */
-export function inspectFile(fd: number, length: number, ext: string, sniffedExt: string, known: KnownSecrets | (() => KnownSecrets), asRead?: SearchAsRead): void {
-  const ctx = new InspectContext(ext, known, nestedReaderOf, rawSearchOf(sniffedExt), readsEveryMember, asRead);
+export function inspectFile(fd: number, length: number, ext: string, sniffedExt: string, known: KnownSecrets | (() => KnownSecrets)): void {
+  const ctx = new InspectContext(ext, known, nestedReaderOf, rawSearchOf(sniffedExt), readsEveryMember);
   const src = fileSource(fd, length);
   readFile(src, ctx, sniffedExt, () => RANGE_READERS[sniffedExt as RangeReadType](src, ctx));
 }
@@ -203,7 +194,7 @@ export function inspectFile(fd: number, length: number, ext: string, sniffedExt:
  * raw): refuses an archive no reader here inflates anywhere in it, read a
  * window at a time, and reads the zip appended to it, if a zip ends it.
  */
-export function inspectAppendedZip(fd: number, length: number, ext: string, known: KnownSecrets | (() => KnownSecrets), asRead?: SearchAsRead): void {
-  const ctx = new InspectContext(ext, known, nestedReaderOf, rawSearchOf(""), readsEveryMember, asRead);
+export function inspectAppendedZip(fd: number, length: number, ext: string, known: KnownSecrets | (() => KnownSecrets)): void {
+  const ctx = new InspectContext(ext, known, nestedReaderOf, rawSearchOf(""), readsEveryMember);
   readFile(fileSource(fd, length), ctx, "", () => {});
 }

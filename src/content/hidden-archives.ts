@@ -472,34 +472,18 @@ const WINDOW = 1024 * 1024;
 const REACH = 256 * 1024;
 /** How far a header read again reaches: a RAR 5 main header (2 MiB at most), gzip's with its 64 KiB of deflate data, a Zstandard frame walked that far (then taken). */
 const FAR_REACH = 2 * 1024 * 1024 + 256 * 1024;
-
-/** A window's buffer, kept for the next search (one search at a time holds it: the guard's searches made as files are read may overlap, and another gets one of its own). */
-let spareWindow: Buffer | undefined;
-function takeWindow(): Buffer {
-  const buffer = spareWindow ?? Buffer.allocUnsafeSlow(WINDOW + REACH);
-  spareWindow = undefined;
-  return buffer;
-}
-function giveBackWindow(buffer: Buffer): void {
-  spareWindow = buffer;
-}
-
-/** What `plan` searches in the window at byte `w` of the file, its first `starts` starts: each kind's starts, or undefined. */
-const rangeOf = (plan: RawSearch, w: number, starts: number) => (name: string) =>
-  name === CABINET ? ([0, starts] as const) : (name === GZIP && !plan.gzip) || w >= plan.head ? undefined : ([0, Math.min(starts, plan.head - w)] as const);
-
-/** A window's find, at its byte of the file. */
-const inFile = (found: HiddenArchive, w: number): HiddenArchive => ("tooMany" in found ? found : { kind: found.kind, at: w + found.at });
+let windowBuffer: Buffer | undefined;
 
 /**
  * The first archive in a file's own bytes (`src`: in memory, or read from
- * disk a window at a time) where `plan` says, from the window at byte
- * `from` on (one that a search made as the file was read left to this
- * one: SearchAsRead); `decoded` told what a gzip member not taken decodes
- * to, at its byte of the file.
+ * disk through one buffer kept for the next file) where `plan` says;
+ * `decoded` told what a gzip member not taken decodes to, at its byte of
+ * the file.
  */
-export function findInFile(src: ByteSource, plan: RawSearch, decoded?: (at: number, bytes: Buffer) => void, from = 0): HiddenArchive | undefined {
+export function findInFile(src: ByteSource, plan: RawSearch, decoded?: (at: number, bytes: Buffer) => void): HiddenArchive | undefined {
   const { length, whole } = src;
+  const range = (w: number, starts: number) => (name: string) =>
+    name === CABINET ? ([0, starts] as const) : (name === GZIP && !plan.gzip) || w >= plan.head ? undefined : ([0, Math.min(starts, plan.head - w)] as const);
   /** The bytes from `at` on, `n` at most, and whether they reach the file's end (a file that ended early, as it shrank since it was staged, ends there). */
   const bytesAt = (at: number, n: number, into?: Buffer) => {
     if (whole) return { bytes: whole.subarray(at, Math.min(length, at + n)), atEnd: at + n >= length };
@@ -507,157 +491,28 @@ export function findInFile(src: ByteSource, plan: RawSearch, decoded?: (at: numb
     const got = src.readInto(buffer, at);
     return { bytes: buffer.subarray(0, got), atEnd: at + got >= length || got < buffer.length };
   };
-  // Read from disk into one buffer; in memory, a view of each window.
-  const buffer = whole ? undefined : takeWindow();
-  try {
-    let carried = 0;
-    for (let w = from; w < length; w += WINDOW) {
-      let window: { bytes: Buffer; atEnd: boolean };
-      if (!buffer) window = bytesAt(w, WINDOW + REACH);
-      else {
-        // The window holds [w, w + WINDOW + REACH): the REACH bytes the last one held past its starts, then those read now.
-        buffer.copyWithin(0, WINDOW, WINDOW + carried);
-        const want = Math.min(WINDOW + REACH, length - w) - carried;
-        const read = bytesAt(w + carried, want, buffer.subarray(carried, carried + want));
-        window = { bytes: buffer.subarray(0, carried + read.bytes.length), atEnd: read.atEnd };
-        carried = Math.max(0, window.bytes.length - WINDOW);
-      }
-      // The last window searches every start it holds.
-      const found = findHiddenArchive(window.bytes, {
-        range: rangeOf(plan, w, window.atEnd ? window.bytes.length : WINDOW),
-        atEnd: window.atEnd,
-        further: (at) => bytesAt(w + at, FAR_REACH),
-        ...(decoded ? { decoded: (at: number, out: Buffer) => decoded(w + at, out) } : {}),
-      });
-      if (found) return inFile(found, w);
-      if (window.atEnd) break;
+  let carried = 0;
+  for (let w = 0; w < length; w += WINDOW) {
+    let window: { bytes: Buffer; atEnd: boolean };
+    if (whole) window = bytesAt(w, WINDOW + REACH);
+    else {
+      // The window holds [w, w + WINDOW + REACH): the REACH bytes the last one held past its starts, then those read now.
+      const buffer = (windowBuffer ??= Buffer.allocUnsafeSlow(WINDOW + REACH));
+      if (w > 0) buffer.copyWithin(0, WINDOW, WINDOW + carried);
+      const want = Math.min(WINDOW + REACH, length - w) - carried;
+      const read = bytesAt(w + carried, want, buffer.subarray(carried, carried + want));
+      window = { bytes: buffer.subarray(0, carried + read.bytes.length), atEnd: read.atEnd };
+      carried = Math.max(0, window.bytes.length - WINDOW);
     }
-    return undefined;
-  } finally {
-    if (buffer) giveBackWindow(buffer);
+    // The last window searches every start it holds.
+    const found = findHiddenArchive(window.bytes, {
+      range: range(w, window.atEnd ? window.bytes.length : WINDOW),
+      atEnd: window.atEnd,
+      further: (at) => bytesAt(w + at, FAR_REACH),
+      ...(decoded ? { decoded: (at: number, out: Buffer) => decoded(w + at, out) } : {}),
+    });
+    if (found) return "tooMany" in found ? found : { kind: found.kind, at: w + found.at };
+    if (window.atEnd) break;
   }
-}
-
-/** Thrown out of a window's search made as the file is read: a header there needs bytes not read yet (Search.further), or it told more than is kept. */
-const LEFT_TO_THE_FILE = Symbol("left to the search of the file");
-
-/** What a search made as a file is read keeps of the decoded bytes it is told, at most: past it, the rest is left to the file's search. */
-const TOLD_KEPT = 1024 * 1024;
-
-/**
- * findInFile made on a file's bytes as they are read for another purpose
- * (the watch guard hashes an outbox file a MiB at a time:
- * src/prepare/judge-content.ts), so that they are not read again: the
- * same windows, searched the same way, tell the same things in the same
- * order. Each window is searched once the bytes after it arrive; what a
- * gzip member not taken decodes to is kept (the file's reader must be
- * done before it is scanned) and told, with the archive found, by
- * result(). A window whose search needs bytes not read yet (a header that
- * runs past its reach: Search.further), or that tells more than TOLD_KEPT,
- * is left with every window after it to findInFile on the file; the last
- * window is searched by result(). Prepare and the gate search their
- * staged copy after staging, while its fdatasync runs (stage.ts
- * syncStaged).
- */
-export class SearchAsRead {
-  private window: Buffer | undefined;
-  /** The file's byte at the window's start, and how many of its bytes the window holds. */
-  private w = 0;
-  private filled = 0;
-  private readonly told: { at: number; bytes: Buffer }[] = [];
-  private toldBytes = 0;
-  private found: HiddenArchive | undefined;
-  /** The window from which findInFile goes on, on the file. */
-  private leftFrom: number | undefined;
-  /** The bytes taken. */
-  private taken = 0;
-
-  /** `plan`: where the file is searched, by the type its extension names (the check compares it with the type it reads: planned). */
-  constructor(readonly plan: RawSearch) {}
-
-  /** Takes the file's next bytes (a buffer the caller may write over once this returns): searches each window that bytes after it follow. */
-  push(chunk: Uint8Array): void {
-    this.taken += chunk.length;
-    if (this.found || this.leftFrom !== undefined) return;
-    const window = (this.window ??= takeWindow());
-    for (let off = 0; off < chunk.length; ) {
-      if (this.filled === window.length) {
-        this.searchWindow(window);
-        if (this.found || this.leftFrom !== undefined) return;
-        window.copyWithin(0, WINDOW);
-        this.w += WINDOW;
-        this.filled = REACH;
-      }
-      const n = Math.min(window.length - this.filled, chunk.length - off);
-      window.set(chunk.subarray(off, off + n), this.filled);
-      this.filled += n;
-      off += n;
-    }
-  }
-
-  /** Gives back the window it holds (result() does): a search whose result is not asked for (the file refused before) must be released. */
-  release(): void {
-    if (this.window) giveBackWindow(this.window);
-    this.window = undefined;
-  }
-
-  /** Whether the search was made for `plan` (that of the type the reader reads): else its result is not that type's. */
-  planned(plan: RawSearch): boolean {
-    return plan.head === this.plan.head && plan.gzip === this.plan.gzip;
-  }
-
-  /**
-   * findInFile(src, plan, decoded) for the file `src` whose bytes were
-   * pushed: what the windows searched as they were read told, then what
-   * the rest tells, its last window from what it holds, the windows left
-   * to the file read from it. Once.
-   */
-  result(src: ByteSource, decoded?: (at: number, bytes: Buffer) => void): HiddenArchive | undefined {
-    const { window, w, filled } = this;
-    this.window = undefined;
-    // Not the bytes pushed (never so through the guard): searched from the file.
-    const pushed = src.length === this.taken;
-    try {
-      if (pushed) {
-        for (const { at, bytes } of this.told) decoded?.(at, bytes);
-        if (this.found) return this.found;
-        if (window && this.leftFrom === undefined) {
-          const found = findHiddenArchive(window.subarray(0, filled), {
-            range: rangeOf(this.plan, w, filled),
-            ...(decoded ? { decoded: (at: number, out: Buffer) => decoded(w + at, out) } : {}),
-          });
-          return found && inFile(found, w);
-        }
-      }
-    } finally {
-      if (window) giveBackWindow(window);
-    }
-    return findInFile(src, this.plan, decoded, pushed ? (this.leftFrom ?? 0) : 0);
-  }
-
-  /** Searches the full window (bytes follow it), as findInFile does: a header past its reach, or more told than kept, leaves it to the file's search. */
-  private searchWindow(window: Buffer): void {
-    const { w } = this;
-    const told = this.told.length;
-    const toldBytes = this.toldBytes;
-    try {
-      const found = findHiddenArchive(window, {
-        range: rangeOf(this.plan, w, WINDOW),
-        atEnd: false,
-        further: () => {
-          throw LEFT_TO_THE_FILE;
-        },
-        decoded: (at, bytes) => {
-          if ((this.toldBytes += bytes.length) > TOLD_KEPT) throw LEFT_TO_THE_FILE;
-          this.told.push({ at: w + at, bytes });
-        },
-      });
-      if (found) this.found = inFile(found, w);
-    } catch (err) {
-      if (err !== LEFT_TO_THE_FILE) throw err;
-      this.told.length = told;
-      this.toldBytes = toldBytes;
-      this.leftFrom = w;
-    }
-  }
+  return undefined;
 }

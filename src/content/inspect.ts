@@ -6,7 +6,7 @@ import { Refusal } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { formatBytes } from "../core/units.js";
 import type { ByteSource } from "./byte-source.js";
-import { CABINET, GZIP, type HiddenArchive, type RawSearch, type SearchAsRead, findHiddenArchive, findInFile, opensAs } from "./hidden-archives.js";
+import { CABINET, GZIP, type HiddenArchive, type RawSearch, findHiddenArchive, findInFile, opensAs } from "./hidden-archives.js";
 import type { KnownSecrets } from "./known.js";
 import { BLOCK, type Finding, SecretScanner, scanBytes } from "./scan.js";
 import { UTF16_READINGS, bigEndianMarks, narrowUtf16, utf16TextAlignments } from "./utf16.js";
@@ -122,8 +122,7 @@ export class InspectContext {
   /**
    * `rawSearch`: where the file's own bytes are searched for archives
    * (refuseHiddenArchiveInFile, after its reader): a part of the file the
-   * search covers is not searched again. `asRead`: that search, made as
-   * the file was read (used when it was made for `rawSearch`).
+   * search covers is not searched again.
    */
   constructor(
     readonly ext: string,
@@ -131,7 +130,6 @@ export class InspectContext {
     private readonly nestedReaderOf: NestedReaderOf = () => undefined,
     private readonly rawSearch?: RawSearch,
     private readonly readsEveryMember: (bytes: Uint8Array) => boolean = () => false,
-    private readonly asRead?: SearchAsRead,
   ) {
     this.knownSecrets = known;
   }
@@ -289,14 +287,11 @@ export class InspectContext {
    * own bytes where 7-Zip or cabextract finds one (`rawSearch`:
    * hidden-archives.ts findInFile): inside the media data no reader reads
    * (an mp4's mdat, a PNG's IDAT, a JPEG's scan, audio frames, a PDF's
-   * images) as anywhere else. Called once the reader is done: the search
-   * made as the file was read, if any, tells what it found now.
+   * images) as anywhere else. Called once the reader is done.
    */
   refuseHiddenArchiveInFile(src: ByteSource): void {
     if (!this.rawSearch) return;
-    const decoded = (at: number, out: Buffer) => this.scanDecoded("its bytes", at, out, 0);
-    const found = this.asRead?.planned(this.rawSearch) ? this.asRead.result(src, decoded) : findInFile(src, this.rawSearch, decoded);
-    this.refuseFound("its bytes", found, 0);
+    this.refuseFound("its bytes", findInFile(src, this.rawSearch, (at, out) => this.scanDecoded("its bytes", at, out, 0)), 0);
   }
 
   private refuseFound(part: string, found: HiddenArchive | undefined, offsetBase: number | undefined): void {

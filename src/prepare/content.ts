@@ -8,7 +8,6 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { SECOND_READING_TYPES, readingOf } from "../content/formats.js";
-import type { SearchAsRead } from "../content/hidden-archives.js";
 import { type KnownSecretSources, type KnownSecrets, loadKnownSecrets } from "../content/known.js";
 import { processEnvironments } from "../content/process-environments.js";
 import { rereadBudget } from "../content/scan.js";
@@ -114,20 +113,6 @@ export function scanModeFor(ext: string): "text" | "parsed" | "raw" {
   return isTextExtension(ext) ? "text" : readingFor(ext) !== undefined ? "parsed" : "raw";
 }
 
-/**
- * The search of a binary file's own bytes for hidden archives to make as
- * a file named `.ext` of `expectedBytes` is read (hidden-archives.ts
- * SearchAsRead), planned for the first type its extension allows (the
- * check uses it for a file of a type searched alike: SearchAsRead.planned);
- * none for text, nor for a file of at most `inMemoryUpTo` bytes (kept in
- * memory as it is read: nothing is read again for it).
- */
-export async function searchAsReadFor(ext: string, expectedBytes: number, inMemoryUpTo: number): Promise<SearchAsRead | undefined> {
-  const type = BINARY_SNIFFS[ext]?.[0];
-  if (type === undefined || expectedBytes <= inMemoryUpTo) return undefined;
-  return (await import("../content/carriers.js")).searchAsRead(type);
-}
-
 /** The known secrets of the host (its Hermes files, and the user's other agents' CLIs' in `userHome`), as prepare, serve and the guard look for them. */
 export function knownSecretsFor(hermesHome: string, userHome?: string): KnownSecrets {
   return loadKnownSecrets(knownSecretSources(hermesHome, userHome));
@@ -183,8 +168,6 @@ export type ContentSource = Pick<Staged, "fd" | "bytes" | "content"> & { path?: 
 export interface ContentOptions {
   /** The scan of a text (or raw) file made while it was staged; made here when absent. */
   text?: Promise<TextVerdict> | undefined;
-  /** The search of a binary file's own bytes for hidden archives made as it was read (searchAsReadFor); made here, from the file, when absent. */
-  search?: SearchAsRead | undefined;
   /** The known secrets (or how to get them, on first need); read from `hermesHome` (and `userHome`) when absent. */
   known?: KnownSecrets | (() => KnownSecrets);
   hermesHome?: string;
@@ -249,16 +232,15 @@ export async function checkContent(staged: ContentSource, ext: string, options: 
   }
   if (verdict?.secret !== undefined) throw secretRefusal(ext, verdict);
   const carriers = await import("../content/carriers.js");
-  const { search } = options;
-  if (carriers.readsRanges(sniffed.ext) && !staged.content) carriers.inspectFile(staged.fd, staged.bytes, ext, sniffed.ext, knownSecrets, search);
-  else if (carriers.hasReader(sniffed.ext)) carriers.inspectBinary(readAll(staged), ext, sniffed.ext, knownSecrets, search);
+  if (carriers.readsRanges(sniffed.ext) && !staged.content) carriers.inspectFile(staged.fd, staged.bytes, ext, sniffed.ext, knownSecrets);
+  else if (carriers.hasReader(sniffed.ext)) carriers.inspectBinary(readAll(staged), ext, sniffed.ext, knownSecrets);
   else {
     if (!verdict) {
       const raw = scanFile(staged, true, knownSecrets());
       if (raw.secret !== undefined) throw secretRefusal(ext, raw);
     }
     // No reader reads its bytes, but a zip after them is extracted by unzip all the same.
-    carriers.inspectAppendedZip(staged.fd, staged.bytes, ext, knownSecrets, search);
+    carriers.inspectAppendedZip(staged.fd, staged.bytes, ext, knownSecrets);
   }
   return { mime: sniffed.mime };
 }

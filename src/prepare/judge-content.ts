@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import { Refusal } from "../core/errors.js";
-import { type ContentOptions, type ContentVerdict, checkContent, searchAsReadFor } from "./content.js";
+import { type ContentOptions, type ContentVerdict, checkContent } from "./content.js";
 
 /** What judgeFileContent found: the bytes it read, and the verdict on them. */
 export interface FileJudgement {
@@ -32,46 +32,37 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
  * hashing it, then runs checkContent on the same descriptor (a file of up to
  * 1 MiB from the bytes just read). A Refusal is returned as the verdict; I/O
  * errors are thrown. The file is read through `fd` only (its path for the
- * sniffer is /proc/self/fd/N): a swapped name changes nothing. A binary
- * file's bytes are searched for hidden archives as they are read, not read
- * again for it (hidden-archives.ts SearchAsRead). `options` says where the
- * known secrets come from (the Hermes home's .env files).
+ * sniffer is /proc/self/fd/N): a swapped name changes nothing. `options` says
+ * where the known secrets come from (the Hermes home's .env files).
  */
 export async function judgeFileContent(fd: number, ext: string, options: Pick<ContentOptions, "known" | "hermesHome" | "userHome"> = {}): Promise<FileJudgement> {
   const hash = createHash("sha256");
   let kept: Buffer[] | undefined = [];
   let bytes = 0;
-  const search = await searchAsReadFor(ext, fs.fstatSync(fd).size, KEEP_IN_MEMORY);
-  try {
-    for (;;) {
-      // Read in place (one chunk is a few milliseconds of work at most): a
-      // small file, most of them, is hashed without leaving this turn.
-      if (bytes > 0) await nextTurn();
-      shared ??= Buffer.allocUnsafe(CHUNK);
-      const n = fs.readSync(fd, shared, 0, CHUNK, bytes);
-      if (n === 0) break;
-      const chunk = shared.subarray(0, n);
-      bytes += n;
-      hash.update(chunk);
-      if (kept && bytes <= KEEP_IN_MEMORY) kept.push(Buffer.from(chunk));
-      else kept = undefined;
-      search?.push(chunk);
-      // A short read is the end of a regular file (one still growing is seen by its new size).
-      if (n < CHUNK) break;
-    }
-    const sha256 = hash.digest("hex");
-    let verdict: ContentVerdict | Refusal;
-    try {
-      if (bytes === 0) throw new Refusal("empty_file", "the file is empty");
-      const content = kept ? Buffer.concat(kept, bytes) : undefined;
-      verdict = await checkContent({ fd, bytes, ...(content ? { content } : {}), path: `/proc/self/fd/${fd}` }, ext, { ...options, search });
-    } catch (err) {
-      if (!(err instanceof Refusal)) throw err;
-      verdict = err;
-    }
-    return { bytes, sha256, verdict };
-  } finally {
-    // The window the search holds, whether the checks asked for its result or not (a file refused before).
-    search?.release();
+  for (;;) {
+    // Read in place (one chunk is a few milliseconds of work at most): a
+    // small file, most of them, is hashed without leaving this turn.
+    if (bytes > 0) await nextTurn();
+    shared ??= Buffer.allocUnsafe(CHUNK);
+    const n = fs.readSync(fd, shared, 0, CHUNK, bytes);
+    if (n === 0) break;
+    const chunk = shared.subarray(0, n);
+    bytes += n;
+    hash.update(chunk);
+    if (kept && bytes <= KEEP_IN_MEMORY) kept.push(Buffer.from(chunk));
+    else kept = undefined;
+    // A short read is the end of a regular file (one still growing is seen by its new size).
+    if (n < CHUNK) break;
   }
+  const sha256 = hash.digest("hex");
+  let verdict: ContentVerdict | Refusal;
+  try {
+    if (bytes === 0) throw new Refusal("empty_file", "the file is empty");
+    const content = kept ? Buffer.concat(kept, bytes) : undefined;
+    verdict = await checkContent({ fd, bytes, ...(content ? { content } : {}), path: `/proc/self/fd/${fd}` }, ext, options);
+  } catch (err) {
+    if (!(err instanceof Refusal)) throw err;
+    verdict = err;
+  }
+  return { bytes, sha256, verdict };
 }
