@@ -760,6 +760,27 @@ describe("the hardened services at run time", () => {
   });
 });
 
+describe("install and uninstall systemd --system by a user other than root", () => {
+  it("is told to run it as root (exit 2, one line), before anything is read or written; --dry-run still shows the plan", () => {
+    const root = gatewayRoot(t.home);
+    fs.chmodSync(t.home, 0o755);
+    const asNobody = (...args: string[]) =>
+      run("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, BIN, ...args], { env: { PATH: process.env.PATH, HOME: t.home } });
+    for (const command of ["install", "uninstall"]) {
+      const r = asNobody(command, "systemd", "--system");
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stdout).toBe("");
+      expect(r.stderr).toBe(
+        `media-outbox: usage error: ${command} systemd --system changes /etc/systemd/system and /var/lib/media-outbox, which only root may: run it as root (sudo media-outbox ${command} systemd ...)${command === "install" ? "; --user installs units of your own user, --dry-run shows what it would write" : ""}\n`,
+      );
+    }
+    // Under --root the tree is the caller's: no root needed (nobody cannot write this one, so only the dry run is tried).
+    const dry = asNobody("install", "systemd", "--root", root, "--dry-run");
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toContain("media-outbox-janitor.service");
+  });
+});
+
 describe("install systemd --user with a running (fake) systemd", () => {
   function setup(environmentAfterReload: string) {
     const dir = path.join(t.home, ".config/systemd/user");

@@ -224,6 +224,10 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
     expect(hidden.code).toBe(2);
     expect(hidden.stderr).toContain("the gate's user could not run it: /var/tmp/mo lies under /var/tmp, which the gate's unit hides from it (PrivateTmp=)");
     c.run(["rm", "-rf", "/var/tmp/mo"]);
+    // Not root (sudo forgotten): told so, before anything is read or written.
+    const notRoot = mo(["install", "systemd", "--system", "--gate", "--agent-user", "agent"], { user: "agent" });
+    expect(notRoot.code, notRoot.stderr).toBe(2);
+    expect(notRoot.stderr).toContain("install systemd --system changes /etc/systemd/system and /var/lib/media-outbox, which only root may: run it as root");
     const user = mo(["install", "systemd", "--user", "--gate"]);
     expect(user.code).toBe(2);
     expect(user.stderr).toContain("use --system, not --user");
