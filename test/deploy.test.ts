@@ -825,6 +825,9 @@ describe("install systemd --user with a running (fake) systemd", () => {
     const config = put(path.join(t.home, "media-outbox.json"), JSON.stringify({ logFile: path.join(logDir, "media-outbox.log"), watch: { drop: [drop], quarantine } }));
     const r = cli(["install", "systemd", "--user", "--with-watch", "--config", config], { env });
     expect(r.code, r.stderr).toBe(0);
+    // Without --restart: the command to run is printed, and nothing suggests installing again (a second install is refused).
+    expect(r.stderr).toContain("only after a restart: run the try-restart command above\n");
+    expect(r.stderr).not.toContain("install again");
     // A missing ReadWritePaths= entry fails the unit at start (226/NAMESPACE).
     for (const unit of ["media-outbox-janitor.service", "media-outbox-watch.service"]) {
       const listed = /^ReadWritePaths=(.*)$/m.exec(fs.readFileSync(path.join(dir, unit), "utf8"))![1]!.split(" ");
