@@ -845,13 +845,21 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
     expect(unitTree()).toEqual(before);
     expect(groupsOf("agent")).toEqual(["agent"]);
     expect(sh("getent passwd media-outbox").code).toBe(0);
-    for (const p of ["/etc/media-outbox", SOCKET, "/var/lib/media-outbox/install-manifest.json"]) expect(exists(p), p).toBe(false);
+    // /run/media-outbox too: systemd made it for the socket, and leaves it behind when the socket stops.
+    for (const p of ["/etc/media-outbox", SOCKET, "/run/media-outbox", "/var/lib/media-outbox/install-manifest.json"]) expect(exists(p), p).toBe(false);
+    expect(r.stdout).toContain("removed /run/media-outbox\n");
     expect(show("media-outbox-gate.service", "LoadState", "ActiveState")).toEqual({ LoadState: "not-found", ActiveState: "inactive" });
     expect(out(`ls ${OUTBOX}`).split("\n")).toEqual(expect.arrayContaining(["chart.png", "photo.png", "fixture.txt", "fresh.txt"]));
     expect(r.stdout).toContain("ran: systemctl stop 'media-outbox-gate-secrets-watch@*.path'");
     expect(watchUnits()).toEqual([]);
     c.run(["rm", "-rf", "/home/agent/.hermes/profiles"]);
     expect(mo(["uninstall", "systemd"]).code).toBe(2);
+    // Installed again over the accounts the first install made and uninstall kept: --remove-user keeps them (this install did not make them) and says how to remove them.
+    expect(mo(["install", "systemd", "--system", "--gate", "--agent-user", "agent"]).code).toBe(0);
+    const again = mo(["uninstall", "systemd", "--remove-user"]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toContain("kept user media-outbox (it existed before install; if nothing else uses it: userdel media-outbox), group media-outbox (it existed before install; if nothing else uses it: groupdel media-outbox)");
+    expect(unitTree()).toEqual(before);
   });
 
   it("shuts the container down leaving no process, cgroup or temporary directory", async () => {

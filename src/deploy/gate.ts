@@ -793,12 +793,12 @@ export function undoGateAccounts(record: GateRecord, opts: { removeAccounts: boo
     if (record.createdUser) {
       if (userByName(record.user)) tool("userdel", [record.user]);
       done.push(`removed user ${record.user}`);
-    } else if (userByName(record.user)) kept.push(`user ${record.user} (it existed before install)`);
+    } else if (userByName(record.user)) kept.push(`user ${record.user} (it existed before install; if nothing else uses it: userdel ${record.user})`);
     if (record.createdGroup) {
       // userdel may already have removed the user's own group.
       if (groupByName(record.group)) tool("groupdel", [record.group]);
       done.push(`removed group ${record.group}`);
-    } else if (groupByName(record.group)) kept.push(`group ${record.group} (it existed before install)`);
+    } else if (groupByName(record.group)) kept.push(`group ${record.group} (it existed before install; if nothing else uses it: groupdel ${record.group})`);
   } else {
     if (userByName(record.user)) kept.push(`user ${record.user}`);
     if (groupByName(record.group)) kept.push(`group ${record.group}`);

@@ -6,7 +6,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { Config } from "../config/config.js";
-import { FatalError, usageError } from "../core/errors.js";
+import { FatalError, isErrno, usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { assertDedicatedOutbox } from "../safety/dedicated.js";
 import { allowDirProblem, isWithin, parseAllowDirs } from "../safety/gateway.js";
@@ -606,6 +606,17 @@ function createServiceDirs(plan: InstallPlan, owner: { uid: number; gid: number 
   }
 }
 
+/** rmdir: true when it removed `dir`; false when it is not there, not empty, or a mount point (a sandbox's bind). */
+function removeEmptyDir(dir: string): boolean {
+  try {
+    fs.rmdirSync(dir);
+    return true;
+  } catch (err) {
+    if (isErrno(err, "ENOENT", "ENOTEMPTY", "EEXIST", "EBUSY", "ENOTDIR")) return false;
+    throw err;
+  }
+}
+
 export interface UninstallResult {
   restored: string[];
   removed: string[];
@@ -684,6 +695,9 @@ export function uninstall(scopeName: Scope, root: string | undefined, opts: Unin
     result.accounts.push(...undone.done);
     result.keptAccounts.push(...undone.kept);
     result.keptDirs.push(record.gate.outbox, record.gate.stateDir);
+    // systemd made the socket's directory for the socket unit (DirectoryMode=) and
+    // leaves it behind when the unit stops: once the socket is gone it is empty.
+    if (opts.live && removeEmptyDir(path.dirname(record.gate.socket))) result.removed.push(path.dirname(record.gate.socket));
   }
   fs.rmSync(onDisk(scope, manifestPath(scope)), { force: true });
   for (const dir of [...record.dirs].reverse()) {
