@@ -209,6 +209,8 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
     const copy = c.exec([NODE, copied, "install", "systemd", "--system", "--gate", "--agent-user", "agent"]);
     expect(copy.code, copy.stderr).toBe(2);
     expect(copy.stderr).toMatch(/the gate would run code others can change: \/opt\/mo-copy\/dist\S* belongs to uid \d+, not root/);
+    // The way out it names makes root's copy (a plain `npm install -g .` only links to the clone).
+    expect(copy.stderr).toContain("as root, in the clone: npm install -g --install-links .");
     c.run(["rm", "-rf", "/opt/mo-copy"]);
     // Below a sticky directory (/tmp's mode 1777), root's own copy is root's alone: only root may rename or remove it there.
     // An outbox that does not exist yet is not: anyone could take its name first.

@@ -208,8 +208,10 @@ const HIDDEN_FROM_UNITS: readonly (readonly [string, string])[] = [
  * so it must belong to root and be writable by nobody else.
  */
 export function checkGateCode(node: string, packageRoot: string): void {
-  const refuse = (problem: string) => usageError(`the gate would run code others can change: ${problem}. Install media-outbox system-wide (as root: npm install -g) and run install from there`);
-  const unreadable = (problem: string) => usageError(`the gate's user could not run it: ${problem}. Install media-outbox system-wide (as root: npm install -g) and run install from there`);
+  // `npm install -g DIR` links the global package to DIR (the clone stays its owner's): only --install-links makes root's copy.
+  const howTo = "Install a copy of media-outbox owned by root (as root, in the clone: npm install -g --install-links .) and run install from there";
+  const refuse = (problem: string) => usageError(`the gate would run code others can change: ${problem}. ${howTo}`);
+  const unreadable = (problem: string) => usageError(`the gate's user could not run it: ${problem}. ${howTo}`);
   for (const p of [node, packageRoot]) {
     const real = resolveExisting(p);
     const hidden = HIDDEN_FROM_UNITS.find(([dir]) => isWithin(real, dir));
