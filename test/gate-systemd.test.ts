@@ -796,7 +796,16 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
     const o = mo(["doctor", "--json", "--no-probe"], { user: "other" });
     expect(o.code).toBe(1);
     const other = JSON.parse(o.stdout) as { checks: { check: string; status: string; message: string }[] };
-    expect(other.checks.find((x) => x.check === "gate")).toMatchObject({ status: "fail", message: expect.stringContaining("may not use the gate") });
+    expect(other.checks.find((x) => x.check === "gate")).toMatchObject({
+      status: "fail",
+      message: expect.stringContaining("may not use the gate"),
+      // Every agent user and option of the install named again, not only this one.
+      fix: expect.stringContaining("run the same install systemd --system --gate again with --agent-user other added to its options"),
+    });
+    // The agent's Hermes files, which `other` cannot read, are not known to it: never "sets none of them".
+    const policy = other.checks.find((x) => x.check === `media policy ${GATEWAY}`);
+    expect(policy).toMatchObject({ status: "warn", message: expect.stringContaining("/home/agent/.hermes/.env: not known") });
+    expect(policy!.message).not.toContain("/home/agent/.hermes/.env: sets none of them");
     const root = JSON.parse(mo(["doctor", "--json"]).stdout) as { ok: boolean; checks: { check: string; status: string }[] };
     expect(root.checks.filter((x) => x.status === "fail"), JSON.stringify(root.checks, null, 1)).toEqual([]);
   });
