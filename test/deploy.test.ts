@@ -760,6 +760,27 @@ describe("the hardened services at run time", () => {
   });
 });
 
+describe("install and uninstall systemd --system by a user other than root", () => {
+  it("is told to run it as root (exit 2, one line), before anything is read or written; --dry-run still shows the plan", () => {
+    const root = gatewayRoot(t.home);
+    fs.chmodSync(t.home, 0o755);
+    const asNobody = (...args: string[]) =>
+      run("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, BIN, ...args], { env: { PATH: process.env.PATH, HOME: t.home } });
+    for (const command of ["install", "uninstall"]) {
+      const r = asNobody(command, "systemd", "--system");
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stdout).toBe("");
+      expect(r.stderr).toBe(
+        `media-outbox: usage error: ${command} systemd --system changes /etc/systemd/system and /var/lib/media-outbox, which only root may: run it as root (sudo media-outbox ${command} systemd ...)${command === "install" ? "; --user installs units of your own user, --dry-run shows what it would write" : ""}\n`,
+      );
+    }
+    // Under --root the tree is the caller's: no root needed (nobody cannot write this one, so only the dry run is tried).
+    const dry = asNobody("install", "systemd", "--root", root, "--dry-run");
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toContain("media-outbox-janitor.service");
+  });
+});
+
 describe("install systemd --user with a running (fake) systemd", () => {
   function setup(environmentAfterReload: string) {
     const dir = path.join(t.home, ".config/systemd/user");
@@ -804,6 +825,9 @@ describe("install systemd --user with a running (fake) systemd", () => {
     const config = put(path.join(t.home, "media-outbox.json"), JSON.stringify({ logFile: path.join(logDir, "media-outbox.log"), watch: { drop: [drop], quarantine } }));
     const r = cli(["install", "systemd", "--user", "--with-watch", "--config", config], { env });
     expect(r.code, r.stderr).toBe(0);
+    // Without --restart: the command to run is printed, and nothing suggests installing again (a second install is refused).
+    expect(r.stderr).toContain("only after a restart: run the try-restart command above\n");
+    expect(r.stderr).not.toContain("install again");
     // A missing ReadWritePaths= entry fails the unit at start (226/NAMESPACE).
     for (const unit of ["media-outbox-janitor.service", "media-outbox-watch.service"]) {
       const listed = /^ReadWritePaths=(.*)$/m.exec(fs.readFileSync(path.join(dir, unit), "utf8"))![1]!.split(" ");

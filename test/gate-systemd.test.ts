@@ -209,6 +209,8 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
     const copy = c.exec([NODE, copied, "install", "systemd", "--system", "--gate", "--agent-user", "agent"]);
     expect(copy.code, copy.stderr).toBe(2);
     expect(copy.stderr).toMatch(/the gate would run code others can change: \/opt\/mo-copy\/dist\S* belongs to uid \d+, not root/);
+    // The way out it names makes root's copy (a plain `npm install -g .` only links to the clone).
+    expect(copy.stderr).toContain("as root, in the clone: npm install -g --install-links .");
     c.run(["rm", "-rf", "/opt/mo-copy"]);
     // Below a sticky directory (/tmp's mode 1777), root's own copy is root's alone: only root may rename or remove it there.
     // An outbox that does not exist yet is not: anyone could take its name first.
@@ -224,6 +226,10 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
     expect(hidden.code).toBe(2);
     expect(hidden.stderr).toContain("the gate's user could not run it: /var/tmp/mo lies under /var/tmp, which the gate's unit hides from it (PrivateTmp=)");
     c.run(["rm", "-rf", "/var/tmp/mo"]);
+    // Not root (sudo forgotten): told so, before anything is read or written.
+    const notRoot = mo(["install", "systemd", "--system", "--gate", "--agent-user", "agent"], { user: "agent" });
+    expect(notRoot.code, notRoot.stderr).toBe(2);
+    expect(notRoot.stderr).toContain("install systemd --system changes /etc/systemd/system and /var/lib/media-outbox, which only root may: run it as root");
     const user = mo(["install", "systemd", "--user", "--gate"]);
     expect(user.code).toBe(2);
     expect(user.stderr).toContain("use --system, not --user");
@@ -790,7 +796,16 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
     const o = mo(["doctor", "--json", "--no-probe"], { user: "other" });
     expect(o.code).toBe(1);
     const other = JSON.parse(o.stdout) as { checks: { check: string; status: string; message: string }[] };
-    expect(other.checks.find((x) => x.check === "gate")).toMatchObject({ status: "fail", message: expect.stringContaining("may not use the gate") });
+    expect(other.checks.find((x) => x.check === "gate")).toMatchObject({
+      status: "fail",
+      message: expect.stringContaining("may not use the gate"),
+      // Every agent user and option of the install named again, not only this one.
+      fix: expect.stringContaining("run the same install systemd --system --gate again with --agent-user other added to its options"),
+    });
+    // The agent's Hermes files, which `other` cannot read, are not known to it: never "sets none of them".
+    const policy = other.checks.find((x) => x.check === `media policy ${GATEWAY}`);
+    expect(policy).toMatchObject({ status: "warn", message: expect.stringContaining("/home/agent/.hermes/.env: not known") });
+    expect(policy!.message).not.toContain("/home/agent/.hermes/.env: sets none of them");
     const root = JSON.parse(mo(["doctor", "--json"]).stdout) as { ok: boolean; checks: { check: string; status: string }[] };
     expect(root.checks.filter((x) => x.status === "fail"), JSON.stringify(root.checks, null, 1)).toEqual([]);
   });
@@ -841,13 +856,21 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
     expect(unitTree()).toEqual(before);
     expect(groupsOf("agent")).toEqual(["agent"]);
     expect(sh("getent passwd media-outbox").code).toBe(0);
-    for (const p of ["/etc/media-outbox", SOCKET, "/var/lib/media-outbox/install-manifest.json"]) expect(exists(p), p).toBe(false);
+    // /run/media-outbox too: systemd made it for the socket, and leaves it behind when the socket stops.
+    for (const p of ["/etc/media-outbox", SOCKET, "/run/media-outbox", "/var/lib/media-outbox/install-manifest.json"]) expect(exists(p), p).toBe(false);
+    expect(r.stdout).toContain("removed /run/media-outbox\n");
     expect(show("media-outbox-gate.service", "LoadState", "ActiveState")).toEqual({ LoadState: "not-found", ActiveState: "inactive" });
     expect(out(`ls ${OUTBOX}`).split("\n")).toEqual(expect.arrayContaining(["chart.png", "photo.png", "fixture.txt", "fresh.txt"]));
     expect(r.stdout).toContain("ran: systemctl stop 'media-outbox-gate-secrets-watch@*.path'");
     expect(watchUnits()).toEqual([]);
     c.run(["rm", "-rf", "/home/agent/.hermes/profiles"]);
     expect(mo(["uninstall", "systemd"]).code).toBe(2);
+    // Installed again over the accounts the first install made and uninstall kept: --remove-user keeps them (this install did not make them) and says how to remove them.
+    expect(mo(["install", "systemd", "--system", "--gate", "--agent-user", "agent"]).code).toBe(0);
+    const again = mo(["uninstall", "systemd", "--remove-user"]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toContain("kept user media-outbox (it existed before install; if nothing else uses it: userdel media-outbox), group media-outbox (it existed before install; if nothing else uses it: groupdel media-outbox)");
+    expect(unitTree()).toEqual(before);
   });
 
   it("shuts the container down leaving no process, cgroup or temporary directory", async () => {

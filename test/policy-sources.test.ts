@@ -150,6 +150,18 @@ describe("doctor: every place the gateway reads its media policy", () => {
     expect(c.message).toContain("uses ${...} expansion");
   });
 
+  it("says a source it cannot read is not known (never that it sets none), and that doctor should run as a user who can read it", () => {
+    // Root reads any file: a directory in the .env's place is one doctor cannot read either way.
+    fs.mkdirSync(path.join(hermes, ".env"), { recursive: true });
+    const c = line(doctor(), LINE);
+    expect(c.status).toBe("warn");
+    expect(c.message).toContain(`cannot tell what ${hermes}/.env says (cannot read it: `);
+    expect(c.message).toContain(`${hermes}/.env: not known`);
+    expect(c.message).not.toContain(`${hermes}/.env: sets none of them`);
+    expect(c.fix).toContain("run media-outbox doctor as the gateway's user or root, who can read them all");
+    expect(c.fix).not.toContain("make those files readable");
+  });
+
   it("a line python-dotenv cannot read does not hide the settings after it (an unterminated quote, text after a closing quote)", () => {
     put(path.join(hermes, ".env"), 'NOTE="x" y\nTOKEN="unterminated\nHERMES_MEDIA_ALLOW_DIRS=/tmp/other\n');
     const c = line(doctor(), LINE);

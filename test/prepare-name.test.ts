@@ -91,6 +91,10 @@ describe("prepare --name NAME FILE", () => {
       // The refusal names the FILE as given (escaped), whichever of the two was refused.
       expect(doc(r).media_dropped, `${file} as ${name}`).toEqual([expect.objectContaining({ code, path: escapeText(file) })]);
       expect(r.stderr.startsWith(`media-outbox: refused ${escapeText(file)}: ${code}: `), r.stderr).toBe(true);
+      // The fix fits what was refused: a name is chosen again, a file renamed.
+      if (code === "unsafe_path_chars" || code === "media_directive_in_path") {
+        expect(r.stderr, `${file} as ${name}`).toMatch(name === "safe.png" ? /^media-outbox: refused .*: the path contains .*; rename the file\n$/ : /^media-outbox: refused .*: the name contains .*; choose another name\n$/);
+      }
     }
     expect(leftBehind(h)).toEqual({ ...NOTHING_LEFT, outbox: [] });
   });

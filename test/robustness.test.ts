@@ -160,6 +160,24 @@ describe("prepare whose stdout goes away", () => {
     expect(stderr).toMatch(new RegExp(`published 1 file\\(s\\), but their MEDIA: line was lost: standard output could not be written \\(EPIPE\\)\\. Published: ${h.outbox}/chart\\.png;`));
     expect(fs.readdirSync(h.outbox)).toEqual(["chart.png"]);
   });
+
+  it("into a file on a full disk (/dev/full: ENOSPC): the same exit 1 and line, never an internal error", () => {
+    const src = write(h.home, "chart.png", png(4));
+    const full = fs.openSync("/dev/full", "w");
+    try {
+      const r = spawnSync(process.execPath, [BIN, "prepare", src], { env: h.env, stdio: ["ignore", full, "pipe"], encoding: "utf8" });
+      expect(r.status).toBe(1);
+      expect(r.stderr).toMatch(new RegExp(`^media-outbox: published 1 file\\(s\\), but their MEDIA: line was lost: standard output could not be written \\(ENOSPC\\)\\. Published: ${h.outbox}/chart\\.png;[^\\n]*\\n$`));
+      expect(r.stderr).not.toContain("internal error");
+      // Any other command too: its output is said to be lost, why in words.
+      const status = spawnSync(process.execPath, [BIN, "status"], { env: h.env, stdio: ["ignore", full, "pipe"], encoding: "utf8" });
+      expect(status.status).toBe(1);
+      expect(status.stderr).toBe("media-outbox: could not write to standard output (ENOSPC: where it goes cannot take more), so part of the output was lost\n");
+    } finally {
+      fs.closeSync(full);
+    }
+    expect(fs.readdirSync(h.outbox)).toEqual(["chart.png"]);
+  });
 });
 
 describe("output names", () => {

@@ -3,7 +3,7 @@ import { FatalError } from "../core/errors.js";
 import { escapeText, safeJson } from "../core/escape.js";
 import { type Options, type ParsedCommandArgs, parseCommandArgs } from "./args.js";
 import { activeLog } from "../log/logger.js";
-import { err, out, stdoutFailure } from "./io.js";
+import { err, lostOutputWhy, out, stdoutFailure } from "./io.js";
 
 export type CommandRun = (argv: string[], command: string) => Promise<number>;
 
@@ -44,7 +44,7 @@ export async function runCommand(body: () => Promise<number>, opts: { json?: () 
     const code = await body();
     const lost = stdoutFailure();
     if (lost !== undefined && code === 0) {
-      err(`media-outbox: could not write to standard output (${lost}): its reader went away, so part of the output was lost\n`);
+      err(`media-outbox: could not write to standard output (${lostOutputWhy(lost)}), so part of the output was lost\n`);
       return 1;
     }
     return code;

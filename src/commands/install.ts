@@ -152,7 +152,7 @@ export async function run(argv: string[], command = "install"): Promise<number> 
     for (const c of r.toRun) out(`run: ${escapeText(c)}\n`);
     for (const w of r.warnings) err(`media-outbox: warning: ${w}\n`);
     if (!state.running) err(`media-outbox: files written; systemd was not told (${escapeText(state.why)}): run the commands above on the target system\n`);
-    else if (!values.restart) err(`media-outbox: the gateway units read the new environment${plan.gate ? " (and their users the new group)" : ""} only after a restart: run the try-restart command above (or install again with --restart)\n`);
+    else if (!values.restart) err(`media-outbox: the gateway units read the new environment${plan.gate ? " (and their users the new group)" : ""} only after a restart: run the try-restart command above\n`);
     if (plan.gate) err(`media-outbox: agents already logged in join group ${plan.gate.group} at their next login (processes started by a restarted gateway at once)\n`);
     err(`media-outbox: check it with: ${shellLine(["media-outbox", "doctor", ...scopeArgs(scopeName)])}\n`);
     return r.warnings.length > 0 ? 1 : 0;

@@ -107,7 +107,8 @@ async function healthCheck(gate: GateSocket, group: string | undefined, checks: 
     const code = connectError(err);
     let fix = escapeText(shellLine(["journalctl", "-u", GATE_SERVICE]));
     if (code === "EACCES" || code === "EPERM") {
-      fix = `only root and members of group ${escapeText(group ?? GATE_USER)} may connect: as root, media-outbox uninstall systemd, then media-outbox install systemd --system --gate --agent-user ${escapeText(me())}; then log in again`;
+      // Install again with every option of the first install: a bare --agent-user ME would drop the other agent users (and --strict, --with-watch…).
+      fix = `only root and members of group ${escapeText(group ?? GATE_USER)} may connect: as root, media-outbox uninstall systemd, then run the same install systemd --system --gate again with --agent-user ${escapeText(me())} added to its options; then log in again`;
     } else if (code === "ENOENT" || code === "ECONNREFUSED") fix = escapeText(shellLine(["systemctl", "enable", "--now", GATE_SOCKET_UNIT]));
     check(checks, "gate", "fail", `GET /health as ${escapeText(me())}: ${err.message}`, fix);
     return false;

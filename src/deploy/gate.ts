@@ -208,8 +208,10 @@ const HIDDEN_FROM_UNITS: readonly (readonly [string, string])[] = [
  * so it must belong to root and be writable by nobody else.
  */
 export function checkGateCode(node: string, packageRoot: string): void {
-  const refuse = (problem: string) => usageError(`the gate would run code others can change: ${problem}. Install media-outbox system-wide (as root: npm install -g) and run install from there`);
-  const unreadable = (problem: string) => usageError(`the gate's user could not run it: ${problem}. Install media-outbox system-wide (as root: npm install -g) and run install from there`);
+  // `npm install -g DIR` links the global package to DIR (the clone stays its owner's): only --install-links makes root's copy.
+  const howTo = "Install a copy of media-outbox owned by root (as root, in the clone: npm install -g --install-links .) and run install from there";
+  const refuse = (problem: string) => usageError(`the gate would run code others can change: ${problem}. ${howTo}`);
+  const unreadable = (problem: string) => usageError(`the gate's user could not run it: ${problem}. ${howTo}`);
   for (const p of [node, packageRoot]) {
     const real = resolveExisting(p);
     const hidden = HIDDEN_FROM_UNITS.find(([dir]) => isWithin(real, dir));
@@ -793,12 +795,12 @@ export function undoGateAccounts(record: GateRecord, opts: { removeAccounts: boo
     if (record.createdUser) {
       if (userByName(record.user)) tool("userdel", [record.user]);
       done.push(`removed user ${record.user}`);
-    } else if (userByName(record.user)) kept.push(`user ${record.user} (it existed before install)`);
+    } else if (userByName(record.user)) kept.push(`user ${record.user} (it existed before install; if nothing else uses it: userdel ${record.user})`);
     if (record.createdGroup) {
       // userdel may already have removed the user's own group.
       if (groupByName(record.group)) tool("groupdel", [record.group]);
       done.push(`removed group ${record.group}`);
-    } else if (groupByName(record.group)) kept.push(`group ${record.group} (it existed before install)`);
+    } else if (groupByName(record.group)) kept.push(`group ${record.group} (it existed before install; if nothing else uses it: groupdel ${record.group})`);
   } else {
     if (userByName(record.user)) kept.push(`user ${record.user}`);
     if (groupByName(record.group)) kept.push(`group ${record.group}`);

@@ -6,7 +6,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { Config } from "../config/config.js";
-import { FatalError, usageError } from "../core/errors.js";
+import { FatalError, isErrno, usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { assertDedicatedOutbox } from "../safety/dedicated.js";
 import { allowDirProblem, isWithin, parseAllowDirs } from "../safety/gateway.js";
@@ -130,6 +130,20 @@ export function unitScope(scope: Scope, root: string | undefined, env: NodeJS.Pr
   return { scope, ...(root ? { root } : {}), home: path.resolve(env.HOME || me.homedir), user: me.username };
 }
 
+/**
+ * System units and their record (/etc/systemd/system, /var/lib/media-outbox)
+ * are root's to change: anyone else is told so before anything is read or
+ * written, instead of failing half-way on EACCES. --root (an image, a tree
+ * of the caller's) and --user scopes are the caller's own.
+ */
+function requireRoot(scope: UnitScope, command: "install" | "uninstall"): void {
+  if (scope.scope !== "system" || scope.root !== undefined || (process.geteuid?.() ?? 0) === 0) return;
+  const alternatives = command === "install" ? "; --user installs units of your own user, --dry-run shows what it would write" : "";
+  throw usageError(
+    `${command} systemd --system changes /etc/systemd/system and /var/lib/media-outbox, which only root may: run it as root (sudo media-outbox ${command} systemd ...)${alternatives}`,
+  );
+}
+
 /** Where the record of an install lives (outside every unit directory). */
 export function manifestPath(scope: UnitScope): string {
   return scope.scope === "system" ? "/var/lib/media-outbox/install-manifest.json" : path.join(scope.home, ".local/state/media-outbox/install-manifest.json");
@@ -246,6 +260,7 @@ function planGatewayUnit(
 export function planInstall(options: InstallOptions, systemctl?: Systemctl): InstallPlan {
   const scope = unitScope(options.scope, options.root, options.env);
   if (options.gate && scope.scope !== "system") throw usageError("--gate installs system units (a system user owns the outbox): use --system, not --user");
+  if (options.apply !== false) requireRoot(scope, "install");
   const outbox = options.gate ? (options.gate.outbox ?? GATE_OUTBOX) : options.config.outbox;
   checkOutboxForGateway(outbox);
   // The outbox must be a directory of its own, whichever mode installs it.
@@ -591,6 +606,17 @@ function createServiceDirs(plan: InstallPlan, owner: { uid: number; gid: number 
   }
 }
 
+/** rmdir: true when it removed `dir`; false when it is not there, not empty, or a mount point (a sandbox's bind). */
+function removeEmptyDir(dir: string): boolean {
+  try {
+    fs.rmdirSync(dir);
+    return true;
+  } catch (err) {
+    if (isErrno(err, "ENOENT", "ENOTEMPTY", "EEXIST", "EBUSY", "ENOTDIR")) return false;
+    throw err;
+  }
+}
+
 export interface UninstallResult {
   restored: string[];
   removed: string[];
@@ -616,6 +642,7 @@ export interface UninstallOptions {
 /** Undoes an install: each file gets its previous bytes back (or goes), created directories go when empty, added group memberships go. */
 export function uninstall(scopeName: Scope, root: string | undefined, opts: UninstallOptions): UninstallResult {
   const scope = unitScope(scopeName, root, opts.env);
+  requireRoot(scope, "uninstall");
   const record = readManifest(scope);
   if (!record) throw new FatalError("config_invalid", `nothing to uninstall: no install record at ${escapeText(onDisk(scope, manifestPath(scope)))}`);
   if (opts.removeUser && !record.gate) throw usageError("--remove-user: this install has no gate (no service user was created)");
@@ -668,6 +695,9 @@ export function uninstall(scopeName: Scope, root: string | undefined, opts: Unin
     result.accounts.push(...undone.done);
     result.keptAccounts.push(...undone.kept);
     result.keptDirs.push(record.gate.outbox, record.gate.stateDir);
+    // systemd made the socket's directory for the socket unit (DirectoryMode=) and
+    // leaves it behind when the unit stops: once the socket is gone it is empty.
+    if (opts.live && removeEmptyDir(path.dirname(record.gate.socket))) result.removed.push(path.dirname(record.gate.socket));
   }
   fs.rmSync(onDisk(scope, manifestPath(scope)), { force: true });
   for (const dir of [...record.dirs].reverse()) {

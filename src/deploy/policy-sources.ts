@@ -393,7 +393,8 @@ const shown = (s: PolicySource, v: PolicyVar) => s.shown?.[v] ?? `${s.written[v]
 
 function says(s: PolicySource, vars: readonly PolicyVar[]): string {
   const parts = vars.filter((v) => s.written[v] !== undefined).map((v) => shown(s, v));
-  return `${s.label}: ${parts.length > 0 ? parts.join(", ") : "sets none of them"}`;
+  // A file doctor could not read (or parse) sets nothing it knows of: not "none".
+  return `${s.label}: ${parts.length > 0 ? parts.join(", ") : s.unknown ? "not known" : "sets none of them"}`;
 }
 
 export interface PolicyCheck {
@@ -425,7 +426,7 @@ export function policyChecks(ctx: PolicyContext, outbox: string, outboxReal: str
   const results = outcomes(ctx.sources, ALLOW_DIRS_ENV, ctx.multiplex);
   const lacking = results.filter((o) => o.source && o.source.kind !== "unit" && !isUnderRoot(outboxReal, parseAllowDirs(o.value, ctx.home)) && !isUnderRoot(outbox, parseAllowDirs(o.value, ctx.home)));
   if (unknown.length > 0) {
-    checks.push({ check: name, status: "warn", message: `cannot tell what ${unknown.map((s) => `${s.label} says (${s.unknown})`).join("; ")}. ${read}`, fix: "make those files readable and literal, then run media-outbox doctor again" });
+    checks.push({ check: name, status: "warn", message: `cannot tell what ${unknown.map((s) => `${s.label} says (${s.unknown})`).join("; ")}. ${read}`, fix: "run media-outbox doctor as the gateway's user or root, who can read them all, and write each value literally (no ${...}) in valid YAML or .env syntax; then run it again" });
   } else if (lacking.length > 0) {
     const o = lacking[0]!;
     checks.push({

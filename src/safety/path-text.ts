@@ -21,11 +21,13 @@ export function hasMediaDirective(text: string): boolean {
 }
 
 /** Throws the refusal for text that must not be resolved or echoed. */
-export function assertSafePathText(text: string, what = "path"): void {
+export function assertSafePathText(text: string, what: "path" | "name" = "path"): void {
+  // A path is fixed by renaming the file; a name (--name, the gate's name=) by choosing another.
+  const fix = what === "name" ? "choose another name" : "rename the file";
   if (hasUnsafeChars(text)) {
-    throw new Refusal("unsafe_path_chars", `the ${what} contains control or line-separator characters; rename the file`);
+    throw new Refusal("unsafe_path_chars", `the ${what} contains control or line-separator characters; ${fix}`);
   }
   if (hasMediaDirective(text)) {
-    throw new Refusal("media_directive_in_path", `the ${what} contains a MEDIA directive (MEDIA followed by a colon and a path); rename the file`);
+    throw new Refusal("media_directive_in_path", `the ${what} contains a MEDIA directive (MEDIA followed by a colon and a path); ${fix}`);
   }
 }
