@@ -6,6 +6,7 @@ import { escapeText } from "../core/escape.js";
 import { parseDuration, parseSize } from "../core/units.js";
 import { GATEWAY_EXTENSIONS } from "../safety/gateway.js";
 import { readOperatorFile } from "../safety/operator-file.js";
+import type { DirOwner } from "../safety/private-dir.js";
 import { type MediaCategory, PLATFORM_LIMITS, PLATFORM_NAMES, type PlatformLimits, type PlatformName, categoryOf, isPlatformName } from "./platforms.js";
 
 export const DEFAULT_ALLOW = "png jpg jpeg gif webp pdf mp4 mov webm mp3 m4a ogg opus wav flac docx xlsx pptx txt csv md".split(" ");
@@ -76,6 +77,12 @@ export interface Config {
    * its state above are not used by prepare.
    */
   gate?: GateSocket;
+  /**
+   * Whose the outbox and its state must be: the current user's when unset.
+   * Never read from a file or a flag: status sets it to the gate's user when
+   * it looks at the gate's outbox as root (or as an agent).
+   */
+  owner?: DirOwner;
   janitor: { retentionMs: number; maxBytes?: number; minAgeMs: number; stagingMaxAgeMs: number };
   watch: { drop: string[]; settleMs: number; keep: boolean };
 }

@@ -146,8 +146,16 @@ function outboxFiles(layout: Layout, config: Config, nowMs: number): StatusRepor
 
 /** The outbox's status. Never throws for an unsafe outbox: that is reported. */
 export function outboxStatus(options: StatusOptions = {}): StatusReport {
-  const config = options.resolvedConfig ?? loadConfig(options);
-  const now = options.now ?? new Date();
+  return statusOf(options.resolvedConfig ?? loadConfig(options), options.now ?? new Date());
+}
+
+/**
+ * The status of the outbox `config` names (config.owner's, or the current
+ * user's). Without `state` only the outbox is looked at (an agent looking at
+ * the gate's outbox, whose state it may not read): the state's summaries stay
+ * empty and the janitor is not asked; the caller says they were not seen.
+ */
+export function statusOf(config: Config, now: Date, { state: withState = true } = {}): StatusReport {
   const nowMs = now.getTime();
   const emptyNext: StatusReport["janitor"]["next_run"] = { ...(Object.fromEntries(JANITOR_AREAS.map((a) => [a, { files: 0, bytes: 0 }])) as Record<JanitorArea, { files: number; bytes: number }>), quota_met: null };
   const report: StatusReport = {
@@ -167,7 +175,7 @@ export function outboxStatus(options: StatusOptions = {}): StatusReport {
   };
   let layout: Layout | undefined;
   try {
-    layout = openLayout(config, { create: false });
+    layout = openLayout(config, { create: false, state: withState });
   } catch (err) {
     if (!(err instanceof FatalError)) throw err;
     report.outbox.exists = fs.existsSync(config.outbox);
@@ -185,6 +193,7 @@ export function outboxStatus(options: StatusOptions = {}): StatusReport {
   report.files = files;
   report.janitor.next_expiry = nextExpiry === null ? null : new Date(nextExpiry).toISOString();
   report.janitor.expiring_24h = expiring;
+  if (!withState) return report;
 
   // stale and expired are filled from the janitor's dry run below: rules of
   // their own here would drift from what a run really deletes.

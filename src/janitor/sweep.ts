@@ -692,8 +692,8 @@ function newReport(config: Config, dryRun: boolean, now: Date): JanitorReport {
 }
 
 /** Opens a directory that openLayout verified and checks it is still the same one. */
-function reopen(expected: string, area: JanitorArea, code: "outbox_unsafe" | "state_unsafe", what: string, points: Buffer[] | undefined): SweptDir | undefined {
-  const dir = openPrivateDir(expected, { code, what, gatewayVisible: area === "outbox" });
+function reopen(expected: string, area: JanitorArea, code: "outbox_unsafe" | "state_unsafe", what: string, points: Buffer[] | undefined, owner: Config["owner"]): SweptDir | undefined {
+  const dir = openPrivateDir(expected, { code, what, gatewayVisible: area === "outbox", owner });
   if (dir && dir.real !== expected) {
     fs.closeSync(dir.fd);
     throw new FatalError(code, `${what} ${escapeText(expected)} changed while the janitor opened it (now ${escapeText(dir.real)}); nothing was deleted; run it again`);
@@ -722,13 +722,13 @@ export function runJanitor(options: JanitorOptions = {}): JanitorReport {
   const points = layout ? mountPoints() : undefined;
   try {
     // …then the directories themselves, held open for the whole run.
-    opened.outbox = layout && reopen(layout.outbox, "outbox", "outbox_unsafe", "outbox", points);
+    opened.outbox = layout && reopen(layout.outbox, "outbox", "outbox_unsafe", "outbox", points, config.owner);
     if (!layout || !opened.outbox) return finish(report, logger);
     report.outbox = escapeText(opened.outbox.real);
     report.outbox_exists = true;
-    opened.staging = reopen(layout.stagingDir, "staging", "state_unsafe", "staging directory", points);
-    opened.quarantine = reopen(layout.quarantineDir, "quarantine", "state_unsafe", "quarantine", points);
-    opened.ledger = reopen(layout.ledgerDir, "ledger", "state_unsafe", "ledger directory", points);
+    opened.staging = reopen(layout.stagingDir, "staging", "state_unsafe", "staging directory", points, config.owner);
+    opened.quarantine = reopen(layout.quarantineDir, "quarantine", "state_unsafe", "quarantine", points, config.owner);
+    opened.ledger = reopen(layout.ledgerDir, "ledger", "state_unsafe", "ledger directory", points, config.owner);
     for (const area of JANITOR_AREAS) report.areas[area].path = opened[area] ? escapeText(opened[area].real) : null;
     options.onOpened?.();
 

@@ -19,11 +19,22 @@ function currentUid(): number {
   return typeof process.geteuid === "function" ? process.geteuid() : -1;
 }
 
+/**
+ * Whose a trusted directory must be when it is not the current user's: the
+ * gate's user, when root (or an agent) looks at the gate's outbox (status).
+ */
+export interface DirOwner {
+  uid: number;
+  /** How messages name it ("the gate's user media-outbox"). */
+  name: string;
+}
+
 /** Why a directory, as seen by lstat, cannot be trusted; undefined when it can. */
-export function privateDirProblem(st: fs.Stats, uid = currentUid()): string | undefined {
+export function privateDirProblem(st: fs.Stats, owner?: DirOwner): string | undefined {
   if (st.isSymbolicLink()) return "it is a symbolic link";
   if (!st.isDirectory()) return "it is not a directory";
-  if (uid >= 0 && st.uid !== uid) return `it is owned by uid ${st.uid}, not by the current user (uid ${uid})`;
+  const uid = owner?.uid ?? currentUid();
+  if (uid >= 0 && st.uid !== uid) return `it is owned by uid ${st.uid}, not by ${owner ? `${owner.name} (uid ${uid})` : `the current user (uid ${uid})`}`;
   if (st.mode & 0o022) return `it is writable by group or others (mode ${(st.mode & 0o7777).toString(8).padStart(4, "0")})`;
   return undefined;
 }
@@ -61,6 +72,8 @@ export interface TrustDirOptions {
   what: string;
   /** Also require that the gateway can parse its path in HERMES_MEDIA_ALLOW_DIRS. */
   gatewayVisible?: boolean;
+  /** Whose it must be: the current user's when unset. */
+  owner?: DirOwner;
   /**
    * Directories already found safe as ancestors, shared by the checks of one
    * layout so each ancestor is looked at once; a trusted directory joins them.
@@ -78,9 +91,13 @@ function refuse(options: TrustDirOptions, dir: string, why: string, fix: string)
  * others could swap it under. Throws the refusal.
  */
 function verifyDir(dir: string, st: fs.Stats, realOf: () => string, options: TrustDirOptions): string {
-  const problem = privateDirProblem(st);
+  const problem = privateDirProblem(st, options.owner);
   if (problem) {
-    const fix = st.isDirectory() && problem.includes("writable") ? `run: chmod 700 ${escapeText(dir)}` : "point it at a directory of your own (mode 0700)";
+    const fix = options.owner
+      ? "install the gate again (media-outbox install systemd --system --gate): it sets the owner and mode"
+      : st.isDirectory() && problem.includes("writable")
+        ? `run: chmod 700 ${escapeText(dir)}`
+        : "point it at a directory of your own (mode 0700)";
     refuse(options, dir, problem, fix);
   }
   const real = realOf();

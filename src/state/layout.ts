@@ -36,18 +36,22 @@ function stateProblem(message: string): FatalError {
 
 /**
  * Verifies the outbox (exit-2 `outbox_unsafe` when it cannot be trusted) and
- * its state directories. With `create` (the default) missing ones are made
- * 0700 (a gate's outbox 0750: `groupReadable`); without it, undefined is
- * returned when the outbox does not exist.
+ * its state directories (config.owner's, or the current user's). With
+ * `create` (the default) missing ones are made 0700 (a gate's outbox 0750:
+ * `groupReadable`); without it, undefined is returned when the outbox does
+ * not exist. Without `state` only the outbox is verified (an agent's status
+ * of the gate's outbox: the state is not the agent's to read), and the state
+ * paths are returned as configured.
  */
-export function openLayout(config: Config, { create = true, groupReadable = false } = {}): Layout | undefined {
+export function openLayout(config: Config, { create = true, groupReadable = false, state: withState = true } = {}): Layout | undefined {
   // Before anything is created: a home or / must never become an outbox.
   assertDedicatedOutbox(config);
   const safeAncestors = new Set<string>();
-  const outbox = trustDir(config.outbox, { create, groupReadable, code: "outbox_unsafe", what: "outbox", gatewayVisible: true, safeAncestors });
+  const owner = config.owner;
+  const outbox = trustDir(config.outbox, { create, groupReadable, code: "outbox_unsafe", what: "outbox", gatewayVisible: true, safeAncestors, owner });
   if (!outbox) return undefined;
   const readableByGroup = (outbox.mode & 0o040) !== 0;
-  const state = trustDir(config.stateDir, { create, code: "state_unsafe", what: "state directory", safeAncestors });
+  const state = withState ? trustDir(config.stateDir, { create, code: "state_unsafe", what: "state directory", safeAncestors, owner }) : undefined;
   if (!state) {
     return { outbox: outbox.real, outboxDev: outbox.dev, groupReadable: readableByGroup, stateDir: config.stateDir, stagingDir: config.stagingDir, ledgerDir: config.ledgerDir, quarantineDir: config.quarantineDir };
   }
@@ -59,7 +63,7 @@ export function openLayout(config: Config, { create = true, groupReadable = fals
     throw stateProblem(`state directory ${escapeText(state.real)} is on another filesystem than the outbox; put it beside the outbox (publication must be a link, never a copy)`);
   }
   const sub = (dir: string, what: string) => {
-    const checked = trustDir(dir, { create, code: "state_unsafe", what, safeAncestors });
+    const checked = trustDir(dir, { create, code: "state_unsafe", what, safeAncestors, owner });
     if (checked && checked.dev !== outbox.dev) throw stateProblem(`${what} ${escapeText(checked.real)} must be on the outbox's filesystem`);
     if (checked && isWithin(checked.real, outbox.real)) throw stateProblem(`${what} ${escapeText(checked.real)} must not be inside the outbox`);
     return checked?.real ?? dir;
