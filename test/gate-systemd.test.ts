@@ -467,6 +467,26 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
     expectAllRefused(attack("agent", { [OUTBOX]: `${OUTBOX}/chart.png` }));
   });
 
+  it("status describes the gate's outbox: as root all of it, with the janitor unit's policy; as the agent the outbox, not the state", () => {
+    const asRoot = mo(["status", "--json"]);
+    expect(asRoot.stderr).toBe("");
+    expect(asRoot.code).toBe(0);
+    const s = JSON.parse(asRoot.stdout);
+    expect(s.gate).toMatchObject({ socket: SOCKET, from: "system config /etc/media-outbox/config.json", user: "media-outbox", answers: true, outbox_from: "gate", policy_from: "media-outbox-janitor.service", seen: "all", notes: [] });
+    expect(s.outbox).toMatchObject({ path: OUTBOX, exists: true, safe: true });
+    // What the outbox holds here (chart.png, and what earlier tests left): the files status counts.
+    expect(s.files.files).toBe(Number(out(`find ${OUTBOX} -maxdepth 1 -type f | wc -l`)));
+    expect(s.files.files).toBeGreaterThan(0);
+    expect(s.staging.path).toBe(`${STATE}/staging`);
+    expect(s.ledger).toMatchObject({ path: `${STATE}/ledger`, exists: true });
+    const asAgent = mo(["status", "--json"], { user: "agent" });
+    expect(asAgent.code).toBe(0);
+    const a = JSON.parse(asAgent.stdout);
+    expect(a.gate).toMatchObject({ user: "media-outbox", answers: true, policy_from: "media-outbox-janitor.service", seen: "outbox", unseen: expect.stringContaining("sudo media-outbox status") });
+    expect(a.files).toEqual(s.files);
+    expect(a).toMatchObject({ staging: null, ledger: null, janitor: { next_run: null } });
+  });
+
   it("keeps the agent from signalling or stopping the gate", () => {
     const pid = gatePid();
     expect(pid).toBeGreaterThan(0);

@@ -49,7 +49,9 @@ export type { JanitorOptions, JanitorReport, JanitorArea, DeletedEntry, SkippedE
 export { janitorSummary } from "../janitor/summary.js";
 export { outboxStatus } from "../janitor/status.js";
 export type { StatusReport, StatusOptions, DirSummary, FileInfo } from "../janitor/status.js";
-export { formatStatus } from "../janitor/status-table.js";
+export { formatStatus, formatGateStatus } from "../janitor/status-table.js";
+export { gateStatus, gateStatusExitCode } from "../janitor/gate-status.js";
+export type { GateStatusReport, GateInfo, GateStatusOptions } from "../janitor/gate-status.js";
 export { startSchedule, checkCronExpression, checkTimeZone } from "../janitor/schedule.js";
 export type { Schedule, ScheduleOptions } from "../janitor/schedule.js";
 // Gate mode: the gate (serve), its client (prepare through a socket) and their protocol.
