@@ -1,5 +1,6 @@
 // How the CLI names what the user typed in its usage and config errors: every
-// value escaped exactly once (escapeText), never raw and never twice.
+// value escaped exactly once (escapeText), never raw and never twice, in the
+// project's words ("media-outbox: usage error: ..."), not Node's.
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -74,5 +75,39 @@ describe("a bad option value is named escaped once", () => {
   it("and so is the gate's answer to an unknown parameter or platform", () => {
     expect(() => parsePrepareQuery(`name=a.png&${encodeURIComponent(BAD)}=1`)).toThrow(`unknown parameter ${SHOWN} (known:`);
     expect(() => parsePrepareQuery(`name=a.png&platform=${encodeURIComponent(BAD)}`)).toThrow(`unknown platform ${SHOWN} (known:`);
+  });
+});
+
+describe("an option the command does not take, or a value it does not fit", () => {
+  const COMMANDS = [["prepare"], ["janitor"], ["status"], ["watch"], ["doctor"], ["install", "systemd"], ["uninstall", "systemd"], ["install", "hermes-plugin"], ["quarantine", "list"], ["check-reply"], ["serve"], ["gate-secrets"]];
+  it.each(COMMANDS.map((c) => [c.join(" "), c]))("%s: unknown option, named once escaped in balanced quotes, then the usage", (_, command) => {
+    for (const [option, shown] of [
+      [`--${BAD}`, String.raw`"--1\x1b[31m\"x"`],
+      [`--${BAD}=v`, String.raw`"--1\x1b[31m\"x"`],
+      ["-Q", '"-Q"'],
+    ] as const) {
+      const r = run([...command, option, "x.png"]);
+      expect(r.code, r.stderr).toBe(2);
+      const [first, second] = r.stderr.split("\n");
+      expect(first).toBe(`media-outbox: usage error: unknown option ${shown}`);
+      expect(second).toMatch(/^usage: media-outbox /);
+      escapedOnce(r.stderr);
+    }
+  });
+
+  it("a flag given a value, an option without one, or one whose value looks like an option", () => {
+    const first = (args: string[]) => {
+      const r = run(args);
+      expect(r.code, r.stderr).toBe(2);
+      escapedOnce(r.stderr);
+      return r.stderr.split("\n")[0];
+    };
+    expect(first(["prepare", "--json=yes", "x.png"])).toBe("media-outbox: usage error: --json takes no value");
+    expect(first(["prepare", "x.png", "--outbox"])).toBe("media-outbox: usage error: --outbox needs a value");
+    expect(first(["prepare", "--outbox", `-${BAD}`, "x.png"])).toBe(
+      `media-outbox: usage error: --outbox needs a value, and the next argument ${String.raw`"-1\x1b[31m\"x"`} looks like an option; for a value that starts with "-", write --outbox=VALUE`,
+    );
+    // In a group of short letters, the first undeclared one is named.
+    expect(first(["janitor", "-hz"])).toBe('media-outbox: usage error: unknown option "-z"');
   });
 });
