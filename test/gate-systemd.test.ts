@@ -875,6 +875,12 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
     expect(out(`ls ${OUTBOX}`).split("\n")).toEqual(expect.arrayContaining(["chart.png", "photo.png", "fixture.txt", "fresh.txt"]));
     expect(r.stdout).toContain("ran: systemctl stop 'media-outbox-gate-secrets-watch@*.path'");
     expect(watchUnits()).toEqual([]);
+    // Printed in the order done: systemd told, the files, the accounts, the reload; reset-failed said as it went (a real systemd's list-units).
+    const lines = r.stdout.split("\n").filter((l) => l !== "");
+    const firstFile = lines.findIndex((l) => /^(removed|restored) \//.test(l));
+    expect(lines.slice(0, firstFile).every((l) => /^ran: systemctl (disable --now|stop) /.test(l)), lines.join("\n")).toBe(true);
+    expect(lines.indexOf("removed agent from group media-outbox")).toBeGreaterThan(firstFile);
+    expect(lines.slice(-2)).toEqual(["ran: systemctl daemon-reload", expect.stringMatching(/^(nothing to reset: no media-outbox unit is in the failed state|ran: systemctl reset-failed \S.*)$/)]);
     c.run(["rm", "-rf", "/home/agent/.hermes/profiles"]);
     expect(mo(["uninstall", "systemd"]).code).toBe(2);
     // Installed again over the accounts the first install made and uninstall kept: --remove-user keeps them (this install did not make them) and says how to remove them.
