@@ -84,6 +84,12 @@ case "$1" in
   is-system-running) cat "$d/state"; [ "$(cat "$d/state")" = running ] ;;
   list-unit-files|list-units) cat "$d/$1" 2>/dev/null; exit 0 ;;
   show) if [ -f "$d/show-$2" ]; then cat "$d/show-$2"; else echo "LoadState=not-found"; fi ;;
+  # As systemd: exit 1 for a unit that is not loaded (not listed in list-units), resetting the others.
+  reset-failed) shift; rc=0
+    for u in "$@"; do
+      awk -v u="$u" '$1 == u { f = 1 } END { exit !f }' "$d/list-units" 2>/dev/null || { echo "Failed to reset failed state of unit $u: Unit $u not loaded." >&2; rc=1; }
+    done
+    exit $rc ;;
   *) exit 0 ;;
 esac
 `,

@@ -817,6 +817,34 @@ describe("install systemd --user with a running (fake) systemd", () => {
     expect(fs.existsSync(path.join(t.home, ".local/state/media-outbox/install-manifest.json"))).toBe(false);
   });
 
+  it("uninstall prints what it did in the order it did it, and says whether reset-failed had anything to reset", () => {
+    const { dir, env, calls } = setup(`HERMES_MEDIA_ALLOW_DIRS=/srv/x:${t.outbox}`);
+    expect(cli(["install", "systemd", "--user", "--with-watch"], { env }).code).toBe(0);
+    const u = cli(["uninstall", "systemd", "--user"], { env });
+    expect(u.code, u.stderr).toBe(0);
+    expect(u.stdout.split("\n")).toEqual([
+      "ran: systemctl --user disable --now media-outbox-janitor.timer",
+      "ran: systemctl --user disable --now media-outbox-watch.service",
+      `removed ${dir}/media-outbox-watch.service`,
+      `removed ${dir}/media-outbox-janitor.timer`,
+      `removed ${dir}/media-outbox-janitor.service`,
+      `removed ${dir}/hermes-gateway.service.d/90-media-outbox.conf`,
+      "ran: systemctl --user daemon-reload",
+      // None had failed: reset-failed, given units that are not loaded, would exit 1 (it is not run).
+      "nothing to reset: no media-outbox unit is in the failed state",
+      "",
+    ]);
+    expect(calls()).not.toMatch(/^reset-failed/m);
+
+    // A unit that failed stays loaded (and listed as failed) after its file is gone: it is reset, and only it.
+    expect(cli(["install", "systemd", "--user", "--with-watch"], { env }).code).toBe(0);
+    put(path.join(env.MEDIA_OUTBOX_SYSTEMCTL!, "..", "list-units"), "media-outbox-watch.service not-found failed failed media-outbox-watch.service\n");
+    const again = cli(["uninstall", "systemd", "--user"], { env });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout.split("\n").slice(-3)).toEqual(["ran: systemctl --user daemon-reload", "ran: systemctl --user reset-failed media-outbox-watch.service", ""]);
+    expect(calls()).toMatch(/^list-units --all --state=failed --plain --no-legend --full media-outbox-janitor\.service media-outbox-janitor\.timer media-outbox-watch\.service\nreset-failed media-outbox-watch\.service$/m);
+  });
+
   it("creates every directory the units' ReadWritePaths= lists: a quarantine outside the state directory, the log file's directory, the drop folders", () => {
     const { dir, env } = setup(`HERMES_MEDIA_ALLOW_DIRS=/srv/x:${t.outbox}`);
     const quarantine = path.join(t.home, "quarantine");

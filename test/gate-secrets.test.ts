@@ -749,11 +749,11 @@ describe("doctor: the stores a gateway's CODEX_HOME and HERMES_MANAGED_DIR move"
     put(GATE_UNIT.slice(1), `[Service]\nExecStartPre=-+/usr/bin/node /bin/media-outbox gate-secrets --into /run/media-outbox-gate ${words.join(" ")}\n`);
     return root;
   }
-  /** doctor's gate lines as a running systemd reports the units (a fake systemctl answering `show`). */
-  function secretChecks(root: string): DoctorCheck[] {
+  /** doctor's gate lines as a running systemd reports the units (a fake systemctl answering `show`), the gate's service `state`. */
+  function secretChecks(root: string, state = "inactive"): DoctorCheck[] {
     const shown: Record<string, Record<string, string>> = {
       "media-outbox-gate.socket": { LoadState: "loaded", UnitFileState: "enabled", ActiveState: "active" },
-      "media-outbox-gate.service": { LoadState: "loaded", ActiveState: "inactive", FragmentPath: GATE_UNIT },
+      "media-outbox-gate.service": { LoadState: "loaded", ActiveState: state, FragmentPath: GATE_UNIT },
       "hermes-gateway.service": { LoadState: "loaded", FragmentPath: GATEWAY_UNIT },
     };
     const systemctl = { show: (unit: string) => new Map(Object.entries(shown[unit] ?? { LoadState: "not-found" })) } as unknown as Systemctl;
@@ -762,9 +762,38 @@ describe("doctor: the stores a gateway's CODEX_HOME and HERMES_MANAGED_DIR move"
     return checks.filter((c) => c.check === "gate secrets");
   }
   const named = ["agent:/srv/agent-hermes/.env", "agent:?/home/agent/.codex/auth.json"];
+  /** The ok line: nothing to warn about, what the gate knows. */
+  const known = (files: number, optional: number, copies: string) => ({
+    check: "gate secrets",
+    status: "pass",
+    message: `media-outbox-gate.service's gate-secrets line names ${files} file(s) to copy the agents' secrets from (${optional} of them optional stores); ${copies}`,
+  });
+  const stopped = "no copies are in /run/media-outbox-gate now: media-outbox-gate.service is not running, and they are copied again when it starts";
 
-  it("is quiet when the gate's units name it, and takes its directory for no Hermes home", () => {
-    expect(secretChecks(target("doctor-codex-named", [...named, "agent:?codex-home:/srv/codex-a/auth.json"]))).toEqual([]);
+  it("is quiet when the gate's units name it, and takes its directory for no Hermes home: its ok line says what the gate knows", () => {
+    expect(secretChecks(target("doctor-codex-named", [...named, "agent:?codex-home:/srv/codex-a/auth.json"]))).toEqual([known(3, 2, stopped)]);
+  });
+
+  it("its ok line counts the gate's copies as the one running doctor sees them; while the gate runs without them, it warns", () => {
+    const root = target("doctor-copies-counted", [...named, "agent:?codex-home:/srv/codex-a/auth.json"]);
+    // Running (socket-activated, it is often not): systemd made its runtime directory, gate-secrets its copies.
+    expect(secretChecks(root, "active")).toEqual([
+      {
+        check: "gate secrets",
+        status: "warn",
+        message: "media-outbox-gate.service's gate-secrets line names 3 file(s) to copy the agents' secrets from (2 of them optional stores), but /run/media-outbox-gate is not there while media-outbox-gate.service runs: the gate knows none of their values",
+        fix: "systemctl restart media-outbox-gate.service",
+      },
+    ]);
+    const copies = path.join(root, "run/media-outbox-gate");
+    fs.mkdirSync(copies, { recursive: true });
+    for (const name of ["hermes-env-0", "hermes-env-2-codex-home-auth.json", ".hermes-env-1.77.tmp", "notes"]) fs.writeFileSync(path.join(copies, name), "x\n");
+    fs.mkdirSync(path.join(copies, "hermes-env-9"));
+    expect(secretChecks(root, "active")).toEqual([known(3, 2, "2 copies are in /run/media-outbox-gate now, the values the gate knows")]);
+    // Where the one running doctor may not look (the directory is the gate user's, 0700).
+    fs.rmSync(copies, { recursive: true });
+    fs.writeFileSync(copies, "");
+    expect(secretChecks(root, "active")).toEqual([known(3, 2, `you (${os.userInfo().username}) cannot look into /run/media-outbox-gate (ENOTDIR)`)]);
   });
 
   it("names one the gateway sets now that the gate's units do not name: in its unit (an install before media-outbox named it), or in its Hermes .env since install where gate-secrets does not follow it as Hermes does; not one that gate-secrets follows from the named .env", () => {
@@ -779,7 +808,7 @@ describe("doctor: the stores a gateway's CODEX_HOME and HERMES_MANAGED_DIR move"
     // Set since in the Hermes .env the units name, over the unit's: gate-secrets reads it there at each run (~ the passwd home).
     const dotEnv = path.join(root, "srv/agent-hermes/.env");
     fs.writeFileSync(dotEnv, "TELEGRAM_BOT_TOKEN=7000000001:AAHfakeTokenValueOnlyForTheseTests\nCODEX_HOME=~/codex-b\n");
-    expect(secretChecks(root)).toEqual([]);
+    expect(secretChecks(root)).toEqual([known(2, 1, stopped)]);
     // A .env larger than gate-secrets reads gives it nothing to follow: Hermes reads it all the same.
     fs.writeFileSync(dotEnv, `CODEX_HOME=/srv/codex-big\n#${"x".repeat(1024 * 1024)}\n`);
     expect(secretChecks(root).filter((c) => c.message.includes("set since install"))).toEqual([unnamed("/srv/codex-big/auth.json")]);
@@ -813,7 +842,7 @@ describe("doctor: the stores a gateway's CODEX_HOME and HERMES_MANAGED_DIR move"
     fs.mkdirSync(path.join(named2, "opt/managed"), { recursive: true });
     fs.writeFileSync(path.join(named2, "opt/managed/.env"), "DASHBOARD_SECRET=Mg7Kd2Vx9Qp4Lr8Tw3Zn\n");
     fs.writeFileSync(path.join(named2, "opt/managed/auth.json"), "{}\n");
-    expect(secretChecks(named2)).toEqual([]);
+    expect(secretChecks(named2)).toEqual([known(5, 4, stopped)]);
   });
 
   it("judges a named one as the gate reads it: JSON", () => {

@@ -40,6 +40,13 @@ const PROFILES_COPY = `hermes-env-${1 + HERMES_STORES.length + HERMES_STORE_DIRS
 const mo = (args: string[], opts: ExecOptions = {}) => c.exec([NODE, BIN, ...args], opts);
 const sh = (script: string, opts: ExecOptions = {}) => c.sh(script, opts);
 const out = (script: string, opts: ExecOptions = {}) => c.run(["sh", "-c", script], opts).trim();
+/** doctor's ok line of the gate's secrets, run as root while the gate runs: its copies counted as they are now. */
+const secretsKnown = () =>
+  expect.stringMatching(
+    new RegExp(
+      `^media-outbox-gate\\.service's gate-secrets line names \\d+ file\\(s\\) to copy the agents' secrets from \\(\\d+ of them optional stores\\); ${out(`ls -A ${SECRETS} | grep -c '^hermes-env-'`)} copies are in /run/media-outbox-gate now, the values the gate knows$`,
+    ),
+  );
 /** `systemctl show UNIT -p P` values. */
 function show<K extends string>(unit: string, ...props: K[]): Record<K, string> {
   const text = c.run(["systemctl", "show", unit, ...props.flatMap((p) => ["-p", p])]);
@@ -728,9 +735,9 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
       await waitUntil(() => out(`cat ${copy}`).includes(laterKey), "the gate's copy of the rewritten auth.json", 30_000);
       refused(laterKey);
       expect(gatePid()).toBe(pid);
-      // doctor knows it for the gate's: no 'set since install'.
+      // doctor knows it for the gate's: no 'set since install'; only its ok line, the copies counted.
       const doctor = JSON.parse(mo(["doctor", "--json", "--no-probe"]).stdout) as { checks: { check: string; message: string }[] };
-      expect(doctor.checks.filter((x) => x.check === "gate secrets").map((x) => x.message)).toEqual([]);
+      expect(doctor.checks.filter((x) => x.check === "gate secrets").map((x) => x.message)).toEqual([secretsKnown()]);
     } finally {
       // The setting goes: the copy goes, and the watch.
       c.run(["sh", "-c", `rm -f ${dotEnv} && mv /root/agent-env.saved ${dotEnv}`]);
@@ -754,8 +761,8 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
     } finally {
       c.run(["rm", "-rf", mcp]);
     }
-    const after = JSON.parse(mo(["doctor", "--json", "--no-probe"]).stdout) as { checks: { check: string }[] };
-    expect(after.checks.filter((x) => x.check === "gate secrets")).toEqual([]);
+    const after = JSON.parse(mo(["doctor", "--json", "--no-probe"]).stdout) as { checks: { check: string; status: string; message: string }[] };
+    expect(after.checks.filter((x) => x.check === "gate secrets")).toEqual([expect.objectContaining({ status: "pass", message: secretsKnown() })]);
     // A store the gate copies that is damaged gives it no values: doctor says which.
     c.run(["sh", "-c", `printf '{"providers": {"nous": ' > /home/agent/.hermes/auth.json`], { user: "agent" });
     try {
@@ -810,8 +817,13 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
       "gate units": "pass",
       [`agents of ${GATEWAY}`]: "pass",
       [`allowed roots ${GATEWAY}`]: "pass",
+      "gate secrets": "pass",
       probe: "pass",
     });
+    // The copies are the gate user's (0700): the agent is told who may count them.
+    expect(report.checks.find((x) => x.check === "gate secrets")!.message).toMatch(
+      /^media-outbox-gate\.service's gate-secrets line names \d+ file\(s\) to copy the agents' secrets from \(\d+ of them optional stores\); you \(agent\) cannot look into \/run\/media-outbox-gate \(EACCES\), the gate user's: run doctor as root to count the copies there$/,
+    );
     expect(report.outbox).toBe(OUTBOX);
     const o = mo(["doctor", "--json", "--no-probe"], { user: "other" });
     expect(o.code).toBe(1);
@@ -883,6 +895,12 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
     expect(out(`ls ${OUTBOX}`).split("\n")).toEqual(expect.arrayContaining(["chart.png", "photo.png", "fixture.txt", "fresh.txt"]));
     expect(r.stdout).toContain("ran: systemctl stop 'media-outbox-gate-secrets-watch@*.path'");
     expect(watchUnits()).toEqual([]);
+    // Printed in the order done: systemd told, the files, the accounts, the reload; reset-failed said as it went (a real systemd's list-units).
+    const lines = r.stdout.split("\n").filter((l) => l !== "");
+    const firstFile = lines.findIndex((l) => /^(removed|restored) \//.test(l));
+    expect(lines.slice(0, firstFile).every((l) => /^ran: systemctl (disable --now|stop) /.test(l)), lines.join("\n")).toBe(true);
+    expect(lines.indexOf("removed agent from group media-outbox")).toBeGreaterThan(firstFile);
+    expect(lines.slice(-2)).toEqual(["ran: systemctl daemon-reload", expect.stringMatching(/^(nothing to reset: no media-outbox unit is in the failed state|ran: systemctl reset-failed \S.*)$/)]);
     c.run(["rm", "-rf", "/home/agent/.hermes/profiles"]);
     expect(mo(["uninstall", "systemd"]).code).toBe(2);
     // Installed again over the accounts the first install made and uninstall kept: --remove-user keeps them (this install did not make them) and says how to remove them.

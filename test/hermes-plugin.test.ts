@@ -141,7 +141,7 @@ describe("install hermes-plugin / uninstall hermes-plugin", () => {
 
 describe("the plugin inside the real Hermes (hermes-agent from the Python package registry)", () => {
   it(
-    "loads through Hermes' loader, publishes through its registry and terminal, and every prepared file reaches the gateway",
+    "loads through Hermes' loader, publishes through its registry and terminal, and every prepared file reaches the gateway; the skill installs as the README says",
     () => {
       const python = ensureVenv();
       put(path.join(t.home, ".hermes", "config.yaml"), "model: test-model\n");

@@ -68,6 +68,15 @@ describe("doctor: every place the gateway reads its media policy", () => {
     expect(strict.message).toContain("HERMES_MEDIA_DELIVERY_STRICT=1");
   });
 
+  it("shows a config.yaml value escaped once, strings quoted, in lists too", () => {
+    put(path.join(hermes, "config.yaml"), 'gateway:\n  strict: "no\\e"\n  media_delivery_allow_dirs: ["/srv/a\\e\\"", 3]\n');
+    const checks = doctor();
+    expect(line(checks, STRICT_LINE).message).toContain(`${hermes}/config.yaml: gateway.strict: ${String.raw`"no\x1b"`}`);
+    const allow = line(checks, LINE).message;
+    expect(allow).toContain(`${hermes}/config.yaml: gateway.media_delivery_allow_dirs: ${String.raw`["/srv/a\x1b\"",3]`}`);
+    expect(allow).not.toContain("u001b");
+  });
+
   it("fails when $HERMES_HOME/.env sets the roots without the outbox (it is loaded over the unit every turn)", () => {
     put(path.join(hermes, ".env"), "# local\nHERMES_MEDIA_ALLOW_DIRS=/tmp/other   # old\n");
     const c = line(doctor(), LINE);

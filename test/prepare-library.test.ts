@@ -62,6 +62,16 @@ describe("prepare: logging", () => {
     expect(fs.readFileSync(log, "utf8")).not.toContain("\u202e");
   });
 
+  it("--log-file creates a missing file 0600 and its missing directories 0700, as the README says", () => {
+    const log = path.join(h.home, "no", "such", "dir", "mo.log");
+    const r = cli(["prepare", "--log-file", log, write(h.home, "c.png", png(4))], { env: h.env });
+    expect(r.code, r.stderr).toBe(0);
+    for (const dir of ["no", "no/such", "no/such/dir"]) expect(fs.statSync(path.join(h.home, dir)).mode & 0o777, dir).toBe(0o700);
+    expect(fs.statSync(log).mode & 0o777).toBe(0o600);
+    const row = fs.readFileSync(path.join(ROOT, "README.md"), "utf8").split("\n").find((l) => l.startsWith("| `--log-file FILE` | append pino JSON log lines to FILE"));
+    expect(row).toContain("creating it (mode 0600) and any missing directory above it (0700)");
+  });
+
   it("--log-json writes pino lines to stderr, never to stdout", () => {
     const r = cli(["prepare", "--log-json", write(h.home, "b.png", png(3))], { env: h.env });
     expect(r.code).toBe(0);

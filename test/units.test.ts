@@ -1,7 +1,7 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/config.js";
-import { escapeText, safeJson } from "../src/core/escape.js";
+import { escapeText, quoteText, quoteValue, safeJson } from "../src/core/escape.js";
 import { formatMode, parseDuration, parseSize } from "../src/core/units.js";
 import { ASCII, UNICODE, outputName } from "../src/prepare/name.js";
 import { allowDirProblem, extractMediaPaths, parseAllowDirs } from "../src/safety/gateway.js";
@@ -17,6 +17,14 @@ describe("escapeText", () => {
   it("defuses MED\u0130A: and MED\u0131A:, which the gateway's case-insensitive Python pattern takes for MEDIA:", () => {
     expect(escapeText("x MED\u0130A:/etc/passwd")).toBe("x MED\u0130A\\x3a/etc/passwd");
     expect(escapeText("med\u0131a:/x")).toBe("med\u0131a\\x3a/x");
+  });
+  it("quoteText quotes once (escapeText, then a quote as \\\"); quoteValue quotes each string of a list the same way", () => {
+    expect(quoteText('1\x1b[31m"x\\')).toBe(String.raw`"1\x1b[31m\"x\\"`);
+    expect(quoteText("MEDIA:/etc/passwd")).toBe(String.raw`"MEDIA\x3a/etc/passwd"`);
+    expect(quoteValue(["a\u202e", 1, true, null])).toBe(String.raw`["a\u{202e}",1,true,null]`);
+    expect(quoteValue(false)).toBe("false");
+    // A config file's non-string where a string belongs is shown as JSON, not as a string.
+    expect(quoteText(5 as unknown as string)).toBe("5");
   });
   it("safeJson writes U+2028, U+2029 and U+0085 as escapes", () => {
     expect(safeJson("\u2028\u2029\u0085")).toBe('"\\u2028\\u2029\\u0085"');

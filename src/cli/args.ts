@@ -1,6 +1,6 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { usageError } from "../core/errors.js";
-import { escapeText } from "../core/escape.js";
+import { escapeText, quoteText } from "../core/escape.js";
 
 export type Options = NonNullable<ParseArgsConfig["options"]>;
 
@@ -12,8 +12,37 @@ export function parseCommandArgs<O extends Options>(argv: string[], options: O, 
   try {
     return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   } catch (e) {
-    throw usageError(`${escapeText((e as Error).message)}\n${usage}`);
+    throw usageError(`${whatIsWrong(argv, options) ?? escapeText((e as Error).message)}\n${usage}`);
   }
+}
+
+/**
+ * What strict parsing refused, in the project's words. Node's own messages
+ * quote the option unevenly ("as in '-- \"--x\"") and JSON-escape it, which
+ * escapeText would escape again. The tokens of a lenient parse of the same
+ * arguments say which option and why; undefined when they do not (Node's
+ * message, escaped, is used then).
+ */
+function whatIsWrong(argv: string[], options: Options): string | undefined {
+  let tokens;
+  try {
+    tokens = parseArgs({ args: argv, options, allowPositionals: true, strict: false, tokens: true }).tokens;
+  } catch {
+    return undefined;
+  }
+  for (const token of tokens) {
+    if (token.kind !== "option") continue;
+    const spec = Object.hasOwn(options, token.name) ? options[token.name] : undefined;
+    if (!spec) return `unknown option ${quoteText(token.rawName)}`;
+    // A declared option: its name is ours, not the user's.
+    const name = token.rawName;
+    if (spec.type === "boolean" && token.value !== undefined) return `${name} takes no value`;
+    if (spec.type === "string" && token.value === undefined) return `${name} needs a value`;
+    if (spec.type === "string" && !token.inlineValue && token.value!.startsWith("-")) {
+      return `${name} needs a value, and the next argument ${quoteText(token.value!)} looks like an option; for a value that starts with "-", write ${name.startsWith("--") ? `${name}=VALUE` : `${name}VALUE`}`;
+    }
+  }
+  return undefined;
 }
 
 export type ParsedCommandArgs<O extends Options> = ReturnType<typeof parseCommandArgs<O>>;

@@ -6,7 +6,7 @@ import type { Options } from "../cli/args.js";
 import { err } from "../cli/io.js";
 import { runCli } from "../cli/run.js";
 import { usageError } from "../core/errors.js";
-import { escapeText } from "../core/escape.js";
+import { escapeText, quoteText } from "../core/escape.js";
 import { GATE_SECRETS_WATCH, MAX_PROFILES, ProfileWatches } from "../deploy/gate-profiles.js";
 import { type AgentSecretFile, copyAgentSecrets, parseSecretFileArg } from "../deploy/gate-secrets.js";
 import { Systemctl } from "../deploy/systemctl.js";
@@ -40,7 +40,7 @@ const OPTIONS = { into: { type: "string" }, "watch-profiles": { type: "boolean" 
 
 function agentFile(arg: string): AgentSecretFile {
   const file = parseSecretFileArg(arg);
-  if (!file) throw usageError(`${escapeText(JSON.stringify(arg))} is not USER:/ABSOLUTE/PATH or USER:?/ABSOLUTE/PATH (KIND:, STORE: or profiles: before the path; profiles: a directory, with a trailing "/")\n${USAGE}`);
+  if (!file) throw usageError(`${quoteText(arg)} is not USER:/ABSOLUTE/PATH or USER:?/ABSOLUTE/PATH (KIND:, STORE: or profiles: before the path; profiles: a directory, with a trailing "/")\n${USAGE}`);
   return file;
 }
 

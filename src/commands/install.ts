@@ -83,11 +83,9 @@ export async function run(argv: string[], command = "install"): Promise<number> 
 
     if (command === "uninstall") {
       const r = uninstall(scopeName, root, { systemctl, live: state.running, ...(values["remove-user"] ? { removeUser: true } : {}) });
-      for (const f of r.restored) out(`restored ${escapeText(f)}\n`);
-      for (const f of r.removed) out(`removed ${escapeText(f)}\n`);
-      for (const c of r.ran) out(`ran: ${escapeText(c)}\n`);
+      // In the order it was done: systemd told first, then the files, the accounts, the reload.
+      for (const line of r.done) out(`${line}\n`);
       for (const c of r.toRun) out(`run: ${escapeText(c)}\n`);
-      for (const a of r.accounts) out(`${escapeText(a)}\n`);
       if (r.keptAccounts.length > 0) err(`media-outbox: kept ${r.keptAccounts.map(escapeText).join(", ")}${values["remove-user"] ? "" : " (uninstall systemd --remove-user removes what install created)"}\n`);
       if (r.keptDirs.length > 0) err(`media-outbox: kept ${r.keptDirs.map(escapeText).join(" and ")} with the published files and state: remove them by hand when you no longer need them\n`);
       if (!state.running) err(`media-outbox: systemd was not told (${escapeText(state.why)}); run the commands above where it runs\n`);

@@ -2,7 +2,7 @@
 // command: flags > environment > config file > defaults.
 import path from "node:path";
 import { FatalError, configError, isErrno, usageError } from "../core/errors.js";
-import { escapeText } from "../core/escape.js";
+import { escapeText, quoteText } from "../core/escape.js";
 import { parseDuration, parseSize } from "../core/units.js";
 import { GATEWAY_EXTENSIONS } from "../safety/gateway.js";
 import { readOperatorFile } from "../safety/operator-file.js";
@@ -102,7 +102,7 @@ function absPath(p: string, home: string, base: string | undefined, what: string
   if (typeof p !== "string" || p === "") throw configError(`${what} must be a non-empty path`);
   const expanded = expandHome(p, home);
   if (path.isAbsolute(expanded)) return path.resolve(expanded);
-  if (base === undefined) throw configError(`${what} must be an absolute path (or start with ~/), got ${escapeText(JSON.stringify(p))}`);
+  if (base === undefined) throw configError(`${what} must be an absolute path (or start with ~/), got ${quoteText(p)}`);
   return path.resolve(base, expanded);
 }
 
@@ -118,7 +118,7 @@ export function parseAllowList(value: string | string[], what = "allow"): string
   const unknown = items.filter((e) => !GATEWAY_EXTENSIONS.has(e));
   if (unknown.length > 0) {
     throw usageError(
-      `${what}: the gateway does not deliver ${unknown.map((e) => escapeText(JSON.stringify(e))).join(", ")}; allowed extensions are: ${[...GATEWAY_EXTENSIONS].join(" ")}`,
+      `${what}: the gateway does not deliver ${unknown.map((e) => quoteText(e)).join(", ")}; allowed extensions are: ${[...GATEWAY_EXTENSIONS].join(" ")}`,
     );
   }
   return [...new Set(items)];
@@ -127,7 +127,7 @@ export function parseAllowList(value: string | string[], what = "allow"): string
 function checkKeys(obj: unknown, allowed: Set<string>, where: string): Record<string, unknown> {
   if (obj === null || typeof obj !== "object" || Array.isArray(obj)) throw configError(`${where} must be a JSON object`);
   for (const key of Object.keys(obj)) {
-    if (!allowed.has(key)) throw configError(`${where}: unknown key ${escapeText(JSON.stringify(key))} (known: ${[...allowed].join(", ")})`);
+    if (!allowed.has(key)) throw configError(`${where}: unknown key ${quoteText(key)} (known: ${[...allowed].join(", ")})`);
   }
   return obj as Record<string, unknown>;
 }
@@ -177,7 +177,7 @@ function platformLimits(input: PolicyInput["platforms"], file: string | undefine
   if (input === undefined) return limits;
   if (input === null || typeof input !== "object") throw configError("platforms must be an object of platform limits");
   for (const [name, value] of Object.entries(input)) {
-    if (!isPlatformName(name)) throw configError(`platforms: unknown platform ${escapeText(JSON.stringify(name))} (known: ${PLATFORM_NAMES.join(", ")})`);
+    if (!isPlatformName(name)) throw configError(`platforms: unknown platform ${quoteText(name)} (known: ${PLATFORM_NAMES.join(", ")})`);
     const target = limits[name];
     if (typeof value === "string" || typeof value === "number") {
       const bytes = inFile(file, () => parseSize(value, `platforms.${name}`));
@@ -229,7 +229,7 @@ export function loadConfig(overrides: ConfigOverrides = {}): Config {
   const allow = pick("allow");
   const platform = pick("platform");
   if (platform.value !== undefined && !isPlatformName(platform.value)) {
-    const msg = `unknown platform ${escapeText(JSON.stringify(platform.value))} (known: ${PLATFORM_NAMES.join(", ")})`;
+    const msg = `unknown platform ${quoteText(platform.value)} (known: ${PLATFORM_NAMES.join(", ")})`;
     throw platform.fromFile ? configError(msg) : usageError(msg);
   }
   const roots = pick("sourceRoots");

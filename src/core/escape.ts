@@ -34,6 +34,29 @@ export function escapeText(text: string): string {
 }
 
 /**
+ * Untrusted text in double quotes, escaped once: escapeText, then `"` as
+ * `\"` (unambiguous, since escapeText doubles every backslash). For a value
+ * named in a message (`--max-size: cannot read "1\x1b[31m"`); never
+ * escapeText(JSON.stringify(value)), which escapes control characters twice
+ * (`"1\\u001b[31m"`).
+ */
+export function quoteText(text: string): string {
+  // A config file's value of another type where a string belongs (maxSize: true): shown as JSON.
+  if (typeof text !== "string") return quoteValue(text);
+  return `"${escapeText(text).replace(/"/g, '\\"')}"`;
+}
+
+/**
+ * A parsed JSON or YAML value as JSON.stringify writes it, each string (in
+ * arrays too) quoted by quoteText, so escaped once.
+ */
+export function quoteValue(value: unknown): string {
+  if (typeof value === "string") return quoteText(value);
+  if (Array.isArray(value)) return `[${value.map(quoteValue).join(",")}]`;
+  return escapeText(JSON.stringify(value) ?? String(value));
+}
+
+/**
  * JSON.stringify leaves U+2028, U+2029 and U+0085 raw; some readers treat them
  * as line breaks, so they are written as \u escapes.
  */

@@ -1,5 +1,5 @@
 import { usageError } from "./errors.js";
-import { escapeText } from "./escape.js";
+import { quoteText } from "./escape.js";
 
 /** Days are exactly 24 h everywhere: retention, the ledger's grace day, "expiring in 24h". */
 export const DAY_MS = 86_400_000;
@@ -26,7 +26,7 @@ export const MAX_SIZE_BYTES = 1024 ** 5;
 export const MAX_DURATION_MS = 36_500 * DAY_MS;
 
 function tooLarge(what: string, value: string | number, limit: string): never {
-  const shown = typeof value === "number" ? String(value) : escapeText(JSON.stringify(value));
+  const shown = typeof value === "number" ? String(value) : quoteText(value);
   throw usageError(`${what}: ${shown} is more than the limit of ${limit}`);
 }
 
@@ -44,11 +44,11 @@ export function parseSize(value: string | number, what = "size", max = MAX_SIZE_
   const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(value);
   const unit = m ? SIZE_UNITS[(m[2] || "b").toLowerCase()] : undefined;
   if (!m || unit === undefined) {
-    throw usageError(`${what}: cannot read ${escapeText(JSON.stringify(value))} as a size (use e.g. 20MB, 50MiB or 1048576)`);
+    throw usageError(`${what}: cannot read ${quoteText(value)} as a size (use e.g. 20MB, 50MiB or 1048576)`);
   }
   const bytes = Math.floor(Number(m[1]) * unit);
   if (bytes > max) tooLarge(what, value, formatLimit(max));
-  if (!Number.isSafeInteger(bytes) || bytes <= 0) throw usageError(`${what} must be greater than zero, got ${escapeText(JSON.stringify(value))}`);
+  if (!Number.isSafeInteger(bytes) || bytes <= 0) throw usageError(`${what} must be greater than zero, got ${quoteText(value)}`);
   return bytes;
 }
 
@@ -89,7 +89,7 @@ export function parseDuration(value: string | number, what = "duration", max = M
     end = part.lastIndex;
   }
   if (text === "" || end !== text.length) {
-    throw usageError(`${what}: cannot read ${escapeText(JSON.stringify(value))} as a duration (use e.g. 14d, 1h, 30m, 5s)`);
+    throw usageError(`${what}: cannot read ${quoteText(value)} as a duration (use e.g. 14d, 1h, 30m, 5s)`);
   }
   return within(total);
 }

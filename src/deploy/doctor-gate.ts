@@ -10,7 +10,7 @@ import path from "node:path";
 import type { Config, GateSocket } from "../config/config.js";
 import { USER_HOME_SECRET_FILES, readSecretFile, userHomeStoreFormat } from "../content/known.js";
 import type { SecretFileFormat } from "../content/secret-file-formats.js";
-import { FatalError, isErrno } from "../core/errors.js";
+import { FatalError, errnoCode, isErrno } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { makePng } from "../core/png.js";
 import { formatBytes, formatMode } from "../core/units.js";
@@ -47,7 +47,7 @@ import { GATE_SECRETS_NEW_PATH, GATE_SECRETS_PATH, GATE_SECRETS_SERVICE, GATE_SE
 import { type Systemctl, shellLine } from "./systemctl.js";
 import { parseUnitText, splitWords } from "./systemd-syntax.js";
 import { groupByName, groupIdsOf, groupName, isMember, userByName, userByNameOrUid, userByUid } from "./users.js";
-import { type AgentSecretFile, MAX_COPIES_BYTES, MAX_SECRET_FILE_BYTES, isHermesHomeDotenv, parseSecretFileArg, rootAloneProblem } from "./gate-secrets.js";
+import { type AgentSecretFile, MAX_COPIES_BYTES, MAX_SECRET_FILE_BYTES, SECRET_FILE_PREFIX, isHermesHomeDotenv, parseSecretFileArg, rootAloneProblem } from "./gate-secrets.js";
 
 const PROBE_NAME = "media-outbox-doctor-probe.png";
 /** How long doctor waits for the gate at any one step: a bound on a hung gate, not a performance target. */
@@ -209,7 +209,7 @@ export function gateAgentChecks(scope: UnitScope, units: string[], systemctl: Sy
   }
 }
 
-/** The gate's socket unit listens, its service has not failed, and the .env files it copies secrets from are there. */
+/** The gate's socket unit listens, its service has not failed, and the .env files it copies secrets from are there (or, all well, what it knows of them). */
 export function gateServiceChecks(scope: UnitScope, units: string[], systemctl: Systemctl | undefined, checks: DoctorCheck[]): void {
   const enable = escapeText(shellLine(["systemctl", "enable", "--now", GATE_SOCKET_UNIT]));
   if (!systemctl) {
@@ -231,7 +231,8 @@ export function gateServiceChecks(scope: UnitScope, units: string[], systemctl: 
       const state = active === "inactive" ? "inactive (it starts on the next connection)" : active;
       check(checks, "gate units", "pass", `${GATE_SOCKET_UNIT} listens; ${GATE_SERVICE} is ${state}, restarted ${svc.get("NRestarts") ?? "0"} times`);
     }
-    const named = gateSecretChecks(scope, unitFiles(scope, GATE_SERVICE, systemctl), checks, units.map((unit) => gatewayOwner(scope, unit, systemctl)));
+    const gateFiles = unitFiles(scope, GATE_SERVICE, systemctl);
+    const named = gateSecretChecks(scope, gateFiles, checks, units.map((unit) => gatewayOwner(scope, unit, systemctl)));
     if (active === "active" || systemctl.show(WATCH_SERVICE, ["ActiveState"]).get("ActiveState") === "active") profileWatchChecks(scope, named, systemctl, checks);
     madeAfterInstallChecks(scope, unitFiles(scope, GATE_SECRETS_NEW_PATH, systemctl), checks);
     // The watches on the agents' files: stopped (by hand, by its trigger limit, short of inotify instances), a changed file counts from the gate's next start only.
@@ -241,6 +242,8 @@ export function gateServiceChecks(scope: UnitScope, units: string[], systemctl: 
         check(checks, "gate secrets", "warn", `${unit} is ${watch.get("ActiveState") ?? "?"} (${watch.get("Result") ?? "?"}): an agent's changed .env or credential store is copied for the gate only at its next start`, escapeText(shellLine(["systemctl", "restart", unit])));
       }
     }
+    // Nothing above to say: say what the gate knows, as other checks say what holds.
+    if (!checks.some((c) => c.check === "gate secrets")) gateSecretsKnown(scope, gateSecretsLine(scope, gateFiles), active, checks);
   }
 }
 
@@ -258,17 +261,7 @@ export function gateServiceChecks(scope: UnitScope, units: string[], systemctl: 
  * one running doctor may not look at are not judged.
  */
 export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; dropIns: string[] }, checks: DoctorCheck[], gateways: GatewayOwner[]): AgentSecretFile[] {
-  const read = diskReader(scope);
-  const named = [...(files.fragment ? [files.fragment] : []), ...files.dropIns]
-    .flatMap((f) => parseUnitText(read(f) ?? ""))
-    .filter((a) => a.section === "Service" && a.key === "ExecStartPre")
-    .flatMap((a) => {
-      const words = splitWords(a.value).map((w) => w.replace(/%%/g, "%"));
-      const at = words.indexOf("gate-secrets");
-      return at < 0 ? [] : words.slice(at + 1).filter((w, i, all) => w !== "--into" && all[i - 1] !== "--into");
-    })
-    .map(parseSecretFileArg)
-    .filter((n): n is AgentSecretFile => n !== undefined);
+  const { named } = gateSecretsLine(scope, files);
   const missing: string[] = [];
   for (const { file } of named.filter((n) => !n.optional)) {
     try {
@@ -348,6 +341,63 @@ export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; d
     check(checks, "gate secrets", "warn", `Hermes profiles the gate does not copy: ${untaken.join("; ")}: the gate does not know the values there`, `make each a directory named with letters, digits, _ and -, and keep at most ${MAX_PROFILES} profiles in a Hermes home`);
   }
   return named;
+}
+
+/** The gate's gate-secrets line (its unit's ExecStartPre=): the files it names, and the directory it copies them into (--into). */
+function gateSecretsLine(scope: UnitScope, files: { fragment?: string; dropIns: string[] }): { named: AgentSecretFile[]; into?: string } {
+  const read = diskReader(scope);
+  let into: string | undefined;
+  const named = [...(files.fragment ? [files.fragment] : []), ...files.dropIns]
+    .flatMap((f) => parseUnitText(read(f) ?? ""))
+    .filter((a) => a.section === "Service" && a.key === "ExecStartPre")
+    .flatMap((a) => {
+      const words = splitWords(a.value).map((w) => w.replace(/%%/g, "%"));
+      const at = words.indexOf("gate-secrets");
+      if (at < 0) return [];
+      const args = words.slice(at + 1);
+      const dir = args.indexOf("--into");
+      if (dir >= 0) into = args[dir + 1];
+      return args.filter((w, i, all) => w !== "--into" && all[i - 1] !== "--into");
+    })
+    .map(parseSecretFileArg)
+    .filter((n): n is AgentSecretFile => n !== undefined);
+  return { named, ...(into !== undefined ? { into } : {}) };
+}
+
+/**
+ * The ok line of the gate's secrets (when nothing is wrong with them): how
+ * many files its line names, and how many copies of them the gate reads now,
+ * as the one running doctor may see them (the copies' directory is the gate
+ * user's, 0700: root sees into it). Its service stopped (socket-activated,
+ * idle), systemd has removed that directory; gate-secrets copies again at
+ * the next start. Running without it, the gate knows none of the values.
+ */
+function gateSecretsKnown(scope: UnitScope, line: { named: AgentSecretFile[]; into?: string }, serviceState: string, checks: DoctorCheck[]): void {
+  const { named, into } = line;
+  if (named.length === 0 || into === undefined) {
+    check(checks, "gate secrets", "pass", `${GATE_SERVICE} copies no agent's secret files (its unit has no gate-secrets line): its content checks know the secrets of its own environment only`);
+    return;
+  }
+  const optional = named.filter((n) => n.optional).length;
+  const lineSays = `${GATE_SERVICE}'s gate-secrets line names ${named.length} file(s) to copy the agents' secrets from${optional > 0 ? ` (${optional} of them optional stores)` : ""}`;
+  const dir = escapeText(into);
+  let entries: fs.Dirent[];
+  try {
+    entries = fs.readdirSync(onDisk(scope, into), { withFileTypes: true });
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === "ENOENT" && serviceState !== "active") {
+      check(checks, "gate secrets", "pass", `${lineSays}; no copies are in ${dir} now: ${GATE_SERVICE} is not running, and they are copied again when it starts`);
+    } else if (code === "ENOENT") {
+      check(checks, "gate secrets", "warn", `${lineSays}, but ${dir} is not there while ${GATE_SERVICE} runs: the gate knows none of their values`, escapeText(shellLine(["systemctl", "restart", GATE_SERVICE])));
+    } else {
+      const why = code === "EACCES" ? ", the gate user's: run doctor as root to count the copies there" : "";
+      check(checks, "gate secrets", "pass", `${lineSays}; you (${escapeText(me())}) cannot look into ${dir} (${code ?? "error"})${why}`);
+    }
+    return;
+  }
+  const copies = entries.filter((e) => e.isFile() && e.name.startsWith(SECRET_FILE_PREFIX)).length;
+  check(checks, "gate secrets", "pass", `${lineSays}; ${copies} copies are in ${dir} now, the values the gate knows`);
 }
 
 /**

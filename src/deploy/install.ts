@@ -618,14 +618,17 @@ function removeEmptyDir(dir: string): boolean {
 }
 
 export interface UninstallResult {
-  restored: string[];
-  removed: string[];
+  /**
+   * What was done, one line each, in the order it was done, values escaped:
+   * `ran: COMMAND`, `restored FILE`, `removed FILE`, an account changed back
+   * (gate mode), `nothing to reset: …`.
+   */
+  done: string[];
   kept: string[];
-  ran: string[];
+  /** Commands to run where systemd runs (it was not told), in order. */
   toRun: string[];
   units: string[];
-  /** Gate mode: accounts changed back, and those kept. */
-  accounts: string[];
+  /** Gate mode: the accounts kept. */
   keptAccounts: string[];
   /** Gate mode: the outbox and state, never removed (they hold published files). */
   keptDirs: string[];
@@ -647,7 +650,8 @@ export function uninstall(scopeName: Scope, root: string | undefined, opts: Unin
   if (!record) throw new FatalError("config_invalid", `nothing to uninstall: no install record at ${escapeText(onDisk(scope, manifestPath(scope)))}`);
   if (opts.removeUser && !record.gate) throw usageError("--remove-user: this install has no gate (no service user was created)");
   const sc = opts.systemctl;
-  const result: UninstallResult = { restored: [], removed: [], kept: [], ran: [], toRun: [], units: record.units, accounts: [], keptAccounts: [], keptDirs: [] };
+  const result: UninstallResult = { done: [], kept: [], toRun: [], units: record.units, keptAccounts: [], keptDirs: [] };
+  const ran = (...args: string[]) => result.done.push(`ran: ${escapeText(sc.commandLine(...args))}`);
   // Touch nothing unless every file is still what install wrote.
   for (const file of record.files) {
     const current = readIfExists(onDisk(scope, file.path));
@@ -665,8 +669,8 @@ export function uninstall(scopeName: Scope, root: string | undefined, opts: Unin
   const enabled = [...new Set([...record.enabled, ...record.services.filter((s) => s !== JANITOR_SERVICE)])];
   if (opts.live) {
     for (const unit of enabled) {
-      const r = unit === GATE_SERVICE ? sc.run("stop", unit) : sc.run("disable", "--now", unit);
-      if (r.code === 0) result.ran.push(unit === GATE_SERVICE ? sc.commandLine("stop", unit) : sc.commandLine("disable", "--now", unit));
+      const args = unit === GATE_SERVICE ? ["stop", unit] : ["disable", "--now", unit];
+      if (sc.run(...args).code === 0) ran(...args);
     }
   } else {
     for (const unit of enabled) result.toRun.push(unit === GATE_SERVICE ? sc.commandLine("stop", unit) : sc.commandLine("disable", "--now", unit));
@@ -675,7 +679,7 @@ export function uninstall(scopeName: Scope, root: string | undefined, opts: Unin
   const profileWatches = record.files.some((f) => path.basename(f.path) === GATE_SECRETS_WATCH) ? [GATE_SECRETS_WATCH.replace("@.path", "@*.path")] : [];
   for (const pattern of profileWatches) {
     if (!opts.live) result.toRun.push(sc.commandLine("stop", pattern));
-    else if (sc.run("stop", pattern).code === 0) result.ran.push(sc.commandLine("stop", pattern));
+    else if (sc.run("stop", pattern).code === 0) ran("stop", pattern);
   }
   for (const file of [...record.files].reverse()) {
     const real = onDisk(scope, file.path);
@@ -683,21 +687,21 @@ export function uninstall(scopeName: Scope, root: string | undefined, opts: Unin
     if (file.previous === null) {
       if (current) {
         fs.rmSync(real, { force: true });
-        result.removed.push(real);
+        result.done.push(`removed ${escapeText(real)}`);
       }
     } else {
       writeFileAtomic(real, Buffer.from(file.previous, "base64"), { mode: file.previousMode ?? 0o644 });
-      result.restored.push(real);
+      result.done.push(`restored ${escapeText(real)}`);
     }
   }
   if (record.gate) {
     const undone = undoGateAccounts(record.gate, { removeAccounts: opts.removeUser === true });
-    result.accounts.push(...undone.done);
+    result.done.push(...undone.done.map(escapeText));
     result.keptAccounts.push(...undone.kept);
     result.keptDirs.push(record.gate.outbox, record.gate.stateDir);
     // systemd made the socket's directory for the socket unit (DirectoryMode=) and
     // leaves it behind when the unit stops: once the socket is gone it is empty.
-    if (opts.live && removeEmptyDir(path.dirname(record.gate.socket))) result.removed.push(path.dirname(record.gate.socket));
+    if (opts.live && removeEmptyDir(path.dirname(record.gate.socket))) result.done.push(`removed ${escapeText(path.dirname(record.gate.socket))}`);
   }
   fs.rmSync(onDisk(scope, manifestPath(scope)), { force: true });
   for (const dir of [...record.dirs].reverse()) {
@@ -707,11 +711,28 @@ export function uninstall(scopeName: Scope, root: string | undefined, opts: Unin
       // Not empty any more: something else lives there now.
     }
   }
-  // A unit that failed stays listed as failed after its file is gone, until reset.
-  const ours = record.services;
   if (opts.live) {
-    if (sc.run("daemon-reload").code === 0) result.ran.push(sc.commandLine("daemon-reload"));
-    if (sc.run("reset-failed", ...ours, ...profileWatches).code === 0) result.ran.push(sc.commandLine("reset-failed", ...ours, ...profileWatches));
+    if (sc.run("daemon-reload").code === 0) ran("daemon-reload");
+    result.done.push(resetFailed(sc, [...record.services, ...profileWatches]));
   } else result.toRun.push(sc.commandLine("daemon-reload"));
   return result;
+}
+
+/**
+ * A unit that failed stays listed as failed after its file is gone, until
+ * reset. `systemctl reset-failed` exits 1 for a unit that is not loaded,
+ * which after daemon-reload is each of ours that had not failed, though it
+ * resets the others: so it is given only the units (names or patterns) that
+ * systemd lists as failed, and the line says what happened.
+ */
+function resetFailed(sc: Systemctl, units: string[]): string {
+  const listed = sc.run("list-units", "--all", "--state=failed", "--plain", "--no-legend", "--full", ...units);
+  // A failed unit's line may start with a mark (older systemd prints it even with --plain).
+  const failed = listed.stdout.split("\n").map((line) => line.trim().replace(/^[●*×]\s+/u, "").split(/\s+/)[0] ?? "").filter((unit) => unit !== "");
+  const toReset = listed.code === 0 ? failed : units;
+  if (toReset.length === 0) return "nothing to reset: no media-outbox unit is in the failed state";
+  const r = sc.run("reset-failed", ...toReset);
+  const line = escapeText(sc.commandLine("reset-failed", ...toReset));
+  if (r.code === 0) return `ran: ${line}`;
+  return `not reset: ${line} exited ${r.code}${r.stderr.trim() ? ` (${escapeText(r.stderr.trim().split("\n")[0]!)})` : ""}`;
 }

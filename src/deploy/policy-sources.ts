@@ -11,7 +11,7 @@
 // install systemd warns when a source would override its drop-in.
 import fs from "node:fs";
 import path from "node:path";
-import { escapeText } from "../core/escape.js";
+import { escapeText, quoteValue } from "../core/escape.js";
 import { ALLOW_DIRS_ENV, STRICT_ENV, TRUST_RECENT_ENV, TRUST_RECENT_SECONDS_ENV, isUnderRoot, parseAllowDirs, strictModeOn, trustRecentOn } from "../safety/gateway.js";
 import { readOperatorFileBytes } from "../safety/operator-file.js";
 import { type UnitScope, effectiveEnvironment, gatewayHome, onDisk } from "./gateway-units.js";
@@ -256,7 +256,7 @@ async function configSource(YAML: YamlModule, kind: "config" | "managed-config",
     const value = gateway[key];
     if (value === null || value === undefined) continue;
     source.written[v] = `gateway.${key}`;
-    (source.shown ??= {})[v] = `gateway.${key}: ${escapeText(JSON.stringify(value))}`;
+    (source.shown ??= {})[v] = `gateway.${key}: ${quoteValue(value)}`;
     if (v === ALLOW_DIRS_ENV) {
       // Only a non-empty value is copied; a list is joined with ":".
       if (!pythonTruthy(value)) continue;

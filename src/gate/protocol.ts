@@ -20,7 +20,7 @@
 import { parseAllowList } from "../config/config.js";
 import { isPlatformName, PLATFORM_NAMES } from "../config/platforms.js";
 import { usageError } from "../core/errors.js";
-import { escapeText } from "../core/escape.js";
+import { quoteText } from "../core/escape.js";
 import { parseSize } from "../core/units.js";
 import type { PolicyRequest } from "../prepare/judge.js";
 
@@ -171,7 +171,7 @@ export function parsePrepareQuery(search: string): PrepareQuery {
   const params = new URLSearchParams(search);
   const seen = new Set<string>();
   for (const key of params.keys()) {
-    if (!QUERY_KEYS.has(key)) throw usageError(`unknown parameter ${escapeText(JSON.stringify(key.slice(0, 64)))} (known: ${[...QUERY_KEYS].join(", ")})`);
+    if (!QUERY_KEYS.has(key)) throw usageError(`unknown parameter ${quoteText(key.slice(0, 64))} (known: ${[...QUERY_KEYS].join(", ")})`);
     if (seen.has(key)) throw usageError(`parameter ${key} given more than once`);
     seen.add(key);
   }
@@ -188,7 +188,7 @@ export function parsePrepareQuery(search: string): PrepareQuery {
   if (allow !== null) policy.allow = parseAllowList(allow, "allow");
   const platform = params.get("platform");
   if (platform !== null) {
-    if (!isPlatformName(platform)) throw usageError(`unknown platform ${escapeText(JSON.stringify(platform.slice(0, 64)))} (known: ${PLATFORM_NAMES.join(", ")})`);
+    if (!isPlatformName(platform)) throw usageError(`unknown platform ${quoteText(platform.slice(0, 64))} (known: ${PLATFORM_NAMES.join(", ")})`);
     policy.platform = platform;
   }
   return { name, policy };

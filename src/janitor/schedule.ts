@@ -2,7 +2,7 @@
 // cron expression (node-cron, loaded only here), never two runs at once.
 import type * as NodeCron from "node-cron";
 import { usageError } from "../core/errors.js";
-import { escapeText } from "../core/escape.js";
+import { escapeText, quoteText } from "../core/escape.js";
 import type { Logger } from "../log/logger.js";
 
 function loadCron(): typeof NodeCron {
@@ -17,7 +17,7 @@ export function checkTimeZone(zone: string): void {
   try {
     new Intl.DateTimeFormat("en-US", { timeZone: zone });
   } catch {
-    throw usageError(`--tz: unknown time zone ${escapeText(JSON.stringify(zone))} (use an IANA name such as Europe/Berlin or UTC)`);
+    throw usageError(`--tz: unknown time zone ${quoteText(zone)} (use an IANA name such as Europe/Berlin or UTC)`);
   }
 }
 
@@ -28,7 +28,7 @@ export function checkCronExpression(expression: string): void {
   if (!result.valid) {
     const why = result.errors.map((e) => e.message).join("; ") || "not a cron expression";
     throw usageError(
-      `--schedule: invalid cron expression ${escapeText(JSON.stringify(expression))}: ${escapeText(why)} (five fields "m h dom mon dow", or six with leading seconds, e.g. "0 3 * * *")`,
+      `--schedule: invalid cron expression ${quoteText(expression)}: ${escapeText(why)} (five fields "m h dom mon dow", or six with leading seconds, e.g. "0 3 * * *")`,
     );
   }
 }

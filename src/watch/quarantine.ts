@@ -6,7 +6,7 @@ import path from "node:path";
 import type { Config } from "../config/config.js";
 import { randomBytes } from "node:crypto";
 import { type RefusalCode, errnoCode, isErrno, usageError } from "../core/errors.js";
-import { escapeText } from "../core/escape.js";
+import { escapeText, quoteText } from "../core/escape.js";
 import { type Logger, silentLogger } from "../log/logger.js";
 import { truncateToBytes } from "../prepare/name.js";
 import { type PrepareReport, prepare } from "../prepare/prepare.js";
@@ -339,7 +339,7 @@ export function listQuarantine(config: Config): QuarantineList {
 
 function checkEntryName(name: string): void {
   if (name === "" || name === "." || name === ".." || name.includes("/") || name.includes("\0") || name === JOURNAL_NAME) {
-    throw usageError(`${escapeText(JSON.stringify(name))} is not a quarantine entry name; see media-outbox quarantine list`);
+    throw usageError(`${quoteText(name)} is not a quarantine entry name; see media-outbox quarantine list`);
   }
 }
 

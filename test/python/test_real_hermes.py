@@ -6,18 +6,25 @@ drop-in gives the gateway (the outbox allowed, strict mode, no trust in recent
 files). Hermes' own plugin loader loads it, Hermes' tool registry and tool
 dispatcher call it, the hook is fired as Hermes' turn finalizer fires it, and
 the installed gateway's own extraction and path validation judge the result.
+The skill file, copied by the README's own commands, is listed and shown by
+Hermes' skills tool.
 """
 
 import hashlib
 import json
 import os
+import re
+import subprocess
 import sys
+import tempfile
 import unittest
 from pathlib import Path
 
 BIN = os.environ["MO_TEST_BIN"]
 WORK = Path(os.environ["MO_TEST_WORK"])
 OUTBOX = Path(os.environ["HERMES_MEDIA_ALLOW_DIRS"])
+ROOT = Path(__file__).resolve().parents[2]
+SKILL = ROOT / "skills" / "media-outbox" / "SKILL.md"
 
 
 def final_reply(response_text, session_id):
@@ -164,6 +171,86 @@ class RealHermesTest(unittest.TestCase):
         reply = f"Voilà, le graphique :\r\nMEDIA:{p}\r\n"
         self.assertEqual(final_reply(reply, session), reply)
         self.assertEqual(delivered(reply)[0], [p])
+
+
+def readme_skill_commands():
+    """The README's shell block that installs the skill, exactly as an operator copies it."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = [b for b in re.findall(r"^```sh\n(.*?)^```$", readme, re.S | re.M) if "SKILL.md" in b]
+    assert len(blocks) == 1, f"the README should have one sh block that copies SKILL.md, found {len(blocks)}"
+    return blocks[0]
+
+
+class SkillInstallTest(unittest.TestCase):
+    """skills/media-outbox/SKILL.md, copied as the README says, is a skill the real Hermes lists and shows."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="mo-skill-")
+        self.home = Path(self.tmp.name)
+        self.saved = os.environ.get("HERMES_HOME")
+
+    def tearDown(self):
+        if self.saved is None:
+            os.environ.pop("HERMES_HOME", None)
+        else:
+            os.environ["HERMES_HOME"] = self.saved
+        self.tmp.cleanup()
+
+    def install_as_readme_says(self, hermes_home=None):
+        env = {"PATH": os.environ["PATH"], "HOME": str(self.home)}
+        if hermes_home is not None:
+            env["HERMES_HOME"] = str(hermes_home)
+        r = subprocess.run(["sh", "-eu", "-c", readme_skill_commands()], cwd=ROOT, env=env, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def assert_hermes_has_the_skill(self, hermes_home):
+        from tools.skills_tool import skill_view, skills_list
+
+        front = yaml_front_matter(SKILL.read_text(encoding="utf-8"))
+        self.assertEqual((hermes_home / "skills" / "media-outbox" / "SKILL.md").read_bytes(), SKILL.read_bytes())
+        # Hermes resolves its skills directory from HERMES_HOME at each call, as a profile's gateway does.
+        os.environ["HERMES_HOME"] = str(hermes_home)
+        listed = json.loads(skills_list())
+        self.assertTrue(listed["success"], listed)
+        self.assertEqual(listed["skills"], [{"name": "media-outbox", "description": front["description"], "category": None}])
+        shown = json.loads(skill_view("media-outbox"))
+        self.assertTrue(shown["success"], shown)
+        self.assertEqual((shown["name"], shown["description"]), ("media-outbox", front["description"]))
+        self.assertEqual(shown["content"], SKILL.read_text(encoding="utf-8"))
+        self.assertEqual(shown["readiness_status"], "available")
+
+    def test_front_matter_within_hermes_limits(self):
+        from tools import skill_manager_tool, skills_tool
+
+        text = SKILL.read_text(encoding="utf-8")
+        front = yaml_front_matter(text)
+        self.assertEqual(front["name"], "media-outbox")
+        # The checks Hermes applies to a skill it writes; its listing cuts longer values silently.
+        self.assertIsNone(skill_manager_tool._validate_frontmatter(text))
+        self.assertIsNone(skill_manager_tool._validate_name(front["name"]))
+        self.assertLessEqual(len(front["name"]), skills_tool.MAX_NAME_LENGTH)
+        self.assertIsInstance(front["description"], str)
+        self.assertTrue(0 < len(front["description"]) <= skills_tool.MAX_DESCRIPTION_LENGTH)
+        # The listing parses only the first 4000 characters.
+        self.assertLess(text.index("\n---\n", 3), 4000)
+
+    def test_installed_into_the_default_hermes_home(self):
+        self.install_as_readme_says()
+        self.assert_hermes_has_the_skill(self.home / ".hermes")
+
+    def test_installed_into_a_profile(self):
+        profile = self.home / ".hermes" / "profiles" / "work"
+        self.install_as_readme_says(profile)
+        self.assert_hermes_has_the_skill(profile)
+        self.assertFalse((self.home / ".hermes" / "skills").exists())
+
+
+def yaml_front_matter(text):
+    import yaml
+
+    m = re.match(r"---\n(.*?)\n---\n", text, re.S)
+    assert m, "SKILL.md starts with no front matter"
+    return yaml.safe_load(m.group(1))
 
 
 if __name__ == "__main__":
