@@ -224,6 +224,9 @@ export function adversarial(size: number): Record<string, Buffer> {
   units.push("sk-\n", "ghp\n_", "g\nhp_", "  -", "7123\n456789:", ".e\nyJ", "a\neyJ.eyJ", "sk-ant-api03-AAAA\n");
   // The same after lines long enough to end a wrapped key's piece (6 bytes or more).
   units.push("abcdsk-\n", "abcdeg\nhp_", "abcdeghp\n_", "ab 123456\n789:", "abcd.e\nyJ", "abcdefgh\neyJ.eyJ", "abcdef\n -");
+  // A JWK written as YAML's `kty` (a block mapping's, a list item's, a flow mapping's), a Telegram token's colon that starts a
+  // line, a JWT's dot that ends one (2026-12-06).
+  units.push("kty: RSA\n", "- kty: EC\n", "{kty: ", "kty: EC, ", "1234567890\n:", "\n:A", "eyJ.\n", "abcdefgh.\neyJ", "eyJhbGciOiJub25lIn0.\neyJ");
   const out: Record<string, Buffer> = {};
   for (const u of units) out[`repeat ${JSON.stringify(u)}`] = fill(u);
   out["run of a"] = fill("a");

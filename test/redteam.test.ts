@@ -9,6 +9,7 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { stringify as yamlStringify } from "yaml";
 import { findSecret } from "../src/content/find.js";
 import { KnownSecrets, escapedForms } from "../src/content/known.js";
 import { BLOCK, REREAD_BYTES, type RereadBudget, SecretScanner, rereadBudget, scanBytes } from "../src/content/scan.js";
@@ -295,6 +296,98 @@ describe("keys written in forms a copy or a tool produces", () => {
     expect(scanBytes(Buffer.concat([rep('{"kty":"EC","d":"AAAA"}'), Buffer.from(`${JSON.stringify(jwkPrivate)}\n`)]))?.what).toBe("a private key as a JSON Web Key (JWK)");
   });
 
+  // A private key as a JWK written as YAML (a red-team pass found it published, 2026-12-06): the JWK rule reads a YAML
+  // mapping too, a block mapping whole (its members at `kty`'s column), a flow mapping as a JSON object.
+  describe("a private key as a JWK written as YAML", () => {
+    const g = new Fakes(1206);
+    const v = (n: number) => g.pick(B64URL, n);
+    const ec = { kty: "EC", crv: "P-256", x: v(43), y: v(43), d: v(43) };
+    const okp = { kty: "OKP", crv: "Ed25519", x: v(43), d: v(43) };
+    // RSA-4096: sorted, `d`, `dp` and `dq` lie ~1,400 characters before `kty`.
+    const rsa = { kty: "RSA", n: v(683), e: "AQAB", d: v(683), p: v(342), q: v(342), dp: v(342), dq: v(342), qi: v(342) };
+    const lines = (o: Record<string, string>, first: string, rest: string) => Object.entries(o).map(([k, x], n) => `${n === 0 ? first : rest}${k}: ${x}`).join("\n");
+    const JWK = "a private key as a JSON Web Key (JWK)";
+
+    it("refuses it through the CLI as PyYAML and the yaml package write it, in a list, a flow mapping, a Markdown block and a docx, never naming the value; public keys and other YAML are published", () => {
+      const publicEc = { kty: "EC", crv: "P-256", x: ec.x, y: ec.y };
+      const cases: [string, string | Buffer, string][] = [
+        // The yaml package: a list item whose first member is `kty`.
+        ["jwks.yaml", yamlStringify({ keys: [publicEc, okp] }), `${JWK} (at byte`],
+        // PyYAML's safe_dump: members sorted (`d` before `kty`), a list's items not indented under their key.
+        ["jwks-sorted.yml", `keys:\n${lines(sorted(publicEc), "- ", "  ")}\n${lines(sorted(ec), "- ", "  ")}\n`, JWK],
+        ["rsa.yaml", `# the signing key\n${lines(sorted(rsa), "", "")}\n`, JWK],
+        ["nested.yaml", `auth:\n  issuer: https://id.example.com\n  signing_key:\n${lines(sorted(rsa), "    ", "    ")}\n  audience: api\n`, JWK],
+        // PyYAML's default_flow_style, wrapped at 80 columns: `kty` may start a line.
+        ["flow.yaml", `{keys: [{crv: P-256, kty: EC, x: ${ec.x}, y: ${ec.y}, d: ${ec.d}}]}\n`, JWK],
+        ["flow-wrapped.yaml", `{crv: Ed25519, d: ${okp.d},\n  kty: OKP, x: ${okp.x}}\n`, JWK],
+        ["oct.md", `Signing secret:\n\n\`\`\`yaml\nkty: oct\nk: '${v(43)}'\nalg: HS256\n\`\`\`\n`, JWK],
+        ["crlf.yaml", `keys:\r\n${lines(ec, "  - ", "    ").replace(/\n/g, "\r\n")}\r\n`, JWK],
+        ["object.txt", `const key = {kty: 'EC', crv: 'P-256', x: '${ec.x}', d: '${ec.d}'};\n`, JWK],
+        ["jwk.docx", docx(`Our signing key:\n${lines(okp, "", "")}`), `${JWK} (in the text of word/document.xml`],
+      ];
+      const files = cases.map(([name, content]) => write(work, name, content));
+      const twins = [
+        write(work, "public.yaml", yamlStringify({ keys: [publicEc, { kty: "RSA", n: rsa.n, e: "AQAB" }] })),
+        // `d`, `p`, `k` with random values, no `kty`: ordinary YAML.
+        write(work, "settings.yaml", `matrix:\n  d: ${v(43)}\n  p: ${v(43)}\n  k: ${v(32)}\n`),
+        // A public JWK beside a mapping that holds a random `d`: not the key's member.
+        write(work, "beside.yaml", `keys:\n- kty: EC\n  x: ${ec.x}\n  y: ${ec.y}\ncache:\n  d: ${v(43)}\n`),
+        write(work, "sibling.yaml", `jwk:\n  kty: EC\n  x: ${ec.x}\nother:\n  d: ${v(43)}\n`),
+        write(work, "doc.md", "A JWK's members:\n\n```yaml\nkty: EC\ncrv: P-256\nd: <your private key>\nx: ...\n```\n"),
+        write(work, "prose.md", `Set kty: RSA in the header, and d: ${v(43)} is a note's id, not a key's member.\n`),
+      ];
+      const r = prepareJson([...files, ...twins], "yaml,yml,md,txt,docx");
+      expect(r.dropped.map(([name, code]) => [name, code])).toEqual(cases.map(([name]) => [name, "secret_detected"]));
+      r.dropped.forEach(([name, , reason], i) => expect(reason, name).toContain(cases[i]![2]));
+      for (const [, , reason] of r.dropped) for (const x of [ec.d, okp.d, rsa.d]) expect(reason).not.toContain(x);
+      expect(r.published).toEqual(twins.map((t) => path.basename(t)));
+      const left = leftBehind(h);
+      expect(left.outbox).toHaveLength(twins.length);
+      expect(left.staging).toEqual([]);
+    });
+
+    it("names the byte of `kty`, and reads a mapping from its first member and to its last, at any indent", () => {
+      const text = `keys:\n${lines(sorted(ec), "  - ", "    ")}\n`;
+      expect(scanBytes(Buffer.from(text))).toEqual({ what: JWK, offset: text.indexOf("kty") });
+      // Only the members before `kty` are private, or only those after.
+      expect(scanBytes(Buffer.from(`d: ${ec.d}\ncrv: P-256\nkty: EC\nx: ${ec.x}\n`))?.what).toBe(JWK);
+      expect(scanBytes(Buffer.from(`- x: ${ec.x}\n  kty: EC\n\n  # the private part\n  d: ${ec.d}\n`))?.what).toBe(JWK);
+      expect(scanBytes(Buffer.from(`keys:\n  - d: ${ec.d}\n    crv: P-256\n    kty: EC\n`))?.what).toBe(JWK);
+      // A list item's mapping ends at the next item, a mapping at a line indented less, a document at `---`.
+      expect(scanBytes(Buffer.from(`- kty: EC\n  x: ${ec.x}\n- d: ${ec.d}\n`))).toBeUndefined();
+      expect(scanBytes(Buffer.from(`  - d: ${ec.d}\n  - kty: EC\n`))).toBeUndefined();
+      expect(scanBytes(Buffer.from(`a:\n  kty: EC\nd: ${ec.d}\n`))).toBeUndefined();
+      expect(scanBytes(Buffer.from(`kty: EC\nx: ${ec.x}\n---\nd: ${ec.d}\n`))).toBeUndefined();
+      // `kty` in prose, a comment or a quote, and a `d` of a placeholder or under 20 characters.
+      for (const t of [`The kty: EC member\nd: ${ec.d}\n`, `# kty: EC\nd: ${ec.d}\n`, `kty: EC\nd: ${"x".repeat(43)}\n`, `kty: EC\nd: ${ec.d.slice(0, 19)}\n`]) {
+        expect(scanBytes(Buffer.from(t)), t).toBeUndefined();
+      }
+    });
+
+    it("gives a verdict on repetitions of its triggers, and finds a key after them (verdicts only)", () => {
+      const long = 512 * 1024;
+      const rep = (s: string) => Buffer.from(s.repeat(Math.ceil(long / s.length)));
+      const descending = Array.from({ length: 120 }, (_, n) => `${" ".repeat(119 - n)}kty: EC\n`).join("");
+      for (const text of [
+        rep("kty: RSA\n"),
+        rep("- kty: EC\n"),
+        rep("  kty: x\n a: 1\n"),
+        rep("kty: EC\nd: AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n"),
+        rep("{kty: EC, "),
+        rep("kty: EC, "),
+        rep(descending),
+        rep(`${"    ".repeat(30)}d: x\n`),
+        Buffer.concat([Buffer.from("kty: RSA\nd: "), Buffer.alloc(long, 0x41)]),
+      ]) {
+        expect(scanBytes(text)).toBeUndefined();
+      }
+      // A key after them: in a document of its own, in a list's next item.
+      expect(scanBytes(Buffer.concat([rep("kty: EC\nd: AAAA\n"), Buffer.from(`\n---\n${lines(ec, "", "")}\n`)]))?.what).toBe(JWK);
+      expect(scanBytes(Buffer.concat([rep("- kty: EC\n"), Buffer.from(`\n${lines(sorted(ec), "- ", "  ")}\n`)]))?.what).toBe(JWK);
+      expect(scanBytes(Buffer.concat([rep("{kty: EC, "), Buffer.from(`}\n{kty: EC, d: ${ec.d}}\n`)]))?.what).toBe(JWK);
+    });
+  });
+
   it("reads again at most REREAD_BYTES of a file's windows on each thread: an escaped key after that much escaped text is read once (documented), one before it is found", () => {
     const ESCAPED_TEXT = Buffer.from("a\\_a:".repeat(Math.ceil((REREAD_BYTES + 3 * BLOCK) / 5)));
     const key = Buffer.from(` ${escaped(github)}\n`);
@@ -349,7 +442,7 @@ describe("keys cut by line breaks", () => {
     fs.mkdirSync(path.join(h.home, ".hermes"), { recursive: true });
     write(path.join(h.home, ".hermes"), ".env", `MY_SERVICE_KEY=${custom}\n`);
     const WRAPPED = "with line breaks removed";
-    const cases: [string, string, string][] = [
+    const cases: [string, string | Buffer, string][] = [
       ["telegram.txt", textwrap(`Here is the Telegram bot token: ${telegram} done`, 20), `a Telegram bot token, ${WRAPPED}`],
       ["telegram-indent.txt", textwrap(`TELEGRAM_BOT_TOKEN=${telegram}`, 30, "    "), `a Telegram bot token, ${WRAPPED}`],
       ["telegram-digits.txt", cutAt("Bot token:", telegram, 4, 40), `a Telegram bot token, ${WRAPPED}`],
@@ -361,12 +454,20 @@ describe("keys cut by line breaks", () => {
       ["jwt-header.txt", cutAt("token:", jwt, 12, 40), `a JSON Web Token, ${WRAPPED}`],
       ["jwt-payload.md", quoted(fold(`Authorization token ${jwt}\n`, 64)), `a JSON Web Token, ${WRAPPED}`],
       ["known.txt", fold(`# pasted from ~/.hermes/.env\nMY_SERVICE_KEY=${custom}\n`, 40), `the value of MY_SERVICE_KEY (the Hermes .env), ${WRAPPED}`],
+      // Cut just before a Telegram token's colon, and just before or after a JWT's first dot (2026-12-06; published until then).
+      ["telegram-colon.txt", cutAt("Bot token:", telegram, 10, 40), `a Telegram bot token, ${WRAPPED}`],
+      ["telegram-colon-quoted.md", crlf(quoted(cutAt("Bot token:", telegram, 10, 40))), `a Telegram bot token, ${WRAPPED}`],
+      ["jwt-after-dot.txt", cutAt("token:", jwt, jwt.indexOf(".") + 1, 60), `a JSON Web Token, ${WRAPPED}`],
+      ["jwt-after-dot-indent.md", `Authorization token: ${jwt.replace(".", ".\n    ")}\n`, `a JSON Web Token, ${WRAPPED}`],
+      ["jwt-before-dot.txt", crlf(cutAt("token:", jwt, jwt.indexOf("."), 60)), `a JSON Web Token, ${WRAPPED}`],
+      ["telegram-colon.docx", docx(`Bot token: ${telegram.replace(":", "\n:")}`), `a Telegram bot token, ${WRAPPED} (in the text of word/document.xml`],
+      ["jwt-after-dot.docx", docx(`token: ${jwt.replace(".", ".\n")}`), `a JSON Web Token, ${WRAPPED} (in the text of word/document.xml`],
       ["known-report.md", crlf(textwrap(`The service key in use is ${custom}, rotated monthly.`, 24, "\t")), `the value of MY_SERVICE_KEY (the Hermes .env), ${WRAPPED}`],
     ];
     const files = cases.map(([name, content]) => write(work, name, content));
     // Each case is cut: the key is nowhere whole in it.
     for (const [name, content] of cases) for (const key of [telegram, anthropic, github, openrouter, jwt, custom]) expect(content.includes(key), name).toBe(false);
-    const r = prepareJson(files);
+    const r = prepareJson(files, "txt,md,docx");
     expect(r.code).toBe(1);
     expect(r.dropped.map(([name, code]) => [name, code])).toEqual(cases.map(([name]) => [name, "secret_detected"]));
     r.dropped.forEach(([name, , reason], i) => expect(reason, name).toContain(cases[i]![2]));
@@ -392,6 +493,23 @@ describe("keys cut by line breaks", () => {
       // A placeholder the rule's check refuses, ending a line before a random one: more of it is no key.
       write(work, "placeholder.txt", `token ghp_${"x".repeat(36)}\n${f.pick(ALNUM, 40)}\n`),
       write(work, "certificate.txt", fold(new Fakes(5).pem("CERTIFICATE"), 40)),
+      // A line of digits before a colon that starts a line, and a dot that ends one before `eyJ`, that are no key's cut.
+      write(
+        work,
+        "cut-lookalikes.txt",
+        [
+          "build 12345678",
+          ": done in 3s",
+          `ticket 1234567\n:AA${f.pick(B64URL, 33)}`,
+          `order 12345678901\n:AA${f.pick(B64URL, 33)}`,
+          "Every token's header is JSON in base64url.",
+          "eyJ is how it begins, and the payload follows.",
+          // An unsigned token (`alg: none`) cut after its dot: no credential.
+          `token ${Buffer.from('{"alg":"none","typ":"JWT"}').toString("base64url")}.`,
+          `${Buffer.from(JSON.stringify({ sub: f.pick(ALNUM, 20) })).toString("base64url")}.`,
+          "",
+        ].join("\n"),
+      ),
     ];
     const key = write(work, "key.txt", new Fakes(6).pem("RSA PRIVATE KEY"));
     const r = prepareJson([...twins, key], "txt,md");
@@ -429,6 +547,13 @@ describe("keys cut by line breaks", () => {
     for (const unit of ["sk-\n", "ghp\n_", "g\nhp_", "gh\np_", "sk-ant-\n", "7123\n456789:", "71234567\n:", ".e\nyJ", "eyJ\n", "eyJa.e\nyJ\n", "a\neyJ.eyJ", "AIza\n", "AKIA\n", "\n:", "xoxb-\n", "  -", "\n-", "sk-a\nb"]) {
       expect(scanBytes(rep(unit)), JSON.stringify(unit)).toBeUndefined();
     }
+    // A Telegram token's colon and a JWT's dot cut from their digits and payload (2026-12-06).
+    for (const unit of ["1234567890\n:", "1234567890\n:A", "\n:A", "0\n:", "12345678\n> :", "abcd 1234567890\n    :", "eyJ.\n", "eyJ.\neyJ", ".\neyJ", "a.\neyJ", "eyJhbGciOiJub25lIn0.\neyJ", "eyJhbGciOiJub25lIn0.\r\neyJhbGci\n"]) {
+      expect(scanBytes(rep(unit)), JSON.stringify(unit)).toBeUndefined();
+    }
+    const cutKeys = Buffer.from(`\n${cutAt("Bot token:", telegram, 10, 40)}`);
+    expect(scanBytes(Buffer.concat([rep("1234567890\n:"), cutKeys]))?.what).toBe("a Telegram bot token, with line breaks removed");
+    expect(scanBytes(Buffer.concat([rep("eyJhbGciOiJub25lIn0.\neyJ"), Buffer.from(`\n${cutAt("token:", jwt, jwt.indexOf(".") + 1, 60)}`)]))?.what).toBe("a JSON Web Token, with line breaks removed");
     // A key's piece after each line of a run of a key's characters (one joined reading per run), and a key after it all, in a
     // window of its own; in the same window, behind more places than a search reads (Search.cuts, documented), it is not.
     expect(scanBytes(rep("sk-ant-api03-AAAA\n"))).toBeUndefined();

@@ -27,6 +27,8 @@ import {
   DATABASE_SCHEMES,
   ENDS_VALUE,
   GENERIC_WHAT,
+  JWK_VALUE_MIN,
+  MAX_MATCH,
   NAME_MAX,
   OPENSSH_BODY_LEAD,
   PASSWORD_MAX,
@@ -371,6 +373,29 @@ function valueRepeatsName(name: string, value: string): boolean {
 const MAX_SEPARATOR_BEFORE_VALUE = 24;
 /** How far before its `kty` a JSON Web Key's object is read from (sorted members put an RSA-4096 key's `d`, `dp`, `dq` ~1,400 before it). */
 const JWK_BEFORE = 2000;
+/** A YAML `kty`'s indent and list items' `- ` before it, at most. */
+const YAML_INDENT_MAX = 64;
+/**
+ * The indent of the YAML line b[from, to) (its blanks before its first
+ * character), or -1 for a blank line or a comment, which neither belongs
+ * to a mapping nor ends one.
+ */
+function yamlIndent(b: Uint8Array, from: number, to: number): number {
+  let k = from;
+  while (k < to && b[k] === 32) k++;
+  return k >= to || b[k] === 13 || b[k] === 35 ? -1 : k - from;
+}
+/** Where the first member of the list item whose `-` is at `at` starts (after its `- `, and a nested item's). */
+function yamlItemColumn(b: Uint8Array, at: number): number {
+  let k = at;
+  while (b[k] === 45 && b[k + 1] === 32) {
+    k += 2;
+    while (b[k] === 32) k++;
+  }
+  return k;
+}
+/** Whether a YAML document's marker (`---` or `...`) starts at `at`. */
+const isYamlDocumentEnd = (b: Uint8Array, at: number) => (b[at] === 45 && b[at + 1] === 45 && b[at + 2] === 45) || (b[at] === 46 && b[at + 1] === 46 && b[at + 2] === 46);
 /** A key cut by line breaks is read joined to at most this many characters: a vendor's key's match is at most ~320 (`xoxe.xoxp-`… of 300)… */
 const JOINED_KEY = 320;
 /** … a JWT's 1,024 (a header and a payload of a few hundred characters)… */
@@ -508,12 +533,13 @@ class Search {
   /**
    * Tries rule `s` at `at`: true when it matches and its check accepts; the
    * match's length, negated when the check refused it. The hit is at `hitAt`
-   * (a JWK's is its `kty`, which lies inside the match).
+   * (a JWK's is its `kty`, which lies inside the match). `text` is the
+   * text's part a rule is read in when not the whole (a YAML mapping).
    */
-  private tryRule(s: Sticky, at: number, hitAt = at): number {
+  private tryRule(s: Sticky, at: number, hitAt = at, text = this.text): number {
     if (hitAt < this.from || hitAt > this.bound) return 0;
     s.re.lastIndex = at;
-    const m = s.re.exec(this.text);
+    const m = s.re.exec(text);
     if (m === null) return 0;
     const match = m[0];
     if (!this.accepts(s, match)) return -match.length;
@@ -1128,8 +1154,9 @@ class Search {
   /** Tokens found at a dot: a JSON Web Token's first, a Discord bot token's, a Z.AI key's, an Airtable token's. */
   private atDot(i: number): void {
     const b = this.b;
+    const next = b[i + 1]!;
     // A JSON Web Token: `eyJ` and a header of 10 to 800 characters (after `ops_` for a 1Password token), then `.eyJ`.
-    if (b[i + 1] === 101) {
+    if (next === 101) {
       if (b[i + 2] === 121 && b[i + 3] === 74) {
         let start = i - 1;
         while (start > 0 && i - start <= JWT_HEADER_MAX && TOKEN[b[start - 1]!] === 1) start--;
@@ -1141,10 +1168,12 @@ class Search {
           } else if (this.cuts > 0 && (i - start >= 13 || b[start - 1] === 10 || b[i - 1] === 10 || isWrapIndent(b[start - 1]!))) this.jwt(i, 1);
         }
       }
-      // Or `eyJ` cut by a line break (`.e\nyJ`, `.ey\nJ`). Not `.\neyJ`: a test more per dot (prose's sentences end a line at
-      // one) cost 0.5 ms per 50 MB of text.
+      // Or `eyJ` cut by a line break (`.e\nyJ`, `.ey\nJ`).
       else if (this.cuts > 0 && !this.inJoined(i) && this.mayCutEyj(i + 1) && i + 2 - this.lineStart(i) >= WRAPPED_LINE_MIN) this.jwt(i, this.cutEyj(i + 1));
     }
+    // Or cut just after it (`.\neyJ`): a test more per dot (`\n` and `\r` are under 14), and a few at a line's last (prose's
+    // sentences end a line at one, and the next starts with a capital: asking cutEyj at each cost 50 MB of such prose 2 ms on 33).
+    else if (next <= 13 && (next === 10 || next === 13) && (b[i + 2] === 101 || LINE_EDGE[b[i + 2]!] === 1) && TOKEN[b[i - 1]!] === 1 && this.cuts > 0 && !this.inJoined(i) && this.cutEyj(i + 1) > 0) this.jwt(i, 2);
     // Discord: [MNO] and 23 to 27 characters, `.`, 6 characters, `.`.
     if (b[i + 7] === 46 && TOKEN[b[i + 1]!] === 1 && TOKEN[b[i + 6]!] === 1 && TOKEN[b[i - 1]!] === 1) {
       let start = i - 1;
@@ -1164,6 +1193,8 @@ class Search {
     const limit = Math.min(this.end, this.bound + MAX_TRIGGER_AFTER_START + 1);
     for (let i = text.indexOf(":", Math.max(1, this.from - MAX_SEPARATOR_BEFORE_VALUE)); i >= 0 && i < limit; i = text.indexOf(":", i + 1)) {
       if (COLON_BEFORE[b[i - 1]!] === 1 || (b[i + 1] === 47 && b[i + 2] === 47)) this.atColon(i);
+      // A colon that starts a line: a Telegram token's, cut just before it.
+      else if (b[i - 1] === 10 && TOKEN[b[i + 1]!] === 1 && this.cuts > 0) this.telegramColonCut(i);
     }
   }
 
@@ -1171,10 +1202,12 @@ class Search {
   private atColon(i: number): void {
     const b = this.b;
     const before = b[i - 1]!;
-    // `"kty":` (`y` before its quote, or before a blank or an escaped quote).
-    if (i >= 5 && (b[i - 2] === 121 || b[i - 3] === 121)) this.jsonWebKey(i);
+    // `"kty":` (`y` before its quote, or before a blank or an escaped quote), or YAML's `kty:` (not `key:`).
+    if (i >= 3 && (b[i - 2] === 121 || b[i - 3] === 121 || (before === 121 && b[i - 2] === 116))) this.jsonWebKey(i);
     if (b[i + 1] === 47 && b[i + 2] === 47) this.url(i);
     if (DIGIT[before] === 1) this.telegram(i);
+    // A blank or a tab before it (`\n` is the colon pass's own test): one test per colon.
+    else if (before <= 32 && TOKEN[b[i + 1]!] === 1 && this.cuts > 0) this.telegramColonCut(i);
     if (HEX[before] === 1 && i >= 36 && b[i - 13] === 45 && HEX[b[i + 1]!] === 1) this.tryRule(FAL, i - 36);
     // A letter before: its pair with the letter before it must end a keyword (or be `on`, of Authorization) for an assignment.
     const last = before | 0x20;
@@ -1188,22 +1221,34 @@ class Search {
   /**
    * `"kty"` and the colon `i` after it: a JSON Web Key's type (single quotes
    * too, as Python prints a dict, and quotes escaped, as a JWK set kept in a
-   * string). The hit is at `kty`, so that the window that judges it sees the
-   * rest of its object (OVERLAP bytes after it); the object is read from its
-   * `{` (or a `}` before it) within JWK_BEFORE characters back. What lies
-   * between the last `kty` judged and this one is read back once: a `kty`
-   * with no brace since the last one is in an object judged already.
+   * string), or `kty` plain (YAML, a JavaScript object: yamlWebKey). The
+   * hit is at `kty`, so that the window that judges it sees the rest of its
+   * object (OVERLAP bytes after it).
    */
   private jsonWebKey(i: number): void {
     const b = this.b;
     let q = i - 1;
     if (b[q] === 32 || b[q] === 9) q--;
     const quote = b[q]!;
+    if (quote === 121) {
+      if (b[q - 1] === 116) this.yamlWebKey(q, i);
+      return;
+    }
     if (quote !== 34 && quote !== 39) return;
     let k = q - 1;
     if (b[k] === 92) k--;
     if (k < 3 || b[k] !== 121 || b[k - 1] !== 116 || b[k - 2] !== 107 || b[k - 3] !== quote) return;
-    const at = k >= 4 && b[k - 4] === 92 ? k - 4 : k - 3;
+    this.objectWebKey(k >= 4 && b[k - 4] === 92 ? k - 4 : k - 3);
+  }
+
+  /**
+   * A JSON Web Key's object whose `kty` is at `at`, read from its `{` (or a
+   * `}` before it) within JWK_BEFORE characters back. What lies between the
+   * last `kty` judged and this one is read back once: a `kty` with no brace
+   * since the last one is in an object judged already.
+   */
+  private objectWebKey(at: number): void {
+    const b = this.b;
     if (at < this.from || at > this.bound || at <= this.lastJwk) return;
     const farthest = Math.max(0, at - JWK_BEFORE);
     const stop = Math.max(farthest, this.lastJwk + 1);
@@ -1224,6 +1269,120 @@ class Search {
   }
   /** The last `kty` judged (its index). */
   private lastJwk = -1;
+
+  /**
+   * `kty:` plain, its `y` at `y` and its colon at `i`, a value after a
+   * blank: a JSON Web Key written as YAML. In a flow mapping (its value
+   * followed by `,` or `}`, after `{`, `,` or a line break: `- {kty: EC,
+   * d: …}`) it is read as a JSON object is; in a block mapping (`kty: RSA`
+   * at a line's start, after an indent or a list item's `- `) the mapping
+   * is read whole (yamlMapping). Anything else (prose's `kty:`, a
+   * comment's) is passed over.
+   */
+  private yamlWebKey(y: number, i: number): void {
+    const b = this.b;
+    const k = y - 2;
+    if (k < 0 || b[y - 1] !== 116 || b[k] !== 107 || (b[i + 1] !== 32 && b[i + 1] !== 9)) return;
+    // Back over blanks and list items' `- ` to what comes before `kty`.
+    let p = k;
+    let item = false;
+    while (p > 0 && k - p < YAML_INDENT_MAX) {
+      const c = b[p - 1]!;
+      if (c === 32) p--;
+      else if (c === 45 && b[p] === 32) {
+        p--;
+        item = true;
+      } else break;
+    }
+    const c = p > 0 ? b[p - 1]! : 10;
+    if (c !== 10 && c !== 123 && c !== 44) return;
+    if (this.inFlowMapping(i + 1)) this.objectWebKey(k);
+    else if (c === 10) this.yamlMapping(k, p, item);
+  }
+
+  /** Whether the value at `at` (a word, quoted or not) is followed by `,` or `}`, as a flow mapping's (PyYAML's cuts one at 80 columns). */
+  private inFlowMapping(at: number): boolean {
+    const b = this.b;
+    let v = at;
+    while (b[v] === 32 || b[v] === 9) v++;
+    if (b[v] === 34 || b[v] === 39) v++;
+    const word = v;
+    while (ALNUM[b[v]!] === 1 && v - word < 16) v++;
+    if (v === word) return false;
+    if (b[v] === 34 || b[v] === 39) v++;
+    while (b[v] === 32 || b[v] === 9) v++;
+    return b[v] === 44 || b[v] === 125;
+  }
+
+  /**
+   * The block mapping whose `kty` is at `k`, its line starting at `line`
+   * (`item`: after a list item's `- `, the mapping's first line): its
+   * members are the lines whose key starts at `kty`'s column; a line
+   * indented more is one of their values', a blank line or a comment
+   * goes on, a line indented less (or `---`, a document's end) ends it. It
+   * is read back to its first member (or its list item's line) within
+   * JWK_BEFORE characters, forward to its last, at most MAX_MATCH in all
+   * (cut at a line's end), and judged whole by the JWK rule (hit at
+   * `kty`). Linear: what the mapping judged last holds is not read again
+   * (a `kty` in it is not judged again, a read back stops at its end).
+   * So a `kty` repeated in one mapping, or nested in a mapping before that
+   * mapping's own `kty`, is judged with the first (a deliberate hand's:
+   * YAML allows a key once in a mapping).
+   */
+  private yamlMapping(k: number, line: number, item: boolean): void {
+    if (k < this.from || k > this.bound || k < this.yamlJudgedTo) return;
+    const b = this.b;
+    const column = k - line;
+    let start = line;
+    if (!item) {
+      const floor = Math.max(0, k - JWK_BEFORE, this.yamlJudgedTo);
+      // `p`: the start of the line below the one read.
+      for (let p = line; p > floor; ) {
+        let from = p - 1;
+        while (from > floor && b[from - 1] !== 10) from--;
+        if (from > 0 && b[from - 1] !== 10) break;
+        const indent = yamlIndent(b, from, p - 1);
+        if (indent < 0 || indent > column) {
+          p = from;
+          continue;
+        }
+        if (indent < column) {
+          // The list item whose first member starts at the column.
+          if (b[from + indent] === 45 && yamlItemColumn(b, from + indent) - from === column) start = from;
+          break;
+        }
+        start = from;
+        p = from;
+      }
+    }
+    // Forward to the first line indented less (or a document's end), at most MAX_MATCH from the start.
+    const limit = Math.min(this.end, start + MAX_MATCH);
+    let lineEnd = k;
+    while (lineEnd < limit && b[lineEnd] !== 10) lineEnd++;
+    let end = lineEnd + 1;
+    for (;;) {
+      if (end >= limit) {
+        // Cut at the last line's end (unless it is `kty`'s).
+        if (end > limit && limit < this.end) {
+          let cut = limit;
+          while (cut > lineEnd && b[cut - 1] !== 10) cut--;
+          end = cut > lineEnd ? cut : limit;
+        } else end = Math.min(end, this.end);
+        break;
+      }
+      let to = end;
+      while (to < limit && b[to] !== 10) to++;
+      const indent = yamlIndent(b, end, to);
+      if (indent >= 0 && (indent < column || (column === 0 && isYamlDocumentEnd(b, end)))) break;
+      end = to + 1;
+    }
+    this.yamlJudgedTo = end;
+    // Beside `kty`'s line, room for a private member (`d: ` and its value) at least.
+    if (line - start + end - lineEnd - 1 < JWK_VALUE_MIN + 3) return;
+    this.tryRule(JWK, 0, k, this.text.slice(start, end));
+  }
+  /** Where the block mapping judged last ends (a line's start). */
+  private yamlJudgedTo = 0;
 
   /** `scheme://`: a URL with a password (a database's, a proxy's…), a Slack or Discord webhook. */
   private url(i: number): void {
@@ -1264,11 +1423,9 @@ class Search {
 
   /**
    * 8 to 10 digits, `:`, and exactly 35 token characters. A token cut by a
-   * line break (after its colon, or in its digits) is read joined; not one
-   * cut just before its colon (`7123456789\n:AA…`): a colon that starts a
-   * line, tested, cost text of `\n:` 9.6 ms/MiB against 4.1. The common
-   * path stays as small as it was: a test more here cost text of `0:` ~0.6
-   * ms/MiB.
+   * line break (after its colon, or in its digits) is read joined; one cut
+   * just before its colon is telegramColonCut's. The common path stays as
+   * small as it was: a test more here cost text of `0:` ~0.6 ms/MiB.
    */
   private telegram(i: number): void {
     const b = this.b;
@@ -1278,6 +1435,30 @@ class Search {
     // 8 to 10 digits, or digits cut by a line break before them (`71234\n56789:AA…`, as `fold` cuts). Not after an indent or a
     // quote's `> `, nor before the colon: each test more per colon cost text of `0:` repeated ~0.6 ms/MiB.
     if ((digits >= 8 && digits <= 10 && (start === 0 || DIGIT[b[start - 1]!] === 0)) || b[start - 1] === 10) this.telegramAt(i, start, digits);
+  }
+
+  /**
+   * A Telegram token cut by a line break just before its colon `i`
+   * (`7123456789\n:AA…`, after an indent or a quote's `> ` too): its 8 to
+   * 10 digits end the line before, and it is read joined from them. Asked
+   * (by its callers' byte tests) of a colon that starts a line or follows
+   * a blank, before a token's character, and of no other: routed through
+   * atColon, a colon that starts a line cost text of `\n:` 9.6 ms/MiB
+   * against 4.1.
+   */
+  private telegramColonCut(i: number): void {
+    const b = this.b;
+    const nl = wrapBreakBefore(b, i);
+    if (nl < 1) return;
+    let q = nl - 1;
+    if (b[q] === 13) q--;
+    if (q < 0 || DIGIT[b[q]!] !== 1) return;
+    let start = q;
+    while (start > 0 && q - start < 10 && DIGIT[b[start - 1]!] === 1) start--;
+    const digits = q + 1 - start;
+    if (digits < 8 || digits > 10 || (start > 0 && DIGIT[b[start - 1]!] === 1) || this.inJoined(start)) return;
+    this.cuts--;
+    this.joined([TELEGRAM], start, 46);
   }
 
   /** The Telegram token whose `digits` digits from `start` end at the colon `i`: tried whole, or read joined where a line break cuts it. */

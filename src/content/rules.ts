@@ -207,16 +207,31 @@ function opensshBodyIsPrivateKey(match: string): boolean {
  * from as far back as it looked, when it saw none) to the next brace or
  * MAX_MATCH characters, which holds its `kty` (find.ts's trigger) and a
  * private key's members whatever their order (`json.dumps(sort_keys=True)`
- * puts `d`, `dp`, `dq` before `kty`).
+ * puts `d`, `dp`, `dq` before `kty`). The same key written as YAML is this
+ * rule too: a flow mapping (`{kty: EC, d: …}`) is read from its `{` as a
+ * JSON object is; a block mapping (`kty: RSA` on a line of its own, in a
+ * list item or not) is handed whole, its lines from the first of its
+ * members to the last (find.ts reads its indentation).
  */
 const JWK_SOURCE = "\\{?[^{}]{1,3999}";
+/** A private member's name (RFC 7518: an EC or OKP key's `d`, an RSA key's `d`, `p`, `q`, `dp`, `dq`, `qi`, a symmetric key's `k`). */
+const JWK_PRIVATE_NAME = "(?:d|p|q|dp|dq|qi|k)";
+/** Its value: base64url of 20 characters or more (a P-256 key's `d` is 43, a 128-bit `k` 22). */
+export const JWK_VALUE_MIN = 20;
+const JWK_PRIVATE_VALUE = `([A-Za-z0-9_-]{${JWK_VALUE_MIN},3000})`;
 /**
- * A private member (RFC 7518: an EC or OKP key's `d`, an RSA key's `d`, `p`,
- * `q`, `dp`, `dq`, `qi`, a symmetric key's `k`) whose value is base64url of
- * 20 characters or more (a P-256 key's `d` is 43, a 128-bit `k` 22).
- * Linear: each attempt starts at a quote, and the value's class holds none.
+ * A private member whose value is base64url: its name quoted (JSON, a
+ * Python dict's single quotes, a JWK set's escaped quotes in a string) and
+ * its value quoted; or, as YAML and a JavaScript object write it, its name
+ * plain, at a line's start (after an indent, a list item's `- `) or after
+ * a flow mapping's `{` or `,`, its value quoted or plain. Linear: each
+ * attempt starts at a quote or a name after a blank, and the value's
+ * class holds neither.
  */
-const JWK_PRIVATE_MEMBER = /\\?["'](?:d|p|q|dp|dq|qi|k)\\?["'][ \t]{0,8}:[ \t\r\n]{0,16}\\?["']([A-Za-z0-9_-]{20,3000})/g;
+const JWK_PRIVATE_MEMBER = new RegExp(
+  `\\\\?["']${JWK_PRIVATE_NAME}\\\\?["'][ \\t]{0,8}:[ \\t\\r\\n]{0,16}\\\\?["']${JWK_PRIVATE_VALUE}|(?<![^\\s{,])${JWK_PRIVATE_NAME}[ \\t]{0,8}:[ \\t]{0,16}["']?${JWK_PRIVATE_VALUE}`,
+  "g",
+);
 
 /**
  * Whether a JSON Web Key holds a private key: a private member whose value
@@ -225,7 +240,7 @@ const JWK_PRIVATE_MEMBER = /\\?["'](?:d|p|q|dp|dq|qi|k)\\?["'][ \t]{0,8}:[ \t\r\
  */
 function jwkHoldsPrivateKey(match: string): boolean {
   JWK_PRIVATE_MEMBER.lastIndex = 0;
-  for (let m = JWK_PRIVATE_MEMBER.exec(match); m; m = JWK_PRIVATE_MEMBER.exec(match)) if (looksRandom(m[1]!)) return true;
+  for (let m = JWK_PRIVATE_MEMBER.exec(match); m; m = JWK_PRIVATE_MEMBER.exec(match)) if (looksRandom(m[1] ?? m[2]!)) return true;
   return false;
 }
 
