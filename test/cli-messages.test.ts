@@ -95,6 +95,32 @@ describe("an option the command does not take, or a value it does not fit", () =
     }
   });
 
+  it("install and uninstall refuse an option their target does not take, changing nothing: uninstall --dry-run never uninstalls", () => {
+    fs.mkdirSync(path.join(h.home, ".hermes"));
+    expect(run(["install", "hermes-plugin"]).code).toBe(0);
+    const plugin = path.join(h.home, ".hermes", "plugins", "media-outbox");
+    const config = fs.readFileSync(path.join(h.home, ".hermes", "config.yaml"), "utf8");
+    const cases: [string[], string][] = [
+      [["uninstall", "hermes-plugin", "--dry-run"], "uninstall hermes-plugin does not take --dry-run; nothing was changed"],
+      [["uninstall", "systemd", "--user", "--dry-run", "--restart"], "uninstall systemd does not take --dry-run, --restart; nothing was changed"],
+      [["install", "hermes-plugin", "--strict", "--unit", "hermes-gateway.service"], "install hermes-plugin does not take --strict, --unit; nothing was changed"],
+      [["install", "hermes-config", "--with-watch", "--dry-run"], "install hermes-config does not take --with-watch; nothing was changed"],
+      [["install", "systemd", "--user", "--root", h.home, "--profile", "work"], "install systemd does not take --profile; nothing was changed"],
+    ];
+    for (const [args, message] of cases) {
+      const r = run(args);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr.split("\n")[0]).toBe(`media-outbox: usage error: ${message}`);
+      expect(r.stdout).toBe("");
+    }
+    expect(fs.existsSync(path.join(plugin, "__init__.py"))).toBe(true);
+    expect(fs.readFileSync(path.join(h.home, ".hermes", "config.yaml"), "utf8")).toBe(config);
+    // What each does take still works.
+    expect(run(["install", "hermes-plugin", "--dry-run"]).code).toBe(0);
+    expect(run(["uninstall", "hermes-plugin"]).code).toBe(0);
+    expect(fs.existsSync(plugin)).toBe(false);
+  });
+
   it("a flag given a value, an option without one, or one whose value looks like an option", () => {
     const first = (args: string[]) => {
       const r = run(args);

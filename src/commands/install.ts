@@ -40,6 +40,15 @@ const OPTIONS = {
   "remove-user": { type: "boolean" },
 } satisfies Options;
 
+/** The options each `COMMAND TARGET` takes besides --outbox, --config and --help (the usage above, as data). */
+const TAKES: Record<string, (keyof typeof OPTIONS)[]> = {
+  "install systemd": ["system", "user", "unit", "strict", "with-watch", "root", "dry-run", "restart", "gate", "agent-user"],
+  "uninstall systemd": ["system", "user", "root", "remove-user"],
+  "install hermes-config": ["profile", "dry-run"],
+  "install hermes-plugin": ["profile", "dry-run"],
+  "uninstall hermes-plugin": ["profile"],
+};
+
 export async function run(argv: string[], command = "install"): Promise<number> {
   return runCli(argv, OPTIONS, USAGE, async ({ values, positionals }) => {
     const target = positionals[0];
@@ -56,6 +65,12 @@ export async function run(argv: string[], command = "install"): Promise<number> 
     if (gate && (target !== "systemd" || command !== "install")) throw usageError(`--gate belongs to install systemd\n${USAGE}`);
     if (gate && values.user) throw usageError(`--gate installs system units (a system user owns the outbox): use --system, not --user\n${USAGE}`);
     if (values["remove-user"] && command !== "uninstall") throw usageError(`--remove-user belongs to uninstall systemd\n${USAGE}`);
+    // An option the target does not take is refused, never ignored: `uninstall
+    // systemd --dry-run` used to uninstall for real, `install hermes-plugin
+    // --strict` to install without a word about it.
+    const takes = TAKES[`${command} ${target}`];
+    const stray = takes ? Object.keys(values).filter((name) => !Object.hasOwn(BASE_OPTIONS, name) && !takes.includes(name as keyof typeof OPTIONS)) : [];
+    if (stray.length > 0) throw usageError(`${command} ${target} does not take ${stray.map((name) => `--${name}`).join(", ")}; nothing was changed\n${USAGE}`);
     const config = configFromFlags(values);
 
     if (target === "hermes-plugin") return runHermesPlugin(command, config, values.profile, values["dry-run"] === true);
