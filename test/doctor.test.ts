@@ -213,6 +213,16 @@ describe("doctor", () => {
       code: 1,
     },
     {
+      name: "the watch service cannot start and is restarted again and again (activating, auto-restart: never failed)",
+      setup: () =>
+        put(path.join(fake, "show-media-outbox-watch.service"), `LoadState=loaded\nActiveState=activating\nSubState=auto-restart\nUnitFileState=enabled\nResult=exit-code\nExecMainStatus=226\nReadWritePaths=${t.home}/.hermes\n`),
+      check: "watch service",
+      status: "fail",
+      message: /^media-outbox-watch\.service keeps failing and being restarted \(exit-code, exit status 226\): the outbox is not guarded$/,
+      fix: /^see why: journalctl -u media-outbox-watch\.service$/,
+      code: 1,
+    },
+    {
       name: "an older install's watch unit lists the outbox and its state as two ReadWritePaths= entries (link(2) fails with EXDEV between them)",
       setup: () =>
         put(path.join(fake, "show-media-outbox-watch.service"), `LoadState=loaded\nActiveState=active\nUnitFileState=enabled\nResult=success\nReadWritePaths=${t.outbox} ${t.home}/.hermes/.media_outbox-state\n`),

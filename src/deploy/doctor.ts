@@ -236,10 +236,21 @@ function serviceChecks(scope: UnitScope, systemctl: Systemctl | undefined, why: 
     const last = service.get("ExecMainExitTimestamp");
     check(checks, "janitor timer", "pass", `enabled and active; last run: ${last ? `${escapeText(last)}, success` : "not yet"}`);
   }
-  const watch = systemctl.show(WATCH_SERVICE, ["LoadState", "ActiveState", "UnitFileState", "Result"]);
+  const watch = systemctl.show(WATCH_SERVICE, ["LoadState", "ActiveState", "SubState", "UnitFileState", "Result", "ExecMainStatus"]);
   if (watch.get("LoadState") !== "loaded") check(checks, "watch service", "pass", `${WATCH_SERVICE} is not installed (optional: install systemd --with-watch)`);
   else if (watch.get("ActiveState") === "active") check(checks, "watch service", "pass", `${WATCH_SERVICE} is running`);
   else if (watch.get("ActiveState") === "failed") check(checks, "watch service", "fail", `${WATCH_SERVICE} failed (${watch.get("Result") ?? "?"})`, `${fix.journal(WATCH_SERVICE)}; then ${fix.systemctl("restart", WATCH_SERVICE)}`);
+  else if (watch.get("SubState") === "auto-restart") {
+    // Restart=always with RestartSec=5s never reaches the start limit: a watch
+    // that cannot start stays "activating" between attempts, never "failed".
+    check(
+      checks,
+      "watch service",
+      "fail",
+      `${WATCH_SERVICE} keeps failing and being restarted (${watch.get("Result") ?? "?"}, exit status ${watch.get("ExecMainStatus") ?? "?"}): the outbox is not guarded`,
+      `see why: ${fix.journal(WATCH_SERVICE)}`,
+    );
+  }
   else check(checks, "watch service", "warn", `${WATCH_SERVICE} is installed but ${watch.get("ActiveState") ?? "not running"}`, fix.systemctl("enable", "--now", WATCH_SERVICE));
 }
 
