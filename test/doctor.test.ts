@@ -313,6 +313,17 @@ describe("doctor", () => {
     expect(late.message).toContain("added after media-outbox was installed");
     expect(line(report, `gateway ${GATEWAY}`).status).toBe("pass");
     expect(code).toBe(1);
+    // Installed: a second install is refused, and one with --unit would cover that unit alone.
+    const again = "media-outbox uninstall systemd, then media-outbox install systemd with the other options it was installed with (without --unit it covers every gateway unit found, hermes-gateway-work.service included), then systemctl restart hermes-gateway-work.service";
+    const strictAgain = "media-outbox uninstall systemd, then media-outbox install systemd --strict with the other options it was installed with";
+    expect(late.fix).toBe(again);
+    expect(line(report, "strict hermes-gateway-work.service").fix).toBe(strictAgain);
+    // A record doctor cannot read (the system one is root's alone; doctor runs as the agent) still says it is installed.
+    fs.writeFileSync(path.join(root, "var/lib/media-outbox/install-manifest.json"), "{");
+    const unread = doctor("--root", root).report;
+    expect(line(unread, "gateway hermes-gateway-work.service").message).not.toContain("added after");
+    expect(line(unread, "gateway hermes-gateway-work.service").fix).toBe(again);
+    expect(line(unread, "strict hermes-gateway-work.service").fix).toBe(strictAgain);
   });
 
   it("warns when the running gateway process started before the outbox was added", () => {

@@ -20,7 +20,7 @@ import { type Layout, openLayout } from "../state/layout.js";
 import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, onDisk, templateOf, unitFiles } from "./gateway-units.js";
 import { gateAgentChecks, gateLayoutChecks, gateProbe, gateReader, gateServiceChecks } from "./doctor-gate.js";
 import { hermesConfigFiles, listsOutbox, readAllowDirs } from "./hermes-config.js";
-import { ALLOW_DIRS, STRICT_VARS, alsoWritable, gatewayUnitsFor, readManifest, someOf, unitScope } from "./install.js";
+import { ALLOW_DIRS, STRICT_VARS, alsoWritable, gatewayUnitsFor, manifestPath, readManifest, someOf, unitScope } from "./install.js";
 import { mediaPolicyChecks } from "./policy-sources.js";
 import { writableRootChecks } from "./writable-roots.js";
 import { GATE_SERVICE, JANITOR_SERVICE, JANITOR_TIMER, WATCH_SERVICE } from "./render.js";
@@ -141,6 +141,11 @@ function unitRoots(env: EffectiveEnvironment): string[] | undefined {
   return v?.value === undefined ? undefined : parseAllowDirs(v.value, env.home);
 }
 
+/** media-outbox is installed in this scope: the units its record covers, when the record can be read. */
+interface Installed {
+  units?: Set<string>;
+}
+
 /** Says why a gateway (its unit's environment) cannot read published files, if it cannot. */
 export type ReaderProblem = (env: EffectiveEnvironment) => string | undefined;
 
@@ -159,10 +164,13 @@ function gatewayChecks(
   outbox: string,
   reader: ReaderProblem,
   systemctl: Systemctl | undefined,
-  covered: Set<string> | undefined,
+  installed: Installed | undefined,
   checks: DoctorCheck[],
 ): EffectiveEnvironment[] {
   const fix = fixCommands(scope.scope);
+  const covered = installed?.units;
+  // A second install is refused, and one with --unit covers only that unit: once installed, the fix is uninstall, then install as before.
+  const reinstall = (...args: string[]) => `${fix.mediaOutbox(["uninstall", "systemd"])}, then ${fix.mediaOutbox(["install", "systemd"], ...args)} with the other options it was installed with`;
   const envs: EffectiveEnvironment[] = [];
   if (units.length === 0) {
     check(checks, "gateway units", "warn", `no Hermes gateway unit found (${scope.scope} units); the probe cannot check the gateway's roots`, `name it: ${fix.mediaOutbox(["doctor"], "--unit", "NAME.service")} (a gateway not run by systemd: see the hermes-config line)`);
@@ -179,11 +187,12 @@ function gatewayChecks(
     const allow = env.vars.get(ALLOW_DIRS)!;
     const roots = unitRoots(env);
     const install = fix.mediaOutbox(["install", "systemd"], "--unit", unit);
+    const again = `${reinstall()} (without --unit it covers every gateway unit found, ${escapeText(unit)} included)`;
     if (allow.unknown) check(checks, name, "fail", `cannot tell what ${ALLOW_DIRS} is: ${escapeText(allow.unknown)}`, "fix that file, then run media-outbox doctor again");
     else if (!roots || !isUnderRoot(outbox, roots)) {
       const later = covered && !covered.has(unit) && !covered.has(templateOf(unit)) ? " (added after media-outbox was installed)" : "";
       const what = allow.source === "none" ? "is not set" : allow.source === "unset" ? "is removed by UnsetEnvironment=" : `does not list the outbox (${escapeText(allow.value ?? "")}, from ${escapeText(allow.from ?? "?")})`;
-      check(checks, name, "fail", `${ALLOW_DIRS} ${what}${later}: the gateway will not deliver outbox files`, `${install}${covered ? ` (run ${fix.mediaOutbox(["uninstall", "systemd"])} first)` : ""}, then ${fix.systemctl("restart", unit)}`);
+      check(checks, name, "fail", `${ALLOW_DIRS} ${what}${later}: the gateway will not deliver outbox files`, `${installed ? again : install}, then ${fix.systemctl("restart", unit)}`);
     } else {
       check(checks, name, "pass", `${ALLOW_DIRS} lists the outbox (from ${escapeText(allow.from ?? "?")}, read via ${env.how})`);
       if (env.mainPid) {
@@ -205,7 +214,7 @@ function gatewayChecks(
         `strict ${escapeText(unit)}`,
         "warn",
         `strict mode is off (${strictOff.map(([k, v]) => `${k}=${v} not set`).join(", ")}): in the gateway's default mode any path not on its denylist is delivered, so the outbox is not the only exit`,
-        `${install} --strict`,
+        installed ? reinstall("--strict") : `${install} --strict`,
       );
     }
   }
@@ -396,10 +405,13 @@ export async function doctor(options: DoctorOptions): Promise<DoctorReport> {
   } catch {
     record = undefined;
   }
+  // The system install record is root's alone (it keeps the bytes install replaced): a doctor run as
+  // the agent, as it should be, cannot read it, but can see that it is there.
+  const installed: Installed | undefined = record ? { units: new Set(record.units) } : fs.existsSync(onDisk(scope, manifestPath(scope))) ? {} : undefined;
   const outboxReal = gate?.outbox ?? layout?.outbox ?? config.outbox;
   const outboxUid = layout ? fs.statSync(layout.outbox).uid : undefined;
   const reader: ReaderProblem = gate ? gateReader(gate, scope) : (env) => readerProblem(scope, env, outboxUid);
-  const envs = gatewayChecks(scope, units, outboxReal, reader, live, record ? new Set(record.units) : undefined, checks);
+  const envs = gatewayChecks(scope, units, outboxReal, reader, live, installed, checks);
   serviceChecks(scope, live, state.why, checks);
   const ours = gate ? [GATE_SERVICE, JANITOR_SERVICE, WATCH_SERVICE] : [JANITOR_SERVICE, WATCH_SERVICE];
   // Against the paths as install wrote them into the units (configured, not resolved).
