@@ -326,6 +326,30 @@ describe("doctor", () => {
     expect(line(unread, "strict hermes-gateway-work.service").fix).toBe(strictAgain);
   });
 
+  it("says when the outbox install set up is not the one it checks (root's own, right after sudo install), and how to check the installed one", () => {
+    put(path.join(fake, "state"), "offline\n");
+    const root = gatewayRoot(t.home);
+    const agentOutbox = path.join(t.home, "agent", ".hermes", "media_outbox");
+    fs.mkdirSync(agentOutbox, { recursive: true, mode: 0o700 });
+    const installed = cli(["install", "systemd", "--root", root, "--outbox", agentOutbox], { env });
+    expect(installed.code, installed.stderr).toBe(0);
+    const message = `media-outbox install systemd set up ${agentOutbox}, but this doctor resolved ${t.outbox} (the outbox of the user it runs as, or of --outbox, MEDIA_OUTBOX_DIR, the config file): the lines below check that one`;
+    let l = line(doctor("--root", root).report, "installed outbox");
+    expect(l).toEqual({ check: "installed outbox", status: "fail", message, fix: `check that outbox: media-outbox doctor --outbox ${agentOutbox}` });
+    // Another user's outbox: doctor is to be run as that user (prepare's rules and the probe are the agent's).
+    put(path.join(root, "etc/passwd"), "root:x:0:0:root:/root:/bin/sh\nagent:x:65534:65534::/home/agent:/bin/sh\n");
+    // Under --root, the target tree's outbox, as on the host it will run on.
+    fs.mkdirSync(path.join(root, agentOutbox), { recursive: true, mode: 0o700 });
+    fs.chownSync(path.join(root, agentOutbox), 65534, 65534);
+    const report = doctor("--root", root).report;
+    expect(report.checks[0]!.check).toBe("installed outbox");
+    l = line(report, "installed outbox");
+    expect(l.message).toBe(message.replace(`${agentOutbox},`, `${agentOutbox} (agent's),`));
+    expect(l.fix).toBe("run doctor as agent, the user the agent runs as: sudo -u agent media-outbox doctor");
+    // Checking the installed outbox: no such line.
+    expect(doctor("--root", root, "--outbox", agentOutbox).report.checks.map((c) => c.check)).not.toContain("installed outbox");
+  });
+
   it("warns when the running gateway process started before the outbox was added", () => {
     // A real process whose environment lacks the outbox stands in for the gateway's main process.
     const child = spawn("sleep", ["60"], { env: { PATH: process.env.PATH, HERMES_MEDIA_ALLOW_DIRS: "/srv/x" }, stdio: "ignore" });

@@ -141,6 +141,35 @@ function unitRoots(env: EffectiveEnvironment): string[] | undefined {
   return v?.value === undefined ? undefined : parseAllowDirs(v.value, env.home);
 }
 
+/**
+ * doctor checks the outbox of the user it runs as (or --outbox, the config
+ * file): run by root right after `sudo install systemd`, that is root's own,
+ * and every outbox, unit and probe line would judge the wrong outbox, with
+ * fixes that would set up a second one. The install record names the
+ * outbox the units were written for.
+ */
+function installedOutboxCheck(scope: UnitScope, installed: string, config: Config, checks: DoctorCheck[]): void {
+  if (installed === config.outbox) return;
+  let uid: number | undefined;
+  try {
+    uid = fs.statSync(onDisk(scope, installed)).uid;
+  } catch {
+    uid = undefined;
+  }
+  const owner = uid === undefined ? undefined : userByUid(uid, scope.root)?.name;
+  const fix =
+    owner !== undefined && uid !== process.geteuid?.()
+      ? `run doctor as ${escapeText(owner)}, the user the agent runs as: ${escapeText(shellLine(["sudo", "-u", owner, "media-outbox", "doctor", ...scopeArgs(scope.scope)]))}`
+      : `check that outbox: ${escapeText(shellLine(["media-outbox", "doctor", ...scopeArgs(scope.scope), "--outbox", installed]))}`;
+  check(
+    checks,
+    "installed outbox",
+    "fail",
+    `media-outbox install systemd set up ${escapeText(installed)}${owner !== undefined ? ` (${escapeText(owner)}'s)` : ""}, but this doctor resolved ${escapeText(config.outbox)} (the outbox of the user it runs as, or of --outbox, MEDIA_OUTBOX_DIR, the config file): the lines below check that one`,
+    fix,
+  );
+}
+
 /** media-outbox is installed in this scope: the units its record covers, when the record can be read. */
 interface Installed {
   units?: Set<string>;
@@ -390,15 +419,6 @@ export async function doctor(options: DoctorOptions): Promise<DoctorReport> {
   const checks: DoctorCheck[] = [];
   // Gate mode exactly when prepare would use the gate (config.gate: the same discovery); --root looks at another system's files.
   const gate = config.gate && !options.root ? await gateLayoutChecks(config.gate, checks) : undefined;
-  const layout = gate ? undefined : outboxChecks(config, checks);
-  if (!gate) {
-    allowChecks(config, checks);
-    knownSecretChecks(config, checks);
-  }
-  if (state.running) check(checks, "systemd", "pass", `the ${scope.scope} manager is ${state.why}`);
-  else check(checks, "systemd", "warn", `${escapeText(state.why)}: the unit files were read instead, service states are unknown`, "run media-outbox doctor on the host where the gateway runs");
-  // Every instance too: each runs with its own environment.
-  const units = gatewayUnitsFor(scope, options.units, live, { collapse: false });
   let record: ReturnType<typeof readManifest>;
   try {
     record = readManifest(scope);
@@ -408,6 +428,16 @@ export async function doctor(options: DoctorOptions): Promise<DoctorReport> {
   // The system install record is root's alone (it keeps the bytes install replaced): a doctor run as
   // the agent, as it should be, cannot read it, but can see that it is there.
   const installed: Installed | undefined = record ? { units: new Set(record.units) } : fs.existsSync(onDisk(scope, manifestPath(scope))) ? {} : undefined;
+  if (!gate && record && !record.gate) installedOutboxCheck(scope, record.outbox, config, checks);
+  const layout = gate ? undefined : outboxChecks(config, checks);
+  if (!gate) {
+    allowChecks(config, checks);
+    knownSecretChecks(config, checks);
+  }
+  if (state.running) check(checks, "systemd", "pass", `the ${scope.scope} manager is ${state.why}`);
+  else check(checks, "systemd", "warn", `${escapeText(state.why)}: the unit files were read instead, service states are unknown`, "run media-outbox doctor on the host where the gateway runs");
+  // Every instance too: each runs with its own environment.
+  const units = gatewayUnitsFor(scope, options.units, live, { collapse: false });
   const outboxReal = gate?.outbox ?? layout?.outbox ?? config.outbox;
   const outboxUid = layout ? fs.statSync(layout.outbox).uid : undefined;
   const reader: ReaderProblem = gate ? gateReader(gate, scope) : (env) => readerProblem(scope, env, outboxUid);
