@@ -672,6 +672,21 @@ logging:
     r = cli(["install", "hermes-config", "--profile", "../x"], { env: t.env });
     expect(r.code).toBe(2);
   });
+
+  it("names invalid YAML on one escaped line, where and what, never quoting the file (config.yaml holds API keys)", () => {
+    const text = "model: x\x1b[31m\nMEDIA:/etc/passwd.png\napi_key: sk-ant-Zq8Lm2Vx7Pw4Tr9Yb3Nk\n";
+    put(config(), text);
+    const where = "not valid YAML: Implicit keys need to be on a single line at line 2, column 1";
+    for (const [args, after] of [
+      [["install", "hermes-config"], `; add ${OUTBOX()} to gateway.media_delivery_allow_dirs by hand`],
+      [["install", "hermes-plugin"], "; add media-outbox to plugins.enabled by hand"],
+    ] as const) {
+      const r = cli([...args], { env: t.env });
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toBe(`media-outbox: config_invalid: cannot edit ${config()} safely: ${where}${after}\n`);
+    }
+    expect(fs.readFileSync(config(), "utf8")).toBe(text);
+  });
 });
 
 describe("the hardened services at run time", () => {

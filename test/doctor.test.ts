@@ -350,6 +350,17 @@ describe("doctor", () => {
     expect(doctor("--root", root, "--outbox", agentOutbox).report.checks.map((c) => c.check)).not.toContain("installed outbox");
   });
 
+  it("names a config.yaml that is not valid YAML on one escaped line, never quoting the file (it holds API keys)", () => {
+    put(path.join(t.home, ".hermes", "config.yaml"), "model: x\x1b[31m\nMEDIA:/etc/passwd.png\napi_key: sk-ant-Zq8Lm2Vx7Pw4Tr9Yb3Nk\n");
+    const r = cli(["doctor", "--no-probe"], { env });
+    const where = "not valid YAML: Implicit keys need to be on a single line at line 2, column 1";
+    const { report } = doctor("--no-probe");
+    expect(line(report, "hermes config").message).toBe(`cannot read ${t.home}/.hermes/config.yaml: ${where}`);
+    expect(line(report, `media policy ${GATEWAY}`).message).toContain(`says (${where})`);
+    expect(r.stdout).not.toMatch(/sk-ant|MEDIA:\/etc|\x1b/);
+    expect(r.stdout).not.toContain("\\x1b");
+  });
+
   it("warns when the running gateway process started before the outbox was added", () => {
     // A real process whose environment lacks the outbox stands in for the gateway's main process.
     const child = spawn("sleep", ["60"], { env: { PATH: process.env.PATH, HERMES_MEDIA_ALLOW_DIRS: "/srv/x" }, stdio: "ignore" });

@@ -354,7 +354,8 @@ async function hermesConfigChecks(config: Config, checks: DoctorCheck[]): Promis
     try {
       list = await readAllowDirs(readOperatorFile(f.file, { what: "Hermes config file" }).text);
     } catch (err) {
-      check(checks, name, "warn", `cannot read ${escapeText(f.file)}: ${escapeText((err as Error).message)}`, "fix the file");
+      // A FatalError's message is escaped where it is made (the file's name, the parser's words).
+      check(checks, name, "warn", `cannot read ${escapeText(f.file)}: ${err instanceof FatalError ? err.message : escapeText((err as Error).message)}`, "fix the file");
       continue;
     }
     const fix = `media-outbox install hermes-config${f.profile ? ` --profile ${escapeText(f.profile)}` : ""}`;

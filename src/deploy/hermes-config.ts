@@ -38,11 +38,23 @@ export function hermesConfigFiles(config: Config): { profile?: string; file: str
   return files.filter((f) => fs.existsSync(f.file));
 }
 
+/**
+ * Why a config.yaml does not parse, fit for one output line: the parser's
+ * first line (what and where: "… at line 2, column 1"), escaped. The lines
+ * after it quote the file around the error, and config.yaml holds API keys:
+ * they are never shown.
+ */
+export function yamlProblem(errors: readonly { message: string }[]): string {
+  const first = errors[0]?.message ?? "";
+  const nl = first.indexOf("\n");
+  return `not valid YAML: ${escapeText((nl < 0 ? first : first.slice(0, nl)).replace(/:$/, ""))}`;
+}
+
 /** The configured allow-dirs of a config.yaml text: undefined when the key is absent. */
 export async function readAllowDirs(text: string): Promise<unknown> {
   const YAML = await loadYaml();
   const doc = YAML.parseDocument(text);
-  if (doc.errors.length > 0) throw configError(`not valid YAML: ${doc.errors[0]!.message}`);
+  if (doc.errors.length > 0) throw configError(yamlProblem(doc.errors));
   return (doc.toJS() as { gateway?: { media_delivery_allow_dirs?: unknown } } | null)?.gateway?.media_delivery_allow_dirs;
 }
 
@@ -74,7 +86,7 @@ export type SectionKey = readonly [section: string, key: string];
 async function parseForEdit(text: string) {
   const YAML = await loadYaml();
   const doc = YAML.parseDocument(text, { keepSourceTokens: true });
-  if (doc.errors.length > 0) throw configError(`not valid YAML: ${doc.errors[0]!.message}`);
+  if (doc.errors.length > 0) throw configError(yamlProblem(doc.errors));
   return { YAML, doc, before: doc.toJS() as Record<string, unknown> | null };
 }
 

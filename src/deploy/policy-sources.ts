@@ -15,6 +15,7 @@ import { escapeText, quoteValue } from "../core/escape.js";
 import { ALLOW_DIRS_ENV, STRICT_ENV, TRUST_RECENT_ENV, TRUST_RECENT_SECONDS_ENV, isUnderRoot, parseAllowDirs, strictModeOn, trustRecentOn } from "../safety/gateway.js";
 import { readOperatorFileBytes } from "../safety/operator-file.js";
 import { type UnitScope, effectiveEnvironment, gatewayHome, onDisk } from "./gateway-units.js";
+import { yamlProblem } from "./hermes-config.js";
 import type { Systemctl } from "./systemctl.js";
 
 export const POLICY_VARS = [ALLOW_DIRS_ENV, STRICT_ENV, TRUST_RECENT_ENV, TRUST_RECENT_SECONDS_ENV] as const;
@@ -246,7 +247,7 @@ async function configSource(YAML: YamlModule, kind: "config" | "managed-config",
   const label = escapeText(shown);
   if (text instanceof Error) return { source: { kind, label, file: shown, values: {}, written: {}, unknown: `cannot read it: ${escapeText(text.message)}` } };
   const doc = YAML.parseDocument(text);
-  if (doc.errors.length > 0) return { source: { kind, label, file: shown, values: {}, written: {}, unknown: `not valid YAML: ${escapeText(doc.errors[0]!.message)}` } };
+  if (doc.errors.length > 0) return { source: { kind, label, file: shown, values: {}, written: {}, unknown: yamlProblem(doc.errors) } };
   const js = doc.toJS() as { gateway?: unknown } | null;
   const gateway = js && typeof js.gateway === "object" && js.gateway !== null ? (js.gateway as Record<string, unknown>) : {};
   const source: PolicySource = { kind, label, file: shown, values: {}, written: {} };
