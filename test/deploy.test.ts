@@ -669,6 +669,14 @@ logging:
     r = cli(["install", "hermes-config", "--profile", "nope"], { env: t.env });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("is the profile name right?");
+    // No config.yaml: where it looked, and what to do.
+    fs.rmSync(config());
+    r = cli(["install", "hermes-config"], { env: t.env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      `media-outbox: config_invalid: ${config()} does not exist (HERMES_HOME is ${t.home}/.hermes): run this as the gateway's user with the HERMES_HOME the gateway has; a gateway without a config.yaml takes its allowed roots from its environment alone (install systemd, or HERMES_MEDIA_ALLOW_DIRS in its .env)\n`,
+    );
+    expect(fs.existsSync(config())).toBe(false);
     r = cli(["install", "hermes-config", "--profile", "../x"], { env: t.env });
     expect(r.code).toBe(2);
   });

@@ -230,7 +230,8 @@ export async function installHermesConfig(options: { config: Config; profile?: s
   const file = hermesConfigPath(config, options.profile);
   return editHermesConfig(file, (text) => addAllowDir(text, config.outbox, config.home), {
     ...(options.dryRun ? { dryRun: true } : {}),
-    missing: `${escapeText(file)} does not exist${options.profile ? "; is the profile name right?" : ""} (HERMES_HOME is ${escapeText(config.hermesHome)})`,
+    // Nothing to edit is not a reason to create one: say where it looked, and what else decides.
+    missing: `${escapeText(file)} does not exist${options.profile ? "; is the profile name right?" : ""} (HERMES_HOME is ${escapeText(config.hermesHome)}): run this as the gateway's user with the HERMES_HOME the gateway has; a gateway without a config.yaml takes its allowed roots from its environment alone (install systemd, or HERMES_MEDIA_ALLOW_DIRS in its .env)`,
     byHand: `add ${escapeText(config.outbox)} to gateway.media_delivery_allow_dirs by hand`,
   });
 }
