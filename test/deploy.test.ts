@@ -848,6 +848,8 @@ describe("install systemd --user with a running (fake) systemd", () => {
     expect(u.stdout.split("\n")).toEqual([
       "ran: systemctl --user disable --now media-outbox-janitor.timer",
       "ran: systemctl --user disable --now media-outbox-watch.service",
+      // The stamp file systemd keeps for Persistent=true, while the timer is still loaded.
+      "ran: systemctl --user clean --what=state media-outbox-janitor.timer",
       `removed ${dir}/media-outbox-watch.service`,
       `removed ${dir}/media-outbox-janitor.timer`,
       `removed ${dir}/media-outbox-janitor.service`,
@@ -858,6 +860,7 @@ describe("install systemd --user with a running (fake) systemd", () => {
       "",
     ]);
     expect(calls()).not.toMatch(/^reset-failed/m);
+    expect(calls()).toMatch(/^disable --now media-outbox-watch\.service\nclean --what=state media-outbox-janitor\.timer$/m);
 
     // A unit that failed stays loaded (and listed as failed) after its file is gone: it is reset, and only it.
     expect(cli(["install", "systemd", "--user", "--with-watch"], { env }).code).toBe(0);

@@ -881,8 +881,12 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
     const watchUnits = () => out("systemctl list-units --all --plain --no-legend --full --type=path 'media-outbox-gate-secrets-watch@*'").split("\n").filter((l) => l !== "");
     c.run(["sh", "-ec", "mkdir -p /home/agent/.hermes/profiles/kept && printf 'KEPT_SERVICE_TOKEN=Kp4Wq9Zx2Lv7Nb3Rt8Hd\\n' > /home/agent/.hermes/profiles/kept/.env"], { user: "agent" });
     await waitUntil(() => watchUnits().length === 4 && watchUnits().every((l) => l.split(/\s+/)[2] === "active"), "the watches of the profile");
+    // The stamp systemd keeps for the janitor timer's Persistent=true (made when the timer started).
+    const stamp = "/var/lib/systemd/timers/stamp-media-outbox-janitor.timer";
+    expect(exists(stamp)).toBe(true);
     const r = mo(["uninstall", "systemd"]);
     expect(r.code, r.stderr).toBe(0);
+    expect(exists(stamp)).toBe(false);
     expect(r.stdout).toContain("removed agent from group media-outbox");
     expect(r.stderr).toContain("kept user media-outbox, group media-outbox (uninstall systemd --remove-user removes what install created)");
     expect(unitTree()).toEqual(before);
@@ -898,7 +902,7 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
     // Printed in the order done: systemd told, the files, the accounts, the reload; reset-failed said as it went (a real systemd's list-units).
     const lines = r.stdout.split("\n").filter((l) => l !== "");
     const firstFile = lines.findIndex((l) => /^(removed|restored) \//.test(l));
-    expect(lines.slice(0, firstFile).every((l) => /^ran: systemctl (disable --now|stop) /.test(l)), lines.join("\n")).toBe(true);
+    expect(lines.slice(0, firstFile).every((l) => /^ran: systemctl (disable --now|stop|clean --what=state) /.test(l)), lines.join("\n")).toBe(true);
     expect(lines.indexOf("removed agent from group media-outbox")).toBeGreaterThan(firstFile);
     expect(lines.slice(-2)).toEqual(["ran: systemctl daemon-reload", expect.stringMatching(/^(nothing to reset: no media-outbox unit is in the failed state|ran: systemctl reset-failed \S.*)$/)]);
     c.run(["rm", "-rf", "/home/agent/.hermes/profiles"]);

@@ -620,8 +620,8 @@ function removeEmptyDir(dir: string): boolean {
 export interface UninstallResult {
   /**
    * What was done, one line each, in the order it was done, values escaped:
-   * `ran: COMMAND`, `restored FILE`, `removed FILE`, an account changed back
-   * (gate mode), `nothing to reset: …`.
+   * `ran: COMMAND`, `not cleaned: …` (the timer's stamp), `restored FILE`,
+   * `removed FILE`, an account changed back (gate mode), `nothing to reset: …`.
    */
   done: string[];
   kept: string[];
@@ -671,6 +671,15 @@ export function uninstall(scopeName: Scope, root: string | undefined, opts: Unin
     for (const unit of enabled) {
       const args = unit === GATE_SERVICE ? ["stop", unit] : ["disable", "--now", unit];
       if (sc.run(...args).code === 0) ran(...args);
+    }
+    // Persistent=true makes systemd keep the timer's last run in a stamp file of its own
+    // (/var/lib/systemd/timers/, ~/.local/share/systemd/timers/): cleaned while the timer is
+    // still loaded (once its file is gone, systemd no longer knows it).
+    if (record.services.includes(JANITOR_TIMER)) {
+      const args = ["clean", "--what=state", JANITOR_TIMER];
+      const r = sc.run(...args);
+      if (r.code === 0) ran(...args);
+      else result.done.push(`not cleaned: ${escapeText(sc.commandLine(...args))} exited ${r.code}${r.stderr.trim() ? ` (${escapeText(r.stderr.trim().split("\n")[0]!)})` : ""}`);
     }
   } else {
     for (const unit of enabled) result.toRun.push(unit === GATE_SERVICE ? sc.commandLine("stop", unit) : sc.commandLine("disable", "--now", unit));
