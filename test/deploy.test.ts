@@ -860,6 +860,9 @@ describe("install systemd --user with a running (fake) systemd", () => {
       "",
     ]);
     expect(calls()).not.toMatch(/^reset-failed/m);
+    // The outbox and its state stay (the user's files), and it says so.
+    expect(u.stderr).toContain(`media-outbox: kept ${t.outbox} and ${t.home}/.hermes/.media_outbox-state with the published files and state (no janitor sweeps them now): remove them by hand when you no longer need them\n`);
+    expect(fs.existsSync(t.outbox)).toBe(true);
     expect(calls()).toMatch(/^disable --now media-outbox-watch\.service\nclean --what=state media-outbox-janitor\.timer$/m);
 
     // A unit that failed stays loaded (and listed as failed) after its file is gone: it is reset, and only it.

@@ -102,7 +102,7 @@ export async function run(argv: string[], command = "install"): Promise<number> 
       for (const line of r.done) out(`${line}\n`);
       for (const c of r.toRun) out(`run: ${escapeText(c)}\n`);
       if (r.keptAccounts.length > 0) err(`media-outbox: kept ${r.keptAccounts.map(escapeText).join(", ")}${values["remove-user"] ? "" : " (uninstall systemd --remove-user removes what install created)"}\n`);
-      if (r.keptDirs.length > 0) err(`media-outbox: kept ${r.keptDirs.map(escapeText).join(" and ")} with the published files and state: remove them by hand when you no longer need them\n`);
+      if (r.keptDirs.length > 0) err(`media-outbox: kept ${r.keptDirs.map(escapeText).join(" and ")} with the published files and state (no janitor sweeps them now): remove them by hand when you no longer need them\n`);
       if (!state.running) err(`media-outbox: systemd was not told (${escapeText(state.why)}); run the commands above where it runs\n`);
       err(`media-outbox: restart the gateway units so they drop the outbox: ${r.units.map(escapeText).join(" ")}\n`);
       return 0;

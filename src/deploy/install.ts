@@ -465,6 +465,8 @@ export interface InstallRecord {
   enabled: string[];
   /** Gate mode: the accounts install created or changed (absent in records of a single-user install). */
   gate?: GateRecord;
+  /** Single-user mode: the directories the services write (outbox, state…), which uninstall keeps (absent in older records). */
+  serviceDirs?: string[];
 }
 
 export function readManifest(scope: UnitScope): InstallRecord | undefined {
@@ -501,6 +503,7 @@ export function applyInstall(plan: InstallPlan, opts: { restart?: boolean; syste
     root: scope.root ?? null,
     installedAt: new Date().toISOString(),
     outbox: plan.outbox,
+    ...(plan.gate ? {} : { serviceDirs: plan.dirs }),
     units: plan.units.map((u) => u.unit),
     services: plan.services,
     files: [],
@@ -630,7 +633,7 @@ export interface UninstallResult {
   units: string[];
   /** Gate mode: the accounts kept. */
   keptAccounts: string[];
-  /** Gate mode: the outbox and state, never removed (they hold published files). */
+  /** The outbox and state (and what else the services wrote), never removed: they hold published files. */
   keptDirs: string[];
 }
 
@@ -711,6 +714,9 @@ export function uninstall(scopeName: Scope, root: string | undefined, opts: Unin
     // systemd made the socket's directory for the socket unit (DirectoryMode=) and
     // leaves it behind when the unit stops: once the socket is gone it is empty.
     if (opts.live && removeEmptyDir(path.dirname(record.gate.socket))) result.done.push(`removed ${escapeText(path.dirname(record.gate.socket))}`);
+  } else {
+    // The single-user outbox and state too: the user's published files (only those still there are named).
+    result.keptDirs.push(...(record.serviceDirs ?? [record.outbox]).map((d) => onDisk(scope, d)).filter((d) => fs.existsSync(d)));
   }
   fs.rmSync(onDisk(scope, manifestPath(scope)), { force: true });
   for (const dir of [...record.dirs].reverse()) {
