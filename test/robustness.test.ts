@@ -71,6 +71,31 @@ describe("operator-named files that are not regular files", () => {
   });
 });
 
+describe("a log file that cannot be written", () => {
+  it("under a regular file, or where the user may not write, is config_invalid naming it, never an internal error", () => {
+    const src = write(h.home, "a.png", png(1));
+    const file = write(h.home, "file", "x");
+    for (const log of [path.join(file, "mo.log"), path.join(file, "logs", "mo.log")]) {
+      expectOneLineRefusal(cli(["prepare", "--log-file", log, src]), /config_invalid: cannot write log file .*\/file\/.*mo\.log: a component of its path is not a directory; name a file the current user/);
+      expectOneLineRefusal(cli(["janitor", "--config", write(h.home, "c.json", JSON.stringify({ logFile: log }))]), /cannot write log file/);
+    }
+    expect(fs.readFileSync(file, "utf8")).toBe("x");
+    expect(fs.existsSync(h.outbox)).toBe(false);
+    if (process.getuid?.() !== 0) return void console.warn("needs root to run the CLI as nobody: the permission case is skipped");
+    const home = nobodysHome();
+    try {
+      for (const log of [path.join(h.home, "mo.log"), path.join(h.home, "logs", "mo.log")]) {
+        const r = cliAsNobody(["watch", "--log-file", log], home);
+        expect(r.code, r.stderr).toBe(2);
+        expect(r.stderr).toMatch(/config_invalid: cannot write log file .*mo\.log: permission denied; name a file the current user \(uid 65534\) can write/);
+        expect(r.stderr).not.toMatch(/internal error/);
+      }
+    } finally {
+      fs.rmSync(home, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("sizes and durations out of range", () => {
   it("are usage errors naming the limit, from flags and from the config file", () => {
     expectOneLineRefusal(cli(["janitor", "--retention", "300000000d"]), /usage error: retention: "300000000d" is more than the limit of 36500d \(100 years\)/);
@@ -99,7 +124,7 @@ function nobodysHome(): string {
 
 /** The CLI as user nobody, with a home of its own. */
 function cliAsNobody(args: string[], home: string) {
-  const env = { ...h.env, HOME: home, HERMES_HOME: path.join(home, ".hermes") };
+  const env = { ...h.env, HOME: home, HERMES_HOME: path.join(home, ".hermes"), MEDIA_OUTBOX_SYSTEM_CONFIG: path.join(home, "no-system-config.json"), HERMES_MANAGED_DIR: path.join(home, "managed") };
   const r = spawnSync("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, BIN, ...args], { env, encoding: "utf8", timeout: 15_000, killSignal: "SIGKILL" });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr, hung: r.signal === "SIGKILL" };
 }
