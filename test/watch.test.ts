@@ -1,5 +1,6 @@
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { BIN, cli, makeHome, png, write } from "./helpers.js";
@@ -89,6 +90,33 @@ describe("watch: start-up", () => {
     const readable = cli(["watch", "--quarantine", open], { env: h.env });
     expect(readable.code).toBe(2);
     expect(readable.stderr).toContain("chmod 700");
+  });
+
+  it("refuses a drop folder its user may not write, and a link to a missing folder (usage, exit 2, never an internal error)", () => {
+    const link = path.join(h.home, "drop-link");
+    fs.symlinkSync(path.join(h.home, "gone"), link);
+    const dangling = cli(["watch", "--drop", link], { env: h.env });
+    expect(dangling.code, dangling.stderr).toBe(2);
+    expect(dangling.stderr).toMatch(/usage error: drop folder .*\/drop-link is a symbolic link to .*\/gone, which does not exist; make that directory/);
+    if (process.getuid?.() !== 0) return void console.warn("needs root to run the watch as nobody: the permission case is skipped");
+    // A folder nobody may enter but not write (root's, 0755), and a home of nobody's own.
+    const place = fs.mkdtempSync(path.join(os.tmpdir(), "mo-nobody-"));
+    try {
+      fs.chmodSync(place, 0o755);
+      const folder = path.join(place, "drop");
+      fs.mkdirSync(folder, { mode: 0o755 });
+      const home = path.join(place, "home");
+      fs.mkdirSync(home, { mode: 0o700 });
+      fs.chownSync(home, 65534, 65534);
+      const env = { ...h.env, HOME: home, HERMES_HOME: path.join(home, ".hermes"), MEDIA_OUTBOX_SYSTEM_CONFIG: path.join(home, "none.json"), HERMES_MANAGED_DIR: path.join(home, "managed") };
+      const r = spawnSync("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, BIN, "watch", "--drop", folder], { env, encoding: "utf8", timeout: 20_000 });
+      expect(r.status, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(/usage error: drop folder .*\/drop is not one the watch's user \(uid 65534\) may list, write and enter \(EACCES\)/);
+      expect(r.stderr).not.toMatch(/internal error/);
+      expect(fs.readdirSync(folder)).toEqual([]);
+    } finally {
+      fs.rmSync(place, { recursive: true, force: true });
+    }
   });
 
   it("judges what was there before start: published files stay, planted ones go", async () => {
