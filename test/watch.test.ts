@@ -125,6 +125,8 @@ describe("watch: start-up", () => {
     write(h.outbox, "early.png", png(2));
     const w = await startWatch();
     await w.waitFor(isQuarantined("early.png"), "early.png quarantined");
+    // The first scan is done before ready: what it caught comes first (README, JSON lines).
+    expect(w.events.findIndex(isQuarantined("early.png"))).toBeLessThan(w.events.findIndex((e) => e.event === "ready"));
     expect(fs.existsSync(published)).toBe(true);
     expect(w.find(isQuarantined("kept.png"))).toBeUndefined();
   });
