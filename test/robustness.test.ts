@@ -96,6 +96,36 @@ describe("a log file that cannot be written", () => {
   });
 });
 
+describe("a bad value in the config file", () => {
+  it("names the file and the key, whichever key it is", () => {
+    for (const [value, says] of [
+      [{ logLevel: "loud" }, /logLevel must be one of .*, got "loud"/],
+      [{ watch: { keep: "yes" } }, /watch\.keep must be true or false/],
+      [{ watch: { drop: "/srv/drop" } }, /watch\.drop must be a list of paths/],
+      [{ watch: { drop: ["drop"] } }, /watch\.drop must be an absolute path \(or start with ~\/\), got "drop"/],
+      [{ watch: { quarantine: "q" } }, /watch\.quarantine must be an absolute path/],
+      [{ outbox: "outbox" }, /outbox must be an absolute path/],
+      [{ stateDir: "state" }, /stateDir must be an absolute path/],
+      [{ sourceRoots: "~/work" }, /sourceRoots must be a list of paths/],
+      [{ sourceRoots: ["work"] }, /sourceRoots must be an absolute path/],
+      [{ logFile: "mo.log" }, /logFile must be an absolute path/],
+      [{ socket: "gate.sock" }, /socket must be an absolute path/],
+      [{ platform: "icq" }, /unknown platform "icq"/],
+      [{ platforms: 3 }, /platforms must be an object/],
+      [{ platforms: { icq: "1MB" } }, /platforms: unknown platform "icq"/],
+      [{ platforms: { discord: "1XB" } }, /platforms\.discord: cannot read "1XB" as a size/],
+    ] as const) {
+      const config = write(h.home, "c.json", JSON.stringify(value));
+      // Named once: a value read inside another (platforms) is not named twice.
+      const r = cli(["status", "--config", config]);
+      expectOneLineRefusal(r, new RegExp(`^media-outbox: config_invalid: config file ${config}: ${says.source}`));
+      expect(r.stderr.split("config file").length, r.stderr).toBe(2);
+    }
+    // A flag's value is named by the flag, not the file.
+    expectOneLineRefusal(cli(["watch", "--drop", ""]), /^media-outbox: config_invalid: --drop must be a non-empty path/);
+  });
+});
+
 describe("sizes and durations out of range", () => {
   it("are usage errors naming the limit, from flags and from the config file", () => {
     expectOneLineRefusal(cli(["janitor", "--retention", "300000000d"]), /usage error: retention: "300000000d" is more than the limit of 36500d \(100 years\)/);
