@@ -143,6 +143,13 @@ describe("quarantine restore", () => {
   });
 
   it("is a usage error (exit 2) for an unknown name or a path", () => {
+    // No quarantine yet (or a mistyped --quarantine): nothing is made, not the outbox, not the state.
+    for (const args of [["restore", "missing.png"], ["restore", "missing.png", "--quarantine", path.join(h.home, "typo", "q")]]) {
+      const none = q(args);
+      expect(none.code).toBe(2);
+      expect(none.stderr).toMatch(/usage error: nothing named missing\.png in the quarantine .* \(it does not exist\); see media-outbox quarantine list/);
+    }
+    expect(fs.readdirSync(h.home).sort()).toEqual(["work"]);
     fs.mkdirSync(quarantine, { recursive: true, mode: 0o700 });
     for (const name of ["missing.png", "../ledger", "a/b", ".media-outbox-quarantine.jsonl"]) {
       const r = q(["restore", name]);
