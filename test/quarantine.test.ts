@@ -132,6 +132,14 @@ describe("quarantine restore", () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ media_dropped: [{ code: "denied_source" }] });
     expect(fs.lstatSync(path.join(quarantine, "link.png")).isSymbolicLink()).toBe(true);
     expect(fs.readdirSync(h.outbox)).toEqual([]);
+    // The refusal says it is a link, whatever it points at: not where it leads, nor that nothing is there.
+    fs.symlinkSync(path.join(work, "gone.png"), path.join(quarantine, "dangling.png"));
+    fs.symlinkSync("/etc/passwd", path.join(quarantine, "passwd.txt"));
+    for (const name of ["link.png", "dangling.png", "passwd.txt"]) {
+      const again = q(["restore", name]);
+      expect(again.code, name).toBe(1);
+      expect(again.stderr).toBe(`media-outbox: not restored ${name}: denied_source: it is a symbolic link; a quarantined link is never followed or restored: prepare the file it names instead, if that is what should go out\n`);
+    }
   });
 
   it("refuses a hard link to a file elsewhere", async () => {

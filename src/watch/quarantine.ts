@@ -10,6 +10,7 @@ import { escapeText, quoteText } from "../core/escape.js";
 import { type Logger, silentLogger } from "../log/logger.js";
 import { truncateToBytes } from "../prepare/name.js";
 import { type PrepareReport, prepare } from "../prepare/prepare.js";
+import { addDropped, emptyReport, settleReport } from "../prepare/report.js";
 import { type EntryKind, entryKind } from "../prepare/source.js";
 import { entryPath, readNames, showName, textOfName } from "../safety/entry-names.js";
 import { JOURNAL_NAME, openLayout } from "../state/layout.js";
@@ -371,6 +372,12 @@ export async function restoreFromQuarantine(name: string, options: { resolvedCon
   } catch (err) {
     if (isErrno(err, "ENOENT")) throw nothingNamed(layout.quarantineDir);
     throw err;
+  }
+  if (before.isSymbolicLink()) {
+    // Never followed: prepare would judge where it points (and say so, as if that were the entry).
+    const report = emptyReport(layout.outbox);
+    addDropped(report, { path: escapeText(file), code: "denied_source", reason: "it is a symbolic link; a quarantined link is never followed or restored: prepare the file it names instead, if that is what should go out" }, logger);
+    return settleReport(report);
   }
   const report = await prepare(file, { resolvedConfig: config, logger, fromQuarantine: true });
   if (!report.success) return report;
