@@ -261,6 +261,18 @@ describe("status in gate mode", () => {
     expect(other.janitor!.retention_ms).toBe(14 * DAY);
   });
 
+  it("a config file's socket, beside its outbox, is gate mode for status too; janitor still sweeps that outbox (README, Config file)", () => {
+    const outbox = path.join(h.home, "local-outbox");
+    const socket = path.join(h.home, "gate.sock");
+    const config = write(h.home, "c.json", JSON.stringify({ outbox, socket }));
+    const st = cli(["status", "--json", "--config", config], { env });
+    expect(st.code).toBe(1);
+    expect(gateStatusOf(st).gate).toMatchObject({ socket, answers: false, code: "gate_unavailable" });
+    const jan = cli(["janitor", "--dry-run", "--json", "--config", config], { env });
+    expect(jan.code, jan.stderr).toBe(0);
+    expect(JSON.parse(jan.stdout)).toMatchObject({ outbox, outbox_exists: false });
+  });
+
   it("a gate that does not answer: exit 1, the reason prepare would give; the outbox its janitor unit names is still shown", () => {
     const socket = path.join(h.home, "no\u001b[2J\ngate.sock");
     env.MEDIA_OUTBOX_SOCKET = socket;
