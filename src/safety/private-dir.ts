@@ -114,7 +114,7 @@ function unreachable(options: TrustDirOptions, dir: string, err: unknown): never
   if (!why) throw err;
   const uid = currentUid();
   const fix = isErrno(err, "EACCES", "EPERM") && uid >= 0 ? `choose a path the current user (uid ${uid}) can reach and create` : "point it at a directory of your own (mode 0700)";
-  throw new FatalError(options.code, `${options.what} ${escapeText(dir)} cannot be used: ${why}; ${fix}`);
+  throw new FatalError(options.code, `${options.what} ${escapeText(dir)} cannot be used: ${why}; ${fix}`, { cause: err });
 }
 
 /**
