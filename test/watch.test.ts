@@ -119,6 +119,23 @@ describe("watch: start-up", () => {
     }
   });
 
+  it("refuses a quarantine or state directory on another filesystem before making it (state_unsafe, exit 2, nothing left behind)", () => {
+    // /dev/shm is a tmpfs: another filesystem than the test's home.
+    if (!fs.existsSync("/dev/shm") || fs.statSync("/dev/shm").dev === fs.statSync(h.home).dev) return void console.warn("no /dev/shm on another filesystem: skipped");
+    const other = fs.mkdtempSync("/dev/shm/mo-test-");
+    try {
+      const q = cli(["watch", "--quarantine", path.join(other, "q", "sub")], { env: h.env });
+      expect(q.code, q.stderr).toBe(2);
+      expect(q.stderr).toMatch(/state_unsafe: quarantine .*\/q\/sub is on another filesystem than the outbox; choose a directory on the outbox's filesystem/);
+      const state = cli(["prepare", write(work, "a.png", png(1))], { env: { ...h.env, MEDIA_OUTBOX_STATE_DIR: path.join(other, "state") } });
+      expect(state.code, state.stderr).toBe(2);
+      expect(state.stderr).toMatch(/state_unsafe: state directory .*\/state is on another filesystem than the outbox/);
+      expect(fs.readdirSync(other)).toEqual([]);
+    } finally {
+      fs.rmSync(other, { recursive: true, force: true });
+    }
+  });
+
   it("judges what was there before start: published files stay, planted ones go", async () => {
     const published = prepareFile(write(work, "kept.png", png(1)));
     fs.mkdirSync(h.outbox, { recursive: true });
