@@ -125,6 +125,7 @@ describe("status (human)", () => {
       expect(line[column]).not.toBe(" ");
     }
     expect(r.stdout).toMatch(/^safety +safe$/m);
+    expect(r.stdout).toMatch(/^files +3 files \(1\.5 KiB\), 1 other entry \(the janitor never touches it\)$/m);
     expect(r.stdout).toMatch(/^next janitor run +would delete 1 file \(1000 B\) from the outbox$/m);
   });
 
