@@ -136,4 +136,23 @@ describe("an option the command does not take, or a value it does not fit", () =
     // In a group of short letters, the first undeclared one is named.
     expect(first(["janitor", "-hz"])).toBe('media-outbox: usage error: unknown option "-z"');
   });
+
+  it("with --json, the refusal is also the JSON error document on stdout, as for any other usage error", () => {
+    for (const args of [
+      ["watch", "--json", `--${BAD}`],
+      ["janitor", `--${BAD}`, "--json"],
+      ["status", "--json", "--retention", "1d"],
+      ["quarantine", "list", "--json", "-Q"],
+      ["prepare", "--json", "x.png", "--outbox"],
+    ]) {
+      const r = run(args);
+      expect(r.code, r.stderr).toBe(2);
+      const doc = JSON.parse(r.stdout) as { success: boolean; error: { code: string; message: string } };
+      expect(doc).toMatchObject({ success: false, error: { code: "usage" } });
+      expect(r.stderr.startsWith(`media-outbox: usage error: ${doc.error.message.split("\n")[0]}\n`), r.stderr).toBe(true);
+      escapedOnce(r.stderr);
+    }
+    // Without --json (or with it only after --, as a file name), stdout stays empty.
+    for (const args of [["watch", `--${BAD}`], ["prepare", "--bogus", "--", "--json"]]) expect(run(args).stdout).toBe("");
+  });
 });

@@ -106,6 +106,9 @@ describe("janitor: a deletion that fails", () => {
       expect(doc.success).toBe(false);
       expect(doc.errors).toEqual([expect.objectContaining({ area: "outbox", name: "stuck.png", code: "EPERM" })]);
       expect(r.stderr).toMatch(/could not delete outbox\/stuck\.png: EPERM/);
+      // In the system's words, once, with what to check; not Node's message with the janitor's own paths.
+      expect(doc.errors[0]!.message).toBe("operation not permitted (rename); the janitor's user may not remove it: check the permissions of its directory and its attributes (lsattr: immutable, append-only)");
+      expect(r.stderr).not.toMatch(/EPERM: EPERM|\/proc\/self\/fd|\.janitor-/);
       expect(r.stderr).toMatch(/deleted 1 .* errors 1/);
     } finally {
       if (immutable) spawnSync("chattr", ["-i", stuck]);

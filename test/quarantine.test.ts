@@ -132,6 +132,14 @@ describe("quarantine restore", () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ media_dropped: [{ code: "denied_source" }] });
     expect(fs.lstatSync(path.join(quarantine, "link.png")).isSymbolicLink()).toBe(true);
     expect(fs.readdirSync(h.outbox)).toEqual([]);
+    // The refusal says it is a link, whatever it points at: not where it leads, nor that nothing is there.
+    fs.symlinkSync(path.join(work, "gone.png"), path.join(quarantine, "dangling.png"));
+    fs.symlinkSync("/etc/passwd", path.join(quarantine, "passwd.txt"));
+    for (const name of ["link.png", "dangling.png", "passwd.txt"]) {
+      const again = q(["restore", name]);
+      expect(again.code, name).toBe(1);
+      expect(again.stderr).toBe(`media-outbox: not restored ${name}: denied_source: it is a symbolic link; a quarantined link is never followed or restored: prepare the file it names instead, if that is what should go out\n`);
+    }
   });
 
   it("refuses a hard link to a file elsewhere", async () => {
@@ -143,6 +151,13 @@ describe("quarantine restore", () => {
   });
 
   it("is a usage error (exit 2) for an unknown name or a path", () => {
+    // No quarantine yet (or a mistyped --quarantine): nothing is made, not the outbox, not the state.
+    for (const args of [["restore", "missing.png"], ["restore", "missing.png", "--quarantine", path.join(h.home, "typo", "q")]]) {
+      const none = q(args);
+      expect(none.code).toBe(2);
+      expect(none.stderr).toMatch(/usage error: nothing named missing\.png in the quarantine .* \(it does not exist\); see media-outbox quarantine list/);
+    }
+    expect(fs.readdirSync(h.home).sort()).toEqual(["work"]);
     fs.mkdirSync(quarantine, { recursive: true, mode: 0o700 });
     for (const name of ["missing.png", "../ledger", "a/b", ".media-outbox-quarantine.jsonl"]) {
       const r = q(["restore", name]);

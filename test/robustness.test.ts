@@ -2,6 +2,7 @@
 // said; output names are NFC and keep what a person wrote.
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { buildSync } from "esbuild";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -70,6 +71,61 @@ describe("operator-named files that are not regular files", () => {
   });
 });
 
+describe("a log file that cannot be written", () => {
+  it("under a regular file, or where the user may not write, is config_invalid naming it, never an internal error", () => {
+    const src = write(h.home, "a.png", png(1));
+    const file = write(h.home, "file", "x");
+    for (const log of [path.join(file, "mo.log"), path.join(file, "logs", "mo.log")]) {
+      expectOneLineRefusal(cli(["prepare", "--log-file", log, src]), /config_invalid: cannot write log file .*\/file\/.*mo\.log: a component of its path is not a directory; name a file the current user/);
+      expectOneLineRefusal(cli(["janitor", "--config", write(h.home, "c.json", JSON.stringify({ logFile: log }))]), /cannot write log file/);
+    }
+    expect(fs.readFileSync(file, "utf8")).toBe("x");
+    expect(fs.existsSync(h.outbox)).toBe(false);
+    if (process.getuid?.() !== 0) return void console.warn("needs root to run the CLI as nobody: the permission case is skipped");
+    const home = nobodysHome();
+    try {
+      for (const log of [path.join(h.home, "mo.log"), path.join(h.home, "logs", "mo.log")]) {
+        const r = cliAsNobody(["watch", "--log-file", log], home);
+        expect(r.code, r.stderr).toBe(2);
+        expect(r.stderr).toMatch(/config_invalid: cannot write log file .*mo\.log: permission denied; name a file the current user \(uid 65534\) can write/);
+        expect(r.stderr).not.toMatch(/internal error/);
+      }
+    } finally {
+      fs.rmSync(home, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a bad value in the config file", () => {
+  it("names the file and the key, whichever key it is", () => {
+    for (const [value, says] of [
+      [{ logLevel: "loud" }, /logLevel must be one of .*, got "loud"/],
+      [{ watch: { keep: "yes" } }, /watch\.keep must be true or false/],
+      [{ watch: { drop: "/srv/drop" } }, /watch\.drop must be a list of paths/],
+      [{ watch: { drop: ["drop"] } }, /watch\.drop must be an absolute path \(or start with ~\/\), got "drop"/],
+      [{ watch: { quarantine: "q" } }, /watch\.quarantine must be an absolute path/],
+      [{ outbox: "outbox" }, /outbox must be an absolute path/],
+      [{ stateDir: "state" }, /stateDir must be an absolute path/],
+      [{ sourceRoots: "~/work" }, /sourceRoots must be a list of paths/],
+      [{ sourceRoots: ["work"] }, /sourceRoots must be an absolute path/],
+      [{ logFile: "mo.log" }, /logFile must be an absolute path/],
+      [{ socket: "gate.sock" }, /socket must be an absolute path/],
+      [{ platform: "icq" }, /unknown platform "icq"/],
+      [{ platforms: 3 }, /platforms must be an object/],
+      [{ platforms: { icq: "1MB" } }, /platforms: unknown platform "icq"/],
+      [{ platforms: { discord: "1XB" } }, /platforms\.discord: cannot read "1XB" as a size/],
+    ] as const) {
+      const config = write(h.home, "c.json", JSON.stringify(value));
+      // Named once: a value read inside another (platforms) is not named twice.
+      const r = cli(["status", "--config", config]);
+      expectOneLineRefusal(r, new RegExp(`^media-outbox: config_invalid: config file ${config}: ${says.source}`));
+      expect(r.stderr.split("config file").length, r.stderr).toBe(2);
+    }
+    // A flag's value is named by the flag, not the file.
+    expectOneLineRefusal(cli(["watch", "--drop", ""]), /^media-outbox: config_invalid: --drop must be a non-empty path/);
+  });
+});
+
 describe("sizes and durations out of range", () => {
   it("are usage errors naming the limit, from flags and from the config file", () => {
     expectOneLineRefusal(cli(["janitor", "--retention", "300000000d"]), /usage error: retention: "300000000d" is more than the limit of 36500d \(100 years\)/);
@@ -85,6 +141,60 @@ describe("sizes and durations out of range", () => {
     ] as const) {
       const config = write(h.home, "c.json", JSON.stringify({ [key]: value }));
       expectOneLineRefusal(cli(["janitor", "--config", config]), new RegExp(`config_invalid: config file .*${limit.source}`));
+    }
+  });
+});
+
+/** A directory of its own for user nobody (65534), who cannot enter a test's home (0700, root's). */
+function nobodysHome(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mo-nobody-"));
+  fs.chownSync(dir, 65534, 65534);
+  return dir;
+}
+
+/** The CLI as user nobody, with a home of its own. */
+function cliAsNobody(args: string[], home: string) {
+  const env = { ...h.env, HOME: home, HERMES_HOME: path.join(home, ".hermes"), MEDIA_OUTBOX_SYSTEM_CONFIG: path.join(home, "no-system-config.json"), HERMES_MANAGED_DIR: path.join(home, "managed") };
+  const r = spawnSync("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, BIN, ...args], { env, encoding: "utf8", timeout: 15_000, killSignal: "SIGKILL" });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr, hung: r.signal === "SIGKILL" };
+}
+
+describe("an outbox or state path that cannot be reached", () => {
+  it("under a regular file is a refusal naming the path, for every command, never an internal error", () => {
+    const file = write(h.home, "file", "x");
+    const src = write(h.home, "a.png", png(1));
+    const under = path.join(file, "outbox");
+    const notADir = /outbox_unsafe: outbox .*\/file\/outbox cannot be used: a component of its path is not a directory; point it at a directory/;
+    for (const args of [["prepare", "--outbox", under, src], ["janitor", "--outbox", under], ["watch", "--outbox", under], ["quarantine", "list", "--outbox", under]]) {
+      expectOneLineRefusal(cli(args), notADir);
+    }
+    expectOneLineRefusal(cli(["watch", "--quarantine", path.join(file, "q")]), /state_unsafe: quarantine .*\/file\/q cannot be used: a component of its path is not a directory/);
+    expectOneLineRefusal(cli(["janitor"], { ...h.env, MEDIA_OUTBOX_STATE_DIR: path.join(file, "state") }), /state_unsafe: state directory .* cannot be used/);
+    // status says it in its document (exit 1, as for any unsafe outbox).
+    const status = cli(["status", "--json", "--outbox", under]);
+    expect(status.code, status.stderr).toBe(1);
+    expect(JSON.parse(status.stdout).outbox).toMatchObject({ safe: false, code: "outbox_unsafe", problem: expect.stringMatching(/a component of its path is not a directory/) });
+  });
+
+  it("where the user may not go is a refusal saying so, never an internal error", () => {
+    if (process.getuid?.() !== 0) return void console.warn("needs root to run the CLI as nobody: skipped");
+    const home = nobodysHome();
+    try {
+      // The test's home is root's, 0700: nobody can neither look into it nor create there.
+      const src = path.join(home, "a.png");
+      fs.writeFileSync(src, png(1));
+      fs.chownSync(src, 65534, 65534);
+      const denied = path.join(h.home, "outbox");
+      for (const args of [["prepare", "--outbox", denied, src], ["watch", "--outbox", denied], ["janitor", "--outbox", path.join(denied, "x")]]) {
+        const r = cliAsNobody(args, home);
+        expect(r.hung).toBe(false);
+        expect(r.code, r.stderr).toBe(2);
+        expect(r.stderr).toMatch(/outbox_unsafe: outbox .* cannot be used: permission denied on its path; choose a path the current user \(uid 65534\) can reach and create/);
+        expect(r.stderr).not.toMatch(/internal error/);
+      }
+      expect(fs.existsSync(denied)).toBe(false);
+    } finally {
+      fs.rmSync(home, { recursive: true, force: true });
     }
   });
 });

@@ -125,6 +125,7 @@ describe("status (human)", () => {
       expect(line[column]).not.toBe(" ");
     }
     expect(r.stdout).toMatch(/^safety +safe$/m);
+    expect(r.stdout).toMatch(/^files +3 files \(1\.5 KiB\), 1 other entry \(the janitor never touches it\)$/m);
     expect(r.stdout).toMatch(/^next janitor run +would delete 1 file \(1000 B\) from the outbox$/m);
   });
 
@@ -259,6 +260,18 @@ describe("status in gate mode", () => {
     expect(other.gate.policy_from).toBeNull();
     expect(other.gate.notes).toEqual(["media-outbox-janitor.service names the outbox /srv/elsewhere/outbox, not the gate's: its janitor does not sweep the gate's outbox; install the gate again"]);
     expect(other.janitor!.retention_ms).toBe(14 * DAY);
+  });
+
+  it("a config file's socket, beside its outbox, is gate mode for status too; janitor still sweeps that outbox (README, Config file)", () => {
+    const outbox = path.join(h.home, "local-outbox");
+    const socket = path.join(h.home, "gate.sock");
+    const config = write(h.home, "c.json", JSON.stringify({ outbox, socket }));
+    const st = cli(["status", "--json", "--config", config], { env });
+    expect(st.code).toBe(1);
+    expect(gateStatusOf(st).gate).toMatchObject({ socket, answers: false, code: "gate_unavailable" });
+    const jan = cli(["janitor", "--dry-run", "--json", "--config", config], { env });
+    expect(jan.code, jan.stderr).toBe(0);
+    expect(JSON.parse(jan.stdout)).toMatchObject({ outbox, outbox_exists: false });
   });
 
   it("a gate that does not answer: exit 1, the reason prepare would give; the outbox its janitor unit names is still shown", () => {

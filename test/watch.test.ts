@@ -1,5 +1,6 @@
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { BIN, cli, makeHome, png, write } from "./helpers.js";
@@ -91,12 +92,58 @@ describe("watch: start-up", () => {
     expect(readable.stderr).toContain("chmod 700");
   });
 
+  it("refuses a drop folder its user may not write, and a link to a missing folder (usage, exit 2, never an internal error)", () => {
+    const link = path.join(h.home, "drop-link");
+    fs.symlinkSync(path.join(h.home, "gone"), link);
+    const dangling = cli(["watch", "--drop", link], { env: h.env });
+    expect(dangling.code, dangling.stderr).toBe(2);
+    expect(dangling.stderr).toMatch(/usage error: drop folder .*\/drop-link is a symbolic link to .*\/gone, which does not exist; make that directory/);
+    if (process.getuid?.() !== 0) return void console.warn("needs root to run the watch as nobody: the permission case is skipped");
+    // A folder nobody may enter but not write (root's, 0755), and a home of nobody's own.
+    const place = fs.mkdtempSync(path.join(os.tmpdir(), "mo-nobody-"));
+    try {
+      fs.chmodSync(place, 0o755);
+      const folder = path.join(place, "drop");
+      fs.mkdirSync(folder, { mode: 0o755 });
+      const home = path.join(place, "home");
+      fs.mkdirSync(home, { mode: 0o700 });
+      fs.chownSync(home, 65534, 65534);
+      const env = { ...h.env, HOME: home, HERMES_HOME: path.join(home, ".hermes"), MEDIA_OUTBOX_SYSTEM_CONFIG: path.join(home, "none.json"), HERMES_MANAGED_DIR: path.join(home, "managed") };
+      const r = spawnSync("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, BIN, "watch", "--drop", folder], { env, encoding: "utf8", timeout: 20_000 });
+      expect(r.status, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(/usage error: drop folder .*\/drop is not one the watch's user \(uid 65534\) may list, write and enter \(EACCES\)/);
+      expect(r.stderr).not.toMatch(/internal error/);
+      expect(fs.readdirSync(folder)).toEqual([]);
+    } finally {
+      fs.rmSync(place, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses a quarantine or state directory on another filesystem before making it (state_unsafe, exit 2, nothing left behind)", () => {
+    // /dev/shm is a tmpfs: another filesystem than the test's home.
+    if (!fs.existsSync("/dev/shm") || fs.statSync("/dev/shm").dev === fs.statSync(h.home).dev) return void console.warn("no /dev/shm on another filesystem: skipped");
+    const other = fs.mkdtempSync("/dev/shm/mo-test-");
+    try {
+      const q = cli(["watch", "--quarantine", path.join(other, "q", "sub")], { env: h.env });
+      expect(q.code, q.stderr).toBe(2);
+      expect(q.stderr).toMatch(/state_unsafe: quarantine .*\/q\/sub is on another filesystem than the outbox; choose a directory on the outbox's filesystem/);
+      const state = cli(["prepare", write(work, "a.png", png(1))], { env: { ...h.env, MEDIA_OUTBOX_STATE_DIR: path.join(other, "state") } });
+      expect(state.code, state.stderr).toBe(2);
+      expect(state.stderr).toMatch(/state_unsafe: state directory .*\/state is on another filesystem than the outbox/);
+      expect(fs.readdirSync(other)).toEqual([]);
+    } finally {
+      fs.rmSync(other, { recursive: true, force: true });
+    }
+  });
+
   it("judges what was there before start: published files stay, planted ones go", async () => {
     const published = prepareFile(write(work, "kept.png", png(1)));
     fs.mkdirSync(h.outbox, { recursive: true });
     write(h.outbox, "early.png", png(2));
     const w = await startWatch();
     await w.waitFor(isQuarantined("early.png"), "early.png quarantined");
+    // The first scan is done before ready: what it caught comes first (README, JSON lines).
+    expect(w.events.findIndex(isQuarantined("early.png"))).toBeLessThan(w.events.findIndex((e) => e.event === "ready"));
     expect(fs.existsSync(published)).toBe(true);
     expect(w.find(isQuarantined("kept.png"))).toBeUndefined();
   });

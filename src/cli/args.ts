@@ -46,3 +46,18 @@ function whatIsWrong(argv: string[], options: Options): string | undefined {
 }
 
 export type ParsedCommandArgs<O extends Options> = ReturnType<typeof parseCommandArgs<O>>;
+
+/**
+ * Whether boolean option `name` is among `argv` (before `--`), read leniently:
+ * for arguments strict parsing refused, so that the refusal still honours
+ * --json. False when even a lenient parse fails.
+ */
+export function flagGiven(argv: string[], options: Options, name: string): boolean {
+  if (options[name]?.type !== "boolean") return false;
+  try {
+    const { tokens } = parseArgs({ args: argv, options, allowPositionals: true, strict: false, tokens: true });
+    return tokens.some((t) => t.kind === "option" && t.name === name && t.value === undefined);
+  } catch {
+    return false;
+  }
+}

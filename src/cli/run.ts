@@ -1,7 +1,7 @@
 // The frame every command runs in: map errors to exit codes and messages.
 import { FatalError } from "../core/errors.js";
 import { escapeText, safeJson } from "../core/escape.js";
-import { type Options, type ParsedCommandArgs, parseCommandArgs } from "./args.js";
+import { type Options, type ParsedCommandArgs, flagGiven, parseCommandArgs } from "./args.js";
 import { activeLog } from "../log/logger.js";
 import { err, lostOutputWhy, out, stdoutFailure } from "./io.js";
 
@@ -82,7 +82,14 @@ export function runCli<O extends Options>(argv: string[], options: O, usage: str
   let json = false;
   return runCommand(
     async () => {
-      const args = parseCommandArgs(argv, options, usage);
+      let args: ParsedCommandArgs<O>;
+      try {
+        args = parseCommandArgs(argv, options, usage);
+      } catch (e) {
+        // A refused argument line still gets --json's error document when it asked for one.
+        json = flagGiven(argv, options, "json");
+        throw e;
+      }
       const flags = args.values as { json?: unknown; help?: unknown };
       json = flags.json === true;
       if (flags.help === true) {

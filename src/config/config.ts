@@ -155,12 +155,15 @@ function readConfigFile(file: string, required: boolean, keys = TOP_KEYS): Polic
   return top as PolicyInput;
 }
 
-/** Wraps a value parser so its error names the config file. */
+/**
+ * Wraps the reading of a value from the config file so that its error, a
+ * usage or a config one, names the file: the operator sees which file to edit.
+ */
 function inFile<T>(file: string | undefined, fn: () => T): T {
   try {
     return fn();
   } catch (err) {
-    if (file && err instanceof Error && "code" in err && (err as { code: string }).code === "usage") {
+    if (file && err instanceof FatalError && (err.code === "usage" || err.code === "config_invalid")) {
       throw configError(`config file ${escapeText(file)}: ${err.message}`);
     }
     throw err;
@@ -172,7 +175,8 @@ function stringList(value: unknown, what: string): string[] {
   return value as string[];
 }
 
-function platformLimits(input: PolicyInput["platforms"], file: string | undefined): Record<PlatformName, PlatformLimits> {
+/** The platform limits, with the config file's `platforms` applied; errors are the caller's to place (inFile). */
+function platformLimits(input: PolicyInput["platforms"]): Record<PlatformName, PlatformLimits> {
   const limits = Object.fromEntries(PLATFORM_NAMES.map((n) => [n, { ...PLATFORM_LIMITS[n] }])) as Record<PlatformName, PlatformLimits>;
   if (input === undefined) return limits;
   if (input === null || typeof input !== "object") throw configError("platforms must be an object of platform limits");
@@ -180,13 +184,13 @@ function platformLimits(input: PolicyInput["platforms"], file: string | undefine
     if (!isPlatformName(name)) throw configError(`platforms: unknown platform ${quoteText(name)} (known: ${PLATFORM_NAMES.join(", ")})`);
     const target = limits[name];
     if (typeof value === "string" || typeof value === "number") {
-      const bytes = inFile(file, () => parseSize(value, `platforms.${name}`));
+      const bytes = parseSize(value, `platforms.${name}`);
       for (const cat of Object.keys(target) as MediaCategory[]) target[cat] = bytes;
       continue;
     }
     const cats = checkKeys(value, new Set(["image", "video", "audio", "document"]), `platforms.${name}`);
     for (const [cat, size] of Object.entries(cats)) {
-      target[cat as MediaCategory] = inFile(file, () => parseSize(size as string | number, `platforms.${name}.${cat}`));
+      target[cat as MediaCategory] = parseSize(size as string | number, `platforms.${name}.${cat}`);
     }
   }
   return limits;
@@ -207,12 +211,17 @@ export function loadConfig(overrides: ConfigOverrides = {}): Config {
 
   const pick = <K extends keyof PolicyInput>(key: K): { value: PolicyInput[K]; fromFile: boolean } =>
     overrides[key] !== undefined ? { value: overrides[key], fromFile: false } : { value: file[key], fromFile: true };
-  const pathOf = (value: string, fromFile: boolean, what: string) => absPath(value, home, fromFile ? undefined : cwd, what);
+  // A value from the file is named by its key and names the file; one from a flag (or a library caller) by the flag.
+  const fromTheFile = (err: FatalError) => (fileName ? configError(`config file ${escapeText(fileName)}: ${err.message}`) : err);
+  const pathOf = (value: string, fromFile: boolean, key: string, flag = key) =>
+    fromFile ? inFile(fileName, () => absPath(value, home, undefined, key)) : absPath(value, home, cwd, flag);
+  const listOf = (value: unknown, fromFile: boolean, key: string, flag = key) =>
+    fromFile ? inFile(fileName, () => stringList(value, key)) : stringList(value, flag);
 
   let outbox: string;
   if (overrides.outbox !== undefined) outbox = absPath(overrides.outbox, home, cwd, "--outbox");
   else if (env.MEDIA_OUTBOX_DIR) outbox = absPath(env.MEDIA_OUTBOX_DIR, home, undefined, "MEDIA_OUTBOX_DIR");
-  else if (file.outbox !== undefined) outbox = absPath(file.outbox, home, undefined, "outbox");
+  else if (file.outbox !== undefined) outbox = inFile(fileName, () => absPath(file.outbox!, home, undefined, "outbox"));
   else outbox = path.join(hermesHome, "media_outbox");
 
   const stateOpt = pick("stateDir");
@@ -230,12 +239,16 @@ export function loadConfig(overrides: ConfigOverrides = {}): Config {
   const platform = pick("platform");
   if (platform.value !== undefined && !isPlatformName(platform.value)) {
     const msg = `unknown platform ${quoteText(platform.value)} (known: ${PLATFORM_NAMES.join(", ")})`;
-    throw platform.fromFile ? configError(msg) : usageError(msg);
+    throw platform.fromFile ? fromTheFile(configError(msg)) : usageError(msg);
   }
   const roots = pick("sourceRoots");
   const logFile = pick("logFile");
-  const logLevel = pick("logLevel").value ?? "info";
-  if (!LOG_LEVELS.has(logLevel)) throw configError(`logLevel must be one of ${[...LOG_LEVELS].join(", ")}`);
+  const level = pick("logLevel");
+  const logLevel = level.value ?? "info";
+  if (!LOG_LEVELS.has(logLevel)) {
+    const err = configError(`logLevel must be one of ${[...LOG_LEVELS].join(", ")}, got ${quoteText(String(logLevel))}`);
+    throw level.fromFile ? fromTheFile(err) : err;
+  }
 
   const janitorIn = { ...file.janitor, ...stripUndefined(overrides.janitor ?? {}) };
   const watchIn = { ...file.watch, ...stripUndefined(overrides.watch ?? {}) };
@@ -244,9 +257,12 @@ export function loadConfig(overrides: ConfigOverrides = {}): Config {
 
   const fileOrFlag = <T>(fromFile: boolean, fn: () => T) => (fromFile ? inFile(fileName, fn) : fn());
   const quarantineDir =
-    watchIn.quarantine !== undefined ? pathOf(watchIn.quarantine, watchFromFile("quarantine"), "quarantine") : path.join(stateDir, "quarantine");
+    watchIn.quarantine !== undefined ? pathOf(watchIn.quarantine, watchFromFile("quarantine"), "watch.quarantine", "--quarantine") : path.join(stateDir, "quarantine");
 
-  if (watchIn.keep !== undefined && typeof watchIn.keep !== "boolean") throw configError("watch.keep must be true or false");
+  if (watchIn.keep !== undefined && typeof watchIn.keep !== "boolean") {
+    const err = configError("watch.keep must be true or false");
+    throw watchFromFile("keep") ? fromTheFile(err) : err;
+  }
   const gate = gateSocket(overrides, env, file, fileName, home, cwd);
   if (gate && env.MEDIA_OUTBOX_GATE_TIMEOUT) {
     gate.timeoutMs = parseDuration(env.MEDIA_OUTBOX_GATE_TIMEOUT, "MEDIA_OUTBOX_GATE_TIMEOUT");
@@ -265,9 +281,9 @@ export function loadConfig(overrides: ConfigOverrides = {}): Config {
     maxSize: maxSize.value === undefined ? DEFAULT_MAX_SIZE : fileOrFlag(maxSize.fromFile, () => parseSize(maxSize.value!, "max-size")),
     allow: allow.value === undefined ? [...DEFAULT_ALLOW] : fileOrFlag(allow.fromFile, () => parseAllowList(allow.value!)),
     ...(platform.value !== undefined ? { platform: platform.value as PlatformName } : {}),
-    platformLimits: platformLimits(file.platforms, fileName),
-    sourceRoots: roots.value === undefined ? [] : stringList(roots.value, "sourceRoots").map((r) => pathOf(r, roots.fromFile, "source root")),
-    ...(logFile.value !== undefined ? { logFile: pathOf(logFile.value, logFile.fromFile, "logFile") } : {}),
+    platformLimits: inFile(fileName, () => platformLimits(file.platforms)),
+    sourceRoots: roots.value === undefined ? [] : listOf(roots.value, roots.fromFile, "sourceRoots", "--source-root").map((r) => pathOf(r, roots.fromFile, "sourceRoots", "--source-root")),
+    ...(logFile.value !== undefined ? { logFile: pathOf(logFile.value, logFile.fromFile, "logFile", "--log-file") } : {}),
     logLevel,
     ...(gate ? { gate } : {}),
     janitor: {
@@ -278,7 +294,7 @@ export function loadConfig(overrides: ConfigOverrides = {}): Config {
       stagingMaxAgeMs: STAGING_MAX_AGE_MS,
     },
     watch: {
-      drop: watchIn.drop === undefined ? [] : stringList(watchIn.drop, "watch.drop").map((d) => pathOf(d, watchFromFile("drop"), "drop folder")),
+      drop: watchIn.drop === undefined ? [] : listOf(watchIn.drop, watchFromFile("drop"), "watch.drop", "--drop").map((d) => pathOf(d, watchFromFile("drop"), "watch.drop", "--drop")),
       settleMs: watchIn.settle === undefined ? DEFAULT_SETTLE_MS : fileOrFlag(watchFromFile("settle"), () => parseDuration(watchIn.settle!, "settle", MAX_SETTLE_MS, "1h")),
       keep: watchIn.keep ?? false,
     },
@@ -297,7 +313,7 @@ function gateSocket(overrides: ConfigOverrides, env: NodeJS.ProcessEnv, file: Po
   if (overrides.socket !== undefined) return { path: absPath(overrides.socket, home, cwd, "socket"), from: "the socket option" };
   if (env.MEDIA_OUTBOX_DIR) return undefined;
   if (env.MEDIA_OUTBOX_SOCKET) return { path: absPath(env.MEDIA_OUTBOX_SOCKET, home, undefined, "MEDIA_OUTBOX_SOCKET"), from: "MEDIA_OUTBOX_SOCKET" };
-  if (file.socket !== undefined) return { path: absPath(file.socket, home, undefined, "socket"), from: `config file ${escapeText(fileName ?? "")}` };
+  if (file.socket !== undefined) return { path: inFile(fileName, () => absPath(file.socket!, home, undefined, "socket")), from: `config file ${escapeText(fileName ?? "")}` };
   if (file.outbox !== undefined) return undefined;
   // MEDIA_OUTBOX_SYSTEM_CONFIG exists for tests: they must never meet the host's gate.
   const systemFile = env.MEDIA_OUTBOX_SYSTEM_CONFIG || SYSTEM_CONFIG;

@@ -28,7 +28,8 @@ function outboxRows(r: GateStatusReport | StatusReport, nowMs: number, policyFro
   const safety = !r.outbox.exists && r.outbox.safe ? "does not exist (nothing to do)" : r.outbox.safe ? "safe" : `UNSAFE (${r.outbox.code}): ${r.outbox.problem}`;
   rows.push(["outbox", r.outbox.path], ["safety", safety]);
   if (r.outbox.exists && r.outbox.safe && r.files && r.janitor) {
-    const other = r.files.other_entries > 0 ? `, ${r.files.other_entries} other entries (the janitor never touches them)` : "";
+    const others = r.files.other_entries;
+    const other = others > 0 ? `, ${others} other entr${others === 1 ? "y" : "ies"} (the janitor never touches ${others === 1 ? "it" : "them"})` : "";
     const bad = r.files.not_utf8_names;
     const badNames = bad > 0 ? `, ${bad} name${bad === 1 ? "" : "s"} not UTF-8 (never published by prepare: run the watch guard)` : "";
     rows.push(["files", `${files(r.files.files, r.files.bytes)}${other}${badNames}`]);

@@ -178,6 +178,10 @@ export function statusOf(config: Config, now: Date, { state: withState = true } 
     layout = openLayout(config, { create: false, state: withState });
   } catch (err) {
     if (!(err instanceof FatalError)) throw err;
+    // Another user's outbox (the gate's, config.owner) behind a directory this
+    // user may not enter: not unsafe, just not this user's to see; the caller
+    // (gate-status) says so and how to see it.
+    if (config.owner && isErrno(err.cause, "EACCES", "EPERM")) throw err.cause;
     report.outbox.exists = fs.existsSync(config.outbox);
     report.outbox.safe = false;
     report.outbox.problem = err.message;

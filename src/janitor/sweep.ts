@@ -10,6 +10,7 @@
 // take renames onto the same name, so one rename(2) takes this file and
 // deletes the one judged due before it.
 import fs from "node:fs";
+import { getSystemErrorMap } from "node:util";
 import { type Config, type ConfigOverrides, loadConfig } from "../config/config.js";
 import { FatalError, errnoCode, isErrno } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
@@ -181,6 +182,21 @@ interface Held {
 }
 
 /** One run's bookkeeping: every decision goes into the report through here. */
+/**
+ * A failed deletion in the system's words and what to do: Node's message
+ * repeats the code and names the paths of the call, which here are a
+ * /proc/self/fd path and a take's temporary name the operator never gave.
+ */
+function failureText(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  const described = typeof e?.errno === "number" ? getSystemErrorMap().get(e.errno)?.[1] : undefined;
+  if (described === undefined) return escapeText(e instanceof Error ? e.message : String(err));
+  const what = e.syscall ? `${described} (${e.syscall})` : described;
+  return isErrno(err, "EPERM", "EACCES")
+    ? `${what}; the janitor's user may not remove it: check the permissions of its directory and its attributes (lsattr: immutable, append-only)`
+    : what;
+}
+
 class Sweep {
   readonly report: JanitorReport;
   private readonly dryRun: boolean;
@@ -216,7 +232,7 @@ class Sweep {
   }
 
   fail(area: JanitorArea, name: string, err: unknown): void {
-    this.report.errors.push({ area, name: showName(name), code: errnoCode(err) ?? "error", message: escapeText((err as Error).message ?? String(err)) });
+    this.report.errors.push({ area, name: showName(name), code: errnoCode(err) ?? "error", message: failureText(err) });
     this.report.areas[area].errors++;
   }
 

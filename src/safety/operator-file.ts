@@ -87,17 +87,38 @@ export function readOperatorFileBytes(file: string, options: OperatorFileOptions
   }
 }
 
+/** Why a file to write could not be made or opened, for the errnos that are a mistake in the path, not a bug. */
+const CANNOT_WRITE: Record<string, string> = {
+  EACCES: "permission denied",
+  EPERM: "permission denied",
+  ENOTDIR: "a component of its path is not a directory",
+  EROFS: "it is on a read-only filesystem",
+  ENAMETOOLONG: "its path is too long",
+};
+
+function writeFailed(err: unknown, file: string, options: OperatorFileOptions): never {
+  if (!isErrno(err, ...Object.keys(CANNOT_WRITE))) throw err;
+  const uid = typeof process.geteuid === "function" ? ` (uid ${process.geteuid()})` : "";
+  throw new FatalError(options.code ?? "config_invalid", `cannot write ${options.what} ${escapeText(file)}: ${CANNOT_WRITE[err.code!]}; name a file the current user${uid} can write`);
+}
+
 /**
  * Opens a regular file the operator named for appending (a log), creating it
  * (0600, with its directory) when missing. The caller owns the descriptor.
  */
 export function openOperatorFileForAppend(file: string, options: OperatorFileOptions): number {
-  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  try {
+    fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  } catch (err) {
+    // EEXIST: a file where its directory should be.
+    writeFailed(isErrno(err, "EEXIST") ? Object.assign(err, { code: "ENOTDIR" }) : err, file, options);
+  }
   let fd: number;
   try {
     fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_NONBLOCK | fs.constants.O_NOCTTY, 0o600);
   } catch (err) {
-    openFailed(err, file, options);
+    if (!isErrno(err, ...Object.keys(CANNOT_WRITE))) openFailed(err, file, options);
+    writeFailed(err, file, options);
   }
   try {
     checkRegular(fd, file, options);

@@ -86,6 +86,38 @@ function refuse(options: TrustDirOptions, dir: string, why: string, fix: string)
 }
 
 /**
+ * Why a path the operator gave cannot even be looked at or made, by errno:
+ * these are mistakes in the path (a file where a directory should be, a
+ * directory the user may not enter), told as such, not as a bug.
+ */
+const UNREACHABLE: Record<string, string> = {
+  ENOTDIR: "a component of its path is not a directory",
+  EACCES: "permission denied on its path",
+  EPERM: "permission denied on its path",
+  ELOOP: "its path has too many levels of symbolic links",
+  ENAMETOOLONG: "its path is too long",
+  EROFS: "it is missing and its parent is on a read-only filesystem",
+};
+
+/** lstat, or undefined when the path cannot be looked at (missing, or an ancestor is not a directory). */
+function lstatOrUndefined(p: string): fs.Stats | undefined {
+  try {
+    return fs.lstatSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Throws the refusal for a path that lstat or mkdir could not reach; other errors are rethrown. */
+function unreachable(options: TrustDirOptions, dir: string, err: unknown): never {
+  const why = isErrno(err, ...Object.keys(UNREACHABLE)) ? UNREACHABLE[err.code!] : undefined;
+  if (!why) throw err;
+  const uid = currentUid();
+  const fix = isErrno(err, "EACCES", "EPERM") && uid >= 0 ? `choose a path the current user (uid ${uid}) can reach and create` : "point it at a directory of your own (mode 0700)";
+  throw new FatalError(options.code, `${options.what} ${escapeText(dir)} cannot be used: ${why}; ${fix}`, { cause: err });
+}
+
+/**
  * The rules for a directory as found (`st`, not followed), then at its real path:
  * private, its real path one the gateway parses when it must, no ancestor
  * others could swap it under. Throws the refusal.
@@ -125,9 +157,13 @@ export function trustDir(dir: string, options: TrustDirOptions): DirCheck | unde
   try {
     st = fs.lstatSync(dir);
   } catch (err) {
-    if (!isErrno(err, "ENOENT")) throw err;
+    if (!isErrno(err, "ENOENT")) unreachable(options, dir, err);
     if (!options.create) return undefined;
-    fs.mkdirSync(dir, { recursive: true, mode: options.groupReadable ? 0o750 : 0o700 });
+    try {
+      fs.mkdirSync(dir, { recursive: true, mode: options.groupReadable ? 0o750 : 0o700 });
+    } catch (mkdirErr) {
+      unreachable(options, dir, mkdirErr);
+    }
     st = fs.lstatSync(dir);
   }
   const real = verifyDir(dir, st, () => fs.realpathSync.native(dir), options);
@@ -160,8 +196,8 @@ export function openPrivateDir(dir: string, options: Omit<TrustDirOptions, "crea
   } catch (err) {
     if (isErrno(err, "ENOENT")) return undefined;
     if (isErrno(err, "ELOOP")) refuse(opts, dir, "it is a symbolic link", "point it at a directory of your own (mode 0700)");
-    if (isErrno(err, "ENOTDIR")) refuse(opts, dir, "it is not a directory", "point it at a directory of your own (mode 0700)");
-    throw err;
+    if (isErrno(err, "ENOTDIR") && lstatOrUndefined(dir)) refuse(opts, dir, "it is not a directory", "point it at a directory of your own (mode 0700)");
+    unreachable(opts, dir, err);
   }
   try {
     const st = fs.fstatSync(fd);

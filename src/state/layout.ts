@@ -2,6 +2,7 @@
 // outbox is deliverable, so staging, the ledger and the quarantine live beside
 // it, on the same filesystem (publication is a link, quarantine a rename).
 import fs from "node:fs";
+import path from "node:path";
 import type { Config } from "../config/config.js";
 import { FatalError, isErrno } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
@@ -35,6 +36,33 @@ function stateProblem(message: string): FatalError {
 }
 
 /**
+ * The filesystem a directory made at `dir` would be on: its own when it
+ * exists, else its nearest existing ancestor's. Undefined when that cannot be
+ * looked at (trustDir then says why).
+ */
+function deviceFor(dir: string): number | undefined {
+  for (let d = dir; ; d = path.dirname(d)) {
+    try {
+      return fs.statSync(d).dev;
+    } catch (err) {
+      if (!isErrno(err, "ENOENT")) return undefined;
+    }
+    if (d === path.dirname(d)) return undefined;
+  }
+}
+
+/**
+ * Refuses, before it is made, a state directory that would lie on another
+ * filesystem than the outbox: made first and refused after, it was left behind.
+ */
+function assertOnOutboxFs(dir: string, outboxDev: number, what: string): void {
+  const dev = deviceFor(dir);
+  if (dev !== undefined && dev !== outboxDev) {
+    throw stateProblem(`${what} ${escapeText(dir)} is on another filesystem than the outbox; choose a directory on the outbox's filesystem, such as the default beside the outbox (publication and quarantine are a link or a rename, never a copy)`);
+  }
+}
+
+/**
  * Verifies the outbox (exit-2 `outbox_unsafe` when it cannot be trusted) and
  * its state directories (config.owner's, or the current user's). With
  * `create` (the default) missing ones are made 0700 (a gate's outbox 0750:
@@ -51,6 +79,7 @@ export function openLayout(config: Config, { create = true, groupReadable = fals
   const outbox = trustDir(config.outbox, { create, groupReadable, code: "outbox_unsafe", what: "outbox", gatewayVisible: true, safeAncestors, owner });
   if (!outbox) return undefined;
   const readableByGroup = (outbox.mode & 0o040) !== 0;
+  if (withState) assertOnOutboxFs(config.stateDir, outbox.dev, "state directory");
   const state = withState ? trustDir(config.stateDir, { create, code: "state_unsafe", what: "state directory", safeAncestors, owner }) : undefined;
   if (!state) {
     return { outbox: outbox.real, outboxDev: outbox.dev, groupReadable: readableByGroup, stateDir: config.stateDir, stagingDir: config.stagingDir, ledgerDir: config.ledgerDir, quarantineDir: config.quarantineDir };
@@ -63,6 +92,7 @@ export function openLayout(config: Config, { create = true, groupReadable = fals
     throw stateProblem(`state directory ${escapeText(state.real)} is on another filesystem than the outbox; put it beside the outbox (publication must be a link, never a copy)`);
   }
   const sub = (dir: string, what: string) => {
+    assertOnOutboxFs(dir, outbox.dev, what);
     const checked = trustDir(dir, { create, code: "state_unsafe", what, safeAncestors, owner });
     if (checked && checked.dev !== outbox.dev) throw stateProblem(`${what} ${escapeText(checked.real)} must be on the outbox's filesystem`);
     if (checked && isWithin(checked.real, outbox.real)) throw stateProblem(`${what} ${escapeText(checked.real)} must not be inside the outbox`);

@@ -10,6 +10,7 @@ import { escapeText, quoteText } from "../core/escape.js";
 import { type Logger, silentLogger } from "../log/logger.js";
 import { truncateToBytes } from "../prepare/name.js";
 import { type PrepareReport, prepare } from "../prepare/prepare.js";
+import { addDropped, emptyReport, settleReport } from "../prepare/report.js";
 import { type EntryKind, entryKind } from "../prepare/source.js";
 import { entryPath, readNames, showName, textOfName } from "../safety/entry-names.js";
 import { JOURNAL_NAME, openLayout } from "../state/layout.js";
@@ -343,6 +344,15 @@ function checkEntryName(name: string): void {
   }
 }
 
+/** Whether nothing is at `p` (an error other than ENOENT is for openLayout to report). */
+function missing(p: string): boolean {
+  try {
+    return fs.lstatSync(p, { throwIfNoEntry: false }) === undefined;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Runs the full prepare checks on a quarantined entry again; when it passes,
  * it is published and leaves the quarantine. A refusal leaves it in place.
@@ -350,16 +360,26 @@ function checkEntryName(name: string): void {
 export async function restoreFromQuarantine(name: string, options: { resolvedConfig: Config; logger?: Logger }): Promise<PrepareReport> {
   checkEntryName(name);
   const logger = options.logger ?? silentLogger;
-  const layout = openLayout(options.resolvedConfig)!;
+  const config = options.resolvedConfig;
+  const nothingNamed = (dir: string, why = "") => usageError(`nothing named ${escapeText(name)} in the quarantine ${escapeText(dir)}${why}; see media-outbox quarantine list`);
+  // A quarantine that does not exist holds nothing: say so before the outbox or its state are made (a mistyped --quarantine).
+  if (missing(config.quarantineDir)) throw nothingNamed(config.quarantineDir, " (it does not exist)");
+  const layout = openLayout(config)!;
   const file = path.join(layout.quarantineDir, name);
   let before: fs.Stats;
   try {
     before = fs.lstatSync(file);
   } catch (err) {
-    if (isErrno(err, "ENOENT")) throw usageError(`nothing named ${escapeText(name)} in the quarantine ${escapeText(layout.quarantineDir)}; see media-outbox quarantine list`);
+    if (isErrno(err, "ENOENT")) throw nothingNamed(layout.quarantineDir);
     throw err;
   }
-  const report = await prepare(file, { resolvedConfig: options.resolvedConfig, logger, fromQuarantine: true });
+  if (before.isSymbolicLink()) {
+    // Never followed: prepare would judge where it points (and say so, as if that were the entry).
+    const report = emptyReport(layout.outbox);
+    addDropped(report, { path: escapeText(file), code: "denied_source", reason: "it is a symbolic link; a quarantined link is never followed or restored: prepare the file it names instead, if that is what should go out" }, logger);
+    return settleReport(report);
+  }
+  const report = await prepare(file, { resolvedConfig: config, logger, fromQuarantine: true });
   if (!report.success) return report;
   // Remove exactly what was checked: a replacement that appeared meanwhile stays.
   const after = fs.lstatSync(file, { throwIfNoEntry: false });

@@ -37,16 +37,34 @@ export interface WatchOptions {
   dropWorker?: string;
 }
 
-/** Makes a drop folder if missing and returns its real path; anything but a directory is a usage error. */
+/**
+ * Makes a drop folder if missing and returns its real path. Anything but a
+ * directory the watch's user may list, write and enter is a usage error: the
+ * watch answers each drop there (a receipt, the original removed) and keeps
+ * its lock there.
+ */
 function openDropFolder(dir: string): string {
   if (!path.isAbsolute(dir)) throw usageError(`drop folder ${escapeText(dir)} must be an absolute path`);
   try {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   } catch (err) {
-    if (!isErrno(err, "EEXIST")) throw usageError(`cannot create drop folder ${escapeText(dir)}: ${escapeText((err as Error).message)}`);
+    if (!isErrno(err, "EEXIST")) {
+      const link = fs.lstatSync(dir, { throwIfNoEntry: false })?.isSymbolicLink() ? fs.readlinkSync(dir) : undefined;
+      if (link !== undefined) throw usageError(`drop folder ${escapeText(dir)} is a symbolic link to ${escapeText(link)}, which does not exist; make that directory, or give the path of a directory`);
+      throw usageError(`cannot create drop folder ${escapeText(dir)}: ${escapeText((err as Error).message)}`);
+    }
   }
   const st = fs.statSync(dir);
   if (!st.isDirectory()) throw usageError(`drop folder ${escapeText(dir)} is not a directory`);
+  try {
+    fs.accessSync(dir, fs.constants.R_OK | fs.constants.W_OK | fs.constants.X_OK);
+  } catch (err) {
+    if (!isErrno(err, "EACCES", "EPERM", "EROFS")) throw err;
+    const who = typeof process.geteuid === "function" ? ` (uid ${process.geteuid()})` : "";
+    throw usageError(
+      `drop folder ${escapeText(dir)} is not one the watch's user${who} may list, write and enter (${err.code}): the watch writes each receipt and removes each drop there; give that user access, or choose another folder`,
+    );
+  }
   return fs.realpathSync.native(dir);
 }
 
