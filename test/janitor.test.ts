@@ -69,6 +69,25 @@ describe("janitor: retention", () => {
     expect(r.stderr).toMatch(/usage error: retention/);
   });
 
+  it("refuses a retention shorter than the min-age (a file just published would be deleted before the gateway sends it), from a flag or the config file, deleting nothing", () => {
+    const fresh = oldFile(h.outbox, "just-published.png", 60_000);
+    for (const args of [["--retention", "0"], ["--retention", "30m"], ["--retention", "30m", "--min-age", "2h"]]) {
+      const r = jan(args);
+      expect(r.code, args.join(" ")).toBe(2);
+      expect(r.stderr).toMatch(/usage error: retention: \d+[smhd] is shorter than the min-age \(\d/);
+    }
+    expect(exists(fresh)).toBe(true);
+    fs.writeFileSync(path.join(h.home, ".hermes", "media-outbox.json"), JSON.stringify({ janitor: { retention: "10m" } }));
+    const fromFile = jan();
+    expect(fromFile.code).toBe(2);
+    expect(fromFile.stderr).toContain("media-outbox.json");
+    expect(fromFile.stderr).toContain("is shorter than the min-age (1.0h)");
+    expect(exists(fresh)).toBe(true);
+    // With a min-age no longer than it, a short retention is the operator's to choose.
+    expect(jan(["--retention", "30m", "--min-age", "10m"]).code).toBe(0);
+    expect(exists(fresh)).toBe(true);
+  });
+
   it("a missing outbox is not an error and is not created", () => {
     fs.rmSync(h.outbox, { recursive: true });
     const r = jan(["--json"]);

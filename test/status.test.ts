@@ -248,7 +248,7 @@ describe("status in gate mode", () => {
   it("the janitor's policy and state come from its unit when it names the gate's outbox; one that names another outbox is a note", async () => {
     await ownGate();
     publish(0);
-    const config = write(h.home, "gate.json", JSON.stringify({ janitor: { retention: "10m" } }));
+    const config = write(h.home, "gate.json", JSON.stringify({ janitor: { retention: "10m", minAge: "5m" } }));
     janitorUnit(`MEDIA_OUTBOX_DIR=${gate.outbox} MEDIA_OUTBOX_STATE_DIR=${gate.state} MEDIA_OUTBOX_CONFIG=${config}`, "root");
     const s = gateStatusOf(cli(["status", "--json"], { env }));
     expect(s.gate).toMatchObject({ policy_from: "media-outbox-janitor.service", outbox_from: "gate", notes: [] });

@@ -3,7 +3,7 @@
 import path from "node:path";
 import { FatalError, configError, isErrno, usageError } from "../core/errors.js";
 import { escapeText, quoteText } from "../core/escape.js";
-import { parseDuration, parseSize } from "../core/units.js";
+import { formatDuration, parseDuration, parseSize } from "../core/units.js";
 import { GATEWAY_EXTENSIONS } from "../safety/gateway.js";
 import { readOperatorFile } from "../safety/operator-file.js";
 import type { DirOwner } from "../safety/private-dir.js";
@@ -197,6 +197,34 @@ function platformLimits(input: PolicyInput["platforms"]): Record<PlatformName, P
 }
 
 /** Resolves the configuration every command runs with. Throws FatalError on bad input. */
+/**
+ * The janitor's policy. A retention shorter than the min-age is refused: the
+ * min-age is the promise that a file just published (its MEDIA: line still
+ * on its way in a reply) is not deleted before the gateway sends it, and the
+ * retention sweep would break it (`--retention 0` deleted every file).
+ */
+function janitorPolicy(
+  janitorIn: NonNullable<PolicyInput["janitor"]>,
+  fromFile: (key: string) => boolean,
+  fileOrFlag: <T>(fromFile: boolean, fn: () => T) => T,
+): Config["janitor"] {
+  const retentionMs = janitorIn.retention === undefined ? DEFAULT_RETENTION_MS : fileOrFlag(fromFile("retention"), () => parseDuration(janitorIn.retention!, "retention"));
+  const minAgeMs = janitorIn.minAge === undefined ? DEFAULT_MIN_AGE_MS : fileOrFlag(fromFile("minAge"), () => parseDuration(janitorIn.minAge!, "min-age"));
+  if (retentionMs < minAgeMs) {
+    fileOrFlag(fromFile("retention") && fromFile("minAge"), () => {
+      throw usageError(
+        `retention: ${formatDuration(retentionMs)} is shorter than the min-age (${formatDuration(minAgeMs)}): a file just published, its MEDIA: line still on its way, would be deleted before the gateway sends it; set a retention of at least the min-age (or a shorter --min-age)`,
+      );
+    });
+  }
+  return {
+    retentionMs,
+    ...(janitorIn.maxBytes !== undefined ? { maxBytes: fileOrFlag(fromFile("maxBytes"), () => parseSize(janitorIn.maxBytes!, "max-bytes")) } : {}),
+    minAgeMs,
+    stagingMaxAgeMs: STAGING_MAX_AGE_MS,
+  };
+}
+
 export function loadConfig(overrides: ConfigOverrides = {}): Config {
   const env = overrides.env ?? process.env;
   // node:os is loaded only when HOME is unset: it costs every run start-up time.
@@ -263,6 +291,7 @@ export function loadConfig(overrides: ConfigOverrides = {}): Config {
     const err = configError("watch.keep must be true or false");
     throw watchFromFile("keep") ? fromTheFile(err) : err;
   }
+  const janitor = janitorPolicy(janitorIn, janitorFromFile, fileOrFlag);
   const gate = gateSocket(overrides, env, file, fileName, home, cwd);
   if (gate && env.MEDIA_OUTBOX_GATE_TIMEOUT) {
     gate.timeoutMs = parseDuration(env.MEDIA_OUTBOX_GATE_TIMEOUT, "MEDIA_OUTBOX_GATE_TIMEOUT");
@@ -286,13 +315,7 @@ export function loadConfig(overrides: ConfigOverrides = {}): Config {
     ...(logFile.value !== undefined ? { logFile: pathOf(logFile.value, logFile.fromFile, "logFile", "--log-file") } : {}),
     logLevel,
     ...(gate ? { gate } : {}),
-    janitor: {
-      retentionMs:
-        janitorIn.retention === undefined ? DEFAULT_RETENTION_MS : fileOrFlag(janitorFromFile("retention"), () => parseDuration(janitorIn.retention!, "retention")),
-      ...(janitorIn.maxBytes !== undefined ? { maxBytes: fileOrFlag(janitorFromFile("maxBytes"), () => parseSize(janitorIn.maxBytes!, "max-bytes")) } : {}),
-      minAgeMs: janitorIn.minAge === undefined ? DEFAULT_MIN_AGE_MS : fileOrFlag(janitorFromFile("minAge"), () => parseDuration(janitorIn.minAge!, "min-age")),
-      stagingMaxAgeMs: STAGING_MAX_AGE_MS,
-    },
+    janitor,
     watch: {
       drop: watchIn.drop === undefined ? [] : listOf(watchIn.drop, watchFromFile("drop"), "watch.drop", "--drop").map((d) => pathOf(d, watchFromFile("drop"), "watch.drop", "--drop")),
       settleMs: watchIn.settle === undefined ? DEFAULT_SETTLE_MS : fileOrFlag(watchFromFile("settle"), () => parseDuration(watchIn.settle!, "settle", MAX_SETTLE_MS, "1h")),
