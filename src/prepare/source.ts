@@ -9,6 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Config } from "../config/config.js";
 import { Refusal, errnoCode, hostFailure, isHostErrno } from "../core/errors.js";
+import { escapeText } from "../core/escape.js";
 import { SourceDenylist, resolveExisting } from "../safety/denylist.js";
 import { isWithin } from "../safety/gateway.js";
 import { assertSafePathText } from "../safety/path-text.js";
@@ -30,7 +31,9 @@ function checkLocation(resolved: string, policy: SourcePolicy): void {
   const why = policy.denylist.reason(resolved);
   if (why) throw new Refusal("denied_source", `${why}; only generated files may be sent`);
   if (policy.sourceRoots.length > 0 && !policy.sourceRoots.some((root) => isWithin(resolved, root))) {
-    throw new Refusal("denied_source", "it lies outside the allowed source roots");
+    // The roots are the operator's (config or flag), named so the fix is plain; escaped like every path.
+    const roots = policy.sourceRoots.map(escapeText).join(", ");
+    throw new Refusal("denied_source", `it lies outside the allowed source roots (${roots}); write it under one of them, or add its directory to sourceRoots (--source-root)`);
   }
 }
 
