@@ -186,6 +186,8 @@ describe("install systemd --root", () => {
     const u = cli(["uninstall", "systemd", "--root", root], { env: t.env });
     expect(u.code, u.stderr).toBe(0);
     expect(u.stdout).toContain(`restored ${path.join(root, ETC, "media-outbox-janitor.timer")}`);
+    // The restart it asks for, as a command to run.
+    expect(u.stderr).toContain("restart the gateway units so they drop the outbox: systemctl try-restart hermes-gateway-work.service hermes-gateway.service 'hermes-gateway@*.service'");
     expect(snapshot(root)).toEqual(before);
     // Nothing left to uninstall.
     expect(cli(["uninstall", "systemd", "--root", root], { env: t.env }).code).toBe(2);

@@ -8,7 +8,7 @@ import { escapeText } from "../core/escape.js";
 import { formatMode } from "../core/units.js";
 import { installHermesConfig } from "../deploy/hermes-config.js";
 import { runHermesPlugin } from "../cli/hermes-plugin.js";
-import { applyInstall, planInstall, readManifest, uninstall } from "../deploy/install.js";
+import { applyInstall, planInstall, readManifest, restartTargets, uninstall } from "../deploy/install.js";
 import { onDisk } from "../deploy/gateway-units.js";
 import { dropInOverrides } from "../deploy/policy-sources.js";
 import { writableRootWarnings } from "../deploy/writable-roots.js";
@@ -104,7 +104,8 @@ export async function run(argv: string[], command = "install"): Promise<number> 
       if (r.keptAccounts.length > 0) err(`media-outbox: kept ${r.keptAccounts.map(escapeText).join(", ")}${values["remove-user"] ? "" : " (uninstall systemd --remove-user removes what install created)"}\n`);
       if (r.keptDirs.length > 0) err(`media-outbox: kept ${r.keptDirs.map(escapeText).join(" and ")} with the published files and state (no janitor sweeps them now): remove them by hand when you no longer need them\n`);
       if (!state.running) err(`media-outbox: systemd was not told (${escapeText(state.why)}); run the commands above where it runs\n`);
-      err(`media-outbox: restart the gateway units so they drop the outbox: ${r.units.map(escapeText).join(" ")}\n`);
+      // The command itself, as install gives its try-restart: a unit name alone left the operator to find it.
+      if (r.units.length > 0) err(`media-outbox: restart the gateway units so they drop the outbox: ${escapeText(systemctl.commandLine("try-restart", ...restartTargets(r.units)))}\n`);
       return 0;
     }
 

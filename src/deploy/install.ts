@@ -558,7 +558,7 @@ export function applyInstall(plan: InstallPlan, opts: { restart?: boolean; syste
     ...(plan.services.includes(WATCH_SERVICE) ? [WATCH_SERVICE] : []),
   ];
   const commands: string[][] = [["daemon-reload"], ...toEnable.map((u) => ["enable", "--now", u])];
-  const restart = plan.units.map((u) => (isTemplate(u.unit) ? u.unit.replace("@.service", "@*.service") : u.unit));
+  const restart = restartTargets(plan.units.map((u) => u.unit));
   if (opts.live) {
     // `enable` creates a missing .wants directory, and `disable` leaves it behind: uninstall removes those it finds empty.
     for (const unit of toEnable) {
@@ -618,6 +618,11 @@ function removeEmptyDir(dir: string): boolean {
     if (isErrno(err, "ENOENT", "ENOTEMPTY", "EEXIST", "EBUSY", "ENOTDIR")) return false;
     throw err;
   }
+}
+
+/** What `systemctl try-restart` is given for gateway units: a template's instances (`NAME@*.service`), which its bare name does not restart. */
+export function restartTargets(units: readonly string[]): string[] {
+  return units.map((u) => (isTemplate(u) ? u.replace("@.service", "@*.service") : u));
 }
 
 export interface UninstallResult {
