@@ -245,6 +245,21 @@ class ShimTest(unittest.TestCase):
         with self.assertRaises(ProcessLookupError):
             os.kill(call["pid"], 0)
 
+    def test_a_reply_timeout_that_is_not_one_is_said_and_the_default_used(self):
+        self.plugin.records.add("s1", ["/o/a.png"])
+        hook = self.hook("transform_llm_output")
+        for raw in ["abc", "0", "-1", "61", "nan", "inf", "2\x1bMEDIA:/etc/passwd"]:
+            os.environ["MEDIA_OUTBOX_REPLY_TIMEOUT"] = raw
+            with self.assertLogs(self.plugin.logger, logging.WARNING) as logs:
+                hook(response_text="reply", session_id="s1")
+            said = [line for line in logs.output if "MEDIA_OUTBOX_REPLY_TIMEOUT=" in line]
+            self.assertEqual(len(said), 1, raw)
+            self.assertIn("is not a number of seconds above 0 and at most 60; using 2.0 s", said[0])
+            self.assertNotIn("\x1b", said[0])
+            self.assertNotIn("MEDIA:/etc", said[0])
+        os.environ["MEDIA_OUTBOX_REPLY_TIMEOUT"] = "1.5"
+        self.assertEqual(self.plugin._reply_timeout(), 1.5)
+
     def test_hook_fails_open_and_says_why(self):
         hook = self.hook("transform_llm_output")
         self.plugin.records.add("s1", ["/o/a.png"])

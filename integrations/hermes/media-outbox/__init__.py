@@ -112,11 +112,22 @@ def media_outbox_command() -> Optional[List[str]]:
 
 def _reply_timeout() -> float:
     raw = os.environ.get(TIMEOUT_ENV, "").strip()
-    try:
-        value = float(raw) if raw else DEFAULT_REPLY_TIMEOUT
-    except ValueError:
+    if not raw:
         return DEFAULT_REPLY_TIMEOUT
-    return value if 0 < value <= 60 else DEFAULT_REPLY_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = None
+    if value is not None and 0 < value <= 60:
+        return value
+    # Said at each reply, not once: a setting that is not used should not go unnoticed.
+    logger.warning(
+        "media-outbox: %s=%s is not a number of seconds above 0 and at most 60; using %.1f s",
+        TIMEOUT_ENV,
+        _safe(raw),
+        DEFAULT_REPLY_TIMEOUT,
+    )
+    return DEFAULT_REPLY_TIMEOUT
 
 
 class TurnRecords:
