@@ -208,9 +208,14 @@ describe("install systemd --root", () => {
   it("refuses a second install over the first", () => {
     const root = gatewayRoot(t.home);
     expect(install(root).code).toBe(0);
+    const before = snapshot(root);
     const r = install(root);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("already installed");
+    // Refused before it says what it would cover: no line describes an install that does not happen.
+    expect(r.stderr).not.toContain("covering");
+    expect(r.stdout).toBe("");
+    expect(snapshot(root)).toEqual(before);
   });
 
   it("--dry-run prints every file with its contents and writes nothing", () => {

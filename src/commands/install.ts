@@ -8,7 +8,7 @@ import { escapeText } from "../core/escape.js";
 import { formatMode } from "../core/units.js";
 import { installHermesConfig } from "../deploy/hermes-config.js";
 import { runHermesPlugin } from "../cli/hermes-plugin.js";
-import { applyInstall, planInstall, readManifest, restartTargets, uninstall } from "../deploy/install.js";
+import { applyInstall, assertNotInstalled, planInstall, readManifest, restartTargets, uninstall } from "../deploy/install.js";
 import { onDisk } from "../deploy/gateway-units.js";
 import { dropInOverrides } from "../deploy/policy-sources.js";
 import { writableRootWarnings } from "../deploy/writable-roots.js";
@@ -131,6 +131,8 @@ export async function run(argv: string[], command = "install"): Promise<number> 
       },
       state.running ? systemctl : undefined,
     );
+    // Refused before the plan's lines are printed: they described an install that was not going to happen.
+    if (!values["dry-run"]) assertNotInstalled(plan.scope);
     for (const note of plan.notes) err(`media-outbox: note: ${note}\n`);
     for (const u of plan.units) {
       const via = u.via === "environment" ? "Environment=" : "EnvironmentFile= (the unit's own EnvironmentFile= sets the variable)";

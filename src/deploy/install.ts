@@ -492,11 +492,16 @@ export interface ApplyResult {
 }
 
 /** Writes the plan (recording what each file replaced), then reloads systemd or says what to run. */
-export function applyInstall(plan: InstallPlan, opts: { restart?: boolean; systemctl: Systemctl; live: boolean }): ApplyResult {
-  const { scope } = plan;
+/** Throws when an install's record is already there: a second install is refused (uninstall first), before anything is said or written. */
+export function assertNotInstalled(scope: UnitScope): void {
   if (readManifest(scope)) {
     throw new FatalError("config_invalid", `media-outbox is already installed here (${escapeText(onDisk(scope, manifestPath(scope)))}); run ${shellLine(["media-outbox", "uninstall", "systemd", ...scopeArgs(scope.scope)])} first`);
   }
+}
+
+export function applyInstall(plan: InstallPlan, opts: { restart?: boolean; systemctl: Systemctl; live: boolean }): ApplyResult {
+  const { scope } = plan;
+  assertNotInstalled(scope);
   const record: InstallRecord = {
     version: 1,
     scope: scope.scope,
