@@ -471,7 +471,8 @@ describe("janitor: unsafe outbox (exit 2, nothing deleted)", () => {
   };
 
   it("writable by others", () => refused(() => fs.chmodSync(h.outbox, 0o777), /writable by group or others/));
-  it("owned by another user", () => refused(() => fs.chownSync(h.outbox, 65534, 65534), /owned by uid 65534/));
+  it("owned by another user (the fix: run it as the owner, or use a directory of one's own)", () =>
+    refused(() => fs.chownSync(h.outbox, 65534, 65534), /owned by uid 65534, not by the current user \(uid \d+\); run the command as its owner \(uid 65534: sudo -u "#65534" media-outbox \.\.\.\), or point it at a directory of your own/));
   it("an ancestor writable by others (not sticky)", () => refused(() => fs.chmodSync(path.join(h.home, ".hermes"), 0o777), /ancestor .* writable by others/));
   it("not a directory", () => {
     fs.rmSync(h.outbox, { recursive: true });

@@ -129,7 +129,10 @@ function verifyDir(dir: string, st: fs.Stats, realOf: () => string, options: Tru
       ? "install the gate again (media-outbox install systemd --system --gate): it sets the owner and mode"
       : st.isDirectory() && problem.includes("writable")
         ? `run: chmod 700 ${escapeText(dir)}`
-        : "point it at a directory of your own (mode 0700)";
+        : st.isDirectory() && !st.isSymbolicLink() && problem.startsWith("it is owned by")
+          ? // Another user's outbox (an agent's, looked at by root): its owner may use it, no one else.
+            `run the command as its owner (uid ${st.uid}: sudo -u "#${st.uid}" media-outbox ...), or point it at a directory of your own (mode 0700)`
+          : "point it at a directory of your own (mode 0700)";
     refuse(options, dir, problem, fix);
   }
   const real = realOf();
