@@ -68,6 +68,16 @@ describe("doctor: every place the gateway reads its media policy", () => {
     expect(strict.message).toContain("HERMES_MEDIA_DELIVERY_STRICT=1");
   });
 
+  it("says that no source sets the allowed roots when none does (not that they come from nothing)", () => {
+    put(
+      path.join(fake, `show-${GATEWAY}`),
+      `LoadState=loaded\nEnvironment=HERMES_HOME=${hermes}\nEnvironmentFiles=\nUnsetEnvironment=\nUser=\nActiveState=active\nMainPID=0\n`,
+    );
+    const c = line(doctor(), LINE);
+    expect(c.message).toContain("no source sets HERMES_MEDIA_ALLOW_DIRS, so none overrides it without the outbox (the gateway's own line says what it gets)");
+    expect(c.message).not.toContain("comes from nothing");
+  });
+
   it("shows a config.yaml value escaped once, strings quoted, in lists too", () => {
     put(path.join(hermes, "config.yaml"), 'gateway:\n  strict: "no\\e"\n  media_delivery_allow_dirs: ["/srv/a\\e\\"", 3]\n');
     const checks = doctor();

@@ -437,8 +437,11 @@ export function policyChecks(ctx: PolicyContext, outbox: string, outboxReal: str
       fix: fixFor(o.source!, ALLOW_DIRS_ENV, outbox),
     });
   } else {
-    const decides = results.map((o) => `${o.source?.label ?? "nothing"}${VERSIONS[o.versions]}`).join(" / ");
-    checks.push({ check: name, status: "pass", message: `${ALLOW_DIRS_ENV} comes from ${decides}; no other source overrides it without the outbox. Sources: ${read}` });
+    // Set nowhere: not "comes from nothing"; whether the gateway then delivers from the outbox is the gateway's own line.
+    const message = results.every((o) => !o.source)
+      ? `no source sets ${ALLOW_DIRS_ENV}, so none overrides it without the outbox (the gateway's own line says what it gets). Sources: ${read}`
+      : `${ALLOW_DIRS_ENV} comes from ${results.map((o) => `${o.source!.label}${VERSIONS[o.versions]}`).join(" / ")}; no other source overrides it without the outbox. Sources: ${read}`;
+    checks.push({ check: name, status: "pass", message });
   }
 
   // Strict mode: every source that sets it must agree.
