@@ -103,7 +103,54 @@ describe("serve: the protocol", () => {
       expect(r.status, JSON.stringify(parts[0]).slice(0, 80)).toBe(status);
       expect(r.json, JSON.stringify(parts[0]).slice(0, 80)).toMatchObject({ success: false, error: { code, message: expect.any(String) } });
     }
+    // The message says what Allow says.
+    const health = await rawExchange(gate.socket, [head("/health", { "Content-Length": 3 }), "abc"]);
+    expect(health.text).toMatch(/\r\nAllow: GET, HEAD\r\n/);
+    expect(health.json.error.message).toBe("/health takes GET or HEAD");
     expect(gate.proc.exitCode).toBeNull();
+  });
+
+  it("a request the parser refuses is told what was wrong in words, not only the parser's code, and never with its bytes", async () => {
+    const cases: [(string | Buffer)[], RegExp, { halfClose?: boolean }?][] = [
+      [["GARBAGE\r\n\r\n"], /\(HPE_INVALID_METHOD\): the request does not start with an HTTP method/],
+      [["GET /health HTTP/9.9\r\n\r\n"], /\(HPE_INVALID_VERSION\): the request line does not end in HTTP\/1\.1/],
+      [["GET /he\x1balth HTTP/1.1\r\n\r\n"], /\(HPE_INVALID_URL\): the request target holds a character HTTP does not allow/],
+      [["GET /health HTTP/1.1\r\nX-Evil: a\x1b[31mMEDIA:/etc/passwd\r\n\r\n"], /\(HPE_INVALID_HEADER_TOKEN\): a header's name or value holds a character/],
+      [["POST /prepare?name=a.png HTTP/1.1\r\nContent-Length: nine\r\n\r\n"], /\(HPE_INVALID_CONTENT_LENGTH\): the Content-Length header is not a decimal number/],
+      [[head("/prepare?name=a.png", { "Content-Length": 3, "Transfer-Encoding": "chunked" }), "0\r\n\r\n"], /Content-Length|Transfer-Encoding/],
+      [[head("/prepare?name=a.png", { "Transfer-Encoding": "chunked" }), "zz\r\nnot a chunk\r\n"], /\(HPE_INVALID_CHUNK_SIZE\): a chunk's size line is not a hexadecimal number/],
+      // A Content-Length that promises more than comes, then the client's FIN.
+      [[head("/prepare?name=lie.txt", { "Content-Length": 100 }), "hello"], /\(HPE_INVALID_EOF_STATE\): the client closed its side before the whole request arrived/, { halfClose: true }],
+    ];
+    for (const [parts, message, opts] of cases) {
+      const r = await rawExchange(gate.socket, parts, opts);
+      expect(r.status, JSON.stringify(parts[0]).slice(0, 80)).toBe(400);
+      expect(r.json.error.message, JSON.stringify(parts[0]).slice(0, 80)).toMatch(message);
+      expect(r.json.error.message).toMatch(/nothing was published/);
+      expect(r.text).not.toMatch(/\x1b|MEDIA:|GARBAGE|nine|lie\.txt/);
+    }
+    expect(gate.proc.exitCode).toBeNull();
+  });
+
+  it("a request answered at once still gets its answer when more bytes follow it in the same write (pipelined, or garbage)", async () => {
+    clear();
+    for (const extra of [head("/health", {}, "GET"), "GARBAGE\r\n\r\n"]) {
+      const r = await rawExchange(gate.socket, [head("/health", {}, "GET") + extra]);
+      expect(r.text.match(/HTTP\/1\.1 \d{3}/g), JSON.stringify(extra)).toHaveLength(1);
+      expect(r.json, JSON.stringify(extra)).toEqual({ ok: true, outbox: gate.outbox });
+      const notFound = await rawExchange(gate.socket, [head("/upload", {}, "GET") + extra]);
+      expect(notFound.json?.error?.code, JSON.stringify(extra)).toBe("no_such_endpoint");
+    }
+    expect(gate.proc.exitCode).toBeNull();
+  });
+
+  it("a Content-Length shorter than the body: its bytes are the file, and the client is told so (not a 400 for a file published)", async () => {
+    clear();
+    const r = await rawExchange(gate.socket, [head("/prepare?name=short.txt", { "Content-Length": 5 }) + "hello world, and bytes past the declared length\r\n\r\n"]);
+    expect(r.status).toBe(200);
+    expect(r.json).toMatchObject({ success: true, media: [{ name: "short.txt", bytes: 5 }] });
+    expect(fs.readFileSync(path.join(gate.outbox, "short.txt"), "utf8")).toBe("hello");
+    expect((await syncLog(gate)).some((e) => e.event === "pipelined")).toBe(true);
   });
 
   it("random bytes and truncated requests never stop it; a body cut short publishes nothing", async () => {

@@ -95,6 +95,25 @@ function jsonBody(doc: unknown): string {
   return `${safeJson(doc, 2)}\n`;
 }
 
+/**
+ * What node's parser errors mean to a client that sent them (its error's
+ * own text names parser states): a 400's message says what was wrong, never
+ * with the client's bytes.
+ */
+const MALFORMED: Record<string, string> = {
+  HPE_INVALID_METHOD: "the request does not start with an HTTP method (POST /prepare?name=NAME or GET /health)",
+  HPE_INVALID_URL: "the request target holds a character HTTP does not allow there (a space or a control character: percent-encode it)",
+  HPE_INVALID_VERSION: "the request line does not end in HTTP/1.1 (or HTTP/1.0)",
+  HPE_INVALID_HEADER_TOKEN: "a header's name or value holds a character HTTP does not allow (a control character)",
+  HPE_INVALID_CONTENT_LENGTH: "the Content-Length header is not a decimal number",
+  HPE_UNEXPECTED_CONTENT_LENGTH: "Content-Length is given twice, or together with Transfer-Encoding",
+  HPE_INVALID_TRANSFER_ENCODING: "the Transfer-Encoding is not chunked, or comes with a Content-Length",
+  HPE_INVALID_CHUNK_SIZE: "a chunk's size line is not a hexadecimal number",
+  HPE_INVALID_EOF_STATE: "the client closed its side before the whole request arrived (shorter than its Content-Length, or a chunked body without its last chunk)",
+  HPE_CR_EXPECTED: "a line does not end in CRLF",
+  HPE_LF_EXPECTED: "a line does not end in CRLF",
+};
+
 /** A complete answer written straight to a socket that has no request object (yet). */
 function rawAnswer(code: GateErrorCode, message: string): string {
   const status = STATUS_OF[code];
@@ -264,6 +283,13 @@ export class GateServer {
     const conn = this.connections.get(socket);
     // Node's parser error code, never the client's bytes.
     const code = typeof err.code === "string" ? err.code : "unknown";
+    // Bytes after a whole first request (a lying Content-Length, pipelined
+    // garbage) are not that request's: it is answered as usual, even if
+    // published already; these are never served.
+    if (conn?.inRequest && conn.req?.complete && code !== "ECONNRESET") {
+      this.refusePipelined(conn);
+      return;
+    }
     if (code === "ECONNRESET" || !socket.writable || conn?.answered || conn?.res?.headersSent) {
       socket.destroy();
       return;
@@ -273,7 +299,7 @@ export class GateServer {
     const answer =
       code === "HPE_HEADER_OVERFLOW"
         ? rawAnswer("headers_too_large", `the request line and headers are over ${MAX_HEADER_BYTES} bytes`)
-        : rawAnswer("bad_request", `malformed HTTP request (${code}); see the protocol in the README`);
+        : rawAnswer("bad_request", `malformed HTTP request (${code}): ${MALFORMED[code] ?? "not the HTTP/1.1 the gate speaks"}; nothing was published; see the protocol in the README`);
     closeWith(socket, answer);
   }
 
@@ -282,12 +308,15 @@ export class GateServer {
     req.on("error", () => {});
     res.on("error", () => {});
     const conn = this.connections.get(req.socket);
-    if (!conn || conn.answered) {
-      req.socket.destroy();
+    // Before the answered check: the first request's answer (one given at
+    // once, as /health's) may still be on its way out, and destroying the
+    // socket would drop it.
+    if (conn?.inRequest) {
+      this.refusePipelined(conn, req);
       return;
     }
-    if (conn.inRequest) {
-      this.refusePipelined(conn, req);
+    if (!conn || conn.answered) {
+      req.socket.destroy();
       return;
     }
     conn.inRequest = true;
@@ -308,11 +337,11 @@ export class GateServer {
    * otherwise hand over every request a client packs into one connection.
    * Nothing more is read from it; the first request is answered as usual.
    */
-  private refusePipelined(conn: Connection, req: http.IncomingMessage): void {
+  private refusePipelined(conn: Connection, req?: http.IncomingMessage): void {
     if (!conn.pipelined) this.options.logger.warn({ event: "pipelined" }, "a further request on the same connection is not served: the gate takes one request per connection");
     conn.pipelined = true;
     conn.socket.pause();
-    req.resume();
+    req?.resume();
   }
 
   private async route(conn: Connection, req: http.IncomingMessage, res: http.ServerResponse, expectContinue: boolean, badExpectation: boolean): Promise<void> {
@@ -323,7 +352,7 @@ export class GateServer {
       return this.prepare(conn, req, res, search, expectContinue);
     }
     if (path === HEALTH_PATH) {
-      if (req.method !== "GET" && req.method !== "HEAD") return this.sendError(conn, res, "method_not_allowed", `${HEALTH_PATH} takes GET`, { Allow: "GET, HEAD" });
+      if (req.method !== "GET" && req.method !== "HEAD") return this.sendError(conn, res, "method_not_allowed", `${HEALTH_PATH} takes GET or HEAD`, { Allow: "GET, HEAD" });
       return this.health(conn, res);
     }
     return this.sendError(conn, res, "no_such_endpoint", `no such endpoint: ${escapeText(path.slice(0, 200))} (the gate answers POST ${PREPARE_PATH}?name=NAME and GET ${HEALTH_PATH})`);
