@@ -24,13 +24,7 @@ export function parseCommandArgs<O extends Options>(argv: string[], options: O, 
  * message, escaped, is used then).
  */
 function whatIsWrong(argv: string[], options: Options): string | undefined {
-  let tokens;
-  try {
-    tokens = parseArgs({ args: argv, options, allowPositionals: true, strict: false, tokens: true }).tokens;
-  } catch {
-    return undefined;
-  }
-  for (const token of tokens) {
+  for (const token of lenientTokens(argv, options)) {
     if (token.kind !== "option") continue;
     const spec = Object.hasOwn(options, token.name) ? options[token.name] : undefined;
     if (!spec) return `unknown option ${quoteText(token.rawName)}`;
@@ -54,10 +48,14 @@ export type ParsedCommandArgs<O extends Options> = ReturnType<typeof parseComman
  */
 export function flagGiven(argv: string[], options: Options, name: string): boolean {
   if (options[name]?.type !== "boolean") return false;
+  return lenientTokens(argv, options).some((t) => t.kind === "option" && t.name === name && t.value === undefined);
+}
+
+/** The tokens of a lenient parse of arguments strict parsing refused; none when even that fails. */
+function lenientTokens(argv: string[], options: Options) {
   try {
-    const { tokens } = parseArgs({ args: argv, options, allowPositionals: true, strict: false, tokens: true });
-    return tokens.some((t) => t.kind === "option" && t.name === name && t.value === undefined);
+    return parseArgs({ args: argv, options, allowPositionals: true, strict: false, tokens: true }).tokens;
   } catch {
-    return false;
+    return [];
   }
 }

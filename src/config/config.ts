@@ -163,11 +163,16 @@ function inFile<T>(file: string | undefined, fn: () => T): T {
   try {
     return fn();
   } catch (err) {
-    if (file && err instanceof FatalError && (err.code === "usage" || err.code === "config_invalid")) {
-      throw configError(`config file ${escapeText(file)}: ${err.message}`);
-    }
-    throw err;
+    throw namingFile(file, err);
   }
+}
+
+/** A usage or config error about a value read from `file`, made to name it; any other error as it is. */
+function namingFile(file: string | undefined, err: unknown): unknown {
+  if (file && err instanceof FatalError && (err.code === "usage" || err.code === "config_invalid")) {
+    return configError(`config file ${escapeText(file)}: ${err.message}`);
+  }
+  return err;
 }
 
 function stringList(value: unknown, what: string): string[] {
@@ -196,7 +201,6 @@ function platformLimits(input: PolicyInput["platforms"]): Record<PlatformName, P
   return limits;
 }
 
-/** Resolves the configuration every command runs with. Throws FatalError on bad input. */
 /**
  * The janitor's policy. A retention shorter than the min-age is refused: the
  * min-age is the promise that a file just published (its MEDIA: line still
@@ -225,6 +229,7 @@ function janitorPolicy(
   };
 }
 
+/** Resolves the configuration every command runs with. Throws FatalError on bad input. */
 export function loadConfig(overrides: ConfigOverrides = {}): Config {
   const env = overrides.env ?? process.env;
   // node:os is loaded only when HOME is unset: it costs every run start-up time.
@@ -240,7 +245,7 @@ export function loadConfig(overrides: ConfigOverrides = {}): Config {
   const pick = <K extends keyof PolicyInput>(key: K): { value: PolicyInput[K]; fromFile: boolean } =>
     overrides[key] !== undefined ? { value: overrides[key], fromFile: false } : { value: file[key], fromFile: true };
   // A value from the file is named by its key and names the file; one from a flag (or a library caller) by the flag.
-  const fromTheFile = (err: FatalError) => (fileName ? configError(`config file ${escapeText(fileName)}: ${err.message}`) : err);
+  const fromTheFile = (err: FatalError) => namingFile(fileName, err);
   const pathOf = (value: string, fromFile: boolean, key: string, flag = key) =>
     fromFile ? inFile(fileName, () => absPath(value, home, undefined, key)) : absPath(value, home, cwd, flag);
   const listOf = (value: unknown, fromFile: boolean, key: string, flag = key) =>

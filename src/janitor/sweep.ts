@@ -181,7 +181,6 @@ interface Held {
   reason: DeleteReason;
 }
 
-/** One run's bookkeeping: every decision goes into the report through here. */
 /**
  * A failed deletion in the system's words and what to do: Node's message
  * repeats the code and names the paths of the call, which here are a
@@ -197,6 +196,7 @@ function failureText(err: unknown): string {
     : what;
 }
 
+/** One run's bookkeeping: every decision goes into the report through here. */
 class Sweep {
   readonly report: JanitorReport;
   private readonly dryRun: boolean;
