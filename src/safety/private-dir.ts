@@ -72,6 +72,8 @@ export interface TrustDirOptions {
   what: string;
   /** Also require that the gateway can parse its path in HERMES_MEDIA_ALLOW_DIRS. */
   gatewayVisible?: boolean;
+  /** Called just before a missing directory is made (with `create`): a rule of the caller's that throws to refuse the making. */
+  beforeCreate?: () => void;
   /** Whose it must be: the current user's when unset. */
   owner?: DirOwner;
   /**
@@ -162,6 +164,7 @@ export function trustDir(dir: string, options: TrustDirOptions): DirCheck | unde
   } catch (err) {
     if (!isErrno(err, "ENOENT")) unreachable(options, dir, err);
     if (!options.create) return undefined;
+    options.beforeCreate?.();
     try {
       fs.mkdirSync(dir, { recursive: true, mode: options.groupReadable ? 0o750 : 0o700 });
     } catch (mkdirErr) {

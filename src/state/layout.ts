@@ -52,8 +52,9 @@ function deviceFor(dir: string): number | undefined {
 }
 
 /**
- * Refuses, before it is made, a state directory that would lie on another
- * filesystem than the outbox: made first and refused after, it was left behind.
+ * Refuses, before it is made (trustDir's beforeCreate), a state directory
+ * that would lie on another filesystem than the outbox: made first and
+ * refused after, it was left behind.
  */
 function assertOnOutboxFs(dir: string, outboxDev: number, what: string): void {
   const dev = deviceFor(dir);
@@ -79,9 +80,11 @@ export function openLayout(config: Config, { create = true, groupReadable = fals
   const outbox = trustDir(config.outbox, { create, groupReadable, code: "outbox_unsafe", what: "outbox", gatewayVisible: true, safeAncestors, owner });
   if (!outbox) return undefined;
   const readableByGroup = (outbox.mode & 0o040) !== 0;
-  // Only where it would be made: without `create` a missing one is not needed (the janitor's), an existing one is judged below.
-  if (withState && create) assertOnOutboxFs(config.stateDir, outbox.dev, "state directory");
-  const state = withState ? trustDir(config.stateDir, { create, code: "state_unsafe", what: "state directory", safeAncestors, owner }) : undefined;
+  // Checked only where one is made (an existing one is judged below): a prepare pays nothing for it.
+  const sameFs = (dir: string, what: string) => () => assertOnOutboxFs(dir, outbox.dev, what);
+  const state = withState
+    ? trustDir(config.stateDir, { create, code: "state_unsafe", what: "state directory", safeAncestors, owner, beforeCreate: sameFs(config.stateDir, "state directory") })
+    : undefined;
   if (!state) {
     return { outbox: outbox.real, outboxDev: outbox.dev, groupReadable: readableByGroup, stateDir: config.stateDir, stagingDir: config.stagingDir, ledgerDir: config.ledgerDir, quarantineDir: config.quarantineDir };
   }
@@ -93,8 +96,7 @@ export function openLayout(config: Config, { create = true, groupReadable = fals
     throw stateProblem(`state directory ${escapeText(state.real)} is on another filesystem than the outbox; put it beside the outbox (publication must be a link, never a copy)`);
   }
   const sub = (dir: string, what: string) => {
-    if (create) assertOnOutboxFs(dir, outbox.dev, what);
-    const checked = trustDir(dir, { create, code: "state_unsafe", what, safeAncestors, owner });
+    const checked = trustDir(dir, { create, code: "state_unsafe", what, safeAncestors, owner, beforeCreate: sameFs(dir, what) });
     if (checked && checked.dev !== outbox.dev) throw stateProblem(`${what} ${escapeText(checked.real)} must be on the outbox's filesystem`);
     if (checked && isWithin(checked.real, outbox.real)) throw stateProblem(`${what} ${escapeText(checked.real)} must not be inside the outbox`);
     return checked?.real ?? dir;
