@@ -231,9 +231,8 @@ export function gateServiceChecks(scope: UnitScope, units: string[], systemctl: 
       const state = active === "inactive" ? "inactive (it starts on the next connection)" : active;
       check(checks, "gate units", "pass", `${GATE_SOCKET_UNIT} listens; ${GATE_SERVICE} is ${state}, restarted ${svc.get("NRestarts") ?? "0"} times`);
     }
-    const gateFiles = unitFiles(scope, GATE_SERVICE, systemctl);
-    const named = gateSecretChecks(scope, gateFiles, checks, units.map((unit) => gatewayOwner(scope, unit, systemctl)));
-    if (active === "active" || systemctl.show(WATCH_SERVICE, ["ActiveState"]).get("ActiveState") === "active") profileWatchChecks(scope, named, systemctl, checks);
+    const line = gateSecretChecks(scope, unitFiles(scope, GATE_SERVICE, systemctl), checks, units.map((unit) => gatewayOwner(scope, unit, systemctl)));
+    if (active === "active" || systemctl.show(WATCH_SERVICE, ["ActiveState"]).get("ActiveState") === "active") profileWatchChecks(scope, line.named, systemctl, checks);
     madeAfterInstallChecks(scope, unitFiles(scope, GATE_SECRETS_NEW_PATH, systemctl), checks);
     // The watches on the agents' files: stopped (by hand, by its trigger limit, short of inotify instances), a changed file counts from the gate's next start only.
     for (const unit of [GATE_SECRETS_PATH, GATE_SECRETS_NEW_PATH]) {
@@ -243,7 +242,7 @@ export function gateServiceChecks(scope: UnitScope, units: string[], systemctl: 
       }
     }
     // Nothing above to say: say what the gate knows, as other checks say what holds.
-    if (!checks.some((c) => c.check === "gate secrets")) gateSecretsKnown(scope, gateSecretsLine(scope, gateFiles), active, checks);
+    if (!checks.some((c) => c.check === "gate secrets")) gateSecretsKnown(scope, line, active, checks);
   }
 }
 
@@ -258,10 +257,12 @@ export function gateServiceChecks(scope: UnitScope, units: string[], systemctl: 
  * alone is skipped by gate-secrets: named here. So is a store a gateway's
  * CODEX_HOME or HERMES_MANAGED_DIR now moves (set in its unit or its Hermes
  * .env) that the line does not name, nor gate-secrets follow. Files the
- * one running doctor may not look at are not judged.
+ * one running doctor may not look at are not judged. Returns the line as
+ * read, for the checks after (the unit files read once).
  */
-export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; dropIns: string[] }, checks: DoctorCheck[], gateways: GatewayOwner[]): AgentSecretFile[] {
-  const { named } = gateSecretsLine(scope, files);
+export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; dropIns: string[] }, checks: DoctorCheck[], gateways: GatewayOwner[]): GateSecretsLine {
+  const line = gateSecretsLine(scope, files);
+  const { named } = line;
   const missing: string[] = [];
   for (const { file } of named.filter((n) => !n.optional)) {
     try {
@@ -340,11 +341,17 @@ export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; d
   if (untaken.length > 0) {
     check(checks, "gate secrets", "warn", `Hermes profiles the gate does not copy: ${untaken.join("; ")}: the gate does not know the values there`, `make each a directory named with letters, digits, _ and -, and keep at most ${MAX_PROFILES} profiles in a Hermes home`);
   }
-  return named;
+  return line;
+}
+
+/** The files a gate-secrets line names, and the directory it copies them into (--into). */
+export interface GateSecretsLine {
+  named: AgentSecretFile[];
+  into?: string;
 }
 
 /** The gate's gate-secrets line (its unit's ExecStartPre=): the files it names, and the directory it copies them into (--into). */
-function gateSecretsLine(scope: UnitScope, files: { fragment?: string; dropIns: string[] }): { named: AgentSecretFile[]; into?: string } {
+function gateSecretsLine(scope: UnitScope, files: { fragment?: string; dropIns: string[] }): GateSecretsLine {
   const read = diskReader(scope);
   let into: string | undefined;
   const named = [...(files.fragment ? [files.fragment] : []), ...files.dropIns]
@@ -372,7 +379,7 @@ function gateSecretsLine(scope: UnitScope, files: { fragment?: string; dropIns: 
  * idle), systemd has removed that directory; gate-secrets copies again at
  * the next start. Running without it, the gate knows none of the values.
  */
-function gateSecretsKnown(scope: UnitScope, line: { named: AgentSecretFile[]; into?: string }, serviceState: string, checks: DoctorCheck[]): void {
+function gateSecretsKnown(scope: UnitScope, line: GateSecretsLine, serviceState: string, checks: DoctorCheck[]): void {
   const { named, into } = line;
   if (named.length === 0 || into === undefined) {
     check(checks, "gate secrets", "pass", `${GATE_SERVICE} copies no agent's secret files (its unit has no gate-secrets line): its content checks know the secrets of its own environment only`);

@@ -66,7 +66,7 @@ import {
   renderJanitorTimer,
   renderWatchService,
 } from "./render.js";
-import { Systemctl, type Scope, scopeArgs, shellLine } from "./systemctl.js";
+import { Systemctl, type Scope, type SystemctlResult, scopeArgs, shellLine } from "./systemctl.js";
 import { envFileLine, escapeSpecifiers, pathWord, unitWord } from "./systemd-syntax.js";
 
 export const ALLOW_DIRS = "HERMES_MEDIA_ALLOW_DIRS";
@@ -491,7 +491,6 @@ export interface ApplyResult {
   warnings: string[];
 }
 
-/** Writes the plan (recording what each file replaced), then reloads systemd or says what to run. */
 /** Throws when an install's record is already there: a second install is refused (uninstall first), before anything is said or written. */
 export function assertNotInstalled(scope: UnitScope): void {
   if (readManifest(scope)) {
@@ -499,6 +498,7 @@ export function assertNotInstalled(scope: UnitScope): void {
   }
 }
 
+/** Writes the plan (recording what each file replaced), then reloads systemd or says what to run. */
 export function applyInstall(plan: InstallPlan, opts: { restart?: boolean; systemctl: Systemctl; live: boolean }): ApplyResult {
   const { scope } = plan;
   assertNotInstalled(scope);
@@ -682,7 +682,7 @@ export function uninstall(scopeName: Scope, root: string | undefined, opts: Unin
   const enabled = [...new Set([...record.enabled, ...record.services.filter((s) => s !== JANITOR_SERVICE)])];
   if (opts.live) {
     for (const unit of enabled) {
-      const args = unit === GATE_SERVICE ? ["stop", unit] : ["disable", "--now", unit];
+      const args = disableArgs(unit);
       if (sc.run(...args).code === 0) ran(...args);
     }
     // Persistent=true makes systemd keep the timer's last run in a stamp file of its own
@@ -692,10 +692,10 @@ export function uninstall(scopeName: Scope, root: string | undefined, opts: Unin
       const args = ["clean", "--what=state", JANITOR_TIMER];
       const r = sc.run(...args);
       if (r.code === 0) ran(...args);
-      else result.done.push(`not cleaned: ${escapeText(sc.commandLine(...args))} exited ${r.code}${r.stderr.trim() ? ` (${escapeText(r.stderr.trim().split("\n")[0]!)})` : ""}`);
+      else result.done.push(notDone("not cleaned", escapeText(sc.commandLine(...args)), r));
     }
   } else {
-    for (const unit of enabled) result.toRun.push(unit === GATE_SERVICE ? sc.commandLine("stop", unit) : sc.commandLine("disable", "--now", unit));
+    for (const unit of enabled) result.toRun.push(sc.commandLine(...disableArgs(unit)));
   }
   // The watches of the Hermes profiles' files, which gate-secrets started (none starts them again: its path units are stopped).
   const profileWatches = record.files.some((f) => path.basename(f.path) === GATE_SECRETS_WATCH) ? [GATE_SECRETS_WATCH.replace("@.path", "@*.path")] : [];
@@ -759,5 +759,16 @@ function resetFailed(sc: Systemctl, units: string[]): string {
   const r = sc.run("reset-failed", ...toReset);
   const line = escapeText(sc.commandLine("reset-failed", ...toReset));
   if (r.code === 0) return `ran: ${line}`;
-  return `not reset: ${line} exited ${r.code}${r.stderr.trim() ? ` (${escapeText(r.stderr.trim().split("\n")[0]!)})` : ""}`;
+  return notDone("not reset", line, r);
+}
+
+/** How uninstall takes a unit down: the gate's service, which its socket starts, is stopped; the others are disabled and stopped. */
+function disableArgs(unit: string): string[] {
+  return unit === GATE_SERVICE ? ["stop", unit] : ["disable", "--now", unit];
+}
+
+/** An uninstall line for a systemctl command (`line`, escaped) that failed: its exit code and the first line of what it said. */
+function notDone(what: string, line: string, r: SystemctlResult): string {
+  const said = r.stderr.trim().split("\n")[0]!;
+  return `${what}: ${line} exited ${r.code}${said ? ` (${escapeText(said)})` : ""}`;
 }
