@@ -106,6 +106,9 @@ const NESTED_CFB = thenAppendedZip(inspectCfb);
 const NESTED_GZIP = thenAppendedZip(inspectGzip);
 const NESTED_TAR = thenAppendedZip(inspectTar);
 
+/** Whether `b` opens with a zip's local file header signature (`PK\x03\x04`). */
+const opensAsZip = (b: Uint8Array) => b[0] === 0x50 && b[1] === 0x4b && b[2] === 0x03 && b[3] === 0x04;
+
 /**
  * The reader of a document inside another, by its first bytes: a zip (an
  * embedded workbook, an attached docx), a PDF, a compound file (a docx's
@@ -116,7 +119,7 @@ const NESTED_TAR = thenAppendedZip(inspectTar);
  * refusal.
  */
 function nestedReaderOf(b: Uint8Array): Reader | undefined {
-  if (b.length >= 22 && b[0] === 0x50 && b[1] === 0x4b && b[2] === 0x03 && b[3] === 0x04) return inspectZip;
+  if (b.length >= 22 && opensAsZip(b)) return inspectZip;
   if (b.length >= 8 && b[0] === 0x25 && b[1] === 0x50 && b[2] === 0x44 && b[3] === 0x46 && b[4] === 0x2d) return NESTED_PDF;
   if (isCfb(b)) return NESTED_CFB;
   if (isGzip(b)) return NESTED_GZIP;
@@ -139,7 +142,7 @@ const isZipType = (sniffedExt: string) => ZIP_TYPES.includes(sniffedExt);
  * itself: rawSearchOf).
  */
 const READS_EVERY_MEMBER: readonly { opens: (b: Uint8Array) => boolean; types: readonly string[] }[] = [
-  { opens: (b) => b.length >= 4 && b[0] === 0x50 && b[1] === 0x4b && b[2] === 0x03 && b[3] === 0x04, types: ZIP_TYPES },
+  { opens: opensAsZip, types: ZIP_TYPES },
   { opens: isCfb, types: ["cfb"] },
   { opens: isGzip, types: ["gz", "tar.gz"] },
   { opens: isTar, types: ["tar"] },

@@ -46,7 +46,7 @@ import {
   valueLooksSecret,
 } from "./rules.js";
 import { KEYWORD_ENDINGS, nameHoldsNoSecret } from "./secret-variables.js";
-import { ASCII_PUNCTUATION, Form, KEY_CHAR, WRAPPED_WHAT, isWrapIndent, lineBreakLength, wrapBreakBefore, zeroWidthLength } from "./text-forms.js";
+import { ASCII_PUNCTUATION, Form, KEY_CHAR, WRAPPED_WHAT, isWrapIndent, lineBreakLength, lineEndBeforeBreak, zeroWidthLength } from "./text-forms.js";
 
 const table = (chars: string) => {
   const t = new Uint8Array(256);
@@ -1037,10 +1037,7 @@ class Search {
    */
   private cutWord(i: number, start: number, pairs: Uint8Array): void {
     const b = this.b;
-    let q = wrapBreakBefore(b, start);
-    if (q < 0) return;
-    q--;
-    if (q >= 0 && b[q] === 13) q--;
+    const q = lineEndBeforeBreak(b, start);
     if (q < 0 || ALNUM[b[q]!] !== 1) return;
     // The word's start on the line before, at a token's start.
     const n = i - start;
@@ -1077,14 +1074,18 @@ class Search {
     let start = i;
     while (start > 0 && i - start <= JWT_HEADER_MAX && TOKEN[b[start - 1]!] === 1) start--;
     if ((start > 0 && TOKEN[b[start - 1]!] === 1) || this.inJoined(start)) return;
-    const lead = this.text.startsWith("eyJ", start) || this.text.startsWith("ops_eyJ", start);
-    if (lead) {
+    if (this.jwtLeadAt(start)) {
       // A header of 10 characters or more after `eyJ` on this line, its payload cut after the dot or later.
       if (i - start >= 13 && (payload > 1 || lineBreakLength(b, this.runEnd(i + 1)) > 0)) this.joined([JWT], start, JOINED_JWT);
     } else if (start > 0 && (b[start - 1] === 10 || isWrapIndent(b[start - 1]!))) {
       const first = this.cutStartBefore(start, JWT_HEADER_MAX);
-      if ((this.text.startsWith("eyJ", first) || this.cutEyj(first) > 0 || this.text.startsWith("ops_eyJ", first)) && (first === 0 || TOKEN[b[first - 1]!] === 0)) this.joined([JWT], first, JOINED_JWT);
+      if ((this.jwtLeadAt(first) || this.cutEyj(first) > 0) && (first === 0 || TOKEN[b[first - 1]!] === 0)) this.joined([JWT], first, JOINED_JWT);
     }
+  }
+
+  /** Whether a JSON Web Token's `eyJ` starts at `at` (after `ops_` for a 1Password token). */
+  private jwtLeadAt(at: number): boolean {
+    return this.text.startsWith("eyJ", at) || this.text.startsWith("ops_eyJ", at);
   }
 
   /** Whether `eyJ` may start at `e` at `at` cut by a line break (`e\nyJ`, `ey\nJ`): the byte tests before cutEyj. */
@@ -1123,10 +1124,7 @@ class Search {
     let chars = 0;
     for (;;) {
       if (start <= this.cutReadTo && start > this.cutReadFrom) return this.cutReadFrom;
-      const nl = wrapBreakBefore(this.b, start);
-      if (nl < 0) break;
-      let q = nl - 1;
-      if (q >= 0 && b[q] === 13) q--;
+      let q = lineEndBeforeBreak(b, start);
       if (q < 0 || TOKEN[b[q]!] !== 1) break;
       while (q >= 0 && chars < max && TOKEN[b[q]!] === 1) {
         q--;
@@ -1163,7 +1161,7 @@ class Search {
         if (start === 0 || TOKEN[b[start - 1]!] === 0) {
           // A header of at least 10 characters after eyJ, and as much of a payload; else, or where the rule finds none, a token
           // cut by a line break (in its payload or signature, or in its header: its line starts inside it) is read joined.
-          if (i - start >= 13 && this.tokenRunEnd(i + 1) - i > 13 && (this.text.startsWith("eyJ", start) || this.text.startsWith("ops_eyJ", start))) {
+          if (i - start >= 13 && this.tokenRunEnd(i + 1) - i > 13 && this.jwtLeadAt(start)) {
             if (this.tryRule(JWT, start) === 0 && this.cuts > 0) this.jwt(i, 1);
           } else if (this.cuts > 0 && (i - start >= 13 || b[start - 1] === 10 || b[i - 1] === 10 || isWrapIndent(b[start - 1]!))) this.jwt(i, 1);
         }
@@ -1448,10 +1446,7 @@ class Search {
    */
   private telegramColonCut(i: number): void {
     const b = this.b;
-    const nl = wrapBreakBefore(b, i);
-    if (nl < 1) return;
-    let q = nl - 1;
-    if (b[q] === 13) q--;
+    const q = lineEndBeforeBreak(b, i);
     if (q < 0 || DIGIT[b[q]!] !== 1) return;
     let start = q;
     while (start > 0 && q - start < 10 && DIGIT[b[start - 1]!] === 1) start--;
@@ -1487,11 +1482,8 @@ class Search {
     let end = colon + 1;
     while (end - colon <= 35 && TOKEN[b[end]!] === 1) end++;
     if (end - colon <= 35 && lineBreakLength(b, end) === 0) return;
-    const nl = wrapBreakBefore(this.b, start);
-    if (nl < 0) return;
-    let q = nl - 1;
-    if (q >= 0 && b[q] === 13) q--;
-    if (q + 1 - this.lineStart(q + 1) < WRAPPED_LINE_MIN) return;
+    const q = lineEndBeforeBreak(b, start);
+    if (q < 0 || q + 1 - this.lineStart(q + 1) < WRAPPED_LINE_MIN) return;
     let k = q;
     while (k >= 0 && q - k + digits < 11 && DIGIT[b[k]!] === 1) k--;
     const total = q - k + digits;

@@ -30,7 +30,7 @@ import type { ProcessEnvironment } from "./process-environments.js";
 import { type SecretFileFormat, forEachSecretEntry } from "./secret-file-formats.js";
 import { AUTH_SCHEME, PATH_LIKE, USERINFO, basicPassword, environmentEntryMayHoldSecret, namesAuthorization, variableNameSaysSecret } from "./secret-variables.js";
 import { isPlaceholder, looksLikeTokenValue } from "./shape.js";
-import { WRAPPED_WHAT, wrapBreakBefore, wrapBreakLength } from "./text-forms.js";
+import { WRAPPED_WHAT, lineEndBeforeBreak, wrapBreakLength } from "./text-forms.js";
 
 /** Shorter values are too common to look for (a user id, a port, `true`). */
 export const MIN_VALUE = 8;
@@ -322,10 +322,8 @@ const mayWrap = (value: KnownValue) => value.form === undefined && value.whole =
 
 /** The length of the line break (and its indent) that ends at `j`, read backward, or 0. */
 function breakBefore(bytes: Uint8Array, j: number): number {
-  const nl = wrapBreakBefore(bytes, j + 1);
-  if (nl < 0) return 0;
-  const p = nl > 0 && bytes[nl - 1] === 13 ? nl - 2 : nl - 1;
-  return j - p;
+  const p = lineEndBeforeBreak(bytes, j + 1);
+  return p < 0 ? 0 : j - p;
 }
 
 /** The words are read in the machine's order where they can be: little-endian, as wordAt reads them. */

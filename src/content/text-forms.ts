@@ -170,11 +170,23 @@ export function wrapBreakLength(w: Uint8Array, i: number, stop = -1): number {
 }
 
 /** The index of the `\n` of the line break (and its indent, at most MAX_WRAP_INDENT) that ends just before `at`, or -1. */
-export function wrapBreakBefore(w: Uint8Array, at: number): number {
+function wrapBreakBefore(w: Uint8Array, at: number): number {
   let q = at - 1;
   const stop = Math.max(0, q - MAX_WRAP_INDENT);
   while (q > stop && isWrapIndent(w[q]!)) q--;
   return q >= 0 && w[q] === 10 ? q : -1;
+}
+
+/**
+ * The last byte of the line that a line break ending just before `at`
+ * ends (wrapBreakBefore; a `\r\n`'s `\r` passed over): where a wrapped
+ * key's piece before the break ends. -1 where no break ends there, or
+ * nothing is before it (a piece must end there).
+ */
+export function lineEndBeforeBreak(w: Uint8Array, at: number): number {
+  const nl = wrapBreakBefore(w, at);
+  if (nl < 1) return -1;
+  return w[nl - 1] === 13 ? nl - 2 : nl - 1;
 }
 
 /**
