@@ -3,6 +3,7 @@
 // how to stage a file (keep its bytes or not) before, and without, loading
 // them; carriers.ts's tables are typed by these lists, so a reader added
 // there and not here (or the other way round) does not compile.
+import type { ArchiveKind } from "./hidden-archives.js";
 
 /**
  * Types whose reader reads the file a range at a time: audio and video
@@ -15,7 +16,7 @@ export const RANGE_READ_TYPES = ["docx", "xlsx", "pptx", "odt", "ods", "odp", "e
 export const WHOLE_READ_TYPES = ["png", "apng", "jpg", "gif", "webp", "bmp", "tar", "gz", "tar.gz", "cfb", "rtf"] as const;
 
 /** Archives compressed in a way no reader here reads, by type, with the compression's name: their reader refuses them. */
-export const UNREADABLE_FORMATS = { bz2: "bzip2", xz: "xz", "7z": "7-Zip", rar: "RAR" } as const;
+export const UNREADABLE_FORMATS = { bz2: "bzip2", xz: "xz", "7z": "7-Zip", rar: "RAR" } as const satisfies Record<string, ArchiveKind>;
 
 /**
  * Text types also read a second time as what they mean (text-meaning.ts):

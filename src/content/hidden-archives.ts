@@ -31,8 +31,11 @@ import { ascii, u32le } from "./bytes.js";
  * the search is memchr's, not a 0x28 `(` or an `R` of `0 R`), and whether
  * the header at `at` (where the signature lies) holds.
  */
+/** The archives searched for, by the name a refusal gives them. */
+export type ArchiveKind = "7-Zip" | "RAR" | "xz" | "bzip2" | "Zstandard" | "Microsoft Cabinet" | "gzip";
+
 interface Kind {
-  name: string;
+  name: ArchiveKind;
   signature: Buffer;
   needle: Buffer;
   lead: number;
@@ -339,11 +342,11 @@ function inflatesAsGzip(b: Uint8Array, at: number, p: number, env: Env): Verdict
   return true;
 }
 
-const kind = (name: string, signature: Buffer, lead: number, length: number, confirm: Kind["confirm"]): Kind => ({ name, signature, needle: signature.subarray(lead, lead + length), lead, confirm });
+const kind = (name: ArchiveKind, signature: Buffer, lead: number, length: number, confirm: Kind["confirm"]): Kind => ({ name, signature, needle: signature.subarray(lead, lead + length), lead, confirm });
 
-export const CABINET = "Microsoft Cabinet";
-export const GZIP = "gzip";
-const BZIP2 = "bzip2";
+export const CABINET: ArchiveKind = "Microsoft Cabinet";
+export const GZIP: ArchiveKind = "gzip";
+const BZIP2: ArchiveKind = "bzip2";
 
 const KINDS: Kind[] = [
   kind("7-Zip", Buffer.from([0x37, 0x7a, 0xbc, 0xaf, 0x27, 0x1c]), 2, 4, is7z),
@@ -361,10 +364,8 @@ const KINDS: Kind[] = [
  * unreadableArchive): its signature at byte 0, and for bzip2, whose
  * signature is text, its level and first block's magic too.
  */
-export function opensAs(b: Uint8Array, name: string): boolean {
-  const kind = KINDS.find((k) => k.name === name);
-  if (!kind) throw new Error(`no archive kind is named ${name}`);
-  const { signature } = kind;
+export function opensAs(b: Uint8Array, name: ArchiveKind): boolean {
+  const { signature } = KINDS.find((k) => k.name === name)!;
   if (b.length < signature.length || Buffer.compare(b.subarray(0, signature.length), signature) !== 0) return false;
   // bzip2's 10 bytes: shorter bytes are none (a read past the end threw at a 3-byte `BZh` that ended a tar member or a zip entry).
   return name !== BZIP2 || (b.length >= 10 && bzip2Opening(b, 0) !== undefined);
@@ -373,7 +374,7 @@ export function opensAs(b: Uint8Array, name: string): boolean {
 /** Where one search looks, and what it is told. */
 export interface Search {
   /** The starts each kind (by name) is looked for at, [from, to) in the bytes; undefined: not looked for. All of them when absent. */
-  range?: (kind: string) => readonly [number, number] | undefined;
+  range?: (kind: ArchiveKind) => readonly [number, number] | undefined;
   /** Whether the bytes end where the file (or the part) they are of ends; else a header that runs past them is confirmed on `further`'s bytes. */
   atEnd?: boolean;
   /** The bytes from `at` of these on, as many as a header may need (FAR_REACH), and whether they end where the file does. */
@@ -461,6 +462,16 @@ export interface RawSearch {
 }
 
 /**
+ * How far into the file the search of its own bytes looks for `kind`'s
+ * starts: the one rule findInFile follows and a part's search
+ * (inspect.ts notSearchedRaw) completes.
+ */
+export function rawSearchReach(plan: RawSearch, kind: ArchiveKind): number {
+  if (kind === CABINET) return Number.POSITIVE_INFINITY;
+  return kind === GZIP && !plan.gzip ? 0 : plan.head;
+}
+
+/**
  * Starts searched at once, each kind in turn: a window's bytes stay in the
  * processor's cache for the next kind (a 50 MB file searched whole, one
  * kind after the other, took 15.6 ms; a window at a time, 12.1 ms). Read
@@ -482,8 +493,10 @@ let windowBuffer: Buffer | undefined;
  */
 export function findInFile(src: ByteSource, plan: RawSearch, decoded?: (at: number, bytes: Buffer) => void): HiddenArchive | undefined {
   const { length, whole } = src;
-  const range = (w: number, starts: number) => (name: string) =>
-    name === CABINET ? ([0, starts] as const) : (name === GZIP && !plan.gzip) || w >= plan.head ? undefined : ([0, Math.min(starts, plan.head - w)] as const);
+  const range = (w: number, starts: number) => (name: ArchiveKind) => {
+    const reach = rawSearchReach(plan, name);
+    return w >= reach ? undefined : ([0, Math.min(starts, reach - w)] as const);
+  };
   /** The bytes from `at` on, `n` at most, and whether they reach the file's end (a file that ended early, as it shrank since it was staged, ends there). */
   const bytesAt = (at: number, n: number, into?: Buffer) => {
     if (whole) return { bytes: whole.subarray(at, Math.min(length, at + n)), atEnd: at + n >= length };

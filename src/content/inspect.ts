@@ -6,7 +6,7 @@ import { Refusal } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { formatBytes } from "../core/units.js";
 import type { ByteSource } from "./byte-source.js";
-import { CABINET, GZIP, type HiddenArchive, type RawSearch, findHiddenArchive, findInFile, opensAs } from "./hidden-archives.js";
+import { type ArchiveKind, GZIP, type HiddenArchive, type RawSearch, findHiddenArchive, findInFile, opensAs, rawSearchReach } from "./hidden-archives.js";
 import type { KnownSecrets } from "./known.js";
 import { BLOCK, type Finding, SecretScanner, scanBytes } from "./scan.js";
 import { UTF16_READINGS, bigEndianMarks, narrowUtf16, utf16TextAlignments } from "./utf16.js";
@@ -265,7 +265,7 @@ export class InspectContext {
    */
   refuseHiddenArchive(part: string, bytes: Uint8Array, offsetBase?: number): void {
     const raw = this.within === undefined && offsetBase !== undefined ? this.rawSearch : undefined;
-    const range = raw && ((kind: string) => this.notSearchedRaw(raw, kind, offsetBase!, bytes.length));
+    const range = raw && ((kind: ArchiveKind) => this.notSearchedRaw(raw, kind, offsetBase!, bytes.length));
     const found = findHiddenArchive(bytes, {
       ...(range ? { range } : {}),
       decoded: (at, out) => this.scanDecoded(part, at, out, offsetBase),
@@ -275,10 +275,8 @@ export class InspectContext {
   }
 
   /** The starts of a part of the file at `offsetBase` that the search of the file's own bytes (`raw`) leaves to `kind`'s search. */
-  private notSearchedRaw(raw: RawSearch, kind: string, offsetBase: number, length: number): readonly [number, number] | undefined {
-    if (kind === CABINET) return undefined;
-    if (kind === GZIP && !raw.gzip) return [0, length];
-    const from = Math.max(0, raw.head - offsetBase);
+  private notSearchedRaw(raw: RawSearch, kind: ArchiveKind, offsetBase: number, length: number): readonly [number, number] | undefined {
+    const from = Math.max(0, rawSearchReach(raw, kind) - offsetBase);
     return from < length ? [from, length] : undefined;
   }
 
