@@ -264,6 +264,21 @@ describe("doctor", () => {
     });
   }
 
+  it("warns (--user) about user units an older install wrote with ReadWritePaths= and the namespacing that fails where no user namespace can be made; none for the units written now", () => {
+    const old = doctor("--user");
+    for (const unit of ["media-outbox-janitor.service", "media-outbox-watch.service"]) {
+      const c = line(old.report, `writable ${unit}`);
+      expect(c.status, JSON.stringify(c)).toBe("warn");
+      expect(c.message).toContain(`${unit} has ReadWritePaths= and the other namespacing settings of an older install: a user manager applies them only inside a user namespace`);
+      expect(c.fix).toBe("media-outbox uninstall systemd --user, then install systemd --user again");
+    }
+    // As install writes user units now (deploy/systemd/user/hardening.conf): no ReadWritePaths=, no line.
+    put(path.join(fake, "show-media-outbox-janitor.service"), "LoadState=loaded\nResult=success\nExecMainStatus=0\nExecMainExitTimestamp=Thu 2026-12-03 00:12:00 UTC\nReadWritePaths=\n");
+    put(path.join(fake, "show-media-outbox-watch.service"), "LoadState=loaded\nActiveState=active\nUnitFileState=enabled\nResult=success\nReadWritePaths=\n");
+    const now = doctor("--user");
+    expect(now.report.checks.filter((c) => c.check.startsWith("writable "))).toEqual([]);
+  });
+
   it("fails the probe when the gateway would not deliver the prepared file", () => {
     put(path.join(fake, `show-${GATEWAY}`), gatewayShow("HERMES_MEDIA_ALLOW_DIRS=/srv/x"));
     const { report } = doctor();

@@ -317,7 +317,10 @@ function writablePathsOf(scope: UnitScope, unit: string, systemctl: Systemctl | 
  * through one ReadWritePaths= entry: systemd makes every entry a mount of its
  * own, and link(2) (publication) and rename(2) (quarantine) fail with EXDEV
  * across mounts, even on one filesystem. Units written by an older install
- * list them apart, and then every drop is refused.
+ * list them apart, and then every drop is refused. User units have none
+ * (deploy/systemd/user/hardening.conf): one that has was written by an older
+ * install, with namespacing a user manager applies only inside a user
+ * namespace, and fails at every start where it cannot make one.
  */
 function writablePathsChecks(scope: UnitScope, units: string[], systemctl: Systemctl | undefined, outbox: string, stateDir: string, checks: DoctorCheck[]): void {
   const fix = fixCommands(scope.scope);
@@ -325,6 +328,18 @@ function writablePathsChecks(scope: UnitScope, units: string[], systemctl: Syste
     const entries = writablePathsOf(scope, unit, systemctl);
     if (entries === undefined) continue;
     const name = `writable ${unit}`;
+    if (scope.scope === "user") {
+      if (entries.length > 0) {
+        check(
+          checks,
+          name,
+          "warn",
+          `${unit} has ReadWritePaths= and the other namespacing settings of an older install: a user manager applies them only inside a user namespace, and where it cannot make one (unprivileged user namespaces off, many containers) every start fails (217/USER or 226/NAMESPACE)`,
+          `${fix.mediaOutbox(["uninstall", "systemd"])}, then install systemd --user again`,
+        );
+      }
+      continue;
+    }
     const together = entries.find((e) => isWithin(outbox, e) && isWithin(stateDir, e));
     if (together) {
       const others = alsoWritable(onDisk(scope, together), [outbox, stateDir].map((p) => onDisk(scope, p)));

@@ -304,7 +304,8 @@ export function planInstall(options: InstallOptions, systemctl?: Systemctl): Ins
   // The services see the configuration the gate's environment gives them, or
   // (single-user mode) the one install resolved.
   const config = gate ? gate.serviceConfig : options.config;
-  if (!gate) {
+  // User units have no PrivateTmp= (deploy/systemd/user/hardening.conf): they see /tmp.
+  if (!gate && scope.scope === "system") {
     for (const dir of [config.outbox, config.stateDir]) {
       if (["/tmp", "/var/tmp"].some((tmp) => isWithin(dir, tmp))) {
         notes.push(`${escapeText(dir)} is under /tmp or /var/tmp: the janitor and watch units run with PrivateTmp=yes and will not see it; choose an outbox elsewhere (such as ~/.hermes/media_outbox)`);
@@ -414,12 +415,19 @@ export function someOf(names: string[], most = 4): string {
  * into the quarantine. So the outbox, the state and the quarantine go in as
  * the one directory that holds them all; the log file's directory on its own.
  * That directory may hold more (in the default layout it is ~/.hermes):
- * install says so.
+ * install says so. The user units have no ReadWritePaths= at all
+ * (deploy/systemd/user/hardening.conf says why): install says that instead.
  */
 function writablePaths(config: Config, scope: UnitScope, notes: string[]): string[] {
   const together = commonAncestor([config.outbox, config.stateDir, config.quarantineDir]);
   if (together === "/") {
     throw usageError(`the outbox ${escapeText(config.outbox)}, its state ${escapeText(config.stateDir)} and quarantine ${escapeText(config.quarantineDir)} share no directory but /: put them beside each other (the state is .NAME-state beside the outbox by default)`);
+  }
+  if (scope.scope === "user") {
+    notes.push(
+      `user units are not confined to ${escapeText(together)}: the janitor and watch may write whatever your user may (a user manager applies ProtectSystem=, ReadWritePaths= and PrivateTmp= only inside a user namespace, which many hosts and containers refuse it); they keep their seccomp filters and have no network. For that confinement install system units: sudo media-outbox install systemd --system (README, "Deploying with systemd")`,
+    );
+    return [together];
   }
   const others = alsoWritable(onDisk(scope, together), [config.outbox, config.stateDir, config.quarantineDir].map((p) => onDisk(scope, p)));
   if (others.length > 0) {

@@ -52,12 +52,22 @@ function fill(template: string, vars: Record<string, string>): string {
 const readTemplate = (relative: string) => fs.readFileSync(path.join(templateDir(), relative), "utf8");
 
 /**
- * A template with the shared hardening block (deploy/systemd/hardening.conf)
- * in place of its @@HARDENING@@ line, then every placeholder filled.
+ * The hardening block of a template: user/hardening.conf for the user units
+ * (deploy/systemd/user/), which keeps only what a user manager applies
+ * without a user namespace (that file says why); hardening.conf, shared by
+ * every system service, for the others.
+ */
+function hardeningBlock(relative: string): string {
+  return relative.split("/")[0] === "user" ? "user/hardening.conf" : "hardening.conf";
+}
+
+/**
+ * A template with its hardening block (hardeningBlock) in place of its
+ * @@HARDENING@@ line, then every placeholder filled.
  */
 export function renderTemplate(relative: string, vars: Record<string, string>): string {
   const text = readTemplate(relative);
-  const withBlock = text.includes("@@HARDENING@@") ? text.replace(/^@@HARDENING@@\n/m, () => readTemplate("hardening.conf")) : text;
+  const withBlock = text.includes("@@HARDENING@@") ? text.replace(/^@@HARDENING@@\n/m, () => readTemplate(hardeningBlock(relative))) : text;
   return fill(withBlock, vars);
 }
 
