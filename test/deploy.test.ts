@@ -127,6 +127,8 @@ describe("install systemd --root", () => {
       expect(text).toContain(`ReadWritePaths=${path.join(t.home, ".hermes")}\n`);
       expect(text).toMatch(/SystemCallFilter=@system-service @pkey/);
       expect(text).not.toMatch(/^MemoryDenyWriteExecute/m);
+      // Its stop would remove every IPC object of the agent's, the gateway's too (README, "Deliberately absent").
+      expect(text).not.toMatch(/^RemoveIPC/m);
       expect(text).toContain("UMask=0077");
       expect(text).toContain("NoNewPrivileges=yes");
       expect(text).toContain(`ExecStart=${process.execPath} ${BIN} ${unit.includes("janitor") ? "janitor" : "watch"} --outbox ${OUTBOX()}`);

@@ -129,6 +129,30 @@ describe("install systemd --user --with-watch on a real systemd", { timeout: 120
     });
   }
 
+  it("a system install for an agent runs the janitor as the agent and leaves the agent's shared memory alone (no RemoveIPC=: its stop removed every IPC object of the user, the gateway's too)", () => {
+    // An agent without a user manager of its own (no lingering, no session), as a gateway's system unit's user usually is.
+    const a: Agent = { name: "gwagent", label: "", uid: 0 };
+    c.run(["useradd", "--create-home", "--shell", "/bin/bash", a.name]);
+    c.run(["install", "-d", "-o", a.name, "-g", a.name, "-m", "0700", `/home/${a.name}/.hermes`, outbox(a)]);
+    // The gateway a system install covers, as the agent; not started: install reads its unit.
+    c.run(["sh", "-ec", `printf '[Unit]\\nDescription=Hermes gateway (a stand-in)\\n\\n[Service]\\nUser=${a.name}\\nExecStart=/bin/sleep infinity\\n' > /etc/systemd/system/hermes-gateway.service && systemctl daemon-reload`]);
+    const r = c.exec([NODE, BIN, "install", "systemd", "--system", "--outbox", outbox(a)]);
+    expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
+    try {
+      expect(c.run(["systemctl", "show", JANITOR, "-p", "User", "--value"]).trim()).toBe(a.name);
+      // What a Python gateway's multiprocessing makes (sem_open, shm_open): files of the user's in /dev/shm.
+      c.run(["sh", "-ec", "printf x > /dev/shm/sem.mp-gateway && printf y > /dev/shm/gateway-shm"], { user: a.name });
+      const run = c.exec(["systemctl", "start", JANITOR]);
+      expect(run.code, `${run.stderr}\n${c.exec(["journalctl", "--no-pager", "-o", "cat", "-n", "30", "-u", JANITOR]).stdout}`).toBe(0);
+      expect(c.run(["systemctl", "show", JANITOR, "-p", "Result", "--value"]).trim()).toBe("success");
+      expect(exists("/dev/shm/sem.mp-gateway") && exists("/dev/shm/gateway-shm")).toBe(true);
+    } finally {
+      const u = c.exec([NODE, BIN, "uninstall", "systemd", "--system"]);
+      expect(u.code, u.stderr).toBe(0);
+      c.run(["sh", "-ec", "rm -f /etc/systemd/system/hermes-gateway.service /dev/shm/sem.mp-gateway /dev/shm/gateway-shm && systemctl daemon-reload"]);
+    }
+  });
+
   it("shuts the container down leaving no process, cgroup or temporary directory", async () => {
     await c.shutdown();
     expect(c.leftovers()).toEqual({ processes: [], cgroups: [], dirs: [] });
