@@ -729,6 +729,20 @@ logging:
     }
     expect(fs.readFileSync(config(), "utf8")).toBe(text);
   });
+
+  it("edits a config.yaml whose anchors are referenced hundreds of times, and refuses one whose aliases expand past the bound, changing nothing", () => {
+    const shared = `defaults: &d {provider: openrouter}\n${Array.from({ length: 300 }, (_, i) => `job_${i}: *d\n`).join("")}`;
+    put(config(), shared);
+    let r = cli(["install", "hermes-config"], { env: t.env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.readFileSync(config(), "utf8")).toContain(OUTBOX());
+    const laughs = `${["a0: &a0 [lol]", ...Array.from({ length: 9 }, (_, i) => `a${i + 1}: &a${i + 1} [${Array(10).fill(`*a${i}`).join(", ")}]`)].join("\n")}\n`;
+    put(config(), laughs);
+    r = cli(["install", "hermes-plugin"], { env: t.env });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toBe(`media-outbox: config_invalid: cannot edit ${config()} safely: not read: its aliases expand to more than 10000 references (a guard against exponential expansion; Hermes' own reader would take as long); add media-outbox to plugins.enabled by hand\n`);
+    expect(fs.readFileSync(config(), "utf8")).toBe(laughs);
+  });
 });
 
 describe("the hardened services at run time", () => {

@@ -376,6 +376,21 @@ describe("doctor", () => {
     expect(r.stdout).not.toContain("\\x1b");
   });
 
+  it("reads a config.yaml whose anchors are referenced hundreds of times, as Hermes' PyYAML does, and names one whose aliases expand past the bound without failing", () => {
+    const shared = `defaults: &d {provider: openrouter}\n${Array.from({ length: 300 }, (_, i) => `job_${i}: *d\n`).join("")}`;
+    put(path.join(t.home, ".hermes", "config.yaml"), `${shared}gateway:\n  media_delivery_allow_dirs: &dirs [${t.outbox}]\nalso: *dirs\n`);
+    let { report } = doctor("--no-probe");
+    expect(line(report, "hermes config").status).not.toBe("warn");
+    expect(JSON.stringify(report)).not.toContain("not read: its aliases");
+    // A billion laughs: ten levels of ten.
+    const laughs = ["a0: &a0 [lol]", ...Array.from({ length: 9 }, (_, i) => `a${i + 1}: &a${i + 1} [${Array(10).fill(`*a${i}`).join(", ")}]`)].join("\n");
+    put(path.join(t.home, ".hermes", "config.yaml"), `${laughs}\n`);
+    const r = cli(["doctor", "--no-probe"], { env });
+    expect(r.stderr).not.toContain("internal error");
+    ({ report } = doctor("--no-probe"));
+    expect(line(report, "hermes config").message).toBe(`cannot read ${t.home}/.hermes/config.yaml: not read: its aliases expand to more than 10000 references (a guard against exponential expansion; Hermes' own reader would take as long)`);
+  });
+
   it("warns when the running gateway process started before the outbox was added", () => {
     // A real process whose environment lacks the outbox stands in for the gateway's main process.
     const child = spawn("sleep", ["60"], { env: { PATH: process.env.PATH, HERMES_MEDIA_ALLOW_DIRS: "/srv/x" }, stdio: "ignore" });

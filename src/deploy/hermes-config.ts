@@ -50,12 +50,32 @@ export function yamlProblem(errors: readonly { message: string }[]): string {
   return `not valid YAML: ${escapeText((nl < 0 ? first : first.slice(0, nl)).replace(/:$/, ""))}`;
 }
 
+/**
+ * References through YAML aliases a config.yaml may make. The yaml package
+ * stops at 100 (its guard against a billion laughs), and Hermes' PyYAML
+ * has no bound: a config whose cron jobs share one anchor a hundred times
+ * is Hermes' to read, so the bound is far above what a person writes and
+ * still far below what an exponential expansion reaches.
+ */
+export const YAML_ALIAS_LIMIT = 10_000;
+
+/** A config.yaml text parsed, and its value; or why it cannot be (yamlProblem, or its aliases past YAML_ALIAS_LIMIT). */
+export function readYaml(YAML: YamlModule, text: string, options: { keepSourceTokens?: boolean } = {}): { doc: import("yaml").Document.Parsed; value: unknown } | { problem: string } {
+  const doc = YAML.parseDocument(text, options);
+  if (doc.errors.length > 0) return { problem: yamlProblem(doc.errors) };
+  try {
+    return { doc, value: doc.toJS({ maxAliasCount: YAML_ALIAS_LIMIT }) };
+  } catch (err) {
+    if (!(err instanceof ReferenceError)) throw err;
+    return { problem: `not read: its aliases expand to more than ${YAML_ALIAS_LIMIT} references (a guard against exponential expansion; Hermes' own reader would take as long)` };
+  }
+}
+
 /** The configured allow-dirs of a config.yaml text: undefined when the key is absent. */
 export async function readAllowDirs(text: string): Promise<unknown> {
-  const YAML = await loadYaml();
-  const doc = YAML.parseDocument(text);
-  if (doc.errors.length > 0) throw configError(yamlProblem(doc.errors));
-  return (doc.toJS() as { gateway?: { media_delivery_allow_dirs?: unknown } } | null)?.gateway?.media_delivery_allow_dirs;
+  const read = readYaml(await loadYaml(), text);
+  if ("problem" in read) throw configError(read.problem);
+  return (read.value as { gateway?: { media_delivery_allow_dirs?: unknown } } | null)?.gateway?.media_delivery_allow_dirs;
 }
 
 /** True when the list names the outbox (entries read as the gateway reads allow-dirs). */
@@ -85,18 +105,17 @@ export type SectionKey = readonly [section: string, key: string];
 
 async function parseForEdit(text: string) {
   const YAML = await loadYaml();
-  const doc = YAML.parseDocument(text, { keepSourceTokens: true });
-  if (doc.errors.length > 0) throw configError(yamlProblem(doc.errors));
-  return { YAML, doc, before: doc.toJS() as Record<string, unknown> | null };
+  const read = readYaml(YAML, text, { keepSourceTokens: true });
+  if ("problem" in read) throw configError(read.problem);
+  return { YAML, doc: read.doc, before: read.value as Record<string, unknown> | null };
 }
 
 /** Proves an edit: the new text parses to the old document with only `section.key` set to `list`. */
 async function proveEdit(edited: string, before: Record<string, unknown> | null, [section, key]: SectionKey, list: unknown[]): Promise<string> {
-  const YAML = await loadYaml();
-  const after = YAML.parseDocument(edited);
+  const after = readYaml(await loadYaml(), edited);
   const expected = structuredClone(before ?? {}) as Record<string, Record<string, unknown>>;
   expected[section] = { ...(expected[section] ?? {}), [key]: list };
-  if (after.errors.length > 0 || !isDeepStrictEqual(after.toJS(), expected)) {
+  if ("problem" in after || !isDeepStrictEqual(after.value, expected)) {
     throw configError("the edit could not be made without changing something else");
   }
   return edited;

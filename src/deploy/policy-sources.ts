@@ -15,7 +15,7 @@ import { escapeText, quoteValue } from "../core/escape.js";
 import { ALLOW_DIRS_ENV, STRICT_ENV, TRUST_RECENT_ENV, TRUST_RECENT_SECONDS_ENV, isUnderRoot, parseAllowDirs, strictModeOn, trustRecentOn } from "../safety/gateway.js";
 import { readOperatorFileBytes } from "../safety/operator-file.js";
 import { type UnitScope, effectiveEnvironment, gatewayHome, onDisk } from "./gateway-units.js";
-import { yamlProblem } from "./hermes-config.js";
+import { readYaml } from "./hermes-config.js";
 import type { Systemctl } from "./systemctl.js";
 
 export const POLICY_VARS = [ALLOW_DIRS_ENV, STRICT_ENV, TRUST_RECENT_ENV, TRUST_RECENT_SECONDS_ENV] as const;
@@ -246,9 +246,9 @@ async function configSource(YAML: YamlModule, kind: "config" | "managed-config",
   if (text === undefined) return {};
   const label = escapeText(shown);
   if (text instanceof Error) return { source: { kind, label, file: shown, values: {}, written: {}, unknown: `cannot read it: ${escapeText(text.message)}` } };
-  const doc = YAML.parseDocument(text);
-  if (doc.errors.length > 0) return { source: { kind, label, file: shown, values: {}, written: {}, unknown: yamlProblem(doc.errors) } };
-  const js = doc.toJS() as { gateway?: unknown } | null;
+  const read = readYaml(YAML, text);
+  if ("problem" in read) return { source: { kind, label, file: shown, values: {}, written: {}, unknown: read.problem } };
+  const js = read.value as { gateway?: unknown } | null;
   const gateway = js && typeof js.gateway === "object" && js.gateway !== null ? (js.gateway as Record<string, unknown>) : {};
   const source: PolicySource = { kind, label, file: shown, values: {}, written: {} };
   for (const v of POLICY_VARS) {
