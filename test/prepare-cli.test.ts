@@ -1,11 +1,11 @@
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makePng } from "../src/core/png.js";
 import { outputName } from "../src/prepare/name.js";
 import { extractMediaPaths } from "../src/safety/gateway.js";
-import { type CliResult, NOTHING_LEFT, cli, leftBehind, makeHome, png, write } from "./helpers.js";
+import { BIN, type CliResult, NOTHING_LEFT, cli, leftBehind, makeHome, png, write } from "./helpers.js";
 
 let h: ReturnType<typeof makeHome>;
 let work: string;
@@ -135,6 +135,30 @@ describe("prepare: every refusal code", () => {
       expect(json(r).media_dropped[0]!.code).toBe("unsafe_path_chars");
       expect(r.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u2028\u0085\u007f]/);
     }
+  });
+
+  it("unsafe_path_chars for a name that is not UTF-8, never the other file its U+FFFD reading names; a real U+FFFD is a name like any other", () => {
+    // Node's argv turns the byte into U+FFFD: r\xff.txt read so is r\u{fffd}.txt, another file, here beside it.
+    const bytesName = (latin1: string) => Buffer.concat([Buffer.from(`${work}/`), Buffer.from(latin1, "latin1")]);
+    fs.writeFileSync(bytesName("caf\xe9.txt"), "latin-1 report\n");
+    fs.writeFileSync(bytesName("r\xff.txt"), "the file that was asked for\n");
+    write(work, "r\ufffd.txt", "ANOTHER FILE\n");
+    // The shell passes the bytes as they are (printf's octal), as a caller's exec does.
+    const raw = (...files: string[]) => {
+      const r = spawnSync("sh", ["-c", `exec "$0" "$1" prepare --json ${files.map((f) => `"$(printf '${f}')"`).join(" ")}`, process.execPath, BIN], { env: h.env, cwd: work, encoding: "utf8" });
+      return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+    };
+    const r = raw("caf\\351.txt", "r\\377.txt", "r\\357\\277\\275.txt");
+    expect(r.code, r.stderr).toBe(1);
+    const report = json(r);
+    expect(report.media_dropped.map((d) => [d.path, d.code])).toEqual([
+      ["caf\\u{dce9}.txt", "unsafe_path_chars"],
+      ["r\\u{dcff}.txt", "unsafe_path_chars"],
+    ]);
+    expect(report.media_dropped[0]!.reason).toBe("the path is not valid UTF-8, so it cannot be opened exactly as given (read as UTF-8 it names another file); rename the file to a UTF-8 name");
+    // The one published is the file named with a real U+FFFD, given by its own bytes.
+    expect(report.media.map((m) => fs.readFileSync(m.path, "utf8"))).toEqual(["ANOTHER FILE\n"]);
+    expect(r.stderr).toBe(`media-outbox: refused caf\\u{dce9}.txt: unsafe_path_chars: ${report.media_dropped[0]!.reason}\nmedia-outbox: refused r\\u{dcff}.txt: unsafe_path_chars: ${report.media_dropped[0]!.reason}\n`);
   });
 
   it("media_directive_in_path, and the echo forms no directive", () => {

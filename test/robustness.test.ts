@@ -6,6 +6,8 @@ import os from "node:os";
 import path from "node:path";
 import { buildSync } from "esbuild";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { isUtf8 } from "node:buffer";
+import { commandLineArguments, decodeSurrogateEscape } from "../src/cli/argv.js";
 import { hostFailure, isHostErrno } from "../src/core/errors.js";
 import { outputName } from "../src/prepare/name.js";
 import { BIN, ROOT, makeHome, png, write } from "./helpers.js";
@@ -365,6 +367,52 @@ describe("a drop that meets EMFILE (the watch's descriptors exhausted for real)"
       expect(await w.stop()).toBe(0);
     } finally {
       await w.stop();
+    }
+  });
+});
+
+describe("command-line arguments that are not UTF-8 (cli/argv.ts)", () => {
+  /** The bytes a surrogateescape reading stands for: what PEP 383's encoder gives back. */
+  const encodeBack = (text: string) =>
+    Buffer.concat(Array.from(text, (ch) => {
+      const cp = ch.codePointAt(0)!;
+      return cp >= 0xdc80 && cp <= 0xdcff ? Buffer.from([cp - 0xdc00]) : Buffer.from(ch);
+    }));
+
+  it("reads valid UTF-8 as it is and every other byte as U+DC00 + its value, giving the bytes back exactly (20,000 random byte strings)", () => {
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) >>> 0) >>> 24;
+    for (let n = 0; n < 20_000; n++) {
+      // Bytes drawn to hit lead bytes, continuations, overlongs, surrogates and truncations often.
+      const bytes = Buffer.from(Array.from({ length: next() % 12 }, () => [0x41, 0x80, 0xbf, 0xc0, 0xc2, 0xe0, 0xed, 0xa0, 0xf0, 0xf4, 0xf5, 0xff, 0x9f, 0x90][next() % 14]!));
+      const text = decodeSurrogateEscape(bytes);
+      expect(encodeBack(text).equals(bytes), bytes.toString("hex")).toBe(true);
+      if (isUtf8(bytes)) expect(text).toBe(bytes.toString("utf8"));
+      else expect(/[\uDC80-\uDCFF]/.test(text)).toBe(true);
+    }
+    expect(decodeSurrogateEscape(Buffer.from([0x63, 0xc3, 0xa9, 0xe9, 0xed, 0xa0, 0x80]))).toBe("c\u00e9\udce9\udced\udca0\udc80");
+  });
+
+  it("decodes a megabyte of bytes that are not UTF-8 in one pass", () => {
+    const text = decodeSurrogateEscape(Buffer.alloc(1 << 20, 0xff));
+    expect(text.length).toBe(1 << 20);
+    expect(text.charCodeAt(12345)).toBe(0xdcff);
+  });
+
+  it("leaves the arguments alone when none holds U+FFFD, and when the command line cannot be read", () => {
+    const argv = ["prepare", "caf\ufffd.txt"];
+    expect(commandLineArguments(["prepare", "x.png"], "/nonexistent")).toEqual(["prepare", "x.png"]);
+    expect(commandLineArguments(argv, "/nonexistent")).toBe(argv);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "argv-"));
+    try {
+      const cmdline = path.join(dir, "cmdline");
+      fs.writeFileSync(cmdline, Buffer.concat([Buffer.from("node\0--cpu-prof\0/x/bin/media-outbox\0prepare\0caf"), Buffer.from([0xe9]), Buffer.from(".txt\0")]));
+      expect(commandLineArguments(argv, cmdline)).toEqual(["prepare", "caf\udce9.txt"]);
+      // A real U+FFFD, given as its UTF-8 bytes, stays one.
+      fs.writeFileSync(cmdline, Buffer.from("node\0/x/bin/media-outbox\0prepare\0caf\ufffd.txt\0"));
+      expect(commandLineArguments(argv, cmdline)).toEqual(argv);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 });

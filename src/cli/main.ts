@@ -2,6 +2,7 @@
 // Each command is its own bundle in dist/commands/.
 import fs from "node:fs";
 import path from "node:path";
+import { commandLineArguments } from "./argv.js";
 import { loadBundle, loadBundleForCache } from "./bundle-loader.js";
 import { err, out } from "./io.js";
 
@@ -78,7 +79,7 @@ async function main(argv: string[]): Promise<number> {
 // was written synchronously (io.ts, pino's sync destinations), so the process
 // can end at once: a natural exit would first tear down the whole V8 heap,
 // which costs every one-file `prepare` call about 2 ms.
-main(process.argv.slice(2)).then(
+main(commandLineArguments()).then(
   (code) => process.exit(code),
   (e: unknown) => {
     // One line, printable ASCII only: the dispatcher stays tiny (no escape module).

@@ -12,8 +12,11 @@ const UNSAFE_CHARS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/u;
 const QUOTES = `"'\`\u2018\u2019\u201c\u201d\u00ab\u00bb`;
 const DIRECTIVE = new RegExp(`${MEDIA_WORD}:[\\s*_~${QUOTES}]*(?:[${QUOTES}]|/|~/|[A-Za-z]:[\\\\/])`, "iu");
 
+/** A surrogate standing alone: a byte that is not UTF-8, as cli/argv.ts decodes it (or a JavaScript caller's broken string). */
+const NOT_UTF8 = /[\uD800-\uDFFF]/u;
+
 export function hasUnsafeChars(text: string): boolean {
-  return UNSAFE_CHARS.test(text);
+  return UNSAFE_CHARS.test(text) || NOT_UTF8.test(text);
 }
 
 export function hasMediaDirective(text: string): boolean {
@@ -24,6 +27,10 @@ export function hasMediaDirective(text: string): boolean {
 export function assertSafePathText(text: string, what: "path" | "name" = "path"): void {
   // A path is fixed by renaming the file; a name (--name, the gate's name=) by choosing another.
   const fix = what === "name" ? "choose another name" : "rename the file";
+  if (NOT_UTF8.test(text)) {
+    const utf8Fix = what === "name" ? "choose a UTF-8 name" : "rename the file to a UTF-8 name";
+    throw new Refusal("unsafe_path_chars", `the ${what} is not valid UTF-8, so it cannot be opened exactly as given (read as UTF-8 it names another file); ${utf8Fix}`);
+  }
   if (hasUnsafeChars(text)) {
     throw new Refusal("unsafe_path_chars", `the ${what} contains control or line-separator characters; ${fix}`);
   }
