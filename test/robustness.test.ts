@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isUtf8 } from "node:buffer";
 import { commandLineArguments, decodeSurrogateEscape } from "../src/cli/argv.js";
 import { hostFailure, isHostErrno } from "../src/core/errors.js";
+import { parseSize } from "../src/core/units.js";
 import { outputName } from "../src/prepare/name.js";
 import { BIN, ROOT, makeHome, png, write } from "./helpers.js";
 import { WatchProcess, waitUntil } from "./watch-helpers.js";
@@ -134,6 +135,10 @@ describe("sizes and durations out of range", () => {
     expectOneLineRefusal(cli(["janitor", "--max-bytes", "99999999999999999999TB"]), /max-bytes: "99999999999999999999TB" is more than the limit of 1PiB/);
     expectOneLineRefusal(cli(["janitor", "--min-age", `${"9".repeat(400)}s`]), /min-age: .* is more than the limit/);
     expectOneLineRefusal(cli(["prepare", "--max-size", "2048TiB", "x.png"]), /max-size: "2048TiB" is more than the limit of 1PiB/);
+    // The limit as named reads back: 1PiB is taken, 2PiB is past it.
+    expectOneLineRefusal(cli(["prepare", "--max-size", "2PiB", "x.png"]), /max-size: "2PiB" is more than the limit of 1PiB/);
+    expect(parseSize("1PiB")).toBe(1024 ** 5);
+    expect(parseSize("1PB")).toBe(1e15);
     expectOneLineRefusal(cli(["watch", "--settle", "2h"]), /settle: "2h" is more than the limit of 1h/);
     for (const [key, value, limit] of [
       ["janitor", { retention: "300000000d" }, /retention: "300000000d" is more than the limit/],

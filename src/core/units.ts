@@ -10,6 +10,7 @@ const SIZE_UNITS: Record<string, number> = {
   mb: 1e6,
   gb: 1e9,
   tb: 1e12,
+  pb: 1e15,
   k: 1024,
   kib: 1024,
   m: 1024 ** 2,
@@ -18,6 +19,9 @@ const SIZE_UNITS: Record<string, number> = {
   gib: 1024 ** 3,
   t: 1024 ** 4,
   tib: 1024 ** 4,
+  // The limit is named in PiB (formatLimit): it must read back.
+  p: 1024 ** 5,
+  pib: 1024 ** 5,
 };
 
 /** The largest size any option takes: 1 PiB, far past any disk, well inside exact integers. */
