@@ -391,6 +391,14 @@ describe("doctor", () => {
     expect(line(report, "hermes config").message).toBe(`cannot read ${t.home}/.hermes/config.yaml: not read: its aliases expand to more than 10000 references (a guard against exponential expansion; Hermes' own reader would take as long)`);
   });
 
+  it("reads a key given twice in config.yaml as Hermes' PyYAML does: the last one holds (a second gateway: section turning strict mode off is seen, not 'not valid YAML')", () => {
+    put(path.join(t.home, ".hermes", "config.yaml"), "gateway:\n  strict: true\nmodel: x\ngateway:\n  strict: false\n");
+    const { report } = doctor("--no-probe");
+    expect(line(report, "hermes config").status).toBe("pass");
+    expect(JSON.stringify(report)).not.toContain("not valid YAML");
+    expect(report.checks.find((c) => c.check.endsWith(" strict"))!.message).toContain("config.yaml: gateway.strict: false");
+  });
+
   it("warns when the running gateway process started before the outbox was added", () => {
     // A real process whose environment lacks the outbox stands in for the gateway's main process.
     const child = spawn("sleep", ["60"], { env: { PATH: process.env.PATH, HERMES_MEDIA_ALLOW_DIRS: "/srv/x" }, stdio: "ignore" });

@@ -59,9 +59,14 @@ export function yamlProblem(errors: readonly { message: string }[]): string {
  */
 export const YAML_ALIAS_LIMIT = 10_000;
 
-/** A config.yaml text parsed, and its value; or why it cannot be (yamlProblem, or its aliases past YAML_ALIAS_LIMIT). */
+/**
+ * A config.yaml text parsed as Hermes' PyYAML reads it, and its value; or
+ * why it cannot be (yamlProblem, or its aliases past YAML_ALIAS_LIMIT). A
+ * key given twice is no error to PyYAML: the last one holds (`uniqueKeys:
+ * false` reads so), and a second `gateway:` section may turn strict mode off.
+ */
 export function readYaml(YAML: YamlModule, text: string, options: { keepSourceTokens?: boolean } = {}): { doc: import("yaml").Document.Parsed; value: unknown } | { problem: string } {
-  const doc = YAML.parseDocument(text, options);
+  const doc = YAML.parseDocument(text, { ...options, uniqueKeys: false });
   if (doc.errors.length > 0) return { problem: yamlProblem(doc.errors) };
   try {
     return { doc, value: doc.toJS({ maxAliasCount: YAML_ALIAS_LIMIT }) };
