@@ -10,7 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { stringify as yamlStringify } from "yaml";
-import { findSecret } from "../src/content/find.js";
+import { extraReading, findSecret } from "../src/content/find.js";
 import { KnownSecrets, escapedForms } from "../src/content/known.js";
 import { BLOCK, REREAD_BYTES, type RereadBudget, SecretScanner, rereadBudget, scanBytes } from "../src/content/scan.js";
 import { Form } from "../src/content/text-forms.js";
@@ -50,6 +50,26 @@ function opensshBody(seed: number, cipher = "none", kdf = "none", kdfOptions = B
   const blob = Buffer.concat([Buffer.from("openssh-key-v1\0", "latin1"), sshString(cipher), sshString(kdf), sshString(kdfOptions), u32(1), sshString(pub), sshString(priv)]);
   return blob.toString("base64").match(/.{1,70}/g)!.join("\n");
 }
+/**
+ * What the searches read beyond their passes (joined readings of keys cut
+ * by line breaks, JWKs' objects and mappings) on `unit` repeated to 1 MiB
+ * and to 4 MiB: linear, told by counts and not by time (the places and
+ * bytes read grow as the text, at most `perByte` bytes a byte).
+ */
+function expectLinearReading(unit: string, perByte = 1.5): void {
+  const MiB = 1024 * 1024;
+  const counts = [MiB, 4 * MiB].map((size) => {
+    extraReading.places = 0;
+    extraReading.bytes = 0;
+    expect(scanBytes(Buffer.from(unit.repeat(Math.ceil(size / unit.length)).slice(0, size), "latin1")), JSON.stringify(unit)).toBeUndefined();
+    return { ...extraReading };
+  });
+  const [small, large] = counts as [typeof extraReading, typeof extraReading];
+  expect(large.bytes, JSON.stringify(unit)).toBeLessThanOrEqual(perByte * 4 * MiB);
+  expect(large.bytes, JSON.stringify(unit)).toBeLessThanOrEqual(4.2 * small.bytes + 8192);
+  expect(large.places, JSON.stringify(unit)).toBeLessThanOrEqual(4.2 * small.places + 16);
+}
+
 const armoured = (body: string) => `-----BEGIN OPENSSH PRIVATE KEY-----\n${body}\n-----END OPENSSH PRIVATE KEY-----`;
 const prefixed = (text: string, mark: string) => text.split("\n").map((line) => `${mark}${line}`).join("\n");
 
@@ -435,6 +455,8 @@ describe("keys cut by line breaks", () => {
   const fold = (text: string, width: number) => spawnSync("fold", ["-w", String(width)], { input: text, encoding: "utf8" }).stdout;
   const quoted = (text: string) => text.replace(/^/gm, "> ");
   const crlf = (text: string) => text.replace(/\n/g, "\r\n");
+  /** Repetitions of what reaches the test of a Telegram token's digits cut after an indent or a quote's `> `: a colon after digits after a blank, read joined where the line before ends in digits (a value no key's: too many digits, or not random). */
+  const telegramIndentUnits = [" 0:", " 1234567:", "1234567\n    1:", "> 1234\n> 567:", `12345678\n\t123:AA${f.pick(B64URL, 33)}\n`, `> 1234567\n> 1:AA${"A".repeat(33)}\n`];
   /** `text` with `before` padded so that `fold -w width` cuts the key after its first `cut` characters. */
   const cutAt = (before: string, key: string, cut: number, width: number) => fold(`${before.padEnd(width - cut, ".")}${key} and keep it safe\n`, width);
 
@@ -463,6 +485,12 @@ describe("keys cut by line breaks", () => {
       ["telegram-colon.docx", docx(`Bot token: ${telegram.replace(":", "\n:")}`), `a Telegram bot token, ${WRAPPED} (in the text of word/document.xml`],
       ["jwt-after-dot.docx", docx(`token: ${jwt.replace(".", ".\n")}`), `a JSON Web Token, ${WRAPPED} (in the text of word/document.xml`],
       ["known-report.md", crlf(textwrap(`The service key in use is ${custom}, rotated monthly.`, 24, "\t")), `the value of MY_SERVICE_KEY (the Hermes .env), ${WRAPPED}`],
+      // Cut in its digits with an indent or a quote's `> ` after the break (a second pass of 2026-12-06; published until then).
+      ["telegram-digits-indent.txt", textwrap(`TELEGRAM_BOT_TOKEN=${telegram}`, 24, "    "), `a Telegram bot token, ${WRAPPED}`],
+      ["telegram-digits-quoted.md", quoted(cutAt("Bot token:", telegram, 4, 40)), `a Telegram bot token, ${WRAPPED}`],
+      ["telegram-digits-nested.md", crlf(quoted(quoted(cutAt("Bot token:", telegram, 7, 40)))), `a Telegram bot token, ${WRAPPED}`],
+      ["telegram-digits-tab.txt", `Bot token: ${telegram.slice(0, 4)}\n\t${telegram.slice(4)}\n`, `a Telegram bot token, ${WRAPPED}`],
+      ["telegram-digits.docx", docx(`Bot token: ${telegram.slice(0, 3)}\n    ${telegram.slice(3)}`), `a Telegram bot token, ${WRAPPED} (in the text of word/document.xml`],
     ];
     const files = cases.map(([name, content]) => write(work, name, content));
     // Each case is cut: the key is nowhere whole in it.
@@ -502,6 +530,17 @@ describe("keys cut by line breaks", () => {
           ": done in 3s",
           `ticket 1234567\n:AA${f.pick(B64URL, 33)}`,
           `order 12345678901\n:AA${f.pick(B64URL, 33)}`,
+          // Digits after an indent or a quote's `> ` below a line that ends in digits: a time, a listing's numbers, too many
+          // digits in all, a value that is no key's.
+          "meeting in room 12345678",
+          "    12:30 lunch, 14:00 review",
+          "> order 1234567",
+          "> 8901:AA" + f.pick(B64URL, 33),
+          "  build 1234",
+          "\t5678:" + "A".repeat(35),
+          "2026-12-05 09:17:45 started 1234567",
+          "    10:20:30 done, took 12345678",
+          "    9:" + f.pick(ALNUM, 20) + " and more",
           "Every token's header is JSON in base64url.",
           "eyJ is how it begins, and the payload follows.",
           // An unsigned token (`alg: none`) cut after its dot: no credential.
@@ -551,6 +590,10 @@ describe("keys cut by line breaks", () => {
     for (const unit of ["1234567890\n:", "1234567890\n:A", "\n:A", "0\n:", "12345678\n> :", "abcd 1234567890\n    :", "eyJ.\n", "eyJ.\neyJ", ".\neyJ", "a.\neyJ", "eyJhbGciOiJub25lIn0.\neyJ", "eyJhbGciOiJub25lIn0.\r\neyJhbGci\n"]) {
       expect(scanBytes(rep(unit)), JSON.stringify(unit)).toBeUndefined();
     }
+    // Its digits cut after an indent or a quote's `> ` (a second pass of 2026-12-06).
+    for (const unit of telegramIndentUnits) expect(scanBytes(rep(unit)), JSON.stringify(unit)).toBeUndefined();
+    expect(scanBytes(Buffer.concat([rep(telegramIndentUnits.at(-1)!), Buffer.from(`\n${quoted(cutAt("Bot token:", telegram, 4, 40))}`)]))?.what).toBe("a Telegram bot token, with line breaks removed");
+    for (const unit of ["1234567890\n:", "12345678\n> :", "sk-ant-api03-AAAA\n", ...telegramIndentUnits]) expectLinearReading(unit);
     const cutKeys = Buffer.from(`\n${cutAt("Bot token:", telegram, 10, 40)}`);
     expect(scanBytes(Buffer.concat([rep("1234567890\n:"), cutKeys]))?.what).toBe("a Telegram bot token, with line breaks removed");
     expect(scanBytes(Buffer.concat([rep("eyJhbGciOiJub25lIn0.\neyJ"), Buffer.from(`\n${cutAt("token:", jwt, jwt.indexOf(".") + 1, 60)}`)]))?.what).toBe("a JSON Web Token, with line breaks removed");

@@ -171,6 +171,8 @@ const PAIR_WORD = 1;
 const PAIR_CUT = 2;
 /** What ends a line break and the indent after it, before a cut word's rest: `\n`, a blank, a tab, a quote's `>`. */
 const WRAP_BEFORE = [10, 32, 9, 62];
+/** WRAP_BEFORE as a table: a byte before a Telegram token's digits that may end a line break and its indent. */
+const WRAP_END = table("\n \t>");
 
 /** Rules found by passes of their own below (and where, relative to the trigger, they start). */
 const FOUND_BY_PASSES = [
@@ -450,6 +452,15 @@ const ESCAPE_BETWEEN = new RegExp(`[A-Za-z0-9]\\\\[${MARKDOWN_ESCAPED.map((c) =>
 /** How far around a window's first escape troff's font escapes are looked for. */
 const TROFF_REACH = 4096;
 
+/**
+ * What the searches read beyond their passes, counted (a few additions per
+ * reading, none per byte): the places read as a key cut by line breaks
+ * (Search.joined) and the JSON Web Keys' objects and YAML mappings read,
+ * and the bytes each read. Adversarial text must keep both in proportion to
+ * its size: test/redteam.test.ts asserts so, by counts, not by time.
+ */
+export const extraReading = { places: 0, bytes: 0 };
+
 export interface SecretHit {
   what: string;
   /** Index of the match in the scanned text. */
@@ -604,6 +615,8 @@ class Search {
     if (measured) k = this.joinedRunEnd(k, line);
     this.joinedFrom = start;
     this.joinedTo = k;
+    extraReading.places++;
+    extraReading.bytes += k - start;
     // No break inside; or the next line is a name's assignment (a `.env`'s after a placeholder, `NAME=`), no key's rest.
     if (count === 0 || out[n - 1] === 61) return;
     const text = out.toString("latin1", 0, n);
@@ -1259,11 +1272,13 @@ class Search {
         break;
       }
     }
+    extraReading.places++;
+    extraReading.bytes += at - Math.max(start, stop);
     if (start < 0) {
       if (stop > farthest) return;
       start = farthest;
     }
-    this.tryRule(JWK, start, at);
+    extraReading.bytes += Math.abs(this.tryRule(JWK, start, at));
   }
   /** The last `kty` judged (its index). */
   private lastJwk = -1;
@@ -1375,6 +1390,8 @@ class Search {
       end = to + 1;
     }
     this.yamlJudgedTo = end;
+    extraReading.places++;
+    extraReading.bytes += end - start;
     // Beside `kty`'s line, room for a private member (`d: ` and its value) at least.
     if (line - start + end - lineEnd - 1 < JWK_VALUE_MIN + 3) return;
     this.tryRule(JWK, 0, k, this.text.slice(start, end));
@@ -1430,9 +1447,10 @@ class Search {
     let start = i - 1;
     while (start > 0 && i - start < 11 && DIGIT[b[start - 1]!] === 1) start--;
     const digits = i - start;
-    // 8 to 10 digits, or digits cut by a line break before them (`71234\n56789:AA…`, as `fold` cuts). Not after an indent or a
-    // quote's `> `, nor before the colon: each test more per colon cost text of `0:` repeated ~0.6 ms/MiB.
-    if ((digits >= 8 && digits <= 10 && (start === 0 || DIGIT[b[start - 1]!] === 0)) || b[start - 1] === 10) this.telegramAt(i, start, digits);
+    // 8 to 10 digits, or digits cut by a line break before them (`71234\n56789:AA…` as `fold` cuts, after an indent or a quote's
+    // `> ` too: telegramDigitsCut reads back over them). One table's test where there was one byte's (`\n`): a test more per
+    // colon cost text of `0:` repeated ~0.6 ms/MiB.
+    if ((digits >= 8 && digits <= 10 && (start === 0 || DIGIT[b[start - 1]!] === 0)) || WRAP_END[b[start - 1]!] === 1) this.telegramAt(i, start, digits);
   }
 
   /**
@@ -1471,8 +1489,9 @@ class Search {
   }
 
   /**
-   * A Telegram token's digits that start a line (`digits` of them before
-   * its colon at `start + digits`), the rest at the end of the line before:
+   * A Telegram token's digits that start a line, after its indent or a
+   * quote's `> ` or not (`digits` of them before its colon at `start +
+   * digits`), the rest at the end of the line before:
    * read joined, where its 35 characters after the colon are whole on this
    * line or cut at its end.
    */
