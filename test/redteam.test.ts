@@ -366,6 +366,79 @@ describe("keys written in forms a copy or a tool produces", () => {
       expect(left.staging).toEqual([]);
     });
 
+    // Published until a second pass of 2026-12-06: the mapping commented out or quoted, a flow mapping's brace before its private
+    // member, its private member past 4,000 characters of the mapping from its first member.
+    describe("commented out, quoted, with braces, or long", () => {
+      const prefixed = (text: string, mark: string) => text.split("\n").map((l) => `${mark}${l}`).join("\n");
+      /** A certificate chain's member, as the yaml package writes a list in a mapping (items at the key's column). */
+      const x5c = (n: number, indent = "") => `${indent}x5c:\n${Array.from({ length: n }, () => `${indent}- ${g.pick(ALNUM, 1400)}`).join("\n")}`;
+      const withChain = (n: number, indent = "") => `${indent}kty: EC\n${indent}use: sig\n${x5c(n, indent)}\n${indent}crv: P-256\n${indent}x: ${ec.x}\n${indent}y: ${ec.y}\n${indent}d: ${ec.d}`;
+
+      it("is refused through the CLI and in a docx, never naming the value; its public and documented twins are published", () => {
+        const cases: [string, string | Buffer][] = [
+          // A config whose block was commented out, PyYAML's dump of it with `# ` before each line.
+          ["disabled.yaml", `issuer: https://id.example.com\n${prefixed(`signing_key:\n${lines(sorted(ec), "  ", "  ")}`, "# ")}\n`],
+          ["hashes.yaml", `${prefixed(lines(okp, "", ""), "#")}\n`],
+          // YAML in a Markdown quote, in its fence, and a quote in a quote (a reply), CRLF.
+          ["reply.md", `> Here is the key:\n>\n> \`\`\`yaml\n${prefixed(lines(ec, "", ""), "> ")}\n> \`\`\`\n`],
+          ["nested-quote.md", `${prefixed(`keys:\n${lines(sorted(ec), "- ", "  ")}`, "> > ")}\n`.replace(/\n/g, "\r\n")],
+          // A flow mapping's braces in a member before the private one.
+          ["braces.yaml", `kty: RSA\nmeta: {created: 2026-01-01, by: ops}\nn: ${rsa.n}\ne: AQAB\nd: ${rsa.d}\n`],
+          // The private member ~3,000 characters after `kty` (a chain of two certificates before it), and the mapping's first
+          // member ~1,900 characters before `kty`: read from `kty`'s line, not from the mapping's first member.
+          ["chain.yaml", yamlStringify({ keys: [{ kty: "EC", use: "sig", x5c: [g.pick(ALNUM, 1400), g.pick(ALNUM, 1400)], crv: "P-256", x: ec.x, y: ec.y, d: ec.d }] })],
+          ["settings-first.yaml", `auth:\n${Array.from({ length: 60 }, (_, n) => `  setting_${n}: value number ${n}`).join("\n")}\n${withChain(2, "  ")}\n`],
+          ["quoted.docx", docx(`Our signing key:\n${prefixed(lines(okp, "", ""), "> ")}`)],
+        ];
+        const files = cases.map(([name, content]) => write(work, name, content));
+        const twins = [
+          write(work, "disabled-public.yaml", `${prefixed(lines({ kty: "EC", crv: "P-256", x: ec.x, y: ec.y }, "", ""), "# ")}\n`),
+          write(work, "doc-comment.yaml", "# kty: EC\n# crv: P-256\n# d: <your private key>\n# x: ...\n"),
+          write(work, "quote-prose.md", `> The kty: member names the key's type, and\n> d: ${v(43)} was the ticket's id.\n`),
+          // `kty` commented out or quoted, the random `d` outside its marks; a `d` in a mapping beside the key's.
+          write(work, "outside.yaml", `# kty: EC\nd: ${v(43)}\n`),
+          write(work, "quote-then-plain.md", `> kty: EC\n> x: ${ec.x}\nd: ${v(43)}\n`),
+          write(work, "beside.md", `> jwk:\n>   kty: EC\n>   x: ${ec.x}\n> cache:\n>   d: ${v(43)}\n`),
+          write(work, "heading.md", `## kty: EC\nd: ${v(43)}\n`),
+        ];
+        const r = prepareJson([...files, ...twins], "yaml,md,docx");
+        expect(r.dropped.map(([name, code]) => [name, code])).toEqual(cases.map(([name]) => [name, "secret_detected"]));
+        for (const [name, , reason] of r.dropped) expect(reason, name).toContain(JWK);
+        expect(r.dropped.at(-1)![2]).toContain("(in the text of word/document.xml");
+        for (const [, , reason] of r.dropped) for (const x of [ec.d, okp.d, rsa.d]) expect(reason).not.toContain(x);
+        expect(r.published).toEqual(twins.map((t) => path.basename(t)));
+        const left = leftBehind(h);
+        expect(left.outbox).toHaveLength(twins.length);
+        expect(left.staging).toEqual([]);
+      });
+
+      it("reads at most 4,000 characters from `kty`'s line and 2,000 back (the window that judges `kty` holds them), and no line without the marks", () => {
+        // A chain of three certificates puts `d` ~4,400 characters after `kty`: not read (documented).
+        expect(scanBytes(Buffer.from(`${withChain(2)}\n`))?.what).toBe(JWK);
+        expect(scanBytes(Buffer.from(`${withChain(3)}\n`))).toBeUndefined();
+        // Found wherever the blocks of a long file fall: `kty` near a block's end reads its 4,000 characters in that window.
+        const key = Buffer.from(`${withChain(2)}\n`);
+        for (const before of [BLOCK - 6000, BLOCK - 4200, BLOCK - 100, BLOCK + 10]) {
+          expect(scanBytes(Buffer.concat([Buffer.from(`${"lorem ipsum dolor\n".repeat(Math.ceil(before / 18))}`.slice(0, before)), Buffer.from("\n"), key, Buffer.alloc(70_000, 0x0a)]))?.what, `${before}`).toBe(JWK);
+        }
+        // The marks are every line's: another mark, or none, ends the mapping.
+        expect(scanBytes(Buffer.from(`# kty: EC\n> d: ${ec.d}\n`))).toBeUndefined();
+        expect(scanBytes(Buffer.from(`> > kty: EC\n> d: ${ec.d}\n`))).toBeUndefined();
+        expect(scanBytes(Buffer.from(`# kty: EC\n#\n#   # the private part\n# d: ${ec.d}\n`))?.what).toBe(JWK);
+        expect(scanBytes(Buffer.from(`#kty: EC\n#d: ${ec.d}\n`))?.what).toBe(JWK);
+      });
+
+      it("reads what its triggers read in proportion to the text, and finds a key after repetitions of them (counts, not time)", () => {
+        for (const unit of ["# kty: RSA\n", "> kty: EC\n", "> kty: EC\n>\n", "# - kty: EC\n", "> > kty: x\n> > a: 1\n", `#kty: EC\n# d: ${"A".repeat(43)}\n`, "#> #> kty: x\n", "kty: EC\nm: {a: 1}\n", "# kty: EC, ", `kty: EC\n- ${"A".repeat(80)}\n`, `> kty: EC\n> a: ${"A".repeat(3000)}\n`]) {
+          expectLinearReading(unit);
+        }
+        const long = 512 * 1024;
+        const rep = (s: string) => Buffer.from(s.repeat(Math.ceil(long / s.length)));
+        expect(scanBytes(Buffer.concat([rep("> kty: EC\n>\n"), Buffer.from(`\nend of quote\n\n${prefixed(lines(ec, "", ""), "> ")}\n`)]))?.what).toBe(JWK);
+        expect(scanBytes(Buffer.concat([rep("# kty: RSA\n"), Buffer.from(`\n---\n${prefixed(lines(okp, "", ""), "# ")}\n`)]))?.what).toBe(JWK);
+      });
+    });
+
     it("names the byte of `kty`, and reads a mapping from its first member and to its last, at any indent", () => {
       const text = `keys:\n${lines(sorted(ec), "  - ", "    ")}\n`;
       expect(scanBytes(Buffer.from(text))).toEqual({ what: JWK, offset: text.indexOf("kty") });

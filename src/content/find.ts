@@ -387,6 +387,23 @@ function yamlIndent(b: Uint8Array, from: number, to: number): number {
   while (k < to && b[k] === 32) k++;
   return k >= to || b[k] === 13 || b[k] === 35 ? -1 : k - from;
 }
+/** yamlLineIndent's answer for a line without the mapping's marks (a comment's `#`, a quote's `>`): it ends the mapping. */
+const NOT_IN_BLOCK = -2;
+/**
+ * The indent of the YAML line b[from, to) whose first `prefix` bytes must be
+ * b[marks, marks + prefix) (a commented-out or quoted mapping's `# ` or
+ * `> ` before each line; none: 0), measured after them, as yamlIndent's;
+ * NOT_IN_BLOCK where they differ.
+ */
+function yamlLineIndent(b: Uint8Array, from: number, to: number, marks: number, prefix: number): number {
+  if (prefix > 0) {
+    if (to - from < prefix) return NOT_IN_BLOCK;
+    for (let j = 0; j < prefix; j++) if (b[from + j] !== b[marks + j]) return NOT_IN_BLOCK;
+  }
+  return yamlIndent(b, from + prefix, to);
+}
+/** What may start a YAML line before its mapping's keys and still be read as one: a comment's `#`, a quote's `>`, blanks between. */
+const YAML_MARK = table("#> \t");
 /** Where the first member of the list item whose `-` is at `at` starts (after its `- `, and a nested item's). */
 function yamlItemColumn(b: Uint8Array, at: number): number {
   let k = at;
@@ -1289,8 +1306,10 @@ class Search {
    * followed by `,` or `}`, after `{`, `,` or a line break: `- {kty: EC,
    * d: …}`) it is read as a JSON object is; in a block mapping (`kty: RSA`
    * at a line's start, after an indent or a list item's `- `) the mapping
-   * is read whole (yamlMapping). Anything else (prose's `kty:`, a
-   * comment's) is passed over.
+   * is read whole (yamlMapping), also commented out or quoted (a comment's
+   * `# ` or a quote's `> ` before each of its lines: a config's disabled
+   * block, YAML in a Markdown quote). Anything else (prose's `kty:`, in a
+   * comment or not) is passed over.
    */
   private yamlWebKey(y: number, i: number): void {
     const b = this.b;
@@ -1308,9 +1327,14 @@ class Search {
       } else break;
     }
     const c = p > 0 ? b[p - 1]! : 10;
-    if (c !== 10 && c !== 123 && c !== 44) return;
+    // Back over a comment's or a quote's marks to the line's start (`# `, `> > `): each line of the mapping starts with them.
+    let marks = p;
+    if (c === 35 || c === 62) {
+      while (marks > 0 && k - marks < YAML_INDENT_MAX && YAML_MARK[b[marks - 1]!] === 1) marks--;
+      if (marks > 0 && b[marks - 1] !== 10) return;
+    } else if (c !== 10 && c !== 123 && c !== 44) return;
     if (this.inFlowMapping(i + 1)) this.objectWebKey(k);
-    else if (c === 10) this.yamlMapping(k, p, item);
+    else if (c !== 123 && c !== 44) this.yamlMapping(k, p, item, marks);
   }
 
   /** Whether the value at `at` (a word, quoted or not) is followed by `,` or `}`, as a flow mapping's (PyYAML's cuts one at 80 columns). */
@@ -1328,48 +1352,58 @@ class Search {
   }
 
   /**
-   * The block mapping whose `kty` is at `k`, its line starting at `line`
-   * (`item`: after a list item's `- `, the mapping's first line): its
-   * members are the lines whose key starts at `kty`'s column; a line
-   * indented more is one of their values', a blank line or a comment
-   * goes on, a line indented less (or `---`, a document's end) ends it. It
-   * is read back to its first member (or its list item's line) within
-   * JWK_BEFORE characters, forward to its last, at most MAX_MATCH in all
-   * (cut at a line's end), and judged whole by the JWK rule (hit at
-   * `kty`). Linear: what the mapping judged last holds is not read again
-   * (a `kty` in it is not judged again, a read back stops at its end).
-   * So a `kty` repeated in one mapping, or nested in a mapping before that
-   * mapping's own `kty`, is judged with the first (a deliberate hand's:
-   * YAML allows a key once in a mapping).
+   * The block mapping whose `kty` is at `k`, its keys' column starting at
+   * `line` (`item`: after a list item's `- `, the mapping's first line), its
+   * line at `marks`: b[marks, line) are a comment's or a quote's marks
+   * (`# `, `> `) that every line of it starts with, or none. Its members
+   * are the lines whose key starts at `kty`'s column; a line indented more
+   * is one of their values', a blank line or a comment goes on, a line
+   * indented less, without the marks, or `---` (a document's end) ends it.
+   * It is read back to its first member (or its list item's line) within
+   * JWK_BEFORE characters of `kty`, forward to its last within MAX_MATCH
+   * characters of `kty`'s line (cut at a line's end: a search's window
+   * holds OVERLAP bytes after any place it judges, so the mapping is read
+   * in the window that judges `kty` wherever the file's blocks fall), and
+   * judged by the JWK rule's check (its part before `kty`'s line, and the
+   * rest, each at most MAX_MATCH), whatever its values
+   * hold (a flow mapping's braces too); the hit is at `kty`. Linear: what
+   * the mapping judged last holds is not read again (a `kty` in it is not
+   * judged again, a read back stops at its end). So a `kty` repeated in one
+   * mapping, or nested in a mapping before that mapping's own `kty`, is
+   * judged with the first (a deliberate hand's: YAML allows a key once in
+   * a mapping).
    */
-  private yamlMapping(k: number, line: number, item: boolean): void {
+  private yamlMapping(k: number, line: number, item: boolean, marks: number): void {
     if (k < this.from || k > this.bound || k < this.yamlJudgedTo) return;
     const b = this.b;
     const column = k - line;
-    let start = line;
+    const prefix = line - marks;
+    let start = marks;
     if (!item) {
       const floor = Math.max(0, k - JWK_BEFORE, this.yamlJudgedTo);
       // `p`: the start of the line below the one read.
-      for (let p = line; p > floor; ) {
+      for (let p = marks; p > floor; ) {
         let from = p - 1;
         while (from > floor && b[from - 1] !== 10) from--;
         if (from > 0 && b[from - 1] !== 10) break;
-        const indent = yamlIndent(b, from, p - 1);
+        const indent = yamlLineIndent(b, from, p - 1, marks, prefix);
+        if (indent === NOT_IN_BLOCK) break;
         if (indent < 0 || indent > column) {
           p = from;
           continue;
         }
         if (indent < column) {
           // The list item whose first member starts at the column.
-          if (b[from + indent] === 45 && yamlItemColumn(b, from + indent) - from === column) start = from;
+          const at = from + prefix + indent;
+          if (b[at] === 45 && yamlItemColumn(b, at) - from - prefix === column) start = from;
           break;
         }
         start = from;
         p = from;
       }
     }
-    // Forward to the first line indented less (or a document's end), at most MAX_MATCH from the start.
-    const limit = Math.min(this.end, start + MAX_MATCH);
+    // Forward to the first line indented less (or without the marks, or a document's end), at most MAX_MATCH from kty's line.
+    const limit = Math.min(this.end, marks + MAX_MATCH);
     let lineEnd = k;
     while (lineEnd < limit && b[lineEnd] !== 10) lineEnd++;
     let end = lineEnd + 1;
@@ -1385,16 +1419,21 @@ class Search {
       }
       let to = end;
       while (to < limit && b[to] !== 10) to++;
-      const indent = yamlIndent(b, end, to);
-      if (indent >= 0 && (indent < column || (column === 0 && isYamlDocumentEnd(b, end)))) break;
+      const indent = yamlLineIndent(b, end, to, marks, prefix);
+      if (indent === NOT_IN_BLOCK || (indent >= 0 && (indent < column || (column === 0 && isYamlDocumentEnd(b, end + prefix))))) break;
       end = to + 1;
     }
     this.yamlJudgedTo = end;
     extraReading.places++;
     extraReading.bytes += end - start;
     // Beside `kty`'s line, room for a private member (`d: ` and its value) at least.
-    if (line - start + end - lineEnd - 1 < JWK_VALUE_MIN + 3) return;
-    this.tryRule(JWK, 0, k, this.text.slice(start, end));
+    if (marks - start + end - lineEnd - 1 < JWK_VALUE_MIN + 3) return;
+    if (this.mappingHoldsKey(start, marks) || this.mappingHoldsKey(marks, end)) this.hit(JWK.rule.what, k, Rank.Vendor);
+  }
+
+  /** Whether the JWK rule's check accepts the YAML lines b[from, to) (their marks read as a blank: rules.ts). */
+  private mappingHoldsKey(from: number, to: number): boolean {
+    return to - from >= JWK_VALUE_MIN + 3 && this.accepts(JWK, this.text.slice(from, to));
   }
   /** Where the block mapping judged last ends (a line's start). */
   private yamlJudgedTo = 0;
