@@ -520,6 +520,8 @@ describe("keys cut by line breaks", () => {
   const anthropic = `sk-ant-api03-${f.pick(B64URL, 93)}AA`;
   const github = `ghp_${f.pick(ALNUM, 36)}`;
   const openrouter = `sk-or-v1-${f.pick(HEX, 64)}`;
+  const google = `AIza${f.pick(B64URL, 35)}`;
+  const aws = `AKIA${f.pick("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)}`;
   const jwt = `eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.${Buffer.from(JSON.stringify({ sub: f.pick(ALNUM, 20), iat: 1764900000 })).toString("base64url")}.${f.pick(B64URL, 43)}`;
   // A value of the host's .env that no rule knows the format of.
   const custom = f.pick(ALNUM, 48);
@@ -530,6 +532,8 @@ describe("keys cut by line breaks", () => {
   const crlf = (text: string) => text.replace(/\n/g, "\r\n");
   /** Repetitions of what reaches the test of a Telegram token's digits cut after an indent or a quote's `> `: a colon after digits after a blank, read joined where the line before ends in digits (a value no key's: too many digits, or not random). */
   const telegramIndentUnits = [" 0:", " 1234567:", "1234567\n    1:", "> 1234\n> 567:", `12345678\n\t123:AA${f.pick(B64URL, 33)}\n`, `> 1234567\n> 1:AA${"A".repeat(33)}\n`];
+  /** Repetitions of a Google API key's or an AWS access key id's lead that ends a line (short lines, runs of the key's alphabet across lines, indents). */
+  const leadUnits = ["AIza\n", "AIza\n\n", "  AIza\n", "AKIA\n", "  AKIA\n", "AIzaAIzaAIzaAIza\n", "AKIAAAAAAAAAAAAAAAA\n", `AIza${"A".repeat(30)}\n`, "AIzaSy-_xxxxxxxxxxxxxxxxxxxxxxxxxx\r\n> ", "AKIA1234\n    5678\n", "word AIzaSyA\nmore words here\n"];
   /** `text` with `before` padded so that `fold -w width` cuts the key after its first `cut` characters. */
   const cutAt = (before: string, key: string, cut: number, width: number) => fold(`${before.padEnd(width - cut, ".")}${key} and keep it safe\n`, width);
 
@@ -564,15 +568,22 @@ describe("keys cut by line breaks", () => {
       ["telegram-digits-nested.md", crlf(quoted(quoted(cutAt("Bot token:", telegram, 7, 40)))), `a Telegram bot token, ${WRAPPED}`],
       ["telegram-digits-tab.txt", `Bot token: ${telegram.slice(0, 4)}\n\t${telegram.slice(4)}\n`, `a Telegram bot token, ${WRAPPED}`],
       ["telegram-digits.docx", docx(`Bot token: ${telegram.slice(0, 3)}\n    ${telegram.slice(3)}`), `a Telegram bot token, ${WRAPPED} (in the text of word/document.xml`],
+      // A Google API key or an AWS access key id cut after its lead (a second pass of 2026-12-06; published until then).
+      ["google.txt", cutAt("Maps key:", google, 20, 40), `a Google API key, ${WRAPPED}`],
+      ["google-wrapped.md", crlf(quoted(textwrap(`GOOGLE_API_KEY=${google}`, 24))), `a Google API key, ${WRAPPED}`],
+      ["google-indent.txt", textwrap(`The Maps key: ${google}, rotate it monthly.`, 20, "    "), `a Google API key, ${WRAPPED}`],
+      ["aws.txt", cutAt("AWS_ACCESS_KEY_ID=", aws, 9, 40), `an AWS access key id, ${WRAPPED}`],
+      ["aws-quoted.md", quoted(cutAt("access key id:", aws, 17, 30)), `an AWS access key id, ${WRAPPED}`],
+      ["google.docx", docx(`Maps key: ${google.slice(0, 12)}\n${google.slice(12)}`), `a Google API key, ${WRAPPED} (in the text of word/document.xml`],
     ];
     const files = cases.map(([name, content]) => write(work, name, content));
     // Each case is cut: the key is nowhere whole in it.
-    for (const [name, content] of cases) for (const key of [telegram, anthropic, github, openrouter, jwt, custom]) expect(content.includes(key), name).toBe(false);
+    for (const [name, content] of cases) for (const key of [telegram, anthropic, github, openrouter, jwt, custom, google, aws]) expect(content.includes(key), name).toBe(false);
     const r = prepareJson(files, "txt,md,docx");
     expect(r.code).toBe(1);
     expect(r.dropped.map(([name, code]) => [name, code])).toEqual(cases.map(([name]) => [name, "secret_detected"]));
     r.dropped.forEach(([name, , reason], i) => expect(reason, name).toContain(cases[i]![2]));
-    for (const [, , reason] of r.dropped) for (const v of [telegram, anthropic, github, openrouter, jwt, custom]) expect(reason).not.toContain(v);
+    for (const [, , reason] of r.dropped) for (const v of [telegram, anthropic, github, openrouter, jwt, custom, google, aws]) expect(reason).not.toContain(v);
     expect(r.published).toEqual([]);
     expect(leftBehind(h)).toMatchObject({ outbox: [], staging: [] });
   });
@@ -614,6 +625,17 @@ describe("keys cut by line breaks", () => {
           "2026-12-05 09:17:45 started 1234567",
           "    10:20:30 done, took 12345678",
           "    9:" + f.pick(ALNUM, 20) + " and more",
+          // A lead that ends a line before a key's length, the next line no key's rest: AWS's documented example cut, a short
+          // id, an AIza alone, prose after it, base64 with + and / in the next line's first characters.
+          "the documented key id AKIAIOSFODNN7",
+          "EXAMPLE and its secret",
+          "instance ids AKIA1234",
+          "ABCD are not keys",
+          "AIza",
+          `mentions of AIzaSyDemo`,
+          "are only prefixes of keys, so the words that follow are not joined to them",
+          `blob ${f.bytes(20).toString("base64").slice(0, 10)} AIzaQ`,
+          "+/+/abcdefghijklmnopqrstuvwxyz0123456789",
           "Every token's header is JSON in base64url.",
           "eyJ is how it begins, and the payload follows.",
           // An unsigned token (`alg: none`) cut after its dot: no credential.
@@ -665,8 +687,12 @@ describe("keys cut by line breaks", () => {
     }
     // Its digits cut after an indent or a quote's `> ` (a second pass of 2026-12-06).
     for (const unit of telegramIndentUnits) expect(scanBytes(rep(unit)), JSON.stringify(unit)).toBeUndefined();
+    // A Google API key's and an AWS access key id's lead that ends a line (a second pass of 2026-12-06).
+    for (const unit of leadUnits) expect(scanBytes(rep(unit)), JSON.stringify(unit)).toBeUndefined();
+    expect(scanBytes(Buffer.concat([rep("  AIza\n"), Buffer.from(`\n\n${cutAt("Maps key:", google, 20, 40)}`)]))?.what).toBe("a Google API key, with line breaks removed");
+    expect(scanBytes(Buffer.concat([rep("AKIAAAAAAAAAAAAAAAA\n"), Buffer.from(`\n\n${cutAt("key id:", aws, 9, 40)}`)]))?.what).toBe("an AWS access key id, with line breaks removed");
     expect(scanBytes(Buffer.concat([rep(telegramIndentUnits.at(-1)!), Buffer.from(`\n${quoted(cutAt("Bot token:", telegram, 4, 40))}`)]))?.what).toBe("a Telegram bot token, with line breaks removed");
-    for (const unit of ["1234567890\n:", "12345678\n> :", "sk-ant-api03-AAAA\n", ...telegramIndentUnits]) expectLinearReading(unit);
+    for (const unit of ["1234567890\n:", "12345678\n> :", "sk-ant-api03-AAAA\n", ...telegramIndentUnits, ...leadUnits]) expectLinearReading(unit);
     const cutKeys = Buffer.from(`\n${cutAt("Bot token:", telegram, 10, 40)}`);
     expect(scanBytes(Buffer.concat([rep("1234567890\n:"), cutKeys]))?.what).toBe("a Telegram bot token, with line breaks removed");
     expect(scanBytes(Buffer.concat([rep("eyJhbGciOiJub25lIn0.\neyJ"), Buffer.from(`\n${cutAt("token:", jwt, jwt.indexOf(".") + 1, 60)}`)]))?.what).toBe("a JSON Web Token, with line breaks removed");
