@@ -171,6 +171,8 @@ const PAIR_WORD = 1;
 const PAIR_CUT = 2;
 /** What ends a line break and the indent after it, before a cut word's rest: `\n`, a blank, a tab, a quote's `>`. */
 const WRAP_BEFORE = [10, 32, 9, 62];
+/** WRAP_BEFORE as a table: a byte before a Telegram token's digits that may end a line break and its indent. */
+const WRAP_END = table("\n \t>");
 
 /** Rules found by passes of their own below (and where, relative to the trigger, they start). */
 const FOUND_BY_PASSES = [
@@ -385,6 +387,23 @@ function yamlIndent(b: Uint8Array, from: number, to: number): number {
   while (k < to && b[k] === 32) k++;
   return k >= to || b[k] === 13 || b[k] === 35 ? -1 : k - from;
 }
+/** yamlLineIndent's answer for a line without the mapping's marks (a comment's `#`, a quote's `>`): it ends the mapping. */
+const NOT_IN_BLOCK = -2;
+/**
+ * The indent of the YAML line b[from, to) whose first `prefix` bytes must be
+ * b[marks, marks + prefix) (a commented-out or quoted mapping's `# ` or
+ * `> ` before each line; none: 0), measured after them, as yamlIndent's;
+ * NOT_IN_BLOCK where they differ.
+ */
+function yamlLineIndent(b: Uint8Array, from: number, to: number, marks: number, prefix: number): number {
+  if (prefix > 0) {
+    if (to - from < prefix) return NOT_IN_BLOCK;
+    for (let j = 0; j < prefix; j++) if (b[from + j] !== b[marks + j]) return NOT_IN_BLOCK;
+  }
+  return yamlIndent(b, from + prefix, to);
+}
+/** What may start a YAML line before its mapping's keys and still be read as one: a comment's `#`, a quote's `>`, blanks between. */
+const YAML_MARK = table("#> \t");
 /** Where the first member of the list item whose `-` is at `at` starts (after its `- `, and a nested item's). */
 function yamlItemColumn(b: Uint8Array, at: number): number {
   let k = at;
@@ -449,6 +468,15 @@ const MARKDOWN_ESCAPED = Array.from(ASCII_PUNCTUATION.keys()).filter((c) => ASCI
 const ESCAPE_BETWEEN = new RegExp(`[A-Za-z0-9]\\\\[${MARKDOWN_ESCAPED.map((c) => `\\x${c.toString(16)}`).join("")}][A-Za-z0-9]`, "g");
 /** How far around a window's first escape troff's font escapes are looked for. */
 const TROFF_REACH = 4096;
+
+/**
+ * What the searches read beyond their passes, counted (a few additions per
+ * reading, none per byte): the places read as a key cut by line breaks
+ * (Search.joined) and the JSON Web Keys' objects and YAML mappings read,
+ * and the bytes each read. Adversarial text must keep both in proportion to
+ * its size: test/redteam.test.ts asserts so, by counts, not by time.
+ */
+export const extraReading = { places: 0, bytes: 0 };
 
 export interface SecretHit {
   what: string;
@@ -604,6 +632,8 @@ class Search {
     if (measured) k = this.joinedRunEnd(k, line);
     this.joinedFrom = start;
     this.joinedTo = k;
+    extraReading.places++;
+    extraReading.bytes += k - start;
     // No break inside; or the next line is a name's assignment (a `.env`'s after a placeholder, `NAME=`), no key's rest.
     if (count === 0 || out[n - 1] === 61) return;
     const text = out.toString("latin1", 0, n);
@@ -873,16 +903,46 @@ class Search {
       this.tryRule(META, m.index);
       i = text.indexOf("EAA", m.index + 3);
     }
-    // AKIA… and 16 capitals or digits; AIza and 35 token characters.
+    // AKIA… and 16 capitals or digits; AIza and 35 token characters. Either cut by a line break (its run ends at one before
+    // its length) is read joined (cutLead).
+    // test(), not exec(): no match is allocated (every lead is 4 bytes: it starts 4 before lastIndex); text of `AIza\n`
+    // repeated cost 7.2 ms/MiB with exec().
     const re = A_LEADS;
     re.lastIndex = this.from;
-    for (let m = re.exec(this.text); m && m.index < this.stopAt(0); m = re.exec(this.text)) {
-      const at = m.index;
+    while (re.test(this.text)) {
+      const at = re.lastIndex - 4;
+      if (at >= this.stopAt(0)) break;
       if (!this.isTokenStart(at)) re.lastIndex = this.tokenRunEnd(at);
       else if (b[at + 1] === 73) {
-        if (this.runEnd(at) - at >= 39) this.tryRule(GOOGLE_API, at);
-      } else if (UPPER_DIGIT[b[at + 19]!] === 1) this.tryRule(AWS_KEY_ID, at);
+        const end = this.runEnd(at);
+        if (end - at >= 39) this.tryRule(GOOGLE_API, at);
+        // A line of a few bytes, the lead alone (`AIza\n`), is no key's piece: told without a call (a call each cost text of
+        // `AIza\n\n` 0.4 ms/MiB).
+        else if (b[end]! <= 13 && (b[end] === 10 || b[end] === 13) && (end - at >= WRAPPED_LINE_MIN || b[at - 1] !== 10) && !this.inJoined(at)) this.cutLead(GOOGLE_API, at, end);
+      } else if ((UPPER_DIGIT[b[at + 19]!] === 0 || this.tryRule(AWS_KEY_ID, at) === 0) && !this.inJoined(at)) this.cutAwsKeyId(at);
     }
+  }
+
+  /** An AWS access key id's lead at `at` that is no key as it stands: read joined where a line break cuts its 16 characters (cutLead). */
+  private cutAwsKeyId(at: number): void {
+    const b = this.b;
+    let end = at + 4;
+    while (end - at < 20 && UPPER_DIGIT[b[end]!] === 1) end++;
+    if (end - at < 20 && (b[end] === 10 || b[end] === 13)) this.cutLead(AWS_KEY_ID, at, end);
+  }
+
+  /**
+   * A Google API key's or an AWS access key id's lead at `at` whose token a
+   * line break at `end` cuts before its length (`AIzaSyB…\n…`, as `fold` or
+   * `textwrap` cuts it): read joined where the line is long enough and the
+   * next goes on with a key's characters (wrapAt). Asked only of a lead
+   * whose run ends at a line break: text of `AIza\n` repeated pays the line
+   * test (its lines are too short), `  AIza\n` one joined reading per run.
+   */
+  private cutLead(s: Sticky, at: number, end: number): void {
+    if (this.cuts <= 0 || this.wrapAt(end, this.lineStart(at)) === 0) return;
+    this.cuts--;
+    this.joined([s], at, 40);
   }
 
   /** `Q~` of an Azure AD client secret: three characters and a digit before it. */
@@ -1259,11 +1319,13 @@ class Search {
         break;
       }
     }
+    extraReading.places++;
+    extraReading.bytes += at - Math.max(start, stop);
     if (start < 0) {
       if (stop > farthest) return;
       start = farthest;
     }
-    this.tryRule(JWK, start, at);
+    extraReading.bytes += Math.abs(this.tryRule(JWK, start, at));
   }
   /** The last `kty` judged (its index). */
   private lastJwk = -1;
@@ -1274,8 +1336,10 @@ class Search {
    * followed by `,` or `}`, after `{`, `,` or a line break: `- {kty: EC,
    * d: …}`) it is read as a JSON object is; in a block mapping (`kty: RSA`
    * at a line's start, after an indent or a list item's `- `) the mapping
-   * is read whole (yamlMapping). Anything else (prose's `kty:`, a
-   * comment's) is passed over.
+   * is read whole (yamlMapping), also commented out or quoted (a comment's
+   * `# ` or a quote's `> ` before each of its lines: a config's disabled
+   * block, YAML in a Markdown quote). Anything else (prose's `kty:`, in a
+   * comment or not) is passed over.
    */
   private yamlWebKey(y: number, i: number): void {
     const b = this.b;
@@ -1293,9 +1357,14 @@ class Search {
       } else break;
     }
     const c = p > 0 ? b[p - 1]! : 10;
-    if (c !== 10 && c !== 123 && c !== 44) return;
+    // Back over a comment's or a quote's marks to the line's start (`# `, `> > `): each line of the mapping starts with them.
+    let marks = p;
+    if (c === 35 || c === 62) {
+      while (marks > 0 && k - marks < YAML_INDENT_MAX && YAML_MARK[b[marks - 1]!] === 1) marks--;
+      if (marks > 0 && b[marks - 1] !== 10) return;
+    } else if (c !== 10 && c !== 123 && c !== 44) return;
     if (this.inFlowMapping(i + 1)) this.objectWebKey(k);
-    else if (c === 10) this.yamlMapping(k, p, item);
+    else if (c !== 123 && c !== 44) this.yamlMapping(k, p, item, marks);
   }
 
   /** Whether the value at `at` (a word, quoted or not) is followed by `,` or `}`, as a flow mapping's (PyYAML's cuts one at 80 columns). */
@@ -1313,48 +1382,58 @@ class Search {
   }
 
   /**
-   * The block mapping whose `kty` is at `k`, its line starting at `line`
-   * (`item`: after a list item's `- `, the mapping's first line): its
-   * members are the lines whose key starts at `kty`'s column; a line
-   * indented more is one of their values', a blank line or a comment
-   * goes on, a line indented less (or `---`, a document's end) ends it. It
-   * is read back to its first member (or its list item's line) within
-   * JWK_BEFORE characters, forward to its last, at most MAX_MATCH in all
-   * (cut at a line's end), and judged whole by the JWK rule (hit at
-   * `kty`). Linear: what the mapping judged last holds is not read again
-   * (a `kty` in it is not judged again, a read back stops at its end).
-   * So a `kty` repeated in one mapping, or nested in a mapping before that
-   * mapping's own `kty`, is judged with the first (a deliberate hand's:
-   * YAML allows a key once in a mapping).
+   * The block mapping whose `kty` is at `k`, its keys' column starting at
+   * `line` (`item`: after a list item's `- `, the mapping's first line), its
+   * line at `marks`: b[marks, line) are a comment's or a quote's marks
+   * (`# `, `> `) that every line of it starts with, or none. Its members
+   * are the lines whose key starts at `kty`'s column; a line indented more
+   * is one of their values', a blank line or a comment goes on, a line
+   * indented less, without the marks, or `---` (a document's end) ends it.
+   * It is read back to its first member (or its list item's line) within
+   * JWK_BEFORE characters of `kty`, forward to its last within MAX_MATCH
+   * characters of `kty`'s line (cut at a line's end: a search's window
+   * holds OVERLAP bytes after any place it judges, so the mapping is read
+   * in the window that judges `kty` wherever the file's blocks fall), and
+   * judged by the JWK rule's check (its part before `kty`'s line, and the
+   * rest, each at most MAX_MATCH), whatever its values
+   * hold (a flow mapping's braces too); the hit is at `kty`. Linear: what
+   * the mapping judged last holds is not read again (a `kty` in it is not
+   * judged again, a read back stops at its end). So a `kty` repeated in one
+   * mapping, or nested in a mapping before that mapping's own `kty`, is
+   * judged with the first (a deliberate hand's: YAML allows a key once in
+   * a mapping).
    */
-  private yamlMapping(k: number, line: number, item: boolean): void {
+  private yamlMapping(k: number, line: number, item: boolean, marks: number): void {
     if (k < this.from || k > this.bound || k < this.yamlJudgedTo) return;
     const b = this.b;
     const column = k - line;
-    let start = line;
+    const prefix = line - marks;
+    let start = marks;
     if (!item) {
       const floor = Math.max(0, k - JWK_BEFORE, this.yamlJudgedTo);
       // `p`: the start of the line below the one read.
-      for (let p = line; p > floor; ) {
+      for (let p = marks; p > floor; ) {
         let from = p - 1;
         while (from > floor && b[from - 1] !== 10) from--;
         if (from > 0 && b[from - 1] !== 10) break;
-        const indent = yamlIndent(b, from, p - 1);
+        const indent = yamlLineIndent(b, from, p - 1, marks, prefix);
+        if (indent === NOT_IN_BLOCK) break;
         if (indent < 0 || indent > column) {
           p = from;
           continue;
         }
         if (indent < column) {
           // The list item whose first member starts at the column.
-          if (b[from + indent] === 45 && yamlItemColumn(b, from + indent) - from === column) start = from;
+          const at = from + prefix + indent;
+          if (b[at] === 45 && yamlItemColumn(b, at) - from - prefix === column) start = from;
           break;
         }
         start = from;
         p = from;
       }
     }
-    // Forward to the first line indented less (or a document's end), at most MAX_MATCH from the start.
-    const limit = Math.min(this.end, start + MAX_MATCH);
+    // Forward to the first line indented less (or without the marks, or a document's end), at most MAX_MATCH from kty's line.
+    const limit = Math.min(this.end, marks + MAX_MATCH);
     let lineEnd = k;
     while (lineEnd < limit && b[lineEnd] !== 10) lineEnd++;
     let end = lineEnd + 1;
@@ -1370,14 +1449,21 @@ class Search {
       }
       let to = end;
       while (to < limit && b[to] !== 10) to++;
-      const indent = yamlIndent(b, end, to);
-      if (indent >= 0 && (indent < column || (column === 0 && isYamlDocumentEnd(b, end)))) break;
+      const indent = yamlLineIndent(b, end, to, marks, prefix);
+      if (indent === NOT_IN_BLOCK || (indent >= 0 && (indent < column || (column === 0 && isYamlDocumentEnd(b, end + prefix))))) break;
       end = to + 1;
     }
     this.yamlJudgedTo = end;
+    extraReading.places++;
+    extraReading.bytes += end - start;
     // Beside `kty`'s line, room for a private member (`d: ` and its value) at least.
-    if (line - start + end - lineEnd - 1 < JWK_VALUE_MIN + 3) return;
-    this.tryRule(JWK, 0, k, this.text.slice(start, end));
+    if (marks - start + end - lineEnd - 1 < JWK_VALUE_MIN + 3) return;
+    if (this.mappingHoldsKey(start, marks) || this.mappingHoldsKey(marks, end)) this.hit(JWK.rule.what, k, Rank.Vendor);
+  }
+
+  /** Whether the JWK rule's check accepts the YAML lines b[from, to) (their marks read as a blank: rules.ts). */
+  private mappingHoldsKey(from: number, to: number): boolean {
+    return to - from >= JWK_VALUE_MIN + 3 && this.accepts(JWK, this.text.slice(from, to));
   }
   /** Where the block mapping judged last ends (a line's start). */
   private yamlJudgedTo = 0;
@@ -1430,9 +1516,10 @@ class Search {
     let start = i - 1;
     while (start > 0 && i - start < 11 && DIGIT[b[start - 1]!] === 1) start--;
     const digits = i - start;
-    // 8 to 10 digits, or digits cut by a line break before them (`71234\n56789:AA…`, as `fold` cuts). Not after an indent or a
-    // quote's `> `, nor before the colon: each test more per colon cost text of `0:` repeated ~0.6 ms/MiB.
-    if ((digits >= 8 && digits <= 10 && (start === 0 || DIGIT[b[start - 1]!] === 0)) || b[start - 1] === 10) this.telegramAt(i, start, digits);
+    // 8 to 10 digits, or digits cut by a line break before them (`71234\n56789:AA…` as `fold` cuts, after an indent or a quote's
+    // `> ` too: telegramDigitsCut reads back over them). One table's test where there was one byte's (`\n`): a test more per
+    // colon cost text of `0:` repeated ~0.6 ms/MiB.
+    if ((digits >= 8 && digits <= 10 && (start === 0 || DIGIT[b[start - 1]!] === 0)) || WRAP_END[b[start - 1]!] === 1) this.telegramAt(i, start, digits);
   }
 
   /**
@@ -1471,8 +1558,9 @@ class Search {
   }
 
   /**
-   * A Telegram token's digits that start a line (`digits` of them before
-   * its colon at `start + digits`), the rest at the end of the line before:
+   * A Telegram token's digits that start a line, after its indent or a
+   * quote's `> ` or not (`digits` of them before its colon at `start +
+   * digits`), the rest at the end of the line before:
    * read joined, where its 35 characters after the colon are whole on this
    * line or cut at its end.
    */

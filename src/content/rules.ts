@@ -210,8 +210,10 @@ function opensshBodyIsPrivateKey(match: string): boolean {
  * puts `d`, `dp`, `dq` before `kty`). The same key written as YAML is this
  * rule too: a flow mapping (`{kty: EC, d: …}`) is read from its `{` as a
  * JSON object is; a block mapping (`kty: RSA` on a line of its own, in a
- * list item or not) is handed whole, its lines from the first of its
- * members to the last (find.ts reads its indentation).
+ * list item or not, commented out or quoted) is judged by the check alone
+ * (find.ts reads its indentation and hands its lines from the first of its
+ * members to `kty`'s, and from `kty`'s to its last, each at most
+ * MAX_MATCH).
  */
 const JWK_SOURCE = "\\{?[^{}]{1,3999}";
 /** A private member's name (RFC 7518: an EC or OKP key's `d`, an RSA key's `d`, `p`, `q`, `dp`, `dq`, `qi`, a symmetric key's `k`). */
@@ -223,13 +225,14 @@ const JWK_PRIVATE_VALUE = `([A-Za-z0-9_-]{${JWK_VALUE_MIN},3000})`;
  * A private member whose value is base64url: its name quoted (JSON, a
  * Python dict's single quotes, a JWK set's escaped quotes in a string) and
  * its value quoted; or, as YAML and a JavaScript object write it, its name
- * plain, at a line's start (after an indent, a list item's `- `) or after
- * a flow mapping's `{` or `,`, its value quoted or plain. Linear: each
+ * plain, at a line's start (after an indent, a list item's `- `, or a
+ * comment's `#` or a quote's `>`: a mapping commented out or quoted) or
+ * after a flow mapping's `{` or `,`, its value quoted or plain. Linear: each
  * attempt starts at a quote or a name after a blank, and the value's
  * class holds neither.
  */
 const JWK_PRIVATE_MEMBER = new RegExp(
-  `\\\\?["']${JWK_PRIVATE_NAME}\\\\?["'][ \\t]{0,8}:[ \\t\\r\\n]{0,16}\\\\?["']${JWK_PRIVATE_VALUE}|(?<![^\\s{,])${JWK_PRIVATE_NAME}[ \\t]{0,8}:[ \\t]{0,16}["']?${JWK_PRIVATE_VALUE}`,
+  `\\\\?["']${JWK_PRIVATE_NAME}\\\\?["'][ \\t]{0,8}:[ \\t\\r\\n]{0,16}\\\\?["']${JWK_PRIVATE_VALUE}|(?<![^\\s{,#>])${JWK_PRIVATE_NAME}[ \\t]{0,8}:[ \\t]{0,16}["']?${JWK_PRIVATE_VALUE}`,
   "g",
 );
 
