@@ -245,6 +245,37 @@ describe("install systemd --root", () => {
     expect(snapshot(root)).toEqual(before);
   });
 
+  it("gives the janitor and watch the HERMES_HOME= of their user's gateway units (a root install made for an agent), unless install was told one, the units disagree, or that home holds a config file install did not read", () => {
+    const root = path.join(t.home, "target-hermes-home");
+    put(path.join(root, "etc/passwd"), ["root:x:0:0:root:/root:/bin/bash", "agent:x:1500:1500::/home/agent:/bin/bash", ""].join("\n"));
+    put(path.join(root, ETC, "hermes-gateway.service"), "[Service]\nUser=agent\nEnvironment=HERMES_HOME=/srv/agent-hermes\nExecStart=/bin/true\n");
+    const env = { ...t.env };
+    delete env.HERMES_HOME;
+    const dryRun = (extra: NodeJS.ProcessEnv = {}) => {
+      const r = cli(["install", "systemd", "--root", root, "--outbox", OUTBOX(), "--with-watch", "--dry-run"], { env: { ...env, ...extra } });
+      expect(r.code, r.stderr).toBe(0);
+      const unit = (name: string) => r.stdout.split(/^==> /m).find((f) => f.startsWith(path.join(root, ETC, name)))!;
+      return { r, environment: (name: string) => unit(name).split("\n").filter((l) => l.startsWith("Environment=")) };
+    };
+    // The gateway reads /srv/agent-hermes: so do the services that run as its user (the watch knows the secrets of that .env).
+    let { r, environment } = dryRun();
+    for (const name of ["media-outbox-janitor.service", "media-outbox-watch.service"]) expect(environment(name).join("\n")).toContain("HERMES_HOME=/srv/agent-hermes ");
+    // Told one: that one.
+    ({ environment } = dryRun({ HERMES_HOME: "/srv/told" }));
+    expect(environment("media-outbox-watch.service").join("\n")).toContain("HERMES_HOME=/srv/told ");
+    // That home holds a config file install did not read: the services would take a policy the units were not written for.
+    put(path.join(root, "srv/agent-hermes/media-outbox.json"), "{}\n");
+    ({ r, environment } = dryRun());
+    expect(environment("media-outbox-watch.service").join("\n")).not.toContain("HERMES_HOME=");
+    expect(r.stderr).toContain(`note: the gateway's Hermes home /srv/agent-hermes holds /srv/agent-hermes/media-outbox.json, which install did not read: the janitor and watch read /home/agent/.hermes; run install with HERMES_HOME=/srv/agent-hermes`);
+    fs.rmSync(path.join(root, "srv/agent-hermes/media-outbox.json"));
+    // Two units of the agent that read two homes: neither, said.
+    put(path.join(root, ETC, "hermes-gateway-work.service"), "[Service]\nUser=agent\nExecStart=/bin/true\n");
+    ({ r, environment } = dryRun());
+    expect(environment("media-outbox-watch.service").join("\n")).not.toContain("HERMES_HOME=");
+    expect(r.stderr).toContain("note: the gateway units of agent read different Hermes homes (/home/agent/.hermes, /srv/agent-hermes): the janitor and watch read /home/agent/.hermes; run install with HERMES_HOME set to the one they should read");
+  });
+
   it("--dry-run prints every file with its contents and writes nothing", () => {
     const root = gatewayRoot(t.home);
     const before = snapshot(root);
@@ -320,7 +351,8 @@ describe("install systemd --root", () => {
     // The .env files first, then each home's stores and MCP token directory, optional ("?": named before they exist, no news when absent);
     // last, its profiles directory (gate-secrets lists it at each run, and watches each profile: --watch-profiles), never a profile's files one by one.
     const stores = (dir: string) => [...HERMES_STORES, ...HERMES_STORE_DIRS.map((name) => `${name}/`)].map((store) => `nobody:?${dir}/${store}`);
-    const words = ["nobody:/home/agent/.hermes/.env", ...stores("/home/agent/.hermes"), "nobody:?profiles:/home/agent/.hermes/profiles/"].join(" ");
+    // And each gateway unit, named by its path in the drop-ins' directory: gate-secrets resolves its environment at each run (a CODEX_HOME or HERMES_MANAGED_DIR set since is followed).
+    const words = ["nobody:/home/agent/.hermes/.env", ...stores("/home/agent/.hermes"), "nobody:?profiles:/home/agent/.hermes/profiles/", "nobody:?gateway:/etc/systemd/system/hermes-gateway.service"].join(" ");
     expect(words).toContain("nobody:?/home/agent/.hermes/auth.json nobody:?/home/agent/.hermes/.anthropic_oauth.json");
     const before = snapshot(root);
     const r = install(root, "--gate", "--dry-run", "--strict");
@@ -387,9 +419,9 @@ describe("install systemd --root", () => {
     // The profiles directory is watched as a directory: a profile made or gone there.
     const unitText = (name: string) => early.stdout.split(/^==> /m).find((f) => f.startsWith(path.join(root, ETC, name)))!;
     const watchedBy = (name: string) => unitText(name).split("\n").filter((l) => l.startsWith("PathChanged=")).map((l) => l.slice("PathChanged=".length));
-    const there = ["/home/agent/.hermes/mcp-tokens"];
+    const there = ["/home/agent/.hermes/mcp-tokens", "/etc/systemd/system/hermes-gateway.service"];
     expect(watchedBy("media-outbox-gate-secrets.path")).toEqual(there);
-    const named = words.split(" ").map((w) => w.slice(w.indexOf(":") + 1).replace(/^\?/, "").replace(/^profiles:/, "").replace(/\/$/, ""));
+    const named = words.split(" ").map((w) => w.slice(w.indexOf(":") + 1).replace(/^\?/, "").replace(/^(profiles|gateway):/, "").replace(/\/$/, ""));
     expect(watchedBy("media-outbox-gate-secrets-new.path")).toEqual(named.filter((f) => !there.includes(f)));
     expect(watchedBy("media-outbox-gate-secrets-new.path")).toEqual(expect.arrayContaining(["/home/agent/.hermes/.env", "/home/agent/.hermes/auth.json", "/home/agent/.hermes/profiles"]));
     for (const name of ["media-outbox-gate-secrets.path", "media-outbox-gate-secrets-new.path"]) expect(unitText(name)).toContain("Unit=media-outbox-gate-secrets.service\n");
@@ -404,8 +436,8 @@ describe("install systemd --root", () => {
     };
     gateway(0);
     put(path.join(root, "home/agent/h0/.env"), "TOKEN=secretsecret\n", 0o600);
-    // A home's files (its .env, stores, store directories, profiles directory), and 4 watches for each profile, 8 at most.
-    const perHome = 1 + HERMES_STORES.length + HERMES_STORE_DIRS.length + 1;
+    // A home's files (its .env, stores, store directories, profiles directory, its gateway's unit), and 4 watches for each profile, 8 at most.
+    const perHome = 1 + HERMES_STORES.length + HERMES_STORE_DIRS.length + 1 + 1;
     profiles(0, 12);
     const few = install(root, "--gate", "--dry-run");
     expect(few.code, few.stderr).toBe(0);
@@ -441,7 +473,7 @@ describe("install systemd --root", () => {
     const gateLine = r.stdout.split("\n").find((l) => l.startsWith("ExecStartPre=-+"))!;
     const systemdWords = ["nobody:environment-file:/etc/hermes/gateway.env", "nobody:?environment-file:/etc/hermes/later.env", `nobody:unit-file:${d}/10-keys.conf`];
     expect(gateLine.startsWith(`ExecStartPre=-+${process.execPath} ${BIN} gate-secrets --into /run/media-outbox-gate --watch-profiles nobody:/home/agent/.hermes/.env `), gateLine).toBe(true);
-    expect(gateLine.endsWith(` nobody:?/home/agent/.hermes/${HERMES_STORE_DIRS.at(-1)}/ ${systemdWords.join(" ")} nobody:?profiles:/home/agent/.hermes/profiles/`), gateLine).toBe(true);
+    expect(gateLine.endsWith(` nobody:?/home/agent/.hermes/${HERMES_STORE_DIRS.at(-1)}/ ${systemdWords.join(" ")} nobody:?profiles:/home/agent/.hermes/profiles/ nobody:?gateway:/etc/systemd/system/hermes-gateway.service`), gateLine).toBe(true);
     expect(gateLine).not.toContain("media-outbox.env");
     expect(gateLine).not.toContain("90-media-outbox.conf");
     expect(gateLine).not.toContain("20-plain.conf");
@@ -468,12 +500,12 @@ describe("install systemd --root", () => {
     const homeWords = USER_HOME_SECRET_FILES.map((store) => `agent:?/home/agent/${store}`).join(" ");
     expect(homeWords).toBe("agent:?/home/agent/.claude/.credentials.json agent:?/home/agent/.qwen/oauth_creds.json agent:?/home/agent/.docker/config.json agent:?/home/agent/.aws/credentials agent:?/home/agent/.pgpass agent:?/home/agent/.git-credentials agent:?/home/agent/.codex/auth.json");
     // After the gateway's own files: the copies of those keep the numbers they had.
-    expect(gateLine.endsWith(` agent:environment-file:/etc/hermes/gateway.env ${homeWords} agent:?profiles:/home/agent/.hermes/profiles/`), gateLine).toBe(true);
+    expect(gateLine.endsWith(` agent:environment-file:/etc/hermes/gateway.env ${homeWords} agent:?profiles:/home/agent/.hermes/profiles/ agent:?gateway:/etc/systemd/system/hermes-gateway.service`), gateLine).toBe(true);
     expect(gateLine).not.toContain("/home/other");
     // Watched as the Hermes stores are: the one there by one path unit, the others by the other.
     const unitText = (name: string) => r.stdout.split(/^==> /m).find((f) => f.startsWith(path.join(root, ETC, name)))!;
     const watchedBy = (name: string) => unitText(name).split("\n").filter((l) => l.startsWith("PathChanged=")).map((l) => l.slice("PathChanged=".length));
-    expect(watchedBy("media-outbox-gate-secrets.path")).toEqual(["/home/agent/.hermes/.env", "/etc/hermes/gateway.env", "/home/agent/.docker/config.json"]);
+    expect(watchedBy("media-outbox-gate-secrets.path")).toEqual(["/home/agent/.hermes/.env", "/etc/hermes/gateway.env", "/home/agent/.docker/config.json", "/etc/systemd/system/hermes-gateway.service"]);
     expect(watchedBy("media-outbox-gate-secrets-new.path").filter((f) => !f.startsWith("/home/agent/.hermes"))).toEqual(["/home/agent/.claude/.credentials.json", "/home/agent/.qwen/oauth_creds.json", "/home/agent/.aws/credentials", "/home/agent/.pgpass", "/home/agent/.git-credentials", "/home/agent/.codex/auth.json"]);
   });
 
@@ -501,6 +533,22 @@ describe("install systemd --root", () => {
     const byProfile = install(root, "--gate", "--dry-run");
     expect(byProfile.code).toBe(2);
     expect(byProfile.stderr).toContain("MEDIA_OUTBOX_DIR is set for the agents by /home/agent/.hermes/profiles/work/.env");
+    fs.rmSync(path.join(root, "home/agent/.hermes/profiles"), { recursive: true });
+    // A managed .env, where the gateway's HERMES_MANAGED_DIR puts it or in /etc/hermes: every agent of the gateway loads it (one rule with gate-secrets: hermes-environment.ts dotenvSetsLocalOutbox).
+    put(path.join(root, "home/agent/.hermes/.env"), "TOKEN=secretsecret\nHERMES_MANAGED_DIR=/opt/managed\n", 0o600);
+    put(path.join(root, "opt/managed/.env"), "MEDIA_OUTBOX_DIR=/home/agent/out\n");
+    const byManaged = install(root, "--gate", "--dry-run");
+    expect(byManaged.code).toBe(2);
+    expect(byManaged.stderr.split("\n").filter((l) => l !== "")).toEqual([
+      "media-outbox: usage error: MEDIA_OUTBOX_DIR is set for the agents by /opt/managed/.env: their prepare would publish into that directory instead of handing files to the gate. Remove it there, then run install again",
+    ]);
+    put(path.join(root, "home/agent/.hermes/.env"), "TOKEN=secretsecret\n", 0o600);
+    put(path.join(root, "etc/hermes/.env"), "MEDIA_OUTBOX_DIR=/home/agent/out\n");
+    const byEtcHermes = install(root, "--gate", "--dry-run");
+    expect(byEtcHermes.code).toBe(2);
+    expect(byEtcHermes.stderr).toContain("MEDIA_OUTBOX_DIR is set for the agents by /etc/hermes/.env:");
+    fs.rmSync(path.join(root, "etc/hermes/.env"));
+    expect(install(root, "--gate", "--dry-run").code).toBe(0);
   });
 
   it("--gate names the Codex CLI's auth.json where each gateway's CODEX_HOME puts it, and the managed scope's .env and config.yaml where its HERMES_MANAGED_DIR does, as its Hermes resolves them (Environment=, EnvironmentFile=, then the Hermes .env and the managed one over them; ~ expanded in CODEX_HOME), optional, read as the gateway's user, last on the line, watched; ~/.codex/auth.json kept; a value it cannot name is a note, escaped", () => {
@@ -514,7 +562,7 @@ describe("install systemd --root", () => {
     const codexWords = (r: { stdout: string }) => gateLine(r).split(" ").filter((w) => w.includes(":?codex-home:"));
     const homeCodex = "agent:?/home/agent/.codex/auth.json";
     // Last on the line, the Hermes home's profiles directory: the endings below are before it.
-    const profilesWord = " agent:?profiles:/home/agent/.hermes/profiles/";
+    const profilesWord = " agent:?profiles:/home/agent/.hermes/profiles/ agent:?gateway:/etc/systemd/system/hermes-gateway.service";
     const dryRun = () => {
       const r = install(root, "--gate", "--dry-run");
       expect(r.code, r.stderr).toBe(0);

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Gate, gateLeftBehind, killAll, post, rawExchange, startGate } from "./gate-helpers.js";
 import { BIN, makeHome } from "./helpers.js";
 import type { DoctorCheck } from "../src/deploy/doctor-check.js";
-import { gateSecretChecks, gateServiceChecks } from "../src/deploy/doctor-gate.js";
+import { gateAgentChecks, gateSecretChecks, gateServiceChecks } from "../src/deploy/doctor-gate.js";
 import { takeProfiles } from "../src/deploy/gate-profiles.js";
 import type { Systemctl } from "../src/deploy/systemctl.js";
 import { escapeUnitPath } from "../src/deploy/systemd-syntax.js";
@@ -678,7 +678,7 @@ describe("doctor: the profiles of a Hermes home the gate's units name (USER:?pro
         status: "warn",
         message:
           "Hermes profiles the gate does not copy: /home/agent/.hermes/profiles/linked (it is a symbolic link, which is not followed (the agent's to point anywhere); make the profile a directory): the gate does not know the values there",
-        fix: "make each a directory named with letters, digits, _ and -, and keep at most 8 profiles in a Hermes home",
+        fix: "make each a directory named with letters, digits, _ and -, and keep at most 32 profiles in a Hermes home",
       },
     ]);
     // An install by an older media-outbox, which named the profiles there then (work) one by one: late is not named.
@@ -688,6 +688,22 @@ describe("doctor: the profiles of a Hermes home the gate's units name (USER:?pro
     gateSecretChecks({ scope: "system", root: old, home: "/root" }, { fragment: GATE_UNIT, dropIns: [] }, oldChecks, []);
     expect(oldChecks.filter((c) => c.message.includes("not named")).map((c) => c.message.split(": ")[0])).toEqual([
       "/home/agent/.hermes/profiles/late/.env, /home/agent/.hermes/profiles/late/mcp-tokens/tracker.json, /home/agent/.hermes/profiles/linked/.env",
+    ]);
+  });
+
+  it("names the profiles it copies but does not watch (past the 8 of a home) and those it does not copy (past the 32), escaped", () => {
+    const root = target("doctor-profiles-many");
+    for (let i = 0; i < 32; i++) fs.mkdirSync(path.join(root, `home/agent/.hermes/profiles/p${String(i).padStart(2, "0")}`));
+    fs.mkdirSync(path.join(root, "home/agent/.hermes/profiles/zz\x1b]0;"));
+    unitNaming(root, words, "--watch-profiles ");
+    const checks: DoctorCheck[] = [];
+    gateSecretChecks({ scope: "system", root, home: "/root" }, { fragment: GATE_UNIT, dropIns: [] }, checks, []);
+    const dir = "/home/agent/.hermes/profiles";
+    // Hermes' own names first, in name order: late, p00…p29 are copied; the first 8 watched.
+    const copied = ["late", ...Array.from({ length: 31 }, (_, i) => `p${String(i).padStart(2, "0")}`)];
+    expect(checks.filter((c) => c.message.startsWith("Hermes profiles")).map((c) => c.message)).toEqual([
+      `Hermes profiles the gate does not copy: ${dir}/linked (it is a symbolic link, which is not followed (the agent's to point anywhere); make the profile a directory); ${dir}/p31 (past the 32 profiles a Hermes home may have copied for the gate); ${dir}/work (past the 32 profiles a Hermes home may have copied for the gate); ${dir}/zz\\x1b]0; (past the 32 profiles a Hermes home may have copied for the gate): the gate does not know the values there`,
+      `Hermes profiles the gate copies but does not watch: ${copied.slice(8).map((n) => `${dir}/${n}`).join(", ")} (past the 8 of a home whose files are watched: each takes 4 of root's inotify instances): a change there reaches the gate with the next copy only (its start, a change to a watched file)`,
     ]);
   });
 
@@ -845,6 +861,38 @@ describe("doctor: the stores a gateway's CODEX_HOME and HERMES_MANAGED_DIR move"
     expect(secretChecks(named2)).toEqual([known(5, 4, stopped)]);
   });
 
+  it("names none of them for a gateway the line names (gateway:): gate-secrets follows its environment at each run; a managed .env that sets MEDIA_OUTBOX_DIR, which gate-secrets refuses to follow, fails the gateway's agents line", () => {
+    const followedLine = [...named, "agent:?gateway:/etc/systemd/system/hermes-gateway.service"];
+    const root = target("doctor-gateway-followed", followedLine);
+    expect(secretChecks(root)).toEqual([known(3, 2, stopped)]);
+    fs.writeFileSync(path.join(root, "srv/agent-hermes/.env"), "HERMES_MANAGED_DIR=/opt/managed\n");
+    fs.mkdirSync(path.join(root, "opt/managed"), { recursive: true });
+    fs.writeFileSync(path.join(root, "opt/managed/.env"), "CODEX_HOME=/srv/codex-m\n");
+    expect(secretChecks(root)).toEqual([known(3, 2, stopped)]);
+    // Without gateway: on the line (an install before media-outbox named it), the same is named.
+    const older = target("doctor-gateway-older", named);
+    fs.writeFileSync(path.join(older, "srv/agent-hermes/.env"), "HERMES_MANAGED_DIR=/opt/managed\n");
+    expect(secretChecks(older).map((c) => c.message.split(": ")[0])).toEqual([
+      "/opt/managed/.env (the managed scope's, in a gateway's HERMES_MANAGED_DIR), /opt/managed/config.yaml (the managed scope's, in a gateway's HERMES_MANAGED_DIR), /srv/codex-a/auth.json (the Codex CLI's auth.json in a gateway's CODEX_HOME)",
+    ]);
+    // The agents line: the managed .env the gateway's Hermes loads, set since install.
+    const agents = () => {
+      const checks: DoctorCheck[] = [];
+      gateAgentChecks({ scope: "system", root, home: "/root" }, ["hermes-gateway.service"], undefined, checks);
+      return checks;
+    };
+    expect(agents().map((c) => c.status)).toEqual(["pass"]);
+    fs.writeFileSync(path.join(root, "opt/managed/.env"), "MEDIA_OUTBOX_DIR=/srv/local\x1b]0;\n");
+    expect(agents()).toEqual([
+      {
+        check: "agents of hermes-gateway.service",
+        status: "fail",
+        message: "MEDIA_OUTBOX_DIR is set by /opt/managed/.env (the managed .env; gate-secrets does not follow it, and keeps its copies from before): the agents' prepare publishes into that directory, never through the gate",
+        fix: "remove it there, then systemctl restart hermes-gateway.service",
+      },
+    ]);
+  });
+
   it("judges a named one as the gate reads it: JSON", () => {
     const root = target("doctor-codex-damaged", [...named, "agent:?codex-home:/srv/codex-a/auth.json"]);
     fs.writeFileSync(path.join(root, "srv/codex-a/auth.json"), "tokens: not JSON\n");
@@ -971,18 +1019,30 @@ describe("gate-secrets: the profiles of a Hermes home (USER:?profiles:DIR/), lis
     expect(fs.readdirSync(copies2)).toEqual([]);
   });
 
-  it("takes at most 8 profiles of a home, Hermes' own names first, and looks at a bounded number of entries whatever the directory holds", () => {
+  it("copies at most 32 profiles of a home and watches the first 8 (Hermes' own names first), naming in its journal each profile copied and not watched and each entry not taken; looks at a bounded number of entries whatever the directory holds", () => {
     const home = path.join(base, "profiles-many");
     const profiles = path.join(home, ".hermes", "profiles");
-    for (let i = 0; i < 10; i++) nobodysFile(home, `.hermes/profiles/p${i}/.env`, `P${i}_SERVICE_TOKEN=Mn${i}Kq8Wz2Lx7Vb4Rt9\n`);
+    const id = (i: number) => `p${String(i).padStart(2, "0")}`;
+    for (let i = 0; i < 35; i++) nobodysFile(home, `.hermes/profiles/${id(i)}/.env`, `P${i}_SERVICE_TOKEN=Mn${i}Kq8Wz2Lx7Vb4Rt9\n`);
     nobodysFile(home, ".hermes/profiles/.p.staging-1/.env", "STAGING_SERVICE_TOKEN=Sg4Kq8Wz2Lx7Vb4Rt9\n");
     const copies = intoDir("run-profiles-many");
-    const r = run(["--into", copies, `nobody:?profiles:${profiles}/`]);
+    const log = path.join(base, "systemctl-many.log");
+    const fake = path.join(base, "fake-systemctl-many");
+    fs.writeFileSync(fake, `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\n`, { mode: 0o755 });
+    const r = run(["--into", copies, "--watch-profiles", `nobody:?profiles:${profiles}/`], { env: { MEDIA_OUTBOX_SYSTEMCTL: fake } });
+    const dirOf = (i: number) => path.join(profiles, id(i));
+    const range = (from: number, to: number) => Array.from({ length: to - from }, (_, k) => from + k);
     expect(lines(r.stderr)).toEqual([
-      `media-outbox: gate-secrets: ${profiles} holds 3 more entries, not taken: at most 8 Hermes profiles of a home are copied for the gate (Hermes' own names first, in name order)`,
+      `media-outbox: gate-secrets: ${range(8, 32).map(dirOf).join(", ")}: copied, not watched: at most 8 Hermes profiles of a home are watched (each takes 4 of root's inotify instances); a change there is copied for the gate with the next copy (the gate's start, a change to a watched file)`,
+      `media-outbox: gate-secrets: ${[...range(32, 35).map(dirOf), path.join(profiles, ".p.staging-1")].join(", ")}: not taken: at most 32 Hermes profiles of a home are copied for the gate (Hermes' own names first, in name order); the gate does not know the values there`,
       "media-outbox: gate-secrets: 1 of 1 secret file(s) copied for the gate",
     ]);
-    expect(fs.readdirSync(copies).sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7].map((i) => `hermes-env-0-profile.p${i}.env`));
+    expect(fs.readdirSync(copies).sort()).toEqual(range(0, 32).map((i) => `hermes-env-0-profile.${id(i)}.env`));
+    // Only the first 8 are watched: 4 watches each.
+    const started = fs.readFileSync(log, "utf8").split("\n").filter((l) => l.startsWith("start "));
+    expect(started).toHaveLength(1);
+    const escaped = (p: string) => execFileSync("systemd-escape", ["--path", p], { encoding: "utf8" }).trim();
+    expect(started[0]!.split(" ").slice(1)).toEqual(range(0, 8).flatMap((i) => [dirOf(i), `${dirOf(i)}/.env`, `${dirOf(i)}/mcp-tokens`, `${dirOf(i)}/google_chat_user_tokens`].map((p) => `media-outbox-gate-secrets-watch@${escaped(p)}.path`)));
 
     // 100,000 entries of each kind: a few are looked at (lstat, as the agent), each name once.
     const ids = Array.from({ length: 100_000 }, (_, i) => `q${i}`);
@@ -991,14 +1051,16 @@ describe("gate-secrets: the profiles of a Hermes home (USER:?profiles:DIR/), lis
     const link = fs.lstatSync(path.join(profiles, "..", ".."));
     let looked = 0;
     const dirs = takeProfiles("/p", [...odd, ...ids], () => (looked++, dir));
-    expect(dirs.profiles.map((p) => p.name)).toEqual(["q0", "q1", "q10", "q100", "q1000", "q10000", "q10001", "q10002"]);
-    expect(looked).toBe(8);
+    expect(dirs.profiles).toHaveLength(32);
+    expect(dirs.profiles.slice(0, 9).map((p) => [p.name, p.watched])).toEqual([...["q0", "q1", "q10", "q100", "q1000", "q10000", "q10001", "q10002"].map((n) => [n, true]), ["q10003", false]]);
+    expect(looked).toBe(32);
+    expect(dirs.past).toHaveLength(8);
     looked = 0;
     const links = takeProfiles("/p", [...odd, ...ids], () => (looked++, { ...link, isSymbolicLink: () => true, isDirectory: () => false } as fs.Stats));
     expect(links.profiles).toEqual([]);
-    expect(looked).toBe(32);
+    expect(looked).toBe(64);
     expect(links.refused).toHaveLength(8);
-    expect(links.refused.length + links.more).toBe(200_000);
+    expect(links.refused.length + links.past.length + links.more).toBe(200_000);
   });
 
   it("--watch-profiles: starts the watch of each profile's directory, .env and store directories (named as systemd-escape --path names them) before any file is read, copies a profile made meanwhile in the same run, and stops the watches of profiles gone", () => {
@@ -1029,10 +1091,10 @@ esac
     expect(fs.readdirSync(copies).sort()).toEqual(["hermes-env-0-profile.made.env", "hermes-env-0-profile.my-work.env"]);
     const watches = (dir: string) => [dir, `${dir}/.env`, `${dir}/mcp-tokens`, `${dir}/google_chat_user_tokens`].map(unit);
     expect(fs.readFileSync(log, "utf8").split("\n").filter((l) => l !== "")).toEqual([
-      // Before a file was read: no copy yet.
-      `start ${watches(path.join(profiles, "my-work")).join(" ")} | `,
+      // The watches listed once, first; before a file was read: no copy yet. One already active (my-work's directory) is not started again.
+      `list-units --all --plain --no-legend --full --type=path media-outbox-gate-secrets-watch@*.path | `,
+      `start ${watches(path.join(profiles, "my-work")).slice(1).join(" ")} | `,
       `start ${watches(path.join(profiles, "made")).join(" ")} | hermes-env-0-profile.my-work.env `,
-      `list-units --all --plain --no-legend --full --type=path media-outbox-gate-secrets-watch@*.path | hermes-env-0-profile.made.env hermes-env-0-profile.my-work.env `,
       `stop --no-block ${stale} | hermes-env-0-profile.made.env hermes-env-0-profile.my-work.env `,
     ]);
   });
@@ -1179,12 +1241,180 @@ esac
     expect(fs.readdirSync(copies).sort()).toEqual(["hermes-env-0", "hermes-env-0-codex-home-auth.json", "hermes-env-1-profile.w.codex-home-auth.json", "hermes-env-1-profile.w.env"]);
     const dir = path.join(profiles, "w");
     expect(fs.readFileSync(log, "utf8").split("\n").filter((l) => l !== "")).toEqual([
+      `list-units --all --plain --no-legend --full --type=path media-outbox-gate-secrets-watch@*.path | `,
       `start ${[dir, `${dir}/.env`, `${dir}/mcp-tokens`, `${dir}/google_chat_user_tokens`].map(unit).join(" ")} | `,
-      // Each auth.json watched once its .env is read, before it is: no copy of it yet.
-      `start ${unit(auth)} | hermes-env-0 `,
+      // Each auth.json watched once its .env is read, before it is: no copy of it yet (the home's is active already: not started again).
       `start ${unit(profileAuth)} | hermes-env-0 hermes-env-0-codex-home-auth.json hermes-env-1-profile.w.env `,
-      `list-units --all --plain --no-legend --full --type=path media-outbox-gate-secrets-watch@*.path | hermes-env-0 hermes-env-0-codex-home-auth.json hermes-env-1-profile.w.codex-home-auth.json hermes-env-1-profile.w.env `,
       `stop --no-block ${stale} | hermes-env-0 hermes-env-0-codex-home-auth.json hermes-env-1-profile.w.codex-home-auth.json hermes-env-1-profile.w.env `,
     ]);
+  });
+});
+
+describe("gate-secrets: a gateway's environment (USER:?gateway:UNIT), resolved at each run as install resolves it", () => {
+  // Values of no vendor format: only the copies can make them known.
+  const CODEX_A = "Ga7Kq2Wz9Lx4Vb8Rt3Nm";
+  const CODEX_B = "Gb3Hv8Qm2Wx7Lz4Kd9Rp";
+  const CODEX_C = "Gc5Jt8Wq1Zr6Kn3Vx9Lb";
+  const MANAGED = "Mg7Kd2Vx9Qp4Lr8Tw3Zn";
+  const MANAGED_NEW = "Mn2Wq8Zx4Kv7Rp3Tb9Hd";
+  let h: ReturnType<typeof makeHome> | undefined;
+
+  afterAll(async () => {
+    await killAll();
+    h?.cleanup();
+  });
+
+  const codexAuth = (token: string) => JSON.stringify({ tokens: { refresh_token: token, account_id: "acct-1357" } });
+  /** A root-owned file (a unit, a drop-in, a root-only environment file). */
+  const rootFile = (file: string, content: string, mode = 0o644) => {
+    fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o755 });
+    fs.writeFileSync(file, content, { mode });
+    return file;
+  };
+
+  it("follows a CODEX_HOME set since in its unit's drop-in or environment file or in the managed .env, and a HERMES_MANAGED_DIR set since in its Hermes .env (a managed .env and config.yaml copied); refuses a managed .env that sets MEDIA_OUTBOX_DIR, loudly, keeping the copies from before; the gate refuses the values followed, never printing them", async () => {
+    const home = path.join(base, "gw-home");
+    const dotEnv = nobodysFile(home, ".hermes/.env", "HOME_SERVICE_TOKEN=Hs4Kq8Wz2Lx7Vb4Rt9Zp\n");
+    const authA = nobodysFile(home, "codex-a/auth.json", codexAuth(CODEX_A));
+    const authB = nobodysFile(home, "codex-b/auth.json", codexAuth(CODEX_B));
+    const authC = nobodysFile(home, "codex-c/auth.json", codexAuth(CODEX_C));
+    const managedEnv = nobodysFile(home, "managed/.env", `MANAGED_SERVICE_TOKEN=${MANAGED}\nCODEX_HOME=${path.dirname(authC)}\n`);
+    nobodysFile(home, "managed/config.yaml", "model:\n  default: o4-mini\n");
+    const units = path.join(base, "gw-units");
+    const unit = rootFile(path.join(units, "hermes-gateway.service"), `[Service]\nUser=nobody\nEnvironment=HERMES_HOME=${home}/.hermes\nExecStart=/bin/true\n`);
+    const copies = intoDir("run-gateway");
+    const line = ["--into", copies, `nobody:${dotEnv}`, `nobody:?gateway:${unit}`];
+    const copy = (name: string) => path.join(copies, name);
+    const ok = "media-outbox: gate-secrets: 2 of 2 secret file(s) copied for the gate";
+    const runOk = () => {
+      const r = run(line);
+      expect(r.signal, "gate-secrets hung").toBeNull();
+      expect(r.code, r.stderr).toBe(0);
+      return lines(r.stderr);
+    };
+
+    // Nothing moved yet: the .env only.
+    expect(runOk()).toEqual([ok]);
+    expect(fs.readdirSync(copies)).toEqual(["hermes-env-0"]);
+    // (b) CODEX_HOME set since in a drop-in (systemctl edit): followed at the next run, read as the agent.
+    rootFile(path.join(units, "hermes-gateway.service.d", "50-codex.conf"), `[Service]\nEnvironment=CODEX_HOME=${path.dirname(authA)}\n`);
+    expect(runOk()).toEqual([ok]);
+    expect(fs.readFileSync(copy("hermes-env-1-codex-home-auth.json"), "utf8")).toBe(codexAuth(CODEX_A));
+    // In a root-only EnvironmentFile= (root's alone: read as root), which beats Environment=.
+    const envFile = rootFile(path.join(base, "gw-etc", "gateway.env"), `CODEX_HOME=${path.dirname(authB)}\n`, 0o600);
+    rootFile(path.join(units, "hermes-gateway.service.d", "60-env.conf"), `[Service]\nEnvironmentFile=${envFile}\n`);
+    expect(runOk()).toEqual([ok]);
+    expect(fs.readFileSync(copy("hermes-env-1-codex-home-auth.json"), "utf8")).toBe(codexAuth(CODEX_B));
+    // (a) HERMES_MANAGED_DIR set since in the Hermes .env: its .env and config.yaml copied, and the CODEX_HOME that .env sets over the others followed.
+    fs.appendFileSync(dotEnv, `HERMES_MANAGED_DIR=${path.dirname(managedEnv)}\n`);
+    expect(runOk()).toEqual([ok]);
+    expect(fs.readdirSync(copies).sort()).toEqual(["hermes-env-0", "hermes-env-1-codex-home-auth.json", "hermes-env-1-managed.config.yaml", "hermes-env-1-managed.env"]);
+    expect(fs.readFileSync(copy("hermes-env-1-managed.env"), "utf8")).toBe(fs.readFileSync(managedEnv, "utf8"));
+    expect(fs.readFileSync(copy("hermes-env-1-codex-home-auth.json"), "utf8")).toBe(codexAuth(CODEX_C));
+    const st = fs.statSync(copy("hermes-env-1-managed.env"));
+    expect([st.uid, st.gid, st.mode & 0o7777]).toEqual([DAEMON, DAEMON, 0o400]);
+
+    h = makeHome();
+    const gate = await startGate(h.home, { ...h.env, HERMES_HOME: path.join(h.home, "gate-home"), CREDENTIALS_DIRECTORY: copies });
+    for (const [value, where] of [
+      [MANAGED, "the value of MANAGED_SERVICE_TOKEN (the managed Hermes scope in a gateway's $HERMES_MANAGED_DIR, credential hermes-env-1-managed.env)"],
+      [CODEX_C, "the value of tokens.refresh_token (the Codex CLI's auth.json in a gateway's $CODEX_HOME, credential hermes-env-1-codex-home-auth.json)"],
+    ] as const) {
+      const answer = await rawExchange(gate.socket, post("leak.txt", `notes: ${value}\n`));
+      expect(answer.json, value).toMatchObject({ success: false, media: [], media_dropped: [{ path: "leak.txt", code: "secret_detected" }] });
+      expect(answer.json.media_dropped[0].reason).toContain(where);
+      expect(answer.body).not.toContain(value);
+    }
+    expect(gateLeftBehind(gate)).toEqual({ outbox: [], staging: [], ledger: [] });
+
+    // The managed .env now sets MEDIA_OUTBOX_DIR (install refuses that): not followed, said loudly, the copies from before kept as they were.
+    const before = Object.fromEntries(fs.readdirSync(copies).map((n) => [n, fs.readFileSync(copy(n), "utf8")]));
+    fs.writeFileSync(managedEnv, `MANAGED_SERVICE_TOKEN=${MANAGED_NEW}\nMEDIA_OUTBOX_DIR=/srv/elsewhere\nCODEX_HOME=${path.dirname(authA)}\n`);
+    expect(runOk()).toEqual([
+      `media-outbox: gate-secrets: ${managedEnv}, the managed .env the agents of hermes-gateway.service load, sets MEDIA_OUTBOX_DIR: their prepare would publish there instead of handing files to the gate (install refuses it). Not followed: the gate keeps the copies it made for that gateway before; remove MEDIA_OUTBOX_DIR there`,
+      ok,
+    ]);
+    expect(Object.fromEntries(fs.readdirSync(copies).map((n) => [n, fs.readFileSync(copy(n), "utf8")]))).toEqual(before);
+    // Removed there: followed again.
+    fs.writeFileSync(managedEnv, `MANAGED_SERVICE_TOKEN=${MANAGED_NEW}\n`);
+    expect(runOk()).toEqual([ok]);
+    expect(fs.readFileSync(copy("hermes-env-1-managed.env"), "utf8")).toBe(`MANAGED_SERVICE_TOKEN=${MANAGED_NEW}\n`);
+    expect(fs.readFileSync(copy("hermes-env-1-codex-home-auth.json"), "utf8")).toBe(codexAuth(CODEX_B));
+    // HERMES_MANAGED_DIR unset: the managed copies go; the line naming the auth.json itself (as install names what it finds): copied once, as named.
+    fs.writeFileSync(dotEnv, "HOME_SERVICE_TOKEN=Hs4Kq8Wz2Lx7Vb4Rt9Zp\n");
+    line.push(`nobody:?codex-home:${authB}`);
+    expect(runOk()).toEqual(["media-outbox: gate-secrets: 3 of 3 secret file(s) copied for the gate"]);
+    expect(fs.readdirSync(copies).sort()).toEqual(["hermes-env-0", "hermes-env-2-codex-home-auth.json"]);
+    for (const value of [CODEX_A, CODEX_B, CODEX_C, MANAGED, MANAGED_NEW]) expect(gate.log()).not.toContain(value);
+    // The unit gone: an optional entry not there.
+    fs.rmSync(units, { recursive: true });
+    expect(runOk()).toEqual(["media-outbox: gate-secrets: 2 of 3 secret file(s) copied for the gate (1 optional store(s) not there)"]);
+  });
+
+  it("--watch-profiles: watches each file a gateway's environment is read from or moves (its drop-in directory too), not those the line names, each before it is read", () => {
+    const home = path.join(base, "gw-watch-home");
+    const dotEnv = nobodysFile(home, ".hermes/.env", `HERMES_MANAGED_DIR=${home}/managed\n`);
+    const managedEnv = nobodysFile(home, "managed/.env", `CODEX_HOME=${home}/codex\n`);
+    const auth = nobodysFile(home, "codex/auth.json", codexAuth(CODEX_A));
+    const units = path.join(base, "gw-watch-units");
+    const unit = rootFile(path.join(units, "hermes-gateway.service"), `[Service]\nUser=nobody\nEnvironment=HERMES_HOME=${home}/.hermes\nExecStart=/bin/true\n`);
+    const dropIn = rootFile(path.join(units, "hermes-gateway.service.d", "50-plain.conf"), "[Service]\nEnvironment=LOG_LEVEL=debug\n");
+    const copies = intoDir("run-gateway-watch");
+    const log = path.join(base, "systemctl-gateway.log");
+    const watchUnit = (p: string) => `media-outbox-gate-secrets-watch@${execFileSync("systemd-escape", ["--path", p], { encoding: "utf8" }).trim()}.path`;
+    const fake = path.join(base, "fake-systemctl-gateway");
+    fs.writeFileSync(fake, `#!/bin/sh\nprintf '%s | %s\\n' "$*" "$(ls -A '${copies}' | tr '\\n' ' ')" >> '${log}'\n`, { mode: 0o755 });
+    const r = run(["--into", copies, "--watch-profiles", `nobody:${dotEnv}`, `nobody:?gateway:${unit}`], { env: { MEDIA_OUTBOX_SYSTEMCTL: fake } });
+    expect(lines(r.stderr)).toEqual(["media-outbox: gate-secrets: 2 of 2 secret file(s) copied for the gate"]);
+    const calls = fs.readFileSync(log, "utf8").split("\n").filter((l) => l.startsWith("start "));
+    const started = calls.flatMap((c) => c.split(" | ")[0]!.split(" ").slice(1));
+    expect(new Set(started)).toEqual(new Set([path.join(units, "hermes-gateway.service.d"), dropIn, `${home}/managed/.env`, `${home}/managed/config.yaml`, auth].map(watchUnit)));
+    expect(started).not.toContain(watchUnit(unit));
+    expect(started).not.toContain(watchUnit(dotEnv));
+    // Each before its copy is there.
+    for (const [file, name] of [
+      [managedEnv, "hermes-env-1-managed.env"],
+      [auth, "hermes-env-1-codex-home-auth.json"],
+    ] as const) {
+      const at = calls.find((c) => c.includes(watchUnit(file)))!;
+      expect(at.split(" | ")[1], file).not.toContain(name);
+    }
+    expect(fs.readdirSync(copies).sort()).toEqual(["hermes-env-0", "hermes-env-1-codex-home-auth.json", "hermes-env-1-managed.env"]);
+    // A run that changes nothing, its watches all active: one systemctl call (the listing), however many paths it watches.
+    const steady = path.join(base, "systemctl-gateway-steady.log");
+    fs.writeFileSync(fake, `#!/bin/sh\nprintf '%s\\n' "$1" >> '${steady}'\ncase "$1" in list-units) printf '%s loaded active waiting x\\n' ${[...new Set(started)].map((u) => `'${u}'`).join(" ")} ;; esac\n`, { mode: 0o755 });
+    expect(lines(run(["--into", copies, "--watch-profiles", `nobody:${dotEnv}`, `nobody:?gateway:${unit}`], { env: { MEDIA_OUTBOX_SYSTEMCTL: fake } }).stderr)).toEqual(["media-outbox: gate-secrets: 2 of 2 secret file(s) copied for the gate"]);
+    expect(fs.readFileSync(steady, "utf8").split("\n").filter((l) => l !== "")).toEqual(["list-units"]);
+  });
+
+  it("a managed .env the line names (USER:?managed:FILE) that sets MEDIA_OUTBOX_DIR is not copied again: its copy from before is kept, and a journal line says why", () => {
+    const managed = nobodysFile(path.join(base, "gw-named-managed"), ".env", "MANAGED_SERVICE_TOKEN=Mk3Wq8Zx4Kv7Rp2Tb9Hd\n");
+    const copies = intoDir("run-gateway-named-managed");
+    expect(lines(run(["--into", copies, `nobody:?managed:${managed}`]).stderr)).toEqual(["media-outbox: gate-secrets: 1 of 1 secret file(s) copied for the gate"]);
+    fs.writeFileSync(managed, "MANAGED_SERVICE_TOKEN=Mz9Wq2Zx6Kv1Rp5Tb3Hd\nMEDIA_OUTBOX_DIR=/srv/elsewhere\n");
+    expect(lines(run(["--into", copies, `nobody:?managed:${managed}`]).stderr)).toEqual([
+      `media-outbox: gate-secrets: skipped ${managed} (read as nobody): it sets MEDIA_OUTBOX_DIR, which keeps the prepare of every agent that loads it from the gate (install refuses it): not copied again; remove MEDIA_OUTBOX_DIR there; the gate keeps its copy from before`,
+      "media-outbox: gate-secrets: 0 of 1 secret file(s) copied for the gate",
+    ]);
+    expect(fs.readFileSync(path.join(copies, "hermes-env-0"), "utf8")).toBe("MANAGED_SERVICE_TOKEN=Mk3Wq8Zx4Kv7Rp2Tb9Hd\n");
+  });
+
+  it("copies a file a profile's CODEX_HOME names once: not when the line names it, nor when a home's .env (or another profile) follows it already", () => {
+    const home = path.join(base, "gw-dup-home");
+    const named = nobodysFile(home, "codex-named/auth.json", codexAuth(CODEX_A));
+    const shared = nobodysFile(home, "codex-shared/auth.json", codexAuth(CODEX_B));
+    const dotEnv = nobodysFile(home, ".hermes/.env", `CODEX_HOME=${path.dirname(shared)}\n`);
+    nobodysFile(home, ".hermes/profiles/dup/.env", `CODEX_HOME=${path.dirname(named)}\n`);
+    nobodysFile(home, ".hermes/profiles/twin/.env", `CODEX_HOME=${path.dirname(shared)}\n`);
+    nobodysFile(home, ".hermes/profiles/own/.env", `CODEX_HOME=${home}/codex-own\n`);
+    const own = nobodysFile(home, "codex-own/auth.json", codexAuth(CODEX_C));
+    nobodysFile(home, ".hermes/profiles/own2/.env", `CODEX_HOME=${path.dirname(own)}\n`);
+    const copies = intoDir("run-gateway-dup");
+    const r = run(["--into", copies, `nobody:${dotEnv}`, `nobody:?codex-home:${named}`, `nobody:?profiles:${home}/.hermes/profiles/`]);
+    expect(lines(r.stderr)).toEqual(["media-outbox: gate-secrets: 3 of 3 secret file(s) copied for the gate"]);
+    const codexCopies = fs.readdirSync(copies).filter((n) => n.endsWith("codex-home-auth.json")).sort();
+    expect(codexCopies).toEqual(["hermes-env-0-codex-home-auth.json", "hermes-env-1-codex-home-auth.json", "hermes-env-2-profile.own.codex-home-auth.json"]);
+    expect(fs.readFileSync(path.join(copies, "hermes-env-0-codex-home-auth.json"), "utf8")).toBe(codexAuth(CODEX_B));
+    expect(fs.readFileSync(path.join(copies, "hermes-env-1-codex-home-auth.json"), "utf8")).toBe(codexAuth(CODEX_A));
   });
 });

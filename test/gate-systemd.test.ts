@@ -32,9 +32,11 @@ const storeWords = (user: string, home: string) => [...HERMES_STORES, ...HERMES_
 /** The stores of a user's home (~/.docker/config.json, other agents' CLIs' OAuth tokens) as the line names them, after all the others: optional, read as `user`. */
 const homeStoreWords = (user: string, home: string) => USER_HOME_SECRET_FILES.map((store) => `${user}:?${home}/${store}`).join(" ");
 /** The gate-secrets line of the main install (agent's gateway): its .env, stores, its home's stores, then its profiles directory. */
-const gateSecretWords = `agent:/home/agent/.hermes/.env ${storeWords("agent", "/home/agent/.hermes")} ${homeStoreWords("agent", "/home/agent")} agent:?profiles:/home/agent/.hermes/profiles/`;
+const gateSecretWords = `agent:/home/agent/.hermes/.env ${storeWords("agent", "/home/agent/.hermes")} ${homeStoreWords("agent", "/home/agent")} agent:?profiles:/home/agent/.hermes/profiles/ agent:?gateway:/etc/systemd/system/${GATEWAY}`;
 /** The number of the profiles directory's copies on that line (hermes-env-N-profile.NAME.FILE). */
 const PROFILES_COPY = `hermes-env-${1 + HERMES_STORES.length + HERMES_STORE_DIRS.length + USER_HOME_SECRET_FILES.length}`;
+/** The number of the gateway's copies on that line (what its environment moves, followed at each run: hermes-env-N-managed.env…), last. */
+const GATEWAY_COPY = `hermes-env-${2 + HERMES_STORES.length + HERMES_STORE_DIRS.length + USER_HOME_SECRET_FILES.length}`;
 
 /** media-outbox inside the container (as root unless `user` is given). */
 const mo = (args: string[], opts: ExecOptions = {}) => c.exec([NODE, BIN, ...args], opts);
@@ -314,7 +316,7 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
       expect(dockerLeak.stderr).not.toContain(registryPassword);
       // A changed .env or store is copied for the watch too, not only for the gate: the .env files first, then the stores.
       expect(out("systemctl cat media-outbox-gate-secrets.service").split("\n")).toContain(
-        `ExecStart=-+${NODE} ${BIN} gate-secrets --into /run/media-outbox-watch --watch-profiles agent:/home/agent/.hermes/.env other:/home/other/.hermes/.env ${storeWords("agent", "/home/agent/.hermes")} ${storeWords("other", "/home/other/.hermes")} ${homeStoreWords("agent", "/home/agent")} ${homeStoreWords("other", "/home/other")} agent:?profiles:/home/agent/.hermes/profiles/ other:?profiles:/home/other/.hermes/profiles/`,
+        `ExecStart=-+${NODE} ${BIN} gate-secrets --into /run/media-outbox-watch --watch-profiles agent:/home/agent/.hermes/.env other:/home/other/.hermes/.env ${storeWords("agent", "/home/agent/.hermes")} ${storeWords("other", "/home/other/.hermes")} ${homeStoreWords("agent", "/home/agent")} ${homeStoreWords("other", "/home/other")} agent:?profiles:/home/agent/.hermes/profiles/ other:?profiles:/home/other/.hermes/profiles/ agent:?gateway:/etc/systemd/system/${GATEWAY}`,
       );
       // Hermes set up for `other` after the install: its home made, then its .env; the watch knows its values.
       const otherKey = "Rv7Lq2Xz9Kw4Tn8Pb3Hj";
@@ -391,7 +393,7 @@ describe("install systemd --gate on a real systemd", { timeout: 120_000 }, () =>
     // And again whenever the agent changes it, by the same command (the watch's copy too, when it runs).
     // The files there at install by one path unit, those not there yet (the stores) by another: their directories' events would drop the first's.
     for (const unit of ["media-outbox-gate-secrets.path", "media-outbox-gate-secrets-new.path"]) expect(show(unit, "ActiveState", "UnitFileState")).toEqual({ ActiveState: "active", UnitFileState: "enabled" });
-    expect(out("systemctl cat media-outbox-gate-secrets.path").split("\n").filter((l) => l.startsWith("PathChanged="))).toEqual(["PathChanged=/home/agent/.hermes/.env"]);
+    expect(out("systemctl cat media-outbox-gate-secrets.path").split("\n").filter((l) => l.startsWith("PathChanged="))).toEqual(["PathChanged=/home/agent/.hermes/.env", `PathChanged=/etc/systemd/system/${GATEWAY}`]);
     expect(out("systemctl cat media-outbox-gate-secrets-new.path").split("\n").filter((l) => l.startsWith("PathChanged="))).toEqual([
       ...[...HERMES_STORES, ...HERMES_STORE_DIRS].map((store) => `PathChanged=/home/agent/.hermes/${store}`),
       ...USER_HOME_SECRET_FILES.map((store) => `PathChanged=/home/agent/${store}`),
@@ -565,9 +567,9 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
       expect(journal).toContain("gate-secrets: skipped /home/agent/.hermes/.env (read as agent): it does not exist");
       // The stores the agent does not have (none here) are no news: not named, counted in the last line.
       expect(journal).not.toMatch(/skipped \S+\.json/);
-      // The stores, and the profiles directory (no profile there).
+      // The stores, and the profiles directory (no profile there); the gateway's unit (followed, there: taken).
       const optional = HERMES_STORES.length + HERMES_STORE_DIRS.length + USER_HOME_SECRET_FILES.length + 1;
-      expect(journal).toContain(`0 of ${1 + optional} secret file(s) copied for the gate (${optional} optional store(s) not there)`);
+      expect(journal).toContain(`1 of ${2 + optional} secret file(s) copied for the gate (${optional} optional store(s) not there)`);
       // doctor (as root) names the .env the gate no longer knows; a warning: the gate works.
       const doctor = JSON.parse(mo(["doctor", "--json", "--no-probe"]).stdout) as { checks: { check: string; status: string; message: string }[] };
       expect(doctor.checks.find((x) => x.check === "gate secrets")).toMatchObject({ status: "warn", message: expect.stringContaining(`${dotEnv} (not there)`) });
@@ -641,7 +643,8 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
       expect(r.stdout + r.stderr).not.toContain(key);
       expect(exists(`${OUTBOX}/${leaks[key]}`)).toBe(false);
     };
-    const watchUnits = () => out("systemctl list-units --all --plain --no-legend --full --type=path 'media-outbox-gate-secrets-watch@*'").split("\n").filter((l) => l !== "").map((l) => l.split(/\s+/));
+    // The profiles' watches (the gateway's drop-in directory is watched too, all along).
+    const watchUnits = () => out("systemctl list-units --all --plain --no-legend --full --type=path 'media-outbox-gate-secrets-watch@home-agent-.hermes-profiles*'").split("\n").filter((l) => l !== "").map((l) => l.split(/\s+/));
     try {
       try {
         // As `hermes profile create` makes one (hermes_cli/profiles.py before it built profiles in a staging directory): its directories, then its .env.
@@ -749,6 +752,59 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
       expect(out(`ls -A ${SECRETS}`).split("\n")).toEqual(["hermes-env-0"]);
     } finally {
       c.run(["sh", "-c", `rm -rf ${codexHome} /home/agent/leak-codex-*.txt ${OUTBOX}/leak-codex-*.txt`]);
+    }
+  });
+
+  it("follows a CODEX_HOME set in a drop-in of the gateway's unit and a HERMES_MANAGED_DIR the agent sets in its Hermes .env after install, without install again or a restart of the gate; refuses, in its journal, a managed .env that sets MEDIA_OUTBOX_DIR, keeping the copies", async () => {
+    const dotEnv = "/home/agent/.hermes/.env";
+    const dropIn = `/etc/systemd/system/${GATEWAY}.d/50-codex.conf`;
+    const codexCopy = `${SECRETS}/${GATEWAY_COPY}-codex-home-auth.json`;
+    const managedCopy = `${SECRETS}/${GATEWAY_COPY}-managed.env`;
+    const codexKey = "Cu5Kd8Wq3Zx6Vn2Tb9Hm";
+    const managedKey = "Mu7Vd2Kq5Wz8Lx3Tb6Hn";
+    const laterKey = "Ml3Wd6Kq9Zz2Lx5Tb8Hr";
+    const leaks: Record<string, string> = { [codexKey]: "leak-unit-codex.txt", [managedKey]: "leak-managed.txt", [laterKey]: "leak-managed-later.txt" };
+    const pid = gatePid();
+    expect(pid, "the gate is not running").toBeGreaterThan(0);
+    c.run(["sh", "-c", Object.entries(leaks).map(([key, file]) => `printf 'notes: ${key}\\n' > /home/agent/${file}`).join(" && ")], { user: "agent" });
+    const refused = (key: string, where: string) => {
+      const r = mo(["prepare", `/home/agent/${leaks[key]}`], { user: "agent" });
+      expect(r.code, r.stdout + r.stderr).toBe(1);
+      expect(r.stderr).toContain(where);
+      expect(r.stdout + r.stderr).not.toContain(key);
+    };
+    c.run(["cp", "-p", dotEnv, "/root/agent-env.saved"]);
+    try {
+      // The Codex CLI's home, set for the gateway in a drop-in (as systemctl edit writes one): no install again.
+      c.run(["sh", "-ec", `install -d -o agent -g agent -m 0700 /srv/codex-unit && printf '{"tokens": {"refresh_token": "${codexKey}"}}\\n' > /srv/codex-unit/auth.json && chown agent:agent /srv/codex-unit/auth.json && printf '[Service]\\nEnvironment=CODEX_HOME=/srv/codex-unit\\n' > ${dropIn}`]);
+      await waitUntil(() => exists(codexCopy), "the gate's copy of the auth.json the drop-in's CODEX_HOME names", 30_000);
+      refused(codexKey, `the Codex CLI's auth.json in a gateway's $CODEX_HOME, credential ${GATEWAY_COPY}-codex-home-auth.json`);
+      // A managed scope the agent points its Hermes at (an editor's rename of its .env).
+      c.run(["sh", "-ec", `install -d -m 0755 /srv/managed-late && printf 'MANAGED_SERVICE_TOKEN=${managedKey}\\n' > /srv/managed-late/.env && chmod 644 /srv/managed-late/.env`]);
+      c.run(["sh", "-ec", `cp ${dotEnv} ${dotEnv}.new && printf 'HERMES_MANAGED_DIR=/srv/managed-late\\n' >> ${dotEnv}.new && mv ${dotEnv}.new ${dotEnv}`], { user: "agent" });
+      await waitUntil(() => exists(managedCopy), "the gate's copy of the managed .env the Hermes .env's HERMES_MANAGED_DIR names", 30_000);
+      refused(managedKey, `MANAGED_SERVICE_TOKEN (the managed Hermes scope in a gateway's $HERMES_MANAGED_DIR, credential ${GATEWAY_COPY}-managed.env)`);
+      expect(statOf(managedCopy)).toBe("media-outbox:media-outbox 400 regular file");
+      const doctor = JSON.parse(mo(["doctor", "--json", "--no-probe"]).stdout) as { checks: { check: string; status: string; message: string }[] };
+      expect(doctor.checks.filter((x) => x.check === "gate secrets").map((x) => x.message)).toEqual([secretsKnown()]);
+      // The managed .env now keeps the agents' prepare from the gate: not followed (said in the journal), the copy from before kept.
+      c.run(["sh", "-ec", `printf 'MANAGED_SERVICE_TOKEN=${laterKey}\\nMEDIA_OUTBOX_DIR=/srv/elsewhere\\n' > /srv/managed-late/.env.new && mv /srv/managed-late/.env.new /srv/managed-late/.env`]);
+      const journal = () => out("journalctl -u media-outbox-gate-secrets.service -o cat --no-pager");
+      await waitUntil(() => journal().includes("/srv/managed-late/.env, the managed .env the agents of hermes-gateway.service load, sets MEDIA_OUTBOX_DIR"), "gate-secrets' refusal in its journal", 30_000);
+      expect(out(`cat ${managedCopy}`)).toContain(managedKey);
+      expect(out(`cat ${managedCopy}`)).not.toContain(laterKey);
+      const agents = (JSON.parse(mo(["doctor", "--json", "--no-probe"], { user: "agent" }).stdout) as { checks: { check: string; status: string; message: string }[] }).checks.filter((x) => x.check === `agents of ${GATEWAY}`);
+      expect(agents.map((x) => [x.status, x.message.split(":")[0]])).toEqual([["fail", "MEDIA_OUTBOX_DIR is set by /srv/managed-late/.env (the managed .env; gate-secrets does not follow it, and keeps its copies from before)"]]);
+      expect(gatePid()).toBe(pid);
+      for (const key of Object.keys(leaks)) expect(journal()).not.toContain(key);
+    } finally {
+      c.run(["sh", "-c", `rm -f ${dotEnv} ${dropIn} && mv /root/agent-env.saved ${dotEnv} && systemctl daemon-reload`]);
+    }
+    try {
+      await waitUntil(() => !out(`ls -A ${SECRETS}`).includes(`${GATEWAY_COPY}-`), "the gateway's copies gone with the settings", 30_000);
+      expect(out(`ls -A ${SECRETS}`).split("\n")).toEqual(["hermes-env-0"]);
+    } finally {
+      c.run(["sh", "-c", `rm -rf /srv/codex-unit /srv/managed-late /home/agent/leak-unit-codex.txt /home/agent/leak-managed*.txt`]);
     }
   });
 
@@ -880,7 +936,8 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
     // A profile whose files are watched (gate-secrets started the instances): uninstall stops them.
     const watchUnits = () => out("systemctl list-units --all --plain --no-legend --full --type=path 'media-outbox-gate-secrets-watch@*'").split("\n").filter((l) => l !== "");
     c.run(["sh", "-ec", "mkdir -p /home/agent/.hermes/profiles/kept && printf 'KEPT_SERVICE_TOKEN=Kp4Wq9Zx2Lv7Nb3Rt8Hd\\n' > /home/agent/.hermes/profiles/kept/.env"], { user: "agent" });
-    await waitUntil(() => watchUnits().length === 4 && watchUnits().every((l) => l.split(/\s+/)[2] === "active"), "the watches of the profile");
+    const profileWatches = () => watchUnits().filter((l) => l.includes("-profiles-"));
+    await waitUntil(() => profileWatches().length === 4 && profileWatches().every((l) => l.split(/\s+/)[2] === "active"), "the watches of the profile");
     // The stamp systemd keeps for the janitor timer's Persistent=true (made when the timer started).
     const stamp = "/var/lib/systemd/timers/stamp-media-outbox-janitor.timer";
     expect(exists(stamp)).toBe(true);

@@ -7,11 +7,11 @@ import { err } from "../cli/io.js";
 import { runCli } from "../cli/run.js";
 import { usageError } from "../core/errors.js";
 import { escapeText, quoteText } from "../core/escape.js";
-import { GATE_SECRETS_WATCH, MAX_PROFILES, ProfileWatches } from "../deploy/gate-profiles.js";
+import { GATE_SECRETS_WATCH, MAX_PROFILES, MAX_WATCHED_PROFILES, ProfileWatches } from "../deploy/gate-profiles.js";
 import { type AgentSecretFile, copyAgentSecrets, parseSecretFileArg } from "../deploy/gate-secrets.js";
 import { Systemctl } from "../deploy/systemctl.js";
 
-export const USAGE = `usage: media-outbox gate-secrets --into DIR [--watch-profiles] USER:[?][KIND:|STORE:|profiles:]FILE...
+export const USAGE = `usage: media-outbox gate-secrets --into DIR [--watch-profiles] USER:[?][KIND:|STORE:|profiles:|gateway:]FILE...
 Run as root by media-outbox-gate.service before the gate starts (install
 systemd --gate writes the line): copies each agent's Hermes .env or other
 store FILE (or a store of USER's home: ~/.docker/config.json, another
@@ -31,16 +31,24 @@ the managed scope's .env or config.yaml where its HERMES_MANAGED_DIR does.
 profiles: marks a Hermes home's profiles directory (FILE ends with "/"):
 each profile in it (at most ${MAX_PROFILES}; no link, no control character in
 its name) has its .env and stores copied, and the Codex CLI's auth.json
-where its .env puts CODEX_HOME. --watch-profiles starts an instance of
-${GATE_SECRETS_WATCH} on each profile's files and each auth.json a
-CODEX_HOME so followed names, and stops those of profiles (and settings)
-gone.`;
+where its .env puts CODEX_HOME.
+gateway: marks a gateway unit running as USER, named by its path in the
+directory its drop-ins are written in (FILE ends with ".service"): its
+environment is resolved at this run as install resolves it, and the
+Codex CLI's auth.json where its CODEX_HOME puts it and the managed .env
+and config.yaml where its HERMES_MANAGED_DIR does are copied (not a
+managed .env that sets MEDIA_OUTBOX_DIR: its copies from before are kept).
+A file followed so is copied once, and not when the line names it.
+--watch-profiles starts an instance of ${GATE_SECRETS_WATCH} on the files
+of each profile (the first ${MAX_WATCHED_PROFILES} of a home), each auth.json a
+CODEX_HOME so followed names, and each file a gateway's environment is
+read from or moves, and stops those of profiles (and settings) gone.`;
 
 const OPTIONS = { into: { type: "string" }, "watch-profiles": { type: "boolean" } } satisfies Options;
 
 function agentFile(arg: string): AgentSecretFile {
   const file = parseSecretFileArg(arg);
-  if (!file) throw usageError(`${quoteText(arg)} is not USER:/ABSOLUTE/PATH or USER:?/ABSOLUTE/PATH (KIND:, STORE: or profiles: before the path; profiles: a directory, with a trailing "/")\n${USAGE}`);
+  if (!file) throw usageError(`${quoteText(arg)} is not USER:/ABSOLUTE/PATH or USER:?/ABSOLUTE/PATH (KIND:, STORE:, profiles: or gateway: before the path; profiles: a directory, with a trailing "/"; gateway: a unit, NAME.service)\n${USAGE}`);
   return file;
 }
 
@@ -52,7 +60,8 @@ export async function run(argv: string[]): Promise<number> {
     const watches = values["watch-profiles"] ? new ProfileWatches(new Systemctl("system")) : undefined;
     const { taken, skipped, absent, notes } = copyAgentSecrets(values.into, files, watches ? { watches } : {});
     for (const s of skipped) {
-      err(`media-outbox: gate-secrets: skipped ${escapeText(s.file)} (read as ${escapeText(s.user)}): ${s.why}; the gate will not know its values\n`);
+      const known = s.kept ? "the gate keeps its copy from before" : "the gate will not know its values";
+      err(`media-outbox: gate-secrets: skipped ${escapeText(s.file)} (read as ${escapeText(s.user)}): ${s.why}; ${known}\n`);
     }
     for (const note of notes) err(`media-outbox: gate-secrets: ${note}\n`);
     // One line, whatever the number of optional stores not there: most hosts have few of them.

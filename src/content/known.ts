@@ -468,6 +468,15 @@ export function userHomeStoreCopyName(copy: string, store: string): string {
 const CODEX_HOME_COPY_TAG = "codex-home-auth.json";
 export const codexHomeCopyName = (copy: string) => `${copy}-${CODEX_HOME_COPY_TAG}`;
 
+/**
+ * The tag of the copy gate-secrets makes of a managed scope's .env or
+ * config.yaml where a gateway's $HERMES_MANAGED_DIR puts it, followed at
+ * run time (`hermes-env-N-managed.env`, `hermes-env-N-managed.config.yaml`):
+ * read as either (.env and YAML lines), named by where it came from.
+ */
+export const managedCopyTag = (file: ".env" | "config.yaml" | string) => `managed${file.startsWith(".") ? "" : "."}${file}`;
+const MANAGED_COPY_TAGS = [".env", "config.yaml"].map(managedCopyTag);
+
 /** The user's home store a credential is the copy of (userHomeStoreCopyName), if it is one. */
 function userHomeStoreOfCopy(name: string): string | undefined {
   const tag = /^hermes-env-[0-9]+-(.+)$/.exec(name)?.[1];
@@ -619,6 +628,7 @@ export function knownSecretFiles(src: KnownSecretSources, homes = hermesHomes(sr
       const profileCopy = profileCopyOf(name);
       if (profileCopy) files.push({ file, ...profileCopy });
       else if (name.endsWith(`-${CODEX_HOME_COPY_TAG}`)) files.push({ file, where: `the Codex CLI's auth.json in a gateway's $CODEX_HOME, credential ${name}`, format: "json" });
+      else if (MANAGED_COPY_TAGS.some((tag) => name.endsWith(`-${tag}`))) files.push({ file, where: `the managed Hermes scope in a gateway's $HERMES_MANAGED_DIR, credential ${name}`, format: "either" });
       else files.push(store === undefined ? { file, where: `credential ${name}`, format: "either" } : { file, where: `an agent user's ~/${store}, credential ${name}`, format: userHomeStoreFormat(store) });
     }
   }

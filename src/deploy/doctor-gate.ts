@@ -33,8 +33,9 @@ import {
   hermesSecretFilesNow,
   profileSecretFilesNow,
   storeDirectoryFiles,
-  takenProfileDirs,
+  managedLocalOutboxes,
   untakenProfiles,
+  watchedProfileDirs,
   userHomeStoreFiles,
   userHomeStoresNow,
 } from "./gate.js";
@@ -42,7 +43,7 @@ import { readIfExists } from "./files.js";
 import { rootOwnedProblem } from "./root-owned.js";
 import { dotenvCodexHomeAuth, unitHermesEnvironment } from "./hermes-environment.js";
 import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, isTemplate, lenientDiskReader, onDisk, unitEnvironment, unitFiles, variableSource } from "./gateway-units.js";
-import { GATE_SECRETS_WATCH, MAX_PROFILES, profileWatchPaths, watchUnitName } from "./gate-profiles.js";
+import { GATE_SECRETS_WATCH, MAX_PROFILES, MAX_WATCHED_PROFILES, PROFILE_WATCHES, profileWatchPaths, watchUnitName } from "./gate-profiles.js";
 import { GATE_SECRETS_NEW_PATH, GATE_SECRETS_PATH, GATE_SECRETS_SERVICE, GATE_SERVICE, GATE_SOCKET_UNIT, WATCH_SERVICE } from "./render.js";
 import { type Systemctl, shellLine } from "./systemctl.js";
 import { parseUnitText, splitWords } from "./systemd-syntax.js";
@@ -202,6 +203,8 @@ export function gateAgentChecks(scope: UnitScope, units: string[], systemctl: Sy
     const hermesHome = env.vars.get("HERMES_HOME")?.value ?? path.join(env.home, ".hermes");
     const dotEnv = path.join(hermesHome, ".env");
     if (envFileSetsLocalOutbox(dotEnv, scope)) setters.push(escapeText(dotEnv));
+    // The managed .env its Hermes loads (its HERMES_MANAGED_DIR's, set since install too, else /etc/hermes's), as install and gate-secrets resolve it.
+    for (const m of managedLocalOutboxes([gatewayOwner(scope, unit, systemctl)], scope)) setters.push(`${escapeText(m.file)} (the managed .env; gate-secrets does not follow it, and keeps its copies from before)`);
     const name = `agents of ${escapeText(unit)}`;
     if (setters.length > 0) {
       check(checks, name, "fail", `${LOCAL_OUTBOX_VAR} is set by ${setters.join(" and ")}: the agents' prepare publishes into that directory, never through the gate`, `remove it there, then ${escapeText(shellLine(["systemctl", "restart", unit]))}`);
@@ -274,7 +277,8 @@ export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; d
   if (missing.length > 0) {
     check(checks, "gate secrets", "warn", `the gate copies the secrets it looks for from ${missing.join(", ")}: it does not know those values (it starts all the same)`, "put the file back: the gate copies it as soon as it is there");
   }
-  const hermes = named.filter((n) => n.kind === undefined);
+  // A gateway unit (gateway:) is followed, not copied: no Hermes file.
+  const hermes = named.filter((n) => n.kind === undefined && !n.gateway);
   const homeStores = new Set(hermes.flatMap((n) => userHomeStoreFiles(n.user, scope)));
   const codexHomes = new Set(hermes.filter((n) => n.store === "codex-home").map((n) => n.file));
   // A file copied as it is gives the gate what it gives local mode: none, from a damaged or oversized one (a user's home store is read as there: JSON, the AWS credentials as a .env; $CODEX_HOME/auth.json as JSON).
@@ -314,8 +318,14 @@ export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; d
   }
   // Where a gateway's CODEX_HOME or HERMES_MANAGED_DIR puts a store now (set since install, in its unit or its Hermes .env), install judging it the same way;
   // not a CODEX_HOME that gate-secrets follows itself at each run, as the named Hermes .env sets it.
+  // Nor a gateway whose unit the line names (gateway:): gate-secrets resolves its environment at each run (a managed .env it refuses is the "agents of UNIT" line's).
   const followed = followedCodexHomes(scope, hermes);
-  const moved = environmentStoreFiles(gateways, scope, []).filter((c) => !named.some((n) => n.file === c.file) && !(c.store === "codex-home" && followed.has(c.file)));
+  const followedUnits = new Set(named.filter((n) => n.gateway).map((n) => path.basename(n.file)));
+  const moved = environmentStoreFiles(
+    gateways.filter((g) => !followedUnits.has(g.unit)),
+    scope,
+    [],
+  ).filter((c) => !named.some((n) => n.file === c.file) && !(c.store === "codex-home" && followed.has(c.file)));
   if (moved.length > 0) {
     const what = (c: AgentSecretFile) => (c.store === "codex-home" ? "the Codex CLI's auth.json in a gateway's CODEX_HOME" : "the managed scope's, in a gateway's HERMES_MANAGED_DIR");
     check(
@@ -333,13 +343,25 @@ export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; d
     const why = "not named in the gate's units (a home that was not there at install, or an install by an older media-outbox, which named a profile's files only if the profile was there then, MCP token files one by one and no store of the agents' homes)";
     check(checks, "gate secrets", "warn", `${unnamed.map(escapeText).join(", ")}: ${why}: the gate does not know the values there`, "run media-outbox install systemd --gate again, with the same options");
   }
-  // The profiles gate-secrets does not take of a profiles directory it lists (gate-profiles.ts: a link, a name with a control character, past MAX_PROFILES).
-  const untaken = hermes.filter((n) => n.profiles).flatMap((n) => {
-    const { refused, more } = untakenProfiles(n.file, scope);
-    return [...refused.map((r) => `${escapeText(r.file)} (${r.why})`), ...(more > 0 ? [`${more} more entries of ${escapeText(n.file)}, past the ${MAX_PROFILES} profiles a Hermes home may have copied for the gate`] : [])];
-  });
+  // The profiles gate-secrets does not take of a profiles directory it lists (gate-profiles.ts: a link, a name with a control character, past MAX_PROFILES), and those it copies without watching (past MAX_WATCHED_PROFILES).
+  const listings = hermes.filter((n) => n.profiles).map((n) => ({ dir: n.file, ...untakenProfiles(n.file, scope) }));
+  const untaken = listings.flatMap(({ dir, refused, past, more }) => [
+    ...refused.map((r) => `${escapeText(r.file)} (${r.why})`),
+    ...past.map((p) => `${escapeText(p)} (past the ${MAX_PROFILES} profiles a Hermes home may have copied for the gate)`),
+    ...(more > 0 ? [`${more} more entries of ${escapeText(dir)}`] : []),
+  ]);
   if (untaken.length > 0) {
     check(checks, "gate secrets", "warn", `Hermes profiles the gate does not copy: ${untaken.join("; ")}: the gate does not know the values there`, `make each a directory named with letters, digits, _ and -, and keep at most ${MAX_PROFILES} profiles in a Hermes home`);
+  }
+  const unwatched = listings.flatMap(({ unwatched }) => unwatched.map(escapeText));
+  if (unwatched.length > 0) {
+    check(
+      checks,
+      "gate secrets",
+      "warn",
+      `Hermes profiles the gate copies but does not watch: ${unwatched.join(", ")} (past the ${MAX_WATCHED_PROFILES} of a home whose files are watched: each takes ${PROFILE_WATCHES} of root's inotify instances): a change there reaches the gate with the next copy only (its start, a change to a watched file)`,
+      `keep at most ${MAX_WATCHED_PROFILES} profiles in a Hermes home, or ${escapeText(shellLine(["systemctl", "start", GATE_SECRETS_SERVICE]))} after changing one of the others`,
+    );
   }
   return line;
 }
@@ -438,7 +460,7 @@ function followedCodexHomes(scope: UnitScope, named: AgentSecretFile[]): Set<str
  * ran) leaves a change there to the next copy.
  */
 function profileWatchChecks(scope: UnitScope, named: AgentSecretFile[], systemctl: Systemctl, checks: DoctorCheck[]): void {
-  const paths = named.filter((n) => n.profiles).flatMap((n) => takenProfileDirs(n.file, scope).flatMap(profileWatchPaths));
+  const paths = named.filter((n) => n.profiles).flatMap((n) => watchedProfileDirs(n.file, scope).flatMap(profileWatchPaths));
   if (paths.length === 0) return;
   const listed = systemctl.run("list-units", "--all", "--plain", "--no-legend", "--full", "--type=path", GATE_SECRETS_WATCH.replace("@.path", "@*.path"));
   if (listed.code !== 0) return;

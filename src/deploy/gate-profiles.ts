@@ -24,10 +24,15 @@
 //
 // The profiles' names are the agent's: a name with a control character
 // (or bytes that are no UTF-8) is refused, and so is a symbolic link (the
-// agent could point the watches, and the copies, anywhere); at most
-// MAX_PROFILES of a home are taken (each takes PROFILE_WATCHES of root's
-// inotify instances, fs.inotify.max_user_instances, 128 by default, which
-// every root service shares), Hermes' own names first.
+// agent could point the watches, and the copies, anywhere). Two bounds, each
+// for its own cost, Hermes' own names first: at most MAX_PROFILES of a home
+// are copied (the entries looked at, and the files read, at each run), and
+// of those the first MAX_WATCHED_PROFILES are watched (each takes
+// PROFILE_WATCHES of root's inotify instances, fs.inotify.max_user_instances,
+// 128 by default, which every root service shares). A profile copied and not
+// watched is copied again at each copy (the gate's start, a change to any
+// watched file), not when its own files change; one past MAX_PROFILES is not
+// copied. gate-secrets' journal and doctor name both.
 import type fs from "node:fs";
 import path from "node:path";
 import { HERMES_STORE_DIRS, PROFILE_ID } from "../content/known.js";
@@ -39,14 +44,20 @@ import { UNIT_NAME_MAX, escapeUnitPath } from "./systemd-syntax.js";
 export const GATE_SECRETS_WATCH = "media-outbox-gate-secrets-watch@.path";
 const WATCH_PREFIX = GATE_SECRETS_WATCH.slice(0, GATE_SECRETS_WATCH.indexOf("@") + 1);
 
-/** Profiles of one Hermes home the gate takes. */
-export const MAX_PROFILES = 8;
+/** Profiles of one Hermes home the gate copies (a bound on the work of each run, whatever the agent makes). */
+export const MAX_PROFILES = 32;
+/**
+ * Of those, the profiles whose files are watched: PROFILE_WATCHES of root's
+ * inotify instances each (8 profiles: 32 of the 128 root has by default,
+ * shared with every root service, systemd's other path units among them).
+ */
+export const MAX_WATCHED_PROFILES = 8;
 /** The watches (each one inotify instance of root's) of a profile: its directory, its .env, its store directories; one more where its .env sets CODEX_HOME. */
 export const PROFILE_WATCHES = 2 + HERMES_STORE_DIRS.length;
 /** Entries of a profiles directory looked at (lstat, as the agent): a directory the agent fills with links or files costs no more. */
-const MAX_LOOKED_AT = 4 * MAX_PROFILES;
-/** Refused entries named one by one; those after are counted. */
-const MAX_REFUSALS_NAMED = MAX_PROFILES;
+const MAX_LOOKED_AT = 2 * MAX_PROFILES;
+/** Refused entries, and entries not looked at, named one by one; those after are counted. */
+const MAX_NAMED = 8;
 
 /** C0 and C1 control characters, DEL, and U+FFFD (what Node makes of bytes that are no UTF-8: that name names no entry). */
 const UNTAKEN_CHARACTER = /[\u0000-\u001f\u007f-\u009f\ufffd]/;
@@ -56,13 +67,17 @@ export interface Profile {
   dir: string;
   /** Its place among the profiles taken (a copy of a name Hermes takes for no profile is named by it). */
   place: number;
+  /** Among the first MAX_WATCHED_PROFILES: its files are watched. */
+  watched: boolean;
 }
 
 export interface ProfileListing {
   profiles: Profile[];
   /** Entries refused, with why (escaped). */
   refused: { file: string; why: string }[];
-  /** Entries refused past those named, and entries not looked at (past MAX_LOOKED_AT, or once MAX_PROFILES were taken). */
+  /** Entries not looked at (past MAX_LOOKED_AT, or once MAX_PROFILES were taken), the first MAX_NAMED of them: not copied. */
+  past: string[];
+  /** Entries refused past those named, and entries not looked at past those named. */
   more: number;
   /** What the listing saw (names, and each profile directory's inode and times): another listing with the same key saw no profile made, gone or changed at its top. */
   key: string;
@@ -78,13 +93,16 @@ export interface ProfileListing {
 export function takeProfiles(profilesDir: string, names: readonly string[], look: (p: string) => fs.Stats): ProfileListing {
   // Hermes' own names first: the profiles Hermes makes, before what else an agent put there.
   const ordered = [...names.filter((n) => PROFILE_ID.test(n)).sort(), ...names.filter((n) => !PROFILE_ID.test(n)).sort()];
-  const out: ProfileListing = { profiles: [], refused: [], more: 0, key: "" };
+  const out: ProfileListing = { profiles: [], refused: [], past: [], more: 0, key: "" };
   const keys: string[] = [String(names.length)];
-  const refuse = (file: string, why: string) => (out.refused.length < MAX_REFUSALS_NAMED ? out.refused.push({ file, why }) : out.more++);
+  const refuse = (file: string, why: string) => (out.refused.length < MAX_NAMED ? out.refused.push({ file, why }) : out.more++);
   let looked = 0;
   for (const [i, name] of ordered.entries()) {
     if (out.profiles.length >= MAX_PROFILES || looked >= MAX_LOOKED_AT) {
-      out.more += ordered.length - i;
+      // Not looked at (no lstat): named as listed (the caller escapes), whatever each is.
+      const rest = ordered.slice(i, i + MAX_NAMED).map((n) => path.join(profilesDir, n));
+      out.past = rest;
+      out.more += ordered.length - i - rest.length;
       break;
     }
     const dir = path.join(profilesDir, name);
@@ -105,7 +123,7 @@ export function takeProfiles(profilesDir: string, names: readonly string[], look
       refuse(dir, "it is a symbolic link, which is not followed (the agent's to point anywhere); make the profile a directory");
       keys.push(`link:${name}`);
     } else if (st.isDirectory()) {
-      out.profiles.push({ name, dir, place: out.profiles.length });
+      out.profiles.push({ name, dir, place: out.profiles.length, watched: out.profiles.length < MAX_WATCHED_PROFILES });
       keys.push(`${name}:${st.ino}:${st.mtimeMs}:${st.ctimeMs}`);
     }
   }
@@ -127,13 +145,35 @@ export function watchUnitName(file: string): string | undefined {
 /**
  * The GATE_SECRETS_WATCH instances, through systemctl: started (and waited
  * for) for the paths gate-secrets reads, and stopped for the paths no
- * longer there.
+ * longer there. The instances are listed once per run, first: one already
+ * active is not started again (a run that changes nothing makes one
+ * systemctl call, however many paths it watches: each call lengthens the
+ * run, and a path unit drops its watches while the run it started lasts).
  */
 export class ProfileWatches {
   private readonly started = new Set<string>();
+  /** The instances as listed at the first call (unit: ActiveState), or why they could not be. */
+  private listing?: Map<string, string> | string;
   constructor(private readonly systemctl: Systemctl) {}
 
-  /** Starts the watch of each path not started yet by this process, and waits until each watches. Returns what went wrong (escaped). */
+  private list(): Map<string, string> | string {
+    if (this.listing === undefined) {
+      const r = this.systemctl.run("list-units", "--all", "--plain", "--no-legend", "--full", "--type=path", `${WATCH_PREFIX}*.path`);
+      this.listing =
+        r.code !== 0
+          ? `systemctl list-units of the watches of the Hermes profiles' files failed: ${escapeText(r.stderr.trim())}`
+          : new Map(
+              r.stdout
+                .split("\n")
+                .map((line) => line.trim().split(/\s+/))
+                .filter((w) => (w[0] ?? "").startsWith(WATCH_PREFIX) && (w[0] ?? "").endsWith(".path"))
+                .map((w) => [w[0]!, w[2] ?? ""] as const),
+            );
+    }
+    return this.listing;
+  }
+
+  /** Starts the watch of each path not active yet (nor started by this process), and waits until each watches. Returns what went wrong (escaped). */
   start(paths: readonly string[]): string[] {
     const problems: string[] = [];
     const units: string[] = [];
@@ -143,21 +183,22 @@ export class ProfileWatches {
       else if (!this.started.has(unit)) units.push(unit);
     }
     if (units.length === 0) return problems;
+    const listing = this.list();
     for (const u of units) this.started.add(u);
-    const r = this.systemctl.run("start", ...units);
+    // Where the listing failed, each is started: a start of an active unit is harmless.
+    const toStart = typeof listing === "string" ? units : units.filter((u) => listing.get(u) !== "active");
+    if (toStart.length === 0) return problems;
+    const r = this.systemctl.run("start", ...toStart);
     if (r.code !== 0) problems.push(`systemctl start of the watches of the Hermes profiles' files failed: ${escapeText(r.stderr.trim())}; a change there is copied for the gate with the next copy`);
     return problems;
   }
 
-  /** Stops (without waiting) every GATE_SECRETS_WATCH instance but those of `paths`: a profile gone, a CODEX_HOME moved or unset. */
+  /** Stops (without waiting) every GATE_SECRETS_WATCH instance listed but those of `paths`: a profile gone, a CODEX_HOME moved or unset. */
   stopOthers(paths: readonly string[]): string[] {
     const wanted = new Set(paths.map(watchUnitName));
-    const r = this.systemctl.run("list-units", "--all", "--plain", "--no-legend", "--full", "--type=path", `${WATCH_PREFIX}*.path`);
-    if (r.code !== 0) return [`systemctl list-units of the watches of the Hermes profiles' files failed: ${escapeText(r.stderr.trim())}`];
-    const stale = r.stdout
-      .split("\n")
-      .map((line) => line.trim().split(/\s+/)[0] ?? "")
-      .filter((unit) => unit.startsWith(WATCH_PREFIX) && unit.endsWith(".path") && !wanted.has(unit));
+    const listing = this.list();
+    if (typeof listing === "string") return [listing];
+    const stale = [...listing.keys()].filter((unit) => !wanted.has(unit));
     if (stale.length === 0) return [];
     const stop = this.systemctl.run("stop", "--no-block", ...stale);
     return stop.code === 0 ? [] : [`systemctl stop of the watches of Hermes profiles gone failed: ${escapeText(stop.stderr.trim())}`];

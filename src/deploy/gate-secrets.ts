@@ -28,7 +28,12 @@
 //
 // A CODEX_HOME a Hermes home's .env (or a profile's) sets is read from the
 // .env at each run, so one set after install is followed too
-// (followCodexHome). A Hermes home's profiles (`profiles/NAME`, made
+// (followCodexHome); and each covered gateway's environment is resolved
+// again at each run, with install's own code (hermes-environment.ts), so a
+// CODEX_HOME or HERMES_MANAGED_DIR set after install in its unit, an
+// environment file, its Hermes .env or the managed .env is followed, the
+// managed .env checked as install checks it (followGateway). A file so
+// followed is copied once (Followed). A Hermes home's profiles (`profiles/NAME`, made
 // whenever the agent likes) are not named one by one: the home's profiles
 // directory is, and each run lists it as the agent and copies what each
 // profile there holds, as the home's files are copied (gate-profiles.ts
@@ -47,11 +52,12 @@
 // NAME='value' lines; a file that sets nothing leaves no copy.
 import fs from "node:fs";
 import path from "node:path";
-import { HERMES_STORE_DIRS, PROFILE_FILES, type ProfileCopyFile, USER_HOME_SECRET_FILES, codexHomeCopyName, profileCopyName, storeDirFileNames, userHomeStoreCopyName } from "../content/known.js";
+import { HERMES_STORE_DIRS, PROFILE_FILES, type ProfileCopyFile, USER_HOME_SECRET_FILES, codexHomeCopyName, managedCopyTag, profileCopyName, storeDirFileNames, userHomeStoreCopyName } from "../content/known.js";
 import { FatalError, errnoCode } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
-import { MAX_PROFILES, type Profile, type ProfileListing, type ProfileWatches, profileWatchPaths, takeProfiles } from "./gate-profiles.js";
-import { dotenvCodexHomeAuth } from "./hermes-environment.js";
+import { MAX_PROFILES, MAX_WATCHED_PROFILES, PROFILE_WATCHES, type Profile, type ProfileListing, type ProfileWatches, profileWatchPaths, takeProfiles } from "./gate-profiles.js";
+import { type ReadText, type UnitScope, unitEnvironment, unitFilesOnDisk, unitSearchPath, variableSource } from "./gateway-units.js";
+import { type EnvironmentIo, LOCAL_OUTBOX_VAR, dotenvCodexHomeAuth, dotenvSetsLocalOutbox, gatewayEnvironmentStores, unitHermesEnvironment } from "./hermes-environment.js";
 import { rootOwnedProblem } from "./root-owned.js";
 import { environmentAssignments, parseEnvFile, parseUnitText } from "./systemd-syntax.js";
 import { type PasswdEntry, groupIdsOf, userByName } from "./users.js";
@@ -98,6 +104,15 @@ export interface AgentSecretFile {
    * its profiles, listed at each run, are copied (gate-profiles.ts).
    */
   profiles?: boolean;
+  /**
+   * A covered gateway unit (`USER:?gateway:/etc/systemd/system/UNIT`, named
+   * by its path in the directory install writes its drop-ins in): at each
+   * run its environment is resolved as install resolves it
+   * (hermes-environment.ts), and the stores it moves now (its CODEX_HOME's
+   * auth.json, its HERMES_MANAGED_DIR's .env and config.yaml) are copied
+   * and watched (followGateway).
+   */
+  gateway?: boolean;
 }
 
 /** The stores a gateway's environment moves: where install found them (hermes-environment.ts), as secretFileArg marks them. */
@@ -119,10 +134,11 @@ const KINDS: readonly SystemdFileKind[] = ["environment-file", "unit-file"];
  * part of it.
  */
 export function secretFileArg(s: AgentSecretFile): string {
-  const mark = s.kind ?? s.store ?? (s.profiles ? PROFILES_MARK : undefined);
+  const mark = s.kind ?? s.store ?? (s.profiles ? PROFILES_MARK : s.gateway ? GATEWAY_MARK : undefined);
   return `${s.user}:${s.optional ? "?" : ""}${mark ? `${mark}:` : ""}${s.file}`;
 }
 const PROFILES_MARK = "profiles";
+const GATEWAY_MARK = "gateway";
 
 /**
  * Whether a Hermes file of the line (not KIND:) is a Hermes home's own .env,
@@ -132,7 +148,7 @@ const PROFILES_MARK = "profiles";
  * asks which those are.
  */
 export function isHermesHomeDotenv(f: AgentSecretFile): boolean {
-  return f.store === undefined && path.basename(f.file) === ".env";
+  return f.store === undefined && !f.gateway && !f.profiles && path.basename(f.file) === ".env";
 }
 
 /** The inverse of secretFileArg; undefined for a word that is not one. */
@@ -149,8 +165,18 @@ export function parseSecretFileArg(arg: string): AgentSecretFile | undefined {
   if (store) rest = rest.slice(store.length + 1);
   const profiles = !kind && !store && rest.startsWith(`${PROFILES_MARK}:`);
   if (profiles) rest = rest.slice(PROFILES_MARK.length + 1);
-  if (!rest.startsWith("/") || (profiles && !rest.endsWith("/"))) return undefined;
-  return { user: arg.slice(0, colon), file: rest, ...(optional ? { optional } : {}), ...(kind ? { kind } : {}), ...(store ? { store } : {}), ...(profiles ? { profiles } : {}) };
+  const gateway = !kind && !store && !profiles && rest.startsWith(`${GATEWAY_MARK}:`);
+  if (gateway) rest = rest.slice(GATEWAY_MARK.length + 1);
+  if (!rest.startsWith("/") || (profiles && !rest.endsWith("/")) || (gateway && !rest.endsWith(".service"))) return undefined;
+  return {
+    user: arg.slice(0, colon),
+    file: rest,
+    ...(optional ? { optional } : {}),
+    ...(kind ? { kind } : {}),
+    ...(store ? { store } : {}),
+    ...(profiles ? { profiles } : {}),
+    ...(gateway ? { gateway } : {}),
+  };
 }
 
 /**
@@ -188,7 +214,8 @@ function environmentCopy(kind: SystemdFileKind, text: string): Buffer | undefine
 export interface SecretsCopy {
   /** The copies written, as `hermes-env-N`. */
   copied: string[];
-  skipped: { user: string; file: string; why: string }[];
+  /** `kept`: its copy from before stays (what the gate knew of it, it still knows). */
+  skipped: { user: string; file: string; why: string; kept?: true }[];
   /** Optional files that do not exist. */
   absent: number;
   /** The files named that were copied (a directory counts once, whatever it holds). */
@@ -204,6 +231,8 @@ class Skip extends Error {
     readonly missing = false,
     /** Its user may not read it (where root may take it instead: readForUnit). */
     readonly denied = false,
+    /** Its copy from before is kept. */
+    readonly kept = false,
   ) {
     super(why);
   }
@@ -372,12 +401,14 @@ export function copyAgentSecrets(dir: string, files: AgentSecretFile[], opts: { 
   const startWatches = (paths: string[]) => {
     if (opts.watches) result.notes.push(...opts.watches.start(paths));
   };
-  for (const [i, f] of files.entries()) if (f.profiles) profiles.set(i, new ProfilesCopy(dir, i, f, owner, startWatches));
-  startWatches([...profiles.values()].flatMap((p) => p.watchPaths()));
-  // The files named on the line, copied as named: a home's .env's CODEX_HOME that names one of them is not copied again.
+  // The files named on the line, copied as named (and watched by the path units): a file followed (a CODEX_HOME's auth.json, a managed scope) that is one of them is not copied again.
   const named = new Set(files.map((f) => f.file));
-  // The Codex CLI's auth.json files the homes' .env files put CODEX_HOME at, watched as long as they do.
+  const follow = new Followed(named);
+  for (const [i, f] of files.entries()) if (f.profiles) profiles.set(i, new ProfilesCopy(dir, i, f, owner, startWatches, follow));
+  startWatches([...profiles.values()].flatMap((p) => p.watchPaths()));
+  // The Codex CLI's auth.json files the homes' .env files put CODEX_HOME at, and what the gateways' environments are read from and move: watched as long as they do.
   const codexFiles: string[] = [];
+  const gatewayFiles: string[] = [];
   for (const [i, f] of files.entries()) {
     const { user: name, file, optional, kind, store } = f;
     const user = userByName(name);
@@ -389,6 +420,7 @@ export function copyAgentSecrets(dir: string, files: AgentSecretFile[], opts: { 
       if (!user) throw new Skip(`there is no user ${escapeText(name)}`);
       const profilesCopy = profiles.get(i);
       if (profilesCopy) profilesCopy.copy();
+      else if (f.gateway) followGateway({ dir, prefix: `${SECRET_FILE_PREFIX}${i}`, user, unitPath: file, owner, result, follow, watch: (paths) => startWatches(paths), watched: gatewayFiles });
       else if (isDirectory) removeCopies(dir, `${SECRET_FILE_PREFIX}${i}-`, copyDirectory(dir, (k) => `${SECRET_FILE_PREFIX}${i}-${k}`, user, file, owner, result).length);
       else if (kind) {
         const copy = environmentCopy(kind, readForUnit(user, file).toString("utf8"));
@@ -400,12 +432,14 @@ export function copyAgentSecrets(dir: string, files: AgentSecretFile[], opts: { 
         }
       } else {
         const data = asUser(user, () => readSmallRegularFile(file));
+        // A managed .env that keeps the agents' prepare from the gate (install refuses it): its copy from before is kept, not replaced.
+        if (store === "managed" && path.basename(file) === ".env" && dotenvSetsLocalOutbox(data)) throw new Skip(MANAGED_LOCAL_OUTBOX, false, false, true);
         const name = store === "codex-home" ? codexHomeCopyName(`${SECRET_FILE_PREFIX}${i}`) : copyName(`${SECRET_FILE_PREFIX}${i}`, user, file);
         writeCopy(dir, name, data, owner);
         result.copied.push(name);
         if (codexCopy !== undefined) {
-          const codex = followCodexHome(user, file, data, result.notes, startWatches);
-          if (codex === undefined || named.has(codex)) fs.rmSync(path.join(dir, codexCopy), { force: true });
+          const codex = followCodexHome(user, file, data, result.notes, (paths) => startWatches(paths.filter((p) => !named.has(p))));
+          if (codex === undefined || !follow.claim(codex, codexCopy)) fs.rmSync(path.join(dir, codexCopy), { force: true });
           else {
             codexFiles.push(codex);
             copyFollowed(dir, codexCopy, user, codex, owner, result);
@@ -419,7 +453,7 @@ export function copyAgentSecrets(dir: string, files: AgentSecretFile[], opts: { 
       // The .env not read: what it sets is not known this run.
       if (codexCopy !== undefined) fs.rmSync(path.join(dir, codexCopy), { force: true });
       if (optional && err.missing) result.absent++;
-      else result.skipped.push({ user: name, file, why: err.message });
+      else result.skipped.push({ user: name, file, why: err.message, ...(err.kept ? { kept: true as const } : {}) });
     }
   }
   // A profile made (or a file made at a profile's top) while the copies were made may have come between
@@ -438,11 +472,159 @@ export function copyAgentSecrets(dir: string, files: AgentSecretFile[], opts: { 
     }
   }
   for (const p of profiles.values()) p.report(result);
-  // Those of the profiles made meanwhile are started here; the homes' Codex CLI's auth.json files were, before they were read.
-  const watched = [...[...profiles.values()].flatMap((p) => p.watchPaths()), ...codexFiles];
+  // Those of the profiles made meanwhile are started here; the homes' Codex CLI's auth.json files and the gateways' files were, before they were read.
+  const watched = [...[...profiles.values()].flatMap((p) => p.watchPaths()), ...codexFiles, ...gatewayFiles];
   startWatches(watched);
   if (opts.watches) result.notes.push(...opts.watches.stopOthers(watched));
   return result;
+}
+
+/** Why a named managed .env is not copied again (its copy from before is kept). */
+const MANAGED_LOCAL_OUTBOX = `it sets ${LOCAL_OUTBOX_VAR}, which keeps the prepare of every agent that loads it from the gate (install refuses it): not copied again; remove ${LOCAL_OUTBOX_VAR} there`;
+
+/**
+ * The files gate-secrets follows in one run (not named on its line: the
+ * auth.json a CODEX_HOME names, a managed scope's files), each copied once:
+ * by the first that follows it (its copy's name), never when the line
+ * names it (copied as named). A profile's CODEX_HOME that names a file the
+ * line names, or one a home's .env or another profile follows, so gives one
+ * copy, not two.
+ */
+class Followed {
+  private readonly by = new Map<string, string>();
+  constructor(private readonly named: ReadonlySet<string>) {}
+
+  /** Whether `copy` is the copy of `file` this run (the first to ask for it, and the line does not name it). */
+  claim(file: string, copy: string): boolean {
+    if (this.named.has(file)) return false;
+    const first = this.by.get(file);
+    if (first === undefined) this.by.set(file, copy);
+    return first === undefined || first === copy;
+  }
+
+  isNamed(file: string): boolean {
+    return this.named.has(file);
+  }
+}
+
+/** The copy of a managed scope's file a gateway's HERMES_MANAGED_DIR puts elsewhere (`hermes-env-N-managed.env`, `…-managed.config.yaml`): read as either, as a Hermes .env and config.yaml are. */
+const managedCopyName = (prefix: string, file: string) => `${prefix}-${managedCopyTag(path.basename(file))}`;
+
+interface GatewayFollow {
+  dir: string;
+  /** `hermes-env-N`, N the gateway's place on the line: its copies are `hermes-env-N-…`. */
+  prefix: string;
+  user: PasswdEntry;
+  /** The unit, named by its path in the directory install writes its drop-ins in. */
+  unitPath: string;
+  owner: CopyOwner;
+  result: SecretsCopy;
+  follow: Followed;
+  watch: (paths: string[]) => void;
+  /** The paths watched for it, pushed here (kept watched at the end of the run). */
+  watched: string[];
+}
+
+/**
+ * A covered gateway's environment, resolved now as install resolves it
+ * (hermes-environment.ts gatewayEnvironmentStores, the one place of that
+ * rule): its unit's files (found in the unit's directory, then systemd's
+ * search path) and EnvironmentFile= files, read as its user, or as root
+ * where root's alone (readForUnit); its Hermes home's .env and the managed
+ * scope's .env, read as its user. What it moves now (CODEX_HOME's
+ * auth.json, HERMES_MANAGED_DIR's .env and config.yaml) is copied as
+ * `hermes-env-N-codex-home-auth.json` and `hermes-env-N-managed…`, unless
+ * the line names it or it was followed already; its copies from before of
+ * what it no longer moves are removed. Each file read is watched first (not
+ * those the line names: its path units watch them), and so is the unit's
+ * drop-in directory: a HERMES_MANAGED_DIR or CODEX_HOME set later, in a
+ * drop-in, an environment file, the Hermes .env or the managed one, is
+ * followed without a restart.
+ *
+ * The managed .env is checked as install checks it: one that sets
+ * MEDIA_OUTBOX_DIR is not followed (every agent of the gateway loads it,
+ * and their prepare would publish there, never through the gate): a
+ * journal line says so, and the gateway's copies from before are kept.
+ */
+function followGateway(g: GatewayFollow): void {
+  const unit = path.basename(g.unitPath);
+  const unitDir = path.dirname(g.unitPath);
+  const scope: UnitScope = { scope: "system", home: "/root", user: "root" };
+  const files = unitFilesOnDisk({}, unit, [unitDir, ...unitSearchPath(scope).filter((d) => d !== unitDir)]);
+  if (files.fragment === undefined) throw new Skip("the gateway unit is not installed", true);
+  // Each batch of paths watched in one call, before any of them is read.
+  const watch = (paths: string[]) => {
+    const fresh = [...new Set(paths)].filter((p) => !g.follow.isNamed(p) && !g.watched.includes(p));
+    if (fresh.length === 0) return;
+    g.watched.push(...fresh);
+    g.watch(fresh);
+  };
+  // Its drop-in directory (a drop-in made there later, by systemctl edit, is followed at once), and its files.
+  watch([path.join(unitDir, `${unit}.d`), ...(files.fragment ? [files.fragment] : []), ...files.dropIns]);
+  const read: ReadText = (p) => {
+    watch([p]);
+    try {
+      return readForUnit(g.user, p).toString("utf8");
+    } catch (err) {
+      if (!(err instanceof Skip)) throw err;
+      if (err.missing) return undefined;
+      throw new Error(err.message);
+    }
+  };
+  const lenient: ReadText = (p) => {
+    try {
+      return read(p);
+    } catch {
+      return undefined;
+    }
+  };
+  const env = unitEnvironment(scope, files, lenient);
+  // Its environment files, before they are read.
+  watch(env.environmentFiles.flatMap((ref) => (ref.path !== undefined && !/[*?[]/.test(ref.path) ? [ref.path] : [])));
+  const hermesHome = variableSource(scope, env, "HERMES_HOME", read).value;
+  const io: EnvironmentIo = {
+    readFile: (file) => {
+      watch([file]);
+      try {
+        return asUser(g.user, () => readSmallRegularFile(file));
+      } catch (err) {
+        if (err instanceof Skip && err.missing) return undefined;
+        throw err;
+      }
+    },
+    isDirectory: (dir) =>
+      asUser(g.user, () => {
+        try {
+          return fs.statSync(dir).isDirectory();
+        } catch {
+          return false;
+        }
+      }),
+  };
+  const found = gatewayEnvironmentStores(
+    { unit, user: g.user.name, hermesHome: hermesHome !== undefined && path.isAbsolute(hermesHome) ? hermesHome : undefined, environment: unitHermesEnvironment(scope, env, read) },
+    {},
+    io,
+  );
+  g.result.notes.push(...found.notes);
+  watch(found.files.map((f) => f.file));
+  if (found.localOutbox !== undefined) {
+    // A managed .env the line names says so itself (MANAGED_LOCAL_OUTBOX).
+    if (!g.follow.isNamed(found.localOutbox)) {
+      g.result.notes.push(
+        `${escapeText(found.localOutbox)}, the managed .env the agents of ${escapeText(unit)} load, sets ${LOCAL_OUTBOX_VAR}: their prepare would publish there instead of handing files to the gate (install refuses it). Not followed: the gate keeps the copies it made for that gateway before; remove ${LOCAL_OUTBOX_VAR} there`,
+      );
+    }
+    return;
+  }
+  const written = new Set<string>();
+  for (const { file, store } of found.files) {
+    const name = store === "codex-home" ? codexHomeCopyName(g.prefix) : managedCopyName(g.prefix, file);
+    if (!g.follow.claim(file, name)) continue;
+    written.add(name);
+    copyFollowed(g.dir, name, g.user, file, g.owner, g.result);
+  }
+  for (const name of fs.readdirSync(g.dir)) if (name.startsWith(`${g.prefix}-`) && !written.has(name)) fs.rmSync(path.join(g.dir, name), { force: true });
 }
 
 /**
@@ -514,6 +696,8 @@ class ProfilesCopy {
     private readonly owner: CopyOwner,
     /** Starts the watches of paths (copyAgentSecrets' startWatches). */
     private readonly watch: (paths: string[]) => void,
+    /** Which followed files this run copies, and as what: one copy each. */
+    private readonly follow: Followed,
   ) {
     this.copyPrefix = `${SECRET_FILE_PREFIX}${i}`;
     this.from = withoutTrailingSlashes(named.file);
@@ -544,10 +728,10 @@ class ProfilesCopy {
     return !same;
   }
 
-  /** The paths to watch (gate-profiles.ts profileWatchPaths, and each CODEX_HOME's auth.json read last). */
+  /** The paths to watch: those of the profiles watched (gate-profiles.ts profileWatchPaths, MAX_WATCHED_PROFILES), and each CODEX_HOME's auth.json of theirs read last. */
   watchPaths(): string[] {
     if (this.listing instanceof Skip) return [];
-    return [...this.listing.profiles.flatMap((p) => profileWatchPaths(p.dir)), ...this.last.codexFiles];
+    return [...this.listing.profiles.filter((p) => p.watched).flatMap((p) => profileWatchPaths(p.dir)), ...this.last.codexFiles];
   }
 
   /** Copies every profile of the listing; throws its Skip when the directory could not be listed (its copies then go). */
@@ -561,8 +745,15 @@ class ProfilesCopy {
     const user = this.user!;
     for (const profile of listing.profiles) this.copyProfile(user, profile);
     for (const { file, why } of listing.refused) this.last.skipped.push({ user: user.name, file, why });
-    if (listing.more > 0) {
-      this.last.notes.push(`${escapeText(this.from)} holds ${listing.more} more entries, not taken: at most ${MAX_PROFILES} Hermes profiles of a home are copied for the gate (Hermes' own names first, in name order)`);
+    const unwatched = listing.profiles.filter((p) => !p.watched).map((p) => escapeText(p.dir));
+    if (unwatched.length > 0) {
+      this.last.notes.push(
+        `${unwatched.join(", ")}: copied, not watched: at most ${MAX_WATCHED_PROFILES} Hermes profiles of a home are watched (each takes ${PROFILE_WATCHES} of root's inotify instances); a change there is copied for the gate with the next copy (the gate's start, a change to a watched file)`,
+      );
+    }
+    if (listing.past.length > 0 || listing.more > 0) {
+      const past = [...listing.past.map(escapeText), ...(listing.more > 0 ? [`${listing.more} more entries`] : [])];
+      this.last.notes.push(`${past.join(", ")}: not taken: at most ${MAX_PROFILES} Hermes profiles of a home are copied for the gate (Hermes' own names first, in name order); the gate does not know the values there`);
     }
     this.removeCopiesBut(new Set(this.last.copied));
   }
@@ -599,11 +790,13 @@ class ProfilesCopy {
       this.last.skipped.push(...sink.skipped);
     }
     if (dotEnv !== undefined) {
-      // Hermes loads the profile's .env over its environment when it runs the profile.
-      const codex = followCodexHome(user, path.join(profile.dir, ".env"), dotEnv, this.last.notes, this.watch);
+      // Hermes loads the profile's .env over its environment when it runs the profile. Watched (for a watched profile) unless the line names it (its path units watch it).
+      const watch = (paths: string[]) => (profile.watched ? this.watch(paths.filter((p) => !this.follow.isNamed(p))) : undefined);
+      const codex = followCodexHome(user, path.join(profile.dir, ".env"), dotEnv, this.last.notes, watch);
       if (codex !== undefined) {
-        this.last.codexFiles.push(codex);
-        take(codex, { codexHome: true });
+        if (profile.watched && !this.follow.isNamed(codex)) this.last.codexFiles.push(codex);
+        // One copy of a file: not again when the line names it, or a home's .env (or another profile) follows it already.
+        if (this.follow.claim(codex, profileCopyName(this.copyPrefix, profile, { codexHome: true }))) take(codex, { codexHome: true });
       }
     }
   }

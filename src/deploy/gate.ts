@@ -19,10 +19,9 @@ import { isWithin } from "../safety/gateway.js";
 import { type EnvFileRef, type UnitEnvironment, type UnitFiles, installDir, lenientDiskReader, onDisk, type UnitScope } from "./gateway-units.js";
 import { mkdirs, readIfExists } from "./files.js";
 import { rootOwnedProblem } from "./root-owned.js";
-import { GATE_SECRETS_WATCH, PROFILE_WATCHES, type ProfileListing, takeProfiles } from "./gate-profiles.js";
+import { GATE_SECRETS_WATCH, MAX_WATCHED_PROFILES, PROFILE_WATCHES, type ProfileListing, takeProfiles } from "./gate-profiles.js";
 import { type AgentSecretFile, unitFileEnvironment } from "./gate-secrets.js";
-import { type UnitHermesEnvironment, gatewayEnvironmentStores } from "./hermes-environment.js";
-import { parseEnvFile } from "./policy-sources.js";
+import { LOCAL_OUTBOX_VAR, type UnitHermesEnvironment, dotenvSetsLocalOutbox, gatewayEnvironmentStores } from "./hermes-environment.js";
 import {
   DROP_IN_ENV_NAME,
   DROP_IN_NAME,
@@ -126,9 +125,11 @@ export interface GatewayOwner {
  * In an agent's environment this variable means local mode (config.ts's
  * discovery): its prepare would publish into a directory of its own and never
  * ask the gate. The gateway's environment is its agents', so neither the
- * gateway's unit nor a Hermes .env (loaded into it) may set it.
+ * gateway's unit nor a Hermes .env (loaded into it) may set it. The rule
+ * (dotenvSetsLocalOutbox) lives in hermes-environment.ts: gate-secrets
+ * applies it to a managed scope it follows at run time.
  */
-export const LOCAL_OUTBOX_VAR = "MEDIA_OUTBOX_DIR";
+export { LOCAL_OUTBOX_VAR };
 
 /**
  * Whether a Hermes .env file (one that can be read) sets MEDIA_OUTBOX_DIR.
@@ -136,19 +137,34 @@ export const LOCAL_OUTBOX_VAR = "MEDIA_OUTBOX_DIR";
  * waited on (readIfExists), it just sets nothing.
  */
 export function envFileSetsLocalOutbox(file: string, scope: Pick<UnitScope, "root">): boolean {
-  let text: string | undefined;
+  let bytes: Buffer | undefined;
   try {
-    text = readIfExists(onDisk(scope as UnitScope, file))?.toString("utf8");
+    bytes = readIfExists(onDisk(scope as UnitScope, file));
   } catch {
     return false;
   }
-  return text !== undefined && parseEnvFile(text).values.has(LOCAL_OUTBOX_VAR);
+  return bytes !== undefined && dotenvSetsLocalOutbox(bytes);
 }
 
-/** Refuses a gate its agents would never use: a gateway unit or a Hermes .env that sets MEDIA_OUTBOX_DIR. */
+/**
+ * The managed .env each gateway's Hermes loads (its HERMES_MANAGED_DIR's, else
+ * /etc/hermes's: hermes-environment.ts resolves it) where it sets
+ * MEDIA_OUTBOX_DIR: every agent of that gateway loads it.
+ */
+export function managedLocalOutboxes(gateways: GatewayOwner[], scope: Pick<UnitScope, "root">): { unit: string; file: string }[] {
+  return gateways.flatMap((g) => {
+    const user = gatewayUserName(g, scope);
+    if (user === undefined) return [];
+    const { localOutbox } = gatewayEnvironmentStores({ unit: g.unit, user, hermesHome: g.hermesHome, environment: g.hermesEnvironment }, scope);
+    return localOutbox === undefined ? [] : [{ unit: g.unit, file: localOutbox }];
+  });
+}
+
+/** Refuses a gate its agents would never use: a gateway unit or a Hermes .env (a home's, a profile's, a managed one) that sets MEDIA_OUTBOX_DIR. */
 function checkNoLocalOutbox(gateways: GatewayOwner[], envFiles: string[], scope: Pick<UnitScope, "root">): void {
   const setters = gateways.filter((g) => g.localOutboxFrom).map((g) => `${escapeText(g.unit)} (in ${escapeText(g.localOutboxFrom!)})`);
-  setters.push(...envFiles.filter((f) => envFileSetsLocalOutbox(f, scope)).map(escapeText));
+  const files = new Set([...envFiles.filter((f) => envFileSetsLocalOutbox(f, scope)), ...managedLocalOutboxes(gateways, scope).map((m) => m.file)]);
+  setters.push(...[...files].map(escapeText));
   if (setters.length > 0) {
     throw usageError(`${LOCAL_OUTBOX_VAR} is set for the agents by ${setters.join(", ")}: their prepare would publish into that directory instead of handing files to the gate. Remove it there, then run install again`);
   }
@@ -287,6 +303,22 @@ function profilesDirectories(homes: { home: string; user: string }[], scope: Pic
 }
 
 /**
+ * Each covered gateway unit, for gate-secrets to resolve its environment at
+ * each run (`USER:?gateway:/etc/systemd/system/UNIT`, named by its path in
+ * the directory install writes its drop-ins in; USER its User=): what its
+ * CODEX_HOME and HERMES_MANAGED_DIR move now (set after install in its
+ * unit, an environment file, its Hermes .env or the managed one) is copied
+ * and watched, the managed .env checked as install checks it
+ * (gate-secrets.ts followGateway). Last on the line.
+ */
+function gatewaysFollowed(gateways: GatewayOwner[], scope: UnitScope): AgentSecretFile[] {
+  return gateways.flatMap((g) => {
+    const user = gatewayUserName(g, scope);
+    return user === undefined ? [] : [{ user, file: path.join(installDir(scope), g.unit), optional: true, gateway: true }];
+  });
+}
+
+/**
  * The stores of each agent user's home that local mode reads besides the
  * Hermes files (known.ts USER_HOME_SECRET_FILES: other agents' CLIs' OAuth
  * tokens, Docker's registry logins, the AWS, PostgreSQL and git
@@ -394,7 +426,8 @@ export function environmentStoreFiles(gateways: GatewayOwner[], scope: Pick<Unit
 function nameableSecretFiles(all: AgentSecretFile[], notes: string[], scope: Pick<UnitScope, "root">): AgentSecretFile[] {
   const files: AgentSecretFile[] = [];
   for (const f of all) {
-    if (files.some((o) => o.file === f.file)) continue;
+    // A gateway's unit file may be named for its Environment= too (unit-file:): named once as each.
+    if (files.some((o) => o.file === f.file && !o.gateway === !f.gateway)) continue;
     try {
       assertUnitSafe(f.file, "secret file");
       files.push(f);
@@ -402,8 +435,8 @@ function nameableSecretFiles(all: AgentSecretFile[], notes: string[], scope: Pic
       notes.push(`${escapeText(f.file)} cannot be named in a unit (a quote, backslash or control character): the gate will not know its secrets`);
     }
   }
-  // The profiles there now are watched too (PROFILE_WATCHES each, MAX_PROFILES of a home at most).
-  const profiles = files.filter((f) => f.profiles).reduce((n, f) => n + takenProfileDirs(f.file, scope).length, 0);
+  // The profiles there now are watched too (PROFILE_WATCHES each, MAX_WATCHED_PROFILES of a home at most).
+  const profiles = files.filter((f) => f.profiles).reduce((n, f) => n + Math.min(takenProfileDirs(f.file, scope).length, MAX_WATCHED_PROFILES), 0);
   const watches = files.length + PROFILE_WATCHES * profiles;
   const instances = inotifyInstancesAllowed();
   if (instances !== undefined && watches > instances / 2) {
@@ -478,10 +511,22 @@ export function profileSecretFilesNow(profilesDir: string, scope: Pick<UnitScope
     .filter(({ file }) => isFileOnDisk(file, scope));
 }
 
-/** What gate-secrets does not take of a profiles directory now, as the caller sees it: refused entries (escaped why) and how many more it does not look at. */
-export function untakenProfiles(profilesDir: string, scope: Pick<UnitScope, "root">): Pick<ProfileListing, "refused" | "more"> {
-  const { refused, more } = profileListing(profilesDir, scope);
-  return { refused, more };
+/** The profiles gate-secrets watches of a profiles directory now (the first MAX_WATCHED_PROFILES it takes), as the caller sees them. */
+export function watchedProfileDirs(profilesDir: string, scope: Pick<UnitScope, "root">): string[] {
+  return profileListing(profilesDir, scope)
+    .profiles.filter((p) => p.watched)
+    .map((p) => p.dir);
+}
+
+/**
+ * What gate-secrets does not take of a profiles directory now, as the caller
+ * sees it: refused entries (escaped why), those past MAX_PROFILES (named, as
+ * listed: the caller escapes them) and how many more; and the profiles it
+ * copies but does not watch (past MAX_WATCHED_PROFILES).
+ */
+export function untakenProfiles(profilesDir: string, scope: Pick<UnitScope, "root">): Pick<ProfileListing, "refused" | "past" | "more"> & { unwatched: string[] } {
+  const { refused, past, more, profiles } = profileListing(profilesDir, scope);
+  return { refused, past, more, unwatched: profiles.filter((p) => !p.watched).map((p) => p.dir) };
 }
 
 /**
@@ -647,6 +692,7 @@ export function planGate(input: PlanGateInput): GatePlan {
     ...userHomeSecretFiles(homes.map((h) => h.user), scope),
     ...environmentStoreFiles(input.gateways, scope, notes),
     ...profilesDirectories(homes, scope),
+    ...gatewaysFollowed(input.gateways, scope),
   ];
   const secrets = nameableSecretFiles(named, notes, scope);
   checkNoLocalOutbox(
@@ -655,7 +701,7 @@ export function planGate(input: PlanGateInput): GatePlan {
     [...secrets.filter((s) => s.kind === undefined && path.basename(s.file) === ".env").map((s) => s.file), ...secrets.filter((s) => s.profiles).flatMap((s) => takenProfileDirs(s.file, scope).map((dir) => path.join(dir, ".env")))],
     scope,
   );
-  const newSecretFiles = secrets.filter((s) => !existsOnDisk(s.file, scope)).map((s) => s.file);
+  const newSecretFiles = [...new Set(secrets.filter((s) => !existsOnDisk(s.file, scope)).map((s) => s.file))];
 
   const dirs: GateDir[] = [];
   for (let d = path.dirname(outbox), missing: string[] = []; ; d = path.dirname(d)) {
@@ -692,15 +738,15 @@ export function planGate(input: PlanGateInput): GatePlan {
  */
 export function gateFiles(plan: GatePlan, params: ServiceParams, unitDir: string, withWatch = false): { path: string; content: string; mode: number }[] {
   const gateParams: GateParams = { ...params, socket: plan.socket, secrets: plan.secrets };
-  const present = plan.secrets.map((s) => s.file).filter((file) => !plan.newSecretFiles.includes(file));
+  const present = [...new Set(plan.secrets.map((s) => s.file))].filter((file) => !plan.newSecretFiles.includes(file));
   return [
     { path: path.join(unitDir, GATE_SOCKET_UNIT), content: renderGateSocket(gateParams), mode: 0o644 },
     { path: path.join(unitDir, GATE_SERVICE), content: renderGateService(gateParams), mode: 0o644 },
     ...(present.length > 0 ? [{ path: path.join(unitDir, GATE_SECRETS_PATH), content: renderGateSecretsPath(GATE_SECRETS_PATH, present), mode: 0o644 }] : []),
     ...(plan.newSecretFiles.length > 0 ? [{ path: path.join(unitDir, GATE_SECRETS_NEW_PATH), content: renderGateSecretsPath(GATE_SECRETS_NEW_PATH, plan.newSecretFiles), mode: 0o644 }] : []),
     ...(plan.secrets.length > 0 ? [{ path: path.join(unitDir, GATE_SECRETS_SERVICE), content: renderGateSecretsService(params, plan.secrets, withWatch), mode: 0o644 }] : []),
-    // Not enabled, not a unit of its own: gate-secrets starts its instances, one per file of a profile.
-    ...(plan.secrets.some((s) => s.profiles) ? [{ path: path.join(unitDir, GATE_SECRETS_WATCH), content: renderGateSecretsWatch(), mode: 0o644 }] : []),
+    // Not enabled, not a unit of its own: gate-secrets starts its instances, one per file of a profile (and per file a gateway's environment is read from or moves).
+    ...(plan.secrets.some((s) => s.profiles || s.gateway) ? [{ path: path.join(unitDir, GATE_SECRETS_WATCH), content: renderGateSecretsWatch(), mode: 0o644 }] : []),
     { path: SYSTEM_CONFIG, content: `${JSON.stringify({ socket: plan.socket })}\n`, mode: 0o644 },
   ];
 }

@@ -128,11 +128,15 @@ export function unitFiles(scope: UnitScope, unit: string, systemctl?: Systemctl)
     const dropIns = (props.get("DropInPaths") ?? "").split(/\s+/).filter((p) => p !== "");
     return { unit, ...(fragment ? { fragment } : {}), dropIns: sortDropIns(dropIns) };
   }
-  const search = unitSearchPath(scope);
+  return unitFilesOnDisk(scope, unit, unitSearchPath(scope));
+}
+
+/** The files that define `unit` found in `search` (directories, highest priority first), as systemd would load them from there. */
+export function unitFilesOnDisk(scope: Pick<UnitScope, "root">, unit: string, search: readonly string[]): UnitFiles {
   let fragment: string | undefined;
   for (const name of isInstance(unit) ? [unit, templateOf(unit)] : [unit]) {
     for (const dir of search) {
-      if (fs.existsSync(onDisk(scope, path.join(dir, name)))) {
+      if (fs.existsSync(onDisk(scope as UnitScope, path.join(dir, name)))) {
         fragment = path.join(dir, name);
         break;
       }
@@ -143,7 +147,7 @@ export function unitFiles(scope: UnitScope, unit: string, systemctl?: Systemctl)
   for (const dir of search) {
     for (const name of dropInNames(unit)) {
       const d = path.join(dir, `${name}.d`);
-      for (const f of listNames(onDisk(scope, d)).sort()) if (f.endsWith(".conf")) dropIns.push(path.join(d, f));
+      for (const f of listNames(onDisk(scope as UnitScope, d)).sort()) if (f.endsWith(".conf")) dropIns.push(path.join(d, f));
     }
   }
   return { unit, ...(fragment ? { fragment } : {}), dropIns: sortDropIns(dropIns) };

@@ -20,6 +20,10 @@
 // (systemd's PathChanged= refuses it) is not named, with a note; the files
 // are read as the gateway's user, never as root (gate-secrets), so a value
 // pointing anywhere gives the gate nothing that user could not read.
+// gate-secrets resolves each gateway again at each run with this same code
+// (its reads as the gateway's user: EnvironmentIo), so what is set after
+// install is followed, and the managed .env is checked by the one rule
+// install applies (dotenvSetsLocalOutbox).
 import fs from "node:fs";
 import path from "node:path";
 import { escapeText } from "../core/escape.js";
@@ -65,24 +69,52 @@ function pyStrip(text: string): string {
   return text.slice(start, end);
 }
 
-/** A Hermes .env's variables, as Hermes decodes and parses it (UTF-8, else Latin-1; python-dotenv's rules); none when it cannot be read. */
-function dotenvValues(scope: Pick<UnitScope, "root">, file: string): ReturnType<typeof parseEnvFile> | undefined {
-  let bytes: Buffer | undefined;
+/** The variable that keeps an agent's prepare in local mode (config.ts's discovery): its prepare never asks the gate. */
+export const LOCAL_OUTBOX_VAR = "MEDIA_OUTBOX_DIR";
+
+/**
+ * Whether a Hermes .env (its bytes, as read) sets MEDIA_OUTBOX_DIR, as
+ * Hermes parses it. The one rule install (a covered gateway's Hermes .env,
+ * a profile's, the managed one), doctor and gate-secrets (a managed scope
+ * followed at run time) apply.
+ */
+export function dotenvSetsLocalOutbox(bytes: Buffer): boolean {
+  return parseEnvFile(dotenvText(bytes)).values.has(LOCAL_OUTBOX_VAR);
+}
+
+/**
+ * How the files of a Hermes environment are read: install and doctor read
+ * the target system as themselves (diskIo); gate-secrets reads each as the
+ * gateway's user, and watches it before (gate-secrets.ts). `readFile`:
+ * undefined for a file that is not there; throws for one that cannot be
+ * read (a FIFO, a directory, not the reader's: Hermes loads nothing from it).
+ */
+export interface EnvironmentIo {
+  readFile(file: string): Buffer | undefined;
+  isDirectory(dir: string): boolean;
+}
+
+/** The target system as the caller sees it. */
+export function diskIo(scope: Pick<UnitScope, "root">): EnvironmentIo {
+  return {
+    readFile: (file) => readIfExists(onDisk(scope as UnitScope, file)),
+    isDirectory: (dir) => {
+      try {
+        return fs.statSync(onDisk(scope as UnitScope, dir)).isDirectory();
+      } catch {
+        return false;
+      }
+    },
+  };
+}
+
+/** A Hermes .env's bytes; none when it cannot be read. */
+function dotenvBytes(io: EnvironmentIo, file: string): Buffer | undefined {
   try {
-    bytes = readIfExists(onDisk(scope as UnitScope, file));
+    return io.readFile(file);
   } catch {
     // A FIFO or a directory in its place (the agent's to make): Hermes loads nothing from it either.
     return undefined;
-  }
-  return bytes === undefined ? undefined : parseEnvFile(dotenvText(bytes));
-}
-
-/** `/path/to/dir` is a directory on the target system. */
-function isDirectory(scope: Pick<UnitScope, "root">, dir: string): boolean {
-  try {
-    return fs.statSync(onDisk(scope as UnitScope, dir)).isDirectory();
-  } catch {
-    return false;
   }
 }
 
@@ -108,6 +140,8 @@ export interface EnvironmentStores {
   files: { file: string; store: EnvironmentStore }[];
   /** Why a value that is set is not followed (escaped). */
   notes: string[];
+  /** The managed .env Hermes loads (the managed scope's, wherever it is) when it sets MEDIA_OUTBOX_DIR: install refuses it, gate-secrets does not follow it. */
+  localOutbox?: string;
 }
 
 /** A value that names a directory: stripped as Hermes strips it; why it is not followed, if it is not. */
@@ -162,7 +196,7 @@ export function dotenvCodexHomeAuth(bytes: Buffer, passwdHome: string | undefine
  * for /etc/hermes, which the gate reads itself). A value that cannot be
  * followed is a note.
  */
-export function gatewayEnvironmentStores(g: GatewayEnvironmentInput, scope: Pick<UnitScope, "root">): EnvironmentStores {
+export function gatewayEnvironmentStores(g: GatewayEnvironmentInput, scope: Pick<UnitScope, "root">, io: EnvironmentIo = diskIo(scope)): EnvironmentStores {
   const out: EnvironmentStores = { files: [], notes: [] };
   const passwdHome = userByName(g.user, scope.root)?.home;
   const values = new Map<Key, { value: string; from: string; expands?: boolean }>();
@@ -174,12 +208,14 @@ export function gatewayEnvironmentStores(g: GatewayEnvironmentInput, scope: Pick
   const unknown = KEYS.map((key) => g.environment?.[key]?.unknown).find((u) => u !== undefined);
   if (unknown !== undefined) out.notes.push(`cannot tell whether ${escapeText(g.unit)} sets CODEX_HOME or HERMES_MANAGED_DIR: ${escapeText(unknown)}`);
   const load = (file: string) => {
-    const parsed = dotenvValues(scope, file);
-    if (!parsed) return;
+    const bytes = dotenvBytes(io, file);
+    if (!bytes) return undefined;
+    const parsed = parseEnvFile(dotenvText(bytes));
     for (const key of KEYS) {
       const value = parsed.values.get(key);
       if (value !== undefined) values.set(key, { value, from: file, ...(parsed.expands.has(key) ? { expands: true } : {}) });
     }
+    return bytes;
   };
   const about = (key: Key) => `${key} for ${escapeText(g.unit)} (set in ${escapeText(values.get(key)!.from)})`;
   const hermesHome = g.hermesHome ?? (passwdHome !== undefined && path.isAbsolute(passwdHome) ? path.join(passwdHome, ".hermes") : undefined);
@@ -196,7 +232,12 @@ export function gatewayEnvironmentStores(g: GatewayEnvironmentInput, scope: Pick
     managed = dir.dir;
     if (managed !== "/etc/hermes") out.files.push({ file: path.join(managed, ".env"), store: "managed" }, { file: path.join(managed, "config.yaml"), store: "managed" });
   }
-  if (managed !== undefined && isDirectory(scope, managed)) load(path.join(managed, ".env"));
+  if (managed !== undefined && io.isDirectory(managed)) {
+    const dotEnv = path.join(managed, ".env");
+    const bytes = load(dotEnv);
+    // Hermes loads it into every agent's environment: a MEDIA_OUTBOX_DIR there keeps their prepare local.
+    if (bytes !== undefined && dotenvSetsLocalOutbox(bytes)) out.localOutbox = dotEnv;
+  }
 
   const codex = values.get("CODEX_HOME");
   if (codex !== undefined) {

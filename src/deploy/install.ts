@@ -30,7 +30,7 @@ import {
 } from "./gate.js";
 import { GATE_SECRETS_WATCH } from "./gate-profiles.js";
 import { unitHermesEnvironment } from "./hermes-environment.js";
-import { type PasswdEntry, groupName, userByName, userByUid } from "./users.js";
+import { type PasswdEntry, groupName, userByName, userByNameOrUid, userByUid } from "./users.js";
 import {
   type UnitScope,
   type VariableSource,
@@ -327,7 +327,11 @@ export function planInstall(options: InstallOptions, systemctl?: Systemctl): Ins
     if (scope.scope === "system") environment.HOME = serviceUser.home;
     const sameUser = serviceUser.uid === (process.geteuid?.() ?? -1);
     const env = options.env ?? process.env;
-    if (env.HERMES_HOME || sameUser) environment.HERMES_HOME = config.hermesHome;
+    // Without one from the unit: the installer's (told, or its own user's), else the service user's ~/.hermes (HOME).
+    const fallback = env.HERMES_HOME || sameUser ? config.hermesHome : path.join(serviceUser.home, ".hermes");
+    const unitHome = env.HERMES_HOME ? undefined : servicesHermesHome(scope, serviceUser, gateways, config, fallback, notes);
+    if (unitHome !== undefined) environment.HERMES_HOME = unitHome;
+    else if (env.HERMES_HOME || sameUser) environment.HERMES_HOME = config.hermesHome;
     environment.MEDIA_OUTBOX_STATE_DIR = config.stateDir;
     if (config.configFile) environment.MEDIA_OUTBOX_CONFIG = config.configFile;
   }
@@ -438,6 +442,35 @@ function writablePaths(config: Config, scope: UnitScope, notes: string[]): strin
   const writable = [together];
   if (config.logFile && !isWithin(path.dirname(config.logFile), together)) writable.push(path.dirname(config.logFile));
   return writable;
+}
+
+/**
+ * The Hermes home the services (janitor, watch) take from the gateway units
+ * of their user (single-user mode, installer's environment without
+ * HERMES_HOME): the HERMES_HOME= those units set, read from their
+ * environment as install reads it, when they agree on one (a unit without
+ * one reads the user's ~/.hermes). The watch then knows the secrets of the
+ * Hermes home the gateway reads, not of ~/.hermes. Not when install read no
+ * config file and that home holds a media-outbox.json (the services would
+ * take its policy, drop folders among it, which the units install wrote do
+ * not allow for): a note says to install again with that HERMES_HOME.
+ */
+function servicesHermesHome(scope: UnitScope, serviceUser: PasswdEntry, gateways: GatewayOwner[], config: Config, fallback: string, notes: string[]): string | undefined {
+  const theirs = gateways.filter((g) => (scope.scope === "user" ? true : g.user === undefined ? serviceUser.uid === 0 : userByNameOrUid(g.user, scope.root)?.uid === serviceUser.uid));
+  const homes = [...new Set(theirs.map((g) => g.hermesHome ?? path.join(serviceUser.home, ".hermes")))];
+  const home = homes.length === 1 && theirs.some((g) => g.hermesHome !== undefined) ? homes[0]! : undefined;
+  if (homes.length > 1) {
+    notes.push(`the gateway units of ${escapeText(serviceUser.name)} read different Hermes homes (${homes.map(escapeText).join(", ")}): the janitor and watch read ${escapeText(fallback)}; run install with HERMES_HOME set to the one they should read`);
+    return undefined;
+  }
+  if (home === undefined) return undefined;
+  const configFile = path.join(home, "media-outbox.json");
+  // A config file install read is the services' (MEDIA_OUTBOX_CONFIG), whatever their HERMES_HOME holds.
+  if (config.configFile === undefined && fs.existsSync(onDisk(scope, configFile))) {
+    notes.push(`the gateway's Hermes home ${escapeText(home)} holds ${escapeText(configFile)}, which install did not read: the janitor and watch read ${escapeText(fallback)}; run install with HERMES_HOME=${escapeText(home)} so that they, and install, take that policy`);
+    return undefined;
+  }
+  return home;
 }
 
 function serviceUserFor(scope: UnitScope, outbox: string, gatewayUsers: Set<string>): PasswdEntry {

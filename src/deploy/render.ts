@@ -171,7 +171,8 @@ function copyCommand(p: ServiceParams, secrets: AgentSecretFile[], dir: string):
   const vars = serviceVars(p, p.writable);
   const files = secrets.map((s) => unitWord(escapeSpecifiers(secretFileArg(s)), { exec: true }));
   // A profiles directory's profiles are watched by instances gate-secrets starts (GATE_SECRETS_WATCH).
-  const watch = secrets.some((s) => s.profiles) ? " --watch-profiles" : "";
+  // And what a gateway's environment is read from and moves (gate-secrets.ts followGateway).
+  const watch = secrets.some((s) => s.profiles || s.gateway) ? " --watch-profiles" : "";
   return `-+${vars.NODE} ${vars.BIN} gate-secrets --into ${pathWord(dir, "runtime directory", { exec: true })}${watch} ${files.join(" ")}`;
 }
 
