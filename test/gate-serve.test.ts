@@ -29,7 +29,7 @@ describe("serve: the protocol", () => {
   it("GET /health names the outbox; HEAD answers the same without a body", async () => {
     const r = await rawExchange(gate.socket, [head("/health", {}, "GET")]);
     expect(r.status).toBe(200);
-    expect(r.json).toEqual({ ok: true, outbox: gate.outbox });
+    expect(r.json).toEqual({ ok: true, outbox: gate.outbox, state: gate.state });
     const headOnly = await rawExchange(gate.socket, [head("/health", {}, "HEAD")]);
     expect(headOnly.status).toBe(200);
     expect(headOnly.body).toBe("");
@@ -136,7 +136,7 @@ describe("serve: the protocol", () => {
     clear();
     const health = await rawExchange(gate.socket, [head("http://gate/health", {}, "GET")]);
     expect(health.status).toBe(200);
-    expect(health.json).toEqual({ ok: true, outbox: gate.outbox });
+    expect(health.json).toEqual({ ok: true, outbox: gate.outbox, state: gate.state });
     for (const target of ["HTTP://Localhost:8080/health", "http://[::1]/health", "http://127.0.0.1:/health", "http://some.host%2Dname/health"]) {
       const r = await rawExchange(gate.socket, [head(target, {}, "GET")]);
       expect(r.status, target).toBe(200);
@@ -219,7 +219,7 @@ describe("serve: the protocol", () => {
     for (const extra of [head("/health", {}, "GET"), "GARBAGE\r\n\r\n"]) {
       const r = await rawExchange(gate.socket, [head("/health", {}, "GET") + extra]);
       expect(r.text.match(/HTTP\/1\.1 \d{3}/g), JSON.stringify(extra)).toHaveLength(1);
-      expect(r.json, JSON.stringify(extra)).toEqual({ ok: true, outbox: gate.outbox });
+      expect(r.json, JSON.stringify(extra)).toEqual({ ok: true, outbox: gate.outbox, state: gate.state });
       const notFound = await rawExchange(gate.socket, [head("/upload", {}, "GET") + extra]);
       expect(notFound.json?.error?.code, JSON.stringify(extra)).toBe("no_such_endpoint");
     }

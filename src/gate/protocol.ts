@@ -5,7 +5,7 @@
 //        [Media-Outbox-Environment: BASE64]
 //        body: the file's bytes (Content-Length, or chunked)
 //        200: the prepare --json document for that one input
-//   GET  /health    200: {"ok": true, "outbox": DIR}
+//   GET  /health    200: {"ok": true, "outbox": DIR, "state": DIR}
 //   anything else: an error document {"success": false, "error": {"code", "message"}}
 //
 // Media-Outbox-Environment (optional, at most once): the secret variables of
@@ -66,6 +66,15 @@ export interface ErrorDocument {
 export interface HealthDocument {
   ok: boolean;
   outbox: string;
+  /**
+   * The gate's state directory (staging, ledger, quarantine), as its
+   * configuration put it: beside the outbox (`state` when installed,
+   * `.NAME-state` when started by hand), or MEDIA_OUTBOX_STATE_DIR, or a
+   * config file's stateDir. doctor and status look there. A gate before
+   * this field, or one whose state path would not print as it is, leaves
+   * it out.
+   */
+  state?: string;
   error?: { code: string; message: string };
 }
 

@@ -389,11 +389,12 @@ export class GateServer {
   private health(conn: Connection, res: http.ServerResponse): void {
     let doc: HealthDocument;
     try {
-      doc = { ok: true, outbox: this.layout().outbox };
+      const layout = this.layout();
+      doc = { ok: true, outbox: layout.outbox, state: layout.stateDir };
     } catch (err) {
       if (!(err instanceof FatalError)) throw err;
       this.options.logger.error({ event: "unhealthy", code: err.code, error: err.message }, "the outbox or its state is unsafe");
-      return this.send(conn, res, 503, { ok: false, outbox: this.outbox, error: { code: err.code, message: err.message } });
+      return this.send(conn, res, 503, { ok: false, outbox: this.outbox, state: this.options.config.stateDir, error: { code: err.code, message: err.message } } satisfies HealthDocument);
     }
     this.send(conn, res, 200, doc);
   }
