@@ -73,7 +73,7 @@ describe("check-reply in gate mode", () => {
     const { report } = checkReply(`The photo: **MEDIA:${photo}**.\nBye`, []);
     expect(report.notes).toEqual([]);
     expect(report.removed).toEqual([{ path: photo, text: `**MEDIA\\x3a${photo}**` }]);
-    expect(report.reply).toBe(`The photo:.\nBye\nMEDIA:${photo}`);
+    expect(report.reply).toBe(`The photo.\nBye\nMEDIA:${photo}`);
   });
 
   it("names a gate-published file the gateway would not deliver (its roots lack the gate's outbox) instead of ignoring it", () => {

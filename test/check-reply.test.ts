@@ -106,8 +106,8 @@ describe("rule 1: every published file's exact line, once, at the end", () => {
     ["curly quotes", `\u201cMEDIA:${p}\u201d\nThanks`, "Thanks"],
     ["full stop", `See MEDIA:${p}.\nThanks`, "See.\nThanks"],
     ["exclamation", `MEDIA:${p}!\nThanks`, "Thanks"],
-    ["question", `Like it? MEDIA:${p}?\nThanks`, "Like it??\nThanks"],
-    ["CJK full stop and text", `图表如下：MEDIA:${p}。谢谢\n好的`, "图表如下：。谢谢\n好的"],
+    ["question", `Like it? MEDIA:${p}?\nThanks`, "Like it?\nThanks"],
+    ["CJK full stop and text", `图表如下：MEDIA:${p}。谢谢\n好的`, "图表如下。谢谢\n好的"],
     ["CJK text glued on", `图表MEDIA:${p}谢谢\n好的`, "图表谢谢\n好的"],
     ["blockquote", `> MEDIA:${p}\nThanks`, "Thanks"],
     ["list item", `- MEDIA:${p}\n1. MEDIA:${p}\nThanks`, "Thanks"],
@@ -121,11 +121,28 @@ describe("rule 1: every published file's exact line, once, at the end", () => {
     ["in a sentence", `The chart MEDIA:${p} shows growth.`, "The chart shows growth."],
     ["cut by the newer extraction", `MEDIA:${p}_final\nThanks`, "final\nThanks"],
     ["closing bracket", `(MEDIA:${p})\nThanks`, "Thanks"],
-    ["two copies glued together", `Here: MEDIA:${p},MEDIA:${p}'\nThanks`, "Here:,\nThanks"],
+    ["two copies glued together", `Here: MEDIA:${p},MEDIA:${p}'\nThanks`, "Here:\nThanks"],
     ["a prefix left dangling before the copy", `Here: media:"\`MEDIA:${p}\`${p}'\nThanks`, "Here:\nThanks"],
     ["in a JSON string", `{"file": "MEDIA:${p}"}\nThanks`, `{"file": }\nThanks`],
     ["fenced block", `Here:\n\`\`\`\nMEDIA:${p}\n\`\`\`\nThanks`, "Here:\nThanks"],
     ["fenced with a language", `Here:\n\`\`\`text\nMEDIA:${p}\n\`\`\`\nThanks`, "Here:\nThanks"],
+    // What was around a copy inside a sentence stays well formed: no lead-in before punctuation, no doubled punctuation, no empty brackets.
+    ["after a colon, at the sentence's end", `Here it is: MEDIA:${p}.\nThanks`, "Here it is.\nThanks"],
+    ["after a colon, in backticks, more after", `Here it is: \`MEDIA:${p}\`. Enjoy!\nThanks`, "Here it is. Enjoy!\nThanks"],
+    ["after a colon, a space before the full stop", `Here it is: MEDIA:${p} .`, "Here it is."],
+    ["after a colon, in brackets", `Here it is: (MEDIA:${p}).`, "Here it is."],
+    ["after a dash", `Here it is \u2014 MEDIA:${p}.`, "Here it is."],
+    ["after a sentence that had ended", `Done. MEDIA:${p}. Next one tomorrow.`, "Done. Next one tomorrow."],
+    ["a comma left at the end of the line", `Here is the chart, MEDIA:${p}\nThanks`, "Here is the chart\nThanks"],
+    ["starting the line, punctuation after", `MEDIA:${p}. Thanks!`, "Thanks!"],
+    ["in brackets inside a sentence", `See (MEDIA:${p}) for the numbers.`, "See for the numbers."],
+    ["two copies in a sentence", `Here are both: MEDIA:${p}, MEDIA:${p}.`, "Here are both."],
+    ["in a list item, after its text", `- Chart: MEDIA:${p}.\n- Notes`, "- Chart.\n- Notes"],
+    ["starting a list item with text after", `- MEDIA:${p}, as asked\n- Notes`, "- as asked\n- Notes"],
+    ["in a numbered list item, in backticks", `1. The chart: \`MEDIA:${p}\`;\n2. The notes`, "1. The chart;\n2. The notes"],
+    ["alone on a line with a full stop", `Here it is:\nMEDIA:${p}.\nBye`, "Here it is:\nBye"],
+    ["alone on a line, indented, trailing spaces", `Here it is:\n  MEDIA:${p}   \nBye`, "Here it is:\nBye"],
+    ["trailing spaces after the sentence (kept, as every byte the repair does not need)", `Here it is: MEDIA:${p}.   \nBye`, "Here it is.   \nBye"],
   ];
 
   it.each(manglings("PATH").map(([name]) => name))("removes the mangled copy and adds the exact line: %s", (name) => {
@@ -148,6 +165,13 @@ describe("rule 1: every published file's exact line, once, at the end", () => {
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toBe(`${left}\nMEDIA:${chart}`);
     }
+  });
+
+  it("CRLF replies: the same tidying, the line breaks kept as they were", () => {
+    expect(run(`Here it is: MEDIA:${chart}.\r\nBye\r\n`, [chart]).stdout).toBe(`Here it is.\r\nBye\r\nMEDIA:${chart}\r\n`);
+    expect(run(`- Chart: \`MEDIA:${chart}\`.\r\n- Notes\r\n`, [chart]).stdout).toBe(`- Chart.\r\n- Notes\r\nMEDIA:${chart}\r\n`);
+    expect(run(`Here it is:\r\nMEDIA:${chart} \r\nBye`, [chart]).stdout).toBe(`Here it is:\r\nBye\r\nMEDIA:${chart}`);
+    expect(run(`Here it is: MEDIA:\r\n${chart}.\r\nBye`, [chart]).stdout).toBe(`Here it is.\r\nBye\r\nMEDIA:${chart}`);
   });
 
   it("keeps an exact line where it is and removes only the mangled copies", () => {
@@ -368,5 +392,26 @@ describe("rule 2: every other directive the gateway would not deliver becomes a 
     const many = run(line, []);
     expect(many.code, many.stderr).toBe(0);
     expect(many.stdout).toBe("(a.png could not be sent: the file does not exist.) ".repeat(60_000));
+  });
+
+  it("tidies around removed copies in linear time: thousands on a line, between words, in nested brackets, after runs of spaces", () => {
+    const copies = 20_000;
+    const cases: [string, string][] = [
+      // Separated by punctuation alone: one removal, the lead-in then goes before the full stop.
+      [`Here: ${Array.from({ length: copies }, () => `\`MEDIA:${chart}\``).join(", ")}.`, "Here."],
+      // Between words: each copy goes with the space before it.
+      [`Start ${`MEDIA:${chart}. word `.repeat(copies)}end`, `Start${". word".repeat(copies)} end`],
+      [`See ${"(".repeat(copies)}MEDIA:${chart}${")".repeat(copies)} now.`, "See now."],
+      // Runs of spaces around each copy (each run is looked at from its two ends only): the spaces stay, as they were.
+      [`a: ${`${" ".repeat(50)}MEDIA:${chart}${" ".repeat(50)}x`.repeat(2_000)}.`, `a: ${`${" ".repeat(49)}${" ".repeat(50)}x`.repeat(2_000)}.`],
+    ];
+    const started = performance.now();
+    for (const [input, left] of cases) {
+      const r = judge(input, [chart]);
+      expect(r.reply).toBe(`${left}\nMEDIA:${chart}`);
+      expect(bareLines(r.reply, chart)).toBe(1);
+    }
+    // Each takes tens of milliseconds; a tidying that scanned back along the line for each copy would take minutes.
+    expect(performance.now() - started).toBeLessThan(10_000);
   });
 });

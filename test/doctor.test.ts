@@ -1,10 +1,12 @@
 // doctor against a fake systemctl (a real executable on MEDIA_OUTBOX_SYSTEMCTL): healthy, then each broken variant.
 import { spawn } from "node:child_process";
 import fs from "node:fs";
+import http from "node:http";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { fakeSystemctl, gatewayRoot, put } from "./deploy-helpers";
-import { cli, makeHome, png, write } from "./helpers";
+import { type Gate, killAll, startGate, track } from "./gate-helpers";
+import { BIN, cli, makeHome, png, write } from "./helpers";
 import type { DoctorCheck as Check } from "../src/deploy/doctor.js";
 
 interface Report {
@@ -457,3 +459,89 @@ describe("doctor", () => {
   });
 });
 
+
+// A gate started by hand (media-outbox serve, as the README shows), not
+// installed: doctor must look where that gate keeps its state, which its
+// GET /health says, not where install would have put it.
+describe("doctor in gate mode, the gate started by hand", () => {
+  afterEach(() => killAll());
+
+  /** doctor without blocking this process (the fake gate below answers from it). */
+  function doctorAsync(gateEnv: NodeJS.ProcessEnv): Promise<Report> {
+    return new Promise((resolve, reject) => {
+      const p = track(spawn(process.execPath, [BIN, "doctor", "--json", "--no-probe"], { env: gateEnv }));
+      let stdout = "";
+      let stderr = "";
+      p.stdout!.on("data", (c) => (stdout += c));
+      p.stderr!.on("data", (c) => (stderr += c));
+      p.on("close", () => {
+        try {
+          resolve(JSON.parse(stdout) as Report);
+        } catch {
+          reject(new Error(`doctor printed no JSON: ${stderr}`));
+        }
+      });
+    });
+  }
+
+  async function handGate(extraEnv: NodeJS.ProcessEnv = {}): Promise<{ gate: Gate; gateEnv: NodeJS.ProcessEnv }> {
+    const dir = path.join(t.home, "srv");
+    fs.mkdirSync(dir);
+    const gate = await startGate(dir, { ...t.env, ...extraEnv });
+    return { gate, gateEnv: { ...env, MEDIA_OUTBOX_SOCKET: gate.socket } };
+  }
+
+  it("checks the state where serve keeps it by default (.outbox-state beside the outbox), not install's place", async () => {
+    const { gate, gateEnv } = await handGate();
+    const state = path.join(path.dirname(gate.outbox), ".outbox-state");
+    expect(fs.statSync(state).isDirectory()).toBe(true);
+    const report = await doctorAsync(gateEnv);
+    expect(line(report, "gate")).toMatchObject({ status: "pass", message: `the gate answers GET /health; its outbox is ${gate.outbox}, its state ${state}` });
+    expect(line(report, "state")).toEqual({ check: "state", status: "pass", message: `${state} (staging, ledger, quarantine) belongs to root, mode 0700` });
+    expect(JSON.stringify(report)).not.toContain(path.join(path.dirname(gate.outbox), "state"));
+    // Not installed: a gate run by hand works; doctor says what it lacks, as a warning.
+    expect(line(report, "gate units")).toMatchObject({ status: "warn", message: expect.stringContaining("the gate that answers was started by hand (media-outbox serve)"), fix: "to run it under systemd: media-outbox install systemd --system --gate" });
+    // The same without a systemd manager (a container): the unit files are looked for instead.
+    put(path.join(fake, "state"), "offline\n");
+    expect(line(await doctorAsync(gateEnv), "gate units")).toMatchObject({ status: "warn", message: expect.stringMatching(/^media-outbox-gate\.socket, media-outbox-gate\.service not installed: the gate that answers was started by hand/) });
+  });
+
+  it("checks the state MEDIA_OUTBOX_STATE_DIR gave the gate, and says how to mend it there (not: install again)", async () => {
+    const elsewhere = path.join(t.home, "srv", "var", "gate-state");
+    const { gateEnv } = await handGate({ MEDIA_OUTBOX_STATE_DIR: elsewhere });
+    expect(line(await doctorAsync(gateEnv), "state")).toMatchObject({ status: "pass", message: `${elsewhere} (staging, ledger, quarantine) belongs to root, mode 0700` });
+    fs.chmodSync(elsewhere, 0o755);
+    expect(line(await doctorAsync(gateEnv), "state")).toEqual({
+      check: "state",
+      status: "fail",
+      message: `${elsewhere} must be a directory of root with mode 0700 (it is 0755, uid 0): staging, ledger and quarantine live there`,
+      fix: `as root: chown root ${elsewhere} && chmod 0700 ${elsewhere} (the gate, started by hand with media-outbox serve, keeps its state there)`,
+    });
+  });
+
+  it("a gate that does not say where its state is (an earlier version): the one place beside the outbox that is there, else a warning that says what was not checked", async () => {
+    const outbox = path.join(t.home, "old", "outbox");
+    fs.mkdirSync(outbox, { recursive: true, mode: 0o750 });
+    fs.chmodSync(outbox, 0o750);
+    const socket = path.join(t.home, "old.sock");
+    const server = http.createServer((_req, res) => res.end(JSON.stringify({ ok: true, outbox })));
+    await new Promise<void>((resolve) => server.listen(socket, resolve));
+    try {
+      const gateEnv = { ...env, MEDIA_OUTBOX_SOCKET: socket };
+      const unknown = line(await doctorAsync(gateEnv), "state");
+      expect(unknown).toEqual({
+        check: "state",
+        status: "warn",
+        message: `not checked: the gate's answer does not say where it keeps its state (a gate started before media-outbox said so), and neither ${path.join(t.home, "old", "state")} (install's place) nor ${path.join(t.home, "old", ".outbox-state")} (serve's, started by hand) is there`,
+        fix: "restart the gate with this media-outbox (its GET /health then names its state directory), then run doctor again",
+      });
+      const byHand = path.join(t.home, "old", ".outbox-state");
+      fs.mkdirSync(byHand, { mode: 0o700 });
+      expect(line(await doctorAsync(gateEnv), "state")).toMatchObject({ status: "pass", message: `${byHand} (staging, ledger, quarantine) belongs to root, mode 0700` });
+      fs.mkdirSync(path.join(t.home, "old", "state"), { mode: 0o700 });
+      expect(line(await doctorAsync(gateEnv), "state")).toMatchObject({ status: "warn", message: expect.stringContaining(`and both ${path.join(t.home, "old", "state")} and ${byHand} are there`) });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});

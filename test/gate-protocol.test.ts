@@ -10,7 +10,7 @@ import { loadConfig } from "../src/config/config.js";
 import { NO_KNOWN_SECRETS, withClientEnvironment } from "../src/content/known.js";
 import { scanBytes } from "../src/content/scan.js";
 import { escapeText, isEscaped } from "../src/core/escape.js";
-import { MAX_ENVIRONMENT_HEADER, encodeEnvironment, parseEnvironmentHeader, parsePrepareQuery, prepareTarget, splitTarget } from "../src/gate/protocol.js";
+import { MAX_ENVIRONMENT_HEADER, encodeEnvironment, parseEnvironmentHeader, parsePrepareQuery, parseTarget, prepareTarget, splitTarget } from "../src/gate/protocol.js";
 import { GateServer } from "../src/gate/server.js";
 import { narrowPolicy, policyOf } from "../src/prepare/judge.js";
 import { head, post, rawExchange } from "./gate-helpers.js";
@@ -115,6 +115,18 @@ describe("protocol", () => {
     // Telegram allows 10 MB photos; the gate's own 1 MB cap stays.
     expect(narrowPolicy(policy, { platform: "telegram" }).capFor("png")).toBe(1_000_000);
     expect(narrowPolicy(policyOf(config()), { platform: "whatsapp" }).capFor("png")).toBe(5_000_000);
+  });
+});
+
+describe("parseTarget (the request target's path and query)", () => {
+  it("is linear on adversarial input: hosts a regular expression could backtrack over, megabytes long", () => {
+    const mb = 1_000_000;
+    const bad = [`http://${"a".repeat(mb)}"/health`, `http://${"%4".repeat(mb / 2)}/x`, `http://[${":".repeat(mb)}/x`, `http://${"a".repeat(mb)}:${"1".repeat(mb)}/x`, `${"h".repeat(mb)}://x/`, `/${"#".repeat(mb)}`];
+    const started = performance.now();
+    for (const target of bad) expect(() => parseTarget(target, "GET"), target.slice(0, 20)).toThrow(/the request target "/);
+    expect(parseTarget(`http://${"a".repeat(mb)}/health?${"q".repeat(mb)}`, "GET").path).toBe("/health");
+    // Each of them takes a few milliseconds; a quadratic one would take minutes.
+    expect(performance.now() - started).toBeLessThan(2000);
   });
 });
 

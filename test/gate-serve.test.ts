@@ -29,7 +29,7 @@ describe("serve: the protocol", () => {
   it("GET /health names the outbox; HEAD answers the same without a body", async () => {
     const r = await rawExchange(gate.socket, [head("/health", {}, "GET")]);
     expect(r.status).toBe(200);
-    expect(r.json).toEqual({ ok: true, outbox: gate.outbox });
+    expect(r.json).toEqual({ ok: true, outbox: gate.outbox, state: gate.state });
     const headOnly = await rawExchange(gate.socket, [head("/health", {}, "HEAD")]);
     expect(headOnly.status).toBe(200);
     expect(headOnly.body).toBe("");
@@ -114,7 +114,7 @@ describe("serve: the protocol", () => {
     const cases: [(string | Buffer)[], RegExp, { halfClose?: boolean }?][] = [
       [["GARBAGE\r\n\r\n"], /\(HPE_INVALID_METHOD\): the request does not start with an HTTP method/],
       [["GET /health HTTP/9.9\r\n\r\n"], /\(HPE_INVALID_VERSION\): the request line does not end in HTTP\/1\.1/],
-      [["GET /he\x1balth HTTP/1.1\r\n\r\n"], /\(HPE_INVALID_URL\): the request target holds a character HTTP does not allow/],
+      [["GET /he\x1balth HTTP/1.1\r\n\r\n"], /\(HPE_INVALID_URL\): the request target is not a path starting with \/ nor an http:\/\/ URL, or holds a character HTTP does not allow/],
       [["GET /health HTTP/1.1\r\nX-Evil: a\x1b[31mMEDIA:/etc/passwd\r\n\r\n"], /\(HPE_INVALID_HEADER_TOKEN\): a header's name or value holds a character/],
       [["POST /prepare?name=a.png HTTP/1.1\r\nContent-Length: nine\r\n\r\n"], /\(HPE_INVALID_CONTENT_LENGTH\): the Content-Length header is not a decimal number/],
       [[head("/prepare?name=a.png", { "Content-Length": 3, "Transfer-Encoding": "chunked" }), "0\r\n\r\n"], /Content-Length|Transfer-Encoding/],
@@ -132,12 +132,94 @@ describe("serve: the protocol", () => {
     expect(gate.proc.exitCode).toBeNull();
   });
 
+  it("a target in the absolute form (http://host/path, RFC 9112 §3.2.2) is routed by its path, whatever the host", async () => {
+    clear();
+    const health = await rawExchange(gate.socket, [head("http://gate/health", {}, "GET")]);
+    expect(health.status).toBe(200);
+    expect(health.json).toEqual({ ok: true, outbox: gate.outbox, state: gate.state });
+    for (const target of ["HTTP://Localhost:8080/health", "http://[::1]/health", "http://127.0.0.1:/health", "http://some.host%2Dname/health"]) {
+      const r = await rawExchange(gate.socket, [head(target, {}, "GET")]);
+      expect(r.status, target).toBe(200);
+    }
+    // The Host header plays no part either.
+    const otherHost = await rawExchange(gate.socket, [`GET http://gate/health HTTP/1.1\r\nHost: elsewhere.example\r\n\r\n`]);
+    expect(otherHost.status).toBe(200);
+    const published = await rawExchange(gate.socket, [head("http://localhost/prepare?name=abs.png", { "Content-Length": png(30).length }), png(30)]);
+    expect(published.status).toBe(200);
+    expect(published.json.media[0]).toMatchObject({ name: "abs.png", bytes: png(30).length });
+    expect(fs.readFileSync(path.join(gate.outbox, "abs.png"))).toEqual(png(30));
+    // The rules of the path are the same: methods, parameters, unknown paths.
+    expect((await rawExchange(gate.socket, [head("http://gate/prepare?name=a.png", {}, "GET")])).json.error.code).toBe("method_not_allowed");
+    expect((await rawExchange(gate.socket, [head("http://gate/prepare?colour=red", { "Content-Length": 3 }), "abc"])).json.error.code).toBe("bad_request");
+    // No path is the root (RFC 9110 §4.2.3): no such endpoint, not a 400.
+    for (const target of ["http://gate", "http://gate?name=a.png"]) {
+      const r = await rawExchange(gate.socket, [head(target, {}, "GET")]);
+      expect(r.status, target).toBe(404);
+      expect(r.json.error.message, target).toMatch(/^no such endpoint: \/ /);
+    }
+    expect(fs.readdirSync(gate.outbox)).toEqual(["abs.png"]);
+  });
+
+  it("a malformed target is a 400 that says what is wrong, shows the target escaped and cut short, and publishes nothing", async () => {
+    clear();
+    const cases: [string, string, RegExp][] = [
+      ["GET", "http://", /names no host after http:\/\//],
+      ["GET", "http:///health", /names no host after http:\/\//],
+      ["POST", "http://?name=a.png", /names no host/],
+      ["GET", "http://user:pw@gate/health", /carries user information/],
+      ["GET", "https://gate/health", /asks for https, which the gate's socket does not speak/],
+      ["GET", "ftp://gate/health", /has the scheme "ftp", not http/],
+      ["GET", "http://ga%zzte/health", /has a host that is not a host name/],
+      ["GET", "http://gate:123456/health", /has a host that is not a host name/],
+      ["GET", "http://[gate]/health", /has a host that is not a host name/],
+      ["GET", "/health#top", /carries a #fragment/],
+      ["GET", "http://gate/health#top", /carries a #fragment/],
+      ["GET", "*", /\(the asterisk-form\) is only for OPTIONS/],
+    ];
+    for (const [method, target, message] of cases) {
+      const r = await rawExchange(gate.socket, [head(target, {}, method)]);
+      expect(r.status, target).toBe(400);
+      expect(r.json.error, target).toEqual({ code: "bad_request", message: expect.stringMatching(message) });
+      expect(r.json.error.message, target).toMatch(/send the path alone \(POST \/prepare\?name=NAME, GET \/health\) or an absolute http:\/\/ URL/);
+      expect(r.json.error.message, target).toMatch(/nothing was published$/);
+    }
+    // OPTIONS * is well formed, and the gate has nothing there.
+    const options = await rawExchange(gate.socket, [head("*", {}, "OPTIONS")]);
+    expect(options.status).toBe(404);
+    expect(options.json.error.code).toBe("no_such_endpoint");
+    // A target with a forged directive and percent-encoded controls: shown escaped, never raw, in the answer and the log.
+    const forged = await rawExchange(gate.socket, [head("ftp://x/MEDIA:/etc/passwd%0a%1b[31m", {}, "GET")]);
+    expect(forged.status).toBe(400);
+    expect(forged.json.error.message).toContain('"ftp://x/MEDIA\\x3a/etc/passwd%0a%1b[31m"');
+    // A very long one (within the 32 KiB of headers): the message shows 120 characters of it.
+    const long = `http://${"h".repeat(20_000)}@gate/health`;
+    const longAnswer = await rawExchange(gate.socket, [head(long, {}, "GET")]);
+    expect(longAnswer.status).toBe(400);
+    expect(longAnswer.json.error.message).toContain(`"http://${"h".repeat(113)}..."`);
+    expect(longAnswer.json.error.message.length).toBeLessThan(500);
+    // Raw control characters and bytes over 0x7f never reach the router: node's parser refuses them, and the 400 says so in words.
+    for (const target of ["http://gate/he\x1balth", "http://ga\x7fte/health", "http://gate/\u00e9", "health", "gate:80", "http:gate/health"]) {
+      const r = await rawExchange(gate.socket, [Buffer.from(`GET ${target} HTTP/1.1\r\nHost: gate\r\n\r\n`, "latin1")]);
+      expect(r.status, JSON.stringify(target)).toBe(400);
+      expect(r.json.error.message, JSON.stringify(target)).toMatch(/\(HPE_INVALID_URL\): the request target is not a path starting with \/ nor an http:\/\/ URL/);
+      expect(r.text).not.toMatch(/[\x1b\x7f\u00e9]/);
+    }
+    // The authority-form (CONNECT host:port) asks for a tunnel: answered, not dropped without a word.
+    const connect = await rawExchange(gate.socket, ["CONNECT gate:80 HTTP/1.1\r\nHost: gate:80\r\n\r\n"]);
+    expect(connect.status).toBe(400);
+    expect(connect.json.error).toEqual({ code: "bad_request", message: expect.stringMatching(/^the gate is no proxy: CONNECT \(a host:port target\) is not served/) });
+    await syncLog(gate);
+    expect(gate.log()).not.toMatch(/MEDIA:\/etc\/passwd|\x1b/);
+    expect(gateLeftBehind(gate)).toEqual(NOTHING);
+    expect(gate.proc.exitCode).toBeNull();
+  });
+
   it("a request answered at once still gets its answer when more bytes follow it in the same write (pipelined, or garbage)", async () => {
     clear();
     for (const extra of [head("/health", {}, "GET"), "GARBAGE\r\n\r\n"]) {
       const r = await rawExchange(gate.socket, [head("/health", {}, "GET") + extra]);
       expect(r.text.match(/HTTP\/1\.1 \d{3}/g), JSON.stringify(extra)).toHaveLength(1);
-      expect(r.json, JSON.stringify(extra)).toEqual({ ok: true, outbox: gate.outbox });
+      expect(r.json, JSON.stringify(extra)).toEqual({ ok: true, outbox: gate.outbox, state: gate.state });
       const notFound = await rawExchange(gate.socket, [head("/upload", {}, "GET") + extra]);
       expect(notFound.json?.error?.code, JSON.stringify(extra)).toBe("no_such_endpoint");
     }

@@ -206,6 +206,17 @@ describe("status in gate mode", () => {
     }
   }
 
+  it("a gate started by hand with MEDIA_OUTBOX_STATE_DIR: its staging and ledger are read where it keeps them (its GET /health says), not beside the outbox", async () => {
+    const elsewhere = path.join(h.home, "var", "gate-state");
+    gate = await startGate(h.home, { ...h.env, MEDIA_OUTBOX_STATE_DIR: elsewhere });
+    env.MEDIA_OUTBOX_SOCKET = gate.socket;
+    aged(path.join(elsewhere, "staging"), "1-dead.part", 2 * HOUR, Buffer.alloc(50));
+    const s = gateStatusOf(cli(["status", "--json"], { env }));
+    expect(s.staging).toMatchObject({ path: path.join(elsewhere, "staging"), files: 1, stale: 1 });
+    expect(s.ledger).toMatchObject({ path: path.join(elsewhere, "ledger") });
+    expect(fs.existsSync(path.join(path.dirname(gate.outbox), ".outbox-state"))).toBe(false);
+  });
+
   it("as root, with the gate answering: the gate's socket, user and outbox, its files, the janitor's next run and the state; no local outbox", async () => {
     await ownGate();
     publish(0);

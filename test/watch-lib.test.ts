@@ -159,6 +159,16 @@ describe("Watch (library)", () => {
     return w;
   };
 
+  it("a library caller's drop folder with a control character is refused before anything is made; an emoji's variation selector is a name like any other", () => {
+    const config = loadConfig({ env: h.env, watch: { drop: [drop] } });
+    const bad = path.join(h.home, "drop\x07");
+    expect(() => new Watch({ config: { ...config, watch: { ...config.watch, drop: [bad] } } })).toThrow(/^drop folder ".*\/drop\\x07" \(shown escaped\) has control or line-separator characters in its path: rename the folder/);
+    expect(fs.existsSync(bad)).toBe(false);
+    expect(fs.existsSync(h.outbox)).toBe(false);
+    const hearts = path.join(h.home, "photos \u2764\ufe0f");
+    expect(loadConfig({ env: h.env, watch: { drop: [hearts] } }).watch.drop).toEqual([hearts]);
+  });
+
   it("answers every file that was still queued when its drop folder went away and came back", async () => {
     fs.mkdirSync(drop, { mode: 0o700 });
     const names = Array.from({ length: 6 }, (_, i) => `f${i}.png`);

@@ -79,6 +79,39 @@ describe("watch: start-up", () => {
     expect(fs.existsSync(drop)).toBe(false);
   });
 
+  it("refuses a drop folder whose path holds control or bidi characters, from --drop or the config file, saying to rename it; nothing is made", () => {
+    // Bounded: a watch that took the folder would run until killed.
+    const watch = (args: string[]) => {
+      const r = spawnSync(process.execPath, [BIN, "watch", ...args], { env: h.env, encoding: "utf8", timeout: 20_000 });
+      return { code: r.status, stderr: r.stderr };
+    };
+    for (const [bad, shown, what] of [
+      ["drop\nMEDIA:/etc/passwd", "drop\\x0aMEDIA\\x3a/etc/passwd", "control or line-separator characters"],
+      ["drop\x1b[31m", "drop\\x1b[31m", "control or line-separator characters"],
+      ["drop\u2028x", "drop\\u{2028}x", "control or line-separator characters"],
+      ["report\u202egnp", "report\\u{202e}gnp", "bidirectional control characters (which reorder how it is shown)"],
+    ] as const) {
+      const dir = path.join(h.home, bad);
+      const flag = watch(["--drop", dir]);
+      expect(flag.code, flag.stderr).toBe(2);
+      expect(flag.stderr).toBe(`media-outbox: usage error: --drop: drop folder "${h.home}/${shown}" (shown escaped) has ${what} in its path: rename the folder (mv), then give its new path\n`);
+      const config = write(h.home, "config.json", JSON.stringify({ watch: { drop: [dir] } }));
+      const fromFile = watch(["--config", config]);
+      expect(fromFile.code, fromFile.stderr).toBe(2);
+      expect(fromFile.stderr).toContain(`config file ${config}: watch.drop: drop folder "${h.home}/${shown}" (shown escaped) has ${what} in its path: rename the folder (mv)`);
+      expect(fs.existsSync(dir)).toBe(false);
+      expect(fs.existsSync(h.outbox)).toBe(false);
+    }
+    // A link to such a folder: the folder it leads to is named, escaped.
+    const real = path.join(h.home, "real\tdrop");
+    fs.mkdirSync(real, { mode: 0o700 });
+    fs.symlinkSync(real, path.join(h.home, "drop-link"));
+    const linked = watch(["--drop", path.join(h.home, "drop-link")]);
+    expect(linked.code, linked.stderr).toBe(2);
+    expect(linked.stderr).toContain(`usage error: drop folder ${h.home}/drop-link is "${h.home}/real\\x09drop" (shown escaped), which has control or line-separator characters in its path: rename that folder (mv)`);
+    expect(fs.readdirSync(real)).toEqual([]);
+  });
+
   it("refuses a quarantine inside the outbox, and one that others can read (usage, exit 2)", () => {
     const inside = cli(["watch", "--quarantine", path.join(h.outbox, "q")], { env: h.env });
     expect(inside.code).toBe(2);

@@ -6,6 +6,7 @@ import { escapeText, quoteText } from "../core/escape.js";
 import { formatDuration, parseDuration, parseSize } from "../core/units.js";
 import { GATEWAY_EXTENSIONS } from "../safety/gateway.js";
 import { readOperatorFile } from "../safety/operator-file.js";
+import { folderPathProblem } from "../safety/path-text.js";
 import type { DirOwner } from "../safety/private-dir.js";
 import { type MediaCategory, PLATFORM_LIMITS, PLATFORM_NAMES, type PlatformLimits, type PlatformName, categoryOf, isPlatformName } from "./platforms.js";
 
@@ -175,6 +176,18 @@ function namingFile(file: string | undefined, err: unknown): unknown {
   return err;
 }
 
+/**
+ * A drop folder's path, refused when it holds characters no message could
+ * show as they are (path-text.ts folderPathProblem): the sandbox's files go
+ * through it, and every log line and error about it would name it escaped.
+ */
+function dropFolder(dir: string, fromFile: boolean, fileName: string | undefined): string {
+  const problem = folderPathProblem(dir);
+  if (problem === undefined) return dir;
+  const message = `drop folder ${quoteText(dir)} (shown escaped) has ${problem} in its path: rename the folder (mv), then give its new path`;
+  throw fromFile ? namingFile(fileName, configError(`watch.drop: ${message}`)) : usageError(`--drop: ${message}`);
+}
+
 function stringList(value: unknown, what: string): string[] {
   if (!Array.isArray(value) || value.some((v) => typeof v !== "string")) throw configError(`${what} must be a list of paths`);
   return value as string[];
@@ -322,7 +335,7 @@ export function loadConfig(overrides: ConfigOverrides = {}): Config {
     ...(gate ? { gate } : {}),
     janitor,
     watch: {
-      drop: watchIn.drop === undefined ? [] : listOf(watchIn.drop, watchFromFile("drop"), "watch.drop", "--drop").map((d) => pathOf(d, watchFromFile("drop"), "watch.drop", "--drop")),
+      drop: watchIn.drop === undefined ? [] : listOf(watchIn.drop, watchFromFile("drop"), "watch.drop", "--drop").map((d) => dropFolder(pathOf(d, watchFromFile("drop"), "watch.drop", "--drop"), watchFromFile("drop"), fileName)),
       settleMs: watchIn.settle === undefined ? DEFAULT_SETTLE_MS : fileOrFlag(watchFromFile("settle"), () => parseDuration(watchIn.settle!, "settle", MAX_SETTLE_MS, "1h")),
       keep: watchIn.keep ?? false,
     },

@@ -15,6 +15,7 @@ import { escapeText } from "../core/escape.js";
 import { makePng } from "../core/png.js";
 import { formatBytes, formatMode } from "../core/units.js";
 import { prepareThroughGate, gateHealth } from "../gate/client.js";
+import type { HealthDocument } from "../gate/protocol.js";
 import { ExchangeError } from "../gate/http1.js";
 import { sourcePolicyFor } from "../prepare/source.js";
 import { type DoctorCheck, check } from "./doctor-check.js";
@@ -59,7 +60,10 @@ export interface GateContext {
   gate: GateSocket;
   /** The gate's outbox: as the gate reports it, or the install default when it does not answer. */
   outbox: string;
+  /** The gate's state directory: as the gate reports it, else where it was found (locateState); install's place when not known. */
   stateDir: string;
+  /** Why the state directory was not checked (its place is not known), when it was not. */
+  stateUnknown?: { why: string; fix: string };
   /** The socket's owner (the service user) and group (who may connect). */
   serviceUid?: number;
   group?: string;
@@ -98,10 +102,10 @@ function socketChecks(socket: string, checks: DoctorCheck[]): Pick<GateContext, 
   return { serviceUid: st.uid, group };
 }
 
-async function healthCheck(gate: GateSocket, group: string | undefined, checks: DoctorCheck[]): Promise<string | false> {
-  let outbox: string;
+async function healthCheck(gate: GateSocket, group: string | undefined, checks: DoctorCheck[]): Promise<HealthDocument | false> {
+  let health: HealthDocument;
   try {
-    outbox = (await gateHealth(gate, timeoutOf(gate))).outbox;
+    health = await gateHealth(gate, timeoutOf(gate));
   } catch (err) {
     if (!(err instanceof FatalError)) throw err;
     // The client's own message says what happened (and is escaped); the fix is the operator's.
@@ -114,8 +118,43 @@ async function healthCheck(gate: GateSocket, group: string | undefined, checks: 
     check(checks, "gate", "fail", `GET /health as ${escapeText(me())}: ${err.message}`, fix);
     return false;
   }
-  check(checks, "gate", "pass", `the gate answers GET /health; its outbox is ${escapeText(outbox)}`);
-  return outbox;
+  const state = health.state === undefined ? "" : `, its state ${escapeText(health.state)}`;
+  check(checks, "gate", "pass", `the gate answers GET /health; its outbox is ${escapeText(health.outbox)}${state}`);
+  return health;
+}
+
+/** The place `serve` keeps its state when nothing else names one (config.ts: the outbox's sibling `.NAME-state`). */
+const serveStateDir = (outbox: string) => path.join(path.dirname(outbox), `.${path.basename(outbox)}-state`);
+
+function exists(file: string): boolean {
+  try {
+    fs.lstatSync(file);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Where the gate keeps its state (staging, ledger, quarantine). The gate
+ * says so in its /health answer: install's place (`state` beside the
+ * outbox), serve's default when started by hand (`.NAME-state` beside it),
+ * or wherever MEDIA_OUTBOX_STATE_DIR or its config's stateDir put it. A gate
+ * of an earlier version does not say, nor does one that does not answer:
+ * then the one of those two places beside the outbox that is there is
+ * taken; with both there, or neither, the state is not checked, and the
+ * line says why and what to do.
+ */
+function locateState(outbox: string, health: HealthDocument | false): Pick<GateContext, "stateDir" | "stateUnknown"> {
+  if (health && health.state !== undefined) return { stateDir: health.state };
+  const installed = gateStateDir(outbox);
+  const byHand = serveStateDir(outbox);
+  const there = [installed, byHand].filter(exists);
+  if (there.length === 1) return { stateDir: there[0]! };
+  const silent = health ? "the gate's answer does not say where it keeps its state (a gate started before media-outbox said so)" : "the gate does not answer, so it cannot say where it keeps its state";
+  const places = there.length === 0 ? `neither ${escapeText(installed)} (install's place) nor ${escapeText(byHand)} (serve's, started by hand) is there` : `both ${escapeText(installed)} and ${escapeText(byHand)} are there`;
+  const fix = health ? "restart the gate with this media-outbox (its GET /health then names its state directory), then run doctor again" : "fix the gate line above, then run doctor again";
+  return { stateDir: installed, stateUnknown: { why: `not checked: ${silent}, and ${places}`, fix } };
 }
 
 /** Who owns the outbox and the state, and that the one running doctor cannot write there. */
@@ -149,28 +188,39 @@ function ownershipChecks(ctx: GateContext, checks: DoctorCheck[]): void {
     else check(checks, "outbox writers", "pass", `you (${escapeText(me())}) cannot write into the outbox: only the gate publishes`);
   }
 
+  if (ctx.stateUnknown) {
+    check(checks, "state", "warn", ctx.stateUnknown.why, ctx.stateUnknown.fix);
+    return;
+  }
+  // Install makes the state beside the outbox and sets its owner and mode; a gate started by hand (serve) makes its own.
+  const stateFix =
+    ctx.stateDir === gateStateDir(ctx.outbox)
+      ? fix
+      : `as root: ${escapeText(shellLine(["chown", ctx.serviceUid === undefined ? GATE_USER : (userByUid(ctx.serviceUid)?.name ?? String(ctx.serviceUid)), ctx.stateDir]))} && ${escapeText(shellLine(["chmod", "0700", ctx.stateDir]))} (the gate, started by hand with media-outbox serve, keeps its state there)`;
   let state: fs.Stats;
   try {
     state = fs.lstatSync(ctx.stateDir);
   } catch (err) {
-    check(checks, "state", "fail", `${escapeText(ctx.stateDir)}: ${escapeText((err as Error).message)}`, fix);
+    const missing = ctx.stateDir === gateStateDir(ctx.outbox) ? fix : "restart the gate: media-outbox serve makes its state directory (0700) when it starts";
+    check(checks, "state", "fail", `${escapeText(ctx.stateDir)}: ${escapeText((err as Error).message)}`, isErrno(err, "ENOENT") ? missing : stateFix);
     return;
   }
   if (!state.isDirectory() || (ctx.serviceUid !== undefined && state.uid !== ctx.serviceUid) || state.mode & 0o077) {
-    check(checks, "state", "fail", `${escapeText(ctx.stateDir)} must be a directory of ${escapeText(service)} with mode 0700 (it is ${formatMode(state.mode)}, uid ${state.uid}): staging, ledger and quarantine live there`, fix);
+    check(checks, "state", "fail", `${escapeText(ctx.stateDir)} must be a directory of ${escapeText(service)} with mode 0700 (it is ${formatMode(state.mode)}, uid ${state.uid}): staging, ledger and quarantine live there`, stateFix);
   } else check(checks, "state", "pass", `${escapeText(ctx.stateDir)} (staging, ledger, quarantine) belongs to ${escapeText(service)}, mode 0700`);
 }
 
 /** The socket, the gate's answer, and who owns what; returns what the later checks need. */
 export async function gateLayoutChecks(gate: GateSocket, checks: DoctorCheck[]): Promise<GateContext> {
   const owner = socketChecks(gate.path, checks);
-  const outbox = await healthCheck(gate, owner?.group, checks);
+  const health = await healthCheck(gate, owner?.group, checks);
+  const outbox = health ? health.outbox : GATE_OUTBOX;
   const ctx: GateContext = {
     gate,
-    outbox: outbox || GATE_OUTBOX,
-    stateDir: gateStateDir(outbox || GATE_OUTBOX),
+    outbox,
+    ...locateState(outbox, health),
     ...owner,
-    answering: outbox !== false,
+    answering: health !== false,
   };
   ownershipChecks(ctx, checks);
   return ctx;
@@ -212,18 +262,27 @@ export function gateAgentChecks(scope: UnitScope, units: string[], systemctl: Sy
   }
 }
 
-/** The gate's socket unit listens, its service has not failed, and the .env files it copies secrets from are there (or, all well, what it knows of them). */
-export function gateServiceChecks(scope: UnitScope, units: string[], systemctl: Systemctl | undefined, checks: DoctorCheck[]): void {
+/**
+ * The gate's socket unit listens, its service has not failed, and the .env
+ * files it copies secrets from are there (or, all well, what it knows of
+ * them). A gate that answers without its units was started by hand
+ * (`media-outbox serve`): that works, and is a warning, not a failure.
+ */
+export function gateServiceChecks(scope: UnitScope, units: string[], systemctl: Systemctl | undefined, checks: DoctorCheck[], answering = false): void {
   const enable = escapeText(shellLine(["systemctl", "enable", "--now", GATE_SOCKET_UNIT]));
+  const byHand = (what: string) =>
+    check(checks, "gate units", "warn", `${what}: the gate that answers was started by hand (media-outbox serve); nothing restarts it if it stops, nor starts it at boot`, "to run it under systemd: media-outbox install systemd --system --gate");
   if (!systemctl) {
     const dir = installDir(scope);
     const missing = [GATE_SOCKET_UNIT, GATE_SERVICE].filter((u) => !fs.existsSync(onDisk(scope, path.join(dir, u))));
-    if (missing.length > 0) check(checks, "gate units", "fail", `${missing.join(", ")} not installed`, "media-outbox install systemd --gate");
+    if (missing.length > 0 && answering) byHand(`${missing.join(", ")} not installed`);
+    else if (missing.length > 0) check(checks, "gate units", "fail", `${missing.join(", ")} not installed`, "media-outbox install systemd --gate");
     else check(checks, "gate units", "warn", `${GATE_SOCKET_UNIT} and ${GATE_SERVICE} are installed; their state is unknown without systemd`, `where systemd runs: ${enable}`);
     return;
   }
   const sock = systemctl.show(GATE_SOCKET_UNIT, ["LoadState", "UnitFileState", "ActiveState"]);
-  if (sock.get("LoadState") !== "loaded") check(checks, "gate units", "fail", `${GATE_SOCKET_UNIT} is not installed`, "media-outbox install systemd --gate");
+  if (sock.get("LoadState") !== "loaded" && answering) byHand(`${GATE_SOCKET_UNIT} is not installed`);
+  else if (sock.get("LoadState") !== "loaded") check(checks, "gate units", "fail", `${GATE_SOCKET_UNIT} is not installed`, "media-outbox install systemd --gate");
   else if (sock.get("UnitFileState") !== "enabled" || sock.get("ActiveState") !== "active") {
     check(checks, "gate units", "fail", `${GATE_SOCKET_UNIT} is ${sock.get("UnitFileState") ?? "?"}/${sock.get("ActiveState") ?? "?"}: agents cannot reach the gate`, enable);
   } else {

@@ -463,7 +463,7 @@ export async function doctor(options: DoctorOptions): Promise<DoctorReport> {
   // Against the paths as install wrote them into the units (configured, not resolved).
   writablePathsChecks(scope, ours, live, gate?.outbox ?? config.outbox, gate?.stateDir ?? config.stateDir, checks);
   if (gate) {
-    gateServiceChecks(scope, units, live, checks);
+    gateServiceChecks(scope, units, live, checks, gate.answering);
     gateAgentChecks(scope, units, live, checks);
   }
   await hermesConfigChecks(gate ? { ...config, outbox: gate.outbox } : config, checks);

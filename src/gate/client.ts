@@ -294,7 +294,8 @@ export async function gateHealth(gate: GateSocket, timeoutMs = DEFAULT_GATE_TIME
     throw err;
   }
   const doc = parseJson(answer);
-  if (answer.status === 200 && isObject(doc) && doc.ok === true && isPlainPath(doc.outbox)) return { ok: true, outbox: doc.outbox };
+  // A state path that would not print as it is (or none: a gate before the field) is left out, never a failure: prepare needs the outbox alone.
+  if (answer.status === 200 && isObject(doc) && doc.ok === true && isPlainPath(doc.outbox)) return { ok: true, outbox: doc.outbox, ...(isPlainPath(doc.state) ? { state: doc.state } : {}) };
   throw errorAnswer(gate, answer);
 }
 

@@ -5,7 +5,7 @@
 //        [Media-Outbox-Environment: BASE64]
 //        body: the file's bytes (Content-Length, or chunked)
 //        200: the prepare --json document for that one input
-//   GET  /health    200: {"ok": true, "outbox": DIR}
+//   GET  /health    200: {"ok": true, "outbox": DIR, "state": DIR}
 //   anything else: an error document {"success": false, "error": {"code", "message"}}
 //
 // Media-Outbox-Environment (optional, at most once): the secret variables of
@@ -66,6 +66,15 @@ export interface ErrorDocument {
 export interface HealthDocument {
   ok: boolean;
   outbox: string;
+  /**
+   * The gate's state directory (staging, ledger, quarantine), as its
+   * configuration put it: beside the outbox (`state` when installed,
+   * `.NAME-state` when started by hand), or MEDIA_OUTBOX_STATE_DIR, or a
+   * config file's stateDir. doctor and status look there. A gate before
+   * this field, or one whose state path would not print as it is, leaves
+   * it out.
+   */
+  state?: string;
   error?: { code: string; message: string };
 }
 
@@ -194,8 +203,69 @@ export function parsePrepareQuery(search: string): PrepareQuery {
   return { name, policy };
 }
 
-/** Splits a request target into its path and query; `//host/path` and `*` forms are not paths. */
+/** Splits an origin-form target (`/path?query`) into its path and query. */
 export function splitTarget(target: string): { path: string; search: string } {
   const q = target.indexOf("?");
   return q < 0 ? { path: target, search: "" } : { path: target.slice(0, q), search: target.slice(q + 1) };
+}
+
+/** How much of a request target a 400's message shows (escaped): enough to recognise it, little to echo. */
+const SHOWN_TARGET = 120;
+
+/** What a malformed target's message says, with the target shown escaped and cut short. */
+function badTarget(target: string, why: string): never {
+  const shown = target.length > SHOWN_TARGET ? `${target.slice(0, SHOWN_TARGET)}...` : target;
+  throw usageError(`the request target ${quoteText(shown)} ${why}; send the path alone (POST ${PREPARE_PATH}?name=NAME, GET ${HEALTH_PATH}) or an absolute http:// URL (http://gate${HEALTH_PATH})`);
+}
+
+/** A URI scheme (RFC 3986 §3.1). */
+const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*$/;
+/**
+ * An authority without user information (RFC 3986 §3.2.2, 3.2.3): an IP
+ * literal in brackets or a registered name (percent-encoding well formed),
+ * then an optional port. Each alternative starts with a character of its
+ * own: linear.
+ */
+const AUTHORITY = /^(?:\[[0-9A-Fa-f:.]+\]|\[v[0-9A-Fa-f]+\.[A-Za-z0-9\-._~!$&'()*+,;=:]+\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})+)(?::[0-9]{0,5})?$/;
+
+/**
+ * The path and query of a request target (RFC 9112 §3.2). The origin-form
+ * (`/health`) is what clients send; the absolute-form
+ * (`http://gate/health`), which a server MUST accept (§3.2.2), is what a
+ * client sends when it takes the gate for a proxy (curl with a proxy
+ * variable set, some HTTP libraries): it is routed by its path. Its
+ * authority names no host of a Unix socket's, so, as the `Host` header,
+ * its value is not compared with anything; it must only be well formed: a
+ * host is required (RFC 9110 §4.2.1: an empty one MUST be rejected), user
+ * information is refused (§4.2.4), the scheme is http (the socket speaks no
+ * TLS). `*` (the asterisk-form) is for OPTIONS alone (§3.2.4). A fragment is
+ * never part of a target. Throws a usage FatalError whose message shows the
+ * target escaped and cut short: the server answers it as `bad_request`.
+ * One pass over the target: linear.
+ */
+export function parseTarget(target: string, method: string): { path: string; search: string } {
+  if (target === "*") {
+    // Well formed, and nothing there: no such endpoint.
+    if (method === "OPTIONS") return { path: target, search: "" };
+    badTarget(target, "(the asterisk-form) is only for OPTIONS");
+  }
+  if (target.includes("#")) badTarget(target, "carries a #fragment, which is never sent to a server");
+  if (target.startsWith("/")) return splitTarget(target);
+  const colon = target.indexOf(":");
+  const scheme = colon < 0 ? "" : target.slice(0, colon);
+  if (!SCHEME.test(scheme)) badTarget(target, "is neither a path starting with / nor an absolute URL");
+  const lower = scheme.toLowerCase();
+  if (lower === "https") badTarget(target, "asks for https, which the gate's socket does not speak (no TLS)");
+  if (lower !== "http") badTarget(target, `has the scheme ${quoteText(scheme.slice(0, 32))}, not http`);
+  if (!target.startsWith("//", colon + 1)) badTarget(target, "is not http:// followed by a host");
+  const start = colon + 3;
+  let end = start;
+  while (end < target.length && target[end] !== "/" && target[end] !== "?") end++;
+  const authority = target.slice(start, end);
+  if (authority === "") badTarget(target, "names no host after http:// (any name will do: http://gate/...)");
+  if (authority.includes("@")) badTarget(target, "carries user information (user@host), which HTTP does not send");
+  if (!AUTHORITY.test(authority)) badTarget(target, "has a host that is not a host name, an IP address in brackets or a port of digits");
+  // An empty path is the root (RFC 9110 §4.2.3): http://gate?x is /?x.
+  const rest = target.slice(end);
+  return splitTarget(rest.startsWith("/") ? rest : `/${rest}`);
 }

@@ -27,7 +27,7 @@ import {
   errorDocument,
   parseEnvironmentHeader,
   parsePrepareQuery,
-  splitTarget,
+  parseTarget,
 } from "./protocol.js";
 
 export const DEFAULT_CLIENT_TIMEOUT_MS = 10_000;
@@ -102,7 +102,7 @@ function jsonBody(doc: unknown): string {
  */
 const MALFORMED: Record<string, string> = {
   HPE_INVALID_METHOD: "the request does not start with an HTTP method (POST /prepare?name=NAME or GET /health)",
-  HPE_INVALID_URL: "the request target holds a character HTTP does not allow there (a space or a control character: percent-encode it)",
+  HPE_INVALID_URL: "the request target is not a path starting with / nor an http:// URL, or holds a character HTTP does not allow there (a space, a control character or a byte over 0x7f: percent-encode it)",
   HPE_INVALID_VERSION: "the request line does not end in HTTP/1.1 (or HTTP/1.0)",
   HPE_INVALID_HEADER_TOKEN: "a header's name or value holds a character HTTP does not allow (a control character)",
   HPE_INVALID_CONTENT_LENGTH: "the Content-Length header is not a decimal number",
@@ -183,6 +183,8 @@ export class GateServer {
     this.http.on("checkContinue", (req, res) => this.dispatch(req, res, true));
     this.http.on("checkExpectation", (req, res) => this.dispatch(req, res, false, true));
     this.http.on("clientError", (err: NodeJS.ErrnoException, socket: net.Socket) => this.onClientError(err, socket));
+    // Without a listener, node closes a CONNECT's connection without a word.
+    this.http.on("connect", (_req: http.IncomingMessage, socket: net.Socket) => this.onConnect(socket));
     // allowHalfOpen: a client may shut its side once the body is sent and still read the answer.
     this.net = net.createServer({ allowHalfOpen: true }, (socket) => this.onConnection(socket));
     this.net.on("error", (err) => this.options.logger.error({ event: "listen_error", error: escapeText(err.message) }, "listening socket error"));
@@ -303,6 +305,25 @@ export class GateServer {
     closeWith(socket, answer);
   }
 
+  /**
+   * CONNECT (its target in the authority-form, `host:port`) asks for a
+   * tunnel: the gate is no proxy. node hands over the bare socket, after
+   * the request's head; the answer is written to it whole.
+   */
+  private onConnect(socket: net.Socket): void {
+    const conn = this.connections.get(socket);
+    if (!conn || conn.answered) {
+      socket.destroy();
+      return;
+    }
+    conn.answered = true;
+    // The head is all there is: no body is read, no timeout applies any more.
+    conn.bodyDone = true;
+    clearTimeout(conn.lifetime);
+    this.options.logger.warn({ event: "request_error", code: "bad_request", error: "CONNECT" }, "request answered with an error");
+    closeWith(socket, rawAnswer("bad_request", `the gate is no proxy: CONNECT (a host:port target) is not served; it answers POST ${PREPARE_PATH}?name=NAME and GET ${HEALTH_PATH}; nothing was published`));
+  }
+
   private dispatch(req: http.IncomingMessage, res: http.ServerResponse, expectContinue: boolean, badExpectation = false): void {
     // A client that goes away fails the body's reader or the answer's write; neither may become an uncaught error.
     req.on("error", () => {});
@@ -345,7 +366,14 @@ export class GateServer {
   }
 
   private async route(conn: Connection, req: http.IncomingMessage, res: http.ServerResponse, expectContinue: boolean, badExpectation: boolean): Promise<void> {
-    const { path, search } = splitTarget(req.url ?? "");
+    let target;
+    try {
+      target = parseTarget(req.url ?? "", req.method ?? "");
+    } catch (err) {
+      if (!(err instanceof FatalError)) throw err;
+      return this.sendError(conn, res, "bad_request", `${err.message}; nothing was published`);
+    }
+    const { path, search } = target;
     if (path === PREPARE_PATH) {
       if (req.method !== "POST") return this.sendError(conn, res, "method_not_allowed", `${PREPARE_PATH} takes POST`, { Allow: "POST" });
       if (badExpectation) return this.sendError(conn, res, "expectation_failed", "the only expectation understood is 100-continue");
@@ -361,11 +389,12 @@ export class GateServer {
   private health(conn: Connection, res: http.ServerResponse): void {
     let doc: HealthDocument;
     try {
-      doc = { ok: true, outbox: this.layout().outbox };
+      const layout = this.layout();
+      doc = { ok: true, outbox: layout.outbox, state: layout.stateDir };
     } catch (err) {
       if (!(err instanceof FatalError)) throw err;
       this.options.logger.error({ event: "unhealthy", code: err.code, error: err.message }, "the outbox or its state is unsafe");
-      return this.send(conn, res, 503, { ok: false, outbox: this.outbox, error: { code: err.code, message: err.message } });
+      return this.send(conn, res, 503, { ok: false, outbox: this.outbox, state: this.options.config.stateDir, error: { code: err.code, message: err.message } } satisfies HealthDocument);
     }
     this.send(conn, res, 200, doc);
   }

@@ -151,8 +151,11 @@ export async function gateStatus(options: GateStatusOptions): Promise<GateStatus
   const report: GateStatusReport = { gate: info, outbox: null, files: null, janitor: null, staging: null, quarantine: null, ledger: null };
 
   let answered: string | undefined;
+  let answeredState: string | undefined;
   try {
-    answered = (await gateHealth(gate, gate.timeoutMs ?? ANSWER_TIMEOUT_MS)).outbox;
+    const health = await gateHealth(gate, gate.timeoutMs ?? ANSWER_TIMEOUT_MS);
+    answered = health.outbox;
+    answeredState = health.state;
     info.answers = true;
   } catch (err) {
     if (!(err instanceof FatalError)) throw err;
@@ -177,8 +180,10 @@ export async function gateStatus(options: GateStatusOptions): Promise<GateStatus
     if (units && unitOutbox !== undefined && escapeText(unitOutbox) === answered) config = units.config;
     else {
       if (units) notes.push(`${units.unit} names the outbox ${escapeText(units.config.outbox)}, not the gate's: its janitor does not sweep the gate's outbox; install the gate again`);
-      // The answer is escaped: only a path that escaping left alone names itself.
-      if (escapeText(answered) === answered) config = loadConfig({ outbox: answered, env: { HOME: "/nonexistent" }, cwd: "/" });
+      // The answer is escaped: only a path that escaping left alone names itself. Its state is where the
+      // gate says (a gate started by hand keeps it where its MEDIA_OUTBOX_STATE_DIR or config put it), else serve's default.
+      const stateDir = answeredState !== undefined && escapeText(answeredState) === answeredState ? { stateDir: answeredState } : {};
+      if (escapeText(answered) === answered) config = loadConfig({ outbox: answered, ...stateDir, env: { HOME: "/nonexistent" }, cwd: "/" });
       else notes.push(`the gate's outbox ${answered} holds characters printed escaped: its real path is not known here`);
     }
   } else if (units) {

@@ -300,6 +300,90 @@ function widenRemoval(text: string, start: number, end: number, lineEnd: number)
   return { start, end };
 }
 
+/** Punctuation that ends a sentence. */
+const TERMINAL = new Set([...".!?\u3002\uff01\uff1f\u2026"]);
+/** Punctuation inside a sentence, and the lead-ins that point at what follows (`Here it is:`). */
+const CLAUSE = new Set([...":,;\uff1a\uff0c\uff1b\u3001\u2014\u2013"]);
+/** Of those, what may not end a line (a colon may: `Here it is:` before the file's line). */
+const DANGLING = new Set([...",;\uff0c\uff1b\u3001\u2014\u2013"]);
+const OPENS: Record<string, string> = { "(": ")", "[": "]", "{": "}", "\uff08": "\uff09" };
+/** What may open a line before its text: spaces, list, quote and emphasis markers. */
+const LEADING = new Set([..." \t>*+-_~"]);
+const isSpace = (ch: string | undefined) => ch === " " || ch === "\t" || ch === "\u3000";
+
+/**
+ * Where a removal inside a sentence ends, so that the text around it stays
+ * well formed. What was around the copy is now side by side: brackets left
+ * empty (`See (MEDIA:…) here`) go with it; of a lead-in and the
+ * punctuation after the copy (`Here it is: MEDIA:….`, `图表如下：MEDIA:…。`), the
+ * lead-in goes; after a sentence that had ended (`Like it? MEDIA:…?`) and at
+ * the start of the line (`MEDIA:…. Thanks`), the punctuation after goes; a
+ * comma or dash left at the end of the line goes. A colon may end a line.
+ * `lineEnd` is the end of the line's text (before a `\r`), `textFrom` where
+ * its text starts (after any list or quote markers).
+ */
+function tidyRemoval(text: string, edit: Edit, textFrom: number, lineEnd: number): Edit {
+  let { start, end } = edit;
+  for (;;) {
+    let before = start;
+    while (before > textFrom && isSpace(text[before - 1])) before--;
+    let after = end;
+    while (after < lineEnd && isSpace(text[after])) after++;
+    const left = before > textFrom ? text[before - 1]! : "";
+    const right = after < lineEnd ? text[after]! : "";
+    if (left !== "" && right !== "" && OPENS[left] === right) {
+      // Empty brackets go, with the space before them when what follows is punctuation, a space or the end.
+      const next = text[after + 1];
+      start = before - 1 > textFrom && isSpace(text[before - 2]) && (after + 1 >= lineEnd || isSpace(next) || TERMINAL.has(next!) || CLAUSE.has(next!)) ? before - 2 : before - 1;
+      end = after + 1;
+      continue;
+    }
+    const punctuation = TERMINAL.has(right) || CLAUSE.has(right);
+    if (left === "") {
+      // At the start of the line's text: its markers stay, and what follows starts it (without punctuation or spaces before).
+      while (start < end && isSpace(text[start])) start++;
+      end = punctuation ? after + 1 : after;
+      while (punctuation && end < lineEnd && isSpace(text[end])) end++;
+    } else if (punctuation && CLAUSE.has(left)) {
+      // The lead-in goes with the spaces around it: `Here it is — MEDIA:….` is `Here it is.`
+      start = before - 1;
+      while (start > textFrom && isSpace(text[start - 1])) start--;
+      end = after;
+    } else if (punctuation && TERMINAL.has(left)) end = after + 1;
+    else if (right === "" && DANGLING.has(left)) {
+      start = before - 1;
+      while (start > textFrom && isSpace(text[start - 1])) start--;
+    }
+    return { ...edit, start, end };
+  }
+}
+
+/** Where the text of a line starts after its list, quote and emphasis markers (what onlyMarkup passes over). */
+function textStart(text: string, start: number, end: number): number {
+  const numbered = /^[ \t]*\d{1,9}[.)]/.exec(text.slice(start, Math.min(end, start + 64)));
+  let at = start + (numbered ? numbered[0].length : 0);
+  while (at < end && LEADING.has(text[at]!)) at++;
+  return at;
+}
+
+/**
+ * The removals of one line, tidied: two copies with nothing but spaces and
+ * punctuation between them (`MEDIA:…, MEDIA:…`) are one removal, so that
+ * what separated them goes too; then each is tidied (tidyRemoval).
+ */
+function tidyRemovals(text: string, edits: Edit[], lineStart: number, lineEnd: number): Edit[] {
+  const end = text[lineEnd - 1] === "\r" ? lineEnd - 1 : lineEnd;
+  const merged: Edit[] = [];
+  for (const edit of edits) {
+    const prev = merged[merged.length - 1];
+    if (prev?.removal && edit.removal && edit.start >= prev.end && onlyMarkup(text.slice(prev.end, edit.start))) {
+      merged[merged.length - 1] = { ...prev, end: Math.max(prev.end, edit.end) };
+    } else merged.push(edit);
+  }
+  const from = textStart(text, lineStart, end);
+  return merged.map((edit) => (edit.removal && edit.end <= end ? tidyRemoval(text, edit, Math.min(from, edit.start), end) : edit));
+}
+
 interface Line {
   start: number;
   /** End of the line's text, before its terminator. */
@@ -351,7 +435,7 @@ function applyEdits(text: string, edits: Edit[], fences: [number, number][]): st
     // Built in one pass (a line may hold thousands of directives).
     const pieces: string[] = [];
     let at = line.start;
-    for (const edit of mine) {
+    for (const edit of tidyRemovals(text, mine, line.start, lines[last]!.end)) {
       pieces.push(text.slice(at, Math.max(at, edit.start)), edit.replacement);
       at = Math.max(at, edit.end);
     }

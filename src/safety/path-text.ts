@@ -19,6 +19,25 @@ export function hasUnsafeChars(text: string): boolean {
   return UNSAFE_CHARS.test(text) || NOT_UTF8.test(text);
 }
 
+let bidi: RegExp | undefined;
+/** Built on first use (a Unicode property class). */
+const BIDI = () => (bidi ??= /\p{Bidi_Control}/u);
+
+/**
+ * Why an operator's folder path (a drop folder) is refused as given, or
+ * undefined: a control or line-separator character, or a bidirectional
+ * control (which shows the path's characters in another order). Every
+ * message and log line could only show such a path escaped, never as the
+ * operator types it; no folder needs one, and renaming it fixes it. Other
+ * invisible code points (an emoji's variation selector) are shown escaped
+ * too but are not refused: a folder may be named with an emoji.
+ */
+export function folderPathProblem(text: string): string | undefined {
+  if (hasUnsafeChars(text)) return "control or line-separator characters";
+  if (BIDI().test(text)) return "bidirectional control characters (which reorder how it is shown)";
+  return undefined;
+}
+
 export function hasMediaDirective(text: string): boolean {
   return DIRECTIVE.test(text);
 }

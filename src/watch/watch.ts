@@ -5,11 +5,12 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Config } from "../config/config.js";
 import { isErrno, usageError } from "../core/errors.js";
-import { escapeText } from "../core/escape.js";
+import { escapeText, quoteText } from "../core/escape.js";
 import { type Logger, silentLogger } from "../log/logger.js";
 import { assertDedicatedOutbox } from "../safety/dedicated.js";
 import { resolveExisting } from "../safety/denylist.js";
 import { isWithin } from "../safety/gateway.js";
+import { folderPathProblem } from "../safety/path-text.js";
 import { type Layout, openLayout } from "../state/layout.js";
 import { DropFolder } from "./drop.js";
 import { WatchWorkers } from "./watch-workers.js";
@@ -65,7 +66,17 @@ function openDropFolder(dir: string): string {
       `drop folder ${escapeText(dir)} is not one the watch's user${who} may list, write and enter (${err.code}): the watch writes each receipt and removes each drop there; give that user access, or choose another folder`,
     );
   }
-  return fs.realpathSync.native(dir);
+  const real = fs.realpathSync.native(dir);
+  // The path as given was checked with the configuration; a link in it may lead to a folder whose name no message can show as it is.
+  const problem = folderPathProblem(real);
+  if (problem !== undefined) throw usageError(`drop folder ${escapeText(dir)} is ${quoteText(real)} (shown escaped), which has ${problem} in its path: rename that folder (mv), then give its new path`);
+  return real;
+}
+
+/** A drop folder's path as given: loadConfig refuses one no message could show as it is; a library caller's config is checked here, before anything is made. */
+function checkDropName(dir: string): void {
+  const problem = folderPathProblem(dir);
+  if (problem !== undefined) throw usageError(`drop folder ${quoteText(dir)} (shown escaped) has ${problem} in its path: rename the folder (mv), then give its new path`);
 }
 
 const overlap = (a: string, b: string) => isWithin(a, b) || isWithin(b, a);
@@ -115,6 +126,7 @@ export class Watch {
     const rescanMs = Math.min(options.rescanMs ?? DEFAULT_RESCAN_MS, 5000);
     this.logger = options.logger ?? silentLogger;
     this.emit = (event: WatchEvent) => options.onEvent?.(event);
+    config.watch.drop.forEach(checkDropName);
     assertDedicatedOutbox(config);
     // Placement is checked before anything missing is made, so a wrong
     // quarantine or drop folder is never created inside the outbox.

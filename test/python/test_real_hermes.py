@@ -106,6 +106,7 @@ class RealHermesTest(unittest.TestCase):
             f"Here is the chart: `MEDIA:{p1}`\n"
             f"**MEDIA:{p2}**.\n"
             "The data is attached.\n"
+            f"The chart again, as asked: MEDIA:{p1}.\n"
             "Also the old report MEDIA:/srv/reports/missing.pdf\n"
             "图表如下：谢谢！"
         )
@@ -116,13 +117,14 @@ class RealHermesTest(unittest.TestCase):
             final,
             "Here is the chart:\n"
             "The data is attached.\n"
+            "The chart again, as asked.\n"
             "Also the old report (missing.pdf could not be sent: the file does not exist.)\n"
             "图表如下：谢谢！\n"
             f"MEDIA:{p1}\nMEDIA:{p2}\nMEDIA:{p3}",
         )
         sent, cleaned = delivered(final)
         self.assertEqual(sent, [p1, p2, p3])
-        self.assertEqual(cleaned, "Here is the chart:\nThe data is attached.\nAlso the old report (missing.pdf could not be sent: the file does not exist.)\n图表如下：谢谢！")
+        self.assertEqual(cleaned, "Here is the chart:\nThe data is attached.\nThe chart again, as asked.\nAlso the old report (missing.pdf could not be sent: the file does not exist.)\n图表如下：谢谢！")
         # The turn ends: its record goes.
         from hermes_cli.plugins import invoke_hook
 
