@@ -110,6 +110,11 @@ describe("watch: start-up", () => {
     expect(linked.code, linked.stderr).toBe(2);
     expect(linked.stderr).toContain(`usage error: drop folder ${h.home}/drop-link is "${h.home}/real\\x09drop" (shown escaped), which has control or line-separator characters in its path: rename that folder (mv)`);
     expect(fs.readdirSync(real)).toEqual([]);
+    // Bytes that are not UTF-8 (Node's argv reads them as U+FFFD, another folder): given raw by the shell.
+    const raw = spawnSync("sh", ["-c", `exec "$0" "$1" watch --drop "$(printf '${h.home}/drop\\377')"`, process.execPath, BIN], { env: h.env, encoding: "utf8", timeout: 20_000 });
+    expect(raw.status, raw.stderr).toBe(2);
+    expect(raw.stderr).toBe(`media-outbox: usage error: --drop: drop folder "${h.home}/drop\\u{dcff}" (shown escaped) has bytes that are not UTF-8 (read as UTF-8 it names another folder) in its path: rename the folder (mv), then give its new path\n`);
+    expect(fs.existsSync(path.join(h.home, "drop\ufffd"))).toBe(false);
   });
 
   it("refuses a quarantine inside the outbox, and one that others can read (usage, exit 2)", () => {

@@ -25,7 +25,8 @@ const BIDI = () => (bidi ??= /\p{Bidi_Control}/u);
 
 /**
  * Why an operator's folder path (a drop folder) is refused as given, or
- * undefined: a control or line-separator character, or a bidirectional
+ * undefined: bytes that are not UTF-8 (cli/argv.ts), a control or
+ * line-separator character, or a bidirectional
  * control (which shows the path's characters in another order). Every
  * message and log line could only show such a path escaped, never as the
  * operator types it; no folder needs one, and renaming it fixes it. Other
@@ -33,6 +34,7 @@ const BIDI = () => (bidi ??= /\p{Bidi_Control}/u);
  * too but are not refused: a folder may be named with an emoji.
  */
 export function folderPathProblem(text: string): string | undefined {
+  if (NOT_UTF8.test(text)) return "bytes that are not UTF-8 (read as UTF-8 it names another folder)";
   if (hasUnsafeChars(text)) return "control or line-separator characters";
   if (BIDI().test(text)) return "bidirectional control characters (which reorder how it is shown)";
   return undefined;
