@@ -8,7 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import zlib from "node:zlib";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { inspectBinary, inspectFile } from "../src/content/carriers.js";
+import { inspectBinary, inspectFile, readsRanges } from "../src/content/carriers.js";
 import { NO_KNOWN_SECRETS } from "../src/content/known.js";
 import { DEFAULT_ALLOW } from "../src/config/config.js";
 import { prepare } from "../src/prepare/prepare.js";
@@ -39,9 +39,10 @@ const le32 = (n: number) => {
   b.writeUInt32LE(n);
   return b;
 };
-/** What each reader concludes, from memory and from the staged file (the two must agree). */
+/** What the reader concludes, from memory and (a type read a range at a time) from the staged file: the two must agree. */
 function inspected(file: Buffer, ext: string): string {
   const inMemory = outcome(() => inspectBinary(file, ext, ext, NO_KNOWN_SECRETS));
+  if (!readsRanges(ext)) return inMemory;
   const fd = fs.openSync(write(work, `read.${ext}`, file), "r");
   try {
     expect(outcome(() => inspectFile(fd, file.length, ext, ext, NO_KNOWN_SECRETS))).toEqual(inMemory);
@@ -89,5 +90,70 @@ describe("a WAV's ID3 chunk", () => {
     expect(leftBehind(h)).toEqual(NOTHING_LEFT);
     const published = await judge([write(work, "clean.wav", tagged(id3("Quarterly call", true)))]);
     expect(published.media_dropped).toEqual([]);
+  });
+});
+
+describe("a JPEG's Extended XMP", () => {
+  const segment = (marker: number, payload: Buffer) => Buffer.concat([Buffer.from([0xff, marker]), Buffer.from([(payload.length + 2) >> 8, (payload.length + 2) & 0xff]), payload]);
+  const NS = Buffer.from("http://ns.adobe.com/xmp/extension/\0", "latin1");
+  const GUID = "0123456789ABCDEF0123456789ABCDEF";
+  /** An APP1 segment carrying `bytes` as the chunk at `offset` of a packet of `length` bytes. */
+  const chunk = (bytes: Buffer, offset: number, length: number, guid = GUID) => segment(0xe1, Buffer.concat([NS, Buffer.from(guid, "latin1"), be32(length), be32(offset), bytes]));
+  const packet = (text: string) => Buffer.from(`<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF><rdf:Description><dc:description>${"n".repeat(200)} ${text} done</dc:description></rdf:Description></rdf:RDF></x:xmpmeta>`);
+  /** A JPEG (from jpeg()'s layout) with `segments` after its SOI. */
+  const withSegments = (...segments: Buffer[]) => {
+    const base = Buffer.from("ffd8ffe000104a46494600010100000100010000ffdb004300" + "01".repeat(64) + "ffc0000b080001000101011100ffda0008010100003f00123456ffd9", "hex");
+    return Buffer.concat([base.subarray(0, 2), ...segments, base.subarray(2)]);
+  };
+  /** The packet split in two chunks where `at` falls (inside the key when it holds one). */
+  const split = (xmp: Buffer, at: number, guid = GUID) => [chunk(xmp.subarray(0, at), 0, xmp.length, guid), chunk(xmp.subarray(at), at, xmp.length, guid)];
+
+  it("joins the chunks of each packet by GUID in offset order and scans the packet whole (a key across two chunks was published); chunks out of order too; clean packets and lone chunks published", async () => {
+    const xmp = packet(`deploy token ${token}`);
+    const cut = xmp.indexOf(token) + 15;
+    const [first, second] = split(xmp, cut);
+    expect(inspected(withSegments(first!, second!), "jpg")).toMatch(/^secret_detected: .*in its Extended XMP \(its APP1 segments' chunks joined\)/);
+    expect(inspected(withSegments(second!, first!), "jpg")).toMatch(/^secret_detected: .*its Extended XMP/);
+    // Two packets interleaved: each joined by its own GUID.
+    const other = split(packet("a depth map"), 100, "F".repeat(32));
+    expect(inspected(withSegments(first!, other[0]!, other[1]!, second!), "jpg")).toMatch(/^secret_detected: .*its Extended XMP/);
+    // The same chunks under two GUIDs are two packets, neither whole: not joined (each chunk alone holds no key).
+    expect(inspected(withSegments(first!, split(xmp, cut, "A".repeat(32))[1]!), "jpg")).toBe("published");
+    const clean = packet("quarterly report");
+    expect(inspected(withSegments(...split(clean, 120)), "jpg")).toBe("published");
+    expect(inspected(withSegments(chunk(clean, 0, clean.length)), "jpg")).toBe("published");
+
+    const refused = await judge([write(work, "photo.jpg", withSegments(first!, second!))]);
+    expect(refused.media_dropped.map((d) => d.code)).toEqual(["secret_detected"]);
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+    const published = await judge([write(work, "clean.jpg", withSegments(...split(clean, 120)))]);
+    expect(published.media_dropped).toEqual([]);
+  });
+
+  it("scans overlapping and missing chunks as they are (not joined across a gap or an overlap), joins no chunk past the declared length, and refuses a packet declared past the bound", () => {
+    const xmp = packet(`deploy token ${token}`);
+    const cut = xmp.indexOf(token) + 15;
+    // A gap: the second chunk placed one byte further than the first ends.
+    const gap = withSegments(chunk(xmp.subarray(0, cut), 0, xmp.length + 1), chunk(xmp.subarray(cut), cut + 1, xmp.length + 1));
+    expect(inspected(gap, "jpg")).toBe("published");
+    // An overlap: the run ends at it; the chunks that follow each other still join.
+    const overlap = withSegments(chunk(xmp.subarray(0, cut), 0, xmp.length), chunk(xmp.subarray(0, 50), 0, xmp.length), chunk(xmp.subarray(cut), cut, xmp.length));
+    expect(inspected(overlap, "jpg")).toMatch(/^secret_detected: .*its Extended XMP/);
+    // Chunks written twice at one offset: joined with the first, and with the last (exiftool keeps the last).
+    const rewritten = withSegments(chunk(xmp.subarray(0, 50), 0, xmp.length), chunk(xmp.subarray(0, cut), 0, xmp.length), chunk(xmp.subarray(cut), cut, xmp.length));
+    expect(inspected(rewritten, "jpg")).toMatch(/^secret_detected: .*its Extended XMP/);
+    // A chunk past the declared length is not joined.
+    const past = withSegments(chunk(xmp.subarray(0, cut), 0, cut + 10), chunk(xmp.subarray(cut), cut, cut + 10));
+    expect(inspected(past, "jpg")).toBe("published");
+    // Declared past 64 MiB: refused, whatever the chunks hold.
+    const huge = withSegments(chunk(Buffer.from("quarterly"), 0, 64 * 1024 * 1024 + 1));
+    expect(inspected(huge, "jpg")).toMatch(/^unscannable_content: .*its Extended XMP declares 67108865 bytes, more than the 67108864 this check joins/);
+    expect(inspected(withSegments(chunk(Buffer.from("quarterly"), 0, 64 * 1024 * 1024)), "jpg")).toBe("published");
+    // Many chunks (a packet of 2,000 one-byte chunks, shuffled): joined in linear time.
+    const many = Buffer.from(`${"x".repeat(1000)} ${token} `);
+    const chunks = [...many].map((_, i) => chunk(many.subarray(i, i + 1), i, many.length));
+    const shuffled = chunks.map((c, i) => chunks[(i * 7919) % chunks.length]!);
+    expect(new Set(shuffled).size).toBe(chunks.length);
+    expect(inspected(withSegments(...shuffled), "jpg")).toMatch(/^secret_detected: .*its Extended XMP/);
   });
 });
