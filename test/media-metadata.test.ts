@@ -12,7 +12,7 @@ import { inspectBinary, inspectFile, readsRanges } from "../src/content/carriers
 import { NO_KNOWN_SECRETS } from "../src/content/known.js";
 import { DEFAULT_ALLOW } from "../src/config/config.js";
 import { prepare } from "../src/prepare/prepare.js";
-import { CORPUS_EXTRA_ALLOW, positives, wav } from "./corpus.js";
+import { CORPUS_EXTRA_ALLOW, mp4, positives, wav } from "./corpus.js";
 import { NOTHING_LEFT, leftBehind, makeHome, outcome, write } from "./helpers.js";
 
 let h: ReturnType<typeof makeHome>;
@@ -39,6 +39,14 @@ const le32 = (n: number) => {
   b.writeUInt32LE(n);
   return b;
 };
+const box = (type: string, ...data: Buffer[]) => Buffer.concat([be32(8 + data.reduce((n, d) => n + d.length, 0)), Buffer.from(type, "latin1"), ...data]);
+/** The boxes at the top of an ISO media file: [type, whole box]. */
+function topBoxes(file: Buffer): [string, Buffer][] {
+  const out: [string, Buffer][] = [];
+  for (let at = 0; at + 8 <= file.length; at += file.readUInt32BE(at)) out.push([file.toString("latin1", at + 4, at + 8), file.subarray(at, at + file.readUInt32BE(at))]);
+  return out;
+}
+
 /** What the reader concludes, from memory and (a type read a range at a time) from the staged file: the two must agree. */
 function inspected(file: Buffer, ext: string): string {
   const inMemory = outcome(() => inspectBinary(file, ext, ext, NO_KNOWN_SECRETS));
@@ -155,5 +163,49 @@ describe("a JPEG's Extended XMP", () => {
     const shuffled = chunks.map((c, i) => chunks[(i * 7919) % chunks.length]!);
     expect(new Set(shuffled).size).toBe(chunks.length);
     expect(inspected(withSegments(...shuffled), "jpg")).toMatch(/^secret_detected: .*its Extended XMP/);
+  });
+});
+
+/** A QuickTime movie's ftyp (brand `qt  `): sniffed as a .mov. */
+const QT_FTYP = box("ftyp", Buffer.from("qt  "), be32(0x200), Buffer.from("qt  "));
+
+describe("a QuickTime compressed movie header (moov > cmov)", () => {
+  /** A mov whose moov is `moov` compressed (dcom `method`, cmvd with the size and the deflated bytes), as QuickTime's "compress movie header" writes it. */
+  const compressed = (moov: Buffer, method = "zlib", deflated = zlib.deflateSync(moov)) => {
+    const boxes = topBoxes(mp4("made by the screen recorder"));
+    const cmov = box("moov", box("cmov", box("dcom", Buffer.from(method, "latin1")), box("cmvd", be32(moov.length), deflated)));
+    return Buffer.concat(boxes.map(([type, whole]) => (type === "moov" ? cmov : type === "ftyp" ? QT_FTYP : whole)));
+  };
+  const moovOf = (file: Buffer) => topBoxes(file).find(([type]) => type === "moov")![1];
+
+  it("inflates it and reads the moov it holds (a key in its tags, which ffprobe prints, was published); publishes a clean one", async () => {
+    const secret = compressed(moovOf(mp4(`deploy ${token}`)));
+    expect(secret.indexOf(token)).toBe(-1);
+    expect(inspected(secret, "mov")).toMatch(/^secret_detected: .*in its compressed movie header \(moov > cmov\), at byte \d+ of it/);
+    expect(inspected(compressed(moovOf(mp4("quarterly report"))), "mov")).toBe("published");
+    const refused = await judge([write(work, "screen.mov", secret)]);
+    expect(refused.media_dropped.map((d) => d.code)).toEqual(["secret_detected"]);
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+    const published = await judge([write(work, "clean.mov", compressed(moovOf(mp4("quarterly report"))))]);
+    expect(published.media_dropped).toEqual([]);
+  });
+
+  it("refuses a compression it does not read, a damaged or bomb-like one, and a cmov inside an inflated one, each with its reason; nothing left behind", async () => {
+    const moov = moovOf(mp4("quarterly report"));
+    const cases: [string, Buffer, string, RegExp][] = [
+      ["lzo.mov", compressed(moov, "lzo "), "unscannable_content", /its compressed movie header \(moov > cmov\) is compressed with 'lzo ', which this check does not read/],
+      ["no-cmvd.mov", Buffer.concat(topBoxes(mp4("x")).map(([type, whole]) => (type === "moov" ? box("moov", box("cmov", box("dcom", Buffer.from("zlib")))) : type === "ftyp" ? QT_FTYP : whole))), "unscannable_content", /is damaged \(its dcom or cmvd box is missing or cut short\)/],
+      ["damaged.mov", compressed(moov, "zlib", Buffer.from("not a zlib stream")), "unscannable_content", /its compressed movie header \(moov > cmov\) does not inflate/],
+      // 4 MiB of NULs deflate to about 4 KiB: more than 100 times past 1 MiB.
+      ["bomb.mov", compressed(Buffer.alloc(4 << 20)), "decompression_bomb", /its compressed movie header \(moov > cmov\) of the .mov file inflates to more than 100 times its compressed size/],
+      ["not-moov.mov", compressed(box("free", Buffer.from("hello"))), "unscannable_content", /does not inflate to a moov box/],
+      ["twice.mov", compressed(moovOf(compressed(moov))), "unscannable_content", /holds another compressed movie header/],
+      // A box inside the moov whose size runs past the moov's end: where a cmov (or a track) lies cannot be told.
+      ["cut-moov.mov", Buffer.concat(topBoxes(compressed(moov)).map(([type, whole]) => (type === "moov" ? Buffer.concat([box("moov", box("free"), be32(100), Buffer.from("cmov"))]) : whole))), "unscannable_content", /a box inside its moov box runs past the moov's end/],
+    ];
+    for (const [name, file, code, why] of cases) expect(inspected(file, "mov"), name).toMatch(new RegExp(`^${code}: .*${why.source}`));
+    const refused = await judge(cases.map(([name, file]) => write(work, name, file)));
+    expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code])).toEqual(cases.map(([name, , code]) => [name, code]));
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
   });
 });

@@ -1,7 +1,7 @@
 // Audio and video: their tags are scanned (ID3v2 frames, UTF-16 ones
 // decoded, compressed ones inflated; ID3v1, APE and what follows the audio
-// frames; FLAC's metadata blocks; ISO media boxes but the media data; RIFF
-// chunks but the samples), their media data is skipped.
+// frames; FLAC's metadata blocks; RIFF chunks but the samples; ISO media
+// in iso-media.ts), their media data is skipped.
 //
 // They read the file a range at a time (a ByteSource), so that the media
 // data, most of a video's bytes, is never read into memory: prepare does not
@@ -112,29 +112,6 @@ export function inspectFlac(src: ByteSource, ctx: InspectContext): void {
   }
   const tailFrom = Math.max(at, length - MP3_TAIL);
   ctx.scan("its last bytes (ID3v1 and anything after the audio)", src.read(tailFrom, length - tailFrom), tailFrom);
-}
-
-/** ISO media (mp4, mov, m4a): every top-level box but the media data, and whatever follows the last box. */
-export function inspectIsoMedia(src: ByteSource, ctx: InspectContext): void {
-  const length = src.length;
-  let at = 0;
-  while (at + 8 <= length) {
-    const h = src.read(at, 16);
-    let size = u32be(h, 0);
-    const type = ascii(h, 4, 4);
-    let header = 8;
-    if (size === 1) {
-      if (at + 16 > length) break;
-      size = u32be(h, 8) * 2 ** 32 + u32be(h, 12);
-      header = 16;
-    } else if (size === 0) {
-      size = length - at;
-    }
-    if (size < header || at + size > length) throw ctx.unscannable(`its ${type} box runs past the end of the file`);
-    if (type !== "mdat") ctx.scan(`its ${type} box`, src.read(at, size), at);
-    at += size;
-  }
-  if (at < length) ctx.scan("the bytes after its last box", src.read(at, length - at), at);
 }
 
 /** The RIFF chunks that hold an ID3v2 tag (how Audacity, ffmpeg and foobar2000 tag a WAV): read by the ID3 reader too. */
