@@ -25,7 +25,7 @@ beforeEach(() => {
 afterEach(() => h.cleanup());
 
 async function judge(files: string[]) {
-  return prepare(files, { env: h.env, cwd: work, allow: [...DEFAULT_ALLOW, ...CORPUS_EXTRA_ALLOW] });
+  return prepare(files, { env: h.env, cwd: work, allow: [...DEFAULT_ALLOW, ...CORPUS_EXTRA_ALLOW, "mkv"] });
 }
 
 const token = /ghp_[A-Za-z0-9]+/.exec(positives(97)["github-token"]!)![0];
@@ -206,6 +206,235 @@ describe("a QuickTime compressed movie header (moov > cmov)", () => {
     for (const [name, file, code, why] of cases) expect(inspected(file, "mov"), name).toMatch(new RegExp(`^${code}: .*${why.source}`));
     const refused = await judge(cases.map(([name, file]) => write(work, name, file)));
     expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code])).toEqual(cases.map(([name, , code]) => [name, code]));
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+  });
+});
+
+describe("text tracks (subtitles) in mp4 and mov", () => {
+  const full = (...data: Buffer[]) => Buffer.concat([be32(0), ...data]);
+  const be16 = (n: number) => Buffer.from([n >> 8, n & 0xff]);
+  type Layout = { handler?: string; format?: string; perChunk?: number; co64?: boolean; stz2?: boolean; fixedSize?: boolean; moovLast?: boolean; mvex?: boolean };
+  /** A cue as a sample of `format`: tx3g and QuickTime text, a 16-bit length then the text; WebVTT, a vttc box holding a payl box. */
+  const cueSample = (text: string, format: string) => (format === "wvtt" ? box("vttc", box("payl", Buffer.from(text))) : format === "stpp" ? Buffer.from(`<tt><p>${text}</p></tt>`) : Buffer.concat([be16(Buffer.byteLength(text)), Buffer.from(text)]));
+  const table32 = (values: number[]) => {
+    const t = Buffer.alloc(4 * values.length);
+    values.forEach((v, i) => t.writeUInt32BE(v, 4 * i));
+    return t;
+  };
+  const hdlr = (handler: string) => box("hdlr", full(be32(0), Buffer.from(handler, "latin1"), Buffer.alloc(12), Buffer.from("Handler\0")));
+  /** A trak whose samples (`sizes`) lie in chunks at `offsets`, `perChunk` to a chunk. */
+  const trak = (handler: string, format: string, sizes: number[], offsets: number[], l: Layout) => {
+    const stsd = box("stsd", full(be32(1), box(format, Buffer.alloc(30))));
+    const stsz = l.stz2 ? box("stz2", full(Buffer.from([0, 0, 0, 8]), be32(sizes.length), Buffer.from(sizes))) : l.fixedSize ? box("stsz", full(be32(sizes[0]!), be32(sizes.length))) : box("stsz", full(be32(0), be32(sizes.length), table32(sizes)));
+    const stsc = box("stsc", full(be32(1), be32(1), be32(l.perChunk ?? 1), be32(1)));
+    const stco = l.co64 ? box("co64", full(be32(offsets.length), table32(offsets.flatMap((o) => [0, o])))) : box("stco", full(be32(offsets.length), table32(offsets)));
+    return box("trak", box("tkhd", full(Buffer.alloc(80))), box("mdia", box("mdhd", full(Buffer.alloc(20))), hdlr(handler), box("minf", box("stbl", stsd, stsz, stsc, stco))));
+  };
+  /**
+   * A movie with a video track (one sample, `video`) and a text track of
+   * `cues`, its samples in mdat after the video's: one chunk each, or
+   * `perChunk` to a chunk.
+   */
+  const movie = (cues: string[], l: Layout = {}, video = Buffer.alloc(2000, 0x11)) => {
+    const format = l.format ?? "tx3g";
+    const samples = cues.map((c) => cueSample(c, format));
+    const perChunk = l.perChunk ?? 1;
+    const ftyp = l.handler === "sbtl" || l.handler === undefined ? QT_FTYP : box("ftyp", Buffer.from("isom"), be32(0), Buffer.from("isommp41"));
+    const build = (mdatAt: number) => {
+      const offsets: number[] = [];
+      for (let i = 0, at = mdatAt + 8 + video.length; i < samples.length; i += perChunk) {
+        offsets.push(at);
+        for (const s of samples.slice(i, i + perChunk)) at += s.length;
+      }
+      return box("moov", box("mvhd", full(Buffer.alloc(96))), ...(l.mvex ? [box("mvex", box("trex", full(Buffer.alloc(20))))] : []), trak("vide", "avc1", [video.length], [mdatAt + 8], {}), trak(l.handler ?? "sbtl", format, samples.map((s) => s.length), offsets, l));
+    };
+    const mdat = box("mdat", video, ...samples);
+    if (l.moovLast) return Buffer.concat([ftyp, mdat, build(ftyp.length)]);
+    const size = build(0).length;
+    return Buffer.concat([ftyp, build(ftyp.length + size), mdat]);
+  };
+  const ext = (l: Layout) => (l.handler === "sbtl" || l.handler === undefined ? "mov" : "mp4");
+
+  it("reads the text of every text track's samples (mov_text/tx3g, WebVTT, QuickTime text, TTML) through its sample table, in each layout; publishes clean subtitles; never reads the video's samples", async () => {
+    const layouts: [string, Layout, RegExp][] = [
+      ["mov_text in a mov", {}, /in its text track 2 \(sbtl\)/],
+      ["mov_text in an mp4 (ffmpeg -c:s mov_text)", { handler: "sbtl" }, /text track 2 \(sbtl\)/],
+      ["WebVTT in an mp4", { handler: "subt", format: "wvtt" }, /text track 2 \(subt\)/],
+      ["TTML in an mp4", { handler: "subt", format: "stpp" }, /text track 2 \(subt\)/],
+      ["QuickTime text", { handler: "text", format: "text" }, /text track 2 \(text\)/],
+      ["three cues to a chunk", { perChunk: 3 }, /text track 2/],
+      ["64-bit chunk offsets", { co64: true }, /text track 2/],
+      ["8-bit sizes (stz2)", { stz2: true }, /text track 2/],
+      ["the moov after the media data", { moovLast: true }, /text track 2/],
+    ];
+    for (const [what, l, where] of layouts) {
+      const cues = ["Hello there", "the build is green", `deploy token ${token}`, "bye"];
+      expect(inspected(movie(cues, l), ext(l)), what).toMatch(new RegExp(`^secret_detected: .*${where.source}`));
+      expect(inspected(movie(["Hello there", "the build is green"], l), ext(l)), what).toBe("published");
+    }
+    // One size for every sample (stsz's sample_size): cues of one length.
+    expect(inspected(movie([`deploy ${token}`, `deploy ${token.replace(/./g, "x")}`], { fixedSize: true }), "mov")).toMatch(/^secret_detected: .*text track 2/);
+    // A key in a video sample is not looked for (the media data is not read), as before.
+    expect(inspected(movie(["Hello"], {}, Buffer.from(` ${token} `)), "mov")).toBe("published");
+    // A cue's length whose last byte is a letter does not hide the key it runs into.
+    const lengthIsLetter = `${token} ${"x".repeat(0x67 - token.length - 1)}`;
+    expect(Buffer.byteLength(lengthIsLetter)).toBe(0x67);
+    expect(inspected(movie([lengthIsLetter]), "mov")).toMatch(/^secret_detected: .*text track 2/);
+    // Nor does a WebVTT cue's box type (payl) run into a key that opens the cue.
+    expect(inspected(movie([token], { handler: "subt", format: "wvtt" }), "mp4")).toMatch(/^secret_detected: .*text track 2/);
+
+    // Through prepare, with the Hermes .env's own value in a caption.
+    const value = "Hx7Kp2Qm9Zr4Tv8WnB3cY6dL1fJ5gS0a";
+    fs.mkdirSync(path.join(h.home, ".hermes"), { recursive: true, mode: 0o700 });
+    write(path.join(h.home, ".hermes"), ".env", `MY_SERVICE_TOKEN=${value}\n`);
+    const refused = await judge([write(work, "captions.mov", movie(["Hello", `service token ${value}`])), write(work, "webvtt.mp4", movie([`deploy ${token}`], { handler: "subt", format: "wvtt" }))]);
+    expect(refused.media_dropped.map((d) => [d.code, d.reason.includes(value)])).toEqual([["secret_detected", false], ["secret_detected", false]]);
+    expect(refused.media_dropped[0]!.reason).toContain("MY_SERVICE_TOKEN");
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+    const published = await judge([write(work, "clean.mov", movie(["Hello there", "the build is green"])), write(work, "clean.mp4", movie(["Hello"], { handler: "subt", format: "wvtt" }))]);
+    expect(published.media_dropped).toEqual([]);
+  });
+
+  it("reads a text track inside a compressed movie header (cmov) too", () => {
+    const plain = movie([`deploy ${token}`]);
+    const boxes = topBoxes(plain);
+    const moov = boxes.find(([type]) => type === "moov")![1];
+    const deflated = zlib.deflateSync(moov);
+    const cmov = box("moov", box("cmov", box("dcom", Buffer.from("zlib")), box("cmvd", be32(moov.length), deflated)));
+    // The mdat keeps its offsets: the compressed header padded to the moov's size with a free box.
+    const padded = Buffer.concat([cmov, box("free", Buffer.alloc(moov.length - cmov.length - 8))]);
+    expect(padded.length).toBe(moov.length);
+    const file = Buffer.concat(boxes.map(([type, whole]) => (type === "moov" ? padded : whole)));
+    expect(inspected(file, "mov")).toMatch(/^secret_detected: .*text track 2 \(sbtl\)/);
+  });
+
+  it("refuses a sample index past its bounds or the file (a huge sample count, sizes past 16 MiB, chunk offsets past the end, tables cut short, a fragmented movie), each with its reason; stays linear on a crafted index; nothing left behind", async () => {
+    const clean = movie(["Hello there", "bye"]);
+    /** `clean` with its text track's table `type` given `data` (the same size), and the rest as it is. */
+    const patched = (type: string, edit: (file: Buffer, at: number) => void) => {
+      const file = Buffer.from(clean);
+      const at = file.lastIndexOf(type, undefined, "latin1") + 4;
+      edit(file, at);
+      return file;
+    };
+    const cases: [string, Buffer, RegExp][] = [
+      // stsz: one size for all, and 4,294,967,295 samples.
+      ["count.mov", patched("stsz", (f, at) => (f.writeUInt32BE(5, at + 4), f.writeUInt32BE(0xffffffff, at + 8))), /its text tracks hold more than 100,000 samples \(text track 2 \(sbtl\) among them\), more than this check reads/],
+      ["sizes.mov", patched("stsz", (f, at) => f.writeUInt32BE(0x7fffffff, at + 12)), /its text tracks' samples hold more than 16 MiB \(text track 2 \(sbtl\) among them\)/],
+      ["offset.mov", patched("stco", (f, at) => f.writeUInt32BE(clean.length - 3, at + 8)), new RegExp(`its text track 2 \\(sbtl\\)'s samples at byte ${clean.length - 3} run past the end of the file`)],
+      ["co-count.mov", patched("stco", (f, at) => f.writeUInt32BE(1_000_000, at + 4)), /its text track 2 \(sbtl\)'s stco box lists 1000000 entries, more than it holds/],
+      ["sz-count.mov", patched("stsz", (f, at) => f.writeUInt32BE(50, at + 8)), /its text track 2 \(sbtl\)'s stsz box lists 50 entries, more than it holds/],
+      ["fragmented.mov", movie(["Hello"], { mvex: true }), /its text track 2 \(sbtl\) is in a fragmented movie, whose samples' tables \(moof\) this check does not read/],
+    ];
+    for (const [name, file, why] of cases) expect(inspected(file, "mov"), name).toMatch(new RegExp(`^unscannable_content: .*${why.source}`));
+    const refused = await judge(cases.map(([name, file]) => write(work, name, file)));
+    expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code])).toEqual(cases.map(([name]) => [name, "unscannable_content"]));
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+
+    // 100,000 one-byte cues, one chunk each: read (the bound is not passed); one more is refused.
+    const many = movie(Array.from({ length: 100_000 }, () => ""), { fixedSize: true });
+    let started = performance.now();
+    expect(inspected(many, "mov")).toBe("published");
+    expect(performance.now() - started).toBeLessThan(5000);
+    expect(inspected(movie(Array.from({ length: 100_001 }, () => ""), { fixedSize: true }), "mov")).toMatch(/^unscannable_content: .*more than 100,000 samples/);
+    // A sample-to-chunk table that puts 4,294,967,295 samples in each chunk, and 2,000,000 chunks: the samples the sizes count are read, no more.
+    const crafted = Buffer.concat([QT_FTYP, box("moov", trak("sbtl", "tx3g", [5, 5], Array.from({ length: 2_000_000 }, () => 8), { perChunk: 0xffffffff }))]);
+    started = performance.now();
+    expect(inspected(crafted, "mov")).toBe("published");
+    expect(performance.now() - started).toBeLessThan(5000);
+    // No sample in any of its 2,000,000 chunks: each chunk looked at once.
+    const empty = Buffer.concat([QT_FTYP, box("moov", trak("sbtl", "tx3g", [5, 5], Array.from({ length: 2_000_000 }, () => 8), { perChunk: 0 }))]);
+    started = performance.now();
+    expect(inspected(empty, "mov")).toBe("published");
+    expect(performance.now() - started).toBeLessThan(5000);
+  });
+});
+
+describe("text tracks (subtitles) in WebM and Matroska", () => {
+  /** A Matroska element: its ID, its size (8 bytes; all bits set when `unknown`), its data. */
+  const ebml = (id: number, body: Buffer, unknown = false) => {
+    const size = Buffer.alloc(8);
+    if (unknown) size.fill(0xff, 1);
+    else size.writeBigUInt64BE(BigInt(body.length));
+    size[0] = 0x01;
+    return Buffer.concat([Buffer.from(id.toString(16).padStart(id > 0xffffff ? 8 : id > 0xffff ? 6 : id > 0xff ? 4 : 2, "0"), "hex"), size, body]);
+  };
+  const str = (id: number, text: string) => ebml(id, Buffer.from(text));
+  const uint = (id: number, n: number) => ebml(id, Buffer.from([n]));
+  /** A block's data: its track number (a one-byte variable-length integer), a timecode, flags, the frame. */
+  const block = (track: number, frame: Buffer) => Buffer.concat([Buffer.from([0x80 | track, 0, 0, 0x80]), frame]);
+  type Opts = { codec?: string; encoding?: Buffer; tracksLast?: boolean; sized?: boolean; group?: boolean; encode?: (frame: Buffer) => Buffer };
+  /**
+   * A WebM/Matroska file with a video track (1) and a text track (2) of
+   * `codec`, and a cluster holding a video block (`video`) and the cues,
+   * each a SimpleBlock, or a Block in a BlockGroup (`group`).
+   */
+  const mkv = (cues: string[], o: Opts = {}, video = Buffer.alloc(500, 0x77)) => {
+    const header = ebml(0x1a45dfa3, Buffer.concat([uint(0x4286, 1), str(0x4282, o.codec?.startsWith("S_") ? "matroska" : "webm")]));
+    const info = ebml(0x1549a966, str(0x7ba9, "a recording"));
+    const tracks = ebml(0x1654ae6b, Buffer.concat([
+      ebml(0xae, Buffer.concat([uint(0xd7, 1), uint(0x83, 1), str(0x86, "V_VP9")])),
+      ebml(0xae, Buffer.concat([uint(0xd7, 2), uint(0x83, 0x11), str(0x86, o.codec ?? "D_WEBVTT/SUBTITLES"), ...(o.encoding ? [ebml(0x6d80, o.encoding)] : [])])),
+    ]));
+    const frames = cues.map((c) => (o.encode ?? ((f: Buffer) => f))(Buffer.from(c)));
+    const blocks = frames.map((f) => (o.group ? ebml(0xa0, Buffer.concat([ebml(0xa1, block(2, f)), uint(0x9b, 10)])) : ebml(0xa3, block(2, f))));
+    const cluster = ebml(0x1f43b675, Buffer.concat([uint(0xe7, 0), ebml(0xa3, block(1, video)), ...blocks]), !o.sized);
+    const tags = ebml(0x1254c367, ebml(0x7373, ebml(0x67c8, Buffer.concat([str(0x45a3, "COMMENT"), str(0x4487, "recorded")]))));
+    const body = o.tracksLast ? [info, cluster, tracks, tags] : [info, tracks, cluster, tags];
+    return Buffer.concat([header, ebml(0x18538067, Buffer.concat(body), !o.sized)]);
+  };
+  const compression = (algo: number, settings?: Buffer) => ebml(0x6240, ebml(0x5034, Buffer.concat([uint(0x4254, algo), ...(settings ? [ebml(0x4255, settings)] : [])])));
+
+  it("reads the frames of S_TEXT and WebVTT tracks (SimpleBlock and BlockGroup, clusters of unknown size, Tracks after the clusters, zlib and header stripping); publishes clean subtitles; never reads the video's blocks", async () => {
+    const cases: [string, Opts, string][] = [
+      ["WebVTT in a WebM (ffmpeg -c:s webvtt)", {}, "webm"],
+      ["SRT in a Matroska file", { codec: "S_TEXT/UTF8" }, "mkv"],
+      ["ASS in a BlockGroup", { codec: "S_TEXT/ASS", group: true }, "mkv"],
+      ["sizes known", { sized: true }, "webm"],
+      ["Tracks after the clusters", { tracksLast: true, sized: true }, "webm"],
+      ["zlib (mkvmerge --compression 2:zlib)", { codec: "S_TEXT/UTF8", encoding: compression(0), encode: (f) => zlib.deflateSync(f) }, "mkv"],
+      // Compression of the codec's private data only (scope 2): the frames are as they are.
+      ["compressed private data", { codec: "S_TEXT/ASS", encoding: ebml(0x6240, Buffer.concat([uint(0x5032, 2), ebml(0x5034, uint(0x4254, 0))])) }, "mkv"],
+      // Each frame's first 16 bytes are the track's: the key's head among them.
+      ["header stripping", { codec: "S_TEXT/UTF8", encoding: compression(3, Buffer.from("deploy token ghp")), encode: (f) => f.subarray(16) }, "mkv"],
+    ];
+    for (const [what, o, ext] of cases) {
+      expect(inspected(mkv(["Hello there", `deploy token ${token}`], o), ext), what).toMatch(/^secret_detected: .*in its text track 2, at byte \d+ of it/);
+      expect(inspected(mkv(["Hello there", "deploy token quarterly"], o), ext), what).toBe("published");
+    }
+    // The video's blocks are not read, as before.
+    expect(inspected(mkv(["Hello"], {}, Buffer.from(` ${token} `)), "webm")).toBe("published");
+    // A track that is no text (S_HDMV/PGS: pictures) is not read.
+    expect(inspected(mkv([`deploy token ${token}`], { codec: "S_HDMV/PGS" }), "mkv")).toBe("published");
+
+    const refused = await judge([write(work, "captions.webm", mkv([`deploy token ${token}`])), write(work, "captions.mkv", mkv([`deploy token ${token}`], { codec: "S_TEXT/UTF8" }))]);
+    expect(refused.media_dropped.map((d) => d.code)).toEqual(["secret_detected", "secret_detected"]);
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+    const published = await judge([write(work, "clean.webm", mkv(["Hello there"])), write(work, "clean.mkv", mkv(["Hello there"], { codec: "S_TEXT/UTF8" }))]);
+    expect(published.media_dropped).toEqual([]);
+  });
+
+  it("refuses an encoding it does not read, more text blocks or bytes than its bounds, and a damaged cluster, each with its reason; nothing left behind", async () => {
+    const many = (n: number) => mkv(Array.from({ length: n }, () => "a"), { sized: true });
+    const cases: [string, Buffer, RegExp][] = [
+      ["bzlib.mkv", mkv(["Hello"], { codec: "S_TEXT/UTF8", encoding: compression(1) }), /its text track 2's frames are compressed with method 1, which this check does not read/],
+      ["encrypted.mkv", mkv(["Hello"], { codec: "S_TEXT/UTF8", encoding: ebml(0x6240, ebml(0x5035, uint(0x47e1, 5))) }), /its text track 2's frames are encrypted or damaged/],
+      ["encryption-type.mkv", mkv(["Hello"], { codec: "S_TEXT/UTF8", encoding: ebml(0x6240, uint(0x5033, 1)) }), /its text track 2's frames are encrypted or damaged/],
+      ["twice.mkv", mkv(["Hello"], { codec: "S_TEXT/UTF8", encoding: Buffer.concat([compression(0), compression(3)]) }), /encoded more than once or damaged/],
+      ["many.webm", many(100_001), /its text tracks hold more than 100,000 samples \(text track 2 among them\)/],
+      ["large.webm", mkv(["x".repeat(9 << 20), "y".repeat(9 << 20)], { sized: true }), /its text tracks' samples hold more than 16 MiB/],
+      ["damaged.webm", (() => {
+        const file = mkv(["Hello"], { sized: true });
+        // The first block's size made to run past its cluster.
+        const at = file.indexOf(Buffer.from([0xa3, 0x01]), file.indexOf(Buffer.from([0x1f, 0x43, 0xb6, 0x75])));
+        file.writeUInt32BE(0x00ffffff, at + 5);
+        return file;
+      })(), /its cluster at byte \d+ is damaged/],
+    ];
+    for (const [name, file, why] of cases) expect(inspected(file, name.slice(name.indexOf(".") + 1)), name).toMatch(new RegExp(`^unscannable_content: .*${why.source}`));
+    expect(inspected(many(100_000), "webm")).toBe("published");
+    const refused = await judge(cases.map(([name, file]) => write(work, name, file)));
+    expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code])).toEqual(cases.map(([name]) => [name, "unscannable_content"]));
     expect(leftBehind(h)).toEqual(NOTHING_LEFT);
   });
 });
