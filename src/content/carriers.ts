@@ -9,7 +9,8 @@ import { type RawSearch, SCANNED_HEAD } from "./hidden-archives.js";
 import { InspectContext, type Reader } from "./inspect.js";
 import type { KnownSecrets } from "./known.js";
 import { type ByteSource, bytesSource, fileSource } from "./byte-source.js";
-import { inspectFlac, inspectIsoMedia, inspectMp3, inspectRiff } from "./media.js";
+import { inspectIsoMedia } from "./iso-media.js";
+import { inspectFlac, inspectMp3, inspectRiff } from "./media.js";
 import { inspectMatroska } from "./matroska.js";
 import { inspectOgg } from "./ogg.js";
 import { inspectPdf, inspectPdfSource } from "./pdf.js";
@@ -17,9 +18,10 @@ import { inspectRtf } from "./rtf.js";
 import { inspectZip, inspectZipSource, readAppendedZip, zipReaderOf } from "./zip.js";
 
 /**
- * Readers that read a file a range at a time: audio and video (their media
- * data is skipped, never read: an mp4's media data, a Matroska file's
- * clusters, Ogg's audio and video packets), zips (their directory, then one entry after
+ * Readers that read a file a range at a time: audio and video (their audio
+ * and video samples are skipped, never read: an mp4's media data, a
+ * Matroska file's clusters, Ogg's audio and video packets; only a text
+ * track's samples, subtitles, are read), zips (their directory, then one entry after
  * another), PDF (its objects and the streams that can hold text; images and
  * fonts skipped).
  */

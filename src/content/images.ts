@@ -107,6 +107,67 @@ export function inspectJpeg(b: Uint8Array, ctx: InspectContext): void {
   ctx.trailing(b.subarray(at), at, at === end ? "end-of-image marker" : "last image of its MPF index", true);
 }
 
+/** What opens an APP1 segment that carries a chunk of Extended XMP (Adobe XMP specification part 3, 1.1.3.1). */
+const EXTENDED_XMP = "http://ns.adobe.com/xmp/extension/\0";
+/** Its header: the namespace, the GUID (32 hex digits), the full length and the chunk's offset (big-endian). */
+const EXTENDED_XMP_HEADER = EXTENDED_XMP.length + 32 + 8;
+/** Extended XMP declared longer than this is refused: its chunks are joined up to this size, no further. */
+export const MAX_EXTENDED_XMP = 64 * 1024 * 1024;
+
+/** A chunk of Extended XMP: its offset in the packet, its bytes. */
+interface XmpChunk {
+  offset: number;
+  bytes: Uint8Array;
+}
+
+/**
+ * Scans the Extended XMP packets a JPEG's APP1 segments carry, each joined
+ * from its chunks (by GUID, in offset order): Photoshop, Lightroom and depth
+ * photos split an XMP packet past 64 KB over segments, exiftool reads it
+ * whole, and a key across two chunks, each scanned alone, was published.
+ * Chunks that follow one another are joined, in runs: a gap (chunks
+ * missing) ends a run, a chunk that overlaps the run's end is left out of
+ * it, and a chunk past the declared length joins none; each is already
+ * scanned as it is, in its segment. Where chunks share an offset (written
+ * twice), the runs are made with the first of them and again with the last
+ * (exiftool keeps the last). A packet declared longer than
+ * MAX_EXTENDED_XMP is refused.
+ */
+function scanExtendedXmp(ctx: InspectContext, packets: Map<string, { length: number; chunks: XmpChunk[] }>): void {
+  for (const { length, chunks } of packets.values()) {
+    if (length > MAX_EXTENDED_XMP) throw ctx.unscannable(`its Extended XMP declares ${length} bytes, more than the ${MAX_EXTENDED_XMP} this check joins`, "export it again with less metadata");
+    const inPlace = chunks.filter((c) => c.offset + c.bytes.length <= length);
+    const firsts = new Map<number, XmpChunk>();
+    const lasts = new Map<number, XmpChunk>();
+    for (const c of inPlace) {
+      if (!firsts.has(c.offset)) firsts.set(c.offset, c);
+      lasts.set(c.offset, c);
+    }
+    scanXmpRuns(ctx, [...firsts.values()]);
+    if (firsts.size < inPlace.length) scanXmpRuns(ctx, [...lasts.values()]);
+  }
+}
+
+/** Scans each run of two or more of `chunks` (one per offset) that follow one another, joined. */
+function scanXmpRuns(ctx: InspectContext, chunks: XmpChunk[]): void {
+  chunks.sort((x, y) => x.offset - y.offset);
+  let run: XmpChunk[] = [];
+  let end = 0;
+  const flush = () => {
+    if (run.length > 1) ctx.scanDerivedText("its Extended XMP (its APP1 segments' chunks joined)", Buffer.concat(run.map((c) => c.bytes)));
+  };
+  for (const c of chunks) {
+    if (run.length > 0 && c.offset < end) continue;
+    if (c.offset > end || run.length === 0) {
+      flush();
+      run = [];
+    }
+    run.push(c);
+    end = c.offset + c.bytes.length;
+  }
+  flush();
+}
+
 /** An image an MPF index places after the first: where it starts in the file, and its size. */
 interface MpImage {
   start: number;
@@ -116,13 +177,17 @@ interface MpImage {
 /** Reads a JPEG's segments up to its end-of-image marker: where the marker ends, and the further images its MPF index lists. */
 function jpegSegments(b: Uint8Array, ctx: InspectContext): { end: number; images: MpImage[] } {
   let images: MpImage[] = [];
+  const extendedXmp = new Map<string, { length: number; chunks: XmpChunk[] }>();
   let at = 2;
   for (;;) {
     // Markers may be padded with 0xFF.
     while (at < b.length && b[at] === 0xff && b[at + 1] === 0xff) at++;
     if (at + 1 >= b.length || b[at] !== 0xff) throw ctx.unscannable("its segments end before the end-of-image marker");
     const marker = b[at + 1]!;
-    if (marker === 0xd9) return { end: at + 2, images };
+    if (marker === 0xd9) {
+      scanExtendedXmp(ctx, extendedXmp);
+      return { end: at + 2, images };
+    }
     if ((marker >= 0xd0 && marker <= 0xd7) || marker === 0x01) {
       at += 2;
       continue;
@@ -142,6 +207,14 @@ function jpegSegments(b: Uint8Array, ctx: InspectContext): { end: number; images
       if (marker === 0xed) {
         const datasets = iptcDatasetsApart(data);
         if (datasets !== undefined) ctx.scan(`its ${what}'s IPTC datasets`, datasets);
+      }
+      if (marker === 0xe1 && data.length >= EXTENDED_XMP_HEADER && ascii(data, 0, EXTENDED_XMP.length) === EXTENDED_XMP) {
+        const guid = ascii(data, EXTENDED_XMP.length, 32);
+        const packet = extendedXmp.get(guid) ?? { length: 0, chunks: [] };
+        extendedXmp.set(guid, packet);
+        // Each chunk repeats the full length: the largest one declared is the packet's.
+        packet.length = Math.max(packet.length, u32be(data, EXTENDED_XMP.length + 32));
+        packet.chunks.push({ offset: u32be(data, EXTENDED_XMP.length + 36), bytes: data.subarray(EXTENDED_XMP_HEADER) });
       }
       if (marker === 0xe2 && images.length === 0 && ascii(data, 0, Math.min(4, data.length)) === "MPF\0") images = mpImages(data, at + 8);
     } else if (data.length > 0) {

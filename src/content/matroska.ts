@@ -2,14 +2,17 @@
 // (the EBML header; the segment's Info, Tracks, Tags, Attachments,
 // Chapters, Cues and SeekHead; the text-bearing ones leaf by leaf), and
 // whatever follows the last element; a
-// cluster's blocks, the media data, are skipped, as an mp4's are. A cluster
-// of unknown size, which a browser's MediaRecorder writes, is walked block
-// by block to find where it ends.
+// cluster's blocks, the media data, are skipped, as an mp4's are, but for
+// those of a text track (S_TEXT/*, WebVTT: subtitles a player shows),
+// whose text is read (text-tracks.ts bounds it). A cluster of unknown
+// size, which a browser's MediaRecorder writes, is walked block by block
+// to find where it ends.
 //
 // The file is read a range at a time (a ByteSource): a 50 MB screen
 // recording costs its element headers, not a scan of its 50 MB.
 import type { ByteSource } from "./byte-source.js";
 import type { InspectContext } from "./inspect.js";
+import { TextSamples } from "./text-tracks.js";
 
 const SEGMENT = 0x18538067;
 /** What a file holds at its top level: EBML headers, segments, Void and CRC-32 elements. */
@@ -55,6 +58,24 @@ const TEXT_MASTERS = new Set([
 /** Masters nested deeper than this are scanned as they are. */
 const MAX_DEPTH = 16;
 
+const TRACKS = 0x1654ae6b;
+const TRACK_ENTRY = 0xae;
+const TRACK_NUMBER = 0xd7;
+const CODEC_ID = 0x86;
+const CONTENT_ENCODINGS = 0x6d80;
+const CONTENT_ENCODING = 0x6240;
+const CONTENT_COMPRESSION = 0x5034;
+const CONTENT_COMP_ALGO = 0x4254;
+const CONTENT_COMP_SETTINGS = 0x4255;
+const CONTENT_ENCRYPTION = 0x5035;
+const CONTENT_ENCODING_SCOPE = 0x5032;
+const CONTENT_ENCODING_TYPE = 0x5033;
+const SIMPLE_BLOCK = 0xa3;
+const BLOCK_GROUP = 0xa0;
+const BLOCK = 0xa1;
+/** The codecs whose frames are text (SRT, SSA/ASS, WebVTT, USF in Matroska; WebVTT in WebM). */
+const TEXT_CODECS = ["S_TEXT/", "D_WEBVTT/"];
+
 /** A size whose bits are all set: unknown (the element runs to its parent's end, or a cluster to the next element that is not its own). */
 const UNKNOWN = -1;
 
@@ -93,13 +114,14 @@ const nameOf = (id: number) => NAMES[id] ?? `element 0x${id.toString(16).toUpper
 
 export function inspectMatroska(src: ByteSource, ctx: InspectContext): void {
   const length = src.length;
+  const text = new TextSamples(ctx);
   let at = 0;
   while (at < length) {
     const e = elementAt(src, at);
     // Not a top-level element (bytes appended after the last one): scanned below as they are.
     if (e === undefined || !TOP_LEVEL.has(e.id)) break;
     if (e.id === SEGMENT) {
-      at = inspectSegment(src, ctx, at, e);
+      at = inspectSegment(src, ctx, text, at, e);
       continue;
     }
     if (e.size === UNKNOWN || e.dataAt + e.size > length) throw ctx.unscannable(`its ${nameOf(e.id)} at byte ${at} runs past the end of the file`);
@@ -109,23 +131,144 @@ export function inspectMatroska(src: ByteSource, ctx: InspectContext): void {
   if (at < length) ctx.scan("the bytes after its last element", src.read(at, length - at), at);
 }
 
-/** A segment's elements but its clusters; where it ends. */
-function inspectSegment(src: ByteSource, ctx: InspectContext, from: number, segment: Element): number {
+/** A segment's elements but its clusters (their text tracks' blocks apart); where it ends. */
+function inspectSegment(src: ByteSource, ctx: InspectContext, text: TextSamples, from: number, segment: Element): number {
   const end = segment.size === UNKNOWN ? src.length : segment.dataAt + segment.size;
   if (end > src.length) throw ctx.unscannable(`its segment at byte ${from} runs past the end of the file`);
+  const tracks = new Map<number, TextTrack>();
+  // Where each cluster's children lie: walked for text tracks' blocks once the Tracks (wherever they lie) are read.
+  const clusters: number[] = [];
   let at = segment.dataAt;
   while (at < end) {
     const e = elementAt(src, at);
     if (e === undefined) throw ctx.unscannable(`its element at byte ${at} is damaged`);
     if (e.id === CLUSTER) {
-      at = clusterEnd(src, ctx, at, e, end);
+      const next = clusterEnd(src, ctx, at, e, end);
+      clusters.push(e.dataAt, next);
+      at = next;
       continue;
     }
     if (e.size === UNKNOWN || e.dataAt + e.size > end) throw ctx.unscannable(`its ${nameOf(e.id)} at byte ${at} runs past the end of its segment`);
     if (!TEXT_MASTERS.has(e.id) || !scanLeaves(src, ctx, nameOf(e.id), e.dataAt, e.dataAt + e.size, 0)) ctx.scan(`its ${nameOf(e.id)}`, src.read(at, e.dataAt + e.size - at), at);
+    if (e.id === TRACKS) textTracks(src, ctx, e, tracks);
     at = e.dataAt + e.size;
   }
+  if (tracks.size > 0) readTextBlocks(src, ctx, text, tracks, clusters);
   return end;
+}
+
+/** A text track: its name in messages, how its frames are encoded (ContentEncodings: zlib, or bytes stripped from each frame's head). */
+interface TextTrack {
+  name: string;
+  zlib: boolean;
+  strippedHead: Uint8Array | undefined;
+}
+
+/** The elements that tile [from, end), or undefined when they do not (one of unknown size, or past `end`). */
+function childrenIn(src: ByteSource, from: number, end: number): Element[] | undefined {
+  const out: Element[] = [];
+  for (let at = from; at < end; ) {
+    const e = elementAt(src, at);
+    if (e === undefined || e.size === UNKNOWN || e.dataAt + e.size > end) return undefined;
+    out.push(e);
+    at = e.dataAt + e.size;
+  }
+  return out;
+}
+
+/** An unsigned integer element's value. */
+function uintOf(src: ByteSource, e: Element): number {
+  const b = src.read(e.dataAt, Math.min(e.size, 8));
+  let n = 0;
+  for (const byte of b) n = n * 256 + byte;
+  return n;
+}
+
+/** Adds the text tracks of a Tracks element to `tracks`, by track number. */
+function textTracks(src: ByteSource, ctx: InspectContext, tracksElement: Element, tracks: Map<number, TextTrack>): void {
+  const entries = childrenIn(src, tracksElement.dataAt, tracksElement.dataAt + tracksElement.size);
+  if (entries === undefined) throw ctx.unscannable(`its Tracks at byte ${tracksElement.dataAt} are damaged`);
+  for (const entry of entries) {
+    if (entry.id !== TRACK_ENTRY) continue;
+    const fields = childrenIn(src, entry.dataAt, entry.dataAt + entry.size);
+    if (fields === undefined) throw ctx.unscannable(`its track entry at byte ${entry.dataAt} is damaged`);
+    const codec = fields.find((f) => f.id === CODEC_ID);
+    const codecId = codec ? Buffer.from(src.read(codec.dataAt, Math.min(codec.size, 64))).toString("latin1") : "";
+    if (!TEXT_CODECS.some((c) => codecId.startsWith(c))) continue;
+    const number = fields.find((f) => f.id === TRACK_NUMBER);
+    if (number === undefined) continue;
+    const track: TextTrack = { name: `text track ${uintOf(src, number)}`, zlib: false, strippedHead: undefined };
+    const encodings = fields.find((f) => f.id === CONTENT_ENCODINGS);
+    if (encodings) readEncoding(src, ctx, encodings, track);
+    tracks.set(uintOf(src, number), track);
+  }
+}
+
+/**
+ * How a text track's frames are encoded (ContentEncodings): one
+ * compression, zlib or header stripping (its bytes put back before each
+ * frame), is read; encryption, another compression (bzlib, lzo) or more
+ * than one encoding is refused.
+ */
+function readEncoding(src: ByteSource, ctx: InspectContext, encodings: Element, track: TextTrack): void {
+  const refuse = (why: string) => ctx.unscannable(`its ${track.name}'s frames are ${why}, which this check does not read`, "export it again without compressing the subtitles");
+  const list = childrenIn(src, encodings.dataAt, encodings.dataAt + encodings.size)?.filter((e) => e.id === CONTENT_ENCODING);
+  if (list === undefined || list.length > 1) throw refuse("encoded more than once or damaged");
+  if (list.length === 0) return;
+  const parts = childrenIn(src, list[0]!.dataAt, list[0]!.dataAt + list[0]!.size);
+  const type = parts?.find((p) => p.id === CONTENT_ENCODING_TYPE);
+  if (parts === undefined || parts.some((p) => p.id === CONTENT_ENCRYPTION) || (type && uintOf(src, type) !== 0)) throw refuse("encrypted or damaged");
+  // Its scope (1: the frames, the default; 2: the codec's private data only, which is scanned with the Tracks).
+  const scope = parts.find((p) => p.id === CONTENT_ENCODING_SCOPE);
+  if (scope && (uintOf(src, scope) & 1) === 0) return;
+  const compression = parts.find((p) => p.id === CONTENT_COMPRESSION);
+  if (compression === undefined) throw refuse("encoded in a way not named");
+  const settings = childrenIn(src, compression.dataAt, compression.dataAt + compression.size) ?? [];
+  const algo = settings.find((p) => p.id === CONTENT_COMP_ALGO);
+  const method = algo ? uintOf(src, algo) : 0;
+  if (method === 0) track.zlib = true;
+  else if (method === 3) {
+    const head = settings.find((p) => p.id === CONTENT_COMP_SETTINGS);
+    track.strippedHead = head ? Buffer.from(src.read(head.dataAt, Math.min(head.size, 4096))) : Buffer.alloc(0);
+  } else throw refuse(`compressed with method ${method}`);
+}
+
+/**
+ * Reads the blocks of the text tracks in the clusters ([dataAt, end)
+ * pairs): each frame's text, bounded by `text`, then each track's text
+ * scanned. The other tracks' blocks are passed over by their headers.
+ */
+function readTextBlocks(src: ByteSource, ctx: InspectContext, text: TextSamples, tracks: Map<number, TextTrack>, clusters: number[]): void {
+  const pieces = new Map<TextTrack, Uint8Array[]>([...tracks.values()].map((t) => [t, []]));
+  const readBlock = (block: Element) => {
+    const head = src.read(block.dataAt, 8);
+    const numberLength = vintLength(head[0] ?? 0);
+    if (numberLength === 0 || numberLength > 8 || block.size < numberLength + 3) return;
+    let number = head[0]! & (0xff >> numberLength);
+    for (let k = 1; k < numberLength; k++) number = number * 256 + head[k]!;
+    const track = tracks.get(number);
+    if (track === undefined) return;
+    text.willRead(track.name, 1);
+    text.willReadBytes(track.name, block.size);
+    // Its timecode (2 bytes) and flags follow the track number; laced frames (rare for text) are read with their lace sizes.
+    let frame: Uint8Array = Buffer.from(src.read(block.dataAt + numberLength + 3, block.size - numberLength - 3));
+    if (track.zlib) frame = ctx.inflate(`its ${track.name}'s block at byte ${block.dataAt}`, frame, "zlib");
+    if (track.strippedHead) frame = Buffer.concat([track.strippedHead, frame]);
+    pieces.get(track)!.push(frame);
+  };
+  for (let k = 0; k < clusters.length; k += 2) {
+    const children = childrenIn(src, clusters[k]!, clusters[k + 1]!);
+    if (children === undefined) throw ctx.unscannable(`its cluster at byte ${clusters[k]} is damaged`);
+    for (const child of children) {
+      if (child.id === SIMPLE_BLOCK) readBlock(child);
+      else if (child.id === BLOCK_GROUP) {
+        const group = childrenIn(src, child.dataAt, child.dataAt + child.size);
+        if (group === undefined) throw ctx.unscannable(`its block group at byte ${child.dataAt} is damaged`);
+        for (const g of group) if (g.id === BLOCK) readBlock(g);
+      }
+    }
+  }
+  for (const [track, texts] of pieces) text.scanTrack(track.name, texts);
 }
 
 /**

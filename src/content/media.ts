@@ -1,7 +1,7 @@
 // Audio and video: their tags are scanned (ID3v2 frames, UTF-16 ones
 // decoded, compressed ones inflated; ID3v1, APE and what follows the audio
-// frames; FLAC's metadata blocks; ISO media boxes but the media data; RIFF
-// chunks but the samples), their media data is skipped.
+// frames; FLAC's metadata blocks; RIFF chunks but the samples; ISO media
+// in iso-media.ts), their media data is skipped.
 //
 // They read the file a range at a time (a ByteSource), so that the media
 // data, most of a video's bytes, is never read into memory: prepare does not
@@ -27,14 +27,19 @@ function resync(b: Uint8Array): Buffer {
   return out.subarray(0, n);
 }
 
-/** The ID3v2 tag `b` opens with (a file of `fileLength` bytes); where the audio starts. */
-function inspectId3v2(b: Uint8Array, ctx: InspectContext, fileLength: number): number {
+/**
+ * The ID3v2 tag `b` opens with (in `container`, of `fileLength` bytes: an
+ * MP3 or FLAC file, or a WAV's `id3 ` chunk); where what follows it starts.
+ * The one reader of ID3 frames: each place a tag lies reads it here, so a
+ * compressed frame is inflated wherever it is (a WAV's went out deflated).
+ */
+function inspectId3v2(b: Uint8Array, ctx: InspectContext, fileLength: number, container = "the file"): number {
   if (b.length < 10 || ascii(b, 0, 3) !== "ID3") return 0;
   const version = b[3]!;
   const flags = b[5]!;
   const size = syncsafe(b, 6);
   const end = 10 + size + (flags & 0x10 ? 10 : 0);
-  if (end > b.length || end > fileLength) throw ctx.unscannable("its ID3 tag runs past the end of the file");
+  if (end > b.length || end > fileLength) throw ctx.unscannable(`its ID3 tag runs past the end of ${container}`);
   let tag: Uint8Array = b.subarray(10, 10 + size);
   ctx.scan("its ID3 tag", tag);
   if (flags & 0x80 && version < 4) tag = resync(tag);
@@ -109,30 +114,10 @@ export function inspectFlac(src: ByteSource, ctx: InspectContext): void {
   ctx.scan("its last bytes (ID3v1 and anything after the audio)", src.read(tailFrom, length - tailFrom), tailFrom);
 }
 
-/** ISO media (mp4, mov, m4a): every top-level box but the media data, and whatever follows the last box. */
-export function inspectIsoMedia(src: ByteSource, ctx: InspectContext): void {
-  const length = src.length;
-  let at = 0;
-  while (at + 8 <= length) {
-    const h = src.read(at, 16);
-    let size = u32be(h, 0);
-    const type = ascii(h, 4, 4);
-    let header = 8;
-    if (size === 1) {
-      if (at + 16 > length) break;
-      size = u32be(h, 8) * 2 ** 32 + u32be(h, 12);
-      header = 16;
-    } else if (size === 0) {
-      size = length - at;
-    }
-    if (size < header || at + size > length) throw ctx.unscannable(`its ${type} box runs past the end of the file`);
-    if (type !== "mdat") ctx.scan(`its ${type} box`, src.read(at, size), at);
-    at += size;
-  }
-  if (at < length) ctx.scan("the bytes after its last box", src.read(at, length - at), at);
-}
+/** The RIFF chunks that hold an ID3v2 tag (how Audacity, ffmpeg and foobar2000 tag a WAV): read by the ID3 reader too. */
+const RIFF_ID3_CHUNKS = new Set(["id3 ", "ID3 "]);
 
-/** RIFF (wav, avi): every chunk but the samples, and whatever follows the RIFF size. */
+/** RIFF (wav, avi): every chunk but the samples, and whatever follows the RIFF size; an ID3 chunk's frames as an MP3's. */
 export function inspectRiff(src: ByteSource, ctx: InspectContext): void {
   const length = src.length;
   const end = Math.min(length, 8 + u32le(src.read(0, 8), 4));
@@ -147,6 +132,7 @@ export function inspectRiff(src: ByteSource, ctx: InspectContext): void {
       // misplaced by a damaged size before it, and a key across that seam, read as two chunks, was published.
       if (at + 8 + size > end) throw ctx.unscannable(`its ${name} chunk at byte ${at} runs past ${end === length ? "the end of the file" : "its RIFF size"}`);
       ctx.scan(`its ${name} chunk`, src.read(at, 8 + size), at);
+      if (RIFF_ID3_CHUNKS.has(type)) ctx.inPart(`its ${name} chunk`, () => inspectId3v2(src.read(at + 8, size), ctx, size, "the chunk"));
     }
     at += 8 + size + (size & 1);
   }

@@ -1,0 +1,256 @@
+// ISO media (mp4, mov, m4a): every top-level box but the media data (mdat)
+// is scanned as it is, and whatever follows the last box; the movie header
+// (moov) is also read as a movie: a QuickTime compressed movie header
+// (cmov) inflated and read as the moov it holds, and the samples of each
+// text track (subtitles: mov_text/tx3g, WebVTT, QuickTime text) found
+// through its sample table and their text scanned (text-tracks.ts bounds
+// them). Audio and video samples are never read.
+//
+// The file is read a range at a time (a ByteSource): a 50 MB video costs
+// its boxes' headers and its moov, never a read of its media data.
+import type { ByteSource } from "./byte-source.js";
+import { ascii, u32be } from "./bytes.js";
+import type { InspectContext } from "./inspect.js";
+import { TextSamples } from "./text-tracks.js";
+
+/** A box inside a box held in memory: its type, where its data starts and where it ends. */
+interface Box {
+  type: string;
+  dataAt: number;
+  end: number;
+}
+
+/** The boxes that tile b[from, to) (bytes too few for a header at the end are left); undefined when one runs past `to`. */
+function boxesIn(b: Uint8Array, from: number, to: number): Box[] | undefined {
+  const boxes: Box[] = [];
+  for (let at = from; at + 8 <= to; ) {
+    let size = u32be(b, at);
+    let header = 8;
+    if (size === 1) {
+      if (at + 16 > to) return undefined;
+      size = u32be(b, at + 8) * 2 ** 32 + u32be(b, at + 12);
+      header = 16;
+    } else if (size === 0) {
+      size = to - at;
+    }
+    if (size < header || at + size > to) return undefined;
+    boxes.push({ type: ascii(b, at + 4, 4), dataAt: at + header, end: at + size });
+    at += size;
+  }
+  return boxes;
+}
+
+export function inspectIsoMedia(src: ByteSource, ctx: InspectContext): void {
+  const length = src.length;
+  const text = new TextSamples(ctx);
+  let at = 0;
+  while (at + 8 <= length) {
+    const h = src.read(at, 16);
+    let size = u32be(h, 0);
+    const type = ascii(h, 4, 4);
+    let header = 8;
+    if (size === 1) {
+      if (at + 16 > length) break;
+      size = u32be(h, 8) * 2 ** 32 + u32be(h, 12);
+      header = 16;
+    } else if (size === 0) {
+      size = length - at;
+    }
+    if (size < header || at + size > length) throw ctx.unscannable(`its ${type} box runs past the end of the file`);
+    if (type !== "mdat") {
+      const box = src.read(at, size);
+      ctx.scan(`its ${type} box`, box, at);
+      if (type === "moov") readMovie(src, ctx, text, box, header, false);
+    }
+    at += size;
+  }
+  if (at < length) ctx.scan("the bytes after its last box", src.read(at, length - at), at);
+}
+
+/**
+ * Reads a moov box (`moov`, its data from `dataAt`) as a movie: a
+ * compressed movie header inside it (QuickTime's "compress movie header":
+ * cmov, holding dcom, the compression, and cmvd, the size and the
+ * compressed moov) is inflated and read as the moov it holds; each text
+ * track's samples are read from the file (`src`). `inflated`: this moov is
+ * one (a cmov inside it is refused).
+ */
+function readMovie(src: ByteSource, ctx: InspectContext, text: TextSamples, moov: Uint8Array, dataAt: number, inflated: boolean): void {
+  const children = boxesIn(moov, dataAt, moov.length);
+  if (children === undefined) throw ctx.unscannable("a box inside its moov box runs past the moov's end");
+  // A fragmented movie (mvex) keeps its samples' tables in the movie fragments (moof), not here.
+  const fragmented = children.some((c) => c.type === "mvex");
+  let track = 0;
+  for (const child of children) {
+    if (child.type === "cmov") readCompressedMovie(src, ctx, text, moov, child, inflated);
+    if (child.type === "trak") readTrack(src, ctx, text, moov, child, ++track, fragmented);
+  }
+}
+
+/** The handler types of tracks whose samples are text: QuickTime subtitles (sbtl), QuickTime text (text), ISO subtitles (subt: WebVTT, TTML). */
+const TEXT_HANDLERS = new Set(["sbtl", "text", "subt"]);
+
+/** The child of `parent` (in `b`) of type `type`, if any; a parent whose boxes do not tile it is refused (`what` names it). */
+function childOf(ctx: InspectContext, b: Uint8Array, parent: Box, type: string, what: string): Box | undefined {
+  const children = boxesIn(b, parent.dataAt, parent.end);
+  if (children === undefined) throw ctx.unscannable(`a box inside its ${what} runs past its end`);
+  return children.find((c) => c.type === type);
+}
+
+/**
+ * A track of the moov `b`: when its handler (trak > mdia > hdlr) is a text
+ * one, the text of its samples, found through its sample table (stbl:
+ * stsd, stsz or stz2, stsc, stco or co64), scanned as one text. Other
+ * tracks' samples (audio, video) are not read.
+ */
+function readTrack(src: ByteSource, ctx: InspectContext, text: TextSamples, b: Uint8Array, trak: Box, index: number, fragmented: boolean): void {
+  const mdia = childOf(ctx, b, trak, "mdia", `track ${index}`);
+  const hdlr = mdia && childOf(ctx, b, mdia, "hdlr", `track ${index}'s mdia box`);
+  if (hdlr === undefined || hdlr.end - hdlr.dataAt < 12) return;
+  const handler = ascii(b, hdlr.dataAt + 8, 4);
+  if (!TEXT_HANDLERS.has(handler)) return;
+  const name = `text track ${index} (${handler})`;
+  if (fragmented) throw ctx.unscannable(`its ${name} is in a fragmented movie, whose samples' tables (moof) this check does not read`, "export it again as a movie that is not fragmented");
+  const minf = childOf(ctx, b, mdia!, "minf", `${name}'s mdia box`);
+  const stbl = minf && childOf(ctx, b, minf, "stbl", `${name}'s minf box`);
+  if (stbl === undefined) throw ctx.unscannable(`its ${name} has no sample table`);
+  const tables = boxesIn(b, stbl.dataAt, stbl.end);
+  if (tables === undefined) throw ctx.unscannable(`a box inside its ${name}'s sample table runs past its end`);
+  const table = (type: string) => tables.find((t) => t.type === type);
+  const sizes = sampleSizes(ctx, b, table("stsz") ?? table("stz2"), name);
+  const chunks = chunkOffsets(ctx, b, table("stco") ?? table("co64"), name);
+  const stsc = table("stsc");
+  const formats = sampleFormats(b, table("stsd"));
+  if (sizes.count === 0) return;
+  text.willRead(name, sizes.count);
+  if (stsc === undefined || chunks === undefined) throw ctx.unscannable(`its ${name}'s sample table has no sample-to-chunk or chunk offset box`);
+  const runs = fullTable(ctx, b, stsc, 12, `${name}'s stsc box`);
+  const pieces: Uint8Array[] = [];
+  let sample = 0;
+  let run = -1;
+  for (let chunk = 1; chunk <= chunks.count && sample < sizes.count; chunk++) {
+    // The run of chunks (first chunk, samples per chunk, sample description) this chunk is in.
+    while (run + 1 < runs.count && u32be(b, runs.at + 12 * (run + 1)) <= chunk) run++;
+    if (run < 0) continue;
+    const inChunk = Math.min(u32be(b, runs.at + 12 * run + 4), sizes.count - sample);
+    if (inChunk === 0) continue;
+    const format = formats[u32be(b, runs.at + 12 * run + 8) - 1];
+    let bytes = 0;
+    for (let k = 0; k < inChunk; k++) bytes += sizes.of(sample + k);
+    text.willReadBytes(name, bytes);
+    const at = chunks.of(chunk - 1);
+    if (at + bytes > src.length) throw ctx.unscannable(`its ${name}'s samples at byte ${at} run past the end of the file`);
+    const data = Buffer.allocUnsafe(bytes);
+    if (src.readInto(data, at) !== bytes) throw ctx.unscannable(`its ${name}'s samples at byte ${at} could not be read whole`);
+    for (let k = 0, from = 0; k < inChunk; k++) {
+      const size = sizes.of(sample + k);
+      sampleText(data.subarray(from, from + size), format, pieces);
+      from += size;
+    }
+    sample += inChunk;
+  }
+  text.scanTrack(name, pieces);
+}
+
+/** A table of `count` entries of `entry` bytes from `at` in a full box (version and flags, then a 32-bit count). */
+interface Table {
+  at: number;
+  count: number;
+}
+
+/** The entries of the full box `box` (its count after its version and flags), refused when they run past its end. */
+function fullTable(ctx: InspectContext, b: Uint8Array, box: Box, entry: number, what: string, countAt = 4): Table {
+  if (box.end - box.dataAt < countAt + 4) throw ctx.unscannable(`its ${what} is cut short`);
+  const count = u32be(b, box.dataAt + countAt);
+  const at = box.dataAt + countAt + 4;
+  if (count * entry > box.end - at) throw ctx.unscannable(`its ${what} lists ${count} entries, more than it holds`);
+  return { at, count };
+}
+
+/** The sizes of a track's samples (stsz: one size for all, or one per sample; stz2: 4, 8 or 16 bits each). */
+function sampleSizes(ctx: InspectContext, b: Uint8Array, box: Box | undefined, name: string): { count: number; of: (i: number) => number } {
+  if (box === undefined) return { count: 0, of: () => 0 };
+  const what = `${name}'s ${box.type} box`;
+  if (box.end - box.dataAt < 12) throw ctx.unscannable(`its ${what} is cut short`);
+  if (box.type === "stsz") {
+    const fixed = u32be(b, box.dataAt + 4);
+    if (fixed !== 0) return { count: u32be(b, box.dataAt + 8), of: () => fixed };
+    const { at, count } = fullTable(ctx, b, box, 4, what, 8);
+    return { count, of: (i) => u32be(b, at + 4 * i) };
+  }
+  const bits = b[box.dataAt + 7]!;
+  if (bits !== 4 && bits !== 8 && bits !== 16) throw ctx.unscannable(`its ${what} has fields of ${bits} bits`);
+  const { at, count } = fullTable(ctx, b, box, bits / 8, what, 8);
+  if (bits === 4) return { count, of: (i) => (i & 1 ? b[at + (i >> 1)]! & 0x0f : b[at + (i >> 1)]! >> 4) };
+  return { count, of: bits === 8 ? (i) => b[at + i]! : (i) => (b[at + 2 * i]! << 8) | b[at + 2 * i + 1]! };
+}
+
+/** Where a track's chunks start in the file (stco: 32-bit offsets; co64: 64-bit). */
+function chunkOffsets(ctx: InspectContext, b: Uint8Array, box: Box | undefined, name: string): { count: number; of: (i: number) => number } | undefined {
+  if (box === undefined) return undefined;
+  const wide = box.type === "co64";
+  const { at, count } = fullTable(ctx, b, box, wide ? 8 : 4, `${name}'s ${box.type} box`);
+  return { count, of: wide ? (i) => u32be(b, at + 8 * i) * 2 ** 32 + u32be(b, at + 8 * i + 4) : (i) => u32be(b, at + 4 * i) };
+}
+
+/** The formats of a track's sample descriptions (stsd's entries: tx3g, wvtt, text, stpp…), in order. */
+function sampleFormats(b: Uint8Array, stsd: Box | undefined): string[] {
+  if (stsd === undefined || stsd.end - stsd.dataAt < 8) return [];
+  return (boxesIn(b, stsd.dataAt + 8, stsd.end) ?? []).map((e) => e.type);
+}
+
+/**
+ * The text of one sample of a text track, by its format: tx3g (mov_text)
+ * and QuickTime text, a 16-bit length then the text (modifier boxes after it);
+ * WebVTT (wvtt), cue boxes whose leaves (payl, iden, sttg, vtta) hold the
+ * text; any other format (TTML, captions) as it is. A length's or a box
+ * header's last byte may be a letter that would run into the text's first
+ * word, so the text is taken apart from them.
+ */
+function sampleText(sample: Uint8Array, format: string | undefined, pieces: Uint8Array[]): void {
+  if ((format === "tx3g" || format === "text") && sample.length >= 2) {
+    const end = 2 + ((sample[0]! << 8) | sample[1]!);
+    pieces.push(sample.subarray(2, end));
+    // The modifier boxes after the text (styles, and href: a link's URL and its alternate text), as they are.
+    if (end < sample.length) pieces.push(sample.subarray(end));
+    return;
+  }
+  if (format === "wvtt") {
+    const cues = boxesIn(sample, 0, sample.length);
+    if (cues !== undefined) {
+      for (const cue of cues) {
+        const leaves = cue.type === "vttc" ? boxesIn(sample, cue.dataAt, cue.end) : [cue];
+        for (const leaf of leaves ?? [cue]) pieces.push(sample.subarray(leaf.dataAt, leaf.end));
+      }
+      return;
+    }
+  }
+  pieces.push(sample);
+}
+
+/** The name a compressed movie header's part goes by. */
+const CMOV = "its compressed movie header (moov > cmov)";
+
+/**
+ * A QuickTime compressed movie header: its cmvd inflated (zlib, the one
+ * compression QuickTime writes; any other dcom is refused), within the
+ * file's inflate budget and ratio as a zip entry is, scanned, and read as
+ * the moov it holds. ffprobe reads the tags inside, which the scan of the
+ * deflated bytes did not see.
+ */
+function readCompressedMovie(src: ByteSource, ctx: InspectContext, text: TextSamples, moov: Uint8Array, cmov: Box, inflated: boolean): void {
+  if (inflated) throw ctx.unscannable(`${CMOV} holds another compressed movie header, which no player reads`);
+  const parts = boxesIn(moov, cmov.dataAt, cmov.end);
+  const dcom = parts?.find((p) => p.type === "dcom");
+  const cmvd = parts?.find((p) => p.type === "cmvd");
+  if (dcom === undefined || cmvd === undefined || dcom.end - dcom.dataAt < 4 || cmvd.end - cmvd.dataAt < 4) {
+    throw ctx.unscannable(`${CMOV} is damaged (its dcom or cmvd box is missing or cut short)`);
+  }
+  const method = ascii(moov, dcom.dataAt, 4);
+  if (method !== "zlib") throw ctx.unscannable(`${CMOV} is compressed with '${method}', which this check does not read`, "export it again without compressing the movie header");
+  const header = ctx.inflate(CMOV, moov.subarray(cmvd.dataAt + 4, cmvd.end), "zlib", u32be(moov, cmvd.dataAt));
+  ctx.scan(CMOV, header);
+  const inner = boxesIn(header, 0, header.length);
+  if (inner === undefined || inner.length === 0 || inner[0]!.type !== "moov") throw ctx.unscannable(`${CMOV} does not inflate to a moov box`);
+  readMovie(src, ctx, text, header.subarray(0, inner[0]!.end), inner[0]!.dataAt, true);
+}

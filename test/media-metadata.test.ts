@@ -1,0 +1,440 @@
+// Metadata of audio, video and pictures that lies outside the boxes and
+// segments read as they are: a WAV's ID3 chunk (its compressed frames), a
+// JPEG's Extended XMP (split over APP1 segments), a QuickTime compressed
+// movie header (cmov), and the samples of text tracks (subtitles in an
+// mp4/mov, in a WebM/Matroska file). Every file is made here; the keys
+// are fakes.
+import fs from "node:fs";
+import path from "node:path";
+import zlib from "node:zlib";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { inspectBinary, inspectFile, readsRanges } from "../src/content/carriers.js";
+import { NO_KNOWN_SECRETS } from "../src/content/known.js";
+import { DEFAULT_ALLOW } from "../src/config/config.js";
+import { prepare } from "../src/prepare/prepare.js";
+import { CORPUS_EXTRA_ALLOW, mp4, positives, wav } from "./corpus.js";
+import { NOTHING_LEFT, leftBehind, makeHome, outcome, write } from "./helpers.js";
+
+let h: ReturnType<typeof makeHome>;
+let work: string;
+beforeEach(() => {
+  h = makeHome();
+  work = path.join(h.home, "work");
+  fs.mkdirSync(work);
+});
+afterEach(() => h.cleanup());
+
+async function judge(files: string[]) {
+  return prepare(files, { env: h.env, cwd: work, allow: [...DEFAULT_ALLOW, ...CORPUS_EXTRA_ALLOW, "mkv"] });
+}
+
+const token = /ghp_[A-Za-z0-9]+/.exec(positives(97)["github-token"]!)![0];
+const be32 = (n: number) => {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(n);
+  return b;
+};
+const le32 = (n: number) => {
+  const b = Buffer.alloc(4);
+  b.writeUInt32LE(n);
+  return b;
+};
+const box = (type: string, ...data: Buffer[]) => Buffer.concat([be32(8 + data.reduce((n, d) => n + d.length, 0)), Buffer.from(type, "latin1"), ...data]);
+/** The boxes at the top of an ISO media file: [type, whole box]. */
+function topBoxes(file: Buffer): [string, Buffer][] {
+  const out: [string, Buffer][] = [];
+  for (let at = 0; at + 8 <= file.length; at += file.readUInt32BE(at)) out.push([file.toString("latin1", at + 4, at + 8), file.subarray(at, at + file.readUInt32BE(at))]);
+  return out;
+}
+
+/** What the reader concludes, from memory and (a type read a range at a time) from the staged file: the two must agree. */
+function inspected(file: Buffer, ext: string): string {
+  const inMemory = outcome(() => inspectBinary(file, ext, ext, NO_KNOWN_SECRETS));
+  if (!readsRanges(ext)) return inMemory;
+  const fd = fs.openSync(write(work, `read.${ext}`, file), "r");
+  try {
+    expect(outcome(() => inspectFile(fd, file.length, ext, ext, NO_KNOWN_SECRETS))).toEqual(inMemory);
+  } finally {
+    fs.closeSync(fd);
+  }
+  return inMemory;
+}
+
+describe("a WAV's ID3 chunk", () => {
+  const synchsafe = (n: number) => Buffer.from([(n >> 21) & 0x7f, (n >> 14) & 0x7f, (n >> 7) & 0x7f, n & 0x7f]);
+  /** An ID3v2.4 tag with a TIT2 frame holding `title` (UTF-8), zlib-compressed (flags: compression + data length indicator) when `compress`. */
+  const id3 = (title: string, compress: boolean) => {
+    const text = Buffer.concat([Buffer.from([3]), Buffer.from(title)]);
+    const body = compress ? Buffer.concat([synchsafe(text.length), zlib.deflateSync(text)]) : text;
+    const frame = Buffer.concat([Buffer.from("TIT2"), synchsafe(body.length), Buffer.from([0, compress ? 0x09 : 0]), body]);
+    return Buffer.concat([Buffer.from("ID3\x04\x00\x00", "latin1"), synchsafe(frame.length), frame]);
+  };
+  /** A WAV with `tag` in an `id3 ` chunk (`chunkId`) after its samples, as Audacity and ffmpeg write it. */
+  const tagged = (tag: Buffer, chunkId = "id3 ") => {
+    const base = wav("note");
+    const chunk = Buffer.concat([Buffer.from(chunkId, "latin1"), le32(tag.length), tag, Buffer.alloc(tag.length % 2)]);
+    const body = Buffer.concat([base.subarray(8), chunk]);
+    return Buffer.concat([Buffer.from("RIFF"), le32(body.length), body]);
+  };
+
+  it("inflates a compressed ID3 frame with the MP3's ID3 reader (a key in one was published); reads an uncompressed one as before; publishes clean ones; refuses a tag that runs past its chunk", async () => {
+    expect(inspected(tagged(id3(`deploy ${token}`, true)), "wav")).toMatch(/^secret_detected: .*in its ID3 TIT2 frame of its id3  chunk/);
+    expect(inspected(tagged(id3(`deploy ${token}`, true), "ID3 "), "wav")).toMatch(/^secret_detected: .*in its ID3 TIT2 frame of its ID3  chunk/);
+    expect(inspected(tagged(id3(`deploy ${token}`, false)), "wav")).toMatch(/^secret_detected: /);
+    expect(inspected(tagged(id3("Quarterly call", true)), "wav")).toBe("published");
+    expect(inspected(tagged(id3("Quarterly call", false)), "wav")).toBe("published");
+    // A tag whose size runs past its chunk: its frames cannot be placed.
+    const long = id3("Quarterly call", true);
+    long[9] = long[9]! + 40;
+    expect(inspected(tagged(long), "wav")).toMatch(/^unscannable_content: .*its ID3 tag runs past the end of the chunk \(in its id3  chunk\)/);
+    // A frame that does not inflate is refused, as in an MP3.
+    const damaged = id3("Quarterly call", true);
+    // The zlib header (after the tag's and the frame's headers and the data length indicator) made invalid.
+    damaged[10 + 10 + 4] = 0x41;
+    expect(inspected(tagged(damaged), "wav")).toMatch(/^unscannable_content: .*does not inflate/);
+
+    const refused = await judge([write(work, "voice.wav", tagged(id3(`deploy ${token}`, true)))]);
+    expect(refused.media_dropped.map((d) => d.code)).toEqual(["secret_detected"]);
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+    const published = await judge([write(work, "clean.wav", tagged(id3("Quarterly call", true)))]);
+    expect(published.media_dropped).toEqual([]);
+  });
+});
+
+describe("a JPEG's Extended XMP", () => {
+  const segment = (marker: number, payload: Buffer) => Buffer.concat([Buffer.from([0xff, marker]), Buffer.from([(payload.length + 2) >> 8, (payload.length + 2) & 0xff]), payload]);
+  const NS = Buffer.from("http://ns.adobe.com/xmp/extension/\0", "latin1");
+  const GUID = "0123456789ABCDEF0123456789ABCDEF";
+  /** An APP1 segment carrying `bytes` as the chunk at `offset` of a packet of `length` bytes. */
+  const chunk = (bytes: Buffer, offset: number, length: number, guid = GUID) => segment(0xe1, Buffer.concat([NS, Buffer.from(guid, "latin1"), be32(length), be32(offset), bytes]));
+  const packet = (text: string) => Buffer.from(`<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF><rdf:Description><dc:description>${"n".repeat(200)} ${text} done</dc:description></rdf:Description></rdf:RDF></x:xmpmeta>`);
+  /** A JPEG (from jpeg()'s layout) with `segments` after its SOI. */
+  const withSegments = (...segments: Buffer[]) => {
+    const base = Buffer.from("ffd8ffe000104a46494600010100000100010000ffdb004300" + "01".repeat(64) + "ffc0000b080001000101011100ffda0008010100003f00123456ffd9", "hex");
+    return Buffer.concat([base.subarray(0, 2), ...segments, base.subarray(2)]);
+  };
+  /** The packet split in two chunks where `at` falls (inside the key when it holds one). */
+  const split = (xmp: Buffer, at: number, guid = GUID) => [chunk(xmp.subarray(0, at), 0, xmp.length, guid), chunk(xmp.subarray(at), at, xmp.length, guid)];
+
+  it("joins the chunks of each packet by GUID in offset order and scans the packet whole (a key across two chunks was published); chunks out of order too; clean packets and lone chunks published", async () => {
+    const xmp = packet(`deploy token ${token}`);
+    const cut = xmp.indexOf(token) + 15;
+    const [first, second] = split(xmp, cut);
+    expect(inspected(withSegments(first!, second!), "jpg")).toMatch(/^secret_detected: .*in its Extended XMP \(its APP1 segments' chunks joined\)/);
+    expect(inspected(withSegments(second!, first!), "jpg")).toMatch(/^secret_detected: .*its Extended XMP/);
+    // Two packets interleaved: each joined by its own GUID.
+    const other = split(packet("a depth map"), 100, "F".repeat(32));
+    expect(inspected(withSegments(first!, other[0]!, other[1]!, second!), "jpg")).toMatch(/^secret_detected: .*its Extended XMP/);
+    // The same chunks under two GUIDs are two packets, neither whole: not joined (each chunk alone holds no key).
+    expect(inspected(withSegments(first!, split(xmp, cut, "A".repeat(32))[1]!), "jpg")).toBe("published");
+    const clean = packet("quarterly report");
+    expect(inspected(withSegments(...split(clean, 120)), "jpg")).toBe("published");
+    expect(inspected(withSegments(chunk(clean, 0, clean.length)), "jpg")).toBe("published");
+
+    const refused = await judge([write(work, "photo.jpg", withSegments(first!, second!))]);
+    expect(refused.media_dropped.map((d) => d.code)).toEqual(["secret_detected"]);
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+    const published = await judge([write(work, "clean.jpg", withSegments(...split(clean, 120)))]);
+    expect(published.media_dropped).toEqual([]);
+  });
+
+  it("scans overlapping and missing chunks as they are (not joined across a gap or an overlap), joins no chunk past the declared length, and refuses a packet declared past the bound", () => {
+    const xmp = packet(`deploy token ${token}`);
+    const cut = xmp.indexOf(token) + 15;
+    // A gap: the second chunk placed one byte further than the first ends.
+    const gap = withSegments(chunk(xmp.subarray(0, cut), 0, xmp.length + 1), chunk(xmp.subarray(cut), cut + 1, xmp.length + 1));
+    expect(inspected(gap, "jpg")).toBe("published");
+    // An overlap: the run ends at it; the chunks that follow each other still join.
+    const overlap = withSegments(chunk(xmp.subarray(0, cut), 0, xmp.length), chunk(xmp.subarray(0, 50), 0, xmp.length), chunk(xmp.subarray(cut), cut, xmp.length));
+    expect(inspected(overlap, "jpg")).toMatch(/^secret_detected: .*its Extended XMP/);
+    // Chunks written twice at one offset: joined with the first, and with the last (exiftool keeps the last).
+    const rewritten = withSegments(chunk(xmp.subarray(0, 50), 0, xmp.length), chunk(xmp.subarray(0, cut), 0, xmp.length), chunk(xmp.subarray(cut), cut, xmp.length));
+    expect(inspected(rewritten, "jpg")).toMatch(/^secret_detected: .*its Extended XMP/);
+    // A chunk past the declared length is not joined.
+    const past = withSegments(chunk(xmp.subarray(0, cut), 0, cut + 10), chunk(xmp.subarray(cut), cut, cut + 10));
+    expect(inspected(past, "jpg")).toBe("published");
+    // Declared past 64 MiB: refused, whatever the chunks hold.
+    const huge = withSegments(chunk(Buffer.from("quarterly"), 0, 64 * 1024 * 1024 + 1));
+    expect(inspected(huge, "jpg")).toMatch(/^unscannable_content: .*its Extended XMP declares 67108865 bytes, more than the 67108864 this check joins/);
+    expect(inspected(withSegments(chunk(Buffer.from("quarterly"), 0, 64 * 1024 * 1024)), "jpg")).toBe("published");
+    // Many chunks (a packet of 2,000 one-byte chunks, shuffled): joined in linear time.
+    const many = Buffer.from(`${"x".repeat(1000)} ${token} `);
+    const chunks = [...many].map((_, i) => chunk(many.subarray(i, i + 1), i, many.length));
+    const shuffled = chunks.map((c, i) => chunks[(i * 7919) % chunks.length]!);
+    expect(new Set(shuffled).size).toBe(chunks.length);
+    expect(inspected(withSegments(...shuffled), "jpg")).toMatch(/^secret_detected: .*its Extended XMP/);
+  });
+});
+
+/** A QuickTime movie's ftyp (brand `qt  `): sniffed as a .mov. */
+const QT_FTYP = box("ftyp", Buffer.from("qt  "), be32(0x200), Buffer.from("qt  "));
+
+describe("a QuickTime compressed movie header (moov > cmov)", () => {
+  /** A mov whose moov is `moov` compressed (dcom `method`, cmvd with the size and the deflated bytes), as QuickTime's "compress movie header" writes it. */
+  const compressed = (moov: Buffer, method = "zlib", deflated = zlib.deflateSync(moov)) => {
+    const boxes = topBoxes(mp4("made by the screen recorder"));
+    const cmov = box("moov", box("cmov", box("dcom", Buffer.from(method, "latin1")), box("cmvd", be32(moov.length), deflated)));
+    return Buffer.concat(boxes.map(([type, whole]) => (type === "moov" ? cmov : type === "ftyp" ? QT_FTYP : whole)));
+  };
+  const moovOf = (file: Buffer) => topBoxes(file).find(([type]) => type === "moov")![1];
+
+  it("inflates it and reads the moov it holds (a key in its tags, which ffprobe prints, was published); publishes a clean one", async () => {
+    const secret = compressed(moovOf(mp4(`deploy ${token}`)));
+    expect(secret.indexOf(token)).toBe(-1);
+    expect(inspected(secret, "mov")).toMatch(/^secret_detected: .*in its compressed movie header \(moov > cmov\), at byte \d+ of it/);
+    expect(inspected(compressed(moovOf(mp4("quarterly report"))), "mov")).toBe("published");
+    const refused = await judge([write(work, "screen.mov", secret)]);
+    expect(refused.media_dropped.map((d) => d.code)).toEqual(["secret_detected"]);
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+    const published = await judge([write(work, "clean.mov", compressed(moovOf(mp4("quarterly report"))))]);
+    expect(published.media_dropped).toEqual([]);
+  });
+
+  it("refuses a compression it does not read, a damaged or bomb-like one, and a cmov inside an inflated one, each with its reason; nothing left behind", async () => {
+    const moov = moovOf(mp4("quarterly report"));
+    const cases: [string, Buffer, string, RegExp][] = [
+      ["lzo.mov", compressed(moov, "lzo "), "unscannable_content", /its compressed movie header \(moov > cmov\) is compressed with 'lzo ', which this check does not read/],
+      ["no-cmvd.mov", Buffer.concat(topBoxes(mp4("x")).map(([type, whole]) => (type === "moov" ? box("moov", box("cmov", box("dcom", Buffer.from("zlib")))) : type === "ftyp" ? QT_FTYP : whole))), "unscannable_content", /is damaged \(its dcom or cmvd box is missing or cut short\)/],
+      ["damaged.mov", compressed(moov, "zlib", Buffer.from("not a zlib stream")), "unscannable_content", /its compressed movie header \(moov > cmov\) does not inflate/],
+      // 4 MiB of NULs deflate to about 4 KiB: more than 100 times past 1 MiB.
+      ["bomb.mov", compressed(Buffer.alloc(4 << 20)), "decompression_bomb", /its compressed movie header \(moov > cmov\) of the .mov file inflates to more than 100 times its compressed size/],
+      ["not-moov.mov", compressed(box("free", Buffer.from("hello"))), "unscannable_content", /does not inflate to a moov box/],
+      ["twice.mov", compressed(moovOf(compressed(moov))), "unscannable_content", /holds another compressed movie header/],
+      // A box inside the moov whose size runs past the moov's end: where a cmov (or a track) lies cannot be told.
+      ["cut-moov.mov", Buffer.concat(topBoxes(compressed(moov)).map(([type, whole]) => (type === "moov" ? Buffer.concat([box("moov", box("free"), be32(100), Buffer.from("cmov"))]) : whole))), "unscannable_content", /a box inside its moov box runs past the moov's end/],
+    ];
+    for (const [name, file, code, why] of cases) expect(inspected(file, "mov"), name).toMatch(new RegExp(`^${code}: .*${why.source}`));
+    const refused = await judge(cases.map(([name, file]) => write(work, name, file)));
+    expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code])).toEqual(cases.map(([name, , code]) => [name, code]));
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+  });
+});
+
+describe("text tracks (subtitles) in mp4 and mov", () => {
+  const full = (...data: Buffer[]) => Buffer.concat([be32(0), ...data]);
+  const be16 = (n: number) => Buffer.from([n >> 8, n & 0xff]);
+  type Layout = { handler?: string; format?: string; perChunk?: number; co64?: boolean; stz2?: boolean; fixedSize?: boolean; moovLast?: boolean; mvex?: boolean };
+  /** A cue as a sample of `format`: tx3g and QuickTime text, a 16-bit length then the text; WebVTT, a vttc box holding a payl box. */
+  const cueSample = (text: string, format: string) => (format === "wvtt" ? box("vttc", box("payl", Buffer.from(text))) : format === "stpp" ? Buffer.from(`<tt><p>${text}</p></tt>`) : Buffer.concat([be16(Buffer.byteLength(text)), Buffer.from(text)]));
+  const table32 = (values: number[]) => {
+    const t = Buffer.alloc(4 * values.length);
+    values.forEach((v, i) => t.writeUInt32BE(v, 4 * i));
+    return t;
+  };
+  const hdlr = (handler: string) => box("hdlr", full(be32(0), Buffer.from(handler, "latin1"), Buffer.alloc(12), Buffer.from("Handler\0")));
+  /** A trak whose samples (`sizes`) lie in chunks at `offsets`, `perChunk` to a chunk. */
+  const trak = (handler: string, format: string, sizes: number[], offsets: number[], l: Layout) => {
+    const stsd = box("stsd", full(be32(1), box(format, Buffer.alloc(30))));
+    const stsz = l.stz2 ? box("stz2", full(Buffer.from([0, 0, 0, 8]), be32(sizes.length), Buffer.from(sizes))) : l.fixedSize ? box("stsz", full(be32(sizes[0]!), be32(sizes.length))) : box("stsz", full(be32(0), be32(sizes.length), table32(sizes)));
+    const stsc = box("stsc", full(be32(1), be32(1), be32(l.perChunk ?? 1), be32(1)));
+    const stco = l.co64 ? box("co64", full(be32(offsets.length), table32(offsets.flatMap((o) => [0, o])))) : box("stco", full(be32(offsets.length), table32(offsets)));
+    return box("trak", box("tkhd", full(Buffer.alloc(80))), box("mdia", box("mdhd", full(Buffer.alloc(20))), hdlr(handler), box("minf", box("stbl", stsd, stsz, stsc, stco))));
+  };
+  /**
+   * A movie with a video track (one sample, `video`) and a text track of
+   * `cues`, its samples in mdat after the video's: one chunk each, or
+   * `perChunk` to a chunk.
+   */
+  const movie = (cues: string[], l: Layout = {}, video = Buffer.alloc(2000, 0x11)) => {
+    const format = l.format ?? "tx3g";
+    const samples = cues.map((c) => cueSample(c, format));
+    const perChunk = l.perChunk ?? 1;
+    const ftyp = l.handler === "sbtl" || l.handler === undefined ? QT_FTYP : box("ftyp", Buffer.from("isom"), be32(0), Buffer.from("isommp41"));
+    const build = (mdatAt: number) => {
+      const offsets: number[] = [];
+      for (let i = 0, at = mdatAt + 8 + video.length; i < samples.length; i += perChunk) {
+        offsets.push(at);
+        for (const s of samples.slice(i, i + perChunk)) at += s.length;
+      }
+      return box("moov", box("mvhd", full(Buffer.alloc(96))), ...(l.mvex ? [box("mvex", box("trex", full(Buffer.alloc(20))))] : []), trak("vide", "avc1", [video.length], [mdatAt + 8], {}), trak(l.handler ?? "sbtl", format, samples.map((s) => s.length), offsets, l));
+    };
+    const mdat = box("mdat", video, ...samples);
+    if (l.moovLast) return Buffer.concat([ftyp, mdat, build(ftyp.length)]);
+    const size = build(0).length;
+    return Buffer.concat([ftyp, build(ftyp.length + size), mdat]);
+  };
+  const ext = (l: Layout) => (l.handler === "sbtl" || l.handler === undefined ? "mov" : "mp4");
+
+  it("reads the text of every text track's samples (mov_text/tx3g, WebVTT, QuickTime text, TTML) through its sample table, in each layout; publishes clean subtitles; never reads the video's samples", async () => {
+    const layouts: [string, Layout, RegExp][] = [
+      ["mov_text in a mov", {}, /in its text track 2 \(sbtl\)/],
+      ["mov_text in an mp4 (ffmpeg -c:s mov_text)", { handler: "sbtl" }, /text track 2 \(sbtl\)/],
+      ["WebVTT in an mp4", { handler: "subt", format: "wvtt" }, /text track 2 \(subt\)/],
+      ["TTML in an mp4", { handler: "subt", format: "stpp" }, /text track 2 \(subt\)/],
+      ["QuickTime text", { handler: "text", format: "text" }, /text track 2 \(text\)/],
+      ["three cues to a chunk", { perChunk: 3 }, /text track 2/],
+      ["64-bit chunk offsets", { co64: true }, /text track 2/],
+      ["8-bit sizes (stz2)", { stz2: true }, /text track 2/],
+      ["the moov after the media data", { moovLast: true }, /text track 2/],
+    ];
+    for (const [what, l, where] of layouts) {
+      const cues = ["Hello there", "the build is green", `deploy token ${token}`, "bye"];
+      expect(inspected(movie(cues, l), ext(l)), what).toMatch(new RegExp(`^secret_detected: .*${where.source}`));
+      expect(inspected(movie(["Hello there", "the build is green"], l), ext(l)), what).toBe("published");
+    }
+    // One size for every sample (stsz's sample_size): cues of one length.
+    expect(inspected(movie([`deploy ${token}`, `deploy ${token.replace(/./g, "x")}`], { fixedSize: true }), "mov")).toMatch(/^secret_detected: .*text track 2/);
+    // A key in a video sample is not looked for (the media data is not read), as before.
+    expect(inspected(movie(["Hello"], {}, Buffer.from(` ${token} `)), "mov")).toBe("published");
+    // A cue's length whose last byte is a letter does not hide the key it runs into.
+    const lengthIsLetter = `${token} ${"x".repeat(0x67 - token.length - 1)}`;
+    expect(Buffer.byteLength(lengthIsLetter)).toBe(0x67);
+    expect(inspected(movie([lengthIsLetter]), "mov")).toMatch(/^secret_detected: .*text track 2/);
+    // Nor does a WebVTT cue's box type (payl) run into a key that opens the cue.
+    expect(inspected(movie([token], { handler: "subt", format: "wvtt" }), "mp4")).toMatch(/^secret_detected: .*text track 2/);
+
+    // Through prepare, with the Hermes .env's own value in a caption.
+    const value = "Hx7Kp2Qm9Zr4Tv8WnB3cY6dL1fJ5gS0a";
+    fs.mkdirSync(path.join(h.home, ".hermes"), { recursive: true, mode: 0o700 });
+    write(path.join(h.home, ".hermes"), ".env", `MY_SERVICE_TOKEN=${value}\n`);
+    const refused = await judge([write(work, "captions.mov", movie(["Hello", `service token ${value}`])), write(work, "webvtt.mp4", movie([`deploy ${token}`], { handler: "subt", format: "wvtt" }))]);
+    expect(refused.media_dropped.map((d) => [d.code, d.reason.includes(value)])).toEqual([["secret_detected", false], ["secret_detected", false]]);
+    expect(refused.media_dropped[0]!.reason).toContain("MY_SERVICE_TOKEN");
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+    const published = await judge([write(work, "clean.mov", movie(["Hello there", "the build is green"])), write(work, "clean.mp4", movie(["Hello"], { handler: "subt", format: "wvtt" }))]);
+    expect(published.media_dropped).toEqual([]);
+  });
+
+  it("reads a text track inside a compressed movie header (cmov) too", () => {
+    const plain = movie([`deploy ${token}`]);
+    const boxes = topBoxes(plain);
+    const moov = boxes.find(([type]) => type === "moov")![1];
+    const deflated = zlib.deflateSync(moov);
+    const cmov = box("moov", box("cmov", box("dcom", Buffer.from("zlib")), box("cmvd", be32(moov.length), deflated)));
+    // The mdat keeps its offsets: the compressed header padded to the moov's size with a free box.
+    const padded = Buffer.concat([cmov, box("free", Buffer.alloc(moov.length - cmov.length - 8))]);
+    expect(padded.length).toBe(moov.length);
+    const file = Buffer.concat(boxes.map(([type, whole]) => (type === "moov" ? padded : whole)));
+    expect(inspected(file, "mov")).toMatch(/^secret_detected: .*text track 2 \(sbtl\)/);
+  });
+
+  it("refuses a sample index past its bounds or the file (a huge sample count, sizes past 16 MiB, chunk offsets past the end, tables cut short, a fragmented movie), each with its reason; stays linear on a crafted index; nothing left behind", async () => {
+    const clean = movie(["Hello there", "bye"]);
+    /** `clean` with its text track's table `type` given `data` (the same size), and the rest as it is. */
+    const patched = (type: string, edit: (file: Buffer, at: number) => void) => {
+      const file = Buffer.from(clean);
+      const at = file.lastIndexOf(type, undefined, "latin1") + 4;
+      edit(file, at);
+      return file;
+    };
+    const cases: [string, Buffer, RegExp][] = [
+      // stsz: one size for all, and 4,294,967,295 samples.
+      ["count.mov", patched("stsz", (f, at) => (f.writeUInt32BE(5, at + 4), f.writeUInt32BE(0xffffffff, at + 8))), /its text tracks hold more than 100,000 samples \(text track 2 \(sbtl\) among them\), more than this check reads/],
+      ["sizes.mov", patched("stsz", (f, at) => f.writeUInt32BE(0x7fffffff, at + 12)), /its text tracks' samples hold more than 16 MiB \(text track 2 \(sbtl\) among them\)/],
+      ["offset.mov", patched("stco", (f, at) => f.writeUInt32BE(clean.length - 3, at + 8)), new RegExp(`its text track 2 \\(sbtl\\)'s samples at byte ${clean.length - 3} run past the end of the file`)],
+      ["co-count.mov", patched("stco", (f, at) => f.writeUInt32BE(1_000_000, at + 4)), /its text track 2 \(sbtl\)'s stco box lists 1000000 entries, more than it holds/],
+      ["sz-count.mov", patched("stsz", (f, at) => f.writeUInt32BE(50, at + 8)), /its text track 2 \(sbtl\)'s stsz box lists 50 entries, more than it holds/],
+      ["fragmented.mov", movie(["Hello"], { mvex: true }), /its text track 2 \(sbtl\) is in a fragmented movie, whose samples' tables \(moof\) this check does not read/],
+    ];
+    for (const [name, file, why] of cases) expect(inspected(file, "mov"), name).toMatch(new RegExp(`^unscannable_content: .*${why.source}`));
+    const refused = await judge(cases.map(([name, file]) => write(work, name, file)));
+    expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code])).toEqual(cases.map(([name]) => [name, "unscannable_content"]));
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+
+    // 100,000 one-byte cues, one chunk each: read (the bound is not passed); one more is refused.
+    const many = movie(Array.from({ length: 100_000 }, () => ""), { fixedSize: true });
+    let started = performance.now();
+    expect(inspected(many, "mov")).toBe("published");
+    expect(performance.now() - started).toBeLessThan(5000);
+    expect(inspected(movie(Array.from({ length: 100_001 }, () => ""), { fixedSize: true }), "mov")).toMatch(/^unscannable_content: .*more than 100,000 samples/);
+    // A sample-to-chunk table that puts 4,294,967,295 samples in each chunk, and 2,000,000 chunks: the samples the sizes count are read, no more.
+    const crafted = Buffer.concat([QT_FTYP, box("moov", trak("sbtl", "tx3g", [5, 5], Array.from({ length: 2_000_000 }, () => 8), { perChunk: 0xffffffff }))]);
+    started = performance.now();
+    expect(inspected(crafted, "mov")).toBe("published");
+    expect(performance.now() - started).toBeLessThan(5000);
+    // No sample in any of its 2,000,000 chunks: each chunk looked at once.
+    const empty = Buffer.concat([QT_FTYP, box("moov", trak("sbtl", "tx3g", [5, 5], Array.from({ length: 2_000_000 }, () => 8), { perChunk: 0 }))]);
+    started = performance.now();
+    expect(inspected(empty, "mov")).toBe("published");
+    expect(performance.now() - started).toBeLessThan(5000);
+  });
+});
+
+describe("text tracks (subtitles) in WebM and Matroska", () => {
+  /** A Matroska element: its ID, its size (8 bytes; all bits set when `unknown`), its data. */
+  const ebml = (id: number, body: Buffer, unknown = false) => {
+    const size = Buffer.alloc(8);
+    if (unknown) size.fill(0xff, 1);
+    else size.writeBigUInt64BE(BigInt(body.length));
+    size[0] = 0x01;
+    return Buffer.concat([Buffer.from(id.toString(16).padStart(id > 0xffffff ? 8 : id > 0xffff ? 6 : id > 0xff ? 4 : 2, "0"), "hex"), size, body]);
+  };
+  const str = (id: number, text: string) => ebml(id, Buffer.from(text));
+  const uint = (id: number, n: number) => ebml(id, Buffer.from([n]));
+  /** A block's data: its track number (a one-byte variable-length integer), a timecode, flags, the frame. */
+  const block = (track: number, frame: Buffer) => Buffer.concat([Buffer.from([0x80 | track, 0, 0, 0x80]), frame]);
+  type Opts = { codec?: string; encoding?: Buffer; tracksLast?: boolean; sized?: boolean; group?: boolean; encode?: (frame: Buffer) => Buffer };
+  /**
+   * A WebM/Matroska file with a video track (1) and a text track (2) of
+   * `codec`, and a cluster holding a video block (`video`) and the cues,
+   * each a SimpleBlock, or a Block in a BlockGroup (`group`).
+   */
+  const mkv = (cues: string[], o: Opts = {}, video = Buffer.alloc(500, 0x77)) => {
+    const header = ebml(0x1a45dfa3, Buffer.concat([uint(0x4286, 1), str(0x4282, o.codec?.startsWith("S_") ? "matroska" : "webm")]));
+    const info = ebml(0x1549a966, str(0x7ba9, "a recording"));
+    const tracks = ebml(0x1654ae6b, Buffer.concat([
+      ebml(0xae, Buffer.concat([uint(0xd7, 1), uint(0x83, 1), str(0x86, "V_VP9")])),
+      ebml(0xae, Buffer.concat([uint(0xd7, 2), uint(0x83, 0x11), str(0x86, o.codec ?? "D_WEBVTT/SUBTITLES"), ...(o.encoding ? [ebml(0x6d80, o.encoding)] : [])])),
+    ]));
+    const frames = cues.map((c) => (o.encode ?? ((f: Buffer) => f))(Buffer.from(c)));
+    const blocks = frames.map((f) => (o.group ? ebml(0xa0, Buffer.concat([ebml(0xa1, block(2, f)), uint(0x9b, 10)])) : ebml(0xa3, block(2, f))));
+    const cluster = ebml(0x1f43b675, Buffer.concat([uint(0xe7, 0), ebml(0xa3, block(1, video)), ...blocks]), !o.sized);
+    const tags = ebml(0x1254c367, ebml(0x7373, ebml(0x67c8, Buffer.concat([str(0x45a3, "COMMENT"), str(0x4487, "recorded")]))));
+    const body = o.tracksLast ? [info, cluster, tracks, tags] : [info, tracks, cluster, tags];
+    return Buffer.concat([header, ebml(0x18538067, Buffer.concat(body), !o.sized)]);
+  };
+  const compression = (algo: number, settings?: Buffer) => ebml(0x6240, ebml(0x5034, Buffer.concat([uint(0x4254, algo), ...(settings ? [ebml(0x4255, settings)] : [])])));
+
+  it("reads the frames of S_TEXT and WebVTT tracks (SimpleBlock and BlockGroup, clusters of unknown size, Tracks after the clusters, zlib and header stripping); publishes clean subtitles; never reads the video's blocks", async () => {
+    const cases: [string, Opts, string][] = [
+      ["WebVTT in a WebM (ffmpeg -c:s webvtt)", {}, "webm"],
+      ["SRT in a Matroska file", { codec: "S_TEXT/UTF8" }, "mkv"],
+      ["ASS in a BlockGroup", { codec: "S_TEXT/ASS", group: true }, "mkv"],
+      ["sizes known", { sized: true }, "webm"],
+      ["Tracks after the clusters", { tracksLast: true, sized: true }, "webm"],
+      ["zlib (mkvmerge --compression 2:zlib)", { codec: "S_TEXT/UTF8", encoding: compression(0), encode: (f) => zlib.deflateSync(f) }, "mkv"],
+      // Compression of the codec's private data only (scope 2): the frames are as they are.
+      ["compressed private data", { codec: "S_TEXT/ASS", encoding: ebml(0x6240, Buffer.concat([uint(0x5032, 2), ebml(0x5034, uint(0x4254, 0))])) }, "mkv"],
+      // Each frame's first 16 bytes are the track's: the key's head among them.
+      ["header stripping", { codec: "S_TEXT/UTF8", encoding: compression(3, Buffer.from("deploy token ghp")), encode: (f) => f.subarray(16) }, "mkv"],
+    ];
+    for (const [what, o, ext] of cases) {
+      expect(inspected(mkv(["Hello there", `deploy token ${token}`], o), ext), what).toMatch(/^secret_detected: .*in its text track 2, at byte \d+ of it/);
+      expect(inspected(mkv(["Hello there", "deploy token quarterly"], o), ext), what).toBe("published");
+    }
+    // The video's blocks are not read, as before.
+    expect(inspected(mkv(["Hello"], {}, Buffer.from(` ${token} `)), "webm")).toBe("published");
+    // A track that is no text (S_HDMV/PGS: pictures) is not read.
+    expect(inspected(mkv([`deploy token ${token}`], { codec: "S_HDMV/PGS" }), "mkv")).toBe("published");
+
+    const refused = await judge([write(work, "captions.webm", mkv([`deploy token ${token}`])), write(work, "captions.mkv", mkv([`deploy token ${token}`], { codec: "S_TEXT/UTF8" }))]);
+    expect(refused.media_dropped.map((d) => d.code)).toEqual(["secret_detected", "secret_detected"]);
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+    const published = await judge([write(work, "clean.webm", mkv(["Hello there"])), write(work, "clean.mkv", mkv(["Hello there"], { codec: "S_TEXT/UTF8" }))]);
+    expect(published.media_dropped).toEqual([]);
+  });
+
+  it("refuses an encoding it does not read, more text blocks or bytes than its bounds, and a damaged cluster, each with its reason; nothing left behind", async () => {
+    const many = (n: number) => mkv(Array.from({ length: n }, () => "a"), { sized: true });
+    const cases: [string, Buffer, RegExp][] = [
+      ["bzlib.mkv", mkv(["Hello"], { codec: "S_TEXT/UTF8", encoding: compression(1) }), /its text track 2's frames are compressed with method 1, which this check does not read/],
+      ["encrypted.mkv", mkv(["Hello"], { codec: "S_TEXT/UTF8", encoding: ebml(0x6240, ebml(0x5035, uint(0x47e1, 5))) }), /its text track 2's frames are encrypted or damaged/],
+      ["encryption-type.mkv", mkv(["Hello"], { codec: "S_TEXT/UTF8", encoding: ebml(0x6240, uint(0x5033, 1)) }), /its text track 2's frames are encrypted or damaged/],
+      ["twice.mkv", mkv(["Hello"], { codec: "S_TEXT/UTF8", encoding: Buffer.concat([compression(0), compression(3)]) }), /encoded more than once or damaged/],
+      ["many.webm", many(100_001), /its text tracks hold more than 100,000 samples \(text track 2 among them\)/],
+      ["large.webm", mkv(["x".repeat(9 << 20), "y".repeat(9 << 20)], { sized: true }), /its text tracks' samples hold more than 16 MiB/],
+      ["damaged.webm", (() => {
+        const file = mkv(["Hello"], { sized: true });
+        // The first block's size made to run past its cluster.
+        const at = file.indexOf(Buffer.from([0xa3, 0x01]), file.indexOf(Buffer.from([0x1f, 0x43, 0xb6, 0x75])));
+        file.writeUInt32BE(0x00ffffff, at + 5);
+        return file;
+      })(), /its cluster at byte \d+ is damaged/],
+    ];
+    for (const [name, file, why] of cases) expect(inspected(file, name.slice(name.indexOf(".") + 1)), name).toMatch(new RegExp(`^unscannable_content: .*${why.source}`));
+    expect(inspected(many(100_000), "webm")).toBe("published");
+    const refused = await judge(cases.map(([name, file]) => write(work, name, file)));
+    expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code])).toEqual(cases.map(([name]) => [name, "unscannable_content"]));
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+  });
+});
