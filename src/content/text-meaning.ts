@@ -1,7 +1,9 @@
 // A text file read a second time as what it means, where its bytes as they
-// are hide a key: markup's text (SVG, XML, HTML: tags removed, entities
-// decoded), so that the lines of a PEM block matplotlib draws as one `<text>`
-// element each, with a tag between every two, read as lines of their own;
+// are hide a key: markup's text (SVG, XML, HTML, Markdown: tags removed,
+// entities decoded, HTML's named ones too), so that a token cut by inline
+// HTML (`ghp_…<wbr>…`, `&shy;`, `&#95;` for `_`) reads whole, and the lines
+// of a PEM block matplotlib draws as one `<text>` element each, with a tag
+// between every two, read as lines of their own;
 // and JSON with its escaped slashes read as slashes (pandas' `to_json` and
 // PHP's `json_encode` write `\/`, which cut a base64 line of a PEM block
 // in two). Read beside the bytes, never instead.
