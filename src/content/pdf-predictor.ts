@@ -69,13 +69,16 @@ function parmsAt(text: string, at: number): { parms: Parms; end: number } | unde
  * and pdf.js pair them: a dictionary goes with a filter given as a name,
  * an array's entries with a filter array's, in order (a dictionary with an
  * array, or an array with a name, gives no filter any parameters); a
- * filter past them has none. `/DecodeParms` first, else `/DP` (poppler's
- * order). Read once for all the filters (a stream of thousands of filters
+ * filter past them has none. `/DecodeParms`, or `/DP`; "both" when the
+ * dictionary has both (poppler reads the first, pdf.js the second). Read once for all the filters (a stream of thousands of filters
  * read the array to its own for each, in time as the square of their count).
  */
-export function decodeParmsOf(dict: string, filterIsArray: boolean): Parms[] {
+export function decodeParmsOf(dict: string, filterIsArray: boolean): Parms[] | "both" {
   let at = valueAt(dict, "/DecodeParms");
-  if (at < 0) at = valueAt(dict, "/DP");
+  const dp = valueAt(dict, "/DP");
+  // pdf.js takes /DP first: with both, the two readers may read different parameters.
+  if (at >= 0 && dp >= 0) return "both";
+  if (at < 0) at = dp;
   if (at < 0) return [];
   if (dict[at] !== "[") {
     const one = filterIsArray ? undefined : parmsAt(dict, at);
@@ -117,23 +120,31 @@ export function predictorOf(parms: Parms | undefined, unreadable: Unreadable): P
   if (predictor <= 1) return undefined;
   if (predictor !== 2 && (predictor < 10 || predictor > 15)) throw unreadable(`names /Predictor ${predictor}, which is none of 1, 2 and 10 to 15`);
   const colors = integerOf(parms.dict, "/Colors", 1, unreadable);
-  let bitsPerComponent = integerOf(parms.dict, "/BitsPerComponent", Number.NaN, unreadable);
-  if (Number.isNaN(bitsPerComponent)) bitsPerComponent = integerOf(parms.dict, "/BPC", 8, unreadable);
+  const bitsPerComponent = integerOf(parms.dict, "/BitsPerComponent", 8, unreadable);
+  // `/BPC` is an inline image's abbreviation: pdf.js reads it in a stream's parameters too, poppler does not.
+  if (integerOf(parms.dict, "/BPC", bitsPerComponent, unreadable) !== bitsPerComponent) throw unreadable("gives its predictor's component width as /BPC, which poppler does not read and pdf.js does");
   const columns = integerOf(parms.dict, "/Columns", 1, unreadable);
   if (colors < 1 || colors > MAX_COLORS) throw unreadable(`gives its predictor /Colors ${colors}, not 1 to ${MAX_COLORS}`);
   if (bitsPerComponent < 1 || bitsPerComponent > 16) throw unreadable(`gives its predictor /BitsPerComponent ${bitsPerComponent}, not 1 to 16`);
+  // poppler adds TIFF components in a byte: wider ones come out cut to 8 bits there, whole in pdf.js.
+  if (predictor === 2 && bitsPerComponent > 8) throw unreadable(`has a TIFF predictor on components of ${bitsPerComponent} bits, which poppler and pdf.js read differently`);
   if (columns < 1 || columns * colors * bitsPerComponent > MAX_ROW_BITS) throw unreadable(`gives its predictor /Columns ${columns}, not 1 to a row of 2^31 bits`);
   return { predictor, colors, bitsPerComponent, columns };
 }
 
 /**
  * `data` with the predictor undone, written over it: a view of its first
- * bytes. A last row cut short is undone as far as it goes (poppler shows
- * it). A PNG row that names a filter other than 0 to 4 is `unreadable`.
+ * bytes. `unreadable`: a PNG row that names a filter other than 0 to 4, and
+ * a last row cut short, which poppler fills from the row above (a string
+ * cut at the row's end reads on into that row's tail: measured with
+ * pdftotext 22.12) and pdf.js with zeros. A PNG filter byte with no row
+ * after it ends the data in both.
  */
 export function undoPredictor(data: Uint8Array, p: Predictor, unreadable: Unreadable): Uint8Array {
   const rowBytes = Math.ceil((p.columns * p.colors * p.bitsPerComponent) / 8);
   if (p.predictor === 2) {
+    const cut = data.length % rowBytes;
+    if (cut !== 0) throw unreadable(cutShort(cut, rowBytes));
     undoTiff(data, p, rowBytes);
     return data;
   }
@@ -159,7 +170,9 @@ function undoPng(d: Uint8Array, pixelBytes: number, rowBytes: number, unreadable
   let up = -1;
   for (let row = 0; i < n; row++) {
     const filter = d[i++]!;
+    if (i === n) break;
     const length = Math.min(rowBytes, n - i);
+    if (length < rowBytes) throw unreadable(cutShort(length, rowBytes));
     switch (filter) {
       case 0:
         d.copyWithin(o, i, i + length);
@@ -196,6 +209,10 @@ function undoPng(d: Uint8Array, pixelBytes: number, rowBytes: number, unreadable
   return o;
 }
 
+/** Why a stream whose last row is cut short is not read. */
+const cutShort = (length: number, rowBytes: number) =>
+  `has a last predicted row of ${length} bytes, not ${rowBytes}: poppler fills the rest from the row above, pdf.js with zeros, so a viewer shows what its bytes do not say`;
+
 /** PNG's Paeth predictor: of left, above and above-left, the one nearest to left + above - above-left (ties in that order). */
 function paeth(a: number, b: number, c: number): number {
   const p = a + b - c;
@@ -208,27 +225,21 @@ function paeth(a: number, b: number, c: number): number {
 /**
  * TIFF predictor 2 (TIFF 6.0, section 14): in each row, every component
  * but the first pixel's is its difference from the same component of the
- * pixel before, modulo 2^BitsPerComponent, components packed high bit
+ * pixel before, modulo 2^BitsPerComponent (8 at most: predictorOf), components packed high bit
  * first; a row's bits left over are padding. In place: each value is
- * written where it was read.
+ * written where it was read; whole rows only (undoPredictor).
  */
 function undoTiff(d: Uint8Array, p: Predictor, rowBytes: number): void {
   const { colors, bitsPerComponent: bits } = p;
   const n = d.length;
   for (let row = 0; row < n; row += rowBytes) {
-    const end = Math.min(row + rowBytes, n);
+    const end = row + rowBytes;
     if (bits === 8) {
       for (let k = row + colors; k < end; k++) d[k] = d[k]! + d[k - colors]!;
-    } else if (bits === 16) {
-      for (let k = row + 2 * colors; k + 1 < end; k += 2) {
-        const value = (((d[k]! << 8) | d[k + 1]!) + ((d[k - 2 * colors]! << 8) | d[k - 2 * colors + 1]!)) & 0xffff;
-        d[k] = value >> 8;
-        d[k + 1] = value & 0xff;
-      }
     } else {
-      // Any other width (1 to 15 bits), a component at a time: whole components only (a row cut short keeps its last bits).
+      // Any other width (1 to 7 bits), a component at a time; a row's bits after its last component are padding.
       const mask = (1 << bits) - 1;
-      const components = Math.min(p.columns * colors, Math.floor(((end - row) * 8) / bits));
+      const components = p.columns * colors;
       for (let c = colors; c < components; c++) {
         const value = (bitsAt(d, row, c * bits, bits) + bitsAt(d, row, (c - colors) * bits, bits)) & mask;
         setBitsAt(d, row, c * bits, bits, value);

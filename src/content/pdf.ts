@@ -53,9 +53,10 @@ function filters(dict: string): { names: string[]; inArray: boolean } {
  * A stream's bytes inflated, with the predictor its filter's /DecodeParms
  * (`parms`) name undone (pdf-predictor.ts), in place.
  */
-function inflated(ctx: InspectContext, part: string, data: Uint8Array, parms: Parms | undefined): Uint8Array {
+function inflated(ctx: InspectContext, part: string, data: Uint8Array, parms: Parms | undefined | "both"): Uint8Array {
   const unreadable = (why: string) => ctx.unscannable(`${part} ${why}`);
   // The parameters are read first: a stream they make unreadable is refused before it is inflated.
+  if (parms === "both") throw unreadable("has both /DecodeParms and /DP, which poppler and pdf.js choose between differently");
   const predictor = predictorOf(parms, unreadable);
   const out = ctx.inflate(part, data, "zlib");
   return predictor === undefined ? out : ctx.shortened(out, undoPredictor(out, predictor, unreadable));
@@ -321,7 +322,7 @@ export function inspectPdfSource(src: ByteSource, ctx: InspectContext): void {
     let data: Uint8Array = streamFilters.length > 0 ? src.read(dataAt, end - dataAt) : readKept(src, dataAt, end - dataAt);
     const parms = streamFilters.length > 0 ? decodeParmsOf(dict, inArray) : [];
     for (const [index, f] of streamFilters.entries()) {
-      if (f === "FlateDecode" || f === "Fl") data = inflated(ctx, part, data, parms[index]);
+      if (f === "FlateDecode" || f === "Fl") data = inflated(ctx, part, data, parms === "both" ? parms : parms[index]);
       else if (f === "ASCIIHexDecode" || f === "AHx") data = asciiHex(data);
       else if (f === "ASCII85Decode" || f === "A85") data = ascii85(data, ctx, part);
       else throw ctx.unscannable(`${part} is encoded with ${f}, which this check does not read`);
@@ -487,10 +488,27 @@ function startsAsCMap(ctx: InspectContext, part: string, raw: Uint8Array, dict: 
   const { names: streamFilters, inArray } = filters(dict);
   if (streamFilters.length === 0) return opensAsCMap(raw);
   if (streamFilters.length > 1 || (streamFilters[0] !== "FlateDecode" && streamFilters[0] !== "Fl")) return false;
+  if (predicted(ctx, decodeParmsOf(dict, inArray))) return true;
   try {
-    return opensAsCMap(inflated(ctx, part, raw.subarray(0, 1024), decodeParmsOf(dict, inArray)[0]));
+    return opensAsCMap(ctx.inflate(part, raw.subarray(0, 1024), "zlib"));
   } catch (err) {
     if (err instanceof Refusal && err.code === "unscannable_content") return false;
+    throw err;
+  }
+}
+
+/**
+ * Whether a stream's one Flate filter has a predictor, or parameters that
+ * may name one that cannot be read: such a stream is read whole, as any
+ * other (where those are refused), not judged by a prefix, whose last row
+ * may be cut.
+ */
+function predicted(ctx: InspectContext, parms: ReturnType<typeof decodeParmsOf>): boolean {
+  if (parms === "both") return true;
+  try {
+    return predictorOf(parms[0], (why) => ctx.unscannable(why)) !== undefined;
+  } catch (err) {
+    if (err instanceof Refusal && err.code === "unscannable_content") return true;
     throw err;
   }
 }
