@@ -257,7 +257,7 @@ describe("the labelled corpus", () => {
     expect(leftBehind(h).outbox).toHaveLength(cases.length);
   });
 
-  it("reads a Markdown file as markup too (the red team's 07: a token inline HTML cuts was published from a .md, refused from a .html): `<wbr>`, `&shy;`, `&#8203;`, `<span>` pieces, `&#95;` and HTML's named references for `_` and zero-width spaces are read through; ordinary Markdown (`a < b`, autolinks, code spans and blocks of generics, comments, entities) is published", async () => {
+  it("reads a Markdown file as markup too (the red team's 07: a token inline HTML cuts was published from a .md, refused from a .html): `<wbr>`, `&shy;`, `&#8203;`, `<span>` pieces, `&#95;` and HTML's named references for `_` and zero-width spaces are read through, and a `<` that opens no tag is kept as text; ordinary Markdown (`a < b`, autolinks, code spans and blocks of generics, comments, entities) is published", async () => {
     const key = positives(71)["github-token"]!;
     const [head, tail] = [key.slice(0, 14), key.slice(14)];
     const forms: [string, (k: [string, string]) => string][] = [
@@ -270,6 +270,9 @@ describe("the labelled corpus", () => {
       ["underscore-entity", ([a, b]) => `deploy token ${(a + b).replace("_", "&#95;")}\n`],
       ["underscore-named", ([a, b]) => `deploy token ${(a + b).replace("_", "&lowbar;")}\n`],
       ["in-a-list", ([a, b]) => `# Notes\n\n- the token: <code>${a}</code><code>${b}</code>\n`],
+      // A `<` that opens no tag is text a renderer shows: it does not take the key with it up to the next `>`.
+      ["less-than", ([a, b]) => `if a < ${a}&shy;${b} > b\n`],
+      ["less-than-underscore", ([a, b]) => `if a <_ ${a}&shy;${b} > b\n`],
     ];
     const refused = await prepare(forms.map(([name, make]) => write(work, `${name}.md`, make([head, tail]))), { env: h.env, cwd: work });
     expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code, d.reason])).toEqual(forms.map(([name]) => [`${name}.md`, "secret_detected", expect.stringMatching(/GitHub token.*in its text \(tags removed\)/)]));

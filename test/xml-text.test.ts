@@ -117,6 +117,12 @@ describe("the text of an XML part", () => {
     expect(text("ghp&lowbar;a&shy;b", true)).toBe("ghp&lowbar;a&shy;b");
   });
 
+  it("takes out of an HTML or Markdown file only what HTML reads as a tag (`<` before a letter, `/`, `!`, `?`): any other `<` is text, which a key after it stays in", () => {
+    const html = "a < ghp&shy;x > b <_ y > <1> <b>c</b> <!-- d --> <?pi e?> </x > <a-b c='1'>f";
+    expect(xmlText(Buffer.from(html), false, false, true).toString("utf8")).toBe("a < ghp\u00adx > b <_ y > <1> c    f");
+    expect(xmlText(Buffer.from(html), false).toString("utf8")).toBe("a  b   c    f");
+  });
+
   it("decodes HTML's named references as the browser-like reference does on text dense with their pieces", () => {
     const random = rng(31);
     const pieces = ["&", ";", "#", "1", "x", "a", "shy", "lowbar", "lt", "ltx", "Zero", "WidthSpace", "ZeroWidthSpace", "nbsp", "amp", "QUOT", "Shy", "é", "<b>", "</p>", "&#95;", "&#x200B;", "period;", "NoBreak"];

@@ -11,11 +11,13 @@ import { MARKUP_TEXT_TYPES } from "./formats.js";
 import { xmlText } from "./xml-text.js";
 
 const MARKUP: ReadonlySet<string> = new Set(MARKUP_TEXT_TYPES);
+/** Markup a browser reads as HTML (a Markdown renderer passes its HTML on): a `<` not before a letter, `/`, `!` or `?` is text. */
+const HTML_MARKUP: ReadonlySet<string> = new Set(["html", "htm", "md"] satisfies (typeof MARKUP_TEXT_TYPES)[number][]);
 const ESCAPED_SLASH = Buffer.from("\\/", "latin1");
 
 /** The second reading of a UTF-8 text file of extension `ext`, and what to call it; undefined when there is none. */
 export function textMeaning(bytes: Buffer, ext: string): { part: string; text: Buffer } | undefined {
-  if (MARKUP.has(ext)) return { part: "its text (tags removed)", text: xmlText(bytes, false) };
+  if (MARKUP.has(ext)) return { part: "its text (tags removed)", text: xmlText(bytes, false, false, HTML_MARKUP.has(ext)) };
   const slash = ext === "json" ? bytes.indexOf(ESCAPED_SLASH) : -1;
   if (slash >= 0) return { part: "its strings with `\\/` read as `/`", text: withoutSlashEscapes(bytes, slash) };
   return undefined;

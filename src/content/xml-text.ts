@@ -14,6 +14,12 @@ const BREAK_NAMES = "p|br|tab|tr|tc|row|c|si|h|li|div|cr|txBody";
 // further than the next.
 const BREAK = new RegExp(`<\\/(?:[A-Za-z0-9_.-]{1,64}:)?(?:${BREAK_NAMES})[ \\t\\r\\n]*>|<(?:[A-Za-z0-9_.-]{1,64}:)?(?:${BREAK_NAMES})(?:[ \\t\\r\\n][^<>]*)?\\/>`, "g");
 const TAG = /<[^<>]*>/g;
+/**
+ * A tag as HTML reads one (WHATWG HTML, 13.2.5.6): `<` then a letter, `/`,
+ * `!` or `?`; any other `<` is text a browser or a Markdown renderer shows
+ * (`a < ghp_…&shy;… > b`), which TAG would take out with all up to the `>`.
+ */
+const HTML_TAG = /<[A-Za-z/!?][^<>]*>/g;
 
 /** Writes code point `cp` as UTF-8 at `o`; its length (U+FFFD for a lone surrogate, as Buffer's encoder writes it; nothing past U+10FFFF). */
 export function writeUtf8(b: Buffer, o: number, cp: number): number {
@@ -233,12 +239,13 @@ const PIECE = 64 * 1024;
  * control characters decoded (a zip's parts; a text file's markup has
  * neither, and each costs a replacement where it is); else HTML's named
  * references decoded (a text file's markup: HTML, Markdown, an SVG a page
- * holds; an OOXML part has XML's five only). `inPlace`: written
+ * holds; an OOXML part has XML's five only); `htmlTags`: only what HTML
+ * reads as a tag is taken out (HTML_TAG: an HTML or Markdown file). `inPlace`: written
  * over the part's own bytes, which nothing reads after (a 222 MB sheet's
  * text held 85 MB more): each piece is read before its text is written,
  * and the text so far is never longer than the part so far.
  */
-export function xmlText(xml: Uint8Array, ooxml = true, inPlace = false): Buffer {
+export function xmlText(xml: Uint8Array, ooxml = true, inPlace = false, htmlTags = false): Buffer {
   const bytes = Buffer.from(xml.buffer, xml.byteOffset, xml.length);
   // The text is never longer than the part: a tag or an entity is longer than what it reads as.
   const out = inPlace ? bytes : Buffer.allocUnsafe(bytes.length);
@@ -248,7 +255,7 @@ export function xmlText(xml: Uint8Array, ooxml = true, inPlace = false): Buffer 
     if (end < 0) end = bytes.length;
     let text = bytes.toString("latin1", at, end);
     if (ooxml && (text.includes("Header>") || text.includes("Footer>"))) text = text.replace(HEADER_FOOTER, headerFooterText);
-    text = text.replace(BREAK, "\n").replace(TAG, "");
+    text = text.replace(BREAK, "\n").replace(htmlTags ? HTML_TAG : TAG, "");
     if (ooxml && text.includes("_x00")) text = xstringControls(text);
     const written = out.write(text, length, "latin1");
     // Buffer.write stops at the buffer's end without a word: text past it would go unread.
