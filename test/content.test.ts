@@ -257,6 +257,42 @@ describe("the labelled corpus", () => {
     expect(leftBehind(h).outbox).toHaveLength(cases.length);
   });
 
+  it("reads a Markdown file as markup too (the red team's 07: a token inline HTML cuts was published from a .md, refused from a .html): `<wbr>`, `&shy;`, `&#8203;`, `<span>` pieces, `&#95;` and HTML's named references for `_` and zero-width spaces are read through, and a `<` that opens no tag is kept as text; ordinary Markdown (`a < b`, autolinks, code spans and blocks of generics, comments, entities) is published", async () => {
+    const key = positives(71)["github-token"]!;
+    const [head, tail] = [key.slice(0, 14), key.slice(14)];
+    const forms: [string, (k: [string, string]) => string][] = [
+      ["wbr", ([a, b]) => `deploy token ${a}<wbr>${b}\n`],
+      ["shy", ([a, b]) => `deploy token ${a}&shy;${b}\n`],
+      ["shy-legacy", ([a, b]) => `deploy token ${a}&shy${b}\n`],
+      ["zwsp-entity", ([a, b]) => `deploy token ${a}&#8203;${b}\n`],
+      ["zwsp-named", ([a, b]) => `deploy token ${a}&ZeroWidthSpace;${b}\n`],
+      ["span", ([a, b]) => `deploy token ${a}<span>${b}</span>\n`],
+      ["underscore-entity", ([a, b]) => `deploy token ${(a + b).replace("_", "&#95;")}\n`],
+      ["underscore-named", ([a, b]) => `deploy token ${(a + b).replace("_", "&lowbar;")}\n`],
+      ["in-a-list", ([a, b]) => `# Notes\n\n- the token: <code>${a}</code><code>${b}</code>\n`],
+      // A `<` that opens no tag is text a renderer shows: it does not take the key with it up to the next `>`.
+      ["less-than", ([a, b]) => `if a < ${a}&shy;${b} > b\n`],
+      ["less-than-underscore", ([a, b]) => `if a <_ ${a}&shy;${b} > b\n`],
+    ];
+    const refused = await prepare(forms.map(([name, make]) => write(work, `${name}.md`, make([head, tail]))), { env: h.env, cwd: work });
+    expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code, d.reason])).toEqual(forms.map(([name]) => [`${name}.md`, "secret_detected", expect.stringMatching(/GitHub token.*in its text \(tags removed\)/)]));
+    for (const d of refused.media_dropped) expect(d.reason).not.toContain(tail.slice(0, 8));
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+    const ordinary = [
+      "# Release notes &mdash; v2 &copy; 2026\n",
+      "If a < b and c > d, then <b>bold</b> and <https://example.com/ghp/path?a=1&b=2> and <user@example.com>.\n",
+      "Use `Map<String, List<T>>` or `Vec<u8>`; `a && b`; `x -> y`; 1 &lt; 2 &amp;&amp; 3 &gt; 2; &nbsp;&nbsp;indent.\n",
+      "```rust\nfn id<T: Clone>(x: &T) -> T { x.clone() } // a<b>c\n```\n",
+      "<!-- TODO: <b>check</b> the ghp_ prefix docs -->\n",
+      "<details><summary>More</summary>\n\n| a | b |\n|---|---|\n| <kbd>Ctrl</kbd> | `<T>` |\n\n</details>\n",
+      "Tokens look like `ghp_` followed by 36 characters, e.g. ghp_<wbr>XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX (a placeholder).\n",
+      `deploy token ${head}<wbr>REDACTED and ${head.replace("_", "&#95;")}&shy;REDACTED\n`,
+    ];
+    const published = await prepare([write(work, "notes.md", ordinary.join("\n")), ...ordinary.map((text, i) => write(work, `ordinary-${i}.md`, text))], { env: h.env, cwd: work });
+    expect(published.media_dropped).toEqual([]);
+    expect(leftBehind(h).outbox).toHaveLength(ordinary.length + 1);
+  });
+
   it("finds an AWS secret key on the line after its name (a tool wrapped it), and not two lines below or after another name", () => {
     const f = new Fakes(37);
     const value = f.pick("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/+", 40);

@@ -21,9 +21,11 @@ export const UNREADABLE_FORMATS = { bz2: "bzip2", xz: "xz", "7z": "7-Zip", rar: 
 /**
  * Text types also read a second time as what they mean (text-meaning.ts):
  * markup as its text, JSON with its escaped slashes read as slashes. Kept
- * here so that prepare loads that reader for these types only.
+ * here so that prepare loads that reader for these types only. Markdown is
+ * markup too: it passes inline HTML (`<wbr>`, `<span>`) and character
+ * references (`&shy;`, `&#95;`) through to the page a renderer makes.
  */
-export const MARKUP_TEXT_TYPES = ["svg", "xml", "html", "htm"] as const;
+export const MARKUP_TEXT_TYPES = ["svg", "xml", "html", "htm", "md"] as const;
 export const SECOND_READING_TYPES: ReadonlySet<string> = new Set([...MARKUP_TEXT_TYPES, "json"]);
 
 export type RangeReadType = (typeof RANGE_READ_TYPES)[number];

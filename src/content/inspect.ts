@@ -148,6 +148,16 @@ export class InspectContext {
   }
 
   /**
+   * `view`, the first bytes of `bytes` (what a reader decoding in place
+   * made of them: a PDF stream's predictor undone), owning its buffer as
+   * `bytes` did (ownsBufferOf): a reader may write after it as well.
+   */
+  shortened(bytes: Uint8Array, view: Uint8Array): Uint8Array {
+    if (this.alone.has(bytes) && view.buffer === bytes.buffer && view.byteOffset === bytes.byteOffset) this.alone.add(view);
+    return view;
+  }
+
+  /**
    * `bytes` for a reader that keeps them to the end (a PDF's fonts): where
    * inflate() made them in a buffer more than twice their size (one as large
    * as what the file may still inflate, of which only the pages written take

@@ -1,6 +1,7 @@
 // PDF: every stream that can hold text (content streams, object streams,
-// XMP metadata, embedded files, form XObjects) is decoded (FlateDecode,
-// ASCIIHexDecode, ASCII85Decode, or none) within the file's inflate budget
+// XMP metadata, embedded files, form XObjects) is decoded (FlateDecode, its
+// TIFF or PNG predictor undone, ASCIIHexDecode, ASCII85Decode, or none)
+// within the file's inflate budget
 // and scanned, both as it is and as the text its show operators (Tj, TJ, ',
 // ") draw, so a key cut into TJ pieces reads whole. Images and fonts are
 // skipped. Every byte outside the streams (dictionaries, the Info
@@ -14,6 +15,7 @@ import type { InspectContext } from "./inspect.js";
 import { readInside } from "./images.js";
 import { Refusal } from "../core/errors.js";
 import { GlyphText, objectNumberBefore, opensAsCMap, PdfFonts } from "./pdf-fonts.js";
+import { decodeParmsOf, type Parms, predictorOf, undoPredictor } from "./pdf-predictor.js";
 import { decodeHex, ENDS_NAME, isBlank, lastReference, lastString, OPERATOR, readString, referenceAt, scanText, TextLine, WORD_GAP } from "./pdf-syntax.js";
 
 const IMAGE_FILTERS = /\/(?:DCTDecode|DCT|JPXDecode|CCITTFaxDecode|CCF|JBIG2Decode)\b/;
@@ -34,17 +36,30 @@ const FILTER = /\/Filter\s*(\[|\/[A-Za-z0-9]+)/g;
  * the `]` after each took time as the square of the dictionary's length (a
  * dictionary of 64 KiB of `/Filter[`, 0.2 s; 1 MB of them, 2.7 s).
  */
-function filters(dict: string): string[] {
+function filters(dict: string): { names: string[]; inArray: boolean } {
   let closes = true;
   for (const m of dict.matchAll(FILTER)) {
-    if (m[1] !== "[") return [m[1]!.slice(1)];
+    if (m[1] !== "[") return { names: [m[1]!.slice(1)], inArray: false };
     if (!closes) continue;
     const from = m.index + m[0].length;
     const close = dict.indexOf("]", from);
     if (close < 0) closes = false;
-    else return [...dict.slice(from, close).matchAll(/\/([A-Za-z0-9]+)/g)].map((f) => f[1]!);
+    else return { names: [...dict.slice(from, close).matchAll(/\/([A-Za-z0-9]+)/g)].map((f) => f[1]!), inArray: true };
   }
-  return [];
+  return { names: [], inArray: false };
+}
+
+/**
+ * A stream's bytes inflated, with the predictor its filter's /DecodeParms
+ * (`parms`) name undone (pdf-predictor.ts), in place.
+ */
+function inflated(ctx: InspectContext, part: string, data: Uint8Array, parms: Parms | undefined | "both"): Uint8Array {
+  const unreadable = (why: string) => ctx.unscannable(`${part} ${why}`);
+  // The parameters are read first: a stream they make unreadable is refused before it is inflated.
+  if (parms === "both") throw unreadable("has both /DecodeParms and /DP, which poppler and pdf.js choose between differently");
+  const predictor = predictorOf(parms, unreadable);
+  const out = ctx.inflate(part, data, "zlib");
+  return predictor === undefined ? out : ctx.shortened(out, undoPredictor(out, predictor, unreadable));
 }
 
 /** An ASCIIHexDecode stream: its digits up to `>`. */
@@ -298,15 +313,16 @@ export function inspectPdfSource(src: ByteSource, ctx: InspectContext): void {
     objects = new Objects(src, end);
     const part = `the PDF stream at byte ${dataAt}`;
     // A font program's first bytes say whether it is a ToUnicode map (what startsAsCMap reads of them).
-    if (SKIPPED.test(dict) || IMAGE_FILTERS.test(dict) || (FONT_PROGRAM.test(dict) && !startsAsCMap(ctx, part, src.read(dataAt, Math.min(end - dataAt, 2048)), filters(dict)))) {
+    if (SKIPPED.test(dict) || IMAGE_FILTERS.test(dict) || (FONT_PROGRAM.test(dict) && !startsAsCMap(ctx, part, src.read(dataAt, Math.min(end - dataAt, 2048)), dict))) {
       at = end;
       continue;
     }
-    const streamFilters = filters(dict);
+    const { names: streamFilters, inArray } = filters(dict);
     // A decoded stream's bytes are read, not kept: the first filter makes its output of them (a copy of 40 MB held 40 MB more).
     let data: Uint8Array = streamFilters.length > 0 ? src.read(dataAt, end - dataAt) : readKept(src, dataAt, end - dataAt);
-    for (const f of streamFilters) {
-      if (f === "FlateDecode" || f === "Fl") data = ctx.inflate(part, data, "zlib");
+    const parms = streamFilters.length > 0 ? decodeParmsOf(dict, inArray) : [];
+    for (const [index, f] of streamFilters.entries()) {
+      if (f === "FlateDecode" || f === "Fl") data = inflated(ctx, part, data, parms === "both" ? parms : parms[index]);
       else if (f === "ASCIIHexDecode" || f === "AHx") data = asciiHex(data);
       else if (f === "ASCII85Decode" || f === "A85") data = ascii85(data, ctx, part);
       else throw ctx.unscannable(`${part} is encoded with ${f}, which this check does not read`);
@@ -468,13 +484,31 @@ function pagesOfStreams(objects: readonly Buffer[]): Map<number, number> {
  * such streams would otherwise inflate without bound); one that does not
  * inflate is a font program, skipped as before.
  */
-function startsAsCMap(ctx: InspectContext, part: string, raw: Uint8Array, streamFilters: string[]): boolean {
+function startsAsCMap(ctx: InspectContext, part: string, raw: Uint8Array, dict: string): boolean {
+  const { names: streamFilters, inArray } = filters(dict);
   if (streamFilters.length === 0) return opensAsCMap(raw);
   if (streamFilters.length > 1 || (streamFilters[0] !== "FlateDecode" && streamFilters[0] !== "Fl")) return false;
+  if (predicted(ctx, decodeParmsOf(dict, inArray))) return true;
   try {
     return opensAsCMap(ctx.inflate(part, raw.subarray(0, 1024), "zlib"));
   } catch (err) {
     if (err instanceof Refusal && err.code === "unscannable_content") return false;
+    throw err;
+  }
+}
+
+/**
+ * Whether a stream's one Flate filter has a predictor, or parameters that
+ * may name one that cannot be read: such a stream is read whole, as any
+ * other (where those are refused), not judged by a prefix, whose last row
+ * may be cut.
+ */
+function predicted(ctx: InspectContext, parms: ReturnType<typeof decodeParmsOf>): boolean {
+  if (parms === "both") return true;
+  try {
+    return predictorOf(parms[0], (why) => ctx.unscannable(why)) !== undefined;
+  } catch (err) {
+    if (err instanceof Refusal && err.code === "unscannable_content") return true;
     throw err;
   }
 }

@@ -14,6 +14,12 @@ const BREAK_NAMES = "p|br|tab|tr|tc|row|c|si|h|li|div|cr|txBody";
 // further than the next.
 const BREAK = new RegExp(`<\\/(?:[A-Za-z0-9_.-]{1,64}:)?(?:${BREAK_NAMES})[ \\t\\r\\n]*>|<(?:[A-Za-z0-9_.-]{1,64}:)?(?:${BREAK_NAMES})(?:[ \\t\\r\\n][^<>]*)?\\/>`, "g");
 const TAG = /<[^<>]*>/g;
+/**
+ * A tag as HTML reads one (WHATWG HTML, 13.2.5.6): `<` then a letter, `/`,
+ * `!` or `?`; any other `<` is text a browser or a Markdown renderer shows
+ * (`a < ghp_…&shy;… > b`), which TAG would take out with all up to the `>`.
+ */
+const HTML_TAG = /<[A-Za-z/!?][^<>]*>/g;
 
 /** Writes code point `cp` as UTF-8 at `o`; its length (U+FFFD for a lone surrogate, as Buffer's encoder writes it; nothing past U+10FFFF). */
 export function writeUtf8(b: Buffer, o: number, cp: number): number {
@@ -28,14 +34,72 @@ export function writeUtf8(b: Buffer, o: number, cp: number): number {
 const hexValue = (c: number) => (c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : c >= 65 && c <= 70 ? c - 55 : -1);
 
 /**
+ * HTML's named character references (WHATWG HTML, 13.5) that read as a
+ * character a key may hold (ASCII: `&lowbar;` for `_`, `&colon;`,
+ * `&period;`), or as one a copy of the text carries inside a word and the
+ * zero-width reading removes (`&shy;`, `&ZeroWidthSpace;`, `&zwnj;`,
+ * `&zwj;`, `&NoBreak;`), or as a space that ends one (`&nbsp;`): a key
+ * written with them is read whole where a browser or a Markdown renderer
+ * shows it whole. The other 2,000 name letters with accents, symbols and
+ * other spaces, which no key holds, and are left as they are.
+ */
+const HTML_NAMED: ReadonlyMap<string, number> = new Map([
+  ...(
+    [
+      [9, "Tab"], [10, "NewLine"], [33, "excl"], [34, "quot QUOT"], [35, "num"], [36, "dollar"], [37, "percnt"], [38, "amp AMP"], [39, "apos"],
+      [40, "lpar"], [41, "rpar"], [42, "ast midast"], [43, "plus"], [44, "comma"], [46, "period"], [47, "sol"], [58, "colon"], [59, "semi"],
+      [60, "lt LT"], [61, "equals"], [62, "gt GT"], [63, "quest"], [64, "commat"], [91, "lsqb lbrack"], [92, "bsol"], [93, "rsqb rbrack"],
+      [94, "Hat"], [95, "lowbar UnderBar"], [96, "grave DiacriticalGrave"], [123, "lcub lbrace"], [124, "verbar vert VerticalLine"],
+      [125, "rcub rbrace"], [0xa0, "nbsp NonBreakingSpace"], [0xad, "shy"],
+      [0x200b, "ZeroWidthSpace NegativeVeryThinSpace NegativeThinSpace NegativeMediumSpace NegativeThickSpace"], [0x200c, "zwnj"], [0x200d, "zwj"],
+      [0x2060, "NoBreak"],
+    ] as const
+  ).flatMap(([cp, names]) => names.split(" ").map((name) => [name, cp] as const)),
+]);
+
+/**
+ * Names HTML reads without their `;` too (its legacy references, of those
+ * above): `&shy` before a letter is a soft hyphen in a browser. Each is at
+ * least as long as its UTF-8, so the text still only shrinks.
+ */
+const HTML_LEGACY = ["amp", "AMP", "lt", "LT", "gt", "GT", "quot", "QUOT", "nbsp", "shy"].map((name) => ({ bytes: Buffer.from(name, "latin1"), cp: HTML_NAMED.get(name)! }));
+
+/** The longest name HTML_NAMED holds. */
+const LONGEST_NAME = Math.max(...[...HTML_NAMED.keys()].map((name) => name.length));
+
+const isAlphanumeric = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+
+/**
+ * The length and code point of the HTML named reference at `at` (its `&`
+ * to its `;`, or a legacy name's end), or undefined; no byte from `to` on
+ * is read. At most LONGEST_NAME + 2 bytes are looked at.
+ */
+function htmlNamedAt(b: Buffer, at: number, to: number): { length: number; cp: number } | undefined {
+  const first = at + 1 < to ? b[at + 1]! : -1;
+  if (!isAlphanumeric(first)) return undefined;
+  let k = at + 1;
+  while (k < to && k - at <= LONGEST_NAME && isAlphanumeric(b[k]!)) k++;
+  if (k < to && b[k] === 59 && k > at + 1) {
+    const cp = HTML_NAMED.get(b.toString("latin1", at + 1, k));
+    if (cp !== undefined) return { length: k + 1 - at, cp };
+  }
+  // Compared byte by byte: a string made for each `&` cost a file of nothing but `&` ten strings a byte.
+  for (const { bytes, cp } of HTML_LEGACY) {
+    if (bytes[0] === first && at + 1 + bytes.length <= to && b.compare(bytes, 0, bytes.length, at + 1, at + 1 + bytes.length) === 0) return { length: bytes.length + 1, cp };
+  }
+  return undefined;
+}
+
+/**
  * Decodes the entities of `b` between `from` and `to` in place (`&#10;`,
  * `&#x41;` with up to 7 decimal or 6 hex digits, and XML's five named
- * ones; anything else is left as it is) and returns the new end. The text
+ * ones; anything else is left as it is) and returns the new end; `html`:
+ * HTML's named references too (HTML_NAMED, a text file's markup). The text
  * only shrinks: an entity is longer than its UTF-8. A byte loop: a regular
  * expression's replacement by a function cost ~0.3 µs an entity (90 ms/MiB
  * of nothing but `&#10;`), and a text file (an SVG) is read this way too.
  */
-export function decodeEntities(b: Buffer, from: number, to: number): number {
+export function decodeEntities(b: Buffer, from: number, to: number, html = false): number {
   // Searches end at `to`: past it lies the rest of the buffer, and a search through it for every piece was quadratic.
   const text = b.subarray(0, to);
   let i = text.indexOf(38, from);
@@ -48,6 +112,12 @@ export function decodeEntities(b: Buffer, from: number, to: number): number {
       if (length > 0) {
         o += writeUtf8(b, o, entityValue(b, i, length));
         i += length;
+        continue;
+      }
+      const named = html ? htmlNamedAt(b, i, to) : undefined;
+      if (named !== undefined) {
+        o += writeUtf8(b, o, named.cp);
+        i += named.length;
         continue;
       }
     } else if (b[i + 1] !== 38 && b[i + 2] !== 38 && b[i + 3] !== 38) {
@@ -167,12 +237,15 @@ const PIECE = 64 * 1024;
  * The text of `xml` (UTF-8 bytes) as UTF-8 bytes; `ooxml`: also an Excel
  * header's or footer's codes read as line breaks and OOXML's escaped
  * control characters decoded (a zip's parts; a text file's markup has
- * neither, and each costs a replacement where it is). `inPlace`: written
+ * neither, and each costs a replacement where it is); else HTML's named
+ * references decoded (a text file's markup: HTML, Markdown, an SVG a page
+ * holds; an OOXML part has XML's five only); `htmlTags`: only what HTML
+ * reads as a tag is taken out (HTML_TAG: an HTML or Markdown file). `inPlace`: written
  * over the part's own bytes, which nothing reads after (a 222 MB sheet's
  * text held 85 MB more): each piece is read before its text is written,
  * and the text so far is never longer than the part so far.
  */
-export function xmlText(xml: Uint8Array, ooxml = true, inPlace = false): Buffer {
+export function xmlText(xml: Uint8Array, ooxml = true, inPlace = false, htmlTags = false): Buffer {
   const bytes = Buffer.from(xml.buffer, xml.byteOffset, xml.length);
   // The text is never longer than the part: a tag or an entity is longer than what it reads as.
   const out = inPlace ? bytes : Buffer.allocUnsafe(bytes.length);
@@ -182,12 +255,12 @@ export function xmlText(xml: Uint8Array, ooxml = true, inPlace = false): Buffer 
     if (end < 0) end = bytes.length;
     let text = bytes.toString("latin1", at, end);
     if (ooxml && (text.includes("Header>") || text.includes("Footer>"))) text = text.replace(HEADER_FOOTER, headerFooterText);
-    text = text.replace(BREAK, "\n").replace(TAG, "");
+    text = text.replace(BREAK, "\n").replace(htmlTags ? HTML_TAG : TAG, "");
     if (ooxml && text.includes("_x00")) text = xstringControls(text);
     const written = out.write(text, length, "latin1");
     // Buffer.write stops at the buffer's end without a word: text past it would go unread.
     if (written !== text.length) throw new Error(`the text of an XML part outgrew the part (${written} of ${text.length} characters kept)`);
-    length = decodeEntities(out, length, length + written);
+    length = decodeEntities(out, length, length + written, !ooxml);
     at = end;
   }
   return out.subarray(0, length);
