@@ -29,7 +29,7 @@ import { hermesHomeDirs, readdirOrEmpty } from "./hermes-homes.js";
 import type { ProcessEnvironment } from "./process-environments.js";
 import { type SecretFileFormat, forEachSecretEntry } from "./secret-file-formats.js";
 import { AUTH_SCHEME, PATH_LIKE, USERINFO, basicPassword, environmentEntryMayHoldSecret, namesAuthorization, variableNameSaysSecret } from "./secret-variables.js";
-import { isPlaceholder, looksLikeTokenValue } from "./shape.js";
+import { isPlaceholderValue, looksLikeTokenValue } from "./shape.js";
 import { WRAPPED_WHAT, lineEndBeforeBreak, wrapBreakLength } from "./text-forms.js";
 
 /** Shorter values are too common to look for (a user id, a port, `true`). */
@@ -64,16 +64,18 @@ export function valuesWorthLookingFor(name: string, value: string, byShape = tru
   }
   // An HTTP header's value (an MCP server's `Authorization: Bearer …` in config.yaml): its credential.
   const scheme = namesAuthorization(name) ? AUTH_SCHEME.exec(value) : null;
-  if (scheme && scheme[1]!.length >= MIN_VALUE && !isPlaceholder(scheme[1]!)) out.push(scheme[1]!);
+  if (scheme && scheme[1]!.length >= MIN_VALUE && !isPlaceholderValue(scheme[1]!)) out.push(scheme[1]!);
   // A Basic credential kept encoded (a Docker config's `auths.REGISTRY.auth`): the encoding as it is, and its password.
   const basic = namesAuthorization(name) ? basicPassword(value) : undefined;
   if (basic !== undefined) {
     if (value.length >= MIN_VALUE) out.push(value);
-    if (basic.length >= MIN_VALUE && !isPlaceholder(basic)) out.push(basic);
+    if (basic.length >= MIN_VALUE && !isPlaceholderValue(basic)) out.push(basic);
   }
   if (value.length < MIN_VALUE) return out;
   const secretName = variableNameSaysSecret(name);
-  if ((!secretName && !userinfo && !byShape) || isPlaceholder(value)) return out;
+  // The host's own value: skipped only when it is wholly a placeholder or a reference (`your-key-here`, `${OTHER}`),
+  // not for a `<`, `here` or `abc123` inside it, as a generic assignment in a file is (isPlaceholder).
+  if ((!secretName && !userinfo && !byShape) || isPlaceholderValue(value)) return out;
   if (secretName || userinfo || (!SETTING_NAME.test(name) && !PATH_LIKE.test(value) && looksLikeTokenValue(value))) {
     out.push(value);
     // A multi-line value (a key pasted into .env) is also looked for line by line.
