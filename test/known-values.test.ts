@@ -10,10 +10,11 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { expand, parseDotenv } from "../src/content/dotenv.js";
+import { escapedForms } from "../src/content/known.js";
 import { isPlaceholder, isPlaceholderValue } from "../src/content/shape.js";
 import { Fakes } from "./corpus.js";
 import { cli, leftBehind, makeHome, write } from "./helpers.js";
-import { ensureVenv } from "./python-env.js";
+import { ensureVenv, systemPython } from "./python-env.js";
 
 let h: ReturnType<typeof makeHome>;
 let work: string;
@@ -129,5 +130,68 @@ describe("a real .env password that holds a placeholder's mark is looked for; a 
     for (const value of ["${".repeat(n / 2), "${A:x".repeat(n / 5), `${"${".repeat(n / 2)}}`, "${A}".repeat(n / 4), "}".repeat(n)]) {
       expect(timed(() => expand(value, known)), value.slice(0, 8)).toBeLessThan(200);
     }
+  });
+});
+
+describe("a value as JSON encoders other than JSON.stringify write it (Go's `\\u0026`, Python's `\\u00e9`, PHP's `\\/`, .NET's `\\u0027`)", () => {
+  const f = new Fakes(3002);
+  const r = (n: number) => f.pick(ALNUM, n);
+  const amp = `${r(4)}&${r(14)}`;
+  // Go's form of this one is no other encoder's: `=` as it is (Gson: `\\u003d`), `\\u003c` in small letters (.NET: `\\u003C`).
+  const angle = `${r(4)}<${r(6)}>${r(4)}=${r(4)}`;
+  const accent = `${r(5)}\u00e9${r(5)}/${r(8)}`;
+  const quote = `${r(5)}'${r(5)}+${r(8)}`;
+  // What Go 1.26's encoding/json wrote for these characters (json.Marshal, checked once with `go run`: a cold build takes ~30 s, too long for a test).
+  const goJson = (v: string) => JSON.stringify(v).slice(1, -1).replace(/&/g, "\\u0026").replace(/</g, "\\u003c").replace(/>/g, "\\u003e");
+  /** The real json.dumps (ensure_ascii, its default) of each value, less the quotes. */
+  const pythonJson = (values: string[]) => {
+    const py = spawnSync(systemPython(), ["-c", "import json, sys\nfor v in json.load(sys.stdin): print(json.dumps(v)[1:-1])"], { input: JSON.stringify(values), encoding: "utf8" });
+    expect(py.status, py.stderr).toBe(0);
+    return py.stdout.split("\n").slice(0, values.length);
+  };
+
+  it("adds Go's, Python's, PHP's, Gson's and .NET's forms, each once, a few at most, and none for a value no escape changes", () => {
+    const [pyAccent] = pythonJson([accent]);
+    expect(pyAccent).toContain("\\u00e9");
+    const forms = (v: string) => escapedForms(v).map((x) => x.form);
+    expect(forms(amp)).toContain(goJson(amp));
+    expect(forms(angle)).toContain(goJson(angle));
+    expect(forms(accent)).toContain(pyAccent);
+    // PHP's json_encode: `\/` and ASCII only.
+    expect(forms(accent)).toContain(pyAccent!.replace("/", "\\/"));
+    // .NET's System.Text.Json: `'` and `+` in capitals' hex; Gson's: `'` too, small letters.
+    expect(forms(quote)).toContain(quote.replace("'", "\\u0027").replace("+", "\\u002B"));
+    expect(forms(quote)).toContain(quote.replace("'", "\\u0027"));
+    for (const v of [amp, angle, accent, quote, `${r(3)}&<>'"/+=\u00e9\u2028${r(3)}`]) {
+      const all = forms(v);
+      expect(new Set(all).size).toBe(all.length);
+      // Three percent-encodings, JSON.stringify's and five encoders', two HTML and a CSV field's: 12 at most.
+      expect(all.length).toBeLessThanOrEqual(12);
+    }
+    expect(escapedForms(r(24))).toEqual([]);
+  });
+
+  it("refuses each form through the CLI, naming the variable; another value written the same way is published", () => {
+    write(hermes, ".env", [`SMTP_PASSWORD='${amp}'`, `MAIL_PASSWORD='${angle}'`, `DB_PASSWORD='${accent}'`, `SFTP_PASSWORD="${quote}"`, ""].join("\n"));
+    const [pyAccent, pyOther] = pythonJson([accent, accent.replace(/[0-9]/g, (d) => String((Number(d) + 1) % 10)).replace(/^./, "Q")]);
+    const files = [
+      // docker inspect's Env and terraform output -json, as Go writes them.
+      write(work, "docker-inspect.json", `[{"Config":{"Env":["SMTP_PASSWORD=${goJson(amp)}","PATH=/usr/bin"]}}]\n`),
+      write(work, "tf-output.json", `{"outputs":{"relay":{"sensitive":false,"value":"${goJson(angle)}"}}}\n`),
+      write(work, "settings.json", `{"db": {"note": "${pyAccent}"}}\n`),
+      write(work, "php.txt", `{"db":"${pyAccent!.replace("/", "\\/")}"}\n`),
+      write(work, "dotnet.json", `{"sftp":"${quote.replace("'", "\\u0027").replace("+", "\\u002B")}"}\n`),
+    ];
+    const twins = [write(work, "other-inspect.json", `{"Env":["X=${goJson(`${r(4)}&${r(14)}`)}"]}\n`), write(work, "other-settings.json", `{"db": {"note": "${pyOther}"}}\n`)];
+    const out = prepareJson([...files, ...twins]);
+    expect(out.dropped.map(([name, code]) => [name, code])).toEqual(files.map((file) => [path.basename(file), "secret_detected"]));
+    const reasons = out.dropped.map(([, , reason]) => reason);
+    expect(reasons[0]).toContain("the value of SMTP_PASSWORD (the Hermes .env), escaped in a string");
+    expect(reasons[1]).toContain("the value of MAIL_PASSWORD (the Hermes .env), escaped in a string");
+    expect(reasons[2]).toContain("the value of DB_PASSWORD (the Hermes .env), escaped in a string");
+    expect(reasons[3]).toContain("the value of DB_PASSWORD (the Hermes .env), escaped in a string");
+    expect(reasons[4]).toContain("the value of SFTP_PASSWORD (the Hermes .env), escaped in a string");
+    for (const reason of reasons) for (const v of [amp, angle, accent, quote]) expect(reason).not.toContain(v);
+    expect(out.published).toEqual(twins.map((file) => path.basename(file)));
   });
 });
