@@ -10,7 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { expand, parseDotenv } from "../src/content/dotenv.js";
-import { escapedForms } from "../src/content/known.js";
+import { escapedForms, valuesWorthLookingFor } from "../src/content/known.js";
 import { isPlaceholder, isPlaceholderValue } from "../src/content/shape.js";
 import { Fakes } from "./corpus.js";
 import { cli, leftBehind, makeHome, write } from "./helpers.js";
@@ -193,5 +193,35 @@ describe("a value as JSON encoders other than JSON.stringify write it (Go's `\\u
     expect(reasons[4]).toContain("the value of SFTP_PASSWORD (the Hermes .env), escaped in a string");
     for (const reason of reasons) for (const v of [amp, angle, accent, quote]) expect(reason).not.toContain(v);
     expect(out.published).toEqual(twins.map((file) => path.basename(file)));
+  });
+});
+
+describe("a file of secrets saved with a UTF-8 byte order mark", () => {
+  const f = new Fakes(3003);
+  const password = `${f.pick(ALNUM, 8)}#${f.pick(ALNUM, 10)}`;
+  const token = f.pick(ALNUM, 40);
+  const exported = `${f.pick(ALNUM, 9)}!${f.pick(ALNUM, 9)}`;
+
+  it("gives its first variable's value: python-dotenv keeps the mark in the name, which still reads as a secret's", () => {
+    const py = spawnSync(ensureVenv(), ["-c", "import io, json, sys\nfrom dotenv import dotenv_values\nprint(json.dumps(dict(dotenv_values(stream=io.StringIO(sys.stdin.read())))))"], { input: `\ufeffSMTP_PASSWORD=${password}\n`, encoding: "utf8" });
+    expect(py.status, py.stderr).toBe(0);
+    expect(JSON.parse(py.stdout)).toEqual({ "\ufeffSMTP_PASSWORD": password });
+    // As Hermes would set it in an environment: the name with its mark is judged a secret's too.
+    expect(valuesWorthLookingFor("\ufeffSMTP_PASSWORD", password, false)).toEqual([password]);
+  });
+
+  it("refuses the first variable's value of a .env, of a profile's .env and of a JSON store saved so, through the CLI", () => {
+    write(hermes, ".env", `\ufeffSMTP_PASSWORD=${password}\nLLM_MODEL=anthropic/claude-sonnet-4\n`);
+    fs.mkdirSync(path.join(hermes, "profiles", "work"), { recursive: true });
+    write(path.join(hermes, "profiles", "work"), ".env", `\ufeffexport MAIL_PASSWORD='${exported}'\n`);
+    write(hermes, "auth.json", `\ufeff${JSON.stringify({ providers: { nous: { refresh_token: token } } })}`);
+    const files = [write(work, "smtp.txt", `smtp ${password}\n`), write(work, "mail.txt", `mail ${exported}\n`), write(work, "token.txt", `${token}\n`)];
+    const clean = write(work, "clean.txt", "model anthropic/claude-sonnet-4\n");
+    const out = prepareJson([...files, clean]);
+    expect(out.dropped.map(([name, code]) => [name, code])).toEqual(files.map((file) => [path.basename(file), "secret_detected"]));
+    expect(out.dropped[0]![2]).toContain("the value of SMTP_PASSWORD (the Hermes .env)");
+    expect(out.dropped[1]![2]).toContain("the value of MAIL_PASSWORD (the .env of Hermes profile work)");
+    expect(out.dropped[2]![2]).toContain("the value of providers.nous.refresh_token (the Hermes auth.json)");
+    expect(out.published).toEqual(["clean.txt"]);
   });
 });

@@ -695,6 +695,15 @@ export interface SecretFileReading {
 // A long-running process (watch, serve) re-reads a file only when it changed.
 const cache = new Map<string, { key: string; reading: SecretFileReading }>();
 
+/**
+ * A file's text without the UTF-8 byte order mark an editor saved before it
+ * (Notepad's "UTF-8 with BOM"): python-dotenv keeps it in the first name
+ * (`\ufeffSMTP_PASSWORD`, which no .env name reads as, so that line gave no
+ * value), Hermes' own sanitising reads the file as `utf-8-sig`, and a JSON
+ * store with one is no JSON to JSON.parse. The value is the secret either way.
+ */
+const withoutBom = (text: string) => (text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+
 /** Reads one file of secrets (cached while its inode, size and times are unchanged). */
 export function readSecretFile(f: SecretFile): SecretFileReading {
   let st: fs.Stats;
@@ -711,7 +720,7 @@ export function readSecretFile(f: SecretFile): SecretFileReading {
   if (cached?.key === key) return cached.reading;
   let reading: SecretFileReading;
   try {
-    reading = { file: f, exists: true, values: valuesOf(fs.readFileSync(f.file, "utf8"), f.where, f.format) };
+    reading = { file: f, exists: true, values: valuesOf(withoutBom(fs.readFileSync(f.file, "utf8")), f.where, f.format) };
   } catch (err) {
     // Unreadable (the gate's service user, say: the credentials directory is how it gets them), or damaged.
     reading = { file: f, exists: true, values: [], problem: err instanceof UnreadableSecrets ? err.message : "it cannot be read" };
