@@ -11,6 +11,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { expand, parseDotenv } from "../src/content/dotenv.js";
 import { escapedForms, valuesWorthLookingFor } from "../src/content/known.js";
+import { variableNameSaysSecret } from "../src/content/secret-variables.js";
 import { isPlaceholder, isPlaceholderValue } from "../src/content/shape.js";
 import { Fakes } from "./corpus.js";
 import { cli, leftBehind, makeHome, write } from "./helpers.js";
@@ -223,5 +224,33 @@ describe("a file of secrets saved with a UTF-8 byte order mark", () => {
     expect(out.dropped[1]![2]).toContain("the value of MAIL_PASSWORD (the .env of Hermes profile work)");
     expect(out.dropped[2]![2]).toContain("the value of providers.nous.refresh_token (the Hermes auth.json)");
     expect(out.published).toEqual(["clean.txt"]);
+  });
+});
+
+describe("names of a second or an older credential (`SMTP_PASSWORD1`, `PASSWORD_OLD`, `DB_PASSWORD_2`, `API_KEY_BACKUP`)", () => {
+  const secret = ["SMTP_PASSWORD1", "PASSWORD_OLD", "DB_PASSWORD_2", "API_KEY_BACKUP", "API_KEY_V2", "GITHUB_TOKEN_NEW", "API_KEY_2_OLD", "SECRET_KEY_PREVIOUS", "OPENAI_API_KEY_FALLBACK", "WEBHOOK_SECRET-2", "db.password.old", "ADMIN_PASSWORD_ROTATED3"];
+  const setting = ["PASSWORD_MIN_LENGTH", "TOKEN_EXPIRY", "KEY_ID", "KEY_ID_2", "MAX_TOKENS_2", "PUBLIC_KEY_OLD", "CACHE_KEY_1", "TOKEN_PATH_2", "PASSWORD_FILE_OLD", "API_KEY_V", "TOKEN_TTL_3600", "PASSWORD_LENGTH_12", "KEYBOARD_2", "OLD", "V2", "12345", "SORT_KEY_BACKUP"];
+
+  it("reads a number or a word of SUFFIX_WORDS after a secret's name as the secret's; settings stay settings; linear on long names", () => {
+    for (const name of secret) expect(variableNameSaysSecret(name), name).toBe(true);
+    for (const name of setting) expect(variableNameSaysSecret(name), name).toBe(false);
+    for (const name of [`A${"1".repeat(1 << 20)}`, `PASSWORD${"_OLD".repeat(1 << 18)}`, `${"_1".repeat(1 << 19)}`, `KEY${"_V".repeat(1 << 19)}2`]) {
+      expect(timed(() => variableNameSaysSecret(name)), name.slice(0, 12)).toBeLessThan(200);
+    }
+  });
+
+  it("refuses their values through the CLI, naming the variable; a setting's value is published", () => {
+    const f = new Fakes(3004);
+    // A `#` in each: no token's shape, so only the name makes it a secret.
+    const value = () => `${f.pick(ALNUM, 7)}#${f.pick(ALNUM, 9)}`;
+    const secrets = Object.fromEntries(["SMTP_PASSWORD1", "PASSWORD_OLD", "DB_PASSWORD_2", "API_KEY_BACKUP", "API_KEY_V2"].map((name) => [name, value()]));
+    const settings = Object.fromEntries(["PASSWORD_MIN_LENGTH", "TOKEN_EXPIRY", "KEY_ID_2", "MAX_TOKENS_2", "PUBLIC_KEY_OLD"].map((name) => [name, value()]));
+    write(hermes, ".env", `${Object.entries({ ...secrets, ...settings }).map(([name, v]) => `${name}='${v}'`).join("\n")}\n`);
+    const files = Object.entries(secrets).map(([name, v]) => write(work, `${name.toLowerCase()}.txt`, `it is ${v}\n`));
+    const clean = write(work, "settings.txt", `${Object.values(settings).join("\n")}\n`);
+    const out = prepareJson([...files, clean]);
+    expect(out.dropped.map(([name, code]) => [name, code])).toEqual(files.map((file) => [path.basename(file), "secret_detected"]));
+    Object.keys(secrets).forEach((name, i) => expect(out.dropped[i]![2]).toContain(`the value of ${name} (the Hermes .env)`));
+    expect(out.published).toEqual(["settings.txt"]);
   });
 });
