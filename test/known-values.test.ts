@@ -37,7 +37,7 @@ function prepareJson(files: string[]) {
   return { code: r.code, published: doc.media.map((m) => path.basename(m.source)), dropped: doc.media_dropped.map((d) => [path.basename(d.path), d.code, d.reason] as const) };
 }
 
-/** Milliseconds `f` takes. */
+/** Milliseconds `f` takes: a bound of a second tells linear (a few ms a MiB) from quadratic (minutes), on a loaded machine too. */
 function timed(f: () => unknown): number {
   const t0 = performance.now();
   f();
@@ -125,11 +125,11 @@ describe("a real .env password that holds a placeholder's mark is looked for; a 
   it("stays linear on values built against the placeholder test and the expansion", () => {
     const n = 1 << 20;
     for (const value of ["x-".repeat(n / 2), "xxx-".repeat(n / 4), "$".repeat(n), "${".repeat(n / 2), "<".repeat(n), "{{".repeat(n / 2), "a1-".repeat(n / 3), `${"x".repeat(n)}1`, "-.".repeat(n / 2)]) {
-      expect(timed(() => isPlaceholderValue(value)), value.slice(0, 8)).toBeLessThan(200);
+      expect(timed(() => isPlaceholderValue(value)), value.slice(0, 8)).toBeLessThan(1000);
     }
     const known = new Map([["A", "v"]]);
     for (const value of ["${".repeat(n / 2), "${A:x".repeat(n / 5), `${"${".repeat(n / 2)}}`, "${A}".repeat(n / 4), "}".repeat(n)]) {
-      expect(timed(() => expand(value, known)), value.slice(0, 8)).toBeLessThan(200);
+      expect(timed(() => expand(value, known)), value.slice(0, 8)).toBeLessThan(1000);
     }
   });
 });
@@ -235,7 +235,7 @@ describe("names of a second or an older credential (`SMTP_PASSWORD1`, `PASSWORD_
     for (const name of secret) expect(variableNameSaysSecret(name), name).toBe(true);
     for (const name of setting) expect(variableNameSaysSecret(name), name).toBe(false);
     for (const name of [`A${"1".repeat(1 << 20)}`, `PASSWORD${"_OLD".repeat(1 << 18)}`, `${"_1".repeat(1 << 19)}`, `KEY${"_V".repeat(1 << 19)}2`]) {
-      expect(timed(() => variableNameSaysSecret(name)), name.slice(0, 12)).toBeLessThan(200);
+      expect(timed(() => variableNameSaysSecret(name)), name.slice(0, 12)).toBeLessThan(1000);
     }
   });
 
