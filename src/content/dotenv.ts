@@ -2,8 +2,8 @@
 // before a name, `#` comments (an unquoted value ends at ` #`), single-quoted
 // values kept as written (`\'` and `\\` excepted), double-quoted values with
 // backslash escapes, quoted values spanning lines, and `${NAME}` /
-// `${NAME:-default}` expanded in unquoted and double-quoted values from what
-// the file set before.
+// `${NAME:-default}` expanded in every value (single-quoted too, as
+// python-dotenv does) from what the file set before.
 
 export interface DotenvEntry {
   name: string;
@@ -13,8 +13,33 @@ export interface DotenvEntry {
 const NAME = /[A-Za-z_][A-Za-z0-9_.-]*/y;
 const ESCAPES: Record<string, string> = { n: "\n", r: "\r", t: "\t", v: "\v", f: "\f", a: "\x07", b: "\b", "\\": "\\", "'": "'", '"': '"' };
 
-function expand(value: string, known: Map<string, string>): string {
-  return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_, name: string, fallback: string | undefined) => known.get(name) ?? fallback ?? "");
+/**
+ * `value` with each `${NAME}` and `${NAME:-default}` replaced as
+ * python-dotenv's interpolation does (its `\$\{([^}:]*)(?::-([^}]*))?\}`):
+ * a name is anything to the first `}` or `:`, an unknown name is empty
+ * (python-dotenv would take the loading process's environment, which this
+ * one cannot know). A scan, not that expression: it tried from each `${`
+ * runs to the end of a value with no `}`, a quadratic time on a line of
+ * `${` (a gate reads the .env an agent writes).
+ */
+export function expand(value: string, known: ReadonlyMap<string, string>): string {
+  let out = "";
+  let from = 0;
+  // The first `}` at or after the `${` being read: found once for all the `${` before it.
+  let close = -1;
+  for (let open = value.indexOf("${"); open >= 0; open = value.indexOf("${", open + 1)) {
+    if (open < from) continue;
+    if (close < open + 2) close = value.indexOf("}", open + 2);
+    if (close < 0) break;
+    const inside = value.slice(open + 2, close);
+    const colon = inside.indexOf(":");
+    // `${A:x}` is none: the expression then tries the next `${`.
+    if (colon >= 0 && inside[colon + 1] !== "-") continue;
+    const name = colon < 0 ? inside : inside.slice(0, colon);
+    out += value.slice(from, open) + (known.get(name) ?? (colon < 0 ? "" : inside.slice(colon + 2)));
+    from = close + 1;
+  }
+  return out + value.slice(from);
 }
 
 /** The entries of a .env file, in order; a later one wins, as when Hermes loads it. */
@@ -70,7 +95,8 @@ export function parseDotenv(text: string): DotenvEntry[] {
         out += text[i++];
       }
       i++;
-      value = open === '"' ? expand(out, known) : out;
+      // python-dotenv expands single-quoted values too (the real parser, test/content.test.ts).
+      value = expand(out, known);
       skipLine();
     } else {
       const end = text.indexOf("\n", i) < 0 ? n : text.indexOf("\n", i);

@@ -29,7 +29,7 @@ import { hermesHomeDirs, readdirOrEmpty } from "./hermes-homes.js";
 import type { ProcessEnvironment } from "./process-environments.js";
 import { type SecretFileFormat, forEachSecretEntry } from "./secret-file-formats.js";
 import { AUTH_SCHEME, PATH_LIKE, USERINFO, basicPassword, environmentEntryMayHoldSecret, namesAuthorization, variableNameSaysSecret } from "./secret-variables.js";
-import { isPlaceholder, looksLikeTokenValue } from "./shape.js";
+import { isPlaceholderValue, looksLikeTokenValue } from "./shape.js";
 import { WRAPPED_WHAT, lineEndBeforeBreak, wrapBreakLength } from "./text-forms.js";
 
 /** Shorter values are too common to look for (a user id, a port, `true`). */
@@ -64,16 +64,18 @@ export function valuesWorthLookingFor(name: string, value: string, byShape = tru
   }
   // An HTTP header's value (an MCP server's `Authorization: Bearer …` in config.yaml): its credential.
   const scheme = namesAuthorization(name) ? AUTH_SCHEME.exec(value) : null;
-  if (scheme && scheme[1]!.length >= MIN_VALUE && !isPlaceholder(scheme[1]!)) out.push(scheme[1]!);
+  if (scheme && scheme[1]!.length >= MIN_VALUE && !isPlaceholderValue(scheme[1]!)) out.push(scheme[1]!);
   // A Basic credential kept encoded (a Docker config's `auths.REGISTRY.auth`): the encoding as it is, and its password.
   const basic = namesAuthorization(name) ? basicPassword(value) : undefined;
   if (basic !== undefined) {
     if (value.length >= MIN_VALUE) out.push(value);
-    if (basic.length >= MIN_VALUE && !isPlaceholder(basic)) out.push(basic);
+    if (basic.length >= MIN_VALUE && !isPlaceholderValue(basic)) out.push(basic);
   }
   if (value.length < MIN_VALUE) return out;
   const secretName = variableNameSaysSecret(name);
-  if ((!secretName && !userinfo && !byShape) || isPlaceholder(value)) return out;
+  // The host's own value: skipped only when it is wholly a placeholder or a reference (`your-key-here`, `${OTHER}`),
+  // not for a `<`, `here` or `abc123` inside it, as a generic assignment in a file is (isPlaceholder).
+  if ((!secretName && !userinfo && !byShape) || isPlaceholderValue(value)) return out;
   if (secretName || userinfo || (!SETTING_NAME.test(name) && !PATH_LIKE.test(value) && looksLikeTokenValue(value))) {
     out.push(value);
     // A multi-line value (a key pasted into .env) is also looked for line by line.
@@ -345,7 +347,8 @@ const ESCAPED = /[^A-Za-z0-9_.~-]/;
  * (`encodeURIComponent`, Python's `quote` with and without `/` kept, which
  * `urlencode` and requests write: `:` of a Telegram token as `%3A`, `/` and
  * `+` of an AWS secret key as `%2F` and `%2B`), inside a JSON or YAML string
- * (`"` and `\` escaped: `json.dumps`), in HTML that a template escaped and a
+ * (`"` and `\` escaped: `json.dumps`; and as JSON_ENCODERS write it: `&` as
+ * Go's `\u0026`, `é` as Python's `\u00e9`, `/` as PHP's `\/`), in HTML that a template escaped and a
  * Markdown or text file kept (`&amp;`; Python's `html.escape` and
  * MarkupSafe's forms of quotes), and in a CSV field (`"` doubled). Each is
  * one more value of the one pass: no cost per byte.
@@ -360,12 +363,64 @@ export function escapedForms(value: string): { how: string; form: string }[] {
   add("percent-encoded", percent(/[A-Za-z0-9_.~-]/));
   add("percent-encoded", percent(/[A-Za-z0-9_.~/-]/));
   add("percent-encoded", encodeURIComponent(value));
-  add("escaped in a string", JSON.stringify(value).slice(1, -1));
+  const json = JSON.stringify(value).slice(1, -1);
+  add("escaped in a string", json);
+  for (const encoder of JSON_ENCODERS) add("escaped in a string", jsonForm(json, encoder));
   const html = value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
   add("HTML-escaped", html.replace(/"/g, "&quot;").replace(/'/g, "&#x27;"));
   add("HTML-escaped", html.replace(/"/g, "&#34;").replace(/'/g, "&#39;"));
   add("escaped in a CSV field", value.replace(/"/g, '""'));
   return Array.from(forms, ([form, how]) => ({ how, form }));
+}
+
+/**
+ * How the JSON encoders in common use write a string beyond JSON.stringify's
+ * escapes (`"`, `\\`, control characters): each one form of a value, so a
+ * value has at most these more (a form equal to another is added once).
+ */
+interface JsonEncoder {
+  /** Characters it writes as `\u00XX` besides JSON.stringify's. */
+  unicode: string;
+  /** Whether it writes every character past ASCII as `\uXXXX` (surrogate pairs past the BMP). */
+  asciiOnly: boolean;
+  /** Whether it writes `/` as `\/`. */
+  slash: boolean;
+  upperHex: boolean;
+}
+const JSON_ENCODERS: readonly JsonEncoder[] = [
+  // Go's encoding/json (docker inspect, kubectl -o json, terraform -json): HTML-safe, U+2028 and U+2029 too.
+  { unicode: "<>&\u2028\u2029", asciiOnly: false, slash: false, upperHex: false },
+  // Python's json.dumps (ensure_ascii, its default), Java's Jackson with ESCAPE_NON_ASCII.
+  { unicode: "", asciiOnly: true, slash: false, upperHex: false },
+  // PHP's json_encode (its default: `\/` and ASCII only).
+  { unicode: "", asciiOnly: true, slash: true, upperHex: false },
+  // Gson's default (HTML-safe: `=` and `'` too).
+  { unicode: "<>&='\u2028\u2029", asciiOnly: false, slash: false, upperHex: false },
+  // .NET's System.Text.Json default encoder: HTML-sensitive characters, `+`, `` ` ``, `"` and all past ASCII, in capitals.
+  { unicode: "<>&'+`\"", asciiOnly: true, slash: false, upperHex: true },
+];
+
+/** `json` (a value as JSON.stringify escapes it, less its quotes) as `encoder` writes it. */
+function jsonForm(json: string, encoder: JsonEncoder): string {
+  let out = "";
+  for (let i = 0; i < json.length; i++) {
+    const c = json[i]!;
+    const code = json.charCodeAt(i);
+    if (c === "\\") {
+      // An escape of JSON.stringify's, kept whole: `\"` is the one its encoder may write otherwise.
+      const next = json[i + 1]!;
+      out += next === '"' && encoder.unicode.includes('"') ? unicodeEscape(34, encoder.upperHex) : `\\${next}`;
+      i++;
+    } else if (encoder.unicode.includes(c) || (encoder.asciiOnly && code > 0x7f)) out += unicodeEscape(code, encoder.upperHex);
+    else if (c === "/" && encoder.slash) out += "\\/";
+    else out += c;
+  }
+  return out;
+}
+
+function unicodeEscape(code: number, upperHex: boolean): string {
+  const hex = code.toString(16).padStart(4, "0");
+  return `\\u${upperHex ? hex.toUpperCase() : hex}`;
 }
 
 /** What is looked for of one variable: each value worth it (valuesWorthLookingFor), as it is, escaped (escapedForms) and base64-encoded. */
@@ -650,6 +705,15 @@ export interface SecretFileReading {
 // A long-running process (watch, serve) re-reads a file only when it changed.
 const cache = new Map<string, { key: string; reading: SecretFileReading }>();
 
+/**
+ * A file's text without the UTF-8 byte order mark an editor saved before it
+ * (Notepad's "UTF-8 with BOM"): python-dotenv keeps it in the first name
+ * (`\ufeffSMTP_PASSWORD`, which no .env name reads as, so that line gave no
+ * value), Hermes' own sanitising reads the file as `utf-8-sig`, and a JSON
+ * store with one is no JSON to JSON.parse. The value is the secret either way.
+ */
+const withoutBom = (text: string) => (text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+
 /** Reads one file of secrets (cached while its inode, size and times are unchanged). */
 export function readSecretFile(f: SecretFile): SecretFileReading {
   let st: fs.Stats;
@@ -666,7 +730,7 @@ export function readSecretFile(f: SecretFile): SecretFileReading {
   if (cached?.key === key) return cached.reading;
   let reading: SecretFileReading;
   try {
-    reading = { file: f, exists: true, values: valuesOf(fs.readFileSync(f.file, "utf8"), f.where, f.format) };
+    reading = { file: f, exists: true, values: valuesOf(withoutBom(fs.readFileSync(f.file, "utf8")), f.where, f.format) };
   } catch (err) {
     // Unreadable (the gate's service user, say: the credentials directory is how it gets them), or damaged.
     reading = { file: f, exists: true, values: [], problem: err instanceof UnreadableSecrets ? err.message : "it cannot be read" };

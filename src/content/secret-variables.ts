@@ -61,10 +61,52 @@ export function nameSaysSecret(name: string): boolean {
   return false;
 }
 
-/** A variable whose name says its value is a secret (`*_API_KEY`, `*_TOKEN`), not a setting that names one (`*_KEY_FILE`, `*_TOKEN_PATH`). */
+/**
+ * A variable whose name says its value is a secret (`*_API_KEY`, `*_TOKEN`),
+ * not a setting that names one (`*_KEY_FILE`, `*_TOKEN_PATH`); also with a
+ * number or a word of a second or an earlier credential after it
+ * (`SMTP_PASSWORD1`, `DB_PASSWORD_2`, `PASSWORD_OLD`, `API_KEY_BACKUP`,
+ * `API_KEY_V2`), the name without them judged the same way
+ * (`MAX_TOKENS_2`, `PUBLIC_KEY_OLD`: no secret; `PASSWORD_MIN_LENGTH`,
+ * `TOKEN_EXPIRY`, `KEY_ID` end in no such word).
+ */
 export function variableNameSaysSecret(name: string): boolean {
-  return nameSaysSecret(name) && !nameHoldsNoSecret(name) && !/_(?:PATH|FILE|DIR)$/i.test(name);
+  const base = withoutSuffix(name);
+  return nameSaysSecret(base) && !nameHoldsNoSecret(base) && !/_(?:PATH|FILE|DIR)$/i.test(base);
 }
+
+/** Words after a secret's name that say which of several it is: another, an older, a spare one. */
+const SUFFIX_WORDS = ["old", "new", "prev", "previous", "next", "current", "backup", "bak", "alt", "secondary", "primary", "fallback", "rotated", "legacy", "orig", "original", "v"];
+
+/**
+ * `name` without what may follow a secret's name (variableNameSaysSecret):
+ * digits (`PASSWORD1`, `_2`), a separator and one of SUFFIX_WORDS before
+ * them (`_BACKUP2`, `_V2`, `_OLD`), and digits before that word (`_2_OLD`). Scanned back from the end: no
+ * expression tried at each of a long name's digits.
+ */
+function withoutSuffix(name: string): string {
+  let end = withoutDigits(name, name.length);
+  // A `_V2` is a version: the V alone says so only before digits.
+  for (const word of SUFFIX_WORDS) {
+    const at = end - word.length;
+    if (at < 2 || !isSeparator(name.charCodeAt(at - 1)) || name.slice(at, end).toLowerCase() !== word) continue;
+    if (word === "v" && end === name.length) continue;
+    // And a number before the word (`API_KEY_2_OLD`).
+    end = withoutDigits(name, at - 1);
+    break;
+  }
+  return end === name.length ? name : name.slice(0, end);
+}
+
+/** Where the digits that end `name[0, end)` start, with the separator before them (`_2`, `-2`, `.2`); `end` when none. */
+function withoutDigits(name: string, end: number): number {
+  let at = end;
+  while (at > 0 && name.charCodeAt(at - 1) >= 48 && name.charCodeAt(at - 1) <= 57) at--;
+  if (at === end || at === 0) return end;
+  return at > 1 && isSeparator(name.charCodeAt(at - 1)) ? at - 1 : at;
+}
+
+const isSeparator = (c: number) => c === 95 || c === 45 || c === 46;
 
 /** A value that is a path (absolute, home-relative or relative): a file's name, not a credential. */
 export const PATH_LIKE = /^(?:[/~]|\.\.?\/)/;

@@ -95,6 +95,72 @@ export function isPlaceholder(value: string): boolean {
 }
 
 /**
+ * Words a template writes in place of a value (`your-api-key-here`,
+ * `replace_with_your_token`, `secret-key`): a value made of these only is
+ * no one's credential.
+ */
+const TEMPLATE_WORDS = new Set([
+  "your", "my", "the", "a", "an", "here", "goes", "put", "enter", "insert", "paste", "replace", "with", "me", "change", "changeme", "example", "sample",
+  "dummy", "fake", "placeholder", "redacted", "todo", "fixme", "tbd", "none", "null", "empty", "unset", "not", "set", "secret", "password", "passwd",
+  "pass", "key", "api", "apikey", "token", "access", "value", "test",
+]);
+/** Template words that say placeholder beside any other words of letters (`your-openai-key-here`, `insert_slack_token`). */
+const TEMPLATE_MARKS = new Set(["your", "here", "insert", "paste", "replace", "changeme", "example", "sample", "dummy", "placeholder", "redacted", "todo", "fixme", "tbd"]);
+/** A piece of a vendor's prefix before a filler (`sk`, `ant`, `api03`, `v1`, `xoxb`): letters and at most two digits. */
+const PREFIX_WORD = /^[a-z]{1,8}[0-9]{0,2}$/;
+const LETTERS = /^[a-z]+$/;
+/**
+ * A reference to where a value is kept, as a whole value: `${NAME}`,
+ * `${NAME:-default}`, `$NAME` and `%NAME%` of a variable's name in capitals
+ * (`$Hn5vQ9x…` is a password: python-dotenv expands no `$NAME`, Hermes holds
+ * it as it is), `{{ name }}`, `$(command)`, `<your key>`.
+ */
+const REFERENCE = /^(?:\$\{[^}]*\}|\$[A-Z_][A-Z0-9_]*|%[A-Z_][A-Z0-9_]*%|\{\{[^}]*\}\}|\$\([^)]*\)|<[^<>]*>)$/;
+/** What fills a template's place for a key: four or more `x`, `*`, `.`, `…`, `#`, `-` or `_` in a row. */
+const FILLER = /x{4,}|[*.#_-]{4,}|\.{3}|\u2026/gi;
+
+/**
+ * True when `value`, one the host itself holds (its .env's, a store's, an
+ * environment's), is wholly a placeholder or a reference: a template's
+ * words only (`your-key-here`, `secret-key`, `changeme`), filler after a
+ * vendor's prefix (`sk-xxxxxxxx`, `sk-or-v1-...`, `ghp_XXXX`, `********`),
+ * a reference (REFERENCE), one character repeated, a run of the alphabet or
+ * the digits (`12345678`, `abcdefgh`), or documentation's stock password
+ * (`password`, `admin123`). Not isPlaceholder, which judges a generic
+ * assignment in a file and is right to read any `<`, `{{`, `here` or
+ * `abc123` inside a value so: a real password holds those as often as a
+ * generator's symbols allow (`Kp7<vR2x…`, `@Hn5v…`), and the host's own
+ * value is looked for unless nothing of it could be a secret.
+ */
+export function isPlaceholderValue(value: string): boolean {
+  if (REFERENCE.test(value) || isExamplePassword(value) || isRun(value.toLowerCase())) return true;
+  let filled = -1;
+  const words: string[] = [];
+  // The filler's runs cut the value into words too (`AKIAXXXXXXXX`: `akia`, then filler); `-1` marks where the first was.
+  for (const piece of value.toLowerCase().replace(FILLER, " \u0000 ").split(/[^a-z0-9\u0000]+/)) {
+    if (piece === "\u0000") {
+      if (filled < 0) filled = words.length;
+    } else if (piece !== "") words.push(piece);
+  }
+  if (filled >= 0) {
+    // Filler, then nothing but template words: a vendor's prefix before it.
+    return words.every((word, i) => (i < filled ? PREFIX_WORD.test(word) : TEMPLATE_WORDS.has(word)));
+  }
+  if (words.length === 0) return false;
+  if (words.every((word) => TEMPLATE_WORDS.has(word))) return true;
+  return words.some((word) => TEMPLATE_MARKS.has(word)) && words.every((word) => TEMPLATE_WORDS.has(word) || LETTERS.test(word));
+}
+
+/** One character repeated, or a run of the alphabet, the digits or a keyboard's row (`aaaaaaaa`, `12345678`, `abcdefgh`, `qwertyui`). */
+function isRun(lower: string): boolean {
+  if (lower.length === 0) return false;
+  let same = true;
+  for (let i = 1; i < lower.length && same; i++) same = lower[i] === lower[0];
+  return same || RUNS.some((run) => run.includes(lower));
+}
+const RUNS = ["abcdefghijklmnopqrstuvwxyz", "0123456789", "1234567890", "qwertyuiopasdfghjklzxcvbnm"];
+
+/**
  * True when `body` (a token without its vendor prefix) looks random: enough
  * distinct characters for its length, and no placeholder in it.
  */

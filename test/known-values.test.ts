@@ -1,0 +1,256 @@
+// The host's own values as a red-team pass (redteam30) found them missed: a
+// real password that holds a placeholder's mark (`<`, `@…`, `here`) dropped
+// as a placeholder, a value written by a JSON encoder that escapes more than
+// JSON.stringify (Go's `\u0026`), a .env saved with a byte order mark, and
+// variables named for a second or an older credential (`PASSWORD_OLD`,
+// `DB_PASSWORD_2`). Fake values are made at test time; each case goes
+// through the real CLI, with the forms that must stay published beside it.
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { expand, parseDotenv } from "../src/content/dotenv.js";
+import { escapedForms, valuesWorthLookingFor } from "../src/content/known.js";
+import { variableNameSaysSecret } from "../src/content/secret-variables.js";
+import { isPlaceholder, isPlaceholderValue } from "../src/content/shape.js";
+import { Fakes } from "./corpus.js";
+import { cli, leftBehind, makeHome, write } from "./helpers.js";
+import { ensureVenv, systemPython } from "./python-env.js";
+
+let h: ReturnType<typeof makeHome>;
+let work: string;
+let hermes: string;
+beforeEach(() => {
+  h = makeHome();
+  work = path.join(h.home, "work");
+  hermes = path.join(h.home, ".hermes");
+  fs.mkdirSync(work);
+  fs.mkdirSync(hermes, { recursive: true, mode: 0o700 });
+});
+afterEach(() => h.cleanup());
+
+const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+function prepareJson(files: string[]) {
+  const r = cli(["prepare", "--json", "--allow", "txt,md,csv,json,html", ...files], { env: h.env, cwd: work });
+  const doc = JSON.parse(r.stdout) as { media: { source: string }[]; media_dropped: { path: string; code: string; reason: string }[] };
+  return { code: r.code, published: doc.media.map((m) => path.basename(m.source)), dropped: doc.media_dropped.map((d) => [path.basename(d.path), d.code, d.reason] as const) };
+}
+
+/** Milliseconds `f` takes: a bound of a second tells linear (a few ms a MiB) from quadratic (minutes), on a loaded machine too. */
+function timed(f: () => unknown): number {
+  const t0 = performance.now();
+  f();
+  return performance.now() - t0;
+}
+
+describe("a real .env password that holds a placeholder's mark is looked for; a template's whole placeholder is not", () => {
+  const f = new Fakes(3001);
+  const r = (n: number) => f.pick(ALNUM, n);
+  // One per mark isPlaceholder reads inside a generic assignment's value.
+  const passwords: Record<string, string> = {
+    SMTP_PASSWORD: `${r(3)}<${r(15)}`,
+    EMAIL_PASSWORD: `${r(4)}>${r(15)}`,
+    MATRIX_PASSWORD: `@${r(19)}`,
+    IRC_PASSWORD: `$${r(19)}`,
+    XMPP_PASSWORD: `%${r(19)}`,
+    MQTT_PASSWORD: `${r(5)}{{${r(12)}`,
+    REDIS_PASSWORD: `${r(5)}$(${r(12)}`,
+    FTP_PASSWORD: `${r(5)}here${r(10)}`,
+    LDAP_PASSWORD: `${r(5)}todo${r(10)}`,
+    VNC_PASSWORD: `${r(5)}abc123${r(10)}`,
+  };
+  // What a template .env holds (Hermes' own and the common ones): never looked for, or every README would be refused.
+  const template: Record<string, string> = {
+    OPENAI_API_KEY: "your-key-here",
+    OPENROUTER_API_KEY: "your_openrouter_api_key",
+    TELEGRAM_BOT_TOKEN: "<your-telegram-bot-token>",
+    ANTHROPIC_API_KEY: "sk-ant-xxxxxxxxxxxxxxxx",
+    DEEPSEEK_API_KEY: "sk-...",
+    GITHUB_TOKEN: "ghp_XXXXXXXXXXXXXXXXXXXX",
+    DB_PASSWORD: "changeme",
+    ADMIN_PASSWORD: "admin123",
+    SLACK_BOT_TOKEN: "xoxb-xxxx-xxxx-xxxx",
+    SESSION_SECRET: "replace_with_your_secret",
+    WEBHOOK_SECRET: "********",
+    FIRECRAWL_API_KEY: "$FIRECRAWL_KEY",
+    EXA_API_KEY: "insert-exa-key-here",
+  };
+
+  it("judges the host's whole value: a reference, filler or a template's words are placeholders; a mark inside a random value is not", () => {
+    for (const value of Object.values(passwords)) {
+      expect(isPlaceholderValue(value), value).toBe(false);
+      // The generic assignment's test still reads them so, for the rules' precision in documentation.
+      expect(isPlaceholder(value), value).toBe(true);
+    }
+    for (const value of [...Object.values(template), "${OPENAI_API_KEY}", "${KEY:-sk-default}", "%API_KEY%", "{{ api_key }}", "$(cat /run/secrets/key)", "<TOKEN>", "AKIAXXXXXXXXXXXXXXXX", "12345678", "abcdefgh", "xxxxxxxxxx", "sk-or-v1-xxxxxxxx", "password", "secret-key", "TODO-set-this"]) {
+      expect(isPlaceholderValue(value), value).toBe(true);
+    }
+    // Words of letters beside a template's word, and a passphrase without one; digits make a value a value.
+    expect(isPlaceholderValue("your-openai-key-here")).toBe(true);
+    expect(isPlaceholderValue("correct horse battery staple")).toBe(false);
+    expect(isPlaceholderValue("my-dashboard-secret-2024")).toBe(false);
+    expect(isPlaceholderValue(`sk-${r(4)}xxxx${r(8)}`)).toBe(false);
+    expect(isPlaceholderValue(`${r(12)}...`)).toBe(false);
+  });
+
+  it("refuses each such password through the CLI, naming the variable, never the value; a README of the template's placeholders is published", () => {
+    const env = [...Object.entries(passwords).map(([name, value]) => `${name}='${value}'`), ...Object.entries(template).map(([name, value]) => `${name}=${value}`), ""].join("\n");
+    write(hermes, ".env", env);
+    // A JSON store's reference, which no parse expands.
+    write(hermes, "auth.json", JSON.stringify({ providers: { nous: { api_key: "${NOUS_API_KEY}", refresh_token: "<refresh-token>" } } }));
+    const names = Object.keys(passwords);
+    const files = names.map((name, i) => write(work, `leak-${i}.md`, `| service | password |\n|---|---|\n| ${name.toLowerCase()} | ${passwords[name]} |\n`));
+    const readme = write(work, "README.md", `Set these in ~/.hermes/.env:\n\n${Object.entries(template).map(([name, value]) => `    ${name}=${value}\n`).join("")}\nand in auth.json: \${NOUS_API_KEY}, <refresh-token>.\n`);
+    const out = prepareJson([...files, readme]);
+    expect(out.dropped.map(([name, code]) => [name, code])).toEqual(files.map((file) => [path.basename(file), "secret_detected"]));
+    out.dropped.forEach(([, , reason], i) => expect(reason).toContain(`the value of ${names[i]} (the Hermes .env)`));
+    for (const [, , reason] of out.dropped) for (const value of Object.values(passwords)) expect(reason).not.toContain(value);
+    expect(out.published).toEqual(["README.md"]);
+    expect(leftBehind(h).staging).toEqual([]);
+  });
+
+  it("expands `${NAME}` as python-dotenv does, in single-quoted values too (the real parser, in .venv/)", () => {
+    const cases = [
+      "A=x1\nB=${A}\nC='${A}'\nD=\"${A}\"\nE=${NOPE_K30}\nF=${A:-d}\nG=$A\nH=${A-x}\nI=${a.b}\n",
+      "A=v\nB='pre${A}post${A:-z}${Q_K30:-dflt}'\nC=${A:x}\nD=${A:x${A}\nE=${A\nF=}${A}{\nG=${:-only}\nH=${A:-}\n",
+    ];
+    const script = ["import io, json, sys", "from dotenv import dotenv_values", "print(json.dumps([dict(dotenv_values(stream=io.StringIO(t))) for t in json.load(sys.stdin)]))"].join("\n");
+    const py = spawnSync(ensureVenv(), ["-c", script], { input: JSON.stringify(cases), encoding: "utf8", env: { PATH: process.env.PATH } });
+    expect(py.status, py.stderr).toBe(0);
+    const python = JSON.parse(py.stdout) as Record<string, string>[];
+    cases.forEach((text, i) => expect(Object.fromEntries(parseDotenv(text).map((e) => [e.name, e.value])), JSON.stringify(text)).toEqual(python[i]));
+  });
+
+  it("stays linear on values built against the placeholder test and the expansion", () => {
+    const n = 1 << 20;
+    for (const value of ["x-".repeat(n / 2), "xxx-".repeat(n / 4), "$".repeat(n), "${".repeat(n / 2), "<".repeat(n), "{{".repeat(n / 2), "a1-".repeat(n / 3), `${"x".repeat(n)}1`, "-.".repeat(n / 2)]) {
+      expect(timed(() => isPlaceholderValue(value)), value.slice(0, 8)).toBeLessThan(1000);
+    }
+    const known = new Map([["A", "v"]]);
+    for (const value of ["${".repeat(n / 2), "${A:x".repeat(n / 5), `${"${".repeat(n / 2)}}`, "${A}".repeat(n / 4), "}".repeat(n)]) {
+      expect(timed(() => expand(value, known)), value.slice(0, 8)).toBeLessThan(1000);
+    }
+  });
+});
+
+describe("a value as JSON encoders other than JSON.stringify write it (Go's `\\u0026`, Python's `\\u00e9`, PHP's `\\/`, .NET's `\\u0027`)", () => {
+  const f = new Fakes(3002);
+  const r = (n: number) => f.pick(ALNUM, n);
+  const amp = `${r(4)}&${r(14)}`;
+  // Go's form of this one is no other encoder's: `=` as it is (Gson: `\\u003d`), `\\u003c` in small letters (.NET: `\\u003C`).
+  const angle = `${r(4)}<${r(6)}>${r(4)}=${r(4)}`;
+  const accent = `${r(5)}\u00e9${r(5)}/${r(8)}`;
+  const quote = `${r(5)}'${r(5)}+${r(8)}`;
+  // What Go 1.26's encoding/json wrote for these characters (json.Marshal, checked once with `go run`: a cold build takes ~30 s, too long for a test).
+  const goJson = (v: string) => JSON.stringify(v).slice(1, -1).replace(/&/g, "\\u0026").replace(/</g, "\\u003c").replace(/>/g, "\\u003e");
+  /** The real json.dumps (ensure_ascii, its default) of each value, less the quotes. */
+  const pythonJson = (values: string[]) => {
+    const py = spawnSync(systemPython(), ["-c", "import json, sys\nfor v in json.load(sys.stdin): print(json.dumps(v)[1:-1])"], { input: JSON.stringify(values), encoding: "utf8" });
+    expect(py.status, py.stderr).toBe(0);
+    return py.stdout.split("\n").slice(0, values.length);
+  };
+
+  it("adds Go's, Python's, PHP's, Gson's and .NET's forms, each once, a few at most, and none for a value no escape changes", () => {
+    const [pyAccent] = pythonJson([accent]);
+    expect(pyAccent).toContain("\\u00e9");
+    const forms = (v: string) => escapedForms(v).map((x) => x.form);
+    expect(forms(amp)).toContain(goJson(amp));
+    expect(forms(angle)).toContain(goJson(angle));
+    expect(forms(accent)).toContain(pyAccent);
+    // PHP's json_encode: `\/` and ASCII only.
+    expect(forms(accent)).toContain(pyAccent!.replace("/", "\\/"));
+    // .NET's System.Text.Json: `'` and `+` in capitals' hex; Gson's: `'` too, small letters.
+    expect(forms(quote)).toContain(quote.replace("'", "\\u0027").replace("+", "\\u002B"));
+    expect(forms(quote)).toContain(quote.replace("'", "\\u0027"));
+    for (const v of [amp, angle, accent, quote, `${r(3)}&<>'"/+=\u00e9\u2028${r(3)}`]) {
+      const all = forms(v);
+      expect(new Set(all).size).toBe(all.length);
+      // Three percent-encodings, JSON.stringify's and five encoders', two HTML and a CSV field's: 12 at most.
+      expect(all.length).toBeLessThanOrEqual(12);
+    }
+    expect(escapedForms(r(24))).toEqual([]);
+  });
+
+  it("refuses each form through the CLI, naming the variable; another value written the same way is published", () => {
+    write(hermes, ".env", [`SMTP_PASSWORD='${amp}'`, `MAIL_PASSWORD='${angle}'`, `DB_PASSWORD='${accent}'`, `SFTP_PASSWORD="${quote}"`, ""].join("\n"));
+    const [pyAccent, pyOther] = pythonJson([accent, accent.replace(/[0-9]/g, (d) => String((Number(d) + 1) % 10)).replace(/^./, "Q")]);
+    const files = [
+      // docker inspect's Env and terraform output -json, as Go writes them.
+      write(work, "docker-inspect.json", `[{"Config":{"Env":["SMTP_PASSWORD=${goJson(amp)}","PATH=/usr/bin"]}}]\n`),
+      write(work, "tf-output.json", `{"outputs":{"relay":{"sensitive":false,"value":"${goJson(angle)}"}}}\n`),
+      write(work, "settings.json", `{"db": {"note": "${pyAccent}"}}\n`),
+      write(work, "php.txt", `{"db":"${pyAccent!.replace("/", "\\/")}"}\n`),
+      write(work, "dotnet.json", `{"sftp":"${quote.replace("'", "\\u0027").replace("+", "\\u002B")}"}\n`),
+    ];
+    const twins = [write(work, "other-inspect.json", `{"Env":["X=${goJson(`${r(4)}&${r(14)}`)}"]}\n`), write(work, "other-settings.json", `{"db": {"note": "${pyOther}"}}\n`)];
+    const out = prepareJson([...files, ...twins]);
+    expect(out.dropped.map(([name, code]) => [name, code])).toEqual(files.map((file) => [path.basename(file), "secret_detected"]));
+    const reasons = out.dropped.map(([, , reason]) => reason);
+    expect(reasons[0]).toContain("the value of SMTP_PASSWORD (the Hermes .env), escaped in a string");
+    expect(reasons[1]).toContain("the value of MAIL_PASSWORD (the Hermes .env), escaped in a string");
+    expect(reasons[2]).toContain("the value of DB_PASSWORD (the Hermes .env), escaped in a string");
+    expect(reasons[3]).toContain("the value of DB_PASSWORD (the Hermes .env), escaped in a string");
+    expect(reasons[4]).toContain("the value of SFTP_PASSWORD (the Hermes .env), escaped in a string");
+    for (const reason of reasons) for (const v of [amp, angle, accent, quote]) expect(reason).not.toContain(v);
+    expect(out.published).toEqual(twins.map((file) => path.basename(file)));
+  });
+});
+
+describe("a file of secrets saved with a UTF-8 byte order mark", () => {
+  const f = new Fakes(3003);
+  const password = `${f.pick(ALNUM, 8)}#${f.pick(ALNUM, 10)}`;
+  const token = f.pick(ALNUM, 40);
+  const exported = `${f.pick(ALNUM, 9)}!${f.pick(ALNUM, 9)}`;
+
+  it("gives its first variable's value: python-dotenv keeps the mark in the name, which still reads as a secret's", () => {
+    const py = spawnSync(ensureVenv(), ["-c", "import io, json, sys\nfrom dotenv import dotenv_values\nprint(json.dumps(dict(dotenv_values(stream=io.StringIO(sys.stdin.read())))))"], { input: `\ufeffSMTP_PASSWORD=${password}\n`, encoding: "utf8" });
+    expect(py.status, py.stderr).toBe(0);
+    expect(JSON.parse(py.stdout)).toEqual({ "\ufeffSMTP_PASSWORD": password });
+    // As Hermes would set it in an environment: the name with its mark is judged a secret's too.
+    expect(valuesWorthLookingFor("\ufeffSMTP_PASSWORD", password, false)).toEqual([password]);
+  });
+
+  it("refuses the first variable's value of a .env, of a profile's .env and of a JSON store saved so, through the CLI", () => {
+    write(hermes, ".env", `\ufeffSMTP_PASSWORD=${password}\nLLM_MODEL=anthropic/claude-sonnet-4\n`);
+    fs.mkdirSync(path.join(hermes, "profiles", "work"), { recursive: true });
+    write(path.join(hermes, "profiles", "work"), ".env", `\ufeffexport MAIL_PASSWORD='${exported}'\n`);
+    write(hermes, "auth.json", `\ufeff${JSON.stringify({ providers: { nous: { refresh_token: token } } })}`);
+    const files = [write(work, "smtp.txt", `smtp ${password}\n`), write(work, "mail.txt", `mail ${exported}\n`), write(work, "token.txt", `${token}\n`)];
+    const clean = write(work, "clean.txt", "model anthropic/claude-sonnet-4\n");
+    const out = prepareJson([...files, clean]);
+    expect(out.dropped.map(([name, code]) => [name, code])).toEqual(files.map((file) => [path.basename(file), "secret_detected"]));
+    expect(out.dropped[0]![2]).toContain("the value of SMTP_PASSWORD (the Hermes .env)");
+    expect(out.dropped[1]![2]).toContain("the value of MAIL_PASSWORD (the .env of Hermes profile work)");
+    expect(out.dropped[2]![2]).toContain("the value of providers.nous.refresh_token (the Hermes auth.json)");
+    expect(out.published).toEqual(["clean.txt"]);
+  });
+});
+
+describe("names of a second or an older credential (`SMTP_PASSWORD1`, `PASSWORD_OLD`, `DB_PASSWORD_2`, `API_KEY_BACKUP`)", () => {
+  const secret = ["SMTP_PASSWORD1", "PASSWORD_OLD", "DB_PASSWORD_2", "API_KEY_BACKUP", "API_KEY_V2", "GITHUB_TOKEN_NEW", "API_KEY_2_OLD", "SECRET_KEY_PREVIOUS", "OPENAI_API_KEY_FALLBACK", "WEBHOOK_SECRET-2", "db.password.old", "ADMIN_PASSWORD_ROTATED3"];
+  const setting = ["PASSWORD_MIN_LENGTH", "TOKEN_EXPIRY", "KEY_ID", "KEY_ID_2", "MAX_TOKENS_2", "PUBLIC_KEY_OLD", "CACHE_KEY_1", "TOKEN_PATH_2", "PASSWORD_FILE_OLD", "API_KEY_V", "TOKEN_TTL_3600", "PASSWORD_LENGTH_12", "KEYBOARD_2", "OLD", "V2", "12345", "SORT_KEY_BACKUP"];
+
+  it("reads a number or a word of SUFFIX_WORDS after a secret's name as the secret's; settings stay settings; linear on long names", () => {
+    for (const name of secret) expect(variableNameSaysSecret(name), name).toBe(true);
+    for (const name of setting) expect(variableNameSaysSecret(name), name).toBe(false);
+    for (const name of [`A${"1".repeat(1 << 20)}`, `PASSWORD${"_OLD".repeat(1 << 18)}`, `${"_1".repeat(1 << 19)}`, `KEY${"_V".repeat(1 << 19)}2`]) {
+      expect(timed(() => variableNameSaysSecret(name)), name.slice(0, 12)).toBeLessThan(1000);
+    }
+  });
+
+  it("refuses their values through the CLI, naming the variable; a setting's value is published", () => {
+    const f = new Fakes(3004);
+    // A `#` in each: no token's shape, so only the name makes it a secret.
+    const value = () => `${f.pick(ALNUM, 7)}#${f.pick(ALNUM, 9)}`;
+    const secrets = Object.fromEntries(["SMTP_PASSWORD1", "PASSWORD_OLD", "DB_PASSWORD_2", "API_KEY_BACKUP", "API_KEY_V2"].map((name) => [name, value()]));
+    const settings = Object.fromEntries(["PASSWORD_MIN_LENGTH", "TOKEN_EXPIRY", "KEY_ID_2", "MAX_TOKENS_2", "PUBLIC_KEY_OLD"].map((name) => [name, value()]));
+    write(hermes, ".env", `${Object.entries({ ...secrets, ...settings }).map(([name, v]) => `${name}='${v}'`).join("\n")}\n`);
+    const files = Object.entries(secrets).map(([name, v]) => write(work, `${name.toLowerCase()}.txt`, `it is ${v}\n`));
+    const clean = write(work, "settings.txt", `${Object.values(settings).join("\n")}\n`);
+    const out = prepareJson([...files, clean]);
+    expect(out.dropped.map(([name, code]) => [name, code])).toEqual(files.map((file) => [path.basename(file), "secret_detected"]));
+    Object.keys(secrets).forEach((name, i) => expect(out.dropped[i]![2]).toContain(`the value of ${name} (the Hermes .env)`));
+    expect(out.published).toEqual(["settings.txt"]);
+  });
+});
