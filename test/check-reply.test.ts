@@ -405,13 +405,11 @@ describe("rule 2: every other directive the gateway would not deliver becomes a 
       // Runs of spaces around each copy (each run is looked at from its two ends only): the spaces stay, as they were.
       [`a: ${`${" ".repeat(50)}MEDIA:${chart}${" ".repeat(50)}x`.repeat(2_000)}.`, `a: ${`${" ".repeat(49)}${" ".repeat(50)}x`.repeat(2_000)}.`],
     ];
-    const started = performance.now();
     for (const [input, left] of cases) {
       const r = judge(input, [chart]);
       expect(r.reply).toBe(`${left}\nMEDIA:${chart}`);
       expect(bareLines(r.reply, chart)).toBe(1);
     }
-    // Each takes tens of milliseconds; a tidying that scanned back along the line for each copy would take minutes.
-    expect(performance.now() - started).toBeLessThan(10_000);
+    // Each takes tens of milliseconds; a tidying that scanned back along the line for each copy would take minutes (the test's timeout).
   });
 });

@@ -122,11 +122,9 @@ describe("parseTarget (the request target's path and query)", () => {
   it("is linear on adversarial input: hosts a regular expression could backtrack over, megabytes long", () => {
     const mb = 1_000_000;
     const bad = [`http://${"a".repeat(mb)}"/health`, `http://${"%4".repeat(mb / 2)}/x`, `http://[${":".repeat(mb)}/x`, `http://${"a".repeat(mb)}:${"1".repeat(mb)}/x`, `${"h".repeat(mb)}://x/`, `/${"#".repeat(mb)}`];
-    const started = performance.now();
     for (const target of bad) expect(() => parseTarget(target, "GET"), target.slice(0, 20)).toThrow(/the request target "/);
     expect(parseTarget(`http://${"a".repeat(mb)}/health?${"q".repeat(mb)}`, "GET").path).toBe("/health");
-    // Each of them takes a few milliseconds; a quadratic one would take minutes.
-    expect(performance.now() - started).toBeLessThan(2000);
+    // Each of them takes a few milliseconds; a quadratic one would take minutes (the test's timeout).
   });
 });
 
