@@ -14,9 +14,10 @@ import { type Gate, gateLeftBehind, killAll, post, rawExchange, startGate } from
 import { BIN, makeHome } from "./helpers.js";
 import type { DoctorCheck } from "../src/deploy/doctor-check.js";
 import { gateAgentChecks, gateSecretChecks, gateServiceChecks } from "../src/deploy/doctor-gate.js";
-import { takeProfiles } from "../src/deploy/gate-profiles.js";
+import { GATE_SECRETS_WATCHES, takeProfiles } from "../src/deploy/gate-profiles.js";
+import { restartTargets } from "../src/deploy/install.js";
 import type { Systemctl } from "../src/deploy/systemctl.js";
-import { escapeUnitPath } from "../src/deploy/systemd-syntax.js";
+import { escapeUnitPath, templateInstances } from "../src/deploy/systemd-syntax.js";
 
 const NOBODY = 65534;
 const DAEMON = 1;
@@ -1097,6 +1098,13 @@ esac
       `start ${watches(path.join(profiles, "made")).join(" ")} | hermes-env-0-profile.my-work.env `,
       `stop --no-block ${stale} | hermes-env-0-profile.made.env hermes-env-0-profile.my-work.env `,
     ]);
+  });
+
+  it("names a template's instances as systemctl takes them, by one rule for the gateway's template and the watches' (never the bare template, which names none)", () => {
+    expect(templateInstances("hermes-gateway@.service")).toBe("hermes-gateway@*.service");
+    expect(GATE_SECRETS_WATCHES).toBe("media-outbox-gate-secrets-watch@*.path");
+    expect(restartTargets(["hermes-gateway.service", "hermes-gateway@.service", "hermes-gateway@work.service"])).toEqual(["hermes-gateway.service", "hermes-gateway@*.service", "hermes-gateway@work.service"]);
+    for (const unit of ["hermes-gateway.service", "hermes-gateway@work.service", "media-outbox-gate-secrets-watch@.path.d"]) expect(() => templateInstances(unit), unit).toThrow(/is not a template unit/);
   });
 
   it("escapes a path for an instance name as systemd-escape --path does", () => {

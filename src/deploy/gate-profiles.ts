@@ -38,10 +38,12 @@ import path from "node:path";
 import { HERMES_STORE_DIRS, PROFILE_ID } from "../content/known.js";
 import { escapeText } from "../core/escape.js";
 import type { Systemctl } from "./systemctl.js";
-import { UNIT_NAME_MAX, escapeUnitPath } from "./systemd-syntax.js";
+import { UNIT_NAME_MAX, escapeUnitPath, templateInstances } from "./systemd-syntax.js";
 
 /** The template path unit whose instances watch the profiles' files (deploy/systemd/system). */
 export const GATE_SECRETS_WATCH = "media-outbox-gate-secrets-watch@.path";
+/** Its instances, as systemctl takes them (list-units, stop). */
+export const GATE_SECRETS_WATCHES = templateInstances(GATE_SECRETS_WATCH);
 const WATCH_PREFIX = GATE_SECRETS_WATCH.slice(0, GATE_SECRETS_WATCH.indexOf("@") + 1);
 
 /** Profiles of one Hermes home the gate copies (a bound on the work of each run, whatever the agent makes). */
@@ -158,7 +160,7 @@ export class ProfileWatches {
 
   private list(): Map<string, string> | string {
     if (this.listing === undefined) {
-      const r = this.systemctl.run("list-units", "--all", "--plain", "--no-legend", "--full", "--type=path", `${WATCH_PREFIX}*.path`);
+      const r = this.systemctl.run("list-units", "--all", "--plain", "--no-legend", "--full", "--type=path", GATE_SECRETS_WATCHES);
       this.listing =
         r.code !== 0
           ? `systemctl list-units of the watches of the Hermes profiles' files failed: ${escapeText(r.stderr.trim())}`
