@@ -13,9 +13,7 @@
 // (GATE_SECRETS_WATCH: `PathChanged=%f`, the instance an escaped path) on
 // the profile's directory (its .env and the other stores at its top: written
 // and closed, made, renamed over), its .env (on its own: a path that does not
-// exist is watched through its directory and its making seen even when it
-// comes while a copy runs, when systemd drops the watches of the unit that
-// triggered, and looks only at whether each path exists after), its store
+// exist is watched through its directory, its making seen), its store
 // directories, and the Codex CLI's auth.json where its .env puts CODEX_HOME
 // (and where a home's .env does: gate-secrets.ts followCodexHome); and it
 // stops those of profiles gone. It starts them, and waits for them,
