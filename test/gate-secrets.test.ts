@@ -14,9 +14,10 @@ import { type Gate, gateLeftBehind, killAll, post, rawExchange, startGate } from
 import { BIN, makeHome } from "./helpers.js";
 import type { DoctorCheck } from "../src/deploy/doctor-check.js";
 import { gateAgentChecks, gateSecretChecks, gateServiceChecks } from "../src/deploy/doctor-gate.js";
-import { takeProfiles } from "../src/deploy/gate-profiles.js";
+import { GATE_SECRETS_WATCHES, takeProfiles } from "../src/deploy/gate-profiles.js";
+import { restartTargets } from "../src/deploy/install.js";
 import type { Systemctl } from "../src/deploy/systemctl.js";
-import { escapeUnitPath } from "../src/deploy/systemd-syntax.js";
+import { escapeUnitPath, templateInstances } from "../src/deploy/systemd-syntax.js";
 
 const NOBODY = 65534;
 const DAEMON = 1;
@@ -1099,10 +1100,94 @@ esac
     ]);
   });
 
+  it("names a template's instances as systemctl takes them, by one rule for the gateway's template and the watches' (never the bare template, which names none)", () => {
+    expect(templateInstances("hermes-gateway@.service")).toBe("hermes-gateway@*.service");
+    expect(GATE_SECRETS_WATCHES).toBe("media-outbox-gate-secrets-watch@*.path");
+    expect(restartTargets(["hermes-gateway.service", "hermes-gateway@.service", "hermes-gateway@work.service"])).toEqual(["hermes-gateway.service", "hermes-gateway@*.service", "hermes-gateway@work.service"]);
+    for (const unit of ["hermes-gateway.service", "hermes-gateway@work.service", "media-outbox-gate-secrets-watch@.path.d"]) expect(() => templateInstances(unit), unit).toThrow(/is not a template unit/);
+  });
+
   it("escapes a path for an instance name as systemd-escape --path does", () => {
     for (const p of ["/home/agent/.hermes/profiles/my-work/.env", "/.x/y", "/a b/é\\x:y_z.w", "/srv/p\u0007q/-", "/"]) {
       expect(escapeUnitPath(p), p).toBe(execFileSync("systemd-escape", ["--path", p], { encoding: "utf8" }).trim());
     }
+  });
+});
+
+describe("gate-secrets: a file changed while the copies are made (no path unit sees it) is copied by another round", () => {
+  // Values of no vendor format: only the copies can make them known; each version the same length, so only the times tell.
+  const V1 = "RACE_SERVICE_TOKEN=Rv1Kq8Wz2Lx7Vb4Tn9Hd\n";
+  const V2 = "RACE_SERVICE_TOKEN=Rv2Mc5Pz8Qd3Wj6Ky1Ls\n";
+  const V3 = "RACE_SERVICE_TOKEN=Rv3Hn7Xb4Zt9Gf2Lq5Wc\n";
+  const STORE = '{"access_token": "Rs8Tm3Vq6Kx1Zp4Nd7Hb"}\n';
+
+  /**
+   * A fake systemctl whose `stop` (the last thing a round does, after every
+   * file was read: the stale watch it lists is stopped) runs `onStop`, given
+   * the number of that stop: the agent writing while the copies are made,
+   * exactly then. Each call and the copies' contents then are logged.
+   */
+  function fakeSystemctl(name: string, copies: string, onStop: string): { fake: string; log: string } {
+    const log = path.join(base, `${name}.log`);
+    const fake = path.join(base, `${name}-systemctl`);
+    const stale = "media-outbox-gate-secrets-watch@srv-gone-profiles-old-.env.path";
+    fs.writeFileSync(
+      fake,
+      `#!/bin/sh
+printf '%s | %s\\n' "$1" "$(cat '${copies}'/hermes-env-* 2>/dev/null | tr '\\n' ' ')" >> '${log}'
+case "$1" in
+  list-units) printf '%s loaded active waiting x\\n' '${stale}' ;;
+  stop) n=$(grep -c '^stop ' '${log}'); ${onStop} ;;
+esac
+`,
+      { mode: 0o755 },
+    );
+    return { fake, log };
+  }
+
+  it("a .env rewritten in place (same size, same inode) and a store made after they were read are copied by a second round, said in one journal line, their values never printed", () => {
+    const dir = path.join(agentHome, "race-once");
+    const env = nobodysFile(dir, ".env", V1);
+    const store = path.join(dir, "auth.json");
+    const copies = intoDir("run-race-once");
+    // At the first round's end: the .env rewritten where it is (as `>` does), the store made (nobody's, as the agent makes it).
+    const write = `if [ "$n" = 1 ]; then printf '${V2.replace("\n", "\\n")}' > '${env}' && printf '%s\\n' '${STORE.trim()}' > '${store}' && chown ${NOBODY}:${NOBODY} '${store}' && chmod 600 '${store}'; fi`;
+    const { fake, log } = fakeSystemctl("race-once", copies, write);
+    const ino = fs.statSync(env).ino;
+    const r = run(["--into", copies, "--watch-profiles", `nobody:${env}`, `nobody:?${store}`], { env: { MEDIA_OUTBOX_SYSTEMCTL: fake } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.statSync(env).ino).toBe(ino);
+    expect(fs.readFileSync(path.join(copies, "hermes-env-0"), "utf8")).toBe(V2);
+    expect(fs.readFileSync(path.join(copies, "hermes-env-1"), "utf8")).toContain("Rs8Tm3Vq6Kx1Zp4Nd7Hb");
+    expect(lines(r.stderr)).toEqual([
+      `media-outbox: gate-secrets: ${env}, ${store} changed while the copies were made: copied again (round 2 of at most 3)`,
+      "media-outbox: gate-secrets: 2 of 2 secret file(s) copied for the gate",
+    ]);
+    // The first round had copied the .env as it was (and no store); the second, what the agent wrote meanwhile.
+    expect(fs.readFileSync(log, "utf8").split("\n").filter((l) => l !== "")).toEqual([`list-units | ${V1.trim()} `, `stop | ${V1.trim()} `, `stop | ${V2.trim()} ${STORE.trim()} `]);
+    for (const value of ["Rv1Kq8Wz2Lx7Vb4Tn9Hd", "Rv2Mc5Pz8Qd3Wj6Ky1Ls", "Rs8Tm3Vq6Kx1Zp4Nd7Hb"]) expect(r.stdout + r.stderr).not.toContain(value);
+  });
+
+  it("a file that keeps changing while the copies are made is copied at most 3 times in one run; a journal line names it (escaped), and the run ends (exit 0) with the copies of its last round", () => {
+    const dir = path.join(agentHome, "race-\u001b[31mloop");
+    const env = nobodysFile(dir, ".env", V1);
+    const copies = intoDir("run-race-loop");
+    // At every round's end: the .env rewritten again (V2, V3, V2, …).
+    const write = `if [ $((n % 2)) = 1 ]; then printf '${V2.replace("\n", "\\n")}' > '${env}'; else printf '${V3.replace("\n", "\\n")}' > '${env}'; fi`;
+    const { fake, log } = fakeSystemctl("race-loop", copies, write);
+    const r = run(["--into", copies, "--watch-profiles", `nobody:${env}`], { env: { MEDIA_OUTBOX_SYSTEMCTL: fake } });
+    expect(r.code, r.stderr).toBe(0);
+    const named = env.replace("\u001b", "\\x1b");
+    expect(lines(r.stderr)).toEqual([
+      `media-outbox: gate-secrets: ${named} changed while the copies were made: copied again (round 2 of at most 3)`,
+      `media-outbox: gate-secrets: ${named} changed while the copies were made: copied again (round 3 of at most 3)`,
+      `media-outbox: gate-secrets: ${named} kept changing while the copies were made (3 rounds): the gate has the copies of the last round; the next change to a watched file copies them again`,
+      "media-outbox: gate-secrets: 1 of 1 secret file(s) copied for the gate",
+    ]);
+    // Three rounds, each ending in a write; the copy is what the third read: V3, written at the second round's end.
+    expect(fs.readFileSync(log, "utf8").split("\n").filter((l) => l.startsWith("stop"))).toEqual([`stop | ${V1.trim()} `, `stop | ${V2.trim()} `, `stop | ${V3.trim()} `]);
+    expect(fs.readFileSync(path.join(copies, "hermes-env-0"), "utf8")).toBe(V3);
+    expect(fs.readFileSync(env, "utf8")).toBe(V2);
   });
 });
 

@@ -808,6 +808,49 @@ printf 'caught' > ${STATE}/quarantine/fixture`],
     }
   });
 
+  it("copies a store the agent writes while a copy runs (no path unit watches then), without another change: gate-secrets looks again at what it read, and copies again", async () => {
+    const hold = "mo-test-hold.service";
+    const go = "/run/mo-test-go";
+    const watchDropIns = "/etc/systemd/system/media-outbox-gate-secrets-watch@.path.d";
+    const gatewayDropIn = `/etc/systemd/system/${GATEWAY}.d/60-hold.conf`;
+    const dockerName = `hermes-env-${1 + HERMES_STORES.length + HERMES_STORE_DIRS.length + USER_HOME_SECRET_FILES.indexOf(".docker/config.json")}-docker-config.json`;
+    const registryPassword = "Hq5Wd8Kx2Qm7Zr3Vn6Pc";
+    const basic = Buffer.from(`agent:${registryPassword}`).toString("base64");
+    const state = (unit: string) => show(unit, "ActiveState").ActiveState;
+    const journal = () => out("journalctl -u media-outbox-gate-secrets.service -o cat --no-pager");
+    // A watch a copy starts waits for a unit that holds until the test says go: the copy lasts as long as the test wants (no FIFO, no large file).
+    c.run(["sh", "-ec", `
+install -d -m 0755 ${watchDropIns}
+printf '[Unit]\\nWants=${hold}\\nAfter=${hold}\\n' > ${watchDropIns}/50-hold.conf
+printf '[Service]\\nType=oneshot\\nTimeoutStartSec=60\\nExecStart=/bin/sh -c "until [ -e ${go} ]; do sleep 0.1; done"\\n' > /etc/systemd/system/${hold}
+systemctl daemon-reload
+`]);
+    try {
+      await waitUntil(() => state("media-outbox-gate-secrets.service") === "inactive", "no copy running");
+      // A drop-in made for the gateway: its drop-in directory's watch starts a copy, which reads the stores of the agent's home,
+      // then (the gateway last on the line) starts a watch for the new drop-in, and is held there.
+      c.run(["sh", "-ec", `printf '[Service]\\nEnvironment=MO_TEST_HOLD=1\\n' > ${gatewayDropIn}`]);
+      await waitUntil(() => state(hold) === "activating", "the copy held at the new drop-in's watch", 20_000);
+      expect(state("media-outbox-gate-secrets.service")).toBe("activating");
+      expect(exists(`${SECRETS}/${dockerName}`)).toBe(false);
+      // `docker login` now, while the copy runs: ~/.docker/config.json made (renamed into place), which no path unit watches meanwhile.
+      c.run(["sh", "-ec", `mkdir -p /home/agent/.docker && printf '{"auths": {"registry.example.com": {"auth": "${basic}"}}}\\n' > /home/agent/.docker/config.json.new && mv /home/agent/.docker/config.json.new /home/agent/.docker/config.json && printf 'notes: ${registryPassword}\\n' > /home/agent/docker-race-leak.txt`], { user: "agent" });
+      c.run(["touch", go]);
+      // Nothing else changes: the copy that was running looks again at what it read, and copies again.
+      await waitUntil(() => exists(`${SECRETS}/${dockerName}`), "the gate's copy of the ~/.docker/config.json written while a copy ran", 20_000);
+      expect(journal()).toContain("/home/agent/.docker/config.json changed while the copies were made: copied again (round 2 of at most 3)");
+      const leak = mo(["prepare", "/home/agent/docker-race-leak.txt"], { user: "agent" });
+      expect(leak.code, leak.stdout + leak.stderr).toBe(1);
+      expect(leak.stderr).toContain(`auths.registry.example.com.auth (an agent user's ~/.docker/config.json, credential ${dockerName})`);
+      expect(leak.stdout + leak.stderr + journal()).not.toContain(registryPassword);
+    } finally {
+      // The copy too: gate-secrets keeps the copy of a store that goes (the gate goes on knowing its values), and the next tests count the copies.
+      c.run(["sh", "-c", `touch ${go}; rm -rf ${watchDropIns} /etc/systemd/system/${hold} ${gatewayDropIn} /home/agent/.docker /home/agent/docker-race-leak.txt; systemctl daemon-reload; rm -f ${go}`]);
+      await waitUntil(() => state("media-outbox-gate-secrets.service") === "inactive", "the copies after the clean-up");
+      c.run(["rm", "-f", `${SECRETS}/${dockerName}`]);
+    }
+  });
+
   it("doctor: an MCP server's token file made after install is known (its directory is named); a damaged store gives the gate no values", () => {
     const mcp = "/home/agent/.hermes/mcp-tokens";
     c.run(["sh", "-c", `mkdir -p ${mcp} && echo '{}' > ${mcp}/late.json`], { user: "agent" });

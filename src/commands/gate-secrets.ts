@@ -8,7 +8,7 @@ import { runCli } from "../cli/run.js";
 import { usageError } from "../core/errors.js";
 import { escapeText, quoteText } from "../core/escape.js";
 import { GATE_SECRETS_WATCH, MAX_PROFILES, MAX_WATCHED_PROFILES, ProfileWatches } from "../deploy/gate-profiles.js";
-import { type AgentSecretFile, copyAgentSecrets, parseSecretFileArg } from "../deploy/gate-secrets.js";
+import { type AgentSecretFile, COPY_ROUNDS, copyAgentSecrets, parseSecretFileArg } from "../deploy/gate-secrets.js";
 import { Systemctl } from "../deploy/systemctl.js";
 
 export const USAGE = `usage: media-outbox gate-secrets --into DIR [--watch-profiles] USER:[?][KIND:|STORE:|profiles:|gateway:]FILE...
@@ -42,7 +42,10 @@ A file followed so is copied once, and not when the line names it.
 --watch-profiles starts an instance of ${GATE_SECRETS_WATCH} on the files
 of each profile (the first ${MAX_WATCHED_PROFILES} of a home), each auth.json a
 CODEX_HOME so followed names, and each file a gateway's environment is
-read from or moves, and stops those of profiles (and settings) gone.`;
+read from or moves, and stops those of profiles (and settings) gone.
+A file read, a directory listed, that changed while the copies were made
+(no path unit watches then) makes them again, at most ${COPY_ROUNDS} times in one
+run; past that, a line names what kept changing.`;
 
 const OPTIONS = { into: { type: "string" }, "watch-profiles": { type: "boolean" } } satisfies Options;
 

@@ -13,9 +13,7 @@
 // (GATE_SECRETS_WATCH: `PathChanged=%f`, the instance an escaped path) on
 // the profile's directory (its .env and the other stores at its top: written
 // and closed, made, renamed over), its .env (on its own: a path that does not
-// exist is watched through its directory and its making seen even when it
-// comes while a copy runs, when systemd drops the watches of the unit that
-// triggered, and looks only at whether each path exists after), its store
+// exist is watched through its directory, its making seen), its store
 // directories, and the Codex CLI's auth.json where its .env puts CODEX_HOME
 // (and where a home's .env does: gate-secrets.ts followCodexHome); and it
 // stops those of profiles gone. It starts them, and waits for them,
@@ -38,10 +36,12 @@ import path from "node:path";
 import { HERMES_STORE_DIRS, PROFILE_ID } from "../content/known.js";
 import { escapeText } from "../core/escape.js";
 import type { Systemctl } from "./systemctl.js";
-import { UNIT_NAME_MAX, escapeUnitPath } from "./systemd-syntax.js";
+import { UNIT_NAME_MAX, escapeUnitPath, templateInstances } from "./systemd-syntax.js";
 
 /** The template path unit whose instances watch the profiles' files (deploy/systemd/system). */
 export const GATE_SECRETS_WATCH = "media-outbox-gate-secrets-watch@.path";
+/** Its instances, as systemctl takes them (list-units, stop). */
+export const GATE_SECRETS_WATCHES = templateInstances(GATE_SECRETS_WATCH);
 const WATCH_PREFIX = GATE_SECRETS_WATCH.slice(0, GATE_SECRETS_WATCH.indexOf("@") + 1);
 
 /** Profiles of one Hermes home the gate copies (a bound on the work of each run, whatever the agent makes). */
@@ -158,7 +158,7 @@ export class ProfileWatches {
 
   private list(): Map<string, string> | string {
     if (this.listing === undefined) {
-      const r = this.systemctl.run("list-units", "--all", "--plain", "--no-legend", "--full", "--type=path", `${WATCH_PREFIX}*.path`);
+      const r = this.systemctl.run("list-units", "--all", "--plain", "--no-legend", "--full", "--type=path", GATE_SECRETS_WATCHES);
       this.listing =
         r.code !== 0
           ? `systemctl list-units of the watches of the Hermes profiles' files failed: ${escapeText(r.stderr.trim())}`

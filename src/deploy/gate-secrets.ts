@@ -253,13 +253,25 @@ function skipFor(err: unknown): Skip {
  * it would for that user. Needs root; the identity is root's again after.
  */
 function asUser<T>(user: PasswdEntry, fn: () => T): T {
+  return asIdentity({ uid: user.uid, gid: user.gid, groups: [...groupIdsOf(user)] }, fn);
+}
+
+/** An effective identity: uid, gid and supplementary groups. */
+interface Identity {
+  uid: number;
+  gid: number;
+  groups: number[];
+}
+
+/** Runs `fn` with the effective identity `id` (from root's; root's again after). */
+function asIdentity<T>(id: Identity, fn: () => T): T {
   const groups = process.getgroups!();
   const egid = process.getegid!();
-  process.setgroups!([...groupIdsOf(user)]);
+  process.setgroups!(id.groups);
   try {
-    process.setegid!(user.gid);
+    process.setegid!(id.gid);
     try {
-      process.seteuid!(user.uid);
+      process.seteuid!(id.uid);
       try {
         return fn();
       } finally {
@@ -280,6 +292,8 @@ function asUser<T>(user: PasswdEntry, fn: () => T): T {
  */
 function readSmallRegularFile(file: string, rootAlone = false): Buffer {
   const { O_RDONLY, O_NONBLOCK, O_NOCTTY, O_NOFOLLOW } = fs.constants;
+  // Its state before it is read: one changed after the read gives another round (Sources).
+  noteSource(file);
   let fd: number;
   try {
     fd = fs.openSync(file, O_RDONLY | O_NONBLOCK | O_NOCTTY | (rootAlone ? O_NOFOLLOW : 0));
@@ -373,6 +387,131 @@ function writeCopy(dir: string, name: string, data: Buffer, owner: CopyOwner): v
   fs.renameSync(tmp, file);
 }
 
+/**
+ * How many times one gate-secrets makes the copies, while a file it read
+ * changed (or was made, or went) during the copies (Sources): a path unit
+ * does not watch while the copy it started runs, and sees nothing of that
+ * change when it watches again. Past the last, a journal line names what
+ * kept changing, and the run ends: the path units then watch again, and the
+ * next change there starts a copy (systemd's trigger limits apply to an
+ * agent that writes without end).
+ */
+export const COPY_ROUNDS = 3;
+
+/**
+ * A file whose change time is closer to now than this may change again
+ * within the same tick of the kernel's file clock (coarse: a jiffy, up to
+ * 10 ms) and keep its times: its state is taken again once that tick is
+ * past (Sources.note).
+ */
+const SAME_TICK_MS = 50;
+
+/**
+ * What one round of copies read (each file, each directory listed, each
+ * directory whose existence it asked), and how each stood when it was read:
+ * existence, device and inode (a file renamed over it), mode, size, and
+ * modification and change times in nanoseconds, taken as the identity that
+ * read it. After the round, each is looked at again (changed()): a file
+ * changed, made or removed since it was read gives another round.
+ *
+ * Why not the path units alone: systemd drops a path unit's watches while
+ * the unit it started runs, and when that ends it watches again without
+ * looking whether a PathChanged= or PathModified= path changed meanwhile
+ * (src/core/path.c: they are edge-triggered, and the re-check after the run
+ * is skipped for them, systemd PR #15697); PathExists= and
+ * DirectoryNotEmpty=, which are looked at again, start the copy again after
+ * every run for as long as the file exists: a loop into the start limit
+ * (systemd issue #5770 asks for the missing option, still open).
+ */
+class Sources {
+  /** Keyed by the reader's uid and the path: one identity's view is compared with the same identity's. */
+  private readonly seen = new Map<string, { path: string; id: Identity; state: string }>();
+  /** Those seen changed within the round (read twice, differently; or changing while their state was taken). */
+  private readonly moved = new Set<string>();
+
+  /** Takes the state of `p` as the current identity, before it is read; a second read in the round must find it the same. */
+  note(p: string): void {
+    const id: Identity = { uid: process.geteuid!(), gid: process.getegid!(), groups: process.getgroups!() };
+    const key = `${id.uid}\0${p}`;
+    const state = settledState(p);
+    const before = this.seen.get(key);
+    if (before === undefined) this.seen.set(key, { path: p, id, state: state ?? "" });
+    if (state === undefined || (before !== undefined && before.state !== state)) this.moved.add(key);
+  }
+
+  /** Forgets what was taken of `p` (as the current identity): it is read anew, and the copies made again from what it holds now (a profiles directory listed again). */
+  forget(p: string): void {
+    const key = `${process.geteuid!()}\0${p}`;
+    this.seen.delete(key);
+    this.moved.delete(key);
+  }
+
+  /**
+   * The paths changed since the round read them, each looked at as the
+   * identity that read it (as root: switches to each identity once, for all
+   * its paths; a switch costs each of node's threads a signal).
+   */
+  changed(): string[] {
+    const byIdentity = new Map<string, { id: Identity; entries: [string, { path: string; state: string }][] }>();
+    for (const [key, entry] of this.seen) {
+      const who = `${entry.id.uid}:${entry.id.gid}:${entry.id.groups.join(",")}`;
+      const group = byIdentity.get(who) ?? { id: entry.id, entries: [] };
+      group.entries.push([key, entry]);
+      byIdentity.set(who, group);
+    }
+    const out = new Set<string>();
+    for (const { id, entries } of byIdentity.values()) {
+      const look = () => {
+        for (const [key, { path: p, state }] of entries) if (this.moved.has(key) || pathState(p) !== state) out.add(p);
+      };
+      if (id.uid === 0) look();
+      else asIdentity(id, look);
+    }
+    // In the order they were read (the journal names them so), each once.
+    return [...new Set([...this.seen.values()].map((e) => e.path))].filter((p) => out.has(p));
+  }
+}
+
+/** The sources of the round under way (copyAgentSecrets sets it): what reads a file or lists a directory notes it here first. */
+let roundSources: Sources | undefined;
+const noteSource = (p: string) => roundSources?.note(p);
+
+/** How `p` stands, as the current identity sees it (following links, as the reads do): "absent", "error CODE", or its stat. */
+function pathState(p: string): string {
+  let st: fs.BigIntStats | undefined;
+  try {
+    st = fs.statSync(p, { bigint: true, throwIfNoEntry: false });
+  } catch (err) {
+    const code = errnoCode(err);
+    return code === "ENOTDIR" ? "absent" : `error ${code ?? "unknown"}`;
+  }
+  if (st === undefined) return "absent";
+  return `${st.dev}:${st.ino}:${st.mode}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+}
+
+/** Whether a stat's change time lies within SAME_TICK_MS of now (either side). */
+function sameTick(state: string): boolean {
+  const ctime = state.split(":")[5];
+  if (ctime === undefined) return false;
+  const age = BigInt(Date.now()) * 1_000_000n - BigInt(ctime);
+  const tick = BigInt(SAME_TICK_MS) * 1_000_000n;
+  return age < tick && age > -tick;
+}
+
+/**
+ * The state of `p` once a change within the file clock's tick could no
+ * longer leave its times as they are: taken again after SAME_TICK_MS when it
+ * changed that recently; undefined when it changed again meanwhile (it is
+ * being written now: another round).
+ */
+function settledState(p: string): string | undefined {
+  const first = pathState(p);
+  if (!sameTick(first)) return first;
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, SAME_TICK_MS);
+  const again = pathState(p);
+  return again === first || !sameTick(again) ? again : undefined;
+}
+
 /** How often gate-secrets lists the profiles directories again after copying, while one shows a profile made, gone or changed meanwhile. */
 const PROFILE_ROUNDS = 3;
 
@@ -390,8 +529,46 @@ const PROFILE_ROUNDS = 3;
  * auth.json files are watched (gate-profiles.ts): the watches started
  * before they are read, those of profiles (and settings) gone stopped at
  * the end.
+ *
+ * A file read that changed (or was made, or went) while the copies were
+ * made, which no path unit sees (Sources), makes them again, at most
+ * COPY_ROUNDS times; what is reported is the last round's, with a note for
+ * each round again and, past the last, one naming what kept changing.
  */
 export function copyAgentSecrets(dir: string, files: AgentSecretFile[], opts: { watches?: ProfileWatches } = {}): SecretsCopy {
+  const again: string[] = [];
+  for (let round = 1; ; round++) {
+    const sources = new Sources();
+    roundSources = sources;
+    let result: SecretsCopy;
+    try {
+      result = copyOnce(dir, files, opts);
+    } finally {
+      roundSources = undefined;
+    }
+    // Looked at last, after everything the round did (its watches stopped too): the path units watch again once this run ends.
+    const changed = sources.changed();
+    if (changed.length === 0 || round === COPY_ROUNDS) {
+      result.notes.unshift(...again);
+      if (changed.length > 0) {
+        result.notes.push(
+          `${someOf(changed)} kept changing while the copies were made (${COPY_ROUNDS} rounds): the gate has the copies of the last round; the next change to a watched file copies them again`,
+        );
+      }
+      return result;
+    }
+    again.push(`${someOf(changed)} changed while the copies were made: copied again (round ${round + 1} of at most ${COPY_ROUNDS})`);
+  }
+}
+
+/** Paths named in a journal line, escaped: the first few, the others counted. */
+function someOf(paths: string[]): string {
+  const named = paths.slice(0, 4).map(escapeText).join(", ");
+  return paths.length > 4 ? `${named} and ${paths.length - 4} more` : named;
+}
+
+/** One round of copyAgentSecrets: every file of the line, and what it follows, copied once. */
+function copyOnce(dir: string, files: AgentSecretFile[], opts: { watches?: ProfileWatches }): SecretsCopy {
   const st = fs.lstatSync(dir, { throwIfNoEntry: false });
   if (!st?.isDirectory()) throw new FatalError("config_invalid", `${escapeText(dir)} is not a directory: the gate's unit names its RuntimeDirectory= here`);
   const owner: CopyOwner = { uid: st.uid, gid: st.gid, bytesLeft: MAX_COPIES_BYTES };
@@ -550,6 +727,8 @@ function followGateway(g: GatewayFollow): void {
   const unit = path.basename(g.unitPath);
   const unitDir = path.dirname(g.unitPath);
   const scope: UnitScope = { scope: "system", home: "/root", user: "root" };
+  // Its drop-in directory as it stands before it is listed: a drop-in made meanwhile gives another round (Sources).
+  noteSource(path.join(unitDir, `${unit}.d`));
   const files = unitFilesOnDisk({}, unit, [unitDir, ...unitSearchPath(scope).filter((d) => d !== unitDir)]);
   if (files.fragment === undefined) throw new Skip("the gateway unit is not installed", true);
   // Each batch of paths watched in one call, before any of them is read.
@@ -594,6 +773,7 @@ function followGateway(g: GatewayFollow): void {
     },
     isDirectory: (dir) =>
       asUser(g.user, () => {
+        noteSource(dir);
         try {
           return fs.statSync(dir).isDirectory();
         } catch {
@@ -710,6 +890,7 @@ class ProfilesCopy {
     if (!user) return new Skip(`there is no user ${escapeText(this.named.user)}`);
     try {
       return asUser(user, () => {
+        noteSource(this.from);
         if (fs.lstatSync(this.from).isSymbolicLink()) throw new Skip("it is a symbolic link, which is not followed (the agent's to point anywhere)");
         const names = fs.readdirSync(this.from);
         return takeProfiles(this.from, names, (p) => fs.lstatSync(p));
@@ -722,6 +903,8 @@ class ProfilesCopy {
 
   /** Lists the directory again; whether it differs from the listing the copies were made from. */
   listAgain(): boolean {
+    // The copies are made again from this listing: it is what a change after the round is measured against.
+    if (this.user) asUser(this.user, () => roundSources?.forget(this.from));
     const again = this.list();
     const same = again instanceof Skip ? this.listing instanceof Skip && again.message === this.listing.message : !(this.listing instanceof Skip) && again.key === this.listing.key;
     this.listing = again;
@@ -837,7 +1020,12 @@ function copyName(copy: string, user: PasswdEntry, file: string): string {
 function copyDirectory(dir: string, nameOf: (k: number) => string, user: PasswdEntry, from: string, owner: CopyOwner, result: SecretsCopy): string[] {
   let names: string[];
   try {
-    names = storeDirFileNames(asUser(user, () => fs.readdirSync(from)));
+    names = storeDirFileNames(
+      asUser(user, () => {
+        noteSource(from);
+        return fs.readdirSync(from);
+      }),
+    );
   } catch (err) {
     throw skipFor(err);
   }

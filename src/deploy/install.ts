@@ -28,7 +28,7 @@ import {
   planGate,
   undoGateAccounts,
 } from "./gate.js";
-import { GATE_SECRETS_WATCH } from "./gate-profiles.js";
+import { GATE_SECRETS_WATCH, GATE_SECRETS_WATCHES } from "./gate-profiles.js";
 import { unitHermesEnvironment } from "./hermes-environment.js";
 import { type PasswdEntry, groupName, userByName, userByNameOrUid, userByUid } from "./users.js";
 import {
@@ -67,7 +67,7 @@ import {
   renderWatchService,
 } from "./render.js";
 import { Systemctl, type Scope, type SystemctlResult, scopeArgs, shellLine } from "./systemctl.js";
-import { envFileLine, escapeSpecifiers, pathWord, unitWord } from "./systemd-syntax.js";
+import { envFileLine, escapeSpecifiers, pathWord, templateInstances, unitWord } from "./systemd-syntax.js";
 
 export const ALLOW_DIRS = "HERMES_MEDIA_ALLOW_DIRS";
 export const STRICT_VARS: Record<string, string> = { HERMES_MEDIA_DELIVERY_STRICT: "1", HERMES_MEDIA_TRUST_RECENT_FILES: "0" };
@@ -668,7 +668,7 @@ function removeEmptyDir(dir: string): boolean {
 
 /** What `systemctl try-restart` is given for gateway units: a template's instances (`NAME@*.service`), which its bare name does not restart. */
 export function restartTargets(units: readonly string[]): string[] {
-  return units.map((u) => (isTemplate(u) ? u.replace("@.service", "@*.service") : u));
+  return units.map((u) => (isTemplate(u) ? templateInstances(u) : u));
 }
 
 export interface UninstallResult {
@@ -739,7 +739,7 @@ export function uninstall(scopeName: Scope, root: string | undefined, opts: Unin
     for (const unit of enabled) result.toRun.push(sc.commandLine(...disableArgs(unit)));
   }
   // The watches of the Hermes profiles' files, which gate-secrets started (none starts them again: its path units are stopped).
-  const profileWatches = record.files.some((f) => path.basename(f.path) === GATE_SECRETS_WATCH) ? [GATE_SECRETS_WATCH.replace("@.path", "@*.path")] : [];
+  const profileWatches = record.files.some((f) => path.basename(f.path) === GATE_SECRETS_WATCH) ? [GATE_SECRETS_WATCHES] : [];
   for (const pattern of profileWatches) {
     if (!opts.live) result.toRun.push(sc.commandLine("stop", pattern));
     else if (sc.run("stop", pattern).code === 0) ran("stop", pattern);

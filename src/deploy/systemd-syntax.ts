@@ -133,6 +133,17 @@ function unescapeUnitName(s: string): string {
   return s.replace(/-/g, "/").replace(/\\x([0-9a-fA-F]{2})/g, (_m, h: string) => String.fromCharCode(Number.parseInt(h, 16)));
 }
 
+/**
+ * What names every instance of a template unit (`NAME@.TYPE`) in a
+ * systemctl command (try-restart, stop, list-units): `NAME@*.TYPE`, a
+ * pattern systemctl matches against the units loaded; the bare template
+ * names none of them. The one place of that rule.
+ */
+export function templateInstances(template: string): string {
+  if (!/@\.[a-z]+$/.test(template)) throw new Error(`${escapeText(template)} is not a template unit`);
+  return template.replace(/@\.([a-z]+)$/, "@*.$1");
+}
+
 /** The longest unit name systemd takes (UNIT_NAME_MAX, less its NUL). */
 export const UNIT_NAME_MAX = 255;
 
