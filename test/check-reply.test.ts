@@ -124,8 +124,9 @@ describe("rule 1: every published file's exact line, once, at the end", () => {
     ["two copies glued together", `Here: MEDIA:${p},MEDIA:${p}'\nThanks`, "Here:\nThanks"],
     ["a prefix left dangling before the copy", `Here: media:"\`MEDIA:${p}\`${p}'\nThanks`, "Here:\nThanks"],
     ["in a JSON string", `{"file": "MEDIA:${p}"}\nThanks`, `{"file": }\nThanks`],
-    ["fenced block", `Here:\n\`\`\`\nMEDIA:${p}\n\`\`\`\nThanks`, "Here:\nThanks"],
-    ["fenced with a language", `Here:\n\`\`\`text\nMEDIA:${p}\n\`\`\`\nThanks`, "Here:\nThanks"],
+    // The copy's line goes, the fences stay: the reply's code blocks open and close where they did.
+    ["fenced block", `Here:\n\`\`\`\nMEDIA:${p}\n\`\`\`\nThanks`, "Here:\n```\n```\nThanks"],
+    ["fenced with a language", `Here:\n\`\`\`text\nMEDIA:${p}\n\`\`\`\nThanks`, "Here:\n```text\n```\nThanks"],
     // What was around a copy inside a sentence stays well formed: no lead-in before punctuation, no doubled punctuation, no empty brackets.
     ["after a colon, at the sentence's end", `Here it is: MEDIA:${p}.\nThanks`, "Here it is.\nThanks"],
     ["after a colon, in backticks, more after", `Here it is: \`MEDIA:${p}\`. Enjoy!\nThanks`, "Here it is. Enjoy!\nThanks"],

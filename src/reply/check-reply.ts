@@ -88,6 +88,67 @@ function fencedRanges(text: string): [number, number][] {
   return ranges;
 }
 
+/**
+ * Where the fence of a line that looks like a fence ends (after its run of
+ * backticks or tildes), or undefined. As Markdown reads a fence (three or more
+ * backticks or tildes; a backtick fence's info string holds no backtick, else
+ * the line is inline code), after any quote and list markers, and at any
+ * indentation: inside a list item a fence is indented with it. `end` is the
+ * end of the line's text.
+ */
+function fenceEnd(text: string, start: number, end: number): number | undefined {
+  let at = start;
+  for (;;) {
+    while (at < end && (text[at] === " " || text[at] === "\t")) at++;
+    if (text[at] === ">") at++;
+    else if ("-*+".includes(text[at] ?? "x") && (text[at + 1] === " " || text[at + 1] === "\t")) at += 2;
+    else {
+      let digits = at;
+      while (digits < end && digits - at < 9 && text[digits]! >= "0" && text[digits]! <= "9") digits++;
+      if (digits > at && (text[digits] === "." || text[digits] === ")") && (text[digits + 1] === " " || text[digits + 1] === "\t")) at = digits + 2;
+      else break;
+    }
+  }
+  const ch = text[at];
+  if (ch !== "`" && ch !== "~") return undefined;
+  let run = at;
+  while (run < end && text[run] === ch) run++;
+  if (run - at < 3) return undefined;
+  if (ch === "`" && text.slice(run, end).includes("`")) return undefined;
+  return run;
+}
+
+/**
+ * The fence lines of `text`, as the start of each line mapped to where its
+ * fence ends: a line that opens a code block, and the line that closes it (the
+ * same character, at least as many, nothing after). A line inside a block is
+ * its content, even when it looks like a fence with an info string: removing
+ * a copy from it must not turn it into a closing fence.
+ */
+function fenceLines(text: string): Map<number, number> {
+  const lines = new Map<number, number>();
+  let open: { ch: string; length: number } | undefined;
+  for (let at = 0; at < text.length; ) {
+    const nl = text.indexOf("\n", at);
+    const next = nl < 0 ? text.length : nl + 1;
+    const end = nl < 0 ? text.length : text[nl - 1] === "\r" ? nl - 1 : nl;
+    const fence = fenceEnd(text, at, end);
+    if (fence !== undefined) {
+      let run = fence;
+      while (run > at && text[run - 1] === text[fence - 1]) run--;
+      if (open === undefined) {
+        open = { ch: text[fence - 1]!, length: fence - run };
+        lines.set(at, fence);
+      } else if (text[fence - 1] === open.ch && fence - run >= open.length && /^[ \t]*$/.test(text.slice(fence, end))) {
+        open = undefined;
+        lines.set(at, fence);
+      }
+    }
+    at = next;
+  }
+  return lines;
+}
+
 /** Is the file a regular file directly in `dir` (not a link)? */
 function isFileIn(p: string, dirs: readonly string[]): boolean {
   if (!dirs.includes(path.dirname(p))) return false;
@@ -132,7 +193,7 @@ interface Pass {
 }
 
 /** One round: the edits for every directive in `text` (rules 1 and 2), with the report filled in. */
-function judgeDirectives(text: string, fences: [number, number][], pass: Pass): Edit[] {
+function judgeDirectives(text: string, fences: [number, number][], fenceAt: ReadonlyMap<number, number>, pass: Pass): Edit[] {
   const { publishedIn, outboxDirs, problemOf, needed, noted, present, report } = pass;
   const inFence = (offset: number) => {
     const i = lastAtOrBefore(fences, offset, (r) => r[0]);
@@ -168,8 +229,11 @@ function judgeDirectives(text: string, fences: [number, number][], pass: Pass): 
       }
       // The copy ends with the path it names (and the markup closed after it): text glued on after stays.
       const end = ref === d.intended ? d.end : closingMarkupEnd(text, d.tokenStart + ref.length, d.tokenStart + d.token.length);
-      report.removed.push({ path: escapeText(ref), text: escapeText(text.slice(d.start, end)) });
-      edits.push({ ...widenRemoval(text, d.start, end, lineEnd), replacement: "", removal: true });
+      // A copy in a fence line's info string goes, the fence stays (the markup scan may have taken its backticks or tildes for the copy's).
+      const fence = fenceAt.get(lineStart);
+      const start = fence !== undefined && d.start < fence ? fence : d.start;
+      report.removed.push({ path: escapeText(ref), text: escapeText(text.slice(start, end)) });
+      edits.push({ ...widenRemoval(text, start, end, lineEnd), replacement: "", removal: true });
       if (!problem && !needed.includes(ref)) needed.push(ref);
       continue;
     }
@@ -218,9 +282,10 @@ export function checkReply(reply: string, options: CheckReplyOptions): CheckRepl
     pass.present = new Set();
     report.kept = [];
     const fences = fencedRanges(text);
-    const edits = judgeDirectives(text, fences, pass);
+    const fenceAt = fenceLines(text);
+    const edits = judgeDirectives(text, fences, fenceAt, pass);
     if (edits.length === 0) break;
-    text = applyEdits(text, edits, fences);
+    text = applyEdits(text, edits, fenceAt);
   }
   const { present } = pass;
 
@@ -406,12 +471,13 @@ function splitLines(text: string): Line[] {
 
 /**
  * Applies the edits line by line. A line that a removal leaves with nothing
- * but markup is dropped whole; a fenced block whose every non-blank line was
- * dropped goes with its fences. Every other byte stays as it was. An edit
+ * but markup is dropped whole, unless it is a fence line (the copy was its
+ * info string): a code block emptied of its copy keeps both fences, so no
+ * text moves into or out of a block. Every other byte stays as it was. An edit
  * that runs past its line (a directive whose path is on a later line: the
  * gateway allows line breaks after `MEDIA:`) joins the lines it spans into one.
  */
-function applyEdits(text: string, edits: Edit[], fences: [number, number][]): string {
+function applyEdits(text: string, edits: Edit[], fenceAt: ReadonlyMap<number, number>): string {
   if (edits.length === 0) return text;
   const lines = splitLines(text);
   const dropped = new Array<boolean>(lines.length).fill(false);
@@ -435,13 +501,16 @@ function applyEdits(text: string, edits: Edit[], fences: [number, number][]): st
     // Built in one pass (a line may hold thousands of directives).
     const pieces: string[] = [];
     let at = line.start;
-    for (const edit of tidyRemovals(text, mine, line.start, lines[last]!.end)) {
+    // A fence line's copy is taken as it is (with the space before it): there is no sentence around it to tidy.
+    const fenceLine = fenceAt.has(line.start);
+    for (const edit of fenceLine ? mine : tidyRemovals(text, mine, line.start, lines[last]!.end)) {
       pieces.push(text.slice(at, Math.max(at, edit.start)), edit.replacement);
       at = Math.max(at, edit.end);
     }
     pieces.push(text.slice(at, lines[last]!.end));
     const body = pieces.join("");
-    const drop = mine.some((m) => m.removal) && onlyMarkup(body);
+    // A fence line stays, whatever a removal left of it: the reply's code blocks open and close where they did.
+    const drop = mine.some((m) => m.removal) && onlyMarkup(body) && !fenceLine;
     if (drop) dropped[i] = true;
     else replaced.set(i, body);
     for (let k = i + 1; k <= last; k++) {
@@ -450,20 +519,6 @@ function applyEdits(text: string, edits: Edit[], fences: [number, number][]): st
     }
     lastOf.set(i, last);
     i = last;
-  }
-  // A fenced block left with only blank lines (its directives removed) goes whole.
-  for (const [s, end] of fences) {
-    const first = lastAtOrBefore(lines, s, (l) => l.start);
-    const last = lastAtOrBefore(lines, end - 1, (l) => l.start);
-    if (first < 0 || last <= first || joined[first] || joined[last] || (lastOf.get(first) ?? first) !== first) continue;
-    const inner = lines.slice(first + 1, last).map((l, k) => ({ l, k: first + 1 + k }));
-    if (!inner.some(({ k }) => dropped[k])) continue;
-    const fenceOnly = (l: Line) => /^[ \t]*```[^`]*$/.test(text.slice(l.start, l.end).replace(/\r$/, ""));
-    const closeOnly = (l: Line) => /^[ \t]*```[ \t]*\r?$/.test(text.slice(l.start, l.end));
-    if (!fenceOnly(lines[first]!) || !closeOnly(lines[last]!)) continue;
-    if (inner.every(({ l, k }) => dropped[k] || text.slice(l.start, l.end).trim() === "")) {
-      for (let k = first; k <= last; k++) dropped[k] = true;
-    }
   }
   let out = "";
   for (let i = 0; i < lines.length; i++) {

@@ -1,0 +1,89 @@
+// check-reply and the reply's Markdown: a repair removes the mangled copies
+// of a published file's line and nothing else, so every code block opens and
+// closes where it did. Judged through the CLI, and what the gateway delivers
+// from each result by the real Hermes' extraction (hermes-agent in .venv/).
+import { spawnSync } from "node:child_process";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cli, makeHome, png, write } from "./helpers.js";
+import { ensureVenv } from "./python-env.js";
+
+let h: ReturnType<typeof makeHome>;
+let env: NodeJS.ProcessEnv;
+let chart: string;
+let notes: string;
+let python: string;
+
+function prepared(name: string, content: Buffer | string): string {
+  const r = cli(["prepare", write(h.home, name, content)], { env: h.env });
+  expect(r.code, r.stderr).toBe(0);
+  return r.stdout.trim().slice("MEDIA:".length);
+}
+
+beforeAll(() => {
+  h = makeHome();
+  chart = prepared("chart.png", png(1));
+  notes = prepared("notes.txt", "meeting notes\n");
+  // The environment the systemd drop-in gives the gateway.
+  env = { ...h.env, HERMES_MEDIA_ALLOW_DIRS: h.outbox, HERMES_MEDIA_DELIVERY_STRICT: "1", HERMES_MEDIA_TRUST_RECENT_FILES: "0" };
+  python = ensureVenv();
+}, 15 * 60_000);
+afterAll(() => h.cleanup());
+
+function run(reply: string, published: string[]): string {
+  const r = cli(["check-reply", ...published.flatMap((p) => ["--media", p])], { env, input: reply });
+  expect(r.code, r.stderr).toBe(0);
+  return r.stdout;
+}
+
+/** What the real gateway delivers from each reply: BasePlatformAdapter.extract_media, then its path validation. */
+function delivered(replies: string[]): string[][] {
+  const script = [
+    "import json, sys",
+    "from gateway.platforms.base import BasePlatformAdapter as B",
+    "out = []",
+    "for reply in json.load(sys.stdin):",
+    "    media, _ = B.extract_media(reply)",
+    "    out.append([p for p, _ in B.filter_media_delivery_paths(media)])",
+    "json.dump(out, sys.stdout)",
+  ].join("\n");
+  const r = spawnSync(python, ["-c", script], { env: { ...env, PYTHONDONTWRITEBYTECODE: "1" }, input: JSON.stringify(replies), encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+  expect(r.status, r.stderr).toBe(0);
+  return JSON.parse(r.stdout) as string[][];
+}
+
+const F = "```";
+
+describe("a repair keeps every fence line", () => {
+  // [name, reply, result]: `MEDIA:C` stands for the published file's line.
+  const cases: [string, string, string][] = [
+    // The red-team's case: an indented fence, a copy, a fence. Both fences stay (the one left open is closed before the added line, as before).
+    ["an indented fence, then the copy, then a fence", `Intro\n    ${F}\n\`MEDIA:C\`\nAfter:\n${F}\nmore\n`, `Intro\n    ${F}\nAfter:\n${F}\nmore\n${F}\nMEDIA:C\n`],
+    ["the copy alone in a block", `Here:\n${F}\nMEDIA:C\n${F}\nThanks`, `Here:\n${F}\n${F}\nThanks\nMEDIA:C`],
+    ["the copy among code", `Here:\n${F}python\nx = 1\nMEDIA:C\n${F}\nThanks\n`, `Here:\n${F}python\nx = 1\n${F}\nThanks\nMEDIA:C\n`],
+    ["an indented block in a list item", `- item\n    ${F}\n    MEDIA:C\n    ${F}\n- next\n`, `- item\n    ${F}\n    ${F}\n- next\nMEDIA:C\n`],
+    ["a block in a quote", `> ${F}\n> MEDIA:C\n> ${F}\nAfter\n`, `> ${F}\n> ${F}\nAfter\nMEDIA:C\n`],
+    ["the copy as a fence's info string", `Intro\n${F} MEDIA:C\ncode\n${F}\nAfter\n`, `Intro\n${F}\ncode\n${F}\nAfter\nMEDIA:C\n`],
+    ["the copy glued to a fence", `Intro\n${F}MEDIA:C\ncode\n${F}\nAfter\n`, `Intro\n${F}\ncode\n${F}\nAfter\nMEDIA:C\n`],
+    ["the copy in backticks after a tilde fence", `Intro\n~~~ \`MEDIA:C\`\ncode\n~~~\nAfter\n`, `Intro\n~~~\ncode\n~~~\nAfter\nMEDIA:C\n`],
+    ["a copy just before a block", `Intro\n**MEDIA:C**\n${F}\ncode\n${F}\n`, `Intro\n${F}\ncode\n${F}\nMEDIA:C\n`],
+    ["a copy just after a block", `${F}\ncode\n${F}\n\`MEDIA:C\`\nAfter\n`, `${F}\ncode\n${F}\nAfter\nMEDIA:C\n`],
+    ["a copy between two blocks", `${F}\na\n${F}\n_MEDIA:C_\n~~~~\nb\n~~~~\n`, `${F}\na\n${F}\n~~~~\nb\n~~~~\nMEDIA:C\n`],
+    // Inside a block, a fence with text after it is code, not a closing fence: its line goes, so no fence closes the block early.
+    ["a copy after a fence inside a block", `${F}\ncode\n${F} MEDIA:C\nstill code\n`, `${F}\ncode\nstill code\n${F}\nMEDIA:C\n`],
+    // Triple backticks with a backtick after them are inline code, not a fence: the line is the copy's.
+    ["inline code of three backticks", `Intro\n${F}MEDIA:C${F}\nAfter\n`, `Intro\nAfter\nMEDIA:C\n`],
+    ["CRLF", `Intro\r\n${F}\r\nMEDIA:C\r\n${F}\r\nAfter\r\n`, `Intro\r\n${F}\r\n${F}\r\nAfter\r\nMEDIA:C\r\n`],
+    // The gateway takes a line in a tilde block (it masks only backtick fences): the exact line stays.
+    ["the exact line in a tilde block", `Here:\n~~~\nMEDIA:C\n~~~\n`, `Here:\n~~~\nMEDIA:C\n~~~\n`],
+  ];
+
+  it("through the CLI: only the copy goes, every fence stays; the real gateway delivers the file once; judging again changes nothing", () => {
+    const results = cases.map(([name, reply, result]) => {
+      const out = run(reply.replaceAll("MEDIA:C", `MEDIA:${chart}`), [chart]);
+      return { name, reply, result, out };
+    });
+    for (const { name, result, out } of results) expect(out.replaceAll(`MEDIA:${chart}`, "MEDIA:C"), name).toBe(result);
+    expect(delivered(results.map((r) => r.out))).toEqual(results.map(() => [chart]));
+    for (const { name, out } of results) expect(run(out, [chart]), name).toBe(out);
+  });
+});
