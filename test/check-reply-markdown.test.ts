@@ -87,3 +87,28 @@ describe("a repair keeps every fence line", () => {
     for (const { name, out } of results) expect(run(out, [chart]), name).toBe(out);
   });
 });
+
+describe("a repair in headings, tables, lists and quotes, and of a reply that is only a copy", () => {
+  const cases: [string, string, string][] = [
+    ["a reply of only the exact line", `MEDIA:C`, `MEDIA:C`],
+    ["a reply of only a copy, with its line break", "`MEDIA:C`\n", "MEDIA:C\n"],
+    ["a reply of only a copy, CRLF", "`MEDIA:C`\r\n", "MEDIA:C\r\n"],
+    ["a reply of only a copy, no line break", "**MEDIA:C**", "MEDIA:C"],
+    // A heading left with only its marker goes with the copy; one with text keeps it.
+    ["a heading of only the copy", `# MEDIA:C\ntext\n`, `text\nMEDIA:C\n`],
+    ["a heading with the copy first", "## `MEDIA:C`. Chart\ntext\n", `## Chart\ntext\nMEDIA:C\n`],
+    ["a heading with the copy last", `## Chart: MEDIA:C\ntext\n`, `## Chart:\ntext\nMEDIA:C\n`],
+    // A table keeps its rows: the cell is emptied.
+    ["a table cell", `| a | b |\n|---|---|\n| MEDIA:C | x |\n| y | z |\n`, `| a | b |\n|---|---|\n| | x |\n| y | z |\nMEDIA:C\n`],
+    ["a nested list item", `- a\n  - MEDIA:C\n- b\n`, `- a\n- b\nMEDIA:C\n`],
+    ["a quote's line", `> a\n> MEDIA:C\n> b\n`, `> a\n> b\nMEDIA:C\n`],
+    ["trailing spaces and tabs", `Intro\nMEDIA:C \t\nAfter  \n`, `Intro\nAfter  \nMEDIA:C\n`],
+  ];
+
+  it("through the CLI: only the copy goes; the real gateway delivers the file once; judging again changes nothing", () => {
+    const results = cases.map(([name, reply, result]) => ({ name, result, out: run(reply.replaceAll("MEDIA:C", `MEDIA:${chart}`), [chart]) }));
+    for (const { name, result, out } of results) expect(out.replaceAll(`MEDIA:${chart}`, "MEDIA:C"), name).toBe(result);
+    expect(delivered(results.map((r) => r.out))).toEqual(results.map(() => [chart]));
+    for (const { name, out } of results) expect(run(out, [chart]), name).toBe(out);
+  });
+});

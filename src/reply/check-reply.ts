@@ -52,8 +52,8 @@ interface Edit {
   removal: boolean;
 }
 
-/** Characters a line may keep after a removal and still count as empty: spaces, list and quote markers, emphasis, punctuation. */
-const MARKUP = new Set([..." \t\r>*+-_~`\"'.,;:!?()[]{}\u3000\u3001\u3002\uff0c\uff1a\uff1b\uff01\uff1f\u2026\u201c\u201d\u2018\u2019"]);
+/** Characters a line may keep after a removal and still count as empty: spaces, list, quote and heading markers, emphasis, punctuation. */
+const MARKUP = new Set([..." \t\r>#*+-_~`\"'.,;:!?()[]{}\u3000\u3001\u3002\uff0c\uff1a\uff1b\uff01\uff1f\u2026\u201c\u201d\u2018\u2019"]);
 
 function onlyMarkup(line: string): boolean {
   const rest = line.replace(/^[ \t]*\d{1,9}[.)]/, "");
@@ -307,8 +307,9 @@ export function checkReply(reply: string, options: CheckReplyOptions): CheckRepl
   if (tail.length > 0) {
     // A code block left open at the end would show the lines as code: close it first.
     const fence = openFence(text);
-    const nl = text.includes("\r\n") ? "\r\n" : "\n";
-    const endsWithNewline = text.endsWith("\n");
+    // A reply whose every line went (it held only copies) still ends as it did, with its kind of line break.
+    const nl = (text === "" ? reply : text).includes("\r\n") ? "\r\n" : "\n";
+    const endsWithNewline = (text === "" ? reply : text).endsWith("\n");
     if (text !== "" && !endsWithNewline) text += nl;
     if (fence !== undefined) text += `${fence}${nl}`;
     text += tail.join(nl) + (endsWithNewline ? nl : "");
@@ -372,8 +373,8 @@ const CLAUSE = new Set([...":,;\uff1a\uff0c\uff1b\u3001\u2014\u2013"]);
 /** Of those, what may not end a line (a colon may: `Here it is:` before the file's line). */
 const DANGLING = new Set([...",;\uff0c\uff1b\u3001\u2014\u2013"]);
 const OPENS: Record<string, string> = { "(": ")", "[": "]", "{": "}", "\uff08": "\uff09" };
-/** What may open a line before its text: spaces, list, quote and emphasis markers. */
-const LEADING = new Set([..." \t>*+-_~"]);
+/** What may open a line before its text: spaces, list, quote, heading and emphasis markers. */
+const LEADING = new Set([..." \t>#*+-_~"]);
 const isSpace = (ch: string | undefined) => ch === " " || ch === "\t" || ch === "\u3000";
 
 /**
