@@ -112,3 +112,23 @@ describe("a repair in headings, tables, lists and quotes, and of a reply that is
     for (const { name, out } of results) expect(run(out, [chart]), name).toBe(out);
   });
 });
+
+describe("the same file named twice", () => {
+  it("keeps the first exact line and removes the others: the real gateway uploads a file once per line", () => {
+    const cases: [string, string][] = [
+      [`MEDIA:C\ntext\nMEDIA:C\n`, `MEDIA:C\ntext\n`],
+      ["`MEDIA:C`\nMEDIA:C\nx\nMEDIA:C", `MEDIA:C\nx`],
+      [`MEDIA:C\nMEDIA:N\nMEDIA:C\nMEDIA:N\n`, `MEDIA:C\nMEDIA:N\n`],
+    ];
+    const fill = (t: string) => t.replaceAll("MEDIA:C", `MEDIA:${chart}`).replaceAll("MEDIA:N", `MEDIA:${notes}`);
+    const outs = cases.map(([reply, result]) => {
+      const out = run(fill(reply), [chart, notes]);
+      expect(out).toBe(result.includes("MEDIA:N") ? fill(result) : `${fill(result)}${result.endsWith("\n") ? "" : "\n"}MEDIA:${notes}${result.endsWith("\n") ? "\n" : ""}`);
+      expect(run(out, [chart, notes])).toBe(out);
+      return out;
+    });
+    expect(delivered(outs)).toEqual(outs.map(() => [chart, notes]));
+    // The input as written: the gateway would have sent the chart twice.
+    expect(delivered([fill(cases[0]![0])])).toEqual([[chart, chart]]);
+  });
+});

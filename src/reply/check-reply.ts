@@ -215,7 +215,7 @@ function judgeDirectives(text: string, fences: [number, number][], fenceAt: Read
 
     if (ref !== undefined) {
       const problem = problemOf(ref);
-      if (bare && ref === d.intended && !problem) {
+      if (bare && ref === d.intended && !problem && !present.has(ref)) {
         present.add(ref);
         report.kept.push(escapeText(ref));
         continue;
@@ -227,6 +227,7 @@ function judgeDirectives(text: string, fences: [number, number][], fenceAt: Read
         edits.push({ start: d.start, end: d.end, replacement: noteFor(ref, problem.reason), removal: false });
         continue;
       }
+      // A second exact line is a copy too: the gateway would upload the file once per line.
       // The copy ends with the path it names (and the markup closed after it): text glued on after stays.
       const end = ref === d.intended ? d.end : closingMarkupEnd(text, d.tokenStart + ref.length, d.tokenStart + d.token.length);
       // A copy in a fence line's info string goes, the fence stays (the markup scan may have taken its backticks or tildes for the copy's).
