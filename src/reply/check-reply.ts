@@ -309,7 +309,7 @@ export function checkReply(reply: string, options: CheckReplyOptions): CheckRepl
     // A code block left open at the end would show the lines as code: close it first.
     const fence = openFence(text);
     // A reply whose every line went (it held only copies) still ends as it did, with its kind of line break.
-    const nl = (text === "" ? reply : text).includes("\r\n") ? "\r\n" : "\n";
+    const nl = (text.includes("\n") ? text : reply).includes("\r\n") ? "\r\n" : "\n";
     const endsWithNewline = (text === "" ? reply : text).endsWith("\n");
     if (text !== "" && !endsWithNewline) text += nl;
     if (fence !== undefined) text += `${fence}${nl}`;
