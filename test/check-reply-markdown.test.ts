@@ -3,7 +3,11 @@
 // closes where it did. Judged through the CLI, and what the gateway delivers
 // from each result by the real Hermes' extraction (hermes-agent in .venv/).
 import { spawnSync } from "node:child_process";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkReply } from "../src/reply/check-reply.js";
+import { SourceDenylist } from "../src/safety/denylist.js";
+import { deliveryPolicy } from "../src/safety/gateway.js";
 import { cli, makeHome, png, write } from "./helpers.js";
 import { ensureVenv } from "./python-env.js";
 
@@ -130,5 +134,92 @@ describe("the same file named twice", () => {
     expect(delivered(outs)).toEqual(outs.map(() => [chart, notes]));
     // The input as written: the gateway would have sent the chart twice.
     expect(delivered([fill(cases[0]![0])])).toEqual([[chart, chart]]);
+  });
+});
+
+describe("randomized replies (seeded): fences, quotes, lists, headings, tables, copies, CRLF", () => {
+  /** mulberry32: a small seeded generator, so a failure names a reply that can be replayed. */
+  function random(seed: number): () => number {
+    let a = seed >>> 0;
+    return () => {
+      a = (a + 0x6d2b79f5) >>> 0;
+      let t = a;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+
+  /** A line and what must become of it: kept as it is, dropped (a copy), or either (an exact line: kept where the gateway takes the first one). */
+  type Piece = { line: string; fate: "keep" | "drop" | "either" };
+
+  function reply(rnd: () => number, files: string[]): Piece[] {
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+    const file = () => pick(files);
+    const copies = [(p: string) => `\`MEDIA:${p}\``, (p: string) => `**MEDIA:${p}**`, (p: string) => `> MEDIA:${p}`, (p: string) => `- MEDIA:${p}`, (p: string) => `# MEDIA:${p}`, (p: string) => `MEDIA:${p}.`, (p: string) => `  MEDIA:${p}  `, (p: string) => `media:${p}`, (p: string) => `MEDIA: ${p}`, (p: string) => `"MEDIA:${p}"`];
+    // A blank line is written with a space: an empty last line could not be told from the final line break.
+    const prose = ["Some text.", " ", "## A heading", "| a | b |", "|---|---|", "- an item", "  - nested", "> a quote", "1. first", "text with trailing spaces  ", "Use ``` inline.", "x = `code`"];
+    const opens = ["```", "```python", "~~~", "~~~~", "    ```", "  ```", "> ```", "- ```"];
+    const pieces: Piece[] = [];
+    const n = 1 + Math.floor(rnd() * 12);
+    for (let i = 0; i < n || pieces.length === 0; i++) {
+      const r = rnd();
+      if (r < 0.35) pieces.push({ line: pick(prose), fate: "keep" });
+      else if (r < 0.55) pieces.push({ line: pick(copies)(file()), fate: "drop" });
+      else if (r < 0.65) pieces.push({ line: `MEDIA:${file()}`, fate: "either" });
+      else {
+        // A block: its fences stay; a copy inside goes; the last block may be left open.
+        const open = pick(opens);
+        const fence = /[`~]{3,}/.exec(open)![0];
+        const indent = open.slice(0, open.indexOf(fence[0]!)).replace(/[>-]/g, " ");
+        pieces.push({ line: open, fate: "keep" });
+        for (let k = Math.floor(rnd() * 4); k > 0; k--) {
+          const c = rnd();
+          if (c < 0.4) pieces.push({ line: `${indent}code ${k}`, fate: "keep" });
+          else if (c < 0.8) pieces.push({ line: `${indent}${pick(copies)(file())}`, fate: "drop" });
+          else pieces.push({ line: `${indent}MEDIA:${file()}`, fate: "either" });
+        }
+        if (i < n - 1 || rnd() < 0.7) pieces.push({ line: `${open.slice(0, open.indexOf(fence[0]!))}${fence}`, fate: "keep" });
+      }
+    }
+    return pieces;
+  }
+
+  it("each result carries every published file once where the real gateway takes it, changes only the copies, and is stable", () => {
+    const denylist = new SourceDenylist({ home: h.home, hermesHome: path.join(h.home, ".hermes") });
+    const policy = deliveryPolicy(env, h.home, path.join(h.home, ".hermes"), (p) => denylist.reason(p));
+    const judge = (text: string, published: string[]) => checkReply(text, { published, outbox: h.outbox, policy }).reply;
+    const seed = 30;
+    const rnd = random(seed);
+    const cases: { input: string; out: string; published: string[] }[] = [];
+    for (let i = 0; i < 400; i++) {
+      const published = rnd() < 0.5 ? [chart] : [chart, notes];
+      const pieces = reply(rnd, published);
+      const crlf = rnd() < 0.3 ? "\r\n" : "\n";
+      const input = pieces.map((p) => p.line).join(crlf) + (rnd() < 0.6 ? crlf : "");
+      // A reply of one line without a line break gets the added lines with \n.
+      const nl = input.includes("\n") ? crlf : "\n";
+      const out = judge(input, published);
+      const where = `seed ${seed}, reply ${i}: ${JSON.stringify(pieces)} -> ${JSON.stringify(out)}`;
+      // (b) Line by line: every kept line is there as it was, in order; only copies (and repeated exact lines) are gone.
+      const lines = out.split(nl);
+      if (lines[lines.length - 1] === "") lines.pop();
+      let at = 0;
+      for (const p of pieces) {
+        if (p.fate === "keep") expect(lines[at++], where).toBe(p.line);
+        else if (p.fate === "either" && lines[at] === p.line) at++;
+      }
+      // What follows is the added tail: a fence closing a block left open, then the missing lines.
+      for (const extra of lines.slice(at)) expect(extra, where).toMatch(new RegExp(`^(?:[\`~]{3,}|MEDIA:(?:${published.map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")}))$`));
+      expect(out.endsWith(nl) || !input.endsWith(nl), where).toBe(true);
+      // (c) Judged again, nothing changes.
+      expect(judge(out, published), where).toBe(out);
+      cases.push({ input, out, published });
+    }
+    // (a) What the real gateway delivers from each: every published file, once.
+    const got = delivered(cases.map((c) => c.out));
+    cases.forEach((c, i) => expect([...got[i]!].sort(), `reply ${i}: ${JSON.stringify(c.input)} -> ${JSON.stringify(c.out)}`).toEqual([...c.published].sort()));
+    // The CLI gives the library's result (a sample).
+    for (const c of cases.slice(0, 10)) expect(run(c.input, c.published)).toBe(c.out);
   });
 });
