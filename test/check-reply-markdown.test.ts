@@ -137,6 +137,22 @@ describe("the same file named twice", () => {
   });
 });
 
+describe("a fence closed before the added lines", () => {
+  it("an exact line the gateway took in a block left open is moved after the fence that closes it, so the file is still delivered", () => {
+    // The gateway masks a block only once it is closed: the chart is delivered as written; closing the block for the notes' line would mask it.
+    const reply = `Code:\n${F}\nMEDIA:${chart}\nmore code\n`;
+    expect(delivered([reply])).toEqual([[chart]]);
+    const out = run(reply, [chart, notes]);
+    expect(out).toBe(`Code:\n${F}\nmore code\n${F}\nMEDIA:${notes}\nMEDIA:${chart}\n`);
+    expect(delivered([out])).toEqual([[notes, chart]]);
+    expect(run(out, [chart, notes])).toBe(out);
+    // With nothing to add, nothing closes the block: the reply stays as it was.
+    expect(run(reply, [chart])).toBe(reply);
+    const report = JSON.parse(cli(["check-reply", "--json", "--media", chart, "--media", notes], { env, input: reply }).stdout);
+    expect(report).toMatchObject({ added: [notes, chart], kept: [] });
+  });
+});
+
 describe("randomized replies (seeded): fences, quotes, lists, headings, tables, copies, CRLF", () => {
   /** mulberry32: a small seeded generator, so a failure names a reply that can be replayed. */
   function random(seed: number): () => number {

@@ -275,50 +275,76 @@ export function checkReply(reply: string, options: CheckReplyOptions): CheckRepl
   const publishedIn = (token: string) => published.find((p) => tokenNames(token, p));
   const pass: Pass = { publishedIn, outboxDirs, problemOf, needed, noted, report, present: new Set() };
 
+  // Published files the reply does not carry (as written, in the text judged last): their lines, or their sentences.
+  const missing = (): string[] => {
+    const toAdd: string[] = [];
+    const endNotes: string[] = [];
+    for (const p of [...published, ...needed]) {
+      if (pass.present.has(p) || toAdd.includes(p) || noted.has(p)) continue;
+      const problem = problemOf(p);
+      if (problem) {
+        noted.add(p);
+        report.notes.push({ path: escapeText(p), code: problem.code, reason: problem.reason });
+        endNotes.push(noteFor(p, problem.reason));
+      } else {
+        toAdd.push(p);
+        if (!added.includes(p)) added.push(p);
+      }
+    }
+    return [...toAdd.map((p) => `MEDIA:${p}`), ...endNotes];
+  };
+  const added: string[] = [];
+
   // A removal can join the text around it into a new directive (`media:` and
   // a path that were kept apart by the copy): the result is judged again
-  // until nothing changes, a bounded number of times.
+  // until nothing changes, a bounded number of times. The missing lines go
+  // at the end once nothing else changes, and that is judged again too: a
+  // fence that closes a block left open before them makes the gateway mask
+  // what the block held, an exact line the gateway took while it was open.
   let text = reply;
+  /** The last round removed or replaced something, and was not judged for missing lines after. */
+  let edited = false;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     pass.present = new Set();
     report.kept = [];
     const fences = fencedRanges(text);
     const fenceAt = fenceLines(text);
     const edits = judgeDirectives(text, fences, fenceAt, pass);
-    if (edits.length === 0) break;
-    text = applyEdits(text, edits, fenceAt);
+    edited = edits.length > 0;
+    if (edited) {
+      text = applyEdits(text, edits, fenceAt);
+      continue;
+    }
+    const tail = missing();
+    if (tail.length === 0) break;
+    text = appendTail(text, reply, tail);
   }
-  const { present } = pass;
-
-  // Published files the reply does not carry (as written) get their line at the end.
-  const toAdd: string[] = [];
-  const endNotes: string[] = [];
-  for (const p of [...published, ...needed]) {
-    if (present.has(p) || toAdd.includes(p) || noted.has(p)) continue;
-    const problem = problemOf(p);
-    if (problem) {
-      noted.add(p);
-      report.notes.push({ path: escapeText(p), code: problem.code, reason: problem.reason });
-      endNotes.push(noteFor(p, problem.reason));
-    } else toAdd.push(p);
+  if (edited) {
+    const tail = missing();
+    if (tail.length > 0) text = appendTail(text, reply, tail);
   }
-  if (text === reply && toAdd.length === 0 && endNotes.length === 0) return report;
-
-  const tail = [...toAdd.map((p) => `MEDIA:${p}`), ...endNotes];
-  if (tail.length > 0) {
-    // A code block left open at the end would show the lines as code: close it first.
-    const fence = openFence(text);
-    // A reply whose every line went (it held only copies) still ends as it did, with its kind of line break.
-    const nl = (text.includes("\n") ? text : reply).includes("\r\n") ? "\r\n" : "\n";
-    const endsWithNewline = (text === "" ? reply : text).endsWith("\n");
-    if (text !== "" && !endsWithNewline) text += nl;
-    if (fence !== undefined) text += `${fence}${nl}`;
-    text += tail.join(nl) + (endsWithNewline ? nl : "");
-  }
-  report.added = toAdd.map(escapeText);
+  if (text === reply) return report;
+  report.kept = report.kept.filter((k) => !added.some((p) => escapeText(p) === k));
+  report.added = added.map(escapeText);
   report.reply = text;
   report.changed = text !== reply;
   return report;
+}
+
+/**
+ * `text` with the lines of `tail` at the end, each on a line of its own,
+ * after closing a code block left open at the end (it would show them as
+ * code). The line break is the reply's; the text ends with one if it did (a
+ * reply whose every line went, holding only copies, as the reply did).
+ */
+function appendTail(text: string, reply: string, tail: readonly string[]): string {
+  const fence = openFence(text);
+  const nl = (text.includes("\n") ? text : reply).includes("\r\n") ? "\r\n" : "\n";
+  const endsWithNewline = (text === "" ? reply : text).endsWith("\n");
+  let out = text;
+  if (out !== "" && !endsWithNewline) out += nl;
+  if (fence !== undefined) out += `${fence}${nl}`;
+  return out + tail.join(nl) + (endsWithNewline ? nl : "");
 }
 
 /** Index of the last item (sorted by `key`) whose key is at most `offset`; -1 when none. */
