@@ -166,13 +166,24 @@ describe("randomized replies (seeded): fences, quotes, lists, headings, tables, 
     };
   }
 
-  /** A line and what must become of it: kept as it is, dropped (a copy), or either (an exact line: kept where the gateway takes the first one). */
-  type Piece = { line: string; fate: "keep" | "drop" | "either" };
+  /**
+   * A line and what must become of it: kept as it is, dropped (a copy),
+   * either (an exact line: kept where the gateway takes the first one), or
+   * `becomes` (a copy inside a line of other text: what is left).
+   */
+  type Piece = { line: string; fate: "keep" | "drop" | "either" } | { line: string; fate: "becomes"; left: string };
 
   function reply(rnd: () => number, files: string[]): Piece[] {
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
     const file = () => pick(files);
-    const copies = [(p: string) => `\`MEDIA:${p}\``, (p: string) => `**MEDIA:${p}**`, (p: string) => `> MEDIA:${p}`, (p: string) => `- MEDIA:${p}`, (p: string) => `# MEDIA:${p}`, (p: string) => `MEDIA:${p}.`, (p: string) => `  MEDIA:${p}  `, (p: string) => `media:${p}`, (p: string) => `MEDIA: ${p}`, (p: string) => `"MEDIA:${p}"`];
+    const copies = [(p: string) => `\`MEDIA:${p}\``, (p: string) => `**MEDIA:${p}**`, (p: string) => `> MEDIA:${p}`, (p: string) => `- MEDIA:${p}`, (p: string) => `# MEDIA:${p}`, (p: string) => `MEDIA:${p}.`, (p: string) => `  MEDIA:${p}  `, (p: string) => `media:${p}`, (p: string) => `MEDIA: ${p}`, (p: string) => `"MEDIA:${p}"`, (p: string) => `\`\`\`MEDIA:${p}\`\`\``];
+    // A copy among other text: the line stays, without the copy.
+    const inline: [(p: string) => string, string][] = [
+      [(p) => `See \`MEDIA:${p}\` here.`, "See here."],
+      [(p) => `| MEDIA:${p} | x |`, "| | x |"],
+      [(p) => `## Chart: MEDIA:${p}`, "## Chart:"],
+      [(p) => `- Chart: **MEDIA:${p}**.`, "- Chart."],
+    ];
     // A blank line is written with a space: an empty last line could not be told from the final line break.
     const prose = ["Some text.", " ", "## A heading", "| a | b |", "|---|---|", "- an item", "  - nested", "> a quote", "1. first", "text with trailing spaces  ", "Use ``` inline.", "x = `code`"];
     const opens = ["```", "```python", "~~~", "~~~~", "    ```", "  ```", "> ```", "- ```"];
@@ -183,16 +194,24 @@ describe("randomized replies (seeded): fences, quotes, lists, headings, tables, 
       if (r < 0.35) pieces.push({ line: pick(prose), fate: "keep" });
       else if (r < 0.55) pieces.push({ line: pick(copies)(file()), fate: "drop" });
       else if (r < 0.65) pieces.push({ line: `MEDIA:${file()}`, fate: "either" });
+      else if (r < 0.72) {
+        const [copy, left] = pick(inline);
+        pieces.push({ line: copy(file()), fate: "becomes", left });
+      }
       else {
         // A block: its fences stay; a copy inside goes; the last block may be left open.
         const open = pick(opens);
         const fence = /[`~]{3,}/.exec(open)![0];
         const indent = open.slice(0, open.indexOf(fence[0]!)).replace(/[>-]/g, " ");
-        pieces.push({ line: open, fate: "keep" });
+        // Sometimes with a copy as its info string: the fence stays, the copy goes.
+        if (rnd() < 0.25) pieces.push({ line: `${open} MEDIA:${file()}`, fate: "becomes", left: open });
+        else pieces.push({ line: open, fate: "keep" });
         for (let k = Math.floor(rnd() * 4); k > 0; k--) {
           const c = rnd();
           if (c < 0.4) pieces.push({ line: `${indent}code ${k}`, fate: "keep" });
-          else if (c < 0.8) pieces.push({ line: `${indent}${pick(copies)(file())}`, fate: "drop" });
+          else if (c < 0.7) pieces.push({ line: `${indent}${pick(copies)(file())}`, fate: "drop" });
+          // A fence with text after it, inside a block, is code: this line is the copy's.
+          else if (c < 0.8) pieces.push({ line: `${indent}${fence[0]!.repeat(3)} MEDIA:${file()}`, fate: "drop" });
           else pieces.push({ line: `${indent}MEDIA:${file()}`, fate: "either" });
         }
         if (i < n - 1 || rnd() < 0.7) pieces.push({ line: `${open.slice(0, open.indexOf(fence[0]!))}${fence}`, fate: "keep" });
@@ -223,6 +242,7 @@ describe("randomized replies (seeded): fences, quotes, lists, headings, tables, 
       let at = 0;
       for (const p of pieces) {
         if (p.fate === "keep") expect(lines[at++], where).toBe(p.line);
+        else if (p.fate === "becomes") expect(lines[at++], where).toBe(p.left);
         else if (p.fate === "either" && lines[at] === p.line) at++;
       }
       // What follows is the added tail: a fence closing a block left open, then the missing lines.
