@@ -124,8 +124,9 @@ describe("rule 1: every published file's exact line, once, at the end", () => {
     ["two copies glued together", `Here: MEDIA:${p},MEDIA:${p}'\nThanks`, "Here:\nThanks"],
     ["a prefix left dangling before the copy", `Here: media:"\`MEDIA:${p}\`${p}'\nThanks`, "Here:\nThanks"],
     ["in a JSON string", `{"file": "MEDIA:${p}"}\nThanks`, `{"file": }\nThanks`],
-    ["fenced block", `Here:\n\`\`\`\nMEDIA:${p}\n\`\`\`\nThanks`, "Here:\nThanks"],
-    ["fenced with a language", `Here:\n\`\`\`text\nMEDIA:${p}\n\`\`\`\nThanks`, "Here:\nThanks"],
+    // The copy's line goes, the fences stay: the reply's code blocks open and close where they did.
+    ["fenced block", `Here:\n\`\`\`\nMEDIA:${p}\n\`\`\`\nThanks`, "Here:\n```\n```\nThanks"],
+    ["fenced with a language", `Here:\n\`\`\`text\nMEDIA:${p}\n\`\`\`\nThanks`, "Here:\n```text\n```\nThanks"],
     // What was around a copy inside a sentence stays well formed: no lead-in before punctuation, no doubled punctuation, no empty brackets.
     ["after a colon, at the sentence's end", `Here it is: MEDIA:${p}.\nThanks`, "Here it is.\nThanks"],
     ["after a colon, in backticks, more after", `Here it is: \`MEDIA:${p}\`. Enjoy!\nThanks`, "Here it is. Enjoy!\nThanks"],
@@ -148,7 +149,8 @@ describe("rule 1: every published file's exact line, once, at the end", () => {
   it.each(manglings("PATH").map(([name]) => name))("removes the mangled copy and adds the exact line: %s", (name) => {
     const [, input, left] = manglings(chart).find(([n]) => n === name)!;
     const r = judge(input, [chart]);
-    expect(r.reply).toBe(`${left}\nMEDIA:${chart}`);
+    // A CRLF reply left on one line still gets its kind of line break.
+    expect(r.reply).toBe(`${left}${input.includes("\r\n") && !left.includes("\n") ? "\r\n" : "\n"}MEDIA:${chart}`);
     expect(r.changed).toBe(true);
     expect(r.added).toEqual([chart]);
     expect(r.removed.length).toBeGreaterThan(0);

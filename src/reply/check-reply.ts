@@ -52,8 +52,8 @@ interface Edit {
   removal: boolean;
 }
 
-/** Characters a line may keep after a removal and still count as empty: spaces, list and quote markers, emphasis, punctuation. */
-const MARKUP = new Set([..." \t\r>*+-_~`\"'.,;:!?()[]{}\u3000\u3001\u3002\uff0c\uff1a\uff1b\uff01\uff1f\u2026\u201c\u201d\u2018\u2019"]);
+/** Characters a line may keep after a removal and still count as empty: spaces, list, quote and heading markers, emphasis, punctuation. */
+const MARKUP = new Set([..." \t\r>#*+-_~`\"'.,;:!?()[]{}\u3000\u3001\u3002\uff0c\uff1a\uff1b\uff01\uff1f\u2026\u201c\u201d\u2018\u2019"]);
 
 function onlyMarkup(line: string): boolean {
   const rest = line.replace(/^[ \t]*\d{1,9}[.)]/, "");
@@ -86,6 +86,67 @@ function fencedRanges(text: string): [number, number][] {
     at = text.indexOf("```", close + 3);
   }
   return ranges;
+}
+
+/**
+ * Where the fence of a line that looks like a fence ends (after its run of
+ * backticks or tildes), or undefined. As Markdown reads a fence (three or more
+ * backticks or tildes; a backtick fence's info string holds no backtick, else
+ * the line is inline code), after any quote and list markers, and at any
+ * indentation: inside a list item a fence is indented with it. `end` is the
+ * end of the line's text.
+ */
+function fenceEnd(text: string, start: number, end: number): number | undefined {
+  let at = start;
+  for (;;) {
+    while (at < end && (text[at] === " " || text[at] === "\t")) at++;
+    if (text[at] === ">") at++;
+    else if ("-*+".includes(text[at] ?? "x") && (text[at + 1] === " " || text[at + 1] === "\t")) at += 2;
+    else {
+      let digits = at;
+      while (digits < end && digits - at < 9 && text[digits]! >= "0" && text[digits]! <= "9") digits++;
+      if (digits > at && (text[digits] === "." || text[digits] === ")") && (text[digits + 1] === " " || text[digits + 1] === "\t")) at = digits + 2;
+      else break;
+    }
+  }
+  const ch = text[at];
+  if (ch !== "`" && ch !== "~") return undefined;
+  let run = at;
+  while (run < end && text[run] === ch) run++;
+  if (run - at < 3) return undefined;
+  if (ch === "`" && text.slice(run, end).includes("`")) return undefined;
+  return run;
+}
+
+/**
+ * The fence lines of `text`, as the start of each line mapped to where its
+ * fence ends: a line that opens a code block, and the line that closes it (the
+ * same character, at least as many, nothing after). A line inside a block is
+ * its content, even when it looks like a fence with an info string: removing
+ * a copy from it must not turn it into a closing fence.
+ */
+function fenceLines(text: string): Map<number, number> {
+  const lines = new Map<number, number>();
+  let open: { ch: string; length: number } | undefined;
+  for (let at = 0; at < text.length; ) {
+    const nl = text.indexOf("\n", at);
+    const next = nl < 0 ? text.length : nl + 1;
+    const end = nl < 0 ? text.length : text[nl - 1] === "\r" ? nl - 1 : nl;
+    const fence = fenceEnd(text, at, end);
+    if (fence !== undefined) {
+      let run = fence;
+      while (run > at && text[run - 1] === text[fence - 1]) run--;
+      if (open === undefined) {
+        open = { ch: text[fence - 1]!, length: fence - run };
+        lines.set(at, fence);
+      } else if (text[fence - 1] === open.ch && fence - run >= open.length && /^[ \t]*$/.test(text.slice(fence, end))) {
+        open = undefined;
+        lines.set(at, fence);
+      }
+    }
+    at = next;
+  }
+  return lines;
 }
 
 /** Is the file a regular file directly in `dir` (not a link)? */
@@ -132,7 +193,7 @@ interface Pass {
 }
 
 /** One round: the edits for every directive in `text` (rules 1 and 2), with the report filled in. */
-function judgeDirectives(text: string, fences: [number, number][], pass: Pass): Edit[] {
+function judgeDirectives(text: string, fences: [number, number][], fenceAt: ReadonlyMap<number, number>, pass: Pass): Edit[] {
   const { publishedIn, outboxDirs, problemOf, needed, noted, present, report } = pass;
   const inFence = (offset: number) => {
     const i = lastAtOrBefore(fences, offset, (r) => r[0]);
@@ -154,7 +215,7 @@ function judgeDirectives(text: string, fences: [number, number][], pass: Pass): 
 
     if (ref !== undefined) {
       const problem = problemOf(ref);
-      if (bare && ref === d.intended && !problem) {
+      if (bare && ref === d.intended && !problem && !present.has(ref)) {
         present.add(ref);
         report.kept.push(escapeText(ref));
         continue;
@@ -166,10 +227,14 @@ function judgeDirectives(text: string, fences: [number, number][], pass: Pass): 
         edits.push({ start: d.start, end: d.end, replacement: noteFor(ref, problem.reason), removal: false });
         continue;
       }
+      // A second exact line is a copy too: the gateway would upload the file once per line.
       // The copy ends with the path it names (and the markup closed after it): text glued on after stays.
       const end = ref === d.intended ? d.end : closingMarkupEnd(text, d.tokenStart + ref.length, d.tokenStart + d.token.length);
-      report.removed.push({ path: escapeText(ref), text: escapeText(text.slice(d.start, end)) });
-      edits.push({ ...widenRemoval(text, d.start, end, lineEnd), replacement: "", removal: true });
+      // A copy in a fence line's info string goes, the fence stays (the markup scan may have taken its backticks or tildes for the copy's).
+      const fence = fenceAt.get(lineStart);
+      const start = fence !== undefined && d.start < fence ? fence : d.start;
+      report.removed.push({ path: escapeText(ref), text: escapeText(text.slice(start, end)) });
+      edits.push({ ...widenRemoval(text, start, end, lineEnd), replacement: "", removal: true });
       if (!problem && !needed.includes(ref)) needed.push(ref);
       continue;
     }
@@ -210,48 +275,76 @@ export function checkReply(reply: string, options: CheckReplyOptions): CheckRepl
   const publishedIn = (token: string) => published.find((p) => tokenNames(token, p));
   const pass: Pass = { publishedIn, outboxDirs, problemOf, needed, noted, report, present: new Set() };
 
+  // Published files the reply does not carry (as written, in the text judged last): their lines, or their sentences.
+  const missing = (): string[] => {
+    const toAdd: string[] = [];
+    const endNotes: string[] = [];
+    for (const p of [...published, ...needed]) {
+      if (pass.present.has(p) || toAdd.includes(p) || noted.has(p)) continue;
+      const problem = problemOf(p);
+      if (problem) {
+        noted.add(p);
+        report.notes.push({ path: escapeText(p), code: problem.code, reason: problem.reason });
+        endNotes.push(noteFor(p, problem.reason));
+      } else {
+        toAdd.push(p);
+        if (!added.includes(p)) added.push(p);
+      }
+    }
+    return [...toAdd.map((p) => `MEDIA:${p}`), ...endNotes];
+  };
+  const added: string[] = [];
+
   // A removal can join the text around it into a new directive (`media:` and
   // a path that were kept apart by the copy): the result is judged again
-  // until nothing changes, a bounded number of times.
+  // until nothing changes, a bounded number of times. The missing lines go
+  // at the end once nothing else changes, and that is judged again too: a
+  // fence that closes a block left open before them makes the gateway mask
+  // what the block held, an exact line the gateway took while it was open.
   let text = reply;
+  /** The last round removed or replaced something, and was not judged for missing lines after. */
+  let edited = false;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     pass.present = new Set();
     report.kept = [];
     const fences = fencedRanges(text);
-    const edits = judgeDirectives(text, fences, pass);
-    if (edits.length === 0) break;
-    text = applyEdits(text, edits, fences);
+    const fenceAt = fenceLines(text);
+    const edits = judgeDirectives(text, fences, fenceAt, pass);
+    edited = edits.length > 0;
+    if (edited) {
+      text = applyEdits(text, edits, fenceAt);
+      continue;
+    }
+    const tail = missing();
+    if (tail.length === 0) break;
+    text = appendTail(text, reply, tail);
   }
-  const { present } = pass;
-
-  // Published files the reply does not carry (as written) get their line at the end.
-  const toAdd: string[] = [];
-  const endNotes: string[] = [];
-  for (const p of [...published, ...needed]) {
-    if (present.has(p) || toAdd.includes(p) || noted.has(p)) continue;
-    const problem = problemOf(p);
-    if (problem) {
-      noted.add(p);
-      report.notes.push({ path: escapeText(p), code: problem.code, reason: problem.reason });
-      endNotes.push(noteFor(p, problem.reason));
-    } else toAdd.push(p);
+  if (edited) {
+    const tail = missing();
+    if (tail.length > 0) text = appendTail(text, reply, tail);
   }
-  if (text === reply && toAdd.length === 0 && endNotes.length === 0) return report;
-
-  const tail = [...toAdd.map((p) => `MEDIA:${p}`), ...endNotes];
-  if (tail.length > 0) {
-    // A code block left open at the end would show the lines as code: close it first.
-    const fence = openFence(text);
-    const nl = text.includes("\r\n") ? "\r\n" : "\n";
-    const endsWithNewline = text.endsWith("\n");
-    if (text !== "" && !endsWithNewline) text += nl;
-    if (fence !== undefined) text += `${fence}${nl}`;
-    text += tail.join(nl) + (endsWithNewline ? nl : "");
-  }
-  report.added = toAdd.map(escapeText);
+  if (text === reply) return report;
+  report.kept = report.kept.filter((k) => !added.some((p) => escapeText(p) === k));
+  report.added = added.map(escapeText);
   report.reply = text;
   report.changed = text !== reply;
   return report;
+}
+
+/**
+ * `text` with the lines of `tail` at the end, each on a line of its own,
+ * after closing a code block left open at the end (it would show them as
+ * code). The line break is the reply's; the text ends with one if it did (a
+ * reply whose every line went, holding only copies, as the reply did).
+ */
+function appendTail(text: string, reply: string, tail: readonly string[]): string {
+  const fence = openFence(text);
+  const nl = (text.includes("\n") ? text : reply).includes("\r\n") ? "\r\n" : "\n";
+  const endsWithNewline = (text === "" ? reply : text).endsWith("\n");
+  let out = text;
+  if (out !== "" && !endsWithNewline) out += nl;
+  if (fence !== undefined) out += `${fence}${nl}`;
+  return out + tail.join(nl) + (endsWithNewline ? nl : "");
 }
 
 /** Index of the last item (sorted by `key`) whose key is at most `offset`; -1 when none. */
@@ -307,8 +400,8 @@ const CLAUSE = new Set([...":,;\uff1a\uff0c\uff1b\u3001\u2014\u2013"]);
 /** Of those, what may not end a line (a colon may: `Here it is:` before the file's line). */
 const DANGLING = new Set([...",;\uff0c\uff1b\u3001\u2014\u2013"]);
 const OPENS: Record<string, string> = { "(": ")", "[": "]", "{": "}", "\uff08": "\uff09" };
-/** What may open a line before its text: spaces, list, quote and emphasis markers. */
-const LEADING = new Set([..." \t>*+-_~"]);
+/** What may open a line before its text: spaces, list, quote, heading and emphasis markers. */
+const LEADING = new Set([..." \t>#*+-_~"]);
 const isSpace = (ch: string | undefined) => ch === " " || ch === "\t" || ch === "\u3000";
 
 /**
@@ -406,12 +499,13 @@ function splitLines(text: string): Line[] {
 
 /**
  * Applies the edits line by line. A line that a removal leaves with nothing
- * but markup is dropped whole; a fenced block whose every non-blank line was
- * dropped goes with its fences. Every other byte stays as it was. An edit
+ * but markup is dropped whole, unless it is a fence line (the copy was its
+ * info string): a code block emptied of its copy keeps both fences, so no
+ * text moves into or out of a block. Every other byte stays as it was. An edit
  * that runs past its line (a directive whose path is on a later line: the
  * gateway allows line breaks after `MEDIA:`) joins the lines it spans into one.
  */
-function applyEdits(text: string, edits: Edit[], fences: [number, number][]): string {
+function applyEdits(text: string, edits: Edit[], fenceAt: ReadonlyMap<number, number>): string {
   if (edits.length === 0) return text;
   const lines = splitLines(text);
   const dropped = new Array<boolean>(lines.length).fill(false);
@@ -435,13 +529,16 @@ function applyEdits(text: string, edits: Edit[], fences: [number, number][]): st
     // Built in one pass (a line may hold thousands of directives).
     const pieces: string[] = [];
     let at = line.start;
-    for (const edit of tidyRemovals(text, mine, line.start, lines[last]!.end)) {
+    // A fence line's copy is taken as it is (with the space before it): there is no sentence around it to tidy.
+    const fenceLine = fenceAt.has(line.start);
+    for (const edit of fenceLine ? mine : tidyRemovals(text, mine, line.start, lines[last]!.end)) {
       pieces.push(text.slice(at, Math.max(at, edit.start)), edit.replacement);
       at = Math.max(at, edit.end);
     }
     pieces.push(text.slice(at, lines[last]!.end));
     const body = pieces.join("");
-    const drop = mine.some((m) => m.removal) && onlyMarkup(body);
+    // A fence line stays, whatever a removal left of it: the reply's code blocks open and close where they did.
+    const drop = mine.some((m) => m.removal) && onlyMarkup(body) && !fenceLine;
     if (drop) dropped[i] = true;
     else replaced.set(i, body);
     for (let k = i + 1; k <= last; k++) {
@@ -450,20 +547,6 @@ function applyEdits(text: string, edits: Edit[], fences: [number, number][]): st
     }
     lastOf.set(i, last);
     i = last;
-  }
-  // A fenced block left with only blank lines (its directives removed) goes whole.
-  for (const [s, end] of fences) {
-    const first = lastAtOrBefore(lines, s, (l) => l.start);
-    const last = lastAtOrBefore(lines, end - 1, (l) => l.start);
-    if (first < 0 || last <= first || joined[first] || joined[last] || (lastOf.get(first) ?? first) !== first) continue;
-    const inner = lines.slice(first + 1, last).map((l, k) => ({ l, k: first + 1 + k }));
-    if (!inner.some(({ k }) => dropped[k])) continue;
-    const fenceOnly = (l: Line) => /^[ \t]*```[^`]*$/.test(text.slice(l.start, l.end).replace(/\r$/, ""));
-    const closeOnly = (l: Line) => /^[ \t]*```[ \t]*\r?$/.test(text.slice(l.start, l.end));
-    if (!fenceOnly(lines[first]!) || !closeOnly(lines[last]!)) continue;
-    if (inner.every(({ l, k }) => dropped[k] || text.slice(l.start, l.end).trim() === "")) {
-      for (let k = first; k <= last; k++) dropped[k] = true;
-    }
   }
   let out = "";
   for (let i = 0; i < lines.length; i++) {

@@ -1,0 +1,261 @@
+// check-reply and the reply's Markdown: a repair removes the mangled copies
+// of a published file's line and nothing else, so every code block opens and
+// closes where it did. Judged through the CLI, and what the gateway delivers
+// from each result by the real Hermes' extraction (hermes-agent in .venv/).
+import { spawnSync } from "node:child_process";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkReply } from "../src/reply/check-reply.js";
+import { SourceDenylist } from "../src/safety/denylist.js";
+import { deliveryPolicy } from "../src/safety/gateway.js";
+import { cli, makeHome, png, write } from "./helpers.js";
+import { ensureVenv } from "./python-env.js";
+
+let h: ReturnType<typeof makeHome>;
+let env: NodeJS.ProcessEnv;
+let chart: string;
+let notes: string;
+let python: string;
+
+function prepared(name: string, content: Buffer | string): string {
+  const r = cli(["prepare", write(h.home, name, content)], { env: h.env });
+  expect(r.code, r.stderr).toBe(0);
+  return r.stdout.trim().slice("MEDIA:".length);
+}
+
+beforeAll(() => {
+  h = makeHome();
+  chart = prepared("chart.png", png(1));
+  notes = prepared("notes.txt", "meeting notes\n");
+  // The environment the systemd drop-in gives the gateway.
+  env = { ...h.env, HERMES_MEDIA_ALLOW_DIRS: h.outbox, HERMES_MEDIA_DELIVERY_STRICT: "1", HERMES_MEDIA_TRUST_RECENT_FILES: "0" };
+  python = ensureVenv();
+}, 15 * 60_000);
+afterAll(() => h.cleanup());
+
+function run(reply: string, published: string[]): string {
+  const r = cli(["check-reply", ...published.flatMap((p) => ["--media", p])], { env, input: reply });
+  expect(r.code, r.stderr).toBe(0);
+  return r.stdout;
+}
+
+/** What the real gateway delivers from each reply: BasePlatformAdapter.extract_media, then its path validation. */
+function delivered(replies: string[]): string[][] {
+  const script = [
+    "import json, sys",
+    "from gateway.platforms.base import BasePlatformAdapter as B",
+    "out = []",
+    "for reply in json.load(sys.stdin):",
+    "    media, _ = B.extract_media(reply)",
+    "    out.append([p for p, _ in B.filter_media_delivery_paths(media)])",
+    "json.dump(out, sys.stdout)",
+  ].join("\n");
+  const r = spawnSync(python, ["-c", script], { env: { ...env, PYTHONDONTWRITEBYTECODE: "1" }, input: JSON.stringify(replies), encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+  expect(r.status, r.stderr).toBe(0);
+  return JSON.parse(r.stdout) as string[][];
+}
+
+const F = "```";
+
+describe("a repair keeps every fence line", () => {
+  // [name, reply, result]: `MEDIA:C` stands for the published file's line.
+  const cases: [string, string, string][] = [
+    // The red-team's case: an indented fence, a copy, a fence. Both fences stay (the one left open is closed before the added line, as before).
+    ["an indented fence, then the copy, then a fence", `Intro\n    ${F}\n\`MEDIA:C\`\nAfter:\n${F}\nmore\n`, `Intro\n    ${F}\nAfter:\n${F}\nmore\n${F}\nMEDIA:C\n`],
+    ["the copy alone in a block", `Here:\n${F}\nMEDIA:C\n${F}\nThanks`, `Here:\n${F}\n${F}\nThanks\nMEDIA:C`],
+    ["the copy among code", `Here:\n${F}python\nx = 1\nMEDIA:C\n${F}\nThanks\n`, `Here:\n${F}python\nx = 1\n${F}\nThanks\nMEDIA:C\n`],
+    ["an indented block in a list item", `- item\n    ${F}\n    MEDIA:C\n    ${F}\n- next\n`, `- item\n    ${F}\n    ${F}\n- next\nMEDIA:C\n`],
+    ["a block in a quote", `> ${F}\n> MEDIA:C\n> ${F}\nAfter\n`, `> ${F}\n> ${F}\nAfter\nMEDIA:C\n`],
+    ["the copy as a fence's info string", `Intro\n${F} MEDIA:C\ncode\n${F}\nAfter\n`, `Intro\n${F}\ncode\n${F}\nAfter\nMEDIA:C\n`],
+    ["the copy glued to a fence", `Intro\n${F}MEDIA:C\ncode\n${F}\nAfter\n`, `Intro\n${F}\ncode\n${F}\nAfter\nMEDIA:C\n`],
+    ["the copy in backticks after a tilde fence", `Intro\n~~~ \`MEDIA:C\`\ncode\n~~~\nAfter\n`, `Intro\n~~~\ncode\n~~~\nAfter\nMEDIA:C\n`],
+    ["a copy just before a block", `Intro\n**MEDIA:C**\n${F}\ncode\n${F}\n`, `Intro\n${F}\ncode\n${F}\nMEDIA:C\n`],
+    ["a copy just after a block", `${F}\ncode\n${F}\n\`MEDIA:C\`\nAfter\n`, `${F}\ncode\n${F}\nAfter\nMEDIA:C\n`],
+    ["a copy between two blocks", `${F}\na\n${F}\n_MEDIA:C_\n~~~~\nb\n~~~~\n`, `${F}\na\n${F}\n~~~~\nb\n~~~~\nMEDIA:C\n`],
+    // Inside a block, a fence with text after it is code, not a closing fence: its line goes, so no fence closes the block early.
+    ["a copy after a fence inside a block", `${F}\ncode\n${F} MEDIA:C\nstill code\n`, `${F}\ncode\nstill code\n${F}\nMEDIA:C\n`],
+    // Triple backticks with a backtick after them are inline code, not a fence: the line is the copy's.
+    ["inline code of three backticks", `Intro\n${F}MEDIA:C${F}\nAfter\n`, `Intro\nAfter\nMEDIA:C\n`],
+    ["CRLF", `Intro\r\n${F}\r\nMEDIA:C\r\n${F}\r\nAfter\r\n`, `Intro\r\n${F}\r\n${F}\r\nAfter\r\nMEDIA:C\r\n`],
+    // The gateway takes a line in a tilde block (it masks only backtick fences): the exact line stays.
+    ["the exact line in a tilde block", `Here:\n~~~\nMEDIA:C\n~~~\n`, `Here:\n~~~\nMEDIA:C\n~~~\n`],
+  ];
+
+  it("through the CLI: only the copy goes, every fence stays; the real gateway delivers the file once; judging again changes nothing", () => {
+    const results = cases.map(([name, reply, result]) => {
+      const out = run(reply.replaceAll("MEDIA:C", `MEDIA:${chart}`), [chart]);
+      return { name, reply, result, out };
+    });
+    for (const { name, result, out } of results) expect(out.replaceAll(`MEDIA:${chart}`, "MEDIA:C"), name).toBe(result);
+    expect(delivered(results.map((r) => r.out))).toEqual(results.map(() => [chart]));
+    for (const { name, out } of results) expect(run(out, [chart]), name).toBe(out);
+  });
+});
+
+describe("a repair in headings, tables, lists and quotes, and of a reply that is only a copy", () => {
+  const cases: [string, string, string][] = [
+    ["a reply of only the exact line", `MEDIA:C`, `MEDIA:C`],
+    ["a reply of only a copy, with its line break", "`MEDIA:C`\n", "MEDIA:C\n"],
+    ["a reply of only a copy, CRLF", "`MEDIA:C`\r\n", "MEDIA:C\r\n"],
+    ["a reply of only a copy, no line break", "**MEDIA:C**", "MEDIA:C"],
+    // A heading left with only its marker goes with the copy; one with text keeps it.
+    ["a heading of only the copy", `# MEDIA:C\ntext\n`, `text\nMEDIA:C\n`],
+    ["a heading with the copy first", "## `MEDIA:C`. Chart\ntext\n", `## Chart\ntext\nMEDIA:C\n`],
+    ["a heading with the copy last", `## Chart: MEDIA:C\ntext\n`, `## Chart:\ntext\nMEDIA:C\n`],
+    // A table keeps its rows: the cell is emptied.
+    ["a table cell", `| a | b |\n|---|---|\n| MEDIA:C | x |\n| y | z |\n`, `| a | b |\n|---|---|\n| | x |\n| y | z |\nMEDIA:C\n`],
+    ["a nested list item", `- a\n  - MEDIA:C\n- b\n`, `- a\n- b\nMEDIA:C\n`],
+    ["a quote's line", `> a\n> MEDIA:C\n> b\n`, `> a\n> b\nMEDIA:C\n`],
+    ["trailing spaces and tabs", `Intro\nMEDIA:C \t\nAfter  \n`, `Intro\nAfter  \nMEDIA:C\n`],
+  ];
+
+  it("through the CLI: only the copy goes; the real gateway delivers the file once; judging again changes nothing", () => {
+    const results = cases.map(([name, reply, result]) => ({ name, result, out: run(reply.replaceAll("MEDIA:C", `MEDIA:${chart}`), [chart]) }));
+    for (const { name, result, out } of results) expect(out.replaceAll(`MEDIA:${chart}`, "MEDIA:C"), name).toBe(result);
+    expect(delivered(results.map((r) => r.out))).toEqual(results.map(() => [chart]));
+    for (const { name, out } of results) expect(run(out, [chart]), name).toBe(out);
+  });
+});
+
+describe("the same file named twice", () => {
+  it("keeps the first exact line and removes the others: the real gateway uploads a file once per line", () => {
+    const cases: [string, string][] = [
+      [`MEDIA:C\ntext\nMEDIA:C\n`, `MEDIA:C\ntext\n`],
+      ["`MEDIA:C`\nMEDIA:C\nx\nMEDIA:C", `MEDIA:C\nx`],
+      [`MEDIA:C\nMEDIA:N\nMEDIA:C\nMEDIA:N\n`, `MEDIA:C\nMEDIA:N\n`],
+    ];
+    const fill = (t: string) => t.replaceAll("MEDIA:C", `MEDIA:${chart}`).replaceAll("MEDIA:N", `MEDIA:${notes}`);
+    const outs = cases.map(([reply, result]) => {
+      const out = run(fill(reply), [chart, notes]);
+      expect(out).toBe(result.includes("MEDIA:N") ? fill(result) : `${fill(result)}${result.endsWith("\n") ? "" : "\n"}MEDIA:${notes}${result.endsWith("\n") ? "\n" : ""}`);
+      expect(run(out, [chart, notes])).toBe(out);
+      return out;
+    });
+    expect(delivered(outs)).toEqual(outs.map(() => [chart, notes]));
+    // The input as written: the gateway would have sent the chart twice.
+    expect(delivered([fill(cases[0]![0])])).toEqual([[chart, chart]]);
+  });
+});
+
+describe("a fence closed before the added lines", () => {
+  it("an exact line the gateway took in a block left open is moved after the fence that closes it, so the file is still delivered", () => {
+    // The gateway masks a block only once it is closed: the chart is delivered as written; closing the block for the notes' line would mask it.
+    const reply = `Code:\n${F}\nMEDIA:${chart}\nmore code\n`;
+    expect(delivered([reply])).toEqual([[chart]]);
+    const out = run(reply, [chart, notes]);
+    expect(out).toBe(`Code:\n${F}\nmore code\n${F}\nMEDIA:${notes}\nMEDIA:${chart}\n`);
+    expect(delivered([out])).toEqual([[notes, chart]]);
+    expect(run(out, [chart, notes])).toBe(out);
+    // With nothing to add, nothing closes the block: the reply stays as it was.
+    expect(run(reply, [chart])).toBe(reply);
+    const report = JSON.parse(cli(["check-reply", "--json", "--media", chart, "--media", notes], { env, input: reply }).stdout);
+    expect(report).toMatchObject({ added: [notes, chart], kept: [] });
+  });
+});
+
+describe("randomized replies (seeded): fences, quotes, lists, headings, tables, copies, CRLF", () => {
+  /** mulberry32: a small seeded generator, so a failure names a reply that can be replayed. */
+  function random(seed: number): () => number {
+    let a = seed >>> 0;
+    return () => {
+      a = (a + 0x6d2b79f5) >>> 0;
+      let t = a;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+
+  /**
+   * A line and what must become of it: kept as it is, dropped (a copy),
+   * either (an exact line: kept where the gateway takes the first one), or
+   * `becomes` (a copy inside a line of other text: what is left).
+   */
+  type Piece = { line: string; fate: "keep" | "drop" | "either" } | { line: string; fate: "becomes"; left: string };
+
+  function reply(rnd: () => number, files: string[]): Piece[] {
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+    const file = () => pick(files);
+    const copies = [(p: string) => `\`MEDIA:${p}\``, (p: string) => `**MEDIA:${p}**`, (p: string) => `> MEDIA:${p}`, (p: string) => `- MEDIA:${p}`, (p: string) => `# MEDIA:${p}`, (p: string) => `MEDIA:${p}.`, (p: string) => `  MEDIA:${p}  `, (p: string) => `media:${p}`, (p: string) => `MEDIA: ${p}`, (p: string) => `"MEDIA:${p}"`, (p: string) => `\`\`\`MEDIA:${p}\`\`\``];
+    // A copy among other text: the line stays, without the copy.
+    const inline: [(p: string) => string, string][] = [
+      [(p) => `See \`MEDIA:${p}\` here.`, "See here."],
+      [(p) => `| MEDIA:${p} | x |`, "| | x |"],
+      [(p) => `## Chart: MEDIA:${p}`, "## Chart:"],
+      [(p) => `- Chart: **MEDIA:${p}**.`, "- Chart."],
+    ];
+    // A blank line is written with a space: an empty last line could not be told from the final line break.
+    const prose = ["Some text.", " ", "## A heading", "| a | b |", "|---|---|", "- an item", "  - nested", "> a quote", "1. first", "text with trailing spaces  ", "Use ``` inline.", "x = `code`"];
+    const opens = ["```", "```python", "~~~", "~~~~", "    ```", "  ```", "> ```", "- ```"];
+    const pieces: Piece[] = [];
+    const n = 1 + Math.floor(rnd() * 12);
+    for (let i = 0; i < n || pieces.length === 0; i++) {
+      const r = rnd();
+      if (r < 0.35) pieces.push({ line: pick(prose), fate: "keep" });
+      else if (r < 0.55) pieces.push({ line: pick(copies)(file()), fate: "drop" });
+      else if (r < 0.65) pieces.push({ line: `MEDIA:${file()}`, fate: "either" });
+      else if (r < 0.72) {
+        const [copy, left] = pick(inline);
+        pieces.push({ line: copy(file()), fate: "becomes", left });
+      }
+      else {
+        // A block: its fences stay; a copy inside goes; the last block may be left open.
+        const open = pick(opens);
+        const fence = /[`~]{3,}/.exec(open)![0];
+        const indent = open.slice(0, open.indexOf(fence[0]!)).replace(/[>-]/g, " ");
+        // Sometimes with a copy as its info string: the fence stays, the copy goes.
+        if (rnd() < 0.25) pieces.push({ line: `${open} MEDIA:${file()}`, fate: "becomes", left: open });
+        else pieces.push({ line: open, fate: "keep" });
+        for (let k = Math.floor(rnd() * 4); k > 0; k--) {
+          const c = rnd();
+          if (c < 0.4) pieces.push({ line: `${indent}code ${k}`, fate: "keep" });
+          else if (c < 0.7) pieces.push({ line: `${indent}${pick(copies)(file())}`, fate: "drop" });
+          // A fence with text after it, inside a block, is code: this line is the copy's.
+          else if (c < 0.8) pieces.push({ line: `${indent}${fence[0]!.repeat(3)} MEDIA:${file()}`, fate: "drop" });
+          else pieces.push({ line: `${indent}MEDIA:${file()}`, fate: "either" });
+        }
+        if (i < n - 1 || rnd() < 0.7) pieces.push({ line: `${open.slice(0, open.indexOf(fence[0]!))}${fence}`, fate: "keep" });
+      }
+    }
+    return pieces;
+  }
+
+  it("each result carries every published file once where the real gateway takes it, changes only the copies, and is stable", () => {
+    const denylist = new SourceDenylist({ home: h.home, hermesHome: path.join(h.home, ".hermes") });
+    const policy = deliveryPolicy(env, h.home, path.join(h.home, ".hermes"), (p) => denylist.reason(p));
+    const judge = (text: string, published: string[]) => checkReply(text, { published, outbox: h.outbox, policy }).reply;
+    const seed = 30;
+    const rnd = random(seed);
+    const cases: { input: string; out: string; published: string[] }[] = [];
+    for (let i = 0; i < 400; i++) {
+      const published = rnd() < 0.5 ? [chart] : [chart, notes];
+      const pieces = reply(rnd, published);
+      const crlf = rnd() < 0.3 ? "\r\n" : "\n";
+      const input = pieces.map((p) => p.line).join(crlf) + (rnd() < 0.6 ? crlf : "");
+      // A reply of one line without a line break gets the added lines with \n.
+      const nl = input.includes("\n") ? crlf : "\n";
+      const out = judge(input, published);
+      const where = `seed ${seed}, reply ${i}: ${JSON.stringify(pieces)} -> ${JSON.stringify(out)}`;
+      // (b) Line by line: every kept line is there as it was, in order; only copies (and repeated exact lines) are gone.
+      const lines = out.split(nl);
+      if (lines[lines.length - 1] === "") lines.pop();
+      let at = 0;
+      for (const p of pieces) {
+        if (p.fate === "keep") expect(lines[at++], where).toBe(p.line);
+        else if (p.fate === "becomes") expect(lines[at++], where).toBe(p.left);
+        else if (p.fate === "either" && lines[at] === p.line) at++;
+      }
+      // What follows is the added tail: a fence closing a block left open, then the missing lines.
+      for (const extra of lines.slice(at)) expect(extra, where).toMatch(new RegExp(`^(?:[\`~]{3,}|MEDIA:(?:${published.map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")}))$`));
+      expect(out.endsWith(nl) || !input.endsWith(nl), where).toBe(true);
+      // (c) Judged again, nothing changes.
+      expect(judge(out, published), where).toBe(out);
+      cases.push({ input, out, published });
+    }
+    // (a) What the real gateway delivers from each: every published file, once.
+    const got = delivered(cases.map((c) => c.out));
+    cases.forEach((c, i) => expect([...got[i]!].sort(), `reply ${i}: ${JSON.stringify(c.input)} -> ${JSON.stringify(c.out)}`).toEqual([...c.published].sort()));
+    // The CLI gives the library's result (a sample).
+    for (const c of cases.slice(0, 10)) expect(run(c.input, c.published)).toBe(c.out);
+  });
+});
