@@ -27,8 +27,21 @@ import { isExamplePassword, isPlaceholder, looksLikePassword, looksLikeTokenValu
 export const MAX_MATCH = 4000;
 
 const T = "A-Za-z0-9_\\-";
-/** A token starts a run of the token alphabet (letters, digits, `_`, `-`). */
-const TOKEN_START = `(?<![${T}])`;
+/**
+ * A terminal's control sequence (ECMA-48's CSI: ESC `[`, parameter bytes
+ * 0x30-0x3F, intermediate bytes 0x20-0x2F, a final byte 0x40-0x7E), as a
+ * captured terminal writes one before a key (`script`, a CI log, `grep
+ * --color`: `\x1b[1;32mghp_…`, `\x1b[K`): its final byte is most often a
+ * letter, yet a token starts after it. At most CSI_PARAMETERS_MAX parameter
+ * bytes and CSI_INTERMEDIATES_MAX intermediate ones, so that the look-behind
+ * (and find.ts's csiEndsAt, which must agree with it) reads a bounded number
+ * of bytes back.
+ */
+export const CSI_PARAMETERS_MAX = 32;
+export const CSI_INTERMEDIATES_MAX = 2;
+const CSI_ENDS_BEFORE = `(?<=\\x1b\\[[0-?]{0,${CSI_PARAMETERS_MAX}}[ -/]{0,${CSI_INTERMEDIATES_MAX}}[@-~])`;
+/** A token starts a run of the token alphabet (letters, digits, `_`, `-`), or right after a terminal's control sequence. */
+export const TOKEN_START = `(?:(?<![${T}])|${CSI_ENDS_BEFORE})`;
 /** … and ends it. */
 const TOKEN_END = `(?![${T}])`;
 const token = (body: string) => `${TOKEN_START}${body}${TOKEN_END}`;
