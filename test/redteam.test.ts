@@ -141,15 +141,16 @@ describe("the host's known values as common tools escape them", () => {
       write(work, "template.txt", `password: ${quoted.replace(/"/g, "&#34;")}\n`),
     ];
     const other = (v: string) => v.replace(/[0-9]/g, (d) => String((Number(d) + 1) % 10));
+    // Another Telegram token percent-encoded is refused too since 2026-12-05 (by the rule, not as the host's value: below).
     const twins = [
-      write(work, "other-link.md", query(other(token))),
       write(work, "other-notes.md", `The password is ${other(password).replace(/&/g, "&amp;")}.\n`),
       write(work, "other-settings.json", `${JSON.stringify({ note: other(quoted) })}\n`),
     ];
     const r = prepareJson([...files, ...twins]);
     expect(r.dropped.map(([name, code]) => [name, code])).toEqual(files.map((f) => [path.basename(f), "secret_detected"]));
     const reasons = r.dropped.map(([, , reason]) => reason);
-    expect(reasons[0]).toContain("the value of TELEGRAM_BOT_TOKEN (the Hermes .env), percent-encoded");
+    // Since 2026-12-05 the Telegram rule reads a percent-encoded colon, and a vendor rule's finding wins at the same place.
+    expect(reasons[0]).toContain("a Telegram bot token");
     expect(reasons[1]).toContain("the value of AWS_SECRET_ACCESS_KEY (the Hermes .env), percent-encoded");
     expect(reasons[2]).toContain("the value of DB_PASSWORD (the Hermes .env), percent-encoded");
     expect(reasons[3]).toContain("the value of DB_PASSWORD (the Hermes .env), HTML-escaped");
@@ -160,6 +161,9 @@ describe("the host's known values as common tools escape them", () => {
     expect(r.published).toEqual(twins.map((f) => path.basename(f)));
     expect(leftBehind(h).outbox).toHaveLength(twins.length);
     expect(leftBehind(h).staging).toEqual([]);
+    const otherLink = prepareJson([write(work, "other-link.md", query(other(token)))]);
+    expect(otherLink.dropped).toEqual([["other-link.md", "secret_detected", expect.stringContaining("a Telegram bot token")]]);
+    expect(otherLink.dropped[0]![2]).not.toContain("TELEGRAM_BOT_TOKEN");
   });
 
   it("adds no form for a value that no escape changes, and each form once", () => {
@@ -811,5 +815,49 @@ describe("a key right after a terminal's control sequence", () => {
     expect(findSecret(`\x1b[${"1".repeat(1000)}mAIza${"b".repeat(35)} `.repeat(1000))).toBeUndefined();
     expect(extraReading.places).toBeGreaterThanOrEqual(1000);
     expect(extraReading.bytes).toBeLessThanOrEqual(extraReading.places * (CSI_PARAMETERS_MAX + CSI_INTERMEDIATES_MAX + 2));
+  });
+});
+
+// A red-team pass (2026-12-05, repro 12) found a Telegram bot token the host
+// does not hold published percent-encoded (`:` as `%3A`), as a URL's query
+// or path holds it: the rule needed the colon itself.
+describe("a Telegram bot token whose colon is percent-encoded", () => {
+  const f = new Fakes(31);
+  const B64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
+  const token = `6${f.pick("0123456789", 9)}:AA${f.pick(B64URL, 33)}`;
+  const [digits, secret] = token.split(":") as [string, string];
+
+  it("is refused through the CLI in a URL's query and path, `%3A` and `%3a`, and leaves nothing behind; `%3A` in ordinary URLs is published", () => {
+    const files = [
+      write(work, "query.txt", `webhook: https://relay.example.net/hook?${new URLSearchParams({ chat: "42", bot: token })}\n`),
+      write(work, "path.txt", `GET https://api.telegram.org/bot${encodeURIComponent(token)}/getMe\n`),
+      write(work, "lower.txt", `curl -d token=${digits}%3a${secret} https://example.net/notify\n`),
+      write(work, "line-start.md", `${digits}%3A${secret}\n`),
+    ];
+    const twins = [
+      write(work, "urls.md", ["https://example.com/search?q=time%3A12%3A30&at=2026-12-05T10%3A20%3A30Z", "https://example.com/r?next=https%3A%2F%2Fexample.org%2Fa%3Ab", "urn%3Aisbn%3A0451450523 and 12345678%3Aabc", ""].join("\n")),
+      write(work, "ids.txt", `order=1234567890%3A${"A".repeat(35)}\nexample=123456789%3AABC-DEF1234ghIkl-zyx57W2v1u123ew11\nshort=${digits}%3A${secret.slice(0, 34)}\nlong=${digits}%3A${secret}x\nmany=12345678901%3A${secret}\n`),
+    ];
+    const r = prepareJson([...files, ...twins]);
+    expect(r.code).toBe(1);
+    expect(r.dropped).toEqual(files.map((file) => [path.basename(file), "secret_detected", expect.stringContaining("a Telegram bot token")]));
+    for (const [, , reason] of r.dropped) expect(reason).not.toContain(secret);
+    expect(r.published).toEqual(twins.map((file) => path.basename(file)));
+    expect(leftBehind(h).staging).toEqual([]);
+  });
+
+  it("is found with either case of the escape, whatever its neighbours; a colon's precision holds for it", () => {
+    for (const sep of ["%3A", "%3a"]) {
+      const encoded = `${digits}${sep}${secret}`;
+      for (const text of [encoded, `?bot=${encoded}&x=1`, `/bot${encoded}/getMe`, `"${encoded}"`]) expect(findSecret(text)?.what, text.slice(0, 20)).toBe("a Telegram bot token");
+      // As the colon's: 8 to 10 digits, exactly 35 characters after, random.
+      for (const text of [`1${digits}${sep}${secret}`, `${digits.slice(3)}${sep}${secret}`, `${encoded}A`, `${digits}${sep}${secret.slice(1)}`, `${digits}${sep}${"A".repeat(35)}`, `${digits}%3B${secret}`, `${digits}%2A${secret}`]) {
+        expect(findSecret(text), text.slice(0, 20)).toBeUndefined();
+      }
+    }
+  });
+
+  it("reads back a bounded number of digits per `%3A` on adversarial text (counts, not time)", () => {
+    for (const unit of ["0%3A", "%3A", "%3a0", "1234567890%3A", `12345678%3A${"A".repeat(35)} `, "0%3A%3A", `${"9".repeat(40)}%3A`]) expectLinearReading(unit, 1.5);
   });
 });
