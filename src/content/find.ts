@@ -190,8 +190,17 @@ const CONNECTORS = ["-", "_", "."] as const;
 /** For each connector, the rules by word, and which two bytes may precede it. */
 let BY_WORD: Map<string, Sticky[]>;
 let PAIRS: Record<string, Uint8Array>;
-/** A hash of each vendor word's bytes (`h * 31 + c`), connector included: a word cut by a line break is told by it before it is sliced out. */
+/** A hash of each vendor word's bytes (wordHash), connector included: a word cut by a line break is told by it before it is sliced out. */
 let WORD_HASHES: Set<number>;
+/**
+ * `h` (0 to start) extended with the bytes b[from, to) (`h * 31 + c`, 32
+ * bits): one function for the table's words and for the pieces of a word
+ * a line break cut, which must agree.
+ */
+function wordHash(h: number, b: Uint8Array, from: number, to: number): number {
+  for (let k = from; k < to; k++) h = (Math.imul(h, 31) + b[k]!) | 0;
+  return h;
+}
 /** Bytes at a token's edge that may be a line break's or its indent's: `\n`, `\r`, a blank, a tab, a quote's `>`. */
 const LINE_EDGE = table("\n\r \t>");
 /** PAIRS' bits: the two bytes end a word; they may end one cut by a line break. */
@@ -299,9 +308,7 @@ function makeTables(): void {
       const list = BY_WORD.get(word) ?? [];
       list.push(sticky(rule.id));
       BY_WORD.set(word, list);
-      let h = 0;
-      for (let k = 0; k < word.length; k++) h = (Math.imul(h, 31) + word.charCodeAt(k)) | 0;
-      WORD_HASHES.add(h);
+      WORD_HASHES.add(wordHash(0, Buffer.from(word, "latin1"), 0, word.length));
       const pairs = PAIRS[connector]!;
       const last = word.charCodeAt(word.length - 2);
       pairs[(word.charCodeAt(word.length - 3) << 8) | last]! |= PAIR_WORD;
@@ -1171,10 +1178,7 @@ class Search {
     if ((pairs[(beforeLast << 8) | last]! & PAIR_WORD) === 0 || q + 1 - this.lineStart(q + 1) < WRAPPED_LINE_MIN || this.inJoined(t)) return;
     // A vendor word's, told by a hash of its bytes before it is sliced out (a line that ends in `that` before a line that starts
     // with `-`: `at` is `glpat-`'s pair).
-    let h = 0;
-    for (let k = t; k <= q; k++) h = (Math.imul(h, 31) + b[k]!) | 0;
-    for (let k = start; k <= i; k++) h = (Math.imul(h, 31) + b[k]!) | 0;
-    if (!WORD_HASHES.has(h)) return;
+    if (!WORD_HASHES.has(wordHash(wordHash(0, b, t, q + 1), b, start, i + 1))) return;
     this.cuts--;
     const rules = BY_WORD.get(this.text.slice(t, q + 1) + this.text.slice(start, i + 1));
     if (rules) this.joined(rules, t);
@@ -1187,13 +1191,12 @@ class Search {
    * signature, or in its header (its line starts inside it), it is read
    * joined. Not after a match the rule's check refused (documentation's
    * token, `alg: none`): more of its signature would change nothing.
+   * `start` is where the run of token characters before the dot starts
+   * (jwtHeaderStart: the caller has it, or asks for it only here).
    */
-  private jwt(i: number, payload: number): void {
+  private jwt(i: number, payload: 1 | 2, start: number): void {
     this.cuts--;
-    if (payload === 0) return;
     const b = this.b;
-    let start = i;
-    while (start > 0 && i - start <= JWT_HEADER_MAX && TOKEN[b[start - 1]!] === 1) start--;
     if ((start > 0 && TOKEN[b[start - 1]!] === 1) || this.inJoined(start)) return;
     if (this.jwtLeadAt(start)) {
       // A header of 10 characters or more after `eyJ` on this line, its payload cut after the dot or later.
@@ -1213,6 +1216,14 @@ class Search {
     if (this.jwtLeadAt(start)) return start;
     const after = this.startAfterCsi(start, i);
     return after > 0 && i - after >= 13 && this.jwtLeadAt(after) ? after : -1;
+  }
+
+  /** Where the run of token characters that ends at the dot `i` starts, read back at most JWT_HEADER_MAX + 1 of them (i: none). */
+  private jwtHeaderStart(i: number): number {
+    const b = this.b;
+    let start = i;
+    while (start > 0 && i - start <= JWT_HEADER_MAX && TOKEN[b[start - 1]!] === 1) start--;
+    return start;
   }
 
   /** Whether a JSON Web Token's `eyJ` starts at `at` (after `ops_` for a 1Password token). */
@@ -1295,16 +1306,18 @@ class Search {
           // cut by a line break (in its payload or signature, or in its header: its line starts inside it) is read joined.
           const lead = i - start >= 13 && this.tokenRunEnd(i + 1) - i > 13 ? this.jwtLead(start, i) : -1;
           if (lead >= 0) {
-            if (this.tryRule(JWT, lead) === 0 && this.cuts > 0) this.jwt(i, 1);
-          } else if (this.cuts > 0 && (i - start >= 13 || b[start - 1] === 10 || b[i - 1] === 10 || isWrapIndent(b[start - 1]!))) this.jwt(i, 1);
+            if (this.tryRule(JWT, lead) === 0 && this.cuts > 0) this.jwt(i, 1, start);
+          }
+          // jwt's start is this walk's, or the dot where the byte before it is none of a token's (this walk starts at that byte).
+          else if (this.cuts > 0 && (i - start >= 13 || b[start - 1] === 10 || b[i - 1] === 10 || isWrapIndent(b[start - 1]!))) this.jwt(i, 1, TOKEN[b[i - 1]!] === 1 ? start : i);
         }
       }
       // Or `eyJ` cut by a line break (`.e\nyJ`, `.ey\nJ`).
-      else if (this.cuts > 0 && !this.inJoined(i) && this.mayCutEyj(i + 1) && i + 2 - this.lineStart(i) >= WRAPPED_LINE_MIN) this.jwt(i, this.cutEyj(i + 1));
+      else if (this.cuts > 0 && !this.inJoined(i) && this.mayCutEyj(i + 1) && i + 2 - this.lineStart(i) >= WRAPPED_LINE_MIN && this.cutEyj(i + 1) > 0) this.jwt(i, 2, this.jwtHeaderStart(i));
     }
     // Or cut just after it (`.\neyJ`): a test more per dot (`\n` and `\r` are under 14), and a few at a line's last (prose's
     // sentences end a line at one, and the next starts with a capital: asking cutEyj at each cost 50 MB of such prose 2 ms on 33).
-    else if (next <= 13 && (next === 10 || next === 13) && (b[i + 2] === 101 || LINE_EDGE[b[i + 2]!] === 1) && TOKEN[b[i - 1]!] === 1 && this.cuts > 0 && !this.inJoined(i) && this.cutEyj(i + 1) > 0) this.jwt(i, 2);
+    else if (next <= 13 && (next === 10 || next === 13) && (b[i + 2] === 101 || LINE_EDGE[b[i + 2]!] === 1) && TOKEN[b[i - 1]!] === 1 && this.cuts > 0 && !this.inJoined(i) && this.cutEyj(i + 1) > 0) this.jwt(i, 2, this.jwtHeaderStart(i));
     // Discord: [MNO] and 23 to 27 characters, `.`, 6 characters, `.`.
     if (b[i + 7] === 46 && TOKEN[b[i + 1]!] === 1 && TOKEN[b[i + 6]!] === 1 && TOKEN[b[i - 1]!] === 1) {
       let start = i - 1;
