@@ -13,6 +13,7 @@ import { stringify as yamlStringify } from "yaml";
 import { extraReading, findSecret } from "../src/content/find.js";
 import { KnownSecrets, escapedForms } from "../src/content/known.js";
 import { BLOCK, REREAD_BYTES, type RereadBudget, SecretScanner, rereadBudget, scanBytes } from "../src/content/scan.js";
+import { CSI_INTERMEDIATES_MAX, CSI_PARAMETERS_MAX } from "../src/content/rules.js";
 import { Form } from "../src/content/text-forms.js";
 import { Fakes, docx, rng } from "./corpus.js";
 import { cli, leftBehind, makeHome, write } from "./helpers.js";
@@ -140,15 +141,16 @@ describe("the host's known values as common tools escape them", () => {
       write(work, "template.txt", `password: ${quoted.replace(/"/g, "&#34;")}\n`),
     ];
     const other = (v: string) => v.replace(/[0-9]/g, (d) => String((Number(d) + 1) % 10));
+    // Another Telegram token percent-encoded is refused too since 2026-12-05 (by the rule, not as the host's value: below).
     const twins = [
-      write(work, "other-link.md", query(other(token))),
       write(work, "other-notes.md", `The password is ${other(password).replace(/&/g, "&amp;")}.\n`),
       write(work, "other-settings.json", `${JSON.stringify({ note: other(quoted) })}\n`),
     ];
     const r = prepareJson([...files, ...twins]);
     expect(r.dropped.map(([name, code]) => [name, code])).toEqual(files.map((f) => [path.basename(f), "secret_detected"]));
     const reasons = r.dropped.map(([, , reason]) => reason);
-    expect(reasons[0]).toContain("the value of TELEGRAM_BOT_TOKEN (the Hermes .env), percent-encoded");
+    // Since 2026-12-05 the Telegram rule reads a percent-encoded colon, and a vendor rule's finding wins at the same place.
+    expect(reasons[0]).toContain("a Telegram bot token");
     expect(reasons[1]).toContain("the value of AWS_SECRET_ACCESS_KEY (the Hermes .env), percent-encoded");
     expect(reasons[2]).toContain("the value of DB_PASSWORD (the Hermes .env), percent-encoded");
     expect(reasons[3]).toContain("the value of DB_PASSWORD (the Hermes .env), HTML-escaped");
@@ -159,6 +161,9 @@ describe("the host's known values as common tools escape them", () => {
     expect(r.published).toEqual(twins.map((f) => path.basename(f)));
     expect(leftBehind(h).outbox).toHaveLength(twins.length);
     expect(leftBehind(h).staging).toEqual([]);
+    const otherLink = prepareJson([write(work, "other-link.md", query(other(token)))]);
+    expect(otherLink.dropped).toEqual([["other-link.md", "secret_detected", expect.stringContaining("a Telegram bot token")]]);
+    expect(otherLink.dropped[0]![2]).not.toContain("TELEGRAM_BOT_TOKEN");
   });
 
   it("adds no form for a value that no escape changes, and each form once", () => {
@@ -713,5 +718,146 @@ describe("keys cut by line breaks", () => {
     expect(known.find(rep(pieces))).toBeUndefined();
     expect(known.find(rep(`${custom.slice(0, 47)}\n`))).toBeUndefined();
     expect(known.find(Buffer.concat([rep(pieces), Buffer.from(`${custom.slice(0, 30)}\n${custom.slice(30)}\n`)]))?.name).toBe("V, with line breaks removed");
+  });
+});
+
+// A red-team pass (2026-12-05, repro 01) found a vendor key published right
+// after a terminal's control sequence (an SGR colour code, `\x1b[K`): a
+// captured terminal's output (`script`, a CI log, `grep --color`) writes one
+// before a key, and its final byte, a letter, read as the token's.
+describe("a key right after a terminal's control sequence", () => {
+  const f = new Fakes(30);
+  const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  const b64url = (text: string) => Buffer.from(text).toString("base64url");
+  /** Fakes made here (seeded), one a trigger: a vendor word, a literal (AIza, SK, EAA), a JWT's dot, a Telegram token's colon. */
+  const keys: Record<string, [string, string]> = {
+    github: [`ghp_${f.pick(ALNUM, 36)}`, "a GitHub token"],
+    // Six letters before its connector: after `\x1b[1;32m` the walk back for the word stops at WORD_MAX inside the digits.
+    "github-fine-grained": [`github_pat_${f.pick(ALNUM, 22)}_${f.pick(ALNUM, 59)}`, "a GitHub token"],
+    "google-oauth": [`GOCSPX-${f.pick(`${ALNUM}_-`, 28)}`, "a Google OAuth client secret or token"],
+    openrouter: [`sk-or-v1-${f.pick("0123456789abcdef", 64)}`, "an OpenRouter API key"],
+    anthropic: [`sk-ant-api03-${f.pick(`${ALNUM}_-`, 93)}AA`, "an Anthropic API key"],
+    // Eight letters before its connector: the walk back for the word stops at WORD_MAX, after the sequence's final letter.
+    retaindb: [`retaindb_${f.pick(ALNUM, 40)}`, "a RetainDB API key"],
+    mem0: [`mem0_${f.pick(ALNUM, 40)}`, "a Mem0 API key"],
+    google: [`AIza${f.pick(`${ALNUM}_-`, 35)}`, "a Google API key"],
+    twilio: [`SK${f.pick("0123456789abcdef", 32)}`, "a Twilio API key"],
+    meta: [`EAAG${f.pick(ALNUM, 180)}`, "a Meta (WhatsApp Cloud, Facebook) access token"],
+    jwt: [`${b64url('{"alg":"HS256","typ":"JWT"}')}.${b64url(`{"sub":"${f.pick("0123456789", 8)}","iat":1700000000}`)}.${f.pick(`${ALNUM}_-`, 43)}`, "a JSON Web Token"],
+    telegram: [`7${f.pick("0123456789", 9)}:AA${f.pick(`${ALNUM}_-`, 33)}`, "a Telegram bot token"],
+    discord: [`${b64url(`1${f.pick("0123456789", 18)}`)}.${f.pick(`${ALNUM}_-`, 6)}.${f.pick(`${ALNUM}_-`, 38)}`, "a Discord bot token"],
+  };
+  /** SGR codes as terminals and tools write them (bold green, a reset, 256 colours, an erase, grep's), each as the last before the key. */
+  const ESCAPES = ["\x1b[1;32m", "\x1b[0m", "\x1b[m", "\x1b[38;5;208m", "\x1b[K", "\x1b[01;31m\x1b[K", "\x1b[0;1;39m", "\x1b[?25h"];
+  /** An escape that ends right before the key, and one right after it (`\x1b[0m`, `\x1b[K`): the key's end needs no other boundary. */
+  const around = (e: string, key: string) => `${e}${key}\x1b[0m\x1b[K`;
+
+  it("is refused through the CLI: after each SGR form, at a line's start, before another escape, inside a docx's text; escapes around words and digests are published", () => {
+    const files = [
+      ...ESCAPES.map((e, n) => write(work, `log-${n}.txt`, `$ gh auth token\nLogged in. Token: ${around(e, keys.github![0])}\n`)),
+      write(work, "line-start.txt", `build log\n${around("\x1b[32m", keys.openrouter![0])}\n`),
+      write(work, "file-start.txt", `${around("\x1b[1m", keys.anthropic![0])}\n`),
+      write(work, "capture.docx", docx(`Terminal: ${around("\x1b[1;32m", keys.google![0])} done`)),
+    ];
+    const twins = [
+      write(work, "words.txt", `${ESCAPES.map((e) => `${e}ghp_status\x1b[0m ${e}sk-ant-models\x1b[0m ${e}hello_world_and_more_words\x1b[0m`).join("\n")}\n`),
+      write(work, "digests.txt", `${ESCAPES.map((e) => `${e}${new Fakes(7).bytes(32).toString("hex")}\x1b[0m sha256 ${e}e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\x1b[K`).join("\n")}\n`),
+      write(work, "ls-color.txt", `\x1b[0m\x1b[01;34mnode_modules\x1b[0m  \x1b[01;32mbuild_release_artifacts.sh\x1b[0m  \x1b[00mREADME.md\x1b[0m\n`),
+    ];
+    const r = prepareJson([...files, ...twins], "txt,docx");
+    expect(r.code).toBe(1);
+    expect(r.dropped.map(([name, code]) => [name, code])).toEqual(files.map((file) => [path.basename(file), "secret_detected"]));
+    const reasons = r.dropped.map(([, , reason]) => reason);
+    for (const reason of reasons.slice(0, ESCAPES.length)) expect(reason).toContain("a GitHub token");
+    expect(reasons.slice(ESCAPES.length)).toEqual([expect.stringContaining("an OpenRouter API key"), expect.stringContaining("an Anthropic API key"), expect.stringContaining("a Google API key")]);
+    for (const reason of reasons) for (const [key] of Object.values(keys)) expect(reason).not.toContain(key.slice(4, 20));
+    expect(r.published).toEqual(twins.map((file) => path.basename(file)));
+    expect(leftBehind(h).staging).toEqual([]);
+  });
+
+  it("finds each kind of trigger's key after each escape, at the text's start and after words, and before another escape", () => {
+    for (const [label, [key, what]] of Object.entries(keys)) {
+      for (const e of ESCAPES) {
+        for (const text of [`${e}${key}`, `Token: ${around(e, key)}\n`, `x=1 ${around(e, key)}`]) expect(findSecret(text)?.what, `${label} ${JSON.stringify(text.slice(0, 30))}`).toBe(what);
+      }
+      // A sequence of the longest parameters read back (32 bytes), and intermediates.
+      expect(findSecret(`\x1b[${"1;".repeat(15)}32m${key}`)?.what, label).toBe(what);
+      expect(findSecret(`\x1b[2 q${key}`)?.what, label).toBe(what);
+    }
+  });
+
+  it("starts no token after what is no control sequence: a letter without ESC `[`, longer parameters, a letter inside the key's word", () => {
+    const [github] = keys.github!;
+    for (const text of [`[0m${github}`, `\x1b0m${github}`, `\x1b[${"1".repeat(33)}m${github}`, `\x1b[1;32mx${github}`, `\x1b[0m9${github}`, `\x1b[   m${github}`, `\x1b[1-${github}`]) {
+      expect(findSecret(text), JSON.stringify(text.slice(0, 40))).toBeUndefined();
+    }
+  });
+
+  it("reads back a bounded number of bytes per candidate on adversarial text (counts, not time)", () => {
+    const [github] = keys.github!;
+    for (const unit of [
+      "\x1b[",
+      "\x1b[m",
+      "\x1b[0mghp_",
+      `\x1b[${"1;".repeat(40)}mghp_${"a".repeat(36)}`,
+      `${"1".repeat(200)}mAIza`,
+      `\x1b[${"0".repeat(31)}mSK${"0".repeat(32)} `,
+      `\x1b[0meyJ${"a".repeat(20)}.eyJ`,
+      `\x1b[0m${github.slice(0, 20)}`,
+      `\x1b[1;32mEAA${"b".repeat(120)}`,
+      `\x1b[1;32mgithub_${"a".repeat(70)}`,
+      `${"1".repeat(40)}fc-`,
+      `\x1b[0m${"M".repeat(26)}.abcdef.`,
+    ]) expectLinearReading(unit, 1.5);
+    // However long the parameters before a final letter, a candidate reads back at most the sequence's bound.
+    extraReading.places = 0;
+    extraReading.bytes = 0;
+    expect(findSecret(`\x1b[${"1".repeat(1000)}mAIza${"b".repeat(35)} `.repeat(1000))).toBeUndefined();
+    expect(extraReading.places).toBeGreaterThanOrEqual(1000);
+    expect(extraReading.bytes).toBeLessThanOrEqual(extraReading.places * (CSI_PARAMETERS_MAX + CSI_INTERMEDIATES_MAX + 2));
+  });
+});
+
+// A red-team pass (2026-12-05, repro 12) found a Telegram bot token the host
+// does not hold published percent-encoded (`:` as `%3A`), as a URL's query
+// or path holds it: the rule needed the colon itself.
+describe("a Telegram bot token whose colon is percent-encoded", () => {
+  const f = new Fakes(31);
+  const B64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
+  const token = `6${f.pick("0123456789", 9)}:AA${f.pick(B64URL, 33)}`;
+  const [digits, secret] = token.split(":") as [string, string];
+
+  it("is refused through the CLI in a URL's query and path, `%3A` and `%3a`, and leaves nothing behind; `%3A` in ordinary URLs is published", () => {
+    const files = [
+      write(work, "query.txt", `webhook: https://relay.example.net/hook?${new URLSearchParams({ chat: "42", bot: token })}\n`),
+      write(work, "path.txt", `GET https://api.telegram.org/bot${encodeURIComponent(token)}/getMe\n`),
+      write(work, "lower.txt", `curl -d token=${digits}%3a${secret} https://example.net/notify\n`),
+      write(work, "line-start.md", `${digits}%3A${secret}\n`),
+    ];
+    const twins = [
+      write(work, "urls.md", ["https://example.com/search?q=time%3A12%3A30&at=2026-12-05T10%3A20%3A30Z", "https://example.com/r?next=https%3A%2F%2Fexample.org%2Fa%3Ab", "urn%3Aisbn%3A0451450523 and 12345678%3Aabc", ""].join("\n")),
+      write(work, "ids.txt", `order=1234567890%3A${"A".repeat(35)}\nexample=123456789%3AABC-DEF1234ghIkl-zyx57W2v1u123ew11\nshort=${digits}%3A${secret.slice(0, 34)}\nlong=${digits}%3A${secret}x\nmany=12345678901%3A${secret}\n`),
+    ];
+    const r = prepareJson([...files, ...twins]);
+    expect(r.code).toBe(1);
+    expect(r.dropped).toEqual(files.map((file) => [path.basename(file), "secret_detected", expect.stringContaining("a Telegram bot token")]));
+    for (const [, , reason] of r.dropped) expect(reason).not.toContain(secret);
+    expect(r.published).toEqual(twins.map((file) => path.basename(file)));
+    expect(leftBehind(h).staging).toEqual([]);
+  });
+
+  it("is found with either case of the escape, whatever its neighbours; a colon's precision holds for it", () => {
+    for (const sep of ["%3A", "%3a"]) {
+      const encoded = `${digits}${sep}${secret}`;
+      for (const text of [encoded, `?bot=${encoded}&x=1`, `/bot${encoded}/getMe`, `"${encoded}"`]) expect(findSecret(text)?.what, text.slice(0, 20)).toBe("a Telegram bot token");
+      // As the colon's: 8 to 10 digits, exactly 35 characters after, random.
+      for (const text of [`1${digits}${sep}${secret}`, `${digits.slice(3)}${sep}${secret}`, `${encoded}A`, `${digits}${sep}${secret.slice(1)}`, `${digits}${sep}${"A".repeat(35)}`, `${digits}%3B${secret}`, `${digits}%2A${secret}`]) {
+        expect(findSecret(text), text.slice(0, 20)).toBeUndefined();
+      }
+    }
+  });
+
+  it("reads back a bounded number of digits per `%3A` on adversarial text (counts, not time)", () => {
+    for (const unit of ["0%3A", "%3A", "%3a0", "1234567890%3A", `12345678%3A${"A".repeat(35)} `, "0%3A%3A", `${"9".repeat(40)}%3A`]) expectLinearReading(unit, 1.5);
   });
 });

@@ -24,6 +24,8 @@
 // keyword inside a value already judged is not judged again. test/content
 // feeds every rule its adversarial inputs; bench/content.mjs times them.
 import {
+  CSI_INTERMEDIATES_MAX,
+  CSI_PARAMETERS_MAX,
   DATABASE_SCHEMES,
   ENDS_VALUE,
   GENERIC_WHAT,
@@ -37,6 +39,7 @@ import {
   PASSWORD_URL_SCHEMES,
   type Rule,
   TOKEN_MIN,
+  TOKEN_START,
   TOKEN_VALUE,
   VALUE_MAX,
   allRules,
@@ -67,6 +70,31 @@ const BASE64 = table(`${LETTERS}0123456789+/`);
 /** What may not come before a key's base64 body: base64, and a token's `_` and `-`. */
 const BASE64_AROUND = table(`${LETTERS}0123456789+/_-`);
 const BASE58 = table("123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz");
+/** A terminal control sequence's final byte that is a token character (a letter, `_`): a token may start after one (csiEndsAt). */
+const CSI_FINAL = table(`${LETTERS}_`);
+/** What may come before a control sequence's final byte: an intermediate or a parameter byte (0x20-0x3F), or its `[`. */
+const CSI_BEFORE_FINAL = new Uint8Array(256).fill(1, 0x20, 0x40);
+CSI_BEFORE_FINAL[91] = 1;
+/**
+ * Whether a terminal's control sequence (rules.ts's CSI: ESC `[`, parameter
+ * bytes, intermediate bytes) ends with the token character at `f`
+ * (`\x1b[0;1;39m`, `\x1b[K`): a token starts after it. Read back at most
+ * CSI_INTERMEDIATES_MAX + CSI_PARAMETERS_MAX + 2 bytes, the look-behind of
+ * rules.ts's TOKEN_START, which it agrees with; most calls stop at the
+ * byte before `f` (a letter or a digit, in a word or a key). What is read
+ * back past it is counted (extraReading).
+ */
+function csiEndsAt(b: Uint8Array, f: number): boolean {
+  if (CSI_FINAL[b[f]!] !== 1 || CSI_BEFORE_FINAL[b[f - 1]!] !== 1) return false;
+  let k = f - 1;
+  const intermediates = f - 1 - CSI_INTERMEDIATES_MAX;
+  while (k > intermediates && b[k]! >= 0x20 && b[k]! <= 0x2f) k--;
+  const parameters = k - CSI_PARAMETERS_MAX;
+  while (k > parameters && b[k]! >= 0x30 && b[k]! <= 0x3f) k--;
+  extraReading.places++;
+  extraReading.bytes += f - k;
+  return k >= 1 && b[k] === 91 && b[k - 1] === 27;
+}
 /** Characters an Azure client secret is made of. */
 const AZURE = table(`${LETTERS}0123456789_~.`);
 const AZURE_AROUND = table(`${LETTERS}0123456789_~.-`);
@@ -162,8 +190,17 @@ const CONNECTORS = ["-", "_", "."] as const;
 /** For each connector, the rules by word, and which two bytes may precede it. */
 let BY_WORD: Map<string, Sticky[]>;
 let PAIRS: Record<string, Uint8Array>;
-/** A hash of each vendor word's bytes (`h * 31 + c`), connector included: a word cut by a line break is told by it before it is sliced out. */
+/** A hash of each vendor word's bytes (wordHash), connector included: a word cut by a line break is told by it before it is sliced out. */
 let WORD_HASHES: Set<number>;
+/**
+ * `h` (0 to start) extended with the bytes b[from, to) (`h * 31 + c`, 32
+ * bits): one function for the table's words and for the pieces of a word
+ * a line break cut, which must agree.
+ */
+function wordHash(h: number, b: Uint8Array, from: number, to: number): number {
+  for (let k = from; k < to; k++) h = (Math.imul(h, 31) + b[k]!) | 0;
+  return h;
+}
 /** Bytes at a token's edge that may be a line break's or its indent's: `\n`, `\r`, a blank, a tab, a quote's `>`. */
 const LINE_EDGE = table("\n\r \t>");
 /** PAIRS' bits: the two bytes end a word; they may end one cut by a line break. */
@@ -271,9 +308,7 @@ function makeTables(): void {
       const list = BY_WORD.get(word) ?? [];
       list.push(sticky(rule.id));
       BY_WORD.set(word, list);
-      let h = 0;
-      for (let k = 0; k < word.length; k++) h = (Math.imul(h, 31) + word.charCodeAt(k)) | 0;
-      WORD_HASHES.add(h);
+      WORD_HASHES.add(wordHash(0, Buffer.from(word, "latin1"), 0, word.length));
       const pairs = PAIRS[connector]!;
       const last = word.charCodeAt(word.length - 2);
       pairs[(word.charCodeAt(word.length - 3) << 8) | last]! |= PAIR_WORD;
@@ -349,7 +384,7 @@ const PEM_BODY_WITHIN = 1520;
 /** An AWS access key id's prefix, and a Google API key's. */
 const A_LEADS = /A(?:KIA|SIA|BIA|CCA|Iza)/g;
 /** A Meta access token's start: EAA and 100 letters and digits, at a token's start (linear: such a start follows the end of a run). */
-const META_LEAD = /(?<![A-Za-z0-9_-])EAA[A-Za-z0-9]{100}/g;
+const META_LEAD = new RegExp(`${TOKEN_START}EAA[A-Za-z0-9]{100}`, "g");
 /** A Matrix recovery key: `E[sS]` and 46 base58 characters in groups of four, one space between groups. */
 const MATRIX_LENGTH = 59;
 
@@ -705,8 +740,26 @@ class Search {
     return at >= this.joinedFrom && at < this.joinedTo;
   }
 
+  /** Whether a token starts at `at`: after a byte out of the token alphabet, or after a terminal's control sequence (csiEndsAt). */
   private isTokenStart(at: number): boolean {
-    return TOKEN[this.b[at]!] === 1 && (at === 0 || TOKEN[this.b[at - 1]!] === 0);
+    const b = this.b;
+    return TOKEN[b[at]!] === 1 && (at === 0 || TOKEN[b[at - 1]!] === 0 || csiEndsAt(b, at - 1));
+  }
+
+  /**
+   * Where a token starts after a terminal's control sequence whose
+   * parameters' digits and final letter begin the run of letters and digits
+   * at `start` (a walk back over a token's alphabet from a trigger took them
+   * for the token's: `\x1b[0mghp_`, `\x1b[38;5;208meyJ`), before `limit`;
+   * -1 where none ends there. Asked only where a run's start read as it is
+   * finds no rule, or a walk back stopped at its bound inside a run: its
+   * digits are at most the walk's few.
+   */
+  private startAfterCsi(start: number, limit: number): number {
+    const b = this.b;
+    let k = start;
+    while (k < limit && DIGIT[b[k]!] === 1) k++;
+    return k < limit && csiEndsAt(b, k) ? k + 1 : -1;
   }
 
   /** The end of the run of token characters that holds `at` (remembered: each run is measured once per pass). */
@@ -1032,13 +1085,28 @@ class Search {
     const b = this.b;
     let start = i - 1;
     while (start > 0 && i - start < WORD_MAX && ALNUM[b[start - 1]!] === 1) start--;
-    if (start > 0 && TOKEN[b[start - 1]!] === 1) return;
+    // Inside a run, unless a terminal's control sequence ends in it, before the word (`\x1b[0mretaindb_`, `\x1b[1;32mgithub_`:
+    // the walk stopped at WORD_MAX inside the sequence's final letter or digits).
+    if (start > 0 && TOKEN[b[start - 1]!] === 1) {
+      const after = this.startAfterCsi(start - 1, i);
+      if (after < 0) return;
+      start = after;
+    }
     // After a dot (SG., ya29., xoxe.), a token of 8 characters or more (or a line break).
     if (b[i] === 46 && this.tokenRunEnd(i + 1) - i <= 8 && LINE_EDGE[b[this.tokenRunEnd(i + 1)]!] === 0) return;
     const end = this.runEnd(start);
-    const long = end - start >= TOKEN_RUN_MIN;
+    let long = end - start >= TOKEN_RUN_MIN;
     if (long) {
-      const rules = BY_WORD.get(this.text.slice(start, i + 1));
+      let rules = BY_WORD.get(this.text.slice(start, i + 1));
+      // A run that starts with a terminal's control sequence's digits and final letter (`\x1b[0mghp_`): the word after them.
+      if (!rules) {
+        const after = this.startAfterCsi(start, i);
+        if (after > 0) {
+          start = after;
+          long = end - start >= TOKEN_RUN_MIN;
+          rules = long ? BY_WORD.get(this.text.slice(start, i + 1)) : undefined;
+        }
+      }
       // Found; or a match the rule's check refused (a placeholder, `ghp_xxxx…`), which more of it would not make a key.
       if (rules) for (const s of rules) if (this.tryRule(s, start) !== 0) return;
     }
@@ -1110,10 +1178,7 @@ class Search {
     if ((pairs[(beforeLast << 8) | last]! & PAIR_WORD) === 0 || q + 1 - this.lineStart(q + 1) < WRAPPED_LINE_MIN || this.inJoined(t)) return;
     // A vendor word's, told by a hash of its bytes before it is sliced out (a line that ends in `that` before a line that starts
     // with `-`: `at` is `glpat-`'s pair).
-    let h = 0;
-    for (let k = t; k <= q; k++) h = (Math.imul(h, 31) + b[k]!) | 0;
-    for (let k = start; k <= i; k++) h = (Math.imul(h, 31) + b[k]!) | 0;
-    if (!WORD_HASHES.has(h)) return;
+    if (!WORD_HASHES.has(wordHash(wordHash(0, b, t, q + 1), b, start, i + 1))) return;
     this.cuts--;
     const rules = BY_WORD.get(this.text.slice(t, q + 1) + this.text.slice(start, i + 1));
     if (rules) this.joined(rules, t);
@@ -1126,13 +1191,12 @@ class Search {
    * signature, or in its header (its line starts inside it), it is read
    * joined. Not after a match the rule's check refused (documentation's
    * token, `alg: none`): more of its signature would change nothing.
+   * `start` is where the run of token characters before the dot starts
+   * (jwtHeaderStart: the caller has it, or asks for it only here).
    */
-  private jwt(i: number, payload: number): void {
+  private jwt(i: number, payload: 1 | 2, start: number): void {
     this.cuts--;
-    if (payload === 0) return;
     const b = this.b;
-    let start = i;
-    while (start > 0 && i - start <= JWT_HEADER_MAX && TOKEN[b[start - 1]!] === 1) start--;
     if ((start > 0 && TOKEN[b[start - 1]!] === 1) || this.inJoined(start)) return;
     if (this.jwtLeadAt(start)) {
       // A header of 10 characters or more after `eyJ` on this line, its payload cut after the dot or later.
@@ -1141,6 +1205,25 @@ class Search {
       const first = this.cutStartBefore(start, JWT_HEADER_MAX);
       if ((this.jwtLeadAt(first) || this.cutEyj(first) > 0) && (first === 0 || TOKEN[b[first - 1]!] === 0)) this.joined([JWT], first, JOINED_JWT);
     }
+  }
+
+  /**
+   * Where the JSON Web Token whose header's run starts at `start` and whose
+   * first dot is at `i` starts: there, or after a terminal's control
+   * sequence that starts the run (`\x1b[1;32meyJ…`); -1: none.
+   */
+  private jwtLead(start: number, i: number): number {
+    if (this.jwtLeadAt(start)) return start;
+    const after = this.startAfterCsi(start, i);
+    return after > 0 && i - after >= 13 && this.jwtLeadAt(after) ? after : -1;
+  }
+
+  /** Where the run of token characters that ends at the dot `i` starts, read back at most JWT_HEADER_MAX + 1 of them (i: none). */
+  private jwtHeaderStart(i: number): number {
+    const b = this.b;
+    let start = i;
+    while (start > 0 && i - start <= JWT_HEADER_MAX && TOKEN[b[start - 1]!] === 1) start--;
+    return start;
   }
 
   /** Whether a JSON Web Token's `eyJ` starts at `at` (after `ops_` for a 1Password token). */
@@ -1221,21 +1304,29 @@ class Search {
         if (start === 0 || TOKEN[b[start - 1]!] === 0) {
           // A header of at least 10 characters after eyJ, and as much of a payload; else, or where the rule finds none, a token
           // cut by a line break (in its payload or signature, or in its header: its line starts inside it) is read joined.
-          if (i - start >= 13 && this.tokenRunEnd(i + 1) - i > 13 && this.jwtLeadAt(start)) {
-            if (this.tryRule(JWT, start) === 0 && this.cuts > 0) this.jwt(i, 1);
-          } else if (this.cuts > 0 && (i - start >= 13 || b[start - 1] === 10 || b[i - 1] === 10 || isWrapIndent(b[start - 1]!))) this.jwt(i, 1);
+          const lead = i - start >= 13 && this.tokenRunEnd(i + 1) - i > 13 ? this.jwtLead(start, i) : -1;
+          if (lead >= 0) {
+            if (this.tryRule(JWT, lead) === 0 && this.cuts > 0) this.jwt(i, 1, start);
+          }
+          // jwt's start is this walk's, or the dot where the byte before it is none of a token's (this walk starts at that byte).
+          else if (this.cuts > 0 && (i - start >= 13 || b[start - 1] === 10 || b[i - 1] === 10 || isWrapIndent(b[start - 1]!))) this.jwt(i, 1, TOKEN[b[i - 1]!] === 1 ? start : i);
         }
       }
       // Or `eyJ` cut by a line break (`.e\nyJ`, `.ey\nJ`).
-      else if (this.cuts > 0 && !this.inJoined(i) && this.mayCutEyj(i + 1) && i + 2 - this.lineStart(i) >= WRAPPED_LINE_MIN) this.jwt(i, this.cutEyj(i + 1));
+      else if (this.cuts > 0 && !this.inJoined(i) && this.mayCutEyj(i + 1) && i + 2 - this.lineStart(i) >= WRAPPED_LINE_MIN && this.cutEyj(i + 1) > 0) this.jwt(i, 2, this.jwtHeaderStart(i));
     }
     // Or cut just after it (`.\neyJ`): a test more per dot (`\n` and `\r` are under 14), and a few at a line's last (prose's
     // sentences end a line at one, and the next starts with a capital: asking cutEyj at each cost 50 MB of such prose 2 ms on 33).
-    else if (next <= 13 && (next === 10 || next === 13) && (b[i + 2] === 101 || LINE_EDGE[b[i + 2]!] === 1) && TOKEN[b[i - 1]!] === 1 && this.cuts > 0 && !this.inJoined(i) && this.cutEyj(i + 1) > 0) this.jwt(i, 2);
+    else if (next <= 13 && (next === 10 || next === 13) && (b[i + 2] === 101 || LINE_EDGE[b[i + 2]!] === 1) && TOKEN[b[i - 1]!] === 1 && this.cuts > 0 && !this.inJoined(i) && this.cutEyj(i + 1) > 0) this.jwt(i, 2, this.jwtHeaderStart(i));
     // Discord: [MNO] and 23 to 27 characters, `.`, 6 characters, `.`.
     if (b[i + 7] === 46 && TOKEN[b[i + 1]!] === 1 && TOKEN[b[i + 6]!] === 1 && TOKEN[b[i - 1]!] === 1) {
       let start = i - 1;
       while (start > 0 && i - start < 28 && TOKEN[b[start - 1]!] === 1) start--;
+      // Or after a terminal's control sequence whose digits and final letter the walk took for the token's.
+      if (b[start] !== 77 && b[start] !== 78 && b[start] !== 79) {
+        const after = this.startAfterCsi(start > 0 && TOKEN[b[start - 1]!] === 1 ? start - 1 : start, i);
+        if (after > 0) start = after;
+      }
       if (i - start >= 24 && (b[start] === 77 || b[start] === 78 || b[start] === 79)) this.tryRule(DISCORD_BOT, start);
     }
     // Z.AI: 32 hex digits, `.`, 16 letters or digits.
@@ -1578,6 +1669,28 @@ class Search {
     if (total >= 8 && total <= 10 && (k < 0 || DIGIT[b[k]!] === 0)) {
       this.cuts--;
       this.joined([TELEGRAM], k + 1, 46);
+    }
+  }
+
+  /**
+   * `%3A` (or `%3a`): a Telegram bot token's colon percent-encoded, as
+   * `encodeURIComponent`, Python's `urlencode` and `curl --data-urlencode`
+   * write it in a URL's query or path (`?bot=7123456789%3AAA…`,
+   * `/bot7123456789%3AAA…/getMe`). One native search for `%3`, which text
+   * seldom holds; a byte's test turns down all but one after a digit, and
+   * the digits are read back at most 11 (counted in extraReading).
+   */
+  percentColon(): void {
+    const { text, b } = this;
+    const stop = this.stopAt(10);
+    for (let i = text.indexOf("%3", this.from + 8); i >= 0 && i < stop; i = text.indexOf("%3", i + 2)) {
+      if ((b[i + 2]! | 0x20) !== 97 || DIGIT[b[i - 1]!] !== 1) continue;
+      let start = i - 1;
+      while (start > 0 && i - start < 11 && DIGIT[b[start - 1]!] === 1) start--;
+      extraReading.places++;
+      extraReading.bytes += i - start;
+      const digits = i - start;
+      if (digits >= 8 && digits <= 10 && (start === 0 || DIGIT[b[start - 1]!] === 0) && TOKEN[b[i + 37]!] === 1 && TOKEN[b[i + 38]!] !== 1) this.tryRule(TELEGRAM, start);
     }
   }
 
@@ -1925,6 +2038,7 @@ export function findSecret(latin1Text: string, from = 0, bytes?: Uint8Array, bef
   search.matrixRecoveryKey();
   for (const c of CONNECTORS) search.connector(c);
   search.colon();
+  search.percentColon();
   search.equals();
   search.greaterThan();
   const hit = search.result();
