@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkReply } from "../src/reply/check-reply.js";
 import { SourceDenylist } from "../src/safety/denylist.js";
 import { deliveryPolicy } from "../src/safety/gateway.js";
-import { cli, makeHome, png, write } from "./helpers.js";
+import { rng } from "./corpus.js";
+import { cli, makeHome, png, prepared, write } from "./helpers.js";
 import { ensureVenv } from "./python-env.js";
 
 let h: ReturnType<typeof makeHome>;
@@ -17,16 +18,10 @@ let chart: string;
 let notes: string;
 let python: string;
 
-function prepared(name: string, content: Buffer | string): string {
-  const r = cli(["prepare", write(h.home, name, content)], { env: h.env });
-  expect(r.code, r.stderr).toBe(0);
-  return r.stdout.trim().slice("MEDIA:".length);
-}
-
 beforeAll(() => {
   h = makeHome();
-  chart = prepared("chart.png", png(1));
-  notes = prepared("notes.txt", "meeting notes\n");
+  chart = prepared(h, "chart.png", png(1));
+  notes = prepared(h, "notes.txt", "meeting notes\n");
   // The environment the systemd drop-in gives the gateway.
   env = { ...h.env, HERMES_MEDIA_ALLOW_DIRS: h.outbox, HERMES_MEDIA_DELIVERY_STRICT: "1", HERMES_MEDIA_TRUST_RECENT_FILES: "0" };
   python = ensureVenv();
@@ -154,18 +149,6 @@ describe("a fence closed before the added lines", () => {
 });
 
 describe("randomized replies (seeded): fences, quotes, lists, headings, tables, copies, CRLF", () => {
-  /** mulberry32: a small seeded generator, so a failure names a reply that can be replayed. */
-  function random(seed: number): () => number {
-    let a = seed >>> 0;
-    return () => {
-      a = (a + 0x6d2b79f5) >>> 0;
-      let t = a;
-      t = Math.imul(t ^ (t >>> 15), t | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-  }
-
   /**
    * A line and what must become of it: kept as it is, dropped (a copy),
    * either (an exact line: kept where the gateway takes the first one), or
@@ -225,7 +208,7 @@ describe("randomized replies (seeded): fences, quotes, lists, headings, tables, 
     const policy = deliveryPolicy(env, h.home, path.join(h.home, ".hermes"), (p) => denylist.reason(p));
     const judge = (text: string, published: string[]) => checkReply(text, { published, outbox: h.outbox, policy }).reply;
     const seed = 30;
-    const rnd = random(seed);
+    const rnd = rng(seed);
     const cases: { input: string; out: string; published: string[] }[] = [];
     for (let i = 0; i < 400; i++) {
       const published = rnd() < 0.5 ? [chart] : [chart, notes];

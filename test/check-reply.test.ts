@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkReply } from "../src/reply/check-reply.js";
 import { SourceDenylist } from "../src/safety/denylist.js";
 import { deliveryPolicy, extractMediaPaths } from "../src/safety/gateway.js";
-import { cli, makeHome, png, write } from "./helpers.js";
+import { cli, makeHome, png, prepared, write } from "./helpers.js";
 
 let h: ReturnType<typeof makeHome>;
 let env: NodeJS.ProcessEnv;
@@ -16,17 +16,11 @@ let notes: string;
 let older: string;
 let elsewhere: string;
 
-function prepared(name: string, content: Buffer | string): string {
-  const r = cli(["prepare", write(h.home, name, content)], { env: h.env });
-  expect(r.code, r.stderr).toBe(0);
-  return r.stdout.trim().slice("MEDIA:".length);
-}
-
 beforeAll(() => {
   h = makeHome();
-  chart = prepared("chart.png", png(1));
-  notes = prepared("notes.txt", "meeting notes\n");
-  older = prepared("older.png", png(2));
+  chart = prepared(h, "chart.png", png(1));
+  notes = prepared(h, "notes.txt", "meeting notes\n");
+  older = prepared(h, "older.png", png(2));
   elsewhere = write(h.home, "elsewhere.png", png(3));
   env = { ...h.env, HERMES_MEDIA_ALLOW_DIRS: h.outbox, HERMES_MEDIA_DELIVERY_STRICT: "1", HERMES_MEDIA_TRUST_RECENT_FILES: "0" };
 });
@@ -240,7 +234,7 @@ describe("rule 1: every published file's exact line, once, at the end", () => {
     fs.symlinkSync(elsewhere, link);
     const stateDir = path.join(path.dirname(h.outbox), `.${path.basename(h.outbox)}-state`);
     const ledgerDay = fs.readdirSync(path.join(stateDir, "ledger")).map((f) => path.join(stateDir, "ledger", f))[0]!;
-    const gone = prepared("gone.png", png(5));
+    const gone = prepared(h, "gone.png", png(5));
     fs.rmSync(gone);
     try {
       const r = run(`Here:\nMEDIA:${link}\n`, [link, ledgerDay, gone], {}, "--json");

@@ -27,6 +27,14 @@ export function cli(args: string[], opts: { env: NodeJS.ProcessEnv; cwd?: string
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
+/** Prepares `content` as the file `name` in the test home, as its agent would; the published path. */
+export function prepared(h: { home: string; env: NodeJS.ProcessEnv }, name: string, content: Buffer | string): string {
+  const r = cli(["prepare", write(h.home, name, content)], { env: h.env });
+  // helpers.ts is loaded by the global set-up too (python-env.ts), where vitest's expect is not to be imported.
+  if (r.code !== 0) throw new Error(`prepare ${name} exited ${r.code}: ${r.stderr}`);
+  return r.stdout.trim().slice("MEDIA:".length);
+}
+
 /** A small valid PNG; `seed` varies its bytes. */
 export function png(seed = 0, size = 4): Buffer {
   return makePng(size, (i) => i * 31 + seed);
