@@ -205,6 +205,8 @@ export function adversarial(size: number): Record<string, Buffer> {
   units.push("\xe2\x80\x98--password=Xk9#mP\xe2\x80\x99");
   // A Meta access token's lead (2026-12-04), alone and before a long run.
   units.push("EAA", "EAAG0", "+/EAA");
+  // A terminal's control sequence before a key (2026-12-05): each read back from its final letter, or forward from its ESC (Meta).
+  units.push("\x1b[mEAA", "\x1b[1;32mghp_", "\x1b[", "\x1b[0m", "0%3A", "1234567890%3A");
   // The prefixes of Hermes' redactor (2026-12-04 evening), and words that end like them.
   units.push("exa_", "retaindb_", "hsk-", "mem0_", "brv_", "am_", "fal_", "fw-", "am_a1", "xretaindb_");
   // Any URL's password (2026-12-04 evening): a link's scheme, and one with a user before an @ far on.
