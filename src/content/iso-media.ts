@@ -45,6 +45,7 @@ function boxesIn(b: Uint8Array, from: number, to: number): Box[] | undefined {
   return boxes;
 }
 
+/** ISO media (mp4, mov, m4a): every top-level box but the media data, and whatever follows the last box; the moov also read as a movie (readMovie). */
 export function inspectIsoMedia(src: ByteSource, ctx: InspectContext): void {
   const length = src.length;
   const text = new TextSamples(ctx);
