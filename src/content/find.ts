@@ -942,6 +942,16 @@ class Search {
     }
     // SK and exactly 32 hex digits.
     this.tokenLiteral("SK", TWILIO, 34, (at) => HEX[b[at + 2]!] === 1 && HEX[b[at + 33]!] === 1 && TOKEN[b[at + 34]!] !== 1);
+    this.metaAccessToken();
+    this.googleAndAwsLeads();
+  }
+
+  /**
+   * A Meta access token: EAA and at least 100 letters and digits at a
+   * token's start (META_LEAD), or right after a terminal's control sequence.
+   */
+  private metaAccessToken(): void {
+    const b = this.b;
     // EAA and at least 100 letters and digits at a token's start. indexOf finds the first EAA (text
     // seldom has one); from there the expression, which returns only such runs, finds the next
     // candidate (base64 may hold `/EAA` every few bytes: stopping at each cost it twice the time).
@@ -972,6 +982,11 @@ class Search {
       while (r < at + 103 && ALNUM[b[r]!] === 1) r++;
       if (r === at + 103) this.tryRule(META, at);
     }
+  }
+
+  /** An AWS access key id (AKIA…) and a Google API key (AIza…), whole or cut by a line break. */
+  private googleAndAwsLeads(): void {
+    const b = this.b;
     // AKIA… and 16 capitals or digits; AIza and 35 token characters. Either cut by a line break (its run ends at one before
     // its length) is read joined (cutLead).
     // test(), not exec(): no match is allocated (every lead is 4 bytes: it starts 4 before lastIndex); text of `AIza\n`
