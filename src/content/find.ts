@@ -942,6 +942,16 @@ class Search {
     }
     // SK and exactly 32 hex digits.
     this.tokenLiteral("SK", TWILIO, 34, (at) => HEX[b[at + 2]!] === 1 && HEX[b[at + 33]!] === 1 && TOKEN[b[at + 34]!] !== 1);
+    this.metaAccessToken();
+    this.googleAndAwsLeads();
+  }
+
+  /**
+   * A Meta access token: EAA and at least 100 letters and digits at a
+   * token's start (META_LEAD), or right after a terminal's control sequence.
+   */
+  private metaAccessToken(): void {
+    const b = this.b;
     // EAA and at least 100 letters and digits at a token's start. indexOf finds the first EAA (text
     // seldom has one); from there the expression, which returns only such runs, finds the next
     // candidate (base64 may hold `/EAA` every few bytes: stopping at each cost it twice the time).
@@ -972,6 +982,11 @@ class Search {
       while (r < at + 103 && ALNUM[b[r]!] === 1) r++;
       if (r === at + 103) this.tryRule(META, at);
     }
+  }
+
+  /** An AWS access key id (AKIA…) and a Google API key (AIza…), whole or cut by a line break. */
+  private googleAndAwsLeads(): void {
+    const b = this.b;
     // AKIA… and 16 capitals or digits; AIza and 35 token characters. Either cut by a line break (its run ends at one before
     // its length) is read joined (cutLead).
     // test(), not exec(): no match is allocated (every lead is 4 bytes: it starts 4 before lastIndex); text of `AIza\n`
@@ -1219,7 +1234,7 @@ class Search {
       if (i - start >= 13 && (payload > 1 || lineBreakLength(b, this.runEnd(i + 1)) > 0)) this.joined([JWT], start, JOINED_JWT);
     } else if (start > 0 && (b[start - 1] === 10 || isWrapIndent(b[start - 1]!))) {
       const first = this.cutStartBefore(start, JWT_HEADER_MAX);
-      if ((this.jwtLeadAt(first) || this.cutEyj(first) > 0) && (first === 0 || TOKEN[b[first - 1]!] === 0)) this.joined([JWT], first, JOINED_JWT);
+      if ((this.jwtLeadAt(first) || this.cutEyj(first)) && (first === 0 || TOKEN[b[first - 1]!] === 0)) this.joined([JWT], first, JOINED_JWT);
     }
   }
 
@@ -1254,8 +1269,8 @@ class Search {
     return next === 10 || next === 13 || (next === 121 && (b[at + 2] === 10 || b[at + 2] === 13));
   }
 
-  /** 2 when `eyJ` starts at `at` cut by a line break (before it, or inside: `\neyJ`, `e\nyJ`, `ey\nJ`: a JWT cut after its first dot), else 0. */
-  private cutEyj(at: number): number {
+  /** Whether `eyJ` starts at `at` cut by a line break (before it, or inside: `\neyJ`, `e\nyJ`, `ey\nJ`: a JWT cut after its first dot). */
+  private cutEyj(at: number): boolean {
     const b = this.b;
     let k = at;
     let breaks = 0;
@@ -1265,10 +1280,10 @@ class Search {
         k += n;
         breaks++;
       }
-      if (b[k] !== c) return 0;
+      if (b[k] !== c) return false;
       k++;
     }
-    return breaks === 1 ? 2 : 0;
+    return breaks === 1;
   }
 
   /**
@@ -1329,11 +1344,11 @@ class Search {
         }
       }
       // Or `eyJ` cut by a line break (`.e\nyJ`, `.ey\nJ`).
-      else if (this.cuts > 0 && !this.inJoined(i) && this.mayCutEyj(i + 1) && i + 2 - this.lineStart(i) >= WRAPPED_LINE_MIN && this.cutEyj(i + 1) > 0) this.jwt(i, 2, this.jwtHeaderStart(i));
+      else if (this.cuts > 0 && !this.inJoined(i) && this.mayCutEyj(i + 1) && i + 2 - this.lineStart(i) >= WRAPPED_LINE_MIN && this.cutEyj(i + 1)) this.jwt(i, 2, this.jwtHeaderStart(i));
     }
     // Or cut just after it (`.\neyJ`): a test more per dot (`\n` and `\r` are under 14), and a few at a line's last (prose's
     // sentences end a line at one, and the next starts with a capital: asking cutEyj at each cost 50 MB of such prose 2 ms on 33).
-    else if (next <= 13 && (next === 10 || next === 13) && (b[i + 2] === 101 || LINE_EDGE[b[i + 2]!] === 1) && TOKEN[b[i - 1]!] === 1 && this.cuts > 0 && !this.inJoined(i) && this.cutEyj(i + 1) > 0) this.jwt(i, 2, this.jwtHeaderStart(i));
+    else if (next <= 13 && (next === 10 || next === 13) && (b[i + 2] === 101 || LINE_EDGE[b[i + 2]!] === 1) && TOKEN[b[i - 1]!] === 1 && this.cuts > 0 && !this.inJoined(i) && this.cutEyj(i + 1)) this.jwt(i, 2, this.jwtHeaderStart(i));
     // Discord: [MNO] and 23 to 27 characters, `.`, 6 characters, `.`.
     if (b[i + 7] === 46 && TOKEN[b[i + 1]!] === 1 && TOKEN[b[i + 6]!] === 1 && TOKEN[b[i - 1]!] === 1) {
       let start = i - 1;

@@ -25,15 +25,15 @@ import { isUtf8 } from "node:buffer";
 import type { ByteSource } from "./byte-source.js";
 import { ascii, u32le } from "./bytes.js";
 
+/** The archives searched for, by the name a refusal gives them. */
+export type ArchiveKind = "7-Zip" | "RAR" | "xz" | "bzip2" | "Zstandard" | "Microsoft Cabinet" | "gzip";
+
 /**
  * A kind of archive: its signature, the part of it searched for (`needle`,
  * `lead` bytes into it: a first byte rare in text and in PDF syntax, where
  * the search is memchr's, not a 0x28 `(` or an `R` of `0 R`), and whether
  * the header at `at` (where the signature lies) holds.
  */
-/** The archives searched for, by the name a refusal gives them. */
-export type ArchiveKind = "7-Zip" | "RAR" | "xz" | "bzip2" | "Zstandard" | "Microsoft Cabinet" | "gzip";
-
 interface Kind {
   name: ArchiveKind;
   signature: Buffer;

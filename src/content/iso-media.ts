@@ -20,42 +20,42 @@ interface Box {
   end: number;
 }
 
+/**
+ * The size and header length of the box whose header is at b[at] (8 bytes
+ * of it at least), `room` bytes from there to where it must end: a 32-bit
+ * size, a 64-bit one after it (size 1), or to the end (size 0); undefined
+ * when a 64-bit size does not fit in `room`. The one reading of a box's
+ * header, in memory and in the file.
+ */
+function boxSize(b: Uint8Array, at: number, room: number): { size: number; header: number } | undefined {
+  const size = u32be(b, at);
+  if (size === 1) return room < 16 ? undefined : { size: u32be(b, at + 8) * 2 ** 32 + u32be(b, at + 12), header: 16 };
+  return { size: size === 0 ? room : size, header: 8 };
+}
+
 /** The boxes that tile b[from, to) (bytes too few for a header at the end are left); undefined when one runs past `to`. */
 function boxesIn(b: Uint8Array, from: number, to: number): Box[] | undefined {
   const boxes: Box[] = [];
   for (let at = from; at + 8 <= to; ) {
-    let size = u32be(b, at);
-    let header = 8;
-    if (size === 1) {
-      if (at + 16 > to) return undefined;
-      size = u32be(b, at + 8) * 2 ** 32 + u32be(b, at + 12);
-      header = 16;
-    } else if (size === 0) {
-      size = to - at;
-    }
-    if (size < header || at + size > to) return undefined;
-    boxes.push({ type: ascii(b, at + 4, 4), dataAt: at + header, end: at + size });
-    at += size;
+    const box = boxSize(b, at, to - at);
+    if (box === undefined || box.size < box.header || at + box.size > to) return undefined;
+    boxes.push({ type: ascii(b, at + 4, 4), dataAt: at + box.header, end: at + box.size });
+    at += box.size;
   }
   return boxes;
 }
 
+/** ISO media (mp4, mov, m4a): every top-level box but the media data, and whatever follows the last box; the moov also read as a movie (readMovie). */
 export function inspectIsoMedia(src: ByteSource, ctx: InspectContext): void {
   const length = src.length;
   const text = new TextSamples(ctx);
   let at = 0;
   while (at + 8 <= length) {
     const h = src.read(at, 16);
-    let size = u32be(h, 0);
     const type = ascii(h, 4, 4);
-    let header = 8;
-    if (size === 1) {
-      if (at + 16 > length) break;
-      size = u32be(h, 8) * 2 ** 32 + u32be(h, 12);
-      header = 16;
-    } else if (size === 0) {
-      size = length - at;
-    }
+    const box = boxSize(h, 0, length - at);
+    if (box === undefined) break;
+    const { size, header } = box;
     if (size < header || at + size > length) throw ctx.unscannable(`its ${type} box runs past the end of the file`);
     if (type !== "mdat") {
       const box = src.read(at, size);

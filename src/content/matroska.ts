@@ -195,12 +195,13 @@ function textTracks(src: ByteSource, ctx: InspectContext, tracksElement: Element
     const codec = fields.find((f) => f.id === CODEC_ID);
     const codecId = codec ? Buffer.from(src.read(codec.dataAt, Math.min(codec.size, 64))).toString("latin1") : "";
     if (!TEXT_CODECS.some((c) => codecId.startsWith(c))) continue;
-    const number = fields.find((f) => f.id === TRACK_NUMBER);
-    if (number === undefined) continue;
-    const track: TextTrack = { name: `text track ${uintOf(src, number)}`, zlib: false, strippedHead: undefined };
+    const numberElement = fields.find((f) => f.id === TRACK_NUMBER);
+    if (numberElement === undefined) continue;
+    const number = uintOf(src, numberElement);
+    const track: TextTrack = { name: `text track ${number}`, zlib: false, strippedHead: undefined };
     const encodings = fields.find((f) => f.id === CONTENT_ENCODINGS);
     if (encodings) readEncoding(src, ctx, encodings, track);
-    tracks.set(uintOf(src, number), track);
+    tracks.set(number, track);
   }
 }
 

@@ -131,8 +131,10 @@ export function inspectRiff(src: ByteSource, ctx: InspectContext): void {
       // Only the samples may run past the end (a recorder that never wrote their size): any other chunk that does was
       // misplaced by a damaged size before it, and a key across that seam, read as two chunks, was published.
       if (at + 8 + size > end) throw ctx.unscannable(`its ${name} chunk at byte ${at} runs past ${end === length ? "the end of the file" : "its RIFF size"}`);
-      ctx.scan(`its ${name} chunk`, src.read(at, 8 + size), at);
-      if (RIFF_ID3_CHUNKS.has(type)) ctx.inPart(`its ${name} chunk`, () => inspectId3v2(src.read(at + 8, size), ctx, size, "the chunk"));
+      const chunk = src.read(at, 8 + size);
+      ctx.scan(`its ${name} chunk`, chunk, at);
+      // Its tag from the bytes just read (nothing reads the source between): a chunk of a file read in ranges is read once.
+      if (RIFF_ID3_CHUNKS.has(type)) ctx.inPart(`its ${name} chunk`, () => inspectId3v2(chunk.subarray(8), ctx, size, "the chunk"));
     }
     at += 8 + size + (size & 1);
   }

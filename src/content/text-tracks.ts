@@ -28,17 +28,18 @@ export class TextSamples {
   /** Counts `count` samples of `track` before they are read: past MAX_TEXT_SAMPLES, refused. */
   willRead(track: string, count: number): void {
     this.samples += count;
-    if (this.samples > MAX_TEXT_SAMPLES) {
-      throw this.ctx.unscannable(`its text tracks hold more than ${MAX_TEXT_SAMPLES.toLocaleString("en")} samples (${track} among them), more than this check reads`, "send the subtitles as a file of their own");
-    }
+    if (this.samples > MAX_TEXT_SAMPLES) throw this.tooMuch(`its text tracks hold more than ${MAX_TEXT_SAMPLES.toLocaleString("en")} samples`, track);
   }
 
   /** Counts `length` bytes of `track`'s samples before they are read: past MAX_TEXT_BYTES, refused. */
   willReadBytes(track: string, length: number): void {
     this.bytes += length;
-    if (this.bytes > MAX_TEXT_BYTES) {
-      throw this.ctx.unscannable(`its text tracks' samples hold more than ${MAX_TEXT_BYTES / (1024 * 1024)} MiB (${track} among them), more than this check reads`, "send the subtitles as a file of their own");
-    }
+    if (this.bytes > MAX_TEXT_BYTES) throw this.tooMuch(`its text tracks' samples hold more than ${MAX_TEXT_BYTES / (1024 * 1024)} MiB`, track);
+  }
+
+  /** The refusal of text tracks past a bound (`past`: which, in words), `track` among them: one message and one remedy for both. */
+  private tooMuch(past: string, track: string): Error {
+    return this.ctx.unscannable(`${past} (${track} among them), more than this check reads`, "send the subtitles as a file of their own");
   }
 
   /** Scans `pieces` (the text of `track`'s samples, in order) as one text, a line break between two. */

@@ -41,7 +41,7 @@ const hexValue = (c: number) => (c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 1
  * `&zwj;`, `&NoBreak;`), or as a space that ends one (`&nbsp;`): a key
  * written with them is read whole where a browser or a Markdown renderer
  * shows it whole. The other 2,000 name letters with accents, symbols and
- * other spaces, which no key holds, and are left as they are.
+ * other spaces, which no key holds: they are left as they are.
  */
 const HTML_NAMED: ReadonlyMap<string, number> = new Map([
   ...(
