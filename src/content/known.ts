@@ -529,7 +529,7 @@ export const codexHomeCopyName = (copy: string) => `${copy}-${CODEX_HOME_COPY_TA
  * run time (`hermes-env-N-managed.env`, `hermes-env-N-managed.config.yaml`):
  * read as either (.env and YAML lines), named by where it came from.
  */
-export const managedCopyTag = (file: ".env" | "config.yaml" | string) => `managed${file.startsWith(".") ? "" : "."}${file}`;
+export const managedCopyTag = (file: string) => `managed${file.startsWith(".") ? "" : "."}${file}`;
 const MANAGED_COPY_TAGS = [".env", "config.yaml"].map(managedCopyTag);
 
 /** The user's home store a credential is the copy of (userHomeStoreCopyName), if it is one. */
@@ -618,19 +618,19 @@ export function profileFileFormat(store: string): SecretFileFormat {
   return store === ".env" ? "dotenv" : (HOME_STORES.find((s) => s.name === store)?.format ?? "json");
 }
 
-/** How the gate reads and names a copy of a profile's file (profileCopyName), if the credential is one. */
-function profileCopyOf(name: string): { format: SecretFileFormat; where: string } | undefined {
+/** How the gate reads and names a copy of a profile's file (profileCopyName), if the credential is one; `shown`: its name escaped. */
+function profileCopyOf(name: string, shown: string): { format: SecretFileFormat; where: string } | undefined {
   const m = /^hermes-env-[0-9]+-profile\.([a-z0-9_-]{1,64}|~[0-9]+)\.([^/]+)$/.exec(name);
   if (!m) return undefined;
   const id = m[1]!;
   const tag = m[2]!;
   const profile = id.startsWith("~") ? `profile directory number ${id.slice(1)} of a Hermes home (a name Hermes takes for no profile)` : `Hermes profile ${id}`;
-  if (tag === CODEX_HOME_TAG) return { format: "json", where: `the Codex CLI's auth.json in the $CODEX_HOME of ${profile}, credential ${name}` };
+  if (tag === CODEX_HOME_TAG) return { format: "json", where: `the Codex CLI's auth.json in the $CODEX_HOME of ${profile}, credential ${shown}` };
   const dir = HERMES_STORE_DIRS.find((d) => tag.startsWith(`${d}-`) && /^[0-9]+$/.test(tag.slice(d.length + 1)));
-  if (dir !== undefined) return { format: "json", where: `a file of ${dir}/ of ${profile}, credential ${name}` };
+  if (dir !== undefined) return { format: "json", where: `a file of ${dir}/ of ${profile}, credential ${shown}` };
   const store = PROFILE_FILES.find((s) => profileFileTag({ store: s }) === tag);
   if (store === undefined) return undefined;
-  return { format: profileFileFormat(store), where: `the ${store} of ${profile}, credential ${name}` };
+  return { format: profileFileFormat(store), where: `the ${store} of ${profile}, credential ${shown}` };
 }
 
 export interface SecretFile {
@@ -680,11 +680,13 @@ export function knownSecretFiles(src: KnownSecretSources, homes = hermesHomes(sr
       const store = userHomeStoreOfCopy(name);
       const file = path.join(src.credentialsDirectory, name);
       // A copy of a profile's file first: its name holds the profile's, which may end like another copy's.
-      const profileCopy = profileCopyOf(name);
+      // Named in refusals and doctor's lines: escaped once, here (a profile's name is the agent's).
+      const shown = escapeText(name);
+      const profileCopy = profileCopyOf(name, shown);
       if (profileCopy) files.push({ file, ...profileCopy });
-      else if (name.endsWith(`-${CODEX_HOME_COPY_TAG}`)) files.push({ file, where: `the Codex CLI's auth.json in a gateway's $CODEX_HOME, credential ${name}`, format: "json" });
-      else if (MANAGED_COPY_TAGS.some((tag) => name.endsWith(`-${tag}`))) files.push({ file, where: `the managed Hermes scope in a gateway's $HERMES_MANAGED_DIR, credential ${name}`, format: "either" });
-      else files.push(store === undefined ? { file, where: `credential ${name}`, format: "either" } : { file, where: `an agent user's ~/${store}, credential ${name}`, format: userHomeStoreFormat(store) });
+      else if (name.endsWith(`-${CODEX_HOME_COPY_TAG}`)) files.push({ file, where: `the Codex CLI's auth.json in a gateway's $CODEX_HOME, credential ${shown}`, format: "json" });
+      else if (MANAGED_COPY_TAGS.some((tag) => name.endsWith(`-${tag}`))) files.push({ file, where: `the managed Hermes scope in a gateway's $HERMES_MANAGED_DIR, credential ${shown}`, format: "either" });
+      else files.push(store === undefined ? { file, where: `credential ${shown}`, format: "either" } : { file, where: `an agent user's ~/${store}, credential ${shown}`, format: userHomeStoreFormat(store) });
     }
   }
   return files;
