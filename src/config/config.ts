@@ -188,6 +188,16 @@ function dropFolder(dir: string, fromFile: boolean, fileName: string | undefined
   throw fromFile ? namingFile(fileName, configError(`watch.drop: ${message}`)) : usageError(`--drop: ${message}`);
 }
 
+/**
+ * Where the state lives when nothing names it: a sibling of the outbox whose
+ * name does not start with the outbox's (`.NAME-state`), so no string-prefix
+ * test of the allow-list can ever take it in. `serve` keeps it there when
+ * started by hand (doctor looks there).
+ */
+export function defaultStateDir(outbox: string): string {
+  return path.join(path.dirname(outbox), `.${path.basename(outbox)}-state`);
+}
+
 function stringList(value: unknown, what: string): string[] {
   if (!Array.isArray(value) || value.some((v) => typeof v !== "string")) throw configError(`${what} must be a list of paths`);
   return value as string[];
@@ -276,9 +286,7 @@ export function loadConfig(overrides: ConfigOverrides = {}): Config {
       ? pathOf(stateOpt.value, stateOpt.fromFile, "stateDir")
       : env.MEDIA_OUTBOX_STATE_DIR
         ? absPath(env.MEDIA_OUTBOX_STATE_DIR, home, undefined, "MEDIA_OUTBOX_STATE_DIR")
-        : // A sibling whose name does not start with the outbox's, so no
-          // string-prefix test of the allow-list can ever take it in.
-          path.join(path.dirname(outbox), `.${path.basename(outbox)}-state`);
+        : defaultStateDir(outbox);
 
   const maxSize = pick("maxSize");
   const allow = pick("allow");

@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { Config, GateSocket } from "../config/config.js";
+import { type Config, type GateSocket, defaultStateDir } from "../config/config.js";
 import { USER_HOME_SECRET_FILES, readSecretFile, userHomeStoreFormat } from "../content/known.js";
 import type { SecretFileFormat } from "../content/secret-file-formats.js";
 import { FatalError, errnoCode, isErrno } from "../core/errors.js";
@@ -123,9 +123,6 @@ async function healthCheck(gate: GateSocket, group: string | undefined, checks: 
   return health;
 }
 
-/** The place `serve` keeps its state when nothing else names one (config.ts: the outbox's sibling `.NAME-state`). */
-const serveStateDir = (outbox: string) => path.join(path.dirname(outbox), `.${path.basename(outbox)}-state`);
-
 function exists(file: string): boolean {
   try {
     fs.lstatSync(file);
@@ -148,7 +145,7 @@ function exists(file: string): boolean {
 function locateState(outbox: string, health: HealthDocument | false): Pick<GateContext, "stateDir" | "stateUnknown"> {
   if (health && health.state !== undefined) return { stateDir: health.state };
   const installed = gateStateDir(outbox);
-  const byHand = serveStateDir(outbox);
+  const byHand = defaultStateDir(outbox);
   const there = [installed, byHand].filter(exists);
   if (there.length === 1) return { stateDir: there[0]! };
   const silent = health ? "the gate's answer does not say where it keeps its state (a gate started before media-outbox said so)" : "the gate does not answer, so it cannot say where it keeps its state";
