@@ -176,15 +176,20 @@ function namingFile(file: string | undefined, err: unknown): unknown {
   return err;
 }
 
+/** Why a drop folder's path as given is refused (folderPathProblem), or undefined: the one message, for loadConfig and a library caller's config (watch.ts). */
+export function dropFolderRefusal(dir: string): string | undefined {
+  const problem = folderPathProblem(dir);
+  return problem === undefined ? undefined : `drop folder ${quoteText(dir)} (shown escaped) has ${problem} in its path: rename the folder (mv), then give its new path`;
+}
+
 /**
  * A drop folder's path, refused when it holds characters no message could
  * show as they are (path-text.ts folderPathProblem): the sandbox's files go
  * through it, and every log line and error about it would name it escaped.
  */
 function dropFolder(dir: string, fromFile: boolean, fileName: string | undefined): string {
-  const problem = folderPathProblem(dir);
-  if (problem === undefined) return dir;
-  const message = `drop folder ${quoteText(dir)} (shown escaped) has ${problem} in its path: rename the folder (mv), then give its new path`;
+  const message = dropFolderRefusal(dir);
+  if (message === undefined) return dir;
   throw fromFile ? namingFile(fileName, configError(`watch.drop: ${message}`)) : usageError(`--drop: ${message}`);
 }
 
