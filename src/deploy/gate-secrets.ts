@@ -54,7 +54,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { HERMES_STORE_DIRS, PROFILE_FILES, type ProfileCopyFile, USER_HOME_SECRET_FILES, codexHomeCopyName, managedCopyTag, profileCopyName, storeDirFileNames, userHomeStoreCopyName } from "../content/known.js";
 import { FatalError, errnoCode } from "../core/errors.js";
-import { escapeText } from "../core/escape.js";
+import { escapeText, someOf } from "../core/escape.js";
 import { MAX_PROFILES, MAX_WATCHED_PROFILES, PROFILE_WATCHES, type Profile, type ProfileListing, type ProfileWatches, profileWatchPaths, takeProfiles } from "./gate-profiles.js";
 import { type ReadText, type UnitScope, unitEnvironment, unitFilesOnDisk, unitSearchPath, variableSource } from "./gateway-units.js";
 import { type EnvironmentIo, LOCAL_OUTBOX_VAR, dotenvCodexHomeAuth, dotenvSetsLocalOutbox, gatewayEnvironmentStores, unitHermesEnvironment } from "./hermes-environment.js";
@@ -559,12 +559,6 @@ export function copyAgentSecrets(dir: string, files: AgentSecretFile[], opts: { 
     }
     again.push(`${someOf(changed)} changed while the copies were made: copied again (round ${round + 1} of at most ${COPY_ROUNDS})`);
   }
-}
-
-/** Paths named in a journal line, escaped: the first few, the others counted. */
-function someOf(paths: string[]): string {
-  const named = paths.slice(0, 4).map(escapeText).join(", ");
-  return paths.length > 4 ? `${named} and ${paths.length - 4} more` : named;
 }
 
 /** One round of copyAgentSecrets: every file of the line, and what it follows, copied once. */
