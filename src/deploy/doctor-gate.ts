@@ -26,6 +26,7 @@ import {
   type GatewayOwner,
   LOCAL_OUTBOX_VAR,
   envFileSetsLocalOutbox,
+  existsOnDisk,
   gateStateDir,
   gatewayEnvironmentSources,
   environmentStoreFiles,
@@ -123,15 +124,6 @@ async function healthCheck(gate: GateSocket, group: string | undefined, checks: 
   return health;
 }
 
-function exists(file: string): boolean {
-  try {
-    fs.lstatSync(file);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Where the gate keeps its state (staging, ledger, quarantine). The gate
  * says so in its /health answer: install's place (`state` beside the
@@ -146,7 +138,7 @@ function locateState(outbox: string, health: HealthDocument | false): Pick<GateC
   if (health && health.state !== undefined) return { stateDir: health.state };
   const installed = gateStateDir(outbox);
   const byHand = defaultStateDir(outbox);
-  const there = [installed, byHand].filter(exists);
+  const there = [installed, byHand].filter((p) => existsOnDisk(p, {}));
   if (there.length === 1) return { stateDir: there[0]! };
   const silent = health ? "the gate's answer does not say where it keeps its state (a gate started before media-outbox said so)" : "the gate does not answer, so it cannot say where it keeps its state";
   const places = there.length === 0 ? `neither ${escapeText(installed)} (install's place) nor ${escapeText(byHand)} (serve's, started by hand) is there` : `both ${escapeText(installed)} and ${escapeText(byHand)} are there`;

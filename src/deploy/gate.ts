@@ -576,8 +576,8 @@ function isDirectoryOnDisk(p: string, scope: Pick<UnitScope, "root">): boolean {
   }
 }
 
-/** Whether `p` is there, whatever it is (systemd watches a path that is not through its directory). */
-function existsOnDisk(p: string, scope: Pick<UnitScope, "root">): boolean {
+/** Whether `p` is there, whatever it is (not followed if a link; systemd watches a path that is not through its directory). */
+export function existsOnDisk(p: string, scope: Pick<UnitScope, "root">): boolean {
   try {
     fs.lstatSync(onDisk(scope as UnitScope, p));
     return true;
