@@ -734,15 +734,20 @@ function followGateway(g: GatewayFollow): void {
   };
   // Its drop-in directory (a drop-in made there later, by systemctl edit, is followed at once), and its files.
   watch([path.join(unitDir, `${unit}.d`), ...(files.fragment ? [files.fragment] : []), ...files.dropIns]);
+  // Each file read once (as the gateway's user): HERMES_HOME, CODEX_HOME and HERMES_MANAGED_DIR are each looked for in every EnvironmentFile=.
+  const texts = new Map<string, string | undefined>();
   const read: ReadText = (p) => {
+    if (texts.has(p)) return texts.get(p);
     watch([p]);
+    let text: string | undefined;
     try {
-      return readForUnit(g.user, p).toString("utf8");
+      text = readForUnit(g.user, p).toString("utf8");
     } catch (err) {
       if (!(err instanceof Skip)) throw err;
-      if (err.missing) return undefined;
-      throw new Error(err.message);
+      if (!err.missing) throw new Error(err.message);
     }
+    texts.set(p, text);
+    return text;
   };
   const lenient: ReadText = (p) => {
     try {
