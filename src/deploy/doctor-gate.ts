@@ -45,7 +45,7 @@ import { readIfExists } from "./files.js";
 import { rootOwnedProblem } from "./root-owned.js";
 import { dotenvCodexHomeAuth, unitHermesEnvironment } from "./hermes-environment.js";
 import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, isTemplate, lenientDiskReader, onDisk, unitEnvironment, unitFiles, variableSource } from "./gateway-units.js";
-import { GATE_SECRETS_WATCHES, MAX_PROFILES, MAX_WATCHED_PROFILES, PROFILE_WATCHES, profileWatchPaths, watchUnitName } from "./gate-profiles.js";
+import { MAX_PROFILES, MAX_WATCHED_PROFILES, PROFILE_WATCHES, listWatches, profileWatchPaths, watchUnitName } from "./gate-profiles.js";
 import { GATE_SECRETS_NEW_PATH, GATE_SECRETS_PATH, GATE_SECRETS_SERVICE, GATE_SERVICE, GATE_SOCKET_UNIT, WATCH_SERVICE } from "./render.js";
 import { type Systemctl, shellLine } from "./systemctl.js";
 import { parseUnitText, splitWords } from "./systemd-syntax.js";
@@ -510,9 +510,8 @@ function followedCodexHomes(scope: UnitScope, named: AgentSecretFile[]): Set<str
 function profileWatchChecks(scope: UnitScope, named: AgentSecretFile[], systemctl: Systemctl, checks: DoctorCheck[]): void {
   const paths = named.filter((n) => n.profiles).flatMap((n) => watchedProfileDirs(n.file, scope).flatMap(profileWatchPaths));
   if (paths.length === 0) return;
-  const listed = systemctl.run("list-units", "--all", "--plain", "--no-legend", "--full", "--type=path", GATE_SECRETS_WATCHES);
-  if (listed.code !== 0) return;
-  const state = new Map(listed.stdout.split("\n").map((line) => line.trim().split(/\s+/)).map((w) => [w[0] ?? "", w[2] ?? ""] as const));
+  const state = listWatches(systemctl);
+  if (typeof state === "string") return;
   const idle = paths.flatMap((p) => {
     const unit = watchUnitName(p);
     const active = unit === undefined ? "not watched: its path is too long for a unit's name" : (state.get(unit) ?? "not started");
