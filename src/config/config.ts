@@ -176,16 +176,31 @@ function namingFile(file: string | undefined, err: unknown): unknown {
   return err;
 }
 
+/** Why a drop folder's path as given is refused (folderPathProblem), or undefined: the one message, for loadConfig and a library caller's config (watch.ts). */
+export function dropFolderRefusal(dir: string): string | undefined {
+  const problem = folderPathProblem(dir);
+  return problem === undefined ? undefined : `drop folder ${quoteText(dir)} (shown escaped) has ${problem} in its path: rename the folder (mv), then give its new path`;
+}
+
 /**
  * A drop folder's path, refused when it holds characters no message could
  * show as they are (path-text.ts folderPathProblem): the sandbox's files go
  * through it, and every log line and error about it would name it escaped.
  */
 function dropFolder(dir: string, fromFile: boolean, fileName: string | undefined): string {
-  const problem = folderPathProblem(dir);
-  if (problem === undefined) return dir;
-  const message = `drop folder ${quoteText(dir)} (shown escaped) has ${problem} in its path: rename the folder (mv), then give its new path`;
+  const message = dropFolderRefusal(dir);
+  if (message === undefined) return dir;
   throw fromFile ? namingFile(fileName, configError(`watch.drop: ${message}`)) : usageError(`--drop: ${message}`);
+}
+
+/**
+ * Where the state lives when nothing names it: a sibling of the outbox whose
+ * name does not start with the outbox's (`.NAME-state`), so no string-prefix
+ * test of the allow-list can ever take it in. `serve` keeps it there when
+ * started by hand (doctor looks there).
+ */
+export function defaultStateDir(outbox: string): string {
+  return path.join(path.dirname(outbox), `.${path.basename(outbox)}-state`);
 }
 
 function stringList(value: unknown, what: string): string[] {
@@ -276,9 +291,7 @@ export function loadConfig(overrides: ConfigOverrides = {}): Config {
       ? pathOf(stateOpt.value, stateOpt.fromFile, "stateDir")
       : env.MEDIA_OUTBOX_STATE_DIR
         ? absPath(env.MEDIA_OUTBOX_STATE_DIR, home, undefined, "MEDIA_OUTBOX_STATE_DIR")
-        : // A sibling whose name does not start with the outbox's, so no
-          // string-prefix test of the allow-list can ever take it in.
-          path.join(path.dirname(outbox), `.${path.basename(outbox)}-state`);
+        : defaultStateDir(outbox);
 
   const maxSize = pick("maxSize");
   const allow = pick("allow");

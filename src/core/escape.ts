@@ -56,6 +56,12 @@ export function quoteValue(value: unknown): string {
   return escapeText(JSON.stringify(value) ?? String(value));
 }
 
+/** "a, b, c" or "a, b, c and 7 more": a few names of a longer list, each escaped. */
+export function someOf(names: readonly string[], most = 4): string {
+  const shown = names.slice(0, most).map(escapeText).join(", ");
+  return names.length > most ? `${shown} and ${names.length - most} more` : shown;
+}
+
 /**
  * JSON.stringify leaves U+2028, U+2029 and U+0085 raw; some readers treat them
  * as line breaks, so they are written as \u escapes.

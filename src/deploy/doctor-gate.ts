@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { Config, GateSocket } from "../config/config.js";
+import { type Config, type GateSocket, defaultStateDir } from "../config/config.js";
 import { USER_HOME_SECRET_FILES, readSecretFile, userHomeStoreFormat } from "../content/known.js";
 import type { SecretFileFormat } from "../content/secret-file-formats.js";
 import { FatalError, errnoCode, isErrno } from "../core/errors.js";
@@ -26,6 +26,7 @@ import {
   type GatewayOwner,
   LOCAL_OUTBOX_VAR,
   envFileSetsLocalOutbox,
+  existsOnDisk,
   gateStateDir,
   gatewayEnvironmentSources,
   environmentStoreFiles,
@@ -44,7 +45,7 @@ import { readIfExists } from "./files.js";
 import { rootOwnedProblem } from "./root-owned.js";
 import { dotenvCodexHomeAuth, unitHermesEnvironment } from "./hermes-environment.js";
 import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, isTemplate, lenientDiskReader, onDisk, unitEnvironment, unitFiles, variableSource } from "./gateway-units.js";
-import { GATE_SECRETS_WATCHES, MAX_PROFILES, MAX_WATCHED_PROFILES, PROFILE_WATCHES, profileWatchPaths, watchUnitName } from "./gate-profiles.js";
+import { MAX_PROFILES, MAX_WATCHED_PROFILES, PROFILE_WATCHES, listWatches, profileWatchPaths, watchUnitName } from "./gate-profiles.js";
 import { GATE_SECRETS_NEW_PATH, GATE_SECRETS_PATH, GATE_SECRETS_SERVICE, GATE_SERVICE, GATE_SOCKET_UNIT, WATCH_SERVICE } from "./render.js";
 import { type Systemctl, shellLine } from "./systemctl.js";
 import { parseUnitText, splitWords } from "./systemd-syntax.js";
@@ -123,18 +124,6 @@ async function healthCheck(gate: GateSocket, group: string | undefined, checks: 
   return health;
 }
 
-/** The place `serve` keeps its state when nothing else names one (config.ts: the outbox's sibling `.NAME-state`). */
-const serveStateDir = (outbox: string) => path.join(path.dirname(outbox), `.${path.basename(outbox)}-state`);
-
-function exists(file: string): boolean {
-  try {
-    fs.lstatSync(file);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Where the gate keeps its state (staging, ledger, quarantine). The gate
  * says so in its /health answer: install's place (`state` beside the
@@ -148,8 +137,8 @@ function exists(file: string): boolean {
 function locateState(outbox: string, health: HealthDocument | false): Pick<GateContext, "stateDir" | "stateUnknown"> {
   if (health && health.state !== undefined) return { stateDir: health.state };
   const installed = gateStateDir(outbox);
-  const byHand = serveStateDir(outbox);
-  const there = [installed, byHand].filter(exists);
+  const byHand = defaultStateDir(outbox);
+  const there = [installed, byHand].filter((p) => existsOnDisk(p, {}));
   if (there.length === 1) return { stateDir: there[0]! };
   const silent = health ? "the gate's answer does not say where it keeps its state (a gate started before media-outbox said so)" : "the gate does not answer, so it cannot say where it keeps its state";
   const places = there.length === 0 ? `neither ${escapeText(installed)} (install's place) nor ${escapeText(byHand)} (serve's, started by hand) is there` : `both ${escapeText(installed)} and ${escapeText(byHand)} are there`;
@@ -521,9 +510,8 @@ function followedCodexHomes(scope: UnitScope, named: AgentSecretFile[]): Set<str
 function profileWatchChecks(scope: UnitScope, named: AgentSecretFile[], systemctl: Systemctl, checks: DoctorCheck[]): void {
   const paths = named.filter((n) => n.profiles).flatMap((n) => watchedProfileDirs(n.file, scope).flatMap(profileWatchPaths));
   if (paths.length === 0) return;
-  const listed = systemctl.run("list-units", "--all", "--plain", "--no-legend", "--full", "--type=path", GATE_SECRETS_WATCHES);
-  if (listed.code !== 0) return;
-  const state = new Map(listed.stdout.split("\n").map((line) => line.trim().split(/\s+/)).map((w) => [w[0] ?? "", w[2] ?? ""] as const));
+  const state = listWatches(systemctl);
+  if (typeof state === "string") return;
   const idle = paths.flatMap((p) => {
     const unit = watchUnitName(p);
     const active = unit === undefined ? "not watched: its path is too long for a unit's name" : (state.get(unit) ?? "not started");

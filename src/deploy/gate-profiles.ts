@@ -143,6 +143,24 @@ export function watchUnitName(file: string): string | undefined {
 }
 
 /**
+ * The GATE_SECRETS_WATCH instances systemd has loaded, each with its
+ * ActiveState (`active`, `inactive`...), or why systemctl could not list
+ * them (escaped). gate-secrets starts and stops them by it, doctor tells
+ * which watched path has none active.
+ */
+export function listWatches(systemctl: Systemctl): Map<string, string> | string {
+  const r = systemctl.run("list-units", "--all", "--plain", "--no-legend", "--full", "--type=path", GATE_SECRETS_WATCHES);
+  if (r.code !== 0) return `systemctl list-units of the watches of the Hermes profiles' files failed: ${escapeText(r.stderr.trim())}`;
+  return new Map(
+    r.stdout
+      .split("\n")
+      .map((line) => line.trim().split(/\s+/))
+      .filter((w) => (w[0] ?? "").startsWith(WATCH_PREFIX) && (w[0] ?? "").endsWith(".path"))
+      .map((w) => [w[0]!, w[2] ?? ""] as const),
+  );
+}
+
+/**
  * The GATE_SECRETS_WATCH instances, through systemctl: started (and waited
  * for) for the paths gate-secrets reads, and stopped for the paths no
  * longer there. The instances are listed once per run, first: one already
@@ -157,19 +175,7 @@ export class ProfileWatches {
   constructor(private readonly systemctl: Systemctl) {}
 
   private list(): Map<string, string> | string {
-    if (this.listing === undefined) {
-      const r = this.systemctl.run("list-units", "--all", "--plain", "--no-legend", "--full", "--type=path", GATE_SECRETS_WATCHES);
-      this.listing =
-        r.code !== 0
-          ? `systemctl list-units of the watches of the Hermes profiles' files failed: ${escapeText(r.stderr.trim())}`
-          : new Map(
-              r.stdout
-                .split("\n")
-                .map((line) => line.trim().split(/\s+/))
-                .filter((w) => (w[0] ?? "").startsWith(WATCH_PREFIX) && (w[0] ?? "").endsWith(".path"))
-                .map((w) => [w[0]!, w[2] ?? ""] as const),
-            );
-    }
+    this.listing ??= listWatches(this.systemctl);
     return this.listing;
   }
 

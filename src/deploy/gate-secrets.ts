@@ -54,7 +54,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { HERMES_STORE_DIRS, PROFILE_FILES, type ProfileCopyFile, USER_HOME_SECRET_FILES, codexHomeCopyName, managedCopyTag, profileCopyName, storeDirFileNames, userHomeStoreCopyName } from "../content/known.js";
 import { FatalError, errnoCode } from "../core/errors.js";
-import { escapeText } from "../core/escape.js";
+import { escapeText, someOf } from "../core/escape.js";
 import { MAX_PROFILES, MAX_WATCHED_PROFILES, PROFILE_WATCHES, type Profile, type ProfileListing, type ProfileWatches, profileWatchPaths, takeProfiles } from "./gate-profiles.js";
 import { type ReadText, type UnitScope, unitEnvironment, unitFilesOnDisk, unitSearchPath, variableSource } from "./gateway-units.js";
 import { type EnvironmentIo, LOCAL_OUTBOX_VAR, dotenvCodexHomeAuth, dotenvSetsLocalOutbox, gatewayEnvironmentStores, unitHermesEnvironment } from "./hermes-environment.js";
@@ -561,12 +561,6 @@ export function copyAgentSecrets(dir: string, files: AgentSecretFile[], opts: { 
   }
 }
 
-/** Paths named in a journal line, escaped: the first few, the others counted. */
-function someOf(paths: string[]): string {
-  const named = paths.slice(0, 4).map(escapeText).join(", ");
-  return paths.length > 4 ? `${named} and ${paths.length - 4} more` : named;
-}
-
 /** One round of copyAgentSecrets: every file of the line, and what it follows, copied once. */
 function copyOnce(dir: string, files: AgentSecretFile[], opts: { watches?: ProfileWatches }): SecretsCopy {
   const st = fs.lstatSync(dir, { throwIfNoEntry: false });
@@ -740,15 +734,20 @@ function followGateway(g: GatewayFollow): void {
   };
   // Its drop-in directory (a drop-in made there later, by systemctl edit, is followed at once), and its files.
   watch([path.join(unitDir, `${unit}.d`), ...(files.fragment ? [files.fragment] : []), ...files.dropIns]);
+  // Each file read once (as the gateway's user): HERMES_HOME, CODEX_HOME and HERMES_MANAGED_DIR are each looked for in every EnvironmentFile=.
+  const texts = new Map<string, string | undefined>();
   const read: ReadText = (p) => {
+    if (texts.has(p)) return texts.get(p);
     watch([p]);
+    let text: string | undefined;
     try {
-      return readForUnit(g.user, p).toString("utf8");
+      text = readForUnit(g.user, p).toString("utf8");
     } catch (err) {
       if (!(err instanceof Skip)) throw err;
-      if (err.missing) return undefined;
-      throw new Error(err.message);
+      if (!err.missing) throw new Error(err.message);
     }
+    texts.set(p, text);
+    return text;
   };
   const lenient: ReadText = (p) => {
     try {

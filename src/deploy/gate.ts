@@ -21,7 +21,7 @@ import { mkdirs, readIfExists } from "./files.js";
 import { rootOwnedProblem } from "./root-owned.js";
 import { GATE_SECRETS_WATCH, MAX_WATCHED_PROFILES, PROFILE_WATCHES, type ProfileListing, takeProfiles } from "./gate-profiles.js";
 import { type AgentSecretFile, unitFileEnvironment } from "./gate-secrets.js";
-import { LOCAL_OUTBOX_VAR, type UnitHermesEnvironment, dotenvSetsLocalOutbox, gatewayEnvironmentStores } from "./hermes-environment.js";
+import { type EnvironmentStores, LOCAL_OUTBOX_VAR, type UnitHermesEnvironment, dotenvSetsLocalOutbox, gatewayEnvironmentStores } from "./hermes-environment.js";
 import {
   DROP_IN_ENV_NAME,
   DROP_IN_NAME,
@@ -153,11 +153,16 @@ export function envFileSetsLocalOutbox(file: string, scope: Pick<UnitScope, "roo
  */
 export function managedLocalOutboxes(gateways: GatewayOwner[], scope: Pick<UnitScope, "root">): { unit: string; file: string }[] {
   return gateways.flatMap((g) => {
-    const user = gatewayUserName(g, scope);
-    if (user === undefined) return [];
-    const { localOutbox } = gatewayEnvironmentStores({ unit: g.unit, user, hermesHome: g.hermesHome, environment: g.hermesEnvironment }, scope);
+    const localOutbox = gatewayStores(g, scope)?.stores.localOutbox;
     return localOutbox === undefined ? [] : [{ unit: g.unit, file: localOutbox }];
   });
+}
+
+/** A gateway's environment stores as hermes-environment.ts resolves them, with its user's name; none for a User= not in the passwd database. */
+function gatewayStores(g: GatewayOwner, scope: Pick<UnitScope, "root">): { user: string; stores: EnvironmentStores } | undefined {
+  const user = gatewayUserName(g, scope);
+  if (user === undefined) return undefined;
+  return { user, stores: gatewayEnvironmentStores({ unit: g.unit, user, hermesHome: g.hermesHome, environment: g.hermesEnvironment }, scope) };
 }
 
 /** Refuses a gate its agents would never use: a gateway unit or a Hermes .env (a home's, a profile's, a managed one) that sets MEDIA_OUTBOX_DIR. */
@@ -413,9 +418,9 @@ export function gatewaySecretFiles(gateways: GatewayOwner[], scope: Pick<UnitSco
 export function environmentStoreFiles(gateways: GatewayOwner[], scope: Pick<UnitScope, "root">, notes: string[]): AgentSecretFile[] {
   const files: AgentSecretFile[] = [];
   for (const g of gateways) {
-    const user = gatewayUserName(g, scope);
-    if (user === undefined) continue;
-    const found = gatewayEnvironmentStores({ unit: g.unit, user, hermesHome: g.hermesHome, environment: g.hermesEnvironment }, scope);
+    const resolved = gatewayStores(g, scope);
+    if (resolved === undefined) continue;
+    const { user, stores: found } = resolved;
     notes.push(...found.notes);
     files.push(...found.files.map(({ file, store }) => ({ user, file, optional: true, store })));
   }
@@ -571,8 +576,8 @@ function isDirectoryOnDisk(p: string, scope: Pick<UnitScope, "root">): boolean {
   }
 }
 
-/** Whether `p` is there, whatever it is (systemd watches a path that is not through its directory). */
-function existsOnDisk(p: string, scope: Pick<UnitScope, "root">): boolean {
+/** Whether `p` is there, whatever it is (not followed if a link; systemd watches a path that is not through its directory). */
+export function existsOnDisk(p: string, scope: Pick<UnitScope, "root">): boolean {
   try {
     fs.lstatSync(onDisk(scope as UnitScope, p));
     return true;

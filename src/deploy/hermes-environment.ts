@@ -79,8 +79,11 @@ export const LOCAL_OUTBOX_VAR = "MEDIA_OUTBOX_DIR";
  * followed at run time) apply.
  */
 export function dotenvSetsLocalOutbox(bytes: Buffer): boolean {
-  return parseEnvFile(dotenvText(bytes)).values.has(LOCAL_OUTBOX_VAR);
+  return setsLocalOutbox(parseEnvFile(dotenvText(bytes)));
 }
+
+/** The rule itself, on a .env already parsed (gatewayEnvironmentStores parses the managed one once). */
+const setsLocalOutbox = (parsed: ReturnType<typeof parseEnvFile>) => parsed.values.has(LOCAL_OUTBOX_VAR);
 
 /**
  * How the files of a Hermes environment are read: install and doctor read
@@ -215,7 +218,7 @@ export function gatewayEnvironmentStores(g: GatewayEnvironmentInput, scope: Pick
       const value = parsed.values.get(key);
       if (value !== undefined) values.set(key, { value, from: file, ...(parsed.expands.has(key) ? { expands: true } : {}) });
     }
-    return bytes;
+    return parsed;
   };
   const about = (key: Key) => `${key} for ${escapeText(g.unit)} (set in ${escapeText(values.get(key)!.from)})`;
   const hermesHome = g.hermesHome ?? (passwdHome !== undefined && path.isAbsolute(passwdHome) ? path.join(passwdHome, ".hermes") : undefined);
@@ -234,9 +237,9 @@ export function gatewayEnvironmentStores(g: GatewayEnvironmentInput, scope: Pick
   }
   if (managed !== undefined && io.isDirectory(managed)) {
     const dotEnv = path.join(managed, ".env");
-    const bytes = load(dotEnv);
+    const parsed = load(dotEnv);
     // Hermes loads it into every agent's environment: a MEDIA_OUTBOX_DIR there keeps their prepare local.
-    if (bytes !== undefined && dotenvSetsLocalOutbox(bytes)) out.localOutbox = dotEnv;
+    if (parsed !== undefined && setsLocalOutbox(parsed)) out.localOutbox = dotEnv;
   }
 
   const codex = values.get("CODEX_HOME");

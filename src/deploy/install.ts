@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import type { Config } from "../config/config.js";
 import { FatalError, isErrno, usageError } from "../core/errors.js";
-import { escapeText } from "../core/escape.js";
+import { escapeText, someOf } from "../core/escape.js";
 import { assertDedicatedOutbox } from "../safety/dedicated.js";
 import { allowDirProblem, isWithin, parseAllowDirs } from "../safety/gateway.js";
 import { mkdirs, readIfExists, sha256, writeFileAtomic } from "./files.js";
@@ -404,12 +404,6 @@ export function alsoWritable(dir: string, targets: string[]): string[] {
   } catch {
     return [];
   }
-}
-
-/** "a, b, c" or "a, b, c and 7 more": a few names of a longer list. */
-export function someOf(names: string[], most = 4): string {
-  const shown = names.slice(0, most).map(escapeText).join(", ");
-  return names.length > most ? `${shown} and ${names.length - most} more` : shown;
 }
 
 /**

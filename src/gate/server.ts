@@ -95,6 +95,9 @@ function jsonBody(doc: unknown): string {
   return `${safeJson(doc, 2)}\n`;
 }
 
+/** What the gate serves, as its refusals name it. */
+const ENDPOINTS = `POST ${PREPARE_PATH}?name=NAME and GET ${HEALTH_PATH}`;
+
 /**
  * What node's parser errors mean to a client that sent them (its error's
  * own text names parser states): a 400's message says what was wrong, never
@@ -321,7 +324,7 @@ export class GateServer {
     conn.bodyDone = true;
     clearTimeout(conn.lifetime);
     this.options.logger.warn({ event: "request_error", code: "bad_request", error: "CONNECT" }, "request answered with an error");
-    closeWith(socket, rawAnswer("bad_request", `the gate is no proxy: CONNECT (a host:port target) is not served; it answers POST ${PREPARE_PATH}?name=NAME and GET ${HEALTH_PATH}; nothing was published`));
+    closeWith(socket, rawAnswer("bad_request", `the gate is no proxy: CONNECT (a host:port target) is not served; it answers ${ENDPOINTS}; nothing was published`));
   }
 
   private dispatch(req: http.IncomingMessage, res: http.ServerResponse, expectContinue: boolean, badExpectation = false): void {
@@ -383,7 +386,7 @@ export class GateServer {
       if (req.method !== "GET" && req.method !== "HEAD") return this.sendError(conn, res, "method_not_allowed", `${HEALTH_PATH} takes GET or HEAD`, { Allow: "GET, HEAD" });
       return this.health(conn, res);
     }
-    return this.sendError(conn, res, "no_such_endpoint", `no such endpoint: ${escapeText(path.slice(0, 200))} (the gate answers POST ${PREPARE_PATH}?name=NAME and GET ${HEALTH_PATH})`);
+    return this.sendError(conn, res, "no_such_endpoint", `no such endpoint: ${escapeText(path.slice(0, 200))} (the gate answers ${ENDPOINTS})`);
   }
 
   private health(conn: Connection, res: http.ServerResponse): void {

@@ -55,8 +55,11 @@ interface Edit {
 /** Characters a line may keep after a removal and still count as empty: spaces, list, quote and heading markers, emphasis, punctuation. */
 const MARKUP = new Set([..." \t\r>#*+-_~`\"'.,;:!?()[]{}\u3000\u3001\u3002\uff0c\uff1a\uff1b\uff01\uff1f\u2026\u201c\u201d\u2018\u2019"]);
 
+/** An ordered list item's number at the start of a line (`1.`, `2)`), which onlyMarkup and textStart pass over. */
+const LIST_NUMBER = /^[ \t]*\d{1,9}[.)]/;
+
 function onlyMarkup(line: string): boolean {
-  const rest = line.replace(/^[ \t]*\d{1,9}[.)]/, "");
+  const rest = line.replace(LIST_NUMBER, "");
   for (const ch of rest) if (!MARKUP.has(ch)) return false;
   return true;
 }
@@ -453,7 +456,7 @@ function tidyRemoval(text: string, edit: Edit, textFrom: number, lineEnd: number
 
 /** Where the text of a line starts after its list, quote and emphasis markers (what onlyMarkup passes over). */
 function textStart(text: string, start: number, end: number): number {
-  const numbered = /^[ \t]*\d{1,9}[.)]/.exec(text.slice(start, Math.min(end, start + 64)));
+  const numbered = LIST_NUMBER.exec(text.slice(start, Math.min(end, start + 64)));
   let at = start + (numbered ? numbered[0].length : 0);
   while (at < end && LEADING.has(text[at]!)) at++;
   return at;

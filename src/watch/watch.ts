@@ -3,7 +3,7 @@
 // the first scans are done; stop() finishes the files already begun.
 import fs from "node:fs";
 import path from "node:path";
-import type { Config } from "../config/config.js";
+import { type Config, dropFolderRefusal } from "../config/config.js";
 import { isErrno, usageError } from "../core/errors.js";
 import { escapeText, quoteText } from "../core/escape.js";
 import { type Logger, silentLogger } from "../log/logger.js";
@@ -75,8 +75,8 @@ function openDropFolder(dir: string): string {
 
 /** A drop folder's path as given: loadConfig refuses one no message could show as it is; a library caller's config is checked here, before anything is made. */
 function checkDropName(dir: string): void {
-  const problem = folderPathProblem(dir);
-  if (problem !== undefined) throw usageError(`drop folder ${quoteText(dir)} (shown escaped) has ${problem} in its path: rename the folder (mv), then give its new path`);
+  const refusal = dropFolderRefusal(dir);
+  if (refusal !== undefined) throw usageError(refusal);
 }
 
 const overlap = (a: string, b: string) => isWithin(a, b) || isWithin(b, a);
