@@ -14,7 +14,7 @@ import { type Gate, gateLeftBehind, killAll, post, rawExchange, startGate } from
 import { BIN, makeHome } from "./helpers.js";
 import type { DoctorCheck } from "../src/deploy/doctor-check.js";
 import { gateAgentChecks, gateSecretChecks, gateServiceChecks } from "../src/deploy/doctor-gate.js";
-import { GATE_SECRETS_WATCHES, takeProfiles } from "../src/deploy/gate-profiles.js";
+import { GATE_SECRETS_WATCHES, ProfileWatches, takeProfiles, watchUnitName } from "../src/deploy/gate-profiles.js";
 import { restartTargets } from "../src/deploy/install.js";
 import type { Systemctl } from "../src/deploy/systemctl.js";
 import { escapeUnitPath, templateInstances } from "../src/deploy/systemd-syntax.js";
@@ -584,6 +584,34 @@ function unitNaming(root: string, words: string[], flags = ""): void {
   fs.mkdirSync(path.dirname(path.join(root, GATE_UNIT)), { recursive: true });
   fs.writeFileSync(path.join(root, GATE_UNIT), `[Service]\nExecStartPre=-+/usr/bin/node /bin/media-outbox gate-secrets --into /run/media-outbox-gate ${flags}${words.join(" ")}\n`);
 }
+
+describe("ProfileWatches across copy rounds (gate-secrets copies again when a file changed during a run)", () => {
+  it("starts again a watch a round stopped, and stops one a round started, each with one systemctl call; lists once", () => {
+    const calls: string[][] = [];
+    const a = watchUnitName("/home/agent/.hermes/profiles/a/.env")!;
+    const b = watchUnitName("/home/agent/.hermes/profiles/b/.env")!;
+    const systemctl = {
+      run: (...args: string[]) => {
+        calls.push(args);
+        return args[0] === "list-units" ? { code: 0, stdout: `${a} loaded active waiting x\n`, stderr: "" } : { code: 0, stdout: "", stderr: "" };
+      },
+    } as unknown as Systemctl;
+    const watches = new ProfileWatches(systemctl);
+    // Round 1: b's profile is new, a's is gone.
+    expect(watches.start(["/home/agent/.hermes/profiles/b/.env"])).toEqual([]);
+    expect(watches.stopOthers(["/home/agent/.hermes/profiles/b/.env"])).toEqual([]);
+    // Round 2: a's is back, b's gone again.
+    expect(watches.start(["/home/agent/.hermes/profiles/a/.env"])).toEqual([]);
+    expect(watches.stopOthers(["/home/agent/.hermes/profiles/a/.env"])).toEqual([]);
+    expect(calls).toEqual([
+      ["list-units", "--all", "--plain", "--no-legend", "--full", "--type=path", GATE_SECRETS_WATCHES],
+      ["start", b],
+      ["stop", "--no-block", a],
+      ["start", a],
+      ["stop", "--no-block", b],
+    ]);
+  });
+});
 
 describe("doctor: the stores of the agents' homes the gate's units name", () => {
   /** A target root whose /etc/passwd gives agent the home /home/agent, with its Hermes .env, a Codex CLI's files and a damaged Docker config. */

@@ -170,7 +170,7 @@ export function listWatches(systemctl: Systemctl): Map<string, string> | string 
  */
 export class ProfileWatches {
   private readonly started = new Set<string>();
-  /** The instances as listed at the first call (unit: ActiveState), or why they could not be. */
+  /** The instances as listed at the first call (unit: ActiveState), kept up to date with what this object starts and stops; or why they could not be listed. */
   private listing?: Map<string, string> | string;
   constructor(private readonly systemctl: Systemctl) {}
 
@@ -196,6 +196,8 @@ export class ProfileWatches {
     if (toStart.length === 0) return problems;
     const r = this.systemctl.run("start", ...toStart);
     if (r.code !== 0) problems.push(`systemctl start of the watches of the Hermes profiles' files failed: ${escapeText(r.stderr.trim())}; a change there is copied for the gate with the next copy`);
+    // The listing goes on saying what runs now: a later round's stopOthers stops these too, when they are no longer wanted.
+    else if (typeof listing !== "string") for (const u of toStart) listing.set(u, "active");
     return problems;
   }
 
@@ -207,6 +209,13 @@ export class ProfileWatches {
     const stale = [...listing.keys()].filter((unit) => !wanted.has(unit));
     if (stale.length === 0) return [];
     const stop = this.systemctl.run("stop", "--no-block", ...stale);
-    return stop.code === 0 ? [] : [`systemctl stop of the watches of Hermes profiles gone failed: ${escapeText(stop.stderr.trim())}`];
+    if (stop.code !== 0) return [`systemctl stop of the watches of Hermes profiles gone failed: ${escapeText(stop.stderr.trim())}`];
+    // Stopped: a later round (gate-secrets copies again when a file changed meanwhile) that wants one again starts it again
+    // (one no longer wanted is stopped again, as listed: a harmless call, the last of a round).
+    for (const unit of stale) {
+      listing.set(unit, "inactive");
+      this.started.delete(unit);
+    }
+    return [];
   }
 }
