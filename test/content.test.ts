@@ -2016,6 +2016,59 @@ describe("known secrets: the values of the Hermes .env files", () => {
     }
   });
 
+  it("reads config.yaml's flow mappings on a key's line (an MCP server's `env: {…}`, `headers: {…}`), tagged values (`!!str`) and block scalars (`|`, `>-` kept or folded), through the CLI, naming the keys as block style does; their models, URLs, names and prompts are not secrets; lines built against the reading (a megabyte of pairs, of brackets, of an open quote, of a block's lines) are read in linear time", () => {
+    const hermes = path.join(h.home, ".hermes");
+    fs.mkdirSync(hermes, { recursive: true });
+    const [flowEnv, flowHeader, tagged, kept, foldA, foldB, notSecret, prompt] = [61, 62, 63, 64, 65, 66, 67, 68].map((seed) => new Fakes(seed).pick("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 32));
+    const config = [
+      "mcp_servers:",
+      "  internal:",
+      "    command: npx",
+      `    env: {INTERNAL_API_TOKEN: "${flowEnv}", LOG_LEVEL: debug, WORKSPACE: ${notSecret}}`,
+      "  tracker:",
+      "    url: https://mcp.tracker.example/sse",
+      `    headers: {X-Api-Key: ${flowHeader}, Accept: application/json} # the tracker`,
+      "  files:",
+      "    env:",
+      `      FILES_TOKEN: !!str ${tagged}`,
+      "      FILES_SECRET: |",
+      `        ${kept}`,
+      "      FILES_PASSWORD: >-",
+      `        ${foldA}`,
+      `        ${foldB}`,
+      "agent:",
+      "  system_prompt: |",
+      `    You are terse. ${prompt}`,
+      "  model: {default: anthropic/claude-sonnet-4, base_url: https://openrouter.ai/api/v1}",
+      "",
+    ].join("\n");
+    write(hermes, "config.yaml", config);
+    const files = [flowEnv, flowHeader, tagged, kept, `${foldA} ${foldB}`].map((value, i) => write(work, `leak${i}.txt`, `value ${value}\n`));
+    files.push(write(work, "settings.md", `debug ${notSecret} application/json, ${prompt}, anthropic/claude-sonnet-4 via https://openrouter.ai/api/v1\n`));
+    const r = cli(["prepare", "--json", ...files], { env: h.env });
+    expect(r.code).toBe(1);
+    const report = JSON.parse(r.stdout) as { media: { name: string }[]; media_dropped: { reason: string }[] };
+    const reasons = report.media_dropped.map((d) => d.reason);
+    expect(reasons).toEqual([
+      expect.stringContaining("the value of internal.env.INTERNAL_API_TOKEN (the Hermes config.yaml)"),
+      expect.stringContaining("the value of tracker.headers.X-Api-Key (the Hermes config.yaml)"),
+      expect.stringContaining("the value of files.env.FILES_TOKEN (the Hermes config.yaml)"),
+      expect.stringContaining("the value of files.env.FILES_SECRET (the Hermes config.yaml)"),
+      expect.stringContaining("the value of files.env.FILES_PASSWORD (the Hermes config.yaml)"),
+    ]);
+    for (const reason of reasons) for (const secret of [flowEnv, flowHeader, tagged, kept, foldA, foldB]) expect(reason).not.toContain(secret);
+    expect(report.media.map((m) => m.name)).toEqual(["settings.md"]);
+    // A folded scalar's lines are one value, joined with a space: each alone is no value of it.
+    const lines = write(work, "lines.txt", `${foldA}\n`);
+    expect(cli(["prepare", lines], { env: h.env }).code).toBe(0);
+    const alone = path.join(h.home, "adversarial");
+    fs.mkdirSync(alone, { recursive: true });
+    for (const text of [`k: {${"a: b, ".repeat(1 << 17)}}`, `k: {${"{".repeat(1 << 20)}`, `k: {a: ${"[".repeat(1 << 20)}`, `k: {"${"a".repeat(1 << 20)}`, `k: {${"a".repeat(1 << 20)}`, `k: ${"!a ".repeat(1 << 18)}`, `k: >\n${" x\n".repeat(1 << 18)}`, `k: |\n${"\n".repeat(1 << 20)}`]) {
+      write(alone, "config.yaml", text);
+      expect(loadKnownSecrets({ hermesHome: alone }).values).toEqual([]);
+    }
+  });
+
   it("knows the 1Password service account's token (.op.env), 1Password's cache of secret values, and the managed scope's .env and config.yaml ($HERMES_MANAGED_DIR), through the CLI", () => {
     const hermes = path.join(h.home, ".hermes");
     const managed = path.join(h.home, "managed");

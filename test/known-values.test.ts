@@ -161,8 +161,8 @@ describe("a value as JSON encoders other than JSON.stringify write it (Go's `\\u
     for (const v of [amp, angle, accent, quote, `${r(3)}&<>'"/+=\u00e9\u2028${r(3)}`]) {
       const all = forms(v);
       expect(new Set(all).size).toBe(all.length);
-      // Three percent-encodings, JSON.stringify's and five encoders', two HTML and a CSV field's: 12 at most.
-      expect(all.length).toBeLessThanOrEqual(12);
+      // Three percent-encodings and a form's, JSON.stringify's and five encoders', two HTML and a CSV field's: 13 at most.
+      expect(all.length).toBeLessThanOrEqual(13);
     }
     expect(escapedForms(r(24))).toEqual([]);
   });
@@ -189,6 +189,37 @@ describe("a value as JSON encoders other than JSON.stringify write it (Go's `\\u
     expect(reasons[4]).toContain("the value of SFTP_PASSWORD (the Hermes .env), escaped in a string");
     for (const reason of reasons) for (const v of [amp, angle, accent, quote]) expect(reason).not.toContain(v);
     expect(out.published).toEqual(twins.map((file) => path.basename(file)));
+  });
+});
+
+describe("a .env password with spaces, form-encoded (application/x-www-form-urlencoded: `+` for a space)", () => {
+  const f = new Fakes(3005);
+  const r = (n: number) => f.pick(ALNUM, n);
+
+  it("adds the form-encoded form of a value with spaces (Python's urlencode, quote_plus), once; none for a value without a space, whose quote form is the same", () => {
+    const spaced = `${r(5)} ${r(6)}+${r(4)} ${r(5)}`;
+    const py = spawnSync(systemPython(), ["-c", "import sys\nfrom urllib.parse import urlencode\nprint(urlencode({'pw': sys.stdin.read()}))"], { input: spaced, encoding: "utf8" });
+    expect(py.status, py.stderr).toBe(0);
+    const form = py.stdout.trim().slice("pw=".length);
+    expect(form).toContain("+");
+    expect(escapedForms(spaced).filter((x) => x.how === "form-encoded").map((x) => x.form)).toEqual([form]);
+    expect(escapedForms(`${r(8)}+${r(8)}&${r(4)}`).filter((x) => x.how === "form-encoded")).toEqual([]);
+  });
+
+  it("refuses a .env password with spaces written form-encoded through the CLI, naming the variable; another password so written and the password's first words so written are published", () => {
+    const password = `${r(4)} ${r(5)} ${r(4)} ${r(5)}`;
+    const other = `${r(4)} ${r(5)} ${r(4)} ${r(5)}`;
+    write(hermes, ".env", `DB_PASSWORD='${password}'\n`);
+    const py = spawnSync(systemPython(), ["-c", "import json, sys\nfrom urllib.parse import urlencode\nfor v in json.load(sys.stdin): print(urlencode({'user': 'app', 'pw': v}))"], { input: JSON.stringify([password, other]), encoding: "utf8" });
+    expect(py.status, py.stderr).toBe(0);
+    const [body, otherBody] = py.stdout.split("\n");
+    const file = write(work, "requests.log.txt", `POST /login body: ${body}\n`);
+    const twins = [write(work, "other.log.txt", `POST /login body: ${otherBody}\n`), write(work, "part.txt", `pw=${password.split(" ").slice(0, 3).join("+")}\n`)];
+    const out = prepareJson([file, ...twins]);
+    expect(out.dropped.map(([name, code]) => [name, code])).toEqual([["requests.log.txt", "secret_detected"]]);
+    expect(out.dropped[0]![2]).toContain("the value of DB_PASSWORD (the Hermes .env), form-encoded");
+    expect(out.dropped[0]![2]).not.toContain(password.split(" ")[1]!);
+    expect(out.published).toEqual(twins.map((f) => path.basename(f)));
   });
 });
 

@@ -346,7 +346,9 @@ const ESCAPED = /[^A-Za-z0-9_.~-]/;
  * from the value: percent-encoded in a URL's query or a data: URI
  * (`encodeURIComponent`, Python's `quote` with and without `/` kept, which
  * `urlencode` and requests write: `:` of a Telegram token as `%3A`, `/` and
- * `+` of an AWS secret key as `%2F` and `%2B`), inside a JSON or YAML string
+ * `+` of an AWS secret key as `%2F` and `%2B`), form-encoded
+ * (application/x-www-form-urlencoded, `quote_plus`: a password's spaces as
+ * `+`), inside a JSON or YAML string
  * (`"` and `\` escaped: `json.dumps`; and as JSON_ENCODERS write it: `&` as
  * Go's `\u0026`, `é` as Python's `\u00e9`, `/` as PHP's `\/`), in HTML that a template escaped and a
  * Markdown or text file kept (`&amp;`; Python's `html.escape` and
@@ -360,9 +362,12 @@ export function escapedForms(value: string): { how: string; form: string }[] {
     if (form !== value && !forms.has(form)) forms.set(form, how);
   };
   const percent = (keep: RegExp) => Array.from(Buffer.from(value, "utf8"), (c) => (keep.test(String.fromCharCode(c)) ? String.fromCharCode(c) : `%${c.toString(16).toUpperCase().padStart(2, "0")}`)).join("");
-  add("percent-encoded", percent(/[A-Za-z0-9_.~-]/));
+  const quoted = percent(/[A-Za-z0-9_.~-]/);
+  add("percent-encoded", quoted);
   add("percent-encoded", percent(/[A-Za-z0-9_.~/-]/));
   add("percent-encoded", encodeURIComponent(value));
+  // A form's body or a query that urlencode or requests wrote (Python's quote_plus): a space as `+`, a `+` as `%2B`; as quote only where the value holds a space.
+  if (value.includes(" ")) add("form-encoded", quoted.replace(/%20/g, "+"));
   const json = JSON.stringify(value).slice(1, -1);
   add("escaped in a string", json);
   for (const encoder of JSON_ENCODERS) add("escaped in a string", jsonForm(json, encoder));

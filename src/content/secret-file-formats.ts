@@ -115,46 +115,207 @@ const YAML_PAIR = /^([ \t]*(?:- +)?)(?:"([^"\\]*)"|'([^']*)'|([A-Za-z_][\w.-]*))
  * that lead to it, by indentation (the last three, escaped). Line by line,
  * not a YAML parser: the `yaml` package takes ~15 ms to load and ~40 ms to
  * parse Hermes' default config.yaml in a fresh process, and a prepare reads
- * it each time. Block scalars (`|`, `>`), flow collections, anchors and tags
- * are passed over; a plain value ends at ` #`.
+ * it each time. Read too, as yaml.safe_load gives Hermes them: a flow
+ * mapping on the key's line (`env: {TOKEN: "…"}`: its pairs, each named as
+ * the same pair in block style), a tag or an anchor before a scalar
+ * (`!!str …`), and a block scalar (`|`, `>`: its following indented lines,
+ * kept or folded). Flow sequences and aliases are passed over; a plain value
+ * ends at ` #`.
  */
 function forEachYamlScalar(text: string, visit: (name: string, value: string) => void): void {
   const parents: { indent: number; key: string }[] = [];
-  for (const line of text.split(/\r?\n/)) {
-    const pair = YAML_PAIR.exec(line);
+  const lines = text.split(/\r?\n/);
+  for (let i = 0; i < lines.length; i++) {
+    const pair = YAML_PAIR.exec(lines[i]!);
     if (!pair) continue;
     const indent = pair[1]!.length;
     const key = pair[2] ?? pair[3] ?? pair[4]!;
     while (parents.length > 0 && parents[parents.length - 1]!.indent >= indent) parents.pop();
-    const value = yamlScalar(pair[5] ?? "");
-    const name = [...parents.map((p) => p.key), key].slice(-3).map(escapeText).join(".");
-    if (value !== undefined) visit(name, value);
+    const path = [...parents.map((p) => p.key), key];
+    const named = (keys: string[]) => keys.slice(-3).map(escapeText).join(".");
+    const node = withoutProperties(pair[5] ?? "");
+    const block = BLOCK_SCALAR_HEADER.exec(node);
+    if (block) {
+      // Its lines are its value's, not the mapping's: read here, and passed over by this loop.
+      const { value, next } = blockScalar(lines, i + 1, indent, block[1] === ">", block[2] ?? block[3]);
+      if (value.length > 0) visit(named(path), value);
+      i = next - 1;
+    } else if (node.startsWith("{")) forEachFlowPair(node, (inner, value) => visit(named([...path, inner]), value));
+    else {
+      const value = yamlScalar(node);
+      if (value !== undefined) visit(named(path), value);
+    }
     parents.push({ indent, key });
   }
 }
 
-/** The scalar a value's text writes: quoted (its escapes of quotes read), or plain to a comment; undefined for any other node. */
-function yamlScalar(text: string): string | undefined {
-  const first = text[0];
-  if (first === '"') {
-    let out = "";
-    for (let i = 1; i < text.length; i++) {
+/** A node's tag (`!!str`, `!local`, `!<tag:…>`) or anchor (`&name`) and the blanks after it: at most one of each, before its value. */
+const PROPERTY = /^[!&][^ \t]*(?:[ \t]+|$)/;
+
+/** A value's text without its tag and anchor: the scalar after them is the value yaml.safe_load gives (`!!str` and `&a` change no scalar's text). */
+function withoutProperties(text: string): string {
+  for (let k = 0; k < 2; k++) {
+    const property = PROPERTY.exec(text);
+    if (!property) break;
+    text = text.slice(property[0].length);
+  }
+  return text;
+}
+
+/** A block scalar's header: `|` (literal) or `>` (folded), its indentation and chomping indicators in either order, a comment. */
+const BLOCK_SCALAR_HEADER = /^([|>])(?:([1-9])[+-]?|[+-]([1-9])?)?(?:[ \t]+(?:#.*)?)?$/;
+
+/**
+ * The value of the block scalar whose lines start at `from`, under a key
+ * indented `parent` spaces: the lines indented more (their indentation the
+ * first one's, or the header's indicator), less that indentation, joined as
+ * YAML joins them (a literal's with their line breaks; a folded one's with
+ * a space, an empty line a line break, a more indented line's breaks kept),
+ * without the line breaks at its end (the value itself, whatever its
+ * chomping indicator: a secret has none); and the line after it.
+ */
+function blockScalar(lines: readonly string[], from: number, parent: number, folded: boolean, indicator: string | undefined): { value: string; next: number } {
+  let contentIndent = indicator === undefined ? undefined : parent + Number(indicator);
+  const parts: string[] = [];
+  let pendingBreaks = 0;
+  let previousFolds = false;
+  let i = from;
+  for (; i < lines.length; i++) {
+    const line = lines[i]!;
+    const spaces = leadingSpaces(line);
+    const blank = spaces === line.length || (line[spaces] === "\t" && line.trim() === "");
+    if (blank && (contentIndent === undefined || line.length <= contentIndent)) {
+      pendingBreaks++;
+      continue;
+    }
+    contentIndent ??= spaces;
+    if (spaces < contentIndent || contentIndent <= parent) break;
+    const content = line.slice(contentIndent);
+    // A line indented more than the others (or starting with a tab) keeps its line breaks in a folded scalar.
+    const folds = folded && content[0] !== " " && content[0] !== "\t";
+    if (parts.length === 0) parts.push("\n".repeat(pendingBreaks));
+    else if (folds && previousFolds) parts.push(pendingBreaks === 0 ? " " : "\n".repeat(pendingBreaks));
+    else parts.push("\n".repeat(pendingBreaks + 1));
+    parts.push(content);
+    pendingBreaks = 0;
+    previousFolds = folds;
+  }
+  return { value: parts.join("").replace(/^\n+/, ""), next: i };
+}
+
+function leadingSpaces(line: string): number {
+  let n = 0;
+  while (n < line.length && line.charCodeAt(n) === 32) n++;
+  return n;
+}
+
+/** Pairs of one flow mapping read: an MCP server's env or headers hold a few. */
+const MAX_FLOW_PAIRS = 256;
+
+/**
+ * Calls `visit` with each `KEY: value` pair of the flow mapping `text` opens
+ * (`{INTERNAL_API_TOKEN: "…", X-Api-Key: …}`), on its line: keys and values
+ * quoted or plain (a plain one ends at `,`, `}` or ` #`), a tag or anchor
+ * before a value passed over, a nested collection's value passed over whole.
+ * One pass over the line; the first MAX_FLOW_PAIRS pairs; stops where the
+ * text is not a flow mapping's.
+ */
+function forEachFlowPair(text: string, visit: (key: string, value: string) => void): void {
+  let i = 1;
+  const blanks = () => {
+    while (i < text.length && (text[i] === " " || text[i] === "\t")) i++;
+  };
+  for (let pairs = 0; pairs < MAX_FLOW_PAIRS; pairs++) {
+    blanks();
+    if (i >= text.length || text[i] === "}") return;
+    // The key: quoted, or plain to a `:` that a blank, `,` or `}` follows.
+    let key: string;
+    if (text[i] === '"' || text[i] === "'") {
+      const quoted = readQuoted(text, i);
+      if (!quoted) return;
+      key = quoted.value;
+      i = quoted.end;
+    } else {
+      const keyStart = i;
+      while (i < text.length && !(text[i] === ":" && (i + 1 === text.length || " \t,}".includes(text[i + 1]!))) && !",{}[]".includes(text[i]!)) i++;
+      key = text.slice(keyStart, i).trim();
+    }
+    blanks();
+    if (text[i] !== ":") return;
+    i++;
+    blanks();
+    // Its tag or anchor.
+    for (let k = 0; k < 2 && (text[i] === "!" || text[i] === "&"); k++) {
+      while (i < text.length && !" \t,}".includes(text[i]!)) i++;
+      blanks();
+    }
+    const c = text[i];
+    if (c === '"' || c === "'") {
+      const quoted = readQuoted(text, i);
+      if (!quoted) return;
+      visit(key, quoted.value);
+      i = quoted.end;
+    } else if (c === "{" || c === "[") {
+      i = afterCollection(text, i);
+    } else {
+      const valueStart = i;
+      while (i < text.length && !",}[]{".includes(text[i]!) && !(text[i] === "#" && (text[i - 1] === " " || text[i - 1] === "\t"))) i++;
+      const value = text.slice(valueStart, i).trim();
+      if (value.length > 0 && c !== "*") visit(key, value);
+      if (text[i] === "#") return;
+    }
+    blanks();
+    if (text[i] !== ",") return;
+    i++;
+  }
+}
+
+/** Where the flow collection opening at `from` ends (past its closing bracket; the line's end if none): quoted strings in it read whole. */
+function afterCollection(text: string, from: number): number {
+  let depth = 0;
+  let i = from;
+  while (i < text.length) {
+    const c = text[i]!;
+    if (c === '"' || c === "'") {
+      const quoted = readQuoted(text, i);
+      if (!quoted) return text.length;
+      i = quoted.end;
+      continue;
+    }
+    if (c === "{" || c === "[") depth++;
+    else if (c === "}" || c === "]") {
+      depth--;
+      if (depth === 0) return i + 1;
+    }
+    i++;
+  }
+  return i;
+}
+
+/** The quoted scalar opening at `from` (its escapes of quotes read) and where it ends; undefined if it does not on this line. */
+function readQuoted(text: string, from: number): { value: string; end: number } | undefined {
+  let out = "";
+  if (text[from] === '"') {
+    for (let i = from + 1; i < text.length; i++) {
       const c = text[i]!;
-      if (c === '"') return out;
+      if (c === '"') return { value: out, end: i + 1 };
       if (c === "\\" && i + 1 < text.length) out += text[++i]!;
       else out += c;
     }
     return undefined;
   }
-  if (first === "'") {
-    let out = "";
-    for (let i = 1; i < text.length; i++) {
-      if (text[i] !== "'") out += text[i]!;
-      else if (text[i + 1] === "'") out += text[++i]!;
-      else return out;
-    }
-    return undefined;
+  for (let i = from + 1; i < text.length; i++) {
+    if (text[i] !== "'") out += text[i]!;
+    else if (text[i + 1] === "'") out += text[++i]!;
+    else return { value: out, end: i + 1 };
   }
+  return undefined;
+}
+
+/** The scalar a value's text writes: quoted (its escapes of quotes read), or plain to a comment; undefined for any other node. */
+function yamlScalar(text: string): string | undefined {
+  const first = text[0];
+  if (first === '"' || first === "'") return readQuoted(text, 0)?.value;
   if (first === undefined || "|>&*!{[#".includes(first)) return undefined;
   const comment = text.indexOf(" #");
   return (comment < 0 ? text : text.slice(0, comment)).trim();
