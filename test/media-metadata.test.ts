@@ -266,6 +266,10 @@ describe("text tracks (subtitles) in mp4 and mov", () => {
       ["64-bit chunk offsets", { co64: true }, /text track 2/],
       ["8-bit sizes (stz2)", { stz2: true }, /text track 2/],
       ["the moov after the media data", { moovLast: true }, /text track 2/],
+      // A text format under a handler that is no text one (ffmpeg shows it as subtitles): named by its format.
+      ["mov_text with the handler subp", { handler: "subp" }, /text track 2 \(tx3g\)/],
+      ["mov_text with the handler clcp", { handler: "clcp" }, /text track 2 \(tx3g\)/],
+      ["WebVTT with the handler meta", { handler: "meta", format: "wvtt" }, /text track 2 \(wvtt\)/],
     ];
     for (const [what, l, where] of layouts) {
       const cues = ["Hello there", "the build is green", `deploy token ${token}`, "bye"];
@@ -274,6 +278,8 @@ describe("text tracks (subtitles) in mp4 and mov", () => {
     }
     // One size for every sample (stsz's sample_size): cues of one length.
     expect(inspected(movie([`deploy ${token}`, `deploy ${token.replace(/./g, "x")}`], { fixedSize: true }), "mov")).toMatch(/^secret_detected: .*text track 2/);
+    // A track whose handler and format are no text ones (picture subtitles, mp4s under subp) is not read.
+    expect(inspected(movie([`deploy token ${token}`], { handler: "subp", format: "mp4s" }), "mp4")).toBe("published");
     // A key in a video sample is not looked for (the media data is not read), as before.
     expect(inspected(movie(["Hello"], {}, Buffer.from(` ${token} `)), "mov")).toBe("published");
     // A cue's length whose last byte is a letter does not hide the key it runs into.

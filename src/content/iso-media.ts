@@ -2,7 +2,8 @@
 // is scanned as it is, and whatever follows the last box; the movie header
 // (moov) is also read as a movie: a QuickTime compressed movie header
 // (cmov) inflated and read as the moov it holds, and the samples of each
-// text track (subtitles: mov_text/tx3g, WebVTT, QuickTime text) found
+// text track (subtitles: mov_text/tx3g, WebVTT, QuickTime text; told by
+// its handler or by its sample description's format) found
 // through its sample table and their text scanned (text-tracks.ts bounds
 // them). Audio and video samples are never read.
 //
@@ -89,6 +90,14 @@ function readMovie(src: ByteSource, ctx: InspectContext, text: TextSamples, moov
 
 /** The handler types of tracks whose samples are text: QuickTime subtitles (sbtl), QuickTime text (text), ISO subtitles (subt: WebVTT, TTML). */
 const TEXT_HANDLERS = new Set(["sbtl", "text", "subt"]);
+/**
+ * The sample description formats whose samples are text, whatever the
+ * track's handler: ffmpeg (mov.c) takes a track whose description is one
+ * of these as subtitles and shows it, with a handler such as subp, clcp or
+ * meta as well as sbtl (mov_text/tx3g, WebVTT, QuickTime text, TTML,
+ * CEA-608 captions, Apple's sbtt).
+ */
+const TEXT_FORMATS = new Set(["tx3g", "wvtt", "text", "stpp", "c608", "sbtt"]);
 
 /** The child of `parent` (in `b`) of type `type`, if any; a parent whose boxes do not tile it is refused (`what` names it). */
 function childOf(ctx: InspectContext, b: Uint8Array, parent: Box, type: string, what: string): Box | undefined {
@@ -97,21 +106,35 @@ function childOf(ctx: InspectContext, b: Uint8Array, parent: Box, type: string, 
   return children.find((c) => c.type === type);
 }
 
+/** The child of `parent` (in `b`) of type `type`, if any, where its boxes tile it (a track that is not text is not refused for a damaged box). */
+function looseChildOf(b: Uint8Array, parent: Box | undefined, type: string): Box | undefined {
+  return parent && boxesIn(b, parent.dataAt, parent.end)?.find((c) => c.type === type);
+}
+
+/** The first text format (TEXT_FORMATS) among the sample descriptions of the track whose mdia box is `mdia`, if any. */
+function textFormatOf(b: Uint8Array, mdia: Box): string | undefined {
+  const stsd = looseChildOf(b, looseChildOf(b, looseChildOf(b, mdia, "minf"), "stbl"), "stsd");
+  return sampleFormats(b, stsd).find((f) => TEXT_FORMATS.has(f));
+}
+
 /**
  * A track of the moov `b`: when its handler (trak > mdia > hdlr) is a text
- * one, the text of its samples, found through its sample table (stbl:
+ * one, or one of its sample descriptions is a text format (whatever the
+ * handler), the text of its samples, found through its sample table (stbl:
  * stsd, stsz or stz2, stsc, stco or co64), scanned as one text. Other
  * tracks' samples (audio, video) are not read.
  */
 function readTrack(src: ByteSource, ctx: InspectContext, text: TextSamples, b: Uint8Array, trak: Box, index: number, fragmented: boolean): void {
   const mdia = childOf(ctx, b, trak, "mdia", `track ${index}`);
-  const hdlr = mdia && childOf(ctx, b, mdia, "hdlr", `track ${index}'s mdia box`);
-  if (hdlr === undefined || hdlr.end - hdlr.dataAt < 12) return;
-  const handler = ascii(b, hdlr.dataAt + 8, 4);
-  if (!TEXT_HANDLERS.has(handler)) return;
-  const name = `text track ${index} (${handler})`;
+  if (mdia === undefined) return;
+  const hdlr = childOf(ctx, b, mdia, "hdlr", `track ${index}'s mdia box`);
+  const handler = hdlr !== undefined && hdlr.end - hdlr.dataAt >= 12 ? ascii(b, hdlr.dataAt + 8, 4) : "";
+  // A handler that is no text one is named by the text format, not echoed (its bytes are the file's).
+  const kind = TEXT_HANDLERS.has(handler) ? handler : textFormatOf(b, mdia);
+  if (kind === undefined) return;
+  const name = `text track ${index} (${kind})`;
   if (fragmented) throw ctx.unscannable(`its ${name} is in a fragmented movie, whose samples' tables (moof) this check does not read`, "export it again as a movie that is not fragmented");
-  const minf = childOf(ctx, b, mdia!, "minf", `${name}'s mdia box`);
+  const minf = childOf(ctx, b, mdia, "minf", `${name}'s mdia box`);
   const stbl = minf && childOf(ctx, b, minf, "stbl", `${name}'s minf box`);
   if (stbl === undefined) throw ctx.unscannable(`its ${name} has no sample table`);
   const tables = boxesIn(b, stbl.dataAt, stbl.end);
