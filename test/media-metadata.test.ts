@@ -215,7 +215,11 @@ describe("text tracks (subtitles) in mp4 and mov", () => {
   const be16 = (n: number) => Buffer.from([n >> 8, n & 0xff]);
   type Layout = { handler?: string; format?: string; perChunk?: number; co64?: boolean; stz2?: boolean; fixedSize?: boolean; moovLast?: boolean; mvex?: boolean };
   /** A cue as a sample of `format`: tx3g and QuickTime text, a 16-bit length then the text; WebVTT, a vttc box holding a payl box. */
-  const cueSample = (text: string, format: string) => (format === "wvtt" ? box("vttc", box("payl", Buffer.from(text))) : format === "stpp" ? Buffer.from(`<tt><p>${text}</p></tt>`) : Buffer.concat([be16(Buffer.byteLength(text)), Buffer.from(text)]));
+  /** A byte of CEA-608 with its odd parity bit (the top bit set when the other seven hold an even number of ones). */
+  const parity = (c: number) => (c.toString(2).split("1").length % 2 === 1 ? c | 0x80 : c);
+  /** A caption as CEA-608 byte pairs, as ffmpeg writes an .scc line: control pairs (resume caption loading, a row's place) doubled, the text, end of caption doubled. */
+  const cc608 = (text: string) => Buffer.from([0x94, 0x20, 0x94, 0x20, 0x94, 0x52, 0x94, 0x52, ...Buffer.from(text.length % 2 ? `${text} ` : text).map(parity), 0x94, 0x2f, 0x94, 0x2f]);
+  const cueSample = (text: string, format: string) => (format === "c608" ? box("cdat", cc608(text)) : format === "wvtt" ? box("vttc", box("payl", Buffer.from(text))) : format === "stpp" ? Buffer.from(`<tt><p>${text}</p></tt>`) : Buffer.concat([be16(Buffer.byteLength(text)), Buffer.from(text)]));
   const table32 = (values: number[]) => {
     const t = Buffer.alloc(4 * values.length);
     values.forEach((v, i) => t.writeUInt32BE(v, 4 * i));
@@ -270,6 +274,7 @@ describe("text tracks (subtitles) in mp4 and mov", () => {
       ["mov_text with the handler subp", { handler: "subp" }, /text track 2 \(tx3g\)/],
       ["mov_text with the handler clcp", { handler: "clcp" }, /text track 2 \(tx3g\)/],
       ["WebVTT with the handler meta", { handler: "meta", format: "wvtt" }, /text track 2 \(wvtt\)/],
+      ["CEA-608 captions (ffmpeg from an .scc)", { handler: "clcp", format: "c608" }, /text track 2 \(c608\)/],
     ];
     for (const [what, l, where] of layouts) {
       const cues = ["Hello there", "the build is green", `deploy token ${token}`, "bye"];
@@ -278,6 +283,10 @@ describe("text tracks (subtitles) in mp4 and mov", () => {
     }
     // One size for every sample (stsz's sample_size): cues of one length.
     expect(inspected(movie([`deploy ${token}`, `deploy ${token.replace(/./g, "x")}`], { fixedSize: true }), "mov")).toMatch(/^secret_detected: .*text track 2/);
+    // CEA-608 captions sent two characters to a sample (as broadcast captions are): joined across samples, the control pairs skipped.
+    const pairs = (t: string) => t.match(/.{1,2}/g)!;
+    expect(inspected(movie(pairs(`deploy ${token}`), { handler: "clcp", format: "c608" }), "mp4")).toMatch(/^secret_detected: .*text track 2 \(c608\)/);
+    expect(inspected(movie(pairs("Hello there, the build is green"), { handler: "clcp", format: "c608" }), "mp4")).toBe("published");
     // A track whose handler and format are no text ones (picture subtitles, mp4s under subp) is not read.
     expect(inspected(movie([`deploy token ${token}`], { handler: "subp", format: "mp4s" }), "mp4")).toBe("published");
     // A key in a video sample is not looked for (the media data is not read), as before.

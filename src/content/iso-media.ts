@@ -2,7 +2,8 @@
 // is scanned as it is, and whatever follows the last box; the movie header
 // (moov) is also read as a movie: a QuickTime compressed movie header
 // (cmov) inflated and read as the moov it holds, and the samples of each
-// text track (subtitles: mov_text/tx3g, WebVTT, QuickTime text; told by
+// text track (subtitles: mov_text/tx3g, WebVTT, QuickTime text, CEA-608
+// captions; told by
 // its handler or by its sample description's format) found
 // through its sample table and their text scanned (text-tracks.ts bounds
 // them). Audio and video samples are never read.
@@ -149,6 +150,8 @@ function readTrack(src: ByteSource, ctx: InspectContext, text: TextSamples, b: U
   if (stsc === undefined || chunks === undefined) throw ctx.unscannable(`its ${name}'s sample table has no sample-to-chunk or chunk offset box`);
   const runs = fullTable(ctx, b, stsc, 12, `${name}'s stsc box`);
   const pieces: Uint8Array[] = [];
+  // CEA-608 captions' text, per field (cdat, cdt2), joined across samples: a caption is sent a few characters to a sample.
+  const captions: [Uint8Array[], Uint8Array[]] = [[], []];
   let sample = 0;
   let run = -1;
   for (let chunk = 1; chunk <= chunks.count && sample < sizes.count; chunk++) {
@@ -167,11 +170,13 @@ function readTrack(src: ByteSource, ctx: InspectContext, text: TextSamples, b: U
     if (src.readInto(data, at) !== bytes) throw ctx.unscannable(`its ${name}'s samples at byte ${at} could not be read whole`);
     for (let k = 0, from = 0; k < inChunk; k++) {
       const size = sizes.of(sample + k);
-      sampleText(data.subarray(from, from + size), format, pieces);
+      if (format === "c608") captionText(data.subarray(from, from + size), captions);
+      else sampleText(data.subarray(from, from + size), format, pieces);
       from += size;
     }
     sample += inChunk;
   }
+  for (const field of captions) if (field.length > 0) pieces.push(Buffer.concat(field));
   text.scanTrack(name, pieces);
 }
 
@@ -249,6 +254,32 @@ function sampleText(sample: Uint8Array, format: string | undefined, pieces: Uint
     }
   }
   pieces.push(sample);
+}
+
+/**
+ * The text of one CEA-608 caption sample (c608), added to its field's
+ * (`fields`: cdat's, cdt2's): byte pairs, each byte's top bit an odd
+ * parity bit, dropped; a pair whose first byte is 0x10-0x1F is a control
+ * code (where the caption goes, its style, erase, special characters),
+ * skipped; of the others, the printable characters are kept. The bytes
+ * never spell the text as they are (the parity bit), so the scan of the
+ * samples as they are cannot see a key in them. A sample that is not boxes
+ * is read as field 1's pairs.
+ */
+function captionText(sample: Uint8Array, fields: [Uint8Array[], Uint8Array[]]): void {
+  const boxes = boxesIn(sample, 0, sample.length) ?? [{ type: "cdat", dataAt: 0, end: sample.length }];
+  for (const box of boxes) {
+    const out = Buffer.allocUnsafe(box.end - box.dataAt);
+    let n = 0;
+    for (let at = box.dataAt; at + 1 < box.end; at += 2) {
+      const first = sample[at]! & 0x7f;
+      const second = sample[at + 1]! & 0x7f;
+      if (first >= 0x10 && first <= 0x1f) continue;
+      if (first >= 0x20 && first <= 0x7e) out[n++] = first;
+      if (second >= 0x20 && second <= 0x7e) out[n++] = second;
+    }
+    if (n > 0) fields[box.type === "cdt2" ? 1 : 0].push(out.subarray(0, n));
+  }
 }
 
 /** The name a compressed movie header's part goes by. */
