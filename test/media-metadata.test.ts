@@ -399,6 +399,10 @@ describe("text tracks (subtitles) in WebM and Matroska", () => {
       ["WebVTT in a WebM (ffmpeg -c:s webvtt)", {}, "webm"],
       ["SRT in a Matroska file", { codec: "S_TEXT/UTF8" }, "mkv"],
       ["ASS in a BlockGroup", { codec: "S_TEXT/ASS", group: true }, "mkv"],
+      // Matroska's old IDs for ASS and SSA (ffmpeg reads both as ASS), one padded with NULs as EBML strings may be; Kate.
+      ["S_ASS", { codec: "S_ASS" }, "mkv"],
+      ["S_SSA padded with NULs", { codec: "S_SSA\0\0\0\0\0" }, "mkv"],
+      ["S_KATE", { codec: "S_KATE" }, "mkv"],
       ["sizes known", { sized: true }, "webm"],
       ["Tracks after the clusters", { tracksLast: true, sized: true }, "webm"],
       ["zlib (mkvmerge --compression 2:zlib)", { codec: "S_TEXT/UTF8", encoding: compression(0), encode: (f) => zlib.deflateSync(f) }, "mkv"],

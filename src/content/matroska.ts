@@ -3,7 +3,8 @@
 // Chapters, Cues and SeekHead; the text-bearing ones leaf by leaf), and
 // whatever follows the last element; a
 // cluster's blocks, the media data, are skipped, as an mp4's are, but for
-// those of a text track (S_TEXT/*, WebVTT: subtitles a player shows),
+// those of a text track (S_TEXT/*, S_ASS, S_SSA, S_KATE, WebVTT:
+// subtitles a player shows),
 // whose text is read (text-tracks.ts bounds it). A cluster of unknown
 // size, which a browser's MediaRecorder writes, is walked block by block
 // to find where it ends.
@@ -73,8 +74,14 @@ const CONTENT_ENCODING_TYPE = 0x5033;
 const SIMPLE_BLOCK = 0xa3;
 const BLOCK_GROUP = 0xa0;
 const BLOCK = 0xa1;
-/** The codecs whose frames are text (SRT, SSA/ASS, WebVTT, USF in Matroska; WebVTT in WebM). */
-const TEXT_CODECS = ["S_TEXT/", "D_WEBVTT/"];
+/**
+ * The codecs whose frames are text (SRT, SSA/ASS, WebVTT, USF in Matroska;
+ * WebVTT in WebM), by the start of their CodecID (which may be padded with
+ * NULs): S_ASS and S_SSA, Matroska's old IDs for ASS and SSA, which ffmpeg
+ * still reads as ASS and shows (its events are text lines); S_KATE, Kate's
+ * packets, whose text is UTF-8 among their fields (read as they are).
+ */
+const TEXT_CODECS = ["S_TEXT/", "D_WEBVTT/", "S_ASS", "S_SSA", "S_KATE"];
 
 /** A size whose bits are all set: unknown (the element runs to its parent's end, or a cluster to the next element that is not its own). */
 const UNKNOWN = -1;
