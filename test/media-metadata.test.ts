@@ -215,7 +215,11 @@ describe("text tracks (subtitles) in mp4 and mov", () => {
   const be16 = (n: number) => Buffer.from([n >> 8, n & 0xff]);
   type Layout = { handler?: string; format?: string; perChunk?: number; co64?: boolean; stz2?: boolean; fixedSize?: boolean; moovLast?: boolean; mvex?: boolean };
   /** A cue as a sample of `format`: tx3g and QuickTime text, a 16-bit length then the text; WebVTT, a vttc box holding a payl box. */
-  const cueSample = (text: string, format: string) => (format === "wvtt" ? box("vttc", box("payl", Buffer.from(text))) : format === "stpp" ? Buffer.from(`<tt><p>${text}</p></tt>`) : Buffer.concat([be16(Buffer.byteLength(text)), Buffer.from(text)]));
+  /** A byte of CEA-608 with its odd parity bit (the top bit set when the other seven hold an even number of ones). */
+  const parity = (c: number) => (c.toString(2).split("1").length % 2 === 1 ? c | 0x80 : c);
+  /** A caption as CEA-608 byte pairs, as ffmpeg writes an .scc line: control pairs (resume caption loading, a row's place) doubled, the text, end of caption doubled. */
+  const cc608 = (text: string) => Buffer.from([0x94, 0x20, 0x94, 0x20, 0x94, 0x52, 0x94, 0x52, ...Buffer.from(text.length % 2 ? `${text} ` : text).map(parity), 0x94, 0x2f, 0x94, 0x2f]);
+  const cueSample = (text: string, format: string) => (format === "c608" ? box("cdat", cc608(text)) : format === "wvtt" ? box("vttc", box("payl", Buffer.from(text))) : format === "stpp" ? Buffer.from(`<tt><p>${text}</p></tt>`) : Buffer.concat([be16(Buffer.byteLength(text)), Buffer.from(text)]));
   const table32 = (values: number[]) => {
     const t = Buffer.alloc(4 * values.length);
     values.forEach((v, i) => t.writeUInt32BE(v, 4 * i));
@@ -266,6 +270,11 @@ describe("text tracks (subtitles) in mp4 and mov", () => {
       ["64-bit chunk offsets", { co64: true }, /text track 2/],
       ["8-bit sizes (stz2)", { stz2: true }, /text track 2/],
       ["the moov after the media data", { moovLast: true }, /text track 2/],
+      // A text format under a handler that is no text one (ffmpeg shows it as subtitles): named by its format.
+      ["mov_text with the handler subp", { handler: "subp" }, /text track 2 \(tx3g\)/],
+      ["mov_text with the handler clcp", { handler: "clcp" }, /text track 2 \(tx3g\)/],
+      ["WebVTT with the handler meta", { handler: "meta", format: "wvtt" }, /text track 2 \(wvtt\)/],
+      ["CEA-608 captions (ffmpeg from an .scc)", { handler: "clcp", format: "c608" }, /text track 2 \(c608\)/],
     ];
     for (const [what, l, where] of layouts) {
       const cues = ["Hello there", "the build is green", `deploy token ${token}`, "bye"];
@@ -274,6 +283,12 @@ describe("text tracks (subtitles) in mp4 and mov", () => {
     }
     // One size for every sample (stsz's sample_size): cues of one length.
     expect(inspected(movie([`deploy ${token}`, `deploy ${token.replace(/./g, "x")}`], { fixedSize: true }), "mov")).toMatch(/^secret_detected: .*text track 2/);
+    // CEA-608 captions sent two characters to a sample (as broadcast captions are): joined across samples, the control pairs skipped.
+    const pairs = (t: string) => t.match(/.{1,2}/g)!;
+    expect(inspected(movie(pairs(`deploy ${token}`), { handler: "clcp", format: "c608" }), "mp4")).toMatch(/^secret_detected: .*text track 2 \(c608\)/);
+    expect(inspected(movie(pairs("Hello there, the build is green"), { handler: "clcp", format: "c608" }), "mp4")).toBe("published");
+    // A track whose handler and format are no text ones (picture subtitles, mp4s under subp) is not read.
+    expect(inspected(movie([`deploy token ${token}`], { handler: "subp", format: "mp4s" }), "mp4")).toBe("published");
     // A key in a video sample is not looked for (the media data is not read), as before.
     expect(inspected(movie(["Hello"], {}, Buffer.from(` ${token} `)), "mov")).toBe("published");
     // A cue's length whose last byte is a letter does not hide the key it runs into.
@@ -357,7 +372,20 @@ describe("text tracks (subtitles) in WebM and Matroska", () => {
   const uint = (id: number, n: number) => ebml(id, Buffer.from([n]));
   /** A block's data: its track number (a one-byte variable-length integer), a timecode, flags, the frame. */
   const block = (track: number, frame: Buffer) => Buffer.concat([Buffer.from([0x80 | track, 0, 0, 0x80]), frame]);
-  type Opts = { codec?: string; encoding?: Buffer; tracksLast?: boolean; sized?: boolean; group?: boolean; encode?: (frame: Buffer) => Buffer };
+  /** A vint of two bytes holding `n` (below 16,383). */
+  const vint2 = (n: number) => Buffer.from([0x40 | (n >> 8), n & 0xff]);
+  /** A laced block's data: the track, a timecode, flags with the lacing (1 Xiph, 2 fixed, 3 EBML), the frame count less one, the sizes of all but the last frame, the frames. */
+  const lacedBlock = (track: number, frames: Buffer[], lacing: 1 | 2 | 3) => {
+    const sized = frames.slice(0, -1);
+    const sizes =
+      lacing === 2
+        ? []
+        : lacing === 1
+          ? sized.map((f) => Buffer.from([...Array<number>(Math.floor(f.length / 255)).fill(255), f.length % 255]))
+          : sized.map((f, i) => (i === 0 ? vint2(f.length) : vint2(f.length - sized[i - 1]!.length + 8191)));
+    return Buffer.concat([Buffer.from([0x80 | track, 0, 0, 0x80 | (lacing << 1), frames.length - 1]), ...sizes, ...frames]);
+  };
+  type Opts = { codec?: string; encoding?: Buffer; tracksLast?: boolean; sized?: boolean; group?: boolean; encode?: (frame: Buffer) => Buffer; laced?: 1 | 2 | 3; perBlock?: number };
   /**
    * A WebM/Matroska file with a video track (1) and a text track (2) of
    * `codec`, and a cluster holding a video block (`video`) and the cues,
@@ -371,7 +399,8 @@ describe("text tracks (subtitles) in WebM and Matroska", () => {
       ebml(0xae, Buffer.concat([uint(0xd7, 2), uint(0x83, 0x11), str(0x86, o.codec ?? "D_WEBVTT/SUBTITLES"), ...(o.encoding ? [ebml(0x6d80, o.encoding)] : [])])),
     ]));
     const frames = cues.map((c) => (o.encode ?? ((f: Buffer) => f))(Buffer.from(c)));
-    const blocks = frames.map((f) => (o.group ? ebml(0xa0, Buffer.concat([ebml(0xa1, block(2, f)), uint(0x9b, 10)])) : ebml(0xa3, block(2, f))));
+    const data = o.laced ? Array.from({ length: Math.ceil(frames.length / (o.perBlock ?? frames.length)) }, (_, i) => lacedBlock(2, frames.slice(i * (o.perBlock ?? frames.length), (i + 1) * (o.perBlock ?? frames.length)), o.laced!)) : frames.map((f) => block(2, f));
+    const blocks = data.map((d) => (o.group ? ebml(0xa0, Buffer.concat([ebml(0xa1, d), uint(0x9b, 10)])) : ebml(0xa3, d)));
     const cluster = ebml(0x1f43b675, Buffer.concat([uint(0xe7, 0), ebml(0xa3, block(1, video)), ...blocks]), !o.sized);
     const tags = ebml(0x1254c367, ebml(0x7373, ebml(0x67c8, Buffer.concat([str(0x45a3, "COMMENT"), str(0x4487, "recorded")]))));
     const body = o.tracksLast ? [info, cluster, tracks, tags] : [info, tracks, cluster, tags];
@@ -384,6 +413,10 @@ describe("text tracks (subtitles) in WebM and Matroska", () => {
       ["WebVTT in a WebM (ffmpeg -c:s webvtt)", {}, "webm"],
       ["SRT in a Matroska file", { codec: "S_TEXT/UTF8" }, "mkv"],
       ["ASS in a BlockGroup", { codec: "S_TEXT/ASS", group: true }, "mkv"],
+      // Matroska's old IDs for ASS and SSA (ffmpeg reads both as ASS), one padded with NULs as EBML strings may be; Kate.
+      ["S_ASS", { codec: "S_ASS" }, "mkv"],
+      ["S_SSA padded with NULs", { codec: "S_SSA\0\0\0\0\0" }, "mkv"],
+      ["S_KATE", { codec: "S_KATE" }, "mkv"],
       ["sizes known", { sized: true }, "webm"],
       ["Tracks after the clusters", { tracksLast: true, sized: true }, "webm"],
       ["zlib (mkvmerge --compression 2:zlib)", { codec: "S_TEXT/UTF8", encoding: compression(0), encode: (f) => zlib.deflateSync(f) }, "mkv"],
@@ -398,6 +431,19 @@ describe("text tracks (subtitles) in WebM and Matroska", () => {
     }
     // The video's blocks are not read, as before.
     expect(inspected(mkv(["Hello"], {}, Buffer.from(` ${token} `)), "webm")).toBe("published");
+    // Laced blocks are split into their frames: a lace size that is a letter (0x41 "A"; 255 + 0x41 as a Xiph run) is not glued to the key after it, nor one frame's last letter to the next.
+    const laced: [string, string[], Opts][] = [
+      ["Xiph lacing", [`${token} is the deploy token`.padEnd(0x41, "."), "Rotate it"], { laced: 1 }],
+      ["Xiph lacing, a size past 255", [`${token} is the deploy token`.padEnd(255 + 0x41, "."), "Rotate it"], { laced: 1 }],
+      ["EBML lacing", ["Hello there", `${token} is the deploy token`.padEnd(0x41, "."), "Rotate it"], { laced: 3, group: true }],
+      ["fixed-size lacing", ["abcdefghij".padEnd(token.length + 1, "x"), `${token} `], { laced: 2 }],
+    ];
+    for (const [what, cues, o] of laced) {
+      expect(inspected(mkv(cues, { codec: "S_TEXT/UTF8", sized: true, ...o }), "mkv"), what).toMatch(/^secret_detected: .*in its text track 2/);
+      expect(inspected(mkv(cues.map((c) => c.replace(token, "deploy")), { codec: "S_TEXT/UTF8", sized: true, ...o }), "mkv"), what).toBe("published");
+    }
+    // zlib-compressed laced frames, each inflated alone.
+    expect(inspected(mkv(["Hello", `deploy token ${token}`], { codec: "S_TEXT/UTF8", encoding: compression(0), encode: (f) => zlib.deflateSync(f), laced: 1 }), "mkv")).toMatch(/^secret_detected: .*in its text track 2/);
     // A track that is no text (S_HDMV/PGS: pictures) is not read.
     expect(inspected(mkv([`deploy token ${token}`], { codec: "S_HDMV/PGS" }), "mkv")).toBe("published");
 
@@ -425,8 +471,28 @@ describe("text tracks (subtitles) in WebM and Matroska", () => {
         return file;
       })(), /its cluster at byte \d+ is damaged/],
     ];
+    /** A file whose one text block holds `data` after its flags, laced by `lacing`. */
+    const badLace = (lacing: number, data: Buffer) => {
+      const file = mkv(["x".repeat(data.length)], { codec: "S_TEXT/UTF8", sized: true });
+      const at = file.indexOf("x".repeat(data.length));
+      file[at - 1] = 0x80 | (lacing << 1);
+      data.copy(file, at);
+      return file;
+    };
+    const lacing: [string, Buffer, RegExp][] = [
+      // Two frames, the first 200 bytes long, in 10 bytes.
+      ["xiph-size.mkv", badLace(1, Buffer.from([1, 200, ...Buffer.alloc(8, 0x61)])), /its text track 2's block at byte \d+ has lace sizes that do not fit it/],
+      // 256 frames whose first size is a run of 255s through the whole block (1 MiB): refused once the run ends the data, each byte looked at once.
+      ["xiph-run.mkv", badLace(1, Buffer.concat([Buffer.from([255]), Buffer.alloc(1 << 20, 255)])), /has lace sizes that do not fit it/],
+      ["ebml-negative.mkv", badLace(3, Buffer.from([2, 0x82, 0x80, ...Buffer.alloc(8, 0x61)])), /has lace sizes that do not fit it/],
+      ["fixed-uneven.mkv", badLace(2, Buffer.from([2, ...Buffer.alloc(10, 0x61)])), /has lace sizes that do not fit it/],
+      // 391 blocks of 256 empty frames: each frame counts as a sample.
+      ["laced-many.mkv", mkv(Array.from({ length: 391 * 256 }, () => ""), { codec: "S_TEXT/UTF8", sized: true, laced: 1, perBlock: 256 }), /its text tracks hold more than 100,000 samples/],
+    ];
+    cases.push(...lacing);
     for (const [name, file, why] of cases) expect(inspected(file, name.slice(name.indexOf(".") + 1)), name).toMatch(new RegExp(`^unscannable_content: .*${why.source}`));
     expect(inspected(many(100_000), "webm")).toBe("published");
+    expect(inspected(mkv(Array.from({ length: 390 * 256 }, () => ""), { codec: "S_TEXT/UTF8", sized: true, laced: 1, perBlock: 256 }), "mkv")).toBe("published");
     const refused = await judge(cases.map(([name, file]) => write(work, name, file)));
     expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code])).toEqual(cases.map(([name]) => [name, "unscannable_content"]));
     expect(leftBehind(h)).toEqual(NOTHING_LEFT);

@@ -2,7 +2,9 @@
 // is scanned as it is, and whatever follows the last box; the movie header
 // (moov) is also read as a movie: a QuickTime compressed movie header
 // (cmov) inflated and read as the moov it holds, and the samples of each
-// text track (subtitles: mov_text/tx3g, WebVTT, QuickTime text) found
+// text track (subtitles: mov_text/tx3g, WebVTT, QuickTime text, CEA-608
+// captions; told by
+// its handler or by its sample description's format) found
 // through its sample table and their text scanned (text-tracks.ts bounds
 // them). Audio and video samples are never read.
 //
@@ -89,6 +91,14 @@ function readMovie(src: ByteSource, ctx: InspectContext, text: TextSamples, moov
 
 /** The handler types of tracks whose samples are text: QuickTime subtitles (sbtl), QuickTime text (text), ISO subtitles (subt: WebVTT, TTML). */
 const TEXT_HANDLERS = new Set(["sbtl", "text", "subt"]);
+/**
+ * The sample description formats whose samples are text, whatever the
+ * track's handler: ffmpeg (mov.c) takes a track whose description is one
+ * of these as subtitles and shows it, with a handler such as subp, clcp or
+ * meta as well as sbtl (mov_text/tx3g, WebVTT, QuickTime text, TTML,
+ * CEA-608 captions, Apple's sbtt).
+ */
+const TEXT_FORMATS = new Set(["tx3g", "wvtt", "text", "stpp", "c608", "sbtt"]);
 
 /** The child of `parent` (in `b`) of type `type`, if any; a parent whose boxes do not tile it is refused (`what` names it). */
 function childOf(ctx: InspectContext, b: Uint8Array, parent: Box, type: string, what: string): Box | undefined {
@@ -97,21 +107,35 @@ function childOf(ctx: InspectContext, b: Uint8Array, parent: Box, type: string, 
   return children.find((c) => c.type === type);
 }
 
+/** The child of `parent` (in `b`) of type `type`, if any, where its boxes tile it (a track that is not text is not refused for a damaged box). */
+function looseChildOf(b: Uint8Array, parent: Box | undefined, type: string): Box | undefined {
+  return parent && boxesIn(b, parent.dataAt, parent.end)?.find((c) => c.type === type);
+}
+
+/** The first text format (TEXT_FORMATS) among the sample descriptions of the track whose mdia box is `mdia`, if any. */
+function textFormatOf(b: Uint8Array, mdia: Box): string | undefined {
+  const stsd = looseChildOf(b, looseChildOf(b, looseChildOf(b, mdia, "minf"), "stbl"), "stsd");
+  return sampleFormats(b, stsd).find((f) => TEXT_FORMATS.has(f));
+}
+
 /**
  * A track of the moov `b`: when its handler (trak > mdia > hdlr) is a text
- * one, the text of its samples, found through its sample table (stbl:
+ * one, or one of its sample descriptions is a text format (whatever the
+ * handler), the text of its samples, found through its sample table (stbl:
  * stsd, stsz or stz2, stsc, stco or co64), scanned as one text. Other
  * tracks' samples (audio, video) are not read.
  */
 function readTrack(src: ByteSource, ctx: InspectContext, text: TextSamples, b: Uint8Array, trak: Box, index: number, fragmented: boolean): void {
   const mdia = childOf(ctx, b, trak, "mdia", `track ${index}`);
-  const hdlr = mdia && childOf(ctx, b, mdia, "hdlr", `track ${index}'s mdia box`);
-  if (hdlr === undefined || hdlr.end - hdlr.dataAt < 12) return;
-  const handler = ascii(b, hdlr.dataAt + 8, 4);
-  if (!TEXT_HANDLERS.has(handler)) return;
-  const name = `text track ${index} (${handler})`;
+  if (mdia === undefined) return;
+  const hdlr = childOf(ctx, b, mdia, "hdlr", `track ${index}'s mdia box`);
+  const handler = hdlr !== undefined && hdlr.end - hdlr.dataAt >= 12 ? ascii(b, hdlr.dataAt + 8, 4) : "";
+  // A handler that is no text one is named by the text format, not echoed (its bytes are the file's).
+  const kind = TEXT_HANDLERS.has(handler) ? handler : textFormatOf(b, mdia);
+  if (kind === undefined) return;
+  const name = `text track ${index} (${kind})`;
   if (fragmented) throw ctx.unscannable(`its ${name} is in a fragmented movie, whose samples' tables (moof) this check does not read`, "export it again as a movie that is not fragmented");
-  const minf = childOf(ctx, b, mdia!, "minf", `${name}'s mdia box`);
+  const minf = childOf(ctx, b, mdia, "minf", `${name}'s mdia box`);
   const stbl = minf && childOf(ctx, b, minf, "stbl", `${name}'s minf box`);
   if (stbl === undefined) throw ctx.unscannable(`its ${name} has no sample table`);
   const tables = boxesIn(b, stbl.dataAt, stbl.end);
@@ -126,6 +150,8 @@ function readTrack(src: ByteSource, ctx: InspectContext, text: TextSamples, b: U
   if (stsc === undefined || chunks === undefined) throw ctx.unscannable(`its ${name}'s sample table has no sample-to-chunk or chunk offset box`);
   const runs = fullTable(ctx, b, stsc, 12, `${name}'s stsc box`);
   const pieces: Uint8Array[] = [];
+  // CEA-608 captions' text, per field (cdat, cdt2), joined across samples: a caption is sent a few characters to a sample.
+  const captions: [Uint8Array[], Uint8Array[]] = [[], []];
   let sample = 0;
   let run = -1;
   for (let chunk = 1; chunk <= chunks.count && sample < sizes.count; chunk++) {
@@ -144,11 +170,13 @@ function readTrack(src: ByteSource, ctx: InspectContext, text: TextSamples, b: U
     if (src.readInto(data, at) !== bytes) throw ctx.unscannable(`its ${name}'s samples at byte ${at} could not be read whole`);
     for (let k = 0, from = 0; k < inChunk; k++) {
       const size = sizes.of(sample + k);
-      sampleText(data.subarray(from, from + size), format, pieces);
+      if (format === "c608") captionText(data.subarray(from, from + size), captions);
+      else sampleText(data.subarray(from, from + size), format, pieces);
       from += size;
     }
     sample += inChunk;
   }
+  for (const field of captions) if (field.length > 0) pieces.push(Buffer.concat(field));
   text.scanTrack(name, pieces);
 }
 
@@ -226,6 +254,32 @@ function sampleText(sample: Uint8Array, format: string | undefined, pieces: Uint
     }
   }
   pieces.push(sample);
+}
+
+/**
+ * The text of one CEA-608 caption sample (c608), added to its field's
+ * (`fields`: cdat's, cdt2's): byte pairs, each byte's top bit an odd
+ * parity bit, dropped; a pair whose first byte is 0x10-0x1F is a control
+ * code (where the caption goes, its style, erase, special characters),
+ * skipped; of the others, the printable characters are kept. The bytes
+ * never spell the text as they are (the parity bit), so the scan of the
+ * samples as they are cannot see a key in them. A sample that is not boxes
+ * is read as field 1's pairs.
+ */
+function captionText(sample: Uint8Array, fields: [Uint8Array[], Uint8Array[]]): void {
+  const boxes = boxesIn(sample, 0, sample.length) ?? [{ type: "cdat", dataAt: 0, end: sample.length }];
+  for (const box of boxes) {
+    const out = Buffer.allocUnsafe(box.end - box.dataAt);
+    let n = 0;
+    for (let at = box.dataAt; at + 1 < box.end; at += 2) {
+      const first = sample[at]! & 0x7f;
+      const second = sample[at + 1]! & 0x7f;
+      if (first >= 0x10 && first <= 0x1f) continue;
+      if (first >= 0x20 && first <= 0x7e) out[n++] = first;
+      if (second >= 0x20 && second <= 0x7e) out[n++] = second;
+    }
+    if (n > 0) fields[box.type === "cdt2" ? 1 : 0].push(out.subarray(0, n));
+  }
 }
 
 /** The name a compressed movie header's part goes by. */

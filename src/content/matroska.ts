@@ -3,7 +3,8 @@
 // Chapters, Cues and SeekHead; the text-bearing ones leaf by leaf), and
 // whatever follows the last element; a
 // cluster's blocks, the media data, are skipped, as an mp4's are, but for
-// those of a text track (S_TEXT/*, WebVTT: subtitles a player shows),
+// those of a text track (S_TEXT/*, S_ASS, S_SSA, S_KATE, WebVTT:
+// subtitles a player shows),
 // whose text is read (text-tracks.ts bounds it). A cluster of unknown
 // size, which a browser's MediaRecorder writes, is walked block by block
 // to find where it ends.
@@ -73,8 +74,14 @@ const CONTENT_ENCODING_TYPE = 0x5033;
 const SIMPLE_BLOCK = 0xa3;
 const BLOCK_GROUP = 0xa0;
 const BLOCK = 0xa1;
-/** The codecs whose frames are text (SRT, SSA/ASS, WebVTT, USF in Matroska; WebVTT in WebM). */
-const TEXT_CODECS = ["S_TEXT/", "D_WEBVTT/"];
+/**
+ * The codecs whose frames are text (SRT, SSA/ASS, WebVTT, USF in Matroska;
+ * WebVTT in WebM), by the start of their CodecID (which may be padded with
+ * NULs): S_ASS and S_SSA, Matroska's old IDs for ASS and SSA, which ffmpeg
+ * still reads as ASS and shows (its events are text lines); S_KATE, Kate's
+ * packets, whose text is UTF-8 among their fields (read as they are).
+ */
+const TEXT_CODECS = ["S_TEXT/", "D_WEBVTT/", "S_ASS", "S_SSA", "S_KATE"];
 
 /** A size whose bits are all set: unknown (the element runs to its parent's end, or a cluster to the next element that is not its own). */
 const UNKNOWN = -1;
@@ -251,11 +258,18 @@ function readTextBlocks(src: ByteSource, ctx: InspectContext, text: TextSamples,
     if (track === undefined) return;
     text.willRead(track.name, 1);
     text.willReadBytes(track.name, block.size);
-    // Its timecode (2 bytes) and flags follow the track number; laced frames (rare for text) are read with their lace sizes.
-    let frame: Uint8Array = Buffer.from(src.read(block.dataAt + numberLength + 3, block.size - numberLength - 3));
-    if (track.zlib) frame = ctx.inflate(`its ${track.name}'s block at byte ${block.dataAt}`, frame, "zlib");
-    if (track.strippedHead) frame = Buffer.concat([track.strippedHead, frame]);
-    pieces.get(track)!.push(frame);
+    // Its timecode (2 bytes) and flags follow the track number; then its frame, or its laced frames (flags' bits 1-2) with their lace sizes.
+    const lacing = (head[numberLength + 2]! >> 1) & 3;
+    const data = Buffer.from(src.read(block.dataAt + numberLength + 3, block.size - numberLength - 3));
+    const frames = lacing === 0 ? [data] : lacedFrames(data, lacing);
+    if (frames === undefined) throw ctx.unscannable(`its ${track.name}'s block at byte ${block.dataAt} has lace sizes that do not fit it`);
+    text.willRead(track.name, frames.length - 1);
+    // Each frame is encoded alone (a laced block's too).
+    for (let frame of frames) {
+      if (track.zlib) frame = ctx.inflate(`its ${track.name}'s block at byte ${block.dataAt}`, frame, "zlib");
+      if (track.strippedHead) frame = Buffer.concat([track.strippedHead, frame]);
+      pieces.get(track)!.push(frame);
+    }
   };
   for (let k = 0; k < clusters.length; k += 2) {
     const children = childrenIn(src, clusters[k]!, clusters[k + 1]!);
@@ -270,6 +284,56 @@ function readTextBlocks(src: ByteSource, ctx: InspectContext, text: TextSamples,
     }
   }
   for (const [track, texts] of pieces) text.scanTrack(track.name, texts);
+}
+
+/**
+ * The frames of a laced block (`data`: what follows its flags; `lacing`:
+ * 1 Xiph, 2 fixed-size, 3 EBML): its frame count less one, the sizes of
+ * all frames but the last, then the frames, the last taking the rest; a
+ * player splits them, so a lace size (which may be a letter, 0x41 "A") is
+ * never glued to the frame after it. Undefined when the sizes do not fit
+ * the data. Each byte is looked at once: at most 256 frames, and a Xiph
+ * size's run of 255s moves through the data.
+ */
+function lacedFrames(data: Uint8Array, lacing: number): Uint8Array[] | undefined {
+  if (data.length === 0) return undefined;
+  const count = data[0]! + 1;
+  const sizes: number[] = [];
+  let at = 1;
+  if (lacing === 2) {
+    if ((data.length - 1) % count !== 0) return undefined;
+    for (let k = 1; k < count; k++) sizes.push((data.length - 1) / count);
+  } else if (lacing === 1) {
+    for (let k = 1; k < count; k++) {
+      let size = 0;
+      for (let byte = 255; byte === 255; size += byte) {
+        if (at >= data.length) return undefined;
+        byte = data[at++]!;
+      }
+      sizes.push(size);
+    }
+  } else {
+    // EBML: the first size a variable-length integer, each next one a signed difference from the one before (biased by half its range).
+    let size = 0;
+    for (let k = 1; k < count; k++) {
+      const length = at < data.length ? vintLength(data[at]!) : 0;
+      if (length === 0 || at + length > data.length) return undefined;
+      let value = data[at]! & (0xff >> length);
+      for (let j = 1; j < length; j++) value = value * 256 + data[at + j]!;
+      at += length;
+      size = k === 1 ? value : size + value - (2 ** (7 * length - 1) - 1);
+      if (size < 0) return undefined;
+      sizes.push(size);
+    }
+  }
+  const frames: Uint8Array[] = [];
+  for (const size of sizes) {
+    if (at + size > data.length) return undefined;
+    frames.push(data.subarray(at, at + size));
+    at += size;
+  }
+  frames.push(data.subarray(at));
+  return frames;
 }
 
 /**
