@@ -239,6 +239,20 @@ export function xmlAttributesText(xml: Uint8Array, inPlace = false): Buffer | un
   return out.subarray(0, decodeEntities(out, 0, out.length));
 }
 
+/**
+ * An XMP packet (or a chunk of one) with its entities decoded (XML's:
+ * numeric references and the five named ones) and its tags kept, in a
+ * copy: its values, in elements and in attributes alike, as an XMP reader
+ * (exiftool) gives them (`ghp&#95;…` is `ghp_…` there). Undefined when it
+ * holds no `&`, and reads as it is.
+ */
+export function xmpText(xmp: Uint8Array): Buffer | undefined {
+  const bytes = Buffer.from(xmp.buffer, xmp.byteOffset, xmp.length);
+  if (bytes.indexOf(38) < 0) return undefined;
+  const out = Buffer.from(bytes);
+  return out.subarray(0, decodeEntities(out, 0, out.length));
+}
+
 /** Whether xmlAttributesText has a reading of `xml`. */
 export const hasAttributesText = (xml: Uint8Array): boolean => holdsLineBreakReference(Buffer.from(xml.buffer, xml.byteOffset, xml.length));
 
