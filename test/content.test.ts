@@ -293,6 +293,16 @@ describe("the labelled corpus", () => {
     expect(leftBehind(h).outbox).toHaveLength(ordinary.length + 1);
   });
 
+  it("reads a numeric reference in a Markdown file with an upper-case `&#X` or any number of leading zeros, as HTML and pandoc do (the red team's 30b/04: `&#X5F;`, `&#00000095;`, `&#x000005f;` for `_` were published); one with too many digits past its zeros is no character, and the file is published", async () => {
+    const key = positives(71)["github-token"]!;
+    const refs = ["&#X5F;", "&#00000095;", "&#x000005f;", "&#X0000005F;", `&#x${"0".repeat(5000)}5f;`];
+    const refused = await prepare(refs.map((ref, i) => write(work, `ref-${i}.md`, `# Notes\n\nToken: ${key.replace("_", ref)}\n`)), { env: h.env, cwd: work });
+    expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code, d.reason])).toEqual(refs.map((_, i) => [`ref-${i}.md`, "secret_detected", expect.stringMatching(/GitHub token.*in its text \(tags removed\)/)]));
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+    const published = await prepare([write(work, "overlong.md", `# Notes\n\nToken: ${key.replace("_", "&#000000000095000;")} and ${key.replace("_", "&#x05F0000;")}\n`)], { env: h.env, cwd: work });
+    expect(published.media_dropped).toEqual([]);
+  });
+
   it("finds an AWS secret key on the line after its name (a tool wrapped it), and not two lines below or after another name", () => {
     const f = new Fakes(37);
     const value = f.pick("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/+", 40);

@@ -101,18 +101,20 @@ describe("a WAV's ID3 chunk", () => {
   });
 });
 
+/** A JPEG segment: its marker, its length, `payload`. */
+const segment = (marker: number, payload: Buffer) => Buffer.concat([Buffer.from([0xff, marker]), Buffer.from([(payload.length + 2) >> 8, (payload.length + 2) & 0xff]), payload]);
+/** A JPEG (from jpeg()'s layout) with `segments` after its SOI. */
+const withSegments = (...segments: Buffer[]) => {
+  const base = Buffer.from("ffd8ffe000104a46494600010100000100010000ffdb004300" + "01".repeat(64) + "ffc0000b080001000101011100ffda0008010100003f00123456ffd9", "hex");
+  return Buffer.concat([base.subarray(0, 2), ...segments, base.subarray(2)]);
+};
+
 describe("a JPEG's Extended XMP", () => {
-  const segment = (marker: number, payload: Buffer) => Buffer.concat([Buffer.from([0xff, marker]), Buffer.from([(payload.length + 2) >> 8, (payload.length + 2) & 0xff]), payload]);
   const NS = Buffer.from("http://ns.adobe.com/xmp/extension/\0", "latin1");
   const GUID = "0123456789ABCDEF0123456789ABCDEF";
   /** An APP1 segment carrying `bytes` as the chunk at `offset` of a packet of `length` bytes. */
   const chunk = (bytes: Buffer, offset: number, length: number, guid = GUID) => segment(0xe1, Buffer.concat([NS, Buffer.from(guid, "latin1"), be32(length), be32(offset), bytes]));
   const packet = (text: string) => Buffer.from(`<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF><rdf:Description><dc:description>${"n".repeat(200)} ${text} done</dc:description></rdf:Description></rdf:RDF></x:xmpmeta>`);
-  /** A JPEG (from jpeg()'s layout) with `segments` after its SOI. */
-  const withSegments = (...segments: Buffer[]) => {
-    const base = Buffer.from("ffd8ffe000104a46494600010100000100010000ffdb004300" + "01".repeat(64) + "ffc0000b080001000101011100ffda0008010100003f00123456ffd9", "hex");
-    return Buffer.concat([base.subarray(0, 2), ...segments, base.subarray(2)]);
-  };
   /** The packet split in two chunks where `at` falls (inside the key when it holds one). */
   const split = (xmp: Buffer, at: number, guid = GUID) => [chunk(xmp.subarray(0, at), 0, xmp.length, guid), chunk(xmp.subarray(at), at, xmp.length, guid)];
 
@@ -163,6 +165,78 @@ describe("a JPEG's Extended XMP", () => {
     const shuffled = chunks.map((c, i) => chunks[(i * 7919) % chunks.length]!);
     expect(new Set(shuffled).size).toBe(chunks.length);
     expect(inspected(withSegments(...shuffled), "jpg")).toMatch(/^secret_detected: .*its Extended XMP/);
+  });
+});
+
+describe("an XMP packet with its entities decoded (XMP is XML: exiftool prints `ghp&#95;…` as `ghp_…`; the red team's 30b/05)", () => {
+  const written = token.replace("_", "&#95;");
+  const packet = (text: string, begin = true) =>
+    Buffer.from(`${begin ? '<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?>' : ""}<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF><rdf:Description rdf:about="" photoshop:Headline="${text}"><dc:description><rdf:Alt><rdf:li xml:lang="x-default">${"n".repeat(200)} deploy token ${text}</rdf:li></rdf:Alt></dc:description></rdf:Description></rdf:RDF></x:xmpmeta>`);
+  const xmpJpeg = (xmp: Buffer) => withSegments(segment(0xe1, Buffer.concat([Buffer.from("http://ns.adobe.com/xap/1.0/\0", "latin1"), xmp])));
+  const NS = Buffer.from("http://ns.adobe.com/xmp/extension/\0", "latin1");
+  const GUID = "0123456789ABCDEF0123456789ABCDEF";
+  const chunk = (bytes: Buffer, offset: number, length: number) => segment(0xe1, Buffer.concat([NS, Buffer.from(GUID, "latin1"), be32(length), be32(offset), bytes]));
+  const pngChunk = (type: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(type, "latin1"), data]);
+    return Buffer.concat([be32(data.length), body, be32(zlib.crc32(body))]);
+  };
+  const IHDR = Buffer.from("0000000100000001080000000000", "hex").subarray(0, 13);
+  const png = (keyword: string, xmp: Buffer, compressed: boolean) =>
+    Buffer.concat([
+      Buffer.from("89504e470d0a1a0a", "hex"),
+      pngChunk("IHDR", IHDR),
+      pngChunk("iTXt", Buffer.concat([Buffer.from(`${keyword}\0${compressed ? "\x01" : "\0"}\0\0\0`, "latin1"), compressed ? zlib.deflateSync(xmp) : xmp])),
+      pngChunk("IDAT", zlib.deflateSync(Buffer.from([0, 0]))),
+      pngChunk("IEND", Buffer.alloc(0)),
+    ]);
+  const riffChunk = (id: string, data: Buffer) => Buffer.concat([Buffer.from(id, "latin1"), le32(data.length), data, Buffer.alloc(data.length % 2)]);
+  const webp = (xmp: Buffer) => {
+    const body = Buffer.concat([Buffer.from("WEBP"), riffChunk("VP8L", Buffer.from([0x2f, 0, 0, 0, 0x10, 0x07, 0x10, 0x11, 0x11, 0x88, 0x88, 0xfe, 0x07, 0])), riffChunk("XMP ", xmp)]);
+    return Buffer.concat([Buffer.from("RIFF"), le32(body.length), body]);
+  };
+
+  it("reads a JPEG's XMP, its Extended XMP (a lone chunk and the chunks joined, a reference cut between them), a PNG's iTXt XMP (compressed or not) and a WebP's XMP chunk with their references decoded, in elements and attributes; `&#X5F;` (no XML reference), an overlong one, clean packets and another iTXt keyword are published", async () => {
+    const xmp = packet(written);
+    expect(inspected(xmpJpeg(xmp), "jpg")).toMatch(/^secret_detected: .*in its APP1 segment's XMP \(its entities decoded\)/);
+    // Zero-padded, hex, and in an attribute only.
+    expect(inspected(xmpJpeg(packet(token.replace("_", "&#x000005f;"))), "jpg")).toMatch(/^secret_detected: .*XMP \(its entities decoded\)/);
+    const attributeOnly = Buffer.from(`<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF><rdf:Description photoshop:Headline="${written}"/></rdf:RDF></x:xmpmeta>`);
+    expect(inspected(xmpJpeg(attributeOnly), "jpg")).toMatch(/^secret_detected: .*XMP \(its entities decoded\)/);
+    const extended = packet(written, false);
+    expect(inspected(withSegments(chunk(extended, 0, extended.length)), "jpg")).toMatch(/^secret_detected: .*in its APP1 segment's Extended XMP chunk \(its entities decoded\)/);
+    // The reference cut between two chunks (`&#9` | `5;`): only the packet joined reads it.
+    const once = Buffer.from(`<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF><rdf:Description><dc:description>${"n".repeat(200)} deploy token ${written}</dc:description></rdf:Description></rdf:RDF></x:xmpmeta>`);
+    const cut = once.indexOf("&#95;") + 3;
+    expect(inspected(withSegments(chunk(once.subarray(0, cut), 0, once.length), chunk(once.subarray(cut), cut, once.length)), "jpg")).toMatch(
+      /^secret_detected: .*in its Extended XMP \(its APP1 segments' chunks joined\) \(its entities decoded\)/,
+    );
+    expect(inspected(png("XML:com.adobe.xmp", xmp, false), "png")).toMatch(/^secret_detected: .*in its iTXt chunk's XMP \(its entities decoded\)/);
+    expect(inspected(png("XML:com.adobe.xmp", xmp, true), "png")).toMatch(/^secret_detected: .*in its iTXt chunk's XMP \(its entities decoded\)/);
+    expect(inspected(webp(xmp), "webp")).toMatch(/^secret_detected: .*in its XMP chunk \(its entities decoded\)/);
+
+    for (const text of [token.replace("_", "&#X5F;"), token.replace("_", "&#0000123456789;"), "quarterly report &amp; &#169; 2026 &lt;draft&gt;"]) {
+      const clean = packet(text);
+      expect(inspected(xmpJpeg(clean), "jpg"), text).toBe("published");
+      expect(inspected(withSegments(chunk(clean, 0, clean.length)), "jpg"), text).toBe("published");
+      expect(inspected(png("XML:com.adobe.xmp", clean, true), "png"), text).toBe("published");
+      expect(inspected(webp(clean), "webp"), text).toBe("published");
+    }
+    // Only XMP is read as XML: another iTXt keyword's text is not.
+    expect(inspected(png("Description", xmp, false), "png")).toBe("published");
+
+    const refused = await judge([write(work, "xmp.jpg", xmpJpeg(xmp)), write(work, "xmp.png", png("XML:com.adobe.xmp", xmp, true)), write(work, "xmp.webp", webp(xmp))]);
+    expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code])).toEqual([["xmp.jpg", "secret_detected"], ["xmp.png", "secret_detected"], ["xmp.webp", "secret_detected"]]);
+    for (const d of refused.media_dropped) expect(d.reason).not.toContain(token.slice(4, 12));
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+  });
+
+  it("gives a verdict on XMP built against the decoder (a million zeros after `&#`, floods of `&#X` and `&#`; verdicts only)", () => {
+    for (const unit of ["&#" + "0".repeat(1_000_000), "&#" + "0".repeat(1_000_000) + "95;", "&#X", "&#", "&#x0", "&amp"]) {
+      const xmp = Buffer.from(unit.repeat(Math.ceil((2 << 20) / unit.length)));
+      expect(inspected(withSegments(chunk(xmp.subarray(0, 60_000), 0, xmp.length)), "jpg"), unit.slice(0, 8)).toBe("published");
+      expect(inspected(png("XML:com.adobe.xmp", xmp, false), "png"), unit.slice(0, 8)).toBe("published");
+      expect(inspected(webp(xmp), "webp"), unit.slice(0, 8)).toBe("published");
+    }
   });
 });
 

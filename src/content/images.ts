@@ -7,7 +7,18 @@ import { Refusal } from "../core/errors.js";
 import { ascii, u32be, u32le } from "./bytes.js";
 import { bytesSource } from "./byte-source.js";
 import type { InspectContext, Reader } from "./inspect.js";
+import { xmpText } from "./xml-text.js";
 import { readAppendedZip } from "./zip.js";
+
+/**
+ * Scans an XMP packet (or a chunk of one) also with its entities decoded
+ * (xml-text.ts): XMP is XML, and a key written `ghp&#95;…` in it is the
+ * key to exiftool and every XMP reader, where its bytes hold none.
+ */
+function scanXmpText(ctx: InspectContext, part: string, xmp: Uint8Array): void {
+  const text = xmpText(xmp);
+  if (text !== undefined) ctx.scanDerivedText(`${part} (its entities decoded)`, text);
+}
 
 
 /** PNG chunks that hold pixels or layout, never text: skipped. */
@@ -34,11 +45,15 @@ export function inspectPng(b: Uint8Array, ctx: InspectContext): void {
     } else if (type === "iTXt") {
       ctx.scan("its iTXt chunk", data);
       const nul = data.indexOf(0);
-      if (nul >= 0 && data[nul + 1] === 1) {
-        // keyword \0 flag method language \0 translated keyword \0 text
-        const lang = data.indexOf(0, nul + 3);
-        const translated = lang < 0 ? -1 : data.indexOf(0, lang + 1);
-        if (translated >= 0) ctx.scan("its iTXt chunk", ctx.inflate("its iTXt chunk", data.subarray(translated + 1), "zlib"));
+      // keyword \0 flag method language \0 translated keyword \0 text
+      const lang = nul < 0 ? -1 : data.indexOf(0, nul + 3);
+      const translated = lang < 0 ? -1 : data.indexOf(0, lang + 1);
+      if (translated >= 0) {
+        const compressed = data[nul + 1] === 1;
+        const text = compressed ? ctx.inflate("its iTXt chunk", data.subarray(translated + 1), "zlib") : data.subarray(translated + 1);
+        if (compressed) ctx.scan("its iTXt chunk", text);
+        // Where XMP lives in a PNG (XMP specification part 3, 1.1.5).
+        if (nul === 17 && ascii(data, 0, nul) === "XML:com.adobe.xmp") scanXmpText(ctx, "its iTXt chunk's XMP", text);
       }
     } else if (!PNG_IMAGE_CHUNKS.has(type)) {
       // tEXt, eXIf and any chunk no one knows: read as they are.
@@ -107,6 +122,8 @@ export function inspectJpeg(b: Uint8Array, ctx: InspectContext): void {
   ctx.trailing(b.subarray(at), at, at === end ? "end-of-image marker" : "last image of its MPF index", true);
 }
 
+/** What opens an APP1 segment that carries an XMP packet (Adobe XMP specification part 3, 1.1.3). */
+const STANDARD_XMP = "http://ns.adobe.com/xap/1.0/\0";
 /** What opens an APP1 segment that carries a chunk of Extended XMP (Adobe XMP specification part 3, 1.1.3.1). */
 const EXTENDED_XMP = "http://ns.adobe.com/xmp/extension/\0";
 /** Its header: the namespace, the GUID (32 hex digits), the full length and the chunk's offset (big-endian). */
@@ -154,7 +171,10 @@ function scanXmpRuns(ctx: InspectContext, chunks: XmpChunk[]): void {
   let run: XmpChunk[] = [];
   let end = 0;
   const flush = () => {
-    if (run.length > 1) ctx.scanDerivedText("its Extended XMP (its APP1 segments' chunks joined)", Buffer.concat(run.map((c) => c.bytes)));
+    if (run.length < 2) return;
+    const joined = Buffer.concat(run.map((c) => c.bytes));
+    ctx.scanDerivedText("its Extended XMP (its APP1 segments' chunks joined)", joined);
+    scanXmpText(ctx, "its Extended XMP (its APP1 segments' chunks joined)", joined);
   };
   for (const c of chunks) {
     if (run.length > 0 && c.offset < end) continue;
@@ -215,6 +235,9 @@ function jpegSegments(b: Uint8Array, ctx: InspectContext): { end: number; images
         // Each chunk repeats the full length: the largest one declared is the packet's.
         packet.length = Math.max(packet.length, u32be(data, EXTENDED_XMP.length + 32));
         packet.chunks.push({ offset: u32be(data, EXTENDED_XMP.length + 36), bytes: data.subarray(EXTENDED_XMP_HEADER) });
+        scanXmpText(ctx, `its ${what}'s Extended XMP chunk`, data.subarray(EXTENDED_XMP_HEADER));
+      } else if (marker === 0xe1 && ascii(data, 0, Math.min(STANDARD_XMP.length, data.length)) === STANDARD_XMP) {
+        scanXmpText(ctx, `its ${what}'s XMP`, data.subarray(STANDARD_XMP.length));
       }
       if (marker === 0xe2 && images.length === 0 && ascii(data, 0, Math.min(4, data.length)) === "MPF\0") images = mpImages(data, at + 8);
     } else if (data.length > 0) {
@@ -317,7 +340,9 @@ export function inspectWebp(b: Uint8Array, ctx: InspectContext): void {
     const type = ascii(b, at, 4);
     const size = u32le(b, at + 4);
     if (at + 8 + size > end) throw ctx.unscannable(`its ${type} chunk runs past its end`);
-    if (!WEBP_IMAGE_CHUNKS.has(type)) ctx.scan(`its ${type.trim()} chunk`, type === "EXIF" ? withoutCharsetCodes(b.subarray(at + 8, at + 8 + size)) : b.subarray(at + 8, at + 8 + size));
+    const data = b.subarray(at + 8, at + 8 + size);
+    if (!WEBP_IMAGE_CHUNKS.has(type)) ctx.scan(`its ${type.trim()} chunk`, type === "EXIF" ? withoutCharsetCodes(data) : data);
+    if (type === "XMP ") scanXmpText(ctx, "its XMP chunk", data);
     at += 8 + size + (size & 1);
   }
   ctx.trailing(b.subarray(end + (end & 1 && b[end] === 0 ? 1 : 0)), end, "end (its RIFF size)", true);

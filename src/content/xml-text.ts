@@ -92,9 +92,9 @@ function htmlNamedAt(b: Buffer, at: number, to: number): { length: number; cp: n
 
 /**
  * Decodes the entities of `b` between `from` and `to` in place (`&#10;`,
- * `&#x41;` with up to 7 decimal or 6 hex digits, and XML's five named
- * ones; anything else is left as it is) and returns the new end; `html`:
- * HTML's named references too (HTML_NAMED, a text file's markup). The text
+ * `&#x41;`, and XML's five named ones; anything else is left as it is) and
+ * returns the new end; `html`: HTML's named references too (HTML_NAMED, a
+ * text file's markup), and `&#X41;`. The text
  * only shrinks: an entity is longer than its UTF-8. A byte loop: a regular
  * expression's replacement by a function cost ~0.3 µs an entity (90 ms/MiB
  * of nothing but `&#10;`), and a text file (an SVG) is read this way too.
@@ -108,7 +108,7 @@ export function decodeEntities(b: Buffer, from: number, to: number, html = false
   while (i < to) {
     const c = b[i]!;
     if (c === 38) {
-      const length = entityLength(b, i, to);
+      const length = entityLength(b, i, to, html);
       if (length > 0) {
         o += writeUtf8(b, o, entityValue(b, i, length));
         i += length;
@@ -134,15 +134,32 @@ export function decodeEntities(b: Buffer, from: number, to: number, html = false
   return o;
 }
 
-/** The length of the entity that starts at `at` (its `&` to its `;`), 0 when none does; no byte from `to` on is read (in place, what lies there is old text). */
-function entityLength(b: Buffer, at: number, to: number): number {
+/** The most significant digits (past any leading zeros) a numeric reference may have: U+10FFFF is 1114111, 10FFFF. */
+const DECIMAL_DIGITS = 7;
+const HEX_DIGITS = 6;
+
+/**
+ * The length of the entity that starts at `at` (its `&` to its `;`), 0 when
+ * none does; no byte from `to` on is read (in place, what lies there is old
+ * text). A numeric reference may have any number of leading zeros (XML 1.0
+ * 4.1 CharRef; HTML's tokenizer, its numeric character reference states:
+ * `&#00000095;` is `_`), then at most DECIMAL_DIGITS or HEX_DIGITS more: a
+ * longer one is no character and is left as it is. Linear: a scan stops at
+ * the first byte that is no digit, so no byte is read by two references'
+ * scans, however many zeros a flood of `&#` holds. Its `x` is lowercase in
+ * XML, either case in HTML (`&#X5F;`), which a text file's markup (`html`)
+ * is read as.
+ */
+function entityLength(b: Buffer, at: number, to: number, html: boolean): number {
   const at1 = (k: number) => (at + k < to ? b[at + k]! : -1);
   const c = at1(1);
   if (c === 35) {
-    const hex = at1(2) === 120;
+    const hex = at1(2) === 120 || (html && at1(2) === 88);
     const first = hex ? 3 : 2;
     let k = first;
-    while (k - first < (hex ? 6 : 7) && (hex ? hexValue(at1(k)) >= 0 : at1(k) >= 48 && at1(k) <= 57)) k++;
+    while (at1(k) === 48) k++;
+    const significant = k;
+    while (k - significant < (hex ? HEX_DIGITS : DECIMAL_DIGITS) && (hex ? hexValue(at1(k)) >= 0 : at1(k) >= 48 && at1(k) <= 57)) k++;
     return k > first && at1(k) === 59 ? k + 1 : 0;
   }
   // XML's five: &amp; &apos; &lt; &gt; &quot;
@@ -158,7 +175,7 @@ function entityLength(b: Buffer, at: number, to: number): number {
 function entityValue(b: Buffer, at: number, length: number): number {
   const c = b[at + 1];
   if (c !== 35) return c === 97 ? (length === 5 ? 38 : 39) : c === 108 ? 60 : c === 103 ? 62 : 34;
-  const hex = b[at + 2] === 120;
+  const hex = b[at + 2] === 120 || b[at + 2] === 88;
   let cp = 0;
   for (let k = at + (hex ? 3 : 2); k < at + length - 1; k++) cp = hex ? cp * 16 + hexValue(b[k]!) : cp * 10 + b[k]! - 48;
   return cp;
@@ -219,6 +236,20 @@ export function xmlAttributesText(xml: Uint8Array, inPlace = false): Buffer | un
   const bytes = Buffer.from(xml.buffer, xml.byteOffset, xml.length);
   if (!holdsLineBreakReference(bytes)) return undefined;
   const out = inPlace ? bytes : Buffer.from(bytes);
+  return out.subarray(0, decodeEntities(out, 0, out.length));
+}
+
+/**
+ * An XMP packet (or a chunk of one) with its entities decoded (XML's:
+ * numeric references and the five named ones) and its tags kept, in a
+ * copy: its values, in elements and in attributes alike, as an XMP reader
+ * (exiftool) gives them (`ghp&#95;…` is `ghp_…` there). Undefined when it
+ * holds no `&`, and reads as it is.
+ */
+export function xmpText(xmp: Uint8Array): Buffer | undefined {
+  const bytes = Buffer.from(xmp.buffer, xmp.byteOffset, xmp.length);
+  if (bytes.indexOf(38) < 0) return undefined;
+  const out = Buffer.from(bytes);
   return out.subarray(0, decodeEntities(out, 0, out.length));
 }
 
