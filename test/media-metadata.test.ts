@@ -12,7 +12,7 @@ import { inspectBinary, inspectFile, readsRanges } from "../src/content/carriers
 import { NO_KNOWN_SECRETS } from "../src/content/known.js";
 import { DEFAULT_ALLOW } from "../src/config/config.js";
 import { prepare } from "../src/prepare/prepare.js";
-import { CORPUS_EXTRA_ALLOW, mp4, positives, wav } from "./corpus.js";
+import { CORPUS_EXTRA_ALLOW, gif, mp4, positives, wav } from "./corpus.js";
 import { NOTHING_LEFT, leftBehind, makeHome, outcome, write } from "./helpers.js";
 
 let h: ReturnType<typeof makeHome>;
@@ -237,6 +237,89 @@ describe("an XMP packet with its entities decoded (XMP is XML: exiftool prints `
       expect(inspected(png("XML:com.adobe.xmp", xmp, false), "png"), unit.slice(0, 8)).toBe("published");
       expect(inspected(webp(xmp), "webp"), unit.slice(0, 8)).toBe("published");
     }
+  });
+});
+
+describe("a GIF's XMP application extension (`XMP DataXMP`: the packet raw after the identifier, then a 258-byte magic trailer; exiftool prints a key in it)", () => {
+  const written = token.replace("_", "&#95;");
+  const packet = (text: string) =>
+    Buffer.from(`<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?><x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF><rdf:Description rdf:about=""><dc:description><rdf:Alt><rdf:li xml:lang="x-default">${"n".repeat(200)} deploy token ${text} done</rdf:li></rdf:Alt></dc:description></rdf:Description></rdf:RDF></x:xmpmeta><?xpacket end="w"?>`);
+  /** 0x01, 0xFF down to 0x00, 0x00: where a reader walking sub-blocks through the packet lands, wherever it starts. */
+  const TRAILER = Buffer.from([0x01, ...Array.from({ length: 256 }, (_, i) => 0xff - i), 0x00]);
+  const HEAD = Buffer.from([0x21, 0xff, 11, ...Buffer.from("XMP DataXMP")]);
+  /** The extension as Photoshop and exiftool write it: the packet raw, then `trailer`. */
+  const rawXmp = (xmp: Buffer, trailer = TRAILER) => Buffer.concat([HEAD, xmp, trailer]);
+  /** The extension with the packet in ordinary sub-blocks (no trailer), as some tools write it: up to 255 bytes each, one ending at `cutAt`. */
+  const subBlockXmp = (xmp: Buffer, cutAt = xmp.length) => {
+    const blocks: Buffer[] = [];
+    for (const part of [xmp.subarray(0, cutAt), xmp.subarray(cutAt)]) {
+      for (let at = 0; at < part.length; at += 255) blocks.push(Buffer.from([Math.min(255, part.length - at)]), part.subarray(at, at + 255));
+    }
+    return Buffer.concat([HEAD, ...blocks, Buffer.from([0])]);
+  };
+  /** A 1x1 GIF (corpus gif(): header and a two-colour table, 19 bytes) with `blocks` before its comment and image. */
+  const withBlocks = (...blocks: Buffer[]) => {
+    const base = gif("made by the screen recorder");
+    return Buffer.concat([base.subarray(0, 19), ...blocks, base.subarray(19)]);
+  };
+
+  it("reads the packet raw, up to the magic trailer, and with its entities decoded (its sub-blocks cut the key, which was published); a clean packet published; nothing left behind", async () => {
+    const plain = withBlocks(rawXmp(packet(`${token}`)));
+    // Read as sub-blocks, the packet's letters are lengths: the key is cut, as the extension block read as before shows.
+    expect(inspected(plain, "gif")).toMatch(/^secret_detected: .*in its XMP application extension/);
+    expect(inspected(plain, "gif")).not.toMatch(/in an extension block/);
+    expect(inspected(withBlocks(rawXmp(packet(written))), "gif")).toMatch(/^secret_detected: .*in its XMP application extension \(its entities decoded\)/);
+    // The same packet in the file's second extension, after a loop block.
+    const loop = Buffer.from([0x21, 0xff, 11, ...Buffer.from("NETSCAPE2.0"), 3, 1, 0, 0, 0]);
+    expect(inspected(withBlocks(loop, rawXmp(packet("quarterly")), rawXmp(packet(written))), "gif")).toMatch(/^secret_detected: .*in its XMP application extension \(its entities decoded\)/);
+    const clean = withBlocks(loop, rawXmp(packet("quarterly report &amp; &#169; 2026")));
+    expect(inspected(clean, "gif")).toBe("published");
+    expect(inspected(withBlocks(rawXmp(packet(token.replace("_", "&#X5F;")))), "gif")).toBe("published");
+
+    const refused = await judge([write(work, "plain.gif", plain), write(work, "written.gif", withBlocks(rawXmp(packet(written))))]);
+    expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code])).toEqual([["plain.gif", "secret_detected"], ["written.gif", "secret_detected"]]);
+    for (const d of refused.media_dropped) expect(d.reason).not.toContain(token.slice(4, 12));
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+    const published = await judge([write(work, "clean.gif", clean)]);
+    expect(published.media_dropped).toEqual([]);
+  });
+
+  it("without the trailer reads the raw bytes to the sub-blocks' end (scanned, not refused: a packet in ordinary sub-blocks is a GIF tools write), and the sub-blocks joined as XML; a trailer past the sub-blocks' end bounds the packet; a file cut inside the trailer is refused", () => {
+    // The trailer cut short (its first byte gone): the walk still ends at its last byte; no trailer is found, so the raw bytes to the walk's end are read.
+    const short = withBlocks(rawXmp(packet(written), TRAILER.subarray(1)));
+    expect(inspected(short, "gif")).toMatch(/^secret_detected: .*in its XMP application extension \(its entities decoded\)/);
+    expect(inspected(withBlocks(rawXmp(packet("quarterly"), TRAILER.subarray(1))), "gif")).toBe("published");
+    // In sub-blocks, the reference cut by a length byte (`&#9` | 5;): read joined, as a reader that walks them reads it.
+    const xmp = packet(written);
+    const cut = xmp.indexOf("&#95;") + 3;
+    const split = withBlocks(subBlockXmp(xmp, cut));
+    expect(inspected(split, "gif")).toMatch(/^secret_detected: .*in its XMP application extension's sub-blocks \(its entities decoded\)/);
+    expect(inspected(withBlocks(subBlockXmp(packet(token))), "gif")).toMatch(/^secret_detected: .*in an extension block/);
+    expect(inspected(withBlocks(subBlockXmp(packet("quarterly"), 100)), "gif")).toBe("published");
+    expect(inspected(withBlocks(subBlockXmp(packet(token.replace("_", "&#X5F;")), cut)), "gif")).toBe("published");
+    // A packet whose first bytes end the sub-blocks (3 bytes, a zero), then an image whose data runs over the rest of
+    // the packet into the trailer: a reader that reads to the trailer reads the key; the image's data is not read.
+    const early = Buffer.concat([HEAD, Buffer.from([3, 0x3c, 0x3f, 0x78, 0]), Buffer.from([0x2c, 0, 0, 0, 0, 1, 0, 1, 0, 0, 2, 0xf0]), Buffer.from(`<x:xmpmeta> deploy token ${token} </x:xmpmeta>`.padEnd(0xf0, " ")), TRAILER]);
+    expect(inspected(withBlocks(early), "gif")).toMatch(/^secret_detected: .*in its XMP application extension/);
+    // The file cut inside the trailer: its sub-blocks run past the end, damaged.
+    const whole = withBlocks(rawXmp(packet("quarterly")));
+    const trailerEnd = whole.indexOf(TRAILER) + TRAILER.length;
+    expect(inspected(whole.subarray(0, trailerEnd - 100), "gif")).toMatch(/^unscannable_content: .*a block runs past the end of the file/);
+  });
+
+  it("gives a verdict on extensions built against the reader (megabytes of 0xFF with and without an end, trailers cut short over and over, 20,000 packets inside one whose trailer ends the file; verdicts only)", () => {
+    const ff = Buffer.alloc(8 << 20, 0xff);
+    // Each 0xFF a length of 255: the walk hops 256 bytes at a time to the zero after them.
+    expect(inspected(withBlocks(Buffer.concat([HEAD, ff, Buffer.from([0])])), "gif")).toBe("published");
+    // Without it, the walk lands in the image after them: damaged, whatever it reads there.
+    expect(inspected(withBlocks(Buffer.concat([HEAD, ff])), "gif")).toMatch(/^unscannable_content: /);
+    // The trailer without its last byte, 30,000 times: the walk hops from each to the next; no whole trailer anywhere.
+    const shorts = Buffer.concat([HEAD, Buffer.concat(Array.from({ length: 30_000 }, () => TRAILER.subarray(0, 257))), Buffer.from([0])]);
+    expect(outcome(() => inspectBinary(withBlocks(shorts), "gif", "gif", NO_KNOWN_SECRETS))).toMatch(/^(published|unscannable_content: .*)$/);
+    // 20,000 XMP extensions whose sub-blocks end at once, each inside the first one's packet, which runs to a trailer after 4 MiB of image data.
+    const tiny = Buffer.concat([HEAD, Buffer.from([3, 0x3c, 0x3f, 0x78, 0])]);
+    const image = Buffer.concat([Buffer.from([0x2c, 0, 0, 0, 0, 1, 0, 1, 0, 0, 2]), Buffer.concat(Array.from({ length: 16_384 }, () => Buffer.concat([Buffer.from([0xff]), Buffer.alloc(255, 0x61)]))), Buffer.from([0xf0]), Buffer.alloc(0xf0, 0x61), TRAILER]);
+    expect(inspected(withBlocks(...Array.from({ length: 20_000 }, () => tiny), image), "gif")).toBe("published");
   });
 });
 

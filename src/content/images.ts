@@ -294,8 +294,47 @@ function skipEntropyCoded(b: Uint8Array, from: number): number {
   return b.length;
 }
 
+/** The 11 bytes that name an application extension holding an XMP packet (XMP specification part 3, 1.1.2). */
+const GIF_XMP_ID = "XMP DataXMP";
+/**
+ * What follows a GIF's XMP packet: 0x01, 0xFF down to 0x00, 0x00 (258
+ * bytes). The packet is written raw after the identifier, not in
+ * sub-blocks; a reader that walks sub-blocks takes its bytes as lengths and
+ * lands, wherever it lands in this trailer, on its last byte: the
+ * extension's terminator.
+ */
+const GIF_XMP_TRAILER = Buffer.from([0x01, ...Array.from({ length: 256 }, (_, i) => 0xff - i), 0x00]);
+
 export function inspectGif(b: Uint8Array, ctx: InspectContext): void {
   if (b.length < 13) throw ctx.unscannable("it is shorter than its header");
+  const buf = Buffer.from(b.buffer, b.byteOffset, b.length);
+  // The last magic trailer found (-1: none after the packet searched from; -2: not searched yet). A packet searches
+  // from its start only past it, and a packet never starts before the one read last ends: the file is searched once
+  // however many packets it holds.
+  let trailerAt = -2;
+  let rawReadTo = 0;
+  /**
+   * Scans the XMP packet of the application extension whose raw bytes start
+   * at `from` and whose sub-blocks end at `walkEnd`: exiftool and the XMP
+   * toolkit read those bytes as they are (its sub-blocks split a key and took
+   * its letters as lengths, so a key exiftool prints was published). They run
+   * to the magic trailer (the first after `from` in the file), or, without
+   * one, to the sub-blocks' end. A packet that starts inside one already read
+   * is read to its own sub-blocks' end: the rest was read with the other.
+   */
+  const scanGifXmp = (from: number, walkEnd: number) => {
+    let to = walkEnd - 1;
+    if (from >= rawReadTo) {
+      if (trailerAt !== -1 && trailerAt < from) {
+        trailerAt = buf.indexOf(GIF_XMP_TRAILER, from);
+      }
+      if (trailerAt >= 0) to = trailerAt;
+      rawReadTo = Math.max(to, walkEnd);
+    }
+    const xmp = b.subarray(from, Math.max(from, to));
+    ctx.scan("its XMP application extension", xmp, from);
+    scanXmpText(ctx, "its XMP application extension", xmp);
+  };
   let at = 13;
   if (b[10]! & 0x80) at += 3 * (1 << ((b[10]! & 0x07) + 1));
   const subBlocks = (from: number): { data: Buffer; end: number } => {
@@ -320,6 +359,11 @@ export function inspectGif(b: Uint8Array, ctx: InspectContext): void {
       const label = b[at + 1]!;
       const { data, end } = subBlocks(at + 2);
       if (label !== 0xf9) ctx.scan(label === 0xfe ? "its comment" : "an extension block", data);
+      if (label === 0xff && b[at + 2] === 11 && ascii(b, at + 3, 11) === GIF_XMP_ID) {
+        scanGifXmp(at + 14, end);
+        // Written in sub-blocks instead (no trailer), as some tools write it: a reader that joins them reads their XML.
+        scanXmpText(ctx, "its XMP application extension's sub-blocks", data.subarray(11));
+      }
       at = end;
     } else if (kind === 0x2c) {
       let i = at + 10;
