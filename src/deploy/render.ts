@@ -52,13 +52,16 @@ function fill(template: string, vars: Record<string, string>): string {
 const readTemplate = (relative: string) => fs.readFileSync(path.join(templateDir(), relative), "utf8");
 
 /**
- * The hardening block of a template: user/hardening.conf for the user units
- * (deploy/systemd/user/), which keeps only what a user manager applies
- * without a user namespace (that file says why); hardening.conf, shared by
- * every system service, for the others.
+ * The hardening block of a template: its scope's block (user/hardening.conf
+ * for the user units, deploy/systemd/user/, which adds nothing a user
+ * manager cannot apply without a user namespace: that file says why;
+ * hardening.conf, the namespaces, for every system service), then
+ * hardening-common.conf, what every service gets: one file each, so a
+ * setting both need (the system call filter) is written once.
  */
 function hardeningBlock(relative: string): string {
-  return relative.split("/")[0] === "user" ? "user/hardening.conf" : "hardening.conf";
+  const scope = relative.split("/")[0] === "user" ? "user/hardening.conf" : "hardening.conf";
+  return `${readTemplate(scope)}${readTemplate("hardening-common.conf")}`;
 }
 
 /**
@@ -67,7 +70,7 @@ function hardeningBlock(relative: string): string {
  */
 export function renderTemplate(relative: string, vars: Record<string, string>): string {
   const text = readTemplate(relative);
-  const withBlock = text.includes("@@HARDENING@@") ? text.replace(/^@@HARDENING@@\n/m, () => readTemplate(hardeningBlock(relative))) : text;
+  const withBlock = text.includes("@@HARDENING@@") ? text.replace(/^@@HARDENING@@\n/m, () => hardeningBlock(relative)) : text;
   return fill(withBlock, vars);
 }
 
