@@ -31,9 +31,14 @@ afterEach(() => h.cleanup());
 
 const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
+/** Prepares `files`; what a refusal leaves behind is asserted here for every caller: nothing in staging, no outbox file but those published. */
 function prepareJson(files: string[]) {
+  const before = leftBehind(h).outbox.length;
   const r = cli(["prepare", "--json", "--allow", "txt,md,csv,json,html", ...files], { env: h.env, cwd: work });
-  const doc = JSON.parse(r.stdout) as { media: { source: string }[]; media_dropped: { path: string; code: string; reason: string }[] };
+  const doc = JSON.parse(r.stdout) as { media: { source: string; reused: boolean }[]; media_dropped: { path: string; code: string; reason: string }[] };
+  const left = leftBehind(h);
+  expect(left.staging).toEqual([]);
+  expect(left.outbox).toHaveLength(before + doc.media.filter((m) => !m.reused).length);
   return { code: r.code, published: doc.media.map((m) => path.basename(m.source)), dropped: doc.media_dropped.map((d) => [path.basename(d.path), d.code, d.reason] as const) };
 }
 

@@ -44,7 +44,7 @@ import {
 import { readIfExists } from "./files.js";
 import { rootOwnedProblem } from "./root-owned.js";
 import { dotenvCodexHomeAuth, unitHermesEnvironment } from "./hermes-environment.js";
-import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, isTemplate, lenientDiskReader, onDisk, unitEnvironment, unitFiles, variableSource } from "./gateway-units.js";
+import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, isTemplate, lenientDiskReader, onDisk, unitEnvironment, unitFiles, unitHermesHome, variableSource } from "./gateway-units.js";
 import { MAX_PROFILES, MAX_WATCHED_PROFILES, PROFILE_WATCHES, listWatches, profileWatchPaths, watchUnitName } from "./gate-profiles.js";
 import { GATE_SECRETS_NEW_PATH, GATE_SECRETS_PATH, GATE_SECRETS_SERVICE, GATE_SERVICE, GATE_SOCKET_UNIT, WATCH_SERVICE } from "./render.js";
 import { type Systemctl, shellLine } from "./systemctl.js";
@@ -239,7 +239,7 @@ export function gateAgentChecks(scope: UnitScope, units: string[], systemctl: Sy
     const setters: string[] = [];
     const set = env.vars.get(LOCAL_OUTBOX_VAR);
     if (set?.value !== undefined) setters.push(`its unit (${escapeText(set.from ?? "?")})`);
-    const hermesHome = env.vars.get("HERMES_HOME")?.value ?? path.join(env.home, ".hermes");
+    const hermesHome = unitHermesHome(env.vars.get("HERMES_HOME")?.value) ?? path.join(env.home, ".hermes");
     const dotEnv = path.join(hermesHome, ".env");
     if (envFileSetsLocalOutbox(dotEnv, scope)) setters.push(escapeText(dotEnv));
     // The managed .env its Hermes loads (its HERMES_MANAGED_DIR's, set since install too, else /etc/hermes's), as install and gate-secrets resolve it.
@@ -527,12 +527,12 @@ function gatewayOwner(scope: UnitScope, unit: string, systemctl: Systemctl | und
   const read = lenientDiskReader(scope);
   const files = unitFiles(scope, unit, isTemplate(unit) ? undefined : systemctl);
   const env = unitEnvironment(scope, files, read);
-  const hermesHome = variableSource(scope, env, "HERMES_HOME", read).value;
+  const hermesHome = unitHermesHome(variableSource(scope, env, "HERMES_HOME", read).value);
   return {
     unit,
     ...(env.user ? { user: env.user } : {}),
     ...gatewayEnvironmentSources(scope, files, env),
-    ...(hermesHome && path.isAbsolute(hermesHome) ? { hermesHome } : {}),
+    ...(hermesHome ? { hermesHome } : {}),
     hermesEnvironment: unitHermesEnvironment(scope, env, read),
   };
 }

@@ -56,7 +56,7 @@ import { HERMES_STORE_DIRS, PROFILE_FILES, type ProfileCopyFile, USER_HOME_SECRE
 import { FatalError, errnoCode } from "../core/errors.js";
 import { escapeText, someOf } from "../core/escape.js";
 import { MAX_PROFILES, MAX_WATCHED_PROFILES, PROFILE_WATCHES, type Profile, type ProfileListing, type ProfileWatches, profileWatchPaths, takeProfiles } from "./gate-profiles.js";
-import { type ReadText, type UnitScope, unitEnvironment, unitFilesOnDisk, unitSearchPath, variableSource } from "./gateway-units.js";
+import { type ReadText, type UnitScope, unitEnvironment, unitFilesOnDisk, unitHermesHome, unitSearchPath, variableSource } from "./gateway-units.js";
 import { type EnvironmentIo, LOCAL_OUTBOX_VAR, dotenvCodexHomeAuth, dotenvSetsLocalOutbox, gatewayEnvironmentStores, unitHermesEnvironment } from "./hermes-environment.js";
 import { rootOwnedProblem } from "./root-owned.js";
 import { environmentAssignments, parseEnvFile, parseUnitText } from "./systemd-syntax.js";
@@ -759,7 +759,7 @@ function followGateway(g: GatewayFollow): void {
   const env = unitEnvironment(scope, files, lenient);
   // Its environment files, before they are read.
   watch(env.environmentFiles.flatMap((ref) => (ref.path !== undefined && !/[*?[]/.test(ref.path) ? [ref.path] : [])));
-  const hermesHome = variableSource(scope, env, "HERMES_HOME", read).value;
+  const hermesHome = unitHermesHome(variableSource(scope, env, "HERMES_HOME", read).value);
   const io: EnvironmentIo = {
     readFile: (file) => {
       watch([file]);
@@ -781,7 +781,7 @@ function followGateway(g: GatewayFollow): void {
       }),
   };
   const found = gatewayEnvironmentStores(
-    { unit, user: g.user.name, hermesHome: hermesHome !== undefined && path.isAbsolute(hermesHome) ? hermesHome : undefined, environment: unitHermesEnvironment(scope, env, read) },
+    { unit, user: g.user.name, hermesHome, environment: unitHermesEnvironment(scope, env, read) },
     {},
     io,
   );

@@ -282,6 +282,18 @@ export function variableSource(scope: UnitScope, env: UnitEnvironment, key: stri
 }
 
 /** The home `~` means for a gateway: its User='s home in a system unit, the user's own in a user unit. */
+/**
+ * The Hermes home a gateway's HERMES_HOME names, read as Hermes reads it
+ * (hermes_constants._hermes_home_from_env: stripped; empty is unset), or
+ * undefined: unset, or relative (to a working directory deploy cannot know),
+ * and then its user's ~/.hermes. One rule for install, gate-secrets and
+ * doctor.
+ */
+export function unitHermesHome(value: string | undefined): string | undefined {
+  const home = value?.trim();
+  return home && path.isAbsolute(home) ? home : undefined;
+}
+
 export function gatewayHome(scope: UnitScope, user: string | undefined): string {
   if (scope.scope === "user" || !user) return scope.home;
   return userByName(user, scope.root)?.home ?? scope.home;

@@ -47,6 +47,7 @@ import {
   templateOf,
   unitEnvironment,
   unitFiles,
+  unitHermesHome,
   variableSource,
 } from "./gateway-units.js";
 import {
@@ -241,7 +242,7 @@ function planGatewayUnit(
   for (const s of final.slice(1)) {
     if (s.value !== STRICT_VARS[s.key]) throw new FatalError("config_invalid", `--strict for ${escapeText(unit)} would do nothing: ${s.key} still comes from ${escapeText(s.from ?? "nowhere")}`);
   }
-  const hermesHome = variableSource(scope, env, "HERMES_HOME", read).value;
+  const hermesHome = unitHermesHome(variableSource(scope, env, "HERMES_HOME", read).value);
   const localOutbox = variableSource(scope, env, LOCAL_OUTBOX_VAR, read);
   return {
     files: planned,
@@ -249,7 +250,7 @@ function planGatewayUnit(
     // The gateway's own secrets (gate mode copies them).
     ...gatewayEnvironmentSources(scope, files, env),
     ...(env.user ? { user: env.user } : {}),
-    ...(hermesHome && path.isAbsolute(hermesHome) ? { hermesHome } : {}),
+    ...(hermesHome ? { hermesHome } : {}),
     ...(localOutbox.value !== undefined ? { localOutboxFrom: localOutbox.from ?? "the unit" } : {}),
     // Where its Hermes reads the Codex CLI's tokens and the managed scope (gate mode copies them).
     hermesEnvironment: unitHermesEnvironment(scope, env, read),

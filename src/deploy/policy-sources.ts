@@ -14,7 +14,7 @@ import path from "node:path";
 import { escapeText, quoteValue } from "../core/escape.js";
 import { ALLOW_DIRS_ENV, STRICT_ENV, TRUST_RECENT_ENV, TRUST_RECENT_SECONDS_ENV, isUnderRoot, parseAllowDirs, strictModeOn, trustRecentOn } from "../safety/gateway.js";
 import { readOperatorFileBytes } from "../safety/operator-file.js";
-import { type UnitScope, effectiveEnvironment, gatewayHome, onDisk } from "./gateway-units.js";
+import { type UnitScope, effectiveEnvironment, gatewayHome, onDisk, unitHermesHome } from "./gateway-units.js";
 import { readYaml } from "./hermes-config.js";
 import type { Systemctl } from "./systemctl.js";
 
@@ -293,7 +293,7 @@ export async function policyContexts(options: ContextOptions): Promise<PolicyCon
     const env = effectiveEnvironment(scope, options.unit, [...POLICY_VARS, "HERMES_HOME", "HERMES_MANAGED_DIR"], options.systemctl);
     home = env.home;
     user = env.user;
-    hermesHome = env.vars.get("HERMES_HOME")?.value || path.join(gatewayHome(scope, env.user), ".hermes");
+    hermesHome = unitHermesHome(env.vars.get("HERMES_HOME")?.value) ?? path.join(gatewayHome(scope, env.user), ".hermes");
     managedDir = env.vars.get("HERMES_MANAGED_DIR")?.value || managedDir;
     const unit: PolicySource = { kind: "unit", label: `the environment of ${escapeText(options.unit)}`, values: {}, written: {} };
     for (const v of POLICY_VARS) {
