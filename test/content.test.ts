@@ -2037,7 +2037,7 @@ describe("known secrets: the values of the Hermes .env files", () => {
       `    env: {INTERNAL_API_TOKEN: "${flowEnv}", LOG_LEVEL: debug, WORKSPACE: ${notSecret}}`,
       "  tracker:",
       "    url: https://mcp.tracker.example/sse",
-      `    headers: {X-Api-Key: ${flowHeader}, Accept: application/json} # the tracker`,
+      `    headers: {X-Api-Key: &key !!str ${flowHeader}, Accept: application/json} # the tracker`,
       "  files:",
       "    env:",
       `      FILES_TOKEN: !!str ${tagged}`,

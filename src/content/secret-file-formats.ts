@@ -149,17 +149,23 @@ function forEachYamlScalar(text: string, visit: (name: string, value: string) =>
   }
 }
 
-/** A node's tag (`!!str`, `!local`, `!<tag:…>`) or anchor (`&name`) and the blanks after it: at most one of each, before its value. */
-const PROPERTY = /^[!&][^ \t]*(?:[ \t]+|$)/;
-
 /** A value's text without its tag and anchor: the scalar after them is the value yaml.safe_load gives (`!!str` and `&a` change no scalar's text). */
 function withoutProperties(text: string): string {
-  for (let k = 0; k < 2; k++) {
-    const property = PROPERTY.exec(text);
-    if (!property) break;
-    text = text.slice(property[0].length);
+  return text.slice(afterProperties(text, 0, ""));
+}
+
+/**
+ * Where a node's value starts, past its tag (`!!str`, `!local`, `!<tag:…>`)
+ * and anchor (`&name`) at `from` and the blanks after each: at most one of
+ * each. A property ends at a blank, or in a flow collection at one of `ends`.
+ */
+function afterProperties(text: string, from: number, ends: string): number {
+  let i = from;
+  for (let k = 0; k < 2 && (text[i] === "!" || text[i] === "&"); k++) {
+    while (i < text.length && text[i] !== " " && text[i] !== "\t" && !ends.includes(text[i]!)) i++;
+    while (i < text.length && (text[i] === " " || text[i] === "\t")) i++;
   }
-  return text;
+  return i;
 }
 
 /** A block scalar's header: `|` (literal) or `>` (folded), its indentation and chomping indicators in either order, a comment. */
@@ -244,11 +250,7 @@ function forEachFlowPair(text: string, visit: (key: string, value: string) => vo
     if (text[i] !== ":") return;
     i++;
     blanks();
-    // Its tag or anchor.
-    for (let k = 0; k < 2 && (text[i] === "!" || text[i] === "&"); k++) {
-      while (i < text.length && !" \t,}".includes(text[i]!)) i++;
-      blanks();
-    }
+    i = afterProperties(text, i, ",}");
     const c = text[i];
     if (c === '"' || c === "'") {
       const quoted = readQuoted(text, i);
