@@ -312,12 +312,12 @@ export function inspectPdfSource(src: ByteSource, ctx: InspectContext): void {
     scanObjects(ctx, fonts, objects.upTo(dataAt), outsideFrom);
     objects = new Objects(src, end);
     const part = `the PDF stream at byte ${dataAt}`;
+    const { names: streamFilters, inArray } = filters(dict);
     // A font program's first bytes say whether it is a ToUnicode map (what startsAsCMap reads of them).
-    if (SKIPPED.test(dict) || IMAGE_FILTERS.test(dict) || (FONT_PROGRAM.test(dict) && !startsAsCMap(ctx, part, src.read(dataAt, Math.min(end - dataAt, 2048)), dict))) {
+    if (SKIPPED.test(dict) || IMAGE_FILTERS.test(dict) || (FONT_PROGRAM.test(dict) && !startsAsCMap(ctx, part, src.read(dataAt, Math.min(end - dataAt, 2048)), dict, streamFilters, inArray))) {
       at = end;
       continue;
     }
-    const { names: streamFilters, inArray } = filters(dict);
     // A decoded stream's bytes are read, not kept: the first filter makes its output of them (a copy of 40 MB held 40 MB more).
     let data: Uint8Array = streamFilters.length > 0 ? src.read(dataAt, end - dataAt) : readKept(src, dataAt, end - dataAt);
     const parms = streamFilters.length > 0 ? decodeParmsOf(dict, inArray) : [];
@@ -484,8 +484,7 @@ function pagesOfStreams(objects: readonly Buffer[]): Map<number, number> {
  * such streams would otherwise inflate without bound); one that does not
  * inflate is a font program, skipped as before.
  */
-function startsAsCMap(ctx: InspectContext, part: string, raw: Uint8Array, dict: string): boolean {
-  const { names: streamFilters, inArray } = filters(dict);
+function startsAsCMap(ctx: InspectContext, part: string, raw: Uint8Array, dict: string, streamFilters: readonly string[], inArray: boolean): boolean {
   if (streamFilters.length === 0) return opensAsCMap(raw);
   if (streamFilters.length > 1 || (streamFilters[0] !== "FlateDecode" && streamFilters[0] !== "Fl")) return false;
   if (predicted(ctx, decodeParmsOf(dict, inArray))) return true;
