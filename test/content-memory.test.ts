@@ -58,8 +58,7 @@ function preparePeak(file: string): { code: number | null; stderr: string; peak:
 
 describe("memory of the decoding", () => {
   it("holds a PDF content stream of 96 MiB of text, and a sheet of 96 MiB of XML, at less than 1.5 times their inflated bytes above a small PDF's prepare", () => {
-    const work = path.join(h.home, "work");
-    fs.mkdirSync(work);
+    const work = h.work;
     const stream = lines(96 * MiB, (words, n) => `BT /F1 12 Tf 72 ${n % 800} Td (${words} ${n}) Tj ET\n`);
     const packed = zlib.deflateSync(stream, { level: 1 });
     const page = (length: number) => [Buffer.from("<< /Type /Catalog /Pages 2 0 R >>"), Buffer.from("<< /Type /Pages /Kids [3 0 R] /Count 1 >>"), Buffer.from("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>"), Buffer.from(`<< /Length ${length} /Filter /FlateDecode >>\nstream\n`)];

@@ -41,8 +41,7 @@ const be32box = (n: number) => {
 let work: string;
 beforeEach(() => {
   h = makeHome();
-  work = path.join(h.home, "work");
-  fs.mkdirSync(work);
+  work = h.work;
 });
 afterEach(() => h.cleanup());
 

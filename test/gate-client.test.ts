@@ -33,8 +33,7 @@ describe("prepare through the gate", () => {
   let env: NodeJS.ProcessEnv;
   beforeAll(async () => {
     h = makeHome();
-    work = path.join(h.home, "work");
-    fs.mkdirSync(work);
+    work = h.work;
     gate = await startGate(h.home, h.env);
     env = { ...h.env, MEDIA_OUTBOX_SOCKET: gate.socket };
   });

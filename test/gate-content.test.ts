@@ -22,9 +22,8 @@ describe("serve: the content check", () => {
   let work: string;
   beforeAll(async () => {
     h = makeHome();
-    work = path.join(h.home, "work");
+    work = h.work;
     creds = path.join(h.home, "credentials");
-    fs.mkdirSync(work);
     fs.mkdirSync(creds);
     write(creds, "hermes-env-1", `# agent one\nMY_CUSTOM_SERVICE_KEY="${VALUE}"\nTELEGRAM_ALLOWED_USERS=123456789\n`);
     // Not a hermes-env credential: never read.

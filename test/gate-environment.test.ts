@@ -68,8 +68,7 @@ describe("the client's environment, through the gate", () => {
   let env: NodeJS.ProcessEnv;
   beforeAll(async () => {
     h = makeHome();
-    work = path.join(h.home, "work");
-    fs.mkdirSync(work);
+    work = h.work;
     // The gate knows none of the variables below: neither its environment nor its files hold them.
     gate = await startGate(h.home, { ...h.env, HERMES_HOME: path.join(h.home, "gate-home") });
     env = { ...h.env, MEDIA_OUTBOX_SOCKET: gate.socket };

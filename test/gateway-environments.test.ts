@@ -25,9 +25,8 @@ const watches: WatchProcess[] = [];
 
 beforeEach(() => {
   h = makeHome();
-  work = path.join(h.home, "work");
+  work = h.work;
   hermes = path.join(h.home, ".hermes");
-  fs.mkdirSync(work);
   fs.mkdirSync(hermes);
 });
 afterEach(async () => {

@@ -8,12 +8,14 @@ import { makePng } from "../src/core/png.js";
 export const ROOT = path.resolve(__dirname, "..");
 export const BIN = path.join(ROOT, "bin", "media-outbox");
 
-/** A temporary fake home with its own Hermes home; never the real one. */
-export function makeHome(): { home: string; outbox: string; env: NodeJS.ProcessEnv; cleanup: () => void } {
+/** A temporary fake home with its own Hermes home, and a work directory in it for a test's files; never the real one. */
+export function makeHome(): { home: string; outbox: string; work: string; env: NodeJS.ProcessEnv; cleanup: () => void } {
   const home = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mo-test-")));
+  const work = path.join(home, "work");
+  fs.mkdirSync(work);
   // A gate configured on the machine (/etc/media-outbox/config.json) must never be used by a test.
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, HERMES_HOME: path.join(home, ".hermes"), MEDIA_OUTBOX_SYSTEM_CONFIG: path.join(home, "no-system-config.json"), HERMES_MANAGED_DIR: path.join(home, "managed") };
-  return { home, outbox: path.join(home, ".hermes", "media_outbox"), env, cleanup: () => fs.rmSync(home, { recursive: true, force: true }) };
+  return { home, outbox: path.join(home, ".hermes", "media_outbox"), work, env, cleanup: () => fs.rmSync(home, { recursive: true, force: true }) };
 }
 
 export interface CliResult {

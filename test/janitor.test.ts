@@ -244,8 +244,7 @@ describe("janitor: race safety", () => {
   });
 
   it("a file reused by prepare during the sweep (fresh mtime) is kept", () => {
-    const work = path.join(h.home, "work");
-    fs.mkdirSync(work);
+    const work = h.work;
     const src = write(work, "report.txt", "the same bytes\n");
     expect(cli(["prepare", src], { env: h.env }).code).toBe(0);
     const published = age(path.join(h.outbox, "report.txt"), 20 * DAY);
@@ -264,8 +263,7 @@ describe("janitor: race safety", () => {
   });
 
   it("a file prepare reuses after the janitor's last look, right before its removal, is kept (chdir or not)", () => {
-    const work = path.join(h.home, "work");
-    fs.mkdirSync(work);
+    const work = h.work;
     const src = write(work, "report.txt", "the same bytes\n");
     for (const chdir of [false, true]) {
       const first = cli(["prepare", "--json", src], { env: h.env });

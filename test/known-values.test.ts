@@ -22,9 +22,8 @@ let work: string;
 let hermes: string;
 beforeEach(() => {
   h = makeHome();
-  work = path.join(h.home, "work");
+  work = h.work;
   hermes = path.join(h.home, ".hermes");
-  fs.mkdirSync(work);
   fs.mkdirSync(hermes, { recursive: true, mode: 0o700 });
 });
 afterEach(() => h.cleanup());

@@ -207,8 +207,7 @@ describe("prepare: refusals leave nothing behind", () => {
 describe("reuse against the janitor", () => {
   it("a file the janitor takes out of the outbox while prepare refreshes it for reuse is published anew, not reused", async () => {
     const { prepare } = await import("../src/prepare/prepare.js");
-    const work = path.join(h.home, "work");
-    fs.mkdirSync(work);
+    const work = h.work;
     const src = write(work, "chart.png", png(3));
     const first = await prepare(src, { env: h.env });
     const published = first.media[0]!.path;

@@ -16,8 +16,7 @@ let gateEnv: NodeJS.ProcessEnv;
 
 beforeAll(async () => {
   h = makeHome();
-  work = path.join(h.home, "work");
-  fs.mkdirSync(work);
+  work = h.work;
   gate = await startGate(h.home, h.env);
   gateEnv = { ...h.env, MEDIA_OUTBOX_SOCKET: gate.socket };
 });

@@ -10,9 +10,8 @@ let quarantine: string;
 
 beforeEach(() => {
   h = makeHome();
-  work = path.join(h.home, "work");
+  work = h.work;
   quarantine = path.join(h.home, ".hermes", ".media_outbox-state", "quarantine");
-  fs.mkdirSync(work);
 });
 afterEach(() => h.cleanup());
 

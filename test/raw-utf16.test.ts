@@ -203,8 +203,7 @@ describe("prepare: files scanned raw", () => {
   let work: string;
   beforeEach(() => {
     h = makeHome();
-    work = path.join(h.home, "work");
-    fs.mkdirSync(work);
+    work = h.work;
   });
   afterEach(() => h.cleanup());
 

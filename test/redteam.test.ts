@@ -23,8 +23,7 @@ let h: ReturnType<typeof makeHome>;
 let work: string;
 beforeEach(() => {
   h = makeHome();
-  work = path.join(h.home, "work");
-  fs.mkdirSync(work);
+  work = h.work;
 });
 afterEach(() => h.cleanup());
 

@@ -14,10 +14,9 @@ const running: WatchProcess[] = [];
 
 beforeEach(() => {
   h = makeHome();
-  work = path.join(h.home, "work");
+  work = h.work;
   drop = path.join(h.home, "drop");
   quarantine = path.join(h.home, ".hermes", ".media_outbox-state", "quarantine");
-  fs.mkdirSync(work);
 });
 afterEach(async () => {
   for (const w of running.splice(0)) await w.stop();
