@@ -97,6 +97,10 @@ describe("serve: the protocol", () => {
       [["POST /prepare?name=a.png HTTP/1.1\r\nContent-Length: nine\r\n\r\n"], 400, "bad_request"],
       [[head("/prepare?name=a.png", { "Transfer-Encoding": "chunked" }), "zz\r\nnot a chunk\r\n"], 400, "bad_request"],
       [[head("/prepare?name=a.png", { "X-Padding": "x".repeat(40_000) })], 431, "headers_too_large"],
+      // What node's parser takes and the gate does not speak: a request line without its version (HTTP/0.9), a coding besides chunked.
+      [["GET /health\r\n\r\n"], 400, "bad_request"],
+      [[head("/prepare?name=a.txt", { "Transfer-Encoding": "gzip, chunked" }), "3\r\nabc\r\n0\r\n\r\n"], 400, "bad_request"],
+      [[head("/prepare?name=a.txt", { "Transfer-Encoding": "chunked, chunked" }), "3\r\nabc\r\n0\r\n\r\n"], 400, "bad_request"],
     ];
     for (const [parts, status, code] of cases) {
       const r = await rawExchange(gate.socket, parts);

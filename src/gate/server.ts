@@ -117,6 +117,19 @@ const MALFORMED: Record<string, string> = {
   HPE_LF_EXPECTED: "a line does not end in CRLF",
 };
 
+/**
+ * What of a request node's parser takes is not the HTTP/1.1 the gate speaks:
+ * a request line without a version (HTTP/0.9, which llhttp reads as one), or
+ * a transfer coding other than chunked alone (`gzip, chunked` would make the
+ * body's bytes compressed ones, judged and published as they came).
+ */
+function unspokenHttp(req: http.IncomingMessage): string | undefined {
+  if (req.httpVersionMajor !== 1) return MALFORMED.HPE_INVALID_VERSION;
+  const coding = req.headers["transfer-encoding"];
+  if (coding !== undefined && coding.trim().toLowerCase() !== "chunked") return "the only Transfer-Encoding the gate reads is chunked, alone";
+  return undefined;
+}
+
 /** A complete answer written straight to a socket that has no request object (yet). */
 function rawAnswer(code: GateErrorCode, message: string): string {
   const status = STATUS_OF[code];
@@ -376,6 +389,8 @@ export class GateServer {
       if (!(err instanceof FatalError)) throw err;
       return this.sendError(conn, res, "bad_request", `${err.message}; nothing was published`);
     }
+    const unspoken = unspokenHttp(req);
+    if (unspoken) return this.sendError(conn, res, "bad_request", `${unspoken}; nothing was published; see the protocol in the README`);
     const { path, search } = target;
     if (path === PREPARE_PATH) {
       if (req.method !== "POST") return this.sendError(conn, res, "method_not_allowed", `${PREPARE_PATH} takes POST`, { Allow: "POST" });
