@@ -135,6 +135,9 @@ describe("an option the command does not take, or a value it does not fit", () =
     );
     // In a group of short letters, the first undeclared one is named.
     expect(first(["janitor", "-hz"])).toBe('media-outbox: usage error: unknown option "-z"');
+    // An option of one value given twice: which one was meant is not guessed (parseArgs would keep the last).
+    expect(first(["prepare", "--name", "a.png", "--name=b.png", "x.png"])).toBe("media-outbox: usage error: --name is given twice; it takes one value (give it once)");
+    expect(first(["janitor", "--retention", "1d", "--outbox", "/o", "--retention", "2d"])).toBe("media-outbox: usage error: --retention is given twice; it takes one value (give it once)");
   });
 
   it("with --json, the refusal is also the JSON error document on stdout, as for any other usage error", () => {
@@ -144,6 +147,7 @@ describe("an option the command does not take, or a value it does not fit", () =
       ["status", "--json", "--retention", "1d"],
       ["quarantine", "list", "--json", "-Q"],
       ["prepare", "--json", "x.png", "--outbox"],
+      ["prepare", "--json", "--name", "a.png", "--name", "b.png", "x.png"],
     ]) {
       const r = run(args);
       expect(r.code, r.stderr).toBe(2);

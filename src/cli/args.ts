@@ -9,11 +9,29 @@ export type Options = NonNullable<ParseArgsConfig["options"]>;
  * usage error (exit 2) whose message never echoes raw user text.
  */
 export function parseCommandArgs<O extends Options>(argv: string[], options: O, usage: string) {
+  let parsed;
   try {
-    return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true, tokens: true });
   } catch (e) {
     throw usageError(`${whatIsWrong(argv, options) ?? escapeText((e as Error).message)}\n${usage}`);
   }
+  const twice = givenTwice(parsed.tokens, options);
+  if (twice) throw usageError(`${twice} is given twice; it takes one value (give it once)\n${usage}`);
+  return { values: parsed.values, positionals: parsed.positionals };
+}
+
+/**
+ * The first option of one value given more than once (`--name a --name b`):
+ * parseArgs keeps the last, and which one the user meant is not ours to guess.
+ */
+function givenTwice(tokens: ReturnType<typeof lenientTokens>, options: Options): string | undefined {
+  const seen = new Set<string>();
+  for (const token of tokens) {
+    if (token.kind !== "option" || options[token.name]?.type !== "string" || options[token.name]?.multiple) continue;
+    if (seen.has(token.name)) return `--${token.name}`;
+    seen.add(token.name);
+  }
+  return undefined;
 }
 
 /**
