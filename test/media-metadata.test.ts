@@ -480,7 +480,7 @@ describe("text tracks (subtitles) in mp4 and mov", () => {
     expect(inspected(file, "mov")).toMatch(/^secret_detected: .*text track 2 \(sbtl\)/);
   });
 
-  it("refuses a sample index past its bounds or the file (a huge sample count, sizes past 16 MiB, chunk offsets past the end, tables cut short, a fragmented movie), each with its reason; stays linear on a crafted index; nothing left behind", async () => {
+  it("refuses a sample index past its bounds or the file (a huge sample count, sizes past 16 MiB, chunk offsets past the end, tables cut short), each with its reason; stays linear on a crafted index; nothing left behind", async () => {
     const clean = movie(["Hello there", "bye"]);
     /** `clean` with its text track's table `type` given `data` (the same size), and the rest as it is. */
     const patched = (type: string, edit: (file: Buffer, at: number) => void) => {
@@ -496,7 +496,6 @@ describe("text tracks (subtitles) in mp4 and mov", () => {
       ["offset.mov", patched("stco", (f, at) => f.writeUInt32BE(clean.length - 3, at + 8)), new RegExp(`its text track 2 \\(sbtl\\)'s samples at byte ${clean.length - 3} run past the end of the file`)],
       ["co-count.mov", patched("stco", (f, at) => f.writeUInt32BE(1_000_000, at + 4)), /its text track 2 \(sbtl\)'s stco box lists 1000000 entries, more than it holds/],
       ["sz-count.mov", patched("stsz", (f, at) => f.writeUInt32BE(50, at + 8)), /its text track 2 \(sbtl\)'s stsz box lists 50 entries, more than it holds/],
-      ["fragmented.mov", movie(["Hello"], { mvex: true }), /its text track 2 \(sbtl\) is in a fragmented movie, whose samples' tables \(moof\) this check does not read/],
     ];
     for (const [name, file, why] of cases) expect(inspected(file, "mov"), name).toMatch(new RegExp(`^unscannable_content: .*${why.source}`));
     const refused = await judge(cases.map(([name, file]) => write(work, name, file)));
@@ -513,6 +512,11 @@ describe("text tracks (subtitles) in mp4 and mov", () => {
     // No sample in any of its 2,000,000 chunks: each chunk looked at once.
     const empty = Buffer.concat([QT_FTYP, box("moov", trak("sbtl", "tx3g", [5, 5], Array.from({ length: 2_000_000 }, () => 8), { perChunk: 0 }))]);
     expect(inspected(empty, "mov")).toBe("published");
+  });
+
+  it("reads a movie's samples as before when it also has fragment defaults (mvex) and no fragment: it was refused as a fragmented movie", () => {
+    expect(inspected(movie(["Hello", `deploy ${token}`], { mvex: true }), "mov")).toMatch(/^secret_detected: .*text track 2 \(sbtl\)/);
+    expect(inspected(movie(["Hello"], { mvex: true }), "mov")).toBe("published");
   });
 });
 
@@ -653,5 +657,105 @@ describe("text tracks (subtitles) in WebM and Matroska", () => {
     const refused = await judge(cases.map(([name, file]) => write(work, name, file)));
     expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code])).toEqual(cases.map(([name]) => [name, "unscannable_content"]));
     expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+  });
+});
+
+describe("text tracks in a fragmented mp4 (moof > traf > tfhd, trun: ffmpeg -movflags frag_keyframe+empty_moov; the red team's 30b/10)", () => {
+  const full = (...data: Buffer[]) => Buffer.concat([be32(0), ...data]);
+  const flagged = (flags: number, ...data: Buffer[]) => Buffer.concat([be32(flags), ...data]);
+  const be16 = (n: number) => Buffer.from([n >> 8, n & 0xff]);
+  /** How the fragments place their samples: an absolute base (ffmpeg's default), the moof as base (default_base_moof), or nothing (each traf's data after the one before). */
+  type Base = "absolute" | "moof" | "none";
+  type Frag = { base?: Base; format?: string; sizes?: "trun" | "tfhd" | "trex"; cueLength?: number };
+  /** An empty-moov track: its tkhd (track ID `id`), its handler and its one sample description, no samples. */
+  const emptyTrak = (id: number, handler: string, format: string) =>
+    box("trak", box("tkhd", Buffer.from([0, 0, 0, 3]), be32(0), be32(0), be32(id), Buffer.alloc(68)), box("mdia", box("mdhd", full(Buffer.alloc(20))), box("hdlr", full(be32(0), Buffer.from(handler, "latin1"), Buffer.alloc(12), Buffer.from("Handler\0"))), box("minf", box("stbl", box("stsd", full(be32(1), box(format, Buffer.alloc(30)))), box("stts", full(be32(0))), box("stsc", full(be32(0))), box("stsz", full(be32(0), be32(0))), box("stco", full(be32(0)))))));
+  const cueSample = (text: string, format: string) => (format === "wvtt" ? box("vttc", box("payl", Buffer.from(text))) : Buffer.concat([be16(Buffer.byteLength(text)), Buffer.from(text)]));
+  const VIDEO = Buffer.alloc(300, 0x11);
+  /** A track fragment of track `id` whose one sample of `size` bytes lies at `offset` (from its base, per `base`), its size where `sizes` says. */
+  const traf = (id: number, size: number, base: Base, baseAt: number, offset: number | undefined, sizes: "trun" | "tfhd" | "trex") => {
+    const tfhdFlags = (base === "absolute" ? 0x01 : 0) | (sizes === "tfhd" ? 0x10 : 0) | (base === "moof" ? 0x20000 : 0);
+    const tfhd = box("tfhd", flagged(tfhdFlags, be32(id), ...(base === "absolute" ? [be32(0), be32(baseAt)] : []), ...(sizes === "tfhd" ? [be32(size)] : [])));
+    const trunFlags = (offset === undefined ? 0 : 0x01) | 0x100 | (sizes === "trun" ? 0x200 : 0);
+    const trun = box("trun", flagged(trunFlags, be32(1), ...(offset === undefined ? [] : [be32(offset)]), be32(1000), ...(sizes === "trun" ? [be32(size)] : [])));
+    return box("traf", tfhd, box("tfdt", full(be32(0))), trun);
+  };
+  /** A fragment (moof, then mdat: the video's sample, then the cue's) at `at` in the file. */
+  const fragment = (cue: Buffer, at: number, f: Frag) => {
+    const base = f.base ?? "absolute";
+    const sizes = f.sizes ?? "trun";
+    const build = (moofSize: number) => {
+      const dataAt = at + moofSize + 8;
+      // Offsets from the base: the moof's start (moof, and a first traf with none), or the file's start (absolute, baseAt 0).
+      const videoOffset = base === "absolute" ? dataAt : dataAt - at;
+      const textOffset = base === "none" ? undefined : videoOffset + VIDEO.length;
+      return box("moof", box("mfhd", full(be32(1))), traf(1, VIDEO.length, base, 0, videoOffset, "trun"), traf(2, cue.length, base, 0, textOffset, sizes));
+    };
+    const moof = build(build(0).length);
+    return Buffer.concat([moof, box("mdat", VIDEO, cue)]);
+  };
+  /** A fragmented mp4 (empty moov with mvex; one fragment per cue) of a video track (1) and a text track (2). */
+  const fragmented = (cues: string[], f: Frag = {}) => {
+    const format = f.format ?? "tx3g";
+    const samples = cues.map((c) => cueSample(f.cueLength ? c.padEnd(f.cueLength) : c, format));
+    const ftyp = box("ftyp", Buffer.from("isom"), be32(0x200), Buffer.from("isomiso6mp41"));
+    const trex = (id: number, size: number) => box("trex", full(be32(id), be32(1), be32(0), be32(size), be32(0)));
+    const moov = box("moov", box("mvhd", full(Buffer.alloc(96))), emptyTrak(1, "vide", "avc1"), emptyTrak(2, format === "wvtt" ? "text" : "sbtl", format), box("mvex", trex(1, 0), trex(2, f.sizes === "trex" ? samples[0]!.length : 0)));
+    const parts = [ftyp, moov];
+    let at = ftyp.length + moov.length;
+    for (const sample of samples) {
+      const part = fragment(sample, at, f);
+      parts.push(part);
+      at += part.length;
+    }
+    return Buffer.concat(parts);
+  };
+
+  it("reads the text samples through each fragment's track runs, however the fragments place them; publishes clean subtitles; never reads the video's samples; nothing left behind", async () => {
+    const layouts: [string, Frag][] = [
+      ["an absolute base data offset (ffmpeg's default)", {}],
+      ["the moof as base (default_base_moof)", { base: "moof" }],
+      ["no base, no data offset: each track fragment's data after the one before", { base: "none" }],
+      ["sizes in tfhd", { sizes: "tfhd", cueLength: 60 }],
+      ["sizes in trex", { sizes: "trex", cueLength: 60 }],
+      ["WebVTT", { format: "wvtt" }],
+    ];
+    for (const [what, f] of layouts) {
+      expect(inspected(fragmented(["Hello there", `deploy token ${token}`, "bye"], f), "mp4"), what).toMatch(/^secret_detected: .*in its text track 2 \((sbtl|text)\)/);
+      expect(inspected(fragmented(["Hello there", "the build is green"], f), "mp4"), what).toBe("published");
+    }
+    // A key cut over two fragments' cues is read whole: the track's text is one text, as for a movie that is not fragmented.
+    const half = token.length >> 1;
+    expect(inspected(fragmented([`deploy ${token.slice(0, half)}`, token.slice(half)]), "mp4")).toMatch(/^secret_detected: .*text track 2/);
+    const refused = await judge([write(work, "fragmented.mp4", fragmented(["Hello", `deploy token ${token}`]))]);
+    expect(refused.media_dropped.map((d) => [d.code, d.reason.includes(token)])).toEqual([["secret_detected", false]]);
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+    const published = await judge([write(work, "clean.mp4", fragmented(["Hello there", "the build is green"], { base: "moof" }))]);
+    expect(published.media_dropped).toEqual([]);
+  });
+
+  it("refuses a track run past its box or the file, a track fragment header cut short, and more samples than the bound, each with its reason; stays linear on a crafted run; nothing left behind", async () => {
+    const clean = fragmented(["Hello there", "bye"]);
+    /** `clean` with its last box of `type` edited (the text track's: its traf is the moof's last). */
+    const patched = (type: string, edit: (file: Buffer, at: number) => void) => {
+      const file = Buffer.from(clean);
+      edit(file, file.lastIndexOf(type, undefined, "latin1") + 4);
+      return file;
+    };
+    const cases: [string, Buffer, RegExp][] = [
+      ["run-count.mp4", patched("trun", (f, at) => f.writeUInt32BE(1_000_000, at + 4)), /the trun box of text track 2 \(sbtl\)'s fragment in movie fragment at byte \d+ lists 1000000 samples, more than it holds/],
+      ["run-offset.mp4", patched("trun", (f, at) => f.writeUInt32BE(0x7ffffff0, at + 8)), /its text track 2 \(sbtl\)'s fragment in movie fragment at byte \d+'s samples at byte \d+ run past the end of the file/],
+      ["base-offset.mp4", patched("tfhd", (f, at) => f.writeUInt32BE(7, at + 8)), /samples at byte \d+ run past the end of the file/],
+      ["run-size.mp4", patched("trun", (f, at) => f.writeUInt32BE(0xffffffff, at + 16)), /run past the end of the file/],
+      ["tfhd-cut.mp4", patched("tfhd", (f, at) => f.writeUInt32BE(0x3b, at)), /the tfhd box of a track fragment of its movie fragment at byte \d+ is cut short/],
+      // A run of 4,294,967,295 samples of trex's default size, none listed: refused by the sample bound, never walked.
+      ["run-many.mp4", patched("trun", (f, at) => (f.writeUInt32BE(0x000001, at), f.writeUInt32BE(0xffffffff, at + 4))), /its text tracks hold more than 100,000 samples/],
+    ];
+    for (const [name, file, why] of cases) expect(inspected(file, "mp4"), name).toMatch(new RegExp(`^unscannable_content: .*${why.source}`));
+    const refused = await judge(cases.map(([name, file]) => write(work, name, file)));
+    expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code])).toEqual(cases.map(([name]) => [name, "unscannable_content"]));
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+    // 20,000 fragments of an empty cue each: read.
+    expect(inspected(fragmented(Array.from({ length: 20_000 }, () => "")), "mp4")).toBe("published");
   });
 });
