@@ -8,11 +8,11 @@ import fs from "node:fs";
 import path from "node:path";
 import zlib from "node:zlib";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { inspectBinary, inspectFile, readsRanges } from "../src/content/carriers.js";
+import { inspectAppendedZip, inspectBinary, inspectFile, readsRanges } from "../src/content/carriers.js";
 import { NO_KNOWN_SECRETS } from "../src/content/known.js";
 import { DEFAULT_ALLOW } from "../src/config/config.js";
 import { prepare } from "../src/prepare/prepare.js";
-import { CORPUS_EXTRA_ALLOW, gif, mp4, positives, wav } from "./corpus.js";
+import { CORPUS_EXTRA_ALLOW, gif, mp4, pdf, positives, wav } from "./corpus.js";
 import { NOTHING_LEFT, leftBehind, makeHome, outcome, write } from "./helpers.js";
 
 let h: ReturnType<typeof makeHome>;
@@ -227,6 +227,92 @@ describe("an XMP packet with its entities decoded (XMP is XML: exiftool prints `
     const refused = await judge([write(work, "xmp.jpg", xmpJpeg(xmp)), write(work, "xmp.png", png("XML:com.adobe.xmp", xmp, true)), write(work, "xmp.webp", webp(xmp))]);
     expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code])).toEqual([["xmp.jpg", "secret_detected"], ["xmp.png", "secret_detected"], ["xmp.webp", "secret_detected"]]);
     for (const d of refused.media_dropped) expect(d.reason).not.toContain(token.slice(4, 12));
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+  });
+
+  /** A PDF whose XMP metadata stream (/Type /Metadata, uncompressed or deflated) holds `xmp`. */
+  const xmpPdf = (xmp: Buffer, deflate = false) => {
+    const body = deflate ? zlib.deflateSync(xmp) : xmp;
+    return pdf("Report", false, [Buffer.concat([Buffer.from(`<< /Type /Metadata /Subtype /XML /Length ${body.length}${deflate ? " /Filter /FlateDecode" : ""} >>\nstream\n`), body, Buffer.from("\nendstream")])]);
+  };
+  /** A little-endian TIFF of one 8-pixel strip whose IFD0 holds the XMP `xmp` in tag 700 (BYTE) and points to the next IFD at `next`. */
+  const xmpTiff = (xmp: Buffer, patch: (ifd: Buffer) => void = () => {}) => {
+    const entries = 4;
+    const ifd = Buffer.alloc(2 + 12 * entries + 4);
+    const xmpAt = 8 + ifd.length;
+    const pixelsAt = xmpAt + xmp.length;
+    ifd.writeUInt16LE(entries, 0);
+    const tags: [number, number, number, number][] = [[256, 4, 1, 8], [257, 4, 1, 1], [273, 4, 1, pixelsAt], [700, 1, xmp.length, xmpAt]];
+    tags.forEach(([tag, type, count, value], i) => {
+      ifd.writeUInt16LE(tag, 2 + 12 * i);
+      ifd.writeUInt16LE(type, 4 + 12 * i);
+      ifd.writeUInt32LE(count, 6 + 12 * i);
+      ifd.writeUInt32LE(value, 10 + 12 * i);
+    });
+    patch(ifd);
+    return Buffer.concat([Buffer.from([0x49, 0x49, 42, 0, 8, 0, 0, 0]), ifd, xmp, Buffer.alloc(8, 0x80)]);
+  };
+  /** What the raw-format reader concludes of a TIFF (its bytes are scanned raw: prepare's other half). */
+  const tiffInspected = (file: Buffer) => {
+    const fd = fs.openSync(write(work, "read.tif", file), "r");
+    try {
+      return outcome(() => inspectAppendedZip(fd, file.length, "tif", NO_KNOWN_SECRETS, "tif"));
+    } finally {
+      fs.closeSync(fd);
+    }
+  };
+  const XMP_UUID = Buffer.from("be7acfcb97a942e89c71999491e3afac", "hex");
+  /** An mp4 (corpus's) with `xmp` where `where` says: a top-level uuid box, QuickTime's moov > udta > XMP_, or ISO's moov > meta > xml. */
+  const xmpMp4 = (xmp: Buffer, where: "uuid" | "XMP_" | "meta") => {
+    const base = topBoxes(mp4("a clip"));
+    if (where === "uuid") return Buffer.concat([...base.map(([, whole]) => whole), box("uuid", XMP_UUID, xmp)]);
+    const inner = where === "XMP_" ? box("udta", box("XMP_", xmp)) : box("meta", be32(0), box("hdlr", be32(0), be32(0), Buffer.from("mp7t"), Buffer.alloc(13)), box("xml ", be32(0), xmp));
+    // The moov grows at its end; mp4's moov comes after its mdat, so no offset moves.
+    return Buffer.concat(base.map(([type, whole]) => (type === "moov" ? box("moov", whole.subarray(8), inner) : whole)));
+  };
+
+  it("reads a PDF's XMP metadata stream, a TIFF's tag 700 and an mp4's XMP (uuid box, udta > XMP_, meta > xml) with their references decoded, through the one XMP reading; clean packets published; nothing left behind", async () => {
+    const xmp = packet(written);
+    expect(inspected(xmpPdf(xmp), "pdf")).toMatch(/^secret_detected: .*in the XMP metadata of the PDF stream at byte \d+ \(its entities decoded\)/);
+    expect(inspected(xmpPdf(xmp, true), "pdf")).toMatch(/^secret_detected: .*XMP metadata of the PDF stream at byte \d+ \(its entities decoded\)/);
+    expect(tiffInspected(xmpTiff(xmp))).toMatch(/^secret_detected: .*in its XMP \(tag 700\) \(its entities decoded\)/);
+    // A packet of four bytes or fewer lies in the entry itself.
+    expect(tiffInspected(xmpTiff(Buffer.from("&#9;"), (ifd) => ifd.writeUInt32LE(4, 6 + 36)))).toBe("published");
+    expect(inspected(xmpMp4(xmp, "uuid"), "mp4")).toMatch(/^secret_detected: .*in its XMP box \(uuid\) \(its entities decoded\)/);
+    expect(inspected(xmpMp4(xmp, "XMP_"), "mp4")).toMatch(/^secret_detected: .*in its XMP box \(udta > XMP_\) \(its entities decoded\)/);
+    expect(inspected(xmpMp4(xmp, "meta"), "mp4")).toMatch(/^secret_detected: .*in its XML box \(meta > xml\) \(its entities decoded\)/);
+    for (const text of [token.replace("_", "&#X5F;"), "quarterly report &amp; &#169; 2026 &lt;draft&gt;"]) {
+      const clean = packet(text);
+      expect(inspected(xmpPdf(clean, true), "pdf"), text).toBe("published");
+      expect(tiffInspected(xmpTiff(clean)), text).toBe("published");
+      for (const where of ["uuid", "XMP_", "meta"] as const) expect(inspected(xmpMp4(clean, where), "mp4"), `${where} ${text}`).toBe("published");
+    }
+    // Another uuid box's bytes are not read as XMP.
+    expect(inspected(Buffer.concat([mp4("a clip"), box("uuid", Buffer.alloc(16, 1), xmp)]), "mp4")).toBe("published");
+
+    const refused = await judge([write(work, "xmp.pdf", xmpPdf(xmp, true)), write(work, "xmp.tiff", xmpTiff(xmp)), write(work, "xmp.mp4", xmpMp4(xmp, "uuid"))]);
+    expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code])).toEqual([["xmp.pdf", "secret_detected"], ["xmp.tiff", "secret_detected"], ["xmp.mp4", "secret_detected"]]);
+    for (const d of refused.media_dropped) expect(d.reason).not.toContain(token.slice(4, 12));
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+    const published = await judge([write(work, "clean.pdf", xmpPdf(packet("a report"), true)), write(work, "clean.tiff", xmpTiff(packet("a photo &amp; more"))), write(work, "clean.mp4", xmpMp4(packet("a clip"), "meta"))]);
+    expect(published.media_dropped).toEqual([]);
+  });
+
+  it("refuses a TIFF whose XMP or IFD lies past its end, whose IFDs loop, and an mp4 whose XMP box runs past its end, each with its reason; nothing left behind", async () => {
+    const xmp = packet("a photo");
+    const cases: [string, Buffer, RegExp][] = [
+      ["xmp-past.tiff", xmpTiff(xmp, (ifd) => ifd.writeUInt32LE(0x7ffffff0, 10 + 36)), /its XMP \(tag 700\) of \d+ bytes at byte 2147483632 runs past the end of the file/],
+      ["xmp-count.tiff", xmpTiff(xmp, (ifd) => ifd.writeUInt32LE(0x7ffffff0, 6 + 36)), /its XMP \(tag 700\) of 2147483632 bytes at byte \d+ runs past the end of the file/],
+      ["ifd-count.tiff", xmpTiff(xmp, (ifd) => ifd.writeUInt16LE(0xffff, 0)), /its IFD at byte 8 lists 65535 entries, more than the file holds/],
+      ["ifd-next.tiff", xmpTiff(xmp, (ifd) => ifd.writeUInt32LE(0x7ffffff0, 2 + 48)), /its IFD at byte 2147483632 lies past the end of the file/],
+      ["ifd-loop.tiff", xmpTiff(xmp, (ifd) => ifd.writeUInt32LE(8, 2 + 48)), /its IFDs loop \(the IFD at byte 8 is named twice\)/],
+    ];
+    for (const [name, file, why] of cases) expect(tiffInspected(file), name).toMatch(new RegExp(`^unscannable_content: .*${why.source}`));
+    const uuidPast = Buffer.concat([mp4("a clip"), be32(1000), Buffer.from("uuid"), XMP_UUID, xmp]);
+    expect(inspected(uuidPast, "mp4")).toMatch(/^unscannable_content: .*its uuid box runs past the end of the file/);
+    const all: [string, Buffer][] = [...cases.map(([name, file]): [string, Buffer] => [name, file]), ["uuid-past.mp4", uuidPast]];
+    const refused = await judge(all.map(([name, file]) => write(work, name, file)));
+    expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code])).toEqual(all.map(([name]) => [name, "unscannable_content"]));
     expect(leftBehind(h)).toEqual(NOTHING_LEFT);
   });
 

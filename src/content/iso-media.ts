@@ -17,6 +17,7 @@ import type { ByteSource } from "./byte-source.js";
 import { ascii, u32be } from "./bytes.js";
 import type { InspectContext } from "./inspect.js";
 import { TextSamples } from "./text-tracks.js";
+import { scanXmpText } from "./xml-text.js";
 
 /** A box inside a box held in memory: its type, where its data starts and where it ends. */
 interface Box {
@@ -103,6 +104,7 @@ export function inspectIsoMedia(src: ByteSource, ctx: InspectContext): void {
     if (type !== "mdat") {
       const box = src.read(at, size);
       ctx.scan(`its ${type} box`, box, at);
+      readXmp(ctx, box, { type, dataAt: header, end: size }, 0);
       if (type === "moov") readMovie(src, ctx, movie, box, header, false);
       if (type === "moof") fragments.push({ at, header, size });
     }
@@ -421,6 +423,31 @@ function captionText(sample: Uint8Array, fields: [Uint8Array[], Uint8Array[]]): 
   }
 }
 
+/** The UUID of the box that holds an mp4's XMP packet at the file's top (XMP specification part 3, 1.2.7.1). */
+const XMP_UUID = "be7acfcb97a942e89c71999491e3afac";
+/** The boxes on the way to an XMP packet: QuickTime's (moov > udta > XMP_) and ISO's (meta > xml , in the file, the moov or a track). */
+const XMP_CONTAINERS = new Set(["moov", "trak", "udta", "meta"]);
+
+/**
+ * Scans the XMP packets in `box` (of `b`, already scanned as it is) also
+ * with their entities decoded (xml-text.ts scanXmpText, as a JPEG's): a
+ * top-level uuid box of XMP_UUID, QuickTime's XMP_ box, an ISO meta box's
+ * xml box; down four containers at most (moov > trak > udta > meta). A container whose boxes do not
+ * tile it is not looked into (its bytes were scanned as they are).
+ */
+function readXmp(ctx: InspectContext, b: Uint8Array, box: Box, depth: number): void {
+  const data = b.subarray(box.dataAt, box.end);
+  if (box.type === "uuid" && data.length >= 16 && Buffer.from(data.subarray(0, 16)).toString("hex") === XMP_UUID) scanXmpText(ctx, "its XMP box (uuid)", data.subarray(16));
+  else if (box.type === "XMP_") scanXmpText(ctx, "its XMP box (udta > XMP_)", data);
+  // A full box: its version and flags, then the XML.
+  else if (box.type === "xml " && data.length >= 4) scanXmpText(ctx, "its XML box (meta > xml)", data.subarray(4));
+  else if (XMP_CONTAINERS.has(box.type) && depth < 4) {
+    // ISO's meta is a full box (version and flags before its children); QuickTime's is not: its first child's size is not 0.
+    const from = box.type === "meta" && data.length >= 4 && u32be(data, 0) === 0 ? box.dataAt + 4 : box.dataAt;
+    for (const child of boxesIn(b, from, box.end) ?? []) readXmp(ctx, b, child, depth + 1);
+  }
+}
+
 /** The name a compressed movie header's part goes by. */
 const CMOV = "its compressed movie header (moov > cmov)";
 
@@ -445,5 +472,6 @@ function readCompressedMovie(src: ByteSource, ctx: InspectContext, movie: Movie,
   ctx.scan(CMOV, header);
   const inner = boxesIn(header, 0, header.length);
   if (inner === undefined || inner.length === 0 || inner[0]!.type !== "moov") throw ctx.unscannable(`${CMOV} does not inflate to a moov box`);
+  readXmp(ctx, header, inner[0]!, 0);
   readMovie(src, ctx, movie, header.subarray(0, inner[0]!.end), inner[0]!.dataAt, true);
 }
