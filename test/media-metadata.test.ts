@@ -701,6 +701,56 @@ describe("text tracks (subtitles) in WebM and Matroska", () => {
     expect(published.media_dropped).toEqual([]);
   });
 
+  /**
+   * A Blu-ray TextST dialog presentation segment (as mkvmerge puts one in
+   * a block): its descriptor, two times, a palette update (a 5-byte entry)
+   * when `palette`, one region whose data is `text`'s pieces between `|`
+   * as text entries with a font style change between two, `\n` a line
+   * break entry. `patch` edits the segment after it is made.
+   */
+  const textst = (text: string, palette = true, patch: (s: Buffer) => void = () => {}) => {
+    const entries = text.split("\n").map((line) => Buffer.concat(line.split("|").map((piece, i) => Buffer.concat([...(i > 0 ? [Buffer.from([0x1b, 0x03, 1, 0x01])] : []), Buffer.from([0x1b, 0x01, Buffer.byteLength(piece)]), Buffer.from(piece)]))));
+    const data = Buffer.concat(entries.flatMap((e, i) => (i > 0 ? [Buffer.from([0x1b, 0x0a, 0]), e] : [e])));
+    const body = Buffer.concat([Buffer.from([0, 0, 0, 0, 0x10, 0, 0, 0, 0, 0x20]), Buffer.from([palette ? 0x80 : 0]), ...(palette ? [Buffer.from([0, 5, 1, 0x10, 0x80, 0x80, 0xff])] : []), Buffer.from([1, 0, 0, data.length >> 8, data.length & 0xff]), data]);
+    const segment = Buffer.concat([Buffer.from([0x82, body.length >> 8, body.length & 0xff]), body]);
+    patch(segment);
+    return segment;
+  };
+  const textstMkv = (frames: Buffer[]) => mkv(frames.map((_, i) => String(i)), { codec: "S_HDMV/TEXTST", encode: (f) => frames[Number(f.toString())]! });
+
+  it("reads a Blu-ray TextST track's text (S_HDMV/TEXTST: its text entries, a style change between two joined); publishes clean subtitles; nothing left behind", async () => {
+    const half = token.length >> 1;
+    // The key cut by a style change: its bytes never hold it whole.
+    const cut = textst(`Hello there\ndeploy token ${token.slice(0, half)}|${token.slice(half)}`);
+    expect(cut.includes(token)).toBe(false);
+    expect(inspected(textstMkv([textst("Hello"), cut]), "mkv")).toMatch(/^secret_detected: .*in its text track 2/);
+    expect(inspected(textstMkv([textst(`no palette ${token.slice(0, half)}|${token.slice(half)}`, false)]), "mkv")).toMatch(/^secret_detected: .*in its text track 2/);
+    expect(inspected(textstMkv([textst("Hello there\nthe build|is green"), textst("bye", false)]), "mkv")).toBe("published");
+    const refused = await judge([write(work, "textst.mkv", textstMkv([cut]))]);
+    expect(refused.media_dropped.map((d) => [d.code, d.reason.includes(token)])).toEqual([["secret_detected", false]]);
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+    const published = await judge([write(work, "clean-textst.mkv", textstMkv([textst("Hello there|, friend")]))]);
+    expect(published.media_dropped).toEqual([]);
+  });
+
+  it("refuses a TextST frame whose lengths run past its end, or that is no dialog presentation segment, with its reason; nothing left behind", async () => {
+    const why = /its text track 2's block at byte \d+ is no TextST dialog presentation segment, or one whose lengths run past its end/;
+    const cases: [string, Buffer][] = [
+      ["segment-size.mkv", textstMkv([textst("Hello", true, (s) => s.writeUInt16BE(0xffff, 1))])],
+      ["palette.mkv", textstMkv([textst("Hello", true, (s) => s.writeUInt16BE(0xfff0, 14))])],
+      // The region's data length (after its flags and style), past the segment.
+      ["region.mkv", textstMkv([textst("Hello", false, (s) => s.writeUInt16BE(0xfff0, 17))])],
+      // The text entry's length (after 0x1B and its type), past the region.
+      ["entry.mkv", textstMkv([textst("Hello", false, (s) => (s[21] = 0xf0))])],
+      ["regions.mkv", textstMkv([textst("Hello", false, (s) => (s[14] = 200))])],
+      ["style-segment.mkv", textstMkv([textst("Hello", false, (s) => (s[0] = 0x81))])],
+    ];
+    for (const [name, file] of cases) expect(inspected(file, "mkv"), name).toMatch(new RegExp(`^unscannable_content: .*${why.source}`));
+    const refused = await judge(cases.map(([name, file]) => write(work, name, file)));
+    expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code])).toEqual(cases.map(([name]) => [name, "unscannable_content"]));
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+  });
+
   it("refuses an encoding it does not read, more text blocks or bytes than its bounds, and a damaged cluster, each with its reason; nothing left behind", async () => {
     const many = (n: number) => mkv(Array.from({ length: n }, () => "a"), { sized: true });
     const cases: [string, Buffer, RegExp][] = [
