@@ -886,6 +886,12 @@ describe("text tracks in a fragmented mp4 (moof > traf > tfhd, trun: ffmpeg -mov
       ["tfhd-cut.mp4", patched("tfhd", (f, at) => f.writeUInt32BE(0x3b, at)), /the tfhd box of a track fragment of its movie fragment at byte \d+ is cut short/],
       // A run of 4,294,967,295 samples of trex's default size, none listed: refused by the sample bound, never walked.
       ["run-many.mp4", patched("trun", (f, at) => (f.writeUInt32BE(0x000001, at), f.writeUInt32BE(0xffffffff, at + 4))), /its text tracks hold more than 100,000 samples/],
+      // The text track's tkhd renamed: no fragment can name it.
+      ["no-tkhd.mp4", (() => {
+        const file = Buffer.from(clean);
+        file.write("free", file.indexOf("tkhd", file.indexOf("tkhd") + 4, "latin1"), "latin1");
+        return file;
+      })(), /its text track 2 \(sbtl\) has no track header \(tkhd\) giving the track ID its movie fragments name it by/],
     ];
     for (const [name, file, why] of cases) expect(inspected(file, "mp4"), name).toMatch(new RegExp(`^unscannable_content: .*${why.source}`));
     const refused = await judge(cases.map(([name, file]) => write(work, name, file)));

@@ -59,6 +59,8 @@ interface TextTrack {
   pieces: Uint8Array[];
   /** CEA-608 captions' text, per field (cdat, cdt2), joined across samples: a caption is sent a few characters to a sample. */
   captions: [Uint8Array[], Uint8Array[]];
+  /** Its track ID (tkhd), by which a fragment names it; undefined when its tkhd cannot be read. */
+  id: number | undefined;
 }
 
 /** A fragmented track's defaults (mvex > trex): the sample description and the size of a fragment's samples that name none. */
@@ -111,7 +113,12 @@ export function inspectIsoMedia(src: ByteSource, ctx: InspectContext): void {
     at += size;
   }
   if (at < length) ctx.scan("the bytes after its last box", src.read(at, length - at), at);
-  if (movie.byId.size > 0) for (const f of fragments) readFragment(src, ctx, movie, src.read(f.at, f.size), f.at, f.header);
+  if (fragments.length > 0) {
+    // A text track no fragment can name could have its samples there unread.
+    const unnamed = movie.tracks.find((t) => t.id === undefined);
+    if (unnamed) throw ctx.unscannable(`its ${unnamed.name} has no track header (tkhd) giving the track ID its movie fragments name it by`);
+    if (movie.byId.size > 0) for (const f of fragments) readFragment(src, ctx, movie, src.read(f.at, f.size), f.at, f.header);
+  }
   for (const track of movie.tracks) {
     for (const field of track.captions) if (field.length > 0) track.pieces.push(Buffer.concat(field));
     movie.text.scanTrack(track.name, track.pieces);
@@ -198,12 +205,13 @@ function readTrack(src: ByteSource, ctx: InspectContext, movie: Movie, b: Uint8A
   const chunks = chunkOffsets(ctx, b, table("stco") ?? table("co64"), name);
   const stsc = table("stsc");
   const formats = sampleFormats(b, table("stsd"));
-  const track: TextTrack = { name, formats, pieces: [], captions: [[], []] };
-  movie.tracks.push(track);
   const tkhd = looseChildOf(b, trak, "tkhd");
   // Its track ID: after the version and flags and two times, 32-bit (version 0) or 64-bit (version 1).
   const idAt = tkhd && tkhd.dataAt + (b[tkhd.dataAt] === 1 ? 20 : 12);
-  if (idAt !== undefined && idAt + 4 <= tkhd!.end) movie.byId.set(u32be(b, idAt), track);
+  const id = idAt !== undefined && idAt + 4 <= tkhd!.end ? u32be(b, idAt) : undefined;
+  const track: TextTrack = { name, formats, pieces: [], captions: [[], []], id };
+  movie.tracks.push(track);
+  if (id !== undefined) movie.byId.set(id, track);
   const text = movie.text;
   if (sizes.count === 0) return;
   text.willRead(name, sizes.count);
