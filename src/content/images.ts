@@ -1,5 +1,6 @@
 // Images: their metadata is scanned (PNG text chunks, JPEG segments, GIF
-// comment and application extensions, WebP EXIF/XMP chunks), their pixel
+// comment and application extensions, WebP EXIF/XMP chunks; a TIFF, whose
+// bytes are scanned raw, has its XMP tag read), their pixel
 // data is skipped, and any byte after the format's end marker is
 // refused (`trailing_data`): a generated image has none, and a polyglot is
 // how an archive rides inside a picture.
