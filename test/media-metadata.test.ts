@@ -8,11 +8,11 @@ import fs from "node:fs";
 import path from "node:path";
 import zlib from "node:zlib";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { inspectBinary, inspectFile, readsRanges } from "../src/content/carriers.js";
+import { inspectAppendedZip, inspectBinary, inspectFile, readsRanges } from "../src/content/carriers.js";
 import { NO_KNOWN_SECRETS } from "../src/content/known.js";
 import { DEFAULT_ALLOW } from "../src/config/config.js";
 import { prepare } from "../src/prepare/prepare.js";
-import { CORPUS_EXTRA_ALLOW, gif, mp4, positives, wav } from "./corpus.js";
+import { CORPUS_EXTRA_ALLOW, gif, mp4, pdf, positives, wav } from "./corpus.js";
 import { NOTHING_LEFT, leftBehind, makeHome, outcome, write } from "./helpers.js";
 
 let h: ReturnType<typeof makeHome>;
@@ -226,6 +226,92 @@ describe("an XMP packet with its entities decoded (XMP is XML: exiftool prints `
     const refused = await judge([write(work, "xmp.jpg", xmpJpeg(xmp)), write(work, "xmp.png", png("XML:com.adobe.xmp", xmp, true)), write(work, "xmp.webp", webp(xmp))]);
     expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code])).toEqual([["xmp.jpg", "secret_detected"], ["xmp.png", "secret_detected"], ["xmp.webp", "secret_detected"]]);
     for (const d of refused.media_dropped) expect(d.reason).not.toContain(token.slice(4, 12));
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+  });
+
+  /** A PDF whose XMP metadata stream (/Type /Metadata, uncompressed or deflated) holds `xmp`. */
+  const xmpPdf = (xmp: Buffer, deflate = false) => {
+    const body = deflate ? zlib.deflateSync(xmp) : xmp;
+    return pdf("Report", false, [Buffer.concat([Buffer.from(`<< /Type /Metadata /Subtype /XML /Length ${body.length}${deflate ? " /Filter /FlateDecode" : ""} >>\nstream\n`), body, Buffer.from("\nendstream")])]);
+  };
+  /** A little-endian TIFF of one 8-pixel strip whose IFD0 holds the XMP `xmp` in tag 700 (BYTE) and points to the next IFD at `next`. */
+  const xmpTiff = (xmp: Buffer, patch: (ifd: Buffer) => void = () => {}) => {
+    const entries = 4;
+    const ifd = Buffer.alloc(2 + 12 * entries + 4);
+    const xmpAt = 8 + ifd.length;
+    const pixelsAt = xmpAt + xmp.length;
+    ifd.writeUInt16LE(entries, 0);
+    const tags: [number, number, number, number][] = [[256, 4, 1, 8], [257, 4, 1, 1], [273, 4, 1, pixelsAt], [700, 1, xmp.length, xmpAt]];
+    tags.forEach(([tag, type, count, value], i) => {
+      ifd.writeUInt16LE(tag, 2 + 12 * i);
+      ifd.writeUInt16LE(type, 4 + 12 * i);
+      ifd.writeUInt32LE(count, 6 + 12 * i);
+      ifd.writeUInt32LE(value, 10 + 12 * i);
+    });
+    patch(ifd);
+    return Buffer.concat([Buffer.from([0x49, 0x49, 42, 0, 8, 0, 0, 0]), ifd, xmp, Buffer.alloc(8, 0x80)]);
+  };
+  /** What the raw-format reader concludes of a TIFF (its bytes are scanned raw: prepare's other half). */
+  const tiffInspected = (file: Buffer) => {
+    const fd = fs.openSync(write(work, "read.tif", file), "r");
+    try {
+      return outcome(() => inspectAppendedZip(fd, file.length, "tif", NO_KNOWN_SECRETS, "tif"));
+    } finally {
+      fs.closeSync(fd);
+    }
+  };
+  const XMP_UUID = Buffer.from("be7acfcb97a942e89c71999491e3afac", "hex");
+  /** An mp4 (corpus's) with `xmp` where `where` says: a top-level uuid box, QuickTime's moov > udta > XMP_, or ISO's moov > meta > xml. */
+  const xmpMp4 = (xmp: Buffer, where: "uuid" | "XMP_" | "meta") => {
+    const base = topBoxes(mp4("a clip"));
+    if (where === "uuid") return Buffer.concat([...base.map(([, whole]) => whole), box("uuid", XMP_UUID, xmp)]);
+    const inner = where === "XMP_" ? box("udta", box("XMP_", xmp)) : box("meta", be32(0), box("hdlr", be32(0), be32(0), Buffer.from("mp7t"), Buffer.alloc(13)), box("xml ", be32(0), xmp));
+    // The moov grows at its end; mp4's moov comes after its mdat, so no offset moves.
+    return Buffer.concat(base.map(([type, whole]) => (type === "moov" ? box("moov", whole.subarray(8), inner) : whole)));
+  };
+
+  it("reads a PDF's XMP metadata stream, a TIFF's tag 700 and an mp4's XMP (uuid box, udta > XMP_, meta > xml) with their references decoded, through the one XMP reading; clean packets published; nothing left behind", async () => {
+    const xmp = packet(written);
+    expect(inspected(xmpPdf(xmp), "pdf")).toMatch(/^secret_detected: .*in the XMP metadata of the PDF stream at byte \d+ \(its entities decoded\)/);
+    expect(inspected(xmpPdf(xmp, true), "pdf")).toMatch(/^secret_detected: .*XMP metadata of the PDF stream at byte \d+ \(its entities decoded\)/);
+    expect(tiffInspected(xmpTiff(xmp))).toMatch(/^secret_detected: .*in its XMP \(tag 700\) \(its entities decoded\)/);
+    // A packet of four bytes or fewer lies in the entry itself.
+    expect(tiffInspected(xmpTiff(Buffer.from("&#9;"), (ifd) => ifd.writeUInt32LE(4, 6 + 36)))).toBe("published");
+    expect(inspected(xmpMp4(xmp, "uuid"), "mp4")).toMatch(/^secret_detected: .*in its XMP box \(uuid\) \(its entities decoded\)/);
+    expect(inspected(xmpMp4(xmp, "XMP_"), "mp4")).toMatch(/^secret_detected: .*in its XMP box \(udta > XMP_\) \(its entities decoded\)/);
+    expect(inspected(xmpMp4(xmp, "meta"), "mp4")).toMatch(/^secret_detected: .*in its XML box \(meta > xml\) \(its entities decoded\)/);
+    for (const text of [token.replace("_", "&#X5F;"), "quarterly report &amp; &#169; 2026 &lt;draft&gt;"]) {
+      const clean = packet(text);
+      expect(inspected(xmpPdf(clean, true), "pdf"), text).toBe("published");
+      expect(tiffInspected(xmpTiff(clean)), text).toBe("published");
+      for (const where of ["uuid", "XMP_", "meta"] as const) expect(inspected(xmpMp4(clean, where), "mp4"), `${where} ${text}`).toBe("published");
+    }
+    // Another uuid box's bytes are not read as XMP.
+    expect(inspected(Buffer.concat([mp4("a clip"), box("uuid", Buffer.alloc(16, 1), xmp)]), "mp4")).toBe("published");
+
+    const refused = await judge([write(work, "xmp.pdf", xmpPdf(xmp, true)), write(work, "xmp.tiff", xmpTiff(xmp)), write(work, "xmp.mp4", xmpMp4(xmp, "uuid"))]);
+    expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code])).toEqual([["xmp.pdf", "secret_detected"], ["xmp.tiff", "secret_detected"], ["xmp.mp4", "secret_detected"]]);
+    for (const d of refused.media_dropped) expect(d.reason).not.toContain(token.slice(4, 12));
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+    const published = await judge([write(work, "clean.pdf", xmpPdf(packet("a report"), true)), write(work, "clean.tiff", xmpTiff(packet("a photo &amp; more"))), write(work, "clean.mp4", xmpMp4(packet("a clip"), "meta"))]);
+    expect(published.media_dropped).toEqual([]);
+  });
+
+  it("refuses a TIFF whose XMP or IFD lies past its end, whose IFDs loop, and an mp4 whose XMP box runs past its end, each with its reason; nothing left behind", async () => {
+    const xmp = packet("a photo");
+    const cases: [string, Buffer, RegExp][] = [
+      ["xmp-past.tiff", xmpTiff(xmp, (ifd) => ifd.writeUInt32LE(0x7ffffff0, 10 + 36)), /its XMP \(tag 700\) of \d+ bytes at byte 2147483632 runs past the end of the file/],
+      ["xmp-count.tiff", xmpTiff(xmp, (ifd) => ifd.writeUInt32LE(0x7ffffff0, 6 + 36)), /its XMP \(tag 700\) of 2147483632 bytes at byte \d+ runs past the end of the file/],
+      ["ifd-count.tiff", xmpTiff(xmp, (ifd) => ifd.writeUInt16LE(0xffff, 0)), /its IFD at byte 8 lists 65535 entries, more than the file holds/],
+      ["ifd-next.tiff", xmpTiff(xmp, (ifd) => ifd.writeUInt32LE(0x7ffffff0, 2 + 48)), /its IFD at byte 2147483632 lies past the end of the file/],
+      ["ifd-loop.tiff", xmpTiff(xmp, (ifd) => ifd.writeUInt32LE(8, 2 + 48)), /its IFDs loop \(the IFD at byte 8 is named twice\)/],
+    ];
+    for (const [name, file, why] of cases) expect(tiffInspected(file), name).toMatch(new RegExp(`^unscannable_content: .*${why.source}`));
+    const uuidPast = Buffer.concat([mp4("a clip"), be32(1000), Buffer.from("uuid"), XMP_UUID, xmp]);
+    expect(inspected(uuidPast, "mp4")).toMatch(/^unscannable_content: .*its uuid box runs past the end of the file/);
+    const all: [string, Buffer][] = [...cases.map(([name, file]): [string, Buffer] => [name, file]), ["uuid-past.mp4", uuidPast]];
+    const refused = await judge(all.map(([name, file]) => write(work, name, file)));
+    expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code])).toEqual(all.map(([name]) => [name, "unscannable_content"]));
     expect(leftBehind(h)).toEqual(NOTHING_LEFT);
   });
 
@@ -479,7 +565,7 @@ describe("text tracks (subtitles) in mp4 and mov", () => {
     expect(inspected(file, "mov")).toMatch(/^secret_detected: .*text track 2 \(sbtl\)/);
   });
 
-  it("refuses a sample index past its bounds or the file (a huge sample count, sizes past 16 MiB, chunk offsets past the end, tables cut short, a fragmented movie), each with its reason; stays linear on a crafted index; nothing left behind", async () => {
+  it("refuses a sample index past its bounds or the file (a huge sample count, sizes past 16 MiB, chunk offsets past the end, tables cut short), each with its reason; stays linear on a crafted index; nothing left behind", async () => {
     const clean = movie(["Hello there", "bye"]);
     /** `clean` with its text track's table `type` given `data` (the same size), and the rest as it is. */
     const patched = (type: string, edit: (file: Buffer, at: number) => void) => {
@@ -495,7 +581,6 @@ describe("text tracks (subtitles) in mp4 and mov", () => {
       ["offset.mov", patched("stco", (f, at) => f.writeUInt32BE(clean.length - 3, at + 8)), new RegExp(`its text track 2 \\(sbtl\\)'s samples at byte ${clean.length - 3} run past the end of the file`)],
       ["co-count.mov", patched("stco", (f, at) => f.writeUInt32BE(1_000_000, at + 4)), /its text track 2 \(sbtl\)'s stco box lists 1000000 entries, more than it holds/],
       ["sz-count.mov", patched("stsz", (f, at) => f.writeUInt32BE(50, at + 8)), /its text track 2 \(sbtl\)'s stsz box lists 50 entries, more than it holds/],
-      ["fragmented.mov", movie(["Hello"], { mvex: true }), /its text track 2 \(sbtl\) is in a fragmented movie, whose samples' tables \(moof\) this check does not read/],
     ];
     for (const [name, file, why] of cases) expect(inspected(file, "mov"), name).toMatch(new RegExp(`^unscannable_content: .*${why.source}`));
     const refused = await judge(cases.map(([name, file]) => write(work, name, file)));
@@ -512,6 +597,11 @@ describe("text tracks (subtitles) in mp4 and mov", () => {
     // No sample in any of its 2,000,000 chunks: each chunk looked at once.
     const empty = Buffer.concat([QT_FTYP, box("moov", trak("sbtl", "tx3g", [5, 5], Array.from({ length: 2_000_000 }, () => 8), { perChunk: 0 }))]);
     expect(inspected(empty, "mov")).toBe("published");
+  });
+
+  it("reads a movie's samples as before when it also has fragment defaults (mvex) and no fragment: it was refused as a fragmented movie", () => {
+    expect(inspected(movie(["Hello", `deploy ${token}`], { mvex: true }), "mov")).toMatch(/^secret_detected: .*text track 2 \(sbtl\)/);
+    expect(inspected(movie(["Hello"], { mvex: true }), "mov")).toBe("published");
   });
 });
 
@@ -610,6 +700,56 @@ describe("text tracks (subtitles) in WebM and Matroska", () => {
     expect(published.media_dropped).toEqual([]);
   });
 
+  /**
+   * A Blu-ray TextST dialog presentation segment (as mkvmerge puts one in
+   * a block): its descriptor, two times, a palette update (a 5-byte entry)
+   * when `palette`, one region whose data is `text`'s pieces between `|`
+   * as text entries with a font style change between two, `\n` a line
+   * break entry. `patch` edits the segment after it is made.
+   */
+  const textst = (text: string, palette = true, patch: (s: Buffer) => void = () => {}) => {
+    const entries = text.split("\n").map((line) => Buffer.concat(line.split("|").map((piece, i) => Buffer.concat([...(i > 0 ? [Buffer.from([0x1b, 0x03, 1, 0x01])] : []), Buffer.from([0x1b, 0x01, Buffer.byteLength(piece)]), Buffer.from(piece)]))));
+    const data = Buffer.concat(entries.flatMap((e, i) => (i > 0 ? [Buffer.from([0x1b, 0x0a, 0]), e] : [e])));
+    const body = Buffer.concat([Buffer.from([0, 0, 0, 0, 0x10, 0, 0, 0, 0, 0x20]), Buffer.from([palette ? 0x80 : 0]), ...(palette ? [Buffer.from([0, 5, 1, 0x10, 0x80, 0x80, 0xff])] : []), Buffer.from([1, 0, 0, data.length >> 8, data.length & 0xff]), data]);
+    const segment = Buffer.concat([Buffer.from([0x82, body.length >> 8, body.length & 0xff]), body]);
+    patch(segment);
+    return segment;
+  };
+  const textstMkv = (frames: Buffer[]) => mkv(frames.map((_, i) => String(i)), { codec: "S_HDMV/TEXTST", encode: (f) => frames[Number(f.toString())]! });
+
+  it("reads a Blu-ray TextST track's text (S_HDMV/TEXTST: its text entries, a style change between two joined); publishes clean subtitles; nothing left behind", async () => {
+    const half = token.length >> 1;
+    // The key cut by a style change: its bytes never hold it whole.
+    const cut = textst(`Hello there\ndeploy token ${token.slice(0, half)}|${token.slice(half)}`);
+    expect(cut.includes(token)).toBe(false);
+    expect(inspected(textstMkv([textst("Hello"), cut]), "mkv")).toMatch(/^secret_detected: .*in its text track 2/);
+    expect(inspected(textstMkv([textst(`no palette ${token.slice(0, half)}|${token.slice(half)}`, false)]), "mkv")).toMatch(/^secret_detected: .*in its text track 2/);
+    expect(inspected(textstMkv([textst("Hello there\nthe build|is green"), textst("bye", false)]), "mkv")).toBe("published");
+    const refused = await judge([write(work, "textst.mkv", textstMkv([cut]))]);
+    expect(refused.media_dropped.map((d) => [d.code, d.reason.includes(token)])).toEqual([["secret_detected", false]]);
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+    const published = await judge([write(work, "clean-textst.mkv", textstMkv([textst("Hello there|, friend")]))]);
+    expect(published.media_dropped).toEqual([]);
+  });
+
+  it("refuses a TextST frame whose lengths run past its end, or that is no dialog presentation segment, with its reason; nothing left behind", async () => {
+    const why = /its text track 2's block at byte \d+ is no TextST dialog presentation segment, or one whose lengths run past its end/;
+    const cases: [string, Buffer][] = [
+      ["segment-size.mkv", textstMkv([textst("Hello", true, (s) => s.writeUInt16BE(0xffff, 1))])],
+      ["palette.mkv", textstMkv([textst("Hello", true, (s) => s.writeUInt16BE(0xfff0, 14))])],
+      // The region's data length (after its flags and style), past the segment.
+      ["region.mkv", textstMkv([textst("Hello", false, (s) => s.writeUInt16BE(0xfff0, 17))])],
+      // The text entry's length (after 0x1B and its type), past the region.
+      ["entry.mkv", textstMkv([textst("Hello", false, (s) => (s[21] = 0xf0))])],
+      ["regions.mkv", textstMkv([textst("Hello", false, (s) => (s[14] = 200))])],
+      ["style-segment.mkv", textstMkv([textst("Hello", false, (s) => (s[0] = 0x81))])],
+    ];
+    for (const [name, file] of cases) expect(inspected(file, "mkv"), name).toMatch(new RegExp(`^unscannable_content: .*${why.source}`));
+    const refused = await judge(cases.map(([name, file]) => write(work, name, file)));
+    expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code])).toEqual(cases.map(([name]) => [name, "unscannable_content"]));
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+  });
+
   it("refuses an encoding it does not read, more text blocks or bytes than its bounds, and a damaged cluster, each with its reason; nothing left behind", async () => {
     const many = (n: number) => mkv(Array.from({ length: n }, () => "a"), { sized: true });
     const cases: [string, Buffer, RegExp][] = [
@@ -652,5 +792,111 @@ describe("text tracks (subtitles) in WebM and Matroska", () => {
     const refused = await judge(cases.map(([name, file]) => write(work, name, file)));
     expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code])).toEqual(cases.map(([name]) => [name, "unscannable_content"]));
     expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+  });
+});
+
+describe("text tracks in a fragmented mp4 (moof > traf > tfhd, trun: ffmpeg -movflags frag_keyframe+empty_moov; the red team's 30b/10)", () => {
+  const full = (...data: Buffer[]) => Buffer.concat([be32(0), ...data]);
+  const flagged = (flags: number, ...data: Buffer[]) => Buffer.concat([be32(flags), ...data]);
+  const be16 = (n: number) => Buffer.from([n >> 8, n & 0xff]);
+  /** How the fragments place their samples: an absolute base (ffmpeg's default), the moof as base (default_base_moof), or nothing (each traf's data after the one before). */
+  type Base = "absolute" | "moof" | "none";
+  type Frag = { base?: Base; format?: string; sizes?: "trun" | "tfhd" | "trex"; cueLength?: number };
+  /** An empty-moov track: its tkhd (track ID `id`), its handler and its one sample description, no samples. */
+  const emptyTrak = (id: number, handler: string, format: string) =>
+    box("trak", box("tkhd", Buffer.from([0, 0, 0, 3]), be32(0), be32(0), be32(id), Buffer.alloc(68)), box("mdia", box("mdhd", full(Buffer.alloc(20))), box("hdlr", full(be32(0), Buffer.from(handler, "latin1"), Buffer.alloc(12), Buffer.from("Handler\0"))), box("minf", box("stbl", box("stsd", full(be32(1), box(format, Buffer.alloc(30)))), box("stts", full(be32(0))), box("stsc", full(be32(0))), box("stsz", full(be32(0), be32(0))), box("stco", full(be32(0)))))));
+  const cueSample = (text: string, format: string) => (format === "wvtt" ? box("vttc", box("payl", Buffer.from(text))) : Buffer.concat([be16(Buffer.byteLength(text)), Buffer.from(text)]));
+  const VIDEO = Buffer.alloc(300, 0x11);
+  /** A track fragment of track `id` whose one sample of `size` bytes lies at `offset` (from its base, per `base`), its size where `sizes` says. */
+  const traf = (id: number, size: number, base: Base, baseAt: number, offset: number | undefined, sizes: "trun" | "tfhd" | "trex") => {
+    const tfhdFlags = (base === "absolute" ? 0x01 : 0) | (sizes === "tfhd" ? 0x10 : 0) | (base === "moof" ? 0x20000 : 0);
+    const tfhd = box("tfhd", flagged(tfhdFlags, be32(id), ...(base === "absolute" ? [be32(0), be32(baseAt)] : []), ...(sizes === "tfhd" ? [be32(size)] : [])));
+    const trunFlags = (offset === undefined ? 0 : 0x01) | 0x100 | (sizes === "trun" ? 0x200 : 0);
+    const trun = box("trun", flagged(trunFlags, be32(1), ...(offset === undefined ? [] : [be32(offset)]), be32(1000), ...(sizes === "trun" ? [be32(size)] : [])));
+    return box("traf", tfhd, box("tfdt", full(be32(0))), trun);
+  };
+  /** A fragment (moof, then mdat: the video's sample, then the cue's) at `at` in the file. */
+  const fragment = (cue: Buffer, at: number, f: Frag) => {
+    const base = f.base ?? "absolute";
+    const sizes = f.sizes ?? "trun";
+    const build = (moofSize: number) => {
+      const dataAt = at + moofSize + 8;
+      // Offsets from the base: the moof's start (moof, and a first traf with none), or the file's start (absolute, baseAt 0).
+      const videoOffset = base === "absolute" ? dataAt : dataAt - at;
+      const textOffset = base === "none" ? undefined : videoOffset + VIDEO.length;
+      return box("moof", box("mfhd", full(be32(1))), traf(1, VIDEO.length, base, 0, videoOffset, "trun"), traf(2, cue.length, base, 0, textOffset, sizes));
+    };
+    const moof = build(build(0).length);
+    return Buffer.concat([moof, box("mdat", VIDEO, cue)]);
+  };
+  /** A fragmented mp4 (empty moov with mvex; one fragment per cue) of a video track (1) and a text track (2). */
+  const fragmented = (cues: string[], f: Frag = {}) => {
+    const format = f.format ?? "tx3g";
+    const samples = cues.map((c) => cueSample(f.cueLength ? c.padEnd(f.cueLength) : c, format));
+    const ftyp = box("ftyp", Buffer.from("isom"), be32(0x200), Buffer.from("isomiso6mp41"));
+    const trex = (id: number, size: number) => box("trex", full(be32(id), be32(1), be32(0), be32(size), be32(0)));
+    const moov = box("moov", box("mvhd", full(Buffer.alloc(96))), emptyTrak(1, "vide", "avc1"), emptyTrak(2, format === "wvtt" ? "text" : "sbtl", format), box("mvex", trex(1, 0), trex(2, f.sizes === "trex" ? samples[0]!.length : 0)));
+    const parts = [ftyp, moov];
+    let at = ftyp.length + moov.length;
+    for (const sample of samples) {
+      const part = fragment(sample, at, f);
+      parts.push(part);
+      at += part.length;
+    }
+    return Buffer.concat(parts);
+  };
+
+  it("reads the text samples through each fragment's track runs, however the fragments place them; publishes clean subtitles; never reads the video's samples; nothing left behind", async () => {
+    const layouts: [string, Frag][] = [
+      ["an absolute base data offset (ffmpeg's default)", {}],
+      ["the moof as base (default_base_moof)", { base: "moof" }],
+      ["no base, no data offset: each track fragment's data after the one before", { base: "none" }],
+      ["sizes in tfhd", { sizes: "tfhd", cueLength: 60 }],
+      ["sizes in trex", { sizes: "trex", cueLength: 60 }],
+      ["WebVTT", { format: "wvtt" }],
+    ];
+    for (const [what, f] of layouts) {
+      expect(inspected(fragmented(["Hello there", `deploy token ${token}`, "bye"], f), "mp4"), what).toMatch(/^secret_detected: .*in its text track 2 \((sbtl|text)\)/);
+      expect(inspected(fragmented(["Hello there", "the build is green"], f), "mp4"), what).toBe("published");
+    }
+    // A key cut over two fragments' cues is read whole: the track's text is one text, as for a movie that is not fragmented.
+    const half = token.length >> 1;
+    expect(inspected(fragmented([`deploy ${token.slice(0, half)}`, token.slice(half)]), "mp4")).toMatch(/^secret_detected: .*text track 2/);
+    const refused = await judge([write(work, "fragmented.mp4", fragmented(["Hello", `deploy token ${token}`]))]);
+    expect(refused.media_dropped.map((d) => [d.code, d.reason.includes(token)])).toEqual([["secret_detected", false]]);
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+    const published = await judge([write(work, "clean.mp4", fragmented(["Hello there", "the build is green"], { base: "moof" }))]);
+    expect(published.media_dropped).toEqual([]);
+  });
+
+  it("refuses a track run past its box or the file, a track fragment header cut short, and more samples than the bound, each with its reason; stays linear on a crafted run; nothing left behind", async () => {
+    const clean = fragmented(["Hello there", "bye"]);
+    /** `clean` with its last box of `type` edited (the text track's: its traf is the moof's last). */
+    const patched = (type: string, edit: (file: Buffer, at: number) => void) => {
+      const file = Buffer.from(clean);
+      edit(file, file.lastIndexOf(type, undefined, "latin1") + 4);
+      return file;
+    };
+    const cases: [string, Buffer, RegExp][] = [
+      ["run-count.mp4", patched("trun", (f, at) => f.writeUInt32BE(1_000_000, at + 4)), /the trun box of text track 2 \(sbtl\)'s fragment in movie fragment at byte \d+ lists 1000000 samples, more than it holds/],
+      ["run-offset.mp4", patched("trun", (f, at) => f.writeUInt32BE(0x7ffffff0, at + 8)), /its text track 2 \(sbtl\)'s fragment in movie fragment at byte \d+'s samples at byte \d+ run past the end of the file/],
+      ["base-offset.mp4", patched("tfhd", (f, at) => f.writeUInt32BE(7, at + 8)), /samples at byte \d+ run past the end of the file/],
+      ["run-size.mp4", patched("trun", (f, at) => f.writeUInt32BE(0xffffffff, at + 16)), /run past the end of the file/],
+      ["tfhd-cut.mp4", patched("tfhd", (f, at) => f.writeUInt32BE(0x3b, at)), /the tfhd box of a track fragment of its movie fragment at byte \d+ is cut short/],
+      // A run of 4,294,967,295 samples of trex's default size, none listed: refused by the sample bound, never walked.
+      ["run-many.mp4", patched("trun", (f, at) => (f.writeUInt32BE(0x000001, at), f.writeUInt32BE(0xffffffff, at + 4))), /its text tracks hold more than 100,000 samples/],
+      // The text track's tkhd renamed: no fragment can name it.
+      ["no-tkhd.mp4", (() => {
+        const file = Buffer.from(clean);
+        file.write("free", file.indexOf("tkhd", file.indexOf("tkhd") + 4, "latin1"), "latin1");
+        return file;
+      })(), /its text track 2 \(sbtl\) has no track header \(tkhd\) giving the track ID its movie fragments name it by/],
+    ];
+    for (const [name, file, why] of cases) expect(inspected(file, "mp4"), name).toMatch(new RegExp(`^unscannable_content: .*${why.source}`));
+    const refused = await judge(cases.map(([name, file]) => write(work, name, file)));
+    expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code])).toEqual(cases.map(([name]) => [name, "unscannable_content"]));
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+    // 20,000 fragments of an empty cue each: read.
+    expect(inspected(fragmented(Array.from({ length: 20_000 }, () => "")), "mp4")).toBe("published");
   });
 });

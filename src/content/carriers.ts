@@ -3,7 +3,7 @@
 // it, and each reader does work only for its format.
 import { inspectGzip, inspectTar, isGzip, isTar, refuseUnreadable, unreadableArchive } from "./archive.js";
 import { inspectCfb, isCfb } from "./cfb.js";
-import { inspectBmp, inspectGif, inspectJpeg, inspectPng, inspectWebp } from "./images.js";
+import { inspectBmp, inspectGif, inspectJpeg, inspectPng, inspectTiffXmp, inspectWebp } from "./images.js";
 import { type RangeReadType, UNREADABLE_FORMATS, type WholeReadType, readingOf } from "./formats.js";
 import { type RawSearch, SCANNED_HEAD } from "./hidden-archives.js";
 import { InspectContext, type Reader } from "./inspect.js";
@@ -197,9 +197,11 @@ export function inspectFile(fd: number, length: number, ext: string, sniffedExt:
 /**
  * For an open file of a format no reader here knows (its bytes scanned
  * raw): refuses an archive no reader here inflates anywhere in it, read a
- * window at a time, and reads the zip appended to it, if a zip ends it.
+ * window at a time, and reads the zip appended to it, if a zip ends it; a
+ * TIFF's XMP (`sniffedExt` tif) is also read with its entities decoded.
  */
-export function inspectAppendedZip(fd: number, length: number, ext: string, known: KnownSecrets | (() => KnownSecrets)): void {
+export function inspectAppendedZip(fd: number, length: number, ext: string, known: KnownSecrets | (() => KnownSecrets), sniffedExt = ""): void {
   const ctx = new InspectContext(ext, known, nestedReaderOf, rawSearchOf(""), readsEveryMember);
-  readFile(fileSource(fd, length), ctx, "", () => {});
+  const src = fileSource(fd, length);
+  readFile(src, ctx, "", () => (sniffedExt === "tif" ? inspectTiffXmp(src, ctx) : undefined));
 }

@@ -1,24 +1,15 @@
 // Images: their metadata is scanned (PNG text chunks, JPEG segments, GIF
-// comment and application extensions, WebP EXIF/XMP chunks), their pixel
+// comment and application extensions, WebP EXIF/XMP chunks; a TIFF, whose
+// bytes are scanned raw, has its XMP tag read), their pixel
 // data is skipped, and any byte after the format's end marker is
 // refused (`trailing_data`): a generated image has none, and a polyglot is
 // how an archive rides inside a picture.
 import { Refusal } from "../core/errors.js";
 import { ascii, u32be, u32le } from "./bytes.js";
-import { bytesSource } from "./byte-source.js";
+import { type ByteSource, bytesSource } from "./byte-source.js";
 import type { InspectContext, Reader } from "./inspect.js";
-import { xmpText } from "./xml-text.js";
+import { scanXmpText } from "./xml-text.js";
 import { readAppendedZip } from "./zip.js";
-
-/**
- * Scans an XMP packet (or a chunk of one) also with its entities decoded
- * (xml-text.ts): XMP is XML, and a key written `ghp&#95;…` in it is the
- * key to exiftool and every XMP reader, where its bytes hold none.
- */
-function scanXmpText(ctx: InspectContext, part: string, xmp: Uint8Array): void {
-  const text = xmpText(xmp);
-  if (text !== undefined) ctx.scanDerivedText(`${part} (its entities decoded)`, text);
-}
 
 
 /** PNG chunks that hold pixels or layout, never text: skipped. */
@@ -390,6 +381,50 @@ export function inspectWebp(b: Uint8Array, ctx: InspectContext): void {
     at += 8 + size + (size & 1);
   }
   ctx.trailing(b.subarray(end + (end & 1 && b[end] === 0 ? 1 : 0)), end, "end (its RIFF size)", true);
+}
+
+/** A TIFF's tag that holds its XMP packet (XMP specification part 3, 1.1.4: IFD0's tag 700, BYTE or UNDEFINED; ASCII read too). */
+const TIFF_XMP_TAG = 700;
+/** IFD entries a TIFF may have read in all, looking for its XMP: a camera's TIFF has a few dozen an IFD, a few IFDs. */
+export const MAX_TIFF_ENTRIES = 1_000_000;
+
+/**
+ * A TIFF (its bytes are scanned raw: no reader reads its pixels or other
+ * tags; raw-utf16.ts reads its UTF-16 tags): its XMP packet (tag 700 in
+ * any IFD of the chain from IFD0) also with its entities decoded, as
+ * exiftool reads it. An IFD or a tag's value past the end of the file, an
+ * IFD chain that loops, or more than MAX_TIFF_ENTRIES entries is refused.
+ * BigTIFF (version 43) is not walked (its bytes are scanned raw).
+ */
+export function inspectTiffXmp(src: ByteSource, ctx: InspectContext): void {
+  const head = src.read(0, 8);
+  const little = head[0] === 0x49 && head[1] === 0x49;
+  if (head.length < 8 || (!little && !(head[0] === 0x4d && head[1] === 0x4d))) return;
+  const u16 = (b: Uint8Array, i: number) => (little ? b[i]! | (b[i + 1]! << 8) : (b[i]! << 8) | b[i + 1]!);
+  const u32 = (b: Uint8Array, i: number) => (little ? u32le(b, i) : u32be(b, i));
+  if (u16(head, 2) !== 42) return;
+  const seen = new Set<number>();
+  let entries = 0;
+  for (let ifd = u32(head, 4); ifd !== 0; ) {
+    if (seen.has(ifd)) throw ctx.unscannable(`its IFDs loop (the IFD at byte ${ifd} is named twice)`);
+    seen.add(ifd);
+    if (ifd + 2 > src.length) throw ctx.unscannable(`its IFD at byte ${ifd} lies past the end of the file`);
+    const count = u16(src.read(ifd, 2), 0);
+    entries += count;
+    if (entries > MAX_TIFF_ENTRIES) throw ctx.unscannable(`its IFDs hold more than ${MAX_TIFF_ENTRIES.toLocaleString("en")} entries, more than this check reads`);
+    if (ifd + 2 + 12 * count + 4 > src.length) throw ctx.unscannable(`its IFD at byte ${ifd} lists ${count} entries, more than the file holds`);
+    const table = src.read(ifd + 2, 12 * count + 4);
+    for (let k = 0; k < count; k++) {
+      const e = 12 * k;
+      const type = u16(table, e + 2);
+      if (u16(table, e) !== TIFF_XMP_TAG || (type !== 1 && type !== 2 && type !== 7)) continue;
+      const length = u32(table, e + 4);
+      const at = length <= 4 ? -1 : u32(table, e + 8);
+      if (at + length > src.length) throw ctx.unscannable(`its XMP (tag 700) of ${length} bytes at byte ${at} runs past the end of the file`);
+      scanXmpText(ctx, "its XMP (tag 700)", at < 0 ? table.subarray(e + 8, e + 8 + length) : src.read(at, length));
+    }
+    ifd = u32(table, 12 * count);
+  }
 }
 
 export function inspectBmp(b: Uint8Array, ctx: InspectContext): void {

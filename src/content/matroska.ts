@@ -3,8 +3,8 @@
 // Chapters, Cues and SeekHead; the text-bearing ones leaf by leaf), and
 // whatever follows the last element; a
 // cluster's blocks, the media data, are skipped, as an mp4's are, but for
-// those of a text track (S_TEXT/*, S_ASS, S_SSA, S_KATE, WebVTT:
-// subtitles a player shows),
+// those of a text track (S_TEXT/*, S_ASS, S_SSA, S_KATE, WebVTT, Blu-ray's
+// S_HDMV/TEXTST: subtitles a player shows),
 // whose text is read (text-tracks.ts bounds it). A cluster of unknown
 // size, which a browser's MediaRecorder writes, is walked block by block
 // to find where it ends.
@@ -75,13 +75,20 @@ const SIMPLE_BLOCK = 0xa3;
 const BLOCK_GROUP = 0xa0;
 const BLOCK = 0xa1;
 /**
+ * Blu-ray text subtitles (HDMV TextST): each frame one dialog presentation
+ * segment with its descriptor, as mkvmerge writes it (textstText reads it).
+ */
+const TEXTST = "S_HDMV/TEXTST";
+
+/**
  * The codecs whose frames are text (SRT, SSA/ASS, WebVTT, USF in Matroska;
  * WebVTT in WebM), by the start of their CodecID (which may be padded with
  * NULs): S_ASS and S_SSA, Matroska's old IDs for ASS and SSA, which ffmpeg
  * still reads as ASS and shows (its events are text lines); S_KATE, Kate's
- * packets, whose text is UTF-8 among their fields (read as they are).
+ * packets, whose text is UTF-8 among their fields (read as they are);
+ * S_HDMV/TEXTST, Blu-ray's text subtitles (textstText).
  */
-const TEXT_CODECS = ["S_TEXT/", "D_WEBVTT/", "S_ASS", "S_SSA", "S_KATE"];
+const TEXT_CODECS = ["S_TEXT/", "D_WEBVTT/", "S_ASS", "S_SSA", "S_KATE", TEXTST];
 
 /** A size whose bits are all set: unknown (the element runs to its parent's end, or a cluster to the next element that is not its own). */
 const UNKNOWN = -1;
@@ -169,6 +176,62 @@ interface TextTrack {
   name: string;
   zlib: boolean;
   strippedHead: Uint8Array | undefined;
+  /** Its frames are HDMV TextST dialog presentation segments (textstText). */
+  textst: boolean;
+}
+
+/** A TextST segment type: the dialog presentation segment, the one a frame holds (the style segment is the CodecPrivate). */
+const DIALOG_PRESENTATION = 0x82;
+/** What opens each entry of a region's data: the escape, then its type and its length. */
+const TEXTST_ESCAPE = 0x1b;
+const TEXTST_TEXT = 0x01;
+const TEXTST_LINE_BREAK = 0x0a;
+
+/**
+ * The text of a TextST frame (a dialog presentation segment, as libbluray's
+ * textst_decode reads it): its descriptor (type 0x82, a 16-bit size), the
+ * start and end times (5 bytes each), a palette update flag and, when set,
+ * a palette (a 16-bit length, then that many bytes), a region count, then
+ * each region's flags, style and 16-bit data length, its data entries:
+ * 0x1B, a type, an 8-bit length, the value. A text entry's value (UTF-8, or
+ * the style's character code) is the text a player shows; a line break
+ * entry ends a line; style changes between two text entries are not shown,
+ * so the pieces of a region are joined, each region on a line of its own.
+ * Undefined when a length runs past what holds it (the caller refuses).
+ */
+function textstText(frame: Uint8Array): Buffer | undefined {
+  if (frame.length < 3 || frame[0] !== DIALOG_PRESENTATION) return undefined;
+  const end = 3 + ((frame[1]! << 8) | frame[2]!);
+  if (end > frame.length || end < 14) return undefined;
+  let at = 13;
+  if (frame[at++]! & 0x80) {
+    if (at + 2 > end) return undefined;
+    at += 2 + ((frame[at]! << 8) | frame[at + 1]!);
+  }
+  if (at + 1 > end) return undefined;
+  const regions = frame[at++]!;
+  const out: number[] = [];
+  for (let r = 0; r < regions; r++) {
+    if (at + 4 > end) return undefined;
+    const dataEnd = at + 4 + ((frame[at + 2]! << 8) | frame[at + 3]!);
+    if (dataEnd > end) return undefined;
+    if (r > 0) out.push(0x0a);
+    for (at += 4; at < dataEnd; ) {
+      // A byte that opens no entry is passed over, as libbluray passes it.
+      if (frame[at] !== TEXTST_ESCAPE) {
+        at++;
+        continue;
+      }
+      if (at + 3 > dataEnd) return undefined;
+      const type = frame[at + 1]!;
+      const valueEnd = at + 3 + frame[at + 2]!;
+      if (valueEnd > dataEnd) return undefined;
+      if (type === TEXTST_TEXT) for (let k = at + 3; k < valueEnd; k++) out.push(frame[k]!);
+      else if (type === TEXTST_LINE_BREAK) out.push(0x0a);
+      at = valueEnd;
+    }
+  }
+  return Buffer.from(out);
 }
 
 /** The elements that tile [from, end), or undefined when they do not (one of unknown size, or past `end`). */
@@ -205,7 +268,7 @@ function textTracks(src: ByteSource, ctx: InspectContext, tracksElement: Element
     const numberElement = fields.find((f) => f.id === TRACK_NUMBER);
     if (numberElement === undefined) continue;
     const number = uintOf(src, numberElement);
-    const track: TextTrack = { name: `text track ${number}`, zlib: false, strippedHead: undefined };
+    const track: TextTrack = { name: `text track ${number}`, zlib: false, strippedHead: undefined, textst: codecId.startsWith(TEXTST) };
     const encodings = fields.find((f) => f.id === CONTENT_ENCODINGS);
     if (encodings) readEncoding(src, ctx, encodings, track);
     tracks.set(number, track);
@@ -269,6 +332,11 @@ function readTextBlocks(src: ByteSource, ctx: InspectContext, text: TextSamples,
       if (track.zlib) frame = ctx.inflate(`its ${track.name}'s block at byte ${block.dataAt}`, frame, "zlib");
       if (track.strippedHead) frame = Buffer.concat([track.strippedHead, frame]);
       pieces.get(track)!.push(frame);
+      if (track.textst) {
+        const shown = textstText(frame);
+        if (shown === undefined) throw ctx.unscannable(`its ${track.name}'s block at byte ${block.dataAt} is no TextST dialog presentation segment, or one whose lengths run past its end`);
+        pieces.get(track)!.push(shown);
+      }
     }
   };
   for (let k = 0; k < clusters.length; k += 2) {

@@ -13,6 +13,7 @@
 import { type ByteSource, bytesSource, indexOfIn, readKept } from "./byte-source.js";
 import type { InspectContext } from "./inspect.js";
 import { readInside } from "./images.js";
+import { scanXmpText } from "./xml-text.js";
 import { Refusal } from "../core/errors.js";
 import { GlyphText, objectNumberBefore, opensAsCMap, PdfFonts } from "./pdf-fonts.js";
 import { decodeParmsOf, type Parms, predictorOf, undoPredictor } from "./pdf-predictor.js";
@@ -340,6 +341,8 @@ export function inspectPdfSource(src: ByteSource, ctx: InspectContext): void {
       ctx.scan(part, data);
     }
     if (type !== undefined) ctx.scanDerivedText(`the text of ${part}`, shownText(data, type === "ObjStm" ? new StringsApart() : undefined), type === "ObjStm");
+    // XMP metadata (a document's title, author, description, as exiftool and every XMP reader give them).
+    if (type === "Metadata") scanXmpText(ctx, `the XMP metadata of ${part}`, data);
     if (type === "ObjStm") fonts.addObjectStream(dict, data);
     // An attached file that is a document (a docx, a PDF) or a picture is read as one: its compressed parts are otherwise unseen.
     readInside(ctx, part, data);

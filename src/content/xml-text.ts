@@ -6,6 +6,7 @@
 // Latin-1 (so UTF-8 passes through unchanged, and the string is one byte a
 // character): a prepare judges a docx once, with code V8 has not optimised,
 // where a loop over the tags in JavaScript cost half as much again.
+import type { InspectContext } from "./inspect.js";
 
 /** Elements whose end is a line break in the text (local names: w:p, a:p, text:p, row, c…). */
 const BREAK_NAMES = "p|br|tab|tr|tc|row|c|si|h|li|div|cr|txBody";
@@ -251,6 +252,19 @@ export function xmpText(xmp: Uint8Array): Buffer | undefined {
   if (bytes.indexOf(38) < 0) return undefined;
   const out = Buffer.from(bytes);
   return out.subarray(0, decodeEntities(out, 0, out.length));
+}
+
+/**
+ * Scans an XMP packet (or a chunk of one), wherever a reader finds it (a
+ * JPEG's APP1, a PNG's iTXt, a WebP's or GIF's XMP, a PDF's Metadata
+ * stream, a TIFF's tag 700, an mp4's XMP box), also with its entities
+ * decoded (xmpText): XMP is XML, and a key written `ghp&#95;…` in it is the
+ * key to exiftool and every XMP reader, where its bytes hold none. The one
+ * reading of XMP's references; the readers scan the packet as it is.
+ */
+export function scanXmpText(ctx: Pick<InspectContext, "scanDerivedText">, part: string, xmp: Uint8Array): void {
+  const text = xmpText(xmp);
+  if (text !== undefined) ctx.scanDerivedText(`${part} (its entities decoded)`, text);
 }
 
 /** Whether xmlAttributesText has a reading of `xml`. */

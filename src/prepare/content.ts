@@ -240,7 +240,7 @@ export async function checkContent(staged: ContentSource, ext: string, options: 
       if (raw.secret !== undefined) throw secretRefusal(ext, raw);
     }
     // No reader reads its bytes, but a zip after them is extracted by unzip all the same.
-    carriers.inspectAppendedZip(staged.fd, staged.bytes, ext, knownSecrets);
+    carriers.inspectAppendedZip(staged.fd, staged.bytes, ext, knownSecrets, sniffed.ext);
   }
   return { mime: sniffed.mime };
 }
