@@ -392,9 +392,12 @@ export const MAX_TIFF_ENTRIES = 1_000_000;
  * A TIFF (its bytes are scanned raw: no reader reads its pixels or other
  * tags; raw-utf16.ts reads its UTF-16 tags): its XMP packet (tag 700 in
  * any IFD of the chain from IFD0) also with its entities decoded, as
- * exiftool reads it. An IFD or a tag's value past the end of the file, an
- * IFD chain that loops, or more than MAX_TIFF_ENTRIES entries is refused.
- * BigTIFF (version 43) is not walked (its bytes are scanned raw).
+ * exiftool reads it. What a damaged file holds is read and the rest passed
+ * over, since bytes past the end hide nothing: the walk ends at an IFD past
+ * the end or one named twice (a loop), an IFD's entries are read up to the
+ * end, a packet that runs past the end is read to it. More than
+ * MAX_TIFF_ENTRIES entries is refused. BigTIFF (version 43) is not walked
+ * (its bytes are scanned raw).
  */
 export function inspectTiffXmp(src: ByteSource, ctx: InspectContext): void {
   const head = src.read(0, 8);
@@ -405,25 +408,23 @@ export function inspectTiffXmp(src: ByteSource, ctx: InspectContext): void {
   if (u16(head, 2) !== 42) return;
   const seen = new Set<number>();
   let entries = 0;
-  for (let ifd = u32(head, 4); ifd !== 0; ) {
-    if (seen.has(ifd)) throw ctx.unscannable(`its IFDs loop (the IFD at byte ${ifd} is named twice)`);
+  for (let ifd = u32(head, 4); ifd !== 0 && !seen.has(ifd) && ifd + 2 <= src.length; ) {
     seen.add(ifd);
-    if (ifd + 2 > src.length) throw ctx.unscannable(`its IFD at byte ${ifd} lies past the end of the file`);
-    const count = u16(src.read(ifd, 2), 0);
+    const count = Math.min(u16(src.read(ifd, 2), 0), Math.floor((src.length - ifd - 2) / 12));
     entries += count;
     if (entries > MAX_TIFF_ENTRIES) throw ctx.unscannable(`its IFDs hold more than ${MAX_TIFF_ENTRIES.toLocaleString("en")} entries, more than this check reads`);
-    if (ifd + 2 + 12 * count + 4 > src.length) throw ctx.unscannable(`its IFD at byte ${ifd} lists ${count} entries, more than the file holds`);
-    const table = src.read(ifd + 2, 12 * count + 4);
+    // A copy: a packet's read reuses the source's window.
+    const table = Buffer.from(src.read(ifd + 2, 12 * count + 4));
     for (let k = 0; k < count; k++) {
       const e = 12 * k;
       const type = u16(table, e + 2);
       if (u16(table, e) !== TIFF_XMP_TAG || (type !== 1 && type !== 2 && type !== 7)) continue;
       const length = u32(table, e + 4);
-      const at = length <= 4 ? -1 : u32(table, e + 8);
-      if (at + length > src.length) throw ctx.unscannable(`its XMP (tag 700) of ${length} bytes at byte ${at} runs past the end of the file`);
-      scanXmpText(ctx, "its XMP (tag 700)", at < 0 ? table.subarray(e + 8, e + 8 + length) : src.read(at, length));
+      if (length <= 4) scanXmpText(ctx, "its XMP (tag 700)", table.subarray(e + 8, e + 8 + length));
+      else if (u32(table, e + 8) < src.length) scanXmpText(ctx, "its XMP (tag 700)", src.read(u32(table, e + 8), Math.min(length, src.length - u32(table, e + 8))));
     }
-    ifd = u32(table, 12 * count);
+    // The next IFD's offset, when the table's end lies in the file.
+    ifd = table.length >= 12 * count + 4 ? u32(table, 12 * count) : 0;
   }
 }
 
