@@ -72,6 +72,17 @@ describe("a repair keeps every fence line", () => {
     // Triple backticks with a backtick after them are inline code, not a fence: the line is the copy's.
     ["inline code of three backticks", `Intro\n${F}MEDIA:C${F}\nAfter\n`, `Intro\nAfter\nMEDIA:C\n`],
     ["CRLF", `Intro\r\n${F}\r\nMEDIA:C\r\n${F}\r\nAfter\r\n`, `Intro\r\n${F}\r\n${F}\r\nAfter\r\nMEDIA:C\r\n`],
+    // Where the two rules check-reply had disagreed (one: a fence at any indentation, after any markers, a block never ended by its
+    // container; the other: at most three spaces, no markers): Markdown's one rule now. A line at the top level ends a list item's
+    // block (and a quote's), and opens its own when it is a fence: the copy in its info string goes, the fence stays, and the block
+    // it opens is closed before the added line. It was dropped whole, as the list item's code, moving `more` out of a code block.
+    ["a fence with the copy after a list item's block", `- ${F}\n  code\n${F} MEDIA:C\nmore\n`, `- ${F}\n  code\n${F}\nmore\n${F}\nMEDIA:C\n`],
+    ["a fence with the copy after a quote's block", `> ${F}\n> code\n${F} MEDIA:C\nmore\n`, `> ${F}\n> code\n${F}\nmore\n${F}\nMEDIA:C\n`],
+    // Four spaces after a paragraph are no fence: the fence below opens the block (it was taken for the closing one).
+    ["four spaces, then a fence with the copy", `Intro\n    ${F}\ncode\n${F} MEDIA:C\nmore\n`, `Intro\n    ${F}\ncode\n${F}\nmore\n${F}\nMEDIA:C\n`],
+    // A block left open in a list item or a quote ends with it: no fence is added (at the top level it would open a block), as before.
+    ["a block left open in a list item", `- ${F}\n  \`MEDIA:C\`\n  code\n`, `- ${F}\n  code\nMEDIA:C\n`],
+    ["a block left open in a quote", `> ${F}\n> \`MEDIA:C\`\n> code\n`, `> ${F}\n> code\nMEDIA:C\n`],
     // The gateway takes a line in a tilde block (it masks only backtick fences): the exact line stays.
     ["the exact line in a tilde block", `Here:\n~~~\nMEDIA:C\n~~~\n`, `Here:\n~~~\nMEDIA:C\n~~~\n`],
   ];
@@ -185,9 +196,11 @@ describe("randomized replies (seeded): fences, quotes, lists, headings, tables, 
         // A block: its fences stay; a copy inside goes; the last block may be left open.
         const open = pick(opens);
         const fence = /[`~]{3,}/.exec(open)![0];
-        const indent = open.slice(0, open.indexOf(fence[0]!)).replace(/[>-]/g, " ");
-        // Sometimes with a copy as its info string: the fence stays, the copy goes.
-        if (rnd() < 0.25) pieces.push({ line: `${open} MEDIA:${file()}`, fate: "becomes", left: open });
+        // A block's lines keep its quote (a line without `>` ends the quote, and the block with it) and are indented to its list item's content.
+        const indent = open.slice(0, open.indexOf(fence[0]!)).replace(/-/g, " ");
+        // Sometimes with a copy as its info string: the fence stays, the copy goes. (Four spaces at the top level
+        // are no fence, as Markdown reads them, unless a list item's content is indented so: that line goes whole.)
+        if (rnd() < 0.25 && open !== "    ```") pieces.push({ line: `${open} MEDIA:${file()}`, fate: "becomes", left: open });
         else pieces.push({ line: open, fate: "keep" });
         for (let k = Math.floor(rnd() * 4); k > 0; k--) {
           const c = rnd();
@@ -197,7 +210,8 @@ describe("randomized replies (seeded): fences, quotes, lists, headings, tables, 
           else if (c < 0.8) pieces.push({ line: `${indent}${fence[0]!.repeat(3)} MEDIA:${file()}`, fate: "drop" });
           else pieces.push({ line: `${indent}MEDIA:${file()}`, fate: "either" });
         }
-        if (i < n - 1 || rnd() < 0.7) pieces.push({ line: `${open.slice(0, open.indexOf(fence[0]!))}${fence}`, fate: "keep" });
+        // Closed at the indentation of its lines: `- ```` again would open another list item, and a block in it.
+        if (i < n - 1 || rnd() < 0.7) pieces.push({ line: `${indent}${fence}`, fate: "keep" });
       }
     }
     return pieces;
