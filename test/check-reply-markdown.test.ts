@@ -5,9 +5,11 @@
 import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import fs from "node:fs";
+import { escapeText } from "../src/core/escape.js";
 import { checkReply } from "../src/reply/check-reply.js";
 import { SourceDenylist } from "../src/safety/denylist.js";
-import { deliveryPolicy } from "../src/safety/gateway.js";
+import { deliveryPolicy, tokenNames } from "../src/safety/gateway.js";
 import { rng } from "./corpus.js";
 import { cli, makeHome, png, prepared, write } from "./helpers.js";
 import { ensureVenv } from "./python-env.js";
@@ -44,6 +46,18 @@ function delivered(replies: string[]): string[][] {
     "    media, _ = B.extract_media(reply)",
     "    out.append([p for p, _ in B.filter_media_delivery_paths(media)])",
     "json.dump(out, sys.stdout)",
+  ].join("\n");
+  const r = spawnSync(python, ["-c", script], { env: { ...env, PYTHONDONTWRITEBYTECODE: "1" }, input: JSON.stringify(replies), encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+  expect(r.status, r.stderr).toBe(0);
+  return JSON.parse(r.stdout) as string[][];
+}
+
+/** The paths the real gateway reads from each reply (BasePlatformAdapter.extract_media, before any path is validated). */
+function read(replies: string[]): string[][] {
+  const script = [
+    "import json, sys",
+    "from gateway.platforms.base import BasePlatformAdapter as B",
+    "json.dump([[p for p, _ in B.extract_media(r)[0]] for r in json.load(sys.stdin)], sys.stdout)",
   ].join("\n");
   const r = spawnSync(python, ["-c", script], { env: { ...env, PYTHONDONTWRITEBYTECODE: "1" }, input: JSON.stringify(replies), encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
   expect(r.status, r.stderr).toBe(0);
@@ -254,5 +268,69 @@ describe("randomized replies (seeded): fences, quotes, lists, headings, tables, 
     cases.forEach((c, i) => expect([...got[i]!].sort(), `reply ${i}: ${JSON.stringify(c.input)} -> ${JSON.stringify(c.out)}`).toEqual([...c.published].sort()));
     // The CLI gives the library's result (a sample).
     for (const c of cases.slice(0, 10)) expect(run(c.input, c.published)).toBe(c.out);
+  });
+});
+
+describe("paths with spaces outside quotes, read as the real gateway reads them (seeded)", () => {
+  it("check-reply judges exactly the path the real Hermes reads from each directive (to the last extension on its line), leaves none it would read unjudged, and the result is stable", () => {
+    // Files the gateway always sends from (its own cache), with spaces in their names; others that are not there.
+    const cache = path.join(h.home, ".hermes", "cache", "images");
+    fs.mkdirSync(cache, { recursive: true });
+    const there = ["my chart.png", "a b c.pdf", "two  spaces.txt"].map((n) => write(cache, n, "x"));
+    const gone = ["/srv/gone report.pdf", "/srv/x/notes final.md", "/srv/plain.png"];
+    const denylist = new SourceDenylist({ home: h.home, hermesHome: path.join(h.home, ".hermes") });
+    const policy = deliveryPolicy(env, h.home, path.join(h.home, ".hermes"), (p) => denylist.reason(p));
+    const judge = (text: string, published: string[]) => checkReply(text, { published, outbox: h.outbox, policy });
+    const rnd = rng(31);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+    const anyPath = () => (rnd() < 0.5 ? pick(there) : pick(gone));
+    const forms: ((p: string) => string)[] = [
+      (p) => `MEDIA:${p}`,
+      (p) => `MEDIA: ${p}`,
+      (p) => `Here it is: MEDIA:${p}`,
+      (p) => `MEDIA:${p} and more text`,
+      (p) => `MEDIA:${p}, see notes.md for the rest`,
+      (p) => `MEDIA:${p}. Then report.pdf, ok`,
+      (p) => `MEDIA:${p}\tand a tab`,
+      (p) => `MEDIA:${p} MEDIA:${anyPath()}`,
+      (p) => `MEDIA:${p} (chart.png)`,
+      (p) => `MEDIA:/srv/abc then ${path.basename(p)}`,
+      (p) => `see MEDIA:${p}\u3000end.pdf`,
+      (p) => `MEDIA:${chart} and ${path.basename(p)}`,
+    ];
+    const prose = ["Some text.", "- an item", "1. first", "| a | b |"];
+    const cases: { input: string; out: string; published: string[] }[] = [];
+    for (let i = 0; i < 200; i++) {
+      const lines: string[] = [];
+      for (let n = 1 + Math.floor(rnd() * 5); n > 0; n--) lines.push(rnd() < 0.3 ? pick(prose) : pick(forms)(anyPath()));
+      const published = rnd() < 0.5 ? [chart] : [];
+      const input = lines.join("\n") + "\n";
+      const report = judge(input, published);
+      cases.push({ input, out: report.reply, published });
+    }
+    const before = read(cases.map((c) => c.input));
+    const after = read(cases.map((c) => c.out));
+    cases.forEach((c, i) => {
+      const where = `reply ${i}: ${JSON.stringify(c.input)} -> ${JSON.stringify(c.out)}`;
+      const report = judge(c.input, c.published);
+      // Every path the gateway reads from the input is one check-reply judged, whole: kept, named with a sentence, or a
+      // published file's copy (the published path and text glued on after it, which stays as text).
+      const judged = new Set([...report.kept, ...report.notes.map((n) => n.path)]);
+      const copyOf = (p: string) => report.removed.some((r) => tokenNames(escapeText(p), r.path));
+      for (const p of before[i]!) expect(judged.has(escapeText(p)) || copyOf(p), `${where}: ${JSON.stringify(p)} not judged (judged: ${JSON.stringify([...judged])})`).toBe(true);
+      // From the result, the gateway reads only what check-reply kept or added: no fragment of a path is left to read.
+      const left = new Set([...report.kept, ...report.added]);
+      for (const p of after[i]!) expect(left.has(escapeText(p)), `${where}: reads ${JSON.stringify(p)}`).toBe(true);
+      // Judged again, nothing changes.
+      expect(judge(c.out, c.published).reply, where).toBe(c.out);
+    });
+    // What the real gateway sends from the results: each published file once, and nothing else (a spaced path is named, never relied on).
+    const sent = delivered(cases.map((c) => c.out));
+    cases.forEach((c, i) => expect(sent[i], `reply ${i}: ${JSON.stringify(c.out)}`).toEqual(c.published));
+    // The case that was wrong: the gateway reads the whole path, and so does check-reply (it named "my", a file without an extension).
+    const one = judge(`MEDIA:${there[0]}\n`, []);
+    expect(one.reply).toBe("(my chart.png could not be sent: its path has a space, where older gateways end it.)\n");
+    expect(one.notes).toEqual([{ path: there[0], code: "mangled", reason: "its path has a space, where older gateways end it" }]);
+    expect(judge("Sent: MEDIA:/srv/gone report.pdf\n", []).reply).toBe("Sent: (gone report.pdf could not be sent: the file does not exist.)\n");
   });
 });

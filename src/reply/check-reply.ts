@@ -71,6 +71,8 @@ export function noteFor(p: string, reason: string): string {
 }
 
 const MANGLED_REASON = "the line naming it was not written exactly, on a line of its own";
+/** A line of its own whose path has whitespace: hermes-agent 0.19.0 reads it whole, older gateways stop at the space (never relied on). */
+const SPACED_REASON = "its path has a space, where older gateways end it";
 
 /**
  * Offset ranges the gateway masks as fenced code (``` ... ```), paired as its
@@ -322,7 +324,8 @@ function judgeDirectives(text: string, fences: [number, number][], fenceAt: Read
       report.kept.push(escapeText(d.intended));
       continue;
     }
-    const reason = problem?.reason ?? MANGLED_REASON;
+    const spaced = line === `MEDIA:${d.intended}` && /\s/u.test(d.intended);
+    const reason = problem?.reason ?? (spaced ? SPACED_REASON : MANGLED_REASON);
     report.notes.push({ path: escapeText(d.intended), code: problem?.code ?? "mangled", reason });
     edits.push({ start: d.start, end: d.end, replacement: noteFor(d.intended, reason), removal: false });
   }
