@@ -391,6 +391,9 @@ describe("rule 2: every other directive the gateway would not deliver becomes a 
     expect(many.stdout).toBe("(a.png could not be sent: the file does not exist.) ".repeat(60_000));
     const one = run("MEDIA:/nope/a.png ".repeat(60_000), []);
     expect(one.stdout).toBe("(a.png could not be sent: the file does not exist.) ");
+    // A line read once for all its directives: each spaced path here stops before the next backtick (inline code, not modelled).
+    const ticked = run("MEDIA:/nope/a b.png `c` ".repeat(30_000), []);
+    expect(ticked.stdout).toBe("(a b.png could not be sent: the file does not exist.) `c` ".repeat(30_000));
   });
 
   it("tidies around removed copies in linear time: thousands on a line, between words, in nested brackets, after runs of spaces", () => {
