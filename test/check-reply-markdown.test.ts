@@ -5,9 +5,11 @@
 import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import fs from "node:fs";
+import { escapeText } from "../src/core/escape.js";
 import { checkReply } from "../src/reply/check-reply.js";
 import { SourceDenylist } from "../src/safety/denylist.js";
-import { deliveryPolicy } from "../src/safety/gateway.js";
+import { deliveryPolicy, tokenNames } from "../src/safety/gateway.js";
 import { rng } from "./corpus.js";
 import { cli, makeHome, png, prepared, write } from "./helpers.js";
 import { ensureVenv } from "./python-env.js";
@@ -50,6 +52,18 @@ function delivered(replies: string[]): string[][] {
   return JSON.parse(r.stdout) as string[][];
 }
 
+/** The paths the real gateway reads from each reply (BasePlatformAdapter.extract_media, before any path is validated). */
+function read(replies: string[]): string[][] {
+  const script = [
+    "import json, sys",
+    "from gateway.platforms.base import BasePlatformAdapter as B",
+    "json.dump([[p for p, _ in B.extract_media(r)[0]] for r in json.load(sys.stdin)], sys.stdout)",
+  ].join("\n");
+  const r = spawnSync(python, ["-c", script], { env: { ...env, PYTHONDONTWRITEBYTECODE: "1" }, input: JSON.stringify(replies), encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+  expect(r.status, r.stderr).toBe(0);
+  return JSON.parse(r.stdout) as string[][];
+}
+
 const F = "```";
 
 describe("a repair keeps every fence line", () => {
@@ -72,6 +86,17 @@ describe("a repair keeps every fence line", () => {
     // Triple backticks with a backtick after them are inline code, not a fence: the line is the copy's.
     ["inline code of three backticks", `Intro\n${F}MEDIA:C${F}\nAfter\n`, `Intro\nAfter\nMEDIA:C\n`],
     ["CRLF", `Intro\r\n${F}\r\nMEDIA:C\r\n${F}\r\nAfter\r\n`, `Intro\r\n${F}\r\n${F}\r\nAfter\r\nMEDIA:C\r\n`],
+    // Where the two rules check-reply had disagreed (one: a fence at any indentation, after any markers, a block never ended by its
+    // container; the other: at most three spaces, no markers): Markdown's one rule now. A line at the top level ends a list item's
+    // block (and a quote's), and opens its own when it is a fence: the copy in its info string goes, the fence stays, and the block
+    // it opens is closed before the added line. It was dropped whole, as the list item's code, moving `more` out of a code block.
+    ["a fence with the copy after a list item's block", `- ${F}\n  code\n${F} MEDIA:C\nmore\n`, `- ${F}\n  code\n${F}\nmore\n${F}\nMEDIA:C\n`],
+    ["a fence with the copy after a quote's block", `> ${F}\n> code\n${F} MEDIA:C\nmore\n`, `> ${F}\n> code\n${F}\nmore\n${F}\nMEDIA:C\n`],
+    // Four spaces after a paragraph are no fence: the fence below opens the block (it was taken for the closing one).
+    ["four spaces, then a fence with the copy", `Intro\n    ${F}\ncode\n${F} MEDIA:C\nmore\n`, `Intro\n    ${F}\ncode\n${F}\nmore\n${F}\nMEDIA:C\n`],
+    // A block left open in a list item or a quote ends with it: no fence is added (at the top level it would open a block), as before.
+    ["a block left open in a list item", `- ${F}\n  \`MEDIA:C\`\n  code\n`, `- ${F}\n  code\nMEDIA:C\n`],
+    ["a block left open in a quote", `> ${F}\n> \`MEDIA:C\`\n> code\n`, `> ${F}\n> code\nMEDIA:C\n`],
     // The gateway takes a line in a tilde block (it masks only backtick fences): the exact line stays.
     ["the exact line in a tilde block", `Here:\n~~~\nMEDIA:C\n~~~\n`, `Here:\n~~~\nMEDIA:C\n~~~\n`],
   ];
@@ -185,9 +210,11 @@ describe("randomized replies (seeded): fences, quotes, lists, headings, tables, 
         // A block: its fences stay; a copy inside goes; the last block may be left open.
         const open = pick(opens);
         const fence = /[`~]{3,}/.exec(open)![0];
-        const indent = open.slice(0, open.indexOf(fence[0]!)).replace(/[>-]/g, " ");
-        // Sometimes with a copy as its info string: the fence stays, the copy goes.
-        if (rnd() < 0.25) pieces.push({ line: `${open} MEDIA:${file()}`, fate: "becomes", left: open });
+        // A block's lines keep its quote (a line without `>` ends the quote, and the block with it) and are indented to its list item's content.
+        const indent = open.slice(0, open.indexOf(fence[0]!)).replace(/-/g, " ");
+        // Sometimes with a copy as its info string: the fence stays, the copy goes. (Four spaces at the top level
+        // are no fence, as Markdown reads them, unless a list item's content is indented so: that line goes whole.)
+        if (rnd() < 0.25 && open !== "    ```") pieces.push({ line: `${open} MEDIA:${file()}`, fate: "becomes", left: open });
         else pieces.push({ line: open, fate: "keep" });
         for (let k = Math.floor(rnd() * 4); k > 0; k--) {
           const c = rnd();
@@ -197,7 +224,8 @@ describe("randomized replies (seeded): fences, quotes, lists, headings, tables, 
           else if (c < 0.8) pieces.push({ line: `${indent}${fence[0]!.repeat(3)} MEDIA:${file()}`, fate: "drop" });
           else pieces.push({ line: `${indent}MEDIA:${file()}`, fate: "either" });
         }
-        if (i < n - 1 || rnd() < 0.7) pieces.push({ line: `${open.slice(0, open.indexOf(fence[0]!))}${fence}`, fate: "keep" });
+        // Closed at the indentation of its lines: `- ```` again would open another list item, and a block in it.
+        if (i < n - 1 || rnd() < 0.7) pieces.push({ line: `${indent}${fence}`, fate: "keep" });
       }
     }
     return pieces;
@@ -240,5 +268,69 @@ describe("randomized replies (seeded): fences, quotes, lists, headings, tables, 
     cases.forEach((c, i) => expect([...got[i]!].sort(), `reply ${i}: ${JSON.stringify(c.input)} -> ${JSON.stringify(c.out)}`).toEqual([...c.published].sort()));
     // The CLI gives the library's result (a sample).
     for (const c of cases.slice(0, 10)) expect(run(c.input, c.published)).toBe(c.out);
+  });
+});
+
+describe("paths with spaces outside quotes, read as the real gateway reads them (seeded)", () => {
+  it("check-reply judges exactly the path the real Hermes reads from each directive (to the last extension on its line), leaves none it would read unjudged, and the result is stable", () => {
+    // Files the gateway always sends from (its own cache), with spaces in their names; others that are not there.
+    const cache = path.join(h.home, ".hermes", "cache", "images");
+    fs.mkdirSync(cache, { recursive: true });
+    const there = ["my chart.png", "a b c.pdf", "two  spaces.txt"].map((n) => write(cache, n, "x"));
+    const gone = ["/srv/gone report.pdf", "/srv/x/notes final.md", "/srv/plain.png"];
+    const denylist = new SourceDenylist({ home: h.home, hermesHome: path.join(h.home, ".hermes") });
+    const policy = deliveryPolicy(env, h.home, path.join(h.home, ".hermes"), (p) => denylist.reason(p));
+    const judge = (text: string, published: string[]) => checkReply(text, { published, outbox: h.outbox, policy });
+    const rnd = rng(31);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+    const anyPath = () => (rnd() < 0.5 ? pick(there) : pick(gone));
+    const forms: ((p: string) => string)[] = [
+      (p) => `MEDIA:${p}`,
+      (p) => `MEDIA: ${p}`,
+      (p) => `Here it is: MEDIA:${p}`,
+      (p) => `MEDIA:${p} and more text`,
+      (p) => `MEDIA:${p}, see notes.md for the rest`,
+      (p) => `MEDIA:${p}. Then report.pdf, ok`,
+      (p) => `MEDIA:${p}\tand a tab`,
+      (p) => `MEDIA:${p} MEDIA:${anyPath()}`,
+      (p) => `MEDIA:${p} (chart.png)`,
+      (p) => `MEDIA:/srv/abc then ${path.basename(p)}`,
+      (p) => `see MEDIA:${p}\u3000end.pdf`,
+      (p) => `MEDIA:${chart} and ${path.basename(p)}`,
+    ];
+    const prose = ["Some text.", "- an item", "1. first", "| a | b |"];
+    const cases: { input: string; out: string; published: string[] }[] = [];
+    for (let i = 0; i < 200; i++) {
+      const lines: string[] = [];
+      for (let n = 1 + Math.floor(rnd() * 5); n > 0; n--) lines.push(rnd() < 0.3 ? pick(prose) : pick(forms)(anyPath()));
+      const published = rnd() < 0.5 ? [chart] : [];
+      const input = lines.join("\n") + "\n";
+      const report = judge(input, published);
+      cases.push({ input, out: report.reply, published });
+    }
+    const before = read(cases.map((c) => c.input));
+    const after = read(cases.map((c) => c.out));
+    cases.forEach((c, i) => {
+      const where = `reply ${i}: ${JSON.stringify(c.input)} -> ${JSON.stringify(c.out)}`;
+      const report = judge(c.input, c.published);
+      // Every path the gateway reads from the input is one check-reply judged, whole: kept, named with a sentence, or a
+      // published file's copy (the published path and text glued on after it, which stays as text).
+      const judged = new Set([...report.kept, ...report.notes.map((n) => n.path)]);
+      const copyOf = (p: string) => report.removed.some((r) => tokenNames(escapeText(p), r.path));
+      for (const p of before[i]!) expect(judged.has(escapeText(p)) || copyOf(p), `${where}: ${JSON.stringify(p)} not judged (judged: ${JSON.stringify([...judged])})`).toBe(true);
+      // From the result, the gateway reads only what check-reply kept or added: no fragment of a path is left to read.
+      const left = new Set([...report.kept, ...report.added]);
+      for (const p of after[i]!) expect(left.has(escapeText(p)), `${where}: reads ${JSON.stringify(p)}`).toBe(true);
+      // Judged again, nothing changes.
+      expect(judge(c.out, c.published).reply, where).toBe(c.out);
+    });
+    // What the real gateway sends from the results: each published file once, and nothing else (a spaced path is named, never relied on).
+    const sent = delivered(cases.map((c) => c.out));
+    cases.forEach((c, i) => expect(sent[i], `reply ${i}: ${JSON.stringify(c.out)}`).toEqual(c.published));
+    // The case that was wrong: the gateway reads the whole path, and so does check-reply (it named "my", a file without an extension).
+    const one = judge(`MEDIA:${there[0]}\n`, []);
+    expect(one.reply).toBe("(my chart.png could not be sent: its path has a space, where older gateways end it.)\n");
+    expect(one.notes).toEqual([{ path: there[0], code: "mangled", reason: "its path has a space, where older gateways end it" }]);
+    expect(judge("Sent: MEDIA:/srv/gone report.pdf\n", []).reply).toBe("Sent: (gone report.pdf could not be sent: the file does not exist.)\n");
   });
 });

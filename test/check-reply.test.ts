@@ -384,10 +384,16 @@ describe("rule 2: every other directive the gateway would not deliver becomes a 
     expect(bareLines(judged.reply, chart)).toBe(1);
     expect(judged.notes).toHaveLength(1);
     expect(judge(judged.reply, [chart]).changed).toBe(false);
-    const line = "MEDIA:/nope/a.png ".repeat(60_000);
+    // Quoted, each is a directive of its own; bare, the gateway reads the line as one path, to its last extension.
+    const line = 'MEDIA:"/nope/a.png" '.repeat(60_000);
     const many = run(line, []);
     expect(many.code, many.stderr).toBe(0);
     expect(many.stdout).toBe("(a.png could not be sent: the file does not exist.) ".repeat(60_000));
+    const one = run("MEDIA:/nope/a.png ".repeat(60_000), []);
+    expect(one.stdout).toBe("(a.png could not be sent: the file does not exist.) ");
+    // A line read once for all its directives: each spaced path here stops before the next backtick (inline code, not modelled).
+    const ticked = run("MEDIA:/nope/a b.png `c` ".repeat(30_000), []);
+    expect(ticked.stdout).toBe("(a b.png could not be sent: the file does not exist.) `c` ".repeat(30_000));
   });
 
   it("tidies around removed copies in linear time: thousands on a line, between words, in nested brackets, after runs of spaces", () => {

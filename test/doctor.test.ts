@@ -506,6 +506,26 @@ describe("doctor in gate mode, the gate started by hand", () => {
     expect(line(await doctorAsync(gateEnv), "gate units")).toMatchObject({ status: "warn", message: expect.stringMatching(/^media-outbox-gate\.socket, media-outbox-gate\.service not installed: the gate that answers was started by hand/) });
   });
 
+  it("without the janitor's timer: says that removing old files from the hand-started gate's outbox is the operator's job, and how (as the gate's user, on its outbox and state), as a warning; an installed gate without it fails", async () => {
+    const { gate, gateEnv } = await handGate();
+    const state = path.join(path.dirname(gate.outbox), ".outbox-state");
+    fs.rmSync(path.join(fake, "show-media-outbox-janitor.timer"));
+    const byHand = {
+      check: "janitor timer",
+      status: "warn",
+      message: "media-outbox-janitor.timer is not installed: the gate that answers was started by hand (media-outbox serve), so nothing removes old files from its outbox; that is yours to schedule while it runs so",
+      fix: `as root, from cron or a timer of your own (hourly): env MEDIA_OUTBOX_DIR=${gate.outbox} MEDIA_OUTBOX_STATE_DIR=${state} media-outbox janitor; or run the gate under systemd, janitor included: media-outbox install systemd --system --gate`,
+    };
+    expect(line(await doctorAsync(gateEnv), "janitor timer")).toEqual(byHand);
+    // Without a systemd manager, the unit files are looked for: the same line.
+    put(path.join(fake, "state"), "offline\n");
+    expect(line(await doctorAsync(gateEnv), "janitor timer")).toEqual(byHand);
+    // The gate's socket unit installed: not a gate run by hand, and a missing timer is a broken install.
+    put(path.join(fake, "state"), "running\n");
+    put(path.join(fake, "show-media-outbox-gate.socket"), "LoadState=loaded\nUnitFileState=enabled\nActiveState=active\n");
+    expect(line(await doctorAsync(gateEnv), "janitor timer")).toMatchObject({ status: "fail", message: "media-outbox-janitor.timer is not installed", fix: "media-outbox install systemd" });
+  });
+
   it("checks the state MEDIA_OUTBOX_STATE_DIR gave the gate, and says how to mend it there (not: install again)", async () => {
     const elsewhere = path.join(t.home, "srv", "var", "gate-state");
     const { gateEnv } = await handGate({ MEDIA_OUTBOX_STATE_DIR: elsewhere });

@@ -1155,7 +1155,7 @@ describe("gate-secrets: a file changed while the copies are made (no path unit s
    * the number of that stop: the agent writing while the copies are made,
    * exactly then. Each call and the copies' contents then are logged.
    */
-  function fakeSystemctl(name: string, copies: string, onStop: string): { fake: string; log: string } {
+  function fakeSystemctl(name: string, copies: string, onStop: string, onList = ""): { fake: string; log: string } {
     const log = path.join(base, `${name}.log`);
     const fake = path.join(base, `${name}-systemctl`);
     const stale = "media-outbox-gate-secrets-watch@srv-gone-profiles-old-.env.path";
@@ -1164,7 +1164,8 @@ describe("gate-secrets: a file changed while the copies are made (no path unit s
       `#!/bin/sh
 printf '%s | %s\\n' "$1" "$(cat '${copies}'/hermes-env-* 2>/dev/null | tr '\\n' ' ')" >> '${log}'
 case "$1" in
-  list-units) printf '%s loaded active waiting x\\n' '${stale}' ;;
+  list-units) ${onList}
+    printf '%s loaded active waiting x\\n' '${stale}' ;;
   stop) n=$(grep -c '^stop ' '${log}'); ${onStop} ;;
 esac
 `,
@@ -1194,6 +1195,25 @@ esac
     // The first round had copied the .env as it was (and no store); the second, what the agent wrote meanwhile.
     expect(fs.readFileSync(log, "utf8").split("\n").filter((l) => l !== "")).toEqual([`list-units | ${V1.trim()} `, `stop | ${V1.trim()} `, `stop | ${V2.trim()} ${STORE.trim()} `]);
     for (const value of ["Rv1Kq8Wz2Lx7Vb4Tn9Hd", "Rv2Mc5Pz8Qd3Wj6Ky1Ls", "Rs8Tm3Vq6Kx1Zp4Nd7Hb"]) expect(r.stdout + r.stderr).not.toContain(value);
+  });
+
+  it("files the agent wrote together just before they are read (each within the file clock's tick) are copied as written, in one round: each is read settled, none taken for changed while the copies were made", () => {
+    const dir = path.join(agentHome, "written-together");
+    const named = [nobodysFile(dir, "a.env", V1), nobodysFile(dir, "b.env", V1)];
+    const profiles = path.join(dir, "profiles");
+    const profileEnv = nobodysFile(profiles, "work/.env", V1);
+    const copies = intoDir("run-written-together");
+    // The listing of the watches comes after the profiles directory is listed and before any file is read: there, all three rewritten in place (same size, same inode).
+    const write = [...named, profileEnv].map((f) => `printf '${V2.replace("\n", "\\n")}' > '${f}'`).join(" && ");
+    const { fake, log } = fakeSystemctl("written-together", copies, "", `${write};`);
+    const r = run(["--into", copies, "--watch-profiles", ...named.map((f) => `nobody:${f}`), `nobody:?profiles:${profiles}/`], { env: { MEDIA_OUTBOX_SYSTEMCTL: fake } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(lines(r.stderr)).toEqual(["media-outbox: gate-secrets: 3 of 3 secret file(s) copied for the gate"]);
+    for (const copy of ["hermes-env-0", "hermes-env-1", "hermes-env-2-profile.work.env"]) expect(fs.readFileSync(path.join(copies, copy), "utf8"), copy).toBe(V2);
+    // One round: its listing, then the stop that ends it, the copies then as written.
+    const calls = fs.readFileSync(log, "utf8").split("\n").filter((l) => l !== "");
+    expect(calls.filter((l) => l.startsWith("stop"))).toEqual([`stop | ${V2.trim()} ${V2.trim()} ${V2.trim()} `]);
+    expect(calls.filter((l) => l.startsWith("list-units"))).toEqual(["list-units | "]);
   });
 
   it("a file that keeps changing while the copies are made is copied at most 3 times in one run; a journal line names it (escaped), and the run ends (exit 0) with the copies of its last round", () => {

@@ -191,11 +191,11 @@ describe("prepare: every refusal code", () => {
     const f = write(work, "out.png", png(8));
     expect(refusedCode(f, ["--source-root", path.join(work, "root")])).toBe("denied_source");
     // The refusal names the roots (escaped) and the fix.
-    const odd = path.join(work, "r\x1b[31m");
+    const odd = path.join(work, "r\u200b");
     fs.mkdirSync(odd);
     const named = prep(["--source-root", path.join(work, "root"), "--source-root", odd, f]);
-    expect(named.stderr).toContain(`outside the allowed source roots (${path.join(work, "root")}, ${path.join(work, "r\\x1b[31m")}); write it under one of them, or add its directory to sourceRoots (--source-root)`);
-    expect(named.stderr).not.toContain("\x1b");
+    expect(named.stderr).toContain(`outside the allowed source roots (${path.join(work, "root")}, ${path.join(work, "r\\u{200b}")}); write it under one of them, or add its directory to sourceRoots (--source-root)`);
+    expect(named.stderr).not.toContain("\u200b");
     const inside = write(path.join(work, "root"), "in.png", png(8));
     expect(prep(["--source-root", path.join(work, "root"), inside]).code).toBe(0);
   });

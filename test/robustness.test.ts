@@ -129,6 +129,38 @@ describe("a bad value in the config file", () => {
   });
 });
 
+describe("an operator's folder whose path holds control or bidi characters", () => {
+  it("the state directory, the quarantine and a source root are refused when the configuration is loaded, naming the setting and showing the path escaped; nothing is made", () => {
+    const src = write(h.home, "a.png", png(1));
+    for (const [bad, shown, what] of [
+      ["state\nMEDIA:/etc/passwd", "state\\x0aMEDIA\\x3a/etc/passwd", "control or line-separator characters"],
+      ["state\x1b[31m", "state\\x1b[31m", "control or line-separator characters"],
+      ["state\u2028x", "state\\u{2028}x", "control or line-separator characters"],
+      ["state\u202egnp", "state\\u{202e}gnp", "bidirectional control characters (which reorder how it is shown)"],
+    ] as const) {
+      const dir = path.join(h.home, bad);
+      const named = `"${h.home}/${shown}" (shown escaped) has ${what} in its path: rename the folder (mv), then give its new path\n`;
+      let files = 0;
+      const fromFile = (value: object) => write(h.home, `c${++files}.json`, JSON.stringify(value));
+      const cases: [string[], NodeJS.ProcessEnv, string][] = [
+        [["status", "--config", fromFile({ stateDir: dir })], h.env, `config_invalid: config file ${h.home}/c1.json: stateDir: state directory ${named}`],
+        [["janitor"], { ...h.env, MEDIA_OUTBOX_STATE_DIR: dir }, `config_invalid: MEDIA_OUTBOX_STATE_DIR: state directory ${named}`],
+        [["quarantine", "list", "--config", fromFile({ watch: { quarantine: dir } })], h.env, `config_invalid: config file ${h.home}/c2.json: watch.quarantine: quarantine ${named}`],
+        [["quarantine", "list", "--quarantine", dir], h.env, `usage error: --quarantine: quarantine ${named}`],
+        [["prepare", "--config", fromFile({ sourceRoots: [path.join(h.home, "ok"), dir] }), src], h.env, `config_invalid: config file ${h.home}/c3.json: sourceRoots: source root ${named}`],
+        [["prepare", "--source-root", dir, src], h.env, `usage error: --source-root: source root ${named}`],
+      ];
+      for (const [args, env, says] of cases) {
+        const r = cli(args, env);
+        expectOneLineRefusal(r, /./);
+        expect(r.stderr, args.join(" ")).toBe(`media-outbox: ${says}`);
+        expect(fs.existsSync(dir), args.join(" ")).toBe(false);
+        expect(fs.existsSync(h.outbox), args.join(" ")).toBe(false);
+      }
+    }
+  });
+});
+
 describe("sizes and durations out of range", () => {
   it("are usage errors naming the limit, from flags and from the config file", () => {
     expectOneLineRefusal(cli(["janitor", "--retention", "300000000d"]), /usage error: retention: "300000000d" is more than the limit of 36500d \(100 years\)/);

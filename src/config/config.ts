@@ -176,21 +176,32 @@ function namingFile(file: string | undefined, err: unknown): unknown {
   return err;
 }
 
-/** Why a drop folder's path as given is refused (folderPathProblem), or undefined: the one message, for loadConfig and a library caller's config (watch.ts). */
-export function dropFolderRefusal(dir: string): string | undefined {
+/** Why an operator's folder (`what`: "drop folder", "state directory"...) is refused as given (folderPathProblem), or undefined: the one message, for loadConfig and a library caller's config (watch.ts). */
+function folderRefusal(what: string, dir: string): string | undefined {
   const problem = folderPathProblem(dir);
-  return problem === undefined ? undefined : `drop folder ${quoteText(dir)} (shown escaped) has ${problem} in its path: rename the folder (mv), then give its new path`;
+  return problem === undefined ? undefined : `${what} ${quoteText(dir)} (shown escaped) has ${problem} in its path: rename the folder (mv), then give its new path`;
+}
+
+/** Why a drop folder's path as given is refused (folderRefusal), or undefined. */
+export function dropFolderRefusal(dir: string): string | undefined {
+  return folderRefusal("drop folder", dir);
 }
 
 /**
- * A drop folder's path, refused when it holds characters no message could
- * show as they are (path-text.ts folderPathProblem): the sandbox's files go
- * through it, and every log line and error about it would name it escaped.
+ * An operator's folder (a drop folder, the state directory, the quarantine,
+ * a source root), refused when its path holds characters no message could
+ * show as they are (path-text.ts folderPathProblem): every log line, error
+ * and report about it would name it escaped, never as the operator typed it,
+ * and no folder needs them. `setting` names where the value came from (the
+ * config file's key, a flag, an environment variable): a value from the file
+ * names the file too, as every bad setting does.
  */
-function dropFolder(dir: string, fromFile: boolean, fileName: string | undefined): string {
-  const message = dropFolderRefusal(dir);
+function operatorFolder(dir: string, what: string, setting: string, fromFile: boolean, fileName: string | undefined): string {
+  const message = folderRefusal(what, dir);
   if (message === undefined) return dir;
-  throw fromFile ? namingFile(fileName, configError(`watch.drop: ${message}`)) : usageError(`--drop: ${message}`);
+  if (fromFile) throw namingFile(fileName, configError(`${setting}: ${message}`));
+  // A flag's value is a usage error, as every bad flag is; an environment variable's is the configuration's.
+  throw setting.startsWith("--") ? usageError(`${setting}: ${message}`) : configError(`${setting}: ${message}`);
 }
 
 /**
@@ -286,11 +297,12 @@ export function loadConfig(overrides: ConfigOverrides = {}): Config {
   else outbox = path.join(hermesHome, "media_outbox");
 
   const stateOpt = pick("stateDir");
+  // The default beside the outbox is the outbox's spelling: the outbox's own checks (allowDirProblem) refuse that.
   const stateDir =
     stateOpt.value !== undefined
-      ? pathOf(stateOpt.value, stateOpt.fromFile, "stateDir")
+      ? operatorFolder(pathOf(stateOpt.value, stateOpt.fromFile, "stateDir"), "state directory", "stateDir", stateOpt.fromFile, fileName)
       : env.MEDIA_OUTBOX_STATE_DIR
-        ? absPath(env.MEDIA_OUTBOX_STATE_DIR, home, undefined, "MEDIA_OUTBOX_STATE_DIR")
+        ? operatorFolder(absPath(env.MEDIA_OUTBOX_STATE_DIR, home, undefined, "MEDIA_OUTBOX_STATE_DIR"), "state directory", "MEDIA_OUTBOX_STATE_DIR", false, fileName)
         : defaultStateDir(outbox);
 
   const maxSize = pick("maxSize");
@@ -315,8 +327,11 @@ export function loadConfig(overrides: ConfigOverrides = {}): Config {
   const watchFromFile = (k: string) => overrides.watch?.[k as keyof NonNullable<PolicyInput["watch"]>] === undefined;
 
   const fileOrFlag = <T>(fromFile: boolean, fn: () => T) => (fromFile ? inFile(fileName, fn) : fn());
+  const quarantineFromFile = watchFromFile("quarantine");
   const quarantineDir =
-    watchIn.quarantine !== undefined ? pathOf(watchIn.quarantine, watchFromFile("quarantine"), "watch.quarantine", "--quarantine") : path.join(stateDir, "quarantine");
+    watchIn.quarantine !== undefined
+      ? operatorFolder(pathOf(watchIn.quarantine, quarantineFromFile, "watch.quarantine", "--quarantine"), "quarantine", quarantineFromFile ? "watch.quarantine" : "--quarantine", quarantineFromFile, fileName)
+      : path.join(stateDir, "quarantine");
 
   if (watchIn.keep !== undefined && typeof watchIn.keep !== "boolean") {
     const err = configError("watch.keep must be true or false");
@@ -342,13 +357,23 @@ export function loadConfig(overrides: ConfigOverrides = {}): Config {
     allow: allow.value === undefined ? [...DEFAULT_ALLOW] : fileOrFlag(allow.fromFile, () => parseAllowList(allow.value!)),
     ...(platform.value !== undefined ? { platform: platform.value as PlatformName } : {}),
     platformLimits: inFile(fileName, () => platformLimits(file.platforms)),
-    sourceRoots: roots.value === undefined ? [] : listOf(roots.value, roots.fromFile, "sourceRoots", "--source-root").map((r) => pathOf(r, roots.fromFile, "sourceRoots", "--source-root")),
+    sourceRoots:
+      roots.value === undefined
+        ? []
+        : listOf(roots.value, roots.fromFile, "sourceRoots", "--source-root").map((r) =>
+            operatorFolder(pathOf(r, roots.fromFile, "sourceRoots", "--source-root"), "source root", roots.fromFile ? "sourceRoots" : "--source-root", roots.fromFile, fileName),
+          ),
     ...(logFile.value !== undefined ? { logFile: pathOf(logFile.value, logFile.fromFile, "logFile", "--log-file") } : {}),
     logLevel,
     ...(gate ? { gate } : {}),
     janitor,
     watch: {
-      drop: watchIn.drop === undefined ? [] : listOf(watchIn.drop, watchFromFile("drop"), "watch.drop", "--drop").map((d) => dropFolder(pathOf(d, watchFromFile("drop"), "watch.drop", "--drop"), watchFromFile("drop"), fileName)),
+      drop:
+        watchIn.drop === undefined
+          ? []
+          : listOf(watchIn.drop, watchFromFile("drop"), "watch.drop", "--drop").map((d) =>
+              operatorFolder(pathOf(d, watchFromFile("drop"), "watch.drop", "--drop"), "drop folder", watchFromFile("drop") ? "watch.drop" : "--drop", watchFromFile("drop"), fileName),
+            ),
       settleMs: watchIn.settle === undefined ? DEFAULT_SETTLE_MS : fileOrFlag(watchFromFile("settle"), () => parseDuration(watchIn.settle!, "settle", MAX_SETTLE_MS, "1h")),
       keep: watchIn.keep ?? false,
     },

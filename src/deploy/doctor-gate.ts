@@ -251,6 +251,26 @@ export function gateAgentChecks(scope: UnitScope, units: string[], systemctl: Sy
   }
 }
 
+/** What doctor says of a gate that answers without its units. */
+export const BY_HAND = "the gate that answers was started by hand (media-outbox serve)";
+
+/**
+ * The gate's units that are not installed: the socket unit systemd has not
+ * loaded, or, without systemd, the socket and service units whose files are
+ * not there. A gate that answers with one missing was started by hand
+ * (startedByHand): doctor judges what it lacks as that, not as a broken
+ * install.
+ */
+export function missingGateUnits(scope: UnitScope, systemctl: Systemctl | undefined): string[] {
+  if (!systemctl) return [GATE_SOCKET_UNIT, GATE_SERVICE].filter((u) => !fs.existsSync(onDisk(scope, path.join(installDir(scope), u))));
+  return systemctl.show(GATE_SOCKET_UNIT, ["LoadState"]).get("LoadState") === "loaded" ? [] : [GATE_SOCKET_UNIT];
+}
+
+/** Whether the gate doctor found was started by hand (media-outbox serve): it answers GET /health, and its units are not installed. */
+export function startedByHand(ctx: GateContext | undefined, scope: UnitScope, systemctl: Systemctl | undefined): boolean {
+  return ctx?.answering === true && missingGateUnits(scope, systemctl).length > 0;
+}
+
 /**
  * The gate's socket unit listens, its service has not failed, and the .env
  * files it copies secrets from are there (or, all well, what it knows of
@@ -260,18 +280,17 @@ export function gateAgentChecks(scope: UnitScope, units: string[], systemctl: Sy
 export function gateServiceChecks(scope: UnitScope, units: string[], systemctl: Systemctl | undefined, checks: DoctorCheck[], answering = false): void {
   const enable = escapeText(shellLine(["systemctl", "enable", "--now", GATE_SOCKET_UNIT]));
   const byHand = (what: string) =>
-    check(checks, "gate units", "warn", `${what}: the gate that answers was started by hand (media-outbox serve); nothing restarts it if it stops, nor starts it at boot`, "to run it under systemd: media-outbox install systemd --system --gate");
+    check(checks, "gate units", "warn", `${what}: ${BY_HAND}; nothing restarts it if it stops, nor starts it at boot`, "to run it under systemd: media-outbox install systemd --system --gate");
+  const missing = missingGateUnits(scope, systemctl);
   if (!systemctl) {
-    const dir = installDir(scope);
-    const missing = [GATE_SOCKET_UNIT, GATE_SERVICE].filter((u) => !fs.existsSync(onDisk(scope, path.join(dir, u))));
     if (missing.length > 0 && answering) byHand(`${missing.join(", ")} not installed`);
     else if (missing.length > 0) check(checks, "gate units", "fail", `${missing.join(", ")} not installed`, "media-outbox install systemd --gate");
     else check(checks, "gate units", "warn", `${GATE_SOCKET_UNIT} and ${GATE_SERVICE} are installed; their state is unknown without systemd`, `where systemd runs: ${enable}`);
     return;
   }
   const sock = systemctl.show(GATE_SOCKET_UNIT, ["LoadState", "UnitFileState", "ActiveState"]);
-  if (sock.get("LoadState") !== "loaded" && answering) byHand(`${GATE_SOCKET_UNIT} is not installed`);
-  else if (sock.get("LoadState") !== "loaded") check(checks, "gate units", "fail", `${GATE_SOCKET_UNIT} is not installed`, "media-outbox install systemd --gate");
+  if (missing.length > 0 && answering) byHand(`${GATE_SOCKET_UNIT} is not installed`);
+  else if (missing.length > 0) check(checks, "gate units", "fail", `${GATE_SOCKET_UNIT} is not installed`, "media-outbox install systemd --gate");
   else if (sock.get("UnitFileState") !== "enabled" || sock.get("ActiveState") !== "active") {
     check(checks, "gate units", "fail", `${GATE_SOCKET_UNIT} is ${sock.get("UnitFileState") ?? "?"}/${sock.get("ActiveState") ?? "?"}: agents cannot reach the gate`, enable);
   } else {

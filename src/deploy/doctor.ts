@@ -18,7 +18,7 @@ import { knownSecretSources } from "../prepare/content.js";
 import { allowDirProblem, isUnderRoot, isWithin, mediaLineProblem, parseAllowDirs } from "../safety/gateway.js";
 import { type Layout, openLayout } from "../state/layout.js";
 import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, onDisk, templateOf, unitFiles } from "./gateway-units.js";
-import { gateAgentChecks, gateLayoutChecks, gateProbe, gateReader, gateServiceChecks } from "./doctor-gate.js";
+import { BY_HAND, gateAgentChecks, gateLayoutChecks, gateProbe, gateReader, gateServiceChecks, startedByHand } from "./doctor-gate.js";
 import { hermesConfigFiles, listsOutbox, readAllowDirs } from "./hermes-config.js";
 import { ALLOW_DIRS, STRICT_VARS, alsoWritable, gatewayUnitsFor, manifestPath, readManifest, unitScope } from "./install.js";
 import { mediaPolicyChecks } from "./policy-sources.js";
@@ -250,14 +250,43 @@ function gatewayChecks(
   return envs;
 }
 
-function serviceChecks(scope: UnitScope, systemctl: Systemctl | undefined, why: string, checks: DoctorCheck[]): void {
+/**
+ * The janitor line when its timer is not installed. A gate started by hand
+ * (media-outbox serve) was never installed, so no timer was either: the
+ * janitor of its outbox is then the operator's job, said as a warning with
+ * the command to schedule (as the gate's user, on its outbox and state), not
+ * as a failed install.
+ */
+function janitorNotInstalled(checks: DoctorCheck[], fix: ReturnType<typeof fixCommands>, byHand: HandStartedGate | undefined): void {
+  if (!byHand) {
+    check(checks, "janitor timer", "fail", `${JANITOR_TIMER} is not installed`, fix.mediaOutbox(["install", "systemd"]));
+    return;
+  }
+  const run = shellLine(["env", `MEDIA_OUTBOX_DIR=${byHand.outbox}`, `MEDIA_OUTBOX_STATE_DIR=${byHand.stateDir}`, "media-outbox", "janitor"]);
+  check(
+    checks,
+    "janitor timer",
+    "warn",
+    `${JANITOR_TIMER} is not installed: ${BY_HAND}, so nothing removes old files from its outbox; that is yours to schedule while it runs so`,
+    `as ${escapeText(byHand.user)}, from cron or a timer of your own (hourly): ${escapeText(run)}; or run the gate under systemd, janitor included: media-outbox install systemd --system --gate`,
+  );
+}
+
+/** A gate started by hand: its outbox and state (as it answers), and the user it runs as (its socket's owner). */
+interface HandStartedGate {
+  outbox: string;
+  stateDir: string;
+  user: string;
+}
+
+function serviceChecks(scope: UnitScope, systemctl: Systemctl | undefined, why: string, checks: DoctorCheck[], byHand?: HandStartedGate): void {
   const fix = fixCommands(scope.scope);
   if (!systemctl) {
     // Without a manager, only the files can be checked.
     const dir = installDir(scope);
     const timer = fs.existsSync(onDisk(scope, path.join(dir, JANITOR_TIMER)));
     const enabled = fs.existsSync(onDisk(scope, path.join(dir, "timers.target.wants", JANITOR_TIMER)));
-    if (!timer) check(checks, "janitor timer", "fail", `${JANITOR_TIMER} is not installed`, fix.mediaOutbox(["install", "systemd"]));
+    if (!timer) janitorNotInstalled(checks, fix, byHand);
     else check(checks, "janitor timer", "warn", `${JANITOR_TIMER} is installed${enabled ? " and enabled" : ""}; its state is unknown: ${escapeText(why)}`, `where systemd runs: ${fix.systemctl("enable", "--now", JANITOR_TIMER)}`);
     const watch = fs.existsSync(onDisk(scope, path.join(dir, WATCH_SERVICE)));
     check(checks, "watch service", "pass", watch ? `${WATCH_SERVICE} is installed; its state is unknown without systemd` : `${WATCH_SERVICE} is not installed (optional: install systemd --with-watch)`);
@@ -265,7 +294,7 @@ function serviceChecks(scope: UnitScope, systemctl: Systemctl | undefined, why: 
   }
   const timer = systemctl.show(JANITOR_TIMER, ["LoadState", "UnitFileState", "ActiveState"]);
   const service = systemctl.show(JANITOR_SERVICE, ["Result", "ExecMainStatus", "ExecMainExitTimestamp"]);
-  if (timer.get("LoadState") !== "loaded") check(checks, "janitor timer", "fail", `${JANITOR_TIMER} is not installed`, fix.mediaOutbox(["install", "systemd"]));
+  if (timer.get("LoadState") !== "loaded") janitorNotInstalled(checks, fix, byHand);
   else if (timer.get("UnitFileState") !== "enabled" || timer.get("ActiveState") !== "active") {
     check(checks, "janitor timer", "fail", `${JANITOR_TIMER} is ${timer.get("UnitFileState") ?? "?"}/${timer.get("ActiveState") ?? "?"}: old files are never removed`, fix.systemctl("enable", "--now", JANITOR_TIMER));
   } else if (service.get("Result") && service.get("Result") !== "success") {
@@ -458,7 +487,8 @@ export async function doctor(options: DoctorOptions): Promise<DoctorReport> {
   const outboxUid = layout ? fs.statSync(layout.outbox).uid : undefined;
   const reader: ReaderProblem = gate ? gateReader(gate, scope) : (env) => readerProblem(scope, env, outboxUid);
   const envs = gatewayChecks(scope, units, outboxReal, reader, live, installed, checks);
-  serviceChecks(scope, live, state.why, checks);
+  const byHand = gate && startedByHand(gate, scope, live) ? { outbox: gate.outbox, stateDir: gate.stateDir, user: gate.serviceUid === undefined ? "the gate's user" : (userByUid(gate.serviceUid)?.name ?? `uid ${gate.serviceUid}`) } : undefined;
+  serviceChecks(scope, live, state.why, checks, byHand);
   const ours = gate ? [GATE_SERVICE, JANITOR_SERVICE, WATCH_SERVICE] : [JANITOR_SERVICE, WATCH_SERVICE];
   // Against the paths as install wrote them into the units (configured, not resolved).
   writablePathsChecks(scope, ours, live, gate?.outbox ?? config.outbox, gate?.stateDir ?? config.stateDir, checks);

@@ -428,12 +428,15 @@ class Sources {
   private readonly seen = new Map<string, { path: string; id: Identity; state: string }>();
   /** Those seen changed within the round (read twice, differently; or changing while their state was taken). */
   private readonly moved = new Set<string>();
+  /** Whether the round has waited out the file clock's tick once (settledState): it never waits twice. */
+  private waited = false;
 
   /** Takes the state of `p` as the current identity, before it is read; a second read in the round must find it the same. */
   note(p: string): void {
     const id: Identity = { uid: process.geteuid!(), gid: process.getegid!(), groups: process.getgroups!() };
     const key = `${id.uid}\0${p}`;
-    const state = settledState(p);
+    const { state, waited } = settledState(p, !this.waited);
+    if (waited) this.waited = true;
     const before = this.seen.get(key);
     if (before === undefined) this.seen.set(key, { path: p, id, state: state ?? "" });
     if (state === undefined || (before !== undefined && before.state !== state)) this.moved.add(key);
@@ -503,13 +506,22 @@ function sameTick(state: string): boolean {
  * longer leave its times as they are: taken again after SAME_TICK_MS when it
  * changed that recently; undefined when it changed again meanwhile (it is
  * being written now: another round).
+ *
+ * A round waits once (`mayWait` false once it has, `waited` says it did):
+ * the files an agent wrote together just before the run all changed before
+ * that wait began, so each one noted after it is past its tick without
+ * waiting again. One still within the tick then changed after the wait began,
+ * while the copies were made: undefined at once (another round reads it,
+ * waiting once itself if it must), never a wait of its own; the waits of a
+ * round no longer add up, one file after another.
  */
-function settledState(p: string): string | undefined {
+function settledState(p: string, mayWait: boolean): { state: string | undefined; waited: boolean } {
   const first = pathState(p);
-  if (!sameTick(first)) return first;
+  if (!sameTick(first)) return { state: first, waited: false };
+  if (!mayWait) return { state: undefined, waited: false };
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, SAME_TICK_MS);
   const again = pathState(p);
-  return again === first || !sameTick(again) ? again : undefined;
+  return { state: again === first || !sameTick(again) ? again : undefined, waited: true };
 }
 
 /** How often gate-secrets lists the profiles directories again after copying, while one shows a profile made, gone or changed meanwhile. */

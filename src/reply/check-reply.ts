@@ -71,6 +71,8 @@ export function noteFor(p: string, reason: string): string {
 }
 
 const MANGLED_REASON = "the line naming it was not written exactly, on a line of its own";
+/** A line of its own whose path has whitespace: hermes-agent 0.19.0 reads it whole, older gateways stop at the space (never relied on). */
+const SPACED_REASON = "its path has a space, where older gateways end it";
 
 /**
  * Offset ranges the gateway masks as fenced code (``` ... ```), paired as its
@@ -91,27 +93,54 @@ function fencedRanges(text: string): [number, number][] {
   return ranges;
 }
 
-/**
- * Where the fence of a line that looks like a fence ends (after its run of
- * backticks or tildes), or undefined. As Markdown reads a fence (three or more
- * backticks or tildes; a backtick fence's info string holds no backtick, else
- * the line is inline code), after any quote and list markers, and at any
- * indentation: inside a list item a fence is indented with it. `end` is the
- * end of the line's text.
- */
-function fenceEnd(text: string, start: number, end: number): number | undefined {
+/** Where a line's text starts after its container markers (`>` quote markers, list item markers), and what they were. */
+interface LineShape {
+  /** Offset of the line's text, after every marker and the spaces before it. */
+  text: number;
+  /** Spaces and tabs before the first marker or the text: the line's own indentation. */
+  lead: number;
+  /** Spaces and tabs right before the text (after the last marker, less the one space a list marker takes). */
+  indent: number;
+  quote: boolean;
+  /** The column a list item's content starts at, when the line opens one. */
+  itemColumn?: number;
+}
+
+function lineShape(text: string, start: number, end: number): LineShape {
   let at = start;
+  let quote = false;
+  let itemColumn: number | undefined;
+  let lead = -1;
   for (;;) {
+    const from = at;
     while (at < end && (text[at] === " " || text[at] === "\t")) at++;
-    if (text[at] === ">") at++;
-    else if ("-*+".includes(text[at] ?? "x") && (text[at + 1] === " " || text[at + 1] === "\t")) at += 2;
-    else {
-      let digits = at;
-      while (digits < end && digits - at < 9 && text[digits]! >= "0" && text[digits]! <= "9") digits++;
-      if (digits > at && (text[digits] === "." || text[digits] === ")") && (text[digits + 1] === " " || text[digits + 1] === "\t")) at = digits + 2;
-      else break;
+    if (lead < 0) lead = at - start;
+    if (text[at] === ">") {
+      quote = true;
+      at++;
+      continue;
     }
+    let marker = at;
+    if ("-*+".includes(text[at] ?? "x")) marker = at + 1;
+    else {
+      while (marker < end && marker - at < 9 && text[marker]! >= "0" && text[marker]! <= "9") marker++;
+      marker = marker > at && (text[marker] === "." || text[marker] === ")") ? marker + 1 : at;
+    }
+    if (marker > at && (text[marker] === " " || text[marker] === "\t")) {
+      at = marker + 1;
+      itemColumn = at - start;
+      continue;
+    }
+    return { text: at, lead, indent: at - from, quote, ...(itemColumn !== undefined ? { itemColumn } : {}) };
   }
+}
+
+/**
+ * Where the run of a fence at `at` ends (three or more backticks or tildes;
+ * a backtick fence's info string holds no backtick, else the line is inline
+ * code), or undefined. `end` is the end of the line's text.
+ */
+function fenceRun(text: string, at: number, end: number): number | undefined {
   const ch = text[at];
   if (ch !== "`" && ch !== "~") return undefined;
   let run = at;
@@ -121,35 +150,83 @@ function fenceEnd(text: string, start: number, end: number): number | undefined 
   return run;
 }
 
+/** The block a fence opened, and the container it lies in (a code block never continues past its container's end). */
+interface OpenBlock {
+  ch: string;
+  length: number;
+  container: "top" | "quote" | "item";
+  /** A list item's content column. */
+  indent: number;
+}
+
+interface Fences {
+  /** The fence lines, as the start of each line mapped to where its fence run ends. */
+  lines: Map<number, number>;
+  /** The fence that closes a block left open at the end at the top level (one in a quote or list item ends with it), or undefined. */
+  open?: string;
+}
+
 /**
- * The fence lines of `text`, as the start of each line mapped to where its
- * fence ends: a line that opens a code block, and the line that closes it (the
- * same character, at least as many, nothing after). A line inside a block is
+ * The reply's code fences, by one rule, Markdown's (CommonMark): a fence is
+ * three or more backticks or tildes, indented at most three spaces within
+ * its container: after a line's `>` quote markers and list markers, or
+ * under the list item the line continues (indented to its content). A line
+ * that opens a block, and the line that closes it (the same character, at
+ * least as many, nothing after), are fence lines; a line inside a block is
  * its content, even when it looks like a fence with an info string: removing
- * a copy from it must not turn it into a closing fence.
+ * a copy from it must not turn it into a closing fence. A block in a quote
+ * ends with the quote (a line without `>`), one in a list item with the item
+ * (a line indented less than its content): the line that ends it is read
+ * anew, and may open a block of its own. The lines of the result are those
+ * check-reply keeps when it removes a copy; `open` is the block it closes
+ * before the lines it adds at the end (the gateway's extraction never masks
+ * past an unclosed fence; this is so they are not shown as code).
  */
-function fenceLines(text: string): Map<number, number> {
+function readFences(text: string): Fences {
   const lines = new Map<number, number>();
-  let open: { ch: string; length: number } | undefined;
+  let open: OpenBlock | undefined;
+  /** The content column of the list item the lines are in (0: none). */
+  let itemIndent = 0;
   for (let at = 0; at < text.length; ) {
     const nl = text.indexOf("\n", at);
     const next = nl < 0 ? text.length : nl + 1;
     const end = nl < 0 ? text.length : text[nl - 1] === "\r" ? nl - 1 : nl;
-    const fence = fenceEnd(text, at, end);
-    if (fence !== undefined) {
-      let run = fence;
-      while (run > at && text[run - 1] === text[fence - 1]) run--;
-      if (open === undefined) {
-        open = { ch: text[fence - 1]!, length: fence - run };
-        lines.set(at, fence);
-      } else if (text[fence - 1] === open.ch && fence - run >= open.length && /^[ \t]*$/.test(text.slice(fence, end))) {
+    const shape = lineShape(text, at, end);
+    const blank = shape.text >= end;
+    if (open && ((open.container === "quote" && !shape.quote) || (open.container === "item" && !blank && shape.lead < open.indent))) open = undefined;
+    let container: OpenBlock["container"] = "top";
+    let indent = 0;
+    let relative = shape.lead;
+    if (shape.quote) {
+      container = "quote";
+      // One space after `>` belongs to the marker.
+      relative = Math.max(0, shape.indent - 1);
+    } else if (shape.itemColumn !== undefined) {
+      container = "item";
+      indent = shape.itemColumn;
+      relative = shape.indent;
+    } else if (itemIndent > 0 && shape.lead >= itemIndent) {
+      container = "item";
+      indent = itemIndent;
+      relative = shape.lead - itemIndent;
+    }
+    const fence = relative <= 3 ? fenceRun(text, shape.text, end) : undefined;
+    if (open) {
+      if (fence !== undefined && text[shape.text] === open.ch && fence - shape.text >= open.length && /^[ \t]*$/.test(text.slice(fence, end))) {
         open = undefined;
         lines.set(at, fence);
       }
+    } else {
+      if (fence !== undefined) {
+        open = { ch: text[shape.text]!, length: fence - shape.text, container, indent };
+        lines.set(at, fence);
+      }
+      if (shape.itemColumn !== undefined) itemIndent = shape.itemColumn;
+      else if (!blank && !shape.quote && shape.lead < itemIndent) itemIndent = 0;
     }
     at = next;
   }
-  return lines;
+  return { lines, ...(open?.container === "top" ? { open: open.ch.repeat(open.length) } : {}) };
 }
 
 /** Is the file a regular file directly in `dir` (not a link)? */
@@ -247,7 +324,8 @@ function judgeDirectives(text: string, fences: [number, number][], fenceAt: Read
       report.kept.push(escapeText(d.intended));
       continue;
     }
-    const reason = problem?.reason ?? MANGLED_REASON;
+    const spaced = line === `MEDIA:${d.intended}` && /\s/u.test(d.intended);
+    const reason = problem?.reason ?? (spaced ? SPACED_REASON : MANGLED_REASON);
     report.notes.push({ path: escapeText(d.intended), code: problem?.code ?? "mangled", reason });
     edits.push({ start: d.start, end: d.end, replacement: noteFor(d.intended, reason), removal: false });
   }
@@ -311,7 +389,7 @@ export function checkReply(reply: string, options: CheckReplyOptions): CheckRepl
     pass.present = new Set();
     report.kept = [];
     const fences = fencedRanges(text);
-    const fenceAt = fenceLines(text);
+    const fenceAt = readFences(text).lines;
     const edits = judgeDirectives(text, fences, fenceAt, pass);
     edited = edits.length > 0;
     if (edited) {
@@ -341,7 +419,7 @@ export function checkReply(reply: string, options: CheckReplyOptions): CheckRepl
  * reply whose every line went, holding only copies, as the reply did).
  */
 function appendTail(text: string, reply: string, tail: readonly string[]): string {
-  const fence = openFence(text);
+  const fence = readFences(text).open;
   const nl = (text.includes("\n") ? text : reply).includes("\r\n") ? "\r\n" : "\n";
   const endsWithNewline = (text === "" ? reply : text).endsWith("\n");
   let out = text;
@@ -363,30 +441,6 @@ function lastAtOrBefore<T>(items: readonly T[], offset: number, key: (item: T) =
     } else hi = mid - 1;
   }
   return found;
-}
-
-/**
- * The fence that closes a code block left open at the end of `text`, as
- * Markdown renders it (a line of three or more backticks or tildes, indented
- * at most three spaces, opens a block; a line of at least as many of the same
- * closes it), or undefined. The gateway's extraction never masks past an
- * unclosed fence; this is so the lines added after it are not shown as code.
- */
-function openFence(text: string): string | undefined {
-  let open: string | undefined;
-  for (let at = 0; at < text.length; ) {
-    const nl = text.indexOf("\n", at);
-    const end = nl < 0 ? text.length : nl;
-    const line = text.slice(at, text[end - 1] === "\r" ? end - 1 : end);
-    at = end + 1;
-    if (!line.includes("``" + "`") && !line.includes("~~~")) continue;
-    if (open === undefined) {
-      // A backtick fence's info string holds no backtick (else it is inline code).
-      const m = /^ {0,3}(`{3,}|~{3,})/.exec(line);
-      if (m && !(m[1]![0] === "`" && line.includes("`", m[0].length))) open = m[1]!;
-    } else if (new RegExp(`^ {0,3}${open[0] === "`" ? "`" : "~"}{${open.length},}[ \\t]*$`).test(line)) open = undefined;
-  }
-  return open;
 }
 
 /** A removal in the middle of a sentence also takes the space before it, so no double space is left. */

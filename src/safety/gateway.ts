@@ -231,9 +231,79 @@ export interface DirectiveOccurrence {
   intended: string;
 }
 
-/** Whitespace as the gateway's Python patterns read `\s`: JavaScript's, and U+001C-U+001F and U+0085. */
-const SPACE = /[\s\x1c-\x1f\x85]/u;
+/** Whitespace as the gateway's Python patterns read `\s` (str.isspace): JavaScript's but U+FEFF, and U+001C-U+001F and U+0085. */
+const SPACE = /[^\S\ufeff]|[\x1c-\x1f\x85]/u;
 const isSpace = (ch: string) => SPACE.test(ch);
+
+/** What may follow a path's extension where the gateway's pattern ends it: its lookahead `(?=[\s`"',;:)\]}]|$)`. */
+const AFTER_EXTENSION = new Set([..."`\"',;:)]}"]);
+/** Characters the gateway's case-insensitive pattern also takes for i, k and s (Python's IGNORECASE: İ ı, the Kelvin sign, the long s). */
+const FOLDED: Record<string, string> = { "\u0130": "i", "\u0131": "i", "\u212a": "k", "\u017f": "s" };
+const extensionChar = (ch: string | undefined) => ch !== undefined && (/[A-Za-z0-9]/.test(ch) || ch in FOLDED);
+
+/**
+ * The gateway's reading of a bare path (hermes-agent 0.19.0,
+ * MEDIA_TAG_CLEANUP_RE: `\S+(?:[^\S\n]+\S+)*?\.(?:ext)` then its lookahead
+ * `(?=[\s`"',;:)\]}]|$)`): its lazy words are tried after its greedy \S+
+ * has taken all it can, so the path runs to the last place on its line
+ * where a known extension (in any case) ends and one of those follows. So
+ * `MEDIA:/x/my chart.png` is `/x/my chart.png`, and `MEDIA:/x/a.png and
+ * b.png` is `/x/a.png and b.png` (no such file: nothing is sent). Inline code
+ * (`` `…` ``), which the gateway masks to spaces before it reads, is not
+ * modelled: the path stops before a backtick.
+ *
+ * `pathEnd(i, minDot)` is where the path starting at `i` ends, or -1 when
+ * nothing on its line ends one (`minDot`: the first place its dot may be, the
+ * pattern's anchor and one character in). Each line is read once, when the
+ * first directive on it asks (the directives come in order), its endings
+ * kept in order and found by binary search: linear in the text.
+ */
+function pathEnds(text: string): (i: number, minDot: number) => number {
+  let line: { start: number; end: number; dots: number[]; ends: number[]; ticks: number[] } | undefined;
+  const read = (i: number) => {
+    const start = text.lastIndexOf("\n", i - 1) + 1;
+    let end = text.indexOf("\n", i);
+    if (end < 0) end = text.length;
+    const dots: number[] = [];
+    const ends: number[] = [];
+    const ticks: number[] = [];
+    for (let at = start; at < end; at++) {
+      if (text[at] === "`") ticks.push(at);
+      // A dot with a character before it in its word (the pattern's \S+), then a known extension, then what the lookahead allows.
+      if (text[at] !== "." || at === start || isSpace(text[at - 1]!)) continue;
+      let r = at + 1;
+      while (r < end && extensionChar(text[r])) r++;
+      if (r === at + 1 || !(r === end || isSpace(text[r]!) || AFTER_EXTENSION.has(text[r]!))) continue;
+      const ext = [...text.slice(at + 1, r)].map((c) => FOLDED[c] ?? c.toLowerCase()).join("");
+      if (GATEWAY_EXTENSIONS.has(ext)) {
+        dots.push(at);
+        ends.push(r);
+      }
+    }
+    return { start, end, dots, ends, ticks };
+  };
+  /** Index of the last item of `xs` (ascending) below `limit`, or -1. */
+  const lastBelow = (xs: number[], limit: number) => {
+    let lo = 0;
+    let hi = xs.length - 1;
+    let found = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (xs[mid]! < limit) {
+        found = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    return found;
+  };
+  return (i, minDot) => {
+    if (!line || i < line.start || i > line.end) line = read(i);
+    const tick = lastBelow(line.ticks, i) + 1;
+    const limit = tick < line.ticks.length ? line.ticks[tick]! : line.end;
+    const last = lastBelow(line.ends, limit + 1);
+    return last >= 0 && line.dots[last]! >= minDot ? line.ends[last]! : -1;
+  };
+}
 
 /**
  * Every `MEDIA:` directive in `text` (any case, whitespace or markup allowed
@@ -251,9 +321,11 @@ const isSpace = (ch: string) => SPACE.test(ch);
 export function findDirectives(text: string, claims?: (token: string) => number | undefined): DirectiveOccurrence[] {
   const found: DirectiveOccurrence[] = [];
   const marker = new RegExp(`${MEDIA_WORD}:`, "giu");
+  const pathEnd = pathEnds(text);
   for (let m = marker.exec(text); m; m = marker.exec(text)) {
     let i = m.index + m[0].length;
     while (i < text.length && isSpace(text[i]!)) i++;
+    const bare = i;
     let k: number;
     let end: number;
     let token: string;
@@ -275,9 +347,22 @@ export function findDirectives(text: string, claims?: (token: string) => number 
       if (!(rest.startsWith("/") || rest.startsWith("~/") || /^[A-Za-z]:[\\/]/.test(rest))) continue;
       k = i;
       while (k < text.length && !isSpace(text[k]!)) k++;
-      token = text.slice(i, k);
-      cut = trailingCut(token);
-      end = closingMarkupEnd(text, i + cut, k);
+      // Right after `MEDIA:` and whitespace (no markup: the gateway's pattern allows none), a path goes on past its first word
+      // to the last extension on its line, as the gateway reads it (pathEnds).
+      const anchor = text[i] === "/" ? 1 : text[i] === "~" ? 2 : 3;
+      const reached = i === bare ? pathEnd(i, i + anchor + 1) : -1;
+      const later = reached > k ? reached : -1;
+      if (later >= 0) {
+        let wordEnd = later;
+        while (wordEnd < text.length && !isSpace(text[wordEnd]!)) wordEnd++;
+        token = text.slice(i, later);
+        cut = token.length;
+        end = closingMarkupEnd(text, later, wordEnd);
+      } else {
+        token = text.slice(i, k);
+        cut = trailingCut(token);
+        end = closingMarkupEnd(text, i + cut, k);
+      }
     }
     let start = m.index;
     while (start > 0 && WRAPPERS.has(text[start - 1]!)) start--;
