@@ -116,6 +116,7 @@ describe("rule 1: every published file's exact line, once, at the end", () => {
     ["cut by the newer extraction", `MEDIA:${p}_final\nThanks`, "final\nThanks"],
     ["closing bracket", `(MEDIA:${p})\nThanks`, "Thanks"],
     ["two copies glued together", `Here: MEDIA:${p},MEDIA:${p}'\nThanks`, "Here:\nThanks"],
+    ["two copies glued with nothing between", `Here: MEDIA:${p}MEDIA:${p}.\nThanks`, "Here.\nThanks"],
     ["a prefix left dangling before the copy", `Here: media:"\`MEDIA:${p}\`${p}'\nThanks`, "Here:\nThanks"],
     ["in a JSON string", `{"file": "MEDIA:${p}"}\nThanks`, `{"file": }\nThanks`],
     // The copy's line goes, the fences stay: the reply's code blocks open and close where they did.
@@ -194,6 +195,13 @@ describe("rule 1: every published file's exact line, once, at the end", () => {
 
   it("an outbox file from an earlier turn that the reply mangles is fixed like a published one", () => {
     expect(judge(`Again: \`MEDIA:${older}\``, []).reply).toBe(`Again:\nMEDIA:${older}`);
+    // Written from the home (`~/`), as 0.19.0 expands it and older gateways' extraction does not: the exact line takes its place.
+    const tilde = `~/${path.relative(h.home, older)}`;
+    for (const published of [[], [older]]) {
+      const r = judge(`Again:\nMEDIA:${tilde}\n`, published);
+      expect(r.reply).toBe(`Again:\nMEDIA:${older}\n`);
+      expect(r.notes).toEqual([]);
+    }
   });
 
   it("closes a fence left open at the end before adding the line", () => {

@@ -11,7 +11,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { escapeText } from "../core/escape.js";
-import { type DeliveryPolicy, type DeliveryProblem, closingMarkupEnd, deliveryProblem, findDirectives, mediaLineProblem, tokenNames } from "../safety/gateway.js";
+import { type DeliveryPolicy, type DeliveryProblem, closingMarkupEnd, deliveryProblem, expandHome, findDirectives, mediaLineProblem, tokenNames } from "../safety/gateway.js";
 
 export interface CheckReplyOptions {
   /** Absolute paths of the files prepare published this turn (the `path` of each `media` entry), in order. */
@@ -261,6 +261,8 @@ const MAX_ROUNDS = 8;
 
 interface Pass {
   publishedIn: (token: string) => string | undefined;
+  /** The gateway's home, for `~/` in a directive. */
+  home: string;
   outboxDirs: readonly string[];
   problemOf: (p: string) => DeliveryProblem | undefined;
   /** Published files whose copies were removed: their line goes at the end. */
@@ -274,7 +276,7 @@ interface Pass {
 
 /** One round: the edits for every directive in `text` (rules 1 and 2), with the report filled in. */
 function judgeDirectives(text: string, fences: [number, number][], fenceAt: ReadonlyMap<number, number>, pass: Pass): Edit[] {
-  const { publishedIn, outboxDirs, problemOf, needed, noted, present, report } = pass;
+  const { publishedIn, outboxDirs, problemOf, needed, noted, present, report, home } = pass;
   const inFence = (offset: number) => {
     const i = lastAtOrBefore(fences, offset, (r) => r[0]);
     return i >= 0 && offset < fences[i]![1];
@@ -291,11 +293,13 @@ function judgeDirectives(text: string, fences: [number, number][], fenceAt: Read
     }
     const line = text.slice(lineStart, text[lineEnd - 1] === "\r" ? lineEnd - 1 : lineEnd);
     const bare = !inFence(d.start) && line === `MEDIA:${d.intended}` && d.token === d.intended && mediaLineProblem(line, d.intended) === undefined;
-    const ref = publishedIn(d.token) ?? (isFileIn(d.intended, outboxDirs) ? d.intended : undefined);
+    // The file the gateway opens: `~/…` names an outbox file too.
+    const target = expandHome(d.intended, home);
+    const ref = publishedIn(d.token) ?? (isFileIn(target, outboxDirs) ? target : undefined);
 
     if (ref !== undefined) {
       const problem = problemOf(ref);
-      if (bare && ref === d.intended && !problem && !present.has(ref)) {
+      if (bare && ref === target && !problem && !present.has(ref)) {
         present.add(ref);
         report.kept.push(escapeText(ref));
         continue;
@@ -309,7 +313,7 @@ function judgeDirectives(text: string, fences: [number, number][], fenceAt: Read
       }
       // A second exact line is a copy too: the gateway would upload the file once per line.
       // The copy ends with the path it names (and the markup closed after it): text glued on after stays.
-      const end = ref === d.intended ? d.end : closingMarkupEnd(text, d.tokenStart + ref.length, d.tokenStart + d.token.length);
+      const end = ref === target ? d.end : closingMarkupEnd(text, d.tokenStart + ref.length, d.tokenStart + d.token.length);
       // A copy in a fence line's info string goes, the fence stays (the markup scan may have taken its backticks or tildes for the copy's).
       const fence = fenceAt.get(lineStart);
       const start = fence !== undefined && d.start < fence ? fence : d.start;
@@ -354,7 +358,7 @@ export function checkReply(reply: string, options: CheckReplyOptions): CheckRepl
   const needed: string[] = [];
   const noted = new Set<string>();
   const publishedIn = (token: string) => published.find((p) => tokenNames(token, p));
-  const pass: Pass = { publishedIn, outboxDirs, problemOf, needed, noted, report, present: new Set() };
+  const pass: Pass = { publishedIn, home: policy.home, outboxDirs, problemOf, needed, noted, report, present: new Set() };
 
   // Published files the reply does not carry (as written, in the text judged last): their lines, or their sentences.
   const missing = (): string[] => {

@@ -177,7 +177,7 @@ export interface DeliveryProblem {
  * denylist; then, in strict mode, only recently modified files.
  */
 export function deliveryProblem(p: string, policy: DeliveryPolicy, now = Date.now()): DeliveryProblem | undefined {
-  const expanded = p.startsWith("~/") ? path.join(policy.home, p.slice(2)) : p;
+  const expanded = expandHome(p, policy.home);
   // The gateway resolves only absolute paths (a quoted directive may hold any text).
   if (!path.isAbsolute(expanded)) return { code: "not_found", reason: "its path is not absolute" };
   const ext = /\.([A-Za-z0-9]+)$/.exec(p)?.[1]?.toLowerCase();
@@ -415,5 +415,13 @@ export function closingMarkupEnd(text: string, offset: number, limit: number): n
 export function tokenNames(token: string, published: string): boolean {
   if (!token.startsWith(published)) return false;
   const next = token[published.length];
-  return next === undefined || !/[A-Za-z0-9]/.test(next);
+  // Another copy glued on (`…/a.txtMEDIA:…/a.txt`) begins with a letter too.
+  return next === undefined || !/[A-Za-z0-9]/.test(next) || GLUED_DIRECTIVE.test(token.slice(published.length));
+}
+
+const GLUED_DIRECTIVE = new RegExp(`^${MEDIA_WORD}:`, "iu");
+
+/** A directive's path as the gateway opens it: `~/` is its home (os.path.expanduser). */
+export function expandHome(p: string, home: string): string {
+  return p.startsWith("~/") ? path.join(home, p.slice(2)) : p;
 }
