@@ -46,7 +46,7 @@ import {
   valueLooksSecret,
 } from "./rules.js";
 import { KEYWORD_ENDINGS, nameHoldsNoSecret } from "./secret-variables.js";
-import { SEQUENCE_BACK_MAX, escapeStartBefore, sequenceThen } from "./terminal-escapes.js";
+import { SEQUENCE_BACK_MAX, digitEndsEscape, escapeStartBefore, sequenceThen } from "./terminal-escapes.js";
 import { ASCII_PUNCTUATION, Form, KEY_CHAR, WRAPPED_WHAT, isWrapIndent, lineBreakLength, lineEndBeforeBreak, wrapBreakLength, zeroWidthLength } from "./text-forms.js";
 
 const table = (chars: string) => {
@@ -88,7 +88,7 @@ function escapeEndsAt(b: Uint8Array, f: number): boolean {
 function digitsStart(b: Uint8Array, end: number): number {
   let start = end;
   while (start > 0 && end - start < 11 && DIGIT[b[start - 1]!] === 1) start--;
-  return start < end && escapeStartBefore(b, start) >= 0 ? start + 1 : start;
+  return start > 0 && start < end && digitEndsEscape(b, start) ? start + 1 : start;
 }
 /**
  * A Telegram bot token's digits: `count` of them from `start` (a line
@@ -96,7 +96,7 @@ function digitsStart(b: Uint8Array, end: number): number {
  * escape sequence's final digit), as rules.ts's pattern reads them.
  */
 function isTelegramDigits(b: Uint8Array, start: number, count: number): boolean {
-  return count >= 8 && count <= 10 && (start === 0 || DIGIT[b[start - 1]!] === 0 || escapeStartBefore(b, start - 1) >= 0);
+  return count >= 8 && count <= 10 && (start === 0 || DIGIT[b[start - 1]!] === 0 || digitEndsEscape(b, start - 1));
 }
 /** A Meta token's lead right after a terminal's sequence (terminal-escapes.ts). */
 const META_AFTER_ESCAPE = sequenceThen("EAA");

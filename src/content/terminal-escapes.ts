@@ -91,3 +91,14 @@ export function escapeStartBefore(b: Uint8Array, f: number, reading?: { places: 
   }
   return start;
 }
+
+/**
+ * Whether the digit at `f` ends an escape sequence (`ESC 7`, `ESC ( 0`):
+ * the one test before escapeStartBefore is the byte before it (ESC or an
+ * intermediate byte), small enough to inline on a hot path (every colon
+ * after a digit asks it).
+ */
+export function digitEndsEscape(b: Uint8Array, f: number): boolean {
+  const before = b[f - 1]!;
+  return (before === ESC || (before >= INTERMEDIATE_FIRST && before <= INTERMEDIATE_LAST)) && escapeStartBefore(b, f) >= 0;
+}
