@@ -25,6 +25,7 @@ import { hasUtf16Text } from "../src/content/utf16.js";
 import { Refusal } from "../src/core/errors.js";
 import { DEFAULT_ALLOW } from "../src/config/config.js";
 import { rtfText } from "../src/content/rtf.js";
+import { withoutInlineMarks } from "../src/content/text-meaning.js";
 import { workbookText } from "../src/content/biff.js";
 import { CARRIERS, CORPUS_EXTRA_ALLOW, Fakes, adversarial, biffPieces, biffRecord, bmp, cfb, docx, encode85, excelXls, excelXlsCut, flac, sstRecords, gif, olePackage, rtf, rtfObject, wordDoc, webm, jpeg, jpegMpf, makePng, mp3, mp4, negatives, ogg, oggPages, paxHeader, pdf, pdfOf, pdfSubsetFont, pngChunk, pngWithText, positives, pptx, rng, tar, tarHeader, wav, webp, xlsx, zip, pdfAttachment, pdfInfoUtf16, pdfXmpUtf16 } from "./corpus.js";
 import { BIN, NOTHING_LEFT, cli, leftBehind, makeHome, outcome, write } from "./helpers.js";
@@ -290,6 +291,36 @@ describe("the labelled corpus", () => {
     const published = await prepare([write(work, "notes.md", ordinary.join("\n")), ...ordinary.map((text, i) => write(work, `ordinary-${i}.md`, text))], { env: h.env, cwd: work });
     expect(published.media_dropped).toEqual([]);
     expect(leftBehind(h).outbox).toHaveLength(ordinary.length + 1);
+  });
+
+  it("reads a Markdown file with its inline marks inside a word removed (the red team's 30b/08: a token cut by `**`, `*`, `~~` or a code span's backticks renders as one word and was published); `_` and `__` inside a word, a lone `~`, marks at a word's edge and ordinary emphasis are published", async () => {
+    const key = positives(72)["github-token"]!;
+    const [head, mid, tail] = [key.slice(0, 14), key.slice(14, 24), key.slice(24)];
+    const marks = ["**", "*", "***", "~~", "`", "``", "**`"];
+    const refused = await prepare(marks.map((m, i) => write(work, `mark-${i}.md`, `# Notes\n\nToken: ${head}${m}${mid}${[...m].reverse().join("")}${tail}\n`)), { env: h.env, cwd: work });
+    expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code, d.reason])).toEqual(marks.map((_, i) => [`mark-${i}.md`, "secret_detected", expect.stringMatching(/GitHub token.*in its text \(tags removed\)/)]));
+    for (const d of refused.media_dropped) expect(d.reason).not.toContain(tail.slice(0, 8));
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+    const ordinary = [
+      // What a renderer shows with its marks: `_` inside a word is text (CommonMark, GFM, pandoc), a lone `~` pandoc's subscript.
+      `Token: ${head}__${mid}__${tail} and ${head}_${mid}_${tail} and ${head}~${mid}~${tail}\n`,
+      `Token: **${head}** ${mid} *${tail}* and \`${head}\` \`${mid}${tail}\`\n`,
+      "Use `snake_case`, a*b*c, 2**10, H~2~O, ~~old~~ new, **bold**text and `x`y`z`; see **README**.\n",
+      ...Object.values(negatives(73)).map((text) => `Some notes\n\n${text.replace(/ /g, "**")}\n`),
+    ];
+    const published = await prepare(ordinary.map((text, i) => write(work, `ordinary-marks-${i}.md`, text)), { env: h.env, cwd: work });
+    expect(published.media_dropped).toEqual([]);
+  });
+
+  it("removes Markdown's inline marks in linear time: runs of marks, marks between letters, and a lone mark far from the rest give a verdict", () => {
+    const MiB = 1024 * 1024;
+    for (const unit of ["*", "a*", "a`", "a~~", "*~`", "a**b", "`", "ghp_a**"]) {
+      const text = Buffer.from(unit.repeat(MiB / unit.length) + "~", "latin1");
+      const out = withoutInlineMarks(Buffer.from(text));
+      expect(out.length, unit).toBeLessThanOrEqual(text.length);
+      expect(scanBytes(out, NO_KNOWN_SECRETS), unit).toBeUndefined();
+    }
+    expect(withoutInlineMarks(Buffer.from("ab**cd** ~~ef~~g *h* i`j`k x~y")).toString()).toBe("abcd** ~~efg *h* ijk x~y");
   });
 
   it("reads a numeric reference in a Markdown file with an upper-case `&#X` or any number of leading zeros, as HTML and pandoc do (the red team's 30b/04: `&#X5F;`, `&#00000095;`, `&#x000005f;` for `_` were published); one with too many digits past its zeros is no character, and the file is published", async () => {

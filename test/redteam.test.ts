@@ -13,7 +13,7 @@ import { stringify as yamlStringify } from "yaml";
 import { extraReading, findSecret } from "../src/content/find.js";
 import { KnownSecrets, escapedForms } from "../src/content/known.js";
 import { BLOCK, REREAD_BYTES, type RereadBudget, SecretScanner, rereadBudget, scanBytes } from "../src/content/scan.js";
-import { CSI_INTERMEDIATES_MAX, CSI_PARAMETERS_MAX } from "../src/content/rules.js";
+import { SEQUENCE_BACK_MAX } from "../src/content/terminal-escapes.js";
 import { Form } from "../src/content/text-forms.js";
 import { Fakes, docx, rng } from "./corpus.js";
 import { cli, leftBehind, makeHome, write } from "./helpers.js";
@@ -785,6 +785,40 @@ describe("a key right after a terminal's control sequence", () => {
     }
   });
 
+  /**
+   * The other sequences a terminal writes (2026-12-06; published until then): an escape sequence (ESC, intermediates, a
+   * final: `tput sgr0`'s `ESC ( B`, the line-drawing set's `ESC ( 0`, `ESC 7`, `ESC M`) and the 8-bit control sequence
+   * introducer, as a byte (0x9B) and in UTF-8 (C2 9B).
+   */
+  const OTHER_ESCAPES = ["\x1b(B", "\x1b[0m\x1b(B", "\x1b(0", "\x1b7", "\x1bM", "\x1b$)B", "\x9b1;32m", "\x9bK", "\xc2\x9b0m", "\xc2\x9b38;5;208m"];
+
+  it("finds each kind of trigger's key after an escape sequence (`ESC ( B`, `ESC 7`) and after the 8-bit CSI (0x9B, C2 9B)", () => {
+    for (const [label, [key, what]] of Object.entries(keys)) {
+      for (const e of OTHER_ESCAPES) {
+        for (const text of [`${e}${key}`, `Token: ${e}${key}\x1b(B\n`, `x=1 ${e}${key} done`]) expect(findSecret(text)?.what, `${label} ${JSON.stringify(text.slice(0, 30))}`).toBe(what);
+      }
+    }
+  });
+
+  it("is refused through the CLI after `tput sgr0`'s `ESC ( B` and after the 8-bit CSI in UTF-8; the same escapes around words are published", () => {
+    const files = [
+      write(work, "sgr0.txt", `$ gh auth token\nToken: \x1b[1m\x1b(B${keys.github![0]}\x1b(B\x1b[m\n`),
+      write(work, "csi8.txt", `Token: \u009b1;32m${keys.anthropic![0]}\u009b0m\n`),
+    ];
+    const twins = [write(work, "words-sgr0.txt", `${OTHER_ESCAPES.filter((e) => !e.includes("\x9b")).map((e) => `${e}ghp_status ${e}sk-ant-models ${e}hello_world_and_more_words ${e}${new Fakes(8).bytes(32).toString("hex")}`).join("\n")}\n`)];
+    const r = prepareJson([...files, ...twins], "txt");
+    expect(r.dropped.map(([name, code, reason]) => [name, code, reason.includes("a GitHub token") || reason.includes("an Anthropic API key")])).toEqual(files.map((file) => [path.basename(file), "secret_detected", true]));
+    for (const [, , reason] of r.dropped) for (const [key] of Object.values(keys)) expect(reason).not.toContain(key.slice(4, 20));
+    expect(r.published).toEqual(twins.map((file) => path.basename(file)));
+  });
+
+  it("starts no token after an escape sequence that is none: too many intermediates, a final that is no final, a parameter after ESC alone, an 8-bit CSI's overlong parameters", () => {
+    const [github] = keys.github!;
+    for (const text of [`\x1b((((B${github}`, `\x1b(-${github}`, `(B${github}`, `\x1b0m${github}`, `\x9b${"1".repeat(33)}m${github}`, `\x9b1;32mx${github}`, `\xc2\x9b0m9${github}`]) {
+      expect(findSecret(text), JSON.stringify(text.slice(0, 40))).toBeUndefined();
+    }
+  });
+
   it("starts no token after what is no control sequence: a letter without ESC `[`, longer parameters, a letter inside the key's word", () => {
     const [github] = keys.github!;
     for (const text of [`[0m${github}`, `\x1b0m${github}`, `\x1b[${"1".repeat(33)}m${github}`, `\x1b[1;32mx${github}`, `\x1b[0m9${github}`, `\x1b[   m${github}`, `\x1b[1-${github}`]) {
@@ -807,13 +841,25 @@ describe("a key right after a terminal's control sequence", () => {
       `\x1b[1;32mgithub_${"a".repeat(70)}`,
       `${"1".repeat(40)}fc-`,
       `\x1b[0m${"M".repeat(26)}.abcdef.`,
+      // The other sequences (2026-12-06): ESC alone, an escape sequence's intermediates and digit finals, the 8-bit CSI.
+      "\x1b",
+      "\x1b(",
+      "\x1b(BEAA",
+      `\x1b7EAA${"b".repeat(120)}`,
+      `\x1b(Bghp_${"a".repeat(36)}`,
+      "\x9b",
+      "\xc2\x9b0m",
+      `\x9b1;32mEAA${"b".repeat(120)}`,
+      `\xc2\x9b${"1;".repeat(40)}mAIza`,
+      "\xd0\x9b",
+      `\x1b7${"7".repeat(30)}fc-`,
     ]) expectLinearReading(unit, 1.5);
     // However long the parameters before a final letter, a candidate reads back at most the sequence's bound.
     extraReading.places = 0;
     extraReading.bytes = 0;
     expect(findSecret(`\x1b[${"1".repeat(1000)}mAIza${"b".repeat(35)} `.repeat(1000))).toBeUndefined();
     expect(extraReading.places).toBeGreaterThanOrEqual(1000);
-    expect(extraReading.bytes).toBeLessThanOrEqual(extraReading.places * (CSI_PARAMETERS_MAX + CSI_INTERMEDIATES_MAX + 2));
+    expect(extraReading.bytes).toBeLessThanOrEqual(extraReading.places * SEQUENCE_BACK_MAX);
   });
 });
 
@@ -856,7 +902,40 @@ describe("a Telegram bot token whose colon is percent-encoded", () => {
     }
   });
 
+  /** `text` with a line break (and `indent` after it) inserted `at` characters into it. */
+  const cutIn = (text: string, at: number, indent = "", nl = "\n") => `${text.slice(0, at)}${nl}${indent}${text.slice(at)}`;
+
+  it("is found cut by a line break anywhere in it (its digits, before or inside `%3A`, after it, its 35 characters), after an indent or a quote's `> `, the break `\\n` or `\\r\\n` (2026-12-06; published where the break touched `%3A`); cut placeholders and ordinary URLs are not", () => {
+    for (const sep of ["%3A", "%3a"]) {
+      const encoded = `${digits}${sep}${secret}`;
+      for (let at = 1; at < encoded.length; at++) {
+        for (const [indent, nl] of [["", "\n"], ["    ", "\n"], ["> ", "\r\n"]] as const) {
+          const text = `Bot token: ${cutIn(encoded, at, indent, nl)} and keep it safe\n`;
+          expect(findSecret(text)?.what, JSON.stringify(text)).toMatch(/^a Telegram bot token/);
+        }
+      }
+    }
+    // Where the cut touches `%3A` no other reading finds it: the joined reading names the break.
+    for (const at of [digits.length, digits.length + 1, digits.length + 2, digits.length + 3]) {
+      expect(findSecret(`Bot token: ${cutIn(`${digits}%3A${secret}`, at)}\n`)?.what).toBe("a Telegram bot token, with line breaks removed");
+    }
+    const placeholders = [`1234567890%3A${"A".repeat(35)}`, "123456789%3AABC-DEF1234ghIkl-zyx57W2v1u123ew11", `${digits}%3A${secret.slice(1)}`, `${digits}%3B${secret}`];
+    for (const text of placeholders) for (let at = 1; at < text.length; at++) expect(findSecret(`Value here: ${cutIn(text, at)} end\n`), cutIn(text, at)).toBeUndefined();
+    expect(findSecret("https://example.com/search?q=time%3A12%3A30&at=2026-12-\n05T10%3A20%3A30Z and 50%\n3A of them, 1234567%3\nA\n")).toBeUndefined();
+  });
+
+  it("is refused through the CLI cut after `%3` and after `%3A` (the red team's form), and published when the value is a placeholder", () => {
+    const files = [write(work, "cut-inside.txt", `Bot token: ${digits}%3\nA${secret} and keep it safe\n`), write(work, "cut-after.md", `> bot=${digits}%3A\r\n> ${secret}\r\n`)];
+    const twins = [write(work, "cut-placeholder.txt", `Bot token: 1234567890%3\nA${"A".repeat(35)}\n`)];
+    const r = prepareJson([...files, ...twins]);
+    expect(r.dropped).toEqual(files.map((file) => [path.basename(file), "secret_detected", expect.stringContaining("a Telegram bot token, with line breaks removed")]));
+    for (const [, , reason] of r.dropped) expect(reason).not.toContain(secret.slice(0, 12));
+    expect(r.published).toEqual(twins.map((file) => path.basename(file)));
+  });
+
   it("reads back a bounded number of digits per `%3A` on adversarial text (counts, not time)", () => {
     for (const unit of ["0%3A", "%3A", "%3a0", "1234567890%3A", `12345678%3A${"A".repeat(35)} `, "0%3A%3A", `${"9".repeat(40)}%3A`]) expectLinearReading(unit, 1.5);
+    // Cut by line breaks (2026-12-06): each form of the cut, its digits before a break, a `%` that ends a line.
+    for (const unit of ["%3\n", "1234567890%3\n", "1234567890%\n3A", "%\n3a", "abcdefgh 12345678\n%3A", "> 1234567\n> 1%3A", `1234567890%3A\n${"A".repeat(35)}\n`, "abcdef 1234\n567890%3\nAA", "0%\r\n3A"]) expectLinearReading(unit, 1.5);
   });
 });

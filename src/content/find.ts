@@ -24,8 +24,6 @@
 // keyword inside a value already judged is not judged again. test/content
 // feeds every rule its adversarial inputs; bench/content.mjs times them.
 import {
-  CSI_INTERMEDIATES_MAX,
-  CSI_PARAMETERS_MAX,
   DATABASE_SCHEMES,
   ENDS_VALUE,
   GENERIC_WHAT,
@@ -48,7 +46,8 @@ import {
   valueLooksSecret,
 } from "./rules.js";
 import { KEYWORD_ENDINGS, nameHoldsNoSecret } from "./secret-variables.js";
-import { ASCII_PUNCTUATION, Form, KEY_CHAR, WRAPPED_WHAT, isWrapIndent, lineBreakLength, lineEndBeforeBreak, zeroWidthLength } from "./text-forms.js";
+import { SEQUENCE_BACK_MAX, digitEndsEscape, escapeStartBefore, sequenceThen } from "./terminal-escapes.js";
+import { ASCII_PUNCTUATION, Form, KEY_CHAR, WRAPPED_WHAT, isWrapIndent, lineBreakLength, lineEndBeforeBreak, wrapBreakLength, zeroWidthLength } from "./text-forms.js";
 
 const table = (chars: string) => {
   const t = new Uint8Array(256);
@@ -69,31 +68,38 @@ const BASE64 = table(`${LETTERS}0123456789+/`);
 /** What may not come before a key's base64 body: base64, and a token's `_` and `-`. */
 const BASE64_AROUND = table(`${LETTERS}0123456789+/_-`);
 const BASE58 = table("123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz");
-/** A terminal control sequence's final byte that is a token character (a letter, `_`): a token may start after one (csiEndsAt). */
-const CSI_FINAL = table(`${LETTERS}_`);
-/** What may come before a control sequence's final byte: an intermediate or a parameter byte (0x20-0x3F), or its `[`. */
-const CSI_BEFORE_FINAL = new Uint8Array(256).fill(1, 0x20, 0x40);
-CSI_BEFORE_FINAL[91] = 1;
 /**
- * Whether a terminal's control sequence (rules.ts's CSI: ESC `[`, parameter
- * bytes, intermediate bytes) ends with the token character at `f`
- * (`\x1b[0;1;39m`, `\x1b[K`): a token starts after it. Read back at most
- * CSI_INTERMEDIATES_MAX + CSI_PARAMETERS_MAX + 2 bytes, the look-behind of
- * rules.ts's TOKEN_START, which it agrees with; most calls stop at the
- * byte before `f` (a letter or a digit, in a word or a key). What is read
- * back past it is counted (extraReading).
+ * Whether a terminal's escape or control sequence (terminal-escapes.ts:
+ * `\x1b[0;1;39m`, `\x1b[K`, `\x1b(B`, `\x9b0m`) ends with the token
+ * character at `f`: a token starts after it. Reads back what rules.ts's
+ * TOKEN_START's look-behind reads, which it agrees with; what is read back
+ * past `f` is counted (extraReading).
  */
-function csiEndsAt(b: Uint8Array, f: number): boolean {
-  if (CSI_FINAL[b[f]!] !== 1 || CSI_BEFORE_FINAL[b[f - 1]!] !== 1) return false;
-  let k = f - 1;
-  const intermediates = f - 1 - CSI_INTERMEDIATES_MAX;
-  while (k > intermediates && b[k]! >= 0x20 && b[k]! <= 0x2f) k--;
-  const parameters = k - CSI_PARAMETERS_MAX;
-  while (k > parameters && b[k]! >= 0x30 && b[k]! <= 0x3f) k--;
-  extraReading.places++;
-  extraReading.bytes += f - k;
-  return k >= 1 && b[k] === 91 && b[k - 1] === 27;
+function escapeEndsAt(b: Uint8Array, f: number): boolean {
+  if (TOKEN[b[f]!] !== 1) return false;
+  return escapeStartBefore(b, f, extraReading) >= 0;
 }
+/**
+ * Where the run of digits (at most 11: a Telegram token's 8 to 10, and one
+ * more to see that the run is longer) that ends before `end` starts; past
+ * the digit that starts it where that digit ends a terminal's escape
+ * sequence (`ESC ( 0`, `ESC 7`: a terminal shows the digits after it).
+ */
+function digitsStart(b: Uint8Array, end: number): number {
+  let start = end;
+  while (start > 0 && end - start < 11 && DIGIT[b[start - 1]!] === 1) start--;
+  return start > 0 && start < end && digitEndsEscape(b, start) ? start + 1 : start;
+}
+/**
+ * A Telegram bot token's digits: `count` of them from `start` (a line
+ * break may lie between), 8 to 10, after no other digit (or after an
+ * escape sequence's final digit), as rules.ts's pattern reads them.
+ */
+function isTelegramDigits(b: Uint8Array, start: number, count: number): boolean {
+  return count >= 8 && count <= 10 && (start === 0 || DIGIT[b[start - 1]!] === 0 || digitEndsEscape(b, start - 1));
+}
+/** A Meta token's lead right after a terminal's sequence (terminal-escapes.ts). */
+const META_AFTER_ESCAPE = sequenceThen("EAA");
 /** Characters an Azure client secret is made of. */
 const AZURE = table(`${LETTERS}0123456789_~.`);
 const AZURE_AROUND = table(`${LETTERS}0123456789_~.-`);
@@ -469,6 +475,10 @@ const JOINED_TAIL = 24;
  * reading at its name.
  */
 const JOINED_RUN = table(`${LETTERS}0123456789_-.:`);
+/** … and `%`, for a Telegram token whose colon is percent-encoded (`%3A`), which a break may cut anywhere in. */
+const PERCENT_JOINED_RUN = table(`${LETTERS}0123456789_-.:%`);
+/** A Telegram token's longest match with its colon percent-encoded: 10 digits, `%3A`, 35 characters. */
+const TELEGRAM_PERCENT_MAX = 48;
 /** The joined reading's bytes, and where its breaks were removed (module-wide: searches do not run at once). */
 const JOINED = Buffer.alloc(JOINED_MAX + JOINED_TAIL + 1);
 const JOINS = new Int32Array(JOINED_MAX + JOINED_TAIL + 1);
@@ -634,7 +644,7 @@ class Search {
    * Linear: a trigger inside what the last joined reading read is not read
    * again (the text there is one run of a key's characters).
    */
-  private joined(rules: readonly Sticky[], start: number, max = JOINED_KEY): void {
+  private joined(rules: readonly Sticky[], start: number, max = JOINED_KEY, run: Uint8Array = JOINED_RUN): void {
     if (start < this.from || start > this.bound || this.inJoined(start)) return;
     const b = this.b;
     const out = JOINED;
@@ -650,7 +660,7 @@ class Search {
     while (k < limit && n <= most) {
       const c = b[k]!;
       if (c === 10 || c === 13) {
-        const length = this.wrapAt(k, line);
+        const length = this.wrapAt(k, line, run);
         if (length === 0) break;
         joins[count++] = n;
         line = k + (c === 13 ? 2 : 1);
@@ -660,10 +670,10 @@ class Search {
       k++;
       out[n++] = c;
       // The byte that ends the key is kept: the rules' look-ahead reads it.
-      if (JOINED_RUN[c] !== 1) break;
+      if (run[c] !== 1) break;
     }
     const measured = n > most;
-    if (measured) k = this.joinedRunEnd(k, line);
+    if (measured) k = this.joinedRunEnd(k, line, run);
     this.joinedFrom = start;
     this.joinedTo = k;
     extraReading.places++;
@@ -688,11 +698,11 @@ class Search {
     }
   }
   /** Where the run of a key's characters and line breaks between them that goes on at `k` ends (measured, not read joined). */
-  private joinedRunEnd(k: number, line: number): number {
+  private joinedRunEnd(k: number, line: number, run: Uint8Array): number {
     const { b, end } = this;
     for (;;) {
-      while (k < end && JOINED_RUN[b[k]!] === 1) k++;
-      const length = k < end ? this.wrapAt(k, line) : 0;
+      while (k < end && run[b[k]!] === 1) k++;
+      const length = k < end ? this.wrapAt(k, line, run) : 0;
       if (length === 0) return k;
       line = k + (b[k] === 13 ? 2 : 1);
       k += length;
@@ -706,11 +716,12 @@ class Search {
    * bytes or more (`fold` and `textwrap` fill their lines; a line of a few
    * characters, `sk-` alone, is a list's); else 0.
    */
-  private wrapAt(k: number, line: number): number {
+  private wrapAt(k: number, line: number, run: Uint8Array = JOINED_RUN): number {
     const b = this.b;
-    if (k - line < WRAPPED_LINE_MIN || JOINED_RUN[b[k - 1]!] !== 1) return 0;
-    const length = lineBreakLength(b, k);
-    return length > 0 && JOINED_RUN[b[k + length]!] === 1 ? length : 0;
+    if (k - line < WRAPPED_LINE_MIN || run[b[k - 1]!] !== 1) return 0;
+    // The break's length whatever follows it (`%` is no key's character but in PERCENT_JOINED_RUN): `run` judges that.
+    const length = wrapBreakLength(b, k);
+    return length > 0 && run[b[k + length]!] === 1 ? length : 0;
   }
 
   /** Where the line that holds `at` starts (looked for at most WRAPPED_LINE_MIN back: a longer line is long enough). */
@@ -739,10 +750,10 @@ class Search {
     return at >= this.joinedFrom && at < this.joinedTo;
   }
 
-  /** Whether a token starts at `at`: after a byte out of the token alphabet, or after a terminal's control sequence (csiEndsAt). */
+  /** Whether a token starts at `at`: after a byte out of the token alphabet, or after a terminal's control sequence (escapeEndsAt). */
   private isTokenStart(at: number): boolean {
     const b = this.b;
-    return TOKEN[b[at]!] === 1 && (at === 0 || TOKEN[b[at - 1]!] === 0 || csiEndsAt(b, at - 1));
+    return TOKEN[b[at]!] === 1 && (at === 0 || TOKEN[b[at - 1]!] === 0 || escapeEndsAt(b, at - 1));
   }
 
   /**
@@ -757,8 +768,12 @@ class Search {
   private startAfterCsi(start: number, limit: number): number {
     const b = this.b;
     let k = start;
-    while (k < limit && DIGIT[b[k]!] === 1) k++;
-    return k < limit && csiEndsAt(b, k) ? k + 1 : -1;
+    // A digit may be an escape sequence's final (`ESC 7`, `ESC ( 0`): tested at each (one byte's test before it, mostly).
+    while (k < limit && DIGIT[b[k]!] === 1) {
+      if (escapeEndsAt(b, k)) return k + 1;
+      k++;
+    }
+    return k < limit && escapeEndsAt(b, k) ? k + 1 : -1;
   }
 
   /** The end of the run of token characters that holds `at` (remembered: each run is measured once per pass). */
@@ -965,18 +980,17 @@ class Search {
       this.tryRule(META, m.index);
       i = text.indexOf("EAA", m.index + 3);
     }
-    // One right after a terminal's control sequence that ends in a letter (`\x1b[0mEAA…`), which META_LEAD's look-behind
-    // does not take (TOKEN_START's second one, in that expression, cost every EAA it passed: `EAA` repeated 5.9 to 9.5
-    // ms/MiB): each `ESC [` read forward over its parameter and intermediate bytes, at most as many as csiEndsAt reads back.
-    const csiMost = CSI_PARAMETERS_MAX + CSI_INTERMEDIATES_MAX;
-    for (let e = text.indexOf("\x1b[", Math.max(0, this.from - csiMost - 2)); e >= 0 && e < stop; e = text.indexOf("\x1b[", e + 2)) {
-      let f = e + 2;
-      const limit = Math.min(b.length - 1, f + csiMost);
-      while (f < limit && b[f]! >= 0x20 && b[f]! <= 0x3f) f++;
-      extraReading.places++;
-      extraReading.bytes += f - e;
-      const at = f + 1;
-      if (at < this.from || at >= stop || b[at] !== 69 || !text.startsWith("EAA", at) || !csiEndsAt(b, f)) continue;
+    // One right after a terminal's escape or control sequence that ends in a letter or a digit (`\x1b[0mEAA…`, `\x1b(BEAA…`,
+    // `\xc2\x9b0mEAA…`), which META_LEAD's look-behind does not take (TOKEN_START's second one, in that expression, cost every
+    // EAA it passed: `EAA` repeated 5.9 to 9.5 ms/MiB): the sequence read forward from its introducer, in native code (a loop
+    // here over every ESC and 0x9B, a UTF-8 continuation byte of Cyrillic's Л and others, cost their text twice the time).
+    const after = META_AFTER_ESCAPE;
+    after.lastIndex = Math.max(0, this.from - SEQUENCE_BACK_MAX - 1);
+    for (let m = after.exec(text); m !== null; m = after.exec(text)) {
+      const at = after.lastIndex - 3;
+      if (at >= stop) break;
+      after.lastIndex = at;
+      if (at < this.from) continue;
       // Its 100 letters and digits (its own bytes: no other candidate's), before the rule is tried.
       let r = at + 3;
       while (r < at + 103 && ALNUM[b[r]!] === 1) r++;
@@ -1358,7 +1372,11 @@ class Search {
         const after = this.startAfterCsi(start > 0 && TOKEN[b[start - 1]!] === 1 ? start - 1 : start, i);
         if (after > 0) start = after;
       }
-      if (i - start >= 24 && (b[start] === 77 || b[start] === 78 || b[start] === 79)) this.tryRule(DISCORD_BOT, start);
+      if (i - start >= 24 && (b[start] === 77 || b[start] === 78 || b[start] === 79) && this.tryRule(DISCORD_BOT, start) <= 0 && escapeEndsAt(b, start)) {
+        // An escape sequence's final letter that is the token's first (`ESC M`, reverse index): the token after it.
+        const next = start + 1;
+        if (i - next >= 24 && (b[next] === 77 || b[next] === 78 || b[next] === 79)) this.tryRule(DISCORD_BOT, next);
+      }
     }
     // Z.AI: 32 hex digits, `.`, 16 letters or digits.
     if (i >= 32 && HEX[b[i - 1]!] === 1 && HEX[b[i - 32]!] === 1 && (i === 32 || ZAI_AROUND[b[i - 33]!] === 0) && ALNUM[b[i + 1]!] === 1 && ALNUM[b[i + 16]!] === 1) this.tryRule(ZAI, i - 32);
@@ -1635,13 +1653,12 @@ class Search {
    */
   private telegram(i: number): void {
     const b = this.b;
-    let start = i - 1;
-    while (start > 0 && i - start < 11 && DIGIT[b[start - 1]!] === 1) start--;
+    const start = digitsStart(b, i);
     const digits = i - start;
     // 8 to 10 digits, or digits cut by a line break before them (`71234\n56789:AA…` as `fold` cuts, after an indent or a quote's
     // `> ` too: telegramDigitsCut reads back over them). One table's test where there was one byte's (`\n`): a test more per
     // colon cost text of `0:` repeated ~0.6 ms/MiB.
-    if ((digits >= 8 && digits <= 10 && (start === 0 || DIGIT[b[start - 1]!] === 0)) || WRAP_END[b[start - 1]!] === 1) this.telegramAt(i, start, digits);
+    if (isTelegramDigits(b, start, digits) || WRAP_END[b[start - 1]!] === 1) this.telegramAt(i, start, digits);
   }
 
   /**
@@ -1657,10 +1674,8 @@ class Search {
     const b = this.b;
     const q = lineEndBeforeBreak(b, i);
     if (q < 0 || DIGIT[b[q]!] !== 1) return;
-    let start = q;
-    while (start > 0 && q - start < 10 && DIGIT[b[start - 1]!] === 1) start--;
-    const digits = q + 1 - start;
-    if (digits < 8 || digits > 10 || (start > 0 && DIGIT[b[start - 1]!] === 1) || this.inJoined(start)) return;
+    const start = digitsStart(b, q + 1);
+    if (!isTelegramDigits(b, start, q + 1 - start) || this.inJoined(start)) return;
     this.cuts--;
     this.joined([TELEGRAM], start, 46);
   }
@@ -1668,7 +1683,7 @@ class Search {
   /** The Telegram token whose `digits` digits from `start` end at the colon `i`: tried whole, or read joined where a line break cuts it. */
   private telegramAt(i: number, start: number, digits: number): void {
     const b = this.b;
-    if (digits < 8 || digits > 10 || (start > 0 && DIGIT[b[start - 1]!] === 1)) {
+    if (!isTelegramDigits(b, start, digits)) {
       if (this.cuts > 0) this.telegramDigitsCut(start, digits);
       return;
     }
@@ -1692,14 +1707,10 @@ class Search {
     let end = colon + 1;
     while (end - colon <= 35 && TOKEN[b[end]!] === 1) end++;
     if (end - colon <= 35 && lineBreakLength(b, end) === 0) return;
-    const q = lineEndBeforeBreak(b, start);
-    if (q < 0 || q + 1 - this.lineStart(q + 1) < WRAPPED_LINE_MIN) return;
-    let k = q;
-    while (k >= 0 && q - k + digits < 11 && DIGIT[b[k]!] === 1) k--;
-    const total = q - k + digits;
-    if (total >= 8 && total <= 10 && (k < 0 || DIGIT[b[k]!] === 0)) {
+    const first = this.digitsBeforeBreak(start, digits);
+    if (first >= 0) {
       this.cuts--;
-      this.joined([TELEGRAM], k + 1, 46);
+      this.joined([TELEGRAM], first, 46);
     }
   }
 
@@ -1715,14 +1726,73 @@ class Search {
     const { text, b } = this;
     const stop = this.stopAt(10);
     for (let i = text.indexOf("%3", this.from + 8); i >= 0 && i < stop; i = text.indexOf("%3", i + 2)) {
-      if ((b[i + 2]! | 0x20) !== 97 || DIGIT[b[i - 1]!] !== 1) continue;
-      let start = i - 1;
-      while (start > 0 && i - start < 11 && DIGIT[b[start - 1]!] === 1) start--;
+      const a = b[i + 2]!;
+      // `%3` and a line break (`7123456789%3\nAA…`): the token cut inside its colon.
+      if ((a | 0x20) !== 97) {
+        if ((a === 10 || a === 13) && this.cuts > 0) this.telegramPercentCut(i);
+        continue;
+      }
+      if (DIGIT[b[i - 1]!] !== 1) {
+        // A line break just before `%3A`: the digits end the line before.
+        if (LINE_EDGE[b[i - 1]!] === 1 && this.cuts > 0) this.telegramPercentCut(i);
+        continue;
+      }
+      const start = digitsStart(b, i);
       extraReading.places++;
       extraReading.bytes += i - start;
       const digits = i - start;
-      if (digits >= 8 && digits <= 10 && (start === 0 || DIGIT[b[start - 1]!] === 0) && TOKEN[b[i + 37]!] === 1 && TOKEN[b[i + 38]!] !== 1) this.tryRule(TELEGRAM, start);
+      if (isTelegramDigits(b, start, digits) && TOKEN[b[i + 37]!] === 1 && TOKEN[b[i + 38]!] !== 1 && this.tryRule(TELEGRAM, start) !== 0) continue;
+      // Cut by a line break in its digits (after an indent or a quote's `> `), or in its 35 characters.
+      if (this.cuts > 0 && ((digits < 8 && WRAP_END[b[start - 1]!] === 1) || (isTelegramDigits(b, start, digits) && this.cutWithin(i + 3, 35, TOKEN)))) this.telegramPercentCut(i);
     }
+    // `%` that ends a line before `3A` (`7123456789%\n3AAA…`): text seldom holds one.
+    for (const cut of ["%\n", "%\r\n"]) {
+      for (let i = text.indexOf(cut, this.from + 8); i >= 0 && i < stop && this.cuts > 0; i = text.indexOf(cut, i + 2)) {
+        const n = lineBreakLength(b, i + 1);
+        if (n > 0 && b[i + 1 + n] === 51 && (b[i + 2 + n]! | 0x20) === 97 && DIGIT[b[i - 1]!] === 1) this.telegramPercentCut(i);
+      }
+    }
+  }
+
+  /**
+   * A Telegram token whose colon is percent-encoded, its `%` at `p`, cut by
+   * a line break somewhere in it (in its digits, before its `%`, inside
+   * `%3A`, after it, in its 35 characters): read joined from its first digit,
+   * `%` a key's character in that reading. Its digits end before `p`, or at
+   * the end of the line before where a break comes just before `p`; they
+   * may start a line, the rest at the end of the line before.
+   */
+  private telegramPercentCut(p: number): void {
+    const b = this.b;
+    let end = p;
+    if (DIGIT[b[p - 1]!] !== 1) {
+      const q = lineEndBeforeBreak(b, p);
+      if (q < 0 || DIGIT[b[q]!] !== 1) return;
+      end = q + 1;
+    }
+    let start = digitsStart(b, end);
+    if (!isTelegramDigits(b, start, end - start)) {
+      if (end - start >= 8 || WRAP_END[b[start - 1]!] !== 1) return;
+      start = this.digitsBeforeBreak(start, end - start);
+      if (start < 0) return;
+    }
+    // The joined reading counts what it reads, the digits with it.
+    if (this.inJoined(start)) return;
+    this.cuts--;
+    this.joined([TELEGRAM], start, TELEGRAM_PERCENT_MAX, PERCENT_JOINED_RUN);
+  }
+
+  /**
+   * Where a Telegram token starts whose `digits` digits from `start` start a
+   * line (after its indent or a quote's `> ` or not), the rest of its digits
+   * at the end of the line before; -1 where they are not a token's.
+   */
+  private digitsBeforeBreak(start: number, digits: number): number {
+    const b = this.b;
+    const q = lineEndBeforeBreak(b, start);
+    if (q < 0 || q + 1 - this.lineStart(q + 1) < WRAPPED_LINE_MIN) return -1;
+    const first = digitsStart(b, q + 1);
+    return isTelegramDigits(b, first, q + 1 - first + digits) ? first : -1;
   }
 
   /** `=` — a generic assignment (`=>` too), an Azure connection string's key. */

@@ -21,6 +21,7 @@
 // repetitions of its prefix and long runs of its alphabet, and
 // bench/content.mjs times the worst of them.
 import { isWordChar, nameHoldsNoSecret, nameSaysSecret } from "./secret-variables.js";
+import { ESCAPE_ENDS_BEFORE } from "./terminal-escapes.js";
 import { isExamplePassword, isPlaceholder, looksLikePassword, looksLikeTokenValue, looksRandom } from "./shape.js";
 
 /** No match of any rule is longer than this: the scanner's block overlap must be at least this. */
@@ -28,20 +29,11 @@ export const MAX_MATCH = 4000;
 
 const T = "A-Za-z0-9_\\-";
 /**
- * A terminal's control sequence (ECMA-48's CSI: ESC `[`, parameter bytes
- * 0x30-0x3F, intermediate bytes 0x20-0x2F, a final byte 0x40-0x7E), as a
- * captured terminal writes one before a key (`script`, a CI log, `grep
- * --color`: `\x1b[1;32mghp_…`, `\x1b[K`): its final byte is most often a
- * letter, yet a token starts after it. At most CSI_PARAMETERS_MAX parameter
- * bytes and CSI_INTERMEDIATES_MAX intermediate ones, so that the look-behind
- * (and find.ts's csiEndsAt, which must agree with it) reads a bounded number
- * of bytes back.
+ * A token starts a run of the token alphabet (letters, digits, `_`, `-`),
+ * or right after a terminal's escape or control sequence (terminal-escapes.ts:
+ * `\x1b[1;32mghp_…`, `\x1b(Bghp_…`), whose final byte is most often a letter.
  */
-export const CSI_PARAMETERS_MAX = 32;
-export const CSI_INTERMEDIATES_MAX = 2;
-const CSI_ENDS_BEFORE = `(?<=\\x1b\\[[0-?]{0,${CSI_PARAMETERS_MAX}}[ -/]{0,${CSI_INTERMEDIATES_MAX}}[@-~])`;
-/** A token starts a run of the token alphabet (letters, digits, `_`, `-`), or right after a terminal's control sequence. */
-export const TOKEN_START = `(?:(?<![${T}])|${CSI_ENDS_BEFORE})`;
+export const TOKEN_START = `(?:(?<![${T}])|${ESCAPE_ENDS_BEFORE})`;
 /** … and ends it. */
 const TOKEN_END = `(?![${T}])`;
 const token = (body: string) => `${TOKEN_START}${body}${TOKEN_END}`;
@@ -488,7 +480,7 @@ const buildRules = (): Rule[] => [
   },
   { id: "netrc-password", what: "a .netrc password", source: "machine[ \\t]{1,16}[^\\s]{1,253}[ \\t\\r\\n]{1,16}(?:login[ \\t]{1,16}[^\\s]{1,256}[ \\t\\r\\n]{1,16})?password[ \\t]{1,16}[^\\s]{4,256}", check: netrcPassword },
   // Its colon percent-encoded too (`%3A`, `%3a`: encodeURIComponent, Python's urlencode, curl --data-urlencode, in a URL's query or path).
-  { id: "telegram-bot-token", what: "a Telegram bot token", source: "(?<![0-9])[0-9]{8,10}(?::|%3[Aa])[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])", check: (m) => looksRandom(m.slice(-35)) },
+  { id: "telegram-bot-token", what: "a Telegram bot token", source: `(?:(?<![0-9])|${ESCAPE_ENDS_BEFORE})[0-9]{8,10}(?::|%3[Aa])[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])`, check: (m) => looksRandom(m.slice(-35)) },
   { id: "discord-bot-token", what: "a Discord bot token", source: token("[MNO][A-Za-z0-9_-]{23,27}\\.[A-Za-z0-9_-]{6}\\.[A-Za-z0-9_-]{27,40}"), check: isDiscordToken },
   { id: "matrix-token", what: "a Matrix access token", source: token("(?:syt_[A-Za-z0-9]{1,80}_[A-Za-z0-9]{20}_[A-Za-z0-9]{6}|(?:mat|mct|mar)_[A-Za-z0-9]{30}_[A-Za-z0-9]{6})"), check: (m) => looksRandom(m.split("_").at(-2)!) },
   { id: "matrix-recovery-key", what: "a Matrix recovery key", source: "(?<![A-Za-z0-9])E[Ss][1-9A-HJ-NP-Za-km-z]{2}(?: [1-9A-HJ-NP-Za-km-z]{4}){11}(?![A-Za-z0-9])", check: (m) => looksRandom(m.replace(/ /g, "")) },

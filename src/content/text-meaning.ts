@@ -3,7 +3,10 @@
 // entities decoded, HTML's named ones too), so that a token cut by inline
 // HTML (`ghp_…<wbr>…`, `&shy;`, `&#95;` for `_`) reads whole, and the lines
 // of a PEM block matplotlib draws as one `<text>` element each, with a tag
-// between every two, read as lines of their own;
+// between every two, read as lines of their own; Markdown's inline marks
+// inside a word removed too (emphasis `*`, `**`, strikethrough `~~`, a code
+// span's backticks: `ghp_Q7mZ**k2Rp**…` renders as one word, copied whole);
+
 // and JSON with its escaped slashes read as slashes (pandas' `to_json` and
 // PHP's `json_encode` write `\/`, which cut a base64 line of a PEM block
 // in two). Read beside the bytes, never instead.
@@ -17,7 +20,10 @@ const ESCAPED_SLASH = Buffer.from("\\/", "latin1");
 
 /** The second reading of a UTF-8 text file of extension `ext`, and what to call it; undefined when there is none. */
 export function textMeaning(bytes: Buffer, ext: string): { part: string; text: Buffer } | undefined {
-  if (MARKUP.has(ext)) return { part: "its text (tags removed)", text: xmlText(bytes, false, false, HTML_MARKUP.has(ext)) };
+  if (MARKUP.has(ext)) {
+    const text = xmlText(bytes, false, false, HTML_MARKUP.has(ext));
+    return { part: "its text (tags removed)", text: ext === "md" ? withoutInlineMarks(text) : text };
+  }
   const slash = ext === "json" ? bytes.indexOf(ESCAPED_SLASH) : -1;
   if (slash >= 0) return { part: "its strings with `\\/` read as `/`", text: withoutSlashEscapes(bytes, slash) };
   return undefined;
@@ -34,3 +40,72 @@ function withoutSlashEscapes(bytes: Buffer, first: number): Buffer {
   }
   return out.subarray(0, o);
 }
+
+/** Markdown's inline marks: emphasis's `*`, strikethrough's `~` (two or more: one is pandoc's subscript), a code span's backtick. */
+const MARK = new Uint8Array(256);
+for (const ch of "*~`") MARK[ch.charCodeAt(0)] = 1;
+/**
+ * What a mark inside a word lies between: letters, digits, `_` and `-` (a
+ * token's alphabet). Not `_` as a mark: inside a word CommonMark, GFM and
+ * pandoc (intraword_underscores) read `_` and `__` as text, and a key holds them.
+ */
+const WORD = new Uint8Array(256);
+for (const ch of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") WORD[ch.charCodeAt(0)] = 1;
+
+/**
+ * `text` (a Markdown file's text, tags removed) with each run of inline
+ * marks between two of a word's characters taken out, in place: a key cut
+ * by emphasis or a code span (`ghp_Q7mZ**k2Rp**Yc6…`, ghp_Q7mZ`k2Rp`Yc6…,
+ * `~~`) reads as the one word a renderer shows. A run at a word's edge
+ * (`**ghp_…**`) separates nothing and is left. One pass: a native search
+ * for each mark's next place, a run read once.
+ */
+export function withoutInlineMarks(text: Buffer): Buffer {
+  const n = text.length;
+  const marks = new NextMarks(text);
+  let i = marks.next(0);
+  if (i < 0) return text;
+  let o = i;
+  // The byte before `i` as the text had it (the copy down may have written over it).
+  let last = i > 0 ? text[i - 1]! : -1;
+  while (i < n) {
+    if (MARK[text[i]!] !== 1) {
+      // Up to the next mark in one copy.
+      const next = marks.next(i);
+      const stop = next < 0 ? n : next;
+      last = text[stop - 1]!;
+      // A few bytes one at a time: a copy's call cost text of `a*` repeated twice the time.
+      if (stop - i < 16) while (i < stop) text[o++] = text[i++]!;
+      else {
+        o += text.copy(text, o, i, stop);
+        i = stop;
+      }
+      continue;
+    }
+    let end = i;
+    while (end < n && MARK[text[end]!] === 1) end++;
+    const inWord = last >= 0 && WORD[last] === 1 && end < n && WORD[text[end]!] === 1;
+    const tilde = text[i] === 126 && end - i === 1;
+    last = text[end - 1]!;
+    if (!inWord || tilde) while (i < end) text[o++] = text[i++]!;
+    i = end;
+  }
+  return text.subarray(0, o);
+}
+
+/** Each mark's next place, looked for again only once passed: a search per mark per run took text of `*` and one `~` at its end quadratic time. */
+class NextMarks {
+  private readonly at = [-2, -2, -2];
+  constructor(private readonly text: Buffer) {}
+  /** The index of the next mark at or after `from`, or -1. */
+  next(from: number): number {
+    let best = -1;
+    for (let m = 0; m < 3; m++) {
+      let k = this.at[m]!;
+      if (k !== -1 && k < from) this.at[m] = k = this.text.indexOf(MARK_CODES[m]!, from);
+      if (k >= 0 && (best < 0 || k < best)) best = k;
+    }
+    return best;
+  }
+}
+const MARK_CODES = [42, 126, 96];

@@ -1,0 +1,104 @@
+// A terminal's escape sequences, as a captured terminal's output (`script`,
+// a CI log, `grep --color`) writes them right before a key: the sequence's
+// last byte is most often a letter or a digit, yet a token starts after it.
+// The one owner of their bytes (ECMA-48, 5.3 and 5.4): rules.ts's
+// TOKEN_START reads them back in a look-behind, find.ts reads them back
+// from a final byte (escapeStartBefore) and forward from an introducer (a
+// Meta token after one); all three are built from these constants.
+// - A control sequence (CSI): ESC `[` (7-bit), or the C1 byte 0x9B (8-bit;
+//   UTF-8 writes it C2 9B), parameter bytes 0x30-0x3F, intermediate bytes
+//   0x20-0x2F, a final byte 0x40-0x7E: `\x1b[1;32m`, `\x1b[K`, `\x9b0m`.
+// - An escape sequence: ESC, intermediate bytes, a final byte 0x30-0x7E:
+//   `ESC ( B` (select ASCII, which `tput sgr0` writes), `ESC 7`, `ESC M`.
+// At most CSI_PARAMETERS_MAX parameter bytes and ESCAPE_INTERMEDIATES_MAX
+// intermediate ones, so that every reading back is bounded.
+
+export const ESC = 0x1b;
+/** The 7-bit control sequence introducer's second byte, after ESC: `[`. */
+export const CSI_7BIT_SECOND = 0x5b;
+/** The 8-bit control sequence introducer (C1), a byte of its own (in UTF-8, C2 9B: its last byte is this one). */
+export const CSI_8BIT = 0x9b;
+export const PARAMETER_FIRST = 0x30;
+export const PARAMETER_LAST = 0x3f;
+export const INTERMEDIATE_FIRST = 0x20;
+export const INTERMEDIATE_LAST = 0x2f;
+/** A control sequence's final byte: 0x40 (`@`) to 0x7E (`~`). */
+export const CSI_FINAL_FIRST = 0x40;
+/** An escape sequence's final byte: 0x30 (`0`) to 0x7E. */
+export const ESCAPE_FINAL_FIRST = 0x30;
+export const FINAL_LAST = 0x7e;
+export const CSI_PARAMETERS_MAX = 32;
+export const ESCAPE_INTERMEDIATES_MAX = 2;
+/** The most bytes a sequence that ends at a final byte is read back over, the final byte itself not counted. */
+export const SEQUENCE_BACK_MAX = CSI_PARAMETERS_MAX + ESCAPE_INTERMEDIATES_MAX + 2;
+
+const hex = (c: number) => `\\x${c.toString(16).padStart(2, "0")}`;
+const range = (first: number, last: number) => `[${hex(first)}-${hex(last)}]`;
+/**
+ * A regular expression's look-behind that holds where a sequence has just
+ * ended (its final byte is the character before), over text read one
+ * character per byte (Latin-1).
+ */
+const SEQUENCE =
+  `(?:${hex(ESC)}\\${String.fromCharCode(CSI_7BIT_SECOND)}|${hex(CSI_8BIT)})${range(PARAMETER_FIRST, PARAMETER_LAST)}{0,${CSI_PARAMETERS_MAX}}` +
+  `${range(INTERMEDIATE_FIRST, INTERMEDIATE_LAST)}{0,${ESCAPE_INTERMEDIATES_MAX}}${range(CSI_FINAL_FIRST, FINAL_LAST)}` +
+  `|${hex(ESC)}${range(INTERMEDIATE_FIRST, INTERMEDIATE_LAST)}{0,${ESCAPE_INTERMEDIATES_MAX}}${range(ESCAPE_FINAL_FIRST, FINAL_LAST)}`;
+export const ESCAPE_ENDS_BEFORE = `(?<=${SEQUENCE})`;
+/**
+ * A global expression for a sequence followed by `literal` (ASCII letters
+ * and digits), read forward from its introducer: a token that a pass finds
+ * by its lead only at a token's start (a Meta token's `EAA`) is looked for
+ * after a sequence with it. Linear: an attempt starts only at an
+ * introducer and reads at most SEQUENCE_BACK_MAX bytes and the literal.
+ */
+export const sequenceThen = (literal: string) => new RegExp(`(?:${SEQUENCE})${literal}`, "g");
+
+const isIntermediate = (c: number) => c >= INTERMEDIATE_FIRST && c <= INTERMEDIATE_LAST;
+const isParameter = (c: number) => c >= PARAMETER_FIRST && c <= PARAMETER_LAST;
+/** What may come right before a sequence's final byte: a parameter or an intermediate byte, `[`, ESC, the 8-bit introducer. */
+const BEFORE_FINAL = new Uint8Array(256).fill(1, INTERMEDIATE_FIRST, PARAMETER_LAST + 1);
+BEFORE_FINAL[CSI_7BIT_SECOND] = 1;
+BEFORE_FINAL[ESC] = 1;
+BEFORE_FINAL[CSI_8BIT] = 1;
+
+/**
+ * Where the sequence whose final byte is at `f` starts (its ESC, or its
+ * 8-bit introducer), as ESCAPE_ENDS_BEFORE reads it; -1 where none ends
+ * there. Reads back at most SEQUENCE_BACK_MAX bytes, and most calls one
+ * (the byte before `f`, a letter or a digit in a word or a key); a reading
+ * past that one is counted in `reading` (find.ts's extraReading).
+ */
+export function escapeStartBefore(b: Uint8Array, f: number, reading?: { places: number; bytes: number }): number {
+  const c = b[f]!;
+  if (c < ESCAPE_FINAL_FIRST || c > FINAL_LAST || f < 1 || BEFORE_FINAL[b[f - 1]!] !== 1) return -1;
+  // A digit ends an escape sequence only (`ESC 7`, `ESC ( 0`): right after its ESC or an intermediate, never in a run of digits.
+  if (c < CSI_FINAL_FIRST && b[f - 1] !== ESC && !isIntermediate(b[f - 1]!)) return -1;
+  let k = f - 1;
+  const intermediates = f - 1 - ESCAPE_INTERMEDIATES_MAX;
+  while (k > intermediates && k > 0 && isIntermediate(b[k]!)) k--;
+  let start = -1;
+  // An escape sequence: ESC, its intermediates, its final.
+  if (b[k] === ESC) start = k;
+  else if (c >= CSI_FINAL_FIRST) {
+    const parameters = k - CSI_PARAMETERS_MAX;
+    while (k > parameters && k > 0 && isParameter(b[k]!)) k--;
+    if (b[k] === CSI_8BIT) start = k;
+    else if (k >= 1 && b[k] === CSI_7BIT_SECOND && b[k - 1] === ESC) start = k - 1;
+  }
+  if (reading) {
+    reading.places++;
+    reading.bytes += f - k;
+  }
+  return start;
+}
+
+/**
+ * Whether the digit at `f` ends an escape sequence (`ESC 7`, `ESC ( 0`):
+ * the one test before escapeStartBefore is the byte before it (ESC or an
+ * intermediate byte), small enough to inline on a hot path (every colon
+ * after a digit asks it).
+ */
+export function digitEndsEscape(b: Uint8Array, f: number): boolean {
+  const before = b[f - 1]!;
+  return (before === ESC || (before >= INTERMEDIATE_FIRST && before <= INTERMEDIATE_LAST)) && escapeStartBefore(b, f) >= 0;
+}
