@@ -5,13 +5,15 @@
 // _media_delivery_denied_paths). A red-team pass (redteam31, finding 1) found
 // that from a profile, media-outbox knew only the profile's own files: a
 // value of the root's .env, or of another profile's, was published, and the
-// root's .env was no denied source. Each case goes through the real CLI in a
+// root's .env was no denied source. And `prepare --stdin < FILE` never had
+// its file's place judged. Each case goes through the real CLI in a
 // temporary home; each refusal leaves nothing behind.
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Fakes } from "./corpus.js";
-import { cli, makeHome, png, write } from "./helpers.js";
+import { BIN, cli, makeHome, png, write } from "./helpers.js";
 
 const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 // Values of no vendor's format: only the files that hold them make them known.
@@ -148,5 +150,50 @@ describe("from a profile's home (HERMES_HOME=~/.hermes/profiles/work), the share
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`media-outbox: outbox_unsafe: outbox ${other} is not a directory of its own: it is the Hermes profile other (${other})`);
     expect(fs.readdirSync(other)).toEqual([".env"]);
+  });
+});
+
+describe("prepare --stdin from a regular file: its place is judged as a FILE's is", () => {
+  /** `prepare --json --stdin --name NAME` with standard input opened on `file` (as the shell's `< FILE` does). */
+  function fromFile(file: string, name: string, hermesHome = root, extra: string[] = []) {
+    const fd = fs.openSync(file, "r");
+    try {
+      const r = spawnSync(process.execPath, [BIN, "prepare", "--json", ...extra, "--stdin", "--name", name], { env: { ...h.env, HERMES_HOME: hermesHome }, cwd: h.work, stdio: [fd, "pipe", "pipe"], encoding: "utf8" });
+      return { code: r.status, doc: JSON.parse(r.stdout) as Doc, stderr: r.stderr };
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
+  it("refuses the Hermes .env, a session, the root's .env from a profile, a hard link, a file in a credential location of the home, /etc, a file outside --source-root (denied_source), never reading them; an ordinary file is published", () => {
+    const { work } = rootWithProfiles(root);
+    const session = secretFile(path.join(root, "sessions"), "s.json", '{"messages": ["hello"]}\n');
+    const ssh = secretFile(path.join(h.home, ".ssh"), "notes.txt", "host notes\n");
+    const orig = write(h.work, "orig.txt", "plain words\n");
+    fs.linkSync(orig, path.join(h.work, "alias.txt"));
+    const cases: [string, string, string][] = [
+      [path.join(root, ".env"), root, "it is one of the Hermes home's secrets; only generated files may be sent"],
+      [session, root, "it is one of the Hermes home's secrets; only generated files may be sent"],
+      [path.join(root, ".env"), work, "it is one of the Hermes home's secrets; only generated files may be sent"],
+      [ssh, root, "it lies in a credential location of the home directory; only generated files may be sent"],
+      [path.join(h.work, "alias.txt"), root, "standard input is a file with 2 hard links, which may be an alias of a protected file; copy it first"],
+    ];
+    for (const [file, hermesHome, reason] of cases) {
+      const r = fromFile(file, "x.txt", hermesHome);
+      expect(r.code, file).toBe(1);
+      expect(r.doc.media_dropped, file).toEqual([{ path: "x.txt", code: "denied_source", reason }]);
+      expect(leftIn(hermesHome), file).toEqual(NOTHING);
+    }
+    expect(fromFile("/etc/hostname", "x.txt").doc.media_dropped[0]).toMatchObject({ code: "denied_source", reason: "it lies under /etc, which the gateway never sends from; only generated files may be sent" });
+    // Outside --source-root, as a FILE there would be.
+    const allowed = path.join(h.work, "allowed");
+    fs.mkdirSync(allowed);
+    const outside = fromFile(write(h.work, "outside.txt", "plain words\n"), "x.txt", root, ["--source-root", allowed]).doc.media_dropped[0];
+    expect(outside).toMatchObject({ code: "denied_source" });
+    expect(outside!.reason).toContain("it lies outside the allowed source roots");
+    expect(leftIn(root)).toEqual(NOTHING);
+    const ok = fromFile(write(h.work, "notes.txt", "meeting notes\n"), "notes.txt");
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.doc.media.map((m) => path.basename(m.path))).toEqual(["notes.txt"]);
   });
 });
