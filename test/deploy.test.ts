@@ -428,6 +428,36 @@ describe("install systemd --root", () => {
   });
 });
 
+  it("--gate copies the shared Hermes root's .env, stores and profiles for a profile's gateway (HERMES_HOME=<root>/profiles/NAME) whose user's home is elsewhere, as its Hermes denies them: a container's layout too", () => {
+    const root = path.join(t.home, "target");
+    // nobody's passwd home is /nonexistent: no agent's ~/.hermes names /home/agent/.hermes, only the gateway's HERMES_HOME lies in it.
+    put(path.join(root, ETC, "hermes-gateway-work.service"), "[Service]\nUser=nobody\nEnvironment=HERMES_HOME=/home/agent/.hermes/profiles/work\nExecStart=/bin/true\n");
+    put(path.join(root, ETC, "hermes-gateway-coder.service"), "[Service]\nUser=nobody\nEnvironment=HERMES_HOME=/opt/data/profiles/coder\nExecStart=/bin/true\n");
+    for (const home of ["home/agent/.hermes", "opt/data"]) {
+      put(path.join(root, home, ".env"), "TOKEN=rootsecret\n", 0o600);
+      put(path.join(root, home, "profiles/other/.env"), "TOKEN=othersecret\n", 0o600);
+    }
+    put(path.join(root, "home/agent/.hermes/profiles/work/.env"), "TOKEN=worksecret\n", 0o600);
+    put(path.join(root, "opt/data/profiles/coder/.env"), "TOKEN=codersecret\n", 0o600);
+    const r = install(root, "--gate", "--dry-run", "--unit", "hermes-gateway-work.service", "--unit", "hermes-gateway-coder.service");
+    expect(r.code, r.stderr).toBe(0);
+    const words = r.stdout.split("\n").find((l) => l.startsWith("ExecStartPre=-+"))!.split(" ");
+    // Each gateway's own home first, as before; the roots after: the .env files named before keep their copies' numbers.
+    for (const word of [
+      "nobody:/home/agent/.hermes/profiles/work/.env",
+      "nobody:/opt/data/profiles/coder/.env",
+      "nobody:/home/agent/.hermes/.env",
+      "nobody:/opt/data/.env",
+      "nobody:?/home/agent/.hermes/auth.json",
+      "nobody:?/opt/data/auth.json",
+      "nobody:?profiles:/home/agent/.hermes/profiles/",
+      "nobody:?profiles:/opt/data/profiles/",
+    ]) expect(words, word).toContain(word);
+    expect(words.indexOf("nobody:/home/agent/.hermes/.env")).toBeGreaterThan(words.indexOf("nobody:/opt/data/profiles/coder/.env"));
+    // Named once each.
+    expect(words.filter((w) => w === "nobody:/home/agent/.hermes/.env")).toHaveLength(1);
+  });
+
   it("--gate notes when the path units would watch more files than half the inotify instances root may have (systemd takes one per PathChanged=), the profiles' watches counted (at most 8 profiles a home)", () => {
     const root = path.join(t.home, "target");
     const gateway = (n: number) => put(path.join(root, ETC, `hermes-gateway-h${n}.service`), `[Service]\nUser=nobody\nEnvironment=HERMES_HOME=/home/agent/h${n}\nExecStart=/bin/true\n`);

@@ -1,7 +1,7 @@
 // media-outbox prepare as the gate's client: the real CLI against a real
 // `serve` on a temporary socket (or a fake gate, to break it on purpose).
 // Every process started is killed by PID after each group.
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
@@ -122,6 +122,31 @@ describe("prepare through the gate", () => {
     expect(gateLeftBehind(gate)).toEqual(NOTHING);
     const judged = (await syncLog(gate)).slice(before).filter((e) => e.event === "published" || e.event === "refused");
     expect(judged).toEqual([]);
+  });
+
+  it("--stdin from a regular file (`< FILE`) has its place judged on the client's side as a FILE's is: the Hermes .env is refused (denied_source) before anything reaches the gate; an ordinary file goes through", async () => {
+    clear();
+    const hermes = path.join(h.home, ".hermes");
+    fs.mkdirSync(hermes, { recursive: true, mode: 0o700 });
+    const dotEnv = write(hermes, ".env", "MY_SERVICE_TOKEN=Qz4Wn8Tr2Lk6Xv9Hm3Pb7Jd\n");
+    const fromFile = (file: string, name: string) => {
+      const fd = fs.openSync(file, "r");
+      try {
+        const r = spawnSync(process.execPath, [BIN, "prepare", "--json", "--stdin", "--name", name], { env, cwd: work, stdio: [fd, "pipe", "pipe"], encoding: "utf8" });
+        return { code: r.status, doc: JSON.parse(r.stdout) };
+      } finally {
+        fs.closeSync(fd);
+      }
+    };
+    const before = (await syncLog(gate)).length;
+    const refused = fromFile(dotEnv, "x.txt");
+    expect(refused.code).toBe(1);
+    expect(refused.doc.media_dropped).toEqual([{ path: "x.txt", code: "denied_source", reason: "it is one of the Hermes home's secrets; only generated files may be sent" }]);
+    expect(gateLeftBehind(gate)).toEqual(NOTHING);
+    expect((await syncLog(gate)).slice(before).filter((e) => e.event === "published" || e.event === "refused")).toEqual([]);
+    const ok = fromFile(write(work, "plain.txt", "meeting notes\n"), "plain.txt");
+    expect(ok.code).toBe(0);
+    expect(gateLeftBehind(gate).outbox).toEqual(["plain.txt"]);
   });
 
   it("--max-size, --allow and --platform narrow the gate's policy", () => {

@@ -102,7 +102,7 @@ export async function run(argv: string[]): Promise<number> {
     const config = configFromFlags(values);
     const logger = await createLogger(loggerOptionsFrom(config, { logJson: values["log-json"] === true }, "media-outbox-prepare"));
     const inputs: GateInput[] = values.stdin
-      ? [{ stream: process.stdin, name: values.name! }]
+      ? [{ stream: process.stdin, name: values.name!, fd: 0 }]
       : values.name !== undefined
         ? [{ path: positionals[0]!, name: values.name }]
         : positionals;

@@ -1,7 +1,8 @@
 // The values the Hermes host holds in its .env files and JSON credential
 // stores, looked for literally (and inside base64) wherever bytes go out:
 // $HERMES_HOME/.env, auth.json and the other stores, the same in each
-// $HERMES_HOME/profiles/*, the managed scope's, the credentials other
+// $HERMES_HOME/profiles/* (and, for a profile's home, in the shared Hermes
+// root and each of its profiles: hermes-homes.ts), the managed scope's, the credentials other
 // agents' CLIs keep in the user's home, and (in gate mode, where the service cannot read
 // the agents' homes) every file of $CREDENTIALS_DIRECTORY whose name starts
 // with `hermes-env`; and the secrets of the environments this process runs
@@ -25,7 +26,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { escapeText } from "../core/escape.js";
-import { hermesHomeDirs, readdirOrEmpty } from "./hermes-homes.js";
+import { hermesHomeDirs, hermesRoot, readdirOrEmpty } from "./hermes-homes.js";
 import type { ProcessEnvironment } from "./process-environments.js";
 import { type SecretFileFormat, forEachSecretEntry } from "./secret-file-formats.js";
 import { AUTH_SCHEME, PATH_LIKE, USERINFO, basicPassword, environmentEntryMayHoldSecret, namesAuthorization, variableNameSaysSecret } from "./secret-variables.js";
@@ -651,17 +652,26 @@ export interface HermesHome {
   named: (file: string) => string;
 }
 
-/** The Hermes home and each of its profiles', in name order: each has its own files of secrets and its own gateway.pid. */
-export function hermesHomes(hermesHome: string): HermesHome[] {
-  const [home, ...profiles] = hermesHomeDirs(hermesHome);
+/**
+ * The Hermes home and each of its profiles', in name order; and, for a
+ * profile's home, the shared Hermes root it lies in and the root's other
+ * profiles (hermes-homes.ts hermesRoot: Hermes denies the root's files to a
+ * profile's gateway too, and its agents can read them): each has its own
+ * files of secrets and its own gateway.pid.
+ */
+export function hermesHomes(hermesHome: string, userHome?: string): HermesHome[] {
+  const root = hermesRoot(hermesHome, userHome);
+  const [home, ...others] = hermesHomeDirs(hermesHome, root);
   return [
     { dir: home!, named: (file) => `the Hermes ${file}` },
-    ...profiles.map((dir) => ({ dir, named: (file: string) => `the ${file} of Hermes profile ${escapeText(path.basename(dir))}` })),
+    ...others.map((dir) =>
+      dir === root ? { dir, named: (file: string) => `the ${file} of the shared Hermes root` } : { dir, named: (file: string) => `the ${file} of Hermes profile ${escapeText(path.basename(dir))}` },
+    ),
   ];
 }
 
 /** The files that hold known secrets, each with how a refusal names it. */
-export function knownSecretFiles(src: KnownSecretSources, homes = hermesHomes(src.hermesHome)): SecretFile[] {
+export function knownSecretFiles(src: KnownSecretSources, homes = hermesHomes(src.hermesHome, src.userHome)): SecretFile[] {
   const files: SecretFile[] = [];
   for (const { dir: home, named } of homes) {
     files.push({ file: path.join(home, ".env"), where: named(".env"), format: "dotenv" });
@@ -748,7 +758,7 @@ export function readSecretFile(f: SecretFile): SecretFileReading {
 
 /** The known secrets of this host, read now (cached per file while unchanged). */
 export function loadKnownSecrets(src: KnownSecretSources): KnownSecrets {
-  const homes = hermesHomes(src.hermesHome);
+  const homes = hermesHomes(src.hermesHome, src.userHome);
   const values = knownSecretFiles(src, homes).flatMap((f) => readSecretFile(f).values);
   if (src.environments) values.push(...environmentValues(src.environments(homes.map((home) => home.dir)), values));
   return values.length === 0 ? NO_KNOWN_SECRETS : new KnownSecrets(values);

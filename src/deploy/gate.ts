@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { type Config, SYSTEM_CONFIG, loadConfig } from "../config/config.js";
-import { readdirOrEmpty } from "../content/hermes-homes.js";
+import { hermesRoot, readdirOrEmpty } from "../content/hermes-homes.js";
 import { HERMES_STORES, HERMES_STORE_DIRS, PROFILE_FILES, USER_HOME_SECRET_FILES, profileFileFormat, storeDirFileNames, valuesWorthLookingFor } from "../content/known.js";
 import type { SecretFileFormat } from "../content/secret-file-formats.js";
 import { FatalError, isErrno, usageError } from "../core/errors.js";
@@ -599,17 +599,44 @@ function gatewayUserName(g: GatewayOwner, scope: Pick<UnitScope, "root">): strin
   return g.user === undefined ? "root" : userByNameOrUid(g.user, scope.root)?.name;
 }
 
-/** Each Hermes home the gate's secrets come from, with the user whose it is (a gateway's, an agent's). */
+/**
+ * Each Hermes home the gate's secrets come from, with the user whose it is (a
+ * gateway's, an agent's); last, the shared Hermes root of each gateway whose
+ * HERMES_HOME is a profile's home (gatewayHermesRoot), not named already: a
+ * gateway of profile NAME run as root, or as a user whose passwd home is not
+ * the root's (`/opt/data/profiles/NAME`), names no agent whose ~/.hermes it
+ * is. Its profiles directory is named with it, so the profile's siblings are
+ * copied too. Last: the .env files named before keep their copies' numbers.
+ */
 function hermesHomes(gateways: GatewayOwner[], agents: PasswdEntry[], scope: Pick<UnitScope, "root">, notes: string[]): { home: string; user: string }[] {
   const homes: { home: string; user: string }[] = [];
+  const roots: { home: string; user: string }[] = [];
   for (const g of gateways) {
     if (g.hermesHome === undefined) continue;
     const user = gatewayUserName(g, scope);
     if (user === undefined) notes.push(`${escapeText(g.unit)} runs as ${escapeText(g.user!)}, which is not in /etc/passwd: the gate will not know the secrets of ${escapeText(g.hermesHome)}`);
-    else homes.push({ home: g.hermesHome, user });
+    else {
+      homes.push({ home: g.hermesHome, user });
+      const root = gatewayHermesRoot(g, g.hermesHome, user, scope);
+      if (root !== g.hermesHome) roots.push({ home: root, user });
+    }
   }
   for (const a of agents) homes.push({ home: path.join(a.home, ".hermes"), user: a.name });
+  homes.push(...roots);
   return homes.filter((h, i) => homes.findIndex((o) => o.home === h.home) === i);
+}
+
+/**
+ * The shared Hermes root of a gateway's Hermes home, as its Hermes derives it
+ * (hermes-homes.ts hermesRoot), with the HOME it runs with: its unit's, else
+ * its user's passwd home (systemd's for User=). Under --root the target's
+ * links are not seen through: its paths are judged as written.
+ */
+function gatewayHermesRoot(g: GatewayOwner, hermesHome: string, user: string, scope: Pick<UnitScope, "root">): string {
+  const home = g.hermesEnvironment?.HOME?.value ?? userByName(user, scope.root)?.home;
+  const resolve = scope.root ? (p: string) => path.resolve(p) : resolveExisting;
+  // No home known: only the rule for a profile's home outside ~/.hermes (its parent named profiles) applies.
+  return hermesRoot(hermesHome, home !== undefined && path.isAbsolute(home) ? home : "/nonexistent", resolve);
 }
 
 /** The users that must be in the gate's group: those named, and every covered gateway's own (non-root) user. */

@@ -20,7 +20,7 @@ import { escapeText, isEscaped } from "../core/escape.js";
 import { type Logger, silentLogger } from "../log/logger.js";
 import type { PolicyRequest } from "../prepare/judge.js";
 import { type DroppedResult, type MediaResult, type PrepareReport, addDropped, addMedia, droppedResult, emptyReport, settleReport } from "../prepare/report.js";
-import { type OpenedSource, type SourcePolicy, assertUnchanged, changedDuringCopy, openSource } from "../prepare/source.js";
+import { type OpenedSource, type SourcePolicy, assertUnchanged, changedDuringCopy, checkStreamSource, openSource } from "../prepare/source.js";
 import { type Answer, ExchangeError, GateConnection } from "./http1.js";
 import { ENVIRONMENT_HEADER, HEALTH_PATH, type HealthDocument, encodeEnvironment, prepareTarget } from "./protocol.js";
 
@@ -30,8 +30,8 @@ export const DEFAULT_GATE_TIMEOUT_MS = 60_000;
 const BUSY_RETRY_MS = 10_000;
 const CHUNK = 1024 * 1024;
 
-/** A file on disk (under its own name, or under `name`), or bytes from a stream under a given name (as for local prepare). */
-export type GateInput = string | { path: string; name: string } | { stream: AsyncIterable<Uint8Array | string>; name: string };
+/** A file on disk (under its own name, or under `name`), or bytes from a stream under a given name (and the descriptor it reads, if any), as for local prepare. */
+export type GateInput = string | { path: string; name: string } | { stream: AsyncIterable<Uint8Array | string>; name: string; fd?: number };
 
 export interface GateClientOptions {
   gate: GateSocket;
@@ -213,6 +213,8 @@ function backoff(attempt: number): number {
 
 async function sendOne(options: GateClientOptions, input: GateInput, headers: Record<string, string>): Promise<PrepareReport> {
   if (typeof input === "object" && "stream" in input) {
+    // A regular file on standard input is the caller's to place, as a FILE is (source.ts checkStreamSource).
+    if (input.fd !== undefined) checkStreamSource(input.fd, options.sourcePolicy);
     const answer = await exchange(options, prepareTarget(input.name, options.policy), { ...headers, "Transfer-Encoding": "chunked" }, (conn) => streamChunked(conn, input.stream));
     return answerReport(options.gate, answer);
   }

@@ -10,15 +10,17 @@ import { openLayout } from "../state/layout.js";
 import { knownSecretsReader } from "./content.js";
 import { type JudgeContext, judge, policyOf } from "./judge.js";
 import { type MediaResult, type PrepareReport, addDropped, addMedia, droppedResult, emptyReport, settleReport } from "./report.js";
-import { type SourcePolicy, assertUnchanged, openSource, sourcePolicyFor } from "./source.js";
+import { type SourcePolicy, assertUnchanged, checkStreamSource, openSource, sourcePolicyFor } from "./source.js";
 
 export type { DroppedResult, MediaResult, PrepareReport } from "./report.js";
 
 /**
  * A file on disk (published under its own name, or under `name`: prepare's
- * `--name` with one FILE), or bytes from a stream under a given name.
+ * `--name` with one FILE), or bytes from a stream under a given name (`fd`:
+ * the descriptor it reads, when it has one, as standard input has: a regular
+ * file there gets a FILE's checks of its place, source.ts checkStreamSource).
  */
-export type PrepareInput = string | { path: string; name?: string } | { stream: AsyncIterable<Uint8Array | string>; name: string };
+export type PrepareInput = string | { path: string; name?: string } | { stream: AsyncIterable<Uint8Array | string>; name: string; fd?: number };
 
 export interface PrepareOptions extends ConfigOverrides {
   /** A configuration already resolved by the caller; overrides are then ignored. */
@@ -44,6 +46,7 @@ export function sourceText(input: PrepareInput): string {
 
 async function prepareOne(ctx: Context, input: PrepareInput): Promise<MediaResult> {
   if (typeof input === "object" && "stream" in input) {
+    if (input.fd !== undefined) checkStreamSource(input.fd, ctx.sourcePolicy);
     return judge(ctx.judge, { name: input.name, nameIs: "name", bytes: { stream: input.stream } });
   }
   const given = sourceText(input);

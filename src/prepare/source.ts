@@ -123,6 +123,31 @@ export function openSource(given: string, policy: SourcePolicy): OpenedSource {
 }
 
 /**
+ * The checks a FILE's place gets (the denylist, the source roots, hard
+ * links), for a stream read from the descriptor `fd` that is a regular file:
+ * `prepare --stdin < ~/.hermes/.env` hands prepare the secret itself, opened
+ * by the shell, whose path prepare never saw. Its place is where the
+ * descriptor really is (/proc/self/fd). A pipe, a terminal or a socket has no
+ * place to judge (what it carries is judged by its bytes); nor has a
+ * descriptor that cannot be looked at (closed: reading it fails after).
+ * Throws a Refusal.
+ */
+export function checkStreamSource(fd: number, policy: SourcePolicy): void {
+  let stat: fs.Stats;
+  try {
+    stat = fs.fstatSync(fd);
+  } catch {
+    return;
+  }
+  if (!stat.isFile()) return;
+  const opened = openedPath(fd);
+  // Without /proc the file's place is unknown: a FILE argument is judged by its path instead.
+  if (opened === undefined) throw new Refusal("denied_source", "standard input is a file whose place cannot be told (no /proc); give its path as FILE instead");
+  checkLocation(opened, policy);
+  if (stat.nlink > 1) throw new Refusal("denied_source", `standard input is a file with ${stat.nlink} hard links, which may be an alias of a protected file; copy it first`);
+}
+
+/**
  * After the copy of `bytes` bytes: the source must still be what was opened,
  * or the copy may mix two versions of the file.
  */

@@ -6,6 +6,7 @@
 // command asks here, whatever the outbox's path came from.
 import fs from "node:fs";
 import path from "node:path";
+import { hermesRoot } from "../content/hermes-homes.js";
 import { FatalError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { SYSTEM_PREFIXES, hermesEntryOf, homeEntryOf, resolveExisting, systemPrefixSpellings } from "./denylist.js";
@@ -92,7 +93,8 @@ function describeFor(outbox: string, place: Protected, spelling: string): string
 /**
  * Why `place.outbox` cannot be an outbox; undefined when it is a directory of
  * its own. Refused: `/`; any user's home, the Hermes home, one of its
- * profiles, the state directory, or a directory containing one of them; a
+ * profiles, the shared Hermes root a profile's home lies in or one of the
+ * root's profiles, the state directory, or a directory containing one of them; a
  * directory under (or above) one of the gateway's denied prefixes, unless that
  * prefix is the user's own home, which the gateway exempts; a credential
  * location of the home or the Hermes home. Both the path as written and its
@@ -103,10 +105,13 @@ export function notDedicatedReason(place: OutboxPlace, passwd?: Protected[]): st
   if (outboxes.includes("/")) return "it is the root directory /";
   const home = path.resolve(place.home);
   const hermesHome = path.resolve(place.hermesHome);
+  // A profile's home lies in the shared Hermes root (hermes-homes.ts hermesRoot), which holds the other profiles.
+  const root = path.resolve(hermesRoot(hermesHome, home));
   const protectedDirs: Protected[] = [
     { path: home, what: "your home directory" },
     { path: hermesHome, what: "the Hermes home" },
     ...profiles(hermesHome),
+    ...(root === hermesHome ? [] : [{ path: root, what: "the shared Hermes root" }, ...profiles(root)]),
     { path: path.resolve(place.stateDir), what: "its state directory" },
     ...(passwd ?? passwdHomes()),
   ];
@@ -133,6 +138,8 @@ export function notDedicatedReason(place: OutboxPlace, passwd?: Protected[]): st
     if (inHome !== undefined) return `it lies in ~/${inHome}, a credential location of the home`;
     const inHermes = hermesEntryOf(outbox, hermesHome);
     if (inHermes !== undefined) return `it lies in ${escapeText(inHermes)}, a secret of the Hermes home`;
+    const inRoot = root === hermesHome ? undefined : hermesEntryOf(outbox, root);
+    if (inRoot !== undefined) return `it lies in ${escapeText(inRoot)}, a secret of the shared Hermes root`;
   }
   return undefined;
 }

@@ -3,7 +3,11 @@
 // this is the only place it is enforced for the outbox.
 import fs from "node:fs";
 import path from "node:path";
+import { hermesHomeDirs, hermesRoot } from "../content/hermes-homes.js";
+import { resolveExisting } from "../core/real-path.js";
 import { isWithin } from "./gateway.js";
+
+export { resolveExisting };
 
 /** Where the gateway never sends from (its denylist's system prefixes). */
 export const SYSTEM_PREFIXES = ["/etc", "/proc", "/sys", "/dev", "/root", "/boot", "/var/log", "/var/lib", "/var/run"];
@@ -45,24 +49,6 @@ const HERMES_ENTRIES = [
   "browser-profile",
   ...HERMES_DATABASES.flatMap((db) => [db, `${db}-wal`, `${db}-shm`, `${db}-journal`]),
 ];
-
-/** Resolves the longest existing prefix of `p`, so links in it are seen through. */
-export function resolveExisting(p: string): string {
-  const abs = path.resolve(p);
-  let head = abs;
-  const tail: string[] = [];
-  for (;;) {
-    try {
-      const real = fs.realpathSync.native(head);
-      return tail.length === 0 ? real : path.join(real, ...tail);
-    } catch {
-      const parent = path.dirname(head);
-      if (parent === head) return abs;
-      tail.unshift(path.basename(head));
-      head = parent;
-    }
-  }
-}
 
 /**
  * `entry` (a relative path in normal form) beneath the absolute, normalised
@@ -109,16 +95,6 @@ function entrySpellings(baseSpellings: string[], entry: string): string[] {
   return [...found];
 }
 
-function hermesBases(hermesHome: string): string[] {
-  const bases = [hermesHome];
-  try {
-    for (const name of fs.readdirSync(path.join(hermesHome, "profiles"))) bases.push(path.join(hermesHome, "profiles", name));
-  } catch {
-    // No profiles directory: only the Hermes home itself.
-  }
-  return bases;
-}
-
 export interface DenylistOptions {
   home: string;
   hermesHome: string;
@@ -138,10 +114,14 @@ export class SourceDenylist {
     this.homes = spellings(options.home);
     this.systemPrefixes = systemPrefixSpellings();
     this.homeEntries = HOME_ENTRIES.flatMap((e) => entrySpellings(this.homes, e));
-    this.hermesHomes = spellings(options.hermesHome);
+    // A profile's home (~/.hermes/profiles/NAME) lies in the shared Hermes
+    // root, whose files Hermes denies to its gateway too (hermes-homes.ts
+    // hermesRoot); its other profiles' are as much the host's secrets.
+    const root = hermesRoot(options.hermesHome, options.home);
+    this.hermesHomes = [...spellings(options.hermesHome), ...(root === options.hermesHome ? [] : spellings(root))];
     // The pattern match below sees paths as written; an entry that is itself a
     // link (say ~/.hermes/.env -> /srv/secrets/env) is caught by its resolution.
-    this.hermesEntries = hermesBases(options.hermesHome).flatMap((base) => {
+    this.hermesEntries = hermesHomeDirs(options.hermesHome, root).flatMap((base) => {
       const baseSpellings = spellings(base);
       return HERMES_ENTRIES.flatMap((e) => entrySpellings(baseSpellings, e));
     });
