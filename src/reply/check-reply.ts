@@ -11,7 +11,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { escapeText } from "../core/escape.js";
-import { type DeliveryPolicy, type DeliveryProblem, closingMarkupEnd, deliveryProblem, findDirectives, mediaLineProblem, tokenNames } from "../safety/gateway.js";
+import { type DeliveryPolicy, type DeliveryProblem, closingMarkupEnd, deliveredLineProblem, deliveryProblem, findDirectives, mediaLineProblem, tokenNames } from "../safety/gateway.js";
 
 export interface CheckReplyOptions {
   /** Absolute paths of the files prepare published this turn (the `path` of each `media` entry), in order. */
@@ -213,7 +213,7 @@ function judgeDirectives(text: string, fences: [number, number][], fenceAt: Read
       if (lineEnd < 0) lineEnd = text.length;
     }
     const line = text.slice(lineStart, text[lineEnd - 1] === "\r" ? lineEnd - 1 : lineEnd);
-    const bare = !inFence(d.start) && line === `MEDIA:${d.intended}` && d.token === d.intended && mediaLineProblem(line, d.intended) === undefined;
+    const bare = !inFence(d.start) && line === `MEDIA:${d.intended}` && d.token === d.intended && deliveredLineProblem(line, d.intended) === undefined;
     const ref = publishedIn(d.token) ?? (isFileIn(d.intended, outboxDirs) ? d.intended : undefined);
 
     if (ref !== undefined) {
