@@ -14,7 +14,7 @@ import { checkReply } from "../src/reply/check-reply.js";
 import { SourceDenylist } from "../src/safety/denylist.js";
 import { deliveredLineProblem, deliveryPolicy, gatewayHermesRoot } from "../src/safety/gateway.js";
 import { rng } from "./corpus.js";
-import { makeHome } from "./helpers.js";
+import { makeHome, png, prepared } from "./helpers.js";
 import { ensureVenv } from "./python-env.js";
 
 let h: ReturnType<typeof makeHome>;
@@ -212,5 +212,82 @@ describe("settings read as Python reads them", () => {
       else expect(got, JSON.stringify(s)).toBe(Number(want));
     });
     all.forEach((c, i) => expect(pythonStrip(`x${c}x${c}`), `U+${c.charCodeAt(0).toString(16)}`).toBe(py.s[i]));
+  });
+});
+
+describe("a published file the reply names as a bare path (the gateway's extract_local_files)", () => {
+  it("randomized (seeded): the real gateway uploads every published file, once where check-reply says the text names it", () => {
+    const env: NodeJS.ProcessEnv = { ...h.env, HERMES_MEDIA_ALLOW_DIRS: h.outbox, HERMES_MEDIA_DELIVERY_STRICT: "1", HERMES_MEDIA_TRUST_RECENT_FILES: "0" };
+    const files = [prepared(h, "report.txt", "report\n"), prepared(h, "chart.png", png(3))];
+    const denylist = new SourceDenylist({ home: h.home, hermesHome: root });
+    const policy = deliveryPolicy(env, h.home, root, (x) => denylist.reason(x));
+    const F = "```";
+    // [mention, the gateway uploads it from there and check-reply knows]
+    const forms: [(p: string) => string, boolean][] = [
+      [(p) => `I saved it as ${p} for you.`, true],
+      [(p) => `Saved: ${p}.`, true],
+      [(p) => `(${p})`, true],
+      [(p) => `> see ${p}`, true],
+      [(p) => `**${p}**`, true],
+      [(p) => `"${p}"...`, true],
+      [(p) => `文件：${p}。`, true],
+      [(p) => `${p}-`, true],
+      [(p) => `\`${p}\``, false],
+      [(p) => `${F}\n${p}\n${F}`, false],
+      [(p) => `file:${p}`, false],
+      [(p) => `x${p}`, false],
+      [(p) => `~${p}`, false],
+      // The gateway takes these too, check-reply does not know it: the file goes twice, never not at all.
+      [(p) => `${p}.bak`, false],
+      [(p) => `-${p}`, false],
+    ];
+    const rnd = rng(9);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+    const cases: { input: string; out: string; published: string[]; exact: string[] }[] = [];
+    for (let i = 0; i < 150; i++) {
+      const published = rnd() < 0.5 ? [files[0]!] : [...files];
+      const lines: string[] = [];
+      const exact = new Set<string>();
+      for (let k = Math.floor(rnd() * 4); k >= 0; k--) {
+        const r = rnd();
+        if (r < 0.3) lines.push(pick(["Some text.", "", "- item", "> quote", "x = `code`"]));
+        else {
+          const p = pick(published);
+          const [form, known] = pick(forms);
+          lines.push(form(p));
+          if (known) exact.add(p);
+        }
+      }
+      const input = lines.join("\n");
+      const report = checkReply(input, { published, outbox: h.outbox, policy });
+      expect([...report.mentioned].sort(), input).toEqual([...exact].sort());
+      cases.push({ input, out: report.reply, published, exact: [...exact] });
+    }
+    // Linear on adversarial input: many mentions, many code spans, runs of full stops after the path.
+    const p0 = files[0]!;
+    const huge = `${"`x` ".repeat(50_000)}${`x${p0} `.repeat(20_000)}${`${p0}${".".repeat(1000)}x `.repeat(100)}${"``` ".repeat(20_000)}\nsaved as ${p0}.`;
+    expect(checkReply(huge, { published: [p0], outbox: h.outbox, policy }).mentioned).toEqual([p0]);
+    const script = [
+      "import json, sys",
+      "from gateway.platforms.base import BasePlatformAdapter as B",
+      "out = []",
+      "for text in json.load(sys.stdin):",
+      "    media, cleaned = B.extract_media(text)",
+      "    sent = [p for p, _ in B.filter_media_delivery_paths(media)]",
+      "    local, _ = B.extract_local_files(cleaned)",
+      "    out.append(sent + B.filter_local_delivery_paths(local))",
+      "json.dump(out, sys.stdout)",
+    ].join("\n");
+    const r = spawnSync(python, ["-c", script], { env: { ...env, PYTHONDONTWRITEBYTECODE: "1" }, input: JSON.stringify(cases.map((c) => c.out)), encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+    expect(r.status, r.stderr).toBe(0);
+    const uploads = JSON.parse(r.stdout) as string[][];
+    cases.forEach((c, i) => {
+      const where = `${JSON.stringify(c.input)} -> ${JSON.stringify(c.out)}: ${JSON.stringify(uploads[i])}`;
+      for (const p of c.published) {
+        const n = uploads[i]!.filter((u) => u === p).length;
+        expect(n, where).toBeGreaterThanOrEqual(1);
+        if (c.exact.includes(p)) expect(n, where).toBe(1);
+      }
+    });
   });
 });

@@ -127,6 +127,78 @@ export function deliveredLineProblem(line: string, expectedPath: string): string
   return undefined;
 }
 
+/** Python's `\w` in a str pattern: letters, numbers, the underscore. */
+const PY_WORD = /^[\p{L}\p{N}_]$/u;
+/** What a bare local path is made of for the gateway's extract_local_files (`[\w.\-]` and separators). */
+const isLocalPathChar = (ch: string) => ch === "." || ch === "-" || ch === "/" || ch === "\\" || PY_WORD.test(ch);
+
+/** The code point of `text` that ends right before `at` (a surrogate pair taken whole). */
+function codePointBefore(text: string, at: number): string {
+  const low = text.charCodeAt(at - 1);
+  if (low >= 0xdc00 && low <= 0xdfff && at >= 2) {
+    const high = text.charCodeAt(at - 2);
+    if (high >= 0xd800 && high <= 0xdbff) return text.slice(at - 2, at);
+  }
+  return text.slice(at - 1, at);
+}
+
+/**
+ * Offset ranges extract_local_files skips as code, paired as it pairs them:
+ * fenced blocks (```` ```[^\n]*\n.*?``` ````) and inline code (`` `[^`\n]+` ``), each
+ * over the whole text. Merged into disjoint ranges, sorted; linear but for the sort.
+ */
+function localFileCodeSpans(text: string): [number, number][] {
+  const spans: [number, number][] = [];
+  for (let at = text.indexOf("```"); at >= 0; ) {
+    const nl = text.indexOf("\n", at + 3);
+    const close = nl < 0 ? -1 : text.indexOf("```", nl + 1);
+    if (close < 0) break;
+    spans.push([at, close + 3]);
+    at = text.indexOf("```", close + 3);
+  }
+  for (const m of text.matchAll(/`[^`\n]+`/g)) spans.push([m.index, m.index + m[0].length]);
+  spans.sort((a, b) => a[0] - b[0]);
+  const merged: [number, number][] = [];
+  for (const span of spans) {
+    const last = merged[merged.length - 1];
+    if (last && span[0] <= last[1]) last[1] = Math.max(last[1], span[1]);
+    else merged.push([span[0], span[1]]);
+  }
+  return merged;
+}
+
+/**
+ * Whether the gateway uploads the file at `p` (absolute, normalised, with a
+ * known extension) from a bare mention in `text`: extract_local_files, run on
+ * what extract_media leaves, takes an absolute path ending in a known
+ * extension outside code, and the gateway sends those as well as the MEDIA:
+ * files (it does not deduplicate across the two). Conservative: only a
+ * mention that is that pattern's whole match counts (nothing of a path
+ * before it, only `.` or `-` after it, not in code). A MEDIA: directive's own
+ * path never counts (a `:` before it stops the pattern). Whether the gateway
+ * then accepts the file is deliveryProblem's question.
+ */
+export function mentionsLocalFile(text: string, p: string): boolean {
+  const ext = /\.([A-Za-z0-9]+)$/.exec(p)?.[1]?.toLowerCase();
+  if (!p.startsWith("/") || !ext || !GATEWAY_EXTENSIONS.has(ext) || p.includes("//")) return false;
+  for (const ch of p) if (!isLocalPathChar(ch)) return false;
+  let spans: [number, number][] | undefined;
+  let s = 0;
+  for (let at = text.indexOf(p); at >= 0; at = text.indexOf(p, at + 1)) {
+    const before = at > 0 ? codePointBefore(text, at) : "";
+    if (before !== "" && (isLocalPathChar(before) || before === ":" || before === "~")) continue;
+    // After it, only what cannot start a longer match: `.` and `-` (prose's full stop), then no path character.
+    let end = at + p.length;
+    while (end < text.length && (text[end] === "." || text[end] === "-")) end++;
+    if (end < text.length && isLocalPathChar(String.fromCodePoint(text.codePointAt(end)!))) continue;
+    spans ??= localFileCodeSpans(text);
+    while (s < spans.length && spans[s]![1] <= at) s++;
+    if (s < spans.length && spans[s]![0] <= at) continue;
+    return true;
+  }
+  return false;
+}
+
 // ---------------------------------------------------------------------------
 // Delivery: would the gateway send the file a directive names? (the gateway's
 // validate_media_delivery_path, ../shared/DESIGN.md). check-reply asks this for
