@@ -115,6 +115,22 @@ describe("check-reply's verdicts are the real gateway's", () => {
     expect(deliveredLineProblem(" MEDIA:/w/Makefile", "/w/Makefile")).toBeDefined();
   });
 
+  it("a file in the outbox of any type is repaired like a published one only when its exact line would be taken whole", () => {
+    const env = { ...h.env, HERMES_MEDIA_ALLOW_DIRS: h.outbox, HERMES_MEDIA_DELIVERY_STRICT: "1", HERMES_MEDIA_TRUST_RECENT_FILES: "0" };
+    const make = file(path.join(h.outbox, "Makefile"), 60);
+    const quoted = file(path.join(h.outbox, "it's.log"), 60);
+    const denylist = new SourceDenylist({ home: h.home, hermesHome: root });
+    const policy = deliveryPolicy(env, h.home, root, (x) => denylist.reason(x));
+    const judge = (text: string) => checkReply(text, { published: [], outbox: h.outbox, policy }).reply;
+    const repaired = judge(`Here: \`MEDIA:${make}\`\n`);
+    expect(repaired).toBe(`Here:\nMEDIA:${make}\n`);
+    const named = judge(`Here: \`MEDIA:${quoted}\`\n`);
+    expect(named).toBe("Here: (it's.log could not be sent: the line naming it was not written exactly, on a line of its own.)\n");
+    expect(gatewayDelivers([{ env, path: make }, { env, path: quoted }])).toEqual([true, false]);
+    fs.rmSync(make);
+    fs.rmSync(quoted);
+  });
+
   it("a profile gateway: the shared root's .env and auth.json are named as protected, its Kanban attachments and the other profiles' caches kept", () => {
     const profile = path.join(root, "profiles", "p1");
     expect(gatewayHermesRoot({ HERMES_HOME: profile }, h.home)).toBe(root);

@@ -216,7 +216,8 @@ function judgeDirectives(text: string, fences: [number, number][], fenceAt: Read
     }
     const line = text.slice(lineStart, text[lineEnd - 1] === "\r" ? lineEnd - 1 : lineEnd);
     const bare = !inFence(d.start) && line === `MEDIA:${d.intended}` && d.token === d.intended && deliveredLineProblem(line, d.intended) === undefined;
-    const ref = publishedIn(d.token) ?? (isFileIn(d.intended, outboxDirs) ? d.intended : undefined);
+    // A file in the outbox is repaired like a published one when its exact line would deliver it (any type: a planted `it's.log` would not be taken whole).
+    const ref = publishedIn(d.token) ?? (isFileIn(d.intended, outboxDirs) && deliveredLineProblem(`MEDIA:${d.intended}`, d.intended) === undefined ? d.intended : undefined);
 
     if (ref !== undefined) {
       const problem = problemOf(ref);
