@@ -11,7 +11,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { escapeText } from "../core/escape.js";
-import { type DeliveryPolicy, type DeliveryProblem, closingMarkupEnd, deliveredLineProblem, deliveryProblem, findDirectives, mentionsLocalFile, mediaLineProblem, tokenNames } from "../safety/gateway.js";
+import { type DeliveryPolicy, type DeliveryProblem, closingMarkupEnd, deliveredLineProblem, deliveryProblem, findDirectives, mediaLineProblem, mentionsLocalFile, tokenNames } from "../safety/gateway.js";
 
 export interface CheckReplyOptions {
   /** Absolute paths of the files prepare published this turn (the `path` of each `media` entry), in order. */
