@@ -274,7 +274,7 @@ describe("rule 2: every other directive the gateway would not deliver becomes a 
       "Secrets: MEDIA:/etc/passwd.txt",
       `Dir: MEDIA:${path.join(h.home, "adir.png")}`,
       `Outside: MEDIA:${elsewhere}`,
-      "Script: MEDIA:/tmp/run.sh",
+      "Script: MEDIA:/nonexistent/run.sh",
       "End.",
     ].join("\n");
     const r = run(reply, [], {}, "--json");
@@ -286,11 +286,11 @@ describe("rule 2: every other directive the gateway would not deliver becomes a 
         "Secrets: (passwd.txt could not be sent: the file does not exist.)",
         "Dir: (adir.png could not be sent: it is not a regular file.)",
         "Outside: (elsewhere.png could not be sent: it is outside the folders the gateway may send from.)",
-        "Script: (run.sh could not be sent: the gateway does not send .sh files.)",
+        "Script: (run.sh could not be sent: the file does not exist.)",
         "End.",
       ].join("\n"),
     );
-    expect(report.notes.map((n: { code: string }) => n.code)).toEqual(["not_found", "not_found", "not_regular_file", "not_allowed", "extension"]);
+    expect(report.notes.map((n: { code: string }) => n.code)).toEqual(["not_found", "not_found", "not_regular_file", "not_allowed", "not_found"]);
   });
 
   it("a file on the credential denylist is named as protected", () => {
@@ -383,7 +383,7 @@ describe("rule 2: every other directive the gateway would not deliver becomes a 
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.endsWith(`\nMEDIA:${chart}`)).toBe(true);
     expect(r.stdout.startsWith("media:".repeat(50_000) + "MEDIA: ".repeat(50_000))).toBe(true);
-    expect(r.stdout).toContain("could not be sent: the gateway does not send files without an extension.)");
+    expect(r.stdout).toContain("could not be sent: the file does not exist.)");
     // Many directives on one long line: each is judged once, the line found without scanning back.
     // Quoted forms, line breaks after the colon, layers of prefixes a removal leaves dangling: every scan moves forward.
     const layered = `${"media:`".repeat(20_000)}MEDIA:${chart}${"`/x".repeat(20_000)}\n${"MEDIA:\"MEDIA:'MEDIA:`".repeat(20_000)}${`MEDIA:${"\n".repeat(10)}`.repeat(10_000)}`;

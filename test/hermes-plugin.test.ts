@@ -147,8 +147,7 @@ describe("the plugin inside the real Hermes (hermes-agent from the Python packag
       put(path.join(t.home, ".hermes", "config.yaml"), "model: test-model\n");
       const r = cli(["install", "hermes-plugin"], { env: t.env });
       expect(r.code, r.stderr).toBe(0);
-      const work = path.join(t.home, "work");
-      fs.mkdirSync(work);
+      const work = t.work;
       fs.mkdirSync(path.join(t.home, ".ssh"));
       write(work, "chart.png", png(7));
       write(work, "notes.txt", "meeting notes\n");

@@ -11,7 +11,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { escapeText } from "../core/escape.js";
-import { type DeliveryPolicy, type DeliveryProblem, closingMarkupEnd, deliveryProblem, expandHome, findDirectives, mediaLineProblem, tokenNames } from "../safety/gateway.js";
+import { type DeliveryPolicy, type DeliveryProblem, closingMarkupEnd, deliveredLineProblem, deliveryProblem, expandHome, findDirectives, mediaLineProblem, mentionsLocalFile, tokenNames } from "../safety/gateway.js";
 
 export interface CheckReplyOptions {
   /** Absolute paths of the files prepare published this turn (the `path` of each `media` entry), in order. */
@@ -42,6 +42,8 @@ export interface CheckReplyReport {
   kept: string[];
   /** Published paths that were not taken as published files, and why. */
   ignored: { path: string; reason: string }[];
+  /** Published files the reply names as a bare path, which the gateway uploads from the text too (extract_local_files): no line added for them. */
+  mentioned: string[];
 }
 
 interface Edit {
@@ -292,10 +294,11 @@ function judgeDirectives(text: string, fences: [number, number][], fenceAt: Read
       if (lineEnd < 0) lineEnd = text.length;
     }
     const line = text.slice(lineStart, text[lineEnd - 1] === "\r" ? lineEnd - 1 : lineEnd);
-    const bare = !inFence(d.start) && line === `MEDIA:${d.intended}` && d.token === d.intended && mediaLineProblem(line, d.intended) === undefined;
-    // The file the gateway opens: `~/…` names an outbox file too.
+    const bare = !inFence(d.start) && line === `MEDIA:${d.intended}` && d.token === d.intended && deliveredLineProblem(line, d.intended) === undefined;
+    // The file the gateway opens: `~/…` names an outbox file too. A file in the outbox is repaired like a published
+    // one when its exact line would deliver it (any type: a planted `it's.log` would not be taken whole).
     const target = expandHome(d.intended, home);
-    const ref = publishedIn(d.token) ?? (isFileIn(target, outboxDirs) ? target : undefined);
+    const ref = publishedIn(d.token) ?? (isFileIn(target, outboxDirs) && deliveredLineProblem(`MEDIA:${target}`, target) === undefined ? target : undefined);
 
     if (ref !== undefined) {
       const problem = problemOf(ref);
@@ -337,7 +340,7 @@ function judgeDirectives(text: string, fences: [number, number][], fenceAt: Read
 }
 
 export function checkReply(reply: string, options: CheckReplyOptions): CheckReplyReport {
-  const report: CheckReplyReport = { reply, changed: false, added: [], removed: [], notes: [], kept: [], ignored: [] };
+  const report: CheckReplyReport = { reply, changed: false, added: [], removed: [], notes: [], kept: [], ignored: [], mentioned: [] };
   const { policy } = options;
   const now = options.now ?? Date.now();
   const outboxDirs = options.outbox ? [...new Set([options.outbox, realDir(options.outbox)])] : [];
@@ -364,9 +367,15 @@ export function checkReply(reply: string, options: CheckReplyOptions): CheckRepl
   const missing = (): string[] => {
     const toAdd: string[] = [];
     const endNotes: string[] = [];
+    report.mentioned = [];
     for (const p of [...published, ...needed]) {
       if (pass.present.has(p) || toAdd.includes(p) || noted.has(p)) continue;
       const problem = problemOf(p);
+      // The text names it as a bare path: the gateway uploads it from there, and would again for an added line.
+      if (!problem && mentionsLocalFile(text, p)) {
+        if (!report.mentioned.includes(escapeText(p))) report.mentioned.push(escapeText(p));
+        continue;
+      }
       if (problem) {
         noted.add(p);
         report.notes.push({ path: escapeText(p), code: problem.code, reason: problem.reason });

@@ -2,6 +2,8 @@
 // that must agree with the gateway asks this module, never its own copy.
 import path from "node:path";
 import { MEDIA_WORD } from "../core/escape.js";
+import { pythonFloat, pythonMaxZero, pythonStrip } from "../core/python-text.js";
+import { SYSTEM_PREFIXES, resolveExisting } from "./denylist.js";
 
 /** Extensions whose paths the gateway's MEDIA: extraction keeps whole. */
 export const GATEWAY_EXTENSIONS: ReadonlySet<string> = new Set(
@@ -35,12 +37,12 @@ export function allowDirProblem(dir: string): string | undefined {
   return undefined;
 }
 
-/** Splits HERMES_MEDIA_ALLOW_DIRS as the gateway does. */
+/** Splits HERMES_MEDIA_ALLOW_DIRS as the gateway does (each entry stripped as Python's str.strip() does). */
 export function parseAllowDirs(value: string | undefined, home = process.getBuiltinModule("node:os").homedir()): string[] {
   if (!value) return [];
   const roots: string[] = [];
   for (const raw of value.split(/[:,]/)) {
-    let entry = raw.trim();
+    let entry = pythonStrip(raw);
     if (entry === "") continue;
     if (entry === "~" || entry.startsWith("~/")) entry = path.join(home, entry.slice(1));
     if (!path.isAbsolute(entry)) continue;
@@ -95,6 +97,108 @@ export function mediaLineProblem(line: string, expectedPath: string): string | u
   return undefined;
 }
 
+/** Python's Path(p).suffix (3.11): the last component's text from its last dot, unless that dot starts or ends the name. */
+function pythonSuffix(p: string): string {
+  const name = path.basename(p);
+  const i = name.lastIndexOf(".");
+  return i > 0 && i < name.length - 1 ? name.slice(i) : "";
+}
+
+/** A known extension followed by what ends a path for the gateway's known-extension pattern (MEDIA_TAG_CLEANUP_RE's lookahead; no quote can be in the path). */
+const KNOWN_EXT_ENDS = new RegExp(`\\.(?:${[...GATEWAY_EXTENSIONS].join("|")})[,;:)\\]}]`, "iu");
+/** What the gateway strips from the end of an any-type path (_normalize_media_tag_path). */
+const NORMALISE_STRIPS = new Set([..."`\"',.;:)}]"]);
+
+/**
+ * Why the exact line `line` would not make the current gateway (Hermes
+ * 0.19.0) extract exactly `expectedPath`. A path with a known extension
+ * follows mediaLineProblem (every version's rule). Any other absolute path
+ * (`Makefile`, `.py`, `.log`) is taken whole by MEDIA_EXTENSIONLESS_TAG_RE
+ * when it holds no whitespace or quote, ends in none of the characters the
+ * gateway strips, and no known extension inside it ends the other pattern's
+ * match; the gateway delivers it once it validates (deliveryProblem says).
+ */
+export function deliveredLineProblem(line: string, expectedPath: string): string | undefined {
+  const known = mediaLineProblem(line, expectedPath);
+  if (known === undefined || line !== `MEDIA:${expectedPath}` || !expectedPath.startsWith("/")) return known;
+  if (GATEWAY_EXTENSIONS.has(pythonSuffix(expectedPath).slice(1).toLowerCase())) return known;
+  for (const ch of expectedPath) if (isSpace(ch) || ch === "`" || ch === '"' || ch === "'") return known;
+  if (NORMALISE_STRIPS.has(expectedPath[expectedPath.length - 1]!) || KNOWN_EXT_ENDS.test(expectedPath)) return known;
+  return undefined;
+}
+
+/** Python's `\w` in a str pattern: letters, numbers, the underscore. */
+const PY_WORD = /^[\p{L}\p{N}_]$/u;
+/** What a bare local path is made of for the gateway's extract_local_files (`[\w.\-]` and separators). */
+const isLocalPathChar = (ch: string) => ch === "." || ch === "-" || ch === "/" || ch === "\\" || PY_WORD.test(ch);
+
+/** The code point of `text` that ends right before `at` (a surrogate pair taken whole). */
+function codePointBefore(text: string, at: number): string {
+  const low = text.charCodeAt(at - 1);
+  if (low >= 0xdc00 && low <= 0xdfff && at >= 2) {
+    const high = text.charCodeAt(at - 2);
+    if (high >= 0xd800 && high <= 0xdbff) return text.slice(at - 2, at);
+  }
+  return text.slice(at - 1, at);
+}
+
+/**
+ * Offset ranges extract_local_files skips as code, paired as it pairs them:
+ * fenced blocks (```` ```[^\n]*\n.*?``` ````) and inline code (`` `[^`\n]+` ``), each
+ * over the whole text. Merged into disjoint ranges, sorted; linear but for the sort.
+ */
+function localFileCodeSpans(text: string): [number, number][] {
+  const spans: [number, number][] = [];
+  for (let at = text.indexOf("```"); at >= 0; ) {
+    const nl = text.indexOf("\n", at + 3);
+    const close = nl < 0 ? -1 : text.indexOf("```", nl + 1);
+    if (close < 0) break;
+    spans.push([at, close + 3]);
+    at = text.indexOf("```", close + 3);
+  }
+  for (const m of text.matchAll(/`[^`\n]+`/g)) spans.push([m.index, m.index + m[0].length]);
+  spans.sort((a, b) => a[0] - b[0]);
+  const merged: [number, number][] = [];
+  for (const span of spans) {
+    const last = merged[merged.length - 1];
+    if (last && span[0] <= last[1]) last[1] = Math.max(last[1], span[1]);
+    else merged.push([span[0], span[1]]);
+  }
+  return merged;
+}
+
+/**
+ * Whether the gateway uploads the file at `p` (absolute, normalised, with a
+ * known extension) from a bare mention in `text`: extract_local_files, run on
+ * what extract_media leaves, takes an absolute path ending in a known
+ * extension outside code, and the gateway sends those as well as the MEDIA:
+ * files (it does not deduplicate across the two). Conservative: only a
+ * mention that is that pattern's whole match counts (nothing of a path
+ * before it, only `.` or `-` after it, not in code). A MEDIA: directive's own
+ * path never counts (a `:` before it stops the pattern). Whether the gateway
+ * then accepts the file is deliveryProblem's question.
+ */
+export function mentionsLocalFile(text: string, p: string): boolean {
+  const ext = /\.([A-Za-z0-9]+)$/.exec(p)?.[1]?.toLowerCase();
+  if (!p.startsWith("/") || !ext || !GATEWAY_EXTENSIONS.has(ext) || p.includes("//")) return false;
+  for (const ch of p) if (!isLocalPathChar(ch)) return false;
+  let spans: [number, number][] | undefined;
+  let s = 0;
+  for (let at = text.indexOf(p); at >= 0; at = text.indexOf(p, at + 1)) {
+    const before = at > 0 ? codePointBefore(text, at) : "";
+    if (before !== "" && (isLocalPathChar(before) || before === ":" || before === "~")) continue;
+    // After it, only what cannot start a longer match: `.` and `-` (prose's full stop), then no path character.
+    let end = at + p.length;
+    while (end < text.length && (text[end] === "." || text[end] === "-")) end++;
+    if (end < text.length && isLocalPathChar(String.fromCodePoint(text.codePointAt(end)!))) continue;
+    spans ??= localFileCodeSpans(text);
+    while (s < spans.length && spans[s]![1] <= at) s++;
+    if (s < spans.length && spans[s]![0] <= at) continue;
+    return true;
+  }
+  return false;
+}
+
 // ---------------------------------------------------------------------------
 // Delivery: would the gateway send the file a directive names? (the gateway's
 // validate_media_delivery_path, ../shared/DESIGN.md). check-reply asks this for
@@ -109,34 +213,115 @@ export const DEFAULT_TRUST_RECENT_SECONDS = 600;
 
 /** The gateway's reading of HERMES_MEDIA_DELIVERY_STRICT (off unless 1/true/yes/on). */
 export function strictModeOn(raw: string | undefined): boolean {
-  return ["1", "true", "yes", "on"].includes((raw ?? "0").trim().toLowerCase());
+  return ["1", "true", "yes", "on"].includes(pythonStrip(raw ?? "0").toLowerCase());
 }
 
 /** The gateway's reading of HERMES_MEDIA_TRUST_RECENT_FILES (on unless 0/false/no/off or empty). */
 export function trustRecentOn(raw: string | undefined): boolean {
-  return !["0", "false", "no", "off", ""].includes((raw ?? "1").trim().toLowerCase());
+  return !["0", "false", "no", "off", ""].includes(pythonStrip(raw ?? "1").toLowerCase());
 }
 
-/** Seconds within which a modified file is trusted in strict mode; 0 when that trust is off. */
+/**
+ * Seconds within which a modified file is trusted in strict mode; 0 when that
+ * trust is off. As the gateway reads it (_media_delivery_recency_seconds):
+ * `max(0.0, float(value.strip()))`, so `9_000` is 9000, `inf` trusts every
+ * file, `nan` turns the trust off; a value float() refuses gives the default.
+ */
 export function trustRecentSeconds(trust: string | undefined, seconds: string | undefined): number {
   if (!trustRecentOn(trust)) return 0;
-  const custom = (seconds ?? "").trim();
-  const n = custom === "" ? Number.NaN : Number(custom);
-  return Number.isFinite(n) ? Math.max(0, n) : DEFAULT_TRUST_RECENT_SECONDS;
+  const custom = pythonStrip(seconds ?? "");
+  const n = custom === "" ? undefined : pythonFloat(custom);
+  return n === undefined ? DEFAULT_TRUST_RECENT_SECONDS : pythonMaxZero(n);
 }
 
-/** The gateway's own caches (TTS, image generation, screenshots...): always delivered from. */
-export function hermesCacheRoots(hermesHome: string): string[] {
-  const own = ["image_cache", "audio_cache", "video_cache", "document_cache", "browser_screenshots", "kanban/attachments"];
-  const cache = ["images", "audio", "videos", "documents", "screenshots"].map((d) => `cache/${d}`);
-  const bases = [hermesHome];
+/** The cache folders of a Hermes home the gateway delivers from: legacy and canonical layouts (MEDIA_DELIVERY_SAFE_ROOTS). */
+const OWN_CACHES = ["image_cache", "audio_cache", "video_cache", "document_cache", "browser_screenshots"];
+const CANONICAL_CACHES = ["images", "audio", "videos", "documents", "screenshots"].map((d) => `cache/${d}`);
+/** A Kanban board's name, as the gateway takes one (_kanban_attachment_roots). */
+const KANBAN_BOARD = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+/** Entries of a profiles or boards directory looked at: an agent filling one costs no more. */
+const MAX_LISTED = 256;
+
+function listDir(dir: string): string[] {
   try {
-    const profiles = path.join(hermesHome, "profiles");
-    for (const name of process.getBuiltinModule("node:fs").readdirSync(profiles)) bases.push(path.join(profiles, name));
+    return process.getBuiltinModule("node:fs").readdirSync(dir).slice(0, MAX_LISTED);
   } catch {
-    // No profiles.
+    return [];
   }
-  return [...own.map((d) => path.join(hermesHome, d)), ...bases.flatMap((b) => cache.map((d) => path.join(b, d)))];
+}
+
+/** `p` with `~` and `~/...` read as the gateway's home (Python's os.path.expanduser, for the running user). */
+function expandUser(p: string, home: string): string {
+  return p === "~" || p.startsWith("~/") ? path.join(home, p.slice(1)) : p;
+}
+
+/**
+ * The shared Hermes root of a gateway, as Hermes derives it
+ * (hermes_constants.get_default_hermes_root): `~/.hermes` when HERMES_HOME is
+ * unset or lies under it (a profile's home, `~/.hermes/profiles/NAME`, too);
+ * else the grandparent of a `<root>/profiles/<name>` home; else HERMES_HOME.
+ * The gateway takes Kanban attachments, every profile's caches and a second
+ * set of denied credential files from it, not from HERMES_HOME.
+ */
+export function gatewayHermesRoot(env: NodeJS.ProcessEnv, home: string): string {
+  const native = path.join(home, ".hermes");
+  const envHome = env.HERMES_HOME ?? "";
+  if (envHome === "") return native;
+  if (isWithin(resolveExisting(path.resolve(envHome)), resolveExisting(native))) return native;
+  const abs = path.resolve(envHome);
+  if (path.basename(path.dirname(abs)) === "profiles") return path.dirname(path.dirname(abs));
+  return abs;
+}
+
+/**
+ * The roots the gateway always delivers from (_media_delivery_allowed_roots),
+ * besides HERMES_MEDIA_ALLOW_DIRS: HERMES_HOME's caches; every profile's
+ * caches under the shared root; the Kanban attachments (of
+ * HERMES_KANBAN_ATTACHMENTS_ROOT when set, else of HERMES_KANBAN_HOME or the
+ * shared root: its `kanban/attachments` and each board's with a kanban.db).
+ */
+export function gatewayTrustedRoots(env: NodeJS.ProcessEnv, home: string, hermesHome: string, root = gatewayHermesRoot(env, home)): string[] {
+  const fs = process.getBuiltinModule("node:fs");
+  const isDir = (p: string) => fs.statSync(p, { throwIfNoEntry: false })?.isDirectory() === true;
+  const roots = [...OWN_CACHES, ...CANONICAL_CACHES].map((d) => path.join(hermesHome, d));
+  const profiles = path.join(root, "profiles");
+  for (const name of listDir(profiles)) {
+    if (isDir(path.join(profiles, name))) roots.push(...CANONICAL_CACHES.map((d) => path.join(profiles, name, d)));
+  }
+  const override = pythonStrip(env.HERMES_KANBAN_ATTACHMENTS_ROOT ?? "");
+  if (override !== "") return [...roots, path.resolve(expandUser(override, home))];
+  const kanbanHome = pythonStrip(env.HERMES_KANBAN_HOME ?? "");
+  const kanban = path.join(kanbanHome !== "" ? path.resolve(expandUser(kanbanHome, home)) : root, "kanban");
+  roots.push(path.join(kanban, "attachments"));
+  const boards = path.join(kanban, "boards");
+  for (const name of listDir(boards)) {
+    const board = path.join(boards, name);
+    if (!KANBAN_BOARD.test(name) || fs.lstatSync(board, { throwIfNoEntry: false })?.isDirectory() !== true) continue;
+    if (fs.statSync(path.join(board, "kanban.db"), { throwIfNoEntry: false })?.isFile() === true) roots.push(path.join(board, "attachments"));
+  }
+  return roots;
+}
+
+/** Credential folders under the home (_MEDIA_DELIVERY_DENIED_HOME_SUBPATHS). */
+const DENIED_HOME_SUBPATHS = [".ssh", ".aws", ".gnupg", ".kube", ".docker", ".config", ".azure", ".gcloud", "Library/Keychains"];
+/** Credential files and folders of a Hermes home (_ROOT_CREDENTIAL_FILES and _DIRS). */
+const DENIED_HERMES_ENTRIES = [
+  ".env", "auth.json", "auth.lock", "credentials", "config.yaml", ".anthropic_oauth.json", "google_token.json",
+  "google_oauth_pending.json", "auth/google_oauth.json", "webhook_subscriptions.json", "cache/bws_cache.json", "pairing", "mcp-tokens",
+];
+
+/**
+ * The gateway's own denylist (_media_delivery_denied_paths), resolved as it
+ * compares them: system prefixes, the home's credential folders, and the
+ * credential files of both HERMES_HOME and the shared root (a profile
+ * gateway denies `~/.hermes/.env` too). The running user's home itself is
+ * never denied (the `/root` exception of _path_under_denied_prefix).
+ */
+export function gatewayDeniedPaths(home: string, hermesHome: string, root: string): string[] {
+  const denied = [...SYSTEM_PREFIXES, ...DENIED_HOME_SUBPATHS.map((d) => path.join(home, d))];
+  for (const base of [hermesHome, root]) denied.push(...DENIED_HERMES_ENTRIES.map((e) => path.join(base, e)));
+  const ownHome = resolveExisting(home);
+  return [...new Set(denied.map((d) => resolveExisting(d)))].filter((d) => d !== ownHome);
 }
 
 export interface DeliveryPolicy {
@@ -147,22 +332,26 @@ export interface DeliveryPolicy {
   recentSeconds: number;
   /** Why a resolved path is on the credential denylist (src/safety/denylist.ts), if it is. */
   denied: (resolved: string) => string | undefined;
+  /** The gateway's own denylist, resolved (gatewayDeniedPaths): what it refuses whatever ours says. */
+  gatewayDenied: string[];
   /** The gateway's home: what `~/` in a directive means. */
   home: string;
 }
 
 /** The delivery policy a gateway process with environment `env` applies. */
 export function deliveryPolicy(env: NodeJS.ProcessEnv, home: string, hermesHome: string, denied: DeliveryPolicy["denied"]): DeliveryPolicy {
+  const root = gatewayHermesRoot(env, home);
   return {
-    roots: [...parseAllowDirs(env[ALLOW_DIRS_ENV], home), ...hermesCacheRoots(hermesHome)],
+    roots: [...gatewayTrustedRoots(env, home, hermesHome, root), ...parseAllowDirs(env[ALLOW_DIRS_ENV], home)],
     strict: strictModeOn(env[STRICT_ENV]),
     recentSeconds: trustRecentSeconds(env[TRUST_RECENT_ENV], env[TRUST_RECENT_SECONDS_ENV]),
     denied,
+    gatewayDenied: gatewayDeniedPaths(home, hermesHome, root),
     home,
   };
 }
 
-export type DeliveryCode = "not_found" | "not_regular_file" | "not_allowed" | "denied" | "extension";
+export type DeliveryCode = "not_found" | "not_regular_file" | "not_allowed" | "denied";
 
 export interface DeliveryProblem {
   code: DeliveryCode;
@@ -172,16 +361,17 @@ export interface DeliveryProblem {
 
 /**
  * Why the gateway would not deliver the file at `p` (an absolute path as
- * extracted), or undefined when it would. The order is the gateway's: the
- * file must exist and be regular; allowed roots win over everything; then the
- * denylist; then, in strict mode, only recently modified files.
+ * extracted), or undefined when it would. The order is the gateway's
+ * (validate_media_delivery_path): the file must exist and be regular; allowed
+ * roots win over everything; then the denylists (ours and the gateway's);
+ * then, in strict mode, only recently modified files. Its type does not
+ * matter: a path without a known extension is delivered once it validates
+ * (MEDIA_EXTENSIONLESS_TAG_RE, Hermes #36060).
  */
 export function deliveryProblem(p: string, policy: DeliveryPolicy, now = Date.now()): DeliveryProblem | undefined {
   const expanded = expandHome(p, policy.home);
   // The gateway resolves only absolute paths (a quoted directive may hold any text).
   if (!path.isAbsolute(expanded)) return { code: "not_found", reason: "its path is not absolute" };
-  const ext = /\.([A-Za-z0-9]+)$/.exec(p)?.[1]?.toLowerCase();
-  if (!ext || !GATEWAY_EXTENSIONS.has(ext)) return { code: "extension", reason: `the gateway does not send ${ext ? `.${ext} files` : "files without an extension"}` };
   const fs = process.getBuiltinModule("node:fs");
   let resolved: string;
   let st: import("node:fs").Stats;
@@ -193,7 +383,7 @@ export function deliveryProblem(p: string, policy: DeliveryPolicy, now = Date.no
   }
   if (!st.isFile()) return { code: "not_regular_file", reason: "it is not a regular file" };
   if (isUnderRoot(resolved, policy.roots.map(resolveRoot))) return undefined;
-  if (policy.denied(resolved)) return { code: "denied", reason: "it is in a protected location" };
+  if (policy.denied(resolved) || isUnderRoot(resolved, policy.gatewayDenied)) return { code: "denied", reason: "it is in a protected location" };
   if (!policy.strict) return undefined;
   if (policy.recentSeconds > 0 && (now - st.mtimeMs) / 1000 <= policy.recentSeconds) return undefined;
   return { code: "not_allowed", reason: "it is outside the folders the gateway may send from" };

@@ -284,10 +284,12 @@ class ShimTest(unittest.TestCase):
             self.assertIsNone(hook(response_text="reply", session_id="s1"))
         self.assertIn("check-reply hook failed (division by zero)", logs.output[0])
 
-    def test_a_lone_surrogate_in_the_reply_fails_open(self):
+    def test_surrogates_in_the_reply_are_checked_not_skipped(self):
+        # UTF-8 cannot encode them: a lone one goes to check-reply as U+FFFD, a pair as its character.
         self.plugin.records.add("s1", ["/o/a.png"])
-        with self.assertLogs(self.plugin.logger, logging.WARNING):
-            self.assertIsNone(self.hook("transform_llm_output")(response_text="bad \ud800", session_id="s1"))
+        hook = self.hook("transform_llm_output")
+        self.assertEqual(hook(response_text="bad \ud800", session_id="s1"), "bad \ufffd\nMEDIA:/o/a.png")
+        self.assertEqual(hook(response_text="ok \ud83d\ude00", session_id="s1"), "ok \U0001F600\nMEDIA:/o/a.png")
 
     def test_the_command_comes_from_the_environment_then_command_json_then_path(self):
         self.assertEqual(self.plugin.media_outbox_command(), [os.environ["MEDIA_OUTBOX_BIN"]])

@@ -165,6 +165,18 @@ class RealHermesTest(unittest.TestCase):
             self.plugin.subprocess.run = real_run
         self.assertEqual(calls, [])
 
+    def test_a_reply_with_surrogates_is_still_checked(self):
+        # A model's emoji split into escapes: one lone surrogate, then a pair. reply.encode("utf-8") raises on them.
+        session = "session-5"
+        self.start_turn(session)
+        chart = self.send_file(session, path=str(WORK / "chart.png"))
+        p = chart["media"][0]["path"]
+        reply = "Here is your chart \ud83d and \ud83d\ude00"
+        self.assertEqual(delivered(reply)[0], [])
+        final = final_reply(reply, session)
+        self.assertEqual(final, f"Here is your chart \ufffd and \U0001F600\nMEDIA:{p}")
+        self.assertEqual(delivered(final)[0], [p])
+
     def test_a_good_reply_is_left_byte_for_byte(self):
         session = "session-3"
         self.start_turn(session)

@@ -278,6 +278,18 @@ def on_session_end(session_id: str = "", **_: Any) -> None:
     return None
 
 
+def reply_bytes(reply: str) -> bytes:
+    """The reply as the UTF-8 check-reply reads. A model's emoji split into
+    escapes leaves surrogates in the text, which UTF-8 cannot encode (Hermes
+    removes them only from what it sends to the API): a pair becomes its
+    character and a lone one U+FFFD, so the check still runs on the rest
+    rather than being skipped."""
+    try:
+        return reply.encode("utf-8")
+    except UnicodeEncodeError:
+        return reply.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace").encode("utf-8")
+
+
 def check_reply(reply: str, published: List[str], timeout: Optional[float] = None) -> Optional[str]:
     """The reply check-reply returns, or None (reply unchanged) on any failure, which is logged."""
     command = media_outbox_command()
@@ -291,7 +303,7 @@ def check_reply(reply: str, published: List[str], timeout: Optional[float] = Non
     try:
         proc = subprocess.run(
             argv,
-            input=reply.encode("utf-8"),
+            input=reply_bytes(reply),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             timeout=bound,
