@@ -961,7 +961,11 @@ systemctl daemon-reload
   });
 
   it("runs the janitor timer's service as the service user, and it deletes an expired file and keeps a fresh one", () => {
-    c.run(["sh", "-ec", `umask 027; printf old > ${OUTBOX}/expired.txt; touch -d '30 days ago' ${OUTBOX}/expired.txt; printf new > ${OUTBOX}/fresh.txt`], { user: "media-outbox" });
+    // Published through the gate (the janitor deletes only what a ledger record names), one of them long ago.
+    c.run(["sh", "-ec", "printf old > /home/agent/expired.txt; printf new > /home/agent/fresh.txt"], { user: "agent" });
+    const p = mo(["prepare", "/home/agent/expired.txt", "/home/agent/fresh.txt"], { user: "agent" });
+    expect(p.code, p.stderr).toBe(0);
+    c.run(["touch", "-d", "30 days ago", `${OUTBOX}/expired.txt`], { user: "media-outbox" });
     expect(show("media-outbox-janitor.timer", "Unit").Unit).toBe("media-outbox-janitor.service");
     c.run(["systemctl", "start", "media-outbox-janitor.service"]);
     expect(show("media-outbox-janitor.service", "Result", "ExecMainStatus", "User")).toEqual({ Result: "success", ExecMainStatus: "0", User: "media-outbox" });
