@@ -26,10 +26,9 @@ import { type Logger, silentLogger } from "../log/logger.js";
 import { type EntryName, entryPath, isRawName, nameFromBytes, readEntries, showName } from "../safety/entry-names.js";
 import { type OpenDir, openPrivateDir } from "../safety/private-dir.js";
 import { STAGING_NAME } from "../prepare/stage.js";
-import { DAY_FILE, readLedgerDayFrom } from "../state/ledger.js";
+import { DAY_FILE, publishedSizes, readLedgerDayFrom } from "../state/ledger.js";
 import { JOURNAL_NAME, openLayout } from "../state/layout.js";
 import { quarantinedNames } from "../state/quarantine-journal.js";
-import { LedgerIndex } from "../watch/ledger-index.js";
 import { janitorSummary } from "./summary.js";
 
 /** The directories the janitor sweeps. */
@@ -570,16 +569,15 @@ type Published = (name: string, bytes: number) => boolean;
 
 /**
  * What the ledger says prepare published, read once before the outbox is
- * swept (the ledger's own sweep comes last), through the open directory.
- * LedgerIndex is the guard's reading of it: a day file that is a link or not
- * a regular file, and every line that is not a well-formed record, name
- * nothing. Without a ledger directory nothing is published.
+ * swept (the ledger's own sweep comes last), through the open directory:
+ * a day file that is a link or not a regular file, and every line that is
+ * not a well-formed record, name nothing (the guard reads it the same way).
+ * Without a ledger directory nothing is published.
  */
 function publishedIn(dir: SweptDir | undefined): Published {
   if (dir === undefined) return () => false;
-  const index = new LedgerIndex(dir.base);
-  index.refresh();
-  return (name, bytes) => index.lookup(name)?.some((v) => v.bytes === bytes) === true;
+  const sizes = publishedSizes(dir.base);
+  return (name, bytes) => sizes.get(name)?.includes(bytes) === true;
 }
 
 /**

@@ -1,8 +1,9 @@
-// The outbox, and the state beside it, are directories media-outbox owns alone. Everything in it is
-// deliverable (and skips the gateway's denylist), the janitor deletes what is
-// old there and the guard moves away what prepare did not publish: pointed at
+// The outbox, and the state beside it, are directories media-outbox owns
+// alone. Everything in the outbox is deliverable (and skips the gateway's
+// denylist) and the guard moves away what prepare did not publish: pointed at
 // a directory that holds anything else (a home, the Hermes home, /), the
-// gateway delivers it, the janitor deletes it, the guard quarantines it. The
+// gateway delivers it and the guard quarantines it (the janitor deletes only
+// what a ledger record names, wherever it is pointed). The
 // state directory holds what the janitor deletes when old (staging leftovers,
 // quarantined entries, ledger days): pointed at a home, it took ~/staging and
 // ~/quarantine for its own. Every command asks here, whatever the paths came from.
@@ -178,7 +179,7 @@ export function assertDedicatedOutbox(place: OutboxPlace): void {
   if (why === undefined) return;
   const suggestion = path.join(path.resolve(place.hermesHome), "media_outbox");
   throw new NotDedicatedError(
-    `outbox ${escapeText(place.outbox)} is not a directory of its own: ${why}. Everything in the outbox is deliverable, and the janitor and the watch guard delete or move whatever else is there; use a dedicated directory such as ${escapeText(suggestion)}`,
+    `outbox ${escapeText(place.outbox)} is not a directory of its own: ${why}. Everything in the outbox is deliverable, and the watch guard moves whatever prepare did not publish there into its quarantine; use a dedicated directory such as ${escapeText(suggestion)}`,
   );
 }
 
