@@ -44,6 +44,15 @@ function makeTree() {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   // The state beside it as prepare leaves it: the janitor takes expired files into its staging directory.
   fs.mkdirSync(path.join(hermes, ".media_outbox-state", "staging"), { recursive: true, mode: 0o700 });
+  // And the ledger naming every file: the janitor deletes only what a record names (one record per file, as prepare writes).
+  const ledger = path.join(hermes, ".media_outbox-state", "ledger");
+  fs.mkdirSync(ledger, { mode: 0o700 });
+  const time = new Date().toISOString();
+  const records = [];
+  for (let i = 0; i < FILES; i++) {
+    records.push(JSON.stringify({ time, source: `/work/f${i}.png`, name: `f${String(i).padStart(6, "0")}.png`, bytes: 100, sha256: "0".repeat(64), mime: "image/png", reused: false }));
+  }
+  fs.writeFileSync(path.join(ledger, `${time.slice(0, 10)}.jsonl`), `${records.join("\n")}\n`, { mode: 0o600 });
   const now = Date.now();
   const oldTime = new Date(now - 20 * DAY);
   const newTime = new Date(now - 1 * DAY);

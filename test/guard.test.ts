@@ -163,20 +163,21 @@ describe("guard: names are bytes", () => {
     expect(Buffer.from(w.stderr, "latin1").includes(Buffer.from([0xff, 0xfe]))).toBe(false);
   });
 
-  it("status counts such names; the janitor deletes an expired one and reports a young one", () => {
+  it("status counts such names; the janitor never deletes one (prepare never publishes one), old or young, and reports both", () => {
     const name = (s: string) => Buffer.concat([Buffer.from(`${h.outbox}/${s}`), Buffer.from([0xc3, 0x28]), Buffer.from(".png")]);
     fs.writeFileSync(name("old"), "x");
     const t = new Date(Date.now() - 30 * 86_400_000);
     fs.utimesSync(name("old"), t, t);
     fs.writeFileSync(name("young"), "y");
-    const s = JSON.parse(cli(["status", "--json"], { env: h.env }).stdout) as { files: { not_utf8_names: number; files: number } };
-    expect(s.files).toMatchObject({ not_utf8_names: 2, files: 3 });
+    const s = JSON.parse(cli(["status", "--json"], { env: h.env }).stdout) as { files: { not_utf8_names: number; files: number; unpublished: number } };
+    expect(s.files).toMatchObject({ not_utf8_names: 2, files: 3, unpublished: 2 });
     const r = cli(["janitor", "--json"], { env: h.env });
     expect(r.code, r.stderr).toBe(0);
     const rep = JSON.parse(r.stdout) as { deleted: { name: string }[]; skipped: { name: string; code: string }[] };
-    expect(rep.deleted).toEqual([expect.objectContaining({ name: "old\\xc3(.png", reason: "expired" })]);
+    expect(rep.deleted).toEqual([]);
+    expect(rep.skipped).toContainEqual(expect.objectContaining({ name: "old\\xc3(.png", code: "not_utf8_name" }));
     expect(rep.skipped).toContainEqual(expect.objectContaining({ name: "young\\xc3(.png", code: "not_utf8_name" }));
-    expect(fs.existsSync(name("old"))).toBe(false);
+    expect(fs.existsSync(name("old"))).toBe(true);
     expect(fs.existsSync(name("young"))).toBe(true);
   });
 

@@ -42,6 +42,20 @@ export function png(seed = 0, size = 4): Buffer {
   return makePng(size, (i) => i * 31 + seed);
 }
 
+/**
+ * Appends to `ledgerDir` the well-formed record prepare writes when it
+ * publishes `name` with `bytes` bytes (today's day file, or `day`'s): the file is then
+ * media-outbox's, for the guard and the janitor alike.
+ */
+export function recordPublished(ledgerDir: string, name: string, bytes: number, day?: string): string {
+  const time = new Date().toISOString();
+  const rec = { time, source: "/test/source", name, bytes, sha256: "0".repeat(64), mime: "application/octet-stream", reused: false };
+  fs.mkdirSync(ledgerDir, { recursive: true, mode: 0o700 });
+  const file = path.join(ledgerDir, `${day ?? time.slice(0, 10)}.jsonl`);
+  fs.appendFileSync(file, `${JSON.stringify(rec)}\n`, { mode: 0o600 });
+  return file;
+}
+
 export function write(dir: string, name: string, content: Buffer | string): string {
   const file = path.join(dir, name);
   fs.writeFileSync(file, content);

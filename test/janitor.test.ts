@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { StatusReport } from "../src/janitor/status.js";
 import { type JanitorReport, runJanitor } from "../src/janitor/sweep.js";
 import { JOURNAL_NAME, moveToQuarantine } from "../src/watch/quarantine.js";
-import { BIN, type CliResult, cli, makeHome, write } from "./helpers.js";
+import { BIN, type CliResult, cli, makeHome, recordPublished, write } from "./helpers.js";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -30,7 +30,9 @@ function age(file: string, ms: number): string {
   fs.lutimesSync(file, t, t);
   return file;
 }
+/** A file `ms` old; in the outbox, one a ledger record names, as prepare publishes it (the janitor deletes no other). */
 function oldFile(dir: string, name: string, ms: number, content: string | Buffer = "x"): string {
+  if (dir === h.outbox) recordPublished(path.join(state, "ledger"), name, Buffer.byteLength(content));
   return age(write(dir, name, content), ms);
 }
 
@@ -50,8 +52,9 @@ describe("janitor: retention", () => {
     const doc = report(r);
     expect(doc.success).toBe(true);
     expect(doc.deleted).toEqual([expect.objectContaining({ area: "outbox", name: "gone.png", bytes: 5, reason: "expired" })]);
-    expect(doc.totals).toMatchObject({ scanned: 2, deleted: 1, bytes_freed: 5, skipped: 0, errors: 0 });
-    expect(r.stderr).toBe("media-outbox: janitor: scanned 2, deleted 1 (5 B freed), skipped 0, errors 0\n");
+    // Scanned: the two outbox files and the ledger's day file naming them.
+    expect(doc.totals).toMatchObject({ scanned: 3, deleted: 1, bytes_freed: 5, skipped: 0, errors: 0 });
+    expect(r.stderr).toBe("media-outbox: janitor: scanned 3, deleted 1 (5 B freed), skipped 0, errors 0\n");
   });
 
   it("honours --retention and the config file's janitor.retention", () => {
@@ -485,13 +488,13 @@ describe("janitor: dry run", () => {
   it("changes nothing and lists exactly what the real run deletes", () => {
     for (let i = 0; i < 5; i++) oldFile(h.outbox, `old${i}.png`, 15 * DAY + i * HOUR, "x".repeat(100));
     for (let i = 0; i < 3; i++) oldFile(h.outbox, `young${i}.png`, (i + 2) * HOUR, "x".repeat(100));
-    oldFile(path.join(state, "staging"), "1-dead.part", 2 * HOUR);
+    oldFile(path.join(state, "staging"), "1-000000000000dead.part", 2 * HOUR);
     const before = fs.readdirSync(h.outbox).sort();
     const dry = jan(["--json", "--dry-run", "--max-bytes", "250"]);
     expect(dry.code).toBe(0);
     expect(fs.readdirSync(h.outbox).sort()).toEqual(before);
-    expect(exists(path.join(state, "staging", "1-dead.part"))).toBe(true);
-    expect(dry.stderr).toMatch(/^media-outbox: janitor \(dry run\): scanned 9, would delete 7 /);
+    expect(exists(path.join(state, "staging", "1-000000000000dead.part"))).toBe(true);
+    expect(dry.stderr).toMatch(/^media-outbox: janitor \(dry run\): scanned 10, would delete 7 /);
     const real = jan(["--json", "--max-bytes", "250"]);
     expect(real.code).toBe(0);
     const pick = (d: JanitorReport) => d.deleted.map((e) => `${e.area}/${e.name}/${e.reason}`).sort();
@@ -540,13 +543,13 @@ describe("janitor: --max-bytes quota", () => {
 describe("janitor: staging, quarantine, ledger", () => {
   it("removes staging leftovers older than 1 hour only", () => {
     const staging = path.join(state, "staging");
-    const dead = oldFile(staging, "123-deadbeef.part", 2 * HOUR);
-    const live = oldFile(staging, "456-cafe.part", 10 * 60_000);
+    const dead = oldFile(staging, "123-00000000deadbeef.part", 2 * HOUR);
+    const live = oldFile(staging, "456-000000000000cafe.part", 10 * 60_000);
     const r = jan(["--json"]);
     expect(r.code).toBe(0);
     expect(exists(dead)).toBe(false);
     expect(exists(live)).toBe(true);
-    expect(report(r).deleted).toEqual([expect.objectContaining({ area: "staging", name: "123-deadbeef.part", reason: "stale_staging" })]);
+    expect(report(r).deleted).toEqual([expect.objectContaining({ area: "staging", name: "123-00000000deadbeef.part", reason: "stale_staging" })]);
   });
 
   it("leaves a file another janitor is judging in staging alone while that janitor lives; a dead janitor's is a leftover", () => {
@@ -565,14 +568,19 @@ describe("janitor: staging, quarantine, ledger", () => {
   it("removes quarantined entries past the retention; a quarantined symlink goes as a link", () => {
     const q = path.join(state, "quarantine");
     const target = oldFile(outside, "target.txt", 30 * DAY);
-    const link = path.join(q, "link.png");
-    fs.symlinkSync(target, link);
-    age(link, 20 * DAY);
-    const old = oldFile(q, "old.png", 20 * DAY);
-    const young = oldFile(q, "young.png", 2 * DAY);
-    const dir = path.join(q, "adir");
-    fs.mkdirSync(dir);
-    age(dir, 20 * DAY);
+    // Caught by the guard (moveToQuarantine writes the journal), then aged there.
+    const caught = (name: string, ms: number) => {
+      expect(moveToQuarantine(h.outbox, q, name, "not_in_ledger")).toEqual({ name });
+      return age(path.join(q, name), ms);
+    };
+    fs.symlinkSync(target, path.join(h.outbox, "link.png"));
+    const link = caught("link.png", 20 * DAY);
+    write(h.outbox, "old.png", "x");
+    const old = caught("old.png", 20 * DAY);
+    write(h.outbox, "young.png", "x");
+    const young = caught("young.png", 2 * DAY);
+    fs.mkdirSync(path.join(h.outbox, "adir"));
+    const dir = caught("adir", 20 * DAY);
     const r = jan(["--json"]);
     expect(r.code).toBe(0);
     expect(exists(link)).toBe(false);
@@ -633,6 +641,106 @@ describe("janitor: staging, quarantine, ledger", () => {
   });
 });
 
+describe("janitor: deletes only what media-outbox made", () => {
+  it("an outbox that is not one (~/.hermes/memories): files no ledger record names are kept, said on stderr and in --json, and status predicts no removal", () => {
+    const memories = path.join(h.home, ".hermes", "memories");
+    fs.mkdirSync(memories, { mode: 0o700 });
+    const memory = oldFile(memories, "MEMORY.md", 30 * DAY, "User prefers metric units\n");
+    const user = oldFile(memories, "USER.md", 2 * HOUR, "Name: A\n");
+    const env = { ...h.env, MEDIA_OUTBOX_DIR: memories };
+    const r = jan(["--json"], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.readFileSync(memory, "utf8")).toBe("User prefers metric units\n");
+    expect(exists(user)).toBe(true);
+    const doc = report(r);
+    expect(doc.deleted).toEqual([]);
+    const why = "no ledger record names it with its size: media-outbox did not publish it, so it is never deleted (the watch guard quarantines it)";
+    expect(doc.skipped).toEqual([
+      { area: "outbox", name: "MEMORY.md", code: "not_in_ledger", reason: why },
+      { area: "outbox", name: "USER.md", code: "not_in_ledger", reason: why },
+    ]);
+    expect(r.stderr).toContain(`media-outbox: janitor: kept outbox/MEMORY.md: ${why}\n`);
+    // The quota neither counts nor chooses them: met, with nothing deleted.
+    const quota = report(jan(["--json", "--max-bytes", "1"], env));
+    expect(quota).toMatchObject({ success: true, deleted: [], quota: { bytes_before: 0, bytes_after: 0, met: true } });
+    expect(exists(memory) && exists(user)).toBe(true);
+
+    const st = JSON.parse(cli(["status", "--json"], { env }).stdout) as StatusReport;
+    expect(st.files).toMatchObject({ files: 2, unpublished: 2, oldest: { name: "MEMORY.md", expires: null } });
+    expect(st.janitor).toMatchObject({ next_expiry: null, expiring_24h: { files: 0, bytes: 0 }, next_run: { outbox: { files: 0, bytes: 0 } } });
+    expect(cli(["status"], { env }).stdout).toMatch(/^files +2 files \(\d+ B\), 2 not published by prepare \(no ledger record names them: the janitor never deletes them, the watch guard quarantines them\)$/m);
+  });
+
+  it("in the outbox: a file a record names with its size goes; the same name with another size, and a name no record has, stay", () => {
+    const ours = oldFile(h.outbox, "ours.png", 20 * DAY, "12345");
+    recordPublished(path.join(state, "ledger"), "resized.png", 5);
+    const resized = age(write(h.outbox, "resized.png", "123"), 20 * DAY);
+    const planted = age(write(h.outbox, "planted.png", "x"), 20 * DAY);
+    const r = jan(["--json"]);
+    expect(r.code).toBe(0);
+    expect(exists(ours)).toBe(false);
+    expect(exists(resized) && exists(planted)).toBe(true);
+    const doc = report(r);
+    expect(names(doc.deleted)).toEqual(["ours.png"]);
+    expect(doc.skipped.map((e) => `${e.name}:${e.code}`).sort()).toEqual(["planted.png:not_in_ledger", "resized.png:not_in_ledger"]);
+  });
+
+  it("a well-formed record is needed: a malformed line, or a day file that is a link, names nothing", () => {
+    const ledger = path.join(state, "ledger");
+    write(ledger, "2026-01-01.jsonl", `${JSON.stringify({ time: new Date().toISOString(), name: "a.png", bytes: 1 })}\n`);
+    const elsewhere = write(outside, "2026-01-02.jsonl", `${JSON.stringify({ time: new Date().toISOString(), source: "s", name: "b.png", bytes: 1, sha256: "0".repeat(64), mime: "image/png", reused: false })}\n`);
+    fs.symlinkSync(elsewhere, path.join(ledger, "2026-01-02.jsonl"));
+    const a = age(write(h.outbox, "a.png", "x"), 20 * DAY);
+    const b = age(write(h.outbox, "b.png", "x"), 20 * DAY);
+    const r = jan(["--json"]);
+    expect(r.code).toBe(0);
+    expect(exists(a) && exists(b)).toBe(true);
+    expect(report(r).skipped).toEqual(expect.arrayContaining([expect.objectContaining({ name: "a.png", code: "not_in_ledger" }), expect.objectContaining({ name: "b.png", code: "not_in_ledger" })]));
+  });
+
+  it("more than ten such files: ten lines on stderr, then a count; --json lists all", () => {
+    for (let i = 0; i < 12; i++) age(write(h.outbox, `f${String(i).padStart(2, "0")}.png`, "x"), 20 * DAY);
+    const r = jan(["--json"]);
+    expect(r.code).toBe(0);
+    expect(r.stderr.split("\n").filter((l) => l.startsWith("media-outbox: janitor: kept outbox/"))).toHaveLength(10);
+    expect(r.stderr).toContain("media-outbox: janitor: kept 2 more that media-outbox did not make (listed with --json)\n");
+    expect(report(r).skipped).toHaveLength(12);
+  });
+
+  it("staging: only the names prepare and the janitor give its files; anything else, however old, stays", () => {
+    const staging = path.join(state, "staging");
+    const leftover = oldFile(staging, `${process.pid + 1}-0123456789abcdef.part`, 2 * HOUR);
+    const draft = oldFile(staging, "draft.md", 30 * DAY);
+    const near = oldFile(staging, "1-0123456789ABCDEF.part", 30 * DAY);
+    const r = jan(["--json"]);
+    expect(r.code).toBe(0);
+    expect(exists(leftover)).toBe(false);
+    expect(exists(draft) && exists(near)).toBe(true);
+    const doc = report(r);
+    expect(names(doc.deleted)).toEqual([path.basename(leftover)]);
+    expect(doc.skipped.map((e) => `${e.area}/${e.name}:${e.code}`).sort()).toEqual(["staging/1-0123456789ABCDEF.part:not_staging_file", "staging/draft.md:not_staging_file"]);
+    expect(r.stderr).toContain("media-outbox: janitor: kept staging/draft.md: not a name prepare or the janitor gives a staging file: media-outbox did not make it, so it is never deleted\n");
+  });
+
+  it("quarantine: only entries its journal says the guard moved there (and not since restored)", () => {
+    const q = path.join(state, "quarantine");
+    write(h.outbox, "caught.png", "x");
+    expect(moveToQuarantine(h.outbox, q, "caught.png", "not_in_ledger")).toEqual({ name: "caught.png" });
+    const caught = age(path.join(q, "caught.png"), 20 * DAY);
+    const mail = oldFile(q, "suspicious-mail.eml", 30 * DAY);
+    // Restored once (the journal's last word on the name), then put back by hand.
+    fs.appendFileSync(path.join(q, JOURNAL_NAME), `${JSON.stringify({ time: new Date().toISOString(), event: "quarantined", name: "back.png", reason: "not_in_ledger" })}\n${JSON.stringify({ time: new Date().toISOString(), event: "restored", name: "back.png" })}\n`);
+    const back = oldFile(q, "back.png", 30 * DAY);
+    const r = jan(["--json"]);
+    expect(r.code).toBe(0);
+    expect(exists(caught)).toBe(false);
+    expect(exists(mail) && exists(back)).toBe(true);
+    const doc = report(r);
+    expect(names(doc.deleted)).toEqual(["caught.png"]);
+    expect(doc.skipped.map((e) => `${e.area}/${e.name}:${e.code}`).sort()).toEqual(["quarantine/back.png:not_in_journal", "quarantine/suspicious-mail.eml:not_in_journal"]);
+  });
+});
+
 describe("janitor --schedule", () => {
   it.each(["SIGTERM", "SIGINT"] as const)("runs on a six-field every-second expression, logs each run, stops cleanly on %s", async (stopSignal) => {
     oldFile(h.outbox, "old.png", 20 * DAY);
@@ -657,7 +765,7 @@ describe("janitor --schedule", () => {
     const [first, second] = runs().map((l) => JSON.parse(l) as { event: string; deleted: number; scanned: number; success: boolean; msg: string });
     expect(first).toMatchObject({ event: "janitor_run", deleted: 1, success: true });
     expect(second).toMatchObject({ event: "janitor_run", deleted: 0, success: true });
-    expect(first!.msg).toMatch(/^janitor: scanned 1, deleted 1/);
+    expect(first!.msg).toMatch(/^janitor: scanned 2, deleted 1/);
     expect(stderr).toMatch(new RegExp(`"event":"janitor_stopping","signal":"${stopSignal}"`));
     expect(stderr).toMatch(/"event":"janitor_stopped"/);
     expect(exists(path.join(h.outbox, "old.png"))).toBe(false);

@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { fakeSystemctl, gatewayRoot, put, snapshot } from "./deploy-helpers";
 import { BIN, makeHome, write } from "./helpers";
-import { notDedicatedReason, passwdHomes } from "../src/safety/dedicated.js";
+import { notDedicatedReason, passwdHomes, stateNotDedicatedReason } from "../src/safety/dedicated.js";
 
 const DAY = 86_400_000;
 
@@ -60,7 +60,7 @@ function commands(outboxArgs: string[], root: string, source: string): Record<st
   };
 }
 
-function refusedByAll(outboxArgs: string[], env: NodeJS.ProcessEnv, why: RegExp): void {
+function refusedByAll(outboxArgs: string[], env: NodeJS.ProcessEnv, why: RegExp, code = "outbox_unsafe", skip: string[] = []): void {
   const root = gatewayRoot(elsewhere);
   const source = write(h.home, "chart.txt", "hello\n");
   const systemctl = fakeSystemctl(path.join(elsewhere, "fake-systemd"));
@@ -68,14 +68,15 @@ function refusedByAll(outboxArgs: string[], env: NodeJS.ProcessEnv, why: RegExp)
   const before = snapshot(h.home);
   const rootBefore = snapshot(root);
   for (const [name, args] of Object.entries(commands(outboxArgs, root, source))) {
+    if (skip.includes(name)) continue;
     const r = cli(args, { ...env, MEDIA_OUTBOX_SYSTEMCTL: systemctl });
     expect(r.code, `${name}: ${r.stderr}`).toBe(2);
-    expect(r.stderr, name).toMatch(/outbox_unsafe/);
+    expect(r.stderr, name).toContain(code);
     expect(r.stderr, name).toMatch(why);
     expect(r.stderr, name).not.toMatch(/\n\s+at /);
     if (name === "status") {
       const doc = JSON.parse(r.stdout) as { outbox: { safe: boolean; dedicated: boolean; code: string; problem: string } };
-      expect(doc.outbox).toMatchObject({ safe: false, dedicated: false, code: "outbox_unsafe" });
+      expect(doc.outbox).toMatchObject({ safe: false, dedicated: false, code });
       expect(doc.outbox.problem).toMatch(why);
     } else if (name !== "install systemd" && name !== "install hermes-config") {
       // Only install prints on stdout (what it wrote): nothing here.
@@ -114,6 +115,32 @@ describe("an outbox that is not a directory of its own is refused by every comma
   });
 });
 
+describe("a state directory that is not a directory of its own is refused by every command that uses it", () => {
+  // The janitor deletes old files in its staging/, quarantine/ and ledger/: in the home, ~/staging/draft.md went.
+  const refusedWithState = (env: NodeJS.ProcessEnv, why: RegExp) => {
+    // What the home holds under the names the state uses, old enough for any janitor.
+    const old = new Date(Date.now() - 30 * DAY);
+    for (const [dir, name] of [["staging", "draft.md"], ["quarantine", "mail.eml"]] as const) {
+      fs.mkdirSync(path.join(h.home, dir), { recursive: true });
+      fs.utimesSync(write(path.join(h.home, dir), name, "the user's\n"), old, old);
+    }
+    // install hermes-config never touches the state: only the outbox is its concern.
+    refusedByAll(["--outbox", path.join(elsewhere, "outbox")], env, why, "state_unsafe", ["install hermes-config"]);
+  };
+  it("the home, by MEDIA_OUTBOX_STATE_DIR (the red team's case)", () => refusedWithState({ ...h.env, MEDIA_OUTBOX_STATE_DIR: h.home }, /state directory .* is not a directory of its own: it is your home directory/));
+  it("the Hermes home, by the config file's stateDir", () => {
+    put(path.join(hermes, "media-outbox.json"), JSON.stringify({ stateDir: "~/.hermes" }));
+    refusedWithState(h.env, /it is the Hermes home/);
+  });
+  it("a Hermes profile", () => refusedWithState({ ...h.env, MEDIA_OUTBOX_STATE_DIR: path.join(hermes, "profiles", "work") }, /it is the Hermes profile work/));
+  it("an ancestor of the home", () => refusedWithState({ ...h.env, MEDIA_OUTBOX_STATE_DIR: path.dirname(h.home) }, /it contains your home directory/));
+  it("/", () => refusedWithState({ ...h.env, MEDIA_OUTBOX_STATE_DIR: "/" }, /it is the root directory \//));
+  it("a quarantine kept outside it (watch.quarantine) that is the home", () => {
+    put(path.join(hermes, "media-outbox.json"), JSON.stringify({ watch: { quarantine: "~" } }));
+    refusedWithState(h.env, /quarantine .* is not a directory of its own: it is your home directory/);
+  });
+});
+
 describe("the rule itself", () => {
   const place = (outbox: string) => ({ outbox, home: "/home/a", hermesHome: "/home/a/.hermes", stateDir: "/home/a/.hermes/.media_outbox-state" });
   const passwd = passwdHomes("root:x:0:0:root:/root:/bin/bash\nbob:x:1000:1000::/home/bob:/bin/sh\nsvc:x:999:999::/var/lib/svc:/usr/sbin/nologin\nbad line\n");
@@ -130,6 +157,18 @@ describe("the rule itself", () => {
     expect(notDedicatedReason(place("/var/lib/svc/out"), passwd)).toMatch(/under \/var\/lib/);
     expect(notDedicatedReason(place("/home/a/.hermes/sessions"), passwd)).toMatch(/sessions, a secret of the Hermes home/);
     expect(notDedicatedReason(place("/home/a/.config/outbox"), passwd)).toMatch(/~\/\.config/);
+  });
+  it("a state directory: the same places, not the gateway's prefixes or secrets (nothing in it is sent)", () => {
+    const state = (stateDir: string, quarantineDir?: string) => stateNotDedicatedReason({ ...place("/srv/outbox"), stateDir, ...(quarantineDir ? { quarantineDir } : {}) }, passwd);
+    for (const d of ["/home/a/.hermes/.media_outbox-state", "/srv/.outbox-state", "/var/lib/media-outbox", "/home/a/.config/media-outbox"]) expect(state(d), d).toBeUndefined();
+    expect(state("/home/bob")).toMatch(/^state directory \/home\/bob is not a directory of its own: it is the home directory of user bob \(\/home\/bob\)$/);
+    expect(state("/home/a/.hermes")).toMatch(/it is the Hermes home/);
+    expect(state("/home")).toMatch(/it contains your home directory/);
+    expect(state("/")).toMatch(/it is the root directory/);
+    expect(state("/srv")).toMatch(/it contains its outbox/);
+    // A quarantine inside the state is judged with it; one elsewhere on its own.
+    expect(state("/srv/.outbox-state", "/srv/.outbox-state/quarantine")).toBeUndefined();
+    expect(state("/srv/.outbox-state", "/home/a")).toMatch(/^quarantine \/home\/a is not a directory of its own: it is your home directory \(\/home\/a\)$/);
   });
   it("exempts the denied prefix that is the user's own home, as the gateway does", () => {
     const rootPlace = { outbox: "/root/.hermes/media_outbox", home: "/root", hermesHome: "/root/.hermes", stateDir: "/root/.hermes/.media_outbox-state" };

@@ -6,7 +6,8 @@ import type { GateStatusReport } from "../src/janitor/gate-status.js";
 import type { StatusReport } from "../src/janitor/status.js";
 import { fakeSystemctl, put } from "./deploy-helpers.js";
 import { type Gate, killAll, startGate, waitFor } from "./gate-helpers.js";
-import { BIN, type CliResult, cli, makeHome, write } from "./helpers.js";
+import { moveToQuarantine } from "../src/watch/quarantine.js";
+import { BIN, type CliResult, cli, makeHome, recordPublished, write } from "./helpers.js";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -30,16 +31,25 @@ function aged(dir: string, name: string, ms: number, content: string | Buffer = 
 const status = (args: string[] = []): CliResult => cli(["status", ...args], { env: h.env });
 const doc = (r: CliResult) => JSON.parse(r.stdout) as StatusReport;
 
+/** What prepare published (a ledger record names it with its size), `ms` old. */
+function published(name: string, ms: number, content: Buffer): string {
+  recordPublished(path.join(state, "ledger"), name, content.length, "2026-12-01");
+  return aged(h.outbox, name, ms, content);
+}
+
 function populate(): void {
-  aged(h.outbox, "old.png", 15 * DAY, Buffer.alloc(1000));
-  aged(h.outbox, "soon.pdf", 13 * DAY + 12 * HOUR, Buffer.alloc(300));
-  aged(h.outbox, "new.png", 30 * 60_000, Buffer.alloc(200));
+  published("old.png", 15 * DAY, Buffer.alloc(1000));
+  published("soon.pdf", 13 * DAY + 12 * HOUR, Buffer.alloc(300));
+  published("new.png", 30 * 60_000, Buffer.alloc(200));
   fs.mkdirSync(path.join(h.outbox, "stray-dir"));
-  aged(path.join(state, "staging"), "1-dead.part", 2 * HOUR, Buffer.alloc(50));
-  aged(path.join(state, "staging"), "2-live.part", 60_000, Buffer.alloc(10));
-  aged(path.join(state, "quarantine"), "q.png", 20 * DAY, Buffer.alloc(7));
+  aged(path.join(state, "staging"), "1-000000000000dead.part", 2 * HOUR, Buffer.alloc(50));
+  aged(path.join(state, "staging"), "2-0000000000000a11.part", 60_000, Buffer.alloc(10));
+  // Caught by the guard (the journal says so), 20 days ago.
+  write(h.outbox, "q.png", Buffer.alloc(7));
+  moveToQuarantine(h.outbox, path.join(state, "quarantine"), "q.png", "not_in_ledger");
+  const t = new Date(Date.now() - 20 * DAY);
+  fs.utimesSync(path.join(state, "quarantine", "q.png"), t, t);
   write(path.join(state, "ledger"), "2026-11-01.jsonl", "{}\n");
-  write(path.join(state, "ledger"), "2026-12-01.jsonl", "{}\n{}\n");
 }
 
 describe("status --json", () => {
@@ -199,18 +209,23 @@ describe("status in gate mode", () => {
   /** Files as the gate would have published them (its user's, 0640), and state beside. */
   function publish(uid: number): void {
     const files = [aged(gate.outbox, "old.png", 15 * DAY, Buffer.alloc(1000)), aged(gate.outbox, "new.pdf", 30 * 60_000, Buffer.alloc(200))];
-    files.push(aged(path.join(gate.state, "staging"), "1-dead.part", 2 * HOUR, Buffer.alloc(50)));
+    files.push(aged(path.join(gate.state, "staging"), "1-000000000000dead.part", 2 * HOUR, Buffer.alloc(50)));
     for (const f of files) {
       fs.chmodSync(f, 0o640);
       fs.chownSync(f, uid, uid);
     }
+    // The gate's ledger names what it published.
+    const ledger = path.join(gate.state, "ledger");
+    recordPublished(ledger, "old.png", 1000);
+    const day = recordPublished(ledger, "new.pdf", 200);
+    for (const p of [ledger, day]) fs.chownSync(p, uid, uid);
   }
 
   it("a gate started by hand with MEDIA_OUTBOX_STATE_DIR: its staging and ledger are read where it keeps them (its GET /health says), not beside the outbox", async () => {
     const elsewhere = path.join(h.home, "var", "gate-state");
     gate = await startGate(h.home, { ...h.env, MEDIA_OUTBOX_STATE_DIR: elsewhere });
     env.MEDIA_OUTBOX_SOCKET = gate.socket;
-    aged(path.join(elsewhere, "staging"), "1-dead.part", 2 * HOUR, Buffer.alloc(50));
+    aged(path.join(elsewhere, "staging"), "1-000000000000dead.part", 2 * HOUR, Buffer.alloc(50));
     const s = gateStatusOf(cli(["status", "--json"], { env }));
     expect(s.staging).toMatchObject({ path: path.join(elsewhere, "staging"), files: 1, stale: 1 });
     expect(s.ledger).toMatchObject({ path: path.join(elsewhere, "ledger") });

@@ -111,7 +111,11 @@ describe("install systemd --user --with-watch on a real systemd", { timeout: 120
       it("the janitor's unit runs and exits 0, deleting an expired file and keeping a fresh one", () => {
         // The watch would quarantine the fixtures (prepare did not publish them) before the janitor saw them.
         expect(asAgent(a, ["systemctl", "--user", "stop", WATCH]).code).toBe(0);
-        c.run(["sh", "-ec", `printf old > ${outbox(a)}/expired.txt; touch -d '30 days ago' ${outbox(a)}/expired.txt; printf new > ${outbox(a)}/fresh.txt`], { user: a.name });
+        // Published by prepare (the janitor deletes only what a ledger record names), one of them long ago.
+        c.run(["sh", "-ec", `printf old > /home/${a.name}/expired.txt; printf new > /home/${a.name}/fresh.txt`], { user: a.name });
+        const p = mo(a, ["prepare", `/home/${a.name}/expired.txt`, `/home/${a.name}/fresh.txt`]);
+        expect(p.code, p.stderr).toBe(0);
+        c.run(["touch", "-d", "30 days ago", `${outbox(a)}/expired.txt`], { user: a.name });
         const r = asAgent(a, ["systemctl", "--user", "start", JANITOR]);
         expect(r.code, `${r.stderr}\n${journal(a)}`).toBe(0);
         expect(show(a, JANITOR, "Result", "ExecMainStatus")).toEqual({ Result: "success", ExecMainStatus: "0" });

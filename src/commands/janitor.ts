@@ -6,9 +6,9 @@ import type { Config } from "../config/config.js";
 import { FatalError, usageError } from "../core/errors.js";
 import { escapeText, safeJson } from "../core/escape.js";
 import { startSchedule } from "../janitor/schedule.js";
-import { assertDedicatedOutbox } from "../safety/dedicated.js";
+import { assertDedicated } from "../safety/dedicated.js";
 import { janitorSummary } from "../janitor/summary.js";
-import { type JanitorReport, janitorExitCode, runJanitor } from "../janitor/sweep.js";
+import { type JanitorReport, NOT_MADE, janitorExitCode, runJanitor } from "../janitor/sweep.js";
 import { type Logger, createLogger, loggerOptionsFrom } from "../log/logger.js";
 
 export const USAGE = `usage: media-outbox janitor [options]
@@ -48,8 +48,15 @@ export async function run(argv: string[]): Promise<number> {
   });
 }
 
+/** At most this many lines name what the janitor kept because media-outbox did not make it; --json lists them all. */
+const NOT_MADE_LINES = 10;
+
 function printReport(report: JanitorReport, json: boolean): void {
   for (const e of report.errors) err(`media-outbox: janitor: could not delete ${e.area}/${e.name}: ${e.code}: ${e.message}\n`);
+  // A user's files in a directory that should be the outbox (or its state): said, not only counted.
+  const notMade = report.skipped.filter((s) => NOT_MADE.has(s.code));
+  for (const s of notMade.slice(0, NOT_MADE_LINES)) err(`media-outbox: janitor: kept ${s.area}/${s.name}: ${s.reason}\n`);
+  if (notMade.length > NOT_MADE_LINES) err(`media-outbox: janitor: kept ${notMade.length - NOT_MADE_LINES} more that media-outbox did not make (listed with --json)\n`);
   err(`media-outbox: ${janitorSummary(report)}\n`);
   if (json) out(`${safeJson(report, 2)}\n`);
 }
@@ -69,8 +76,8 @@ interface ScheduleFlags {
  * SIGTERM or SIGINT stops it after the current run, exit 0.
  */
 async function scheduled(config: Config, flags: ScheduleFlags): Promise<number> {
-  // Refused at start, not at 3 a.m.: no later run can make a home an outbox.
-  assertDedicatedOutbox(config);
+  // Refused at start, not at 3 a.m.: no later run can make a home an outbox, or its state.
+  assertDedicated(config);
   const logger: Logger = await createLogger({ ...loggerOptionsFrom(config, { logJson: true }, "media-outbox-janitor"), json: flags.logJson || !config.logFile });
   const schedule = startSchedule({
     expression: flags.expression,

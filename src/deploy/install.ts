@@ -8,7 +8,7 @@ import path from "node:path";
 import type { Config } from "../config/config.js";
 import { FatalError, isErrno, usageError } from "../core/errors.js";
 import { escapeText, someOf } from "../core/escape.js";
-import { assertDedicatedOutbox } from "../safety/dedicated.js";
+import { assertDedicated, assertDedicatedOutbox } from "../safety/dedicated.js";
 import { allowDirProblem, isWithin, parseAllowDirs } from "../safety/gateway.js";
 import { mkdirs, readIfExists, sha256, writeFileAtomic } from "./files.js";
 import {
@@ -264,8 +264,10 @@ export function planInstall(options: InstallOptions, systemctl?: Systemctl): Ins
   if (options.apply !== false) requireRoot(scope, "install");
   const outbox = options.gate ? (options.gate.outbox ?? GATE_OUTBOX) : options.config.outbox;
   checkOutboxForGateway(outbox);
-  // The outbox must be a directory of its own, whichever mode installs it.
-  assertDedicatedOutbox({ ...options.config, outbox });
+  // The outbox must be a directory of its own, whichever mode installs it;
+  // so must the state its units name (the gate's is its own, checked below).
+  if (options.gate) assertDedicatedOutbox({ ...options.config, outbox });
+  else assertDedicated(options.config);
   const notes: string[] = [];
   const units = gatewayUnitsFor(scope, options.units, systemctl);
   if (units.length === 0) {

@@ -32,7 +32,10 @@ function outboxRows(r: GateStatusReport | StatusReport, nowMs: number, policyFro
     const other = others > 0 ? `, ${others} other entr${others === 1 ? "y" : "ies"} (the janitor never touches ${others === 1 ? "it" : "them"})` : "";
     const bad = r.files.not_utf8_names;
     const badNames = bad > 0 ? `, ${bad} name${bad === 1 ? "" : "s"} not UTF-8 (never published by prepare: run the watch guard)` : "";
-    rows.push(["files", `${files(r.files.files, r.files.bytes)}${other}${badNames}`]);
+    const u = r.files.unpublished ?? 0;
+    const them = u === 1 ? "it" : "them";
+    const unpublished = u > 0 ? `, ${u} not published by prepare (no ledger record names ${them}: the janitor never deletes ${them}, the watch guard quarantines ${them})` : "";
+    rows.push(["files", `${files(r.files.files, r.files.bytes)}${other}${badNames}${unpublished}`]);
     rows.push(["oldest", fileLine(r.files.oldest, nowMs)], ["newest", fileLine(r.files.newest, nowMs)]);
     const types = Object.entries(r.files.by_type).sort((a, b) => b[1].bytes - a[1].bytes);
     for (const [i, [type, t]] of types.entries()) rows.push([i === 0 ? "by type" : "", `${type.padEnd(6)} ${files(t.files, t.bytes)}`]);

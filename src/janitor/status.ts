@@ -18,8 +18,8 @@ export interface FileInfo {
   name: string;
   bytes: number;
   mtime: string;
-  /** When the retention removes it. */
-  expires: string;
+  /** When the retention removes it; null when the janitor never does (no ledger record names it: prepare did not publish it). */
+  expires: string | null;
 }
 
 export interface DirSummary {
@@ -43,10 +43,17 @@ export interface StatusReport {
     safe: boolean;
     problem: string | null;
     code: string | null;
-    /** False when the outbox is not a directory of its own (/, a home, the Hermes home…): every command refuses it. */
+    /** False when the outbox, or its state directory, is not a directory of its own (/, a home, the Hermes home…): every command refuses it. */
     dedicated: boolean;
   };
   files: DirSummary & {
+    /**
+     * Regular files no ledger record names (with their size), names that are
+     * not UTF-8 included: prepare did not publish them, the janitor never
+     * deletes them, the watch guard quarantines them. Null when the ledger
+     * was not read (an agent's view of the gate's outbox).
+     */
+    unpublished: number | null;
     oldest: FileInfo | null;
     newest: FileInfo | null;
     by_type: Record<string, { files: number; bytes: number }>;
@@ -115,33 +122,54 @@ function summarize(dir: string, extra: (name: string, st: fs.Stats) => void = ()
   return summary;
 }
 
-function outboxFiles(layout: Layout, config: Config, nowMs: number): StatusReport["files"] & { nextExpiry: number | null; expiring: { files: number; bytes: number } } {
-  const retention = config.janitor.retentionMs;
-  let oldest: { name: string; st: fs.Stats } | undefined;
-  let newest: { name: string; st: fs.Stats } | undefined;
+/** A regular file of the outbox, as status saw it. */
+interface OutboxFile {
+  /** Escaped, as the janitor's report names it. */
+  name: string;
+  bytes: number;
+  mtimeMs: number;
+}
+
+function outboxFiles(layout: Layout): { summary: DirSummary; list: OutboxFile[]; byType: StatusReport["files"]["by_type"] } {
+  const list: OutboxFile[] = [];
   const byType: Record<string, { files: number; bytes: number }> = {};
-  let nextExpiry: number | null = null;
-  const expiring = { files: 0, bytes: 0 };
   const summary = summarize(layout.outbox, (name, st) => {
     if (!st.isFile()) return;
-    if (!oldest || st.mtimeMs < oldest.st.mtimeMs) oldest = { name, st };
-    if (!newest || st.mtimeMs > newest.st.mtimeMs) newest = { name, st };
+    list.push({ name: showName(name), bytes: st.size, mtimeMs: st.mtimeMs });
     const type = escapeText(extensionOf(textOfName(name)) || "(none)");
     const t = (byType[type] ??= { files: 0, bytes: 0 });
     t.files++;
     t.bytes += st.size;
-    const expires = st.mtimeMs + retention;
+  });
+  return { summary, list, byType };
+}
+
+/**
+ * What the retention will remove, and when: every file but those the janitor
+ * said it never deletes (`unpublished`, from its dry run; unknown without
+ * the state, when every file is counted).
+ */
+function expiries(list: OutboxFile[], retention: number, nowMs: number, unpublished: Set<string> | undefined) {
+  let oldest: OutboxFile | undefined;
+  let newest: OutboxFile | undefined;
+  let nextExpiry: number | null = null;
+  const expiring = { files: 0, bytes: 0 };
+  for (const f of list) {
+    if (!oldest || f.mtimeMs < oldest.mtimeMs) oldest = f;
+    if (!newest || f.mtimeMs > newest.mtimeMs) newest = f;
+    if (unpublished?.has(f.name)) continue;
+    const expires = f.mtimeMs + retention;
     if (expires > nowMs) {
       if (nextExpiry === null || expires < nextExpiry) nextExpiry = expires;
       if (expires <= nowMs + DAY_MS) {
         expiring.files++;
-        expiring.bytes += st.size;
+        expiring.bytes += f.bytes;
       }
     }
-  });
-  const info = (f: { name: string; st: fs.Stats } | undefined): FileInfo | null =>
-    f ? { name: showName(f.name), bytes: f.st.size, mtime: new Date(f.st.mtimeMs).toISOString(), expires: new Date(f.st.mtimeMs + retention).toISOString() } : null;
-  return { ...summary, oldest: info(oldest), newest: info(newest), by_type: byType, nextExpiry, expiring };
+  }
+  const info = (f: OutboxFile | undefined): FileInfo | null =>
+    f ? { name: f.name, bytes: f.bytes, mtime: new Date(f.mtimeMs).toISOString(), expires: unpublished?.has(f.name) ? null : new Date(f.mtimeMs + retention).toISOString() } : null;
+  return { oldest: info(oldest), newest: info(newest), nextExpiry, expiring };
 }
 
 /** The outbox's status. Never throws for an unsafe outbox: that is reported. */
@@ -160,7 +188,7 @@ export function statusOf(config: Config, now: Date, { state: withState = true } 
   const emptyNext: StatusReport["janitor"]["next_run"] = { ...(Object.fromEntries(JANITOR_AREAS.map((a) => [a, { files: 0, bytes: 0 }])) as Record<JanitorArea, { files: number; bytes: number }>), quota_met: null };
   const report: StatusReport = {
     outbox: { path: escapeText(config.outbox), exists: false, safe: true, problem: null, code: null, dedicated: true },
-    files: { ...emptyDir(config.outbox), oldest: null, newest: null, by_type: {} },
+    files: { ...emptyDir(config.outbox), unpublished: null, oldest: null, newest: null, by_type: {} },
     janitor: {
       retention_ms: config.janitor.retentionMs,
       max_bytes: config.janitor.maxBytes ?? null,
@@ -193,10 +221,14 @@ export function statusOf(config: Config, now: Date, { state: withState = true } 
   report.outbox.path = escapeText(layout.outbox);
   report.outbox.exists = true;
 
-  const { nextExpiry, expiring, ...files } = outboxFiles(layout, config, nowMs);
-  report.files = files;
-  report.janitor.next_expiry = nextExpiry === null ? null : new Date(nextExpiry).toISOString();
-  report.janitor.expiring_24h = expiring;
+  const { summary, list, byType } = outboxFiles(layout);
+  const predict = (unpublished: Set<string> | undefined) => {
+    const { oldest, newest, nextExpiry, expiring } = expiries(list, config.janitor.retentionMs, nowMs, unpublished);
+    report.files = { ...summary, unpublished: unpublished?.size ?? null, oldest, newest, by_type: byType };
+    report.janitor.next_expiry = nextExpiry === null ? null : new Date(nextExpiry).toISOString();
+    report.janitor.expiring_24h = expiring;
+  };
+  predict(undefined);
   if (!withState) return report;
 
   // stale and expired are filled from the janitor's dry run below: rules of
@@ -223,6 +255,8 @@ export function statusOf(config: Config, now: Date, { state: withState = true } 
     report.janitor.next_run.quota_met = dry.quota?.met ?? null;
     report.staging.stale = report.janitor.next_run.staging.files;
     report.quarantine.expired = report.janitor.next_run.quarantine.files;
+    // What the janitor never deletes in the outbox (prepare did not publish it) never expires.
+    predict(new Set(dry.skipped.filter((e) => e.area === "outbox" && (e.code === "not_in_ledger" || e.code === "not_utf8_name")).map((e) => e.name)));
   } catch (err) {
     if (!(err instanceof FatalError)) throw err;
     report.outbox.safe = false;

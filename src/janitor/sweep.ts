@@ -9,6 +9,13 @@
 // between them would have been deleted after prepare printed its line. Every
 // take renames onto the same name, so one rename(2) takes this file and
 // deletes the one judged due before it.
+//
+// And it deletes only what media-outbox made: an outbox file only when a
+// well-formed ledger record names it with its size (prepare published it), a
+// staging file only under the names prepare and the janitor give them, a
+// quarantined entry only when the quarantine's journal says the guard moved
+// it there, a ledger file only under a day file's name. Pointed at a
+// directory that holds anything else, it reports that and deletes none of it.
 import fs from "node:fs";
 import { getSystemErrorMap } from "node:util";
 import { type Config, type ConfigOverrides, loadConfig } from "../config/config.js";
@@ -18,8 +25,10 @@ import { DAY_MS } from "../core/units.js";
 import { type Logger, silentLogger } from "../log/logger.js";
 import { type EntryName, entryPath, isRawName, nameFromBytes, readEntries, showName } from "../safety/entry-names.js";
 import { type OpenDir, openPrivateDir } from "../safety/private-dir.js";
-import { DAY_FILE, readLedgerDayFrom } from "../state/ledger.js";
+import { STAGING_NAME } from "../prepare/stage.js";
+import { DAY_FILE, publishedSizes, readLedgerDayFrom } from "../state/ledger.js";
 import { JOURNAL_NAME, openLayout } from "../state/layout.js";
+import { quarantinedNames } from "../state/quarantine-journal.js";
 import { janitorSummary } from "./summary.js";
 
 /** The directories the janitor sweeps. */
@@ -37,11 +46,17 @@ export type SkipCode =
   | "not_regular_file"
   | "not_utf8_name"
   | "not_ledger_file"
+  | "not_in_ledger"
+  | "not_staging_file"
+  | "not_in_journal"
   | "refreshed"
   | "reused_meanwhile"
   | "replaced"
   | "vanished"
   | "ledger_active";
+
+/** Why an entry is not media-outbox's to delete, whatever its age: it did not make it. */
+export const NOT_MADE: ReadonlySet<SkipCode> = new Set<SkipCode>(["not_in_ledger", "not_utf8_name", "not_staging_file", "not_in_journal"]);
 
 export interface DeletedEntry {
   area: JanitorArea;
@@ -145,8 +160,11 @@ const SKIP_TEXT: Record<SkipCode, string> = {
   directory: "a directory: the janitor never recurses or deletes directories",
   mount_point: "a mount point (another filesystem): never crossed",
   not_regular_file: "not a regular file",
-  not_utf8_name: "its name is not valid UTF-8, which prepare never publishes: kept until it expires (the watch guard quarantines it)",
+  not_utf8_name: "its name is not valid UTF-8, which prepare never publishes: never deleted (the watch guard quarantines it)",
   not_ledger_file: "not a ledger day file (YYYY-MM-DD.jsonl)",
+  not_in_ledger: "no ledger record names it with its size: media-outbox did not publish it, so it is never deleted (the watch guard quarantines it)",
+  not_staging_file: "not a name prepare or the janitor gives a staging file: media-outbox did not make it, so it is never deleted",
+  not_in_journal: "the quarantine's journal does not say the guard moved it there: media-outbox did not put it there, so it is never deleted",
   refreshed: "its mtime changed during the run (reused by prepare?): kept",
   reused_meanwhile: "prepare reused it while it was being removed, and the name was taken meanwhile: kept in the staging directory, under this name",
   replaced: "it was replaced by another file during the run: kept",
@@ -546,13 +564,44 @@ interface SweptDir extends OpenDir {
 
 const seenOf = (name: string, st: fs.Stats): Seen => ({ name, dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs });
 
-/** Outbox: regular files older than the retention; the rest are kept for the quota. */
-function sweepOutbox(sweep: Sweep, dir: SweptDir, cutoffMs: number, keepList: boolean): { kept: Seen[]; keptBytes: number } {
+/** Whether a well-formed ledger record names the outbox file `name` with its size: prepare published it. */
+type Published = (name: string, bytes: number) => boolean;
+
+/**
+ * What the ledger says prepare published, read once before the outbox is
+ * swept (the ledger's own sweep comes last), through the open directory:
+ * a day file that is a link or not a regular file, and every line that is
+ * not a well-formed record, name nothing (the guard reads it the same way).
+ * Without a ledger directory nothing is published.
+ */
+function publishedIn(dir: SweptDir | undefined): Published {
+  if (dir === undefined) return () => false;
+  const sizes = publishedSizes(dir.base);
+  return (name, bytes) => sizes.get(name)?.includes(bytes) === true;
+}
+
+/**
+ * Outbox: regular files a ledger record names, older than the retention; the
+ * rest of those are kept for the quota. A file no record names was not
+ * published by prepare (a user's file in a directory that is not the
+ * outbox it should be, or one planted there): it is reported, never deleted
+ * and never counted by the quota.
+ */
+function sweepOutbox(sweep: Sweep, dir: SweptDir, cutoffMs: number, keepList: boolean, published: Published): { kept: Seen[]; keptBytes: number } {
   const kept: Seen[] = [];
   let keptBytes = 0;
   for (const dirent of sweep.entries(dir, "outbox")) {
     const st = sweep.statEntry(dir, "outbox", dirent);
     if (st === undefined) continue;
+    // Not something prepare published: reported (the guard quarantines it), never deleted.
+    if (isRawName(dirent.name)) {
+      sweep.skip("outbox", dirent.name, "not_utf8_name");
+      continue;
+    }
+    if (!published(dirent.name, st.size)) {
+      sweep.skip("outbox", dirent.name, "not_in_ledger");
+      continue;
+    }
     let outcome: Outcome = "kept";
     if (st.mtimeMs < cutoffMs) {
       // The look was statEntry's, just now.
@@ -563,9 +612,7 @@ function sweepOutbox(sweep: Sweep, dir: SweptDir, cutoffMs: number, keepList: bo
     // or replaced one is no longer what was seen.
     if (outcome === "kept" || outcome === "failed") keptBytes += st.size;
     if (st.mtimeMs < cutoffMs) continue;
-    // Not something prepare published: reported (the guard quarantines it), never chosen by the quota.
-    if (isRawName(dirent.name)) sweep.skip("outbox", dirent.name, "not_utf8_name");
-    else if (keepList) kept.push(seenOf(dirent.name, st));
+    if (keepList) kept.push(seenOf(dirent.name, st));
   }
   return { kept, keptBytes };
 }
@@ -603,12 +650,21 @@ function takenByLiveJanitor(name: string): boolean {
   }
 }
 
-/** Staging: regular files a crashed prepare (or janitor) left behind; never what a take of this run kept there. */
+/**
+ * Staging: regular files a crashed prepare (or janitor) left behind, under the
+ * names they give (STAGING_NAME, TAKEN_NAME); never what a take of this run
+ * kept there, never anything else.
+ */
 function sweepStaging(sweep: Sweep, dir: SweptDir, cutoffMs: number): void {
   for (const dirent of sweep.entries(dir, "staging")) {
     if (takenByLiveJanitor(dirent.name) || sweep.retired.has(dirent.name)) continue;
     const st = sweep.statEntry(dir, "staging", dirent);
-    if (st === undefined || st.mtimeMs >= cutoffMs) continue;
+    if (st === undefined) continue;
+    if (!STAGING_NAME.test(dirent.name) && !TAKEN_NAME.test(dirent.name)) {
+      sweep.skip("staging", dirent.name, "not_staging_file");
+      continue;
+    }
+    if (st.mtimeMs >= cutoffMs) continue;
     sweep.remove(dir, "staging", seenOf(dirent.name, st), "stale_staging", (now) => now.isFile() && now.mtimeMs < cutoffMs);
   }
 }
@@ -618,9 +674,18 @@ function sweepStaging(sweep: Sweep, dir: SweptDir, cutoffMs: number): void {
  * symlink is removed as a link (unlink never follows it); nothing is opened.
  * The journal beside the entries is what `quarantine list` reads the reasons
  * from: it only grows old because nothing was caught lately, and deleting it
- * would orphan every entry still there.
+ * would orphan every entry still there. It also says which entries the guard
+ * moved there: no other is ever removed.
  */
 function sweepQuarantine(sweep: Sweep, dir: SweptDir, cutoffMs: number): void {
+  let journaled: Set<string>;
+  try {
+    journaled = quarantinedNames(dir.base);
+  } catch (err) {
+    // Unreadable: no entry is known to be the guard's, so none is removed.
+    sweep.fail("quarantine", JOURNAL_NAME, err);
+    journaled = new Set();
+  }
   for (const dirent of sweep.entries(dir, "quarantine", JOURNAL_NAME)) {
     const name = dirent.name;
     if (isMountPoint(dir, name)) {
@@ -640,6 +705,10 @@ function sweepQuarantine(sweep: Sweep, dir: SweptDir, cutoffMs: number): void {
     }
     if (!st.isFile() && !st.isSymbolicLink()) {
       sweep.skip("quarantine", name, "not_regular_file", `${kindOf(st)}: never touched`);
+      continue;
+    }
+    if (!journaled.has(showName(name))) {
+      sweep.skip("quarantine", name, "not_in_journal");
       continue;
     }
     if (st.mtimeMs >= cutoffMs) continue;
@@ -749,13 +818,15 @@ export function runJanitor(options: JanitorOptions = {}): JanitorReport {
     options.onOpened?.();
 
     const sweep = new Sweep(report, options, opened.staging);
+    // Read before anything is deleted, through the open directory.
+    const published = publishedIn(opened.ledger);
     const cwd: { fd?: number; path?: string } = {};
     const enter = options.chdir ? (dir: SweptDir) => enterDir(dir, cwd) : (dir: SweptDir) => dir;
     try {
       const cutoffMs = nowMs - retentionMs;
       const outbox = enter(opened.outbox);
       try {
-        const { kept, keptBytes } = sweepOutbox(sweep, outbox, cutoffMs, maxBytes !== undefined);
+        const { kept, keptBytes } = sweepOutbox(sweep, outbox, cutoffMs, maxBytes !== undefined, published);
         if (maxBytes !== undefined) report.quota = enforceQuota(sweep, outbox, kept, keptBytes, maxBytes, minAgeMs, nowMs);
       } finally {
         sweep.release();

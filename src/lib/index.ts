@@ -74,7 +74,7 @@ export type { JudgedReply } from "../reply/reply-outbox.js";
 export { allowedRoots } from "../deploy/policy-sources.js";
 export { judgeRoot, writerOf, writableRootWarnings, MAX_ENTRIES_BELOW } from "../deploy/writable-roots.js";
 export type { Writer, RootVerdict, RootFinding } from "../deploy/writable-roots.js";
-export { assertDedicatedOutbox, notDedicatedReason, NotDedicatedError } from "../safety/dedicated.js";
+export { assertDedicated, assertDedicatedOutbox, assertDedicatedState, notDedicatedReason, NotDedicatedError, stateNotDedicatedReason } from "../safety/dedicated.js";
 export type { OutboxPlace } from "../safety/dedicated.js";
 export { judgeFileContent } from "../prepare/judge-content.js";
 export type { FileJudgement } from "../prepare/judge-content.js";

@@ -25,6 +25,9 @@ export interface ChunkObserver {
   push(chunk: Uint8Array): void;
 }
 
+/** The names createStagingFile gives (`<pid>-<16 hex digits>.part`): the janitor removes no other leftover from the staging directory. */
+export const STAGING_NAME = /^\d{1,10}-[0-9a-f]{16}\.part$/;
+
 /**
  * Creates a fresh 0600 staging file that nobody else can have opened, open
  * for reading too: the text check may read back what was staged.

@@ -1,11 +1,15 @@
-// The outbox is a directory media-outbox owns alone. Everything in it is
-// deliverable (and skips the gateway's denylist), the janitor deletes what is
-// old there and the guard moves away what prepare did not publish: pointed at
+// The outbox, and the state beside it, are directories media-outbox owns
+// alone. Everything in the outbox is deliverable (and skips the gateway's
+// denylist) and the guard moves away what prepare did not publish: pointed at
 // a directory that holds anything else (a home, the Hermes home, /), the
-// gateway delivers it, the janitor deletes it, the guard quarantines it. Every
-// command asks here, whatever the outbox's path came from.
+// gateway delivers it and the guard quarantines it (the janitor deletes only
+// what a ledger record names, wherever it is pointed). The
+// state directory holds what the janitor deletes when old (staging leftovers,
+// quarantined entries, ledger days): pointed at a home, it took ~/staging and
+// ~/quarantine for its own. Every command asks here, whatever the paths came from.
 import fs from "node:fs";
 import path from "node:path";
+import { defaultStateDir } from "../config/config.js";
 import { hermesRoot } from "../content/hermes-homes.js";
 import { FatalError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
@@ -20,10 +24,10 @@ export interface OutboxPlace {
   stateDir: string;
 }
 
-/** The outbox is not a dedicated directory: exit 2 with `outbox_unsafe`, like any unsafe outbox. */
+/** The outbox (or its state) is not a dedicated directory: exit 2 with `outbox_unsafe` (`state_unsafe`), like any unsafe outbox (state). */
 export class NotDedicatedError extends FatalError {
-  constructor(message: string) {
-    super("outbox_unsafe", message);
+  constructor(message: string, code: "outbox_unsafe" | "state_unsafe" = "outbox_unsafe") {
+    super(code, message);
   }
 }
 
@@ -90,6 +94,47 @@ function describeFor(outbox: string, place: Protected, spelling: string): string
   return outbox === spelling ? `it is ${place.what} (${shown})` : `it contains ${place.what} (${shown})`;
 }
 
+/** What every directory media-outbox owns must neither be nor contain: the homes, the Hermes home and its profiles. */
+function protectedPlaces(place: OutboxPlace, passwd: Protected[] | undefined): Protected[] {
+  const hermesHome = path.resolve(place.hermesHome);
+  const root = sharedRoot(place);
+  return [
+    { path: path.resolve(place.home), what: "your home directory" },
+    { path: hermesHome, what: "the Hermes home" },
+    ...profiles(hermesHome),
+    ...(root === hermesHome ? [] : [{ path: root, what: "the shared Hermes root" }, ...profiles(root)]),
+    ...(passwd ?? passwdHomes()),
+  ];
+}
+
+/** A profile's home lies in the shared Hermes root (hermes-homes.ts hermesRoot), which holds the other profiles. */
+function sharedRoot(place: OutboxPlace): string {
+  return path.resolve(hermesRoot(path.resolve(place.hermesHome), path.resolve(place.home)));
+}
+
+/**
+ * The part of the rule every directory media-outbox deletes or moves things
+ * in shares (the outbox, its state directory, a quarantine of its own): why
+ * `dir` is not a directory of its own, or undefined. It is `/`, or it is or
+ * contains one of `places` (judged as written and by real path, so a link
+ * cannot hide a home).
+ */
+function sharedReason(dir: string, places: Protected[]): string | undefined {
+  const dirs = spellings(dir);
+  if (dirs.includes("/")) return "it is the root directory /";
+  const seen = new Set<string>();
+  for (const p of places) {
+    // /etc/passwd repeats homes (/nonexistent, /bin, /): each is judged once.
+    if (seen.has(p.path)) continue;
+    seen.add(p.path);
+    for (const spelling of protectedSpellings(p.path)) {
+      const found = dirs.find((d) => isWithin(spelling, d));
+      if (found !== undefined) return describeFor(found, p, spelling);
+    }
+  }
+  return undefined;
+}
+
 /**
  * Why `place.outbox` cannot be an outbox; undefined when it is a directory of
  * its own. Refused: `/`; any user's home, the Hermes home, one of its
@@ -101,31 +146,13 @@ function describeFor(outbox: string, place: Protected, spelling: string): string
  * real path are judged, so a link cannot hide a home.
  */
 export function notDedicatedReason(place: OutboxPlace, passwd?: Protected[]): string | undefined {
-  const outboxes = spellings(place.outbox);
-  if (outboxes.includes("/")) return "it is the root directory /";
+  const shared = sharedReason(place.outbox, [...protectedPlaces(place, passwd), { path: path.resolve(place.stateDir), what: "its state directory" }]);
+  if (shared !== undefined) return shared;
+  // The rest is the gateway's: where it never sends from, and its secrets.
   const home = path.resolve(place.home);
   const hermesHome = path.resolve(place.hermesHome);
-  // A profile's home lies in the shared Hermes root (hermes-homes.ts hermesRoot), which holds the other profiles.
-  const root = path.resolve(hermesRoot(hermesHome, home));
-  const protectedDirs: Protected[] = [
-    { path: home, what: "your home directory" },
-    { path: hermesHome, what: "the Hermes home" },
-    ...profiles(hermesHome),
-    ...(root === hermesHome ? [] : [{ path: root, what: "the shared Hermes root" }, ...profiles(root)]),
-    { path: path.resolve(place.stateDir), what: "its state directory" },
-    ...(passwd ?? passwdHomes()),
-  ];
-  const seen = new Set<string>();
-  for (const p of protectedDirs) {
-    // /etc/passwd repeats homes (/nonexistent, /bin, /): each is judged once.
-    if (seen.has(p.path)) continue;
-    seen.add(p.path);
-    for (const spelling of protectedSpellings(p.path)) {
-      const outbox = outboxes.find((o) => isWithin(spelling, o));
-      if (outbox !== undefined) return describeFor(outbox, p, spelling);
-    }
-  }
-  for (const outbox of outboxes) {
+  const root = sharedRoot(place);
+  for (const outbox of spellings(place.outbox)) {
     for (const [i, prefix] of SYSTEM_PREFIXES.entries()) {
       // The gateway drops a prefix from its denylist when it is its user's home (root's /root).
       if (prefix === home) continue;
@@ -144,12 +171,52 @@ export function notDedicatedReason(place: OutboxPlace, passwd?: Protected[]): st
   return undefined;
 }
 
+/**
+ * Why `place.stateDir` (or a quarantine kept outside it, `quarantineDir`)
+ * cannot hold the outbox's state; undefined when it can. The janitor deletes
+ * old files in its staging/, quarantine/ and ledger/, so it is held to the
+ * outbox's own rule of places (sharedReason: not `/`, not a home, the Hermes
+ * home or a profile, nor a directory containing one, nor the outbox or a
+ * directory containing it). The gateway's denied prefixes and secrets are
+ * the outbox's alone: nothing in the state is ever sent.
+ */
+export function stateNotDedicatedReason(place: OutboxPlace & { quarantineDir?: string }, passwd?: Protected[]): string | undefined {
+  const places = [...protectedPlaces(place, passwd), { path: path.resolve(place.outbox), what: "its outbox" }];
+  const dirs: [string, string][] = [["state directory", place.stateDir]];
+  if (place.quarantineDir !== undefined && !isWithin(path.resolve(place.quarantineDir), path.resolve(place.stateDir))) dirs.push(["quarantine", place.quarantineDir]);
+  for (const [what, dir] of dirs) {
+    const why = sharedReason(dir, places);
+    if (why !== undefined) return `${what} ${escapeText(dir)} is not a directory of its own: ${why}`;
+  }
+  return undefined;
+}
+
 /** Throws NotDedicatedError (exit 2, `outbox_unsafe`) unless the outbox is a directory of its own. */
 export function assertDedicatedOutbox(place: OutboxPlace): void {
   const why = notDedicatedReason(place);
   if (why === undefined) return;
   const suggestion = path.join(path.resolve(place.hermesHome), "media_outbox");
   throw new NotDedicatedError(
-    `outbox ${escapeText(place.outbox)} is not a directory of its own: ${why}. Everything in the outbox is deliverable, and the janitor and the watch guard delete or move whatever else is there; use a dedicated directory such as ${escapeText(suggestion)}`,
+    `outbox ${escapeText(place.outbox)} is not a directory of its own: ${why}. Everything in the outbox is deliverable, and the watch guard moves whatever prepare did not publish there into its quarantine; use a dedicated directory such as ${escapeText(suggestion)}`,
   );
+}
+
+/**
+ * Throws NotDedicatedError (exit 2, `state_unsafe`) unless the state
+ * directory (and a quarantine kept outside it) is a directory of its own:
+ * the janitor deletes what is old in its staging/, quarantine/ and ledger/.
+ */
+export function assertDedicatedState(place: OutboxPlace & { quarantineDir?: string }): void {
+  const why = stateNotDedicatedReason(place);
+  if (why === undefined) return;
+  throw new NotDedicatedError(
+    `${why}. The janitor deletes old files in its staging/, quarantine/ and ledger/ directories, so it must hold nothing else; leave it unset (the default is ${escapeText(defaultStateDir(path.resolve(place.outbox)))} beside the outbox) or name a new, empty directory`,
+    "state_unsafe",
+  );
+}
+
+/** Throws NotDedicatedError unless the outbox and its state are directories of their own (the outbox first). */
+export function assertDedicated(place: OutboxPlace & { quarantineDir?: string }): void {
+  assertDedicatedOutbox(place);
+  assertDedicatedState(place);
 }

@@ -6,7 +6,7 @@ import path from "node:path";
 import type { Config } from "../config/config.js";
 import { FatalError, isErrno } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
-import { assertDedicatedOutbox } from "../safety/dedicated.js";
+import { assertDedicated, assertDedicatedOutbox } from "../safety/dedicated.js";
 import { isWithin } from "../safety/gateway.js";
 import { trustDir } from "../safety/private-dir.js";
 
@@ -73,8 +73,9 @@ function assertOnOutboxFs(dir: string, outboxDev: number, what: string): void {
  * paths are returned as configured.
  */
 export function openLayout(config: Config, { create = true, groupReadable = false, state: withState = true } = {}): Layout | undefined {
-  // Before anything is created: a home or / must never become an outbox.
-  assertDedicatedOutbox(config);
+  // Before anything is created: a home or / must never become an outbox, nor hold its state.
+  if (withState) assertDedicated(config);
+  else assertDedicatedOutbox(config);
   const safeAncestors = new Set<string>();
   const owner = config.owner;
   const outbox = trustDir(config.outbox, { create, groupReadable, code: "outbox_unsafe", what: "outbox", gatewayVisible: true, safeAncestors, owner });

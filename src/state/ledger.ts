@@ -155,9 +155,11 @@ const READ_CHUNK = 1024 * 1024;
  * long-running reader follows the file instead of re-reading it whole), in
  * bounded chunks: memory stays flat whatever the file holds. Throws
  * LedgerFileError when the day file is not a regular file (a link, a FIFO, a
- * directory: it is never followed or waited on).
+ * directory: it is never followed or waited on). With `each`, every record
+ * is handed to it instead of being kept in `records` (which stays empty): a
+ * reader that keeps less than whole records keeps memory flat too.
  */
-export function readLedgerDayFrom(file: string, offset: number): LedgerRead {
+export function readLedgerDayFrom(file: string, offset: number, each?: (rec: LedgerRecord) => void): LedgerRead {
   let fd: number;
   try {
     fd = openDayFile(file, fs.constants.O_RDONLY);
@@ -183,8 +185,9 @@ export function readLedgerDayFrom(file: string, offset: number): LedgerRead {
           const line = pendingBytes === 0 ? buf.toString("utf8", start, nl) : Buffer.concat([...pending, buf.subarray(start, nl)]).toString("utf8");
           if (line !== "") {
             const rec = parseLedgerLine(line);
-            if (rec) read.records.push(rec);
-            else read.malformed++;
+            if (!rec) read.malformed++;
+            else if (each) each(rec);
+            else read.records.push(rec);
           }
         } else read.malformed++;
         pending = [];
@@ -205,4 +208,33 @@ export function readLedgerDayFrom(file: string, offset: number): LedgerRead {
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/**
+ * What prepare published, as the janitor needs it: every size each name was
+ * published with, by the well-formed records of every day file. A day file
+ * that is a link, not a regular file or unreadable names nothing (nothing it
+ * might hold is deleted for it). Only names and sizes are kept: 100,000
+ * records cost a few MB, not the whole records.
+ */
+export function publishedSizes(ledgerDir: string): Map<string, number[]> {
+  const sizes = new Map<string, number[]>();
+  let days: LedgerDay[];
+  try {
+    days = ledgerDays(ledgerDir);
+  } catch {
+    return sizes;
+  }
+  for (const day of days) {
+    try {
+      readLedgerDayFrom(day.path, 0, (rec) => {
+        const list = sizes.get(rec.name);
+        if (!list) sizes.set(rec.name, [rec.bytes]);
+        else if (!list.includes(rec.bytes)) list.push(rec.bytes);
+      });
+    } catch {
+      // Named nothing: see above.
+    }
+  }
+  return sizes;
 }

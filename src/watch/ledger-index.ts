@@ -92,11 +92,10 @@ export class LedgerIndex {
       return true;
     }
     try {
-      const { records, end, malformed } = readLedgerDayFrom(file, current.end);
+      const { end, malformed } = readLedgerDayFrom(file, current.end, (rec) => this.add(rec.name, { bytes: rec.bytes, sha256: rec.sha256 }));
       if (malformed > 0) this.tell(`${file}:${current.end}`, `${malformed} line(s) after byte ${current.end} are not well-formed records; skipped`, file);
       current.end = end;
       this.cursors.set(file, current);
-      for (const rec of records) this.add(rec.name, { bytes: rec.bytes, sha256: rec.sha256 });
     } catch (err) {
       const why = err instanceof LedgerFileError ? "is not a regular file" : `cannot be read (${errnoCode(err) ?? "error"})`;
       this.tell(file, `${why}; skipped`);

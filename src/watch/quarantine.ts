@@ -14,39 +14,16 @@ import { addDropped, emptyReport, settleReport } from "../prepare/report.js";
 import { type EntryKind, entryKind } from "../prepare/source.js";
 import { entryPath, readNames, showName, textOfName } from "../safety/entry-names.js";
 import { JOURNAL_NAME, openLayout } from "../state/layout.js";
+import { type JournalRecord, type QuarantineReason, readJournal } from "../state/quarantine-journal.js";
 import { NAME_MAX } from "./receipt.js";
 
 export type { EntryKind } from "../prepare/source.js";
 
-/** Why the guard moved an entry: stable, documented, safe to match on. */
-export type QuarantineReason =
-  | "not_in_ledger"
-  | "size_mismatch"
-  | "sha256_mismatch"
-  | "content_refused"
-  | "name_not_utf8"
-  | "symlink"
-  | "directory"
-  | "fifo"
-  | "socket"
-  | "device";
+export type { QuarantineReason } from "../state/quarantine-journal.js";
 
 export { JOURNAL_NAME };
 /** Clash names tried in order (`stem~2.ext`…) before a unique fallback. */
 const CLASH_NUMBERS = 1000;
-
-interface JournalRecord {
-  time: string;
-  event: "quarantined" | "restored";
-  /** The name in the quarantine, escaped. */
-  name: string;
-  /** The name it had in the outbox, escaped (bytes that are not UTF-8 as \xNN). */
-  original?: string;
-  reason?: QuarantineReason;
-  /** For content_refused: prepare's reason code and message. */
-  code?: RefusalCode;
-  message?: string;
-}
 
 function appendJournal(quarantineDir: string, record: JournalRecord): void {
   const file = path.join(quarantineDir, JOURNAL_NAME);
@@ -58,32 +35,6 @@ function appendJournal(quarantineDir: string, record: JournalRecord): void {
   } finally {
     fs.closeSync(fd);
   }
-}
-
-function readJournal(quarantineDir: string): Map<string, JournalRecord> {
-  const latest = new Map<string, JournalRecord>();
-  let text = "";
-  const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
-  try {
-    const fd = fs.openSync(path.join(quarantineDir, JOURNAL_NAME), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-    try {
-      if (fs.fstatSync(fd).isFile()) text = fs.readFileSync(fd, "utf8");
-    } finally {
-      fs.closeSync(fd);
-    }
-  } catch (err) {
-    if (!isErrno(err, "ENOENT", "ELOOP")) throw err;
-  }
-  for (const line of text.split("\n")) {
-    if (line === "") continue;
-    try {
-      const rec = JSON.parse(line) as JournalRecord;
-      if (typeof rec.name === "string") latest.set(rec.name, rec);
-    } catch {
-      // A torn last line names nothing.
-    }
-  }
-  return latest;
 }
 
 /** `photo.png` -> `photo~2.png`: the extension stays last, so a restore can still judge it. */

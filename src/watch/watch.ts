@@ -7,7 +7,7 @@ import { type Config, dropFolderRefusal } from "../config/config.js";
 import { isErrno, usageError } from "../core/errors.js";
 import { escapeText, quoteText } from "../core/escape.js";
 import { type Logger, silentLogger } from "../log/logger.js";
-import { assertDedicatedOutbox } from "../safety/dedicated.js";
+import { assertDedicated } from "../safety/dedicated.js";
 import { resolveExisting } from "../safety/denylist.js";
 import { isWithin } from "../safety/gateway.js";
 import { folderPathProblem } from "../safety/path-text.js";
@@ -127,7 +127,7 @@ export class Watch {
     this.logger = options.logger ?? silentLogger;
     this.emit = (event: WatchEvent) => options.onEvent?.(event);
     config.watch.drop.forEach(checkDropName);
-    assertDedicatedOutbox(config);
+    assertDedicated(config);
     // Placement is checked before anything missing is made, so a wrong
     // quarantine or drop folder is never created inside the outbox.
     checkPlacement(

@@ -1,0 +1,73 @@
+// The quarantine's journal: one JSON line per move into the quarantine (and
+// per restore), kept inside it under JOURNAL_NAME. `quarantine list` reads
+// the reasons from it, and the janitor the names it may delete: an entry the
+// guard did not move there is not media-outbox's to remove.
+import fs from "node:fs";
+import path from "node:path";
+import type { RefusalCode } from "../core/errors.js";
+import { isErrno } from "../core/errors.js";
+import { JOURNAL_NAME } from "./layout.js";
+
+/** Why the guard moved an entry: stable, documented, safe to match on. */
+export type QuarantineReason =
+  | "not_in_ledger"
+  | "size_mismatch"
+  | "sha256_mismatch"
+  | "content_refused"
+  | "name_not_utf8"
+  | "symlink"
+  | "directory"
+  | "fifo"
+  | "socket"
+  | "device";
+
+export interface JournalRecord {
+  time: string;
+  event: "quarantined" | "restored";
+  /** The name in the quarantine, escaped. */
+  name: string;
+  /** The name it had in the outbox, escaped (bytes that are not UTF-8 as \xNN). */
+  original?: string;
+  reason?: QuarantineReason;
+  /** For content_refused: prepare's reason code and message. */
+  code?: RefusalCode;
+  message?: string;
+}
+
+/** The journal's latest record for each entry name (escaped, as written); empty when there is no journal. */
+export function readJournal(quarantineDir: string): Map<string, JournalRecord> {
+  const latest = new Map<string, JournalRecord>();
+  let text = "";
+  const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
+  try {
+    const fd = fs.openSync(path.join(quarantineDir, JOURNAL_NAME), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    try {
+      if (fs.fstatSync(fd).isFile()) text = fs.readFileSync(fd, "utf8");
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch (err) {
+    if (!isErrno(err, "ENOENT", "ELOOP")) throw err;
+  }
+  for (const line of text.split("\n")) {
+    if (line === "") continue;
+    try {
+      const rec = JSON.parse(line) as JournalRecord;
+      if (typeof rec.name === "string") latest.set(rec.name, rec);
+    } catch {
+      // A torn last line names nothing.
+    }
+  }
+  return latest;
+}
+
+
+/**
+ * The entries (escaped names) the guard moved into the quarantine and that
+ * are still its: their latest journal record is a move, not a restore.
+ */
+export function quarantinedNames(quarantineDir: string): Set<string> {
+  const names = new Set<string>();
+  for (const [name, rec] of readJournal(quarantineDir)) if (rec.event === "quarantined") names.add(name);
+  return names;
+}
