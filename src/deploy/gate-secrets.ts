@@ -428,15 +428,12 @@ class Sources {
   private readonly seen = new Map<string, { path: string; id: Identity; state: string }>();
   /** Those seen changed within the round (read twice, differently; or changing while their state was taken). */
   private readonly moved = new Set<string>();
-  /** Whether the round has waited out the file clock's tick once (settledState): it never waits twice. */
-  private waited = false;
 
   /** Takes the state of `p` as the current identity, before it is read; a second read in the round must find it the same. */
   note(p: string): void {
     const id: Identity = { uid: process.geteuid!(), gid: process.getegid!(), groups: process.getgroups!() };
     const key = `${id.uid}\0${p}`;
-    const { state, waited } = settledState(p, !this.waited);
-    if (waited) this.waited = true;
+    const state = settledState(p);
     const before = this.seen.get(key);
     if (before === undefined) this.seen.set(key, { path: p, id, state: state ?? "" });
     if (state === undefined || (before !== undefined && before.state !== state)) this.moved.add(key);
@@ -492,36 +489,36 @@ function pathState(p: string): string {
   return `${st.dev}:${st.ino}:${st.mode}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
 }
 
+/** How long ago a stat's change time was, in milliseconds (negative when the file clock is ahead of now); undefined for a state without one. */
+function changedAgoMs(state: string): number | undefined {
+  const ctime = state.split(":")[5];
+  return ctime === undefined ? undefined : Number(BigInt(Date.now()) * 1_000_000n - BigInt(ctime)) / 1e6;
+}
+
 /** Whether a stat's change time lies within SAME_TICK_MS of now (either side). */
 function sameTick(state: string): boolean {
-  const ctime = state.split(":")[5];
-  if (ctime === undefined) return false;
-  const age = BigInt(Date.now()) * 1_000_000n - BigInt(ctime);
-  const tick = BigInt(SAME_TICK_MS) * 1_000_000n;
-  return age < tick && age > -tick;
+  const ago = changedAgoMs(state);
+  return ago !== undefined && Math.abs(ago) < SAME_TICK_MS;
 }
 
 /**
  * The state of `p` once a change within the file clock's tick could no
- * longer leave its times as they are: taken again after SAME_TICK_MS when it
- * changed that recently; undefined when it changed again meanwhile (it is
- * being written now: another round).
+ * longer leave its times as they are: taken again once its change time is
+ * SAME_TICK_MS old when it changed more recently; undefined when it changed
+ * again meanwhile (it is being written now: another round).
  *
- * A round waits once (`mayWait` false once it has, `waited` says it did):
- * the files an agent wrote together just before the run all changed before
- * that wait began, so each one noted after it is past its tick without
- * waiting again. One still within the tick then changed after the wait began,
- * while the copies were made: undefined at once (another round reads it,
- * waiting once itself if it must), never a wait of its own; the waits of a
- * round no longer add up, one file after another.
+ * It waits only for the rest of the file's own tick, so the files an agent
+ * wrote together just before the run cost one wait in all, not one each:
+ * once the first is settled, the others are as old (a wait of a whole tick
+ * each added up, one file after another).
  */
-function settledState(p: string, mayWait: boolean): { state: string | undefined; waited: boolean } {
+function settledState(p: string): string | undefined {
   const first = pathState(p);
-  if (!sameTick(first)) return { state: first, waited: false };
-  if (!mayWait) return { state: undefined, waited: false };
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, SAME_TICK_MS);
+  if (!sameTick(first)) return first;
+  const rest = Math.ceil(SAME_TICK_MS - changedAgoMs(first)!);
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Math.min(rest, 2 * SAME_TICK_MS));
   const again = pathState(p);
-  return { state: again === first || !sameTick(again) ? again : undefined, waited: true };
+  return again === first || !sameTick(again) ? again : undefined;
 }
 
 /** How often gate-secrets lists the profiles directories again after copying, while one shows a profile made, gone or changed meanwhile. */
