@@ -12,7 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pythonFloat, pythonStrip } from "../src/core/python-text.js";
 import { checkReply } from "../src/reply/check-reply.js";
 import { SourceDenylist } from "../src/safety/denylist.js";
-import { deliveredLineProblem, deliveryPolicy, gatewayHermesRoot } from "../src/safety/gateway.js";
+import { hermesRoot } from "../src/content/hermes-homes.js";
+import { deliveredLineProblem, deliveryPolicy } from "../src/safety/gateway.js";
 import { rng } from "./corpus.js";
 import { makeHome, png, prepared } from "./helpers.js";
 import { ensureVenv } from "./python-env.js";
@@ -133,7 +134,7 @@ describe("check-reply's verdicts are the real gateway's", () => {
 
   it("a profile gateway: the shared root's .env and auth.json are named as protected, its Kanban attachments and the other profiles' caches kept", () => {
     const profile = path.join(root, "profiles", "p1");
-    expect(gatewayHermesRoot({ HERMES_HOME: profile }, h.home)).toBe(root);
+    expect(hermesRoot(profile, h.home)).toBe(root);
     const env = { HERMES_HOME: profile, HERMES_MEDIA_DELIVERY_STRICT: "1", HERMES_MEDIA_TRUST_RECENT_FILES: "0" };
     const cases: [NodeJS.ProcessEnv, string, boolean][] = [
       [{ HERMES_HOME: profile }, file(path.join(root, ".env"), DAY), false],

@@ -2,6 +2,7 @@
 // that must agree with the gateway asks this module, never its own copy.
 import path from "node:path";
 import { MEDIA_WORD } from "../core/escape.js";
+import { hermesRoot } from "../content/hermes-homes.js";
 import { pythonFloat, pythonMaxZero, pythonStrip } from "../core/python-text.js";
 import { SYSTEM_PREFIXES, resolveExisting } from "./denylist.js";
 
@@ -250,37 +251,17 @@ function listDir(dir: string): string[] {
   }
 }
 
-/** `p` with `~` and `~/...` read as the gateway's home (Python's os.path.expanduser, for the running user). */
-function expandUser(p: string, home: string): string {
-  return p === "~" || p.startsWith("~/") ? path.join(home, p.slice(1)) : p;
-}
-
-/**
- * The shared Hermes root of a gateway, as Hermes derives it
- * (hermes_constants.get_default_hermes_root): `~/.hermes` when HERMES_HOME is
- * unset or lies under it (a profile's home, `~/.hermes/profiles/NAME`, too);
- * else the grandparent of a `<root>/profiles/<name>` home; else HERMES_HOME.
- * The gateway takes Kanban attachments, every profile's caches and a second
- * set of denied credential files from it, not from HERMES_HOME.
- */
-export function gatewayHermesRoot(env: NodeJS.ProcessEnv, home: string): string {
-  const native = path.join(home, ".hermes");
-  const envHome = env.HERMES_HOME ?? "";
-  if (envHome === "") return native;
-  if (isWithin(resolveExisting(path.resolve(envHome)), resolveExisting(native))) return native;
-  const abs = path.resolve(envHome);
-  if (path.basename(path.dirname(abs)) === "profiles") return path.dirname(path.dirname(abs));
-  return abs;
-}
-
 /**
  * The roots the gateway always delivers from (_media_delivery_allowed_roots),
  * besides HERMES_MEDIA_ALLOW_DIRS: HERMES_HOME's caches; every profile's
  * caches under the shared root; the Kanban attachments (of
  * HERMES_KANBAN_ATTACHMENTS_ROOT when set, else of HERMES_KANBAN_HOME or the
  * shared root: its `kanban/attachments` and each board's with a kanban.db).
+ * The shared root is Hermes' (hermes-homes.ts hermesRoot), not HERMES_HOME:
+ * a profile gateway takes these, and a second set of denied credential files
+ * (gatewayDeniedPaths), from `~/.hermes`.
  */
-export function gatewayTrustedRoots(env: NodeJS.ProcessEnv, home: string, hermesHome: string, root = gatewayHermesRoot(env, home)): string[] {
+export function gatewayTrustedRoots(env: NodeJS.ProcessEnv, home: string, hermesHome: string, root = hermesRoot(hermesHome, home)): string[] {
   const fs = process.getBuiltinModule("node:fs");
   const isDir = (p: string) => fs.statSync(p, { throwIfNoEntry: false })?.isDirectory() === true;
   const roots = [...OWN_CACHES, ...CANONICAL_CACHES].map((d) => path.join(hermesHome, d));
@@ -289,9 +270,9 @@ export function gatewayTrustedRoots(env: NodeJS.ProcessEnv, home: string, hermes
     if (isDir(path.join(profiles, name))) roots.push(...CANONICAL_CACHES.map((d) => path.join(profiles, name, d)));
   }
   const override = pythonStrip(env.HERMES_KANBAN_ATTACHMENTS_ROOT ?? "");
-  if (override !== "") return [...roots, path.resolve(expandUser(override, home))];
+  if (override !== "") return [...roots, path.resolve(expandHome(override, home))];
   const kanbanHome = pythonStrip(env.HERMES_KANBAN_HOME ?? "");
-  const kanban = path.join(kanbanHome !== "" ? path.resolve(expandUser(kanbanHome, home)) : root, "kanban");
+  const kanban = path.join(kanbanHome !== "" ? path.resolve(expandHome(kanbanHome, home)) : root, "kanban");
   roots.push(path.join(kanban, "attachments"));
   const boards = path.join(kanban, "boards");
   for (const name of listDir(boards)) {
@@ -340,7 +321,7 @@ export interface DeliveryPolicy {
 
 /** The delivery policy a gateway process with environment `env` applies. */
 export function deliveryPolicy(env: NodeJS.ProcessEnv, home: string, hermesHome: string, denied: DeliveryPolicy["denied"]): DeliveryPolicy {
-  const root = gatewayHermesRoot(env, home);
+  const root = hermesRoot(hermesHome, home);
   return {
     roots: [...gatewayTrustedRoots(env, home, hermesHome, root), ...parseAllowDirs(env[ALLOW_DIRS_ENV], home)],
     strict: strictModeOn(env[STRICT_ENV]),
@@ -611,7 +592,7 @@ export function tokenNames(token: string, published: string): boolean {
 
 const GLUED_DIRECTIVE = new RegExp(`^${MEDIA_WORD}:`, "iu");
 
-/** A directive's path as the gateway opens it: `~/` is its home (os.path.expanduser). */
+/** A path as the gateway opens it: `~` and `~/…` are its home (os.path.expanduser, for the running user; `~name` is not read). */
 export function expandHome(p: string, home: string): string {
-  return p.startsWith("~/") ? path.join(home, p.slice(2)) : p;
+  return p === "~" || p.startsWith("~/") ? path.join(home, p.slice(1)) : p;
 }
