@@ -320,6 +320,26 @@ describe("an XMP packet with its entities decoded (XMP is XML: exiftool prints `
     chained.writeUInt32LE(hidden.length, at + 6);
     chained.writeUInt32LE(chained.length, at + 10);
     expect(tiffInspected(Buffer.concat([chained, hidden])), "second IFD").toMatch(/^secret_detected: /);
+    // Many IFDs naming one packet read it once (a key in it still refused); packets that overlap to more bytes than the file holds are refused.
+    const chain = (count: number, packet: Buffer, stride: number) => {
+      const ifdAt = 8 + packet.length + stride * count;
+      const ifds = Buffer.alloc(count * 18);
+      for (let i = 0; i < count; i++) {
+        const at = i * 18;
+        ifds.writeUInt16LE(1, at);
+        ifds.writeUInt16LE(700, at + 2);
+        ifds.writeUInt16LE(7, at + 4);
+        ifds.writeUInt32LE(packet.length, at + 6);
+        ifds.writeUInt32LE(8 + stride * i, at + 10);
+        ifds.writeUInt32LE(i + 1 < count ? ifdAt + at + 18 : 0, at + 14);
+      }
+      const head = Buffer.from([0x49, 0x49, 42, 0, 0, 0, 0, 0]);
+      head.writeUInt32LE(ifdAt, 4);
+      return Buffer.concat([head, packet, Buffer.alloc(stride * count), ifds]);
+    };
+    expect(tiffInspected(chain(2000, packet(written), 0)), "one packet, many IFDs").toMatch(/^secret_detected: .*in its XMP \(tag 700\)/);
+    expect(tiffInspected(chain(2000, packet("a photo"), 0)), "one clean packet, many IFDs").toBe("published");
+    expect(tiffInspected(chain(2000, packet("a photo"), 1)), "overlapping packets").toMatch(/^unscannable_content: .*its IFDs name XMP packets \(tag 700\) that overlap, more bytes in all than the file holds/);
     // A packet that lies wholly past the end is none: nothing of it is in the file.
     expect(tiffInspected(xmpTiff(packet("a photo"), (ifd) => ifd.writeUInt32LE(0x7ffffff0, 10 + 36))), "xmp-past").toBe("published");
     const uuidPast = Buffer.concat([mp4("a clip"), be32(1000), Buffer.from("uuid"), XMP_UUID, packet("a photo")]);

@@ -395,8 +395,9 @@ export const MAX_TIFF_ENTRIES = 1_000_000;
  * exiftool reads it. What a damaged file holds is read and the rest passed
  * over, since bytes past the end hide nothing: the walk ends at an IFD past
  * the end or one named twice (a loop), an IFD's entries are read up to the
- * end, a packet that runs past the end is read to it. More than
- * MAX_TIFF_ENTRIES entries is refused. BigTIFF (version 43) is not walked
+ * end, a packet that runs past the end is read to it. Each packet is read
+ * once; more than MAX_TIFF_ENTRIES entries, or packets that overlap to more
+ * bytes than the file holds, are refused. BigTIFF (version 43) is not walked
  * (its bytes are scanned raw).
  */
 export function inspectTiffXmp(src: ByteSource, ctx: InspectContext): void {
@@ -408,6 +409,18 @@ export function inspectTiffXmp(src: ByteSource, ctx: InspectContext): void {
   if (u16(head, 2) !== 42) return;
   const seen = new Set<number>();
   let entries = 0;
+  // Each packet is read once, and all of them together at most the file's length: IFDs that name the same
+  // packet, or packets that overlap, would otherwise have it read again and again (time as the square of the file).
+  const packets = new Set<string>();
+  let packetBytes = 0;
+  const scanPacket = (at: number, bytes: Uint8Array) => {
+    const key = `${at}:${bytes.length}`;
+    if (packets.has(key)) return;
+    packets.add(key);
+    packetBytes += bytes.length;
+    if (packetBytes > src.length) throw ctx.unscannable("its IFDs name XMP packets (tag 700) that overlap, more bytes in all than the file holds");
+    scanXmpText(ctx, "its XMP (tag 700)", bytes);
+  };
   for (let ifd = u32(head, 4); ifd !== 0 && !seen.has(ifd) && ifd + 2 <= src.length; ) {
     seen.add(ifd);
     const count = Math.min(u16(src.read(ifd, 2), 0), Math.floor((src.length - ifd - 2) / 12));
@@ -420,8 +433,9 @@ export function inspectTiffXmp(src: ByteSource, ctx: InspectContext): void {
       const type = u16(table, e + 2);
       if (u16(table, e) !== TIFF_XMP_TAG || (type !== 1 && type !== 2 && type !== 7)) continue;
       const length = u32(table, e + 4);
+      const at = u32(table, e + 8);
       if (length <= 4) scanXmpText(ctx, "its XMP (tag 700)", table.subarray(e + 8, e + 8 + length));
-      else if (u32(table, e + 8) < src.length) scanXmpText(ctx, "its XMP (tag 700)", src.read(u32(table, e + 8), Math.min(length, src.length - u32(table, e + 8))));
+      else if (at < src.length) scanPacket(at, src.read(at, Math.min(length, src.length - at)));
     }
     // The next IFD's offset, when the table's end lies in the file.
     ifd = table.length >= 12 * count + 4 ? u32(table, 12 * count) : 0;
