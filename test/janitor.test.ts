@@ -654,7 +654,8 @@ describe("janitor: deletes only what media-outbox made", () => {
     expect(exists(user)).toBe(true);
     const doc = report(r);
     expect(doc.deleted).toEqual([]);
-    const why = "no ledger record names it with its size: media-outbox did not publish it, so it is never deleted (the watch guard quarantines it)";
+    const why =
+      "no ledger record names it with its size: not published by media-outbox, or published while this run read the outbox, so it is kept (the watch guard quarantines what prepare did not publish)";
     expect(doc.skipped).toEqual([
       { area: "outbox", name: "MEMORY.md", code: "not_in_ledger", reason: why },
       { area: "outbox", name: "USER.md", code: "not_in_ledger", reason: why },
@@ -668,7 +669,9 @@ describe("janitor: deletes only what media-outbox made", () => {
     const st = JSON.parse(cli(["status", "--json"], { env }).stdout) as StatusReport;
     expect(st.files).toMatchObject({ files: 2, unpublished: 2, oldest: { name: "MEMORY.md", expires: null } });
     expect(st.janitor).toMatchObject({ next_expiry: null, expiring_24h: { files: 0, bytes: 0 }, next_run: { outbox: { files: 0, bytes: 0 } } });
-    expect(cli(["status"], { env }).stdout).toMatch(/^files +2 files \(\d+ B\), 2 not published by prepare \(no ledger record names them: the janitor never deletes them, the watch guard quarantines them\)$/m);
+    expect(cli(["status"], { env }).stdout).toMatch(
+      /^files +2 files \(\d+ B\), 2 not named by the ledger with their size \(changed since prepare published them, or not published by it: the janitor keeps them, the watch guard quarantines them\)$/m,
+    );
   });
 
   it("in the outbox: a file a record names with its size goes; the same name with another size, and a name no record has, stay", () => {
@@ -683,6 +686,13 @@ describe("janitor: deletes only what media-outbox made", () => {
     const doc = report(r);
     expect(names(doc.deleted)).toEqual(["ours.png"]);
     expect(doc.skipped.map((e) => `${e.name}:${e.code}`).sort()).toEqual(["planted.png:not_in_ledger", "resized.png:not_in_ledger"]);
+    // Each is told the truth: the resized one was published, then changed; the other was not published (or only while the run read the outbox).
+    const why = Object.fromEntries(doc.skipped.map((e) => [e.name, e.reason]));
+    expect(why["resized.png"]).toBe(
+      "a ledger record names it, but with another size: it changed since prepare published it, so it is not the file published and is never deleted (the watch guard quarantines it)",
+    );
+    expect(why["planted.png"]).toMatch(/^no ledger record names it with its size: not published by media-outbox, or published while this run read the outbox, so it is kept/);
+    expect(r.stderr).toContain(`media-outbox: janitor: kept outbox/resized.png: ${why["resized.png"]}\n`);
   });
 
   it("a well-formed record is needed: a malformed line, or a day file that is a link, names nothing", () => {
@@ -696,6 +706,54 @@ describe("janitor: deletes only what media-outbox made", () => {
     expect(r.code).toBe(0);
     expect(exists(a) && exists(b)).toBe(true);
     expect(report(r).skipped).toEqual(expect.arrayContaining([expect.objectContaining({ name: "a.png", code: "not_in_ledger" }), expect.objectContaining({ name: "b.png", code: "not_in_ledger" })]));
+  });
+
+  it("ledger: a day file no line of which is a well-formed record is kept at any age and reported; one with a record (and torn or foreign lines) or nothing at all is the ledger's", () => {
+    const ledger = path.join(state, "ledger");
+    const rec = (msAgo: number) => JSON.stringify({ time: new Date(Date.now() - msAgo).toISOString(), source: "s", name: "n.png", bytes: 1, sha256: "0".repeat(64), mime: "image/png", reused: false });
+    const expenses = age(write(ledger, "2025-01-01.jsonl", `${JSON.stringify({ date: "2025-01-01", spent: 12.5, what: "groceries" })}\n`), 400 * DAY);
+    const diary = age(write(ledger, "2025-01-02.jsonl", "my journal\n"), 400 * DAY);
+    // A record cut short by a crash, then the next one on a line of its own (as prepare appends): the ledger's.
+    const torn = age(write(ledger, "2025-01-03.jsonl", `${rec(400 * DAY).slice(0, 40)}\n${rec(400 * DAY)}\nnot json\n`), 400 * DAY);
+    // An append taken back on a full disk leaves an empty day file.
+    const empty = age(write(ledger, "2025-01-04.jsonl", ""), 400 * DAY);
+    // Young, and still no record: reported too (it is never the ledger's, whatever its age).
+    const young = write(ledger, "2025-01-05.jsonl", "draft\n");
+    const r = jan(["--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.readFileSync(expenses, "utf8")).toContain("groceries");
+    expect(fs.readFileSync(diary, "utf8")).toBe("my journal\n");
+    expect(exists(young)).toBe(true);
+    expect(exists(torn) || exists(empty)).toBe(false);
+    const doc = report(r);
+    expect(doc.deleted.map((e) => `${e.area}/${e.name}:${e.reason}`).sort()).toEqual(["ledger/2025-01-03.jsonl:expired_ledger", "ledger/2025-01-04.jsonl:expired_ledger"]);
+    const why = "a day file's name, but no line in it is a well-formed ledger record: media-outbox did not write it, so it is never deleted";
+    expect(doc.skipped).toEqual([
+      { area: "ledger", name: "2025-01-01.jsonl", code: "no_ledger_record", reason: why },
+      { area: "ledger", name: "2025-01-02.jsonl", code: "no_ledger_record", reason: why },
+      { area: "ledger", name: "2025-01-05.jsonl", code: "no_ledger_record", reason: why },
+    ]);
+    expect(r.stderr).toContain(`media-outbox: janitor: kept ledger/2025-01-01.jsonl: ${why}\n`);
+    // status asks the same dry run: nothing more of the ledger would go.
+    const st = JSON.parse(cli(["status", "--json"], { env: h.env }).stdout) as StatusReport;
+    expect(st.janitor.next_run.ledger).toEqual({ files: 0, bytes: 0 });
+  });
+
+  it("a state directory holding the user's own ledger/ (MEDIA_OUTBOX_STATE_DIR=~/notes): prepare and the janitor leave its day files alone", () => {
+    const notes = path.join(h.home, "notes");
+    fs.mkdirSync(path.join(notes, "ledger"), { recursive: true, mode: 0o700 });
+    fs.chmodSync(notes, 0o700);
+    const expenses = age(write(path.join(notes, "ledger"), "2025-01-01.jsonl", `${JSON.stringify({ date: "2025-01-01", spent: 12.5, what: "groceries" })}\n`), 400 * DAY);
+    const diary = age(write(path.join(notes, "ledger"), "2025-01-02.jsonl", "my journal\n"), 400 * DAY);
+    const env = { ...h.env, MEDIA_OUTBOX_STATE_DIR: notes };
+    const src = write(h.work, "x.txt", "hi\n");
+    const p = cli(["prepare", src], { env });
+    expect(p.code, p.stderr).toBe(0);
+    const r = jan(["--json"], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.readFileSync(expenses, "utf8")).toContain("groceries");
+    expect(fs.readFileSync(diary, "utf8")).toBe("my journal\n");
+    expect(report(r).skipped.filter((e) => e.area === "ledger").map((e) => `${e.name}:${e.code}`)).toEqual(["2025-01-01.jsonl:no_ledger_record", "2025-01-02.jsonl:no_ledger_record"]);
   });
 
   it("more than ten such files: ten lines on stderr, then a count; --json lists all", () => {

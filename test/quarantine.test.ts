@@ -95,6 +95,40 @@ describe("quarantine retention", () => {
   });
 });
 
+describe("quarantine journal", () => {
+  it("a last line a crash cut short: the guard's next record starts a line of its own, so list shows its reason and the janitor removes it when due", async () => {
+    fs.mkdirSync(quarantine, { recursive: true, mode: 0o700 });
+    fs.chmodSync(path.dirname(quarantine), 0o700);
+    const journal = path.join(quarantine, ".media-outbox-quarantine.jsonl");
+    const torn = '{"time":"2026-12-01T00:00:00.000Z","event":"quaran';
+    fs.writeFileSync(journal, torn, { mode: 0o600 });
+    await plant({ "planted.png": (f) => fs.writeFileSync(f, png(1)) });
+    const lines = fs.readFileSync(journal, "utf8").split("\n");
+    // The torn line stays as it was (never rewritten), alone; the record is whole on the next.
+    expect(lines[0]).toBe(torn);
+    expect(JSON.parse(lines[1]!)).toMatchObject({ event: "quarantined", name: "planted.png", reason: "not_in_ledger" });
+    expect(lines.slice(2)).toEqual([""]);
+    const listed = JSON.parse(q(["list", "--json"]).stdout) as Listed;
+    expect(listed.entries).toEqual([expect.objectContaining({ name: "planted.png", reason: "not_in_ledger", original: "planted.png" })]);
+    const old = new Date(Date.now() - 30 * 86_400_000);
+    fs.utimesSync(path.join(quarantine, "planted.png"), old, old);
+    const r = cli(["janitor", "--json"], { env: h.env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.existsSync(path.join(quarantine, "planted.png"))).toBe(false);
+    expect((JSON.parse(r.stdout) as { deleted: { name: string; reason: string }[] }).deleted).toEqual([expect.objectContaining({ name: "planted.png", reason: "expired_quarantine" })]);
+  });
+
+  it("a restore after a torn last line is recorded whole too: the entry is no longer the guard's to expire", async () => {
+    await plant({ "good.png": (f) => fs.writeFileSync(f, png(2)) });
+    const journal = path.join(quarantine, ".media-outbox-quarantine.jsonl");
+    fs.appendFileSync(journal, '{"time":"2026-12-01T00:00:00.000Z","ev');
+    const r = q(["restore", "good.png"]);
+    expect(r.code, r.stderr).toBe(0);
+    const last = fs.readFileSync(journal, "utf8").split("\n").at(-2)!;
+    expect(JSON.parse(last)).toMatchObject({ event: "restored", name: "good.png" });
+  });
+});
+
 describe("quarantine restore", () => {
   it("publishes a quarantined file that passes every check, and it leaves the quarantine", async () => {
     await plant({ "good.png": (f) => fs.writeFileSync(f, png(2)) });

@@ -93,6 +93,18 @@ describe("status --json", () => {
     expect(s.janitor.next_run.quota_met).toBe(false);
   });
 
+  it("a published file written to since (another size) is one the janitor keeps: no expiry, and the table says why without claiming prepare never published it", () => {
+    const file = published("grown.txt", 20 * DAY, Buffer.from("12345"));
+    fs.appendFileSync(file, "more");
+    fs.utimesSync(file, new Date(Date.now() - 20 * DAY), new Date(Date.now() - 20 * DAY));
+    const s = doc(status(["--json"]));
+    expect(s.files).toMatchObject({ files: 1, unpublished: 1, oldest: { name: "grown.txt", expires: null } });
+    expect(s.janitor.next_run!.outbox).toEqual({ files: 0, bytes: 0 });
+    const table = status().stdout;
+    expect(table).toMatch(/^files +1 file \(9 B\), 1 not named by the ledger with its size \(changed since prepare published it, or not published by it: the janitor keeps it, the watch guard quarantines it\)$/m);
+    expect(table).not.toContain("not published by prepare");
+  });
+
   it("a missing outbox: exit 0, exists false, nothing created", () => {
     fs.rmSync(path.dirname(h.outbox), { recursive: true });
     const r = status(["--json"]);

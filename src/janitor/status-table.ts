@@ -33,8 +33,9 @@ function outboxRows(r: GateStatusReport | StatusReport, nowMs: number, policyFro
     const bad = r.files.not_utf8_names;
     const badNames = bad > 0 ? `, ${bad} name${bad === 1 ? "" : "s"} not UTF-8 (never published by prepare: run the watch guard)` : "";
     const u = r.files.unpublished ?? 0;
-    const them = u === 1 ? "it" : "them";
-    const unpublished = u > 0 ? `, ${u} not published by prepare (no ledger record names ${them}: the janitor never deletes ${them}, the watch guard quarantines ${them})` : "";
+    const [them, its] = u === 1 ? ["it", "its"] : ["them", "their"];
+    // Not only files prepare never published: one written to since (another size) too, or one published while status read the outbox.
+    const unpublished = u > 0 ? `, ${u} not named by the ledger with ${its} size (changed since prepare published ${them}, or not published by it: the janitor keeps ${them}, the watch guard quarantines ${them})` : "";
     rows.push(["files", `${files(r.files.files, r.files.bytes)}${other}${badNames}${unpublished}`]);
     rows.push(["oldest", fileLine(r.files.oldest, nowMs)], ["newest", fileLine(r.files.newest, nowMs)]);
     const types = Object.entries(r.files.by_type).sort((a, b) => b[1].bytes - a[1].bytes);

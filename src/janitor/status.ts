@@ -18,7 +18,7 @@ export interface FileInfo {
   name: string;
   bytes: number;
   mtime: string;
-  /** When the retention removes it; null when the janitor never does (no ledger record names it: prepare did not publish it). */
+  /** When the retention removes it; null when the janitor keeps it (no ledger record names it with its size: changed since prepare published it, or not published by it). */
   expires: string | null;
 }
 
@@ -48,10 +48,11 @@ export interface StatusReport {
   };
   files: DirSummary & {
     /**
-     * Regular files no ledger record names (with their size), names that are
-     * not UTF-8 included: prepare did not publish them, the janitor never
-     * deletes them, the watch guard quarantines them. Null when the ledger
-     * was not read (an agent's view of the gate's outbox).
+     * Regular files no ledger record names with their size, names that are
+     * not UTF-8 included: written to since prepare published them, or not
+     * published by it (or published while status read the outbox); the
+     * janitor keeps them, the watch guard quarantines them. Null when the
+     * ledger was not read (an agent's view of the gate's outbox).
      */
     unpublished: number | null;
     oldest: FileInfo | null;
@@ -255,7 +256,7 @@ export function statusOf(config: Config, now: Date, { state: withState = true } 
     report.janitor.next_run.quota_met = dry.quota?.met ?? null;
     report.staging.stale = report.janitor.next_run.staging.files;
     report.quarantine.expired = report.janitor.next_run.quarantine.files;
-    // What the janitor never deletes in the outbox (prepare did not publish it) never expires.
+    // What the janitor keeps in the outbox (no record names it with its size) never expires.
     predict(new Set(dry.skipped.filter((e) => e.area === "outbox" && (e.code === "not_in_ledger" || e.code === "not_utf8_name")).map((e) => e.name)));
   } catch (err) {
     if (!(err instanceof FatalError)) throw err;

@@ -14,7 +14,8 @@
 // well-formed ledger record names it with its size (prepare published it), a
 // staging file only under the names prepare and the janitor give them, a
 // quarantined entry only when the quarantine's journal says the guard moved
-// it there, a ledger file only under a day file's name. Pointed at a
+// it there, a ledger file only under a day file's name and holding a
+// well-formed record (or nothing at all: an append taken back). Pointed at a
 // directory that holds anything else, it reports that and deletes none of it.
 import fs from "node:fs";
 import { getSystemErrorMap } from "node:util";
@@ -38,6 +39,12 @@ export const JANITOR_AREAS: readonly JanitorArea[] = ["outbox", "staging", "quar
 /** Why a file was (or, in a dry run, would be) deleted. */
 export type DeleteReason = "expired" | "quota" | "stale_staging" | "expired_quarantine" | "expired_ledger";
 
+/**
+ * not_in_ledger's reason when a record names the file, with another size: it
+ * was published, then written to (the guard quarantines it as size_mismatch).
+ */
+const RESIZED_TEXT = "a ledger record names it, but with another size: it changed since prepare published it, so it is not the file published and is never deleted (the watch guard quarantines it)";
+
 /** Why an entry was met and left alone. */
 export type SkipCode =
   | "symlink"
@@ -49,6 +56,7 @@ export type SkipCode =
   | "not_in_ledger"
   | "not_staging_file"
   | "not_in_journal"
+  | "no_ledger_record"
   | "refreshed"
   | "reused_meanwhile"
   | "replaced"
@@ -56,7 +64,7 @@ export type SkipCode =
   | "ledger_active";
 
 /** Why an entry is not media-outbox's to delete, whatever its age: it did not make it. */
-export const NOT_MADE: ReadonlySet<SkipCode> = new Set<SkipCode>(["not_in_ledger", "not_utf8_name", "not_staging_file", "not_in_journal"]);
+export const NOT_MADE: ReadonlySet<SkipCode> = new Set<SkipCode>(["not_in_ledger", "not_utf8_name", "not_staging_file", "not_in_journal", "no_ledger_record"]);
 
 export interface DeletedEntry {
   area: JanitorArea;
@@ -162,9 +170,11 @@ const SKIP_TEXT: Record<SkipCode, string> = {
   not_regular_file: "not a regular file",
   not_utf8_name: "its name is not valid UTF-8, which prepare never publishes: never deleted (the watch guard quarantines it)",
   not_ledger_file: "not a ledger day file (YYYY-MM-DD.jsonl)",
-  not_in_ledger: "no ledger record names it with its size: media-outbox did not publish it, so it is never deleted (the watch guard quarantines it)",
+  not_in_ledger:
+    "no ledger record names it with its size: not published by media-outbox, or published while this run read the outbox, so it is kept (the watch guard quarantines what prepare did not publish)",
   not_staging_file: "not a name prepare or the janitor gives a staging file: media-outbox did not make it, so it is never deleted",
   not_in_journal: "the quarantine's journal does not say the guard moved it there: media-outbox did not put it there, so it is never deleted",
+  no_ledger_record: "a day file's name, but no line in it is a well-formed ledger record: media-outbox did not write it, so it is never deleted",
   refreshed: "its mtime changed during the run (reused by prepare?): kept",
   reused_meanwhile: "prepare reused it while it was being removed, and the name was taken meanwhile: kept in the staging directory, under this name",
   replaced: "it was replaced by another file during the run: kept",
@@ -564,8 +574,12 @@ interface SweptDir extends OpenDir {
 
 const seenOf = (name: string, st: fs.Stats): Seen => ({ name, dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs });
 
-/** Whether a well-formed ledger record names the outbox file `name` with its size: prepare published it. */
-type Published = (name: string, bytes: number) => boolean;
+/**
+ * Whether a well-formed ledger record names the outbox file `name` with its
+ * size (prepare published it: "yes"), names it with other sizes only
+ * ("resized": written to since), or does not name it ("no").
+ */
+type Published = (name: string, bytes: number) => "yes" | "resized" | "no";
 
 /**
  * What the ledger says prepare published, read once before the outbox is
@@ -575,9 +589,12 @@ type Published = (name: string, bytes: number) => boolean;
  * Without a ledger directory nothing is published.
  */
 function publishedIn(dir: SweptDir | undefined): Published {
-  if (dir === undefined) return () => false;
+  if (dir === undefined) return () => "no";
   const sizes = publishedSizes(dir.base);
-  return (name, bytes) => sizes.get(name)?.includes(bytes) === true;
+  return (name, bytes) => {
+    const known = sizes.get(name);
+    return known === undefined ? "no" : known.includes(bytes) ? "yes" : "resized";
+  };
 }
 
 /**
@@ -598,8 +615,10 @@ function sweepOutbox(sweep: Sweep, dir: SweptDir, cutoffMs: number, keepList: bo
       sweep.skip("outbox", dirent.name, "not_utf8_name");
       continue;
     }
-    if (!published(dirent.name, st.size)) {
-      sweep.skip("outbox", dirent.name, "not_in_ledger");
+    const known = published(dirent.name, st.size);
+    if (known !== "yes") {
+      if (known === "resized") sweep.skip("outbox", dirent.name, "not_in_ledger", RESIZED_TEXT);
+      else sweep.skip("outbox", dirent.name, "not_in_ledger");
       continue;
     }
     let outcome: Outcome = "kept";
@@ -716,20 +735,32 @@ function sweepQuarantine(sweep: Sweep, dir: SweptDir, cutoffMs: number): void {
   }
 }
 
-/** The newest record time in a day file, read through a descriptor that refuses links. */
-function newestRecordMs(dir: SweptDir, name: string): number | undefined {
-  let newest: number | undefined;
-  for (const rec of readLedgerDayFrom(`${dir.prefix}${name}`, 0).records) {
+/**
+ * What a day file holds, read through a descriptor that refuses links, in
+ * bounded chunks (records are counted, never kept): how many well-formed
+ * records, and the newest one's time.
+ */
+function dayFileRecords(dir: SweptDir, name: string): { records: number; newestMs: number | undefined } {
+  let records = 0;
+  let newestMs: number | undefined;
+  readLedgerDayFrom(`${dir.prefix}${name}`, 0, (rec) => {
+    records++;
     const t = Date.parse(rec.time);
-    if (Number.isFinite(t) && (newest === undefined || t > newest)) newest = t;
-  }
-  return newest;
+    if (Number.isFinite(t) && (newestMs === undefined || t > newestMs)) newestMs = t;
+  });
+  return { records, newestMs };
 }
 
 /**
  * Ledger: whole day files whose newest record (and last write) is older than
  * the retention plus one day; a file is never rewritten, and one still being
- * appended to (its mtime moved) is kept.
+ * appended to (its mtime moved) is kept. A day file is media-outbox's when
+ * at least one of its lines is a well-formed record (the other lines are then
+ * torn by a crash: prepare's appends start a new line after one), or when it
+ * is empty (an append taken back on a full disk leaves that): a file under a
+ * day file's name holding anything else (a user's own ledger/ in a state
+ * directory that should have been a directory of its own) is kept and
+ * reported (`no_ledger_record`), at any age.
  */
 function sweepLedger(sweep: Sweep, dir: SweptDir, cutoffMs: number): void {
   for (const dirent of sweep.entries(dir, "ledger")) {
@@ -740,15 +771,19 @@ function sweepLedger(sweep: Sweep, dir: SweptDir, cutoffMs: number): void {
       sweep.skip("ledger", name, "not_ledger_file");
       continue;
     }
-    if (st.mtimeMs >= cutoffMs) continue;
-    let newest: number | undefined;
+    let held: ReturnType<typeof dayFileRecords>;
     try {
-      newest = newestRecordMs(dir, name);
+      held = dayFileRecords(dir, name);
     } catch (err) {
       sweep.fail("ledger", name, err);
       continue;
     }
-    if (newest !== undefined && newest >= cutoffMs) {
+    if (held.records === 0 && st.size > 0) {
+      sweep.skip("ledger", name, "no_ledger_record");
+      continue;
+    }
+    if (st.mtimeMs >= cutoffMs) continue;
+    if (held.newestMs !== undefined && held.newestMs >= cutoffMs) {
       sweep.skip("ledger", name, "ledger_active");
       continue;
     }

@@ -4,6 +4,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { errnoCode, isErrno } from "../core/errors.js";
+import { appendJsonLine } from "./append-line.js";
 import { listDir } from "./layout.js";
 
 export interface LedgerRecord {
@@ -48,55 +49,16 @@ function openDayFile(file: string, flags: number): number {
   }
 }
 
-/** Whether the open file ends in a newline (or is empty): a record may then start right there. */
-function endsWithNewline(fd: number): boolean {
-  const size = fs.fstatSync(fd).size;
-  if (size === 0) return true;
-  const last = Buffer.alloc(1);
-  return fs.readSync(fd, last, 0, 1, size - 1) === 1 && last[0] === 10;
-}
-
 /**
- * Takes back the `written` bytes this writer appended, when they are still the
- * file's last bytes: an append that failed part-way leaves no torn line.
- */
-function rollBack(fd: number, line: Buffer, written: number): void {
-  if (written <= 0) return;
-  try {
-    const size = fs.fstatSync(fd).size;
-    if (size < written) return;
-    const tail = Buffer.alloc(written);
-    if (fs.readSync(fd, tail, 0, written, size - written) !== written) return;
-    if (tail.equals(line.subarray(0, written))) fs.ftruncateSync(fd, size - written);
-  } catch {
-    // Could not take it back: the next append starts on a new line anyway.
-  }
-}
-
-/**
- * Appends one record, or throws and leaves the day file as it was. One write
- * of one line with O_APPEND, so concurrent writers never interleave inside a
- * line. The file is never left with a torn line for the next record to be
- * glued onto: a write that stops part-way (a full disk) is taken back, and a
- * record that finds the file not ending in a newline (a writer killed
- * mid-line) starts with one.
+ * Appends one record, or throws and leaves the day file as it was: one line,
+ * never glued to a torn one (appendJsonLine, the journal's rule too).
  */
 export function appendLedger(ledgerDir: string, record: LedgerRecord): void {
   const file = ledgerFileFor(ledgerDir, new Date(record.time));
   const { O_RDWR, O_APPEND, O_CREAT } = fs.constants;
   const fd = openDayFile(file, O_RDWR | O_APPEND | O_CREAT);
   try {
-    const json = JSON.stringify(record);
-    const line = Buffer.from(endsWithNewline(fd) ? `${json}\n` : `\n${json}\n`);
-    let written = 0;
-    try {
-      written = fs.writeSync(fd, line);
-      // A short write means the next one would fail (no space): stop here.
-      if (written !== line.length) throw Object.assign(new Error(`no space left to append to the ledger ${file}`), { code: "ENOSPC" });
-    } catch (err) {
-      rollBack(fd, line, written);
-      throw err;
-    }
+    appendJsonLine(fd, JSON.stringify(record), `the ledger ${file}`);
   } finally {
     fs.closeSync(fd);
   }

@@ -13,6 +13,7 @@ import { type PrepareReport, prepare } from "../prepare/prepare.js";
 import { addDropped, emptyReport, settleReport } from "../prepare/report.js";
 import { type EntryKind, entryKind } from "../prepare/source.js";
 import { entryPath, readNames, showName, textOfName } from "../safety/entry-names.js";
+import { appendJsonLine } from "../state/append-line.js";
 import { JOURNAL_NAME, openLayout } from "../state/layout.js";
 import { type JournalRecord, type QuarantineReason, readJournal } from "../state/quarantine-journal.js";
 import { NAME_MAX } from "./receipt.js";
@@ -25,13 +26,19 @@ export { JOURNAL_NAME };
 /** Clash names tried in order (`stem~2.ext`…) before a unique fallback. */
 const CLASH_NUMBERS = 1000;
 
+/**
+ * Appends one record to the journal, by the ledger's rule (appendJsonLine):
+ * after a line a crash cut short, the record starts on a line of its own; glued
+ * onto the torn one, it would name nothing, and the janitor would keep that
+ * entry forever (`not_in_journal`) and `quarantine list` show no reason.
+ */
 function appendJournal(quarantineDir: string, record: JournalRecord): void {
   const file = path.join(quarantineDir, JOURNAL_NAME);
-  const { O_WRONLY, O_APPEND, O_CREAT, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
-  const fd = fs.openSync(file, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK, 0o600);
+  const { O_RDWR, O_APPEND, O_CREAT, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
+  const fd = fs.openSync(file, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK, 0o600);
   try {
     if (!fs.fstatSync(fd).isFile()) throw new Error("the quarantine journal is not a regular file");
-    fs.writeSync(fd, `${JSON.stringify(record)}\n`);
+    appendJsonLine(fd, JSON.stringify(record), "the quarantine journal");
   } finally {
     fs.closeSync(fd);
   }
