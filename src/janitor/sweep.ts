@@ -18,6 +18,7 @@
 // well-formed record (or nothing at all: an append taken back). Pointed at a
 // directory that holds anything else, it reports that and deletes none of it.
 import fs from "node:fs";
+import path from "node:path";
 import { getSystemErrorMap } from "node:util";
 import { type Config, type ConfigOverrides, loadConfig } from "../config/config.js";
 import { FatalError, errnoCode, isErrno } from "../core/errors.js";
@@ -27,7 +28,7 @@ import { type Logger, silentLogger } from "../log/logger.js";
 import { type EntryName, entryPath, isRawName, nameFromBytes, readEntries, showName } from "../safety/entry-names.js";
 import { type OpenDir, openPrivateDir } from "../safety/private-dir.js";
 import { STAGING_NAME } from "../prepare/stage.js";
-import { DAY_FILE, publishedSizes, readLedgerDayFrom } from "../state/ledger.js";
+import { DAY_FILE, type LedgerRecord, ledgerDays, readLedgerDayFrom } from "../state/ledger.js";
 import { JOURNAL_NAME, openLayout } from "../state/layout.js";
 import { quarantinedNames } from "../state/quarantine-journal.js";
 import { janitorSummary } from "./summary.js";
@@ -581,20 +582,47 @@ const seenOf = (name: string, st: fs.Stats): Seen => ({ name, dev: st.dev, ino: 
  */
 type Published = (name: string, bytes: number) => "yes" | "resized" | "no";
 
+/** What a day file holds: how many well-formed records, and the newest one's time. */
+interface DayHeld {
+  records: number;
+  newestMs: number | undefined;
+}
+
 /**
- * What the ledger says prepare published, read once before the outbox is
- * swept (the ledger's own sweep comes last), through the open directory:
- * a day file that is a link or not a regular file, and every line that is
- * not a well-formed record, name nothing (the guard reads it the same way).
- * Without a ledger directory nothing is published.
+ * What the ledger holds, read once before anything is deleted (the ledger's
+ * own sweep comes last), each day file once: what prepare published (every
+ * size each name was published with, for the outbox's sweep) and what each
+ * day file holds (for the ledger's). A day file that is a link, not a
+ * regular file or unreadable, and every line that is not a well-formed
+ * record, name nothing (the guard reads it the same way); the ledger's sweep
+ * reads such a file again, and reports why. Without a ledger directory
+ * nothing is published.
  */
-function publishedIn(dir: SweptDir | undefined): Published {
-  if (dir === undefined) return () => "no";
-  const sizes = publishedSizes(dir.base);
-  return (name, bytes) => {
+function readLedger(dir: SweptDir | undefined): { published: Published; days: Map<string, DayHeld> } {
+  const sizes = new Map<string, number[]>();
+  const days = new Map<string, DayHeld>();
+  let list: ReturnType<typeof ledgerDays> = [];
+  try {
+    if (dir !== undefined) list = ledgerDays(dir.base);
+  } catch {
+    // Unlistable: nothing is published; the ledger's sweep reports it.
+  }
+  for (const day of list) {
+    try {
+      days.set(path.basename(day.path), dayFileRecords(day.path, (rec) => {
+        const list = sizes.get(rec.name);
+        if (!list) sizes.set(rec.name, [rec.bytes]);
+        else if (!list.includes(rec.bytes)) list.push(rec.bytes);
+      }));
+    } catch {
+      // Named nothing: see above.
+    }
+  }
+  const published: Published = (name, bytes) => {
     const known = sizes.get(name);
     return known === undefined ? "no" : known.includes(bytes) ? "yes" : "resized";
   };
+  return { published, days };
 }
 
 /**
@@ -736,17 +764,18 @@ function sweepQuarantine(sweep: Sweep, dir: SweptDir, cutoffMs: number): void {
 }
 
 /**
- * What a day file holds, read through a descriptor that refuses links, in
- * bounded chunks (records are counted, never kept): how many well-formed
- * records, and the newest one's time.
+ * What the day file `file` holds, read through a descriptor that refuses
+ * links, in bounded chunks (records are counted and handed to `each`, never
+ * kept).
  */
-function dayFileRecords(dir: SweptDir, name: string): { records: number; newestMs: number | undefined } {
+function dayFileRecords(file: string, each?: (rec: LedgerRecord) => void): DayHeld {
   let records = 0;
   let newestMs: number | undefined;
-  readLedgerDayFrom(`${dir.prefix}${name}`, 0, (rec) => {
+  readLedgerDayFrom(file, 0, (rec) => {
     records++;
     const t = Date.parse(rec.time);
     if (Number.isFinite(t) && (newestMs === undefined || t > newestMs)) newestMs = t;
+    each?.(rec);
   });
   return { records, newestMs };
 }
@@ -762,7 +791,7 @@ function dayFileRecords(dir: SweptDir, name: string): { records: number; newestM
  * directory that should have been a directory of its own) is kept and
  * reported (`no_ledger_record`), at any age.
  */
-function sweepLedger(sweep: Sweep, dir: SweptDir, cutoffMs: number): void {
+function sweepLedger(sweep: Sweep, dir: SweptDir, cutoffMs: number, read: ReadonlyMap<string, DayHeld>): void {
   for (const dirent of sweep.entries(dir, "ledger")) {
     const name = dirent.name;
     const st = sweep.statEntry(dir, "ledger", dirent);
@@ -771,9 +800,10 @@ function sweepLedger(sweep: Sweep, dir: SweptDir, cutoffMs: number): void {
       sweep.skip("ledger", name, "not_ledger_file");
       continue;
     }
-    let held: ReturnType<typeof dayFileRecords>;
+    // Read at the run's start; a day file made since, or one that could not be read then, is read now.
+    let held = read.get(name);
     try {
-      held = dayFileRecords(dir, name);
+      held ??= dayFileRecords(`${dir.prefix}${name}`);
     } catch (err) {
       sweep.fail("ledger", name, err);
       continue;
@@ -854,7 +884,7 @@ export function runJanitor(options: JanitorOptions = {}): JanitorReport {
 
     const sweep = new Sweep(report, options, opened.staging);
     // Read before anything is deleted, through the open directory.
-    const published = publishedIn(opened.ledger);
+    const { published, days } = readLedger(opened.ledger);
     const cwd: { fd?: number; path?: string } = {};
     const enter = options.chdir ? (dir: SweptDir) => enterDir(dir, cwd) : (dir: SweptDir) => dir;
     try {
@@ -868,7 +898,7 @@ export function runJanitor(options: JanitorOptions = {}): JanitorReport {
       }
       if (opened.staging) sweepStaging(sweep, enter(opened.staging), nowMs - stagingMaxAgeMs);
       if (opened.quarantine) sweepQuarantine(sweep, enter(opened.quarantine), cutoffMs);
-      if (opened.ledger) sweepLedger(sweep, enter(opened.ledger), cutoffMs - DAY_MS);
+      if (opened.ledger) sweepLedger(sweep, enter(opened.ledger), cutoffMs - DAY_MS, days);
     } finally {
       leaveDirs(cwd);
     }

@@ -171,32 +171,3 @@ export function readLedgerDayFrom(file: string, offset: number, each?: (rec: Led
     fs.closeSync(fd);
   }
 }
-
-/**
- * What prepare published, as the janitor needs it: every size each name was
- * published with, by the well-formed records of every day file. A day file
- * that is a link, not a regular file or unreadable names nothing (nothing it
- * might hold is deleted for it). Only names and sizes are kept: 100,000
- * records cost a few MB, not the whole records.
- */
-export function publishedSizes(ledgerDir: string): Map<string, number[]> {
-  const sizes = new Map<string, number[]>();
-  let days: LedgerDay[];
-  try {
-    days = ledgerDays(ledgerDir);
-  } catch {
-    return sizes;
-  }
-  for (const day of days) {
-    try {
-      readLedgerDayFrom(day.path, 0, (rec) => {
-        const list = sizes.get(rec.name);
-        if (!list) sizes.set(rec.name, [rec.bytes]);
-        else if (!list.includes(rec.bytes)) list.push(rec.bytes);
-      });
-    } catch {
-      // Named nothing: see above.
-    }
-  }
-  return sizes;
-}
