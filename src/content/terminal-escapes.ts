@@ -4,7 +4,11 @@
 // The one owner of their bytes (ECMA-48, 5.3 and 5.4): rules.ts's
 // TOKEN_START reads them back in a look-behind, find.ts reads them back
 // from a final byte (escapeStartBefore) and forward from an introducer (a
-// Meta token after one); all three are built from these constants.
+// Meta token after one); all three are built from these constants. A key
+// cut by them (`grep --color` writes them inside the part it matched) is
+// read again with them removed: find.ts notes where a run of them
+// (sequencesEnd) lies inside a key, text-forms.ts removes each
+// (sequenceLength).
 // - A control sequence (CSI): ESC `[` (7-bit), or the C1 byte 0x9B (8-bit;
 //   UTF-8 writes it C2 9B), parameter bytes 0x30-0x3F, intermediate bytes
 //   0x20-0x2F, a final byte 0x40-0x7E: `\x1b[1;32m`, `\x1b[K`, `\x9b0m`.
