@@ -25,7 +25,7 @@ import { hasUtf16Text } from "../src/content/utf16.js";
 import { Refusal } from "../src/core/errors.js";
 import { DEFAULT_ALLOW } from "../src/config/config.js";
 import { rtfText } from "../src/content/rtf.js";
-import { withoutInlineMarks } from "../src/content/text-meaning.js";
+import { withoutInlineMarks, withoutIntrawordLinks } from "../src/content/text-meaning.js";
 import { workbookText } from "../src/content/biff.js";
 import { CARRIERS, CORPUS_EXTRA_ALLOW, Fakes, adversarial, biffPieces, biffRecord, bmp, cfb, docx, encode85, excelXls, excelXlsCut, flac, sstRecords, gif, olePackage, rtf, rtfObject, wordDoc, webm, jpeg, jpegMpf, makePng, mp3, mp4, negatives, ogg, oggPages, paxHeader, pdf, pdfOf, pdfSubsetFont, pngChunk, pngWithText, positives, pptx, rng, tar, tarHeader, wav, webp, xlsx, zip, pdfAttachment, pdfInfoUtf16, pdfXmpUtf16 } from "./corpus.js";
 import { BIN, NOTHING_LEFT, cli, leftBehind, makeHome, outcome, write } from "./helpers.js";
@@ -321,6 +321,36 @@ describe("the labelled corpus", () => {
       expect(scanBytes(out, NO_KNOWN_SECRETS), unit).toBeUndefined();
     }
     expect(withoutInlineMarks(Buffer.from("ab**cd** ~~ef~~g *h* i`j`k x~y")).toString()).toBe("abcd** ~~efg *h* ijk x~y");
+  });
+
+  it("reads a Markdown file with an inline link inside a word as the word it shows (the red team's 31b: `ghp_…[k2Rp](#)…` renders as one word in CommonMark, GFM and pandoc, and was published); `==` and `++` inside a word (text there), links between blanks and ordinary links are published", async () => {
+    const key = /ghp_\w+/.exec(positives(76)["github-token"]!)![0];
+    const [head, mid, tail] = [key.slice(0, 14), key.slice(14, 24), key.slice(24)];
+    const links = [`${head}[${mid}](#)${tail}`, `[${head}](https://example.com/a_b?c=1)${mid}${tail}`, `${head}${mid}[${tail}](#x)`, `${head}**[${mid}](#)**${tail}`];
+    const refused = await prepare(links.map((text, i) => write(work, `link-${i}.md`, `# Notes\n\nSaved ${text}\n`)), { env: h.env, cwd: work });
+    expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code, d.reason])).toEqual(links.map((_, i) => [`link-${i}.md`, "secret_detected", expect.stringMatching(/GitHub token.*in its text \(tags removed\)/)]));
+    for (const d of refused.media_dropped) expect(d.reason).not.toContain(tail.slice(0, 8));
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+    const ordinary = [
+      // pandoc 2.17 (markdown, gfm, commonmark) shows `==` and `++` as text: the key is not whole on the page.
+      `Token: ${head}==${mid}==${tail} and ${head}++${mid}++${tail}\n`,
+      `Token: [${head}](#) ${mid}${tail} and ${head} [${mid}](#) ${tail} and ${head}[${mid} x](#)${tail} and ${head}[${mid}](a b)${tail}\n`,
+      "See [the docs](https://example.com/docs), `fns[i](x)`, arr[0](1), [link][ref] and ![alt](img.png).\n",
+      ...Object.values(negatives(77)).map((text) => `Some notes\n\n${text.replace(/ (\w+) /g, " [$1](https://example.com/$1) ")}\n`),
+    ];
+    const published = await prepare(ordinary.map((text, i) => write(work, `ordinary-links-${i}.md`, text)), { env: h.env, cwd: work });
+    expect(published.media_dropped).toEqual([]);
+  });
+
+  it("reads Markdown's inline links inside words in linear time: runs of brackets, long link texts and destinations without their close give a verdict", () => {
+    const MiB = 1024 * 1024;
+    for (const unit of ["a](", "[a](", "](", `[${"a".repeat(300)}](`, `a[b](${"c".repeat(3000)}`, "a[b](c)", "a[b](c)d", "[[[[a](b"]) {
+      const text = Buffer.from(unit.repeat(Math.ceil(MiB / unit.length)), "latin1");
+      const out = withoutIntrawordLinks(text);
+      expect(out.length, unit.slice(0, 12)).toBeLessThanOrEqual(text.length);
+      expect(scanBytes(out, NO_KNOWN_SECRETS), unit.slice(0, 12)).toBeUndefined();
+    }
+    expect(withoutIntrawordLinks(Buffer.from("ab[cd](#)ef [gh](x) ij [k l](m)n o[p](q r)s [t](u)v w[x](y)")).toString()).toBe("abcdef [gh](x) ij [k l](m)n o[p](q r)s tv wx");
   });
 
   it("reads a numeric reference in a Markdown file with an upper-case `&#X` or any number of leading zeros, as HTML and pandoc do (the red team's 30b/04: `&#X5F;`, `&#00000095;`, `&#x000005f;` for `_` were published); one with too many digits past its zeros is no character, and the file is published", async () => {

@@ -15,7 +15,7 @@ import { KnownSecrets, escapedForms } from "../src/content/known.js";
 import { BLOCK, REREAD_BYTES, type RereadBudget, SecretScanner, rereadBudget, scanBytes } from "../src/content/scan.js";
 import { SEQUENCE_BACK_MAX } from "../src/content/terminal-escapes.js";
 import { Form } from "../src/content/text-forms.js";
-import { Fakes, docx, rng } from "./corpus.js";
+import { Fakes, docx, negatives, rng } from "./corpus.js";
 import { cli, leftBehind, makeHome, write } from "./helpers.js";
 import { systemPython } from "./python-env.js";
 
@@ -860,6 +860,104 @@ describe("a key right after a terminal's control sequence", () => {
     expect(findSecret(`\x1b[${"1".repeat(1000)}mAIza${"b".repeat(35)} `.repeat(1000))).toBeUndefined();
     expect(extraReading.places).toBeGreaterThanOrEqual(1000);
     expect(extraReading.bytes).toBeLessThanOrEqual(extraReading.places * SEQUENCE_BACK_MAX);
+  });
+});
+
+// A red-team pass (2026-12-06, 31b finding 1) found keys cut by a terminal's
+// sequences published: `grep --color=always ghp_` writes its colour and
+// erase codes inside the key (`ghp_ESC[m ESC[KQ7mZ…`), and a terminal shows
+// it whole. Text that holds sequences between a key's characters is read a
+// second time with them removed (text-forms.ts, terminal-escapes.ts).
+describe("a key cut by a terminal's sequences", () => {
+  const f = new Fakes(311);
+  const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  const github = `ghp_${f.pick(ALNUM, 36)}`;
+  const openrouter = `sk-or-v1-${f.pick("0123456789abcdef", 64)}`;
+  const telegram = `7${f.pick("0123456789", 9)}:AAH${f.pick(`${ALNUM}_-`, 32)}`;
+  const anthropic = `sk-ant-api03-${f.pick(`${ALNUM}_-`, 93)}AA`;
+  const hostPassword = `Qm7v${f.pick(ALNUM, 16)}`;
+  const REMOVED = "with terminal escape sequences removed";
+  /** What `grep --color=always` writes for the part of a line it matched. */
+  const grep = (line: string, match: string) => line.replace(match, `\x1b[01;31m\x1b[K${match}\x1b[m\x1b[K`);
+  /** The sequences a terminal hides, each put inside a key: SGR and erase, ESC ( B, the 8-bit CSI (a byte, and C2 9B), OSC 8 hyperlinks (ESC \ and BEL). */
+  const CUTS = ["\x1b[m\x1b[K", "\x1b[1;32m", "\x1b(B", "\x1b[0m\x1b(B", "\x9b0m", "\xc2\x9b38;5;208m", "\x1b]8;;https://example.com/a?b=1\x1b\\", "\x1b]8;id=x;file:///tmp/a\x07", "\x1b7"];
+  const cut = (key: string, at: number, seq: string) => `${key.slice(0, at)}${seq}${key.slice(at)}`;
+
+  it("is refused through the CLI as grep --color writes it (a GitHub token, an OpenRouter key, a Telegram token, the host's own .env value), naming the form and never the value, nothing left behind; colourised logs, test output and the negatives cut everywhere are published", () => {
+    fs.mkdirSync(path.join(h.home, ".hermes"), { recursive: true });
+    write(path.join(h.home, ".hermes"), ".env", `DB_PASSWORD=${hostPassword}\n`);
+    const files = [
+      write(work, "g1.txt", `${grep(`GITHUB=${github}`, "ghp_")}\n`),
+      write(work, "g2.txt", `${grep(`OR=${openrouter}`, "sk-or-v1")}\n`),
+      write(work, "g3.txt", `${grep(`TG=${telegram}`, "AAH")}\n`),
+      write(work, "g4.txt", `${grep(`pw ${hostPassword} here`, "Qm7v")}\n`),
+      write(work, "osc8.txt", `Made ${cut(anthropic, 30, "\x1b]8;;https://console.example.com/keys\x1b\\")}\x1b]8;;\x1b\\ done\n`),
+    ];
+    const whats = ["a GitHub token", "an OpenRouter API key", "a Telegram bot token", "the value of DB_PASSWORD (the Hermes .env)", "an Anthropic API key"];
+    const gitLog = [
+      "\x1b[33mcommit 3f9a7c2e8b1d4f6a0c5e9b2d7f1a3c8e6b4d0f2a\x1b[m\x1b[33m (\x1b[m\x1b[1;36mHEAD -> \x1b[m\x1b[1;32mmain\x1b[m\x1b[33m, \x1b[m\x1b[1;31morigin/main\x1b[m\x1b[33m)\x1b[m",
+      "Author: Dev <dev@example.com>",
+      "\x1b[1mdiff --git a/src/auth_token.ts b/src/auth_token.ts\x1b[m",
+      "\x1b[31m-const token_name = process.env.GITHUB_TOKEN_NAME;\x1b[m",
+      "\x1b[32m+const token_name = readTokenName(config_path);\x1b[m",
+      "\x1b[36m@@ -1,4 +1,4 @@\x1b[m export_\x1b[1mdefault\x1b[m_settings",
+    ].join("\n");
+    const testOutput = " \x1b[32m✓\x1b[39m test/auth.test.ts \x1b[2m(\x1b[22m\x1b[2m12 tests\x1b[22m\x1b[2m)\x1b[22m\x1b[33m 304\x1b[2mms\x1b[22m\x1b[39m\n \x1b[1m\x1b[42m PASS \x1b[49m\x1b[22m sha256:\x1b[1me3b0c44298fc1c149afbf4c8996fb924\x1b[22m27ae41e4649b934ca495991b7852b855\n";
+    const twins = [
+      write(work, "git-log.txt", `${gitLog}\n`),
+      write(work, "test-output.txt", testOutput),
+      write(work, "grep-words.txt", `${grep("ghp_status and sk-or-v1-models here", "ghp_")}\n${grep("api_token_name = hello_world_and_more_words", "token")}\n`),
+      write(work, "other-password.txt", `${grep(`pw ${hostPassword.replace(/[0-9]/g, "x")}Z here`, "Qm7v")}\n`),
+      // The negatives as a terminal shows them are published; cut by sequences after every character, they read as they are.
+      write(work, "negatives-cut.txt", Object.values(negatives(74)).map((text) => [...text].join("\x1b[1;31m")).join("\n")),
+      write(work, "negatives-osc.txt", Object.values(negatives(75)).map((text) => text.replace(/ /g, "\x1b]8;;https://example.com\x1b\\ \x1b]8;;\x1b\\")).join("\n")),
+    ];
+    const r = prepareJson([...files, ...twins], "txt");
+    expect(r.code).toBe(1);
+    expect(r.dropped).toEqual(files.map((file, i) => [path.basename(file), "secret_detected", expect.stringContaining(`${whats[i]}, ${REMOVED}`)]));
+    for (const [, , reason] of r.dropped) for (const key of [github, openrouter, telegram, anthropic, hostPassword]) expect(reason).not.toContain(key.slice(9, 20));
+    expect(r.published).toEqual(twins.map((file) => path.basename(file)));
+    expect(leftBehind(h).staging).toEqual([]);
+  });
+
+  it("finds a key cut by each sequence anywhere inside it, at its first byte, across a block's end; a sequence that is none (overlong, unterminated) is not removed", () => {
+    for (const seq of CUTS) {
+      for (const at of [1, 4, 10, 39]) {
+        const head = "log line\nsaved ";
+        expect(scanBytes(Buffer.from(`${head}${cut(github, at, seq)} done\n`, "latin1")), JSON.stringify(seq) + at).toEqual({ what: `a GitHub token, ${REMOVED}`, offset: head.length });
+      }
+      // Two cuts, and the key's start after one.
+      expect(scanBytes(Buffer.from(`${seq}${cut(cut(openrouter, 40, seq), 8, seq)}`, "latin1"))?.what, JSON.stringify(seq)).toBe(`an OpenRouter API key, ${REMOVED}`);
+    }
+    const at = BLOCK - 20;
+    const text = Buffer.from(`${"x".repeat(at - 1)}\n${cut(cut(github, 30, "\x1b[m\x1b[K"), 12, "\x1b[01;31m\x1b[K")}\n${"y".repeat(1000)}\n`, "latin1");
+    expect(scanBytes(text)).toEqual({ what: `a GitHub token, ${REMOVED}`, offset: at });
+    // Not a terminal's sequence: 33 parameters, an OSC with no terminator or with a control byte or longer than its bound, ESC before a blank.
+    for (const seq of [`\x1b[${"1".repeat(33)}m`, "\x1b]8;;https://example.com", "\x1b]8;;a\nb\x1b\\", "\x1b \n", `\x1b]8;;${"a".repeat(2100)}\x1b\\`]) {
+      expect(scanBytes(Buffer.from(`saved ${cut(github, 12, seq)} done\n`, "latin1")), JSON.stringify(seq.slice(0, 12))).toBeUndefined();
+    }
+  });
+
+  it("is read again only where sequences lie between two of a key's characters", () => {
+    const formsIn = (text: string) => {
+      const seen = { forms: 0 };
+      findSecret(text, 0, undefined, text.length, undefined, seen);
+      return seen.forms;
+    };
+    expect(formsIn("ab\x1b[m\x1b[Kcd")).toBe(Form.TerminalEscapes);
+    expect(formsIn("ab\xc2\x9b0mcd")).toBe(Form.TerminalEscapes);
+    expect(formsIn("ab\x1b]8;;u\x07cd")).toBe(Form.TerminalEscapes);
+    for (const text of ["\x1b[33mcommit\x1b[m (HEAD)", "ab \x1b[1mcd", "ab\x1b[m cd", `ab\x1b[${"9".repeat(33)}mcd`, "\xe4\xb8\x9b0mab", "ab\x1b\x1b[Kcd"]) {
+      expect(formsIn(text), JSON.stringify(text)).toBe(0);
+    }
+  });
+
+  it("gives a verdict on adversarial text, read in linear time: runs of ESC [, ESC [ with 32 parameter bytes, sequences alternating with a key's characters, unterminated OSCs", () => {
+    const MiB = 1024 * 1024;
+    for (const unit of ["\x1b[", "\x1b", `\x1b[${"1".repeat(32)}`, `a\x1b[${"1".repeat(32)}m`, "a\x1b[mb", "a\x1b(B", "a\xc2\x9b0m", "a\x1b]", `a\x1b]8;;${"u".repeat(3000)}`, "a\x1b]8;;u\x07", "ghp_\x1b[m\x1b[K"]) {
+      const text = Buffer.from(unit.repeat(Math.ceil(MiB / unit.length)), "latin1");
+      expect(scanBytes(text), JSON.stringify(unit.slice(0, 12))).toBeUndefined();
+    }
   });
 });
 

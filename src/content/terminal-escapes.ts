@@ -4,7 +4,11 @@
 // The one owner of their bytes (ECMA-48, 5.3 and 5.4): rules.ts's
 // TOKEN_START reads them back in a look-behind, find.ts reads them back
 // from a final byte (escapeStartBefore) and forward from an introducer (a
-// Meta token after one); all three are built from these constants.
+// Meta token after one); all three are built from these constants. A key
+// cut by them (`grep --color` writes them inside the part it matched) is
+// read again with them removed: find.ts notes where a run of them
+// (sequencesEnd) lies inside a key, text-forms.ts removes each
+// (sequenceLength).
 // - A control sequence (CSI): ESC `[` (7-bit), or the C1 byte 0x9B (8-bit;
 //   UTF-8 writes it C2 9B), parameter bytes 0x30-0x3F, intermediate bytes
 //   0x20-0x2F, a final byte 0x40-0x7E: `\x1b[1;32m`, `\x1b[K`, `\x9b0m`.
@@ -101,4 +105,75 @@ export function escapeStartBefore(b: Uint8Array, f: number, reading?: { places: 
 export function digitEndsEscape(b: Uint8Array, f: number): boolean {
   const before = b[f - 1]!;
   return (before === ESC || (before >= INTERMEDIATE_FIRST && before <= INTERMEDIATE_LAST)) && escapeStartBefore(b, f) >= 0;
+}
+
+/**
+ * The operating system command's second byte, after ESC: `]`. Its string
+ * (bytes 0x20-0x7E, or UTF-8's 0x80-0xFF: a URL) ends at the string
+ * terminator ESC `\` or at BEL, as xterm takes it: an OSC 8 hyperlink
+ * (`ESC ] 8 ; ; URL ESC \`) around a key's characters shows them, not the URL.
+ */
+export const OSC_SECOND = 0x5d;
+const BEL = 0x07;
+const BACKSLASH = 0x5c;
+/** At most this many bytes of an OSC's string: a hyperlink's URL (longer ones: not read as one, so every reading is bounded). */
+export const OSC_STRING_MAX = 2048;
+
+/**
+ * The length of the sequence that starts at `i` (ESC, the 8-bit CSI 0x9B,
+ * or C2 9B: UTF-8's spelling of it), read forward: a control sequence, an
+ * escape sequence, an OSC ended by its terminator; 0 where none starts
+ * there (a CSI or an OSC that is none is not read as a two-byte escape
+ * sequence with `[` or `]` its final). Reads at most SEQUENCE_BACK_MAX + 2
+ * bytes, or an OSC's OSC_STRING_MAX + 4; an OSC's string stops at the
+ * first ESC, where the next reading starts: `b` past its end reads as 0
+ * (a padded window).
+ */
+export function sequenceLength(b: Uint8Array, i: number): number {
+  const c = b[i]!;
+  let k: number;
+  if (c === CSI_8BIT) k = i + 1;
+  else if (c === 0xc2 && b[i + 1] === CSI_8BIT) k = i + 2;
+  else if (c !== ESC) return 0;
+  else {
+    const second = b[i + 1]!;
+    if (second === OSC_SECOND) return oscLength(b, i);
+    if (second !== CSI_7BIT_SECOND) {
+      // An escape sequence: intermediates, a final 0x30-0x7E.
+      let e = i + 1;
+      while (e - i - 1 < ESCAPE_INTERMEDIATES_MAX && isIntermediate(b[e]!)) e++;
+      const f = b[e]!;
+      return f >= ESCAPE_FINAL_FIRST && f <= FINAL_LAST ? e + 1 - i : 0;
+    }
+    k = i + 2;
+  }
+  const parameters = k + CSI_PARAMETERS_MAX;
+  while (k < parameters && isParameter(b[k]!)) k++;
+  const intermediates = k + ESCAPE_INTERMEDIATES_MAX;
+  while (k < intermediates && isIntermediate(b[k]!)) k++;
+  const f = b[k]!;
+  return f >= CSI_FINAL_FIRST && f <= FINAL_LAST ? k + 1 - i : 0;
+}
+
+/** The length of the OSC at `i` (ESC `]`) up to and with its terminator (ESC `\` or BEL), or 0. */
+function oscLength(b: Uint8Array, i: number): number {
+  const limit = Math.min(b.length - 1, i + 2 + OSC_STRING_MAX);
+  for (let k = i + 2; k <= limit; k++) {
+    const c = b[k]!;
+    if (c === BEL) return k + 1 - i;
+    if (c === ESC) return b[k + 1] === BACKSLASH ? k + 2 - i : 0;
+    if (c < 0x20 || c === 0x7f) return 0;
+  }
+  return 0;
+}
+
+/**
+ * Where the run of sequences that starts at `i` ends (consecutive
+ * sequences, `ESC[m ESC[K`, as grep --color writes them); `i` where none
+ * starts there. Linear: each sequence is read once.
+ */
+export function sequencesEnd(b: Uint8Array, i: number): number {
+  let n: number;
+  while ((n = sequenceLength(b, i)) > 0) i += n;
+  return i;
 }

@@ -8,9 +8,15 @@
 //   markdownify write `_`, and their other punctuation), the backslash
 //   before ASCII punctuation removed;
 // - quoted-printable text (an e-mail saved as text: `=3D` for `=`, a soft
-//   line break `=` at the end of every 76-column line), decoded.
+//   line break `=` at the end of every 76-column line), decoded;
+// - a terminal's escape sequences inside it (`grep --color` highlights the
+//   part that matched: `ghp_ESC[m ESC[KQ7mZ…`; `script`, a CI log, `tmux
+//   capture-pane -e`), removed as a terminal hides them (terminal-escapes.ts
+//   says what a sequence is).
 // One byte loop over the window; each byte's offset in the window is kept,
 // so that a finding names the byte of the file it starts at.
+
+import { CSI_8BIT, ESC, sequenceLength } from "./terminal-escapes.js";
 
 /**
  * How a finding in a key cut by line breaks says so: the host's values are
@@ -20,7 +26,7 @@
 export const WRAPPED_WHAT = "with line breaks removed";
 
 /** The forms, as bits: find.ts reports the ones it saw, the reading undoes them. */
-export const Form = { ZeroWidth: 1, Escaped: 2, QuotedPrintable: 4 } as const;
+export const Form = { ZeroWidth: 1, Escaped: 2, QuotedPrintable: 4, TerminalEscapes: 8 } as const;
 
 /** How a finding of the second reading says the value was written, e.g. `…, with zero-width characters removed`. */
 export function formsWhat(forms: number): string {
@@ -28,6 +34,7 @@ export function formsWhat(forms: number): string {
   if (forms & Form.ZeroWidth) how.push("with zero-width characters or soft hyphens removed");
   if (forms & Form.Escaped) how.push("with Markdown's backslash escapes removed");
   if (forms & Form.QuotedPrintable) how.push("decoded from quoted-printable");
+  if (forms & Form.TerminalEscapes) how.push("with terminal escape sequences removed");
   return how.join(", ");
 }
 
@@ -102,11 +109,20 @@ function undoSpan(w: Uint8Array, i: number, end: number, forms: number): number 
   const zeroWidth = (forms & Form.ZeroWidth) !== 0;
   const escaped = (forms & Form.Escaped) !== 0;
   const qp = (forms & Form.QuotedPrintable) !== 0;
+  const terminal = (forms & Form.TerminalEscapes) !== 0;
   const dst = out;
   const want = target;
   let p = o;
   while (i < end) {
     const c = w[i]!;
+    // Before the zero-width test: C2 9B (the 8-bit CSI in UTF-8) starts as a soft hyphen does.
+    if (terminal && (c === ESC || c === CSI_8BIT || c === 0xc2)) {
+      const n = sequenceLength(w, i);
+      if (n > 0) {
+        i += n;
+        continue;
+      }
+    }
     if (c >= 0x80 && zeroWidth) {
       const n = zeroWidthLength(w, i);
       if (n > 0) {

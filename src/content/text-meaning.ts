@@ -5,7 +5,11 @@
 // of a PEM block matplotlib draws as one `<text>` element each, with a tag
 // between every two, read as lines of their own; Markdown's inline marks
 // inside a word removed too (emphasis `*`, `**`, strikethrough `~~`, a code
-// span's backticks: `ghp_Q7mZ**k2Rp**…` renders as one word, copied whole);
+// span's backticks: `ghp_Q7mZ**k2Rp**…` renders as one word, copied whole)
+// and an inline link's brackets and destination inside a word
+// (`ghp_Q7mZ[k2Rp](#)…`: CommonMark, GFM and pandoc show the link's text in
+// the word; not `==` (highlight) nor `++` (insert): pandoc 2.17's markdown,
+// gfm and commonmark show them as text, a key cut by them is not whole there);
 
 // and JSON with its escaped slashes read as slashes (pandas' `to_json` and
 // PHP's `json_encode` write `\/`, which cut a base64 line of a PEM block
@@ -22,7 +26,7 @@ const ESCAPED_SLASH = Buffer.from("\\/", "latin1");
 export function textMeaning(bytes: Buffer, ext: string): { part: string; text: Buffer } | undefined {
   if (MARKUP.has(ext)) {
     const text = xmlText(bytes, false, false, HTML_MARKUP.has(ext));
-    return { part: "its text (tags removed)", text: ext === "md" ? withoutInlineMarks(text) : text };
+    return { part: "its text (tags removed)", text: ext === "md" ? withoutInlineMarks(withoutIntrawordLinks(text)) : text };
   }
   const slash = ext === "json" ? bytes.indexOf(ESCAPED_SLASH) : -1;
   if (slash >= 0) return { part: "its strings with `\\/` read as `/`", text: withoutSlashEscapes(bytes, slash) };
@@ -109,3 +113,57 @@ class NextMarks {
   }
 }
 const MARK_CODES = [42, 126, 96];
+
+/** The longest link text and destination read as a link inside a word: a key's piece, a URL (longer: left as it is, so that each reading is bounded). */
+const LINK_TEXT_MAX = 256;
+const LINK_DESTINATION_MAX = 2048;
+const LINK_MIDDLE = Buffer.from("](", "latin1");
+const WORD_OR_MARK = WORD.map((w, c) => w | MARK[c]!);
+/** What ends an inline link's destination written without `<>`: a blank, a control character, `(` (`)` ends it as its close). */
+const DESTINATION_STOP = new Uint8Array(256).fill(1, 0, 33);
+DESTINATION_STOP[40] = 1;
+DESTINATION_STOP[127] = 1;
+
+/**
+ * `text` with each inline link inside a word read as the text it shows:
+ * `[`, and `](destination)`, taken out where the link's text is a word's
+ * characters and a word's character touches the link on one side
+ * (`ghp_Q7mZ[k2Rp](#)Yc6…`, `[ghp_Q7mZ](#)k2Rp…`; or an inline mark
+ * does, read next by withoutInlineMarks): a renderer shows the
+ * word whole, a copy takes it whole. A link between blanks is left (its
+ * text is read as it is). Linear: at each `](` a bounded read back over
+ * the word's characters, and forward over a destination up to its `)`,
+ * each stopping at the next `](`'s bytes.
+ */
+export function withoutIntrawordLinks(text: Buffer): Buffer {
+  let m = text.indexOf(LINK_MIDDLE);
+  if (m < 0) return text;
+  const n = text.length;
+  let out: Buffer | undefined;
+  let o = 0;
+  let copied = 0;
+  for (; m >= 0; m = text.indexOf(LINK_MIDDLE, m + 2)) {
+    let open = m - 1;
+    const stop = Math.max(copied, m - 1 - LINK_TEXT_MAX);
+    while (open >= stop && WORD[text[open]!] === 1) open--;
+    if (open < copied || open === m - 1 || text[open] !== 91) continue;
+    let close = m + 2;
+    const limit = Math.min(n, m + 2 + LINK_DESTINATION_MAX);
+    while (close < limit && DESTINATION_STOP[text[close]!] !== 1 && text[close] !== 41) close++;
+    if (close >= limit || text[close] !== 41) continue;
+    // A mark touching it counts (`ghp_Q7mZ**[k2Rp](#)**Yc6…`): the marks' reading, after this one, removes it between a word's characters.
+    const inWord = (open > 0 && WORD_OR_MARK[text[open - 1]!] === 1) || (close + 1 < n && WORD_OR_MARK[text[close + 1]!] === 1);
+    if (!inWord) {
+      m = close - 1;
+      continue;
+    }
+    out ??= Buffer.allocUnsafe(n);
+    o += text.copy(out, o, copied, open);
+    o += text.copy(out, o, open + 1, m);
+    copied = close + 1;
+    m = close - 1;
+  }
+  if (!out) return text;
+  o += text.copy(out, o, copied, n);
+  return out.subarray(0, o);
+}
