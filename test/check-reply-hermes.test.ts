@@ -136,6 +136,23 @@ describe("check-reply and the real Hermes 0.19.0", () => {
     expect(namedNotSent(judge("MEDIA:/nope/a b.png\n", []).reply)).toEqual(["a b.png"]);
   });
 
+  it("stays linear on adversarial input: chains of glued copies (absolute, ~/, published or not), mentions, spaced and any-type paths", () => {
+    // A chain of n glued copies is one word: each copy's scan restarts inside it, and must not read the rest again.
+    for (const [p, published] of [[dropped, []], [a, [a]], [tilde(dropped), []]] as [string, string[]][]) {
+      const r = judge(`${`MEDIA:${p}`.repeat(20_000)}${".".repeat(10_000)}\n`, published);
+      const file = p === a ? a : dropped;
+      expect(r.reply).toBe(`MEDIA:${file}\n`);
+      expect(r.removed).toHaveLength(20_000);
+    }
+    const mentions = judge(`${` (${tilde(a)}x`.repeat(20_000)}${`q\\${a}x `.repeat(20_000)} see ${tilde(a)}.`, [a]);
+    expect(mentions.changed).toBe(false);
+    expect(mentions.mentioned).toEqual([a]);
+    const spaced = judge(`${`MEDIA:/nope/x.log and ${a}\n`.repeat(5_000)}\n${"MEDIA:/nope/o_` ".repeat(20_000)}\n`, [a]);
+    expect(spaced.notes).toHaveLength(25_000);
+    expect(spaced.reply.startsWith("(x.log could not be sent: the file does not exist.)\n")).toBe(true);
+    expect(spaced.reply.endsWith(`\nMEDIA:${a}\n`)).toBe(true);
+  });
+
   it("randomized (seeded): no sentence names a file the gateway delivers, every published file goes once, every exact line Hermes delivers stays", () => {
     const rnd = rng(31);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;

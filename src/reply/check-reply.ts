@@ -287,6 +287,9 @@ function sentenceName(p: string): string {
   return before.slice(0, trailingCut(before)) || before;
 }
 
+/** How much of a token namedFile reads: PATH_MAX and room for what may follow a path. */
+const NAME_WINDOW = 4096 + 16;
+
 /** A glued copy's `MEDIA:` inside a token: where an outbox file's name may end. */
 const GLUED = new RegExp(`${MEDIA_WORD}:`, "iu");
 /** A glued directive inside a path: `MEDIA:` and the start of a path. */
@@ -305,14 +308,17 @@ const GLUED_PATH = new RegExp(`${MEDIA_WORD}:(?:/|~/|[A-Za-z]:[\\\\/])`, "iu");
  */
 function namedFile(token: string, published: readonly string[], outboxDirs: readonly string[], home: string): Named | undefined {
   const tilde = token.startsWith("~/") && home !== "/" && !home.endsWith("/");
-  const expanded = tilde ? home + token.slice(1) : token;
+  // A path is at most PATH_MAX long: what follows it in a long token (a chain of glued copies) is never read here.
+  const head = token.length > NAME_WINDOW ? token.slice(0, NAME_WINDOW) : token;
+  const expanded = tilde ? home + head.slice(1) : head;
   const shift = tilde ? home.length - 1 : 0;
   const p = published.find((q) => tokenNames(expanded, q));
   if (p !== undefined) return { ref: p, length: p.length - shift };
   const glued = GLUED.exec(expanded);
   const trimmed = (t: string) => t.slice(0, trailingCut(t));
+  const whole = head === token ? [trimmed(expanded)] : [];
   const space = /\s/u.exec(expanded);
-  for (const c of [trimmed(glued ? expanded.slice(0, glued.index) : expanded), trimmed(expanded), ...(space ? [trimmed(expanded.slice(0, space.index))] : [])]) {
+  for (const c of [trimmed(glued ? expanded.slice(0, glued.index) : expanded), ...whole, ...(space ? [trimmed(expanded.slice(0, space.index))] : [])]) {
     if (c.length <= shift || !isFileIn(c, outboxDirs) || deliveredLineProblem(`MEDIA:${c}`, c) !== undefined || !tokenNames(expanded, c)) continue;
     return { ref: c, length: c.length - shift };
   }

@@ -534,6 +534,18 @@ export function findDirectives(text: string, claims?: (token: string) => number 
   const found: DirectiveOccurrence[] = [];
   const marker = new RegExp(`${MEDIA_WORD}:`, "giu");
   const pathEnd = pathEnds(text);
+  // A claim restarts the scan inside the token just read (glued copies): the end of its word, and of the markup and
+  // punctuation before that end, are the same for every directive inside it, found once (a chain of n copies is
+  // read in time linear in its length, not n times).
+  let word: { from: number; to: number; cutAt: number; end: number } | undefined;
+  const wordAt = (i: number) => {
+    if (word && i >= word.from && i <= word.to) return word;
+    let to = i;
+    while (to < text.length && !isSpace(text[to]!)) to++;
+    const cutAt = i + trailingCut(text.slice(i, to));
+    word = { from: i, to, cutAt, end: closingMarkupEnd(text, cutAt, to) };
+    return word;
+  };
   for (let m = marker.exec(text); m; m = marker.exec(text)) {
     let i = m.index + m[0].length;
     while (i < text.length && isSpace(text[i]!)) i++;
@@ -557,23 +569,21 @@ export function findDirectives(text: string, claims?: (token: string) => number 
       while (i < text.length && (isSpace(text[i]!) || (WRAPPERS.has(text[i]!) && !(text[i] === "~" && text[i + 1] === "/")))) i++;
       const rest = text.slice(i, i + 3);
       if (!(rest.startsWith("/") || rest.startsWith("~/") || /^[A-Za-z]:[\\/]/.test(rest))) continue;
-      k = i;
-      while (k < text.length && !isSpace(text[k]!)) k++;
+      const w = wordAt(i);
+      k = w.to;
       // Right after `MEDIA:` and whitespace (no markup: the gateway's pattern allows none), a path goes on past its first word
       // to the last extension on its line, as the gateway reads it (pathEnds).
       const anchor = text[i] === "/" ? 1 : text[i] === "~" ? 2 : 3;
       const reached = i === bare ? pathEnd(i, i + anchor + 1) : -1;
       const later = reached > k ? reached : -1;
       if (later >= 0) {
-        let wordEnd = later;
-        while (wordEnd < text.length && !isSpace(text[wordEnd]!)) wordEnd++;
         token = text.slice(i, later);
         cut = token.length;
-        end = closingMarkupEnd(text, later, wordEnd);
+        end = closingMarkupEnd(text, later, wordAt(later).to);
       } else {
         token = text.slice(i, k);
-        cut = trailingCut(token);
-        end = closingMarkupEnd(text, i + cut, k);
+        cut = Math.max(w.cutAt, i) - i;
+        end = w.cutAt >= i ? w.end : closingMarkupEnd(text, i, k);
       }
     }
     let start = m.index;
