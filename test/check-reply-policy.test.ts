@@ -239,6 +239,7 @@ describe("a published file the reply names as a bare path (the gateway's extract
     const denylist = new SourceDenylist({ home: h.home, hermesHome: root });
     const policy = deliveryPolicy(env, h.home, root, (x) => denylist.reason(x));
     const F = "```";
+    const tilde = (p: string) => `~${p.slice(h.home.length)}`;
     // [mention, the gateway uploads it from there and check-reply knows]
     const forms: [(p: string) => string, boolean][] = [
       [(p) => `I saved it as ${p} for you.`, true],
@@ -254,9 +255,28 @@ describe("a published file the reply names as a bare path (the gateway's extract
       [(p) => `file:${p}`, false],
       [(p) => `x${p}`, false],
       [(p) => `~${p}`, false],
+      // The pattern's look-behind refuses only `/`, `:`, `.` and a word character: after a backslash the path is taken
+      // (no match runs on through `\/`), after a `-` when no path runs up to it.
+      [(p) => `\\${p}`, true],
+      [(p) => `see \\${p}`, true],
+      [(p) => `/q\\${p}`, true],
+      [(p) => `x.txt\\${p}`, true],
+      [(p) => `-${p}`, true],
+      // A path running up to the `-` (`/q-/…`) is another file: never counted.
+      [(p) => `/q-${p}`, false],
+      // The `~/` spelling: expanduser makes it the file (the gateway's home is the policy's).
+      [(p) => `Saved as ${tilde(p)}.`, true],
+      [(p) => `(${tilde(p)},`, true],
+      [(p) => `${tilde(p)}~`, true],
+      [(p) => `"${tilde(p)}"`, true],
+      [(p) => `-${tilde(p)}`, true],
+      [(p) => `x${tilde(p)}`, false],
+      [(p) => `.${tilde(p)}`, false],
+      [(p) => `\`${tilde(p)}\``, false],
+      [(p) => `MEDIA:${tilde(p)}x`, false],
       // The gateway takes these too, check-reply does not know it: the file goes twice, never not at all.
       [(p) => `${p}.bak`, false],
-      [(p) => `-${p}`, false],
+      [(p) => `x-${p}`, false],
     ];
     const rnd = rng(9);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;

@@ -373,8 +373,10 @@ describe("rule 2: every other directive the gateway would not deliver becomes a 
     expect(r.reply).toBe(`Bye\nMEDIA:${chart}`);
     expect(r.removed).toHaveLength(1);
     // A note never carries one: the name is escaped.
-    const forged = run("MEDIA:/tmp/aMED\u0130A:C:\\evil.png\n", []);
-    expect(forged.stdout).toBe("(aMED\u0130A\\x3aC:\\\\evil.png could not be sent: the file does not exist.)\n");
+    const forged = run("MEDIA:/tmp/aMED\u0130A:evil.png\n", []);
+    expect(forged.stdout).toBe("(aMED\u0130A\\x3aevil.png could not be sent: the file does not exist.)\n");
+    // A glued directive's path is not the name: the sentence names what comes before it.
+    expect(run("MEDIA:/tmp/aMED\u0130A:C:\\evil.png\n", []).stdout).toBe("(a could not be sent: the file does not exist.)\n");
   });
 
   it("stays linear on adversarial input (the behaviour holds on a huge reply)", () => {

@@ -10,8 +10,8 @@
 // from src/safety/gateway.ts; this module only edits text.
 import fs from "node:fs";
 import path from "node:path";
-import { escapeText } from "../core/escape.js";
-import { type DeliveryPolicy, type DeliveryProblem, closingMarkupEnd, deliveredLineProblem, deliveryProblem, expandHome, findDirectives, mediaLineProblem, mentionsLocalFile, tokenNames } from "../safety/gateway.js";
+import { MEDIA_WORD, escapeText } from "../core/escape.js";
+import { type DeliveryPolicy, type DeliveryProblem, closingMarkupEnd, deliveredLineProblem, deliveryProblem, anyTypeReading, findDirectives, mediaLineProblem, mentionsLocalFile, tokenNames, trailingCut } from "../safety/gateway.js";
 
 export interface CheckReplyOptions {
   /** Absolute paths of the files prepare published this turn (the `path` of each `media` entry), in order. */
@@ -75,6 +75,10 @@ export function noteFor(p: string, reason: string): string {
 const MANGLED_REASON = "the line naming it was not written exactly, on a line of its own";
 /** A line of its own whose path has whitespace: hermes-agent 0.19.0 reads it whole, older gateways stop at the space (never relied on). */
 const SPACED_REASON = "its path has a space, where older gateways end it";
+/** A later word of a spaced path that starts a path of its own (after a space or a `MEDIA:`, and any opening markup). */
+const LATER_PATH = /[\s:][(\[{"'`*_]*~?\//u;
+/** A path the gateway reads on past a space to a later word, where no such file is: the first word's file is not what it opens. */
+const SPACED_MISSING_REASON = "the gateway reads the rest of its line as part of its path";
 
 /**
  * Offset ranges the gateway masks as fenced code (``` ... ```), paired as its
@@ -258,14 +262,81 @@ function publishedProblem(p: string, outboxDirs: readonly string[]): string | un
   return undefined;
 }
 
+/**
+ * `text` without its directives (`MEDIA:` to its path's end), as the gateway
+ * looks for bare paths: after it has removed them. A mention inside one's
+ * path is gone (`MEDIA:/x/q(/o/a.txt`), and one glued before one
+ * (`/o/a.txtMEDIA:…`) ends where the directive was.
+ */
+function withoutDirectives(text: string): string {
+  const pieces: string[] = [];
+  let at = 0;
+  for (const d of findDirectives(text)) {
+    pieces.push(text.slice(at, Math.max(at, d.marker)));
+    at = Math.max(at, d.tokenStart + d.token.length);
+  }
+  pieces.push(text.slice(at));
+  return pieces.join("");
+}
+
+/** The name a sentence gives a path that names no file: up to a glued `MEDIA:` (`/x/nope.log~MEDIA:/o/a.txt` is not about a.txt). */
+function sentenceName(p: string): string {
+  const glued = GLUED_PATH.exec(p);
+  if (!glued || glued.index === 0) return p;
+  const before = p.slice(0, glued.index);
+  return before.slice(0, trailingCut(before)) || before;
+}
+
+/** How much of a token namedFile reads: PATH_MAX and room for what may follow a path. */
+const NAME_WINDOW = 4096 + 16;
+
+/** A glued copy's `MEDIA:` inside a token: where an outbox file's name may end. */
+const GLUED = new RegExp(`${MEDIA_WORD}:`, "iu");
+/** A glued directive inside a path: `MEDIA:` and the start of a path. */
+const GLUED_PATH = new RegExp(`${MEDIA_WORD}:(?:/|~/|[A-Za-z]:[\\\\/])`, "iu");
+
+/**
+ * The published or outbox file `token` names, read as the gateway opens it
+ * (`~/` is the home): a published path, or a regular file directly in the
+ * outbox whose exact line would deliver it (any type: a planted `it's.log`
+ * would not be taken whole), followed by nothing that could continue a file
+ * name (tokenNames: markup, punctuation, a glued copy). An outbox file the
+ * plugin never recorded (a drop-folder file) is the token up to its first
+ * glued `MEDIA:`, or the whole token, or its first word (a path the gateway
+ * reads on past a space), without the markup and punctuation after it. `length` counts the
+ * token's own characters (a `~/` token is shorter than the path it names).
+ */
+function namedFile(token: string, published: readonly string[], outboxDirs: readonly string[], home: string): Named | undefined {
+  const tilde = token.startsWith("~/") && home !== "/" && !home.endsWith("/");
+  // A path is at most PATH_MAX long: what follows it in a long token (a chain of glued copies) is never read here.
+  const head = token.length > NAME_WINDOW ? token.slice(0, NAME_WINDOW) : token;
+  const expanded = tilde ? home + head.slice(1) : head;
+  const shift = tilde ? home.length - 1 : 0;
+  const p = published.find((q) => tokenNames(expanded, q));
+  if (p !== undefined) return { ref: p, length: p.length - shift };
+  const glued = GLUED.exec(expanded);
+  const trimmed = (t: string) => t.slice(0, trailingCut(t));
+  const whole = head === token ? [trimmed(expanded)] : [];
+  const space = /\s/u.exec(expanded);
+  for (const c of [trimmed(glued ? expanded.slice(0, glued.index) : expanded), ...whole, ...(space ? [trimmed(expanded.slice(0, space.index))] : [])]) {
+    if (c.length <= shift || !isFileIn(c, outboxDirs) || deliveredLineProblem(`MEDIA:${c}`, c) !== undefined || !tokenNames(expanded, c)) continue;
+    return { ref: c, length: c.length - shift };
+  }
+  return undefined;
+}
+
 /** Rounds of judging before check-reply stops: each one handles the directives earlier removals formed. */
 const MAX_ROUNDS = 8;
 
+/** A file a directive's token names (rule 1), and how many of the token's characters name it. */
+interface Named {
+  ref: string;
+  length: number;
+}
+
 interface Pass {
-  publishedIn: (token: string) => string | undefined;
-  /** The gateway's home, for `~/` in a directive. */
-  home: string;
-  outboxDirs: readonly string[];
+  /** The published or outbox file a token names (its path, absolute or `~/`, with markup, punctuation or a glued copy after it). */
+  namedIn: (token: string) => Named | undefined;
   problemOf: (p: string) => DeliveryProblem | undefined;
   /** Published files whose copies were removed: their line goes at the end. */
   needed: string[];
@@ -274,20 +345,33 @@ interface Pass {
   /** Published files whose exact line the text carries. */
   present: Set<string>;
   report: CheckReplyReport;
+  /** Whether `text` names the file at `p` as a bare path the gateway uploads (mentionsLocalFile, for at most MAX_MENTION_LOOKUPS paths a text). */
+  mentioned: (text: string, p: string) => boolean;
 }
+
+/**
+ * Paths of mangled directives looked for as bare mentions in one text (each a
+ * scan of it): a bound keeps check-reply linear. Past it, a mangled directive
+ * gets its sentence even when a bare mention sends the file.
+ */
+const MAX_MENTION_LOOKUPS = 32;
 
 /** One round: the edits for every directive in `text` (rules 1 and 2), with the report filled in. */
 function judgeDirectives(text: string, fences: [number, number][], fenceAt: ReadonlyMap<number, number>, pass: Pass): Edit[] {
-  const { publishedIn, outboxDirs, problemOf, needed, noted, present, report, home } = pass;
+  const { namedIn, problemOf, needed, noted, present, report } = pass;
   const inFence = (offset: number) => {
     const i = lastAtOrBefore(fences, offset, (r) => r[0]);
     return i >= 0 && offset < fences[i]![1];
   };
   const edits: Edit[] = [];
+  /** Files this round's exact lines send. */
+  const sent = new Set<string>();
+  /** Sentences for existing files (mangled lines), judged once every exact line is known. */
+  const sentenced: { edit: Edit; note: ReplyNote; file: string; lineEnd: number }[] = [];
   // The directives come in order: the line around each is found by moving forward, never by scanning back.
   let lineStart = 0;
   let lineEnd = -1;
-  for (const d of findDirectives(text, (token) => publishedIn(token)?.length)) {
+  for (const d of findDirectives(text, (token) => namedIn(token)?.length)) {
     while (lineEnd < d.start) {
       lineStart = lineEnd + 1;
       lineEnd = text.indexOf("\n", lineStart);
@@ -295,14 +379,20 @@ function judgeDirectives(text: string, fences: [number, number][], fenceAt: Read
     }
     const line = text.slice(lineStart, text[lineEnd - 1] === "\r" ? lineEnd - 1 : lineEnd);
     const bare = !inFence(d.start) && line === `MEDIA:${d.intended}` && d.token === d.intended && deliveredLineProblem(line, d.intended) === undefined;
-    // The file the gateway opens: `~/…` names an outbox file too. A file in the outbox is repaired like a published
-    // one when its exact line would deliver it (any type: a planted `it's.log` would not be taken whole).
-    const target = expandHome(d.intended, home);
-    const ref = publishedIn(d.token) ?? (isFileIn(target, outboxDirs) && deliveredLineProblem(`MEDIA:${target}`, target) === undefined ? target : undefined);
+    // A line the gateway delivers as written is kept, whatever its path ends in: Hermes strips only `` `"',.;:)}] ``
+    // from an any-type path, so `notes.txt~`, `Really?` or `out_` is the file's whole name, not punctuation.
+    if (!inFence(d.start) && line === `MEDIA:${d.token}` && d.intended !== d.token && deliveredLineProblem(line, d.token) === undefined && !problemOf(d.token)) {
+      report.kept.push(escapeText(d.token));
+      sent.add(d.token);
+      continue;
+    }
+    const named = namedIn(d.token);
+    const ref = named?.ref;
 
-    if (ref !== undefined) {
+    if (named !== undefined && ref !== undefined) {
       const problem = problemOf(ref);
-      if (bare && ref === target && !problem && !present.has(ref)) {
+      const whole = named.length === d.intended.length;
+      if (bare && whole && !problem && !present.has(ref)) {
         present.add(ref);
         report.kept.push(escapeText(ref));
         continue;
@@ -316,7 +406,7 @@ function judgeDirectives(text: string, fences: [number, number][], fenceAt: Read
       }
       // A second exact line is a copy too: the gateway would upload the file once per line.
       // The copy ends with the path it names (and the markup closed after it): text glued on after stays.
-      const end = ref === target ? d.end : closingMarkupEnd(text, d.tokenStart + ref.length, d.tokenStart + d.token.length);
+      const end = whole ? d.end : closingMarkupEnd(text, d.tokenStart + named.length, d.tokenStart + d.token.length);
       // A copy in a fence line's info string goes, the fence stays (the markup scan may have taken its backticks or tildes for the copy's).
       const fence = fenceAt.get(lineStart);
       const start = fence !== undefined && d.start < fence ? fence : d.start;
@@ -329,13 +419,54 @@ function judgeDirectives(text: string, fences: [number, number][], fenceAt: Read
     const problem = problemOf(d.intended);
     if (bare && !problem) {
       report.kept.push(escapeText(d.intended));
+      sent.add(d.intended);
+      continue;
+    }
+    /** Replaces the directive with a sentence; `file`, when it exists, may yet be sent by another line. */
+    const sentence = (file: string | undefined, note: ReplyNote, replacement: string) => {
+      const edit: Edit = { start: d.start, end: d.end, replacement, removal: false };
+      report.notes.push(note);
+      edits.push(edit);
+      if (file !== undefined && !inFence(d.start)) sentenced.push({ edit, note, file, lineEnd });
+    };
+    // A path that names no file, where the gateway's any-type pattern reads an existing one (up to a space, backtick
+    // or quote, without `` `"',.;:)}] ``: `MEDIA:/o/out_`…`, `MEDIA:/o/b.log and …`): the sentence names that file,
+    // a mangled line, never one that does not exist.
+    const space = /\s/u.exec(d.intended);
+    const quoted = d.tokenStart > 0 && "\"'`".includes(text[d.tokenStart - 1]!);
+    const reading = problem?.code === "not_found" && !quoted ? anyTypeReading(space ? d.intended.slice(0, space.index) : d.token) : undefined;
+    if (reading !== undefined && reading !== d.intended && !problemOf(reading)) {
+      sentence(reading, { path: escapeText(reading), code: "mangled", reason: MANGLED_REASON }, noteFor(reading, MANGLED_REASON));
+      continue;
+    }
+    // A path the gateway read on past a space to a later path's extension (`MEDIA:/tmp/nope.log and I saved /o/a.txt`)
+    // that names no file: its first word is what the model meant, and the sentence names that (never the later path's
+    // file, which may be a published one, attached).
+    if (space && !quoted && problem?.code === "not_found" && LATER_PATH.test(d.intended.slice(space.index))) {
+      const firstWord = d.intended.slice(0, space.index);
+      const name = sentenceName(firstWord.slice(0, trailingCut(firstWord)));
+      const reason = problemOf(name)?.code === "not_found" ? problem.reason : SPACED_MISSING_REASON;
+      sentence(problemOf(name) ? undefined : name, { path: escapeText(d.intended), code: "not_found", reason }, noteFor(name, reason));
       continue;
     }
     const spaced = line === `MEDIA:${d.intended}` && /\s/u.test(d.intended);
     const reason = problem?.reason ?? (spaced ? SPACED_REASON : MANGLED_REASON);
-    report.notes.push({ path: escapeText(d.intended), code: problem?.code ?? "mangled", reason });
-    edits.push({ start: d.start, end: d.end, replacement: noteFor(d.intended, reason), removal: false });
+    // A path glued to a copy's `MEDIA:` names the file before it: when that one exists, the line naming it was mangled.
+    const name = sentenceName(d.intended);
+    const gluedFile = name !== d.intended && problem?.code === "not_found" && !problemOf(name);
+    const why = gluedFile ? MANGLED_REASON : reason;
+    sentence(gluedFile ? name : problem ? undefined : d.intended, { path: escapeText(d.intended), code: gluedFile ? "mangled" : (problem?.code ?? "mangled"), reason: why }, noteFor(name, why));
   }
+  // A file the text sends anyway, from an exact line or a bare mention, is never said not to be sent: its mangled
+  // directive is a copy, removed (the gateway may take it too: the file would go twice).
+  const dropped = new Set<ReplyNote>();
+  for (const s of sentenced) {
+    if (!sent.has(s.file) && !pass.mentioned(text, s.file)) continue;
+    dropped.add(s.note);
+    Object.assign(s.edit, widenRemoval(text, s.edit.start, s.edit.end, s.lineEnd), { replacement: "", removal: true });
+    report.removed.push({ path: escapeText(s.file), text: escapeText(text.slice(s.edit.start, s.edit.end)) });
+  }
+  if (dropped.size > 0) report.notes = report.notes.filter((n) => !dropped.has(n));
   return edits;
 }
 
@@ -360,19 +491,31 @@ export function checkReply(reply: string, options: CheckReplyOptions): CheckRepl
 
   const needed: string[] = [];
   const noted = new Set<string>();
-  const publishedIn = (token: string) => published.find((p) => tokenNames(token, p));
-  const pass: Pass = { publishedIn, home: policy.home, outboxDirs, problemOf, needed, noted, report, present: new Set() };
+  const namedIn = (token: string) => namedFile(token, published, outboxDirs, policy.home);
+  let lookups: { text: string; stripped: string; found: Map<string, boolean> } | undefined;
+  const mentioned = (text: string, p: string): boolean => {
+    if (lookups?.text !== text) lookups = { text, stripped: withoutDirectives(text), found: new Map() };
+    let found = lookups.found.get(p);
+    if (found === undefined) {
+      if (lookups.found.size >= MAX_MENTION_LOOKUPS) return false;
+      found = mentionsLocalFile(lookups.stripped, p, policy.home);
+      lookups.found.set(p, found);
+    }
+    return found;
+  };
+  const pass: Pass = { namedIn, problemOf, needed, noted, report, present: new Set(), mentioned };
 
   // Published files the reply does not carry (as written, in the text judged last): their lines, or their sentences.
   const missing = (): string[] => {
     const toAdd: string[] = [];
     const endNotes: string[] = [];
     report.mentioned = [];
+    let stripped: string | undefined;
     for (const p of [...published, ...needed]) {
       if (pass.present.has(p) || toAdd.includes(p) || noted.has(p)) continue;
       const problem = problemOf(p);
       // The text names it as a bare path: the gateway uploads it from there, and would again for an added line.
-      if (!problem && mentionsLocalFile(text, p)) {
+      if (!problem && mentionsLocalFile((stripped ??= withoutDirectives(text)), p, policy.home)) {
         if (!report.mentioned.includes(escapeText(p))) report.mentioned.push(escapeText(p));
         continue;
       }

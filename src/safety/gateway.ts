@@ -128,6 +128,23 @@ export function deliveredLineProblem(line: string, expectedPath: string): string
   return undefined;
 }
 
+/**
+ * The path Hermes 0.19.0's any-type pattern (MEDIA_EXTENSIONLESS_TAG_RE)
+ * reads from the unquoted path starting `rest` (text right after `MEDIA:`
+ * and its whitespace): up to a whitespace, backtick or quote, then
+ * _normalize_media_tag_path's strip. Undefined when that path has a known
+ * extension: the other pattern owns it (and its reading may run on past a
+ * space, as pathEnds reads it). The gateway sends the file once it validates.
+ */
+export function anyTypeReading(rest: string): string | undefined {
+  let end = 0;
+  while (end < rest.length && !isSpace(rest[end]!) && rest[end] !== "`" && rest[end] !== '"' && rest[end] !== "'") end++;
+  while (end > 0 && NORMALISE_STRIPS.has(rest[end - 1]!)) end--;
+  const p = rest.slice(0, end);
+  if (p === "" || GATEWAY_EXTENSIONS.has(pythonSuffix(p).slice(1).toLowerCase())) return undefined;
+  return p;
+}
+
 /** Python's `\w` in a str pattern: letters, numbers, the underscore. */
 const PY_WORD = /^[\p{L}\p{N}_]$/u;
 /** What a bare local path is made of for the gateway's extract_local_files (`[\w.\-]` and separators). */
@@ -171,25 +188,49 @@ function localFileCodeSpans(text: string): [number, number][] {
 /**
  * Whether the gateway uploads the file at `p` (absolute, normalised, with a
  * known extension) from a bare mention in `text`: extract_local_files, run on
- * what extract_media leaves, takes an absolute path ending in a known
+ * what extract_media leaves, takes an absolute or `~/` path ending in a known
  * extension outside code, and the gateway sends those as well as the MEDIA:
- * files (it does not deduplicate across the two). Conservative: only a
- * mention that is that pattern's whole match counts (nothing of a path
- * before it, only `.` or `-` after it, not in code). A MEDIA: directive's own
- * path never counts (a `:` before it stops the pattern). Whether the gateway
- * then accepts the file is deliveryProblem's question.
+ * files (it does not deduplicate across the two). Both spellings count: `p`
+ * itself and, for a file under `home` (the gateway's, as expanduser reads
+ * `~`), `~/` and the rest of it. Conservative: only a mention that is that
+ * pattern's whole match counts (nothing of a path before it, only `.` or `-`
+ * after it, not in code). The pattern's look-behind refuses only `/`, `:`,
+ * `.` and a word character, so an absolute path after a `\` is taken too,
+ * and after a `-` when nothing of a path comes before it (else a match
+ * starting earlier runs through it). A MEDIA: directive's own path never
+ * counts (a `:` before it stops the pattern). The gateway removes its
+ * directives' text before it looks: pass `text` without them
+ * (check-reply's withoutDirectives). Whether the gateway then accepts the
+ * file is deliveryProblem's question.
  */
-export function mentionsLocalFile(text: string, p: string): boolean {
+export function mentionsLocalFile(text: string, p: string, home?: string): boolean {
   const ext = /\.([A-Za-z0-9]+)$/.exec(p)?.[1]?.toLowerCase();
   if (!p.startsWith("/") || !ext || !GATEWAY_EXTENSIONS.has(ext) || p.includes("//")) return false;
   for (const ch of p) if (!isLocalPathChar(ch)) return false;
+  const spellings = [p];
+  if (home !== undefined && home !== "/" && !home.endsWith("/") && p.startsWith(`${home}/`)) spellings.push(`~${p.slice(home.length)}`);
+  return spellings.some((s) => mentionedAs(text, s));
+}
+
+/** Whether `text` holds `spelling` (absolute or `~/`) as a whole match of extract_local_files' pattern, outside code. */
+function mentionedAs(text: string, spelling: string): boolean {
+  const tilde = spelling.startsWith("~");
   let spans: [number, number][] | undefined;
   let s = 0;
-  for (let at = text.indexOf(p); at >= 0; at = text.indexOf(p, at + 1)) {
+  for (let at = text.indexOf(spelling); at >= 0; at = text.indexOf(spelling, at + 1)) {
     const before = at > 0 ? codePointBefore(text, at) : "";
-    if (before !== "" && (isLocalPathChar(before) || before === ":" || before === "~")) continue;
+    if (tilde) {
+      // No match runs through a `~` (not a path character): only the look-behind `(?<![/:\w.])` decides.
+      if (before === "/" || before === ":" || before === "." || PY_WORD.test(before)) continue;
+    } else if (before !== "" && before !== "\\" && (isLocalPathChar(before) || before === ":" || before === "~")) {
+      // `\` and `-` are not in the look-behind. No match runs on through `\/` (a separator needs a name before it),
+      // so the path after a `\` is taken whatever precedes it; one through `-` (`/q-/…`) is another path.
+      if (before !== "-") continue;
+      const ahead = at > 1 ? codePointBefore(text, at - 1) : "";
+      if (ahead !== "" && (isLocalPathChar(ahead) || ahead === ":" || ahead === "~")) continue;
+    }
     // After it, only what cannot start a longer match: `.` and `-` (prose's full stop), then no path character.
-    let end = at + p.length;
+    let end = at + spelling.length;
     while (end < text.length && (text[end] === "." || text[end] === "-")) end++;
     if (end < text.length && isLocalPathChar(String.fromCodePoint(text.codePointAt(end)!))) continue;
     spans ??= localFileCodeSpans(text);
@@ -493,6 +534,18 @@ export function findDirectives(text: string, claims?: (token: string) => number 
   const found: DirectiveOccurrence[] = [];
   const marker = new RegExp(`${MEDIA_WORD}:`, "giu");
   const pathEnd = pathEnds(text);
+  // A claim restarts the scan inside the token just read (glued copies): the end of its word, and of the markup and
+  // punctuation before that end, are the same for every directive inside it, found once (a chain of n copies is
+  // read in time linear in its length, not n times).
+  let word: { from: number; to: number; cutAt: number; end: number } | undefined;
+  const wordAt = (i: number) => {
+    if (word && i >= word.from && i <= word.to) return word;
+    let to = i;
+    while (to < text.length && !isSpace(text[to]!)) to++;
+    const cutAt = i + trailingCut(text.slice(i, to));
+    word = { from: i, to, cutAt, end: closingMarkupEnd(text, cutAt, to) };
+    return word;
+  };
   for (let m = marker.exec(text); m; m = marker.exec(text)) {
     let i = m.index + m[0].length;
     while (i < text.length && isSpace(text[i]!)) i++;
@@ -516,23 +569,21 @@ export function findDirectives(text: string, claims?: (token: string) => number 
       while (i < text.length && (isSpace(text[i]!) || (WRAPPERS.has(text[i]!) && !(text[i] === "~" && text[i + 1] === "/")))) i++;
       const rest = text.slice(i, i + 3);
       if (!(rest.startsWith("/") || rest.startsWith("~/") || /^[A-Za-z]:[\\/]/.test(rest))) continue;
-      k = i;
-      while (k < text.length && !isSpace(text[k]!)) k++;
+      const w = wordAt(i);
+      k = w.to;
       // Right after `MEDIA:` and whitespace (no markup: the gateway's pattern allows none), a path goes on past its first word
       // to the last extension on its line, as the gateway reads it (pathEnds).
       const anchor = text[i] === "/" ? 1 : text[i] === "~" ? 2 : 3;
       const reached = i === bare ? pathEnd(i, i + anchor + 1) : -1;
       const later = reached > k ? reached : -1;
       if (later >= 0) {
-        let wordEnd = later;
-        while (wordEnd < text.length && !isSpace(text[wordEnd]!)) wordEnd++;
         token = text.slice(i, later);
         cut = token.length;
-        end = closingMarkupEnd(text, later, wordEnd);
+        end = closingMarkupEnd(text, later, wordAt(later).to);
       } else {
         token = text.slice(i, k);
-        cut = trailingCut(token);
-        end = closingMarkupEnd(text, i + cut, k);
+        cut = Math.max(w.cutAt, i) - i;
+        end = w.cutAt >= i ? w.end : closingMarkupEnd(text, i, k);
       }
     }
     let start = m.index;
@@ -544,7 +595,7 @@ export function findDirectives(text: string, claims?: (token: string) => number 
 }
 
 /** Length of `token` without the markup and punctuation after the path. */
-function trailingCut(token: string): number {
+export function trailingCut(token: string): number {
   let cut = token.length;
   while (cut > 0 && TRAILING.test(token[cut - 1]!)) cut--;
   return cut;

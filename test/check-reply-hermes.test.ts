@@ -1,0 +1,197 @@
+// check-reply against the real Hermes 0.19.0 (hermes-agent in .venv/), the
+// red team's comparison run as a test: each reply is judged by the gateway's
+// own chain (extract_media, its path filter, extract_images,
+// _strip_media_directives, extract_local_files, its filter) before and after
+// check-reply. Files of any type whose names end in what is not punctuation to
+// Hermes (`notes.txt~`, `Really?`, `out_`), glued copies of an outbox file's
+// line (published or dropped in the folder, absolute or `~/`), bare `~/` and
+// `\` mentions, and paths the gateway reads on past a space.
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkReply } from "../src/reply/check-reply.js";
+import { SourceDenylist } from "../src/safety/denylist.js";
+import { deliveryPolicy } from "../src/safety/gateway.js";
+import { rng } from "./corpus.js";
+import { makeHome, prepared, write } from "./helpers.js";
+import { ensureVenv } from "./python-env.js";
+
+let h: ReturnType<typeof makeHome>;
+let python: string;
+let hermesHome: string;
+/** The published file, and a file dropped in the outbox (the plugin never records it). */
+let a: string;
+let dropped: string;
+/** Files elsewhere, any type, with names Hermes takes whole. */
+let odd: string[];
+let plain: string;
+let log: string;
+
+beforeAll(() => {
+  h = makeHome();
+  hermesHome = path.join(h.home, ".hermes");
+  a = prepared(h, "a.txt", "hello\n");
+  dropped = path.join(h.outbox, "drop.txt");
+  fs.writeFileSync(dropped, "dropped\n");
+  const f = path.join(h.home, "f");
+  fs.mkdirSync(f);
+  odd = ["notes.txt~", "draft~", "Really?", "Wow!", "out_", "x.md*", "y.txt>"].map((n) => write(f, n, "content\n"));
+  plain = write(f, "plain.png", "not really a png\n");
+  log = write(f, "b.log", "log\n");
+  python = ensureVenv();
+}, 15 * 60_000);
+afterAll(() => h.cleanup());
+
+function judge(reply: string, published: string[]) {
+  const denylist = new SourceDenylist({ home: h.home, hermesHome });
+  return checkReply(reply, { published, outbox: h.outbox, policy: deliveryPolicy(h.env, h.home, hermesHome, (p) => denylist.reason(p)) });
+}
+
+/** Every path the real gateway uploads from each reply (MEDIA: files, then bare local files), a file once per upload. */
+function delivered(replies: string[]): string[][] {
+  const script = [
+    "import json, logging, sys",
+    "logging.disable(logging.CRITICAL)",
+    "from gateway.platforms.base import BasePlatformAdapter as B, _strip_media_directives",
+    "out = []",
+    "for text in json.load(sys.stdin):",
+    "    media, resp = B.extract_media(text)",
+    "    media = B.filter_media_delivery_paths(media)",
+    "    images, tc = B.extract_images(resp)",
+    "    tc = _strip_media_directives(tc).strip()",
+    "    local, tc = B.extract_local_files(tc)",
+    "    out.append([p for p, _ in media] + B.filter_local_delivery_paths(local))",
+    "json.dump(out, sys.stdout)",
+  ].join("\n");
+  const r = spawnSync(python, ["-c", script], { env: { ...h.env, PYTHONDONTWRITEBYTECODE: "1" }, input: JSON.stringify(replies), encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+  expect(r.status, r.stderr).toBe(0);
+  return JSON.parse(r.stdout) as string[][];
+}
+
+/** The names check-reply's sentences say could not be sent. */
+function namedNotSent(reply: string): string[] {
+  return [...reply.matchAll(/\(([^()\n]+?) could not be sent: /g)].map((m) => m[1]!);
+}
+
+const tilde = (p: string) => `~${p.slice(h.home.length)}`;
+
+describe("check-reply and the real Hermes 0.19.0", () => {
+  it("a file whose name ends in ~ ! ? * > _ is delivered as written: its line is kept", () => {
+    const reply = odd.map((p) => `MEDIA:${p}`).join("\n") + "\n";
+    const r = judge(reply, []);
+    expect(r.reply).toBe(reply);
+    const [before, after] = delivered([reply, r.reply]);
+    expect(new Set(before)).toEqual(new Set(odd));
+    expect(new Set(after)).toEqual(new Set(odd));
+    // What Hermes strips is still punctuation: `notes.txt~.` names notes.txt~ to Hermes and stays a mangled line to check-reply.
+    const stripped = judge(`MEDIA:${odd[0]}.\n`, []);
+    expect(stripped.changed).toBe(true);
+  });
+
+  it("glued copies of an outbox file's line, published or not, absolute or ~/, are one line", () => {
+    for (const p of [a, dropped]) {
+      for (const reply of [`MEDIA:${p}MEDIA:${p}`, `MEDIA:${tilde(p)}MEDIA:${tilde(p)}`, `MEDIA:${tilde(p)},MEDIA:${p}`, `See MEDIA:${tilde(p)}MEDIA:${p}.`]) {
+        for (const published of p === a ? [[], [a]] : [[]]) {
+          const r = judge(`${reply}\n`, published);
+          expect(namedNotSent(r.reply), reply).toEqual([]);
+          expect(delivered([r.reply])[0]!.filter((x) => x === p), `${reply} -> ${r.reply}`).toHaveLength(1);
+        }
+      }
+    }
+  });
+
+  it("a published file named by its bare ~/ path, or after a lone backslash, is not added again", () => {
+    // No match runs on through `\/`: the path after a backslash is taken whatever precedes it.
+    for (const reply of [`Saved as ${tilde(a)}.`, `(${tilde(a)},`, `${tilde(a)}~`, `"${tilde(a)}"`, `\\${a}`, `see \\${a} now`, `/q\\${a}`]) {
+      const r = judge(reply, [a]);
+      expect(r.changed, reply).toBe(false);
+      expect(delivered([r.reply])[0]!.filter((x) => x === a), reply).toHaveLength(1);
+    }
+    // A path running up to a `-` is another file to Hermes: the line is added.
+    const r = judge(`/q-${a}`, [a]);
+    expect(r.added).toEqual([a]);
+    expect(delivered([r.reply])[0]!.filter((x) => x === a)).toHaveLength(1);
+  });
+
+  it("a path read on past a space to the published file's path is named by its first word, never as the attached file", () => {
+    // A mention inside a directive's spaced path is not one: the gateway removes the directive's text first.
+    const r = judge(`MEDIA:/tmp/nope.log and I saved it as ${a}\n`, [a]);
+    expect(namedNotSent(r.reply)).toEqual(["nope.log"]);
+    expect(delivered([r.reply])[0]).toEqual([a]);
+    // Its first word a file of another type, which Hermes' any-type pattern reads: named as a mangled line (never "does not exist").
+    const other = judge(`MEDIA:${log} and I saved it as ${a}\n`, [a]);
+    expect(other.reply).toBe(`(b.log could not be sent: the line naming it was not written exactly, on a line of its own.)\nMEDIA:${a}\n`);
+    expect(delivered([other.reply])[0]).toEqual([a]);
+    // So is a file Hermes reads up to a backtick.
+    expect(namedNotSent(judge(`See MEDIA:${odd[4]}\`\n`, []).reply)).toEqual(["out_"]);
+    // A mention inside a kept line is not one (the gateway removes the directive's text first): the line is added.
+    const holder = path.join(h.home, "f", `q(${a}`);
+    fs.mkdirSync(path.dirname(holder), { recursive: true });
+    fs.writeFileSync(holder, "x\n");
+    const inside = judge(`MEDIA:${holder}\n`, [a]);
+    expect(inside.reply).toBe(`MEDIA:${holder}\nMEDIA:${a}\n`);
+    expect(delivered([inside.reply])[0]).toEqual([holder, a]);
+    // A spaced path with no later path in it is named whole, as before.
+    expect(namedNotSent(judge("MEDIA:/nope/a b.png\n", []).reply)).toEqual(["a b.png"]);
+  });
+
+  it("stays linear on adversarial input: chains of glued copies (absolute, ~/, published or not), mentions, spaced and any-type paths", () => {
+    // A chain of n glued copies is one word: each copy's scan restarts inside it, and must not read the rest again.
+    for (const [p, published] of [[dropped, []], [a, [a]], [tilde(dropped), []]] as [string, string[]][]) {
+      const r = judge(`${`MEDIA:${p}`.repeat(20_000)}${".".repeat(10_000)}\n`, published);
+      const file = p === a ? a : dropped;
+      expect(r.reply).toBe(`MEDIA:${file}\n`);
+      expect(r.removed).toHaveLength(20_000);
+    }
+    const mentions = judge(`${` (${tilde(a)}x`.repeat(20_000)}${`q\\${a}x `.repeat(20_000)} see ${tilde(a)}.`, [a]);
+    expect(mentions.changed).toBe(false);
+    expect(mentions.mentioned).toEqual([a]);
+    const spaced = judge(`${`MEDIA:/nope/x.log and ${a}\n`.repeat(5_000)}\n${"MEDIA:/nope/o_` ".repeat(20_000)}\n`, [a]);
+    expect(spaced.notes).toHaveLength(25_000);
+    expect(spaced.reply.startsWith("(x.log could not be sent: the file does not exist.)\n")).toBe(true);
+    expect(spaced.reply.endsWith(`\nMEDIA:${a}\n`)).toBe(true);
+  });
+
+  it("randomized (seeded): no sentence names a file the gateway delivers, every published file goes once, every exact line Hermes delivers stays", () => {
+    const rnd = rng(31);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+    const paths = () => [a, tilde(a), dropped, tilde(dropped), ...odd, plain, log, "/tmp/nope.log", "/f/none.png", `${odd[0]}`];
+    const glue = ["", ",", " ", ")", ".", "~", " and I saved it as ", ", text see ", "`", "*", "> "];
+    const prose = ["Here it is.", "", "- item", "Saved as", "x = `code`", "(see", "**done**"];
+    const cases: { input: string; out: string; published: string[] }[] = [];
+    for (let i = 0; i < 600; i++) {
+      const published = rnd() < 0.6 ? [a] : [];
+      const lines: string[] = [];
+      for (let k = 1 + Math.floor(rnd() * 3); k > 0; k--) {
+        let line = rnd() < 0.3 ? pick(prose) + " " : "";
+        for (let n = 1 + Math.floor(rnd() * 3); n > 0; n--) {
+          const p = pick(paths());
+          // A bare mention after a space (two paths glued with nothing between are one path, whose name may be another file's).
+          line += rnd() < 0.8 ? `MEDIA:${rnd() < 0.15 ? " " : ""}${p}` : ` ${p}`;
+          line += pick(glue);
+        }
+        lines.push(line);
+      }
+      const input = `${lines.join("\n")}\n`;
+      cases.push({ input, out: judge(input, published).reply, published });
+    }
+    const got = delivered(cases.flatMap((c) => [c.input, c.out]));
+    const names = (ps: string[]) => new Set(ps.map((p) => path.basename(p)));
+    cases.forEach((c, i) => {
+      const before = got[2 * i]!;
+      const after = got[2 * i + 1]!;
+      const where = `${JSON.stringify(c.input)} -> ${JSON.stringify(c.out)}: ${JSON.stringify(after)}`;
+      const sent = names(after);
+      for (const n of namedNotSent(c.out)) expect(sent.has(n), where).toBe(false);
+      for (const p of c.published) expect(after.filter((x) => x === p).length, where).toBe(1);
+      // An exact line of its own that Hermes delivers is kept.
+      for (const line of c.input.split("\n")) {
+        const p = line.startsWith("MEDIA:/") ? line.slice(6) : undefined;
+        if (p !== undefined && before.includes(p) && odd.includes(p)) expect(after, where).toContain(p);
+      }
+    });
+    // Judging again changes nothing.
+    for (const c of cases) expect(judge(c.out, c.published).reply, c.out).toBe(c.out);
+  });
+});
