@@ -12,7 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { stringify as yamlStringify } from "yaml";
 import { extraReading, findSecret } from "../src/content/find.js";
 import { KnownSecrets, escapedForms } from "../src/content/known.js";
-import { BLOCK, REREAD_BYTES, type RereadBudget, SecretScanner, rereadBudget, scanBytes } from "../src/content/scan.js";
+import { BLOCK, REREAD_BYTES, REREAD_TERMINAL_BYTES, type RereadBudget, SecretScanner, rereadBudget, scanBytes } from "../src/content/scan.js";
 import { SEQUENCE_BACK_MAX } from "../src/content/terminal-escapes.js";
 import { Form } from "../src/content/text-forms.js";
 import { Fakes, docx, negatives, rng } from "./corpus.js";
@@ -485,7 +485,7 @@ describe("keys written in forms a copy or a tool produces", () => {
     });
   });
 
-  it("reads again at most REREAD_BYTES of a file's windows on each thread: an escaped key after that much escaped text is read once (documented), one before it is found", () => {
+  it("reads again at most REREAD_BYTES of a file's windows on each thread (REREAD_TERMINAL_BYTES of them for a terminal's sequences): an escaped key after that much escaped text is read once (documented), one before it is found", () => {
     const ESCAPED_TEXT = Buffer.from("a\\_a:".repeat(Math.ceil((REREAD_BYTES + 3 * BLOCK) / 5)));
     const key = Buffer.from(` ${escaped(github)}\n`);
     const scan = (text: Buffer, reread: RereadBudget) => {
@@ -498,7 +498,17 @@ describe("keys written in forms a copy or a tool produces", () => {
     const spent = rereadBudget();
     expect(scan(ESCAPED_TEXT, spent)).toBeUndefined();
     expect(spent.left).toBeLessThan(BLOCK);
-    expect(scan(Buffer.concat([ESCAPED_TEXT.subarray(0, 3 * BLOCK), key]), { left: 0 })).toBeUndefined();
+    expect(scan(Buffer.concat([ESCAPED_TEXT.subarray(0, 3 * BLOCK), key]), { left: 0, terminalLeft: 0 })).toBeUndefined();
+    // A terminal's sequences between a key's characters have a smaller share of it (REREAD_TERMINAL_BYTES): past it, a key
+    // cut by them is read once; the other forms still have theirs.
+    const COLOURED = Buffer.from("\x1b[mEAA".repeat(Math.ceil((REREAD_TERMINAL_BYTES + 3 * BLOCK) / 6)));
+    const cutKey = Buffer.from(` ${github.slice(0, 10)}\x1b[m\x1b[K${github.slice(10)}\n`);
+    expect(scan(Buffer.concat([COLOURED.subarray(0, REREAD_TERMINAL_BYTES - 2 * BLOCK), cutKey]), rereadBudget())).toBe("a GitHub token, with terminal escape sequences removed");
+    const terminalSpent = rereadBudget();
+    // (The key inside a whole window: a stream's short last window costs less than what is left.)
+    expect(scan(Buffer.concat([COLOURED, cutKey, Buffer.from("words ".repeat(BLOCK / 6))]), terminalSpent)).toBeUndefined();
+    expect(terminalSpent.terminalLeft).toBeLessThan(BLOCK);
+    expect(scan(Buffer.concat([COLOURED, key, Buffer.from("words ".repeat(BLOCK / 6))]), rereadBudget())).toBe("a GitHub token, with Markdown's backslash escapes removed");
     // Through the CLI: a file of that much escaped text ends with the key as it is, found by the first reading.
     const plain = write(work, "plain-after.md", Buffer.concat([ESCAPED_TEXT, Buffer.from(` ${github}\n`)]));
     const r = cli(["prepare", "--", plain], { env: h.env, cwd: work });
