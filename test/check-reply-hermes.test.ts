@@ -6,7 +6,6 @@
 // Hermes (`notes.txt~`, `Really?`, `out_`), glued copies of an outbox file's
 // line (published or dropped in the folder, absolute or `~/`), bare `~/` and
 // `\` mentions, and paths the gateway reads on past a space.
-import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -15,6 +14,7 @@ import { SourceDenylist } from "../src/safety/denylist.js";
 import { deliveryPolicy } from "../src/safety/gateway.js";
 import { rng } from "./corpus.js";
 import { makeHome, prepared, write } from "./helpers.js";
+import { gatewaySends } from "./hermes-gateway.js";
 import { ensureVenv } from "./python-env.js";
 
 let h: ReturnType<typeof makeHome>;
@@ -49,25 +49,7 @@ function judge(reply: string, published: string[]) {
 }
 
 /** Every path the real gateway uploads from each reply (MEDIA: files, then bare local files), a file once per upload. */
-function delivered(replies: string[]): string[][] {
-  const script = [
-    "import json, logging, sys",
-    "logging.disable(logging.CRITICAL)",
-    "from gateway.platforms.base import BasePlatformAdapter as B, _strip_media_directives",
-    "out = []",
-    "for text in json.load(sys.stdin):",
-    "    media, resp = B.extract_media(text)",
-    "    media = B.filter_media_delivery_paths(media)",
-    "    images, tc = B.extract_images(resp)",
-    "    tc = _strip_media_directives(tc).strip()",
-    "    local, tc = B.extract_local_files(tc)",
-    "    out.append([p for p, _ in media] + B.filter_local_delivery_paths(local))",
-    "json.dump(out, sys.stdout)",
-  ].join("\n");
-  const r = spawnSync(python, ["-c", script], { env: { ...h.env, PYTHONDONTWRITEBYTECODE: "1" }, input: JSON.stringify(replies), encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
-  expect(r.status, r.stderr).toBe(0);
-  return JSON.parse(r.stdout) as string[][];
-}
+const delivered = (replies: string[]) => gatewaySends(python, h.env, replies, "uploads");
 
 /** The names check-reply's sentences say could not be sent. */
 function namedNotSent(reply: string): string[] {

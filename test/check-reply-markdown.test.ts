@@ -12,6 +12,7 @@ import { SourceDenylist } from "../src/safety/denylist.js";
 import { deliveryPolicy, tokenNames } from "../src/safety/gateway.js";
 import { rng } from "./corpus.js";
 import { cli, makeHome, png, prepared, write } from "./helpers.js";
+import { gatewaySends } from "./hermes-gateway.js";
 import { ensureVenv } from "./python-env.js";
 
 let h: ReturnType<typeof makeHome>;
@@ -37,20 +38,7 @@ function run(reply: string, published: string[]): string {
 }
 
 /** What the real gateway delivers from each reply: BasePlatformAdapter.extract_media, then its path validation. */
-function delivered(replies: string[]): string[][] {
-  const script = [
-    "import json, sys",
-    "from gateway.platforms.base import BasePlatformAdapter as B",
-    "out = []",
-    "for reply in json.load(sys.stdin):",
-    "    media, _ = B.extract_media(reply)",
-    "    out.append([p for p, _ in B.filter_media_delivery_paths(media)])",
-    "json.dump(out, sys.stdout)",
-  ].join("\n");
-  const r = spawnSync(python, ["-c", script], { env: { ...env, PYTHONDONTWRITEBYTECODE: "1" }, input: JSON.stringify(replies), encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
-  expect(r.status, r.stderr).toBe(0);
-  return JSON.parse(r.stdout) as string[][];
-}
+const delivered = (replies: string[]) => gatewaySends(python, env, replies, "media");
 
 /** The paths the real gateway reads from each reply (BasePlatformAdapter.extract_media, before any path is validated). */
 function read(replies: string[]): string[][] {

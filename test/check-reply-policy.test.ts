@@ -16,6 +16,7 @@ import { hermesRoot } from "../src/content/hermes-homes.js";
 import { deliveredLineProblem, deliveryPolicy } from "../src/safety/gateway.js";
 import { rng } from "./corpus.js";
 import { makeHome, png, prepared } from "./helpers.js";
+import { gatewaySends } from "./hermes-gateway.js";
 import { ensureVenv } from "./python-env.js";
 
 let h: ReturnType<typeof makeHome>;
@@ -304,20 +305,7 @@ describe("a published file the reply names as a bare path (the gateway's extract
     const p0 = files[0]!;
     const huge = `${"`x` ".repeat(50_000)}${`x${p0} `.repeat(20_000)}${`${p0}${".".repeat(1000)}x `.repeat(100)}${"``` ".repeat(20_000)}\nsaved as ${p0}.`;
     expect(checkReply(huge, { published: [p0], outbox: h.outbox, policy }).mentioned).toEqual([p0]);
-    const script = [
-      "import json, sys",
-      "from gateway.platforms.base import BasePlatformAdapter as B",
-      "out = []",
-      "for text in json.load(sys.stdin):",
-      "    media, cleaned = B.extract_media(text)",
-      "    sent = [p for p, _ in B.filter_media_delivery_paths(media)]",
-      "    local, _ = B.extract_local_files(cleaned)",
-      "    out.append(sent + B.filter_local_delivery_paths(local))",
-      "json.dump(out, sys.stdout)",
-    ].join("\n");
-    const r = spawnSync(python, ["-c", script], { env: { ...env, PYTHONDONTWRITEBYTECODE: "1" }, input: JSON.stringify(cases.map((c) => c.out)), encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
-    expect(r.status, r.stderr).toBe(0);
-    const uploads = JSON.parse(r.stdout) as string[][];
+    const uploads = gatewaySends(python, env, cases.map((c) => c.out), "uploads");
     cases.forEach((c, i) => {
       const where = `${JSON.stringify(c.input)} -> ${JSON.stringify(c.out)}: ${JSON.stringify(uploads[i])}`;
       for (const p of c.published) {
