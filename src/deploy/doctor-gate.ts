@@ -28,7 +28,7 @@ import {
   envFileSetsLocalOutbox,
   existsOnDisk,
   gateStateDir,
-  gatewayEnvironmentSources,
+  gatewayOwnerOf,
   environmentStoreFiles,
   gatewaySecretFiles,
   hermesHomeOf,
@@ -43,8 +43,8 @@ import {
 } from "./gate.js";
 import { readIfExists } from "./files.js";
 import { rootOwnedProblem } from "./root-owned.js";
-import { dotenvCodexHomeAuth, unitHermesEnvironment } from "./hermes-environment.js";
-import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, isTemplate, lenientDiskReader, onDisk, unitEnvironment, unitFiles, unitHermesHome, variableSource } from "./gateway-units.js";
+import { dotenvCodexHomeAuth } from "./hermes-environment.js";
+import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, isTemplate, lenientDiskReader, onDisk, unitEnvironment, unitFiles, unitHermesHome } from "./gateway-units.js";
 import { MAX_PROFILES, MAX_WATCHED_PROFILES, PROFILE_WATCHES, listWatches, profileWatchPaths, watchUnitName } from "./gate-profiles.js";
 import { GATE_SECRETS_NEW_PATH, GATE_SECRETS_PATH, GATE_SECRETS_SERVICE, GATE_SERVICE, GATE_SOCKET_UNIT, WATCH_SERVICE } from "./render.js";
 import { type Systemctl, shellLine } from "./systemctl.js";
@@ -545,15 +545,7 @@ function profileWatchChecks(scope: UnitScope, named: AgentSecretFile[], systemct
 function gatewayOwner(scope: UnitScope, unit: string, systemctl: Systemctl | undefined): GatewayOwner {
   const read = lenientDiskReader(scope);
   const files = unitFiles(scope, unit, isTemplate(unit) ? undefined : systemctl);
-  const env = unitEnvironment(scope, files, read);
-  const hermesHome = unitHermesHome(variableSource(scope, env, "HERMES_HOME", read).value);
-  return {
-    unit,
-    ...(env.user ? { user: env.user } : {}),
-    ...gatewayEnvironmentSources(scope, files, env),
-    ...(hermesHome ? { hermesHome } : {}),
-    hermesEnvironment: unitHermesEnvironment(scope, env, read),
-  };
+  return gatewayOwnerOf(scope, unit, files, unitEnvironment(scope, files, read), read);
 }
 
 /**

@@ -16,12 +16,12 @@ import { FatalError, isErrno, usageError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { SYSTEM_PREFIXES, resolveExisting } from "../safety/denylist.js";
 import { isWithin } from "../safety/gateway.js";
-import { type EnvFileRef, type UnitEnvironment, type UnitFiles, installDir, lenientDiskReader, onDisk, type UnitScope } from "./gateway-units.js";
+import { type EnvFileRef, type ReadText, type UnitEnvironment, type UnitFiles, installDir, lenientDiskReader, onDisk, type UnitScope, unitHermesHome, variableSource } from "./gateway-units.js";
 import { mkdirs, readIfExists } from "./files.js";
 import { rootOwnedProblem } from "./root-owned.js";
 import { GATE_SECRETS_WATCH, MAX_WATCHED_PROFILES, PROFILE_WATCHES, type ProfileListing, takeProfiles } from "./gate-profiles.js";
 import { type AgentSecretFile, unitFileEnvironment } from "./gate-secrets.js";
-import { type EnvironmentStores, LOCAL_OUTBOX_VAR, type UnitHermesEnvironment, dotenvSetsLocalOutbox, gatewayEnvironmentStores } from "./hermes-environment.js";
+import { type EnvironmentStores, LOCAL_OUTBOX_VAR, type UnitHermesEnvironment, dotenvSetsLocalOutbox, gatewayEnvironmentStores, unitHermesEnvironment } from "./hermes-environment.js";
 import {
   DROP_IN_ENV_NAME,
   DROP_IN_NAME,
@@ -363,12 +363,29 @@ export function userHomeStoresNow(user: string, scope: Pick<UnitScope, "root">):
 }
 
 /**
+ * Whose a gateway unit is, from its files and environment as systemd reads
+ * them (`read`: install's reader, which refuses what it cannot read, or
+ * doctor's, which passes over what its user may not): its User=, the files
+ * of its own environment, its Hermes home and what its Hermes reads.
+ * Install plans the gate from it, doctor compares the gate's units with it.
+ */
+export function gatewayOwnerOf(scope: UnitScope, unit: string, files: UnitFiles, env: UnitEnvironment, read: ReadText): GatewayOwner {
+  const hermesHome = unitHermesHome(variableSource(scope, env, "HERMES_HOME", read).value);
+  return {
+    unit,
+    ...(env.user ? { user: env.user } : {}),
+    ...gatewayEnvironmentSources(scope, files, env),
+    ...(hermesHome ? { hermesHome } : {}),
+    hermesEnvironment: unitHermesEnvironment(scope, env, read),
+  };
+}
+
+/**
  * The files that make a gateway's own environment: its EnvironmentFile=
  * files and its unit file and drop-ins, not media-outbox's drop-in or
- * environment file (the media policy: no secret). Install names them for
- * the gate, doctor compares them with those named.
+ * environment file (the media policy: no secret).
  */
-export function gatewayEnvironmentSources(scope: UnitScope, files: UnitFiles, env: UnitEnvironment): Pick<GatewayOwner, "environmentFiles" | "unitFiles"> {
+function gatewayEnvironmentSources(scope: UnitScope, files: UnitFiles, env: UnitEnvironment): Pick<GatewayOwner, "environmentFiles" | "unitFiles"> {
   const ours = (f: string) => [DROP_IN_NAME, DROP_IN_ENV_NAME].includes(path.basename(f)) && path.dirname(path.dirname(f)) === installDir(scope);
   return {
     environmentFiles: env.environmentFiles.filter((ref) => ref.path === undefined || !ours(ref.path)),

@@ -23,13 +23,12 @@ import {
   applyGateDirs,
   gateFiles,
   gateUnits,
-  gatewayEnvironmentSources,
+  gatewayOwnerOf,
   gateOwner,
   planGate,
   undoGateAccounts,
 } from "./gate.js";
 import { GATE_SECRETS_WATCH, GATE_SECRETS_WATCHES } from "./gate-profiles.js";
-import { unitHermesEnvironment } from "./hermes-environment.js";
 import { type PasswdEntry, groupName, userByName, userByNameOrUid, userByUid } from "./users.js";
 import {
   type UnitScope,
@@ -47,7 +46,6 @@ import {
   templateOf,
   unitEnvironment,
   unitFiles,
-  unitHermesHome,
   variableSource,
 } from "./gateway-units.js";
 import {
@@ -242,18 +240,14 @@ function planGatewayUnit(
   for (const s of final.slice(1)) {
     if (s.value !== STRICT_VARS[s.key]) throw new FatalError("config_invalid", `--strict for ${escapeText(unit)} would do nothing: ${s.key} still comes from ${escapeText(s.from ?? "nowhere")}`);
   }
-  const hermesHome = unitHermesHome(variableSource(scope, env, "HERMES_HOME", read).value);
   const localOutbox = variableSource(scope, env, LOCAL_OUTBOX_VAR, read);
+  // Whose the gateway is, its own secrets' files and where its Hermes reads (gate mode copies them).
+  const { unit: _, ...owner } = gatewayOwnerOf(scope, unit, files, env, read);
   return {
     files: planned,
     covered: { unit, via: byFile ? "environment-file" : "environment", previous: allow, value: finalAllow.value },
-    // The gateway's own secrets (gate mode copies them).
-    ...gatewayEnvironmentSources(scope, files, env),
-    ...(env.user ? { user: env.user } : {}),
-    ...(hermesHome ? { hermesHome } : {}),
+    ...owner,
     ...(localOutbox.value !== undefined ? { localOutboxFrom: localOutbox.from ?? "the unit" } : {}),
-    // Where its Hermes reads the Codex CLI's tokens and the managed scope (gate mode copies them).
-    hermesEnvironment: unitHermesEnvironment(scope, env, read),
   };
 }
 
