@@ -5,7 +5,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parsePrepareQuery } from "../src/gate/protocol.js";
-import { cli, makeHome } from "./helpers.js";
+import { cli, leftBehind, makeHome } from "./helpers.js";
 
 let h: ReturnType<typeof makeHome>;
 beforeEach(() => {
@@ -138,6 +138,7 @@ describe("an option the command does not take, or a value it does not fit", () =
     // An option of one value given twice: which one was meant is not guessed (parseArgs would keep the last).
     expect(first(["prepare", "--name", "a.png", "--name=b.png", "x.png"])).toBe("media-outbox: usage error: --name is given twice; it takes one value (give it once)");
     expect(first(["janitor", "--retention", "1d", "--outbox", "/o", "--retention", "2d"])).toBe("media-outbox: usage error: --retention is given twice; it takes one value (give it once)");
+    expect(leftBehind(h)).toEqual({ outbox: [], staging: [], ledger: [] });
   });
 
   it("with --json, the refusal is also the JSON error document on stdout, as for any other usage error", () => {

@@ -82,7 +82,8 @@ describe("serve: the protocol", () => {
     expect(gateLeftBehind(gate)).toEqual(NOTHING);
   });
 
-  it("malformed requests get a clear JSON error with the right status", async () => {
+  it("malformed requests get a clear JSON error with the right status, and publish nothing", async () => {
+    clear();
     const cases: [(string | Buffer)[], number, string][] = [
       [[head("/prepare", { "Content-Length": 3 }), "abc"], 400, "bad_request"],
       [[head("/prepare?name=a.png&name=b.png", { "Content-Length": 3 }), "abc"], 400, "bad_request"],
@@ -111,6 +112,7 @@ describe("serve: the protocol", () => {
     const health = await rawExchange(gate.socket, [head("/health", { "Content-Length": 3 }), "abc"]);
     expect(health.text).toMatch(/\r\nAllow: GET, HEAD\r\n/);
     expect(health.json.error.message).toBe("/health takes GET or HEAD");
+    expect(gateLeftBehind(gate)).toEqual(NOTHING);
     expect(gate.proc.exitCode).toBeNull();
   });
 
