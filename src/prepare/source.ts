@@ -113,7 +113,7 @@ export function openSource(given: string, policy: SourcePolicy): OpenedSource {
     // opening: judge what the descriptor really is.
     const opened = openedPath(fd);
     if (opened !== undefined && opened !== resolved) checkLocation(opened, policy);
-    if (stat.nlink > 1) throw new Refusal("denied_source", `it has ${stat.nlink} hard links and may be an alias of a protected file; copy it first`);
+    refuseHardLinks(stat, "it has");
     if (stat.size === 0) throw new Refusal("empty_file", "the file is empty");
     return { fd, stat, resolved: opened ?? resolved };
   } catch (err) {
@@ -144,7 +144,12 @@ export function checkStreamSource(fd: number, policy: SourcePolicy): void {
   // Without /proc the file's place is unknown: a FILE argument is judged by its path instead.
   if (opened === undefined) throw new Refusal("denied_source", "standard input is a file whose place cannot be told (no /proc); give its path as FILE instead");
   checkLocation(opened, policy);
-  if (stat.nlink > 1) throw new Refusal("denied_source", `standard input is a file with ${stat.nlink} hard links, which may be an alias of a protected file; copy it first`);
+  refuseHardLinks(stat, "standard input is a file with");
+}
+
+/** A file with more than one name may be an alias of a protected file (a hard link is never followed, it is the file): refused. */
+function refuseHardLinks(stat: fs.Stats, subject: string): void {
+  if (stat.nlink > 1) throw new Refusal("denied_source", `${subject} ${stat.nlink} hard links, which may be an alias of a protected file; copy it first`);
 }
 
 /**
