@@ -2,7 +2,7 @@
 // that must agree with the gateway asks this module, never its own copy.
 import path from "node:path";
 import { MEDIA_WORD } from "../core/escape.js";
-import { hermesRoot } from "../content/hermes-homes.js";
+import { hermesRoot, readdirOrEmpty } from "../content/hermes-homes.js";
 import { pythonFloat, pythonMaxZero, pythonStrip } from "../core/python-text.js";
 import { SYSTEM_PREFIXES, resolveExisting } from "./denylist.js";
 
@@ -284,13 +284,6 @@ const KANBAN_BOARD = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 /** Entries of a profiles or boards directory looked at: an agent filling one costs no more. */
 const MAX_LISTED = 256;
 
-function listDir(dir: string): string[] {
-  try {
-    return process.getBuiltinModule("node:fs").readdirSync(dir).slice(0, MAX_LISTED);
-  } catch {
-    return [];
-  }
-}
 
 /**
  * The roots the gateway always delivers from (_media_delivery_allowed_roots),
@@ -307,7 +300,7 @@ export function gatewayTrustedRoots(env: NodeJS.ProcessEnv, home: string, hermes
   const isDir = (p: string) => fs.statSync(p, { throwIfNoEntry: false })?.isDirectory() === true;
   const roots = [...OWN_CACHES, ...CANONICAL_CACHES].map((d) => path.join(hermesHome, d));
   const profiles = path.join(root, "profiles");
-  for (const name of listDir(profiles)) {
+  for (const name of readdirOrEmpty(profiles).slice(0, MAX_LISTED)) {
     if (isDir(path.join(profiles, name))) roots.push(...CANONICAL_CACHES.map((d) => path.join(profiles, name, d)));
   }
   const override = pythonStrip(env.HERMES_KANBAN_ATTACHMENTS_ROOT ?? "");
@@ -316,7 +309,7 @@ export function gatewayTrustedRoots(env: NodeJS.ProcessEnv, home: string, hermes
   const kanban = path.join(kanbanHome !== "" ? path.resolve(expandHome(kanbanHome, home)) : root, "kanban");
   roots.push(path.join(kanban, "attachments"));
   const boards = path.join(kanban, "boards");
-  for (const name of listDir(boards)) {
+  for (const name of readdirOrEmpty(boards).slice(0, MAX_LISTED)) {
     const board = path.join(boards, name);
     if (!KANBAN_BOARD.test(name) || fs.lstatSync(board, { throwIfNoEntry: false })?.isDirectory() !== true) continue;
     if (fs.statSync(path.join(board, "kanban.db"), { throwIfNoEntry: false })?.isFile() === true) roots.push(path.join(board, "attachments"));
