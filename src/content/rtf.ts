@@ -127,107 +127,149 @@ const CHARACTER: Record<number, number> = { [NEWLINE]: 0x0a, [TAB]: 0x09, [SPACE
 
 /** The text of an RTF file (see the head of this file); never longer than the file. */
 export function rtfText(b: Uint8Array): Buffer {
+  return new RtfTextReader(b).read();
+}
+
+/** One pass over an RTF file's bytes: each kind of token read by a method of its own, the text written as it goes. */
+class RtfTextReader {
   // The two line breaks a destination adds stand for at least its four bytes (`{\*}`): the text is never longer than the file.
-  const out = Buffer.allocUnsafe(b.length);
-  let n = 0;
+  private readonly out: Buffer;
+  private n = 0;
+  private i = 0;
   // Kept per group: \ucN (the fallback characters after each \uN) and whether the group is a destination, as uc * 2 + 1 for one.
-  const outer: number[] = [];
+  private readonly outer: number[] = [];
   // Groups opened past MAX_DEPTH: they keep the state of the group around them (45 MB of `{` held 1 GB as a stack of states).
-  let deeper = 0;
-  let uc = 1;
-  let destination = false;
+  private deeper = 0;
+  private uc = 1;
+  private destination = false;
   // Right after a brace: the group's first control word says whether it is a destination.
-  let groupStart = false;
+  private groupStart = false;
   // Fallback characters still to skip after a \uN: each a byte, a \'hh or a control word; a brace ends them.
-  let skip = 0;
-  const put = (c: number) => {
-    if (skip > 0) skip--;
-    else out[n++] = c;
-  };
-  const startDestination = (isOne: boolean) => {
-    if (groupStart && isOne && !destination) {
-      destination = true;
-      out[n++] = 0x0a;
+  private skip = 0;
+
+  constructor(private readonly b: Uint8Array) {
+    this.out = Buffer.allocUnsafe(b.length);
+  }
+
+  read(): Buffer {
+    const b = this.b;
+    while (this.i < b.length) {
+      const c = b[this.i]!;
+      if (c === 0x0d || c === 0x0a) this.i++;
+      else if (c === 0x7b) this.openGroup();
+      else if (c === 0x7d) this.closeGroup();
+      else if (c !== 0x5c) this.textRun();
+      else if (this.i + 1 < b.length && isLetter(b[this.i + 1]!)) this.controlWord();
+      else if (b[this.i + 1] === 0x27) this.hexByte();
+      else this.controlSymbol();
     }
-    groupStart = false;
-  };
-  for (let i = 0; i < b.length; ) {
-    const c = b[i]!;
-    if (c === 0x0d || c === 0x0a) {
-      i++;
-    } else if (c === 0x7b) {
-      if (outer.length < MAX_DEPTH) outer.push(uc * 2 + (destination ? 1 : 0));
-      else deeper++;
-      destination = false;
-      groupStart = true;
-      skip = 0;
-      i++;
-    } else if (c === 0x7d) {
-      if (destination) out[n++] = 0x0a;
-      const kept = deeper > 0 ? undefined : outer.pop();
-      if (deeper > 0) deeper--;
-      else if (kept !== undefined) {
-        uc = Math.floor(kept / 2);
-        destination = kept % 2 === 1;
+    return this.out.subarray(0, this.n);
+  }
+
+  private openGroup(): void {
+    if (this.outer.length < MAX_DEPTH) this.outer.push(this.uc * 2 + (this.destination ? 1 : 0));
+    else this.deeper++;
+    this.destination = false;
+    this.groupStart = true;
+    this.skip = 0;
+    this.i++;
+  }
+
+  private closeGroup(): void {
+    if (this.destination) this.out[this.n++] = 0x0a;
+    if (this.deeper > 0) this.deeper--;
+    else {
+      const kept = this.outer.pop();
+      if (kept !== undefined) {
+        this.uc = Math.floor(kept / 2);
+        this.destination = kept % 2 === 1;
       }
-      groupStart = false;
-      skip = 0;
-      i++;
-    } else if (c !== 0x5c) {
-      // A run of text, but for the fallback characters a \uN skips.
-      groupStart = false;
-      for (; skip > 0 && i < b.length && !SPECIAL[b[i]!]; i++) skip--;
-      for (; i < b.length && !SPECIAL[b[i]!]; i++) out[n++] = b[i]!;
-    } else if (i + 1 < b.length && isLetter(b[i + 1]!)) {
-      // A control word, its parameter (-?digits), and the space that may end it.
-      let j = i + 1;
-      let code = 0;
-      for (; j < b.length && isLetter(b[j]!); j++) code = code >= 0 && j - i <= MAX_WORD ? code * 32 + (b[j]! & 31) : -1;
-      const negative = b[j] === 0x2d && j + 1 < b.length && isDigit(b[j + 1]!);
-      if (negative) j++;
-      let param: number | undefined;
-      for (; j < b.length && isDigit(b[j]!); j++) param = Math.min(1e9, (param ?? 0) * 10 + (b[j]! - 0x30));
-      if (negative && param !== undefined) param = -param;
-      if (b[j] === 0x20) j++;
-      i = j;
-      const kind = WORDS.get(code);
-      startDestination(kind === DESTINATION);
-      if (kind === BINARY) {
-        // Binary data: its bytes are no text (the scan of the bytes reads them).
-        i = Math.min(b.length, i + Math.max(0, param ?? 0));
-      } else if (skip > 0) {
-        skip--;
-      } else if (kind === UNICODE && param !== undefined) {
-        const unit = param < 0 ? param + 0x10000 : param;
-        out[n++] = unit >= 0 && unit < 0x100 ? unit : 0x80;
-        skip = uc;
-      } else if (kind === UNICODE_SKIP) {
-        uc = Math.max(0, param ?? 1);
-      } else if (kind !== undefined && CHARACTER[kind] !== undefined) {
-        out[n++] = CHARACTER[kind]!;
-      }
-    } else if (b[i + 1] === 0x27) {
-      // \'hh: a byte in the document's code page.
-      groupStart = false;
-      const high = i + 3 < b.length ? HEX_VALUE[b[i + 2]!]! : -1;
-      const low = i + 3 < b.length ? HEX_VALUE[b[i + 3]!]! : -1;
-      if (high >= 0 && low >= 0) {
-        put(high * 16 + low);
-        i += 4;
-      } else {
-        i += 2;
-      }
-    } else {
-      // A control symbol: \* (a destination follows), an escaped character, a space or a hyphen, a paragraph (a backslash before a line break).
-      const symbol = b[i + 1];
-      i += 2;
-      startDestination(symbol === 0x2a);
-      if (symbol === 0x5c || symbol === 0x7b || symbol === 0x7d) put(symbol);
-      else if (symbol === 0x7e) put(0x20);
-      else if (symbol === 0x5f) put(0x2d);
-      else if (symbol === 0x0d || symbol === 0x0a) put(0x0a);
-      else if (skip > 0) skip--;
+    }
+    this.groupStart = false;
+    this.skip = 0;
+    this.i++;
+  }
+
+  /** A run of text, but for the fallback characters a \uN skips. */
+  private textRun(): void {
+    const { b, out } = this;
+    let i = this.i;
+    this.groupStart = false;
+    for (; this.skip > 0 && i < b.length && !SPECIAL[b[i]!]; i++) this.skip--;
+    let n = this.n;
+    for (; i < b.length && !SPECIAL[b[i]!]; i++) out[n++] = b[i]!;
+    this.n = n;
+    this.i = i;
+  }
+
+  /** A control word, its parameter (-?digits), and the space that may end it. */
+  private controlWord(): void {
+    const b = this.b;
+    let j = this.i + 1;
+    let code = 0;
+    for (; j < b.length && isLetter(b[j]!); j++) code = code >= 0 && j - this.i <= MAX_WORD ? code * 32 + (b[j]! & 31) : -1;
+    const negative = b[j] === 0x2d && j + 1 < b.length && isDigit(b[j + 1]!);
+    if (negative) j++;
+    let param: number | undefined;
+    for (; j < b.length && isDigit(b[j]!); j++) param = Math.min(1e9, (param ?? 0) * 10 + (b[j]! - 0x30));
+    if (negative && param !== undefined) param = -param;
+    if (b[j] === 0x20) j++;
+    this.i = j;
+    const kind = WORDS.get(code);
+    this.startDestination(kind === DESTINATION);
+    if (kind === BINARY) {
+      // Binary data: its bytes are no text (the scan of the bytes reads them).
+      this.i = Math.min(b.length, this.i + Math.max(0, param ?? 0));
+    } else if (this.skip > 0) {
+      this.skip--;
+    } else if (kind === UNICODE && param !== undefined) {
+      const unit = param < 0 ? param + 0x10000 : param;
+      this.out[this.n++] = unit >= 0 && unit < 0x100 ? unit : 0x80;
+      this.skip = this.uc;
+    } else if (kind === UNICODE_SKIP) {
+      this.uc = Math.max(0, param ?? 1);
+    } else if (kind !== undefined && CHARACTER[kind] !== undefined) {
+      this.out[this.n++] = CHARACTER[kind]!;
     }
   }
-  return out.subarray(0, n);
+
+  /** \'hh: a byte in the document's code page. */
+  private hexByte(): void {
+    const b = this.b;
+    const i = this.i;
+    this.groupStart = false;
+    const high = i + 3 < b.length ? HEX_VALUE[b[i + 2]!]! : -1;
+    const low = i + 3 < b.length ? HEX_VALUE[b[i + 3]!]! : -1;
+    if (high >= 0 && low >= 0) {
+      this.put(high * 16 + low);
+      this.i += 4;
+    } else {
+      this.i += 2;
+    }
+  }
+
+  /** A control symbol: \* (a destination follows), an escaped character, a space or a hyphen, a paragraph (a backslash before a line break). */
+  private controlSymbol(): void {
+    const symbol = this.b[this.i + 1];
+    this.i += 2;
+    this.startDestination(symbol === 0x2a);
+    if (symbol === 0x5c || symbol === 0x7b || symbol === 0x7d) this.put(symbol);
+    else if (symbol === 0x7e) this.put(0x20);
+    else if (symbol === 0x5f) this.put(0x2d);
+    else if (symbol === 0x0d || symbol === 0x0a) this.put(0x0a);
+    else if (this.skip > 0) this.skip--;
+  }
+
+  private put(c: number): void {
+    if (this.skip > 0) this.skip--;
+    else this.out[this.n++] = c;
+  }
+
+  private startDestination(isOne: boolean): void {
+    if (this.groupStart && isOne && !this.destination) {
+      this.destination = true;
+      this.out[this.n++] = 0x0a;
+    }
+    this.groupStart = false;
+  }
 }
