@@ -273,83 +273,111 @@ export function inspectPdf(b: Uint8Array, ctx: InspectContext): void {
  * cost its page faults).
  */
 export function inspectPdfSource(src: ByteSource, ctx: InspectContext): void {
+  refuseEncrypted(src, ctx);
+  const fonts = new PdfFonts(ctx);
+  // Content streams are read once the fonts are known (a font's map may follow the pages that use it).
+  const contents = new ContentStreams(ctx);
+  let objects = new Objects(src, 0);
+  for (let at = indexOfIn(src, "stream", 0); at >= 0; at = indexOfIn(src, "stream", at + 6)) {
+    const stream = streamAt(src, objects, at, ctx);
+    if (!stream) continue;
+    scanObjects(ctx, fonts, objects.upTo(stream.dataAt), objects.from);
+    objects = new Objects(src, stream.end);
+    readStream(src, stream, ctx, fonts, contents);
+    at = stream.end;
+  }
+  scanObjects(ctx, fonts, objects.upTo(src.length), objects.from);
+  if (contents.streams.length > 0) scanContents(ctx, contents, fonts);
+}
+
+function refuseEncrypted(src: ByteSource, ctx: InspectContext): void {
   const tailFrom = Math.max(0, src.length - 64 * 1024);
   const tail = Buffer.from(src.read(tailFrom, src.length - tailFrom)).toString("latin1");
   const head = Buffer.from(src.read(0, Math.min(src.length, 4096))).toString("latin1");
   if (/\/Encrypt\s/.test(tail) || /\/Encrypt\s*\d+\s+\d+\s+R/.test(head)) {
     throw ctx.unscannable("it is encrypted");
   }
-  const fonts = new PdfFonts(ctx);
-  // Content streams are read once the fonts are known (a font's map may follow the pages that use it).
-  const contents = new ContentStreams(ctx);
-  let objects = new Objects(src, 0);
-  for (let at = indexOfIn(src, "stream", 0); at >= 0; at = indexOfIn(src, "stream", at + 6)) {
-    const outsideFrom = objects.from;
-    // The bytes since the last stream's end, to a little past this `stream`: every look back and the line end after it.
-    const buf = objects.upTo(at + 8);
-    const here = at - outsideFrom;
-    // `stream` opens data only after a dictionary (`>>`), before an end of line; `endstream` is not it.
-    if (here >= 3 && buf[here - 3] === 101 && buf[here - 2] === 110 && buf[here - 1] === 100) continue;
-    let dataAt = here + 6;
-    if (buf[dataAt] === 0x0d) dataAt++;
-    if (buf[dataAt] !== 0x0a && buf[dataAt - 1] !== 0x0d) continue;
-    if (buf[dataAt] === 0x0a) dataAt++;
-    if (!dictionaryEndsAt(buf, here)) continue;
-    // The dictionary: from its object's `obj` (within 64 KiB), never before the previous stream's end,
-    // so no byte is searched or read for two streams (a search back to the file's start for each was quadratic).
-    const lo = Math.max(0, here - 64 * 1024);
-    const obj = buf.subarray(lo, here).lastIndexOf("obj", undefined, "latin1");
-    const dict = buf.toString("latin1", obj < 0 ? Math.max(lo, here - 4096) : lo + obj, here);
-    const id = obj < 0 ? undefined : objectNumberBefore(buf, lo + obj);
-    dataAt += outsideFrom;
-    let end = -1;
-    const length = /\/Length\s+(\d+)(?!\s+\d+\s+R)/.exec(dict);
-    if (length) {
-      const candidate = dataAt + Number(length[1]);
-      if (candidate <= src.length && /^\s*endstream/.test(Buffer.from(src.read(candidate, 20)).toString("latin1"))) end = candidate;
-    }
-    if (end < 0) end = indexOfIn(src, "endstream", dataAt);
-    if (end < 0) throw ctx.unscannable(`a stream at byte ${at} has no end`);
-    scanObjects(ctx, fonts, objects.upTo(dataAt), outsideFrom);
-    objects = new Objects(src, end);
-    const part = `the PDF stream at byte ${dataAt}`;
-    const { names: streamFilters, inArray } = filters(dict);
-    // A font program's first bytes say whether it is a ToUnicode map (what startsAsCMap reads of them).
-    if (SKIPPED.test(dict) || IMAGE_FILTERS.test(dict) || (FONT_PROGRAM.test(dict) && !startsAsCMap(ctx, part, src.read(dataAt, Math.min(end - dataAt, 2048)), dict, streamFilters, inArray))) {
-      at = end;
-      continue;
-    }
-    // A decoded stream's bytes are read, not kept: the first filter makes its output of them (a copy of 40 MB held 40 MB more).
-    let data: Uint8Array = streamFilters.length > 0 ? src.read(dataAt, end - dataAt) : readKept(src, dataAt, end - dataAt);
-    const parms = streamFilters.length > 0 ? decodeParmsOf(dict, inArray) : [];
-    for (const [index, f] of streamFilters.entries()) {
-      if (f === "FlateDecode" || f === "Fl") data = inflated(ctx, part, data, parms === "both" ? parms : parms[index]);
-      else if (f === "ASCIIHexDecode" || f === "AHx") data = asciiHex(data);
-      else if (f === "ASCII85Decode" || f === "A85") data = ascii85(data, ctx, part);
-      else throw ctx.unscannable(`${part} is encoded with ${f}, which this check does not read`);
-    }
-    // UTF-16 may be in an object stream's strings (an Info dictionary, a form field), in XMP metadata or an
-    // embedded file, and in any stream whose /Type was damaged: every stream that holds UTF-16 text is read as
-    // UTF-16 (InspectContext.scan; a content stream's text has no NULs, its glyph codes seldom read as text).
-    const type = STREAM_TYPE.exec(dict)?.[1];
-    // A content stream's bytes are scanned after the text it shows (below).
-    if (type === undefined && !opensAsCMap(data)) contents.add(id, part, data, ctx.ownsBufferOf(data));
-    else {
-      // A map and an object stream are kept to the end by the fonts.
-      if (type === undefined || type === "ObjStm") data = ctx.fitted(data);
-      if (type === undefined) fonts.addMap(id, data);
-      ctx.scan(part, data);
-    }
-    if (type !== undefined) ctx.scanDerivedText(`the text of ${part}`, shownText(data, type === "ObjStm" ? new StringsApart() : undefined), type === "ObjStm");
-    // XMP metadata (a document's title, author, description, as exiftool and every XMP reader give them).
-    if (type === "Metadata") scanXmpText(ctx, `the XMP metadata of ${part}`, data);
-    if (type === "ObjStm") fonts.addObjectStream(dict, data);
-    // An attached file that is a document (a docx, a PDF) or a picture is read as one: its compressed parts are otherwise unseen.
-    readInside(ctx, part, data);
-    at = end;
+}
+
+/** A stream's dictionary, its object number when the file gives one, and where its data starts and ends in the file. */
+interface PdfStream {
+  dict: string;
+  id: number | undefined;
+  dataAt: number;
+  end: number;
+}
+
+/**
+ * The stream the word `stream` at `at` opens, or undefined where it opens
+ * none (`endstream`, no dictionary before it, no end of line after it).
+ * `objects` holds the bytes since the last stream's end.
+ */
+function streamAt(src: ByteSource, objects: Objects, at: number, ctx: InspectContext): PdfStream | undefined {
+  // The bytes since the last stream's end, to a little past this `stream`: every look back and the line end after it.
+  const buf = objects.upTo(at + 8);
+  const here = at - objects.from;
+  // `stream` opens data only after a dictionary (`>>`), before an end of line; `endstream` is not it.
+  if (here >= 3 && buf[here - 3] === 101 && buf[here - 2] === 110 && buf[here - 1] === 100) return undefined;
+  let dataAt = here + 6;
+  if (buf[dataAt] === 0x0d) dataAt++;
+  if (buf[dataAt] !== 0x0a && buf[dataAt - 1] !== 0x0d) return undefined;
+  if (buf[dataAt] === 0x0a) dataAt++;
+  if (!dictionaryEndsAt(buf, here)) return undefined;
+  // The dictionary: from its object's `obj` (within 64 KiB), never before the previous stream's end,
+  // so no byte is searched or read for two streams (a search back to the file's start for each was quadratic).
+  const lo = Math.max(0, here - 64 * 1024);
+  const obj = buf.subarray(lo, here).lastIndexOf("obj", undefined, "latin1");
+  const dict = buf.toString("latin1", obj < 0 ? Math.max(lo, here - 4096) : lo + obj, here);
+  const id = obj < 0 ? undefined : objectNumberBefore(buf, lo + obj);
+  dataAt += objects.from;
+  return { dict, id, dataAt, end: streamEnd(src, dict, dataAt, at, ctx) };
+}
+
+/** Where a stream's data ends: at its `/Length` where `endstream` follows there, else at the next `endstream`. */
+function streamEnd(src: ByteSource, dict: string, dataAt: number, at: number, ctx: InspectContext): number {
+  const length = /\/Length\s+(\d+)(?!\s+\d+\s+R)/.exec(dict);
+  if (length) {
+    const candidate = dataAt + Number(length[1]);
+    if (candidate <= src.length && /^\s*endstream/.test(Buffer.from(src.read(candidate, 20)).toString("latin1"))) return candidate;
   }
-  scanObjects(ctx, fonts, objects.upTo(src.length), objects.from);
-  if (contents.streams.length > 0) scanContents(ctx, contents, fonts);
+  const end = indexOfIn(src, "endstream", dataAt);
+  if (end < 0) throw ctx.unscannable(`a stream at byte ${at} has no end`);
+  return end;
+}
+
+/** Decodes and scans a stream that can hold text (an image's or a font program's data is not read), or adds it to the content streams. */
+function readStream(src: ByteSource, { dict, id, dataAt, end }: PdfStream, ctx: InspectContext, fonts: PdfFonts, contents: ContentStreams): void {
+  const part = `the PDF stream at byte ${dataAt}`;
+  const { names: streamFilters, inArray } = filters(dict);
+  // A font program's first bytes say whether it is a ToUnicode map (what startsAsCMap reads of them).
+  if (SKIPPED.test(dict) || IMAGE_FILTERS.test(dict) || (FONT_PROGRAM.test(dict) && !startsAsCMap(ctx, part, src.read(dataAt, Math.min(end - dataAt, 2048)), dict, streamFilters, inArray))) return;
+  // A decoded stream's bytes are read, not kept: the first filter makes its output of them (a copy of 40 MB held 40 MB more).
+  let data: Uint8Array = streamFilters.length > 0 ? src.read(dataAt, end - dataAt) : readKept(src, dataAt, end - dataAt);
+  const parms = streamFilters.length > 0 ? decodeParmsOf(dict, inArray) : [];
+  for (const [index, f] of streamFilters.entries()) {
+    if (f === "FlateDecode" || f === "Fl") data = inflated(ctx, part, data, parms === "both" ? parms : parms[index]);
+    else if (f === "ASCIIHexDecode" || f === "AHx") data = asciiHex(data);
+    else if (f === "ASCII85Decode" || f === "A85") data = ascii85(data, ctx, part);
+    else throw ctx.unscannable(`${part} is encoded with ${f}, which this check does not read`);
+  }
+  // UTF-16 may be in an object stream's strings (an Info dictionary, a form field), in XMP metadata or an
+  // embedded file, and in any stream whose /Type was damaged: every stream that holds UTF-16 text is read as
+  // UTF-16 (InspectContext.scan; a content stream's text has no NULs, its glyph codes seldom read as text).
+  const type = STREAM_TYPE.exec(dict)?.[1];
+  // A content stream's bytes are scanned after the text it shows (scanContents).
+  if (type === undefined && !opensAsCMap(data)) contents.add(id, part, data, ctx.ownsBufferOf(data));
+  else {
+    // A map and an object stream are kept to the end by the fonts.
+    if (type === undefined || type === "ObjStm") data = ctx.fitted(data);
+    if (type === undefined) fonts.addMap(id, data);
+    ctx.scan(part, data);
+  }
+  if (type !== undefined) ctx.scanDerivedText(`the text of ${part}`, shownText(data, type === "ObjStm" ? new StringsApart() : undefined), type === "ObjStm");
+  // XMP metadata (a document's title, author, description, as exiftool and every XMP reader give them).
+  if (type === "Metadata") scanXmpText(ctx, `the XMP metadata of ${part}`, data);
+  if (type === "ObjStm") fonts.addObjectStream(dict, data);
+  // An attached file that is a document (a docx, a PDF) or a picture is read as one: its compressed parts are otherwise unseen.
+  readInside(ctx, part, data);
 }
 
 /** A content stream: its object number, when the file gives one, where its decoded bytes lie in ContentStreams' buffer and how a finding names it. */
