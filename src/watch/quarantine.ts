@@ -6,7 +6,7 @@ import path from "node:path";
 import type { Config } from "../config/config.js";
 import { randomBytes } from "node:crypto";
 import { type RefusalCode, errnoCode, isErrno, usageError } from "../core/errors.js";
-import { escapeText, quoteText } from "../core/escape.js";
+import { escapeText, isEscaped, quoteText } from "../core/escape.js";
 import { type Logger, silentLogger } from "../log/logger.js";
 import { truncateToBytes } from "../prepare/name.js";
 import { type PrepareReport, prepare } from "../prepare/prepare.js";
@@ -249,7 +249,8 @@ export interface QuarantineEntry {
   modified: string;
   /** When and why the guard moved it, when the journal says. */
   quarantined_at?: string;
-  reason?: QuarantineReason;
+  /** One of the guard's QuarantineReason codes, unless another wrote the journal (escaped). */
+  reason?: string;
   /** Its name in the outbox, escaped (differs from `name` after a name clash). */
   original?: string;
 }
@@ -289,11 +290,25 @@ export function listQuarantine(config: Config): QuarantineList {
       kind: entryKind(st),
       bytes: st.size,
       modified: st.mtime.toISOString(),
-      ...(caught ? { quarantined_at: caught.time, ...(caught.reason ? { reason: caught.reason } : {}), ...(caught.original ? { original: caught.original } : {}) } : {}),
+      ...(caught ? journalSays(caught) : {}),
     });
   }
   entries.sort((a, b) => (a.quarantined_at ?? a.modified).localeCompare(b.quarantined_at ?? b.modified) || a.name.localeCompare(b.name));
   return { quarantine: escapeText(layout.quarantineDir), entries };
+}
+
+/**
+ * When and why the journal says the guard moved an entry, and its name in
+ * the outbox. In single-user mode the agent's user can append to the
+ * journal: its strings are shown escaped (the guard's own are already, and
+ * are kept as they are), a field of another type not at all.
+ */
+function journalSays(rec: JournalRecord): Pick<QuarantineEntry, "quarantined_at" | "reason" | "original"> {
+  const shown = (value: unknown) => (typeof value !== "string" || value === "" ? undefined : isEscaped(value) ? value : escapeText(value));
+  const time = shown(rec.time);
+  const reason = shown(rec.reason);
+  const original = shown(rec.original);
+  return { ...(time ? { quarantined_at: time } : {}), ...(reason ? { reason } : {}), ...(original ? { original } : {}) };
 }
 
 function checkEntryName(name: string): void {
