@@ -841,6 +841,42 @@ describe("doctor: the stores a gateway's CODEX_HOME and HERMES_MANAGED_DIR move"
     expect(secretChecks(root, "active")).toEqual([known(3, 2, `you (${os.userInfo().username}) cannot look into /run/media-outbox-gate (ENOTDIR)`)]);
   });
 
+  it("names a gateway the gate's units name (gateway:) that systemd no longer knows: what install found for it is copied still, stale; not one that is there", () => {
+    const gateway = (unit: string) => `agent:?gateway:/etc/systemd/system/${unit}`;
+    const root = target("doctor-gateway-gone", [...named, gateway("hermes-gateway.service"), gateway("hermes-gateway-old.service"), gateway("hermes-gateway-\\x1b.service")]);
+    const gone = secretChecks(root).filter((c) => c.message.includes("no longer a unit systemd knows"));
+    expect(gone).toEqual([
+      {
+        check: "gate secrets",
+        status: "warn",
+        message:
+          "hermes-gateway-old.service, hermes-gateway-\\x1b.service: covered at install, no longer a unit systemd knows: the gate's units still name what install found for them (their EnvironmentFile= and Environment= files, their user's Hermes files), and the gate goes on copying those that are there: stale copies, of a gateway that is gone",
+        fix: "media-outbox uninstall systemd --system, then media-outbox install systemd --system --gate again with the same options: the gate's units then name the gateways there now",
+      },
+    ]);
+    // Every gateway named is there: nothing said.
+    expect(secretChecks(target("doctor-gateway-there", [...named, gateway("hermes-gateway.service")])).filter((c) => c.message.includes("no longer"))).toEqual([]);
+  });
+
+  it("names a variable a gateway's unit sets that puts a credential file where neither the gate nor local mode reads (a Google service account's key, the shared Nous store), not its value", () => {
+    const root = target("doctor-credential-paths", [...named, "agent:?gateway:/etc/systemd/system/hermes-gateway.service"]);
+    expect(secretChecks(root).filter((c) => c.message.includes("credential file there"))).toEqual([]);
+    fs.writeFileSync(
+      path.join(root, GATEWAY_UNIT.slice(1)),
+      "[Service]\nUser=agent\nEnvironment=HERMES_HOME=/srv/agent-hermes GOOGLE_APPLICATION_CREDENTIALS=/srv/secret-sa.json\nEnvironment=HERMES_SHARED_AUTH_DIR=/srv/nous-shared\nExecStart=/bin/true\n",
+    );
+    const found = secretChecks(root).filter((c) => c.message.includes("credential file there"));
+    expect(found).toEqual([
+      {
+        check: "gate secrets",
+        status: "warn",
+        message: `HERMES_SHARED_AUTH_DIR (set for hermes-gateway.service in ${GATEWAY_UNIT}: the shared Nous OAuth store, nous_auth.json), GOOGLE_APPLICATION_CREDENTIALS (set for hermes-gateway.service in ${GATEWAY_UNIT}: a Google service account's JSON key): the gateway's Hermes reads a credential file there that neither the gate's copies nor local mode read: the gate does not know the values there (a service account's private key is still found by its format)`,
+        fix: "media-outbox has no reading of that file yet: a value of it is refused only where a file it reads (a Hermes .env, auth.json) holds it too",
+      },
+    ]);
+    expect(JSON.stringify(found)).not.toContain("/srv/secret-sa.json");
+  });
+
   it("names one the gateway sets now that the gate's units do not name: in its unit (an install before media-outbox named it), or in its Hermes .env since install where gate-secrets does not follow it as Hermes does; not one that gate-secrets follows from the named .env", () => {
     const root = target("doctor-codex-unnamed", named);
     const unnamed = (file: string) => ({

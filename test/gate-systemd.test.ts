@@ -992,6 +992,14 @@ systemctl daemon-reload
     // The stamp systemd keeps for the janitor timer's Persistent=true (made when the timer started).
     const stamp = "/var/lib/systemd/timers/stamp-media-outbox-janitor.timer";
     expect(exists(stamp)).toBe(true);
+    // The gateway's unit removed since install (its drop-in directory, media-outbox's, left): doctor says the gate's copies for it are stale; put back, nothing said.
+    const gone = () =>
+      (JSON.parse(mo(["doctor", "--json", "--no-probe"]).stdout) as { checks: { check: string; message: string }[] }).checks.filter((x) => x.check === "gate secrets" && x.message.includes("no longer a unit systemd knows")).map((x) => x.message.split(": ")[0]);
+    c.run(["sh", "-ec", `mv /etc/systemd/system/${GATEWAY} /root/gateway.unit && systemctl daemon-reload`]);
+    expect(show(GATEWAY, "LoadState")).toEqual({ LoadState: "not-found" });
+    expect(gone()).toEqual([GATEWAY]);
+    c.run(["sh", "-ec", `mv /root/gateway.unit /etc/systemd/system/${GATEWAY} && systemctl daemon-reload`]);
+    expect(gone()).toEqual([]);
     const r = mo(["uninstall", "systemd"]);
     expect(r.code, r.stderr).toBe(0);
     expect(exists(stamp)).toBe(false);
@@ -1001,7 +1009,8 @@ systemctl daemon-reload
     expect(groupsOf("agent")).toEqual(["agent"]);
     expect(sh("getent passwd media-outbox").code).toBe(0);
     // /run/media-outbox too: systemd made it for the socket, and leaves it behind when the socket stops.
-    for (const p of ["/etc/media-outbox", SOCKET, "/run/media-outbox", "/var/lib/media-outbox/install-manifest.json"]) expect(exists(p), p).toBe(false);
+    // The gate's copies of the agents' secrets too (its runtime directory: systemd removes it with the stopped service).
+    for (const p of ["/etc/media-outbox", SOCKET, "/run/media-outbox", SECRETS, "/var/lib/media-outbox/install-manifest.json"]) expect(exists(p), p).toBe(false);
     expect(r.stdout).toContain("removed /run/media-outbox\n");
     expect(show("media-outbox-gate.service", "LoadState", "ActiveState")).toEqual({ LoadState: "not-found", ActiveState: "inactive" });
     expect(out(`ls ${OUTBOX}`).split("\n")).toEqual(expect.arrayContaining(["chart.png", "photo.png", "fixture.txt", "fresh.txt"]));

@@ -153,6 +153,76 @@ describe("from a profile's home (HERMES_HOME=~/.hermes/profiles/work), the share
   });
 });
 
+describe("local mode reads at most 32 profiles of a Hermes home (gate-profiles' bound, the gate's own: takeProfiles), and publishes nothing whose check needs the values of those it does not read", () => {
+  const PAST_VALUE = f.pick(ALNUM, 28);
+  /** `count` empty profiles a00, a01… (names Hermes takes, sorted before zz) in `base`, and profile zz, whose .env holds PAST_VALUE. */
+  function profiles(base: string, count: number): string {
+    for (let i = 0; i < count; i++) fs.mkdirSync(path.join(base, "profiles", `a${String(i).padStart(2, "0")}`), { recursive: true });
+    const zz = path.join(base, "profiles", "zz");
+    secretFile(zz, ".env", `ZZ_SERVICE_TOKEN=${PAST_VALUE}\n`);
+    return zz;
+  }
+
+  it("with a 33rd profile (the root's, seen from a profile's home), a text is refused unscannable_content naming the bound and the profile, whatever it holds; an image with no text is published", () => {
+    const zz = profiles(root, 32);
+    const home = path.join(root, "profiles", "a00");
+    const leak = write(h.work, "leak.txt", `note: ${PAST_VALUE}\n`);
+    const clean = write(h.work, "clean.txt", "meeting notes\n");
+    const image = write(h.work, "chart.png", png(1));
+    const out = prepareFrom(home, [leak, clean, image]);
+    expect(out.code).toBe(1);
+    expect(out.dropped.map(([name, code]) => [name, code])).toEqual([
+      ["leak.txt", "unscannable_content"],
+      ["clean.txt", "unscannable_content"],
+    ]);
+    const reason = out.dropped[0]![2];
+    expect(reason).toContain("at most 32 Hermes profiles of a home");
+    expect(reason).toContain(`${zz} (past the 32`);
+    expect(reason).not.toContain(PAST_VALUE);
+    expect(out.published).toEqual(["chart.png"]);
+    expect(leftIn(home).staging).toEqual([]);
+  });
+
+  it("with 32, the 32nd's value is known (secret_detected, named by its profile) and an ordinary text is published", () => {
+    profiles(root, 31);
+    const out = prepareFrom(root, [write(h.work, "leak.txt", `note: ${PAST_VALUE}\n`), write(h.work, "clean.txt", "meeting notes\n")]);
+    expect(out.dropped.map(([name, code]) => [name, code])).toEqual([["leak.txt", "secret_detected"]]);
+    expect(out.dropped[0]![2]).toContain("the value of ZZ_SERVICE_TOKEN (the .env of Hermes profile zz)");
+    expect(out.published).toEqual(["clean.txt"]);
+  });
+
+  it("the home itself is read even where the root's listing leaves it out (a profile past the root's 32): nothing is refused for it", () => {
+    const zz = profiles(root, 31);
+    fs.mkdirSync(path.join(root, "profiles", "a31"));
+    const out = prepareFrom(zz, [write(h.work, "leak.txt", `note: ${PAST_VALUE}\n`), write(h.work, "clean.txt", "meeting notes\n")]);
+    expect(out.dropped.map(([name, code]) => [name, code])).toEqual([["leak.txt", "secret_detected"]]);
+    expect(out.dropped[0]![2]).toContain("the value of ZZ_SERVICE_TOKEN (the Hermes .env)");
+    expect(out.published).toEqual(["clean.txt"]);
+  });
+
+  it("a profile whose name holds a control character is not read either, and is named escaped; a link to a profile directory is read (its user's own)", () => {
+    const elsewhere = path.join(h.home, "elsewhere");
+    secretFile(elsewhere, ".env", `LINKED_SERVICE_TOKEN=${ROOT_VALUE}\n`);
+    fs.mkdirSync(path.join(root, "profiles"), { recursive: true, mode: 0o700 });
+    fs.symlinkSync(elsewhere, path.join(root, "profiles", "linked"));
+    const linked = prepareFrom(root, [write(h.work, "linked.txt", `note: ${ROOT_VALUE}\n`)]);
+    expect(linked.dropped.map(([name, code]) => [name, code])).toEqual([["linked.txt", "secret_detected"]]);
+    secretFile(path.join(root, "profiles", "bad\x1b]0;x"), ".env", `BAD_SERVICE_TOKEN=${SIBLING_VALUE}\n`);
+    const out = prepareFrom(root, [write(h.work, "clean.txt", "meeting notes\n")]);
+    expect(out.dropped.map(([name, code]) => [name, code])).toEqual([["clean.txt", "unscannable_content"]]);
+    expect(out.dropped[0]![2]).toContain(`${path.join(root, "profiles")}/bad\\x1b]0;x (its name holds a control character`);
+    expect(out.stderr).not.toContain("\x1b");
+  });
+
+  it("doctor says so: the profiles past the bound, named, and that texts are refused until there are at most 32", () => {
+    const zz = profiles(root, 32);
+    const r = cli(["doctor"], { env: { ...h.env, HERMES_HOME: root }, cwd: h.work });
+    const line = r.stdout.split("\n").find((l) => l.includes("known secrets"));
+    expect(line, r.stdout).toMatch(/FAIL/i);
+    expect(line).toContain(`${zz} (past the 32`);
+  });
+});
+
 describe("prepare --stdin from a regular file: its place is judged as a FILE's is", () => {
   /** `prepare --json --stdin --name NAME` with standard input opened on `file` (as the shell's `< FILE` does). */
   function fromFile(file: string, name: string, hermesHome = root, extra: string[] = []) {

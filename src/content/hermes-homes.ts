@@ -6,7 +6,9 @@
 // environments count. Small on purpose: the client's bundle holds it.
 import fs from "node:fs";
 import path from "node:path";
+import { escapeText } from "../core/escape.js";
 import { resolveExisting } from "../core/real-path.js";
+import { MAX_PROFILES, takeProfiles } from "./hermes-profiles.js";
 
 /** The user's home as Python's Path.home() reads it: $HOME, else the password database's (node:os only then: it costs start-up time). */
 function defaultUserHome(): string {
@@ -38,29 +40,59 @@ export function hermesRoot(hermesHome: string, userHome: string = defaultUserHom
   return path.basename(path.dirname(hermesHome)) === "profiles" ? path.dirname(path.dirname(hermesHome)) : hermesHome;
 }
 
-/**
- * The Hermes home, then each of its profiles' homes in name order (none when
- * it has no `profiles/`); then, when `root` (its shared root, hermesRoot) is
- * another directory, the root and each of the root's profiles not listed
- * already (the home's siblings). Each profile directory there is listed, as
- * the home's own profiles always were: leaving one out would leave its values
- * unknown.
- */
-export function hermesHomeDirs(hermesHome: string, root: string = hermesRoot(hermesHome)): string[] {
-  const dirs = [hermesHome, ...profileDirs(hermesHome)];
-  if (root === hermesHome) return dirs;
-  const listed = new Set(dirs);
-  for (const dir of [root, ...profileDirs(root)]) {
-    if (listed.has(dir)) continue;
-    listed.add(dir);
-    dirs.push(dir);
-  }
-  return dirs;
+/** The directories of a Hermes home and its shared root that hold secrets (hermesHomeDirs), and the profiles left out. */
+export interface HermesHomeListing {
+  dirs: string[];
+  /**
+   * The profiles left out, each described (escaped): past MAX_PROFILES, or
+   * refused by takeProfiles (a name with a control character), the first
+   * of each profiles directory named, the others counted. Their files are
+   * not read: the values there are unknown.
+   */
+  untaken: string[];
 }
 
-/** The profile directories of a Hermes home (`profiles/NAME`), in name order. */
-function profileDirs(hermesHome: string): string[] {
-  return readdirOrEmpty(path.join(hermesHome, "profiles")).map((profile) => path.join(hermesHome, "profiles", profile));
+/**
+ * The Hermes home, then each of its profiles' homes (none when it has no
+ * `profiles/`); then, when `root` (its shared root, hermesRoot) is another
+ * directory, the root and each of the root's profiles not listed already
+ * (the home's siblings). The profiles of each are those the gate takes
+ * (hermes-profiles.ts takeProfiles: at most MAX_PROFILES, Hermes' own names
+ * first, each group in name order), looked at with stat (a link to a
+ * directory is a profile: this user's own); those left out are `untaken`.
+ */
+export function listHermesHomes(hermesHome: string, root: string = hermesRoot(hermesHome)): HermesHomeListing {
+  const out: HermesHomeListing = { dirs: [hermesHome], untaken: [] };
+  addProfiles(out, hermesHome);
+  if (root === hermesHome) return out;
+  const shared: HermesHomeListing = { dirs: [root], untaken: out.untaken };
+  addProfiles(shared, root, hermesHome);
+  // The home's siblings once: the home itself is one of the root's profiles.
+  const listed = new Set(out.dirs);
+  for (const dir of shared.dirs) {
+    if (listed.has(dir)) continue;
+    listed.add(dir);
+    out.dirs.push(dir);
+  }
+  return out;
+}
+
+/** hermesHomeDirs' directories alone (listHermesHomes). */
+export function hermesHomeDirs(hermesHome: string, root: string = hermesRoot(hermesHome)): string[] {
+  return listHermesHomes(hermesHome, root).dirs;
+}
+
+/** Adds the profile directories of a Hermes home (`profiles/NAME`) takeProfiles takes, and what it leaves out but `read`. */
+function addProfiles(out: HermesHomeListing, hermesHome: string, read?: string): void {
+  const dir = path.join(hermesHome, "profiles");
+  const listing = takeProfiles(dir, readdirOrEmpty(dir), (p) => fs.statSync(p));
+  out.dirs.push(...listing.profiles.map((p) => p.dir));
+  out.untaken.push(
+    ...listing.refused.map(({ file, why }) => `${escapeText(file)} (${why})`),
+    // The home itself, a profile of the root past its bound, is read all the same.
+    ...listing.past.filter((p) => p !== read).map((p) => `${escapeText(p)} (past the ${MAX_PROFILES} profiles of a Hermes home read)`),
+    ...(listing.more > 0 ? [`${listing.more} more entries of ${escapeText(dir)}`] : []),
+  );
 }
 
 /** The names in `dir`, sorted; none when it cannot be listed (not there, not a directory, not ours to read). */

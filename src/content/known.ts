@@ -25,8 +25,10 @@
 // and the comparison goes outward from it across the breaks.
 import fs from "node:fs";
 import path from "node:path";
+import { Refusal } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
-import { hermesHomeDirs, hermesRoot, readdirOrEmpty } from "./hermes-homes.js";
+import { hermesRoot, listHermesHomes, readdirOrEmpty } from "./hermes-homes.js";
+import { MAX_PROFILES, PROFILE_ID } from "./hermes-profiles.js";
 import type { ProcessEnvironment } from "./process-environments.js";
 import { type SecretFileFormat, forEachSecretEntry } from "./secret-file-formats.js";
 import { AUTH_SCHEME, PATH_LIKE, USERINFO, basicPassword, environmentEntryMayHoldSecret, namesAuthorization, variableNameSaysSecret } from "./secret-variables.js";
@@ -591,8 +593,6 @@ export function storeDirFileNames(entries: readonly string[]): string[] {
 /** The files of a Hermes profile the gate copies besides its store directories' (those of a Hermes home: its .env, then HERMES_STORES). */
 export const PROFILE_FILES: readonly string[] = [".env", ...HERMES_STORES];
 
-/** Hermes' own rule for a profile's name (hermes_cli/profiles.py `_PROFILE_ID_RE`): no dot, so a copy's name can carry it as it is. */
-export const PROFILE_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
 /** What a copy of a profile's file is of: one of PROFILE_FILES, the Kth file of a store directory, or the Codex CLI's auth.json where the profile's .env puts CODEX_HOME. */
 export type ProfileCopyFile = { store: string } | { storeDir: string; index: number } | { codexHome: true };
@@ -657,18 +657,44 @@ export interface HermesHome {
  * profile's home, the shared Hermes root it lies in and the root's other
  * profiles (hermes-homes.ts hermesRoot: Hermes denies the root's files to a
  * profile's gateway too, and its agents can read them): each has its own
- * files of secrets and its own gateway.pid.
+ * files of secrets and its own gateway.pid. At most MAX_PROFILES profiles
+ * of each, those the gate takes (hermes-homes.ts listHermesHomes); those
+ * left out are `untaken`.
  */
-export function hermesHomes(hermesHome: string, userHome?: string): HermesHome[] {
+export function listHermesHomesNamed(hermesHome: string, userHome?: string): { homes: HermesHome[]; untaken: string[] } {
   const root = hermesRoot(hermesHome, userHome);
-  const [home, ...others] = hermesHomeDirs(hermesHome, root);
-  return [
-    { dir: home!, named: (file) => `the Hermes ${file}` },
+  const { dirs, untaken } = listHermesHomes(hermesHome, root);
+  const [home, ...others] = dirs;
+  const homes = [
+    { dir: home!, named: (file: string) => `the Hermes ${file}` },
     ...others.map((dir) =>
       dir === root ? { dir, named: (file: string) => `the ${file} of the shared Hermes root` } : { dir, named: (file: string) => `the ${file} of Hermes profile ${escapeText(path.basename(dir))}` },
     ),
   ];
+  return { homes, untaken };
 }
+
+/** listHermesHomesNamed's homes alone. */
+export function hermesHomes(hermesHome: string, userHome?: string): HermesHome[] {
+  return listHermesHomesNamed(hermesHome, userHome).homes;
+}
+
+/**
+ * What the secret check says of profiles whose files it does not read
+ * (listHermesHomesNamed's `untaken`, escaped): a file whose check needs the
+ * values it knows is refused while there are any (unscannable_content),
+ * never published with a value of theirs unlooked for. The bound is the
+ * gate's own (MAX_PROFILES): the work of each prepare stays bounded
+ * whatever the agent makes in a profiles directory, and an agent that
+ * makes profiles to push an operator's out of the bound gets refusals, not
+ * its secrets.
+ */
+export function untakenProfilesMessage(untaken: readonly string[]): string {
+  return `the secret check reads at most ${MAX_PROFILES} Hermes profiles of a home (Hermes' own names first, in name order), and does not know the values of ${untaken.join("; ")}`;
+}
+
+/** What to do about untakenProfilesMessage. */
+export const UNTAKEN_PROFILES_FIX = `keep at most ${MAX_PROFILES} profiles in each Hermes home (hermes profile delete NAME), each a directory named with letters, digits, _ and -`;
 
 /** The files that hold known secrets, each with how a refusal names it. */
 export function knownSecretFiles(src: KnownSecretSources, homes = hermesHomes(src.hermesHome, src.userHome)): SecretFile[] {
@@ -758,7 +784,8 @@ export function readSecretFile(f: SecretFile): SecretFileReading {
 
 /** The known secrets of this host, read now (cached per file while unchanged). */
 export function loadKnownSecrets(src: KnownSecretSources): KnownSecrets {
-  const homes = hermesHomes(src.hermesHome, src.userHome);
+  const { homes, untaken } = listHermesHomesNamed(src.hermesHome, src.userHome);
+  if (untaken.length > 0) throw new Refusal("unscannable_content", `${untakenProfilesMessage(untaken)}: nothing whose check needs them is published; ${UNTAKEN_PROFILES_FIX}`);
   const values = knownSecretFiles(src, homes).flatMap((f) => readSecretFile(f).values);
   if (src.environments) values.push(...environmentValues(src.environments(homes.map((home) => home.dir)), values));
   return values.length === 0 ? NO_KNOWN_SECRETS : new KnownSecrets(values);

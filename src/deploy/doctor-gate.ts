@@ -43,7 +43,7 @@ import {
 } from "./gate.js";
 import { readIfExists } from "./files.js";
 import { rootOwnedProblem } from "./root-owned.js";
-import { dotenvCodexHomeAuth } from "./hermes-environment.js";
+import { UNREAD_CREDENTIAL_PATHS, dotenvCodexHomeAuth } from "./hermes-environment.js";
 import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, isTemplate, lenientDiskReader, onDisk, unitEnvironment, unitFiles, unitHermesHome } from "./gateway-units.js";
 import { MAX_PROFILES, MAX_WATCHED_PROFILES, PROFILE_WATCHES, listWatches, profileWatchPaths, watchUnitName } from "./gate-profiles.js";
 import { GATE_SECRETS_NEW_PATH, GATE_SECRETS_PATH, GATE_SECRETS_SERVICE, GATE_SERVICE, GATE_SOCKET_UNIT, WATCH_SERVICE } from "./render.js";
@@ -301,7 +301,9 @@ export function gateServiceChecks(scope: UnitScope, units: string[], systemctl: 
       const state = active === "inactive" ? "inactive (it starts on the next connection)" : active;
       check(checks, "gate units", "pass", `${GATE_SOCKET_UNIT} listens; ${GATE_SERVICE} is ${state}, restarted ${svc.get("NRestarts") ?? "0"} times`);
     }
-    const line = gateSecretChecks(scope, unitFiles(scope, GATE_SERVICE, systemctl), checks, units.map((unit) => gatewayOwner(scope, unit, systemctl)));
+    // A gateway unit systemd no longer knows (removed since install: `hermes gateway uninstall`, a unit file deleted).
+    const gone = (unit: string) => systemctl.show(unit, ["LoadState"]).get("LoadState") === "not-found";
+    const line = gateSecretChecks(scope, unitFiles(scope, GATE_SERVICE, systemctl), checks, units.map((unit) => gatewayOwner(scope, unit, systemctl)), gone);
     if (active === "active" || systemctl.show(WATCH_SERVICE, ["ActiveState"]).get("ActiveState") === "active") profileWatchChecks(scope, line.named, systemctl, checks);
     madeAfterInstallChecks(scope, unitFiles(scope, GATE_SECRETS_NEW_PATH, systemctl), checks);
     // The watches on the agents' files: stopped (by hand, by its trigger limit, short of inotify instances), a changed file counts from the gate's next start only.
@@ -330,9 +332,20 @@ export function gateServiceChecks(scope: UnitScope, units: string[], systemctl: 
  * one running doctor may not look at are not judged. Returns the line as
  * read, for the checks after (the unit files read once).
  */
-export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; dropIns: string[] }, checks: DoctorCheck[], gateways: GatewayOwner[]): GateSecretsLine {
+export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; dropIns: string[] }, checks: DoctorCheck[], gateways: GatewayOwner[], unitGone?: (unit: string) => boolean): GateSecretsLine {
   const line = gateSecretsLine(scope, files);
   const { named } = line;
+  // The gateways install covered (`USER:?gateway:DIR/UNIT`) that systemd no longer knows: the line goes on naming what install found for them.
+  const removed = unitGone ? named.filter((n) => n.gateway && unitGone(path.basename(n.file))).map((n) => escapeText(path.basename(n.file))) : [];
+  if (removed.length > 0) {
+    check(
+      checks,
+      "gate secrets",
+      "warn",
+      `${removed.join(", ")}: covered at install, no longer a unit systemd knows: the gate's units still name what install found for ${removed.length === 1 ? "it" : "them"} (${removed.length === 1 ? "its" : "their"} EnvironmentFile= and Environment= files, ${removed.length === 1 ? "its" : "their"} user's Hermes files), and the gate goes on copying those that are there: stale copies, of a gateway that is gone`,
+      "media-outbox uninstall systemd --system, then media-outbox install systemd --system --gate again with the same options: the gate's units then name the gateways there now",
+    );
+  }
   const missing: string[] = [];
   for (const { file } of named.filter((n) => !n.optional)) {
     try {
@@ -382,6 +395,19 @@ export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; d
   const unnamedUnits = gatewaySecretFiles(gateways, scope, []).filter((w) => !named.some((n) => n.file === w.file));
   if (unnamedUnits.length > 0) {
     check(checks, "gate secrets", "warn", `${unnamedUnits.map((w) => escapeText(w.file)).join(", ")}: set for a gateway (an EnvironmentFile=, or Environment= values that look secret) and not named in the gate's units: the gate does not know the values there`, "run media-outbox install systemd --gate again, with the same options");
+  }
+  // What a gateway's unit sets (since install or not) that moves a credential file where no copy comes from, local mode's reading neither (hermes-environment.ts UNREAD_CREDENTIAL_PATHS).
+  const unread = gateways.flatMap((g) =>
+    (g.credentialPaths ?? []).map((c) => `${c.name} (set for ${escapeText(g.unit)}${c.from ? ` in ${escapeText(c.from)}` : ""}: ${UNREAD_CREDENTIAL_PATHS.find((u) => u.name === c.name)?.what ?? "a credential file"})`),
+  );
+  if (unread.length > 0) {
+    check(
+      checks,
+      "gate secrets",
+      "warn",
+      `${unread.join(", ")}: the gateway's Hermes reads a credential file there that neither the gate's copies nor local mode read: the gate does not know the values there (a service account's private key is still found by its format)`,
+      "media-outbox has no reading of that file yet: a value of it is refused only where a file it reads (a Hermes .env, auth.json) holds it too",
+    );
   }
   // Where a gateway's CODEX_HOME or HERMES_MANAGED_DIR puts a store now (set since install, in its unit or its Hermes .env), install judging it the same way;
   // not a CODEX_HOME that gate-secrets follows itself at each run, as the named Hermes .env sets it.

@@ -12,7 +12,7 @@ import { prepare } from "../prepare/prepare.js";
 import { NotDedicatedError } from "../safety/dedicated.js";
 import { readOperatorFile } from "../safety/operator-file.js";
 import { UNREADABLE_FORMATS } from "../content/formats.js";
-import { knownSecretFiles, readSecretFile } from "../content/known.js";
+import { UNTAKEN_PROFILES_FIX, knownSecretFiles, listHermesHomesNamed, readSecretFile, untakenProfilesMessage } from "../content/known.js";
 import { environmentOf } from "../content/process-environments.js";
 import { knownSecretSources } from "../prepare/content.js";
 import { allowDirProblem, isUnderRoot, isWithin, mediaLineProblem, parseAllowDirs } from "../safety/gateway.js";
@@ -107,6 +107,12 @@ function outboxChecks(config: Config, checks: DoctorCheck[]): Layout | undefined
  * else says so.
  */
 function knownSecretChecks(config: Config, checks: DoctorCheck[]): void {
+  // Profiles past the bound first: prepare refuses every file whose check needs their values (known.ts loadKnownSecrets).
+  const { untaken } = listHermesHomesNamed(config.hermesHome, config.home);
+  if (untaken.length > 0) {
+    check(checks, "known secrets", "fail", `${untakenProfilesMessage(untaken)}: prepare refuses every file whose check needs them (unscannable_content)`, UNTAKEN_PROFILES_FIX);
+    return;
+  }
   const readings = knownSecretFiles(knownSecretSources(config.hermesHome, config.home)).map(readSecretFile).filter((r) => r.exists);
   const problems = readings.filter((r) => r.problem !== undefined);
   if (problems.length > 0) {

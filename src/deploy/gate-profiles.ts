@@ -31,12 +31,15 @@
 // watched is copied again at each copy (the gate's start, a change to any
 // watched file), not when its own files change; one past MAX_PROFILES is not
 // copied. gate-secrets' journal and doctor name both.
-import type fs from "node:fs";
 import path from "node:path";
-import { HERMES_STORE_DIRS, PROFILE_ID } from "../content/known.js";
+import { MAX_PROFILES, MAX_WATCHED_PROFILES, type Profile, type ProfileListing, takeProfiles } from "../content/hermes-profiles.js";
+import { HERMES_STORE_DIRS } from "../content/known.js";
 import { escapeText } from "../core/escape.js";
 import type { Systemctl } from "./systemctl.js";
 import { UNIT_NAME_MAX, escapeUnitPath, templateInstances } from "./systemd-syntax.js";
+
+// The bound and the rule are local mode's too (its secret check reads the profiles takeProfiles takes): they live beside hermes-homes.ts, in the client's bundle.
+export { MAX_PROFILES, MAX_WATCHED_PROFILES, type Profile, type ProfileListing, takeProfiles };
 
 /** The template path unit whose instances watch the profiles' files (deploy/systemd/system). */
 export const GATE_SECRETS_WATCH = "media-outbox-gate-secrets-watch@.path";
@@ -44,93 +47,8 @@ export const GATE_SECRETS_WATCH = "media-outbox-gate-secrets-watch@.path";
 export const GATE_SECRETS_WATCHES = templateInstances(GATE_SECRETS_WATCH);
 const WATCH_PREFIX = GATE_SECRETS_WATCH.slice(0, GATE_SECRETS_WATCH.indexOf("@") + 1);
 
-/** Profiles of one Hermes home the gate copies (a bound on the work of each run, whatever the agent makes). */
-export const MAX_PROFILES = 32;
-/**
- * Of those, the profiles whose files are watched: PROFILE_WATCHES of root's
- * inotify instances each (8 profiles: 32 of the 128 root has by default,
- * shared with every root service, systemd's other path units among them).
- */
-export const MAX_WATCHED_PROFILES = 8;
 /** The watches (each one inotify instance of root's) of a profile: its directory, its .env, its store directories; one more where its .env sets CODEX_HOME. */
 export const PROFILE_WATCHES = 2 + HERMES_STORE_DIRS.length;
-/** Entries of a profiles directory looked at (lstat, as the agent): a directory the agent fills with links or files costs no more. */
-const MAX_LOOKED_AT = 2 * MAX_PROFILES;
-/** Refused entries, and entries not looked at, named one by one; those after are counted. */
-const MAX_NAMED = 8;
-
-/** C0 and C1 control characters, DEL, and U+FFFD (what Node makes of bytes that are no UTF-8: that name names no entry). */
-const UNTAKEN_CHARACTER = /[\u0000-\u001f\u007f-\u009f\ufffd]/;
-
-export interface Profile {
-  name: string;
-  dir: string;
-  /** Its place among the profiles taken (a copy of a name Hermes takes for no profile is named by it). */
-  place: number;
-  /** Among the first MAX_WATCHED_PROFILES: its files are watched. */
-  watched: boolean;
-}
-
-export interface ProfileListing {
-  profiles: Profile[];
-  /** Entries refused, with why (escaped). */
-  refused: { file: string; why: string }[];
-  /** Entries not looked at (past MAX_LOOKED_AT, or once MAX_PROFILES were taken), the first MAX_NAMED of them: not copied. */
-  past: string[];
-  /** Entries refused past those named, and entries not looked at past those named. */
-  more: number;
-  /** What the listing saw (names, and each profile directory's inode and times): another listing with the same key saw no profile made, gone or changed at its top. */
-  key: string;
-}
-
-/**
- * The profiles of `profilesDir` whose entries are `names`, `look` giving an
- * entry's lstat (as the user whose directory it is; throws as lstat does):
- * each directory, not a symbolic link, whose name holds no control
- * character, at most MAX_PROFILES, Hermes' own names first, each group in
- * name order.
- */
-export function takeProfiles(profilesDir: string, names: readonly string[], look: (p: string) => fs.Stats): ProfileListing {
-  // Hermes' own names first: the profiles Hermes makes, before what else an agent put there.
-  const ordered = [...names.filter((n) => PROFILE_ID.test(n)).sort(), ...names.filter((n) => !PROFILE_ID.test(n)).sort()];
-  const out: ProfileListing = { profiles: [], refused: [], past: [], more: 0, key: "" };
-  const keys: string[] = [String(names.length)];
-  const refuse = (file: string, why: string) => (out.refused.length < MAX_NAMED ? out.refused.push({ file, why }) : out.more++);
-  let looked = 0;
-  for (const [i, name] of ordered.entries()) {
-    if (out.profiles.length >= MAX_PROFILES || looked >= MAX_LOOKED_AT) {
-      // Not looked at (no lstat): named as listed (the caller escapes), whatever each is.
-      const rest = ordered.slice(i, i + MAX_NAMED).map((n) => path.join(profilesDir, n));
-      out.past = rest;
-      out.more += ordered.length - i - rest.length;
-      break;
-    }
-    const dir = path.join(profilesDir, name);
-    if (UNTAKEN_CHARACTER.test(name) || name === "." || name === ".." || name.includes("/")) {
-      refuse(dir, "its name holds a control character or bytes that are no UTF-8; name the profile with letters, digits, _ and -");
-      keys.push(`refused:${name}`);
-      continue;
-    }
-    looked++;
-    let st: fs.Stats;
-    try {
-      st = look(dir);
-    } catch {
-      // Gone since it was listed, or not the user's to look at: nothing to take.
-      continue;
-    }
-    if (st.isSymbolicLink()) {
-      refuse(dir, "it is a symbolic link, which is not followed (the agent's to point anywhere); make the profile a directory");
-      keys.push(`link:${name}`);
-    } else if (st.isDirectory()) {
-      out.profiles.push({ name, dir, place: out.profiles.length, watched: out.profiles.length < MAX_WATCHED_PROFILES });
-      keys.push(`${name}:${st.ino}:${st.mtimeMs}:${st.ctimeMs}`);
-    }
-  }
-  out.key = keys.join("\n");
-  return out;
-}
-
 /** What of a profile is watched (PROFILE_WATCHES paths); the Codex CLI's auth.json its .env points at is added by the caller. */
 export function profileWatchPaths(dir: string): string[] {
   return [dir, path.join(dir, ".env"), ...HERMES_STORE_DIRS.map((d) => path.join(dir, d))];

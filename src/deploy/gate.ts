@@ -21,7 +21,7 @@ import { mkdirs, readIfExists } from "./files.js";
 import { rootOwnedProblem } from "./root-owned.js";
 import { GATE_SECRETS_WATCH, MAX_WATCHED_PROFILES, PROFILE_WATCHES, type ProfileListing, takeProfiles } from "./gate-profiles.js";
 import { type AgentSecretFile, unitFileEnvironment } from "./gate-secrets.js";
-import { type EnvironmentStores, LOCAL_OUTBOX_VAR, type UnitHermesEnvironment, dotenvSetsLocalOutbox, gatewayEnvironmentStores, unitHermesEnvironment } from "./hermes-environment.js";
+import { type EnvironmentStores, LOCAL_OUTBOX_VAR, type UnitHermesEnvironment, dotenvSetsLocalOutbox, gatewayEnvironmentStores, unitCredentialPaths, unitHermesEnvironment } from "./hermes-environment.js";
 import {
   DROP_IN_ENV_NAME,
   DROP_IN_NAME,
@@ -119,6 +119,8 @@ export interface GatewayOwner {
   localOutboxFrom?: string;
   /** What its unit sets of CODEX_HOME, HOME and HERMES_MANAGED_DIR: where its Hermes reads the Codex CLI's auth.json and the managed scope (hermes-environment.ts). */
   hermesEnvironment?: UnitHermesEnvironment;
+  /** The variables its unit sets that put a credential file where neither local mode nor the gate reads (hermes-environment.ts UNREAD_CREDENTIAL_PATHS). */
+  credentialPaths?: { name: string; from?: string }[];
 }
 
 /**
@@ -377,6 +379,7 @@ export function gatewayOwnerOf(scope: UnitScope, unit: string, files: UnitFiles,
     ...gatewayEnvironmentSources(scope, files, env),
     ...(hermesHome ? { hermesHome } : {}),
     hermesEnvironment: unitHermesEnvironment(scope, env, read),
+    credentialPaths: unitCredentialPaths(scope, env, read),
   };
 }
 

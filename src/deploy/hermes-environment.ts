@@ -37,6 +37,29 @@ import { userByName } from "./users.js";
 const KEYS = ["CODEX_HOME", "HOME", "HERMES_MANAGED_DIR"] as const;
 type Key = (typeof KEYS)[number];
 
+/**
+ * Variables whose value is where Hermes reads a credential file that
+ * neither local mode nor the gate reads (hermes-agent 0.19.0): the shared
+ * Nous OAuth store, `$HERMES_SHARED_AUTH_DIR/nous_auth.json`
+ * (hermes_cli/auth.py `_nous_shared_auth_dir`), and a Google service
+ * account's JSON key for Vertex (agent/vertex_adapter.py: the first of
+ * VERTEX_CREDENTIALS_PATH, GOOGLE_APPLICATION_CREDENTIALS). A gateway
+ * whose unit sets one has secrets that no copy holds: doctor names it.
+ */
+export const UNREAD_CREDENTIAL_PATHS: readonly { name: string; what: string }[] = [
+  { name: "HERMES_SHARED_AUTH_DIR", what: "the shared Nous OAuth store, nous_auth.json" },
+  { name: "VERTEX_CREDENTIALS_PATH", what: "a Google service account's JSON key" },
+  { name: "GOOGLE_APPLICATION_CREDENTIALS", what: "a Google service account's JSON key" },
+];
+
+/** Those UNREAD_CREDENTIAL_PATHS a gateway's unit sets (systemd's view), each with the file that sets it. */
+export function unitCredentialPaths(scope: UnitScope, env: UnitEnvironment, read: ReadText): { name: string; from?: string }[] {
+  return UNREAD_CREDENTIAL_PATHS.flatMap(({ name }) => {
+    const s = variableSource(scope, env, name, read);
+    return s.value !== undefined && s.value.trim() !== "" ? [{ name, ...(s.from ? { from: s.from } : {}) }] : [];
+  });
+}
+
 /** What a gateway's unit sets of KEYS (systemd's view: EnvironmentFile= over Environment=, UnsetEnvironment= last). */
 export type UnitHermesEnvironment = Partial<Record<Key, { value?: string; from?: string; unknown?: string }>>;
 

@@ -80,6 +80,8 @@ interface Connection {
   req?: http.IncomingMessage;
   res?: http.ServerResponse;
   lifetime?: NodeJS.Timeout;
+  /** The request line as the client sent it (see recordRequestLine). */
+  requestLine: RequestLine;
 }
 
 /** The request body failed to arrive: the client went away, or was cut off. */
@@ -118,8 +120,10 @@ const MALFORMED: Record<string, string> = {
 };
 
 /**
- * What of a request node's parser takes is not the HTTP/1.1 the gate speaks:
- * a request line without a version (HTTP/0.9, which llhttp reads as one), or
+ * What of a request node's parser takes is not the HTTP/1.1 the gate speaks
+ * (a request line with more than one space between its parts is
+ * requestLineProblem's): a request line without a version (HTTP/0.9, which
+ * llhttp reads as one), or
  * a transfer coding other than chunked alone (`gzip, chunked` would make the
  * body's bytes compressed ones, judged and published as they came).
  */
@@ -128,6 +132,72 @@ function unspokenHttp(req: http.IncomingMessage): string | undefined {
   const coding = req.headers["transfer-encoding"];
   if (coding !== undefined && coding.trim().toLowerCase() !== "chunked") return "the only Transfer-Encoding the gate reads is chunked, alone";
   return undefined;
+}
+
+/**
+ * The first request line of a connection, as its bytes came (latin1),
+ * without its CRLF and the empty lines before it: node's parser does not
+ * hand it over, and takes more than HTTP/1.1's `METHOD SP TARGET SP
+ * VERSION` (two spaces, a tab, a blank at the end: llhttp reads
+ * `GET  /health HTTP/1.1` as `GET /health`). Undefined until its line
+ * feed came (or when none came in the first MAX_HEADER_BYTES: the parser
+ * answers 431 then).
+ */
+interface RequestLine {
+  line?: string;
+}
+
+/**
+ * Records the request line of what `socket` brings, from before node's
+ * parser sees it: the listener is put first, and runs on each chunk before
+ * the parser does (node's http server then reads the socket in JavaScript,
+ * as it does any socket that has a data listener). It stops listening
+ * once the line is complete, or past MAX_HEADER_BYTES; each byte is looked
+ * at once.
+ */
+function recordRequestLine(socket: net.Socket): RequestLine {
+  const record: RequestLine = {};
+  const chunks: Buffer[] = [];
+  let seen = 0;
+  let started = false;
+  const onData = (chunk: Buffer) => {
+    let from = 0;
+    // RFC 9112 §2.2: a server may ignore empty lines before the request line (llhttp does).
+    if (!started) {
+      while (from < chunk.length && (chunk[from] === 0x0d || chunk[from] === 0x0a)) from++;
+      started = from < chunk.length;
+    }
+    const lf = started ? chunk.indexOf(0x0a, from) : -1;
+    const part = chunk.subarray(from, lf < 0 ? chunk.length : lf);
+    chunks.push(part);
+    seen += chunk.length;
+    if (lf >= 0) {
+      const line = Buffer.concat(chunks).toString("latin1");
+      record.line = line.endsWith("\r") ? line.slice(0, -1) : line;
+    }
+    if (lf >= 0 || seen > MAX_HEADER_BYTES) {
+      chunks.length = 0;
+      socket.off("data", onData);
+    }
+  };
+  socket.prependListener("data", onData);
+  return record;
+}
+
+/** Whitespace other than SP that a lenient reader takes between a request line's parts (RFC 9112 §3), and that ends a part here. */
+const OTHER_BLANKS = /[\t\v\f\r]/;
+
+/**
+ * Why a request line is not `METHOD SP TARGET SP VERSION` with exactly one
+ * space between its three parts and nothing before or after (RFC 9112 §3):
+ * the gate reads requests only as HTTP/1.1 writes them, where a lenient
+ * reader and a strict one could see different requests. Never with the
+ * client's bytes.
+ */
+function requestLineProblem(record: RequestLine): string | undefined {
+  const parts = record.line?.split(" ");
+  if (parts?.length === 3 && parts.every((p) => p.length > 0 && !OTHER_BLANKS.test(p))) return undefined;
+  return "the request line is not METHOD SP TARGET SP HTTP/1.1: put one space between the method, the target and HTTP/1.1, no tab, and nothing before the method or after the version";
 }
 
 /** A complete answer written straight to a socket that has no request object (yet). */
@@ -267,7 +337,7 @@ export class GateServer {
       closeWith(socket, rawAnswer("busy", `the gate is serving ${this.maxConnections} connections; try again in a moment`));
       return;
     }
-    const conn: Connection = { socket, inRequest: false, bodyDone: false, answered: false, timedOut: false, expectContinue: false, continued: false };
+    const conn: Connection = { socket, inRequest: false, bodyDone: false, answered: false, timedOut: false, expectContinue: false, continued: false, requestLine: {} };
     this.connections.set(socket, conn);
     socket.setTimeout(this.clientTimeoutMs);
     socket.on("timeout", () => this.onStall(conn, `the client sent nothing for ${this.clientTimeoutMs} ms`));
@@ -280,6 +350,8 @@ export class GateServer {
       if (this.connections.size === 0) this.drained?.();
     });
     this.http.emit("connection", socket);
+    // After http took the socket (its listener wrapper then hands the parser the bytes in JavaScript), before any byte arrives.
+    conn.requestLine = recordRequestLine(socket);
   }
 
   /** The client stalls before its request is complete: answer 408 and cut it off. */
@@ -382,6 +454,9 @@ export class GateServer {
   }
 
   private async route(conn: Connection, req: http.IncomingMessage, res: http.ServerResponse, expectContinue: boolean, badExpectation: boolean): Promise<void> {
+    // First: what the parser made of a malformed line is not what was sent.
+    const badLine = requestLineProblem(conn.requestLine);
+    if (badLine) return this.sendError(conn, res, "bad_request", `${badLine}; nothing was published; see the protocol in the README`);
     let target;
     try {
       target = parseTarget(req.url ?? "", req.method ?? "");
