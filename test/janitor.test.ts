@@ -896,6 +896,70 @@ describe("janitor: torn and glued ledger lines", () => {
   });
 });
 
+describe("janitor: a state directory of its own", () => {
+  const notes = () => path.join(h.home, "notes");
+  /** ~/notes as the state: the user's own files, an old ledger/ of theirs, and a file the outbox's ledger names. */
+  function notesAsState(extra: Record<string, string> = {}) {
+    const dir = notes();
+    fs.mkdirSync(path.join(dir, "ledger"), { recursive: true, mode: 0o700 });
+    fs.chmodSync(dir, 0o700);
+    const files = { "todo.txt": "milk\n", ...extra };
+    for (const [name, content] of Object.entries(files)) write(dir, name, content);
+    const day = age(write(path.join(dir, "ledger"), "2025-01-01.jsonl", "{}\n"), 400 * DAY);
+    recordPublished(path.join(dir, "ledger"), "pub.png", 1);
+    const pub = age(write(h.outbox, "pub.png", "x"), 20 * DAY);
+    return { env: { ...h.env, MEDIA_OUTBOX_STATE_DIR: dir }, kept: [day, pub, ...Object.keys(files).map((n) => path.join(dir, n))] };
+  }
+  const expectUntouched = (before: string[]) => {
+    const now = fs.readdirSync(notes()).sort();
+    expect(now).toEqual(before);
+  };
+
+  it("refuses (exit 2, state_unsafe) a state directory holding entries media-outbox does not make, naming them escaped: janitor, prepare, status and quarantine; nothing is deleted or made", () => {
+    const { env, kept } = notesAsState({ "expenses\u001b[31m.csv": "12.5\n" });
+    const before = fs.readdirSync(notes()).sort();
+    const src = write(h.work, "new.txt", "new\n");
+    const runs = { janitor: ["janitor", "--json"], prepare: ["prepare", src], status: ["status"], quarantine: ["quarantine", "list"] };
+    for (const [what, args] of Object.entries(runs)) {
+      const r = cli(args, { env });
+      expect(r.code, `${what}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toContain(`media-outbox: state_unsafe: state directory ${notes()} is not a directory of its own: it holds `);
+      expect(r.stderr).toContain("which media-outbox does not make (only staging/, ledger/, quarantine/ and .media-outbox-… entries)");
+      expect(r.stderr).toContain("leave it unset (the default is");
+      // The escape sequence never reaches the terminal raw.
+      expect(r.stderr).not.toContain("\u001b");
+      expect(r.stderr).toMatch(/todo\.txt|expenses\\x1b\[31m\.csv/);
+    }
+    for (const f of kept) expect(exists(f), f).toBe(true);
+    expect(fs.readdirSync(h.outbox)).toEqual(["pub.png"]);
+    expectUntouched(before);
+  });
+
+  it("names at most three of them, and a name that is not UTF-8 by its bytes", () => {
+    const { env } = notesAsState({ "a.txt": "", "b.txt": "", "c.txt": "" });
+    const r = jan([], env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/it holds [^,]+, [^,]+, [^,]+ and more, which media-outbox does not make/);
+    fs.rmSync(notes(), { recursive: true });
+    fs.mkdirSync(notes(), { mode: 0o700 });
+    fs.writeFileSync(Buffer.concat([Buffer.from(`${notes()}/`), Buffer.from([0x6e, 0xff, 0x2e, 0x74])]), "");
+    const raw = jan([], env);
+    expect(raw.code).toBe(2);
+    expect(raw.stderr).toContain("it holds n\\xff.t, which media-outbox does not make");
+  });
+
+  it("accepts what media-outbox makes there: staging/, ledger/, quarantine/, the watch's lock directory and what it moved aside, earlier versions' lock files", () => {
+    for (const name of [".media-outbox-watch", ".media-outbox-junk-0123456789ab"]) fs.mkdirSync(path.join(state, name), { mode: 0o700 });
+    for (const name of [".media-outbox-watch.lock", ".media-outbox-lock-1-ab", ".media-outbox-stale-1-ab"]) write(state, name, "");
+    const gone = oldFile(h.outbox, "old.png", 20 * DAY);
+    const r = jan(["--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(exists(gone)).toBe(false);
+    const p = cli(["prepare", write(h.work, "fresh.txt", "fresh\n")], { env: h.env });
+    expect(p.code, p.stderr).toBe(0);
+  });
+});
+
 describe("janitor --schedule", () => {
   it.each(["SIGTERM", "SIGINT"] as const)("runs on a six-field every-second expression, logs each run, stops cleanly on %s", async (stopSignal) => {
     oldFile(h.outbox, "old.png", 20 * DAY);
