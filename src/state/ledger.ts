@@ -6,7 +6,7 @@ import path from "node:path";
 import { errnoCode, isErrno } from "../core/errors.js";
 import { appendJsonLine } from "./append-line.js";
 import { listDir } from "./layout.js";
-import { type Field, RECORD_OPENING, gluedRecordText, isTornRecord } from "./torn-line.js";
+import { type Field, type FieldKind, RECORD_OPENING, gluedRecordText, isTornRecord } from "./torn-line.js";
 
 export interface LedgerRecord {
   /** ISO time of publication (or reuse). */
@@ -32,15 +32,17 @@ const SHA256 = /^[0-9a-f]{64}$/;
  * A record as appendLedger writes it, its keys in this order (the order
  * prepare has always built them in): what a torn line of ours is a prefix of.
  */
-export const LEDGER_SHAPE: readonly Field[] = [
-  { key: "time", kind: "time" },
-  { key: "source", kind: "string" },
-  { key: "bytes", kind: "count" },
-  { key: "sha256", kind: "sha256" },
-  { key: "mime", kind: "string" },
-  { key: "name", kind: "string" },
-  { key: "reused", kind: "boolean" },
-];
+const LEDGER_FIELDS: { [K in keyof LedgerRecord]-?: FieldKind } = {
+  // Every field of LedgerRecord, in this order (a new one does not compile until it has its place: appendLedger writes only these).
+  time: "time",
+  source: "string",
+  bytes: "count",
+  sha256: "sha256",
+  mime: "string",
+  name: "string",
+  reused: "boolean",
+};
+export const LEDGER_SHAPE: readonly Field[] = Object.entries(LEDGER_FIELDS).map(([key, kind]) => ({ key, kind }));
 const LEDGER_KEYS = LEDGER_SHAPE.map((f) => f.key);
 
 /**

@@ -36,15 +36,17 @@ export interface JournalRecord {
 }
 
 /** A record as the guard writes it (watch/quarantine.ts: a move's, or a restore's three first fields): what a torn line of the journal is a prefix of. */
-export const JOURNAL_SHAPE: readonly Field[] = [
-  { key: "time", kind: "time" },
-  { key: "event", kind: "string" },
-  { key: "name", kind: "string" },
-  { key: "original", kind: "string", optional: true },
-  { key: "reason", kind: "string", optional: true },
-  { key: "code", kind: "string", optional: true },
-  { key: "message", kind: "string", optional: true },
-];
+const JOURNAL_FIELDS: { [K in keyof JournalRecord]-?: Omit<Field, "key"> } = {
+  // Every field of JournalRecord, in this order (a new one does not compile until it has its place: appendJournal writes only these).
+  time: { kind: "time" },
+  event: { kind: "string" },
+  name: { kind: "string" },
+  original: { kind: "string", optional: true },
+  reason: { kind: "string", optional: true },
+  code: { kind: "string", optional: true },
+  message: { kind: "string", optional: true },
+};
+export const JOURNAL_SHAPE: readonly Field[] = Object.entries(JOURNAL_FIELDS).map(([key, f]) => ({ key, ...f }));
 
 /**
  * The record a line holds: the line itself, or, on a line glued before the
