@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { StatusReport } from "../src/janitor/status.js";
 import { type JanitorReport, runJanitor } from "../src/janitor/sweep.js";
+import { appendLedger } from "../src/state/ledger.js";
 import { JOURNAL_NAME, moveToQuarantine } from "../src/watch/quarantine.js";
 import { BIN, type CliResult, cli, makeHome, recordPublished, write } from "./helpers.js";
 
@@ -727,7 +728,7 @@ describe("janitor: deletes only what media-outbox made", () => {
     expect(exists(torn) || exists(empty)).toBe(false);
     const doc = report(r);
     expect(doc.deleted.map((e) => `${e.area}/${e.name}:${e.reason}`).sort()).toEqual(["ledger/2025-01-03.jsonl:expired_ledger", "ledger/2025-01-04.jsonl:expired_ledger"]);
-    const why = "a day file's name, but no line in it is a well-formed ledger record: media-outbox did not write it, so it is never deleted";
+    const why = "a day file's name, but no line in it is a well-formed ledger record, or one of that day a crash cut short: media-outbox did not write it, so it is never deleted";
     expect(doc.skipped).toEqual([
       { area: "ledger", name: "2025-01-01.jsonl", code: "no_ledger_record", reason: why },
       { area: "ledger", name: "2025-01-02.jsonl", code: "no_ledger_record", reason: why },
@@ -796,6 +797,166 @@ describe("janitor: deletes only what media-outbox made", () => {
     const doc = report(r);
     expect(names(doc.deleted)).toEqual(["caught.png"]);
     expect(doc.skipped.map((e) => `${e.area}/${e.name}:${e.code}`).sort()).toEqual(["quarantine/back.png:not_in_journal", "quarantine/suspicious-mail.eml:not_in_journal"]);
+  });
+});
+
+describe("janitor: torn and glued ledger lines", () => {
+  /** A ledger line exactly as prepare writes it: prepare run through the real CLI, its record read back from today's day file. */
+  function realRecordLine(name: string, content: string): string {
+    const p = cli(["prepare", write(h.work, name, content)], { env: h.env });
+    expect(p.code, p.stderr).toBe(0);
+    const ledger = path.join(state, "ledger");
+    const lines = fs.readdirSync(ledger).flatMap((f) => fs.readFileSync(path.join(ledger, f), "utf8").split("\n"));
+    const line = lines.find((l) => l.includes(`"name":${JSON.stringify(name)}`));
+    expect(line).toBeDefined();
+    return line!;
+  }
+  /** The same record on another day (a day file's records are of its day). */
+  const onDay = (line: string, day: string) => line.replace(/^\{"time":"\d{4}-\d{2}-\d{2}/, `{"time":"${day}`);
+  const dayAfter = (i: number) => new Date(Date.UTC(2024, 0, 1) + i * DAY).toISOString().slice(0, 10);
+
+  it("a day file holding only a record of its day a crash cut short, at any byte from its day on, is the ledger's: deleted when old; a user's file under a day's name is kept, whatever it starts with", () => {
+    // A non-ASCII source: cuts inside a UTF-8 character too.
+    const line = Buffer.from(realRecordLine("café-menu.txt", "soup\n"));
+    const ledger = path.join(state, "ledger");
+    const opening = '{"time":"YYYY-MM-DD'.length;
+    const torn: string[] = [];
+    for (let cut = opening, i = 0; cut < line.length; cut++, i++) {
+      const day = dayAfter(i);
+      torn.push(age(write(ledger, `${day}.jsonl`, Buffer.from(onDay(line.toString("utf8"), day)).subarray(0, cut)), 400 * DAY));
+    }
+    // Two crashes: the second record starts a line of its own (append-line.ts), and is cut short too.
+    const twice = age(write(ledger, "2023-06-01.jsonl", `${onDay(line.toString(), "2023-06-01").slice(0, 60)}\n${onDay(line.toString(), "2023-06-01").slice(0, 90)}`), 400 * DAY);
+    const kept: Record<string, string> = {
+      // A user's JSON lines with a time first: another key follows.
+      "2023-01-01.jsonl": '{"time":"2023-01-01T00:00:00.000Z","text":"dear diary"}\n',
+      "2023-01-02.jsonl": '{"time":"2023-01-02T00:00:00.000Z","text":"dear dia',
+      // A record of another day cut short: not this day's.
+      "2023-01-03.jsonl": onDay(line.toString(), "2023-01-04").slice(0, 80),
+      // Cut before its day: too short to tell.
+      "2023-01-05.jsonl": '{"time":"2023-01',
+      "2023-01-06.jsonl": "{",
+      // A torn record, then a user's line.
+      "2023-01-07.jsonl": `${onDay(line.toString(), "2023-01-07").slice(0, 70)}\nnot json\n`,
+      // The keys in another order than prepare's (name before bytes).
+      "2023-01-08.jsonl": '{"time":"2023-01-08T00:00:00.000Z","source":"s","name":"n.png","by',
+      // Whole, with a size prepare never writes: not a record, and not cut short either.
+      "2023-01-09.jsonl": `{"time":"2023-01-09T00:00:00.000Z","source":"s","bytes":0,"sha256":"${"0".repeat(64)}","mime":"text/plain","name":"n","reused":false}\n`,
+      // A hex digit prepare never writes (upper case) in the sha256.
+      "2023-01-10.jsonl": `{"time":"2023-01-10T00:00:00.000Z","source":"s","bytes":5,"sha256":"ABC`,
+      // A raw control character inside a string.
+      "2023-01-11.jsonl": '{"time":"2023-01-11T00:00:00.000Z","source":"a\tb',
+    };
+    for (const [name, content] of Object.entries(kept)) age(write(ledger, name, content), 400 * DAY);
+    const r = jan(["--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    const doc = report(r);
+    for (const f of [...torn, twice]) expect(exists(f), f).toBe(false);
+    expect(doc.deleted.filter((e) => e.area === "ledger")).toHaveLength(torn.length + 1);
+    expect(doc.deleted.every((e) => e.area === "ledger" && e.reason === "expired_ledger")).toBe(true);
+    for (const [name, content] of Object.entries(kept)) expect(fs.readFileSync(path.join(ledger, name), "utf8"), name).toBe(content);
+    expect(doc.skipped.map((e) => `${e.name}:${e.code}`).sort()).toEqual(Object.keys(kept).map((n) => `${n}:no_ledger_record`).sort());
+  });
+
+  it("appendLedger writes a record's keys in the order a torn line is told by, however the record was built", () => {
+    const ledger = path.join(state, "ledger");
+    const rec = { reused: false, name: "n.png", mime: "image/png", sha256: "0".repeat(64), bytes: 3, source: "/s", time: "2024-03-01T00:00:00.000Z" };
+    appendLedger(ledger, rec);
+    const line = fs.readFileSync(path.join(ledger, "2024-03-01.jsonl"), "utf8");
+    expect(line).toBe(`{"time":"2024-03-01T00:00:00.000Z","source":"/s","bytes":3,"sha256":"${"0".repeat(64)}","mime":"image/png","name":"n.png","reused":false}\n`);
+  });
+
+  it("a line glued before the torn-line repair ({torn…}{record}) names what its last record names: the outbox file it published expires; a foreign prefix names nothing", () => {
+    const ledger = path.join(state, "ledger");
+    const glued = realRecordLine("glued.txt", "glued\n");
+    const twice = realRecordLine("twice.txt", "twice twice\n");
+    const chain = realRecordLine("chain.txt", "a long chain\n");
+    const foreign = realRecordLine("foreign.txt", "foreign\n");
+    const other = realRecordLine("other.txt", "other\n");
+    for (const f of fs.readdirSync(ledger)) fs.rmSync(path.join(ledger, f));
+    fs.rmSync(path.join(h.outbox, "other.txt"));
+    const day = glued.slice('{"time":"'.length, '{"time":"'.length + 10);
+    const lines = [
+      `${other.slice(0, 50)}${glued}`,
+      // Cut inside a string, right after a backslash: the next record still starts where its opening is.
+      `${other.slice(0, 12)}${other.replace('"source":"', '"source":"C:\\\\').slice(0, 48)}${twice}`,
+      // As many crashes as fit in a line, each cut at its opening: one pass over the line.
+      `${'{"time":"'.repeat(7000)}${chain}`,
+      // A user's whole object before it: not torn, so the record after it is not read.
+      `{"time":"${day}T00:00:00.000Z","text":"x"}${foreign}`,
+    ];
+    write(ledger, `${day}.jsonl`, `${lines.join("\n")}\n`);
+    const old = ["glued.txt", "twice.txt", "chain.txt", "foreign.txt"].map((n) => age(path.join(h.outbox, n), 20 * DAY));
+    const r = jan(["--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    const doc = report(r);
+    expect(doc.deleted.map((e) => `${e.name}:${e.reason}`).sort()).toEqual(["chain.txt:expired", "glued.txt:expired", "twice.txt:expired"]);
+    expect(exists(old[3]!)).toBe(true);
+    expect(doc.skipped).toEqual([expect.objectContaining({ area: "outbox", name: "foreign.txt", code: "not_in_ledger" })]);
+  });
+});
+
+describe("janitor: a state directory of its own", () => {
+  const notes = () => path.join(h.home, "notes");
+  /** ~/notes as the state: the user's own files, an old ledger/ of theirs, and a file the outbox's ledger names. */
+  function notesAsState(extra: Record<string, string> = {}) {
+    const dir = notes();
+    fs.mkdirSync(path.join(dir, "ledger"), { recursive: true, mode: 0o700 });
+    fs.chmodSync(dir, 0o700);
+    const files = { "todo.txt": "milk\n", ...extra };
+    for (const [name, content] of Object.entries(files)) write(dir, name, content);
+    const day = age(write(path.join(dir, "ledger"), "2025-01-01.jsonl", "{}\n"), 400 * DAY);
+    recordPublished(path.join(dir, "ledger"), "pub.png", 1);
+    const pub = age(write(h.outbox, "pub.png", "x"), 20 * DAY);
+    return { env: { ...h.env, MEDIA_OUTBOX_STATE_DIR: dir }, kept: [day, pub, ...Object.keys(files).map((n) => path.join(dir, n))] };
+  }
+  const expectUntouched = (before: string[]) => {
+    const now = fs.readdirSync(notes()).sort();
+    expect(now).toEqual(before);
+  };
+
+  it("refuses (exit 2, state_unsafe) a state directory holding entries media-outbox does not make, naming them escaped: janitor, prepare, status and quarantine; nothing is deleted or made", () => {
+    const { env, kept } = notesAsState({ "expenses\u001b[31m.csv": "12.5\n" });
+    const before = fs.readdirSync(notes()).sort();
+    const src = write(h.work, "new.txt", "new\n");
+    const runs = { janitor: ["janitor", "--json"], prepare: ["prepare", src], status: ["status"], quarantine: ["quarantine", "list"] };
+    for (const [what, args] of Object.entries(runs)) {
+      const r = cli(args, { env });
+      expect(r.code, `${what}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toContain(`media-outbox: state_unsafe: state directory ${notes()} is not a directory of its own: it holds `);
+      expect(r.stderr).toContain("which media-outbox does not make (only staging/, ledger/, quarantine/ and .media-outbox-… entries)");
+      expect(r.stderr).toContain("leave it unset (the default is");
+      // The escape sequence never reaches the terminal raw.
+      expect(r.stderr).not.toContain("\u001b");
+      expect(r.stderr).toMatch(/todo\.txt|expenses\\x1b\[31m\.csv/);
+    }
+    for (const f of kept) expect(exists(f), f).toBe(true);
+    expect(fs.readdirSync(h.outbox)).toEqual(["pub.png"]);
+    expectUntouched(before);
+  });
+
+  it("names at most three of them, and a name that is not UTF-8 by its bytes", () => {
+    const { env } = notesAsState({ "a.txt": "", "b.txt": "", "c.txt": "" });
+    const r = jan([], env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/it holds [^,]+, [^,]+, [^,]+ and more, which media-outbox does not make/);
+    fs.rmSync(notes(), { recursive: true });
+    fs.mkdirSync(notes(), { mode: 0o700 });
+    fs.writeFileSync(Buffer.concat([Buffer.from(`${notes()}/`), Buffer.from([0x6e, 0xff, 0x2e, 0x74])]), "");
+    const raw = jan([], env);
+    expect(raw.code).toBe(2);
+    expect(raw.stderr).toContain("it holds n\\xff.t, which media-outbox does not make");
+  });
+
+  it("accepts what media-outbox makes there: staging/, ledger/, quarantine/, the watch's lock directory and what it moved aside, earlier versions' lock files", () => {
+    for (const name of [".media-outbox-watch", ".media-outbox-junk-0123456789ab"]) fs.mkdirSync(path.join(state, name), { mode: 0o700 });
+    for (const name of [".media-outbox-watch.lock", ".media-outbox-lock-1-ab", ".media-outbox-stale-1-ab"]) write(state, name, "");
+    const gone = oldFile(h.outbox, "old.png", 20 * DAY);
+    const r = jan(["--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(exists(gone)).toBe(false);
+    const p = cli(["prepare", write(h.work, "fresh.txt", "fresh\n")], { env: h.env });
+    expect(p.code, p.stderr).toBe(0);
   });
 });
 

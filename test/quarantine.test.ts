@@ -148,6 +148,43 @@ describe("quarantine journal", () => {
   });
 });
 
+describe("quarantine journal: lines glued before the torn-line repair", () => {
+  it("a record glued after torn ones ({torn…}{record}) is read: list shows its reason, the janitor removes it when due; after a foreign prefix it names nothing", async () => {
+    await plant({ "glued.png": (f) => fs.writeFileSync(f, png(3)), "foreign.png": (f) => fs.writeFileSync(f, png(4)) });
+    const journal = path.join(quarantine, ".media-outbox-quarantine.jsonl");
+    const [glued, foreign] = ["glued.png", "foreign.png"].map((n) => fs.readFileSync(journal, "utf8").split("\n").find((l) => l.includes(`"name":"${n}"`))!);
+    // As a version before the repair left them: each record glued onto the torn lines before it.
+    const torn = '{"time":"2026-12-01T00:00:00.000Z","event":"quarantined","name":"x.png","original":"x.p';
+    fs.writeFileSync(journal, `${torn}${'{"time":"2026-12-01T00:0'}${glued}\n{"time":"2026-12-01T00:00:00.000Z","note":"mine"}${foreign}\n`);
+    const listed = JSON.parse(q(["list", "--json"]).stdout) as Listed;
+    expect(listed.entries.find((e) => e.name === "glued.png")).toMatchObject({ reason: "not_in_ledger", original: "glued.png" });
+    expect(listed.entries.find((e) => e.name === "foreign.png")?.reason).toBeUndefined();
+    const old = new Date(Date.now() - 30 * 86_400_000);
+    for (const n of ["glued.png", "foreign.png"]) fs.utimesSync(path.join(quarantine, n), old, old);
+    const r = cli(["janitor", "--json"], { env: h.env });
+    expect(r.code, r.stderr).toBe(0);
+    const doc = JSON.parse(r.stdout) as { deleted: { name: string; reason: string }[]; skipped: { name: string; code: string }[] };
+    expect(doc.deleted).toEqual([expect.objectContaining({ name: "glued.png", reason: "expired_quarantine" })]);
+    expect(doc.skipped).toEqual([expect.objectContaining({ name: "foreign.png", code: "not_in_journal" })]);
+    expect(fs.existsSync(path.join(quarantine, "foreign.png"))).toBe(true);
+  });
+
+  it("stays linear on adversarial lines: 200000 openings glued before a record, long pieces before an opening (broken escapes, a 2 MB string)", async () => {
+    await plant({ "last.png": (f) => fs.writeFileSync(f, png(5)) });
+    const journal = path.join(quarantine, ".media-outbox-quarantine.jsonl");
+    const last = fs.readFileSync(journal, "utf8").split("\n").find((l) => l.includes('"name":"last.png"'))!;
+    const lines = [
+      `${'{"time":"'.repeat(200_000)}${last}`,
+      `{"time":"2026-12-01T00:00:00.000Z","event":"${"\\u00".repeat(300_000)}${last}`,
+      `{"time":"2026-12-01T00:00:00.000Z","event":"quarantined","name":"${"a".repeat(2_000_000)}${'{"time":"2026-'.repeat(50_000)}`,
+    ];
+    fs.writeFileSync(journal, `${lines.join("\n")}\n`);
+    const listed = JSON.parse(q(["list", "--json"]).stdout) as Listed;
+    // The first line's last record is read (every piece before it is an opening a crash cut short); the others name nothing.
+    expect(listed.entries).toEqual([expect.objectContaining({ name: "last.png", reason: "not_in_ledger" })]);
+  });
+});
+
 describe("quarantine restore", () => {
   it("publishes a quarantined file that passes every check, and it leaves the quarantine", async () => {
     await plant({ "good.png": (f) => fs.writeFileSync(f, png(2)) });

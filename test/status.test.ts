@@ -49,7 +49,9 @@ function populate(): void {
   moveToQuarantine(h.outbox, path.join(state, "quarantine"), "q.png", "not_in_ledger");
   const t = new Date(Date.now() - 20 * DAY);
   fs.utimesSync(path.join(state, "quarantine", "q.png"), t, t);
-  write(path.join(state, "ledger"), "2026-11-01.jsonl", "{}\n");
+  // A day's first record cut short by a crash: the ledger's day. A file under a day's name holding no record: not a day of the ledger's.
+  write(path.join(state, "ledger"), "2026-11-01.jsonl", '{"time":"2026-11-01T10:00:00.000Z","source":"/w/a.png","byt');
+  write(path.join(state, "ledger"), "2026-10-01.jsonl", "{}\n");
 }
 
 describe("status --json", () => {
@@ -80,7 +82,8 @@ describe("status --json", () => {
     expect(s.janitor.expiring_24h).toEqual({ files: 1, bytes: 300 });
     expect(s.staging).toMatchObject({ exists: true, files: 2, bytes: 60, stale: 1 });
     expect(s.quarantine).toMatchObject({ exists: true, files: 1, bytes: 7, expired: 1 });
-    expect(s.ledger).toMatchObject({ exists: true, files: 2, oldest_day: "2026-11-01", newest_day: "2026-12-01" });
+    // Three day files, two of them the ledger's: 2026-10-01.jsonl holds no record of its day.
+    expect(s.ledger).toMatchObject({ exists: true, files: 3, oldest_day: "2026-11-01", newest_day: "2026-12-01" });
     // Read-only: nothing was removed.
     expect(fs.readdirSync(h.outbox).sort()).toEqual(["new.png", "old.png", "soon.pdf", "stray-dir"]);
     expect(fs.readdirSync(path.join(state, "staging"))).toHaveLength(2);

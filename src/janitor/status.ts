@@ -11,7 +11,7 @@ import { NotDedicatedError } from "../safety/dedicated.js";
 import { entryPath, isRawName, nameFromBytes, showName, textOfName } from "../safety/entry-names.js";
 import { DAY_FILE } from "../state/ledger.js";
 import { JOURNAL_NAME, type Layout, openLayout } from "../state/layout.js";
-import { JANITOR_AREAS, type JanitorArea, runJanitor } from "./sweep.js";
+import { JANITOR_AREAS, type JanitorArea, NOT_MADE, runJanitor } from "./sweep.js";
 
 export interface FileInfo {
   /** Escaped name inside the outbox. */
@@ -72,6 +72,12 @@ export interface StatusReport {
   };
   staging: DirSummary & { stale: number };
   quarantine: DirSummary & { expired: number };
+  /**
+   * The oldest and newest day of the ledger's own day files: those the
+   * janitor's dry run judges media-outbox's (a file under a day file's name
+   * holding no record of the ledger's, or unreadable, is not counted); null
+   * when there is none, or when the dry run could not be made.
+   */
   ledger: DirSummary & { oldest_day: string | null; newest_day: string | null };
 }
 
@@ -242,9 +248,6 @@ export function statusOf(config: Config, now: Date, { state: withState = true } 
     oldest_day: null,
     newest_day: null,
   };
-  days.sort();
-  report.ledger.oldest_day = days[0] ?? null;
-  report.ledger.newest_day = days.at(-1) ?? null;
 
   // Exactly what the janitor would do now: it is asked, in a dry run.
   try {
@@ -254,6 +257,11 @@ export function statusOf(config: Config, now: Date, { state: withState = true } 
       report.janitor.next_run[d.area].bytes += d.bytes;
     }
     report.janitor.next_run.quota_met = dry.quota?.met ?? null;
+    // A day file the janitor says media-outbox did not write (no_ledger_record), or could not read, is no day of the ledger's.
+    const notOurs = new Set([...dry.skipped.filter((e) => e.area === "ledger" && NOT_MADE.has(e.code)), ...dry.errors.filter((e) => e.area === "ledger")].map((e) => e.name));
+    const ours = days.filter((d) => !notOurs.has(`${d}.jsonl`)).sort();
+    report.ledger.oldest_day = ours[0] ?? null;
+    report.ledger.newest_day = ours.at(-1) ?? null;
     report.staging.stale = report.janitor.next_run.staging.files;
     report.quarantine.expired = report.janitor.next_run.quarantine.files;
     // What the janitor keeps in the outbox (no record names it with its size) never expires.

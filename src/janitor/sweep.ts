@@ -15,7 +15,8 @@
 // staging file only under the names prepare and the janitor give them, a
 // quarantined entry only when the quarantine's journal says the guard moved
 // it there, a ledger file only under a day file's name and holding a
-// well-formed record (or nothing at all: an append taken back). Pointed at a
+// well-formed record (or nothing at all: an append taken back; or only a
+// record of its day a crash cut short). Pointed at a
 // directory that holds anything else, it reports that and deletes none of it.
 import fs from "node:fs";
 import path from "node:path";
@@ -175,7 +176,7 @@ const SKIP_TEXT: Record<SkipCode, string> = {
     "no ledger record names it with its size: not published by media-outbox, or published while this run read the outbox, so it is kept (the watch guard quarantines what prepare did not publish)",
   not_staging_file: "not a name prepare or the janitor gives a staging file: media-outbox did not make it, so it is never deleted",
   not_in_journal: "the quarantine's journal does not say the guard moved it there: media-outbox did not put it there, so it is never deleted",
-  no_ledger_record: "a day file's name, but no line in it is a well-formed ledger record: media-outbox did not write it, so it is never deleted",
+  no_ledger_record: "a day file's name, but no line in it is a well-formed ledger record, or one of that day a crash cut short: media-outbox did not write it, so it is never deleted",
   refreshed: "its mtime changed during the run (reused by prepare?): kept",
   reused_meanwhile: "prepare reused it while it was being removed, and the name was taken meanwhile: kept in the staging directory, under this name",
   replaced: "it was replaced by another file during the run: kept",
@@ -586,6 +587,8 @@ type Published = (name: string, bytes: number) => "yes" | "resized" | "no";
 interface DayHeld {
   records: number;
   newestMs: number | undefined;
+  /** No record, and every line is one of the day a crash cut short (state/torn-line.ts): prepare's, though it names nothing. */
+  onlyTorn: boolean;
 }
 
 /**
@@ -771,13 +774,15 @@ function sweepQuarantine(sweep: Sweep, dir: SweptDir, cutoffMs: number): void {
 function dayFileRecords(file: string, each?: (rec: LedgerRecord) => void): DayHeld {
   let records = 0;
   let newestMs: number | undefined;
-  readLedgerDayFrom(file, 0, (rec) => {
+  const read = readLedgerDayFrom(file, 0, (rec) => {
     records++;
     const t = Date.parse(rec.time);
     if (Number.isFinite(t) && (newestMs === undefined || t > newestMs)) newestMs = t;
     each?.(rec);
   });
-  return { records, newestMs };
+  // Every line a record of the day cut short, at least one: a crash during the day's first append (and after it, maybe, others').
+  const onlyTorn = records === 0 && read.malformed === read.torn && read.tail !== "other" && (read.torn > 0 || read.tail === "torn");
+  return { records, newestMs, onlyTorn };
 }
 
 /**
@@ -785,9 +790,12 @@ function dayFileRecords(file: string, each?: (rec: LedgerRecord) => void): DayHe
  * the retention plus one day; a file is never rewritten, and one still being
  * appended to (its mtime moved) is kept. A day file is media-outbox's when
  * at least one of its lines is a well-formed record (the other lines are then
- * torn by a crash: prepare's appends start a new line after one), or when it
- * is empty (an append taken back on a full disk leaves that): a file under a
- * day file's name holding anything else (a user's own ledger/ in a state
+ * torn by a crash: prepare's appends start a new line after one), when it
+ * is empty (an append taken back on a full disk leaves that), or when every
+ * line is a record of that day cut short (a crash during the day's first
+ * append: a proper prefix of how appendLedger writes a record, its time of
+ * that day, never a whole line of anything else): a file under a day
+ * file's name holding anything else (a user's own ledger/ in a state
  * directory that should have been a directory of its own) is kept and
  * reported (`no_ledger_record`), at any age.
  */
@@ -808,7 +816,7 @@ function sweepLedger(sweep: Sweep, dir: SweptDir, cutoffMs: number, read: Readon
       sweep.fail("ledger", name, err);
       continue;
     }
-    if (held.records === 0 && st.size > 0) {
+    if (held.records === 0 && st.size > 0 && !held.onlyTorn) {
       sweep.skip("ledger", name, "no_ledger_record");
       continue;
     }

@@ -13,6 +13,7 @@ import { defaultStateDir } from "../config/config.js";
 import { hermesRoot } from "../content/hermes-homes.js";
 import { FatalError } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
+import { nameFromBytes, showName } from "./entry-names.js";
 import { SYSTEM_PREFIXES, hermesEntryOf, homeEntryOf, resolveExisting, systemPrefixSpellings } from "./denylist.js";
 import { isWithin } from "./gateway.js";
 
@@ -172,13 +173,63 @@ export function notDedicatedReason(place: OutboxPlace, passwd?: Protected[]): st
 }
 
 /**
+ * What media-outbox makes directly in a state directory: its staging/,
+ * ledger/ and quarantine/ (config.ts), and dot-names of its own under
+ * STATE_PREFIX: the watch's lock directory (watch/lock.ts
+ * `.media-outbox-watch`), what the lock moved aside from its name
+ * (`.media-outbox-junk-…`), and the lock files of earlier versions
+ * (`.media-outbox-watch.lock`, `.media-outbox-lock-…`, `.media-outbox-stale-…`).
+ */
+const STATE_ENTRIES: ReadonlySet<string> = new Set(["staging", "ledger", "quarantine"]);
+export const STATE_PREFIX = ".media-outbox-";
+/** Foreign entries named in a refusal; the directory is read no further than that. */
+const FOREIGN_SHOWN = 3;
+
+/**
+ * Entries of the state directory `dir` that media-outbox does not make (a
+ * user's files: `~/notes` named as the state), shown escaped, at most
+ * FOREIGN_SHOWN and whether there are more; none when it holds only what
+ * media-outbox makes, or does not exist yet. One that cannot be read is
+ * trustDir's to report.
+ */
+function foreignStateEntries(dir: string): { shown: string[]; more: boolean } {
+  const found = { shown: [] as string[], more: false };
+  let handle: fs.Dir;
+  try {
+    // Names as bytes: one that is not UTF-8 is shown as its bytes, never decoded into something else.
+    handle = fs.opendirSync(dir, { bufferSize: 32, encoding: "buffer" as BufferEncoding });
+  } catch {
+    return found;
+  }
+  try {
+    for (let d = handle.readSync(); d !== null; d = handle.readSync()) {
+      const name = nameFromBytes(d.name as unknown as Buffer);
+      if (STATE_ENTRIES.has(name) || name.startsWith(STATE_PREFIX)) continue;
+      if (found.shown.length === FOREIGN_SHOWN) {
+        found.more = true;
+        break;
+      }
+      found.shown.push(showName(name));
+    }
+  } catch {
+    // Unreadable part-way: what was read is judged.
+  } finally {
+    handle.closeSync();
+  }
+  return found;
+}
+
+/**
  * Why `place.stateDir` (or a quarantine kept outside it, `quarantineDir`)
  * cannot hold the outbox's state; undefined when it can. The janitor deletes
  * old files in its staging/, quarantine/ and ledger/, so it is held to the
  * outbox's own rule of places (sharedReason: not `/`, not a home, the Hermes
  * home or a profile, nor a directory containing one, nor the outbox or a
- * directory containing it). The gateway's denied prefixes and secrets are
- * the outbox's alone: nothing in the state is ever sent.
+ * directory containing it), and the state directory holds nothing but what
+ * media-outbox makes there (STATE_ENTRIES, STATE_PREFIX): an ordinary folder
+ * of the user's (`~/notes`) is not one of its own, whatever its files are
+ * named. The gateway's denied prefixes and secrets are the outbox's alone:
+ * nothing in the state is ever sent.
  */
 export function stateNotDedicatedReason(place: OutboxPlace & { quarantineDir?: string }, passwd?: Protected[]): string | undefined {
   const places = [...protectedPlaces(place, passwd), { path: path.resolve(place.outbox), what: "its outbox" }];
@@ -187,6 +238,11 @@ export function stateNotDedicatedReason(place: OutboxPlace & { quarantineDir?: s
   for (const [what, dir] of dirs) {
     const why = sharedReason(dir, places);
     if (why !== undefined) return `${what} ${escapeText(dir)} is not a directory of its own: ${why}`;
+  }
+  const foreign = foreignStateEntries(place.stateDir);
+  if (foreign.shown.length > 0) {
+    const list = `${foreign.shown.join(", ")}${foreign.more ? " and more" : ""}`;
+    return `state directory ${escapeText(place.stateDir)} is not a directory of its own: it holds ${list}, which media-outbox does not make (only staging/, ledger/, quarantine/ and ${STATE_PREFIX}… entries)`;
   }
   return undefined;
 }

@@ -6,6 +6,7 @@ import path from "node:path";
 import { errnoCode, isErrno } from "../core/errors.js";
 import { appendJsonLine } from "./append-line.js";
 import { listDir } from "./layout.js";
+import { type Field, type FieldKind, RECORD_OPENING, gluedRecordText, isTornRecord } from "./torn-line.js";
 
 export interface LedgerRecord {
   /** ISO time of publication (or reuse). */
@@ -26,6 +27,33 @@ export const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
 export const MAX_RECORD_BYTES = 64 * 1024;
 
 const SHA256 = /^[0-9a-f]{64}$/;
+
+/**
+ * A record as appendLedger writes it, its keys in this order (the order
+ * prepare has always built them in): what a torn line of ours is a prefix of.
+ */
+const LEDGER_FIELDS: { [K in keyof LedgerRecord]-?: FieldKind } = {
+  // Every field of LedgerRecord, in this order (a new one does not compile until it has its place: appendLedger writes only these).
+  time: "time",
+  source: "string",
+  bytes: "count",
+  sha256: "sha256",
+  mime: "string",
+  name: "string",
+  reused: "boolean",
+};
+export const LEDGER_SHAPE: readonly Field[] = Object.entries(LEDGER_FIELDS).map(([key, kind]) => ({ key, kind }));
+const LEDGER_KEYS = LEDGER_SHAPE.map((f) => f.key);
+
+/**
+ * Whether a line of the day file `day` is a record of that day a crash cut
+ * short, at least as far as its day (`{"time":"YYYY-MM-DD`): a shorter cut
+ * (`{`, `{"ti`) says too little to tell it from a user's file, and is
+ * never left by one write(2) of a whole line in practice.
+ */
+function tornOfDay(line: string, day: string | undefined): boolean {
+  return day !== undefined && line.length >= RECORD_OPENING.length + day.length && isTornRecord(line, LEDGER_SHAPE, day);
+}
 
 export function ledgerFileFor(ledgerDir: string, when: Date): string {
   return path.join(ledgerDir, `${when.toISOString().slice(0, 10)}.jsonl`);
@@ -58,7 +86,8 @@ export function appendLedger(ledgerDir: string, record: LedgerRecord): void {
   const { O_RDWR, O_APPEND, O_CREAT } = fs.constants;
   const fd = openDayFile(file, O_RDWR | O_APPEND | O_CREAT);
   try {
-    appendJsonLine(fd, JSON.stringify(record), `the ledger ${file}`);
+    // Keys in LEDGER_SHAPE's order, however the record was built: a torn line is told by it.
+    appendJsonLine(fd, JSON.stringify(record, LEDGER_KEYS), `the ledger ${file}`);
   } finally {
     fs.closeSync(fd);
   }
@@ -108,6 +137,22 @@ export interface LedgerRead {
   end: number;
   /** Complete lines that are not records (torn by a crash, garbage, too long). */
   malformed: number;
+  /** Of those, lines that are a record of the day a crash cut short (tornOfDay): prepare wrote them. */
+  torn: number;
+  /** What follows the last complete line: nothing, a record of the day cut short (a crash during the last append), or anything else. */
+  tail: "none" | "torn" | "other";
+}
+
+/**
+ * The record a complete line of the day file `day` holds: the line itself,
+ * or, on a line glued before the torn-line repair (a record appended right
+ * after a torn one, on its line), the record after the torn ones.
+ */
+function recordOfLine(line: string, day: string | undefined): LedgerRecord | undefined {
+  const rec = parseLedgerLine(line);
+  if (rec) return rec;
+  const glued = gluedRecordText(line, LEDGER_SHAPE, day);
+  return glued === undefined ? undefined : parseLedgerLine(glued);
 }
 
 const READ_CHUNK = 1024 * 1024;
@@ -126,12 +171,13 @@ export function readLedgerDayFrom(file: string, offset: number, each?: (rec: Led
   try {
     fd = openDayFile(file, fs.constants.O_RDONLY);
   } catch (err) {
-    if (isErrno(err, "ENOENT")) return { records: [], end: offset, malformed: 0 };
+    if (isErrno(err, "ENOENT")) return { records: [], end: offset, malformed: 0, torn: 0, tail: "none" };
     if (isErrno(err, "ELOOP")) throw new LedgerFileError(`ledger day file ${file} is a symbolic link`);
     if (errnoCode(err) === "EISDIR") throw new LedgerFileError(`ledger day file ${file} is a directory`);
     throw err;
   }
-  const read: LedgerRead = { records: [], end: offset, malformed: 0 };
+  const read: LedgerRead = { records: [], end: offset, malformed: 0, torn: 0, tail: "none" };
+  const day = DAY_FILE.exec(path.basename(file))?.[1];
   try {
     const buf = Buffer.allocUnsafe(READ_CHUNK);
     let pending: Buffer[] = [];
@@ -146,9 +192,11 @@ export function readLedgerDayFrom(file: string, offset: number, each?: (rec: Led
         if (!overlong && pendingBytes + (nl - start) <= MAX_RECORD_BYTES) {
           const line = pendingBytes === 0 ? buf.toString("utf8", start, nl) : Buffer.concat([...pending, buf.subarray(start, nl)]).toString("utf8");
           if (line !== "") {
-            const rec = parseLedgerLine(line);
-            if (!rec) read.malformed++;
-            else if (each) each(rec);
+            const rec = recordOfLine(line, day);
+            if (!rec) {
+              read.malformed++;
+              if (tornOfDay(line, day)) read.torn++;
+            } else if (each) each(rec);
             else read.records.push(rec);
           }
         } else read.malformed++;
@@ -166,6 +214,7 @@ export function readLedgerDayFrom(file: string, offset: number, each?: (rec: Led
       }
       pos += n;
     }
+    if (pendingBytes > 0) read.tail = !overlong && tornOfDay(Buffer.concat(pending).toString("utf8"), day) ? "torn" : "other";
     return read;
   } finally {
     fs.closeSync(fd);

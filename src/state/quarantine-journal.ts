@@ -7,6 +7,7 @@ import path from "node:path";
 import type { RefusalCode } from "../core/errors.js";
 import { isErrno } from "../core/errors.js";
 import { JOURNAL_NAME } from "./layout.js";
+import { type Field, gluedRecordText } from "./torn-line.js";
 
 /** Why the guard moved an entry: stable, documented, safe to match on. */
 export type QuarantineReason =
@@ -34,6 +35,40 @@ export interface JournalRecord {
   message?: string;
 }
 
+/** A record as the guard writes it (watch/quarantine.ts: a move's, or a restore's three first fields): what a torn line of the journal is a prefix of. */
+const JOURNAL_FIELDS: { [K in keyof JournalRecord]-?: Omit<Field, "key"> } = {
+  // Every field of JournalRecord, in this order (a new one does not compile until it has its place: appendJournal writes only these).
+  time: { kind: "time" },
+  event: { kind: "string" },
+  name: { kind: "string" },
+  original: { kind: "string", optional: true },
+  reason: { kind: "string", optional: true },
+  code: { kind: "string", optional: true },
+  message: { kind: "string", optional: true },
+};
+export const JOURNAL_SHAPE: readonly Field[] = Object.entries(JOURNAL_FIELDS).map(([key, f]) => ({ key, ...f }));
+
+/**
+ * The record a line holds: the line itself, or, on a line glued before the
+ * torn-line repair (a record appended right after a torn one, on its line),
+ * the record after the torn ones (torn-line.ts gluedRecordText).
+ */
+function parseJournalLine(line: string): JournalRecord | undefined {
+  const rec = journalRecordOf(line);
+  if (rec) return rec;
+  const glued = gluedRecordText(line, JOURNAL_SHAPE);
+  return glued === undefined ? undefined : journalRecordOf(glued);
+}
+
+function journalRecordOf(text: string): JournalRecord | undefined {
+  try {
+    const rec = JSON.parse(text) as JournalRecord | null;
+    return rec !== null && typeof rec === "object" && typeof rec.name === "string" ? rec : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The journal's latest record for each entry name (escaped, as written); empty when there is no journal. */
 export function readJournal(quarantineDir: string): Map<string, JournalRecord> {
   const latest = new Map<string, JournalRecord>();
@@ -51,12 +86,9 @@ export function readJournal(quarantineDir: string): Map<string, JournalRecord> {
   }
   for (const line of text.split("\n")) {
     if (line === "") continue;
-    try {
-      const rec = JSON.parse(line) as JournalRecord;
-      if (typeof rec.name === "string") latest.set(rec.name, rec);
-    } catch {
-      // A torn last line names nothing.
-    }
+    // A torn line names nothing.
+    const rec = parseJournalLine(line);
+    if (rec) latest.set(rec.name, rec);
   }
   return latest;
 }

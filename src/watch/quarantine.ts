@@ -15,7 +15,7 @@ import { type EntryKind, entryKind } from "../prepare/source.js";
 import { entryPath, readNames, showName, textOfName } from "../safety/entry-names.js";
 import { appendJsonLine } from "../state/append-line.js";
 import { JOURNAL_NAME, openLayout } from "../state/layout.js";
-import { type JournalRecord, type QuarantineReason, readJournal } from "../state/quarantine-journal.js";
+import { JOURNAL_SHAPE, type JournalRecord, type QuarantineReason, readJournal } from "../state/quarantine-journal.js";
 import { NAME_MAX } from "./receipt.js";
 
 export type { EntryKind } from "../prepare/source.js";
@@ -23,6 +23,7 @@ export type { EntryKind } from "../prepare/source.js";
 export type { QuarantineReason } from "../state/quarantine-journal.js";
 
 export { JOURNAL_NAME };
+const JOURNAL_KEYS = JOURNAL_SHAPE.map((f) => f.key);
 /** Clash names tried in order (`stem~2.ext`…) before a unique fallback. */
 const CLASH_NUMBERS = 1000;
 
@@ -38,7 +39,8 @@ function appendJournal(quarantineDir: string, record: JournalRecord): void {
   const fd = fs.openSync(file, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK, 0o600);
   try {
     if (!fs.fstatSync(fd).isFile()) throw new Error("the quarantine journal is not a regular file");
-    appendJsonLine(fd, JSON.stringify(record), "the quarantine journal");
+    // Keys in JOURNAL_SHAPE's order, however the record was built: a glued line is read by it.
+    appendJsonLine(fd, JSON.stringify(record, JOURNAL_KEYS), "the quarantine journal");
   } finally {
     fs.closeSync(fd);
   }

@@ -1,0 +1,171 @@
+// What a crash leaves of a record in an append-only JSON-lines file of
+// media-outbox's (the ledger's day files, the quarantine's journal), told
+// exactly from anything else. A record is JSON.stringify of an object whose
+// keys come in the writer's order, so a line a crash cut short is a proper
+// prefix of that serialisation: the same keys in the same order, each value
+// of its kind as JSON.stringify writes it, cut anywhere before the closing
+// brace. A user's file that merely happens to sit under a day file's name
+// (a journal, expenses) is not: its first key, or its order, differs.
+//
+// Before the torn-line repair (append-line.ts), a record appended after a
+// torn line was glued onto it: `{"time":"2026-…` + `{"time":"2026-…}` on one
+// line. A JSON string holds no raw `"`, so `{"time":"` occurs in a line of
+// ours only where a record starts: the line is cut there, and read when every
+// piece before its last is torn (gluedRecordText). Every check is one pass
+// over the line: linear, whatever it holds.
+
+/** How a field's value is written: an ISO time (toISOString), a JSON string, a positive integer, a sha256 in hex, a boolean. */
+export type FieldKind = "time" | "string" | "count" | "sha256" | "boolean";
+
+export interface Field {
+  key: string;
+  kind: FieldKind;
+  /** The writer leaves it out of some records. */
+  optional?: boolean;
+}
+
+/** The opening every record's line starts with: its first key, time, and the quote of its value. */
+export const RECORD_OPENING = '{"time":"';
+
+/** The input ended inside what was being matched: a prefix of it. */
+const END = -1;
+/** The input differs from anything the writer writes. */
+const BAD = -2;
+
+/** `text` at `i`: the index after it, END when the line ends part-way through it, BAD when it differs. */
+function literal(line: string, i: number, text: string): number {
+  for (let k = 0; k < text.length; k++, i++) {
+    if (i >= line.length) return END;
+    if (line[i] !== text[k]) return BAD;
+  }
+  return i;
+}
+
+const isDigit = (c: string) => c >= "0" && c <= "9";
+const isHex = (c: string) => isDigit(c) || (c >= "a" && c <= "f") || (c >= "A" && c <= "F");
+
+/** A JSON string as JSON.stringify writes it (no raw control character; `\` before one of `"\/bfnrt`, or `u` and four hex digits). */
+function jsonString(line: string, i: number): number {
+  if (i >= line.length) return END;
+  if (line[i] !== '"') return BAD;
+  for (i++; i < line.length; i++) {
+    const c = line[i]!;
+    if (c === '"') return i + 1;
+    if (c < " ") return BAD;
+    if (c !== "\\") continue;
+    if (++i >= line.length) return END;
+    if ('"\\/bfnrt'.includes(line[i]!)) continue;
+    if (line[i] !== "u") return BAD;
+    for (let k = 0; k < 4; k++) {
+      if (++i >= line.length) return END;
+      if (!isHex(line[i]!)) return BAD;
+    }
+  }
+  return END;
+}
+
+/** `"YYYY-MM-DDTHH:MM:SS.mmmZ"`, its day `day` when given (a day file's records are that day's). */
+function isoTime(line: string, i: number, day: string | undefined): number {
+  const template = `"${day ?? "dddd-dd-dd"}Tdd:dd:dd.dddZ"`;
+  for (let k = 0; k < template.length; k++, i++) {
+    if (i >= line.length) return END;
+    const want = template[k]!;
+    if (want === "d" ? !isDigit(line[i]!) : line[i] !== want) return BAD;
+  }
+  return i;
+}
+
+/** A positive safe integer: its digits run until the next field or the end of the line. */
+function count(line: string, i: number): number {
+  if (i >= line.length) return END;
+  if (line[i]! < "1" || line[i]! > "9") return BAD;
+  let n = i + 1;
+  while (n < line.length && isDigit(line[n]!)) n++;
+  return n - i > 16 ? BAD : n;
+}
+
+function sha256(line: string, i: number): number {
+  if (i >= line.length) return END;
+  if (line[i] !== '"') return BAD;
+  for (let k = 0; k < 64; k++) {
+    if (++i >= line.length) return END;
+    const c = line[i]!;
+    if (!isDigit(c) && (c < "a" || c > "f")) return BAD;
+  }
+  return literal(line, i + 1, '"');
+}
+
+function value(line: string, i: number, kind: FieldKind, day: string | undefined): number {
+  switch (kind) {
+    case "time":
+      return isoTime(line, i, day);
+    case "string":
+      return jsonString(line, i);
+    case "count":
+      return count(line, i);
+    case "sha256":
+      return sha256(line, i);
+    case "boolean": {
+      const t = literal(line, i, "true");
+      return t === BAD ? literal(line, i, "false") : t;
+    }
+  }
+}
+
+/**
+ * Whether `line` (without its newline) is a record of `shape` that a crash
+ * cut short: a non-empty proper prefix of how the writer serialises one (a
+ * `day` file's records hold times of that day). A whole record is not torn,
+ * nor is anything with a byte the writer would not have written there.
+ */
+export function isTornRecord(line: string, shape: readonly Field[], day?: string): boolean {
+  if (line.length === 0) return false;
+  let i = literal(line, 0, "{");
+  // The index in `shape` of the next field the writer may write.
+  let next = 0;
+  for (;;) {
+    if (i === END) return true;
+    if (i === BAD) return false;
+    if (next > 0) {
+      if (i >= line.length) return true;
+      // A closing brace: whole (or not the shape), never torn.
+      if (line[i] !== ",") return false;
+      i++;
+    }
+    // The writer writes no comma after its last field.
+    if (next >= shape.length) return false;
+    // The key: the next field, or a later one when every field between is optional.
+    let found = BAD;
+    let field = -1;
+    for (let j = next; j < shape.length; j++) {
+      const at = literal(line, i, `"${shape[j]!.key}":`);
+      if (at === END) return true;
+      if (at !== BAD) {
+        found = at;
+        field = j;
+        break;
+      }
+      if (!shape[j]!.optional) break;
+    }
+    if (found === BAD) return false;
+    i = value(line, found, shape[field]!.kind, day);
+    next = field + 1;
+  }
+}
+
+/**
+ * The text of the last record in a line glued before the torn-line repair
+ * (`{torn…}{torn…}{record}`): what follows the line's last RECORD_OPENING,
+ * when every piece before it is a torn record of `shape`; undefined for any
+ * other line. The caller parses it as it parses a line.
+ */
+export function gluedRecordText(line: string, shape: readonly Field[], day?: string): string | undefined {
+  const last = line.lastIndexOf(RECORD_OPENING);
+  if (last <= 0) return undefined;
+  let from = 0;
+  for (let at = line.indexOf(RECORD_OPENING, 1); ; at = line.indexOf(RECORD_OPENING, at + 1)) {
+    if (!isTornRecord(line.slice(from, at), shape, day)) return undefined;
+    if (at === last) return line.slice(last);
+    from = at;
+  }
+}
