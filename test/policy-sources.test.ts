@@ -6,6 +6,7 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { readYaml } from "../src/deploy/hermes-config.js";
 import { parseEnvFile } from "../src/deploy/policy-sources.js";
 import { fakeSystemctl, gatewayRoot, put } from "./deploy-helpers.js";
 import { cli, makeHome, png, write } from "./helpers.js";
@@ -123,6 +124,19 @@ describe("doctor: every place the gateway reads its media policy", () => {
     expect(c.fix).toContain(`remove gateway.strict from ${hermes}/config.yaml`);
   });
 
+  it("reads config.yaml as Hermes' PyYAML does (YAML 1.1): `strict: off` or `no` is strict mode off, as `false` is; an allow-list merged in with `<<` is the list (the red team's 32b/07: both passed)", () => {
+    for (const off of ["off", "no", "Off", "NO"]) {
+      put(path.join(hermes, "config.yaml"), `gateway:\n  strict: ${off}\n`);
+      const c = line(doctor(), STRICT_LINE);
+      expect(c.status, off).toBe("fail");
+      expect(c.message).toContain(`gateway.strict: false from ${hermes}/config.yaml`);
+    }
+    put(path.join(hermes, "config.yaml"), "other: &o\n  media_delivery_allow_dirs: [/srv/other]\ngateway:\n  <<: *o\n");
+    const c = line(doctor(), LINE);
+    expect(c.status).toBe("fail");
+    expect(c.message).toContain(`HERMES_MEDIA_ALLOW_DIRS=/srv/other from ${hermes}/config.yaml`);
+  });
+
   it("fails when .env trusts recent files again while the unit does not", () => {
     put(path.join(hermes, ".env"), "HERMES_MEDIA_TRUST_RECENT_FILES='1'\n");
     const c = line(doctor(), STRICT_LINE);
@@ -234,6 +248,27 @@ describe("doctor: every place the gateway reads its media policy", () => {
     expect(r.status, r.stderr).toBe(0);
     const python = JSON.parse(r.stdout) as Record<string, string>[];
     cases.forEach((text, i) => expect(Object.fromEntries(parseEnvFile(text).values), JSON.stringify(text)).toEqual(python[i]));
+  });
+});
+
+describe("config.yaml read as PyYAML reads it", () => {
+  it("gives the values the pinned hermes-agent's PyYAML gives (YAML 1.1 booleans but y and n, merge keys, octal, sexagesimal)", async () => {
+    const YAML = await import("yaml");
+    const cases = [
+      "a: off\nb: no\nc: On\nd: YES\ne: y\nf: n\ng: Y\nh: N\ni: true\nj: False\n",
+      "b: &x {c: 1, d: [1, 2]}\ne:\n  <<: *x\n  c: 2\n",
+      "a: 012\nb: 0o12\nc: 1_000\nd: 190:20:30\ne: 0x1F\nf: ~\ng: null\nh: '012'\n",
+      "gateway:\n  strict: off\n  trust_recent_files: yes\n  media_delivery_allow_dirs:\n    - /srv/a\n    - ~/b\n",
+      "a: 1\na: 2\n",
+    ];
+    const script = ["import json, sys, yaml", "print(json.dumps([yaml.safe_load(t) for t in json.load(sys.stdin)]))"].join("\n");
+    const r = spawnSync(ensureVenv(), ["-c", script], { input: JSON.stringify(cases), encoding: "utf8" });
+    expect(r.status, r.stderr).toBe(0);
+    const python = JSON.parse(r.stdout) as unknown[];
+    cases.forEach((text, i) => {
+      const read = readYaml(YAML, text);
+      expect("value" in read ? read.value : read, JSON.stringify(text)).toEqual(python[i]);
+    });
   });
 });
 

@@ -59,14 +59,23 @@ export function yamlProblem(errors: readonly { message: string }[]): string {
  */
 export const YAML_ALIAS_LIMIT = 10_000;
 
+/** PyYAML's booleans: YAML 1.1's but for `y`, `Y`, `n` and `N`, which its resolver leaves strings. */
+const PYYAML_TRUE = /^(?:[Yy]es|YES|[Tt]rue|TRUE|[Oo]n|ON)$/;
+const PYYAML_FALSE = /^(?:[Nn]o|NO|[Ff]alse|FALSE|[Oo]ff|OFF)$/;
+const pyyamlTags = (tags: import("yaml").Tags): import("yaml").Tags =>
+  tags.map((t) => (typeof t === "object" && t.tag === "tag:yaml.org,2002:bool" && t.test ? { ...t, test: t.test.test("yes") ? PYYAML_TRUE : PYYAML_FALSE } : t));
+
 /**
  * A config.yaml text parsed as Hermes' PyYAML reads it, and its value; or
- * why it cannot be (yamlProblem, or its aliases past YAML_ALIAS_LIMIT). A
- * key given twice is no error to PyYAML: the last one holds (`uniqueKeys:
- * false` reads so), and a second `gateway:` section may turn strict mode off.
+ * why it cannot be (yamlProblem, or its aliases past YAML_ALIAS_LIMIT).
+ * PyYAML reads YAML 1.1: `off` and `no` are false (`strict: off` turns
+ * strict mode off), `<<` merges a mapping in, `012` is octal; the yaml
+ * package's 1.1 schema reads so, with PyYAML's booleans. A key given twice
+ * is no error to PyYAML: the last one holds (`uniqueKeys: false` reads
+ * so), and a second `gateway:` section may turn strict mode off.
  */
 export function readYaml(YAML: YamlModule, text: string, options: { keepSourceTokens?: boolean } = {}): { doc: import("yaml").Document.Parsed; value: unknown } | { problem: string } {
-  const doc = YAML.parseDocument(text, { ...options, uniqueKeys: false });
+  const doc = YAML.parseDocument(text, { ...options, uniqueKeys: false, version: "1.1", customTags: pyyamlTags });
   if (doc.errors.length > 0) return { problem: yamlProblem(doc.errors) };
   try {
     return { doc, value: doc.toJS({ maxAliasCount: YAML_ALIAS_LIMIT }) };
