@@ -154,6 +154,22 @@ describe("check-reply's verdicts are the real gateway's", () => {
     expect(checkReplyVerdict({ HERMES_HOME: profile }, path.join(root, "auth.json")).named).toBe("it is in a protected location");
   });
 
+  it("a boards or profiles directory an agent filled with stray entries hides no board or profile the gateway takes (the red team's 32b/04: 256 files before a board dropped its attachment)", () => {
+    const kh = path.join(h.home, "kh-filled");
+    const boards = path.join(kh, "kanban", "boards");
+    fs.mkdirSync(path.join(boards, "zz"), { recursive: true });
+    fs.writeFileSync(path.join(boards, "zz", "kanban.db"), "");
+    for (let i = 0; i < 300; i++) fs.writeFileSync(path.join(boards, `a${String(i).padStart(3, "0")}`), "");
+    const env = { HERMES_HOME: root, HERMES_KANBAN_HOME: kh, HERMES_MEDIA_DELIVERY_STRICT: "1", HERMES_MEDIA_TRUST_RECENT_FILES: "0" };
+    const behind = file(path.join(boards, "zz", "attachments", "r.txt"), DAY);
+    expect(gatewayDelivers([{ env, path: behind }]), "set-up").toEqual([true]);
+    expect(checkReplyVerdict(env, behind).kept).toBe(true);
+    // Past 4,096 entries the directory is taken whole: a board behind them is not looked for, and its file is kept.
+    for (let i = 300; i < 4100; i++) fs.writeFileSync(path.join(boards, `a${String(i).padStart(4, "0")}`), "");
+    expect(checkReplyVerdict(env, behind).kept).toBe(true);
+    fs.rmSync(kh, { recursive: true, force: true });
+  });
+
   it("randomized (seeded): environments, profiles, Kanban homes, settings written as Python reads them", () => {
     const rnd = rng(31);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;

@@ -281,8 +281,19 @@ const OWN_CACHES = ["image_cache", "audio_cache", "video_cache", "document_cache
 const CANONICAL_CACHES = ["images", "audio", "videos", "documents", "screenshots"].map((d) => `cache/${d}`);
 /** A Kanban board's name, as the gateway takes one (_kanban_attachment_roots). */
 const KANBAN_BOARD = /^[a-z0-9][a-z0-9_-]{0,63}$/;
-/** Entries of a profiles or boards directory looked at: an agent filling one costs no more. */
-const MAX_LISTED = 256;
+/**
+ * Entries of a profiles or boards directory looked at one by one; past
+ * this many, an agent filled it, and the directory is taken whole (the
+ * gateway reads every entry: a bound that looked at the first few would
+ * hide the root it takes after them, and a file it sends would be dropped).
+ */
+const MAX_LISTED = 4096;
+
+/** The entries of `dir` in name order, or undefined past MAX_LISTED (what lies under it is then the gateway's). */
+function listedOrWhole(dir: string): string[] | undefined {
+  const names = readdirOrEmpty(dir);
+  return names.length > MAX_LISTED ? undefined : names;
+}
 
 
 /**
@@ -300,7 +311,9 @@ export function gatewayTrustedRoots(env: NodeJS.ProcessEnv, home: string, hermes
   const isDir = (p: string) => fs.statSync(p, { throwIfNoEntry: false })?.isDirectory() === true;
   const roots = [...OWN_CACHES, ...CANONICAL_CACHES].map((d) => path.join(hermesHome, d));
   const profiles = path.join(root, "profiles");
-  for (const name of readdirOrEmpty(profiles).slice(0, MAX_LISTED)) {
+  const profileNames = listedOrWhole(profiles);
+  if (profileNames === undefined) roots.push(profiles);
+  for (const name of profileNames ?? []) {
     if (isDir(path.join(profiles, name))) roots.push(...CANONICAL_CACHES.map((d) => path.join(profiles, name, d)));
   }
   const override = pythonStrip(env.HERMES_KANBAN_ATTACHMENTS_ROOT ?? "");
@@ -309,7 +322,9 @@ export function gatewayTrustedRoots(env: NodeJS.ProcessEnv, home: string, hermes
   const kanban = path.join(kanbanHome !== "" ? path.resolve(expandHome(kanbanHome, home)) : root, "kanban");
   roots.push(path.join(kanban, "attachments"));
   const boards = path.join(kanban, "boards");
-  for (const name of readdirOrEmpty(boards).slice(0, MAX_LISTED)) {
+  const boardNames = listedOrWhole(boards);
+  if (boardNames === undefined) roots.push(boards);
+  for (const name of boardNames ?? []) {
     const board = path.join(boards, name);
     if (!KANBAN_BOARD.test(name) || fs.lstatSync(board, { throwIfNoEntry: false })?.isDirectory() !== true) continue;
     if (fs.statSync(path.join(board, "kanban.db"), { throwIfNoEntry: false })?.isFile() === true) roots.push(path.join(board, "attachments"));
