@@ -799,7 +799,7 @@ logging:
     const where = "not valid YAML: Implicit keys need to be on a single line at line 2, column 1";
     for (const [args, after] of [
       [["install", "hermes-config"], `; add ${OUTBOX()} to gateway.media_delivery_allow_dirs by hand`],
-      [["install", "hermes-plugin"], "; add media-outbox to plugins.enabled by hand"],
+      [["install", "hermes-plugin"], "; add media-outbox to plugins.enabled by hand (and take it out of plugins.disabled)"],
     ] as const) {
       const r = cli([...args], { env: t.env });
       expect(r.code, r.stderr).toBe(2);
@@ -818,7 +818,7 @@ logging:
     put(config(), laughs);
     r = cli(["install", "hermes-plugin"], { env: t.env });
     expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr).toBe(`media-outbox: config_invalid: cannot edit ${config()} safely: not read: its aliases expand to more than 10000 references (a guard against exponential expansion; Hermes' own reader would take as long); add media-outbox to plugins.enabled by hand\n`);
+    expect(r.stderr).toBe(`media-outbox: config_invalid: cannot edit ${config()} safely: not read: its aliases expand to more than 10000 references (a guard against exponential expansion; Hermes' own reader would take as long); add media-outbox to plugins.enabled by hand (and take it out of plugins.disabled)\n`);
     expect(fs.readFileSync(config(), "utf8")).toBe(laughs);
   });
 });

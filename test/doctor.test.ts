@@ -393,6 +393,32 @@ describe("doctor", () => {
     expect(line(report, "hermes config").message).toBe(`cannot read ${t.home}/.hermes/config.yaml: not read: its aliases expand to more than 10000 references (a guard against exponential expansion; Hermes' own reader would take as long)`);
   });
 
+  it("says when the Hermes plugin is listed in plugins.disabled (Hermes never loads it), installed but not enabled, or enabled; nothing when neither mentions it", () => {
+    const hermes = path.join(t.home, ".hermes");
+    const work = path.join(hermes, "profiles", "work");
+    put(path.join(hermes, "config.yaml"), "plugins:\n  enabled: [media-outbox]\n  disabled: [media-outbox]\n");
+    put(path.join(work, "config.yaml"), "model: x\n");
+    let { report } = doctor("--no-probe");
+    let l = line(report, "hermes plugin");
+    expect(l.status).toBe("fail");
+    expect(l.message).toBe(`${hermes}/config.yaml lists media-outbox in plugins.disabled: Hermes never loads it, even with plugins.enabled; the gateway has no send_file tool and no final-reply check: a published file whose line the model leaves out is not sent`);
+    expect(l.fix).toBe("media-outbox install hermes-plugin (it takes the name out of plugins.disabled), then restart the gateway");
+    expect(report.ok).toBe(false);
+    expect(report.checks.map((c) => c.check)).not.toContain("hermes plugin work");
+
+    // Installed as install does it: enabled, and no longer disabled.
+    expect(cli(["install", "hermes-plugin"], { env }).code).toBe(0);
+    expect(cli(["install", "hermes-plugin", "--profile", "work"], { env }).code).toBe(0);
+    put(path.join(work, "config.yaml"), "plugins:\n  enabled: [other]\n");
+    ({ report } = doctor("--no-probe"));
+    l = line(report, "hermes plugin");
+    expect([l.status, l.message]).toEqual(["pass", `the plugin is in ${hermes}/plugins/media-outbox and enabled in ${hermes}/config.yaml (Hermes loads it when the gateway starts)`]);
+    l = line(report, "hermes plugin work");
+    expect(l.status).toBe("warn");
+    expect(l.message).toContain(`but plugins.enabled in ${work}/config.yaml does not list it: Hermes does not load it`);
+    expect(l.fix).toBe("media-outbox install hermes-plugin --profile work, then restart the gateway");
+  });
+
   it("reads a key given twice in config.yaml as Hermes' PyYAML does: the last one holds (a second gateway: section turning strict mode off is seen, not 'not valid YAML')", () => {
     put(path.join(t.home, ".hermes", "config.yaml"), "gateway:\n  strict: true\nmodel: x\ngateway:\n  strict: false\n");
     const { report } = doctor("--no-probe");

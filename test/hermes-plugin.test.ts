@@ -70,6 +70,35 @@ describe("install hermes-plugin / uninstall hermes-plugin", () => {
     expect(snapshot(hermes())).toEqual(before);
   });
 
+  it("takes the name out of plugins.disabled too (Hermes never loads a plugin listed there), says so, and uninstall gives every byte back", () => {
+    const cases: [string, string][] = [
+      // What `hermes plugins disable media-outbox` leaves.
+      ["plugins:\n  disabled:\n    - media-outbox\n", "plugins:\n  disabled: []\n  enabled:\n    - media-outbox\n"],
+      ["plugins:\n  enabled: [a, media-outbox]\n  disabled: [b, media-outbox]   # off\n", "plugins:\n  enabled: [a, media-outbox]\n  disabled: [b]   # off\n"],
+      ["plugins:\n  disabled:\n    - b\n    - \"media-outbox\"\n  enabled:\n    - a\n", "plugins:\n  disabled:\n    - b\n  enabled:\n    - a\n    - media-outbox\n"],
+    ];
+    const config = path.join(hermes(), "config.yaml");
+    for (const [before, after] of cases) {
+      put(config, before, 0o600);
+      const dry = cli(["install", "hermes-plugin", "--dry-run"], { env: t.env });
+      expect(dry.code, dry.stderr).toBe(0);
+      expect(dry.stderr).toContain(`${config} listed media-outbox in plugins.disabled, and Hermes never loads a plugin listed there (even with plugins.enabled): install would take it out`);
+      expect(fs.readFileSync(config, "utf8")).toBe(before);
+      const r = cli(["install", "hermes-plugin"], { env: t.env });
+      expect(r.code, r.stderr).toBe(0);
+      expect(fs.readFileSync(config, "utf8")).toBe(after);
+      expect(r.stderr).toContain(`${config} listed media-outbox in plugins.disabled, and Hermes never loads a plugin listed there (even with plugins.enabled): it was taken out`);
+      expect(cli(["uninstall", "hermes-plugin"], { env: t.env }).code).toBe(0);
+      expect(fs.readFileSync(config, "utf8")).toBe(before);
+    }
+    // Not a list: Hermes reads no deny-list from it, and it is left alone.
+    put(config, "plugins:\n  disabled: media-outbox\n");
+    const r = cli(["install", "hermes-plugin"], { env: t.env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toContain("plugins.disabled");
+    expect(fs.readFileSync(config, "utf8")).toBe("plugins:\n  disabled: media-outbox\n  enabled:\n    - media-outbox\n");
+  });
+
   it("creates a missing config.yaml (0600) and plugins directory, and removes exactly those", () => {
     const before = snapshot(hermes());
     const r = cli(["install", "hermes-plugin"], { env: t.env });
@@ -144,7 +173,8 @@ describe("the plugin inside the real Hermes (hermes-agent from the Python packag
     "loads through Hermes' loader, publishes through its registry and terminal, and every prepared file reaches the gateway; the skill installs as the README says",
     () => {
       const python = ensureVenv();
-      put(path.join(t.home, ".hermes", "config.yaml"), "model: test-model\n");
+      // Left by an earlier `hermes plugins disable media-outbox`: install takes it out, and Hermes' own loader loads the plugin.
+      put(path.join(t.home, ".hermes", "config.yaml"), "model: test-model\nplugins:\n  disabled: [media-outbox]\n");
       const r = cli(["install", "hermes-plugin"], { env: t.env });
       expect(r.code, r.stderr).toBe(0);
       const work = t.work;

@@ -19,7 +19,8 @@ import { allowDirProblem, isUnderRoot, isWithin, mediaLineProblem, parseAllowDir
 import { type Layout, openLayout } from "../state/layout.js";
 import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, onDisk, templateOf, unitFiles } from "./gateway-units.js";
 import { BY_HAND, gateAgentChecks, gateLayoutChecks, gateProbe, gateReader, gateServiceChecks, startedByHand } from "./doctor-gate.js";
-import { hermesConfigFiles, listsOutbox, readAllowDirs } from "./hermes-config.js";
+import { allowDirsOf, hermesConfigFiles, listsOutbox, readHermesConfig } from "./hermes-config.js";
+import { pluginCheck } from "./hermes-plugin.js";
 import { ALLOW_DIRS, STRICT_VARS, alsoWritable, gatewayUnitsFor, manifestPath, readManifest, unitScope } from "./install.js";
 import { mediaPolicyChecks } from "./policy-sources.js";
 import { writableRootChecks } from "./writable-roots.js";
@@ -400,18 +401,21 @@ async function hermesConfigChecks(config: Config, checks: DoctorCheck[]): Promis
   }
   for (const f of files) {
     const name = `hermes config${f.profile ? ` ${escapeText(f.profile)}` : ""}`;
-    let list: unknown;
+    let value: unknown;
     try {
-      list = await readAllowDirs(readOperatorFile(f.file, { what: "Hermes config file" }).text);
+      value = await readHermesConfig(readOperatorFile(f.file, { what: "Hermes config file" }).text);
     } catch (err) {
       // A FatalError's message is escaped where it is made (the file's name, the parser's words).
       check(checks, name, "warn", `cannot read ${escapeText(f.file)}: ${err instanceof FatalError ? err.message : escapeText((err as Error).message)}`, "fix the file");
       continue;
     }
     const fix = `media-outbox install hermes-config${f.profile ? ` --profile ${escapeText(f.profile)}` : ""}`;
+    const list = allowDirsOf(value);
     if (list === undefined || list === null) check(checks, name, "pass", `${escapeText(f.file)} sets no gateway.media_delivery_allow_dirs (the environment decides)`);
     else if (listsOutbox(list, config.outbox, config.home)) check(checks, name, "pass", `${escapeText(f.file)} lists the outbox in gateway.media_delivery_allow_dirs`);
     else check(checks, name, "fail", `${escapeText(f.file)} sets gateway.media_delivery_allow_dirs without the outbox: that profile will not deliver outbox files`, fix);
+    const plugin = pluginCheck(value, f.file, f.profile);
+    if (plugin) check(checks, `hermes plugin${f.profile ? ` ${escapeText(f.profile)}` : ""}`, plugin.status, plugin.message, plugin.fix);
   }
 }
 

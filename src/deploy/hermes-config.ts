@@ -85,12 +85,15 @@ export function readYaml(YAML: YamlModule, text: string, options: { keepSourceTo
   }
 }
 
-/** The configured allow-dirs of a config.yaml text: undefined when the key is absent. */
-export async function readAllowDirs(text: string): Promise<unknown> {
+/** A config.yaml text's value; throws (a config error) when it cannot be read. */
+export async function readHermesConfig(text: string): Promise<unknown> {
   const read = readYaml(await loadYaml(), text);
   if ("problem" in read) throw configError(read.problem);
-  return (read.value as { gateway?: { media_delivery_allow_dirs?: unknown } } | null)?.gateway?.media_delivery_allow_dirs;
+  return read.value;
 }
+
+/** The configured allow-dirs of a config.yaml's value: undefined when the key is absent. */
+export const allowDirsOf = (value: unknown): unknown => (value as { gateway?: { media_delivery_allow_dirs?: unknown } } | null)?.gateway?.media_delivery_allow_dirs;
 
 /** True when the list names the outbox (entries read as the gateway reads allow-dirs). */
 export function listsOutbox(list: unknown, outbox: string, home: string): boolean {

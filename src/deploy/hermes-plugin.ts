@@ -1,12 +1,14 @@
 // `install hermes-plugin` / `uninstall hermes-plugin`: the Hermes plugin
 // (integrations/hermes/media-outbox in this package) copied into a Hermes
 // home's plugins directory and enabled in its config.yaml (`plugins.enabled`,
-// edited as hermes-config edits: one line, proved by a re-parse, atomic, with a
+// and out of `plugins.disabled`, which Hermes obeys first; edited as
+// hermes-config edits: one line each, proved by a re-parse, atomic, with a
 // backup). A record inside the plugin directory says what install did, so
 // uninstall undoes exactly that.
 import fs from "node:fs";
 import path from "node:path";
 import type { Config } from "../config/config.js";
+import type { DoctorCheck } from "./doctor-check.js";
 import { FatalError, isErrno } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { mkdirs, readIfExists, sha256, writeFileAtomic } from "./files.js";
@@ -19,6 +21,7 @@ const PLUGIN_FILES = ["plugin.yaml", "__init__.py"];
 const COMMAND_FILE = "command.json";
 const RECORD_FILE = ".media-outbox-install.json";
 const ENABLED = ["plugins", "enabled"] as const;
+const DISABLED = ["plugins", "disabled"] as const;
 
 export const pluginSource = () => path.join(packageRoot(), "integrations", "hermes", PLUGIN_NAME);
 
@@ -29,6 +32,8 @@ interface InstallRecord {
   createdConfig: boolean;
   /** install added the name to plugins.enabled (it was not there before). */
   enabledAdded: boolean;
+  /** install took the name out of plugins.disabled (absent in records of earlier versions). */
+  disabledRemoved?: boolean;
   beforeSha256?: string;
   afterSha256?: string;
   backup?: string;
@@ -68,8 +73,49 @@ function pluginFiles(command: string[]): { name: string; content: string }[] {
   return [...PLUGIN_FILES.map((name) => ({ name, content: fs.readFileSync(path.join(src, name), "utf8") })), { name: COMMAND_FILE, content: `${JSON.stringify(command)}\n` }];
 }
 
-const enable = (text: string) => addListItem(text, ENABLED, PLUGIN_NAME, (list) => Array.isArray(list) && list.includes(PLUGIN_NAME));
-const BY_HAND = `add ${PLUGIN_NAME} to plugins.enabled by hand`;
+interface EnableEdit {
+  added: boolean;
+  undisabled: boolean;
+}
+
+/**
+ * The name added to plugins.enabled and taken out of plugins.disabled: Hermes
+ * never loads a plugin listed in `disabled` (what `hermes plugins disable`
+ * leaves), even when `enabled` lists it too. Each edit is proved by its own
+ * re-parse; `did` says which were made.
+ */
+async function enable(text: string, did: EnableEdit): Promise<string | undefined> {
+  const added = await addListItem(text, ENABLED, PLUGIN_NAME, (list) => Array.isArray(list) && list.includes(PLUGIN_NAME));
+  const undisabled = await removeListItem(added ?? text, DISABLED, PLUGIN_NAME);
+  did.added = added !== undefined;
+  did.undisabled = undisabled !== undefined;
+  return undisabled ?? added;
+}
+const BY_HAND = `add ${PLUGIN_NAME} to plugins.enabled by hand (and take it out of plugins.disabled)`;
+
+/**
+ * doctor's line on the plugin for one config.yaml (its value, as Hermes reads
+ * it) and the plugin directory beside it; undefined when neither mentions the
+ * plugin. Hermes loads it only when plugins.enabled lists it and
+ * plugins.disabled does not.
+ */
+export function pluginCheck(value: unknown, configFile: string, profile?: string): Omit<DoctorCheck, "check"> | undefined {
+  const plugins = (value as { plugins?: unknown } | null)?.plugins as { enabled?: unknown; disabled?: unknown } | null | undefined;
+  const lists = (list: unknown) => Array.isArray(list) && list.includes(PLUGIN_NAME);
+  const dir = path.join(path.dirname(configFile), "plugins", PLUGIN_NAME);
+  const installed = fs.existsSync(dir);
+  const disabled = typeof plugins === "object" && plugins !== null && lists(plugins.disabled);
+  if (!installed && !disabled) return undefined;
+  const fix = `media-outbox install hermes-plugin${profile !== undefined ? ` --profile ${escapeText(profile)}` : ""}`;
+  const without = "the gateway has no send_file tool and no final-reply check: a published file whose line the model leaves out is not sent";
+  if (disabled) {
+    return { status: "fail", message: `${escapeText(configFile)} lists ${PLUGIN_NAME} in plugins.disabled: Hermes never loads it, even with plugins.enabled; ${without}`, fix: `${fix} (it takes the name out of plugins.disabled), then restart the gateway` };
+  }
+  if (typeof plugins !== "object" || plugins === null || !lists(plugins.enabled)) {
+    return { status: "warn", message: `the plugin is in ${escapeText(dir)}, but plugins.enabled in ${escapeText(configFile)} does not list it: Hermes does not load it; ${without}`, fix: `${fix}, then restart the gateway` };
+  }
+  return { status: "pass", message: `the plugin is in ${escapeText(dir)} and enabled in ${escapeText(configFile)} (Hermes loads it when the gateway starts)` };
+}
 
 export interface PluginInstallResult {
   pluginDir: string;
@@ -78,6 +124,8 @@ export interface PluginInstallResult {
   /** The same files' contents, for --dry-run. */
   contents: { file: string; content: string }[];
   config: HermesConfigResult;
+  /** The name was (or, with --dry-run, would be) taken out of plugins.disabled. */
+  undisabled: boolean;
   reinstalled: boolean;
 }
 
@@ -91,8 +139,9 @@ export async function installHermesPlugin(options: { config: Config; profile?: s
   const files = pluginFiles(command);
   const contents = files.map((f) => ({ file: path.join(target.pluginDir, f.name), content: f.content }));
   // Check the config edit before anything is written: a file it cannot edit leaves everything as it was.
-  const planned = await editHermesConfig(target.configFile, enable, { dryRun: true, byHand: BY_HAND });
-  if (options.dryRun) return { pluginDir: target.pluginDir, files: contents.map((c) => c.file), contents, config: planned, reinstalled: previous !== undefined };
+  const did: EnableEdit = { added: false, undisabled: false };
+  const planned = await editHermesConfig(target.configFile, (text) => enable(text, did), { dryRun: true, byHand: BY_HAND });
+  if (options.dryRun) return { pluginDir: target.pluginDir, files: contents.map((c) => c.file), contents, config: planned, undisabled: did.undisabled, reinstalled: previous !== undefined };
 
   const pluginsDir = path.dirname(target.pluginDir);
   const createdDirs = mkdirs(pluginsDir, 0o755);
@@ -118,7 +167,7 @@ export async function installHermesPlugin(options: { config: Config; profile?: s
 
   let result: HermesConfigResult;
   try {
-    result = await editHermesConfig(target.configFile, enable, { byHand: BY_HAND });
+    result = await editHermesConfig(target.configFile, (text) => enable(text, did), { byHand: BY_HAND });
   } catch (err) {
     // Nothing half-done: without its config entry, a first install leaves no plugin behind.
     if (!previous) fs.rmSync(target.pluginDir, { recursive: true, force: true });
@@ -130,7 +179,8 @@ export async function installHermesPlugin(options: { config: Config; profile?: s
       version: 1,
       configFile: target.configFile,
       createdConfig: result.created === true,
-      enabledAdded: result.changed,
+      enabledAdded: did.added,
+      disabledRemoved: did.undisabled,
       ...(result.changed && !result.created ? { beforeSha256: sha256(readIfExists(result.backup!)!) } : {}),
       ...(result.changed && after ? { afterSha256: sha256(after) } : {}),
       ...(result.backup ? { backup: result.backup } : {}),
@@ -138,7 +188,7 @@ export async function installHermesPlugin(options: { config: Config; profile?: s
     };
     writeFileAtomic(path.join(target.pluginDir, RECORD_FILE), JSON.stringify(record), { mode: 0o600 });
   }
-  return { pluginDir: target.pluginDir, files: contents.map((c) => c.file), contents, config: result, reinstalled: previous !== undefined };
+  return { pluginDir: target.pluginDir, files: contents.map((c) => c.file), contents, config: result, undisabled: did.undisabled, reinstalled: previous !== undefined };
 }
 
 export interface PluginUninstallResult {
@@ -155,7 +205,7 @@ export async function uninstallHermesPlugin(options: { config: Config; profile?:
   if (!record) throw new FatalError("config_invalid", `${escapeText(target.pluginDir)} was not written by media-outbox install hermes-plugin; nothing was changed`);
   const result: PluginUninstallResult = { removed: [], restored: [] };
 
-  if (record.enabledAdded) {
+  if (record.enabledAdded || record.disabledRemoved) {
     const current = readIfExists(record.configFile);
     const unchanged = current !== undefined && record.afterSha256 === sha256(current);
     const backup = record.backup ? readIfExists(record.backup) : undefined;
@@ -169,7 +219,7 @@ export async function uninstallHermesPlugin(options: { config: Config; profile?:
       result.restored.push(record.configFile);
       fs.rmSync(record.backup!);
       result.removed.push(record.backup!);
-    } else if (current !== undefined) {
+    } else if (current !== undefined && record.enabledAdded) {
       // Edited since install: take out only our entry (one line), with a backup.
       const edited = await editHermesConfig(record.configFile, (text) => removeListItem(text, ENABLED, PLUGIN_NAME), { byHand: `remove ${PLUGIN_NAME} from plugins.enabled by hand` });
       if (edited.changed) result.edited = edited;

@@ -123,7 +123,7 @@ class ShimTest(unittest.TestCase):
         self.assertEqual(schema["name"], "send_file")
         self.assertEqual(schema["parameters"]["required"], ["path"])
         self.assertEqual(set(schema["parameters"]["properties"]), {"path", "name"})
-        self.assertEqual(set(self.ctx.hooks), {"pre_llm_call", "post_tool_call", "transform_llm_output", "on_session_end"})
+        self.assertEqual(set(self.ctx.hooks), {"pre_llm_call", "post_tool_call", "transform_llm_output", "on_session_end", "subagent_start", "subagent_stop"})
         self.assertTrue(all(len(v) == 1 for v in self.ctx.hooks.values()))
 
     # -- the tool -------------------------------------------------------------
@@ -185,6 +185,128 @@ class ShimTest(unittest.TestCase):
         post(tool_name="read_file", args={"path": "media-outbox prepare"}, result="MEDIA:/etc/passwd", session_id="s2")
         self.assertEqual(self.plugin.records.get("s2"), [])
         self.assertEqual(self.calls(), [])
+
+    def test_every_json_document_a_terminal_run_printed_is_read(self):
+        post = self.hook("post_tool_call")
+        doc = lambda *paths: json.dumps({"success": True, "media": [{"path": p} for p in paths], "media_dropped": []})
+        cases = [
+            # Two prepare --json runs in one command.
+            ("media-outbox prepare --json a.txt; media-outbox prepare --json b.txt", doc("/o/a.txt") + "\n" + doc("/o/b.txt"), ["/o/a.txt", "/o/b.txt"]),
+            # A command that printed a dict of its own first (and one after).
+            ("python3 make.py && media-outbox prepare --json a.txt", "{'rows': 3}\n{\"rows\": 3}\n" + doc("/o/a.txt") + "\n{}", ["/o/a.txt"]),
+            # prepare's own refusal line, merged from stderr before its document, escapes a name with a brace.
+            ("media-outbox prepare --json a.txt $'b\\u200b.txt'", "media-outbox: refused b\\u{200b}.txt: unsafe_path_chars\n" + doc("/o/a.txt"), ["/o/a.txt"]),
+            # Pretty-printed, with a document inside a broken one, and braces in strings.
+            ("media-outbox prepare --json c.txt", '{"x": [1, } ' + json.dumps({"media": [{"path": "/o/c.txt", "name": "{c}"}]}, indent=2) + " }", ["/o/c.txt"]),
+        ]
+        for i, (command, output, expected) in enumerate(cases):
+            session = "s%d" % i
+            post(tool_name="terminal", args={"command": command}, result=json.dumps({"output": output, "exit_code": 0, "error": None}), session_id=session)
+            self.assertEqual(self.plugin.records.get(session), expected, command)
+
+    def test_reading_json_documents_stays_linear_in_the_output(self):
+        # The work of a reading: every character handed to the decoder (each try decodes a
+        # slice from its brace), at most a constant times the text's length.
+        real = self.plugin._JSON
+        work = []
+
+        class Counting:
+            def raw_decode(self, window):
+                work.append(len(window))
+                return real.raw_decode(window)
+
+        self.plugin._JSON = Counting()
+
+        def cost(output):
+            work.clear()
+            self.plugin.json_documents(output)
+            return sum(work)
+
+        doc = json.dumps({"media": [{"path": "/o/late.txt"}]})
+        adversarial = {
+            # Unclosed nesting just short of the parser's depth, again and again: a try at each
+            # brace scans to the end of its block (200 times the text without the budget).
+            "nested": lambda k: ('{"a":' * 400 + "0 x\n") * (100 * k),
+            # Unclosed nesting past the parser's depth: each try fails only there.
+            "deep": lambda k: '{"a":' * (100000 * k),
+            # Many tries that fail at once, with no line break (a decode error counts the lines before it).
+            "flat": lambda k: '{"x' * (50000 * k),
+            # One document, then an unterminated string to the end.
+            "string": lambda k: doc + '{"' + "x" * (100000 * k),
+        }
+        for name, make in adversarial.items():
+            for k in (1, 2):
+                text = make(k) + doc
+                self.assertLessEqual(cost(text), 64 * len(text), name)
+        # Cheap failures spend little of the budget: a document after 100,000 of them is found.
+        found = self.plugin.json_documents('{"x' * 100000 + doc)
+        self.assertEqual(self.plugin.published_paths(found[-1]), ["/o/late.txt"])
+        # A document longer than the first slice is read whole; one cut short is not (the objects whole inside it are).
+        big = {"media": [{"path": "/o/%d.txt" % i} for i in range(2000)]}
+        self.assertEqual(self.plugin.json_documents("x " + json.dumps(big, indent=2) + " y"), [big])
+        self.assertEqual(self.plugin.json_documents(json.dumps(big)[:-1]), [{"path": "/o/%d.txt" % i} for i in range(2000)])
+        # Nested past the parser's depth: the try fails, nothing is raised.
+        self.assertEqual(self.plugin.json_documents('{"a":' * 100000), [])
+
+    # -- subagents ------------------------------------------------------------
+
+    def test_a_subagents_file_is_recorded_for_its_parent_and_reaches_the_parents_reply(self):
+        handler = self.ctx.tools["send_file"]["handler"]
+        self.hook("pre_llm_call")(session_id="parent")
+        # Hermes' _build_child_agent fires subagent_start with both session ids.
+        self.hook("subagent_start")(parent_session_id="parent", parent_turn_id="u", parent_subagent_id=None, child_session_id="child", child_subagent_id="sa-0", child_role="leaf", child_goal="make a chart")
+        self.hook("pre_llm_call")(session_id="child")
+        published = json.loads(handler({"path": "/w/chart.csv"}, session_id="child"))["media"][0]["path"]
+        self.assertEqual(self.hook("transform_llm_output")(response_text="Done.", session_id="child"), "Done.\nMEDIA:" + published)
+        self.hook("on_session_end")(session_id="child")
+        self.hook("subagent_stop")(parent_session_id="parent", child_session_id="child", child_summary="Done.", child_status="completed")
+        self.assertEqual(self.plugin.records.get("parent"), [published])
+        self.assertEqual(self.hook("transform_llm_output")(response_text="Your chart is ready.", session_id="parent"), "Your chart is ready.\nMEDIA:" + published)
+        self.hook("on_session_end")(session_id="parent")
+        # Handed to one reply: the next turn starts without it.
+        self.hook("pre_llm_call")(session_id="parent")
+        self.assertEqual(self.plugin.records.get("parent"), [])
+        # After subagent_stop the child is no longer the parent's.
+        self.plugin.records.add("child", ["/o/late.png"])
+        self.assertEqual(self.plugin.records.get("parent"), [])
+
+    def test_a_background_subagents_file_waits_for_the_parents_next_reply(self):
+        # Hermes runs a top-level delegation in the background: the parent's turn ends, the child
+        # publishes, and its result re-enters as a new turn (whose pre_llm_call starts a new record).
+        self.hook("subagent_start")(parent_session_id="parent", child_session_id="child")
+        self.hook("pre_llm_call")(session_id="parent")
+        self.hook("transform_llm_output")(response_text="A subagent is on it.", session_id="parent")
+        self.hook("on_session_end")(session_id="parent")
+        self.plugin.records.add("child", ["/o/chart.csv"])
+        self.hook("pre_llm_call")(session_id="parent")
+        self.assertEqual(self.hook("transform_llm_output")(response_text="The chart is done.", session_id="parent"), "The chart is done.\nMEDIA:/o/chart.csv")
+        self.hook("on_session_end")(session_id="parent")
+        self.hook("pre_llm_call")(session_id="parent")
+        self.assertIsNone(self.hook("transform_llm_output")(response_text="Anything else?", session_id="parent"))
+
+    def test_nested_subagents_reach_the_top_and_a_cycle_ends(self):
+        sub_start = self.hook("subagent_start")
+        sub_start(parent_session_id="root", child_session_id="orchestrator")
+        sub_start(parent_session_id="orchestrator", child_session_id="worker")
+        self.plugin.records.add("worker", ["/o/w.png"])
+        self.assertEqual(self.plugin.records.get("orchestrator"), ["/o/w.png"])
+        self.assertEqual(self.plugin.records.get("root"), ["/o/w.png"])
+        # Odd ids from a hook never loop or raise.
+        sub_start(parent_session_id="worker", child_session_id="root")
+        sub_start(parent_session_id="x", child_session_id="x")
+        sub_start(parent_session_id=None, child_session_id=3)
+        self.plugin.records.add("worker", ["/o/v.png"])
+        self.assertEqual(self.plugin.records.get("root"), ["/o/w.png", "/o/v.png"])
+
+    def test_the_media_lines_of_a_delegate_task_result_are_recorded_for_the_parent(self):
+        post = self.hook("post_tool_call")
+        result = json.dumps({"results": [{"task_index": 0, "status": "completed", "summary": "Made it.\nMEDIA:/o/chart.csv"}, {"summary": None}, "odd"], "total_duration_seconds": 3})
+        post(tool_name="delegate_task", args={"goal": "make the chart"}, result=result, session_id="parent")
+        self.assertEqual(self.plugin.records.get("parent"), ["/o/chart.csv"])
+        # A background dispatch's handle, or anything unreadable, records nothing.
+        for odd in (json.dumps({"status": "dispatched", "mode": "background"}), "not json", None, "[" * 100000):
+            post(tool_name="delegate_task", args={}, result=odd, session_id="other")
+        self.assertEqual(self.plugin.records.get("other"), [])
 
     def test_what_is_recorded_stays_bounded_and_odd_output_never_raises(self):
         post = self.hook("post_tool_call")

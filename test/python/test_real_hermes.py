@@ -17,6 +17,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import unittest
 from pathlib import Path
 
@@ -73,7 +74,7 @@ class RealHermesTest(unittest.TestCase):
         loaded = self.manager._plugins["media-outbox"]
         self.assertTrue(loaded.enabled, loaded.error)
         self.assertEqual(loaded.tools_registered, ["send_file"])
-        self.assertEqual(set(loaded.hooks_registered), {"pre_llm_call", "post_tool_call", "transform_llm_output", "on_session_end"})
+        self.assertEqual(set(loaded.hooks_registered), {"pre_llm_call", "post_tool_call", "transform_llm_output", "on_session_end", "subagent_start", "subagent_stop"})
         self.assertTrue(set(loaded.hooks_registered) <= VALID_HOOKS)
         self.assertEqual(registry.get_entry("send_file").toolset, "media_outbox")
 
@@ -130,6 +131,80 @@ class RealHermesTest(unittest.TestCase):
 
         invoke_hook("on_session_end", session_id=session, task_id="task", turn_id="turn", completed=True, interrupted=False, model="test-model", platform="telegram")
         self.assertEqual(self.plugin.records.get(session), [])
+
+    def test_every_json_document_of_a_terminal_run_is_read(self):
+        import model_tools
+
+        session = "session-6"
+        self.start_turn(session)
+        (WORK / "one.txt").write_text("one\n")
+        (WORK / "two.txt").write_text("two\n")
+        # Two --json runs, a dict printed before them, and prepare's refusal of a name with a
+        # ZWSP, which its stderr line (merged by the terminal tool, before the document) escapes with a brace.
+        command = f"echo '{{\"rows\": 3}}' && {BIN} prepare --json {WORK / 'one.txt'}; {BIN} prepare --json {WORK / 'two.txt'} $'{WORK}/no\\u200bpe.txt'"
+        terminal = json.loads(model_tools.handle_function_call("terminal", {"command": command}, task_id="task", session_id=session))
+        self.assertIn("\\u{200b}", terminal["output"])
+        self.assertLess(terminal["output"].index("\\u{200b}"), terminal["output"].rindex('"media"'))
+        published = [str(OUTBOX / "one.txt"), str(OUTBOX / "two.txt")]
+        self.assertEqual(self.plugin.records.get(session), published)
+        final = final_reply("Both files are attached.", session)
+        self.assertEqual(delivered(final)[0], published)
+
+    def test_a_background_subagents_file_reaches_the_parents_next_reply(self):
+        """delegate_task as Hermes 0.19.0 runs it for the top-level model: in the
+        background, the subagent in a session of its own, its result re-entering
+        the conversation as a new turn. Hermes' own agent loop runs both agents
+        against a stand-in model that calls the tools."""
+        from fake_model import FakeModel, tool_names
+        from run_agent import AIAgent
+        from tools.process_registry import format_process_notification, process_registry
+
+        source = WORK / "subagent-chart.csv"
+        source.write_text("q1,q2\n1,2\n")
+        parent_turn_over = threading.Event()
+
+        def script(request):
+            messages = request.get("messages") or []
+            last = messages[-1] if messages else {}
+            content = str(last.get("content"))
+            if not messages:
+                return {"content": "ok"}
+            if "delegate_task" not in tool_names(request):
+                # The subagent (a leaf has no delegate_task): it publishes once its parent's turn is over.
+                if last.get("role") == "tool":
+                    return {"content": "Done: the chart is made and sent."}
+                parent_turn_over.wait(120)
+                return {"tool": ("send_file", {"path": str(source)})}
+            if last.get("role") == "tool":
+                return {"content": "A subagent is making the chart."}
+            if "ASYNC DELEGATION" in content:
+                return {"content": "Your chart is ready."}
+            if "make the chart" in content:
+                return {"tool": ("delegate_task", {"goal": "make the chart"})}
+            return {"content": "You are welcome."}
+
+        model = FakeModel(script)
+        self.addCleanup(model.close)
+        parent = AIAgent(base_url=model.base_url, api_key="test", model="test-model", quiet_mode=True, skip_context_files=True, skip_memory=True, platform="telegram")
+        first = parent.run_conversation("Please make the chart")
+        parent_turn_over.set()
+        self.assertEqual(first["final_response"], "A subagent is making the chart.")
+        # The completion, as the gateway's async-delegation watcher takes it from the queue and injects it.
+        while True:
+            event = process_registry.completion_queue.get(timeout=300)
+            if event.get("parent_session_id") == parent.session_id:
+                break
+        published = str(OUTBOX / "subagent-chart.csv")
+        notice = format_process_notification(event)
+        # The subagent's own reply was checked in its session: the line is in its result...
+        self.assertIn(f"\nMEDIA:{published}\n", notice)
+        second = parent.run_conversation(notice, conversation_history=first["messages"])
+        # ...and the parent's reply, which the model wrote without it, now carries it too.
+        self.assertEqual(second["final_response"], f"Your chart is ready.\nMEDIA:{published}")
+        self.assertEqual(delivered(second["final_response"])[0], [published])
+        # Handed to one reply: the next turn is left alone.
+        third = parent.run_conversation("Thanks", conversation_history=second["messages"])
+        self.assertEqual(third["final_response"], "You are welcome.")
 
     def test_a_forged_line_in_a_terminal_result_is_never_added(self):
         import model_tools

@@ -6,7 +6,10 @@ A thin shim over the media-outbox CLI (every rule lives there):
   argument list, never a shell) and hands the model the structured result;
 * a ``media-outbox prepare`` the model ran through the terminal tool is seen in
   that tool's result (``post_tool_call``);
-* both record what was published for the turn, per session;
+* both record what was published for the turn, per session; what a
+  ``delegate_task`` subagent publishes is recorded for its parent too
+  (``subagent_start`` names the pair), since only the parent's reply reaches
+  the chat;
 * ``transform_llm_output`` hands the final reply and the turn's published files
   to ``media-outbox check-reply``, which puts every published file's exact
   ``MEDIA:`` line into the reply and names what the gateway would drop. It is
@@ -27,7 +30,7 @@ import shutil
 import subprocess
 import threading
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +49,13 @@ MAX_FILES_PER_TURN = 64
 MAX_SESSIONS = 256
 # Longer than any path the kernel takes (PATH_MAX): never a published file, so never kept.
 MAX_PATH_CHARS = 4096
+# Subagents of subagents: Hermes allows a few levels; the walk up is bounded whatever a hook says.
+MAX_DELEGATION_DEPTH = 8
+# Characters a failed JSON decode may scan in one tool output, beyond which no
+# more `{` are tried: each try costs what it scanned, so the reading stays
+# linear in the output, however many braces it holds.
+JSON_SCAN_FACTOR = 4
+JSON_SCAN_SLACK = 65536
 
 TOOL_NAME = "send_file"
 TOOLSET = "media_outbox"
@@ -131,31 +141,81 @@ def _reply_timeout() -> float:
 
 
 class TurnRecords:
-    """What was published in the current turn, per session (bounded, thread-safe)."""
+    """What was published in the current turn, per session (bounded, thread-safe).
+
+    A subagent's publications are also kept for every session above it (its
+    parent, and so on), apart from the turn: a background subagent may publish
+    after its parent's turn ended, and its result re-enters the conversation as
+    a new turn. They wait for the next final reply of that session, whichever
+    turn it ends, and are then counted in its turn.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._files: Dict[str, List[str]] = {}
+        self._delegated: Dict[str, List[str]] = {}
+        self._parents: Dict[str, str] = {}
+
+    @staticmethod
+    def _bounded_add(table: Dict[str, List[str]], key: str, paths: List[str]) -> None:
+        files = table.pop(key, [])
+        for p in paths:
+            if isinstance(p, str) and 0 < len(p) <= MAX_PATH_CHARS and p not in files and len(files) < MAX_FILES_PER_TURN:
+                files.append(p)
+        table[key] = files
+        while len(table) > MAX_SESSIONS:
+            # The oldest session's turn is long over.
+            table.pop(next(iter(table)))
 
     def start(self, session_id: str) -> None:
         with self._lock:
             self._files.pop(session_id or "", None)
 
+    def _ancestors(self, key: str) -> List[str]:
+        found: List[str] = []
+        parent = self._parents.get(key)
+        while parent is not None and parent != key and parent not in found and len(found) < MAX_DELEGATION_DEPTH:
+            found.append(parent)
+            parent = self._parents.get(parent)
+        return found
+
     def add(self, session_id: str, paths: List[str]) -> None:
         key = session_id or ""
         with self._lock:
-            files = self._files.pop(key, [])
-            for p in paths:
-                if isinstance(p, str) and 0 < len(p) <= MAX_PATH_CHARS and p not in files and len(files) < MAX_FILES_PER_TURN:
-                    files.append(p)
-            self._files[key] = files
-            while len(self._files) > MAX_SESSIONS:
-                # The oldest session's turn is long over.
-                self._files.pop(next(iter(self._files)))
+            self._bounded_add(self._files, key, paths)
+            for ancestor in self._ancestors(key) if paths else []:
+                self._bounded_add(self._delegated, ancestor, paths)
+
+    def adopt(self, child_session_id: str, parent_session_id: str) -> None:
+        """A subagent started: what it publishes is its parent's too."""
+        if not child_session_id or not parent_session_id or child_session_id == parent_session_id:
+            return
+        with self._lock:
+            self._parents.pop(child_session_id, None)
+            self._parents[child_session_id] = parent_session_id
+            while len(self._parents) > MAX_SESSIONS:
+                self._parents.pop(next(iter(self._parents)))
+
+    def release(self, child_session_id: str) -> None:
+        """The subagent has finished: its publications are already recorded above it."""
+        with self._lock:
+            self._parents.pop(child_session_id or "", None)
 
     def get(self, session_id: str) -> List[str]:
+        """The turn's files, then its subagents' not yet handed to a reply."""
+        key = session_id or ""
         with self._lock:
-            return list(self._files.get(session_id or "", []))
+            files = list(self._files.get(key, []))
+            return files + [p for p in self._delegated.get(key, []) if p not in files]
+
+    def claim(self, session_id: str) -> List[str]:
+        """The files for this final reply: the subagents' files waiting join the turn's (and so leave with it)."""
+        key = session_id or ""
+        with self._lock:
+            waiting = self._delegated.pop(key, [])
+            if waiting:
+                self._bounded_add(self._files, key, waiting)
+            return list(self._files.get(key, []))
 
     def end(self, session_id: str) -> None:
         self.start(session_id)
@@ -174,16 +234,88 @@ def published_paths(document: Any) -> List[str]:
     return [m["path"] for m in media if isinstance(m, dict) and isinstance(m.get("path"), str)]
 
 
-def parse_prepare_output(output: str) -> List[str]:
-    """Published paths in what a terminal run of `media-outbox prepare` printed: MEDIA: lines, or its JSON document."""
-    paths = [m.group(1) for m in (_MEDIA_LINE.match(line.rstrip("\r")) for line in output.splitlines()) if m]
-    start, end = output.find("{"), output.rfind("}")
-    if start >= 0 and end > start:
+_JSON = json.JSONDecoder()
+# Where a JSON object may start: `{`, blanks, then a key or the end. Other braces (a
+# Python dict's `{'`, prepare's own `\u{200b}` escapes) are never tried.
+_OBJECT_START = re.compile(r"\{[ \t\r\n]*[\"}]")
+# The first window a try decodes: a JSONDecodeError counts the lines before its
+# position, so a try is made on a slice starting at the brace (never on the
+# whole output), grown while the document runs past its end.
+JSON_WINDOW = 128
+
+
+def _decode_object(text: str, at: int) -> Tuple[Any, int, int]:
+    """(object, its end, 0) for the JSON object at `at`, or (None, at, cost): cost is the characters the failed try scanned."""
+    size = JSON_WINDOW
+    while True:
+        window = text[at : at + size]
+        whole = at + size >= len(text)
         try:
-            paths.extend(published_paths(json.loads(output[start : end + 1])))
-        except (ValueError, RecursionError):
-            # Not prepare's document (RecursionError: nesting deeper than the parser goes).
-            pass
+            value, end = _JSON.raw_decode(window)
+            # An object ends at its own `}`: decoded in a window, it is what the whole text holds.
+            return value, at + end, 0
+        except json.JSONDecodeError as exc:
+            cut = exc.pos >= len(window) - 8 or exc.msg.startswith("Unterminated string")
+            if whole or not cut:
+                return None, at, max(exc.pos, 1)
+        except RecursionError:
+            # Nested deeper than the parser goes: not prepare's document.
+            return None, at, len(window)
+        size *= 4
+
+
+def json_documents(text: str) -> List[Any]:
+    """Every JSON object in the text: a decode is tried at each place an object
+    may start, and a document that decodes is skipped past whole (its own
+    braces are not tried again). A try that fails costs what it scanned; past a
+    budget linear in the text no more are made, so the reading stays linear."""
+    documents: List[Any] = []
+    budget = JSON_SCAN_FACTOR * len(text) + JSON_SCAN_SLACK
+    m = _OBJECT_START.search(text)
+    while m is not None and budget > 0:
+        value, end, cost = _decode_object(text, m.start())
+        if cost:
+            budget -= cost
+            m = _OBJECT_START.search(text, m.start() + 1)
+        else:
+            documents.append(value)
+            m = _OBJECT_START.search(text, end)
+    return documents
+
+
+def media_lines(output: str) -> List[str]:
+    """The paths of the lines of the text that are a bare `MEDIA:/path`."""
+    return [m.group(1) for m in (_MEDIA_LINE.match(line.rstrip("\r")) for line in output.splitlines()) if m]
+
+
+def parse_prepare_output(output: str) -> List[str]:
+    """Published paths in what a terminal run of `media-outbox prepare` printed:
+    MEDIA: lines, and every `--json` document in it (one command may run
+    prepare twice, print other JSON first, or have prepare's own stderr line,
+    which may hold a brace, merged before its document)."""
+    paths = media_lines(output)
+    for document in json_documents(output):
+        paths.extend(published_paths(document))
+    return list(dict.fromkeys(paths))
+
+
+def delegated_paths(result: Any) -> List[str]:
+    """The MEDIA: lines of a delegate_task result's summaries: a subagent's final
+    reply, checked by this plugin in its own session, carries a line for each
+    file it published (a summary Hermes cut may have lost some: those come from
+    subagent_start's record instead)."""
+    try:
+        document = json.loads(result) if isinstance(result, str) else result
+    except (ValueError, RecursionError):
+        return []
+    entries = document.get("results") if isinstance(document, dict) else None
+    if not isinstance(entries, list):
+        return []
+    paths: List[str] = []
+    for entry in entries:
+        summary = entry.get("summary") if isinstance(entry, dict) else None
+        if isinstance(summary, str):
+            paths.extend(media_lines(summary))
     return list(dict.fromkeys(paths))
 
 
@@ -247,7 +379,12 @@ def send_file(args: Dict[str, Any], **kwargs: Any) -> str:
 
 
 def on_post_tool_call(tool_name: str = "", args: Any = None, result: Any = None, session_id: str = "", **_: Any) -> None:
-    """Records the files a `media-outbox prepare` run through the terminal tool published."""
+    """Records the files a `media-outbox prepare` run through the terminal tool
+    published, and those a synchronous delegate_task's subagents did."""
+    if tool_name == "delegate_task":
+        # Over-inclusive on purpose, as for terminal runs: check-reply takes only files really published in the outbox.
+        records.add(session_id, delegated_paths(result))
+        return None
     if tool_name != "terminal" or not isinstance(args, dict):
         return None
     command = args.get("command")
@@ -263,6 +400,20 @@ def on_post_tool_call(tool_name: str = "", args: Any = None, result: Any = None,
             output = result
     if isinstance(output, str):
         records.add(session_id, parse_prepare_output(output))
+    return None
+
+
+def on_subagent_start(parent_session_id: Any = None, child_session_id: Any = None, **_: Any) -> None:
+    """A delegate_task subagent runs in a session of its own, and its final reply
+    only reaches its parent: what it publishes is recorded for the parent too."""
+    if isinstance(parent_session_id, str) and isinstance(child_session_id, str):
+        records.adopt(child_session_id, parent_session_id)
+    return None
+
+
+def on_subagent_stop(child_session_id: Any = None, **_: Any) -> None:
+    if isinstance(child_session_id, str):
+        records.release(child_session_id)
     return None
 
 
@@ -344,7 +495,7 @@ def on_transform_llm_output(response_text: Any = "", session_id: str = "", **_: 
     """The final reply, checked; None leaves it unchanged."""
     if not isinstance(response_text, str) or not response_text:
         return None
-    published = records.get(session_id)
+    published = records.claim(session_id)
     # Nothing published and no directive in the reply: nothing to judge, no subprocess.
     if not published and not _MEDIA_ANYWHERE.search(response_text):
         return None
@@ -370,3 +521,5 @@ def register(ctx: Any) -> None:
     ctx.register_hook("post_tool_call", on_post_tool_call)
     ctx.register_hook("transform_llm_output", on_transform_llm_output)
     ctx.register_hook("on_session_end", on_session_end)
+    ctx.register_hook("subagent_start", on_subagent_start)
+    ctx.register_hook("subagent_stop", on_subagent_stop)
