@@ -46,7 +46,7 @@ import {
   valueLooksSecret,
 } from "./rules.js";
 import { KEYWORD_ENDINGS, nameHoldsNoSecret } from "./secret-variables.js";
-import { CSI_8BIT, SEQUENCE_BACK_MAX, digitEndsEscape, escapeStartBefore, sequenceThen, sequencesEnd } from "./terminal-escapes.js";
+import { ESC, SEQUENCE_BACK_MAX, digitEndsEscape, escapeStartBefore, sequenceThen, sequencesEnd } from "./terminal-escapes.js";
 import { ASCII_PUNCTUATION, Form, KEY_CHAR, WRAPPED_WHAT, isWrapIndent, lineBreakLength, lineEndBeforeBreak, wrapBreakLength, zeroWidthLength } from "./text-forms.js";
 
 const table = (chars: string) => {
@@ -495,8 +495,8 @@ const ZERO_WIDTH_LEADS = [
   { lead: "\xe2", length: 3 },
   { lead: "\xc2\xad", length: 2 },
 ];
-/** What starts a terminal's sequence (terminal-escapes.ts), read a byte a character: ESC, and the 8-bit CSI (C2 9B in UTF-8: its 9B found). */
-const TERMINAL_LEADS = ["\x1b", "\x9b"];
+/** What starts a terminal's sequence (terminal-escapes.ts), read a byte a character: ESC, the 8-bit CSI and OSC (C2 9B, C2 9D in UTF-8: their 9B, 9D found). */
+const TERMINAL_LEADS = ["\x1b", "\x9b", "\x9d"];
 /** Bytes of a key's characters and escapes around an escape that may be inside one: the shortest value looked for (8 characters) and an escape. */
 const ESCAPED_RUN_MIN = 10;
 /**
@@ -1900,11 +1900,11 @@ class Search {
 
   /**
    * Whether a run of a terminal's sequences (terminal-escapes.ts: `ESC[m
-   * ESC[K`, `ESC(B`, C2 9B `0m`, an OSC 8 hyperlink's ends) lies between
-   * two of a key's characters, as `grep --color` writes them inside the
-   * part of a key it matched; not one at a word's edge (a colourised log's
+   * ESC[K`, `ESC(B`, C2 9B `0m`, an OSC 8 hyperlink's ends, 0x9D's) lies
+   * between two of a key's characters, as `grep --color` writes them inside
+   * the part of a key it matched; not one at a word's edge (a colourised log's
    * `ESC[33mcommit`, `abc1234ESC[m (`), which the first reading reads
-   * through. Two native searches, for bytes text seldom holds; each run is
+   * through. Three native searches, for bytes text seldom holds; each run is
    * read once, the search going on after it, and each stops at the first
    * found.
    */
@@ -1912,7 +1912,7 @@ class Search {
     const { text, b } = this;
     for (const lead of TERMINAL_LEADS) {
       for (let i = text.indexOf(lead, this.from); i >= 0 && i < limit; ) {
-        const start = b[i] === CSI_8BIT && i > 0 && b[i - 1] === 0xc2 ? i - 1 : i;
+        const start = b[i] !== ESC && i > 0 && b[i - 1] === 0xc2 ? i - 1 : i;
         const end = sequencesEnd(b, start);
         if (end > start && start > 0 && KEY_CHAR[b[start - 1]!] === 1 && KEY_CHAR[b[end]!] === 1) return true;
         i = text.indexOf(lead, Math.max(end, i + 1));
