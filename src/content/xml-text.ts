@@ -240,31 +240,112 @@ export function xmlAttributesText(xml: Uint8Array, inPlace = false): Buffer | un
   return out.subarray(0, decodeEntities(out, 0, out.length));
 }
 
+const CDATA_OPEN = Buffer.from("<![CDATA[", "latin1");
+const CDATA_CLOSE = Buffer.from("]]>", "latin1");
+const COMMENT_OPEN = Buffer.from("<!--", "latin1");
+const COMMENT_CLOSE = Buffer.from("-->", "latin1");
+const PI_OPEN = Buffer.from("<?", "latin1");
+const PI_CLOSE = Buffer.from("?>", "latin1");
+/** The processing instructions every packet holds outside its elements (its wrapper, an XML declaration): no reason to read it again. */
+const PACKET_PIS = ["xpacket", "xml "].map((name) => Buffer.from(name, "latin1"));
+
 /**
- * An XMP packet (or a chunk of one) with its entities decoded (XML's:
- * numeric references and the five named ones) and its tags kept, in a
- * copy: its values, in elements and in attributes alike, as an XMP reader
- * (exiftool) gives them (`ghp&#95;…` is `ghp_…` there). Undefined when it
- * holds no `&`, and reads as it is.
+ * Whether `bytes` holds what an XML parser reads out of an element's text
+ * other than an entity: a CDATA section (its text kept, its markers not), a
+ * comment or a processing instruction (taken out whole), which a key's two
+ * halves may lie around (`AKIA<![CDATA[…]]>…`, `AKIA<!-- -->…`).
  */
-export function xmpText(xmp: Uint8Array): Buffer | undefined {
+function holdsTextMarkup(bytes: Buffer): boolean {
+  if (bytes.indexOf(CDATA_OPEN) >= 0 || bytes.indexOf(COMMENT_OPEN) >= 0) return true;
+  for (let at = bytes.indexOf(PI_OPEN); at >= 0; at = bytes.indexOf(PI_OPEN, at + 2)) {
+    if (!PACKET_PIS.some((name) => bytes.compare(name, 0, name.length, at + 2, Math.min(bytes.length, at + 2 + name.length)) === 0)) return true;
+  }
+  return false;
+}
+
+/** Whether `marker` is at `at` in `b`. */
+const startsAt = (b: Buffer, at: number, marker: Buffer) => b.compare(marker, 0, marker.length, at, Math.min(b.length, at + marker.length)) === 0;
+
+/**
+ * `bytes` (XML) with its text as a parser gives it and its tags kept: each
+ * CDATA section's text as it is (no entity decoded in it) without its
+ * markers, comments and processing instructions taken out, entities
+ * decoded everywhere else (attribute values too). A marker with no end is
+ * left as it is, with what follows it, and its end is not looked for
+ * again (`<!--` repeated with no `-->` is one search, not one each).
+ * Linear: each search starts past the last.
+ */
+function xmlReading(bytes: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(bytes.length);
+  const n = bytes.length;
+  let o = 0;
+  let i = 0;
+  /** A marker's end seen missing from there on. */
+  let noCdataEnd = false;
+  let noCommentEnd = false;
+  let noPiEnd = false;
+  while (i < n) {
+    const lt = bytes.indexOf(0x3c, i);
+    const stop = lt < 0 ? n : lt;
+    o = decodeEntities(out, o, o + bytes.copy(out, o, i, stop));
+    if (lt < 0) break;
+    i = lt + 1;
+    out[o++] = 0x3c;
+    if (bytes[lt + 1] === 0x21 && !noCdataEnd && startsAt(bytes, lt, CDATA_OPEN)) {
+      const close = bytes.indexOf(CDATA_CLOSE, lt + CDATA_OPEN.length);
+      if (close < 0) noCdataEnd = true;
+      else {
+        o = o - 1 + bytes.copy(out, o - 1, lt + CDATA_OPEN.length, close);
+        i = close + CDATA_CLOSE.length;
+      }
+    } else if (bytes[lt + 1] === 0x21 && !noCommentEnd && startsAt(bytes, lt, COMMENT_OPEN)) {
+      const close = bytes.indexOf(COMMENT_CLOSE, lt + COMMENT_OPEN.length);
+      if (close < 0) noCommentEnd = true;
+      else {
+        o--;
+        i = close + COMMENT_CLOSE.length;
+      }
+    } else if (bytes[lt + 1] === 0x3f && !noPiEnd) {
+      const close = bytes.indexOf(PI_CLOSE, lt + PI_OPEN.length);
+      if (close < 0) noPiEnd = true;
+      else {
+        o--;
+        i = close + PI_CLOSE.length;
+      }
+    }
+  }
+  return out.subarray(0, o);
+}
+
+/**
+ * An XMP packet (or a chunk of one) read as XML, in a copy, its tags kept:
+ * its entities decoded (XML's: numeric references and the five named
+ * ones), in elements and in attributes alike, and (since recall pass 32)
+ * its CDATA sections, comments and processing instructions read as a
+ * parser reads them (xmlReading), as an XMP reader (exiftool) gives its
+ * values: `ghp&#95;…` and `AKIA<![CDATA[…]]>…` are keys there. Undefined
+ * when it holds neither, and reads as it is; `markup` says whether it held
+ * more than entities.
+ */
+export function xmpText(xmp: Uint8Array): { text: Buffer; markup: boolean } | undefined {
   const bytes = Buffer.from(xmp.buffer, xmp.byteOffset, xmp.length);
-  if (bytes.indexOf(38) < 0) return undefined;
-  const out = Buffer.from(bytes);
-  return out.subarray(0, decodeEntities(out, 0, out.length));
+  const markup = holdsTextMarkup(bytes);
+  if (!markup && bytes.indexOf(38) < 0) return undefined;
+  return { text: xmlReading(bytes), markup };
 }
 
 /**
  * Scans an XMP packet (or a chunk of one), wherever a reader finds it (a
  * JPEG's APP1, a PNG's iTXt, a WebP's or GIF's XMP, a PDF's Metadata
- * stream, a TIFF's tag 700, an mp4's XMP box), also with its entities
- * decoded (xmpText): XMP is XML, and a key written `ghp&#95;…` in it is the
- * key to exiftool and every XMP reader, where its bytes hold none. The one
- * reading of XMP's references; the readers scan the packet as it is.
+ * stream, a TIFF's tag 700, an mp4's XMP box), also read as XML (xmpText):
+ * XMP is XML, and a key written `ghp&#95;…` or cut by a CDATA section's
+ * markers in it is the key to exiftool and every XMP reader, where its
+ * bytes hold none. The one reading of XMP as XML; the readers scan the
+ * packet as it is.
  */
 export function scanXmpText(ctx: Pick<InspectContext, "scanDerivedText">, part: string, xmp: Uint8Array): void {
-  const text = xmpText(xmp);
-  if (text !== undefined) ctx.scanDerivedText(`${part} (its entities decoded)`, text);
+  const read = xmpText(xmp);
+  if (read !== undefined) ctx.scanDerivedText(`${part} (${read.markup ? "its text as an XML parser reads it" : "its entities decoded"})`, read.text);
 }
 
 /** Whether xmlAttributesText has a reading of `xml`. */
