@@ -263,59 +263,58 @@ function holdsTextMarkup(bytes: Buffer): boolean {
   return false;
 }
 
-/** Whether `marker` is at `at` in `b`. */
-const startsAt = (b: Buffer, at: number, marker: Buffer) => b.compare(marker, 0, marker.length, at, Math.min(b.length, at + marker.length)) === 0;
-
 /**
  * `bytes` (XML) with its text as a parser gives it and its tags kept: each
  * CDATA section's text as it is (no entity decoded in it) without its
  * markers, comments and processing instructions taken out, entities
  * decoded everywhere else (attribute values too). A marker with no end is
- * left as it is, with what follows it, and its end is not looked for
- * again (`<!--` repeated with no `-->` is one search, not one each).
- * Linear: each search starts past the last.
+ * left as it is, with what follows it, and neither it nor its end is
+ * looked for again (`<!--` repeated with no `-->` is two searches, not two
+ * each). Linear: the text between two markers is copied (and decoded,
+ * where an `&` lies) once, and each marker's next place is looked for
+ * again only once passed.
  */
 function xmlReading(bytes: Buffer): Buffer {
   const out = Buffer.allocUnsafe(bytes.length);
   const n = bytes.length;
   let o = 0;
   let i = 0;
-  /** A marker's end seen missing from there on. */
-  let noCdataEnd = false;
-  let noCommentEnd = false;
-  let noPiEnd = false;
-  while (i < n) {
-    const lt = bytes.indexOf(0x3c, i);
-    const stop = lt < 0 ? n : lt;
-    o = decodeEntities(out, o, o + bytes.copy(out, o, i, stop));
-    if (lt < 0) break;
-    i = lt + 1;
-    out[o++] = 0x3c;
-    if (bytes[lt + 1] === 0x21 && !noCdataEnd && startsAt(bytes, lt, CDATA_OPEN)) {
-      const close = bytes.indexOf(CDATA_CLOSE, lt + CDATA_OPEN.length);
-      if (close < 0) noCdataEnd = true;
-      else {
-        o = o - 1 + bytes.copy(out, o - 1, lt + CDATA_OPEN.length, close);
-        i = close + CDATA_CLOSE.length;
-      }
-    } else if (bytes[lt + 1] === 0x21 && !noCommentEnd && startsAt(bytes, lt, COMMENT_OPEN)) {
-      const close = bytes.indexOf(COMMENT_CLOSE, lt + COMMENT_OPEN.length);
-      if (close < 0) noCommentEnd = true;
-      else {
-        o--;
-        i = close + COMMENT_CLOSE.length;
-      }
-    } else if (bytes[lt + 1] === 0x3f && !noPiEnd) {
-      const close = bytes.indexOf(PI_CLOSE, lt + PI_OPEN.length);
-      if (close < 0) noPiEnd = true;
-      else {
-        o--;
-        i = close + PI_CLOSE.length;
-      }
+  // Each marker's next place (-1: none from there on, or its end missing), and the next `&`.
+  const next = [-2, -2, -2];
+  let amp = -2;
+  for (;;) {
+    let at = -1;
+    let kind = -1;
+    for (let k = 0; k < 3; k++) {
+      if (next[k] !== -1 && next[k]! < i) next[k] = bytes.indexOf(MARKERS[k]!.open, i);
+      if (next[k]! >= 0 && (at < 0 || next[k]! < at)) (at = next[k]!), (kind = k);
     }
+    const stop = at < 0 ? n : at;
+    if (amp !== -1 && amp < i) amp = bytes.indexOf(38, i);
+    // Decoded only where an `&` lies (a call per span of `<!---->` repeated cost as much as the rest).
+    if (stop > i) o = amp >= 0 && amp < stop ? decodeEntities(out, o, o + bytes.copy(out, o, i, stop)) : o + bytes.copy(out, o, i, stop);
+    if (at < 0) break;
+    const { open, close } = MARKERS[kind]!;
+    const end = bytes.indexOf(close, at + open.length);
+    if (end < 0) {
+      // No end: this marker is text (with what follows it), and so is every later one of its kind.
+      next[kind] = -1;
+      o += bytes.copy(out, o, at, at + open.length);
+      i = at + open.length;
+      continue;
+    }
+    // A CDATA section's text as it is; a comment's or an instruction's, nothing.
+    if (kind === 0) o += bytes.copy(out, o, at + open.length, end);
+    i = end + close.length;
   }
   return out.subarray(0, o);
 }
+/** What xmlReading reads out of an element's text: a CDATA section (its text kept), a comment, a processing instruction. */
+const MARKERS = [
+  { open: CDATA_OPEN, close: CDATA_CLOSE },
+  { open: COMMENT_OPEN, close: COMMENT_CLOSE },
+  { open: PI_OPEN, close: PI_CLOSE },
+];
 
 /**
  * An XMP packet (or a chunk of one) read as XML, in a copy, its tags kept:
