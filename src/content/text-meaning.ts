@@ -215,19 +215,20 @@ export function withoutIntrawordReferences(text: Buffer): Buffer {
     const open = linkTextOpen(text, c, copied);
     if (open < 0) continue;
     let end = c;
-    let label = source.slice(open + 1, c);
+    // The label: the link's text, or what the second brackets hold.
+    let label = open + 1;
     if (after === 91) {
       let e = c + 2;
       const limit = Math.min(n, c + 2 + LABEL_MAX);
       while (e < limit && TEXT_STOP[text[e]!] !== 1) e++;
       if (e < n && text[e] === 93) {
         end = e;
-        if (e > c + 2) label = source.slice(c + 2, e);
+        if (e > c + 2) label = c + 2;
       }
     }
-    // Inside a word first: the label is looked up only then.
+    // Inside a word first: the label is read and looked up only then.
     const inWord = (open > 0 && WORD_OR_MARK[text[open - 1]!] === 1) || (end + 1 < n && WORD_OR_MARK[text[end + 1]!] === 1);
-    if (inWord && labels.has(normalLabel(label))) {
+    if (inWord && labels.has(normalLabel(source.slice(label, label === open + 1 ? c : end)))) {
       out ??= Buffer.allocUnsafe(n);
       o += text.copy(out, o, copied, open);
       o += text.copy(out, o, open + 1, c);
