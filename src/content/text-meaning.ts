@@ -7,9 +7,11 @@
 // inside a word removed too (emphasis `*`, `**`, strikethrough `~~`, a code
 // span's backticks: `ghp_Q7mZ**k2Rp**…` renders as one word, copied whole)
 // and an inline link's brackets and destination inside a word
-// (`ghp_Q7mZ[k2Rp](#)…`: CommonMark, GFM and pandoc show the link's text in
-// the word; not `==` (highlight) nor `++` (insert): pandoc 2.17's markdown,
-// gfm and commonmark show them as text, a key cut by them is not whole there);
+// (`ghp_Q7mZ[k2Rp](#)…`, its text with blanks too: CommonMark, GFM and
+// pandoc show the link's text in the word), and a reference link's
+// (`ghp_Q7mZ[k2Rp][1]…`, `[k2Rp][]`, `[k2Rp]`) where the file defines its
+// label; not `==` (highlight) nor `++` (insert): pandoc 2.17's markdown,
+// gfm and commonmark show them as text, a key cut by them is not whole there;
 
 // and JSON with its escaped slashes read as slashes (pandas' `to_json` and
 // PHP's `json_encode` write `\/`, which cut a base64 line of a PEM block
