@@ -943,9 +943,9 @@ describe("a key cut by a terminal's sequences", () => {
     const at = BLOCK - 20;
     const text = Buffer.from(`${"x".repeat(at - 1)}\n${cut(cut(github, 30, "\x1b[m\x1b[K"), 12, "\x1b[01;31m\x1b[K")}\n${"y".repeat(1000)}\n`, "latin1");
     expect(scanBytes(text)).toEqual({ what: `a GitHub token, ${REMOVED}`, offset: at });
-    // Not a terminal's sequence: more parameters than the bound, an OSC with no terminator or with a control byte or another C1 control
-    // in its string (a UTF-8 one's lone 0x9C is a character's byte, no ST), ESC before a blank.
-    for (const seq of [`\x1b[${"1".repeat(CSI_PARAMETERS_MAX + 1)}m`, "\x1b]8;;https://example.com", "\x1b]8;;a\nb\x1b\\", "\x1b \n", "\x9d8;;u", "\x9d8;;u\x9bm", "\xc2\x9d8;;u\x9c", "\x1b]8;;u\xc2\x9bm"]) {
+    // Not a terminal's sequence: more parameters than the bound, an OSC with no end before a line break (a UTF-8 one's lone 0x9C is a
+    // character's byte, no ST) or with a control byte in its string, ESC before a blank.
+    for (const seq of [`\x1b[${"1".repeat(CSI_PARAMETERS_MAX + 1)}m`, "\x1b]8;;https://example.com", "\x1b]8;;a\nb\x1b\\", "\x1b \n", "\x9d8;;u", "\xc2\x9d8;;u\x9c", "\x1b]8;;a\tb\x07"]) {
       expect(scanBytes(Buffer.from(`saved ${cut(github, 12, seq)} done\n`, "latin1")), JSON.stringify(seq.slice(0, 12))).toBeUndefined();
     }
   });
@@ -956,11 +956,19 @@ describe("a key cut by a terminal's sequences", () => {
     const truecolour = "\x1b[1;3;4;38;2;255;128;0;48;2;10;20;30;58;2;200;100;50m";
     const long = ["\x1b]8;;" + url + "\x1b\\", "\x1b]8;;" + url + "\x07", truecolour, `\x1b[${"0;".repeat(90)}1m`];
     const eightBit = ["\x9d8;;https://example.com/k\x07", "\x9d8;;https://example.com/k\x9c", "\x9d8;;https://example.com/k\x1b\\", "\xc2\x9d8;;https://example.com/k\xc2\x9c", "\xc2\x9d8;;u\x07", "\x1b]8;;https://example.com/k\xc2\x9c", "\x9d0;title\x9c\x9d8;;\x9c"];
+    // Cut short as a terminal's parser cuts it (its bytes hidden all the same): by the next ESC or C1 control, which starts a sequence
+    // of its own; cancelled by CAN or SUB.
+    eightBit.push("\x1b]8;;u\x1b[m", "\x1b]0;title\x1b(B", "\x9d8;;u\x9bm", "\x1b]8;;u\xc2\x9bm", "\x1b]8;;u\x18", "\x9d8;;u\x1a");
     for (const seq of [...long, ...eightBit]) {
       for (const at of [4, 21]) {
         const head = "log line\nsaved ";
         expect(scanBytes(Buffer.from(`${head}${cut(github, at, seq)} done\n`, "latin1")), JSON.stringify(seq.slice(0, 16)) + at).toEqual({ what: `a GitHub token, ${REMOVED}`, offset: head.length });
       }
+    }
+    // A UTF-8 character whose bytes hold 0x9D (来, E6 9D A5) before a key is a character, no 8-bit OSC that hides the key's head.
+    for (const before of ["来", "板 ", "✝"]) {
+      const text = Buffer.from(`密钥${before}${cut(github, 10, "\x1b[m\x1b[K")}\n`, "utf8");
+      expect(scanBytes(text), before).toEqual({ what: `a GitHub token, ${REMOVED}`, offset: text.indexOf("ghp_") });
     }
     // A hyperlink's two ends around the key's second half (`ESC]8;;URL ESC\ … ESC]8;; ESC\`), the URL over 2048 bytes.
     expect(scanBytes(Buffer.from(`Made ${cut(anthropic, 30, `\x1b]8;;${url}\x1b\\`)}\x1b]8;;\x1b\\ done\n`, "latin1"))?.what).toBe(`an Anthropic API key, ${REMOVED}`);

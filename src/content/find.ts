@@ -46,7 +46,7 @@ import {
   valueLooksSecret,
 } from "./rules.js";
 import { KEYWORD_ENDINGS, nameHoldsNoSecret } from "./secret-variables.js";
-import { ESC, SEQUENCE_BACK_MAX, digitEndsEscape, escapeStartBefore, sequenceThen, sequencesEnd } from "./terminal-escapes.js";
+import { CSI_8BIT, SEQUENCE_BACK_MAX, digitEndsEscape, escapeStartBefore, sequenceThen, sequencesEnd } from "./terminal-escapes.js";
 import { ASCII_PUNCTUATION, Form, KEY_CHAR, WRAPPED_WHAT, isWrapIndent, lineBreakLength, lineEndBeforeBreak, wrapBreakLength, zeroWidthLength } from "./text-forms.js";
 
 const table = (chars: string) => {
@@ -495,8 +495,10 @@ const ZERO_WIDTH_LEADS = [
   { lead: "\xe2", length: 3 },
   { lead: "\xc2\xad", length: 2 },
 ];
-/** What starts a terminal's sequence (terminal-escapes.ts), read a byte a character: ESC, the 8-bit CSI and OSC (C2 9B, C2 9D in UTF-8: their 9B, 9D found). */
-const TERMINAL_LEADS = ["\x1b", "\x9b", "\x9d"];
+/** What starts a terminal's sequence (terminal-escapes.ts), read a byte a character: ESC, and the 8-bit CSI (C2 9B in UTF-8: its 9B found). */
+const TERMINAL_LEADS = ["\x1b", "\x9b"];
+/** The 8-bit OSC (0x9D; C2 9D in UTF-8) after a key's character (text-forms.ts's KEY_CHAR) or its C2: where a run of sequences inside a key may start with one. */
+const OSC_8BIT_LEAD = /[A-Za-z0-9_\-.+/=:~\xc2]\x9d/g;
 /** Bytes of a key's characters and escapes around an escape that may be inside one: the shortest value looked for (8 characters) and an escape. */
 const ESCAPED_RUN_MIN = 10;
 /**
@@ -1904,7 +1906,8 @@ class Search {
    * between two of a key's characters, as `grep --color` writes them inside
    * the part of a key it matched; not one at a word's edge (a colourised log's
    * `ESC[33mcommit`, `abc1234ESC[m (`), which the first reading reads
-   * through. Three native searches, for bytes text seldom holds; each run is
+   * through. Three native searches, for bytes text seldom holds (and an
+   * expression's from the first 0x9D, which Chinese holds); each run is
    * read once, the search going on after it, and each stops at the first
    * found.
    */
@@ -1912,11 +1915,26 @@ class Search {
     const { text, b } = this;
     for (const lead of TERMINAL_LEADS) {
       for (let i = text.indexOf(lead, this.from); i >= 0 && i < limit; ) {
-        const start = b[i] !== ESC && i > 0 && b[i - 1] === 0xc2 ? i - 1 : i;
+        const start = b[i] === CSI_8BIT && i > 0 && b[i - 1] === 0xc2 ? i - 1 : i;
         const end = sequencesEnd(b, start);
         if (end > start && start > 0 && KEY_CHAR[b[start - 1]!] === 1 && KEY_CHAR[b[end]!] === 1) return true;
         i = text.indexOf(lead, Math.max(end, i + 1));
       }
+    }
+    // The 8-bit OSC, 0x9D or C2 9D, only after a key's character or C2, found by one expression from the first 0x9D: in UTF-8
+    // text it is mostly a character's byte (Chinese: 板 is E6 9D BF), and a search and a reading at each cost that text five
+    // times its first search (8 MiB of 板 6 to 35 ms).
+    const first = text.indexOf("\x9d", this.from);
+    if (first < 0 || first >= limit) return false;
+    const lead = OSC_8BIT_LEAD;
+    lead.lastIndex = Math.max(0, first - 1);
+    while (lead.test(text)) {
+      const i = lead.lastIndex - 1;
+      if (i >= limit) break;
+      const start = b[i - 1] === 0xc2 ? i - 1 : i;
+      const end = sequencesEnd(b, start);
+      if (end > start && start > 0 && KEY_CHAR[b[start - 1]!] === 1 && KEY_CHAR[b[end]!] === 1) return true;
+      lead.lastIndex = Math.max(end, i + 1);
     }
     return false;
   }

@@ -150,7 +150,7 @@ export function sequenceLength(b: Uint8Array, i: number): number {
   const c = b[i]!;
   let k: number;
   if (c === CSI_8BIT) k = i + 1;
-  else if (c === OSC_8BIT) return oscLength(b, i, i + 1, false);
+  else if (c === OSC_8BIT) return continuesCharacter(b, i) ? 0 : oscLength(b, i, i + 1, false);
   else if (c === 0xc2 && b[i + 1] === CSI_8BIT) k = i + 2;
   else if (c === 0xc2 && b[i + 1] === OSC_8BIT) return oscLength(b, i, i + 2, true);
   else if (c !== ESC) return 0;
@@ -175,12 +175,36 @@ export function sequenceLength(b: Uint8Array, i: number): number {
 }
 
 /**
+ * Whether the byte at `i` (0x80-0xBF) is a UTF-8 character's continuation:
+ * a lead byte 1 to 3 bytes before it, continuation bytes between, whose
+ * character reaches `i`. Chinese text holds 0x9D so (来 is E6 9D A5, 板
+ * E6 9D BF), which a UTF-8 terminal shows as a character, no 8-bit OSC: read
+ * as one, it took the text after it up to the next ESC or C1 byte out of
+ * the second reading (C2 9D, U+009D, is the OSC: its C2 is read first).
+ */
+function continuesCharacter(b: Uint8Array, i: number): boolean {
+  for (let k = 1; k <= 3 && k <= i; k++) {
+    const c = b[i - k]!;
+    if (c >= 0xc2 && c <= 0xf4) return k < (c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2);
+    if (c < 0x80 || c > 0xbf) return false;
+  }
+  return false;
+}
+
+/** CAN and SUB: a control byte that cancels a sequence (its bytes hidden with it). */
+const CAN = 0x18;
+const SUB = 0x1a;
+
+/**
  * The length of the OSC at `i`, whose string starts at `s`, up to and with
- * its terminator, or 0 (a control byte, DEL, an ESC not before `\\`, a C1
- * control other than ST in the string: a terminal ends the command there,
- * or the stream ends first). `utf8`: introduced by ESC `]` or C2 9D, so
- * that C2 80-9F are the C1 controls and other bytes from 0x80 up its
- * characters'; else (0x9D) each byte 0x80-0x9F is one. No bound on the
+ * its terminator, or 0 (a control byte other than BEL, CAN, SUB and ESC,
+ * or DEL, in the string; or the window ends first). `utf8`: introduced by
+ * ESC `]` or C2 9D, so that C2 80-9F are the C1 controls and other bytes
+ * from 0x80 up its characters'; else (0x9D) each byte 0x80-0x9F is one.
+ * As a terminal's parser (ECMA-48's, xterm's, VTE's) ends it: at BEL or ST;
+ * cancelled at CAN or SUB (taken with it); or cut short by the next ESC or
+ * C1 control, which starts a sequence of its own (its string is hidden
+ * all the same: a terminal never prints an OSC's bytes). No bound on the
  * string's length (a terminal hides it whole however long: xterm and VTE
  * drop an overlong command, not its bytes; a hyperlink's URL may run to
  * kilobytes): it is bounded by the window read (a block and its overlap).
@@ -193,12 +217,12 @@ function oscLength(b: Uint8Array, i: number, s: number, utf8: boolean): number {
   const n = b.length;
   for (let k = s; k < n; k++) {
     const c = b[k]!;
-    if (c === BEL) return k + 1 - i;
-    if (c === ESC) return b[k + 1] === BACKSLASH ? k + 2 - i : 0;
+    if (c === BEL || c === CAN || c === SUB) return k + 1 - i;
+    if (c === ESC) return b[k + 1] === BACKSLASH ? k + 2 - i : k - i;
     if (c < 0x20 || c === 0x7f) return 0;
     if (utf8) {
-      if (c === 0xc2 && b[k + 1]! >= 0x80 && b[k + 1]! <= 0x9f) return b[k + 1] === ST_8BIT ? k + 2 - i : 0;
-    } else if (c >= 0x80 && c <= 0x9f) return c === ST_8BIT ? k + 1 - i : 0;
+      if (c === 0xc2 && b[k + 1]! >= 0x80 && b[k + 1]! <= 0x9f) return b[k + 1] === ST_8BIT ? k + 2 - i : k - i;
+    } else if (c >= 0x80 && c <= 0x9f) return c === ST_8BIT ? k + 1 - i : k - i;
   }
   return 0;
 }
