@@ -25,7 +25,7 @@ import { hasUtf16Text } from "../src/content/utf16.js";
 import { Refusal } from "../src/core/errors.js";
 import { DEFAULT_ALLOW } from "../src/config/config.js";
 import { rtfText } from "../src/content/rtf.js";
-import { withoutInlineMarks, withoutIntrawordLinks } from "../src/content/text-meaning.js";
+import { withoutInlineMarks, withoutIntrawordLinks, withoutIntrawordReferences } from "../src/content/text-meaning.js";
 import { workbookText } from "../src/content/biff.js";
 import { CARRIERS, CORPUS_EXTRA_ALLOW, Fakes, adversarial, biffPieces, biffRecord, bmp, cfb, docx, encode85, excelXls, excelXlsCut, flac, sstRecords, gif, olePackage, rtf, rtfObject, wordDoc, webm, jpeg, jpegMpf, makePng, mp3, mp4, negatives, ogg, oggPages, paxHeader, pdf, pdfOf, pdfSubsetFont, pngChunk, pngWithText, positives, pptx, rng, tar, tarHeader, wav, webp, xlsx, zip, pdfAttachment, pdfInfoUtf16, pdfXmpUtf16 } from "./corpus.js";
 import { BIN, NOTHING_LEFT, cli, leftBehind, makeHome, outcome, write } from "./helpers.js";
@@ -350,7 +350,47 @@ describe("the labelled corpus", () => {
       expect(out.length, unit.slice(0, 12)).toBeLessThanOrEqual(text.length);
       expect(scanBytes(out, NO_KNOWN_SECRETS), unit.slice(0, 12)).toBeUndefined();
     }
-    expect(withoutIntrawordLinks(Buffer.from("ab[cd](#)ef [gh](x) ij [k l](m)n o[p](q r)s [t](u)v w[x](y)")).toString()).toBe("abcdef [gh](x) ij [k l](m)n o[p](q r)s tv wx");
+    expect(withoutIntrawordLinks(Buffer.from("ab[cd](#)ef [gh](x) ij [k l](m)n o[p](q r)s [t](u)v w[x](y)")).toString()).toBe("abcdef [gh](x) ij k ln o[p](q r)s tv wx");
+  });
+
+  // Recall pass 32 (2026-12-06; published until then): pandoc 2.17's commonmark, gfm and markdown show these as the word whole.
+  it("reads a Markdown link whose text holds a blank, and a reference link (`[text][ref]`, `[text][]`, `[text]`) whose label the file defines, inside a word as the word it shows; references with no definition, links between blanks and ordinary reference links are published", async () => {
+    const key = /ghp_\w+/.exec(positives(78)["github-token"]!)![0];
+    const [head, mid, tail] = [key.slice(0, 14), key.slice(14, 24), key.slice(24)];
+    const links = [
+      `[note: ${head}](#)${mid}${tail}`,
+      `${head}[${mid}${tail} (rotated)](https://example.com/a)`,
+      `${head}[${mid}][1]${tail}\n\n[1]: https://example.com/keys`,
+      `${head}[${mid}][]${tail}\n\n[${mid}]: #`,
+      `${head}[${mid}]${tail}\n\n[  ${mid.toUpperCase()}  ]: <#a>`,
+      `${head}[${mid}][Key  Notes]${tail}\n\n   [key notes]: https://example.com "t"`,
+    ];
+    const refused = await prepare(links.map((text, i) => write(work, `blank-or-reference-${i}.md`, `# Notes\n\nSaved ${text}\n`)), { env: h.env, cwd: work });
+    expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code, d.reason])).toEqual(links.map((_, i) => [`blank-or-reference-${i}.md`, "secret_detected", expect.stringMatching(/GitHub token.*in its text \(tags removed\)/)]));
+    for (const d of refused.media_dropped) expect(d.reason).not.toContain(tail.slice(0, 8));
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+    const ordinary = [
+      // No definition: the brackets are shown (and a definition's own line is none).
+      `Token: ${head}[${mid}][1]${tail} and ${head}[${mid}]${tail} and ${head}[${mid}][]${tail}\n\n[2]: #\n`,
+      `Token: ${head}[${mid}]: ${tail}\n`,
+      // Defined, but between blanks, or the key cut by the blank the text shows.
+      `Token: ${head} [${mid}][1] ${tail} and ${head}[${mid} x][1]${tail}\n\n[1]: #\n`,
+      "See [the docs][docs], [the API][] and [CHANGELOG]; `arr[i][j]` and arr[i][j] too.\n\n[docs]: https://example.com/docs\n[the api]: https://example.com/api\n[changelog]: ./CHANGELOG.md\n[i]: #\n",
+      ...Object.values(negatives(79)).map((text) => `Some notes\n\n${text.replace(/ (\w+) /g, " [$1][r] ")}\n\n[r]: https://example.com\n`),
+    ];
+    const published = await prepare(ordinary.map((text, i) => write(work, `ordinary-references-${i}.md`, text)), { env: h.env, cwd: work });
+    expect(published.media_dropped).toEqual([]);
+    expect(withoutIntrawordReferences(Buffer.from("a[b][1]c d[e][]f g[E]h [i][1] j[k][none]l m[1]: n\n[1]: #\n[e]: #")).toString()).toBe("abc def gEh [i][1] j[k][none]l m[1]: n\n[1]: #\n[e]: #");
+  });
+
+  it("reads Markdown's reference links inside words in linear time: runs of brackets, long texts and labels without their close, many links to one definition give a verdict", () => {
+    const MiB = 1024 * 1024;
+    for (const unit of ["a][", "[a]", "x[a]x", "x[a][a]", "x[a][]", "[", "]", "][", `[${"a".repeat(300)}]`, `a[b][${"c".repeat(3000)}`, `a[${"b ".repeat(200)}][a]c`, "[[[[a][b", "a[\n"]) {
+      const text = Buffer.from(`${unit.repeat(Math.ceil(MiB / unit.length))}\n\n[a]: #\n`, "latin1");
+      const out = withoutIntrawordReferences(withoutIntrawordLinks(text));
+      expect(out.length, unit.slice(0, 12)).toBeLessThanOrEqual(text.length);
+      expect(scanBytes(out, NO_KNOWN_SECRETS), unit.slice(0, 12)).toBeUndefined();
+    }
   });
 
   it("reads a numeric reference in a Markdown file with an upper-case `&#X` or any number of leading zeros, as HTML and pandoc do (the red team's 30b/04: `&#X5F;`, `&#00000095;`, `&#x000005f;` for `_` were published); one with too many digits past its zeros is no character, and the file is published", async () => {

@@ -229,6 +229,50 @@ describe("an XMP packet with its entities decoded (XMP is XML: exiftool prints `
     expect(leftBehind(h)).toEqual(NOTHING_LEFT);
   });
 
+  // Recall pass 32 (2026-12-06; published until then): an element's text as an XML parser gives it, a key cut by what it reads out.
+  it("reads an element's text as an XML parser gives it: a key cut by a CDATA section's markers, a comment or a processing instruction is refused (JPEG, PNG, WebP, PDF, Extended XMP); CDATA's text is not decoded; markers with no end, clean packets and the packet's own wrapper are published", async () => {
+    const aws = /AKIA[A-Z0-9]{16}/.exec(positives(98)["aws-access-key-id"]!)![0];
+    const READ = /\(its text as an XML parser reads it\)/;
+    const cuts = [
+      (key: string) => `${key.slice(0, 4)}<![CDATA[${key.slice(4, 12)}]]>${key.slice(12)}`,
+      (key: string) => `<![CDATA[${key.slice(0, 9)}]]>${key.slice(9)}`,
+      (key: string) => `${key.slice(0, 10)}<!-- reviewed by ops -->${key.slice(10)}`,
+      (key: string) => `${key.slice(0, 6)}<?php echo 1; ?>${key.slice(6)}`,
+      // Both, and an entity beside them.
+      (key: string) => `${key.slice(0, 3)}&#${key.charCodeAt(3)};<!---->${key.slice(4, 8)}<![CDATA[${key.slice(8)}]]>`,
+    ];
+    for (const key of [token, aws]) {
+      for (const [i, cut] of cuts.entries()) {
+        const xmp = packet(cut(key));
+        for (const [label, result] of [
+          ["jpg", inspected(xmpJpeg(xmp), "jpg")],
+          ["png", inspected(png("XML:com.adobe.xmp", xmp, true), "png")],
+          ["webp", inspected(webp(xmp), "webp")],
+          ["pdf", inspected(xmpPdf(xmp, true), "pdf")],
+          ["extended", inspected(withSegments(chunk(xmp, 0, xmp.length)), "jpg")],
+        ] as const) {
+          expect(result, `${key.slice(0, 4)} ${i} ${label}`).toMatch(/^secret_detected: /);
+          expect(result, `${key.slice(0, 4)} ${i} ${label}`).toMatch(READ);
+          expect(result).not.toContain(key.slice(4, 14));
+        }
+      }
+    }
+    // A CDATA section's text is not decoded (a parser gives `&#95;` there), a marker with no end cuts nothing, the wrapper is no cut.
+    for (const text of [
+      `${token.slice(0, 3)}<![CDATA[&#95;]]>${token.slice(4)}`,
+      `${token.slice(0, 10)}<!-- ${token.slice(10)}`,
+      `${token.slice(0, 10)}<![CDATA[${token.slice(10)}`,
+      `${token.slice(0, 10)}<?pi ${token.slice(10)}`,
+      "quarterly report <![CDATA[a & b]]> <!-- draft --> <?app x?> 2026",
+    ]) {
+      expect(inspected(xmpJpeg(packet(text)), "jpg"), text.slice(0, 20)).toBe("published");
+    }
+    expect(inspected(xmpJpeg(Buffer.from(`<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?><x:xmpmeta xmlns:x="adobe:ns:meta/"/><?xpacket end="w"?>`)), "jpg")).toBe("published");
+    const refused = await judge([write(work, "cdata.jpg", xmpJpeg(packet(cuts[0]!(aws)))), write(work, "comment.pdf", xmpPdf(packet(cuts[2]!(token)), true))]);
+    expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code])).toEqual([["cdata.jpg", "secret_detected"], ["comment.pdf", "secret_detected"]]);
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+  });
+
   /** A PDF whose XMP metadata stream (/Type /Metadata, uncompressed or deflated) holds `xmp`. */
   const xmpPdf = (xmp: Buffer, deflate = false) => {
     const body = deflate ? zlib.deflateSync(xmp) : xmp;
@@ -350,7 +394,8 @@ describe("an XMP packet with its entities decoded (XMP is XML: exiftool prints `
   });
 
   it("gives a verdict on XMP built against the decoder (a million zeros after `&#`, floods of `&#X` and `&#`; verdicts only)", () => {
-    for (const unit of ["&#" + "0".repeat(1_000_000), "&#" + "0".repeat(1_000_000) + "95;", "&#X", "&#", "&#x0", "&amp"]) {
+    // Recall pass 32: floods of markers with and without their ends (each end looked for once past the last), and of `<`.
+    for (const unit of ["&#" + "0".repeat(1_000_000), "&#" + "0".repeat(1_000_000) + "95;", "&#X", "&#", "&#x0", "&amp", "<![CDATA[", "<!--", "<?", "<?x", "<![CDATA[a]]>", "<!---->", "<?a?>", "<", "a<![CDATA[a]]]]>", "<!-- -- ->", "<![CDATA[<!--<?"]) {
       const xmp = Buffer.from(unit.repeat(Math.ceil((2 << 20) / unit.length)));
       expect(inspected(withSegments(chunk(xmp.subarray(0, 60_000), 0, xmp.length)), "jpg"), unit.slice(0, 8)).toBe("published");
       expect(inspected(png("XML:com.adobe.xmp", xmp, false), "png"), unit.slice(0, 8)).toBe("published");

@@ -13,7 +13,7 @@ import { stringify as yamlStringify } from "yaml";
 import { extraReading, findSecret } from "../src/content/find.js";
 import { KnownSecrets, escapedForms } from "../src/content/known.js";
 import { BLOCK, REREAD_BYTES, REREAD_TERMINAL_BYTES, type RereadBudget, SecretScanner, rereadBudget, scanBytes } from "../src/content/scan.js";
-import { SEQUENCE_BACK_MAX } from "../src/content/terminal-escapes.js";
+import { CSI_PARAMETERS_MAX, SEQUENCE_BACK_MAX } from "../src/content/terminal-escapes.js";
 import { Form } from "../src/content/text-forms.js";
 import { Fakes, docx, negatives, rng } from "./corpus.js";
 import { cli, leftBehind, makeHome, write } from "./helpers.js";
@@ -789,8 +789,9 @@ describe("a key right after a terminal's control sequence", () => {
       for (const e of ESCAPES) {
         for (const text of [`${e}${key}`, `Token: ${around(e, key)}\n`, `x=1 ${around(e, key)}`]) expect(findSecret(text)?.what, `${label} ${JSON.stringify(text.slice(0, 30))}`).toBe(what);
       }
-      // A sequence of the longest parameters read back (32 bytes), and intermediates.
+      // A sequence of the longest parameters read back (CSI_PARAMETERS_MAX bytes), and intermediates.
       expect(findSecret(`\x1b[${"1;".repeat(15)}32m${key}`)?.what, label).toBe(what);
+      expect(findSecret(`\x1b[${"1".repeat(CSI_PARAMETERS_MAX - 3)};32m${key}`)?.what, label).toBe(what);
       expect(findSecret(`\x1b[2 q${key}`)?.what, label).toBe(what);
     }
   });
@@ -824,14 +825,14 @@ describe("a key right after a terminal's control sequence", () => {
 
   it("starts no token after an escape sequence that is none: too many intermediates, a final that is no final, a parameter after ESC alone, an 8-bit CSI's overlong parameters", () => {
     const [github] = keys.github!;
-    for (const text of [`\x1b((((B${github}`, `\x1b(-${github}`, `(B${github}`, `\x1b0m${github}`, `\x9b${"1".repeat(33)}m${github}`, `\x9b1;32mx${github}`, `\xc2\x9b0m9${github}`]) {
+    for (const text of [`\x1b((((B${github}`, `\x1b(-${github}`, `(B${github}`, `\x1b0m${github}`, `\x9b${"1".repeat(CSI_PARAMETERS_MAX + 1)}m${github}`, `\x9b1;32mx${github}`, `\xc2\x9b0m9${github}`]) {
       expect(findSecret(text), JSON.stringify(text.slice(0, 40))).toBeUndefined();
     }
   });
 
   it("starts no token after what is no control sequence: a letter without ESC `[`, longer parameters, a letter inside the key's word", () => {
     const [github] = keys.github!;
-    for (const text of [`[0m${github}`, `\x1b0m${github}`, `\x1b[${"1".repeat(33)}m${github}`, `\x1b[1;32mx${github}`, `\x1b[0m9${github}`, `\x1b[   m${github}`, `\x1b[1-${github}`]) {
+    for (const text of [`[0m${github}`, `\x1b0m${github}`, `\x1b[${"1".repeat(CSI_PARAMETERS_MAX + 1)}m${github}`, `\x1b[1;32mx${github}`, `\x1b[0m9${github}`, `\x1b[   m${github}`, `\x1b[1-${github}`]) {
       expect(findSecret(text), JSON.stringify(text.slice(0, 40))).toBeUndefined();
     }
   });
@@ -942,10 +943,38 @@ describe("a key cut by a terminal's sequences", () => {
     const at = BLOCK - 20;
     const text = Buffer.from(`${"x".repeat(at - 1)}\n${cut(cut(github, 30, "\x1b[m\x1b[K"), 12, "\x1b[01;31m\x1b[K")}\n${"y".repeat(1000)}\n`, "latin1");
     expect(scanBytes(text)).toEqual({ what: `a GitHub token, ${REMOVED}`, offset: at });
-    // Not a terminal's sequence: 33 parameters, an OSC with no terminator or with a control byte or longer than its bound, ESC before a blank.
-    for (const seq of [`\x1b[${"1".repeat(33)}m`, "\x1b]8;;https://example.com", "\x1b]8;;a\nb\x1b\\", "\x1b \n", `\x1b]8;;${"a".repeat(2100)}\x1b\\`]) {
+    // Not a terminal's sequence: more parameters than the bound, an OSC with no end before a line break (a UTF-8 one's lone 0x9C is a
+    // character's byte, no ST) or with a control byte in its string, ESC before a blank.
+    for (const seq of [`\x1b[${"1".repeat(CSI_PARAMETERS_MAX + 1)}m`, "\x1b]8;;https://example.com", "\x1b]8;;a\nb\x1b\\", "\x1b \n", "\x9d8;;u", "\xc2\x9d8;;u\x9c", "\x1b]8;;a\tb\x07"]) {
       expect(scanBytes(Buffer.from(`saved ${cut(github, 12, seq)} done\n`, "latin1")), JSON.stringify(seq.slice(0, 12))).toBeUndefined();
     }
+  });
+
+  // Recall pass 32 (2026-12-06; published until then): what a terminal hides whole, read as it does.
+  it("finds a key cut by an OSC 8 hyperlink of a long URL, a CSI of more than 32 parameter bytes, the 8-bit OSC (0x9D, C2 9D) ended by BEL, ESC \\, 0x9C or C2 9C; and a key right after such a CSI", () => {
+    const url = `https://docs.example.com/${f.pick(ALNUM, 3000)}`;
+    const truecolour = "\x1b[1;3;4;38;2;255;128;0;48;2;10;20;30;58;2;200;100;50m";
+    const long = ["\x1b]8;;" + url + "\x1b\\", "\x1b]8;;" + url + "\x07", truecolour, `\x1b[${"0;".repeat(90)}1m`];
+    const eightBit = ["\x9d8;;https://example.com/k\x07", "\x9d8;;https://example.com/k\x9c", "\x9d8;;https://example.com/k\x1b\\", "\xc2\x9d8;;https://example.com/k\xc2\x9c", "\xc2\x9d8;;u\x07", "\x1b]8;;https://example.com/k\xc2\x9c", "\x9d0;title\x9c\x9d8;;\x9c"];
+    // Cut short as a terminal's parser cuts it (its bytes hidden all the same): by the next ESC or C1 control, which starts a sequence
+    // of its own; cancelled by CAN or SUB.
+    eightBit.push("\x1b]8;;u\x1b[m", "\x1b]0;title\x1b(B", "\x9d8;;u\x9bm", "\x1b]8;;u\xc2\x9bm", "\x1b]8;;u\x18", "\x9d8;;u\x1a");
+    for (const seq of [...long, ...eightBit]) {
+      for (const at of [4, 21]) {
+        const head = "log line\nsaved ";
+        expect(scanBytes(Buffer.from(`${head}${cut(github, at, seq)} done\n`, "latin1")), JSON.stringify(seq.slice(0, 16)) + at).toEqual({ what: `a GitHub token, ${REMOVED}`, offset: head.length });
+      }
+    }
+    // A UTF-8 character whose bytes hold 0x9D (来, E6 9D A5) before a key is a character, no 8-bit OSC that hides the key's head.
+    for (const before of ["来", "板 ", "✝"]) {
+      const text = Buffer.from(`密钥${before}${cut(github, 10, "\x1b[m\x1b[K")}\n`, "utf8");
+      expect(scanBytes(text), before).toEqual({ what: `a GitHub token, ${REMOVED}`, offset: text.indexOf("ghp_") });
+    }
+    // A hyperlink's two ends around the key's second half (`ESC]8;;URL ESC\ … ESC]8;; ESC\`), the URL over 2048 bytes.
+    expect(scanBytes(Buffer.from(`Made ${cut(anthropic, 30, `\x1b]8;;${url}\x1b\\`)}\x1b]8;;\x1b\\ done\n`, "latin1"))?.what).toBe(`an Anthropic API key, ${REMOVED}`);
+    // Right after a CSI of more than 32 parameter bytes: the first reading.
+    expect(findSecret(`Token: ${truecolour}${github}\x1b[0m\n`)?.what).toBe("a GitHub token");
+    expect(findSecret(`Token: \x9b${"0;".repeat(60)}1m${openrouter}\n`)?.what).toBe("an OpenRouter API key");
   });
 
   it("is read again only where sequences lie between two of a key's characters", () => {
@@ -957,14 +986,19 @@ describe("a key cut by a terminal's sequences", () => {
     expect(formsIn("ab\x1b[m\x1b[Kcd")).toBe(Form.TerminalEscapes);
     expect(formsIn("ab\xc2\x9b0mcd")).toBe(Form.TerminalEscapes);
     expect(formsIn("ab\x1b]8;;u\x07cd")).toBe(Form.TerminalEscapes);
-    for (const text of ["\x1b[33mcommit\x1b[m (HEAD)", "ab \x1b[1mcd", "ab\x1b[m cd", `ab\x1b[${"9".repeat(33)}mcd`, "\xe4\xb8\x9b0mab", "ab\x1b\x1b[Kcd"]) {
+    expect(formsIn("ab\x9d8;;u\x9ccd")).toBe(Form.TerminalEscapes);
+    expect(formsIn("ab\xc2\x9d8;;u\xc2\x9ccd")).toBe(Form.TerminalEscapes);
+    for (const text of ["\x1b[33mcommit\x1b[m (HEAD)", "ab \x1b[1mcd", "ab\x1b[m cd", `ab\x1b[${"9".repeat(CSI_PARAMETERS_MAX + 1)}mcd`, "\xe4\xb8\x9b0mab", "ab\x1b\x1b[Kcd"]) {
       expect(formsIn(text), JSON.stringify(text)).toBe(0);
     }
   });
 
   it("gives a verdict on adversarial text, read in linear time: runs of ESC [, ESC [ with 32 parameter bytes, sequences alternating with a key's characters, unterminated OSCs", () => {
     const MiB = 1024 * 1024;
-    for (const unit of ["\x1b[", "\x1b", `\x1b[${"1".repeat(32)}`, `a\x1b[${"1".repeat(32)}m`, "a\x1b[mb", "a\x1b(B", "a\xc2\x9b0m", "a\x1b]", `a\x1b]8;;${"u".repeat(3000)}`, "a\x1b]8;;u\x07", "ghp_\x1b[m\x1b[K"]) {
+    for (const unit of ["\x1b[", "\x1b", `\x1b[${"1".repeat(32)}`, `a\x1b[${"1".repeat(32)}m`, "a\x1b[mb", "a\x1b(B", "a\xc2\x9b0m", "a\x1b]", `a\x1b]8;;${"u".repeat(3000)}`, "a\x1b]8;;u\x07", "ghp_\x1b[m\x1b[K",
+      // Recall pass 32: CSIs at their bound, unterminated OSCs of either kind (a UTF-8 one over characters whose bytes are 0x9D and
+      // 0x9C, each an 8-bit OSC's introducer or terminator), runs of 0x9D and C2 9D.
+      `a\x1b[${"1".repeat(CSI_PARAMETERS_MAX)}`, `a\x1b[${"1".repeat(CSI_PARAMETERS_MAX)}m`, "\x9d", "\xc2\x9d", "a\x9d8;;u", "a\x9d8;;u\x9cb", "a\xc2\x9d8;;u\xc2\x9cb", "\x1b]\xe6\x9d\x9c", `\x1b]8;;${"\xe2\x9c\x9d".repeat(2000)}`, `\x9d${"u".repeat(3000)}`]) {
       const text = Buffer.from(unit.repeat(Math.ceil(MiB / unit.length)), "latin1");
       expect(scanBytes(text), JSON.stringify(unit.slice(0, 12))).toBeUndefined();
     }

@@ -497,6 +497,8 @@ const ZERO_WIDTH_LEADS = [
 ];
 /** What starts a terminal's sequence (terminal-escapes.ts), read a byte a character: ESC, and the 8-bit CSI (C2 9B in UTF-8: its 9B found). */
 const TERMINAL_LEADS = ["\x1b", "\x9b"];
+/** The 8-bit OSC (0x9D; C2 9D in UTF-8) after a key's character (text-forms.ts's KEY_CHAR) or its C2: where a run of sequences inside a key may start with one. */
+const OSC_8BIT_LEAD = /[A-Za-z0-9_\-.+/=:~\xc2]\x9d/g;
 /** Bytes of a key's characters and escapes around an escape that may be inside one: the shortest value looked for (8 characters) and an escape. */
 const ESCAPED_RUN_MIN = 10;
 /**
@@ -1900,11 +1902,12 @@ class Search {
 
   /**
    * Whether a run of a terminal's sequences (terminal-escapes.ts: `ESC[m
-   * ESC[K`, `ESC(B`, C2 9B `0m`, an OSC 8 hyperlink's ends) lies between
-   * two of a key's characters, as `grep --color` writes them inside the
-   * part of a key it matched; not one at a word's edge (a colourised log's
+   * ESC[K`, `ESC(B`, C2 9B `0m`, an OSC 8 hyperlink's ends, 0x9D's) lies
+   * between two of a key's characters, as `grep --color` writes them inside
+   * the part of a key it matched; not one at a word's edge (a colourised log's
    * `ESC[33mcommit`, `abc1234ESC[m (`), which the first reading reads
-   * through. Two native searches, for bytes text seldom holds; each run is
+   * through. Three native searches, for bytes text seldom holds (and an
+   * expression's from the first 0x9D, which Chinese holds); each run is
    * read once, the search going on after it, and each stops at the first
    * found.
    */
@@ -1917,6 +1920,21 @@ class Search {
         if (end > start && start > 0 && KEY_CHAR[b[start - 1]!] === 1 && KEY_CHAR[b[end]!] === 1) return true;
         i = text.indexOf(lead, Math.max(end, i + 1));
       }
+    }
+    // The 8-bit OSC, 0x9D or C2 9D, only after a key's character or C2, found by one expression from the first 0x9D: in UTF-8
+    // text it is mostly a character's byte (Chinese: 板 is E6 9D BF), and a search and a reading at each cost that text five
+    // times its first search (8 MiB of 板 6 to 35 ms).
+    const first = text.indexOf("\x9d", this.from);
+    if (first < 0 || first >= limit) return false;
+    const lead = OSC_8BIT_LEAD;
+    lead.lastIndex = Math.max(0, first - 1);
+    while (lead.test(text)) {
+      const i = lead.lastIndex - 1;
+      if (i >= limit) break;
+      const start = b[i - 1] === 0xc2 ? i - 1 : i;
+      const end = sequencesEnd(b, start);
+      if (end > start && start > 0 && KEY_CHAR[b[start - 1]!] === 1 && KEY_CHAR[b[end]!] === 1) return true;
+      lead.lastIndex = Math.max(end, i + 1);
     }
     return false;
   }

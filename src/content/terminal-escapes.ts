@@ -14,6 +14,8 @@
 //   0x20-0x2F, a final byte 0x40-0x7E: `\x1b[1;32m`, `\x1b[K`, `\x9b0m`.
 // - An escape sequence: ESC, intermediate bytes, a final byte 0x30-0x7E:
 //   `ESC ( B` (select ASCII, which `tput sgr0` writes), `ESC 7`, `ESC M`.
+// - An operating system command (OSC): ESC `]`, 0x9D or C2 9D, a string,
+//   a terminator (oscLength says which).
 // At most CSI_PARAMETERS_MAX parameter bytes and ESCAPE_INTERMEDIATES_MAX
 // intermediate ones, so that every reading back is bounded.
 
@@ -31,7 +33,21 @@ export const CSI_FINAL_FIRST = 0x40;
 /** An escape sequence's final byte: 0x30 (`0`) to 0x7E. */
 export const ESCAPE_FINAL_FIRST = 0x30;
 export const FINAL_LAST = 0x7e;
-export const CSI_PARAMETERS_MAX = 32;
+/**
+ * A terminal takes a control sequence with any number of parameter bytes
+ * (xterm and VTE ignore the parameters past their 30 or 32, not the
+ * sequence: its bytes are hidden whole), and a program writes more than
+ * 32 (`ESC[1;3;4;38;2;255;128;0;48;2;10;20;30m`, bold, italic, underline
+ * and two 24-bit colours, is 37; with an underline colour and more
+ * attributes about 80). This bound keeps a sequence read back from a key
+ * at the start of a window's judged part inside the 256 bytes of context
+ * the window holds before it (scan.ts's CONTEXT): a longer one could not be
+ * read whole there. Linear whatever the bound: a run of parameter bytes is
+ * read back only from the final byte right after it, and forward only from
+ * the introducer right before it (no parameter byte is a final byte or an
+ * introducer).
+ */
+export const CSI_PARAMETERS_MAX = 200;
 export const ESCAPE_INTERMEDIATES_MAX = 2;
 /** The most bytes a sequence that ends at a final byte is read back over, the final byte itself not counted. */
 export const SEQUENCE_BACK_MAX = CSI_PARAMETERS_MAX + ESCAPE_INTERMEDIATES_MAX + 2;
@@ -108,36 +124,39 @@ export function digitEndsEscape(b: Uint8Array, f: number): boolean {
 }
 
 /**
- * The operating system command's second byte, after ESC: `]`. Its string
- * (bytes 0x20-0x7E, or UTF-8's 0x80-0xFF: a URL) ends at the string
- * terminator ESC `\` or at BEL, as xterm takes it: an OSC 8 hyperlink
- * (`ESC ] 8 ; ; URL ESC \`) around a key's characters shows them, not the URL.
+ * The operating system command's second byte, after ESC: `]`; 0x9D is
+ * the 8-bit introducer (C1), C2 9D its UTF-8 spelling. Its string ends at
+ * BEL or at the string terminator: ESC `\\`, or the 8-bit ST, 0x9C after
+ * 0x9D and C2 9C after the other two (a UTF-8 stream's: there a lone 0x9C
+ * is a character's continuation byte). An OSC 8 hyperlink (`ESC ] 8 ; ;
+ * URL ESC \\`) around a key's characters shows them, not the URL.
  */
 export const OSC_SECOND = 0x5d;
+export const OSC_8BIT = 0x9d;
+const ST_8BIT = 0x9c;
 const BEL = 0x07;
 const BACKSLASH = 0x5c;
-/** At most this many bytes of an OSC's string: a hyperlink's URL (longer ones: not read as one, so every reading is bounded). */
-export const OSC_STRING_MAX = 2048;
 
 /**
- * The length of the sequence that starts at `i` (ESC, the 8-bit CSI 0x9B,
- * or C2 9B: UTF-8's spelling of it), read forward: a control sequence, an
- * escape sequence, an OSC ended by its terminator; 0 where none starts
- * there (a CSI or an OSC that is none is not read as a two-byte escape
- * sequence with `[` or `]` its final). Reads at most SEQUENCE_BACK_MAX + 2
- * bytes, or an OSC's OSC_STRING_MAX + 4; an OSC's string stops at the
- * first ESC, where the next reading starts: `b` past its end reads as 0
- * (a padded window).
+ * The length of the sequence that starts at `i` (ESC, the 8-bit CSI 0x9B
+ * or OSC 0x9D, or C2 9B, C2 9D: UTF-8's spelling of them), read forward: a
+ * control sequence, an escape sequence, an OSC ended by its terminator; 0
+ * where none starts there (a CSI or an OSC that is none is not read as a
+ * two-byte escape sequence with `[` or `]` its final). Reads at most
+ * SEQUENCE_BACK_MAX + 2 bytes, or an OSC's string (oscLength); `b` past its
+ * end reads as 0 (a padded window).
  */
 export function sequenceLength(b: Uint8Array, i: number): number {
   const c = b[i]!;
   let k: number;
   if (c === CSI_8BIT) k = i + 1;
+  else if (c === OSC_8BIT) return continuesCharacter(b, i) ? 0 : oscLength(b, i, i + 1, false);
   else if (c === 0xc2 && b[i + 1] === CSI_8BIT) k = i + 2;
+  else if (c === 0xc2 && b[i + 1] === OSC_8BIT) return oscLength(b, i, i + 2, true);
   else if (c !== ESC) return 0;
   else {
     const second = b[i + 1]!;
-    if (second === OSC_SECOND) return oscLength(b, i);
+    if (second === OSC_SECOND) return oscLength(b, i, i + 2, true);
     if (second !== CSI_7BIT_SECOND) {
       // An escape sequence: intermediates, a final 0x30-0x7E.
       let e = i + 1;
@@ -155,14 +174,55 @@ export function sequenceLength(b: Uint8Array, i: number): number {
   return f >= CSI_FINAL_FIRST && f <= FINAL_LAST ? k + 1 - i : 0;
 }
 
-/** The length of the OSC at `i` (ESC `]`) up to and with its terminator (ESC `\` or BEL), or 0. */
-function oscLength(b: Uint8Array, i: number): number {
-  const limit = Math.min(b.length - 1, i + 2 + OSC_STRING_MAX);
-  for (let k = i + 2; k <= limit; k++) {
+/**
+ * Whether the byte at `i` (0x80-0xBF) is a UTF-8 character's continuation:
+ * a lead byte 1 to 3 bytes before it, continuation bytes between, whose
+ * character reaches `i`. Chinese text holds 0x9D so (来 is E6 9D A5, 板
+ * E6 9D BF), which a UTF-8 terminal shows as a character, no 8-bit OSC: read
+ * as one, it took the text after it up to the next ESC or C1 byte out of
+ * the second reading (C2 9D, U+009D, is the OSC: its C2 is read first).
+ */
+function continuesCharacter(b: Uint8Array, i: number): boolean {
+  for (let k = 1; k <= 3 && k <= i; k++) {
+    const c = b[i - k]!;
+    if (c >= 0xc2 && c <= 0xf4) return k < (c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2);
+    if (c < 0x80 || c > 0xbf) return false;
+  }
+  return false;
+}
+
+/** CAN and SUB: a control byte that cancels a sequence (its bytes hidden with it). */
+const CAN = 0x18;
+const SUB = 0x1a;
+
+/**
+ * The length of the OSC at `i`, whose string starts at `s`, up to and with
+ * its terminator, or 0 (a control byte other than BEL, CAN, SUB and ESC,
+ * or DEL, in the string; or the window ends first). `utf8`: introduced by
+ * ESC `]` or C2 9D, so that C2 80-9F are the C1 controls and other bytes
+ * from 0x80 up its characters'; else (0x9D) each byte 0x80-0x9F is one.
+ * As a terminal's parser (ECMA-48's, xterm's, VTE's) ends it: at BEL or ST;
+ * cancelled at CAN or SUB (taken with it); or cut short by the next ESC or
+ * C1 control, which starts a sequence of its own (its string is hidden
+ * all the same: a terminal never prints an OSC's bytes). No bound on the
+ * string's length (a terminal hides it whole however long: xterm and VTE
+ * drop an overlong command, not its bytes; a hyperlink's URL may run to
+ * kilobytes): it is bounded by the window read (a block and its overlap).
+ * Linear all the same: the string stops at every byte that introduces a
+ * sequence of its own kind (ESC, C2 9B or C2 9D in a UTF-8 string; ESC,
+ * 0x9B or 0x9D in an 8-bit one), so no byte is read by two strings of one
+ * kind, and at most twice in all.
+ */
+function oscLength(b: Uint8Array, i: number, s: number, utf8: boolean): number {
+  const n = b.length;
+  for (let k = s; k < n; k++) {
     const c = b[k]!;
-    if (c === BEL) return k + 1 - i;
-    if (c === ESC) return b[k + 1] === BACKSLASH ? k + 2 - i : 0;
+    if (c === BEL || c === CAN || c === SUB) return k + 1 - i;
+    if (c === ESC) return b[k + 1] === BACKSLASH ? k + 2 - i : k - i;
     if (c < 0x20 || c === 0x7f) return 0;
+    if (utf8) {
+      if (c === 0xc2 && b[k + 1]! >= 0x80 && b[k + 1]! <= 0x9f) return b[k + 1] === ST_8BIT ? k + 2 - i : k - i;
+    } else if (c >= 0x80 && c <= 0x9f) return c === ST_8BIT ? k + 1 - i : k - i;
   }
   return 0;
 }

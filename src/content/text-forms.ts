@@ -16,7 +16,7 @@
 // One byte loop over the window; each byte's offset in the window is kept,
 // so that a finding names the byte of the file it starts at.
 
-import { CSI_8BIT, ESC, sequenceLength } from "./terminal-escapes.js";
+import { CSI_8BIT, ESC, OSC_8BIT, sequenceLength } from "./terminal-escapes.js";
 
 /**
  * How a finding in a key cut by line breaks says so: the host's values are
@@ -115,8 +115,8 @@ function undoSpan(w: Uint8Array, i: number, end: number, forms: number): number 
   let p = o;
   while (i < end) {
     const c = w[i]!;
-    // Before the zero-width test: C2 9B (the 8-bit CSI in UTF-8) starts as a soft hyphen does.
-    if (terminal && (c === ESC || c === CSI_8BIT || c === 0xc2)) {
+    // Before the zero-width test: C2 9B and C2 9D (the 8-bit CSI and OSC in UTF-8) start as a soft hyphen does.
+    if (terminal && (c === ESC || c === CSI_8BIT || c === OSC_8BIT || c === 0xc2)) {
       const n = sequenceLength(w, i);
       if (n > 0) {
         i += n;

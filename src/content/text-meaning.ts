@@ -7,9 +7,11 @@
 // inside a word removed too (emphasis `*`, `**`, strikethrough `~~`, a code
 // span's backticks: `ghp_Q7mZ**k2Rp**…` renders as one word, copied whole)
 // and an inline link's brackets and destination inside a word
-// (`ghp_Q7mZ[k2Rp](#)…`: CommonMark, GFM and pandoc show the link's text in
-// the word; not `==` (highlight) nor `++` (insert): pandoc 2.17's markdown,
-// gfm and commonmark show them as text, a key cut by them is not whole there);
+// (`ghp_Q7mZ[k2Rp](#)…`, its text with blanks too: CommonMark, GFM and
+// pandoc show the link's text in the word), and a reference link's
+// (`ghp_Q7mZ[k2Rp][1]…`, `[k2Rp][]`, `[k2Rp]`) where the file defines its
+// label; not `==` (highlight) nor `++` (insert): pandoc 2.17's markdown,
+// gfm and commonmark show them as text, a key cut by them is not whole there;
 
 // and JSON with its escaped slashes read as slashes (pandas' `to_json` and
 // PHP's `json_encode` write `\/`, which cut a base64 line of a PEM block
@@ -26,7 +28,7 @@ const ESCAPED_SLASH = Buffer.from("\\/", "latin1");
 export function textMeaning(bytes: Buffer, ext: string): { part: string; text: Buffer } | undefined {
   if (MARKUP.has(ext)) {
     const text = xmlText(bytes, false, false, HTML_MARKUP.has(ext));
-    return { part: "its text (tags removed)", text: ext === "md" ? withoutInlineMarks(withoutIntrawordLinks(text)) : text };
+    return { part: "its text (tags removed)", text: ext === "md" ? withoutInlineMarks(withoutIntrawordReferences(withoutIntrawordLinks(text))) : text };
   }
   const slash = ext === "json" ? bytes.indexOf(ESCAPED_SLASH) : -1;
   if (slash >= 0) return { part: "its strings with `\\/` read as `/`", text: withoutSlashEscapes(bytes, slash) };
@@ -114,7 +116,7 @@ class NextMarks {
 }
 const MARK_CODES = [42, 126, 96];
 
-/** The longest link text and destination read as a link inside a word: a key's piece, a URL (longer: left as it is, so that each reading is bounded). */
+/** The longest link text and destination read as a link inside a word: a key's piece and the words before it, a URL (longer: left as it is, so that each reading is bounded). */
 const LINK_TEXT_MAX = 256;
 const LINK_DESTINATION_MAX = 2048;
 const LINK_MIDDLE = Buffer.from("](", "latin1");
@@ -124,16 +126,29 @@ const DESTINATION_STOP = new Uint8Array(256).fill(1, 0, 33);
 DESTINATION_STOP[40] = 1;
 DESTINATION_STOP[127] = 1;
 
+/** What a link's text does not hold, read back from its `]`: brackets (CommonMark allows balanced ones: not read), a line break. */
+const TEXT_STOP = new Uint8Array(256);
+for (const c of [91, 93, 10, 13]) TEXT_STOP[c] = 1;
+
+/** Where the link text whose `]` is at `close` opens (its `[`), reading back at most LINK_TEXT_MAX bytes and not before `floor`; -1 where none does. */
+function linkTextOpen(text: Buffer, close: number, floor: number): number {
+  let open = close - 1;
+  const stop = Math.max(floor, close - 1 - LINK_TEXT_MAX);
+  while (open >= stop && TEXT_STOP[text[open]!] !== 1) open--;
+  return open >= stop && open < close - 1 && text[open] === 91 ? open : -1;
+}
+
 /**
  * `text` with each inline link inside a word read as the text it shows:
- * `[`, and `](destination)`, taken out where the link's text is a word's
- * characters and a word's character touches the link on one side
- * (`ghp_Q7mZ[k2Rp](#)Yc6…`, `[ghp_Q7mZ](#)k2Rp…`; or an inline mark
- * does, read next by withoutInlineMarks): a renderer shows the
- * word whole, a copy takes it whole. A link between blanks is left (its
- * text is read as it is). Linear: at each `](` a bounded read back over
- * the word's characters, and forward over a destination up to its `)`,
- * each stopping at the next `](`'s bytes.
+ * `[`, and `](destination)`, taken out where a word's character touches
+ * the link on one side (`ghp_Q7mZ[k2Rp](#)Yc6…`, `[ghp_Q7mZ](#)k2Rp…`,
+ * and since recall pass 32 a text with blanks, `see [the key AKIA…](#)…`,
+ * whose last word joins the word after it; or an inline mark does, read
+ * next by withoutInlineMarks): a renderer shows the word whole, a copy
+ * takes it whole. A link between blanks is left (its text is read as it
+ * is). Linear: at each `](` a bounded read back over the link's text,
+ * stopping at the previous bracket, and forward over a destination up to
+ * its `)`, stopping at the next `](`'s `(`.
  */
 export function withoutIntrawordLinks(text: Buffer): Buffer {
   let m = text.indexOf(LINK_MIDDLE);
@@ -143,10 +158,8 @@ export function withoutIntrawordLinks(text: Buffer): Buffer {
   let o = 0;
   let copied = 0;
   for (; m >= 0; m = text.indexOf(LINK_MIDDLE, m + 2)) {
-    let open = m - 1;
-    const stop = Math.max(copied, m - 1 - LINK_TEXT_MAX);
-    while (open >= stop && WORD[text[open]!] === 1) open--;
-    if (open < copied || open === m - 1 || text[open] !== 91) continue;
+    const open = linkTextOpen(text, m, copied);
+    if (open < 0) continue;
     let close = m + 2;
     const limit = Math.min(n, m + 2 + LINK_DESTINATION_MAX);
     while (close < limit && DESTINATION_STOP[text[close]!] !== 1 && text[close] !== 41) close++;
@@ -158,10 +171,89 @@ export function withoutIntrawordLinks(text: Buffer): Buffer {
       continue;
     }
     out ??= Buffer.allocUnsafe(n);
-    o += text.copy(out, o, copied, open);
-    o += text.copy(out, o, open + 1, m);
+    o = copyTo(out, o, text, copied, open);
+    o = copyTo(out, o, text, open + 1, m);
     copied = close + 1;
     m = close - 1;
+  }
+  if (!out) return text;
+  o += text.copy(out, o, copied, n);
+  return out.subarray(0, o);
+}
+
+/** text[from, to) copied to out at `o`; where it ends. A few bytes one at a time: a copy's call cost text of `x[a]x` repeated a third of its time. */
+function copyTo(out: Buffer, o: number, text: Buffer, from: number, to: number): number {
+  if (to - from >= 16) return o + text.copy(out, o, from, to);
+  while (from < to) out[o++] = text[from++]!;
+  return o;
+}
+
+/** The longest label of a reference link (CommonMark: 999 characters). */
+const LABEL_MAX = 999;
+/** A link reference definition's label (`[1]: https://…`, at most three blanks before it): CommonMark's, on a line of its own. */
+const DEFINITION = /^ {0,3}\[([^\[\]\n]{1,999})\]:/gm;
+const DEFINITION_MARK = Buffer.from("]:", "latin1");
+/** A label as CommonMark matches it to its definition: case and runs of blanks not told apart. */
+const normalLabel = (label: string) => (/[ \t\r\n]/.test(label) ? label.trim().replace(/[ \t\r\n]+/g, " ") : label).toLowerCase();
+
+/** Bytes a label is normalised for: blanks, line breaks, capitals. */
+const UNNORMAL = new Uint8Array(256);
+for (const c of [9, 10, 13, 32]) UNNORMAL[c] = 1;
+UNNORMAL.fill(1, 65, 91);
+/** The label in text[from, to) as normalLabel makes it: read as it is where it holds no blank and no capital (a regular expression's test per label cost text of `x[a]x` repeated a third more). */
+function labelAt(text: Buffer, source: string, from: number, to: number): string {
+  for (let k = from; k < to; k++) if (UNNORMAL[text[k]!] === 1) return normalLabel(source.slice(from, to));
+  return source.slice(from, to);
+}
+
+/**
+ * `text` with each reference link inside a word read as the text it shows,
+ * as withoutIntrawordLinks reads an inline one: `ghp_Q7mZ[k2Rp][1]Yc6…`,
+ * `[k2Rp][]` and `[k2Rp]` (full, collapsed, shortcut) where the file
+ * defines the label (`[1]: #`): CommonMark, GFM and pandoc show `k2Rp` in
+ * the word; with no definition they show the brackets, and it is left.
+ * Linear: the definitions found by one expression, anchored at line
+ * starts; at each `]` a bounded read back over the link's text, stopping at
+ * the previous bracket, and forward over a label, stopping at the next.
+ */
+export function withoutIntrawordReferences(text: Buffer): Buffer {
+  if (text.indexOf(DEFINITION_MARK) < 0) return text;
+  const labels = new Set<string>();
+  const source = text.toString("latin1");
+  DEFINITION.lastIndex = 0;
+  for (let d = DEFINITION.exec(source); d; d = DEFINITION.exec(source)) labels.add(normalLabel(d[1]!));
+  if (labels.size === 0) return text;
+  const n = text.length;
+  let out: Buffer | undefined;
+  let o = 0;
+  let copied = 0;
+  for (let c = text.indexOf(93); c >= 0; c = text.indexOf(93, c + 1)) {
+    const after = text[c + 1];
+    // An inline link's (withoutIntrawordLinks read those inside a word) or a definition's.
+    if (after === 40 || after === 58) continue;
+    const open = linkTextOpen(text, c, copied);
+    if (open < 0) continue;
+    let end = c;
+    // The label: the link's text, or what the second brackets hold.
+    let label = open + 1;
+    if (after === 91) {
+      let e = c + 2;
+      const limit = Math.min(n, c + 2 + LABEL_MAX);
+      while (e < limit && TEXT_STOP[text[e]!] !== 1) e++;
+      if (e < n && text[e] === 93) {
+        end = e;
+        if (e > c + 2) label = c + 2;
+      }
+    }
+    // Inside a word first: the label is read and looked up only then.
+    const inWord = (open > 0 && WORD_OR_MARK[text[open - 1]!] === 1) || (end + 1 < n && WORD_OR_MARK[text[end + 1]!] === 1);
+    if (inWord && labels.has(labelAt(text, source, label, label === open + 1 ? c : end))) {
+      out ??= Buffer.allocUnsafe(n);
+      o = copyTo(out, o, text, copied, open);
+      o = copyTo(out, o, text, open + 1, c);
+      copied = end + 1;
+    }
+    c = end;
   }
   if (!out) return text;
   o += text.copy(out, o, copied, n);

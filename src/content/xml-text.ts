@@ -240,31 +240,111 @@ export function xmlAttributesText(xml: Uint8Array, inPlace = false): Buffer | un
   return out.subarray(0, decodeEntities(out, 0, out.length));
 }
 
+const CDATA_OPEN = Buffer.from("<![CDATA[", "latin1");
+const CDATA_CLOSE = Buffer.from("]]>", "latin1");
+const COMMENT_OPEN = Buffer.from("<!--", "latin1");
+const COMMENT_CLOSE = Buffer.from("-->", "latin1");
+const PI_OPEN = Buffer.from("<?", "latin1");
+const PI_CLOSE = Buffer.from("?>", "latin1");
+/** The processing instructions every packet holds outside its elements (its wrapper, an XML declaration): no reason to read it again. */
+const PACKET_PIS = ["xpacket", "xml "].map((name) => Buffer.from(name, "latin1"));
+
 /**
- * An XMP packet (or a chunk of one) with its entities decoded (XML's:
- * numeric references and the five named ones) and its tags kept, in a
- * copy: its values, in elements and in attributes alike, as an XMP reader
- * (exiftool) gives them (`ghp&#95;…` is `ghp_…` there). Undefined when it
- * holds no `&`, and reads as it is.
+ * Whether `bytes` holds what an XML parser reads out of an element's text
+ * other than an entity: a CDATA section (its text kept, its markers not), a
+ * comment or a processing instruction (taken out whole), which a key's two
+ * halves may lie around (`AKIA<![CDATA[…]]>…`, `AKIA<!-- -->…`).
  */
-export function xmpText(xmp: Uint8Array): Buffer | undefined {
+function holdsTextMarkup(bytes: Buffer): boolean {
+  if (bytes.indexOf(CDATA_OPEN) >= 0 || bytes.indexOf(COMMENT_OPEN) >= 0) return true;
+  for (let at = bytes.indexOf(PI_OPEN); at >= 0; at = bytes.indexOf(PI_OPEN, at + 2)) {
+    if (!PACKET_PIS.some((name) => bytes.compare(name, 0, name.length, at + 2, Math.min(bytes.length, at + 2 + name.length)) === 0)) return true;
+  }
+  return false;
+}
+
+/**
+ * `bytes` (XML) with its text as a parser gives it and its tags kept: each
+ * CDATA section's text as it is (no entity decoded in it) without its
+ * markers, comments and processing instructions taken out, entities
+ * decoded everywhere else (attribute values too). A marker with no end is
+ * left as it is, with what follows it, and neither it nor its end is
+ * looked for again (`<!--` repeated with no `-->` is two searches, not two
+ * each). Linear: the text between two markers is copied (and decoded,
+ * where an `&` lies) once, and each marker's next place is looked for
+ * again only once passed.
+ */
+function xmlReading(bytes: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(bytes.length);
+  const n = bytes.length;
+  let o = 0;
+  let i = 0;
+  // Each marker's next place (-1: none from there on, or its end missing), and the next `&`.
+  const next = [-2, -2, -2];
+  let amp = -2;
+  for (;;) {
+    let at = -1;
+    let kind = -1;
+    for (let k = 0; k < 3; k++) {
+      if (next[k] !== -1 && next[k]! < i) next[k] = bytes.indexOf(MARKERS[k]!.open, i);
+      if (next[k]! >= 0 && (at < 0 || next[k]! < at)) (at = next[k]!), (kind = k);
+    }
+    const stop = at < 0 ? n : at;
+    if (amp !== -1 && amp < i) amp = bytes.indexOf(38, i);
+    // Decoded only where an `&` lies (a call per span of `<!---->` repeated cost as much as the rest).
+    if (stop > i) o = amp >= 0 && amp < stop ? decodeEntities(out, o, o + bytes.copy(out, o, i, stop)) : o + bytes.copy(out, o, i, stop);
+    if (at < 0) break;
+    const { open, close } = MARKERS[kind]!;
+    const end = bytes.indexOf(close, at + open.length);
+    if (end < 0) {
+      // No end: this marker is text (with what follows it), and so is every later one of its kind.
+      next[kind] = -1;
+      o += bytes.copy(out, o, at, at + open.length);
+      i = at + open.length;
+      continue;
+    }
+    // A CDATA section's text as it is; a comment's or an instruction's, nothing.
+    if (kind === 0) o += bytes.copy(out, o, at + open.length, end);
+    i = end + close.length;
+  }
+  return out.subarray(0, o);
+}
+/** What xmlReading reads out of an element's text: a CDATA section (its text kept), a comment, a processing instruction. */
+const MARKERS = [
+  { open: CDATA_OPEN, close: CDATA_CLOSE },
+  { open: COMMENT_OPEN, close: COMMENT_CLOSE },
+  { open: PI_OPEN, close: PI_CLOSE },
+];
+
+/**
+ * An XMP packet (or a chunk of one) read as XML, in a copy, its tags kept:
+ * its entities decoded (XML's: numeric references and the five named
+ * ones), in elements and in attributes alike, and (since recall pass 32)
+ * its CDATA sections, comments and processing instructions read as a
+ * parser reads them (xmlReading), as an XMP reader (exiftool) gives its
+ * values: `ghp&#95;…` and `AKIA<![CDATA[…]]>…` are keys there. Undefined
+ * when it holds neither, and reads as it is; `markup` says whether it held
+ * more than entities.
+ */
+export function xmpText(xmp: Uint8Array): { text: Buffer; markup: boolean } | undefined {
   const bytes = Buffer.from(xmp.buffer, xmp.byteOffset, xmp.length);
-  if (bytes.indexOf(38) < 0) return undefined;
-  const out = Buffer.from(bytes);
-  return out.subarray(0, decodeEntities(out, 0, out.length));
+  const markup = holdsTextMarkup(bytes);
+  if (!markup && bytes.indexOf(38) < 0) return undefined;
+  return { text: xmlReading(bytes), markup };
 }
 
 /**
  * Scans an XMP packet (or a chunk of one), wherever a reader finds it (a
  * JPEG's APP1, a PNG's iTXt, a WebP's or GIF's XMP, a PDF's Metadata
- * stream, a TIFF's tag 700, an mp4's XMP box), also with its entities
- * decoded (xmpText): XMP is XML, and a key written `ghp&#95;…` in it is the
- * key to exiftool and every XMP reader, where its bytes hold none. The one
- * reading of XMP's references; the readers scan the packet as it is.
+ * stream, a TIFF's tag 700, an mp4's XMP box), also read as XML (xmpText):
+ * XMP is XML, and a key written `ghp&#95;…` or cut by a CDATA section's
+ * markers in it is the key to exiftool and every XMP reader, where its
+ * bytes hold none. The one reading of XMP as XML; the readers scan the
+ * packet as it is.
  */
 export function scanXmpText(ctx: Pick<InspectContext, "scanDerivedText">, part: string, xmp: Uint8Array): void {
-  const text = xmpText(xmp);
-  if (text !== undefined) ctx.scanDerivedText(`${part} (its entities decoded)`, text);
+  const read = xmpText(xmp);
+  if (read !== undefined) ctx.scanDerivedText(`${part} (${read.markup ? "its text as an XML parser reads it" : "its entities decoded"})`, read.text);
 }
 
 /** Whether xmlAttributesText has a reading of `xml`. */
