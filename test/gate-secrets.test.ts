@@ -704,10 +704,10 @@ describe("doctor: the profiles of a Hermes home the gate's units name (USER:?pro
       },
       {
         check: "gate secrets",
-        status: "warn",
+        status: "fail",
         message:
-          "Hermes profiles the gate does not copy: /home/agent/.hermes/profiles/linked (it is a symbolic link, which is not followed (the agent's to point anywhere); make the profile a directory): the gate does not know the values there",
-        fix: "make each a directory named with letters, digits, _ and -, and keep at most 32 profiles in a Hermes home",
+          "Hermes profiles the gate does not copy: /home/agent/.hermes/profiles/linked (it is a symbolic link, which is not followed (the agent's to point anywhere); make the profile a directory): the gate does not know the values there, and refuses every file whose check needs them (unscannable_content)",
+        fix: "make each a directory named with letters, digits, _ and -, and keep at most 32 profiles in a Hermes home (hermes profile delete NAME); the gate copies them again when the profiles directory changes",
       },
     ]);
     // An install by an older media-outbox, which named the profiles there then (work) one by one: late is not named.
@@ -731,7 +731,7 @@ describe("doctor: the profiles of a Hermes home the gate's units name (USER:?pro
     // Hermes' own names first, in name order: late, p00…p29 are copied; the first 8 watched.
     const copied = ["late", ...Array.from({ length: 31 }, (_, i) => `p${String(i).padStart(2, "0")}`)];
     expect(checks.filter((c) => c.message.startsWith("Hermes profiles")).map((c) => c.message)).toEqual([
-      `Hermes profiles the gate does not copy: ${dir}/linked (it is a symbolic link, which is not followed (the agent's to point anywhere); make the profile a directory); ${dir}/p31 (past the 32 profiles a Hermes home may have copied for the gate); ${dir}/work (past the 32 profiles a Hermes home may have copied for the gate); ${dir}/zz\\x1b]0; (past the 32 profiles a Hermes home may have copied for the gate): the gate does not know the values there`,
+      `Hermes profiles the gate does not copy: ${dir}/linked (it is a symbolic link, which is not followed (the agent's to point anywhere); make the profile a directory); ${dir}/p31 (past the 32 profiles of a Hermes home read); ${dir}/work (past the 32 profiles of a Hermes home read); ${dir}/zz\\x1b]0; (past the 32 profiles of a Hermes home read): the gate does not know the values there, and refuses every file whose check needs them (unscannable_content)`,
       `Hermes profiles the gate copies but does not watch: ${copied.slice(8).map((n) => `${dir}/${n}`).join(", ")} (past the 8 of a home whose files are watched: each takes 4 of root's inotify instances): a change there reaches the gate with the next copy only (its start, a change to a watched file)`,
     ]);
   });
@@ -985,7 +985,7 @@ describe("gate-secrets: the profiles of a Hermes home (USER:?profiles:DIR/), lis
     h?.cleanup();
   });
 
-  it("copies each profile's .env, stores, store directories' files and CODEX_HOME's auth.json as its agent; a profile made after a run at the next; its copies go with it; a link and a name with control characters are refused, escaped; the gate then refuses the profile's values, naming its copy", async () => {
+  it("copies each profile's .env, stores, store directories' files and CODEX_HOME's auth.json as its agent; a profile made after a run at the next; its copies go with it; a link and a name with control characters are refused, escaped, and named beside the copies: the gate refuses every text while they are there (unscannable_content, as local mode); then refuses the profiles' values, naming their copies", async () => {
     const home = path.join(base, "profiles-home");
     const profiles = path.join(home, ".hermes", "profiles");
     nobodysFile(home, ".hermes/profiles/work/.env", `WORK_SERVICE_TOKEN=${WORK}\nCODEX_HOME=~/codex-work\n`);
@@ -1023,11 +1023,29 @@ describe("gate-secrets: the profiles of a Hermes home (USER:?profiles:DIR/), lis
       "media-outbox: gate-secrets: 1 of 1 secret file(s) copied for the gate",
     ]);
     expect(second.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);
-    // Hermes' names first (late, work), then the others: that one is named by its place.
-    expect(fs.readdirSync(copies).sort()).toEqual(["hermes-env-0-profile.late.env", ...workCopies, "hermes-env-0-profile.~2.env"].sort());
+    // Hermes' names first (late, work), then the others: that one is named by its place. The two left out are written beside the copies.
+    expect(fs.readdirSync(copies).sort()).toEqual(["hermes-env-0-profile.late.env", ...workCopies, "hermes-env-0-profile.~2.env", "hermes-env-0-profiles-untaken"].sort());
+    const marker = fs.statSync(path.join(copies, "hermes-env-0-profiles-untaken"));
+    expect([marker.uid, marker.gid, marker.mode & 0o7777]).toEqual([DAEMON, DAEMON, 0o400]);
 
     h = makeHome();
     const gate = await startGate(h.home, { ...h.env, HERMES_HOME: path.join(h.home, "gate-home"), CREDENTIALS_DIRECTORY: copies });
+    // Its copies lack two profiles: every text is refused as local mode refuses it (the link's value too: it is not the gate's to read), the profiles named, escaped.
+    for (const value of [LINKED, "meeting notes"]) {
+      const answer = await rawExchange(gate.socket, post("notes.txt", `notes: ${value}\n`));
+      expect(answer.json, value).toMatchObject({ success: false, media: [], media_dropped: [{ path: "notes.txt", code: "unscannable_content" }] });
+      const reason: string = answer.json.media_dropped[0].reason;
+      expect(reason).toContain("the secret check reads at most 32 Hermes profiles of a home");
+      expect(reason).toContain(`${linked} (it is a symbolic link`);
+      expect(reason).toContain(`${profiles}/p\\x1b]0;MEDIA\\x3ax\\x07 (its name holds a control character`);
+      expect(answer.body).not.toContain(LINKED);
+    }
+    expect(gateLeftBehind(gate)).toEqual({ outbox: [], staging: [], ledger: [] });
+    // Gone from the profiles directory: the next run writes no such file, and the gate knows every profile's values.
+    fs.rmSync(linked);
+    fs.rmSync(control, { recursive: true });
+    expect(run(["--into", copies, arg], { nobodysHome: home }).code).toBe(0);
+    expect(fs.readdirSync(copies).sort()).toEqual(["hermes-env-0-profile.late.env", ...workCopies, "hermes-env-0-profile.~2.env"].sort());
     for (const [value, named] of [
       [LATE, "LATE_SERVICE_TOKEN (the .env of Hermes profile late, credential hermes-env-0-profile.late.env)"],
       [WORK, "WORK_SERVICE_TOKEN (the .env of Hermes profile work, credential hermes-env-0-profile.work.env)"],
@@ -1040,7 +1058,7 @@ describe("gate-secrets: the profiles of a Hermes home (USER:?profiles:DIR/), lis
     }
     // Each refusal left nothing in the gate's outbox, staging or ledger.
     expect(gateLeftBehind(gate)).toEqual({ outbox: [], staging: [], ledger: [] });
-    // The link was not followed: its values are not the gate's.
+    // The link was not followed: its values were never the gate's.
     expect((await rawExchange(gate.socket, post("linked.txt", `notes: ${LINKED}\n`))).json).toMatchObject({ success: true });
     for (const value of [WORK, LATE, CODEX]) expect(gate.log() + first.stderr + second.stderr).not.toContain(value);
 
@@ -1099,10 +1117,12 @@ describe("gate-secrets: the profiles of a Hermes home (USER:?profiles:DIR/), lis
     const range = (from: number, to: number) => Array.from({ length: to - from }, (_, k) => from + k);
     expect(lines(r.stderr)).toEqual([
       `media-outbox: gate-secrets: ${range(8, 32).map(dirOf).join(", ")}: copied, not watched: at most 8 Hermes profiles of a home are watched (each takes 4 of root's inotify instances); a change there is copied for the gate with the next copy (the gate's start, a change to a watched file)`,
-      `media-outbox: gate-secrets: ${[...range(32, 35).map(dirOf), path.join(profiles, ".p.staging-1")].join(", ")}: not taken: at most 32 Hermes profiles of a home are copied for the gate (Hermes' own names first, in name order); the gate does not know the values there`,
+      `media-outbox: gate-secrets: ${[...range(32, 35).map(dirOf), path.join(profiles, ".p.staging-1")].join(", ")}: not taken: at most 32 Hermes profiles of a home are copied for the gate (Hermes' own names first, in name order); the gate does not know the values there, and refuses every file whose check needs them (unscannable_content)`,
       "media-outbox: gate-secrets: 1 of 1 secret file(s) copied for the gate",
     ]);
-    expect(fs.readdirSync(copies).sort()).toEqual(range(0, 32).map((i) => `hermes-env-0-profile.${id(i)}.env`));
+    // Those left out are named beside the copies, as local mode names them.
+    expect(fs.readdirSync(copies).sort()).toEqual([...range(0, 32).map((i) => `hermes-env-0-profile.${id(i)}.env`), "hermes-env-0-profiles-untaken"].sort());
+    expect(fs.readFileSync(path.join(copies, "hermes-env-0-profiles-untaken"), "utf8").split("\n")).toEqual([...range(32, 35).map(dirOf), path.join(profiles, ".p.staging-1")].map((d) => `${d} (past the 32 profiles of a Hermes home read)`));
     // Only the first 8 are watched: 4 watches each.
     const started = fs.readFileSync(log, "utf8").split("\n").filter((l) => l.startsWith("start "));
     expect(started).toHaveLength(1);
@@ -1126,6 +1146,41 @@ describe("gate-secrets: the profiles of a Hermes home (USER:?profiles:DIR/), lis
     expect(looked).toBe(64);
     expect(links.refused).toHaveLength(8);
     expect(links.refused.length + links.past.length + links.more).toBe(200_000);
+  });
+
+  it("an operator's profile pushed past the 32 by profiles the agent made: the gate refuses every text (unscannable_content, naming the bound and the profile) as local mode does, never publishes its value; with the agent's gone, it knows the value again", async () => {
+    const home = path.join(base, "profiles-pushed");
+    const profiles = path.join(home, ".hermes", "profiles");
+    const OPERATOR = "Op7Zq3Wx9Kv2Lm8Rt4Hb";
+    nobodysFile(home, ".hermes/profiles/zz-operator/.env", `OPERATOR_SERVICE_TOKEN=${OPERATOR}\n`);
+    // The agent's own profiles, named before it.
+    for (let i = 0; i < 32; i++) nobodysFile(home, `.hermes/profiles/a${String(i).padStart(2, "0")}/keep`, "");
+    const copies = intoDir("run-profiles-pushed");
+    const arg = `nobody:?profiles:${profiles}/`;
+    expect(run(["--into", copies, arg], { nobodysHome: home }).code).toBe(0);
+    const own = makeHome();
+    const gate = await startGate(own.home, { ...own.env, HERMES_HOME: path.join(own.home, "gate-home"), CREDENTIALS_DIRECTORY: copies });
+    for (const text of [`notes: ${OPERATOR}\n`, "meeting notes\n"]) {
+      const answer = await rawExchange(gate.socket, post("notes.txt", text));
+      expect(answer.json, text).toMatchObject({ success: false, media: [], media_dropped: [{ path: "notes.txt", code: "unscannable_content" }] });
+      const reason: string = answer.json.media_dropped[0].reason;
+      expect(reason).toContain("the secret check reads at most 32 Hermes profiles of a home");
+      expect(reason).toContain(`${profiles}/zz-operator (past the 32 profiles of a Hermes home read)`);
+      expect(reason).toContain("keep at most 32 profiles in each Hermes home");
+      expect(answer.body).not.toContain(OPERATOR);
+    }
+    expect(gateLeftBehind(gate)).toEqual({ outbox: [], staging: [], ledger: [] });
+    // One of the agent's gone: 32, the operator's copied, its value refused by name, an ordinary text published.
+    fs.rmSync(path.join(profiles, "a31"), { recursive: true });
+    expect(run(["--into", copies, arg], { nobodysHome: home }).code).toBe(0);
+    expect(fs.readdirSync(copies)).not.toContain("hermes-env-0-profiles-untaken");
+    const leak = await rawExchange(gate.socket, post("leak.txt", `notes: ${OPERATOR}\n`));
+    expect(leak.json).toMatchObject({ success: false, media_dropped: [{ path: "leak.txt", code: "secret_detected" }] });
+    expect(leak.json.media_dropped[0].reason).toContain("OPERATOR_SERVICE_TOKEN (the .env of Hermes profile zz-operator");
+    expect((await rawExchange(gate.socket, post("clean.txt", "meeting notes\n"))).json).toMatchObject({ success: true });
+    expect(gate.log()).not.toContain(OPERATOR);
+    await killAll();
+    own.cleanup();
   });
 
   it("--watch-profiles: starts the watch of each profile's directory, .env and store directories (named as systemd-escape --path names them) before any file is read, copies a profile made meanwhile in the same run, and stops the watches of profiles gone", () => {

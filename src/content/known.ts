@@ -674,6 +674,35 @@ export function listHermesHomesNamed(hermesHome: string, userHome?: string): { h
   return { homes, untaken };
 }
 
+/**
+ * The tag of the file gate-secrets writes beside the copies of a profiles
+ * directory whose listing left profiles out (`hermes-env-N-profiles-untaken`):
+ * those profiles (hermes-profiles.ts profilesLeftOut), one a line, escaped.
+ * Its copies are then incomplete, and the gate's secret check refuses as
+ * local mode does (loadKnownSecrets). No credential: never read for values.
+ */
+const UNTAKEN_PROFILES_TAG = "profiles-untaken";
+export const untakenProfilesCopyName = (copy: string) => `${copy}-${UNTAKEN_PROFILES_TAG}`;
+const isUntakenProfilesCopy = (name: string) => /^hermes-env-[0-9]+-profiles-untaken$/.test(name);
+
+/** The profiles the gate's copies in `credentialsDirectory` leave out, as gate-secrets wrote them (untakenProfilesCopyName). */
+function untakenInCopies(credentialsDirectory: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirOrEmpty(credentialsDirectory)) {
+    if (!isUntakenProfilesCopy(name)) continue;
+    let text: string;
+    try {
+      text = fs.readFileSync(path.join(credentialsDirectory, name), "utf8");
+    } catch {
+      // There and not readable: the copies are incomplete all the same.
+      text = `the profiles named in ${escapeText(name)}, which cannot be read`;
+    }
+    // Written escaped by gate-secrets, root's, in the gate's own directory (escaped again, a profile's `\x1b` would read `\\x1b`).
+    out.push(...text.split("\n").filter((line) => line !== ""));
+  }
+  return out;
+}
+
 /** listHermesHomesNamed's homes alone. */
 export function hermesHomes(hermesHome: string, userHome?: string): HermesHome[] {
   return listHermesHomesNamed(hermesHome, userHome).homes;
@@ -716,7 +745,7 @@ export function knownSecretFiles(src: KnownSecretSources, homes = hermesHomes(sr
   }
   if (src.credentialsDirectory) {
     for (const name of readdirOrEmpty(src.credentialsDirectory)) {
-      if (!name.startsWith("hermes-env")) continue;
+      if (!name.startsWith("hermes-env") || isUntakenProfilesCopy(name)) continue;
       // A copy of an agent user's home store (~/.docker/config.json) is read as local mode reads the store, and named by it; the copy does not say whose home.
       const store = userHomeStoreOfCopy(name);
       const file = path.join(src.credentialsDirectory, name);
@@ -785,6 +814,8 @@ export function readSecretFile(f: SecretFile): SecretFileReading {
 /** The known secrets of this host, read now (cached per file while unchanged). */
 export function loadKnownSecrets(src: KnownSecretSources): KnownSecrets {
   const { homes, untaken } = listHermesHomesNamed(src.hermesHome, src.userHome);
+  // In gate mode, the profiles the copies leave out: the same rule, the same refusal.
+  if (src.credentialsDirectory) untaken.push(...untakenInCopies(src.credentialsDirectory));
   if (untaken.length > 0) throw new Refusal("unscannable_content", `${untakenProfilesMessage(untaken)}: nothing whose check needs them is published; ${UNTAKEN_PROFILES_FIX}`);
   const values = knownSecretFiles(src, homes).flatMap((f) => readSecretFile(f).values);
   if (src.environments) values.push(...environmentValues(src.environments(homes.map((home) => home.dir)), values));

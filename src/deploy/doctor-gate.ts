@@ -44,6 +44,7 @@ import {
 import { readIfExists } from "./files.js";
 import { rootOwnedProblem } from "./root-owned.js";
 import { UNREAD_CREDENTIAL_PATHS, dotenvCodexHomeAuth } from "./hermes-environment.js";
+import { profilesLeftOut } from "../content/hermes-profiles.js";
 import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, isTemplate, lenientDiskReader, onDisk, unitEnvironment, unitFiles, unitHermesHome } from "./gateway-units.js";
 import { MAX_PROFILES, MAX_WATCHED_PROFILES, PROFILE_WATCHES, listWatches, profileWatchPaths, watchUnitName } from "./gate-profiles.js";
 import { GATE_SECRETS_NEW_PATH, GATE_SECRETS_PATH, GATE_SECRETS_SERVICE, GATE_SERVICE, GATE_SOCKET_UNIT, WATCH_SERVICE } from "./render.js";
@@ -438,13 +439,16 @@ export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; d
   }
   // The profiles gate-secrets does not take of a profiles directory it lists (gate-profiles.ts: a link, a name with a control character, past MAX_PROFILES), and those it copies without watching (past MAX_WATCHED_PROFILES).
   const listings = hermes.filter((n) => n.profiles).map((n) => ({ dir: n.file, ...untakenProfiles(n.file, scope) }));
-  const untaken = listings.flatMap(({ dir, refused, past, more }) => [
-    ...refused.map((r) => `${escapeText(r.file)} (${r.why})`),
-    ...past.map((p) => `${escapeText(p)} (past the ${MAX_PROFILES} profiles a Hermes home may have copied for the gate)`),
-    ...(more > 0 ? [`${more} more entries of ${escapeText(dir)}`] : []),
-  ]);
+  // The rule local mode and the gate's copies apply (hermes-profiles.ts profilesLeftOut): the gate refuses while there are any.
+  const untaken = listings.flatMap(({ dir, refused, past, more }) => profilesLeftOut(withoutSlash(dir), { refused, past, more }));
   if (untaken.length > 0) {
-    check(checks, "gate secrets", "warn", `Hermes profiles the gate does not copy: ${untaken.join("; ")}: the gate does not know the values there`, `make each a directory named with letters, digits, _ and -, and keep at most ${MAX_PROFILES} profiles in a Hermes home`);
+    check(
+      checks,
+      "gate secrets",
+      "fail",
+      `Hermes profiles the gate does not copy: ${untaken.join("; ")}: the gate does not know the values there, and refuses every file whose check needs them (unscannable_content)`,
+      `make each a directory named with letters, digits, _ and -, and keep at most ${MAX_PROFILES} profiles in a Hermes home (hermes profile delete NAME); the gate copies them again when the profiles directory changes`,
+    );
   }
   const unwatched = listings.flatMap(({ unwatched }) => unwatched.map(escapeText));
   if (unwatched.length > 0) {
@@ -458,6 +462,9 @@ export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; d
   }
   return line;
 }
+
+/** A profiles directory as the line names it (`…/profiles/`), without its slash. */
+const withoutSlash = (dir: string) => (dir.endsWith("/") ? dir.slice(0, -1) : dir);
 
 /** The files a gate-secrets line names, and the directory it copies them into (--into). */
 export interface GateSecretsLine {

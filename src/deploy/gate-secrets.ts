@@ -52,7 +52,8 @@
 // NAME='value' lines; a file that sets nothing leaves no copy.
 import fs from "node:fs";
 import path from "node:path";
-import { HERMES_STORE_DIRS, PROFILE_FILES, type ProfileCopyFile, USER_HOME_SECRET_FILES, codexHomeCopyName, managedCopyTag, profileCopyName, storeDirFileNames, userHomeStoreCopyName } from "../content/known.js";
+import { profilesLeftOut } from "../content/hermes-profiles.js";
+import { HERMES_STORE_DIRS, PROFILE_FILES, type ProfileCopyFile, USER_HOME_SECRET_FILES, codexHomeCopyName, managedCopyTag, profileCopyName, storeDirFileNames, untakenProfilesCopyName, userHomeStoreCopyName } from "../content/known.js";
 import { FatalError, errnoCode } from "../core/errors.js";
 import { escapeText, someOf } from "../core/escape.js";
 import { MAX_PROFILES, MAX_WATCHED_PROFILES, PROFILE_WATCHES, type Profile, type ProfileListing, type ProfileWatches, profileWatchPaths, takeProfiles } from "./gate-profiles.js";
@@ -385,6 +386,15 @@ function writeCopy(dir: string, name: string, data: Buffer, owner: CopyOwner): v
     fs.closeSync(fd);
   }
   fs.renameSync(tmp, file);
+}
+
+/**
+ * Writes `text` as `dir/name` as writeCopy does, outside the copies' budget:
+ * a few lines that say the copies are incomplete (known.ts
+ * untakenProfilesCopyName) are written whatever the copies took.
+ */
+function writeMarker(dir: string, name: string, text: string, owner: CopyOwner): void {
+  writeCopy(dir, name, Buffer.from(text, "utf8"), { ...owner, bytesLeft: Number.POSITIVE_INFINITY });
 }
 
 /**
@@ -934,6 +944,10 @@ class ProfilesCopy {
       throw listing;
     }
     const user = this.user!;
+    // The profiles left out, written before any profile is copied: the gate refuses (as local mode does) while its copies lack them.
+    const untaken = profilesLeftOut(this.from, listing);
+    const marker = untakenProfilesCopyName(this.copyPrefix);
+    if (untaken.length > 0) writeMarker(this.dir, marker, untaken.join("\n"), this.owner);
     for (const profile of listing.profiles) this.copyProfile(user, profile);
     for (const { file, why } of listing.refused) this.last.skipped.push({ user: user.name, file, why });
     const unwatched = listing.profiles.filter((p) => !p.watched).map((p) => escapeText(p.dir));
@@ -944,9 +958,11 @@ class ProfilesCopy {
     }
     if (listing.past.length > 0 || listing.more > 0) {
       const past = [...listing.past.map(escapeText), ...(listing.more > 0 ? [`${listing.more} more entries`] : [])];
-      this.last.notes.push(`${past.join(", ")}: not taken: at most ${MAX_PROFILES} Hermes profiles of a home are copied for the gate (Hermes' own names first, in name order); the gate does not know the values there`);
+      this.last.notes.push(
+        `${past.join(", ")}: not taken: at most ${MAX_PROFILES} Hermes profiles of a home are copied for the gate (Hermes' own names first, in name order); the gate does not know the values there, and refuses every file whose check needs them (unscannable_content)`,
+      );
     }
-    this.removeCopiesBut(new Set(this.last.copied));
+    this.removeCopiesBut(new Set([...this.last.copied, ...(untaken.length > 0 ? [marker] : [])]));
   }
 
   private copyProfile(user: PasswdEntry, profile: Profile): void {
