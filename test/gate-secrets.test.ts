@@ -858,23 +858,25 @@ describe("doctor: the stores a gateway's CODEX_HOME and HERMES_MANAGED_DIR move"
     expect(secretChecks(target("doctor-gateway-there", [...named, gateway("hermes-gateway.service")])).filter((c) => c.message.includes("no longer"))).toEqual([]);
   });
 
-  it("names a variable a gateway's unit sets that puts a credential file where neither the gate nor local mode reads (a Google service account's key, the shared Nous store), not its value", () => {
+  it("says nothing of a credential file's variable a followed gateway's unit sets (gate-secrets copies the shared Nous store and the Google key there at each run); names one it cannot follow (relative), not its value", () => {
     const root = target("doctor-credential-paths", [...named, "agent:?gateway:/etc/systemd/system/hermes-gateway.service"]);
-    expect(secretChecks(root).filter((c) => c.message.includes("credential file there"))).toEqual([]);
+    const said = () => secretChecks(root).filter((c) => c.message.includes("credential file there"));
+    expect(said()).toEqual([]);
     fs.writeFileSync(
       path.join(root, GATEWAY_UNIT.slice(1)),
       "[Service]\nUser=agent\nEnvironment=HERMES_HOME=/srv/agent-hermes GOOGLE_APPLICATION_CREDENTIALS=/srv/secret-sa.json\nEnvironment=HERMES_SHARED_AUTH_DIR=/srv/nous-shared\nExecStart=/bin/true\n",
     );
-    const found = secretChecks(root).filter((c) => c.message.includes("credential file there"));
+    expect(said()).toEqual([]);
+    fs.writeFileSync(path.join(root, GATEWAY_UNIT.slice(1)), "[Service]\nUser=agent\nEnvironment=HERMES_HOME=/srv/agent-hermes GOOGLE_APPLICATION_CREDENTIALS=keys/secret-sa.json\nExecStart=/bin/true\n");
+    const found = said();
     expect(found).toEqual([
       {
         check: "gate secrets",
         status: "warn",
-        message: `HERMES_SHARED_AUTH_DIR (set for hermes-gateway.service in ${GATEWAY_UNIT}: the shared Nous OAuth store, nous_auth.json), GOOGLE_APPLICATION_CREDENTIALS (set for hermes-gateway.service in ${GATEWAY_UNIT}: a Google service account's JSON key): the gateway's Hermes reads a credential file there that neither the gate's copies nor local mode read: the gate does not know the values there (a service account's private key is still found by its format)`,
-        fix: "media-outbox has no reading of that file yet: a value of it is refused only where a file it reads (a Hermes .env, auth.json) holds it too",
+        message: `GOOGLE_APPLICATION_CREDENTIALS for hermes-gateway.service (set in ${GATEWAY_UNIT}) is keys/secret-sa.json, not an absolute path: the gate will not know the Google service account key there: the gateway's Hermes reads a credential file there that the gate does not copy (a service account's private key is still found by its format)`,
+        fix: "write that variable as an absolute path, without ${...} or a .. component: gate-secrets then copies the file at each run",
       },
     ]);
-    expect(JSON.stringify(found)).not.toContain("/srv/secret-sa.json");
   });
 
   it("names one the gateway sets now that the gate's units do not name: in its unit (an install before media-outbox named it), or in its Hermes .env since install where gate-secrets does not follow it as Hermes does; not one that gate-secrets follows from the named .env", () => {
@@ -1573,6 +1575,60 @@ describe("gate-secrets: a gateway's environment (USER:?gateway:UNIT), resolved a
     // The unit gone: an optional entry not there.
     fs.rmSync(units, { recursive: true });
     expect(runOk()).toEqual(["media-outbox: gate-secrets: 2 of 3 secret file(s) copied for the gate (1 optional store(s) not there)"]);
+  });
+
+  it("follows the shared Nous store HERMES_SHARED_AUTH_DIR puts elsewhere and the Google key VERTEX_CREDENTIALS_PATH or GOOGLE_APPLICATION_CREDENTIALS names (in the unit, in the Hermes .env), copied as the agent and read as JSON; the root's shared/nous_auth.json is a store the line names; one it cannot follow is a journal line; the gate refuses their tokens and key, naming the store", async () => {
+    const home = path.join(base, "gw-credentials");
+    const ACCESS = "Na7Kq2Wz9Lx4Vb8Rt3NmQp5";
+    const ROOT_REFRESH = "Nr3Hv8Qm2Wx7Lz4Kd9RpTs6";
+    const KEY_LINE = "Kl5Jt8Wq1Zr6Kn3Vx9LbMd2Hs7Pq4Wc8Zt1Ny6Rf3Gk9Xb5Lm2Vd7Qs4Tj8Hw1Cp";
+    const OTHER_KEY_LINE = "Ko2Wq8Zx4Kv7Rp3Tb9HdLs6Mn1Yc5Gx8Jf2Qt7Wb4Rk9Vz3Hp6Nd1Lg5Xs8Cm2T";
+    const keyJson = (line: string) => JSON.stringify({ type: "service_account", private_key_id: "0123456789abcdef0123456789abcdef01234567", private_key: `-----BEGIN PRIVATE KEY-----\n${line}\n${line.split("").reverse().join("")}\n-----END PRIVATE KEY-----\n`, client_email: "hermes@demo.iam.gserviceaccount.com" });
+    const dotEnv = nobodysFile(home, ".hermes/.env", `VERTEX_CREDENTIALS_PATH=${home}/keys/vertex.json\n`);
+    const rootStore = nobodysFile(home, ".hermes/shared/nous_auth.json", JSON.stringify({ access_token: "Nx1Wq8Zx4Kv7Rp3Tb9HdLs6", refresh_token: ROOT_REFRESH }));
+    nobodysFile(home, "nous/nous_auth.json", JSON.stringify({ access_token: ACCESS, refresh_token: "Nz9Kd2Vx9Qp4Lr8Tw3ZnQm1" }));
+    nobodysFile(home, "keys/vertex.json", keyJson(KEY_LINE));
+    nobodysFile(home, "keys/google.json", keyJson(OTHER_KEY_LINE));
+    const units = path.join(base, "gw-credentials-units");
+    const unit = rootFile(
+      path.join(units, "hermes-gateway.service"),
+      `[Service]\nUser=nobody\nEnvironment=HERMES_HOME=${home}/.hermes HERMES_SHARED_AUTH_DIR=${home}/nous GOOGLE_APPLICATION_CREDENTIALS=${home}/keys/google.json\nExecStart=/bin/true\n`,
+    );
+    const copies = intoDir("run-gateway-credentials");
+    const line = ["--into", copies, `nobody:${dotEnv}`, `nobody:?${rootStore}`, `nobody:?gateway:${unit}`];
+    const r = run(line);
+    expect(r.code, r.stderr).toBe(0);
+    expect(lines(r.stderr)).toEqual(["media-outbox: gate-secrets: 3 of 3 secret file(s) copied for the gate"]);
+    expect(fs.readdirSync(copies).sort()).toEqual(["hermes-env-0", "hermes-env-1", "hermes-env-2-google-application-credentials.json", "hermes-env-2-nous-shared-auth.json", "hermes-env-2-vertex-credentials.json"]);
+    const st = fs.statSync(path.join(copies, "hermes-env-2-vertex-credentials.json"));
+    expect([st.uid, st.gid, st.mode & 0o7777]).toEqual([DAEMON, DAEMON, 0o400]);
+
+    const own = makeHome();
+    const gate = await startGate(own.home, { ...own.env, HERMES_HOME: path.join(own.home, "gate-home"), CREDENTIALS_DIRECTORY: copies });
+    for (const [value, where] of [
+      [ACCESS, "the value of access_token (the shared Nous OAuth store in a gateway's $HERMES_SHARED_AUTH_DIR, credential hermes-env-2-nous-shared-auth.json)"],
+      [ROOT_REFRESH, "the value of refresh_token (credential hermes-env-1)"],
+      [KEY_LINE, "the value of private_key (the Google service account key a gateway's $VERTEX_CREDENTIALS_PATH names, credential hermes-env-2-vertex-credentials.json)"],
+      [OTHER_KEY_LINE, "the value of private_key (the Google service account key a gateway's $GOOGLE_APPLICATION_CREDENTIALS names, credential hermes-env-2-google-application-credentials.json)"],
+    ] as const) {
+      const answer = await rawExchange(gate.socket, post("leak.txt", `notes: ${value}\n`));
+      expect(answer.json, value).toMatchObject({ success: false, media: [], media_dropped: [{ path: "leak.txt", code: "secret_detected" }] });
+      expect(answer.json.media_dropped[0].reason).toContain(where);
+      expect(answer.body).not.toContain(value);
+    }
+    expect(gateLeftBehind(gate)).toEqual({ outbox: [], staging: [], ledger: [] });
+    for (const value of [ACCESS, ROOT_REFRESH, KEY_LINE, OTHER_KEY_LINE]) expect(gate.log() + r.stderr).not.toContain(value);
+    await killAll();
+    own.cleanup();
+
+    // Relative in the Hermes .env, which Hermes loads over the unit's: not followed, a journal line; that copy goes.
+    fs.writeFileSync(dotEnv, "VERTEX_CREDENTIALS_PATH=keys/vertex.json\n");
+    const again = run(line);
+    expect(lines(again.stderr)).toEqual([
+      `media-outbox: gate-secrets: VERTEX_CREDENTIALS_PATH for hermes-gateway.service (set in ${dotEnv}) is keys/vertex.json, not an absolute path: the gate will not know the Google service account key there`,
+      "media-outbox: gate-secrets: 3 of 3 secret file(s) copied for the gate",
+    ]);
+    expect(fs.readdirSync(copies)).not.toContain("hermes-env-2-vertex-credentials.json");
   });
 
   it("--watch-profiles: watches each file a gateway's environment is read from or moves (its drop-in directory too), not those the line names, each before it is read", () => {

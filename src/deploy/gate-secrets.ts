@@ -53,7 +53,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { profilesLeftOut } from "../content/hermes-profiles.js";
-import { HERMES_STORE_DIRS, PROFILE_FILES, type ProfileCopyFile, USER_HOME_SECRET_FILES, codexHomeCopyName, managedCopyTag, profileCopyName, storeDirFileNames, untakenProfilesCopyName, userHomeStoreCopyName } from "../content/known.js";
+import { HERMES_STORE_DIRS, PROFILE_FILES, type ProfileCopyFile, USER_HOME_SECRET_FILES, MOVED_STORES, type MovedStore, codexHomeCopyName, managedCopyTag, movedStoreCopyName, profileCopyName, storeDirFileNames, untakenProfilesCopyName, userHomeStoreCopyName } from "../content/known.js";
 import { FatalError, errnoCode } from "../core/errors.js";
 import { escapeText, someOf } from "../core/escape.js";
 import { MAX_PROFILES, MAX_WATCHED_PROFILES, PROFILE_WATCHES, type Profile, type ProfileListing, type ProfileWatches, profileWatchPaths, takeProfiles } from "./gate-profiles.js";
@@ -117,8 +117,8 @@ export interface AgentSecretFile {
 }
 
 /** The stores a gateway's environment moves: where install found them (hermes-environment.ts), as secretFileArg marks them. */
-export type EnvironmentStore = "codex-home" | "managed";
-const STORES: readonly EnvironmentStore[] = ["codex-home", "managed"];
+export type EnvironmentStore = "codex-home" | "managed" | MovedStore;
+const STORES: readonly EnvironmentStore[] = ["codex-home", "managed", ...(Object.keys(MOVED_STORES) as MovedStore[])];
 
 export type SystemdFileKind = "environment-file" | "unit-file";
 const KINDS: readonly SystemdFileKind[] = ["environment-file", "unit-file"];
@@ -624,7 +624,7 @@ function copyOnce(dir: string, files: AgentSecretFile[], opts: { watches?: Profi
         const data = asUser(user, () => readSmallRegularFile(file));
         // A managed .env that keeps the agents' prepare from the gate (install refuses it): its copy from before is kept, not replaced.
         if (store === "managed" && path.basename(file) === ".env" && dotenvSetsLocalOutbox(data)) throw new Skip(MANAGED_LOCAL_OUTBOX, false, false, true);
-        const name = store === "codex-home" ? codexHomeCopyName(`${SECRET_FILE_PREFIX}${i}`) : copyName(`${SECRET_FILE_PREFIX}${i}`, user, file);
+        const name = environmentStoreCopyName(`${SECRET_FILE_PREFIX}${i}`, store) ?? copyName(`${SECRET_FILE_PREFIX}${i}`, user, file);
         writeCopy(dir, name, data, owner);
         result.copied.push(name);
         if (codexCopy !== undefined) {
@@ -695,6 +695,12 @@ class Followed {
   isNamed(file: string): boolean {
     return this.named.has(file);
   }
+}
+
+/** The name of the copy of a store a gateway's environment moves (`prefix`: hermes-env-N), read as JSON and named by the store: none for the managed scope's (managedCopyName, by the file) or another file. */
+function environmentStoreCopyName(prefix: string, store: EnvironmentStore | undefined): string | undefined {
+  if (store === "codex-home") return codexHomeCopyName(prefix);
+  return store === undefined || store === "managed" ? undefined : movedStoreCopyName(prefix, store);
 }
 
 /** The copy of a managed scope's file a gateway's HERMES_MANAGED_DIR puts elsewhere (`hermes-env-N-managed.env`, `…-managed.config.yaml`): read as either, as a Hermes .env and config.yaml are. */
@@ -817,7 +823,7 @@ function followGateway(g: GatewayFollow): void {
   }
   const written = new Set<string>();
   for (const { file, store } of found.files) {
-    const name = store === "codex-home" ? codexHomeCopyName(g.prefix) : managedCopyName(g.prefix, file);
+    const name = environmentStoreCopyName(g.prefix, store) ?? managedCopyName(g.prefix, file);
     if (!g.follow.claim(file, name)) continue;
     written.add(name);
     copyFollowed(g.dir, name, g.user, file, g.owner, g.result);
