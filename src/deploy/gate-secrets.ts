@@ -32,8 +32,12 @@
 // again at each run, with install's own code (hermes-environment.ts), so a
 // CODEX_HOME or HERMES_MANAGED_DIR set after install in its unit, an
 // environment file, its Hermes .env or the managed .env is followed, the
-// managed .env checked as install checks it (followGateway). A file so
-// followed is copied once (Followed). A Hermes home's profiles (`profiles/NAME`, made
+// managed .env checked as install checks it (followGateway); so are
+// HERMES_SHARED_AUTH_DIR, VERTEX_CREDENTIALS_PATH and
+// GOOGLE_APPLICATION_CREDENTIALS (the shared Nous store, a Google key). A
+// file so followed is copied once (Followed). A profiles directory whose
+// listing leaves profiles out has them named beside its copies, and the
+// gate refuses as local mode does. A Hermes home's profiles (`profiles/NAME`, made
 // whenever the agent likes) are not named one by one: the home's profiles
 // directory is, and each run lists it as the agent and copies what each
 // profile there holds, as the home's files are copied (gate-profiles.ts
@@ -97,7 +101,10 @@ export interface AgentSecretFile {
    * the user like a Hermes file: `codex-home`, the Codex CLI's auth.json in
    * its $CODEX_HOME, whose copy known.ts codexHomeCopyName names (the gate
    * reads it as JSON and names where it came from); `managed`, the managed scope's
-   * .env or config.yaml in its $HERMES_MANAGED_DIR, copied as it is.
+   * .env or config.yaml in its $HERMES_MANAGED_DIR, copied as it is; a
+   * store of known.ts MOVED_STORES (the shared Nous store in its
+   * $HERMES_SHARED_AUTH_DIR, the Google key its $VERTEX_CREDENTIALS_PATH or
+   * $GOOGLE_APPLICATION_CREDENTIALS names), read as JSON, named by the store.
    */
   store?: EnvironmentStore;
   /**

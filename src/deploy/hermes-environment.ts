@@ -4,7 +4,10 @@
 // (hermes_cli/auth.py `_import_codex_cli_tokens`, hermes_cli/codex_models.py:
 // `os.getenv("CODEX_HOME", "").strip()`, then `Path(...).expanduser()`), and
 // the managed scope, `$HERMES_MANAGED_DIR` else /etc/hermes, whose .env and
-// config.yaml every agent loads (hermes_cli/managed_scope.py). Local mode
+// config.yaml every agent loads (hermes_cli/managed_scope.py); and the
+// shared Nous OAuth store `$HERMES_SHARED_AUTH_DIR/nous_auth.json` and the
+// Google service account key `$VERTEX_CREDENTIALS_PATH` or
+// `$GOOGLE_APPLICATION_CREDENTIALS` names (KEYS below). Local mode
 // knows the ones its own environment names; the gate, which runs as another
 // user, knows only what install names for gate-secrets. So install (and
 // doctor, which compares) resolves those variables as the gateway's Hermes
