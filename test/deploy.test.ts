@@ -692,12 +692,20 @@ describe("install systemd --root", () => {
     const spaces = " \x1c\u3000".repeat(300_000);
     const resolve = (environment: UnitHermesEnvironment = {}) => gatewayEnvironmentStores({ unit: "hermes-gateway.service", user: "agent", environment }, { root });
     put(env, `CODEX_HOME="${spaces}~${"/".repeat(1_000_000)}codex${spaces}"\nHERMES_MANAGED_DIR="${spaces}${"/".repeat(1_000_000)}managed${spaces}"\n`);
-    expect(resolve()).toEqual({ files: [{ file: "/managed/.env", store: "managed" }, { file: "/managed/config.yaml", store: "managed" }, { file: "/home/agent/codex/auth.json", store: "codex-home" }], notes: [] });
+    expect(resolve()).toEqual({ files: [{ file: "/managed/.env", store: "managed" }, { file: "/managed/config.yaml", store: "managed" }, { file: "/home/agent/codex/auth.json", store: "codex-home" }], notes: [], credentialNotes: [] });
     expect(resolve({ HOME: { value: "/".repeat(1_000_000), from: "/etc/systemd/system/hermes-gateway.service" } }).files.at(-1)).toEqual({ file: "/codex/auth.json", store: "codex-home" });
     put(env, `CODEX_HOME="${spaces}x${spaces}"\nHERMES_MANAGED_DIR=${"~".repeat(1_000_000)}\n`);
     expect(resolve().notes).toEqual([expect.stringMatching(/^HERMES_MANAGED_DIR .* not an absolute path/), expect.stringMatching(/is x, not an absolute path/)]);
     put(env, `CODEX_HOME=/${"../".repeat(500_000)}\n`);
     expect(resolve().notes).toEqual([expect.stringMatching(/holds a "\.\." component/)]);
+    // The credential files' variables, built the same way: the shared Nous store's directory stripped and `~` expanded, a key's path taken as set.
+    put(env, `HERMES_SHARED_AUTH_DIR="${spaces}~${"/".repeat(1_000_000)}nous${spaces}"\nVERTEX_CREDENTIALS_PATH=${"/".repeat(1_000_000)}key.json\nGOOGLE_APPLICATION_CREDENTIALS=/${"../".repeat(500_000)}\n`);
+    const stores = resolve();
+    expect(stores.files).toEqual([
+      { file: "/home/agent/nous/nous_auth.json", store: "nous-shared" },
+      { file: "/key.json", store: "vertex-credentials" },
+    ]);
+    expect(stores.credentialNotes).toEqual([expect.stringMatching(/^GOOGLE_APPLICATION_CREDENTIALS .* holds a "\.\." component/)]);
   });
 
 describe("install hermes-config", () => {

@@ -704,10 +704,10 @@ describe("doctor: the profiles of a Hermes home the gate's units name (USER:?pro
       },
       {
         check: "gate secrets",
-        status: "warn",
+        status: "fail",
         message:
-          "Hermes profiles the gate does not copy: /home/agent/.hermes/profiles/linked (it is a symbolic link, which is not followed (the agent's to point anywhere); make the profile a directory): the gate does not know the values there",
-        fix: "make each a directory named with letters, digits, _ and -, and keep at most 32 profiles in a Hermes home",
+          "Hermes profiles the gate does not copy: /home/agent/.hermes/profiles/linked (it is a symbolic link, which is not followed (the agent's to point anywhere); make the profile a directory): the gate does not know the values there, and refuses every file whose check needs them (unscannable_content)",
+        fix: "make each a directory named with letters, digits, _ and -, and keep at most 32 profiles in a Hermes home (hermes profile delete NAME); the gate copies them again when the profiles directory changes",
       },
     ]);
     // An install by an older media-outbox, which named the profiles there then (work) one by one: late is not named.
@@ -731,7 +731,7 @@ describe("doctor: the profiles of a Hermes home the gate's units name (USER:?pro
     // Hermes' own names first, in name order: late, p00…p29 are copied; the first 8 watched.
     const copied = ["late", ...Array.from({ length: 31 }, (_, i) => `p${String(i).padStart(2, "0")}`)];
     expect(checks.filter((c) => c.message.startsWith("Hermes profiles")).map((c) => c.message)).toEqual([
-      `Hermes profiles the gate does not copy: ${dir}/linked (it is a symbolic link, which is not followed (the agent's to point anywhere); make the profile a directory); ${dir}/p31 (past the 32 profiles a Hermes home may have copied for the gate); ${dir}/work (past the 32 profiles a Hermes home may have copied for the gate); ${dir}/zz\\x1b]0; (past the 32 profiles a Hermes home may have copied for the gate): the gate does not know the values there`,
+      `Hermes profiles the gate does not copy: ${dir}/linked (it is a symbolic link, which is not followed (the agent's to point anywhere); make the profile a directory); ${dir}/p31 (past the 32 profiles of a Hermes home read); ${dir}/work (past the 32 profiles of a Hermes home read); ${dir}/zz\\x1b]0; (past the 32 profiles of a Hermes home read): the gate does not know the values there, and refuses every file whose check needs them (unscannable_content)`,
       `Hermes profiles the gate copies but does not watch: ${copied.slice(8).map((n) => `${dir}/${n}`).join(", ")} (past the 8 of a home whose files are watched: each takes 4 of root's inotify instances): a change there reaches the gate with the next copy only (its start, a change to a watched file)`,
     ]);
   });
@@ -858,23 +858,25 @@ describe("doctor: the stores a gateway's CODEX_HOME and HERMES_MANAGED_DIR move"
     expect(secretChecks(target("doctor-gateway-there", [...named, gateway("hermes-gateway.service")])).filter((c) => c.message.includes("no longer"))).toEqual([]);
   });
 
-  it("names a variable a gateway's unit sets that puts a credential file where neither the gate nor local mode reads (a Google service account's key, the shared Nous store), not its value", () => {
+  it("says nothing of a credential file's variable a followed gateway's unit sets (gate-secrets copies the shared Nous store and the Google key there at each run); names one it cannot follow (relative), not its value", () => {
     const root = target("doctor-credential-paths", [...named, "agent:?gateway:/etc/systemd/system/hermes-gateway.service"]);
-    expect(secretChecks(root).filter((c) => c.message.includes("credential file there"))).toEqual([]);
+    const said = () => secretChecks(root).filter((c) => c.message.includes("credential file there"));
+    expect(said()).toEqual([]);
     fs.writeFileSync(
       path.join(root, GATEWAY_UNIT.slice(1)),
       "[Service]\nUser=agent\nEnvironment=HERMES_HOME=/srv/agent-hermes GOOGLE_APPLICATION_CREDENTIALS=/srv/secret-sa.json\nEnvironment=HERMES_SHARED_AUTH_DIR=/srv/nous-shared\nExecStart=/bin/true\n",
     );
-    const found = secretChecks(root).filter((c) => c.message.includes("credential file there"));
+    expect(said()).toEqual([]);
+    fs.writeFileSync(path.join(root, GATEWAY_UNIT.slice(1)), "[Service]\nUser=agent\nEnvironment=HERMES_HOME=/srv/agent-hermes GOOGLE_APPLICATION_CREDENTIALS=keys/secret-sa.json\nExecStart=/bin/true\n");
+    const found = said();
     expect(found).toEqual([
       {
         check: "gate secrets",
         status: "warn",
-        message: `HERMES_SHARED_AUTH_DIR (set for hermes-gateway.service in ${GATEWAY_UNIT}: the shared Nous OAuth store, nous_auth.json), GOOGLE_APPLICATION_CREDENTIALS (set for hermes-gateway.service in ${GATEWAY_UNIT}: a Google service account's JSON key): the gateway's Hermes reads a credential file there that neither the gate's copies nor local mode read: the gate does not know the values there (a service account's private key is still found by its format)`,
-        fix: "media-outbox has no reading of that file yet: a value of it is refused only where a file it reads (a Hermes .env, auth.json) holds it too",
+        message: `GOOGLE_APPLICATION_CREDENTIALS for hermes-gateway.service (set in ${GATEWAY_UNIT}) is keys/secret-sa.json, not an absolute path: the gate will not know the Google service account key there: the gateway's Hermes reads a credential file there that the gate does not copy (a service account's private key is still found by its format)`,
+        fix: "write that variable as an absolute path, without ${...} or a .. component: gate-secrets then copies the file at each run",
       },
     ]);
-    expect(JSON.stringify(found)).not.toContain("/srv/secret-sa.json");
   });
 
   it("names one the gateway sets now that the gate's units do not name: in its unit (an install before media-outbox named it), or in its Hermes .env since install where gate-secrets does not follow it as Hermes does; not one that gate-secrets follows from the named .env", () => {
@@ -985,7 +987,7 @@ describe("gate-secrets: the profiles of a Hermes home (USER:?profiles:DIR/), lis
     h?.cleanup();
   });
 
-  it("copies each profile's .env, stores, store directories' files and CODEX_HOME's auth.json as its agent; a profile made after a run at the next; its copies go with it; a link and a name with control characters are refused, escaped; the gate then refuses the profile's values, naming its copy", async () => {
+  it("copies each profile's .env, stores, store directories' files and CODEX_HOME's auth.json as its agent; a profile made after a run at the next; its copies go with it; a link and a name with control characters are refused, escaped, and named beside the copies: the gate refuses every text while they are there (unscannable_content, as local mode); then refuses the profiles' values, naming their copies", async () => {
     const home = path.join(base, "profiles-home");
     const profiles = path.join(home, ".hermes", "profiles");
     nobodysFile(home, ".hermes/profiles/work/.env", `WORK_SERVICE_TOKEN=${WORK}\nCODEX_HOME=~/codex-work\n`);
@@ -1023,11 +1025,29 @@ describe("gate-secrets: the profiles of a Hermes home (USER:?profiles:DIR/), lis
       "media-outbox: gate-secrets: 1 of 1 secret file(s) copied for the gate",
     ]);
     expect(second.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);
-    // Hermes' names first (late, work), then the others: that one is named by its place.
-    expect(fs.readdirSync(copies).sort()).toEqual(["hermes-env-0-profile.late.env", ...workCopies, "hermes-env-0-profile.~2.env"].sort());
+    // Hermes' names first (late, work), then the others: that one is named by its place. The two left out are written beside the copies.
+    expect(fs.readdirSync(copies).sort()).toEqual(["hermes-env-0-profile.late.env", ...workCopies, "hermes-env-0-profile.~2.env", "hermes-env-0-profiles-untaken"].sort());
+    const marker = fs.statSync(path.join(copies, "hermes-env-0-profiles-untaken"));
+    expect([marker.uid, marker.gid, marker.mode & 0o7777]).toEqual([DAEMON, DAEMON, 0o400]);
 
     h = makeHome();
     const gate = await startGate(h.home, { ...h.env, HERMES_HOME: path.join(h.home, "gate-home"), CREDENTIALS_DIRECTORY: copies });
+    // Its copies lack two profiles: every text is refused as local mode refuses it (the link's value too: it is not the gate's to read), the profiles named, escaped.
+    for (const value of [LINKED, "meeting notes"]) {
+      const answer = await rawExchange(gate.socket, post("notes.txt", `notes: ${value}\n`));
+      expect(answer.json, value).toMatchObject({ success: false, media: [], media_dropped: [{ path: "notes.txt", code: "unscannable_content" }] });
+      const reason: string = answer.json.media_dropped[0].reason;
+      expect(reason).toContain("the secret check reads at most 32 Hermes profiles of a home");
+      expect(reason).toContain(`${linked} (it is a symbolic link`);
+      expect(reason).toContain(`${profiles}/p\\x1b]0;MEDIA\\x3ax\\x07 (its name holds a control character`);
+      expect(answer.body).not.toContain(LINKED);
+    }
+    expect(gateLeftBehind(gate)).toEqual({ outbox: [], staging: [], ledger: [] });
+    // Gone from the profiles directory: the next run writes no such file, and the gate knows every profile's values.
+    fs.rmSync(linked);
+    fs.rmSync(control, { recursive: true });
+    expect(run(["--into", copies, arg], { nobodysHome: home }).code).toBe(0);
+    expect(fs.readdirSync(copies).sort()).toEqual(["hermes-env-0-profile.late.env", ...workCopies, "hermes-env-0-profile.~2.env"].sort());
     for (const [value, named] of [
       [LATE, "LATE_SERVICE_TOKEN (the .env of Hermes profile late, credential hermes-env-0-profile.late.env)"],
       [WORK, "WORK_SERVICE_TOKEN (the .env of Hermes profile work, credential hermes-env-0-profile.work.env)"],
@@ -1040,7 +1060,7 @@ describe("gate-secrets: the profiles of a Hermes home (USER:?profiles:DIR/), lis
     }
     // Each refusal left nothing in the gate's outbox, staging or ledger.
     expect(gateLeftBehind(gate)).toEqual({ outbox: [], staging: [], ledger: [] });
-    // The link was not followed: its values are not the gate's.
+    // The link was not followed: its values were never the gate's.
     expect((await rawExchange(gate.socket, post("linked.txt", `notes: ${LINKED}\n`))).json).toMatchObject({ success: true });
     for (const value of [WORK, LATE, CODEX]) expect(gate.log() + first.stderr + second.stderr).not.toContain(value);
 
@@ -1099,10 +1119,12 @@ describe("gate-secrets: the profiles of a Hermes home (USER:?profiles:DIR/), lis
     const range = (from: number, to: number) => Array.from({ length: to - from }, (_, k) => from + k);
     expect(lines(r.stderr)).toEqual([
       `media-outbox: gate-secrets: ${range(8, 32).map(dirOf).join(", ")}: copied, not watched: at most 8 Hermes profiles of a home are watched (each takes 4 of root's inotify instances); a change there is copied for the gate with the next copy (the gate's start, a change to a watched file)`,
-      `media-outbox: gate-secrets: ${[...range(32, 35).map(dirOf), path.join(profiles, ".p.staging-1")].join(", ")}: not taken: at most 32 Hermes profiles of a home are copied for the gate (Hermes' own names first, in name order); the gate does not know the values there`,
+      `media-outbox: gate-secrets: ${[...range(32, 35).map(dirOf), path.join(profiles, ".p.staging-1")].join(", ")}: not taken: at most 32 Hermes profiles of a home are copied for the gate (Hermes' own names first, in name order); the gate does not know the values there, and refuses every file whose check needs them (unscannable_content)`,
       "media-outbox: gate-secrets: 1 of 1 secret file(s) copied for the gate",
     ]);
-    expect(fs.readdirSync(copies).sort()).toEqual(range(0, 32).map((i) => `hermes-env-0-profile.${id(i)}.env`));
+    // Those left out are named beside the copies, as local mode names them.
+    expect(fs.readdirSync(copies).sort()).toEqual([...range(0, 32).map((i) => `hermes-env-0-profile.${id(i)}.env`), "hermes-env-0-profiles-untaken"].sort());
+    expect(fs.readFileSync(path.join(copies, "hermes-env-0-profiles-untaken"), "utf8").split("\n")).toEqual([...range(32, 35).map(dirOf), path.join(profiles, ".p.staging-1")].map((d) => `${d} (past the 32 profiles of a Hermes home read)`));
     // Only the first 8 are watched: 4 watches each.
     const started = fs.readFileSync(log, "utf8").split("\n").filter((l) => l.startsWith("start "));
     expect(started).toHaveLength(1);
@@ -1126,6 +1148,41 @@ describe("gate-secrets: the profiles of a Hermes home (USER:?profiles:DIR/), lis
     expect(looked).toBe(64);
     expect(links.refused).toHaveLength(8);
     expect(links.refused.length + links.past.length + links.more).toBe(200_000);
+  });
+
+  it("an operator's profile pushed past the 32 by profiles the agent made: the gate refuses every text (unscannable_content, naming the bound and the profile) as local mode does, never publishes its value; with the agent's gone, it knows the value again", async () => {
+    const home = path.join(base, "profiles-pushed");
+    const profiles = path.join(home, ".hermes", "profiles");
+    const OPERATOR = "Op7Zq3Wx9Kv2Lm8Rt4Hb";
+    nobodysFile(home, ".hermes/profiles/zz-operator/.env", `OPERATOR_SERVICE_TOKEN=${OPERATOR}\n`);
+    // The agent's own profiles, named before it.
+    for (let i = 0; i < 32; i++) nobodysFile(home, `.hermes/profiles/a${String(i).padStart(2, "0")}/keep`, "");
+    const copies = intoDir("run-profiles-pushed");
+    const arg = `nobody:?profiles:${profiles}/`;
+    expect(run(["--into", copies, arg], { nobodysHome: home }).code).toBe(0);
+    const own = makeHome();
+    const gate = await startGate(own.home, { ...own.env, HERMES_HOME: path.join(own.home, "gate-home"), CREDENTIALS_DIRECTORY: copies });
+    for (const text of [`notes: ${OPERATOR}\n`, "meeting notes\n"]) {
+      const answer = await rawExchange(gate.socket, post("notes.txt", text));
+      expect(answer.json, text).toMatchObject({ success: false, media: [], media_dropped: [{ path: "notes.txt", code: "unscannable_content" }] });
+      const reason: string = answer.json.media_dropped[0].reason;
+      expect(reason).toContain("the secret check reads at most 32 Hermes profiles of a home");
+      expect(reason).toContain(`${profiles}/zz-operator (past the 32 profiles of a Hermes home read)`);
+      expect(reason).toContain("keep at most 32 profiles in each Hermes home");
+      expect(answer.body).not.toContain(OPERATOR);
+    }
+    expect(gateLeftBehind(gate)).toEqual({ outbox: [], staging: [], ledger: [] });
+    // One of the agent's gone: 32, the operator's copied, its value refused by name, an ordinary text published.
+    fs.rmSync(path.join(profiles, "a31"), { recursive: true });
+    expect(run(["--into", copies, arg], { nobodysHome: home }).code).toBe(0);
+    expect(fs.readdirSync(copies)).not.toContain("hermes-env-0-profiles-untaken");
+    const leak = await rawExchange(gate.socket, post("leak.txt", `notes: ${OPERATOR}\n`));
+    expect(leak.json).toMatchObject({ success: false, media_dropped: [{ path: "leak.txt", code: "secret_detected" }] });
+    expect(leak.json.media_dropped[0].reason).toContain("OPERATOR_SERVICE_TOKEN (the .env of Hermes profile zz-operator");
+    expect((await rawExchange(gate.socket, post("clean.txt", "meeting notes\n"))).json).toMatchObject({ success: true });
+    expect(gate.log()).not.toContain(OPERATOR);
+    await killAll();
+    own.cleanup();
   });
 
   it("--watch-profiles: starts the watch of each profile's directory, .env and store directories (named as systemd-escape --path names them) before any file is read, copies a profile made meanwhile in the same run, and stops the watches of profiles gone", () => {
@@ -1518,6 +1575,60 @@ describe("gate-secrets: a gateway's environment (USER:?gateway:UNIT), resolved a
     // The unit gone: an optional entry not there.
     fs.rmSync(units, { recursive: true });
     expect(runOk()).toEqual(["media-outbox: gate-secrets: 2 of 3 secret file(s) copied for the gate (1 optional store(s) not there)"]);
+  });
+
+  it("follows the shared Nous store HERMES_SHARED_AUTH_DIR puts elsewhere and the Google key VERTEX_CREDENTIALS_PATH or GOOGLE_APPLICATION_CREDENTIALS names (in the unit, in the Hermes .env), copied as the agent and read as JSON; the root's shared/nous_auth.json is a store the line names; one it cannot follow is a journal line; the gate refuses their tokens and key, naming the store", async () => {
+    const home = path.join(base, "gw-credentials");
+    const ACCESS = "Na7Kq2Wz9Lx4Vb8Rt3NmQp5";
+    const ROOT_REFRESH = "Nr3Hv8Qm2Wx7Lz4Kd9RpTs6";
+    const KEY_LINE = "Kl5Jt8Wq1Zr6Kn3Vx9LbMd2Hs7Pq4Wc8Zt1Ny6Rf3Gk9Xb5Lm2Vd7Qs4Tj8Hw1Cp";
+    const OTHER_KEY_LINE = "Ko2Wq8Zx4Kv7Rp3Tb9HdLs6Mn1Yc5Gx8Jf2Qt7Wb4Rk9Vz3Hp6Nd1Lg5Xs8Cm2T";
+    const keyJson = (line: string) => JSON.stringify({ type: "service_account", private_key_id: "0123456789abcdef0123456789abcdef01234567", private_key: `-----BEGIN PRIVATE KEY-----\n${line}\n${line.split("").reverse().join("")}\n-----END PRIVATE KEY-----\n`, client_email: "hermes@demo.iam.gserviceaccount.com" });
+    const dotEnv = nobodysFile(home, ".hermes/.env", `VERTEX_CREDENTIALS_PATH=${home}/keys/vertex.json\n`);
+    const rootStore = nobodysFile(home, ".hermes/shared/nous_auth.json", JSON.stringify({ access_token: "Nx1Wq8Zx4Kv7Rp3Tb9HdLs6", refresh_token: ROOT_REFRESH }));
+    nobodysFile(home, "nous/nous_auth.json", JSON.stringify({ access_token: ACCESS, refresh_token: "Nz9Kd2Vx9Qp4Lr8Tw3ZnQm1" }));
+    nobodysFile(home, "keys/vertex.json", keyJson(KEY_LINE));
+    nobodysFile(home, "keys/google.json", keyJson(OTHER_KEY_LINE));
+    const units = path.join(base, "gw-credentials-units");
+    const unit = rootFile(
+      path.join(units, "hermes-gateway.service"),
+      `[Service]\nUser=nobody\nEnvironment=HERMES_HOME=${home}/.hermes HERMES_SHARED_AUTH_DIR=${home}/nous GOOGLE_APPLICATION_CREDENTIALS=${home}/keys/google.json\nExecStart=/bin/true\n`,
+    );
+    const copies = intoDir("run-gateway-credentials");
+    const line = ["--into", copies, `nobody:${dotEnv}`, `nobody:?${rootStore}`, `nobody:?gateway:${unit}`];
+    const r = run(line);
+    expect(r.code, r.stderr).toBe(0);
+    expect(lines(r.stderr)).toEqual(["media-outbox: gate-secrets: 3 of 3 secret file(s) copied for the gate"]);
+    expect(fs.readdirSync(copies).sort()).toEqual(["hermes-env-0", "hermes-env-1", "hermes-env-2-google-application-credentials.json", "hermes-env-2-nous-shared-auth.json", "hermes-env-2-vertex-credentials.json"]);
+    const st = fs.statSync(path.join(copies, "hermes-env-2-vertex-credentials.json"));
+    expect([st.uid, st.gid, st.mode & 0o7777]).toEqual([DAEMON, DAEMON, 0o400]);
+
+    const own = makeHome();
+    const gate = await startGate(own.home, { ...own.env, HERMES_HOME: path.join(own.home, "gate-home"), CREDENTIALS_DIRECTORY: copies });
+    for (const [value, where] of [
+      [ACCESS, "the value of access_token (the shared Nous OAuth store in a gateway's $HERMES_SHARED_AUTH_DIR, credential hermes-env-2-nous-shared-auth.json)"],
+      [ROOT_REFRESH, "the value of refresh_token (credential hermes-env-1)"],
+      [KEY_LINE, "the value of private_key (the Google service account key a gateway's $VERTEX_CREDENTIALS_PATH names, credential hermes-env-2-vertex-credentials.json)"],
+      [OTHER_KEY_LINE, "the value of private_key (the Google service account key a gateway's $GOOGLE_APPLICATION_CREDENTIALS names, credential hermes-env-2-google-application-credentials.json)"],
+    ] as const) {
+      const answer = await rawExchange(gate.socket, post("leak.txt", `notes: ${value}\n`));
+      expect(answer.json, value).toMatchObject({ success: false, media: [], media_dropped: [{ path: "leak.txt", code: "secret_detected" }] });
+      expect(answer.json.media_dropped[0].reason).toContain(where);
+      expect(answer.body).not.toContain(value);
+    }
+    expect(gateLeftBehind(gate)).toEqual({ outbox: [], staging: [], ledger: [] });
+    for (const value of [ACCESS, ROOT_REFRESH, KEY_LINE, OTHER_KEY_LINE]) expect(gate.log() + r.stderr).not.toContain(value);
+    await killAll();
+    own.cleanup();
+
+    // Relative in the Hermes .env, which Hermes loads over the unit's: not followed, a journal line; that copy goes.
+    fs.writeFileSync(dotEnv, "VERTEX_CREDENTIALS_PATH=keys/vertex.json\n");
+    const again = run(line);
+    expect(lines(again.stderr)).toEqual([
+      `media-outbox: gate-secrets: VERTEX_CREDENTIALS_PATH for hermes-gateway.service (set in ${dotEnv}) is keys/vertex.json, not an absolute path: the gate will not know the Google service account key there`,
+      "media-outbox: gate-secrets: 3 of 3 secret file(s) copied for the gate",
+    ]);
+    expect(fs.readdirSync(copies)).not.toContain("hermes-env-2-vertex-credentials.json");
   });
 
   it("--watch-profiles: watches each file a gateway's environment is read from or moves (its drop-in directory too), not those the line names, each before it is read", () => {

@@ -284,3 +284,60 @@ describe("names of a second or an older credential (`SMTP_PASSWORD1`, `PASSWORD_
     expect(out.published).toEqual(["settings.txt"]);
   });
 });
+
+describe("the shared Nous login and a Google service account key (hermes-agent 0.19.0: hermes_cli/auth.py, agent/vertex_adapter.py)", () => {
+  const f = new Fakes(3010);
+  const access = f.pick(ALNUM, 48);
+  const refresh = f.pick(ALNUM, 44);
+  // A service account key's PEM body, line by line (random: no format rule knows such a line on its own).
+  const keyLines = Array.from({ length: 4 }, () => f.pick(ALNUM, 64));
+  const privateKey = `-----BEGIN PRIVATE KEY-----\n${keyLines.join("\n")}\n-----END PRIVATE KEY-----\n`;
+  const nousStore = (a: string, r: string) => JSON.stringify({ access_token: a, refresh_token: r, token_type: "Bearer", portal_base_url: "https://portal.nousresearch.com", expires_at: "2026-12-05T16:00:00+00:00" });
+  const keyFile = () => JSON.stringify({ type: "service_account", project_id: "demo-project", private_key_id: "0123456789abcdef0123456789abcdef01234567", private_key: privateKey, client_email: "hermes@demo-project.iam.gserviceaccount.com" });
+
+  /** prepareJson with `env` over the test home's. */
+  function prepareWith(env: NodeJS.ProcessEnv, files: string[]) {
+    const r = cli(["prepare", "--json", "--allow", "txt", ...files], { env: { ...h.env, ...env }, cwd: work });
+    const doc = JSON.parse(r.stdout) as { media: { source: string }[]; media_dropped: { path: string; code: string; reason: string }[] };
+    expect(leftBehind(h).staging).toEqual([]);
+    return { published: doc.media.map((m) => path.basename(m.source)), dropped: doc.media_dropped.map((d) => [path.basename(d.path), d.code, d.reason] as const), stderr: r.stderr };
+  }
+
+  it("refuses the tokens of <root>/shared/nous_auth.json (for a profile's home too: its root's) and of $HERMES_SHARED_AUTH_DIR/nous_auth.json, naming the store, never the value", () => {
+    fs.mkdirSync(path.join(hermes, "shared"));
+    write(path.join(hermes, "shared"), "nous_auth.json", nousStore(access, refresh));
+    const moved = path.join(h.home, "nous-elsewhere");
+    fs.mkdirSync(moved);
+    const movedAccess = f.pick(ALNUM, 48);
+    write(moved, "nous_auth.json", nousStore(movedAccess, f.pick(ALNUM, 44)));
+    const files = [write(work, "access.txt", `token ${access}\n`), write(work, "refresh.txt", `refresh: ${refresh}\n`), write(work, "moved.txt", `${movedAccess}\n`)];
+    const clean = write(work, "clean.txt", "meeting notes\n");
+    const out = prepareWith({ HERMES_SHARED_AUTH_DIR: moved }, [...files, clean]);
+    expect(out.dropped.map(([name, code]) => [name, code])).toEqual(files.map((file) => [path.basename(file), "secret_detected"]));
+    expect(out.dropped[0]![2]).toContain("the value of access_token (the Hermes shared/nous_auth.json)");
+    expect(out.dropped[1]![2]).toContain("the value of refresh_token (the Hermes shared/nous_auth.json)");
+    expect(out.dropped[2]![2]).toContain("the value of access_token (the shared Nous OAuth store ($HERMES_SHARED_AUTH_DIR/nous_auth.json))");
+    expect(out.published).toEqual(["clean.txt"]);
+    // A profile's home: the root's store is its too.
+    fs.mkdirSync(path.join(hermes, "profiles", "work"), { recursive: true });
+    const fromProfile = prepareWith({ HERMES_HOME: path.join(hermes, "profiles", "work") }, [write(work, "again.txt", `token ${access}\n`)]);
+    expect(fromProfile.dropped.map(([name, code, reason]) => [name, code, reason.includes("access_token (the shared/nous_auth.json of the shared Hermes root)")])).toEqual([["again.txt", "secret_detected", true]]);
+    expect(JSON.stringify([out, fromProfile])).not.toContain(access);
+  });
+
+  it("refuses a line of the private key that $VERTEX_CREDENTIALS_PATH or $GOOGLE_APPLICATION_CREDENTIALS names, naming the variable; a relative path is not followed", () => {
+    fs.mkdirSync(path.join(h.home, "keys"));
+    const vertex = write(path.join(h.home, "keys"), "vertex.json", keyFile());
+    const leak = write(work, "key-line.txt", `pasted: ${keyLines[2]}\n`);
+    const clean = write(work, "clean.txt", "meeting notes\n");
+    for (const variable of ["VERTEX_CREDENTIALS_PATH", "GOOGLE_APPLICATION_CREDENTIALS"]) {
+      const out = prepareWith({ [variable]: vertex }, [leak, clean]);
+      expect(out.dropped.map(([name, code]) => [name, code]), variable).toEqual([["key-line.txt", "secret_detected"]]);
+      expect(out.dropped[0]![2]).toContain(`the value of private_key (the Google service account key $${variable} names)`);
+      expect(out.dropped[0]![2]).not.toContain(keyLines[2]!);
+      expect(out.published).toEqual(["clean.txt"]);
+    }
+    // Relative (its meaning: Hermes' working directory): not followed, the line not known.
+    expect(prepareWith({ VERTEX_CREDENTIALS_PATH: "keys/vertex.json" }, [leak]).published).toEqual(["key-line.txt"]);
+  });
+});

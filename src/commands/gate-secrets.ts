@@ -27,7 +27,15 @@ its environment is copied, read as root when USER may not read it and the
 file and every directory above it are root's alone.
 STORE codex-home: marks the Codex CLI's auth.json where a gateway's
 CODEX_HOME puts it (copied as USER, read as JSON), managed:
-the managed scope's .env or config.yaml where its HERMES_MANAGED_DIR does.
+the managed scope's .env or config.yaml where its HERMES_MANAGED_DIR does,
+nous-shared: the shared Nous OAuth store where its HERMES_SHARED_AUTH_DIR
+puts it, vertex-credentials: and google-credentials: the Google service
+account key its VERTEX_CREDENTIALS_PATH or GOOGLE_APPLICATION_CREDENTIALS
+names (each read as JSON).
+A profiles directory that leaves profiles out (past ${MAX_PROFILES}, a link, a
+control character) has them named beside its copies
+(hermes-env-N-profiles-untaken): the gate then refuses every file whose
+check needs the known values, as local mode does.
 profiles: marks a Hermes home's profiles directory (FILE ends with "/"):
 each profile in it (at most ${MAX_PROFILES}; no link, no control character in
 its name) has its .env and stores copied, and the Codex CLI's auth.json
@@ -35,8 +43,10 @@ where its .env puts CODEX_HOME.
 gateway: marks a gateway unit running as USER, named by its path in the
 directory its drop-ins are written in (FILE ends with ".service"): its
 environment is resolved at this run as install resolves it, and the
-Codex CLI's auth.json where its CODEX_HOME puts it and the managed .env
-and config.yaml where its HERMES_MANAGED_DIR does are copied (not a
+Codex CLI's auth.json where its CODEX_HOME puts it, the managed .env
+and config.yaml where its HERMES_MANAGED_DIR does, the shared Nous store
+where its HERMES_SHARED_AUTH_DIR does and the Google key its
+VERTEX_CREDENTIALS_PATH or GOOGLE_APPLICATION_CREDENTIALS names are copied (not a
 managed .env that sets MEDIA_OUTBOX_DIR: its copies from before are kept).
 A file followed so is copied once, and not when the line names it.
 --watch-profiles starts an instance of ${GATE_SECRETS_WATCH} on the files

@@ -6,9 +6,8 @@
 // environments count. Small on purpose: the client's bundle holds it.
 import fs from "node:fs";
 import path from "node:path";
-import { escapeText } from "../core/escape.js";
 import { resolveExisting } from "../core/real-path.js";
-import { MAX_PROFILES, takeProfiles } from "./hermes-profiles.js";
+import { profilesLeftOut, takeProfiles } from "./hermes-profiles.js";
 
 /** The user's home as Python's Path.home() reads it: $HOME, else the password database's (node:os only then: it costs start-up time). */
 function defaultUserHome(): string {
@@ -87,12 +86,8 @@ function addProfiles(out: HermesHomeListing, hermesHome: string, read?: string):
   const dir = path.join(hermesHome, "profiles");
   const listing = takeProfiles(dir, readdirOrEmpty(dir), (p) => fs.statSync(p));
   out.dirs.push(...listing.profiles.map((p) => p.dir));
-  out.untaken.push(
-    ...listing.refused.map(({ file, why }) => `${escapeText(file)} (${why})`),
-    // The home itself, a profile of the root past its bound, is read all the same.
-    ...listing.past.filter((p) => p !== read).map((p) => `${escapeText(p)} (past the ${MAX_PROFILES} profiles of a Hermes home read)`),
-    ...(listing.more > 0 ? [`${listing.more} more entries of ${escapeText(dir)}`] : []),
-  );
+  // The home itself, a profile of the root past its bound, is read all the same.
+  out.untaken.push(...profilesLeftOut(dir, listing, read));
 }
 
 /** The names in `dir`, sorted; none when it cannot be listed (not there, not a directory, not ours to read). */

@@ -6,6 +6,7 @@
 // same profiles. Small on purpose: the client's bundle holds it.
 import type fs from "node:fs";
 import path from "node:path";
+import { escapeText } from "../core/escape.js";
 
 /** Hermes' own rule for a profile's name (hermes_cli/profiles.py `_PROFILE_ID_RE`): no dot, so a copy's name can carry it as it is. */
 export const PROFILE_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -97,3 +98,21 @@ export function takeProfiles(profilesDir: string, names: readonly string[], look
   return out;
 }
 
+
+/**
+ * The profiles a listing of `profilesDir` leaves out, each described
+ * (escaped): those refused (a name with a control character, a link where
+ * the gate lists), those past the bound, named, and the count of the rest;
+ * `read` (a home that is itself a profile of its root, read all the same)
+ * left out. One rule for local mode (hermes-homes.ts) and the gate's copies
+ * (gate-secrets.ts, which writes them beside its copies: known.ts
+ * untakenProfilesCopyName): a file whose check needs the known values is
+ * refused while there are any (unscannable_content), in either mode.
+ */
+export function profilesLeftOut(profilesDir: string, listing: Pick<ProfileListing, "refused" | "past" | "more">, read?: string): string[] {
+  return [
+    ...listing.refused.map(({ file, why }) => `${escapeText(file)} (${why})`),
+    ...listing.past.filter((p) => p !== read).map((p) => `${escapeText(p)} (past the ${MAX_PROFILES} profiles of a Hermes home read)`),
+    ...(listing.more > 0 ? [`${listing.more} more entries of ${escapeText(profilesDir)}`] : []),
+  ];
+}

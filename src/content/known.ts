@@ -465,6 +465,10 @@ export interface KnownSecretSources {
   userHome?: string | undefined;
   /** $CODEX_HOME, where the Codex CLI keeps its auth.json (else ~/.codex). */
   codexHome?: string | undefined;
+  /** $HERMES_SHARED_AUTH_DIR, where Hermes keeps the shared Nous OAuth store, nous_auth.json (else the shared root's shared/: HOME_STORES). */
+  sharedAuthDir?: string | undefined;
+  /** The Google service account keys (JSON) $VERTEX_CREDENTIALS_PATH and $GOOGLE_APPLICATION_CREDENTIALS name. */
+  serviceAccountKeys?: readonly { variable: string; file: string }[] | undefined;
   /**
    * The environments this process was started under (its own, the gateway's
    * above it) and the running gateways' of these Hermes homes (their
@@ -540,6 +544,25 @@ export const codexHomeCopyName = (copy: string) => `${copy}-${CODEX_HOME_COPY_TA
 export const managedCopyTag = (file: string) => `managed${file.startsWith(".") ? "" : "."}${file}`;
 const MANAGED_COPY_TAGS = [".env", "config.yaml"].map(managedCopyTag);
 
+/**
+ * The stores, besides the Codex CLI's and the managed scope's, that a
+ * gateway's environment moves (hermes-environment.ts): the shared Nous
+ * OAuth store where `$HERMES_SHARED_AUTH_DIR` puts it
+ * (`DIR/nous_auth.json`), and the Google service account key (a JSON key
+ * file: `private_key`, `private_key_id`) `$VERTEX_CREDENTIALS_PATH` or
+ * `$GOOGLE_APPLICATION_CREDENTIALS` names (agent/vertex_adapter.py, the
+ * first that exists; both are read). Each copy is named by its tag
+ * (`hermes-env-N-nous-shared-auth.json`), read as JSON, and named in a
+ * refusal by where it came from.
+ */
+export const MOVED_STORES = {
+  "nous-shared": { tag: "nous-shared-auth.json", where: "the shared Nous OAuth store in a gateway's $HERMES_SHARED_AUTH_DIR" },
+  "vertex-credentials": { tag: "vertex-credentials.json", where: "the Google service account key a gateway's $VERTEX_CREDENTIALS_PATH names" },
+  "google-credentials": { tag: "google-application-credentials.json", where: "the Google service account key a gateway's $GOOGLE_APPLICATION_CREDENTIALS names" },
+} as const;
+export type MovedStore = keyof typeof MOVED_STORES;
+export const movedStoreCopyName = (copy: string, store: MovedStore) => `${copy}-${MOVED_STORES[store].tag}`;
+
 /** The user's home store a credential is the copy of (userHomeStoreCopyName), if it is one. */
 function userHomeStoreOfCopy(name: string): string | undefined {
   const tag = /^hermes-env-[0-9]+-(.+)$/.exec(name)?.[1];
@@ -575,6 +598,10 @@ const HOME_STORES: readonly { name: string; format: SecretFileFormat }[] = [
     "hindsight/config.json",
     "google_chat_user_token.json",
     "google_chat_user_client_secret.json",
+    // The shared Nous login (hermes_cli/auth.py _nous_shared_store_path: `<root>/shared/nous_auth.json`, its OAuth
+    // access and refresh tokens, rewritten at every refresh), in the shared root every profile's Hermes reads: a home
+    // that is its own root holds it; a profile's home knows its root's (listHermesHomesNamed), and a profile's own is none.
+    "shared/nous_auth.json",
   ].map((name) => ({ name, format: "json" as const })),
   { name: "config.yaml", format: "yaml" },
 ];
@@ -639,6 +666,11 @@ function profileCopyOf(name: string, shown: string): { format: SecretFileFormat;
   return { format: profileFileFormat(store), where: `the ${store} of ${profile}, credential ${shown}` };
 }
 
+/** The store a gateway's environment moves whose copy `name` is (movedStoreCopyName), if it is one. */
+function movedStoreOfCopy(name: string): MovedStore | undefined {
+  return (Object.keys(MOVED_STORES) as MovedStore[]).find((store) => name.endsWith(`-${MOVED_STORES[store].tag}`));
+}
+
 export interface SecretFile {
   file: string;
   /** How a refusal names it. */
@@ -672,6 +704,35 @@ export function listHermesHomesNamed(hermesHome: string, userHome?: string): { h
     ),
   ];
   return { homes, untaken };
+}
+
+/**
+ * The tag of the file gate-secrets writes beside the copies of a profiles
+ * directory whose listing left profiles out (`hermes-env-N-profiles-untaken`):
+ * those profiles (hermes-profiles.ts profilesLeftOut), one a line, escaped.
+ * Its copies are then incomplete, and the gate's secret check refuses as
+ * local mode does (loadKnownSecrets). No credential: never read for values.
+ */
+const UNTAKEN_PROFILES_TAG = "profiles-untaken";
+export const untakenProfilesCopyName = (copy: string) => `${copy}-${UNTAKEN_PROFILES_TAG}`;
+const isUntakenProfilesCopy = (name: string) => /^hermes-env-[0-9]+-profiles-untaken$/.test(name);
+
+/** The profiles the gate's copies in `credentialsDirectory` leave out, as gate-secrets wrote them (untakenProfilesCopyName). */
+function untakenInCopies(credentialsDirectory: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirOrEmpty(credentialsDirectory)) {
+    if (!isUntakenProfilesCopy(name)) continue;
+    let text: string;
+    try {
+      text = fs.readFileSync(path.join(credentialsDirectory, name), "utf8");
+    } catch {
+      // There and not readable: the copies are incomplete all the same.
+      text = `the profiles named in ${escapeText(name)}, which cannot be read`;
+    }
+    // Written escaped by gate-secrets, root's, in the gate's own directory (escaped again, a profile's `\x1b` would read `\\x1b`).
+    out.push(...text.split("\n").filter((line) => line !== ""));
+  }
+  return out;
 }
 
 /** listHermesHomesNamed's homes alone. */
@@ -710,13 +771,15 @@ export function knownSecretFiles(src: KnownSecretSources, homes = hermesHomes(sr
     for (const name of USER_HOME_SECRET_FILES) if (name !== CODEX_AUTH || !src.codexHome) files.push({ file: path.join(src.userHome, name), where: `the user's ~/${name}`, format: userHomeStoreFormat(name) });
   }
   if (src.codexHome) files.push({ file: path.join(src.codexHome, "auth.json"), where: "the Codex CLI's auth.json ($CODEX_HOME)", format: "json" });
+  if (src.sharedAuthDir) files.push({ file: path.join(src.sharedAuthDir, "nous_auth.json"), where: "the shared Nous OAuth store ($HERMES_SHARED_AUTH_DIR/nous_auth.json)", format: "json" });
+  for (const { variable, file } of src.serviceAccountKeys ?? []) files.push({ file, where: `the Google service account key $${variable} names`, format: "json" });
   if (src.managedDir) {
     files.push({ file: path.join(src.managedDir, ".env"), where: "the managed Hermes .env", format: "dotenv" });
     files.push({ file: path.join(src.managedDir, "config.yaml"), where: "the managed Hermes config.yaml", format: "yaml" });
   }
   if (src.credentialsDirectory) {
     for (const name of readdirOrEmpty(src.credentialsDirectory)) {
-      if (!name.startsWith("hermes-env")) continue;
+      if (!name.startsWith("hermes-env") || isUntakenProfilesCopy(name)) continue;
       // A copy of an agent user's home store (~/.docker/config.json) is read as local mode reads the store, and named by it; the copy does not say whose home.
       const store = userHomeStoreOfCopy(name);
       const file = path.join(src.credentialsDirectory, name);
@@ -725,6 +788,7 @@ export function knownSecretFiles(src: KnownSecretSources, homes = hermesHomes(sr
       const shown = escapeText(name);
       const profileCopy = profileCopyOf(name, shown);
       if (profileCopy) files.push({ file, ...profileCopy });
+      else if (movedStoreOfCopy(name) !== undefined) files.push({ file, where: `${MOVED_STORES[movedStoreOfCopy(name)!].where}, credential ${shown}`, format: "json" });
       else if (name.endsWith(`-${CODEX_HOME_COPY_TAG}`)) files.push({ file, where: `the Codex CLI's auth.json in a gateway's $CODEX_HOME, credential ${shown}`, format: "json" });
       else if (MANAGED_COPY_TAGS.some((tag) => name.endsWith(`-${tag}`))) files.push({ file, where: `the managed Hermes scope in a gateway's $HERMES_MANAGED_DIR, credential ${shown}`, format: "either" });
       else files.push(store === undefined ? { file, where: `credential ${shown}`, format: "either" } : { file, where: `an agent user's ~/${store}, credential ${shown}`, format: userHomeStoreFormat(store) });
@@ -785,6 +849,8 @@ export function readSecretFile(f: SecretFile): SecretFileReading {
 /** The known secrets of this host, read now (cached per file while unchanged). */
 export function loadKnownSecrets(src: KnownSecretSources): KnownSecrets {
   const { homes, untaken } = listHermesHomesNamed(src.hermesHome, src.userHome);
+  // In gate mode, the profiles the copies leave out: the same rule, the same refusal.
+  if (src.credentialsDirectory) untaken.push(...untakenInCopies(src.credentialsDirectory));
   if (untaken.length > 0) throw new Refusal("unscannable_content", `${untakenProfilesMessage(untaken)}: nothing whose check needs them is published; ${UNTAKEN_PROFILES_FIX}`);
   const values = knownSecretFiles(src, homes).flatMap((f) => readSecretFile(f).values);
   if (src.environments) values.push(...environmentValues(src.environments(homes.map((home) => home.dir)), values));

@@ -8,7 +8,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { type Config, type GateSocket, defaultStateDir } from "../config/config.js";
-import { USER_HOME_SECRET_FILES, readSecretFile, userHomeStoreFormat } from "../content/known.js";
+import { MOVED_STORES, USER_HOME_SECRET_FILES, readSecretFile, userHomeStoreFormat } from "../content/known.js";
 import type { SecretFileFormat } from "../content/secret-file-formats.js";
 import { FatalError, errnoCode, isErrno } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
@@ -36,6 +36,7 @@ import {
   profileSecretFilesNow,
   storeDirectoryFiles,
   managedLocalOutboxes,
+  unfollowedCredentialFiles,
   untakenProfiles,
   watchedProfileDirs,
   userHomeStoreFiles,
@@ -43,7 +44,8 @@ import {
 } from "./gate.js";
 import { readIfExists } from "./files.js";
 import { rootOwnedProblem } from "./root-owned.js";
-import { UNREAD_CREDENTIAL_PATHS, dotenvCodexHomeAuth } from "./hermes-environment.js";
+import { dotenvCodexHomeAuth } from "./hermes-environment.js";
+import { profilesLeftOut } from "../content/hermes-profiles.js";
 import { type EffectiveEnvironment, type UnitScope, diskReader, effectiveEnvironment, installDir, isTemplate, lenientDiskReader, onDisk, unitEnvironment, unitFiles, unitHermesHome } from "./gateway-units.js";
 import { MAX_PROFILES, MAX_WATCHED_PROFILES, PROFILE_WATCHES, listWatches, profileWatchPaths, watchUnitName } from "./gate-profiles.js";
 import { GATE_SECRETS_NEW_PATH, GATE_SECRETS_PATH, GATE_SECRETS_SERVICE, GATE_SERVICE, GATE_SOCKET_UNIT, WATCH_SERVICE } from "./render.js";
@@ -360,10 +362,11 @@ export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; d
   // A gateway unit (gateway:) is followed, not copied: no Hermes file.
   const hermes = named.filter((n) => n.kind === undefined && !n.gateway);
   const homeStores = new Set(hermes.flatMap((n) => userHomeStoreFiles(n.user, scope)));
-  const codexHomes = new Set(hermes.filter((n) => n.store === "codex-home").map((n) => n.file));
+  // $CODEX_HOME/auth.json, the shared Nous store, a Google key: read as JSON (not the managed scope's .env and config.yaml).
+  const jsonStores = new Set(hermes.filter((n) => n.store !== undefined && n.store !== "managed").map((n) => n.file));
   // A file copied as it is gives the gate what it gives local mode: none, from a damaged or oversized one (a user's home store is read as there: JSON, the AWS credentials as a .env; $CODEX_HOME/auth.json as JSON).
   // A profile's file is read as its copy is: by its own format (known.ts profileFileFormat).
-  const formatOf = (file: string): SecretFileFormat => (homeStores.has(file) ? homeStoreFormat(file) : codexHomes.has(file) ? "json" : "either");
+  const formatOf = (file: string): SecretFileFormat => (homeStores.has(file) ? homeStoreFormat(file) : jsonStores.has(file) ? "json" : "either");
   const hermesFiles = hermes.flatMap(({ file, profiles }) =>
     profiles ? profileSecretFilesNow(file, scope) : (file.endsWith("/") ? storeDirectoryFiles(file.slice(0, -1), scope) : [file]).map((f) => ({ file: f, format: formatOf(f) })),
   );
@@ -396,18 +399,10 @@ export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; d
   if (unnamedUnits.length > 0) {
     check(checks, "gate secrets", "warn", `${unnamedUnits.map((w) => escapeText(w.file)).join(", ")}: set for a gateway (an EnvironmentFile=, or Environment= values that look secret) and not named in the gate's units: the gate does not know the values there`, "run media-outbox install systemd --gate again, with the same options");
   }
-  // What a gateway's unit sets (since install or not) that moves a credential file where no copy comes from, local mode's reading neither (hermes-environment.ts UNREAD_CREDENTIAL_PATHS).
-  const unread = gateways.flatMap((g) =>
-    (g.credentialPaths ?? []).map((c) => `${c.name} (set for ${escapeText(g.unit)}${c.from ? ` in ${escapeText(c.from)}` : ""}: ${UNREAD_CREDENTIAL_PATHS.find((u) => u.name === c.name)?.what ?? "a credential file"})`),
-  );
-  if (unread.length > 0) {
-    check(
-      checks,
-      "gate secrets",
-      "warn",
-      `${unread.join(", ")}: the gateway's Hermes reads a credential file there that neither the gate's copies nor local mode read: the gate does not know the values there (a service account's private key is still found by its format)`,
-      "media-outbox has no reading of that file yet: a value of it is refused only where a file it reads (a Hermes .env, auth.json) holds it too",
-    );
+  // A credential file's variable a gateway's Hermes sees (HERMES_SHARED_AUTH_DIR, VERTEX_CREDENTIALS_PATH, GOOGLE_APPLICATION_CREDENTIALS) whose value gate-secrets cannot follow (relative, `${...}`, `..`): followed otherwise, as CODEX_HOME.
+  const unfollowed = unfollowedCredentialFiles(gateways, scope);
+  if (unfollowed.length > 0) {
+    check(checks, "gate secrets", "warn", `${unfollowed.join("; ")}: the gateway's Hermes reads a credential file there that the gate does not copy (a service account's private key is still found by its format)`, "write that variable as an absolute path, without ${...} or a .. component: gate-secrets then copies the file at each run");
   }
   // Where a gateway's CODEX_HOME or HERMES_MANAGED_DIR puts a store now (set since install, in its unit or its Hermes .env), install judging it the same way;
   // not a CODEX_HOME that gate-secrets follows itself at each run, as the named Hermes .env sets it.
@@ -420,7 +415,8 @@ export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; d
     [],
   ).filter((c) => !named.some((n) => n.file === c.file) && !(c.store === "codex-home" && followed.has(c.file)));
   if (moved.length > 0) {
-    const what = (c: AgentSecretFile) => (c.store === "codex-home" ? "the Codex CLI's auth.json in a gateway's CODEX_HOME" : "the managed scope's, in a gateway's HERMES_MANAGED_DIR");
+    const what = (c: AgentSecretFile) =>
+      c.store === "codex-home" ? "the Codex CLI's auth.json in a gateway's CODEX_HOME" : c.store === "managed" ? "the managed scope's, in a gateway's HERMES_MANAGED_DIR" : MOVED_STORES[c.store!].where;
     check(
       checks,
       "gate secrets",
@@ -438,13 +434,16 @@ export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; d
   }
   // The profiles gate-secrets does not take of a profiles directory it lists (gate-profiles.ts: a link, a name with a control character, past MAX_PROFILES), and those it copies without watching (past MAX_WATCHED_PROFILES).
   const listings = hermes.filter((n) => n.profiles).map((n) => ({ dir: n.file, ...untakenProfiles(n.file, scope) }));
-  const untaken = listings.flatMap(({ dir, refused, past, more }) => [
-    ...refused.map((r) => `${escapeText(r.file)} (${r.why})`),
-    ...past.map((p) => `${escapeText(p)} (past the ${MAX_PROFILES} profiles a Hermes home may have copied for the gate)`),
-    ...(more > 0 ? [`${more} more entries of ${escapeText(dir)}`] : []),
-  ]);
+  // The rule local mode and the gate's copies apply (hermes-profiles.ts profilesLeftOut): the gate refuses while there are any.
+  const untaken = listings.flatMap(({ dir, refused, past, more }) => profilesLeftOut(withoutSlash(dir), { refused, past, more }));
   if (untaken.length > 0) {
-    check(checks, "gate secrets", "warn", `Hermes profiles the gate does not copy: ${untaken.join("; ")}: the gate does not know the values there`, `make each a directory named with letters, digits, _ and -, and keep at most ${MAX_PROFILES} profiles in a Hermes home`);
+    check(
+      checks,
+      "gate secrets",
+      "fail",
+      `Hermes profiles the gate does not copy: ${untaken.join("; ")}: the gate does not know the values there, and refuses every file whose check needs them (unscannable_content)`,
+      `make each a directory named with letters, digits, _ and -, and keep at most ${MAX_PROFILES} profiles in a Hermes home (hermes profile delete NAME); the gate copies them again when the profiles directory changes`,
+    );
   }
   const unwatched = listings.flatMap(({ unwatched }) => unwatched.map(escapeText));
   if (unwatched.length > 0) {
@@ -458,6 +457,9 @@ export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; d
   }
   return line;
 }
+
+/** A profiles directory as the line names it (`…/profiles/`), without its slash. */
+const withoutSlash = (dir: string) => (dir.endsWith("/") ? dir.slice(0, -1) : dir);
 
 /** The files a gate-secrets line names, and the directory it copies them into (--into). */
 export interface GateSecretsLine {

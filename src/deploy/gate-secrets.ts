@@ -32,8 +32,12 @@
 // again at each run, with install's own code (hermes-environment.ts), so a
 // CODEX_HOME or HERMES_MANAGED_DIR set after install in its unit, an
 // environment file, its Hermes .env or the managed .env is followed, the
-// managed .env checked as install checks it (followGateway). A file so
-// followed is copied once (Followed). A Hermes home's profiles (`profiles/NAME`, made
+// managed .env checked as install checks it (followGateway); so are
+// HERMES_SHARED_AUTH_DIR, VERTEX_CREDENTIALS_PATH and
+// GOOGLE_APPLICATION_CREDENTIALS (the shared Nous store, a Google key). A
+// file so followed is copied once (Followed). A profiles directory whose
+// listing leaves profiles out has them named beside its copies, and the
+// gate refuses as local mode does. A Hermes home's profiles (`profiles/NAME`, made
 // whenever the agent likes) are not named one by one: the home's profiles
 // directory is, and each run lists it as the agent and copies what each
 // profile there holds, as the home's files are copied (gate-profiles.ts
@@ -52,7 +56,8 @@
 // NAME='value' lines; a file that sets nothing leaves no copy.
 import fs from "node:fs";
 import path from "node:path";
-import { HERMES_STORE_DIRS, PROFILE_FILES, type ProfileCopyFile, USER_HOME_SECRET_FILES, codexHomeCopyName, managedCopyTag, profileCopyName, storeDirFileNames, userHomeStoreCopyName } from "../content/known.js";
+import { profilesLeftOut } from "../content/hermes-profiles.js";
+import { HERMES_STORE_DIRS, PROFILE_FILES, type ProfileCopyFile, USER_HOME_SECRET_FILES, MOVED_STORES, type MovedStore, codexHomeCopyName, managedCopyTag, movedStoreCopyName, profileCopyName, storeDirFileNames, untakenProfilesCopyName, userHomeStoreCopyName } from "../content/known.js";
 import { FatalError, errnoCode } from "../core/errors.js";
 import { escapeText, someOf } from "../core/escape.js";
 import { MAX_PROFILES, MAX_WATCHED_PROFILES, PROFILE_WATCHES, type Profile, type ProfileListing, type ProfileWatches, profileWatchPaths, takeProfiles } from "./gate-profiles.js";
@@ -96,7 +101,10 @@ export interface AgentSecretFile {
    * the user like a Hermes file: `codex-home`, the Codex CLI's auth.json in
    * its $CODEX_HOME, whose copy known.ts codexHomeCopyName names (the gate
    * reads it as JSON and names where it came from); `managed`, the managed scope's
-   * .env or config.yaml in its $HERMES_MANAGED_DIR, copied as it is.
+   * .env or config.yaml in its $HERMES_MANAGED_DIR, copied as it is; a
+   * store of known.ts MOVED_STORES (the shared Nous store in its
+   * $HERMES_SHARED_AUTH_DIR, the Google key its $VERTEX_CREDENTIALS_PATH or
+   * $GOOGLE_APPLICATION_CREDENTIALS names), read as JSON, named by the store.
    */
   store?: EnvironmentStore;
   /**
@@ -116,8 +124,8 @@ export interface AgentSecretFile {
 }
 
 /** The stores a gateway's environment moves: where install found them (hermes-environment.ts), as secretFileArg marks them. */
-export type EnvironmentStore = "codex-home" | "managed";
-const STORES: readonly EnvironmentStore[] = ["codex-home", "managed"];
+export type EnvironmentStore = "codex-home" | "managed" | MovedStore;
+const STORES: readonly EnvironmentStore[] = ["codex-home", "managed", ...(Object.keys(MOVED_STORES) as MovedStore[])];
 
 export type SystemdFileKind = "environment-file" | "unit-file";
 const KINDS: readonly SystemdFileKind[] = ["environment-file", "unit-file"];
@@ -388,6 +396,15 @@ function writeCopy(dir: string, name: string, data: Buffer, owner: CopyOwner): v
 }
 
 /**
+ * Writes `text` as `dir/name` as writeCopy does, outside the copies' budget:
+ * a few lines that say the copies are incomplete (known.ts
+ * untakenProfilesCopyName) are written whatever the copies took.
+ */
+function writeMarker(dir: string, name: string, text: string, owner: CopyOwner): void {
+  writeCopy(dir, name, Buffer.from(text, "utf8"), { ...owner, bytesLeft: Number.POSITIVE_INFINITY });
+}
+
+/**
  * How many times one gate-secrets makes the copies, while a file it read
  * changed (or was made, or went) during the copies (Sources): a path unit
  * does not watch while the copy it started runs, and sees nothing of that
@@ -614,7 +631,7 @@ function copyOnce(dir: string, files: AgentSecretFile[], opts: { watches?: Profi
         const data = asUser(user, () => readSmallRegularFile(file));
         // A managed .env that keeps the agents' prepare from the gate (install refuses it): its copy from before is kept, not replaced.
         if (store === "managed" && path.basename(file) === ".env" && dotenvSetsLocalOutbox(data)) throw new Skip(MANAGED_LOCAL_OUTBOX, false, false, true);
-        const name = store === "codex-home" ? codexHomeCopyName(`${SECRET_FILE_PREFIX}${i}`) : copyName(`${SECRET_FILE_PREFIX}${i}`, user, file);
+        const name = environmentStoreCopyName(`${SECRET_FILE_PREFIX}${i}`, store) ?? copyName(`${SECRET_FILE_PREFIX}${i}`, user, file);
         writeCopy(dir, name, data, owner);
         result.copied.push(name);
         if (codexCopy !== undefined) {
@@ -685,6 +702,12 @@ class Followed {
   isNamed(file: string): boolean {
     return this.named.has(file);
   }
+}
+
+/** The name of the copy of a store a gateway's environment moves (`prefix`: hermes-env-N), read as JSON and named by the store: none for the managed scope's (managedCopyName, by the file) or another file. */
+function environmentStoreCopyName(prefix: string, store: EnvironmentStore | undefined): string | undefined {
+  if (store === "codex-home") return codexHomeCopyName(prefix);
+  return store === undefined || store === "managed" ? undefined : movedStoreCopyName(prefix, store);
 }
 
 /** The copy of a managed scope's file a gateway's HERMES_MANAGED_DIR puts elsewhere (`hermes-env-N-managed.env`, `…-managed.config.yaml`): read as either, as a Hermes .env and config.yaml are. */
@@ -807,7 +830,7 @@ function followGateway(g: GatewayFollow): void {
   }
   const written = new Set<string>();
   for (const { file, store } of found.files) {
-    const name = store === "codex-home" ? codexHomeCopyName(g.prefix) : managedCopyName(g.prefix, file);
+    const name = environmentStoreCopyName(g.prefix, store) ?? managedCopyName(g.prefix, file);
     if (!g.follow.claim(file, name)) continue;
     written.add(name);
     copyFollowed(g.dir, name, g.user, file, g.owner, g.result);
@@ -934,6 +957,10 @@ class ProfilesCopy {
       throw listing;
     }
     const user = this.user!;
+    // The profiles left out, written before any profile is copied: the gate refuses (as local mode does) while its copies lack them.
+    const untaken = profilesLeftOut(this.from, listing);
+    const marker = untakenProfilesCopyName(this.copyPrefix);
+    if (untaken.length > 0) writeMarker(this.dir, marker, untaken.join("\n"), this.owner);
     for (const profile of listing.profiles) this.copyProfile(user, profile);
     for (const { file, why } of listing.refused) this.last.skipped.push({ user: user.name, file, why });
     const unwatched = listing.profiles.filter((p) => !p.watched).map((p) => escapeText(p.dir));
@@ -944,9 +971,11 @@ class ProfilesCopy {
     }
     if (listing.past.length > 0 || listing.more > 0) {
       const past = [...listing.past.map(escapeText), ...(listing.more > 0 ? [`${listing.more} more entries`] : [])];
-      this.last.notes.push(`${past.join(", ")}: not taken: at most ${MAX_PROFILES} Hermes profiles of a home are copied for the gate (Hermes' own names first, in name order); the gate does not know the values there`);
+      this.last.notes.push(
+        `${past.join(", ")}: not taken: at most ${MAX_PROFILES} Hermes profiles of a home are copied for the gate (Hermes' own names first, in name order); the gate does not know the values there, and refuses every file whose check needs them (unscannable_content)`,
+      );
     }
-    this.removeCopiesBut(new Set(this.last.copied));
+    this.removeCopiesBut(new Set([...this.last.copied, ...(untaken.length > 0 ? [marker] : [])]));
   }
 
   private copyProfile(user: PasswdEntry, profile: Profile): void {

@@ -21,7 +21,7 @@ import { mkdirs, readIfExists } from "./files.js";
 import { rootOwnedProblem } from "./root-owned.js";
 import { GATE_SECRETS_WATCH, MAX_WATCHED_PROFILES, PROFILE_WATCHES, type ProfileListing, takeProfiles } from "./gate-profiles.js";
 import { type AgentSecretFile, unitFileEnvironment } from "./gate-secrets.js";
-import { type EnvironmentStores, LOCAL_OUTBOX_VAR, type UnitHermesEnvironment, dotenvSetsLocalOutbox, gatewayEnvironmentStores, unitCredentialPaths, unitHermesEnvironment } from "./hermes-environment.js";
+import { type EnvironmentStores, LOCAL_OUTBOX_VAR, type UnitHermesEnvironment, dotenvSetsLocalOutbox, gatewayEnvironmentStores, unitHermesEnvironment } from "./hermes-environment.js";
 import {
   DROP_IN_ENV_NAME,
   DROP_IN_NAME,
@@ -117,10 +117,8 @@ export interface GatewayOwner {
   unitFiles?: string[];
   /** The unit file that sets MEDIA_OUTBOX_DIR for it, if one does. */
   localOutboxFrom?: string;
-  /** What its unit sets of CODEX_HOME, HOME and HERMES_MANAGED_DIR: where its Hermes reads the Codex CLI's auth.json and the managed scope (hermes-environment.ts). */
+  /** What its unit sets of CODEX_HOME, HOME, HERMES_MANAGED_DIR and the credential files' variables: where its Hermes reads the Codex CLI's auth.json, the managed scope, the shared Nous store and a Google key (hermes-environment.ts). */
   hermesEnvironment?: UnitHermesEnvironment;
-  /** The variables its unit sets that put a credential file where neither local mode nor the gate reads (hermes-environment.ts UNREAD_CREDENTIAL_PATHS). */
-  credentialPaths?: { name: string; from?: string }[];
 }
 
 /**
@@ -165,6 +163,11 @@ function gatewayStores(g: GatewayOwner, scope: Pick<UnitScope, "root">): { user:
   const user = gatewayUserName(g, scope);
   if (user === undefined) return undefined;
   return { user, stores: gatewayEnvironmentStores({ unit: g.unit, user, hermesHome: g.hermesHome, environment: g.hermesEnvironment }, scope) };
+}
+
+/** Why a credential file's variable a gateway's Hermes sees (HERMES_SHARED_AUTH_DIR, VERTEX_CREDENTIALS_PATH, GOOGLE_APPLICATION_CREDENTIALS) is not followed, for each gateway (escaped). */
+export function unfollowedCredentialFiles(gateways: GatewayOwner[], scope: Pick<UnitScope, "root">): string[] {
+  return gateways.flatMap((g) => gatewayStores(g, scope)?.stores.credentialNotes ?? []);
 }
 
 /** Refuses a gate its agents would never use: a gateway unit or a Hermes .env (a home's, a profile's, a managed one) that sets MEDIA_OUTBOX_DIR. */
@@ -379,7 +382,6 @@ export function gatewayOwnerOf(scope: UnitScope, unit: string, files: UnitFiles,
     ...gatewayEnvironmentSources(scope, files, env),
     ...(hermesHome ? { hermesHome } : {}),
     hermesEnvironment: unitHermesEnvironment(scope, env, read),
-    credentialPaths: unitCredentialPaths(scope, env, read),
   };
 }
 

@@ -4,7 +4,10 @@
 // (hermes_cli/auth.py `_import_codex_cli_tokens`, hermes_cli/codex_models.py:
 // `os.getenv("CODEX_HOME", "").strip()`, then `Path(...).expanduser()`), and
 // the managed scope, `$HERMES_MANAGED_DIR` else /etc/hermes, whose .env and
-// config.yaml every agent loads (hermes_cli/managed_scope.py). Local mode
+// config.yaml every agent loads (hermes_cli/managed_scope.py); and the
+// shared Nous OAuth store `$HERMES_SHARED_AUTH_DIR/nous_auth.json` and the
+// Google service account key `$VERTEX_CREDENTIALS_PATH` or
+// `$GOOGLE_APPLICATION_CREDENTIALS` names (KEYS below). Local mode
 // knows the ones its own environment names; the gate, which runs as another
 // user, knows only what install names for gate-secrets. So install (and
 // doctor, which compares) resolves those variables as the gateway's Hermes
@@ -33,32 +36,26 @@ import { type ReadText, type UnitEnvironment, type UnitScope, onDisk, variableSo
 import { dotenvText, parseEnvFile } from "./policy-sources.js";
 import { userByName } from "./users.js";
 
-/** The variables that decide where the gateway's Hermes reads those stores: CODEX_HOME, HOME (its `~`), HERMES_MANAGED_DIR (whose .env may set the others too). */
-const KEYS = ["CODEX_HOME", "HOME", "HERMES_MANAGED_DIR"] as const;
+/**
+ * The variables that decide where the gateway's Hermes reads those stores:
+ * CODEX_HOME, HOME (its `~`), HERMES_MANAGED_DIR (whose .env may set the
+ * others too); and those whose value is where Hermes reads another
+ * credential file (hermes-agent 0.19.0): the shared Nous OAuth store,
+ * `$HERMES_SHARED_AUTH_DIR/nous_auth.json` (hermes_cli/auth.py
+ * `_nous_shared_auth_dir`, `~` expanded; unset, `<root>/shared/`, a store of
+ * the shared root: known.ts HOME_STORES), and a Google service account's
+ * JSON key for Vertex (agent/vertex_adapter.py: the first of
+ * VERTEX_CREDENTIALS_PATH, GOOGLE_APPLICATION_CREDENTIALS that exists, opened
+ * as set: both are followed).
+ */
+const KEYS = ["CODEX_HOME", "HOME", "HERMES_MANAGED_DIR", "HERMES_SHARED_AUTH_DIR", "VERTEX_CREDENTIALS_PATH", "GOOGLE_APPLICATION_CREDENTIALS"] as const;
 type Key = (typeof KEYS)[number];
 
-/**
- * Variables whose value is where Hermes reads a credential file that
- * neither local mode nor the gate reads (hermes-agent 0.19.0): the shared
- * Nous OAuth store, `$HERMES_SHARED_AUTH_DIR/nous_auth.json`
- * (hermes_cli/auth.py `_nous_shared_auth_dir`), and a Google service
- * account's JSON key for Vertex (agent/vertex_adapter.py: the first of
- * VERTEX_CREDENTIALS_PATH, GOOGLE_APPLICATION_CREDENTIALS). A gateway
- * whose unit sets one has secrets that no copy holds: doctor names it.
- */
-export const UNREAD_CREDENTIAL_PATHS: readonly { name: string; what: string }[] = [
-  { name: "HERMES_SHARED_AUTH_DIR", what: "the shared Nous OAuth store, nous_auth.json" },
-  { name: "VERTEX_CREDENTIALS_PATH", what: "a Google service account's JSON key" },
-  { name: "GOOGLE_APPLICATION_CREDENTIALS", what: "a Google service account's JSON key" },
-];
-
-/** Those UNREAD_CREDENTIAL_PATHS a gateway's unit sets (systemd's view), each with the file that sets it. */
-export function unitCredentialPaths(scope: UnitScope, env: UnitEnvironment, read: ReadText): { name: string; from?: string }[] {
-  return UNREAD_CREDENTIAL_PATHS.flatMap(({ name }) => {
-    const s = variableSource(scope, env, name, read);
-    return s.value !== undefined && s.value.trim() !== "" ? [{ name, ...(s.from ? { from: s.from } : {}) }] : [];
-  });
-}
+/** The key files' variables, and the store each one's copy is (known.ts MOVED_STORES). */
+const KEY_FILE_VARIABLES = [
+  ["VERTEX_CREDENTIALS_PATH", "vertex-credentials"],
+  ["GOOGLE_APPLICATION_CREDENTIALS", "google-credentials"],
+] as const;
 
 /** What a gateway's unit sets of KEYS (systemd's view: EnvironmentFile= over Environment=, UnsetEnvironment= last). */
 export type UnitHermesEnvironment = Partial<Record<Key, { value?: string; from?: string; unknown?: string }>>;
@@ -166,6 +163,8 @@ export interface EnvironmentStores {
   files: { file: string; store: EnvironmentStore }[];
   /** Why a value that is set is not followed (escaped). */
   notes: string[];
+  /** Those of `notes` about a credential file's variable (HERMES_SHARED_AUTH_DIR, VERTEX_CREDENTIALS_PATH, GOOGLE_APPLICATION_CREDENTIALS): doctor names them. */
+  credentialNotes: string[];
   /** The managed .env Hermes loads (the managed scope's, wherever it is) when it sets MEDIA_OUTBOX_DIR: install refuses it, gate-secrets does not follow it. */
   localOutbox?: string;
 }
@@ -223,7 +222,7 @@ export function dotenvCodexHomeAuth(bytes: Buffer, passwdHome: string | undefine
  * followed is a note.
  */
 export function gatewayEnvironmentStores(g: GatewayEnvironmentInput, scope: Pick<UnitScope, "root">, io: EnvironmentIo = diskIo(scope)): EnvironmentStores {
-  const out: EnvironmentStores = { files: [], notes: [] };
+  const out: EnvironmentStores = { files: [], notes: [], credentialNotes: [] };
   const passwdHome = userByName(g.user, scope.root)?.home;
   const values = new Map<Key, { value: string; from: string; expands?: boolean }>();
   for (const key of KEYS) {
@@ -232,7 +231,7 @@ export function gatewayEnvironmentStores(g: GatewayEnvironmentInput, scope: Pick
   }
   // The same for every variable (an environment file that cannot be read): said once.
   const unknown = KEYS.map((key) => g.environment?.[key]?.unknown).find((u) => u !== undefined);
-  if (unknown !== undefined) out.notes.push(`cannot tell whether ${escapeText(g.unit)} sets CODEX_HOME or HERMES_MANAGED_DIR: ${escapeText(unknown)}`);
+  if (unknown !== undefined) out.notes.push(`cannot tell whether ${escapeText(g.unit)} sets ${KEYS.filter((k) => k !== "HOME").join(", ")}: ${escapeText(unknown)}`);
   const load = (file: string) => {
     const bytes = dotenvBytes(io, file);
     if (!bytes) return undefined;
@@ -272,5 +271,26 @@ export function gatewayEnvironmentStores(g: GatewayEnvironmentInput, scope: Pick
     else if ("why" in found) out.notes.push(`${about("CODEX_HOME")} ${found.why}: the gate will not know a Codex CLI's auth.json there (it knows ~/.codex/auth.json)`);
     else out.files.push({ file: found.file, store: "codex-home" });
   }
+
+  const shared = values.get("HERMES_SHARED_AUTH_DIR");
+  const sharedDir = shared && directoryValue(shared, (v) => expandUser(v, values.get("HOME")?.value ?? passwdHome, scope.root));
+  if (sharedDir && "why" in sharedDir) out.credentialNotes.push(`${about("HERMES_SHARED_AUTH_DIR")} ${sharedDir.why}: the gate will not know the shared Nous OAuth store, nous_auth.json, there`);
+  else if (sharedDir) out.files.push({ file: path.join(sharedDir.dir, "nous_auth.json"), store: "nous-shared" });
+
+  for (const [key, store] of KEY_FILE_VARIABLES) {
+    const set = values.get(key);
+    // Opened as it is set: no stripping, no `~` (os.path.exists, google-auth's open).
+    if (set === undefined || set.value === "") continue;
+    const why = set.expands
+      ? "uses ${...} expansion, which install does not follow; write the file's path out"
+      : !path.isAbsolute(set.value)
+        ? `is ${escapeText(set.value)}, not an absolute path`
+        : set.value.split("/").includes("..")
+          ? `is ${escapeText(set.value)}, which holds a ".." component; write it without`
+          : undefined;
+    if (why !== undefined) out.credentialNotes.push(`${about(key)} ${why}: the gate will not know the Google service account key there`);
+    else out.files.push({ file: path.resolve(set.value), store });
+  }
+  out.notes.push(...out.credentialNotes);
   return out;
 }

@@ -132,6 +132,9 @@ export function knownSecretSources(hermesHome: string, userHome?: string): Known
     hermesHome,
     userHome,
     codexHome: codexHome(process.env.CODEX_HOME),
+    // Hermes expands its `~` (Path.expanduser), as CODEX_HOME's.
+    sharedAuthDir: codexHome(process.env.HERMES_SHARED_AUTH_DIR),
+    serviceAccountKeys: serviceAccountKeys(process.env),
     credentialsDirectory: process.env.CREDENTIALS_DIRECTORY,
     managedDir: process.env.HERMES_MANAGED_DIR?.trim() || "/etc/hermes",
     environments: processEnvironments,
@@ -150,6 +153,21 @@ export function codexHome(value: string | undefined): string | undefined {
   if (!trimmed) return undefined;
   const expanded = trimmed === "~" || trimmed.startsWith("~/") ? `${os.homedir()}${trimmed.slice(1)}` : trimmed;
   return path.isAbsolute(expanded) ? expanded : undefined;
+}
+
+/**
+ * The Google service account keys Hermes' Vertex provider reads
+ * (agent/vertex_adapter.py: the first of VERTEX_CREDENTIALS_PATH,
+ * GOOGLE_APPLICATION_CREDENTIALS that exists; both read here), each as it
+ * is set, as Hermes and google-auth open it (no `~` expanded, nothing
+ * stripped). A relative one (its meaning: Hermes' working directory) is not
+ * followed.
+ */
+export function serviceAccountKeys(env: NodeJS.ProcessEnv): { variable: string; file: string }[] {
+  return ["VERTEX_CREDENTIALS_PATH", "GOOGLE_APPLICATION_CREDENTIALS"].flatMap((variable) => {
+    const file = env[variable];
+    return file !== undefined && path.isAbsolute(file) ? [{ variable, file }] : [];
+  });
 }
 
 /** knownSecretsFor(hermesHome, userHome), read on first call only: one per prepare run, one per gate request. */
