@@ -49,12 +49,13 @@ const WRITTEN_ESCAPE = `\\\\(?:[nrt]|x${HEX_DIGIT}{2}|u${HEX_DIGIT}{4})|%${HEX_D
 /** A regular expression's look-behind that holds where a written escape has just ended (its last byte is the character before). */
 export const WRITTEN_ESCAPE_ENDS_BEFORE = `(?<=${WRITTEN_ESCAPE})`;
 /**
- * A global expression for a written escape followed by `literal` (a token
+ * A global expression for `literal` right after a written escape (a token
  * that a pass finds by its lead only at a token's start: a Meta token's
- * `EAA`). Linear: an attempt starts only at a backslash or a `%` and reads
- * at most a sequence's bounded length and the literal.
+ * `EAA`). The literal first, so that the engine skips to it (a look-behind
+ * first is tried at every byte); linear: the look-behind reads back at most
+ * a sequence's bounded length.
  */
-export const writtenEscapeThen = (literal: string) => new RegExp(`(?:${WRITTEN_ESCAPE})${literal}`, "g");
+export const writtenEscapeThen = (literal: string) => new RegExp(`${literal}(?<=(?:${WRITTEN_ESCAPE})${literal})`, "g");
 
 const HEX = new Uint8Array(256);
 for (const ch of "0123456789ABCDEFabcdef") HEX[ch.charCodeAt(0)] = 1;
@@ -148,9 +149,16 @@ export function writtenSequenceLength(b: Uint8Array, i: number): number {
   return k > first && f >= ESCAPE_FINAL_FIRST && f <= FINAL_LAST ? k + 1 - i : 0;
 }
 
-/** A written ESC: a global expression, for find.ts's native search of them (where one ends: writtenEscStart). */
-export const WRITTEN_ESC_LEAD = new RegExp(WRITTEN_ESC, "g");
-/** Where the written ESC that WRITTEN_ESC_LEAD found ending at `end` starts. */
+/**
+ * A written ESC that starts a sequence (a `[` or an intermediate after it)
+ * right after `before` (a class of characters): a global expression, for
+ * find.ts's native search of those inside a key (where one ends:
+ * writtenEscStart). Its backslash first, so that the engine skips to one
+ * (a look-behind first is tried at every byte). Text of `\\e` or TeX's
+ * `\\em` repeated holds none.
+ */
+export const writtenSequenceAfter = (before: string) => new RegExp(`\\\\(?<=${before}\\\\)(?:e|033|x1[bB]|u001[bB])(?=[\\[${hex(INTERMEDIATE_FIRST)}-${hex(INTERMEDIATE_LAST)}])`, "g");
+/** Where the written ESC that writtenSequenceAfter found ending at `end` starts. */
 export function writtenEscStart(b: Uint8Array, end: number): number {
   for (let length = 2; length <= 6; length += 2) if (writtenEscLength(b, end - length) === length) return end - length;
   return end;
