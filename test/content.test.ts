@@ -1784,17 +1784,22 @@ describe("names from inside a file", () => {
       write(work, "named.docx", docx("Report", 7, { [evil]: `<a>${secret}</a>` })),
       write(work, "damaged.docx", docx("Report", 7, { [`${evil}.bin`]: Buffer.alloc(10) }).subarray(0, -30)),
     ];
-    const profile = path.join(h.home, ".hermes", "profiles", "p\u001b]0;x\u0007", ".env");
-    fs.mkdirSync(path.dirname(profile), { recursive: true });
-    fs.writeFileSync(profile, "EXTRA_TOKEN=Zq8vT2mLx9Rk4Wp7Ns3BcD5fGh6J\n");
-    files.push(write(work, "known.txt", "the value is Zq8vT2mLx9Rk4Wp7Ns3BcD5fGh6J here\n"));
     const r = cli(["prepare", ...files], { env: h.env, cwd: work });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("secret_detected");
     expect(r.stderr).toContain("\\x1b[31mMEDIA\\x3a/etc/passwd\\x07.xml");
-    expect(r.stderr).toContain("Hermes profile p\\x1b]0;x\\x07");
-    expect(r.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
-    expect(r.stderr).not.toMatch(/MEDIA:/);
+    // A profile whose name holds a control character is no profile Hermes makes: its values are not known, so what needs them is refused, the name escaped.
+    const profile = path.join(h.home, ".hermes", "profiles", "p\u001b]0;x\u0007", ".env");
+    fs.mkdirSync(path.dirname(profile), { recursive: true });
+    fs.writeFileSync(profile, "EXTRA_TOKEN=Zq8vT2mLx9Rk4Wp7Ns3BcD5fGh6J\n");
+    const known = cli(["prepare", write(work, "known.txt", "the value is Zq8vT2mLx9Rk4Wp7Ns3BcD5fGh6J here\n")], { env: h.env, cwd: work });
+    expect(known.code).toBe(1);
+    expect(known.stderr).toContain("unscannable_content");
+    expect(known.stderr).toContain("profiles/p\\x1b]0;x\\x07 (its name holds a control character");
+    for (const stderr of [r.stderr, known.stderr]) {
+      expect(stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
+      expect(stderr).not.toMatch(/MEDIA:/);
+    }
     expect(leftBehind(h)).toEqual(NOTHING_LEFT);
   });
 });

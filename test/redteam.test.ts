@@ -874,6 +874,187 @@ describe("a key right after a terminal's control sequence", () => {
   });
 });
 
+// A red-team pass (2026-12-05, 32a findings 2 to 5) found keys published
+// right after an escape written as text: a string's `\n`, `\r\n`, `\t`,
+// `\u00a0` (a JSON chat export, a Python repr, a CSV's escaped line
+// breaks), a URL's percent-escape (`%20`, `%0A`, `%3D`, `%22`), a terminal's
+// colour code whose ESC is written (`\u001b[1;32m` of Jupyter's and
+// docker's JSON, `\x1b[32m`, `\033[1m`, `\e[1m`), grep --color's codes so
+// written inside a key, and a PEM private key percent-encoded whole. The
+// escape's last byte, a letter or a hex digit, read as the token's
+// (written-escapes.ts).
+describe("a key right after an escape written as text", () => {
+  const f = new Fakes(32);
+  const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  const b64url = (text: string) => Buffer.from(text).toString("base64url");
+  /** Fakes made here (seeded), one a trigger: a vendor word, a literal (AIza, SK, EAA), a JWT's dot, a Telegram token's colon. */
+  const keys: Record<string, [string, string]> = {
+    github: [`ghp_${f.pick(ALNUM, 36)}`, "a GitHub token"],
+    "github-fine-grained": [`github_pat_${f.pick(ALNUM, 22)}_${f.pick(ALNUM, 59)}`, "a GitHub token"],
+    "google-oauth": [`GOCSPX-${f.pick(`${ALNUM}_-`, 28)}`, "a Google OAuth client secret or token"],
+    openrouter: [`sk-or-v1-${f.pick("0123456789abcdef", 64)}`, "an OpenRouter API key"],
+    anthropic: [`sk-ant-api03-${f.pick(`${ALNUM}_-`, 93)}AA`, "an Anthropic API key"],
+    stripe: [`sk_live_${f.pick(ALNUM, 40)}`, "a Stripe secret key"],
+    retaindb: [`retaindb_${f.pick(ALNUM, 40)}`, "a RetainDB API key"],
+    google: [`AIza${f.pick(`${ALNUM}_-`, 35)}`, "a Google API key"],
+    twilio: [`SK${f.pick("0123456789abcdef", 32)}`, "a Twilio API key"],
+    meta: [`EAAG${f.pick(ALNUM, 180)}`, "a Meta (WhatsApp Cloud, Facebook) access token"],
+    jwt: [`${b64url('{"alg":"HS256","typ":"JWT"}')}.${b64url(`{"sub":"${f.pick("0123456789", 8)}","iat":1700000000}`)}.${f.pick(`${ALNUM}_-`, 43)}`, "a JSON Web Token"],
+    telegram: [`7${f.pick("0123456789", 9)}:AA${f.pick(`${ALNUM}_-`, 33)}`, "a Telegram bot token"],
+    discord: [`${b64url(`1${f.pick("0123456789", 18)}`)}.${f.pick(`${ALNUM}_-`, 6)}.${f.pick(`${ALNUM}_-`, 38)}`, "a Discord bot token"],
+  };
+  /** Escapes as JSON, a repr, a CSV export, a URL and a shell write them, each the last before the key. */
+  const WRITTEN = [
+    "\\n",
+    "\\r\\n",
+    "\\t",
+    "\\u00a0",
+    "\\u0020",
+    "\\x20",
+    "%20",
+    "%0A",
+    "%3D",
+    "%22",
+    "%C2%A0",
+    "\\u001b[1;32m",
+    "\\u001b[0m",
+    "\\u001B[K",
+    "\\x1b[32m",
+    "\\x1B[01;31m\\x1B[K",
+    "\\033[1m",
+    "\\e[1m",
+    "\\e[0m\\e(B",
+    "\\u001b(B",
+  ];
+
+  it("finds each kind of trigger's key after each written escape, at the text's start, inside a JSON string and after words", () => {
+    for (const [label, [key, what]] of Object.entries(keys)) {
+      for (const e of WRITTEN) {
+        for (const text of [`${e}${key}`, `{"text": "Token:${e}${key}\\n"}`, `x=1 ${e}${key} done`]) expect(findSecret(text)?.what, `${label} ${JSON.stringify(text.slice(0, 30))}`).toBe(what);
+      }
+    }
+  });
+
+  it("starts no token after what is no written escape: a backslash and another letter, too few hex digits, TeX's `\\em`, `\\e` and a final alone, overlong parameters, a letter between", () => {
+    const [github] = keys.github!;
+    for (const text of [`\\q${github}`, `\\a${github}`, `%2${github}`, `\\x2${github}`, `\\u00a${github}`, `\\em${github}`, `\\e${github}`, `\\u001b0m${github}`, `\\033[${"1".repeat(CSI_PARAMETERS_MAX + 1)}m${github}`, `\\x1b[1;32mx${github}`, `[0m${github}`, `n${github}`, `20${github}`]) {
+      expect(findSecret(text), JSON.stringify(text.slice(0, 40))).toBeUndefined();
+    }
+    // A written ESC and a final alone is no sequence inside a key either (TeX's `\\em`), where the second reading removes
+    // grep's written codes between words of the same window.
+    expect(scanBytes(Buffer.from(`build_release\\u001b[m\\u001b[K_artifacts ${github.slice(0, 12)}\\em${github.slice(12)}\n`)), "\\em").toBeUndefined();
+    expect(scanBytes(Buffer.from(`build_release\\u001b[m\\u001b[K_artifacts ${github.slice(0, 12)}\\u001b[m${github.slice(12)}\n`))?.what).toBe("a GitHub token, with terminal escape sequences removed");
+  });
+
+  it("is refused through the CLI (a JSON chat export, a repr, a CSV export, a notebook's stream, a shell script, a docker log of grep --color with the host's own values, URL-encoded messages, a PEM key percent-encoded whole); the same escapes before ordinary words, digests, a certificate and a placeholder key are published", () => {
+    const [github] = keys.github!;
+    const [stripe] = keys.stripe!;
+    const [anthropic] = keys.anthropic!;
+    const openrouter = `sk-or-v1-${f.pick("0123456789abcdef", 64)}`;
+    const telegram = `7${f.pick("0123456789", 9)}:AAH${f.pick(`${ALNUM}_-`, 32)}`;
+    fs.mkdirSync(path.join(h.home, ".hermes"), { recursive: true });
+    write(path.join(h.home, ".hermes"), ".env", `OPENROUTER_API_KEY=${openrouter}\nTELEGRAM_BOT_TOKEN=${telegram}\n`);
+    /** grep --color=always's codes around the part it matched, as JSON writes the line (docker's json-file log). */
+    const grepJson = (line: string, match: string) => JSON.stringify({ log: `${line.replace(match, `\x1b[01;31m\x1b[K${match}\x1b[m\x1b[K`)}\n`, stream: "stdout" });
+    const pem = f.pem("RSA PRIVATE KEY");
+    const quotePlus = (text: string) => encodeURIComponent(text).replace(/%20/g, "+");
+    const files = [
+      write(work, "chat.txt", `${JSON.stringify({ role: "assistant", text: `Here is the token:\n${github}` })}\n`),
+      write(work, "repr.md", `stdout='export done\\r\\n${github}\\r\\n'\n`),
+      write(work, "export.csv", `id,message\n1,"line one\\n${stripe}"\n`),
+      write(work, "tab.txt", `key:\\t${github}\n`),
+      write(work, "nbsp.txt", `${JSON.stringify({ text: `key\u00a0${github}` }, null, 0).replace("\u00a0", "\\u00a0")}\n`),
+      write(work, "notebook.txt", `{"output_type": "stream", "name": "stdout", "text": ["\\u001b[1;32m${github}\\u001b[0m\\n"]}\n`),
+      write(work, "repr-sgr.txt", `print(repr(line)) -> '\\x1b[32m${github}\\x1b[0m'\n`),
+      write(work, "script.md", `echo -e "\\033[1m${github}\\033[0m"\n`),
+      write(work, "script-e.txt", `echo -e "\\e[1m${github}\\e[0m"\n`),
+      write(work, "docker-or.txt", `${grepJson(`OPENROUTER_API_KEY=${openrouter}`, "sk-or-v1")}\n`),
+      write(work, "docker-tg.txt", `${grepJson(`TELEGRAM_BOT_TOKEN=${telegram}`, "AAH")}\n`),
+      write(work, "q-space.txt", `GET /sendMessage?chat_id=42&text=my%20key%20${github} HTTP/1.1\n`),
+      write(work, "q-newline.txt", `POST body: note=line%0A${github}\n`),
+      write(work, "q-equals.md", `https://x.example/s?text=key%3D${anthropic}\n`),
+      write(work, "q-quote.csv", `text=%22${anthropic}%22\n`),
+      write(work, "pem-quote.txt", `https://x.example/upload?key=${encodeURIComponent(pem)}\n`),
+      write(work, "pem-quote-plus.txt", `key=${quotePlus(pem)}\n`),
+    ];
+    const digest = new Fakes(9).bytes(32).toString("hex");
+    const twins = [
+      write(work, "chat-words.txt", `${JSON.stringify({ role: "assistant", text: "Here is the plan:\nghp_status sk-ant-models\thello_world_and_more_words\r\nnext_steps_for_the_release_train" })}\n${JSON.stringify({ text: `sha256:\n${digest}\u00a0done` })}\n`),
+      write(work, "url-words.txt", `GET /search?q=my%20key%20ghp_status%20sk-ant-models%0Ahello_world_and_more_words%3D${digest}%22 HTTP/1.1\n`),
+      write(work, "sgr-words.txt", `["\\u001b[1;32mghp_status\\u001b[0m", "\\x1b[32msk-ant-models\\x1b[0m", "\\033[1mhello_world_and_more_words\\033[0m", "\\e[1m${digest}\\e[0m", "\\u001b[01;31m\\u001b[Kbuild_release\\u001b[m\\u001b[K_artifacts"]\n`),
+      write(work, "pem-public.txt", `cert=${encodeURIComponent(new Fakes(10).pem("CERTIFICATE"))}&pub=${quotePlus(new Fakes(11).pem("PUBLIC KEY"))}\n`),
+      write(work, "pem-placeholder.txt", `key=${encodeURIComponent("-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n...\n-----END RSA PRIVATE KEY-----\n")}\n`),
+    ];
+    const r = prepareJson([...files, ...twins], "txt,md,csv");
+    expect(r.code).toBe(1);
+    expect(r.dropped.map(([name, code]) => [name, code])).toEqual(files.map((file) => [path.basename(file), "secret_detected"]));
+    const reasons = Object.fromEntries(r.dropped.map(([name, , reason]) => [name, reason]));
+    expect(reasons["export.csv"]).toContain("a Stripe secret key");
+    expect(reasons["docker-or.txt"]).toMatch(/(an OpenRouter API key|the value of OPENROUTER_API_KEY).*, with terminal escape sequences removed/);
+    expect(reasons["docker-tg.txt"]).toMatch(/(a Telegram bot token|the value of TELEGRAM_BOT_TOKEN).*, with terminal escape sequences removed/);
+    expect(reasons["q-equals.md"]).toContain("an Anthropic API key");
+    expect(reasons["pem-quote.txt"]).toContain("a private key block (percent-encoded)");
+    expect(reasons["pem-quote-plus.txt"]).toContain("a private key block (percent-encoded)");
+    for (const reason of Object.values(reasons)) for (const key of [github, stripe, anthropic, openrouter, telegram]) expect(reason).not.toContain(key.slice(9, 25));
+    expect(r.published).toEqual(twins.map((file) => path.basename(file)));
+    expect(leftBehind(h).staging).toEqual([]);
+  });
+
+  it("finds a PEM private key percent-encoded whole: `%20` or `+` for its spaces, `%0A` or `%0D%0A` between its lines, RFC 1421 headers, `/` kept or `%2F`, lower-case hex; not a certificate, a public key or a placeholder", () => {
+    const pem = new Fakes(33).pem("EC PRIVATE KEY");
+    const encrypted = `-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,${new Fakes(34).bytes(16).toString("hex").toUpperCase()}\n\n${new Fakes(35).bytes(96).toString("base64")}\n-----END RSA PRIVATE KEY-----\n`;
+    const what = "a private key block (percent-encoded)";
+    for (const text of [
+      encodeURIComponent(pem),
+      encodeURIComponent(pem).replace(/%20/g, "+"),
+      encodeURIComponent(pem.replace(/\n/g, "\r\n")),
+      encodeURIComponent(pem).replace(/%2F/g, "/"),
+      encodeURIComponent(pem).replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()),
+      encodeURIComponent(encrypted),
+      encodeURIComponent(encrypted).replace(/%20/g, "+"),
+      encodeURIComponent(new Fakes(36).pem("PRIVATE KEY")),
+    ]) expect(findSecret(`key=${text}&x=1`)?.what, text.slice(0, 60)).toBe(what);
+    for (const text of [
+      encodeURIComponent(new Fakes(37).pem("CERTIFICATE")),
+      encodeURIComponent(new Fakes(38).pem("PUBLIC KEY")),
+      encodeURIComponent(`-----BEGIN PRIVATE KEY-----\n${"A".repeat(64)}\n-----END PRIVATE KEY-----\n`),
+      encodeURIComponent("-----BEGIN PRIVATE KEY-----\n...\n-----END PRIVATE KEY-----\n"),
+    ]) expect(findSecret(`key=${text}&x=1`), text.slice(0, 60)).toBeUndefined();
+  });
+
+  it("gives a verdict on adversarial text of written escapes (each pattern's and loop's repetitions)", () => {
+    const MiB = 1024 * 1024;
+    for (const unit of [
+      "\\n",
+      "\\nghp_",
+      "\\u00a0",
+      "\\u00a0sk-",
+      "%20",
+      "%2",
+      "%20AIza",
+      `%20EAA${"b".repeat(120)}`,
+      `\\nEAA${"b".repeat(99)} `,
+      "\\u001b[",
+      "\\u001b[m\\u001b[K",
+      "a\\u001b[m\\u001b[Ka",
+      `\\u001b[${"1;".repeat(40)}mghp_${"a".repeat(36)}`,
+      `\\x1b[${"0".repeat(31)}mSK${"0".repeat(32)} `,
+      "\\e",
+      "\\em",
+      "\\e(",
+      "\\e[0m\\e(B",
+      `%20${"1".repeat(20)}:`,
+      `\\u0020${"7".repeat(10)}:`,
+      `%20${"M".repeat(26)}.abcdef.`,
+      "-----BEGIN%20",
+      "-----BEGIN+",
+      "-----BEGIN%20RSA%20PRIVATE%20KEY-----%0A",
+      `-----BEGIN%20RSA%20PRIVATE%20KEY-----%0AProc-Type%3A%20${"4%2C".repeat(100)}`,
+      `-----BEGIN+${"A+".repeat(30)}`,
+    ]) expect(scanBytes(Buffer.from(unit.repeat(Math.ceil(MiB / unit.length)).slice(0, MiB), "latin1")), JSON.stringify(unit)).toBeUndefined();
+  });
+});
+
 // A red-team pass (2026-12-06, 31b finding 1) found keys cut by a terminal's
 // sequences published: `grep --color=always ghp_` writes its colour and
 // erase codes inside the key (`ghp_ESC[m ESC[KQ7mZ…`), and a terminal shows

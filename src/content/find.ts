@@ -47,6 +47,7 @@ import {
 } from "./rules.js";
 import { KEYWORD_ENDINGS, nameHoldsNoSecret } from "./secret-variables.js";
 import { CSI_8BIT, SEQUENCE_BACK_MAX, digitEndsEscape, escapeStartBefore, sequenceThen, sequencesEnd } from "./terminal-escapes.js";
+import { writtenEscStart, writtenSequenceAfter, writtenEscapeEndAfter, writtenEscapeEndsAt, writtenEscapeThen, writtenSequenceLength } from "./written-escapes.js";
 import { ASCII_PUNCTUATION, Form, KEY_CHAR, WRAPPED_WHAT, isWrapIndent, lineBreakLength, lineEndBeforeBreak, wrapBreakLength, zeroWidthLength } from "./text-forms.js";
 
 const table = (chars: string) => {
@@ -70,36 +71,47 @@ const BASE64_AROUND = table(`${LETTERS}0123456789+/_-`);
 const BASE58 = table("123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz");
 /**
  * Whether a terminal's escape or control sequence (terminal-escapes.ts:
- * `\x1b[0;1;39m`, `\x1b[K`, `\x1b(B`, `\x9b0m`) ends with the token
- * character at `f`: a token starts after it. Reads back what rules.ts's
- * TOKEN_START's look-behind reads, which it agrees with; what is read back
- * past `f` is counted (extraReading).
+ * `\x1b[0;1;39m`, `\x1b[K`, `\x1b(B`, `\x9b0m`), or an escape written as
+ * text (written-escapes.ts: `\n`, `\u00a0`, `%20`, `\u001b[1;32m`), ends
+ * with the token character at `f`: a token starts after it. Reads back what
+ * rules.ts's TOKEN_START's look-behind reads, which it agrees with; what is
+ * read back past `f` is counted (extraReading).
  */
 function escapeEndsAt(b: Uint8Array, f: number): boolean {
   if (TOKEN[b[f]!] !== 1) return false;
-  return escapeStartBefore(b, f, extraReading) >= 0;
+  return escapeStartBefore(b, f, extraReading) >= 0 || writtenEscapeEndsAt(b, f);
 }
 /**
  * Where the run of digits (at most 11: a Telegram token's 8 to 10, and one
  * more to see that the run is longer) that ends before `end` starts; past
  * the digit that starts it where that digit ends a terminal's escape
- * sequence (`ESC ( 0`, `ESC 7`: a terminal shows the digits after it).
+ * sequence (`ESC ( 0`, `ESC 7`: a terminal shows the digits after it); past
+ * a written escape's hex digits among its first four (`%20`, `\u0020`,
+ * `\u00a0`: written-escapes.ts), asked only after a byte such an escape's
+ * digits may follow.
  */
 function digitsStart(b: Uint8Array, end: number): number {
   let start = end;
   while (start > 0 && end - start < 11 && DIGIT[b[start - 1]!] === 1) start--;
-  return start > 0 && start < end && digitEndsEscape(b, start) ? start + 1 : start;
+  if (start === 0 || start === end) return start;
+  if (digitEndsEscape(b, start)) return start + 1;
+  if (BEFORE_WRITTEN_DIGITS[b[start - 1]!] === 1) for (let f = start; f < start + 4 && f < end; f++) if (writtenEscapeEndsAt(b, f)) return f + 1;
+  return start;
 }
+/** What the hex digits of a written escape that ends in a digit may follow: its `%`, `x`, `u`, or its other hex digits (the walk back stopped at its bound). */
+const BEFORE_WRITTEN_DIGITS = table("%xuABCDEFabcdef0123456789");
 /**
  * A Telegram bot token's digits: `count` of them from `start` (a line
  * break may lie between), 8 to 10, after no other digit (or after an
- * escape sequence's final digit), as rules.ts's pattern reads them.
+ * escape sequence's final digit, or a written escape's), as rules.ts's
+ * pattern reads them.
  */
 function isTelegramDigits(b: Uint8Array, start: number, count: number): boolean {
-  return count >= 8 && count <= 10 && (start === 0 || DIGIT[b[start - 1]!] === 0 || digitEndsEscape(b, start - 1));
+  return count >= 8 && count <= 10 && (start === 0 || DIGIT[b[start - 1]!] === 0 || digitEndsEscape(b, start - 1) || writtenEscapeEndsAt(b, start - 1));
 }
-/** A Meta token's lead right after a terminal's sequence (terminal-escapes.ts). */
+/** A Meta token's lead right after a terminal's sequence (terminal-escapes.ts), or an escape written as text (written-escapes.ts). */
 const META_AFTER_ESCAPE = sequenceThen("EAA");
+const META_AFTER_WRITTEN = writtenEscapeThen("EAA");
 /** Characters an Azure client secret is made of. */
 const AZURE = table(`${LETTERS}0123456789_~.`);
 const AZURE_AROUND = table(`${LETTERS}0123456789_~.-`);
@@ -219,6 +231,7 @@ const WRAP_END = table("\n \t>");
 /** Rules found by passes of their own below (and where, relative to the trigger, they start). */
 const FOUND_BY_PASSES = [
   "private-key",
+  "url-encoded-private-key",
   "ssh2-private-key",
   "putty-private-key",
   "base64-private-key",
@@ -249,6 +262,7 @@ const FOUND_BY_PASSES = [
 ];
 /** The rules the passes try by name. */
 let PEM: Sticky;
+let URL_PEM: Sticky;
 let SSH2: Sticky;
 let PUTTY: Sticky;
 let BASE64_PEM: Sticky;
@@ -331,6 +345,7 @@ function makeTables(): void {
     if (!WORDS[rule.id] && !FOUND_BY_PASSES.includes(rule.id)) throw new Error(`rule ${rule.id} has no way to be found`);
   }
   PEM = sticky("private-key");
+  URL_PEM = sticky("url-encoded-private-key");
   SSH2 = sticky("ssh2-private-key");
   PUTTY = sticky("putty-private-key");
   BASE64_PEM = sticky("base64-private-key");
@@ -499,6 +514,8 @@ const ZERO_WIDTH_LEADS = [
 const TERMINAL_LEADS = ["\x1b", "\x9b"];
 /** The 8-bit OSC (0x9D; C2 9D in UTF-8) after a key's character (text-forms.ts's KEY_CHAR) or its C2: where a run of sequences inside a key may start with one. */
 const OSC_8BIT_LEAD = /[A-Za-z0-9_\-.+/=:~\xc2]\x9d/g;
+/** A sequence whose ESC is written as text (written-escapes.ts) right after a key's character (text-forms.ts's KEY_CHAR). */
+const WRITTEN_SEQUENCE_IN_KEY = writtenSequenceAfter("[A-Za-z0-9_.+/=:~-]");
 /** Bytes of a key's characters and escapes around an escape that may be inside one: the shortest value looked for (8 characters) and an escape. */
 const ESCAPED_RUN_MIN = 10;
 /**
@@ -771,6 +788,9 @@ class Search {
    */
   private startAfterCsi(start: number, limit: number): number {
     const b = this.b;
+    // A written escape's letter and hex digits that begin the run (`\u00a0ghp_`, `%A0ghp_`): the token after them.
+    const written = writtenEscapeEndAfter(b, start);
+    if (written >= 0 && written < limit) return written + 1;
     let k = start;
     // A digit may be an escape sequence's final (`ESC 7`, `ESC ( 0`): tested at each (one byte's test before it, mostly).
     while (k < limit && DIGIT[b[k]!] === 1) {
@@ -846,7 +866,9 @@ class Search {
       switch (lead) {
         case "BEGIN": {
           const dashes = text.startsWith("-----", i - 5) ? 5 : text.startsWith(PANDOC_DASHES, i - 6) ? 6 : 0;
-          if (dashes > 0) {
+          // Percent-encoded whole (`-----BEGIN%20RSA%20PRIVATE%20KEY-----%0AMIIE…`, `+` for its spaces): rules.ts reads its body.
+          if (dashes === 5 && (b[i + 5] === 37 || b[i + 5] === 43)) this.tryRule(URL_PEM, i - 5);
+          else if (dashes > 0) {
             // The armour's label is at most 40 characters: PRIVATE KEY must follow within them, and a line of base64 within its headers.
             const label = this.nextIndexOf(NextLiteral.PrivateKey, i + 5);
             if (label < 0 || label > i + 45) break;
@@ -977,7 +999,8 @@ class Search {
     const text = this.text;
     const stop = this.stopAt(0);
     const meta = META_LEAD;
-    for (let i = text.indexOf("EAA", this.from); i >= 0 && i < stop; ) {
+    const firstLead = text.indexOf("EAA", this.from);
+    for (let i = firstLead; i >= 0 && i < stop; ) {
       meta.lastIndex = i;
       const m = meta.exec(text);
       if (!m || m.index >= stop) break;
@@ -997,6 +1020,17 @@ class Search {
       after.lastIndex = at;
       if (at < this.from) continue;
       // Its 100 letters and digits (its own bytes: no other candidate's), before the rule is tried.
+      let r = at + 3;
+      while (r < at + 103 && ALNUM[b[r]!] === 1) r++;
+      if (r === at + 103) this.tryRule(META, at);
+    }
+    // And one right after an escape written as text (`\nEAA…`, `%20EAA…`, `\u001b[32mEAA…`: written-escapes.ts), the same way,
+    // from the first EAA (text without one pays no search more).
+    const written = META_AFTER_WRITTEN;
+    written.lastIndex = firstLead;
+    while (firstLead >= 0 && written.test(text)) {
+      const at = written.lastIndex - 3;
+      if (at >= stop) break;
       let r = at + 3;
       while (r < at + 103 && ALNUM[b[r]!] === 1) r++;
       if (r === at + 103) this.tryRule(META, at);
@@ -1896,7 +1930,7 @@ class Search {
       }
       ESCAPE_BETWEEN.lastIndex = Math.max(end - 1, ESCAPE_BETWEEN.lastIndex - 1);
     }
-    if (this.sequencesInsideKey(limit)) forms |= Form.TerminalEscapes;
+    if (this.sequencesInsideKey(limit, first)) forms |= Form.TerminalEscapes;
     return forms;
   }
 
@@ -1911,7 +1945,7 @@ class Search {
    * read once, the search going on after it, and each stops at the first
    * found.
    */
-  private sequencesInsideKey(limit: number): boolean {
+  private sequencesInsideKey(limit: number, firstBackslash: number): boolean {
     const { text, b } = this;
     for (const lead of TERMINAL_LEADS) {
       for (let i = text.indexOf(lead, this.from); i >= 0 && i < limit; ) {
@@ -1925,16 +1959,29 @@ class Search {
     // text it is mostly a character's byte (Chinese: 板 is E6 9D BF), and a search and a reading at each cost that text five
     // times its first search (8 MiB of 板 6 to 35 ms).
     const first = text.indexOf("\x9d", this.from);
-    if (first < 0 || first >= limit) return false;
     const lead = OSC_8BIT_LEAD;
     lead.lastIndex = Math.max(0, first - 1);
-    while (lead.test(text)) {
+    while (first >= 0 && first < limit && lead.test(text)) {
       const i = lead.lastIndex - 1;
       if (i >= limit) break;
       const start = b[i - 1] === 0xc2 ? i - 1 : i;
       const end = sequencesEnd(b, start);
       if (end > start && start > 0 && KEY_CHAR[b[start - 1]!] === 1 && KEY_CHAR[b[end]!] === 1) return true;
       lead.lastIndex = Math.max(end, i + 1);
+    }
+    // Their ESC written as text (`sk-or-v1\u001b[m\u001b[K-3f9a…`: grep --color's output kept in a JSON log;
+    // written-escapes.ts), the same way: one native search for a written ESC that starts a sequence after a key's character
+    // (a search for any written ESC stopped at each of `\e` repeated: 8 MiB of it took 10 times the time), from the first
+    // backslash (text without one pays no search more).
+    const written = WRITTEN_SEQUENCE_IN_KEY;
+    written.lastIndex = firstBackslash;
+    while (firstBackslash >= 0 && written.test(text)) {
+      const start = writtenEscStart(b, written.lastIndex);
+      if (start >= limit) break;
+      let end = start;
+      for (let n = writtenSequenceLength(b, end); n > 0; n = writtenSequenceLength(b, end)) end += n;
+      if (end > start && KEY_CHAR[b[end]!] === 1) return true;
+      written.lastIndex = Math.max(end, start + 1);
     }
     return false;
   }

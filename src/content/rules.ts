@@ -22,6 +22,7 @@
 // bench/content.mjs times the worst of them.
 import { isWordChar, nameHoldsNoSecret, nameSaysSecret } from "./secret-variables.js";
 import { ESCAPE_ENDS_BEFORE } from "./terminal-escapes.js";
+import { WRITTEN_ESCAPE_ENDS_BEFORE } from "./written-escapes.js";
 import { isExamplePassword, isPlaceholder, looksLikePassword, looksLikeTokenValue, looksRandom } from "./shape.js";
 
 /** No match of any rule is longer than this: the scanner's block overlap must be at least this. */
@@ -31,9 +32,11 @@ const T = "A-Za-z0-9_\\-";
 /**
  * A token starts a run of the token alphabet (letters, digits, `_`, `-`),
  * or right after a terminal's escape or control sequence (terminal-escapes.ts:
- * `\x1b[1;32mghp_…`, `\x1b(Bghp_…`), whose final byte is most often a letter.
+ * `\x1b[1;32mghp_…`, `\x1b(Bghp_…`), whose final byte is most often a letter,
+ * or right after an escape written as text (written-escapes.ts: `\nghp_…`,
+ * `\u00a0ghp_…`, `%20ghp_…`, `\u001b[1;32mghp_…`).
  */
-export const TOKEN_START = `(?:(?<![${T}])|${ESCAPE_ENDS_BEFORE})`;
+export const TOKEN_START = `(?:(?<![${T}])|${ESCAPE_ENDS_BEFORE}|${WRITTEN_ESCAPE_ENDS_BEFORE})`;
 /** … and ends it. */
 const TOKEN_END = `(?![${T}])`;
 const token = (body: string) => `${TOKEN_START}${body}${TOKEN_END}`;
@@ -105,6 +108,22 @@ const PEM_HEADER = `${DASHES}BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?${DASHES}
  */
 const PEM_SOURCE = `${PEM_HEADER}(?:[ \\t\\r\\n]|\\\\[rn]){1,8}(?:[A-Za-z][A-Za-z-]{1,30}: ?[^\\r\\n\\\\]{0,200}${NL}){0,6}(?:[ \\t\\r\\n]|\\\\[rn]){0,8}[A-Za-z0-9+/]{40}`;
 const pemBodyIsRandom = (match: string) => looksRandom(match.slice(-40));
+
+/** A space in a URL's query or a form's body: `%20` (`quote`, encodeURIComponent) or `+` (`quote_plus`, urlencode). */
+const URL_SPACE = "(?:%20|\\+)";
+/**
+ * A PEM private key percent-encoded whole (`curl --data-urlencode
+ * key@id_rsa`, Python's `quote(pem, safe="")` or `quote_plus`, a form's
+ * body): the armour's spaces `%20` or `+`, its line breaks `%0A` (`%0D%0A`),
+ * RFC 1421 headers (`Proc-Type%3A%204%2CENCRYPTED`), then 40 characters of
+ * its body, whose `+` and `/` are `%2B` and `%2F` (or `/` kept: `quote`'s
+ * default). Linear: the header's characters hold no `%0`, which ends it.
+ */
+const URL_PEM_SOURCE =
+  `-----BEGIN${URL_SPACE}(?:[A-Z0-9]{1,20}${URL_SPACE}){0,4}PRIVATE${URL_SPACE}KEY(?:${URL_SPACE}BLOCK)?-----(?:%0[AaDd]|${URL_SPACE}){1,8}` +
+  `(?:[A-Za-z][A-Za-z-]{1,30}%3[Aa](?:[A-Za-z0-9.,_-]|%2[0Cc]|\\+){0,200}(?:%0[AaDd]){1,4}){0,6}(?:[A-Za-z0-9/]|%2[BbFf]){40}`;
+/** Its body's 40 characters, percent-decoded, are random (a placeholder's are not). */
+const urlPemBodyIsRandom = (match: string) => looksRandom(decodeURIComponentSafe(match).slice(-40));
 
 interface PemAnchor {
   align: number;
@@ -402,6 +421,7 @@ export function allRules(): readonly Rule[] {
 
 const buildRules = (): Rule[] => [
   { id: "private-key", what: "a private key block", source: PEM_SOURCE, check: pemBodyIsRandom },
+  { id: "url-encoded-private-key", what: "a private key block (percent-encoded)", source: URL_PEM_SOURCE, check: urlPemBodyIsRandom },
   { id: "ssh2-private-key", what: "a private key block", source: "---- BEGIN SSH2 (?:ENCRYPTED )?PRIVATE KEY ----" },
   { id: "putty-private-key", what: "a PuTTY private key", source: `PuTTY-User-Key-File-[23]: ?[a-z0-9-]{3,40}${NL}Encryption: ?[a-z0-9-]{3,40}` },
   { id: "base64-private-key", what: "a base64-encoded private key", source: `(?:${base64PemAnchors().map((a) => a.text).join("|")})(?:[A-Za-z0-9+/]|[ \\t\\r\\n]|\\\\[rn]){40,160}`, check: base64IsPrivatePem },
@@ -479,8 +499,8 @@ const buildRules = (): Rule[] => [
     check: urlPassword,
   },
   { id: "netrc-password", what: "a .netrc password", source: "machine[ \\t]{1,16}[^\\s]{1,253}[ \\t\\r\\n]{1,16}(?:login[ \\t]{1,16}[^\\s]{1,256}[ \\t\\r\\n]{1,16})?password[ \\t]{1,16}[^\\s]{4,256}", check: netrcPassword },
-  // Its colon percent-encoded too (`%3A`, `%3a`: encodeURIComponent, Python's urlencode, curl --data-urlencode, in a URL's query or path).
-  { id: "telegram-bot-token", what: "a Telegram bot token", source: `(?:(?<![0-9])|${ESCAPE_ENDS_BEFORE})[0-9]{8,10}(?::|%3[Aa])[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])`, check: (m) => looksRandom(m.slice(-35)) },
+  // After a written escape too (written-escapes.ts: `%20`, `\u00a0`). Its colon percent-encoded too (`%3A`, `%3a`: encodeURIComponent, Python's urlencode, curl --data-urlencode, in a URL's query or path).
+  { id: "telegram-bot-token", what: "a Telegram bot token", source: `(?:(?<![0-9])|${ESCAPE_ENDS_BEFORE}|${WRITTEN_ESCAPE_ENDS_BEFORE})[0-9]{8,10}(?::|%3[Aa])[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])`, check: (m) => looksRandom(m.slice(-35)) },
   { id: "discord-bot-token", what: "a Discord bot token", source: token("[MNO][A-Za-z0-9_-]{23,27}\\.[A-Za-z0-9_-]{6}\\.[A-Za-z0-9_-]{27,40}"), check: isDiscordToken },
   { id: "matrix-token", what: "a Matrix access token", source: token("(?:syt_[A-Za-z0-9]{1,80}_[A-Za-z0-9]{20}_[A-Za-z0-9]{6}|(?:mat|mct|mar)_[A-Za-z0-9]{30}_[A-Za-z0-9]{6})"), check: (m) => looksRandom(m.split("_").at(-2)!) },
   { id: "matrix-recovery-key", what: "a Matrix recovery key", source: "(?<![A-Za-z0-9])E[Ss][1-9A-HJ-NP-Za-km-z]{2}(?: [1-9A-HJ-NP-Za-km-z]{4}){11}(?![A-Za-z0-9])", check: (m) => looksRandom(m.replace(/ /g, "")) },

@@ -12,11 +12,13 @@
 // - a terminal's escape sequences inside it (`grep --color` highlights the
 //   part that matched: `ghp_ESC[m ESC[KQ7mZ…`; `script`, a CI log, `tmux
 //   capture-pane -e`), removed as a terminal hides them (terminal-escapes.ts
-//   says what a sequence is).
+//   says what a sequence is), and so are those whose ESC is written as text
+//   (`\u001b[m\u001b[K` of a JSON log: written-escapes.ts).
 // One byte loop over the window; each byte's offset in the window is kept,
 // so that a finding names the byte of the file it starts at.
 
 import { CSI_8BIT, ESC, OSC_8BIT, sequenceLength } from "./terminal-escapes.js";
+import { writtenSequenceLength } from "./written-escapes.js";
 
 /**
  * How a finding in a key cut by line breaks says so: the host's values are
@@ -116,8 +118,8 @@ function undoSpan(w: Uint8Array, i: number, end: number, forms: number): number 
   while (i < end) {
     const c = w[i]!;
     // Before the zero-width test: C2 9B and C2 9D (the 8-bit CSI and OSC in UTF-8) start as a soft hyphen does.
-    if (terminal && (c === ESC || c === CSI_8BIT || c === OSC_8BIT || c === 0xc2)) {
-      const n = sequenceLength(w, i);
+    if (terminal && (c === ESC || c === CSI_8BIT || c === OSC_8BIT || c === 0xc2 || c === 92)) {
+      const n = c === 92 ? writtenSequenceLength(w, i) : sequenceLength(w, i);
       if (n > 0) {
         i += n;
         continue;
