@@ -375,8 +375,31 @@ export function escapedForms(value: string): { how: string; form: string }[] {
   const html = value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
   add("HTML-escaped", html.replace(/"/g, "&quot;").replace(/'/g, "&#x27;"));
   add("HTML-escaped", html.replace(/"/g, "&#34;").replace(/'/g, "&#39;"));
+  // PHP's htmlspecialchars (ENT_QUOTES, its default since 8.1), JSP's <c:out> and fn:escapeXml (zero-padded), XML writers (`&apos;`).
+  add("HTML-escaped", html.replace(/"/g, "&quot;").replace(/'/g, "&#039;"));
+  add("HTML-escaped", html.replace(/"/g, "&#034;").replace(/'/g, "&#039;"));
+  add("HTML-escaped", html.replace(/"/g, "&quot;").replace(/'/g, "&apos;"));
   add("escaped in a CSV field", value.replace(/"/g, '""'));
+  for (const form of shellForms(value)) add("shell-quoted", form);
   return Array.from(forms, ([form, how]) => ({ how, form }));
+}
+
+/** What bash's `printf %q` puts a backslash before (bash 5.2, checked); `#` and `~` only first. */
+const SHELL_SPECIAL = /[ !"$&'()*,;<>?[\\\]^`{|}]/g;
+
+/**
+ * How a shell or a tool that writes commands quotes a value, where the value
+ * does not stand in it as it is: a `'` closed and reopened by Python's
+ * shlex.quote (`'"'"'`) and by bash's `set -x` and `${v@Q}` (`'\''`: the
+ * value's other characters stand as they are between the quotes), and bash's
+ * `printf %q` (a backslash before each special character). A value with a
+ * control character is written `$'…'` by %q: not looked for so.
+ */
+function shellForms(value: string): string[] {
+  const forms: string[] = [];
+  if (value.includes("'")) forms.push(value.replace(/'/g, `'"'"'`), value.replace(/'/g, "'\\''"));
+  if (!/[\x00-\x1f\x7f]/.test(value)) forms.push(value.replace(SHELL_SPECIAL, "\\$&").replace(/^[#~]/, "\\$&"));
+  return forms;
 }
 
 /**
