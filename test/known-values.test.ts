@@ -10,7 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { expand, parseDotenv } from "../src/content/dotenv.js";
-import { escapedForms, valuesWorthLookingFor } from "../src/content/known.js";
+import { doubleBase64Forms, escapedForms, valuesWorthLookingFor } from "../src/content/known.js";
 import { variableNameSaysSecret } from "../src/content/secret-variables.js";
 import { isPlaceholder, isPlaceholderValue } from "../src/content/shape.js";
 import { Fakes } from "./corpus.js";
@@ -339,5 +339,44 @@ describe("a .env password with a quote as shells quote it (redteam32a 08) and as
     expect(out.dropped[5]![2]).toContain("the value of API_PASSWORD (the Hermes .env), HTML-escaped");
     for (const [, , reason] of out.dropped) for (const v of [single, double]) expect(reason).not.toContain(v.slice(4));
     expect(out.published).toEqual(twins.map((file) => path.basename(file)));
+  });
+});
+
+describe("a host token base64-encoded twice: a Kubernetes image-pull secret (redteam32a 07)", () => {
+  const f = new Fakes(3007);
+  const token = `ghp_${f.pick(ALNUM, 36)}`;
+  const other = `ghp_${f.pick(ALNUM, 36)}`;
+  const b64 = (s: string) => Buffer.from(s, "utf8").toString("base64");
+  /** A Secret as `kubectl create secret generic --from-file=.dockerconfigjson=… -o yaml` shows it. */
+  const secret = (config: string) => `apiVersion: v1\ndata:\n  .dockerconfigjson: ${b64(config)}\nkind: Secret\nmetadata:\n  name: regcred\ntype: kubernetes.io/dockerconfigjson\n`;
+  /** `docker login`'s config.json (tabs) and kubectl's compact one, for users whose names put the token at each of its three positions. */
+  const configs = (t: string) => [
+    JSON.stringify({ auths: { "ghcr.io": { auth: b64(`u:${t}`) } } }),
+    JSON.stringify({ auths: { "ghcr.io": { auth: b64(`oc:${t}`) } } }),
+    JSON.stringify({ auths: { "registry.example.com:5000": { auth: b64(`octocat:${t}`) } } }),
+    JSON.stringify({ auths: { "https://index.docker.io/v1/": { auth: b64(`ci-bot:${t}`) } } }, null, "\t"),
+  ];
+
+  it("refuses each through the CLI, naming the variable, never the token; another token so encoded is published", () => {
+    write(hermes, ".env", `GITHUB_TOKEN=${token}\n`);
+    const files = configs(token).map((config, i) => write(work, `regcred-${i}.txt`, secret(config)));
+    const twins = configs(other).map((config, i) => write(work, `other-${i}.txt`, secret(config)));
+    const out = prepareJson([...files, ...twins]);
+    expect(out.dropped.map(([name, code]) => [name, code])).toEqual(files.map((file) => [path.basename(file), "secret_detected"]));
+    for (const [, , reason] of out.dropped) {
+      expect(reason).toContain("the value of GITHUB_TOKEN (the Hermes .env), base64-encoded twice");
+      expect(reason).not.toContain(token);
+    }
+    expect(out.published).toEqual(twins.map((file) => path.basename(file)));
+  });
+
+  it("adds the standard alphabet's forms only, at most 36 a value, none for a value under 16 bytes", () => {
+    const forms = doubleBase64Forms(Buffer.from(token));
+    expect(forms.length).toBeGreaterThan(0);
+    expect(forms.length).toBeLessThanOrEqual(36);
+    for (const form of forms) expect(form.toString("latin1")).toMatch(/^[A-Za-z0-9+/]+$/);
+    // Each config's outer encoding holds one of them.
+    for (const config of configs(token)) expect(forms.some((form) => b64(config).includes(form.toString("latin1")))).toBe(true);
+    expect(doubleBase64Forms(Buffer.from(f.pick(ALNUM, 15)))).toEqual([]);
   });
 });

@@ -130,6 +130,22 @@ export function base64Forms(value: Uint8Array): Buffer[] {
   return [...forms].map((form) => Buffer.from(form, "latin1"));
 }
 
+/**
+ * How a value reads inside base64 of base64 (a Kubernetes image-pull
+ * secret's `.dockerconfigjson`: base64 of a Docker config whose `auth` is
+ * base64 of `user:TOKEN`): each piece of its standard encoding (base64Forms:
+ * whatever the user's name, one of its three positions is the `auth`'s)
+ * encoded again from each of its three positions, in the standard alphabet
+ * both times, as Docker and kubectl write them. At most 36 more a value
+ * (18 for a 40-byte token), each a few dozen characters.
+ */
+export function doubleBase64Forms(value: Uint8Array): Buffer[] {
+  const inner = base64Forms(value).filter((form) => !form.includes(45) && !form.includes(95));
+  const forms = new Set<string>();
+  for (const piece of inner) for (const form of base64Forms(piece)) if (!form.includes(45) && !form.includes(95)) forms.add(form.toString("latin1"));
+  return [...forms].map((form) => Buffer.from(form, "latin1"));
+}
+
 /** A word's place in the filter: 19 bits, one bit each. */
 const hash = (word: number) => Math.imul(word, 0x9e3779b1) >>> 13;
 const inFilter = (filter: Uint8Array, h: number) => (filter[h >>> 3]! >>> (h & 7)) & 1;
@@ -460,6 +476,7 @@ function knownValuesOf(name: string, value: string, where: string, byShape: bool
     out.push({ name: `${name} (${where})`, bytes: bytes.subarray(0, MAX_COMPARED) });
     for (const { how, form } of escapedForms(v)) out.push({ name: `${name} (${where}), ${how}`, bytes: Buffer.from(form, "utf8").subarray(0, MAX_COMPARED), form: true });
     for (const form of base64Forms(bytes)) out.push({ name: `${name} (${where}), base64-encoded`, bytes: form, form: true });
+    for (const form of doubleBase64Forms(bytes)) out.push({ name: `${name} (${where}), base64-encoded twice`, bytes: form, form: true });
   }
   return out;
 }
