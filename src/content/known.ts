@@ -146,6 +146,25 @@ export function doubleBase64Forms(value: Uint8Array): Buffer[] {
   return [...forms].map((form) => Buffer.from(form, "latin1"));
 }
 
+/** Hex digits of a value looked for whole; a longer hex form is looked for by its last pieces of this length (19 or more: the pass's stride stays 16). */
+const HEX_PIECE = 20;
+
+/**
+ * How a value reads in hex (`xxd -p`, 60 digits a line; Python's `.hex()`,
+ * Node's `toString("hex")`, `hexdump -ve '1/1 "%02x"'`, Go's `%X`): its
+ * bytes' digits in small letters and in capitals, each byte two digits
+ * whatever comes before it. A hex form of 40 digits or more is looked for
+ * by its last pieces of HEX_PIECE digits (PIECES of them: a value's last
+ * 40 bytes), one of which is whole on either side of a line break that
+ * cuts it, as in a wrapped `xxd -p`. A hex dump's grouped columns (`xxd`,
+ * `hexdump -C`, `od -c`) are read by hex-dumps.ts.
+ */
+export function hexForms(value: Uint8Array): Buffer[] {
+  const hex = Buffer.from(value.buffer, value.byteOffset, value.length).toString("hex");
+  const pieces = hex.length < 2 * HEX_PIECE ? [hex] : Array.from({ length: Math.min(PIECES, Math.floor(hex.length / HEX_PIECE)) }, (_, k) => hex.slice(hex.length - (k + 1) * HEX_PIECE, hex.length - k * HEX_PIECE));
+  return pieces.flatMap((piece) => [piece, piece.toUpperCase()]).map((piece) => Buffer.from(piece, "latin1"));
+}
+
 /** A word's place in the filter: 19 bits, one bit each. */
 const hash = (word: number) => Math.imul(word, 0x9e3779b1) >>> 13;
 const inFilter = (filter: Uint8Array, h: number) => (filter[h >>> 3]! >>> (h & 7)) & 1;
@@ -476,6 +495,7 @@ function knownValuesOf(name: string, value: string, where: string, byShape: bool
     out.push({ name: `${name} (${where})`, bytes: bytes.subarray(0, MAX_COMPARED) });
     for (const { how, form } of escapedForms(v)) out.push({ name: `${name} (${where}), ${how}`, bytes: Buffer.from(form, "utf8").subarray(0, MAX_COMPARED), form: true });
     for (const form of base64Forms(bytes)) out.push({ name: `${name} (${where}), base64-encoded`, bytes: form, form: true });
+    for (const form of hexForms(bytes)) out.push({ name: `${name} (${where}), hex-encoded`, bytes: form, form: true });
     for (const form of doubleBase64Forms(bytes)) out.push({ name: `${name} (${where}), base64-encoded twice`, bytes: form, form: true });
   }
   return out;
