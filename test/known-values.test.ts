@@ -10,7 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { expand, parseDotenv } from "../src/content/dotenv.js";
-import { escapedForms, valuesWorthLookingFor } from "../src/content/known.js";
+import { doubleBase64Forms, escapedForms, valuesWorthLookingFor } from "../src/content/known.js";
 import { variableNameSaysSecret } from "../src/content/secret-variables.js";
 import { isPlaceholder, isPlaceholderValue } from "../src/content/shape.js";
 import { Fakes } from "./corpus.js";
@@ -165,8 +165,8 @@ describe("a value as JSON encoders other than JSON.stringify write it (Go's `\\u
     for (const v of [amp, angle, accent, quote, `${r(3)}&<>'"/+=\u00e9\u2028${r(3)}`]) {
       const all = forms(v);
       expect(new Set(all).size).toBe(all.length);
-      // Three percent-encodings and a form's, JSON.stringify's and five encoders', two HTML and a CSV field's: 13 at most.
-      expect(all.length).toBeLessThanOrEqual(13);
+      // Three percent-encodings and a form's, JSON.stringify's and five encoders', five HTML, a CSV field's and three shell forms: 19 at most.
+      expect(all.length).toBeLessThanOrEqual(19);
     }
     expect(escapedForms(r(24))).toEqual([]);
   });
@@ -339,5 +339,101 @@ describe("the shared Nous login and a Google service account key (hermes-agent 0
     }
     // Relative (its meaning: Hermes' working directory): not followed, the line not known.
     expect(prepareWith({ VERTEX_CREDENTIALS_PATH: "keys/vertex.json" }, [leak]).published).toEqual(["key-line.txt"]);
+  });
+});
+
+describe("a .env password with a quote as shells quote it (redteam32a 08) and as PHP, JSP and XML escape it (09)", () => {
+  const f = new Fakes(3006);
+  const r = (n: number) => f.pick(ALNUM, n);
+  const single = `${r(3)}'${r(12)}`;
+  const double = `${r(3)}"${r(12)}`;
+  /** bash's own quoting of `value`: printf %q, a `set -x` trace's; and Python's shlex.quote. */
+  const shells = (value: string) => {
+    const q = spawnSync("bash", ["--norc", "--noprofile", "-c", 'printf "%q" "$V"'], { env: { V: value, PATH: process.env.PATH }, encoding: "utf8" });
+    const x = spawnSync("bash", ["--norc", "--noprofile", "-c", 'set -x; : "$V"'], { env: { V: value, PATH: process.env.PATH }, encoding: "utf8" });
+    const py = spawnSync(systemPython(), ["-c", "import shlex, sys\nprint(shlex.quote(sys.argv[1]))", value], { encoding: "utf8" });
+    expect([q.status, x.status, py.status]).toEqual([0, 0, 0]);
+    return { printfQ: q.stdout, xtrace: x.stderr.split("\n").find((line) => line.startsWith("+ : "))!.slice("+ : ".length), shlex: py.stdout.trim() };
+  };
+  /** The escapes of PHP's htmlspecialchars (ENT_QUOTES), JSP's fn:escapeXml and an XML writer's. */
+  const html = (value: string) => ({
+    php: value.replace(/'/g, "&#039;").replace(/"/g, "&quot;"),
+    jsp: value.replace(/'/g, "&#039;").replace(/"/g, "&#034;"),
+    xml: value.replace(/'/g, "&apos;").replace(/"/g, "&quot;"),
+  });
+
+  it("adds the shell-quoted forms of a value with a quote, and %q's of one with a character %q escapes; none for a value without", () => {
+    const forms = (v: string) => escapedForms(v).map((x) => x.form);
+    const s = shells(single);
+    for (const form of [s.printfQ, s.xtrace.slice(1, -1), s.shlex.slice(1, -1)]) expect(forms(single)).toContain(form);
+    const spaced = `${r(4)}$${r(4)} ${r(8)}`;
+    expect(forms(spaced)).toContain(shells(spaced).printfQ);
+    const hashed = `#${r(16)}`;
+    expect(forms(hashed)).toContain(shells(hashed).printfQ);
+    expect(escapedForms(`${r(8)}\t${r(8)}`).filter((x) => x.how === "shell-quoted")).toEqual([]);
+    expect(escapedForms(r(24))).toEqual([]);
+    for (const v of [single, double]) for (const form of Object.values(html(v))) expect(forms(v)).toContain(form);
+  });
+
+  it("refuses each form through the CLI, naming the variable; another password so written is published", () => {
+    write(hermes, ".env", `MAIL_PASSWORD="${single}"\nAPI_PASSWORD='${double}'\n`);
+    const s = shells(single);
+    const h1 = html(single);
+    const h2 = html(double);
+    const shellFiles = [
+      write(work, "shlex.txt", `docker run -e MAIL_PASSWORD=${s.shlex} app\n`),
+      write(work, "printf-q.txt", `MAIL_PASSWORD=${s.printfQ}\n`),
+      write(work, "xtrace.txt", `+ : ${s.xtrace}\n`),
+    ];
+    const htmlFiles = [write(work, "php.txt", `<td>${h1.php}</td>\n`), write(work, "xml.txt", `<pw>${h1.xml}</pw>\n`), write(work, "jsp.csv", `user,${h2.jsp}\n`), write(work, "php2.html.txt", `<td>${h2.php}</td>\n`)];
+    const other = shells(`${r(3)}'${r(12)}`);
+    const twins = [write(work, "other-shlex.txt", `x=${other.shlex}\n`), write(work, "other-q.txt", `x=${other.printfQ}\n`), write(work, "other-php.txt", `<td>${html(`${r(3)}'${r(12)}`).php}</td>\n`)];
+    const out = prepareJson([...shellFiles, ...htmlFiles, ...twins]);
+    expect(out.dropped.map(([name, code]) => [name, code])).toEqual([...shellFiles, ...htmlFiles].map((file) => [path.basename(file), "secret_detected"]));
+    out.dropped.slice(0, 3).forEach(([, , reason]) => expect(reason).toContain("the value of MAIL_PASSWORD (the Hermes .env), shell-quoted"));
+    expect(out.dropped[3]![2]).toContain("the value of MAIL_PASSWORD (the Hermes .env), HTML-escaped");
+    expect(out.dropped[4]![2]).toContain("the value of MAIL_PASSWORD (the Hermes .env), HTML-escaped");
+    expect(out.dropped[5]![2]).toContain("the value of API_PASSWORD (the Hermes .env), HTML-escaped");
+    for (const [, , reason] of out.dropped) for (const v of [single, double]) expect(reason).not.toContain(v.slice(4));
+    expect(out.published).toEqual(twins.map((file) => path.basename(file)));
+  });
+});
+
+describe("a host token base64-encoded twice: a Kubernetes image-pull secret (redteam32a 07)", () => {
+  const f = new Fakes(3007);
+  const token = `ghp_${f.pick(ALNUM, 36)}`;
+  const other = `ghp_${f.pick(ALNUM, 36)}`;
+  const b64 = (s: string) => Buffer.from(s, "utf8").toString("base64");
+  /** A Secret as `kubectl create secret generic --from-file=.dockerconfigjson=… -o yaml` shows it. */
+  const secret = (config: string) => `apiVersion: v1\ndata:\n  .dockerconfigjson: ${b64(config)}\nkind: Secret\nmetadata:\n  name: regcred\ntype: kubernetes.io/dockerconfigjson\n`;
+  /** `docker login`'s config.json (tabs) and kubectl's compact one, for users whose names put the token at each of its three positions. */
+  const configs = (t: string) => [
+    JSON.stringify({ auths: { "ghcr.io": { auth: b64(`u:${t}`) } } }),
+    JSON.stringify({ auths: { "ghcr.io": { auth: b64(`oc:${t}`) } } }),
+    JSON.stringify({ auths: { "registry.example.com:5000": { auth: b64(`octocat:${t}`) } } }),
+    JSON.stringify({ auths: { "https://index.docker.io/v1/": { auth: b64(`ci-bot:${t}`) } } }, null, "\t"),
+  ];
+
+  it("refuses each through the CLI, naming the variable, never the token; another token so encoded is published", () => {
+    write(hermes, ".env", `GITHUB_TOKEN=${token}\n`);
+    const files = configs(token).map((config, i) => write(work, `regcred-${i}.txt`, secret(config)));
+    const twins = configs(other).map((config, i) => write(work, `other-${i}.txt`, secret(config)));
+    const out = prepareJson([...files, ...twins]);
+    expect(out.dropped.map(([name, code]) => [name, code])).toEqual(files.map((file) => [path.basename(file), "secret_detected"]));
+    for (const [, , reason] of out.dropped) {
+      expect(reason).toContain("the value of GITHUB_TOKEN (the Hermes .env), base64-encoded twice");
+      expect(reason).not.toContain(token);
+    }
+    expect(out.published).toEqual(twins.map((file) => path.basename(file)));
+  });
+
+  it("adds the standard alphabet's forms only, at most 36 a value, none for a value under 16 bytes", () => {
+    const forms = doubleBase64Forms(Buffer.from(token));
+    expect(forms.length).toBeGreaterThan(0);
+    expect(forms.length).toBeLessThanOrEqual(36);
+    for (const form of forms) expect(form.toString("latin1")).toMatch(/^[A-Za-z0-9+/]+$/);
+    // Each config's outer encoding holds one of them.
+    for (const config of configs(token)) expect(forms.some((form) => b64(config).includes(form.toString("latin1")))).toBe(true);
+    expect(doubleBase64Forms(Buffer.from(f.pick(ALNUM, 15)))).toEqual([]);
   });
 });

@@ -11,7 +11,8 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { stringify as yamlStringify } from "yaml";
 import { extraReading, findSecret } from "../src/content/find.js";
-import { KnownSecrets, escapedForms } from "../src/content/known.js";
+import { KnownSecrets, escapedForms, hexForms } from "../src/content/known.js";
+import { readHexDumps } from "../src/content/hex-dumps.js";
 import { BLOCK, REREAD_BYTES, REREAD_TERMINAL_BYTES, type RereadBudget, SecretScanner, rereadBudget, scanBytes } from "../src/content/scan.js";
 import { CSI_PARAMETERS_MAX, SEQUENCE_BACK_MAX } from "../src/content/terminal-escapes.js";
 import { Form } from "../src/content/text-forms.js";
@@ -1260,5 +1261,122 @@ describe("a Telegram bot token whose colon is percent-encoded", () => {
     for (const unit of ["0%3A", "%3A", "%3a0", "1234567890%3A", `12345678%3A${"A".repeat(35)} `, "0%3A%3A", `${"9".repeat(40)}%3A`]) expectLinearReading(unit, 1.5);
     // Cut by line breaks (2026-12-06): each form of the cut, its digits before a break, a `%` that ends a line.
     for (const unit of ["%3\n", "1234567890%3\n", "1234567890%\n3A", "%\n3a", "abcdefgh 12345678\n%3A", "> 1234567\n> 1%3A", `1234567890%3A\n${"A".repeat(35)}\n`, "abcdef 1234\n567890%3\nAA", "0%\r\n3A"]) expectLinearReading(unit, 1.5);
+  });
+});
+
+describe("a hex dump of the host's .env or of a key (`xxd`, `hexdump -C`, `od -c`, `xxd -p`; redteam32a 01)", () => {
+  const f = new Fakes(3201);
+  const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  // No vendor's format: only the .env names them.
+  const opaque = f.pick(ALNUM, 32);
+  const password = `${f.pick(ALNUM, 6)}#${f.pick(ALNUM, 9)}`;
+  /** What `tool args` writes for `input` (LC_ALL=C: od's and hexdump's bytes past ASCII as octal and `.`). */
+  const dump = (tool: string, args: string[], input: Buffer | string) => {
+    const r = spawnSync(tool, args, { input, env: { PATH: process.env.PATH, LC_ALL: "C" }, maxBuffer: 64 << 20 });
+    expect(r.status, `${tool} ${r.stderr}`).toBe(0);
+    return r.stdout;
+  };
+  const tools: [string, string[]][] = [
+    ["xxd", []],
+    ["xxd", ["-u"]],
+    ["xxd", ["-g", "1"]],
+    ["hexdump", ["-C"]],
+    ["od", ["-c"]],
+  ];
+
+  it("refuses the .env's dumps through the CLI, naming the value and the reading, never the value; dumps of random bytes and of ordinary text are published", () => {
+    const hermes = path.join(h.home, ".hermes");
+    fs.mkdirSync(hermes, { recursive: true, mode: 0o700 });
+    const env = `MY_SERVICE_TOKEN=${opaque}\nDB_PASSWORD='${password}'\n`;
+    write(hermes, ".env", env);
+    const files = [...tools, ["xxd", ["-p"]] as [string, string[]]].map(([tool, args], i) => write(work, `env-${i}.txt`, dump(tool, args, env)));
+    const key = armoured(opensshBody(3202));
+    const token = `ghp_${f.pick(ALNUM, 36)}`;
+    const keys = [write(work, "key.txt", dump("xxd", [], `${key}\n`)), write(work, "ghp.md", dump("hexdump", ["-C"], `token:\n${token}\n`)), write(work, "ghp-od.txt", dump("od", ["-c"], `token=${token}\n`))];
+    const prose = "The quick brown fox jumps over the lazy dog; 10 apples, 20 pears. Step 10: done.\n".repeat(20);
+    // Settings, no secret (another .env's token is refused there: its reading is a credential assigned to a token's name).
+    const other = `LLM_MODEL=anthropic/claude-sonnet-4\nTIMEOUT_SECONDS=30\nCHAT_ID=${f.pick("0123456789", 12)}\n`;
+    const twins = [
+      ...tools.map(([tool, args], i) => write(work, `random-${i}.txt`, dump(tool, args, f.bytes(4096)))),
+      ...tools.map(([tool, args], i) => write(work, `prose-${i}.txt`, dump(tool, args, prose))),
+      ...tools.map(([tool, args], i) => write(work, `settings-${i}.txt`, dump(tool, args, other))),
+      write(work, "random-p.txt", dump("xxd", ["-p"], f.bytes(4096))),
+    ];
+    const r = prepareJson([...files, ...keys, ...twins]);
+    expect(r.dropped.map(([name, code]) => [name, code])).toEqual([...files, ...keys].map((file) => [path.basename(file), "secret_detected"]));
+    r.dropped.slice(0, tools.length).forEach(([, , reason]) => expect(reason).toContain("the value of MY_SERVICE_TOKEN (the Hermes .env), read from a hex dump"));
+    expect(r.dropped[tools.length]![2]).toContain("the value of MY_SERVICE_TOKEN (the Hermes .env), hex-encoded");
+    expect(r.dropped[tools.length + 1]![2]).toContain("a private key block, read from a hex dump");
+    expect(r.dropped[tools.length + 2]![2]).toContain("a GitHub token, read from a hex dump");
+    expect(r.dropped[tools.length + 3]![2]).toContain("a GitHub token, read from a hex dump");
+    for (const [, , reason] of r.dropped) for (const v of [opaque, password, token]) expect(reason).not.toContain(v.slice(4, 16));
+    expect(r.published).toEqual(twins.map((file) => path.basename(file)));
+  });
+
+  it("finds the password alone, in each dump, whatever the line it starts on; and a value in hex cut by `xxd -p`'s lines, small letters or capitals", () => {
+    for (let pad = 0; pad < 16; pad++) {
+      const env = `${"#".repeat(pad)}\nDB_PASSWORD='${password}'\n`;
+      const known = new KnownSecrets([{ name: "DB_PASSWORD", bytes: Buffer.from(password) }]);
+      for (const [tool, args] of tools) expect(scanBytes(dump(tool, args, env), known)?.what, `${tool} ${args.join(" ")} ${pad}`).toMatch(/^the value of DB_PASSWORD(, read from a hex dump)?$/);
+    }
+    const forms = hexForms(Buffer.from(opaque));
+    const known = new KnownSecrets([{ name: "T", bytes: Buffer.from(opaque) }, ...forms.map((bytes) => ({ name: "T, hex-encoded", bytes, form: true as const }))]);
+    for (let pad = 0; pad < 40; pad++) {
+      const text = dump("xxd", ["-p"], `${"x".repeat(pad)}${opaque}\n`);
+      expect(scanBytes(text, known)?.what, `${pad}`).toBe("the value of T, hex-encoded");
+      expect(scanBytes(Buffer.from(text.toString("latin1").toUpperCase(), "latin1"), known)?.what, `${pad}`).toBe("the value of T, hex-encoded");
+    }
+  });
+
+  it("reads each dump back to the bytes dumped, exactly; a line whose text column does not show its bytes is not a dump's", () => {
+    const bytes = f.bytes(4096);
+    for (const [tool, args] of tools) {
+      const text = dump(tool, args, bytes);
+      const padded = Buffer.concat([text, Buffer.alloc(64)]);
+      const reading = readHexDumps(padded, text.length, 0, text.length, 64);
+      // The last line (the offset alone, for hexdump and od) is kept as it is.
+      const lastLine = text.toString("latin1").trimEnd().split("\n").pop()!;
+      const tail = /^[0-9a-f]+$/.test(lastLine) ? `${lastLine}\n` : "";
+      expect(Buffer.from(reading.bytes.subarray(0, reading.length)).equals(Buffer.concat([bytes, Buffer.from(tail)])), `${tool} ${args.join(" ")}`).toBe(true);
+    }
+    const line = "00000000: 4142 4344 4546 4748 494a 4b4c 4d4e 4f50  ABCDEFGHIJKLMNOP\n";
+    for (const wrong of [line.replace("OP\n", "Oq\n"), line.replace("  ABC", " ABC"), line.replace("ABCDEFGHIJKLMNOP", "ABCDEFGHIJKLMNO")]) {
+      const reading = readHexDumps(Buffer.from(`${wrong}\0\0\0\0`), wrong.length, 0, wrong.length, 4);
+      expect(reading.bytes.subarray(0, reading.length).toString("latin1")).toBe(wrong);
+    }
+  });
+
+  it("stays linear on text made against the dump's reading (verdict only; measured by hand: see docs/content-check.md)", () => {
+    const MiB = 1 << 20;
+    const units = [
+      "0 ",
+      "0: ",
+      "0000000 ",
+      "00000000: ",
+      "00000000  ",
+      "0000000000000000000000 ",
+      "00000000: 4141 4141 4141 4141 4141 4141 4141 4141  AAAAAAAAAAAAAAAA\n",
+      "00000000  41 41 41 41 41 41 41 41  41 41 41 41 41 41 41 41  |AAAAAAAAAAAAAAAA|\n",
+      "0000000   A   A   A   A   A   A   A   A   A   A   A   A   A   A   A   A\n",
+      "00000000: 41 ",
+      "0000000   A",
+      "00000000  41 41 ",
+      "00000000: 4141 4141 4141 4141 4141 4141 4141 4141  AAAAAAAAAAAAAAAq\n",
+      // The searches' marks: a text column's bar, an od escape's backslash, after two blanks, at every column.
+      "|",
+      "  |",
+      "  \\n",
+      "\\",
+      "0000000  \\n",
+      "\n0000000  \\n",
+      "\n00000000  41  |",
+      "00000000: 0",
+      "\n0000000:  ",
+      `${"0".repeat(70)}  |\n`,
+      // Lines longer than any dump's.
+      `00000000: ${"4141 ".repeat(400)} ${"A".repeat(800)}\n`,
+      `0000000${"   A".repeat(600)}\n`,
+    ];
+    for (const unit of units) for (const size of [MiB, 8 * MiB]) expect(scanBytes(Buffer.from(unit.repeat(Math.ceil(size / unit.length)).slice(0, size), "latin1")), JSON.stringify(unit)).toBeUndefined();
   });
 });

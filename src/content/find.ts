@@ -48,6 +48,7 @@ import {
 import { KEYWORD_ENDINGS, nameHoldsNoSecret } from "./secret-variables.js";
 import { CSI_8BIT, SEQUENCE_BACK_MAX, digitEndsEscape, escapeStartBefore, sequenceThen, sequencesEnd } from "./terminal-escapes.js";
 import { writtenEscStart, writtenSequenceAfter, writtenEscapeEndAfter, writtenEscapeEndsAt, writtenEscapeThen, writtenSequenceLength } from "./written-escapes.js";
+import { isXxdOffsetColon } from "./hex-dumps.js";
 import { ASCII_PUNCTUATION, Form, KEY_CHAR, WRAPPED_WHAT, isWrapIndent, lineBreakLength, lineEndBeforeBreak, wrapBreakLength, zeroWidthLength } from "./text-forms.js";
 
 const table = (chars: string) => {
@@ -1429,7 +1430,11 @@ class Search {
     const { text, b } = this;
     const limit = Math.min(this.end, this.bound + MAX_TRIGGER_AFTER_START + 1);
     for (let i = text.indexOf(":", Math.max(1, this.from - MAX_SEPARATOR_BEFORE_VALUE)); i >= 0 && i < limit; i = text.indexOf(":", i + 1)) {
-      if (COLON_BEFORE[b[i - 1]!] === 1 || (b[i + 1] === 47 && b[i + 2] === 47)) this.atColon(i);
+      if (COLON_BEFORE[b[i - 1]!] === 1 || (b[i + 1] === 47 && b[i + 2] === 47)) {
+        // An xxd line's offset (`00000010: 454e …`): its colon after a `0`, before a blank (one test per other colon).
+        if (b[i - 1] === 48 && b[i + 1] === 32 && (this.forms & Form.HexDump) === 0 && isXxdOffsetColon(b, i)) this.forms |= Form.HexDump;
+        this.atColon(i);
+      }
       // A colon that starts a line: a Telegram token's, cut just before it.
       else if (b[i - 1] === 10 && TOKEN[b[i + 1]!] === 1 && this.cuts > 0) this.telegramColonCut(i);
     }

@@ -132,6 +132,41 @@ export function base64Forms(value: Uint8Array): Buffer[] {
   return [...forms].map((form) => Buffer.from(form, "latin1"));
 }
 
+/**
+ * How a value reads inside base64 of base64 (a Kubernetes image-pull
+ * secret's `.dockerconfigjson`: base64 of a Docker config whose `auth` is
+ * base64 of `user:TOKEN`): each piece of its standard encoding (base64Forms:
+ * whatever the user's name, one of its three positions is the `auth`'s)
+ * encoded again from each of its three positions, in the standard alphabet
+ * both times, as Docker and kubectl write them. At most 36 more a value
+ * (18 for a 40-byte token), each a few dozen characters.
+ */
+export function doubleBase64Forms(value: Uint8Array): Buffer[] {
+  const inner = base64Forms(value).filter((form) => !form.includes(45) && !form.includes(95));
+  const forms = new Set<string>();
+  for (const piece of inner) for (const form of base64Forms(piece)) if (!form.includes(45) && !form.includes(95)) forms.add(form.toString("latin1"));
+  return [...forms].map((form) => Buffer.from(form, "latin1"));
+}
+
+/** Hex digits of a value looked for whole; a longer hex form is looked for by its last pieces of this length (19 or more: the pass's stride stays 16). */
+const HEX_PIECE = 20;
+
+/**
+ * How a value reads in hex (`xxd -p`, 60 digits a line; Python's `.hex()`,
+ * Node's `toString("hex")`, `hexdump -ve '1/1 "%02x"'`, Go's `%X`): its
+ * bytes' digits in small letters and in capitals, each byte two digits
+ * whatever comes before it. A hex form of 40 digits or more is looked for
+ * by its last pieces of HEX_PIECE digits (PIECES of them: a value's last
+ * 40 bytes), one of which is whole on either side of a line break that
+ * cuts it, as in a wrapped `xxd -p`. A hex dump's grouped columns (`xxd`,
+ * `hexdump -C`, `od -c`) are read by hex-dumps.ts.
+ */
+export function hexForms(value: Uint8Array): Buffer[] {
+  const hex = Buffer.from(value.buffer, value.byteOffset, value.length).toString("hex");
+  const pieces = hex.length < 2 * HEX_PIECE ? [hex] : Array.from({ length: Math.min(PIECES, Math.floor(hex.length / HEX_PIECE)) }, (_, k) => hex.slice(hex.length - (k + 1) * HEX_PIECE, hex.length - k * HEX_PIECE));
+  return pieces.flatMap((piece) => [piece, piece.toUpperCase()]).map((piece) => Buffer.from(piece, "latin1"));
+}
+
 /** A word's place in the filter: 19 bits, one bit each. */
 const hash = (word: number) => Math.imul(word, 0x9e3779b1) >>> 13;
 const inFilter = (filter: Uint8Array, h: number) => (filter[h >>> 3]! >>> (h & 7)) & 1;
@@ -377,8 +412,31 @@ export function escapedForms(value: string): { how: string; form: string }[] {
   const html = value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
   add("HTML-escaped", html.replace(/"/g, "&quot;").replace(/'/g, "&#x27;"));
   add("HTML-escaped", html.replace(/"/g, "&#34;").replace(/'/g, "&#39;"));
+  // PHP's htmlspecialchars (ENT_QUOTES, its default since 8.1), JSP's <c:out> and fn:escapeXml (zero-padded), XML writers (`&apos;`).
+  add("HTML-escaped", html.replace(/"/g, "&quot;").replace(/'/g, "&#039;"));
+  add("HTML-escaped", html.replace(/"/g, "&#034;").replace(/'/g, "&#039;"));
+  add("HTML-escaped", html.replace(/"/g, "&quot;").replace(/'/g, "&apos;"));
   add("escaped in a CSV field", value.replace(/"/g, '""'));
+  for (const form of shellForms(value)) add("shell-quoted", form);
   return Array.from(forms, ([form, how]) => ({ how, form }));
+}
+
+/** What bash's `printf %q` puts a backslash before (bash 5.2, checked); `#` and `~` only first. */
+const SHELL_SPECIAL = /[ !"$&'()*,;<>?[\\\]^`{|}]/g;
+
+/**
+ * How a shell or a tool that writes commands quotes a value, where the value
+ * does not stand in it as it is: a `'` closed and reopened by Python's
+ * shlex.quote (`'"'"'`) and by bash's `set -x` and `${v@Q}` (`'\''`: the
+ * value's other characters stand as they are between the quotes), and bash's
+ * `printf %q` (a backslash before each special character). A value with a
+ * control character is written `$'…'` by %q: not looked for so.
+ */
+function shellForms(value: string): string[] {
+  const forms: string[] = [];
+  if (value.includes("'")) forms.push(value.replace(/'/g, `'"'"'`), value.replace(/'/g, "'\\''"));
+  if (!/[\x00-\x1f\x7f]/.test(value)) forms.push(value.replace(SHELL_SPECIAL, "\\$&").replace(/^[#~]/, "\\$&"));
+  return forms;
 }
 
 /**
@@ -439,6 +497,8 @@ function knownValuesOf(name: string, value: string, where: string, byShape: bool
     out.push({ name: `${name} (${where})`, bytes: bytes.subarray(0, MAX_COMPARED) });
     for (const { how, form } of escapedForms(v)) out.push({ name: `${name} (${where}), ${how}`, bytes: Buffer.from(form, "utf8").subarray(0, MAX_COMPARED), form: true });
     for (const form of base64Forms(bytes)) out.push({ name: `${name} (${where}), base64-encoded`, bytes: form, form: true });
+    for (const form of hexForms(bytes)) out.push({ name: `${name} (${where}), hex-encoded`, bytes: form, form: true });
+    for (const form of doubleBase64Forms(bytes)) out.push({ name: `${name} (${where}), base64-encoded twice`, bytes: form, form: true });
   }
   return out;
 }

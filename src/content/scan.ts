@@ -13,9 +13,10 @@
 // MAX_MATCH, a known value is compared on at most 256 bytes) and what comes
 // after it: a token cut by a block boundary is never mistaken for a whole one.
 import { PADDING, findSecret } from "./find.js";
+import { DUMP_WHAT, dumpWindowOffset, findHexDump, readHexDumps } from "./hex-dumps.js";
 import { type KnownSecrets, NO_KNOWN_SECRETS } from "./known.js";
 import { MAX_MATCH } from "./rules.js";
-import { Form, formsWhat, undoForms, windowOffset } from "./text-forms.js";
+import { Form, UNDONE_FORMS, formsWhat, undoForms, windowOffset } from "./text-forms.js";
 
 /**
  * Bytes judged at once: large enough that the window's extra bytes cost
@@ -73,20 +74,44 @@ export const rereadBudget = (): RereadBudget => ({ left: REREAD_BYTES, terminalL
  */
 function firstHit(text: string, bytes: Uint8Array, padded: Uint8Array, from: number, before: number, known: KnownSecrets, reread?: RereadBudget): { what: string; index: number } | undefined {
   const hit = hitIn(text, bytes, padded, from, before, known, seen);
-  if (hit || seen.forms === 0) return hit;
-  let forms = seen.forms;
-  if (reread) {
-    if (forms & Form.TerminalEscapes) {
-      if (reread.terminalLeft < bytes.length) forms &= ~Form.TerminalEscapes;
-      else reread.terminalLeft -= bytes.length;
-    }
-    if (forms === 0 || reread.left < bytes.length) return undefined;
-    reread.left -= bytes.length;
+  if (hit) return hit;
+  const forms = seen.forms & UNDONE_FORMS;
+  const dump = (seen.forms & Form.HexDump) !== 0;
+  return (forms !== 0 ? formsHit(bytes, padded, from, before, known, forms, reread) : undefined) ?? dumpHit(text, bytes, padded, from, before, known, dump, reread);
+}
+
+/** Whether the budget lets a window of `length` bytes be read a second time (and takes it). */
+function mayReread(reread: RereadBudget | undefined, length: number): boolean {
+  if (!reread) return true;
+  if (reread.left < length) return false;
+  reread.left -= length;
+  return true;
+}
+
+/** The leftmost hit in the window read again with `forms` undone (text-forms.ts). */
+function formsHit(bytes: Uint8Array, padded: Uint8Array, from: number, before: number, known: KnownSecrets, seenForms: number, reread?: RereadBudget): { what: string; index: number } | undefined {
+  let forms = seenForms;
+  if (reread && forms & Form.TerminalEscapes) {
+    if (reread.terminalLeft < bytes.length) forms &= ~Form.TerminalEscapes;
+    else reread.terminalLeft -= bytes.length;
   }
+  if (forms === 0 || !mayReread(reread, bytes.length)) return undefined;
   const undone = undoForms(padded, bytes.length, forms, from, before, PADDING);
   const undoneText = undone.bytes.toString("latin1", 0, undone.length);
   const found = hitIn(undoneText, undone.bytes.subarray(0, undone.length), undone.bytes, undone.from, undone.before, known);
   return found && { what: `${found.what}, ${formsWhat(forms)}`, index: windowOffset(padded, bytes.length, forms, found.index) };
+}
+
+/**
+ * The leftmost hit in the window read with its hex dump's lines decoded
+ * (hex-dumps.ts), where it holds one (an xxd line the colon pass saw, or
+ * one findHexDump finds), at the offset of the dump line it starts in. Within the same budget as the forms: a dump is read again whole.
+ */
+function dumpHit(text: string, bytes: Uint8Array, padded: Uint8Array, from: number, before: number, known: KnownSecrets, xxdSeen: boolean, reread?: RereadBudget): { what: string; index: number } | undefined {
+  if ((!xxdSeen && !findHexDump(text, padded, 0, bytes.length)) || !mayReread(reread, bytes.length)) return undefined;
+  const reading = readHexDumps(padded, bytes.length, from, before, PADDING);
+  const found = hitIn(reading.bytes.toString("latin1", 0, reading.length), reading.bytes.subarray(0, reading.length), reading.bytes, reading.from, reading.before, known);
+  return found && { what: `${found.what}, ${DUMP_WHAT}`, index: dumpWindowOffset(reading, found.index) };
 }
 
 /** The leftmost hit of either finder in [from, before) (with `forms`: and the forms of writing the search saw). */

@@ -28,7 +28,9 @@ import { writtenSequenceLength } from "./written-escapes.js";
 export const WRAPPED_WHAT = "with line breaks removed";
 
 /** The forms, as bits: find.ts reports the ones it saw, the reading undoes them. */
-export const Form = { ZeroWidth: 1, Escaped: 2, QuotedPrintable: 4, TerminalEscapes: 8 } as const;
+export const Form = { ZeroWidth: 1, Escaped: 2, QuotedPrintable: 4, TerminalEscapes: 8, HexDump: 16 } as const;
+/** The forms undoForms undoes: a hex dump (Form.HexDump, seen by find.ts's colon pass) is read by hex-dumps.ts. */
+export const UNDONE_FORMS = Form.ZeroWidth | Form.Escaped | Form.QuotedPrintable | Form.TerminalEscapes;
 
 /** How a finding of the second reading says the value was written, e.g. `…, with zero-width characters removed`. */
 export function formsWhat(forms: number): string {

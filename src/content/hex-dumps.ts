@@ -1,0 +1,262 @@
+// Hex dumps: what an agent runs to show why a variable does not load (a
+// byte order mark, a CR, a stray quote) or what a key file holds, and
+// pastes into a report: `xxd` (`00000010: 454e 3d37 …  EN=7…`), `hexdump
+// -C` (`00000010  45 4e 3d 37 …  |EN=7…|`) and `od -c` (`0000020   N   =
+// 7 …`). Sixteen bytes a line behind an offset: a key's characters are cut
+// every 16, under the reach of every rule and of the host values' walk
+// across line breaks, and its bytes are also spelled in hex. The second
+// reading here decodes each such line to the bytes it shows (from its hex
+// column, or od's characters and escapes: exact, where an ASCII column
+// shows a `.` for a line break) and joins consecutive lines, as the file
+// dumped read; other lines are kept as they are. scan.ts reads a window so
+// only where find.ts's colon pass saw an `xxd` line (isXxdOffsetColon) or
+// findHexDump a `hexdump -C` or `od -c` one, and only when the first
+// reading found nothing. One pass over the window, a few bytes read per
+// byte: linear whatever the text.
+
+/** How a finding of this reading says where it was. */
+export const DUMP_WHAT = "read from a hex dump";
+
+/** A dump line's offset column: at least this many digits (xxd and hexdump write 8, od 7). */
+const MIN_OFFSET_DIGITS = 7;
+const MAX_OFFSET_DIGITS = 16;
+/** Bytes a dump line shows: xxd's -c may take it to 256; hexdump -C and od write 16. */
+const MAX_LINE_BYTES = 256;
+/** Bytes of a dump line at most: od's four columns a byte, an offset and blanks. */
+const MAX_DUMP_LINE = 4 * MAX_LINE_BYTES + 32;
+
+const HEX_VALUE = new Int8Array(256).fill(-1);
+for (let d = 0; d < 16; d++) {
+  HEX_VALUE["0123456789abcdef".charCodeAt(d)] = d;
+  HEX_VALUE["0123456789ABCDEF".charCodeAt(d)] = d;
+}
+const isOctal = (c: number) => c >= 48 && c <= 55;
+
+/** od -c's escapes (`\n`), the byte each stands for. */
+const OD_ESCAPE = new Int16Array(256).fill(-1);
+for (const [c, v] of [
+  ["0", 0],
+  ["a", 7],
+  ["b", 8],
+  ["t", 9],
+  ["n", 10],
+  ["v", 11],
+  ["f", 12],
+  ["r", 13],
+  ["\\", 92],
+] as const)
+  OD_ESCAPE[c.charCodeAt(0)] = v;
+
+const scratchLine = new Uint8Array(MAX_LINE_BYTES);
+
+/**
+ * Decodes the dump line at [start, end) (no line break) into `into` from
+ * `at`; the number of bytes it shows, or -1 where it is no dump's line:
+ * `xxd` (offset `:`, hex in groups of whole bytes, two blanks, a text
+ * column as long as the bytes), `hexdump -C` (offset, two blanks, bytes
+ * of two digits, `|text|` as long as them) or `od -c` (an octal offset,
+ * then fields of four columns: a character, an escape or three octal
+ * digits, right-aligned). A line longer than MAX_DUMP_LINE is none.
+ */
+export function decodeDumpLine(w: Uint8Array, start: number, end: number, into: Uint8Array, at: number): number {
+  if (end - start > MAX_DUMP_LINE) return -1;
+  let i = start;
+  const limit = end;
+  while (i < limit && HEX_VALUE[w[i]!]! >= 0 && i - start <= MAX_OFFSET_DIGITS) i++;
+  const digits = i - start;
+  if (digits < MIN_OFFSET_DIGITS || digits > MAX_OFFSET_DIGITS) return -1;
+  if (w[i] === 58 && w[i + 1] === 32) return xxdLine(w, i + 2, limit, into, at);
+  if (w[i] === 32 && w[i + 1] === 32 && HEX_VALUE[w[i + 2]!]! >= 0) {
+    const n = hexdumpLine(w, i + 2, limit, into, at);
+    if (n >= 0) return n;
+  }
+  if (w[i] === 32) {
+    for (let k = start; k < i; k++) if (!isOctal(w[k]!)) return -1;
+    return odLine(w, i, limit, into, at);
+  }
+  return -1;
+}
+
+/** How xxd and hexdump -C show a byte in their text column: itself if printable ASCII, else `.`. */
+const shown = (c: number) => (c >= 32 && c < 127 ? c : 46);
+
+/** Whether [at, at + n) of `into` is what the text column from `i` shows. */
+function textColumnShows(w: Uint8Array, i: number, into: Uint8Array, at: number, n: number): boolean {
+  for (let k = 0; k < n; k++) if (w[i + k] !== shown(into[at + k]!)) return false;
+  return true;
+}
+
+/** xxd's bytes from `i` (after `: `): groups of hex digit pairs between single blanks, blanks, then the text column: its last n characters, showing them. */
+function xxdLine(w: Uint8Array, i: number, end: number, into: Uint8Array, at: number): number {
+  let n = 0;
+  while (i + 1 < end && n < MAX_LINE_BYTES) {
+    const high = HEX_VALUE[w[i]!]!;
+    const low = HEX_VALUE[w[i + 1]!]!;
+    if (high < 0 || low < 0) break;
+    into[at + n++] = (high << 4) | low;
+    i += 2;
+    // A single blank between groups; two or more before the text column.
+    if (w[i] === 32 && HEX_VALUE[w[i + 1]!]! >= 0) i++;
+  }
+  const text = end - n;
+  if (n === 0 || text < i + 2) return -1;
+  for (let k = i; k < text; k++) if (w[k] !== 32) return -1;
+  return textColumnShows(w, text, into, at, n) ? n : -1;
+}
+
+/** hexdump -C's bytes from `i`: pairs of hex digits after one or two blanks, blanks, then `|text|` showing them. */
+function hexdumpLine(w: Uint8Array, i: number, end: number, into: Uint8Array, at: number): number {
+  let n = 0;
+  while (i + 2 < end && n < MAX_LINE_BYTES) {
+    const high = HEX_VALUE[w[i]!]!;
+    const low = HEX_VALUE[w[i + 1]!]!;
+    if (high < 0 || low < 0 || w[i + 2] !== 32) break;
+    into[at + n++] = (high << 4) | low;
+    i += 3;
+    if (w[i] === 32 && HEX_VALUE[w[i + 1]!]! >= 0) i++;
+  }
+  const bar = end - n - 2;
+  if (n === 0 || bar < i || w[bar] !== 124 || w[end - 1] !== 124) return -1;
+  for (let k = i; k < bar; k++) if (w[k] !== 32) return -1;
+  return textColumnShows(w, bar + 1, into, at, n) ? n : -1;
+}
+
+/** od -c's bytes from `i` (after the offset): fields of four columns, a character (a blank too), `\n`-style escapes or three octal digits. */
+function odLine(w: Uint8Array, i: number, end: number, into: Uint8Array, at: number): number {
+  let n = 0;
+  for (; i + 4 <= end && n < MAX_LINE_BYTES; i += 4) {
+    const a = w[i]!;
+    const b = w[i + 1]!;
+    const c = w[i + 2]!;
+    const d = w[i + 3]!;
+    if (a !== 32) return -1;
+    if (b === 32 && c === 32) into[at + n++] = d;
+    else if (b === 32 && c === 92 && OD_ESCAPE[d]! >= 0) into[at + n++] = OD_ESCAPE[d]!;
+    else if (isOctal(b) && isOctal(c) && isOctal(d)) into[at + n++] = ((b - 48) << 6) | ((c - 48) << 3) | (d - 48);
+    else return -1;
+  }
+  return i === end && n > 0 ? n : -1;
+}
+
+/** The end of the line at `i` (its `\n`, or a `\r` before it), at most `limit`. */
+function lineEnd(w: Uint8Array, i: number, limit: number): number {
+  let k = i;
+  while (k < limit && w[k] !== 10) k++;
+  return k > i && w[k - 1] === 13 ? k - 1 : k;
+}
+
+/** Whether a dump's line starts at `start` (at the window's start or after a `\n`): decodeDumpLine reads it. */
+function isDumpLineStart(w: Uint8Array, start: number): boolean {
+  if (start < 0 || (start > 0 && w[start - 1] !== 10) || HEX_VALUE[w[start]!]! < 0) return false;
+  // A longer line is no dump's: its end is not looked for further.
+  const limit = Math.min(w.length, start + MAX_DUMP_LINE + 1);
+  const end = lineEnd(w, start, limit);
+  return (end < limit || limit === w.length) && decodeDumpLine(w, start, end, scratchLine, 0) > 0;
+}
+
+/**
+ * Whether the `:` at `i` ends the offset of an `xxd` line (`00000010: 454e
+ * …`), the line read whole: find.ts's colon pass asks it of a colon after
+ * a `0` and before a blank (an offset of 16 bytes a line ends in `0`), at
+ * no cost to other text.
+ */
+export function isXxdOffsetColon(w: Uint8Array, i: number): boolean {
+  if (w[i + 1] !== 32 || w[i - 1] !== 48 || HEX_VALUE[w[i + 2]!]! < 0) return false;
+  let start = i - 1;
+  while (start > 0 && i - start < MAX_OFFSET_DIGITS + 1 && HEX_VALUE[w[start - 1]!]! >= 0) start--;
+  return i - start >= MIN_OFFSET_DIGITS && i - start <= MAX_OFFSET_DIGITS && isDumpLineStart(w, start);
+}
+
+/** Columns of an offset `hexdump -C` and `od` write (more past 4 GiB and 2 MiB). */
+const OFFSET_WIDTHS = [7, 8, 9, 10];
+/** Where `hexdump -C` writes its text column's `|`: after the offset, two blanks, 16 bytes of three columns and a blank between the halves. */
+const HEXDUMP_BAR = 2 + 16 * 3 + 1;
+
+/**
+ * Whether the window holds a `hexdump -C` line (its text column's `|`
+ * after two blanks, at its column) or an `od -c` one (a `\n`-style
+ * escape's backslash after two blanks, in one of its fields), the line
+ * read whole: two native searches for characters prose seldom holds, the
+ * first such mark of a line judged and the rest of the line passed over
+ * (its start found by a search back that no other search of this line
+ * repeats): each byte read a few times at most. (`xxd`'s lines are seen by
+ * find.ts's colon pass: isXxdOffsetColon.)
+ */
+export function findHexDump(text: string, w: Uint8Array, from: number, limit: number): boolean {
+  return marksDumpLine(text, w, "|", from, limit, (i, start) => OFFSET_WIDTHS.some((width) => i - start === width + HEXDUMP_BAR)) || marksDumpLine(text, w, "\\", from, limit, (i, start) => i - start >= MIN_OFFSET_DIGITS + 2);
+}
+
+/** Whether a line holding `mark` after two blanks, where `at` says it may stand, is a dump's (one such mark judged a line). */
+function marksDumpLine(text: string, w: Uint8Array, mark: string, from: number, limit: number, at: (i: number, start: number) => boolean): boolean {
+  for (let i = text.indexOf(mark, from); i >= 0 && i < limit; ) {
+    if (w[i - 1] === 32 && w[i - 2] === 32) {
+      const start = text.lastIndexOf("\n", i) + 1;
+      if (start >= from && at(i, start) && isDumpLineStart(w, start)) return true;
+      const next = text.indexOf("\n", i);
+      if (next < 0) return false;
+      i = text.indexOf(mark, next);
+    } else i = text.indexOf(mark, i + 1);
+  }
+  return false;
+}
+
+/** A window read with its dump lines decoded: as text-forms.ts's Undone, and where each of its lines came from. */
+export interface DumpReading {
+  bytes: Buffer;
+  length: number;
+  from: number;
+  before: number;
+  /** For each line written, in order: where it starts in the result and in the window. */
+  outStarts: number[];
+  windowStarts: number[];
+}
+
+let out = Buffer.alloc(0);
+
+/**
+ * `window` (its first `length` bytes, followed by zero bytes) with each
+ * dump line decoded and joined to the next (their line breaks dropped),
+ * other lines as they are; `from` and `before` are where its judged part
+ * starts and ends (a line that starts before them is on their side).
+ */
+export function readHexDumps(window: Uint8Array, length: number, from: number, before: number, padding: number): DumpReading {
+  // A dump line decodes to fewer bytes than it holds; any other line is copied.
+  if (out.length < length + padding) out = Buffer.alloc(length + padding);
+  const outStarts: number[] = [];
+  const windowStarts: number[] = [];
+  let o = 0;
+  let uFrom = -1;
+  let uBefore = -1;
+  for (let i = 0; i < length; ) {
+    if (uFrom < 0 && i >= from) uFrom = o;
+    if (uBefore < 0 && i >= before) uBefore = o;
+    const end = lineEnd(window, i, length);
+    const next = end < length && window[end] === 13 ? end + 2 : end + 1;
+    outStarts.push(o);
+    windowStarts.push(i);
+    const n = decodeDumpLine(window, i, end, out, o);
+    if (n > 0) o += n;
+    else {
+      const stop = Math.min(next, length);
+      out.set(window.subarray(i, stop), o);
+      o += stop - i;
+    }
+    i = next;
+  }
+  if (uFrom < 0) uFrom = o;
+  if (uBefore < 0) uBefore = o;
+  out.fill(0, o, o + padding);
+  return { bytes: out.subarray(0, o + padding), length: o, from: uFrom, before: uBefore, outStarts, windowStarts };
+}
+
+/** The window's offset of the line that wrote the result's byte at `index`. */
+export function dumpWindowOffset(reading: DumpReading, index: number): number {
+  let lo = 0;
+  let hi = reading.outStarts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (reading.outStarts[mid]! <= index) lo = mid;
+    else hi = mid - 1;
+  }
+  return reading.windowStarts[lo] ?? 0;
+}
