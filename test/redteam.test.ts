@@ -13,7 +13,7 @@ import { stringify as yamlStringify } from "yaml";
 import { extraReading, findSecret } from "../src/content/find.js";
 import { KnownSecrets, escapedForms, hexForms } from "../src/content/known.js";
 import { readHexDumps } from "../src/content/hex-dumps.js";
-import { BLOCK, REREAD_BYTES, REREAD_TERMINAL_BYTES, type RereadBudget, SecretScanner, rereadBudget, scanBytes } from "../src/content/scan.js";
+import { BLOCK, REREAD_BYTES, REREAD_DUMP_BYTES, REREAD_TERMINAL_BYTES, type RereadBudget, SecretScanner, rereadBudget, scanBytes } from "../src/content/scan.js";
 import { CSI_PARAMETERS_MAX, SEQUENCE_BACK_MAX } from "../src/content/terminal-escapes.js";
 import { Form } from "../src/content/text-forms.js";
 import { Fakes, docx, negatives, rng } from "./corpus.js";
@@ -499,7 +499,7 @@ describe("keys written in forms a copy or a tool produces", () => {
     const spent = rereadBudget();
     expect(scan(ESCAPED_TEXT, spent)).toBeUndefined();
     expect(spent.left).toBeLessThan(BLOCK);
-    expect(scan(Buffer.concat([ESCAPED_TEXT.subarray(0, 3 * BLOCK), key]), { left: 0, terminalLeft: 0 })).toBeUndefined();
+    expect(scan(Buffer.concat([ESCAPED_TEXT.subarray(0, 3 * BLOCK), key]), { left: 0, terminalLeft: 0, dumpLeft: 0 })).toBeUndefined();
     // A terminal's sequences between a key's characters have a smaller share of it (REREAD_TERMINAL_BYTES): past it, a key
     // cut by them is read once; the other forms still have theirs.
     const COLOURED = Buffer.from("\x1b[mEAA".repeat(Math.ceil((REREAD_TERMINAL_BYTES + 3 * BLOCK) / 6)));
@@ -1311,6 +1311,24 @@ describe("a hex dump of the host's .env or of a key (`xxd`, `hexdump -C`, `od -c
     expect(r.dropped[tools.length + 3]![2]).toContain("a GitHub token, read from a hex dump");
     for (const [, , reason] of r.dropped) for (const v of [opaque, password, token]) expect(reason).not.toContain(v.slice(4, 16));
     expect(r.published).toEqual(twins.map((file) => path.basename(file)));
+  });
+
+  it("reads dumps again within REREAD_DUMP_BYTES of a file's windows on each thread: a key dumped after that much of `od -c` text is read once (documented), one before it is found", () => {
+    const token = `ghp_${f.pick(ALNUM, 36)}`;
+    const keyDump = dump("od", ["-c"], `token=${token}\n`);
+    const filler = dump("od", ["-c"], Buffer.from("ab\n".repeat(Math.ceil((REREAD_DUMP_BYTES + 3 * BLOCK) / 16))));
+    const scan = (text: Buffer, reread: RereadBudget) => {
+      const scanner = new SecretScanner(undefined, 0, 1, reread);
+      for (let off = 0; off < text.length; off += BLOCK) scanner.scanBlock(text.subarray(off, Math.min(text.length, off + BLOCK)), off + BLOCK >= text.length);
+      return scanner.finding?.what;
+    };
+    expect(scan(keyDump, rereadBudget())).toBe("a GitHub token, read from a hex dump");
+    expect(scan(keyDump, { ...rereadBudget(), dumpLeft: 0 })).toBeUndefined();
+    const spent = rereadBudget();
+    expect(scan(Buffer.concat([filler, keyDump]), spent)).toBeUndefined();
+    expect(spent.dumpLeft).toBeLessThan(BLOCK);
+    // The other forms keep theirs.
+    expect(spent.left).toBeGreaterThan(REREAD_BYTES - REREAD_DUMP_BYTES - BLOCK);
   });
 
   it("finds the password alone, in each dump, whatever the line it starts on; and a value in hex cut by `xxd -p`'s lines, small letters or capitals", () => {

@@ -186,16 +186,21 @@ export function findHexDump(text: string, w: Uint8Array, from: number, limit: nu
   return marksDumpLine(text, w, "|", from, limit, (i, start) => OFFSET_WIDTHS.some((width) => i - start === width + HEXDUMP_BAR)) || marksDumpLine(text, w, "\\", from, limit, (i, start) => i - start >= MIN_OFFSET_DIGITS + 2);
 }
 
-/** Whether a line holding `mark` after two blanks, where `at` says it may stand, is a dump's (one such mark judged a line). */
+/**
+ * Whether a line holding `mark` after two blanks, where `at` says it may
+ * stand, is a dump's (one such mark judged a line). The blanks are part of
+ * the search: a search for the mark alone stopped at each of `|` repeated
+ * (50 MB of it took prepare from 1.0x to 2.6x `cp && sha256sum`).
+ */
 function marksDumpLine(text: string, w: Uint8Array, mark: string, from: number, limit: number, at: (i: number, start: number) => boolean): boolean {
-  for (let i = text.indexOf(mark, from); i >= 0 && i < limit; ) {
-    if (w[i - 1] === 32 && w[i - 2] === 32) {
-      const start = text.lastIndexOf("\n", i) + 1;
-      if (start >= from && at(i, start) && isDumpLineStart(w, start)) return true;
-      const next = text.indexOf("\n", i);
-      if (next < 0) return false;
-      i = text.indexOf(mark, next);
-    } else i = text.indexOf(mark, i + 1);
+  const marked = `  ${mark}`;
+  for (let found = text.indexOf(marked, Math.max(0, from - 2)); found >= 0 && found + 2 < limit; ) {
+    const i = found + 2;
+    const start = text.lastIndexOf("\n", i) + 1;
+    if (start >= from && at(i, start) && isDumpLineStart(w, start)) return true;
+    const next = text.indexOf("\n", i);
+    if (next < 0) return false;
+    found = text.indexOf(marked, next);
   }
   return false;
 }
