@@ -15,6 +15,7 @@
 // reading and judging the bytes of a file a record names runs one file at a
 // time in the background, in 1 MiB steps.
 import fs from "node:fs";
+import path from "node:path";
 import type { FSWatcher } from "chokidar";
 import { Refusal, errnoCode } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
@@ -88,21 +89,31 @@ const RULE_REASON: Record<EntryRule, QuarantineReason> = {
 
 /**
  * Whether the staging directory holds another name of the file `st`: read
- * only for a file with two names, a moment of every publication.
+ * only for a file with two names, a moment of every publication. A staging
+ * directory that cannot be read (the agent's user may chmod it) holds no
+ * name: the file is refused, never kept for want of an answer.
  */
 function hasStagingName(stagingDir: string, st: fs.Stats): boolean {
-  let names: string[];
   try {
-    names = fs.readdirSync(stagingDir);
-  } catch (err) {
-    if (["ENOENT", "ENOTDIR"].includes(errnoCode(err) ?? "")) return false;
-    throw err;
-  }
-  for (const n of names) {
-    const other = fs.lstatSync(`${stagingDir}/${n}`, { throwIfNoEntry: false });
-    if (other && other.ino === st.ino && other.dev === st.dev) return true;
+    for (const n of fs.readdirSync(stagingDir)) {
+      const other = fs.lstatSync(path.join(stagingDir, n), { throwIfNoEntry: false });
+      if (other && other.ino === st.ino && other.dev === st.dev) return true;
+    }
+  } catch {
+    return false;
   }
   return false;
+}
+
+/**
+ * Whether the file `st` at `file`, with two names, is being published: its
+ * other name is in the staging directory, or was and has just gone (prepare
+ * removes it right after the link), so that the file has one name now.
+ */
+function inPublication(stagingDir: string, file: string | Buffer, st: fs.Stats): boolean {
+  if (hasStagingName(stagingDir, st)) return true;
+  const now = fs.lstatSync(file, { throwIfNoEntry: false });
+  return now !== undefined && now.ino === st.ino && now.dev === st.dev && now.nlink === 1;
 }
 
 function kindReason(st: fs.Stats): QuarantineReason | undefined {
@@ -303,12 +314,13 @@ export class OutboxGuard {
     }
   }
 
-  /** The synchronous path: everything that lstat and the ledger can tell, at once. */
+  /** The synchronous path: everything that the name, lstat and the ledger can tell, at once. */
   private judge(name: string): void {
     if (this.stopped) return;
     // prepare only ever publishes valid UTF-8 names.
     if (isRawName(name)) return this.quarantine(name, "name_not_utf8");
-    const st = fs.lstatSync(entryPath(this.options.outbox, name), { throwIfNoEntry: false });
+    const file = entryPath(this.options.outbox, name);
+    const st = fs.lstatSync(file, { throwIfNoEntry: false });
     if (!st) {
       this.verified.delete(name);
       return;
@@ -322,7 +334,7 @@ export class OutboxGuard {
     // rules decide whether it would have published this file under this name.
     // A file mid-publication (its staging name not yet removed) is judged
     // again once that name goes: the unlink changes its ctime.
-    const problem = outboxEntryProblem(name, st, this.options, () => hasStagingName(this.options.stagingDir, st));
+    const problem = outboxEntryProblem(name, st, this.options, () => inPublication(this.options.stagingDir, file, st));
     if (problem) return this.quarantine(name, RULE_REASON[problem.rule], { ...(problem.code ? { code: problem.code } : {}), message: problem.message });
     let reason = this.recordVerdict(name, st.size);
     if (reason) {
