@@ -12,7 +12,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/config.js";
 import type { WatchEvent } from "../src/watch/events.js";
 import { Watch } from "../src/watch/watch.js";
-import { BIN, ROOT, cli, makeHome, png, write } from "./helpers.js";
+import { pdf } from "./corpus.js";
+import { BIN, ROOT, cli, makeHome, png, prepared, write } from "./helpers.js";
 import { type Event, WatchProcess, waitUntil } from "./watch-helpers.js";
 
 let h: ReturnType<typeof makeHome>;
@@ -118,6 +119,76 @@ describe("guard: a ledger record proves nothing by itself", () => {
     const w = await startWatch();
     plant(h.outbox, "p.txt", bytes);
     expect(await w.waitFor(quarantined("p.txt"), "p.txt quarantined")).toMatchObject({ reason: "not_in_ledger" });
+  });
+});
+
+describe("guard: prepare's name, extension and hard-link rules, whatever the ledger says", () => {
+  it("quarantines, each with its forged record, what prepare would refuse: off the allow-list, an unsafe name, a name its sanitiser never gives, a second hard link", async () => {
+    const w = await startWatch();
+    const html = "<html><body><script>alert(document.cookie)</script></body></html>\n";
+    const svg = '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>\n';
+    const planted: Record<string, string> = { "page.html": html, "x.svg": svg, "nl\nMEDIA:x.txt": "hello\n", "My File.txt": "hello\n" };
+    for (const [name, content] of Object.entries(planted)) {
+      forgeRecord(name, content);
+      plant(h.outbox, name, content);
+    }
+    // A Hermes session transcript (a denied source), linked into the outbox under a published-looking name, with a record of its bytes.
+    const sessions = path.join(h.home, ".hermes", "sessions");
+    fs.mkdirSync(sessions);
+    const transcript = write(sessions, "s1.txt", "user: my address is 12 Elm St\n");
+    forgeRecord("chat.txt", fs.readFileSync(transcript));
+    fs.linkSync(transcript, path.join(h.outbox, "chat.txt"));
+    const expected = {
+      "page.html": { reason: "extension_not_allowed", code: "extension_not_allowed" },
+      "x.svg": { reason: "extension_not_allowed", code: "extension_not_allowed" },
+      "nl\\x0aMEDIA\\x3ax.txt": { reason: "name_refused", code: "unsafe_path_chars" },
+      "My File.txt": { reason: "name_not_prepared" },
+      "chat.txt": { reason: "hard_links", code: "denied_source" },
+    };
+    for (const [name, want] of Object.entries(expected)) expect(await w.waitFor(quarantined(name), name), name).toMatchObject(want);
+    expect(w.find(quarantined("My File.txt"))!.code).toBeUndefined();
+    expect(fs.readdirSync(h.outbox)).toEqual(["first.png"]);
+    // The transcript is untouched: only the outbox's name of it moved.
+    expect(fs.readFileSync(transcript, "utf8")).toBe("user: my address is 12 Elm St\n");
+    const journal = fs.readFileSync(path.join(quarantine, ".media-outbox-quarantine.jsonl"), "utf8");
+    expect(journal).toMatch(/"reason":"name_not_prepared","message":"prepare names no file so; it would name this one My-File\.txt"/);
+    expect(journal).toMatch(/"reason":"hard_links","code":"denied_source","message":"it has 2 hard links/);
+  });
+
+  it("keeps what prepare publishes (png, txt, pdf, a hash-suffixed name) while it runs, and across a restart", async () => {
+    const w = await startWatch();
+    const names = [
+      prepared(h, "photo.png", png(2)),
+      prepared(h, "notes.txt", "meeting at noon\n"),
+      prepared(h, "report.pdf", pdf("quarterly report")),
+      // The same name with other bytes: published under the name with the hash suffix.
+      prepared(h, "notes.txt", "meeting at one\n"),
+      prepared(h, "Ünïcode ßtem.txt", "grüße\n"),
+    ].map((p) => path.basename(p));
+    expect(names[3]).toMatch(/^notes-[0-9a-f]{8}\.txt$/);
+    // Bytes that fail the content check, planted after them: judged after them in the one background queue.
+    forgeRecord("last.png", "not a png\n");
+    plant(h.outbox, "last.png", "not a png\n");
+    await w.waitFor(quarantined("last.png"), "last.png");
+    expect(w.find((e) => e.event === "quarantined" && e.name !== "last.png")).toBeUndefined();
+    await w.stop();
+    // A new watch judges every file at start, as it is now (one name each), before it says ready.
+    const again = await startWatch();
+    expect(again.find((e) => e.event === "quarantined")).toBeUndefined();
+    expect(fs.readdirSync(h.outbox).sort()).toEqual(["first.png", ...names].sort());
+  });
+
+  it("keeps a published file whose other name is in the staging directory (a publication's last moment), not one with a third name", async () => {
+    const kept = prepared(h, "kept.txt", "kept\n");
+    const linked = prepared(h, "linked.txt", "linked\n");
+    const staging = path.join(state, "staging");
+    fs.linkSync(kept, path.join(staging, "1-0123456789abcdef.part"));
+    fs.linkSync(linked, path.join(staging, "2-0123456789abcdef.part"));
+    fs.linkSync(linked, path.join(h.home, "elsewhere.txt"));
+    const w = await startWatch();
+    expect(w.find(quarantined("kept.txt"))).toBeUndefined();
+    expect(fs.existsSync(kept)).toBe(true);
+    expect(w.find(quarantined("linked.txt"))).toMatchObject({ reason: "hard_links", code: "denied_source" });
   });
 });
 

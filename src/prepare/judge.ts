@@ -102,7 +102,8 @@ export function publishModeOf(layout: Pick<Layout, "groupReadable">): number {
   return layout.groupReadable ? GROUP_READABLE_FILE_MODE : PRIVATE_FILE_MODE;
 }
 
-function checkExtension(policy: Policy, name: string): string {
+/** Check 4: the extension `name` is judged by, when the allow-list has it; throws extension_not_allowed otherwise. */
+export function checkExtension(policy: Pick<Policy, "allow">, name: string): string {
   const ext = extensionOf(name);
   if (!policy.allow.includes(ext)) {
     const allowed = policy.allow.join(" ") || "nothing is allowed";

@@ -104,6 +104,10 @@ export function truncateToBytes(text: string, maxBytes: number): string {
 function sanitizeStem(raw: string): string {
   const patterns = patternsFor(raw);
   let stem = raw.replace(patterns.notStem, "-").replace(/-{2,}/g, "-").replace(/^-+|-+$/g, "");
+  // Leading marks go before the reserved-name test, or `\u0301-con` would
+  // become `con` after it (and the name would not be its own output name,
+  // which the watch guard holds every published name to).
+  stem = stem.replace(patterns.leading, "");
   if (WINDOWS_RESERVED.test(stem)) stem = `${stem}_`;
   stem = sanitizeFilename(stem, { replacement: "-" });
   // A stem of combining marks alone has nothing to show: it becomes `file`.

@@ -148,7 +148,7 @@ export function checkStreamSource(fd: number, policy: SourcePolicy): void {
 }
 
 /** A file with more than one name may be an alias of a protected file (a hard link is never followed, it is the file): refused. */
-function refuseHardLinks(stat: fs.Stats, subject: string): void {
+export function refuseHardLinks(stat: Pick<fs.Stats, "nlink">, subject: string): void {
   if (stat.nlink > 1) throw new Refusal("denied_source", `${subject} ${stat.nlink} hard links, which may be an alias of a protected file; copy it first`);
 }
 

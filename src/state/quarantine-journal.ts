@@ -16,6 +16,10 @@ export type QuarantineReason =
   | "sha256_mismatch"
   | "content_refused"
   | "name_not_utf8"
+  | "name_refused"
+  | "name_not_prepared"
+  | "extension_not_allowed"
+  | "hard_links"
   | "symlink"
   | "directory"
   | "fifo"
@@ -30,7 +34,7 @@ export interface JournalRecord {
   /** The name it had in the outbox, escaped (bytes that are not UTF-8 as \xNN). */
   original?: string;
   reason?: QuarantineReason;
-  /** For content_refused: prepare's reason code and message. */
+  /** For content_refused and the name, extension and hard-link reasons: prepare's reason code (when it has one) and message. */
   code?: RefusalCode;
   message?: string;
 }

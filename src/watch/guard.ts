@@ -1,23 +1,28 @@
 // The guard: everything in the outbox is deliverable, yet any process of the
 // agent's user can write there directly, ledger included. It fails closed: an
-// entry stays only when it is a regular file with a valid UTF-8 name that a
-// well-formed ledger record names with these very bytes, *and* those bytes
-// pass prepare's content checks (judged here, on the file in the outbox, by
-// prepare's own entry point). Everything else is moved into the quarantine.
-// Entries are judged by lstat, never followed.
+// entry stays only when it is a regular file with a valid UTF-8 name that
+// prepare would have published it under (its name rules, the allow-list, one
+// hard link: prepare/outbox-entry.ts), that a well-formed ledger record names
+// with these very bytes, *and* those bytes pass prepare's content checks
+// (judged here, on the file in the outbox, by prepare's own entry point).
+// Everything else is moved into the quarantine. Entries are judged by lstat,
+// never followed.
 //
 // Two paths, so that a long check never delays a reaction: what can be told
-// from lstat and the ledger (a planted file, a link, a directory, a name that
-// is not UTF-8, a size no record has) is quarantined at once, synchronously;
+// from the name, lstat and the ledger (a planted file, a link, a directory, a
+// name prepare never gives, an extension off the allow-list, a second hard
+// link, a size no record has) is quarantined at once, synchronously;
 // reading and judging the bytes of a file a record names runs one file at a
 // time in the background, in 1 MiB steps.
 import fs from "node:fs";
+import path from "node:path";
 import type { FSWatcher } from "chokidar";
 import { Refusal, errnoCode } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { type Logger, silentLogger } from "../log/logger.js";
 import { KEEP_IN_MEMORY, judgeFileContent } from "../prepare/judge-content.js";
 import { extensionOf } from "../prepare/name.js";
+import { type EntryRule, outboxEntryProblem } from "../prepare/outbox-entry.js";
 import { entryKind } from "../prepare/source.js";
 import type { KnownSecrets } from "../content/known.js";
 import { knownSecretsFor } from "../prepare/content.js";
@@ -37,6 +42,10 @@ export interface GuardOptions {
   outbox: string;
   quarantineDir: string;
   ledgerDir: string;
+  /** The staging directory: a published file's other name, for a moment, is there. */
+  stagingDir: string;
+  /** The extension allow-list prepare publishes by (the configuration's). */
+  allow: readonly string[];
   /** Verifies the outbox again (re-creating it when missing) after it vanished; throws when it is unsafe. */
   reopen?: () => void;
   logger?: Logger;
@@ -68,6 +77,43 @@ function identityOf(st: fs.Stats): Identity {
 /** Compared field by field: the rescan asks this of every entry every few seconds. */
 function sameIdentity(a: Identity | undefined, st: Identity): boolean {
   return a !== undefined && a.ino === st.ino && a.size === st.size && a.mtimeMs === st.mtimeMs && a.ctimeMs === st.ctimeMs && a.dev === st.dev;
+}
+
+/** The quarantine reason for each of prepare's rules an entry can fail: the same words. */
+const RULE_REASON: Record<EntryRule, QuarantineReason> = {
+  name_refused: "name_refused",
+  name_not_prepared: "name_not_prepared",
+  extension_not_allowed: "extension_not_allowed",
+  hard_links: "hard_links",
+};
+
+/**
+ * Whether the staging directory holds another name of the file `st`: read
+ * only for a file with two names, a moment of every publication. A staging
+ * directory that cannot be read (the agent's user may chmod it) holds no
+ * name: the file is refused, never kept for want of an answer.
+ */
+function hasStagingName(stagingDir: string, st: fs.Stats): boolean {
+  try {
+    for (const n of fs.readdirSync(stagingDir)) {
+      const other = fs.lstatSync(path.join(stagingDir, n), { throwIfNoEntry: false });
+      if (other && other.ino === st.ino && other.dev === st.dev) return true;
+    }
+  } catch {
+    return false;
+  }
+  return false;
+}
+
+/**
+ * Whether the file `st` at `file`, with two names, is being published: its
+ * other name is in the staging directory, or was and has just gone (prepare
+ * removes it right after the link), so that the file has one name now.
+ */
+function inPublication(stagingDir: string, file: string | Buffer, st: fs.Stats): boolean {
+  if (hasStagingName(stagingDir, st)) return true;
+  const now = fs.lstatSync(file, { throwIfNoEntry: false });
+  return now !== undefined && now.ino === st.ino && now.dev === st.dev && now.nlink === 1;
 }
 
 function kindReason(st: fs.Stats): QuarantineReason | undefined {
@@ -268,12 +314,13 @@ export class OutboxGuard {
     }
   }
 
-  /** The synchronous path: everything that lstat and the ledger can tell, at once. */
+  /** The synchronous path: everything that the name, lstat and the ledger can tell, at once. */
   private judge(name: string): void {
     if (this.stopped) return;
     // prepare only ever publishes valid UTF-8 names.
     if (isRawName(name)) return this.quarantine(name, "name_not_utf8");
-    const st = fs.lstatSync(entryPath(this.options.outbox, name), { throwIfNoEntry: false });
+    const file = entryPath(this.options.outbox, name);
+    const st = fs.lstatSync(file, { throwIfNoEntry: false });
     if (!st) {
       this.verified.delete(name);
       return;
@@ -283,6 +330,12 @@ export class OutboxGuard {
     if (sameIdentity(this.verified.get(name), st)) return;
     const identity = identityOf(st);
     this.verified.delete(name);
+    // A forged record names bytes, never a name or a link: prepare's own
+    // rules decide whether it would have published this file under this name.
+    // A file mid-publication (its staging name not yet removed) is judged
+    // again once that name goes: the unlink changes its ctime.
+    const problem = outboxEntryProblem(name, st, this.options, () => inPublication(this.options.stagingDir, file, st));
+    if (problem) return this.quarantine(name, RULE_REASON[problem.rule], { ...(problem.code ? { code: problem.code } : {}), message: problem.message });
     let reason = this.recordVerdict(name, st.size);
     if (reason) {
       // prepare appends the record before the link that makes a file

@@ -147,6 +147,8 @@ export class Watch {
       outbox: this.layout.outbox,
       quarantineDir: this.layout.quarantineDir,
       ledgerDir: this.layout.ledgerDir,
+      stagingDir: this.layout.stagingDir,
+      allow: config.allow,
       reopen: () => void openLayout(config),
       logger: this.logger,
       onEvent: this.emit,
