@@ -11,7 +11,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { MEDIA_WORD, escapeText } from "../core/escape.js";
-import { type DeliveryPolicy, type DeliveryProblem, closingMarkupEnd, deliveredLineProblem, deliveryProblem, anyTypeReading, findDirectives, mediaLineProblem, mentionsLocalFile, tokenNames, trailingCut } from "../safety/gateway.js";
+import { type DeliveryPolicy, type DeliveryProblem, type DirectiveOccurrence, closingMarkupEnd, deliveredLineProblem, deliveryProblem, anyTypeReading, expandUser, findDirectives, mediaLineProblem, mentionsLocalFile, tokenNames, trailingCut } from "../safety/gateway.js";
 
 export interface CheckReplyOptions {
   /** Absolute paths of the files prepare published this turn (the `path` of each `media` entry), in order. */
@@ -310,8 +310,8 @@ function namedFile(token: string, published: readonly string[], outboxDirs: read
   const tilde = token.startsWith("~/") && home !== "/" && !home.endsWith("/");
   // A path is at most PATH_MAX long: what follows it in a long token (a chain of glued copies) is never read here.
   const head = token.length > NAME_WINDOW ? token.slice(0, NAME_WINDOW) : token;
-  const expanded = tilde ? home + head.slice(1) : head;
-  const shift = tilde ? home.length - 1 : 0;
+  const expanded = tilde ? expandUser(head, home) : head;
+  const shift = expanded.length - head.length;
   const p = published.find((q) => tokenNames(expanded, q));
   if (p !== undefined) return { ref: p, length: p.length - shift };
   const glued = GLUED.exec(expanded);
@@ -356,118 +356,202 @@ interface Pass {
  */
 const MAX_MENTION_LOOKUPS = 32;
 
+/** One round's work in progress: the text judged, the edits so far, and what the sentences may yet be taken back for. */
+interface Round {
+  text: string;
+  pass: Pass;
+  fenceAt: ReadonlyMap<number, number>;
+  inFence: (offset: number) => boolean;
+  edits: Edit[];
+  /** Files this round's exact lines send. */
+  sent: Set<string>;
+  /** Sentences for existing files (mangled lines), judged once every exact line is known. */
+  sentenced: { edit: Edit; note: ReplyNote; file: string; lineEnd: number }[];
+}
+
+/** A directive and the line it is on (`line` is its text, without the terminator). */
+interface Placed {
+  d: DirectiveOccurrence;
+  lineStart: number;
+  lineEnd: number;
+  line: string;
+}
+
 /** One round: the edits for every directive in `text` (rules 1 and 2), with the report filled in. */
 function judgeDirectives(text: string, fences: [number, number][], fenceAt: ReadonlyMap<number, number>, pass: Pass): Edit[] {
-  const { namedIn, problemOf, needed, noted, present, report } = pass;
   const inFence = (offset: number) => {
     const i = lastAtOrBefore(fences, offset, (r) => r[0]);
     return i >= 0 && offset < fences[i]![1];
   };
-  const edits: Edit[] = [];
-  /** Files this round's exact lines send. */
-  const sent = new Set<string>();
-  /** Sentences for existing files (mangled lines), judged once every exact line is known. */
-  const sentenced: { edit: Edit; note: ReplyNote; file: string; lineEnd: number }[] = [];
-  // The directives come in order: the line around each is found by moving forward, never by scanning back.
+  const round: Round = { text, pass, fenceAt, inFence, edits: [], sent: new Set(), sentenced: [] };
+  for (const placed of placedDirectives(text, pass)) {
+    if (keptAsWritten(round, placed)) continue;
+    const named = pass.namedIn(placed.d.token);
+    if (named !== undefined) judgeNamed(round, placed, named);
+    else judgeOther(round, placed);
+  }
+  takeBackSentences(round);
+  return round.edits;
+}
+
+/** The directives of `text` with their lines, found by moving forward (they come in order), never by scanning back. */
+function* placedDirectives(text: string, pass: Pass): Generator<Placed> {
   let lineStart = 0;
   let lineEnd = -1;
-  for (const d of findDirectives(text, (token) => namedIn(token)?.length)) {
+  for (const d of findDirectives(text, (token) => pass.namedIn(token)?.length)) {
     while (lineEnd < d.start) {
       lineStart = lineEnd + 1;
       lineEnd = text.indexOf("\n", lineStart);
       if (lineEnd < 0) lineEnd = text.length;
     }
-    const line = text.slice(lineStart, text[lineEnd - 1] === "\r" ? lineEnd - 1 : lineEnd);
-    const bare = !inFence(d.start) && line === `MEDIA:${d.intended}` && d.token === d.intended && deliveredLineProblem(line, d.intended) === undefined;
-    // A line the gateway delivers as written is kept, whatever its path ends in: Hermes strips only `` `"',.;:)}] ``
-    // from an any-type path, so `notes.txt~`, `Really?` or `out_` is the file's whole name, not punctuation.
-    if (!inFence(d.start) && line === `MEDIA:${d.token}` && d.intended !== d.token && deliveredLineProblem(line, d.token) === undefined && !problemOf(d.token)) {
-      report.kept.push(escapeText(d.token));
-      sent.add(d.token);
-      continue;
-    }
-    const named = namedIn(d.token);
-    const ref = named?.ref;
-
-    if (named !== undefined && ref !== undefined) {
-      const problem = problemOf(ref);
-      const whole = named.length === d.intended.length;
-      if (bare && whole && !problem && !present.has(ref)) {
-        present.add(ref);
-        report.kept.push(escapeText(ref));
-        continue;
-      }
-      if (problem && !noted.has(ref)) {
-        // The gateway would not deliver it even written right: say so where the model put it.
-        noted.add(ref);
-        report.notes.push({ path: escapeText(ref), code: problem.code, reason: problem.reason });
-        edits.push({ start: d.start, end: d.end, replacement: noteFor(ref, problem.reason), removal: false });
-        continue;
-      }
-      // A second exact line is a copy too: the gateway would upload the file once per line.
-      // The copy ends with the path it names (and the markup closed after it): text glued on after stays.
-      const end = whole ? d.end : closingMarkupEnd(text, d.tokenStart + named.length, d.tokenStart + d.token.length);
-      // A copy in a fence line's info string goes, the fence stays (the markup scan may have taken its backticks or tildes for the copy's).
-      const fence = fenceAt.get(lineStart);
-      const start = fence !== undefined && d.start < fence ? fence : d.start;
-      report.removed.push({ path: escapeText(ref), text: escapeText(text.slice(start, end)) });
-      edits.push({ ...widenRemoval(text, start, end, lineEnd), replacement: "", removal: true });
-      if (!problem && !needed.includes(ref)) needed.push(ref);
-      continue;
-    }
-
-    const problem = problemOf(d.intended);
-    if (bare && !problem) {
-      report.kept.push(escapeText(d.intended));
-      sent.add(d.intended);
-      continue;
-    }
-    /** Replaces the directive with a sentence; `file`, when it exists, may yet be sent by another line. */
-    const sentence = (file: string | undefined, note: ReplyNote, replacement: string) => {
-      const edit: Edit = { start: d.start, end: d.end, replacement, removal: false };
-      report.notes.push(note);
-      edits.push(edit);
-      if (file !== undefined && !inFence(d.start)) sentenced.push({ edit, note, file, lineEnd });
-    };
-    // A path that names no file, where the gateway's any-type pattern reads an existing one (up to a space, backtick
-    // or quote, without `` `"',.;:)}] ``: `MEDIA:/o/out_`…`, `MEDIA:/o/b.log and …`): the sentence names that file,
-    // a mangled line, never one that does not exist.
-    const space = /\s/u.exec(d.intended);
-    const quoted = d.tokenStart > 0 && "\"'`".includes(text[d.tokenStart - 1]!);
-    const reading = problem?.code === "not_found" && !quoted ? anyTypeReading(space ? d.intended.slice(0, space.index) : d.token) : undefined;
-    if (reading !== undefined && reading !== d.intended && !problemOf(reading)) {
-      sentence(reading, { path: escapeText(reading), code: "mangled", reason: MANGLED_REASON }, noteFor(reading, MANGLED_REASON));
-      continue;
-    }
-    // A path the gateway read on past a space to a later path's extension (`MEDIA:/tmp/nope.log and I saved /o/a.txt`)
-    // that names no file: its first word is what the model meant, and the sentence names that (never the later path's
-    // file, which may be a published one, attached).
-    if (space && !quoted && problem?.code === "not_found" && LATER_PATH.test(d.intended.slice(space.index))) {
-      const firstWord = d.intended.slice(0, space.index);
-      const name = sentenceName(firstWord.slice(0, trailingCut(firstWord)));
-      const reason = problemOf(name)?.code === "not_found" ? problem.reason : SPACED_MISSING_REASON;
-      sentence(problemOf(name) ? undefined : name, { path: escapeText(d.intended), code: "not_found", reason }, noteFor(name, reason));
-      continue;
-    }
-    const spaced = line === `MEDIA:${d.intended}` && /\s/u.test(d.intended);
-    const reason = problem?.reason ?? (spaced ? SPACED_REASON : MANGLED_REASON);
-    // A path glued to a copy's `MEDIA:` names the file before it: when that one exists, the line naming it was mangled.
-    const name = sentenceName(d.intended);
-    const gluedFile = name !== d.intended && problem?.code === "not_found" && !problemOf(name);
-    const why = gluedFile ? MANGLED_REASON : reason;
-    sentence(gluedFile ? name : problem ? undefined : d.intended, { path: escapeText(d.intended), code: gluedFile ? "mangled" : (problem?.code ?? "mangled"), reason: why }, noteFor(name, why));
+    yield { d, lineStart, lineEnd, line: text.slice(lineStart, text[lineEnd - 1] === "\r" ? lineEnd - 1 : lineEnd) };
   }
-  // A file the text sends anyway, from an exact line or a bare mention, is never said not to be sent: its mangled
-  // directive is a copy, removed (the gateway may take it too: the file would go twice).
+}
+
+/** Is the directive an exact line of its own, outside code, that the gateway takes whole for `p`? */
+function isExactLine(round: Round, { d, line }: Placed, p: string): boolean {
+  return !round.inFence(d.start) && line === `MEDIA:${p}` && deliveredLineProblem(line, p) === undefined;
+}
+
+/**
+ * A line the gateway delivers as written is kept, whatever its path ends in:
+ * Hermes strips only `` `"',.;:)}] `` from an any-type path, so `notes.txt~`,
+ * `Really?` or `out_` is the file's whole name, not punctuation.
+ */
+function keptAsWritten(round: Round, placed: Placed): boolean {
+  const { d } = placed;
+  if (d.intended === d.token || !isExactLine(round, placed, d.token) || round.pass.problemOf(d.token)) return false;
+  round.pass.report.kept.push(escapeText(d.token));
+  round.sent.add(d.token);
+  return true;
+}
+
+/** Rule 1: a directive naming a published or outbox file is kept when exact, else named (undeliverable) or removed as a copy. */
+function judgeNamed(round: Round, placed: Placed, named: Named): void {
+  const { d } = placed;
+  const { problemOf, present, report, noted } = round.pass;
+  const problem = problemOf(named.ref);
+  const whole = named.length === d.intended.length;
+  if (whole && d.token === d.intended && isExactLine(round, placed, d.intended) && !problem && !present.has(named.ref)) {
+    present.add(named.ref);
+    report.kept.push(escapeText(named.ref));
+    return;
+  }
+  if (problem && !noted.has(named.ref)) {
+    // The gateway would not deliver it even written right: say so where the model put it.
+    noted.add(named.ref);
+    report.notes.push({ path: escapeText(named.ref), code: problem.code, reason: problem.reason });
+    round.edits.push({ start: d.start, end: d.end, replacement: noteFor(named.ref, problem.reason), removal: false });
+    return;
+  }
+  removeCopy(round, placed, named, whole);
+  if (!problem && !round.pass.needed.includes(named.ref)) round.pass.needed.push(named.ref);
+}
+
+/**
+ * Removes a copy of a named file's line (a second exact line is one too: the
+ * gateway would upload the file once per line). The copy ends with the path
+ * it names and the markup closed after it: text glued on after stays.
+ */
+function removeCopy(round: Round, { d, lineStart, lineEnd }: Placed, named: Named, whole: boolean): void {
+  const { text } = round;
+  const end = whole ? d.end : closingMarkupEnd(text, d.tokenStart + named.length, d.tokenStart + d.token.length);
+  // A copy in a fence line's info string goes, the fence stays (the markup scan may have taken its backticks or tildes for the copy's).
+  const fence = round.fenceAt.get(lineStart);
+  const start = fence !== undefined && d.start < fence ? fence : d.start;
+  round.pass.report.removed.push({ path: escapeText(named.ref), text: escapeText(text.slice(start, end)) });
+  round.edits.push({ ...widenRemoval(text, start, end, lineEnd), replacement: "", removal: true });
+}
+
+/** Rule 2: a directive naming no published or outbox file is kept when the gateway delivers it as an exact line, else replaced by a sentence. */
+function judgeOther(round: Round, placed: Placed): void {
+  const { d } = placed;
+  const problem = round.pass.problemOf(d.intended);
+  if (!problem && d.token === d.intended && isExactLine(round, placed, d.intended)) {
+    round.pass.report.kept.push(escapeText(d.intended));
+    round.sent.add(d.intended);
+    return;
+  }
+  if (anyTypeSentence(round, placed, problem) || runOnSentence(round, placed, problem)) return;
+  plainSentence(round, placed, problem);
+}
+
+/** Replaces the directive with a sentence; `file`, when it exists, may yet be sent by another line (takeBackSentences). */
+function sentence(round: Round, { d, lineEnd }: Placed, file: string | undefined, note: ReplyNote, replacement: string): void {
+  const edit: Edit = { start: d.start, end: d.end, replacement, removal: false };
+  round.pass.report.notes.push(note);
+  round.edits.push(edit);
+  if (file !== undefined && !round.inFence(d.start)) round.sentenced.push({ edit, note, file, lineEnd });
+}
+
+/** Was the directive's path quoted (`MEDIA:"…"`)? The gateway takes it whole: no other reading of it applies. */
+const quotedPath = (text: string, d: DirectiveOccurrence) => d.tokenStart > 0 && "\"'`".includes(text[d.tokenStart - 1]!);
+
+/**
+ * A path that names no file, where the gateway's any-type pattern reads an
+ * existing one (up to a space, backtick or quote, without `` `"',.;:)}] ``:
+ * `MEDIA:/o/out_`…`, `MEDIA:/o/b.log and …`): the sentence names that file, a
+ * mangled line, never one that does not exist.
+ */
+function anyTypeSentence(round: Round, placed: Placed, problem: DeliveryProblem | undefined): boolean {
+  const { d } = placed;
+  if (problem?.code !== "not_found" || quotedPath(round.text, d)) return false;
+  const space = /\s/u.exec(d.intended);
+  const reading = anyTypeReading(space ? d.intended.slice(0, space.index) : d.token);
+  if (reading === undefined || reading === d.intended || round.pass.problemOf(reading)) return false;
+  sentence(round, placed, reading, { path: escapeText(reading), code: "mangled", reason: MANGLED_REASON }, noteFor(reading, MANGLED_REASON));
+  return true;
+}
+
+/**
+ * A path the gateway read on past a space to a later path's extension
+ * (`MEDIA:/tmp/nope.log and I saved /o/a.txt`) that names no file: its first
+ * word is what the model meant, and the sentence names that (never the later
+ * path's file, which may be a published one, attached).
+ */
+function runOnSentence(round: Round, placed: Placed, problem: DeliveryProblem | undefined): boolean {
+  const { d } = placed;
+  const space = /\s/u.exec(d.intended);
+  if (!space || quotedPath(round.text, d) || problem?.code !== "not_found" || !LATER_PATH.test(d.intended.slice(space.index))) return false;
+  const firstWord = d.intended.slice(0, space.index);
+  const name = sentenceName(firstWord.slice(0, trailingCut(firstWord)));
+  const { problemOf } = round.pass;
+  const reason = problemOf(name)?.code === "not_found" ? problem.reason : SPACED_MISSING_REASON;
+  sentence(round, placed, problemOf(name) ? undefined : name, { path: escapeText(d.intended), code: "not_found", reason }, noteFor(name, reason));
+  return true;
+}
+
+/**
+ * Any other directive the gateway would not deliver: its sentence says why.
+ * A path glued to a copy's `MEDIA:` names the file before it: when that one
+ * exists, the line naming it was mangled.
+ */
+function plainSentence(round: Round, placed: Placed, problem: DeliveryProblem | undefined): void {
+  const { d, line } = placed;
+  const spaced = line === `MEDIA:${d.intended}` && /\s/u.test(d.intended);
+  const reason = problem?.reason ?? (spaced ? SPACED_REASON : MANGLED_REASON);
+  const name = sentenceName(d.intended);
+  const gluedFile = name !== d.intended && problem?.code === "not_found" && !round.pass.problemOf(name);
+  const why = gluedFile ? MANGLED_REASON : reason;
+  const note: ReplyNote = { path: escapeText(d.intended), code: gluedFile ? "mangled" : (problem?.code ?? "mangled"), reason: why };
+  sentence(round, placed, gluedFile ? name : problem ? undefined : d.intended, note, noteFor(name, why));
+}
+
+/**
+ * A file the text sends anyway, from an exact line or a bare mention, is
+ * never said not to be sent: its mangled directive is a copy, removed (the
+ * gateway may take it too: the file would go twice).
+ */
+function takeBackSentences(round: Round): void {
+  const { text, pass } = round;
   const dropped = new Set<ReplyNote>();
-  for (const s of sentenced) {
-    if (!sent.has(s.file) && !pass.mentioned(text, s.file)) continue;
+  for (const s of round.sentenced) {
+    if (!round.sent.has(s.file) && !pass.mentioned(text, s.file)) continue;
     dropped.add(s.note);
     Object.assign(s.edit, widenRemoval(text, s.edit.start, s.edit.end, s.lineEnd), { replacement: "", removal: true });
-    report.removed.push({ path: escapeText(s.file), text: escapeText(text.slice(s.edit.start, s.edit.end)) });
+    pass.report.removed.push({ path: escapeText(s.file), text: escapeText(text.slice(s.edit.start, s.edit.end)) });
   }
-  if (dropped.size > 0) report.notes = report.notes.filter((n) => !dropped.has(n));
-  return edits;
+  if (dropped.size > 0) pass.report.notes = pass.report.notes.filter((n) => !dropped.has(n));
 }
 
 export function checkReply(reply: string, options: CheckReplyOptions): CheckReplyReport {

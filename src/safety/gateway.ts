@@ -636,6 +636,19 @@ export function tokenNames(token: string, published: string): boolean {
 
 const GLUED_DIRECTIVE = new RegExp(`^${MEDIA_WORD}:`, "iu");
 
+/**
+ * `p` as os.path.expanduser writes it for the running user: `~` and `~/…` are
+ * `home` (without its trailing slashes; `/` when nothing is left) and the
+ * rest, as written (not normalised: a token's characters map one for one
+ * past the `~`). Any other path is returned as it is.
+ */
+export function expandUser(p: string, home: string): string {
+  if (p !== "~" && !p.startsWith("~/")) return p;
+  let end = home.length;
+  while (end > 0 && home[end - 1] === "/") end--;
+  return home.slice(0, end) + p.slice(1) || "/";
+}
+
 /** A path as the gateway opens it: `~` and `~/…` are its home (os.path.expanduser, for the running user; `~name` is not read). */
 export function expandHome(p: string, home: string): string {
   return p === "~" || p.startsWith("~/") ? path.join(home, p.slice(1)) : p;
