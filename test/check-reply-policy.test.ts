@@ -275,9 +275,15 @@ describe("a published file the reply names as a bare path (the gateway's extract
       [(p) => `.${tilde(p)}`, false],
       [(p) => `\`${tilde(p)}\``, false],
       [(p) => `MEDIA:${tilde(p)}x`, false],
-      // The gateway takes these too, check-reply does not know it: the file goes twice, never not at all.
-      [(p) => `${p}.bak`, false],
-      [(p) => `x-${p}`, false],
+      // The path ends at the last known extension with no word character after it; one after a `-` that no path runs up to starts there.
+      [(p) => `${p}.bak`, true],
+      [(p) => `${p}-x`, true],
+      [(p) => `x-${p}`, true],
+      [(p) => `/q-/-${p}`, false],
+      // Glued to a later path, it is one path that names no file; a `//` ends it, and it is taken.
+      [(p) => `${p}${p}`, false],
+      [(p) => `${p}/${p}`, true],
+      [(p) => `${p}x`, false],
     ];
     const rnd = rng(9);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
