@@ -13,7 +13,7 @@ import { pythonFloat, pythonStrip } from "../src/core/python-text.js";
 import { checkReply } from "../src/reply/check-reply.js";
 import { SourceDenylist } from "../src/safety/denylist.js";
 import { hermesRoot } from "../src/content/hermes-homes.js";
-import { deliveredLineProblem, deliveryPolicy } from "../src/safety/gateway.js";
+import { deliveredLineProblem, deliveryPolicy, expandUser, parseAllowDirs } from "../src/safety/gateway.js";
 import { rng } from "./corpus.js";
 import { makeHome, png, prepared } from "./helpers.js";
 import { gatewaySends } from "./hermes-gateway.js";
@@ -210,6 +210,41 @@ describe("check-reply's verdicts are the real gateway's", () => {
       expect(v.kept, where).toBe(got[i]);
       if (!got[i]) expect(v.named, where).toBeDefined();
     });
+  });
+});
+
+describe("HERMES_MEDIA_ALLOW_DIRS entries read as os.path.expanduser reads them", () => {
+  it("~name/… is that user's home (from passwd), an unknown user's entry is skipped, ~ and ~/… the gateway's HOME: the real gateway's roots", () => {
+    // A user of this system's passwd (root's home, /root, is never written: only the entries are compared).
+    const entries = ["~root/media", "~root", "~/a", "~", "~nosuchuser32/x", "~nosuchuser32", "/abs/b", "~root//c/", "~/", "rel/x", " ~root/d ,~daemon/e"];
+    const value = entries.join(":");
+    const script = [
+      "import json, os",
+      "from gateway.platforms.base import _media_delivery_allowed_roots as roots",
+      "extra = os.environ.pop('HERMES_MEDIA_ALLOW_DIRS')",
+      "base = len(roots())",
+      "os.environ['HERMES_MEDIA_ALLOW_DIRS'] = extra",
+      "print(json.dumps([os.path.normpath(str(r)) for r in roots()[base:]]))",
+    ].join("\n");
+    const r = spawnSync(python, ["-c", script], { env: { PATH: process.env.PATH, HOME: h.home, HERMES_HOME: root, HERMES_MEDIA_ALLOW_DIRS: value, PYTHONDONTWRITEBYTECODE: "1" }, encoding: "utf8" });
+    expect(r.status, r.stderr).toBe(0);
+    const real = JSON.parse(r.stdout) as string[];
+    expect(parseAllowDirs(value, h.home)).toEqual(real);
+    expect(real).toContain("/root/media");
+    expect(real.some((x) => x.includes("nosuchuser32"))).toBe(false);
+  });
+
+  it("expandUser: a passwd file's home for ~name, with its trailing slashes taken off; an unknown user's path left as it is", () => {
+    const passwd = path.join(h.home, "passwd");
+    fs.writeFileSync(passwd, "root:x:0:0:root:/root:/bin/sh\nalice:x:1000:1000:,,,:/srv/alice/:/bin/sh\nbroken:line\nslash:x:1:1::/:/bin/sh\n");
+    expect(expandUser("~alice/o/a.txt", "/home/gw", passwd)).toBe("/srv/alice/o/a.txt");
+    expect(expandUser("~alice", "/home/gw", passwd)).toBe("/srv/alice");
+    expect(expandUser("~slash", "/home/gw", passwd)).toBe("/");
+    expect(expandUser("~slash/x", "/home/gw", passwd)).toBe("/x");
+    expect(expandUser("~broken/x", "/home/gw", passwd)).toBe("~broken/x");
+    expect(expandUser("~bob/x", "/home/gw", passwd)).toBe("~bob/x");
+    expect(expandUser("~/x", "/home/gw/", passwd)).toBe("/home/gw/x");
+    expect(expandUser("/a/~alice", "/home/gw", passwd)).toBe("/a/~alice");
   });
 });
 

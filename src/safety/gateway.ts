@@ -45,7 +45,8 @@ export function parseAllowDirs(value: string | undefined, home = process.getBuil
   for (const raw of value.split(/[:,]/)) {
     let entry = pythonStrip(raw);
     if (entry === "") continue;
-    if (entry === "~" || entry.startsWith("~/")) entry = path.join(home, entry.slice(1));
+    // os.path.expanduser: `~name/…` is that user's home too (an unknown user's entry stays relative, and is skipped).
+    entry = expandUser(entry, home);
     if (!path.isAbsolute(entry)) continue;
     roots.push(path.resolve(entry));
   }
@@ -726,19 +727,41 @@ export function tokenNames(token: string, published: string): boolean {
 const GLUED_DIRECTIVE = new RegExp(`^${MEDIA_WORD}:`, "iu");
 
 /**
- * `p` as os.path.expanduser writes it for the running user: `~` and `~/…` are
- * `home` (without its trailing slashes; `/` when nothing is left) and the
- * rest, as written (not normalised: a token's characters map one for one
- * past the `~`). Any other path is returned as it is.
+ * `p` as os.path.expanduser writes it: `~` and `~/…` are `home` (the
+ * gateway's HOME), `~name` and `~name/…` that user's home (pwd.getpwnam, read
+ * here from `passwd`: a user only the system's other name services know is
+ * not found, and the path is left as it is, as Python leaves it for an
+ * unknown user), without its trailing slashes (`/` when nothing is left),
+ * then the rest as written (not normalised: a token's characters map one for
+ * one past the `~…`). Any other path is returned as it is.
  */
-export function expandUser(p: string, home: string): string {
-  if (p !== "~" && !p.startsWith("~/")) return p;
-  let end = home.length;
-  while (end > 0 && home[end - 1] === "/") end--;
-  return home.slice(0, end) + p.slice(1) || "/";
+export function expandUser(p: string, home: string, passwd = "/etc/passwd"): string {
+  if (!p.startsWith("~")) return p;
+  let slash = p.indexOf("/", 1);
+  if (slash < 0) slash = p.length;
+  const userHome = slash === 1 ? home : passwdHome(p.slice(1, slash), passwd);
+  if (userHome === undefined) return p;
+  let end = userHome.length;
+  while (end > 0 && userHome[end - 1] === "/") end--;
+  return userHome.slice(0, end) + p.slice(slash) || "/";
 }
 
-/** A path as the gateway opens it: `~` and `~/…` are its home (os.path.expanduser, for the running user; `~name` is not read). */
+/** The home directory of the user `name` in a passwd file (`name:x:uid:gid:gecos:home:shell`), or undefined. */
+function passwdHome(name: string, passwd: string): string | undefined {
+  let text: string;
+  try {
+    text = process.getBuiltinModule("node:fs").readFileSync(passwd, "utf8");
+  } catch {
+    return undefined;
+  }
+  for (const line of text.split("\n")) {
+    const fields = line.split(":");
+    if (fields.length >= 7 && fields[0] === name) return fields[5];
+  }
+  return undefined;
+}
+
+/** A path as the gateway opens it: `~` and `~/…` are its home, `~name/…` that user's (os.path.expanduser: expandUser). */
 export function expandHome(p: string, home: string): string {
-  return p === "~" || p.startsWith("~/") ? path.join(home, p.slice(1)) : p;
+  return expandUser(p, home);
 }
