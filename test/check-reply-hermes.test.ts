@@ -135,6 +135,16 @@ describe("check-reply and the real Hermes 0.19.0", () => {
     expect(spaced.reply.endsWith(`\nMEDIA:${a}\n`)).toBe(true);
   });
 
+  it("a path through a file is that file's mangled line; a mention glued on inside a directive the gateway leaves stays after its sentence", () => {
+    // The gateway reads the whole path, which names no file: the sentence names the file the model meant, never b.txt.
+    const through = judge(`See MEDIA:${log}/tmp/b.txt here\n`, []);
+    expect(through.reply).toBe("See (b.log could not be sent: the line naming it was not written exactly, on a line of its own.) here\n");
+    // A path that names no file, with a mention glued on after a `-`: the gateway leaves the directive and sends plain.png from it.
+    const glued = judge(`MEDIA:/x/nope.log-${plain}~\n`, []);
+    expect(glued.reply).toBe(`(nope.log- could not be sent: the file does not exist.)${plain}~\n`);
+    expect(delivered([`MEDIA:/x/nope.log-${plain}~\n`, glued.reply])).toEqual([[plain], [plain]]);
+  });
+
   it("past 32 files a reply, a mangled directive of a file a bare mention sends is removed, never named: the mentions are read once", () => {
     fs.mkdirSync(path.join(h.home, "many40"), { recursive: true });
     const files = Array.from({ length: 40 }, (_, i) => write(path.join(h.home, "many40"), `n${i}.txt`, `${i}\n`));

@@ -273,13 +273,11 @@ function readRun(text: string, from: number): { from: number; to: number; dot: n
       }
       at += ch.length;
     }
+    // A separator goes on to the next name; one with none after it ends the run (the loop's first test).
     const sep = text[at];
-    if ((sep === "/" || sep === "\\") && at + 1 < text.length && isNameChar(codePointAt(text, at + 1))) {
-      at++;
-      nameStart = at;
-      continue;
-    }
-    break;
+    if (sep !== "/" && sep !== "\\") break;
+    at++;
+    nameStart = at;
   }
   return { from, to: at, dot, end };
 }
