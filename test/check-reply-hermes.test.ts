@@ -143,6 +143,11 @@ describe("check-reply and the real Hermes 0.19.0", () => {
     const glued = judge(`MEDIA:/x/nope.log-${plain}~\n`, []);
     expect(glued.reply).toBe(`(nope.log- could not be sent: the file does not exist.)${plain}~\n`);
     expect(delivered([`MEDIA:/x/nope.log-${plain}~\n`, glued.reply])).toEqual([[plain], [plain]]);
+    // The `~` of a ~/ mention right after a directive's closing backtick is the mention's, not the directive's markup.
+    const tildeAfter = `MEDIA:/x/nope.png\`${tilde(dropped)}\\\n`;
+    const rt = judge(tildeAfter, []);
+    expect(rt.reply).toBe(`(nope.png could not be sent: the file does not exist.)${tilde(dropped)}\\\n`);
+    expect(delivered([tildeAfter, rt.reply])).toEqual([[dropped], [dropped]]);
   });
 
   it("past 32 files a reply, a mangled directive of a file a bare mention sends is removed, never named: the mentions are read once", () => {

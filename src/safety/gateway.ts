@@ -702,10 +702,14 @@ function closingQuote(text: string, open: number): number | undefined {
   return after === undefined || isSpace(after) || AFTER_QUOTE.has(after) ? j : undefined;
 }
 
-/** Where the markup closed right after a path ends (not sentence punctuation): from `offset`, up to `limit`. */
+/**
+ * Where the markup closed right after a path ends (not sentence punctuation):
+ * from `offset`, up to `limit`. After other markup (a closing backtick), a
+ * `~/` starts a path glued on, whose `~` is not markup.
+ */
 export function closingMarkupEnd(text: string, offset: number, limit: number): number {
   let end = offset;
-  while (end < limit && WRAPPERS.has(text[end]!)) end++;
+  while (end < limit && WRAPPERS.has(text[end]!) && !(end > offset && text[end] === "~" && text[end + 1] === "/")) end++;
   return end;
 }
 
