@@ -135,6 +135,82 @@ describe("check-reply and the real Hermes 0.19.0", () => {
     expect(spaced.reply.endsWith(`\nMEDIA:${a}\n`)).toBe(true);
   });
 
+  it("a path through a file is that file's mangled line; a mention glued on inside a directive the gateway leaves stays after its sentence", () => {
+    // The gateway reads the whole path, which names no file: the sentence names the file the model meant, never b.txt.
+    const through = judge(`See MEDIA:${log}/tmp/b.txt here\n`, []);
+    expect(through.reply).toBe("See (b.log could not be sent: the line naming it was not written exactly, on a line of its own.) here\n");
+    // A path that names no file, with a mention glued on after a `-`: the gateway leaves the directive and sends plain.png from it.
+    const glued = judge(`MEDIA:/x/nope.log-${plain}~\n`, []);
+    expect(glued.reply).toBe(`(nope.log- could not be sent: the file does not exist.)${plain}~\n`);
+    expect(delivered([`MEDIA:/x/nope.log-${plain}~\n`, glued.reply])).toEqual([[plain], [plain]]);
+    // The `~` of a ~/ mention right after a directive's closing backtick is the mention's, not the directive's markup.
+    const tildeAfter = `MEDIA:/x/nope.png\`${tilde(dropped)}\\\n`;
+    const rt = judge(tildeAfter, []);
+    expect(rt.reply).toBe(`(nope.png could not be sent: the file does not exist.)${tilde(dropped)}\\\n`);
+    expect(delivered([tildeAfter, rt.reply])).toEqual([[dropped], [dropped]]);
+  });
+
+  it("past 32 files a reply, a mangled directive of a file a bare mention sends is removed, never named: the mentions are read once", () => {
+    fs.mkdirSync(path.join(h.home, "many40"), { recursive: true });
+    const files = Array.from({ length: 40 }, (_, i) => write(path.join(h.home, "many40"), `n${i}.txt`, `${i}\n`));
+    const reply = `${files.map((p) => `See MEDIA:${p}. Also saved as ${p}.`).join("\n")}\n`;
+    const r = judge(reply, []);
+    expect(namedNotSent(r.reply)).toEqual([]);
+    expect(r.removed).toHaveLength(40);
+    const [after] = delivered([r.reply]);
+    expect(after).toEqual(files);
+    // A thousand mangled directives of the 40, each file mentioned on a line of its own: every one removed, none named.
+    const big = Array.from({ length: 1000 }, (_, i) => `MEDIA:${files[i % 40]}.\n${files[i % 40]}`).join("\n");
+    const rb = judge(big, []);
+    expect(rb.notes).toEqual([]);
+    expect(rb.removed).toHaveLength(1000);
+  });
+
+  it("randomized (seeded): bare mentions glued to a directive or to another path, `-` and `\\` run-ons, replies of many files: nothing dropped, doubled or falsely named", () => {
+    const rnd = rng(32);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+    fs.mkdirSync(path.join(h.home, "many"), { recursive: true });
+    const many = Array.from({ length: 40 }, (_, i) => write(path.join(h.home, "many"), `m${i}.txt`, `${i}\n`));
+    const paths = () => [a, tilde(a), dropped, tilde(dropped), plain, log, odd[0]!, "/tmp/nope.log", "/f/none.png", pick(many), pick(many)];
+    // What joins a directive or a path to the next one: nothing, a `-`, a backslash, a space, markup.
+    const glue = ["", "", "-", "\\", "/", " ", ",", ".", "x-", "q", "`", "*", ")"];
+    const cases: { input: string; out: string; published: string[] }[] = [];
+    for (let i = 0; i < 500; i++) {
+      const published = rnd() < 0.6 ? [a] : [];
+      const lines: string[] = [];
+      for (let k = 1 + Math.floor(rnd() * 3); k > 0; k--) {
+        let line = rnd() < 0.3 ? pick(["Here it is:", "- item", "Saved as", "(see", "x-"]) + (rnd() < 0.5 ? " " : "") : "";
+        for (let n = 1 + Math.floor(rnd() * 4); n > 0; n--) {
+          line += rnd() < 0.5 ? `MEDIA:${pick(paths())}` : pick(paths());
+          line += pick(glue);
+        }
+        lines.push(line);
+      }
+      // Past 32 files a reply: each of many files named by a mangled directive and by a bare mention.
+      if (rnd() < 0.1) lines.push(...many.map((p) => `MEDIA:${p}, also ${p}`));
+      const input = `${lines.join("\n")}\n`;
+      cases.push({ input, out: judge(input, published).reply, published });
+    }
+    const got = delivered(cases.flatMap((c) => [c.input, c.out]));
+    const count = (xs: string[], p: string) => xs.filter((x) => x === p).length;
+    cases.forEach((c, i) => {
+      const before = got[2 * i]!;
+      const after = got[2 * i + 1]!;
+      const where = `${JSON.stringify(c.input)} -> ${JSON.stringify(c.out)}: ${JSON.stringify(before)} -> ${JSON.stringify(after)}`;
+      const named = namedNotSent(c.out);
+      // No sentence names a file the result sends.
+      for (const n of named) expect(after.map((p) => path.basename(p)), where).not.toContain(n);
+      for (const p of c.published) expect(count(after, p), where).toBe(1);
+      for (const p of new Set([...before, ...after])) {
+        // Nothing sent more often than before (once, at most, if it was not).
+        expect(count(after, p), where).toBeLessThanOrEqual(Math.max(1, count(before, p)));
+        // Nothing sent before is dropped without a sentence naming it.
+        if (before.includes(p) && !after.includes(p)) expect(named, where).toContain(path.basename(p));
+      }
+    });
+    for (const c of cases) expect(judge(c.out, c.published).reply, c.out).toBe(c.out);
+  });
+
   it("randomized (seeded): no sentence names a file the gateway delivers, every published file goes once, every exact line Hermes delivers stays", () => {
     const rnd = rng(31);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;

@@ -13,7 +13,7 @@ import { pythonFloat, pythonStrip } from "../src/core/python-text.js";
 import { checkReply } from "../src/reply/check-reply.js";
 import { SourceDenylist } from "../src/safety/denylist.js";
 import { hermesRoot } from "../src/content/hermes-homes.js";
-import { deliveredLineProblem, deliveryPolicy } from "../src/safety/gateway.js";
+import { deliveredLineProblem, deliveryPolicy, expandUser, parseAllowDirs } from "../src/safety/gateway.js";
 import { rng } from "./corpus.js";
 import { makeHome, png, prepared } from "./helpers.js";
 import { gatewaySends } from "./hermes-gateway.js";
@@ -229,6 +229,41 @@ describe("check-reply's verdicts are the real gateway's", () => {
   });
 });
 
+describe("HERMES_MEDIA_ALLOW_DIRS entries read as os.path.expanduser reads them", () => {
+  it("~name/… is that user's home (from passwd), an unknown user's entry is skipped, ~ and ~/… the gateway's HOME: the real gateway's roots", () => {
+    // A user of this system's passwd (root's home, /root, is never written: only the entries are compared).
+    const entries = ["~root/media", "~root", "~/a", "~", "~nosuchuser32/x", "~nosuchuser32", "/abs/b", "~root//c/", "~/", "rel/x", " ~root/d ,~daemon/e"];
+    const value = entries.join(":");
+    const script = [
+      "import json, os",
+      "from gateway.platforms.base import _media_delivery_allowed_roots as roots",
+      "extra = os.environ.pop('HERMES_MEDIA_ALLOW_DIRS')",
+      "base = len(roots())",
+      "os.environ['HERMES_MEDIA_ALLOW_DIRS'] = extra",
+      "print(json.dumps([os.path.normpath(str(r)) for r in roots()[base:]]))",
+    ].join("\n");
+    const r = spawnSync(python, ["-c", script], { env: { PATH: process.env.PATH, HOME: h.home, HERMES_HOME: root, HERMES_MEDIA_ALLOW_DIRS: value, PYTHONDONTWRITEBYTECODE: "1" }, encoding: "utf8" });
+    expect(r.status, r.stderr).toBe(0);
+    const real = JSON.parse(r.stdout) as string[];
+    expect(parseAllowDirs(value, h.home)).toEqual(real);
+    expect(real).toContain("/root/media");
+    expect(real.some((x) => x.includes("nosuchuser32"))).toBe(false);
+  });
+
+  it("expandUser: a passwd file's home for ~name, with its trailing slashes taken off; an unknown user's path left as it is", () => {
+    const passwd = path.join(h.home, "passwd");
+    fs.writeFileSync(passwd, "root:x:0:0:root:/root:/bin/sh\nalice:x:1000:1000:,,,:/srv/alice/:/bin/sh\nbroken:line\nslash:x:1:1::/:/bin/sh\n");
+    expect(expandUser("~alice/o/a.txt", "/home/gw", passwd)).toBe("/srv/alice/o/a.txt");
+    expect(expandUser("~alice", "/home/gw", passwd)).toBe("/srv/alice");
+    expect(expandUser("~slash", "/home/gw", passwd)).toBe("/");
+    expect(expandUser("~slash/x", "/home/gw", passwd)).toBe("/x");
+    expect(expandUser("~broken/x", "/home/gw", passwd)).toBe("~broken/x");
+    expect(expandUser("~bob/x", "/home/gw", passwd)).toBe("~bob/x");
+    expect(expandUser("~/x", "/home/gw/", passwd)).toBe("/home/gw/x");
+    expect(expandUser("/a/~alice", "/home/gw", passwd)).toBe("/a/~alice");
+  });
+});
+
 describe("settings read as Python reads them", () => {
   it("pythonStrip and pythonFloat give Python's str.strip() and float() (ValueError as undefined)", () => {
     const inputs = ["9_000", "inf", "-inf", "nan", "-NaN", "Infinity", "iNfInItY", "1e1_0", "1__0", "_1", "1_", "1_.5", "1._5", "0x10", " 5 ", "\u0663", "\uff11\uff12", "+.5", "5.", ".", "1e", "1_0e-1_0", "1.5_0", "\x1c7\x1f", "\x1c7", "\u20037\u3000", "\ufeff7", "1e400", "-0", "", " ", "\x85", "infinit", "nan1", "+-1", "\ud835\udfd7"];
@@ -291,9 +326,15 @@ describe("a published file the reply names as a bare path (the gateway's extract
       [(p) => `.${tilde(p)}`, false],
       [(p) => `\`${tilde(p)}\``, false],
       [(p) => `MEDIA:${tilde(p)}x`, false],
-      // The gateway takes these too, check-reply does not know it: the file goes twice, never not at all.
-      [(p) => `${p}.bak`, false],
-      [(p) => `x-${p}`, false],
+      // The path ends at the last known extension with no word character after it; one after a `-` that no path runs up to starts there.
+      [(p) => `${p}.bak`, true],
+      [(p) => `${p}-x`, true],
+      [(p) => `x-${p}`, true],
+      [(p) => `/q-/-${p}`, false],
+      // Glued to a later path, it is one path that names no file; a `//` ends it, and it is taken.
+      [(p) => `${p}${p}`, false],
+      [(p) => `${p}/${p}`, true],
+      [(p) => `${p}x`, false],
     ];
     const rnd = rng(9);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;

@@ -11,7 +11,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { MEDIA_WORD, escapeText } from "../core/escape.js";
-import { type DeliveryPolicy, type DeliveryProblem, closingMarkupEnd, deliveredLineProblem, deliveryProblem, anyTypeReading, findDirectives, mediaLineProblem, mentionsLocalFile, tokenNames, trailingCut } from "../safety/gateway.js";
+import { type DeliveryPolicy, type DeliveryProblem, type DirectiveOccurrence, closingMarkupEnd, deliveredLineProblem, deliveryProblem, anyTypeReading, expandUser, findDirectives, localFileMatches, localFileMentions, mediaLineProblem, tokenNames, trailingCut } from "../safety/gateway.js";
 
 export interface CheckReplyOptions {
   /** Absolute paths of the files prepare published this turn (the `path` of each `media` entry), in order. */
@@ -235,10 +235,14 @@ function readFences(text: string): Fences {
   return { lines, ...(open?.container === "top" ? { open: open.ch.repeat(open.length) } : {}) };
 }
 
-/** Is the file a regular file directly in `dir` (not a link)? */
+/** Is the file a regular file directly in `dir` (not a link)? A path through a file (`…/a.txt/`, ENOTDIR) names none. */
 function isFileIn(p: string, dirs: readonly string[]): boolean {
-  if (!dirs.includes(path.dirname(p))) return false;
-  return fs.lstatSync(p, { throwIfNoEntry: false })?.isFile() === true;
+  if (!dirs.includes(path.dirname(p)) || p.endsWith("/")) return false;
+  try {
+    return fs.lstatSync(p, { throwIfNoEntry: false })?.isFile() === true;
+  } catch {
+    return false;
+  }
 }
 
 function realDir(dir: string): string {
@@ -263,17 +267,20 @@ function publishedProblem(p: string, outboxDirs: readonly string[]): string | un
 }
 
 /**
- * `text` without its directives (`MEDIA:` to its path's end), as the gateway
- * looks for bare paths: after it has removed them. A mention inside one's
- * path is gone (`MEDIA:/x/q(/o/a.txt`), and one glued before one
+ * `text` without its directives (`MEDIA:` to its path's end, or to a bare
+ * mention glued on inside it: mentionTail), as the gateway looks for bare
+ * paths once it has removed them and check-reply has judged them. A mention
+ * inside one's path is gone (`MEDIA:/x/q(/o/a.txt`), and one glued before one
  * (`/o/a.txtMEDIA:…`) ends where the directive was.
  */
-function withoutDirectives(text: string): string {
+function withoutDirectives(text: string, tailOf: (d: DirectiveOccurrence) => number): string {
   const pieces: string[] = [];
   let at = 0;
   for (const d of findDirectives(text)) {
-    pieces.push(text.slice(at, Math.max(at, d.marker)));
-    at = Math.max(at, d.tokenStart + d.token.length);
+    // A space where it was: a directive check-reply edits becomes a sentence, which ends a path before it and may
+    // start one after it (`…/m1.txtq(….)/o/a.txt`), where the text joined would be one path; one it keeps is a line of its own.
+    pieces.push(text.slice(at, Math.max(at, d.marker)), " ");
+    at = Math.max(at, d.tokenStart + tailOf(d));
   }
   pieces.push(text.slice(at));
   return pieces.join("");
@@ -310,8 +317,8 @@ function namedFile(token: string, published: readonly string[], outboxDirs: read
   const tilde = token.startsWith("~/") && home !== "/" && !home.endsWith("/");
   // A path is at most PATH_MAX long: what follows it in a long token (a chain of glued copies) is never read here.
   const head = token.length > NAME_WINDOW ? token.slice(0, NAME_WINDOW) : token;
-  const expanded = tilde ? home + head.slice(1) : head;
-  const shift = tilde ? home.length - 1 : 0;
+  const expanded = tilde ? expandUser(head, home) : head;
+  const shift = expanded.length - head.length;
   const p = published.find((q) => tokenNames(expanded, q));
   if (p !== undefined) return { ref: p, length: p.length - shift };
   const glued = GLUED.exec(expanded);
@@ -345,129 +352,319 @@ interface Pass {
   /** Published files whose exact line the text carries. */
   present: Set<string>;
   report: CheckReplyReport;
-  /** Whether `text` names the file at `p` as a bare path the gateway uploads (mentionsLocalFile, for at most MAX_MENTION_LOOKUPS paths a text). */
-  mentioned: (text: string, p: string) => boolean;
+  /** The gateway's home: what `~/` in a path means. */
+  home: string;
+  /** The files `text` names as bare paths the gateway uploads (localFileMentions: one scan a text, whatever the number of files asked). */
+  mentions: (text: string) => Set<string>;
+  /** Where the text a directive's edit may take ends in its token (mentionTail). */
+  tailOf: (text: string, d: DirectiveOccurrence) => number;
+  /** The files taken as published. */
+  published: readonly string[];
 }
 
-/**
- * Paths of mangled directives looked for as bare mentions in one text (each a
- * scan of it): a bound keeps check-reply linear. Past it, a mangled directive
- * gets its sentence even when a bare mention sends the file.
- */
-const MAX_MENTION_LOOKUPS = 32;
+
+/** One round's work in progress: the text judged, the edits so far, and what the sentences may yet be taken back for. */
+interface Round {
+  text: string;
+  pass: Pass;
+  fenceAt: ReadonlyMap<number, number>;
+  inFence: (offset: number) => boolean;
+  edits: Edit[];
+  /** Files this round's exact lines send. */
+  sent: Set<string>;
+  /** Sentences for existing files (mangled lines), judged once every exact line is known. */
+  sentenced: { edit: Edit; note: ReplyNote; file?: string; missing?: string; lineEnd: number }[];
+}
+
+/** A directive and the line it is on (`line` is its text, without the terminator). */
+interface Placed {
+  d: DirectiveOccurrence;
+  lineStart: number;
+  lineEnd: number;
+  line: string;
+}
 
 /** One round: the edits for every directive in `text` (rules 1 and 2), with the report filled in. */
 function judgeDirectives(text: string, fences: [number, number][], fenceAt: ReadonlyMap<number, number>, pass: Pass): Edit[] {
-  const { namedIn, problemOf, needed, noted, present, report } = pass;
   const inFence = (offset: number) => {
     const i = lastAtOrBefore(fences, offset, (r) => r[0]);
     return i >= 0 && offset < fences[i]![1];
   };
-  const edits: Edit[] = [];
-  /** Files this round's exact lines send. */
-  const sent = new Set<string>();
-  /** Sentences for existing files (mangled lines), judged once every exact line is known. */
-  const sentenced: { edit: Edit; note: ReplyNote; file: string; lineEnd: number }[] = [];
-  // The directives come in order: the line around each is found by moving forward, never by scanning back.
+  const round: Round = { text, pass, fenceAt, inFence, edits: [], sent: new Set(), sentenced: [] };
+  for (const placed of placedDirectives(text, pass)) {
+    if (keptAsWritten(round, placed)) continue;
+    const named = pass.namedIn(placed.d.token);
+    if (named !== undefined) judgeNamed(round, placed, named);
+    else judgeOther(round, placed);
+  }
+  takeBackSentences(round);
+  return round.edits;
+}
+
+/** The directives of `text` with their lines, found by moving forward (they come in order), never by scanning back. */
+function* placedDirectives(text: string, pass: Pass): Generator<Placed> {
   let lineStart = 0;
   let lineEnd = -1;
-  for (const d of findDirectives(text, (token) => namedIn(token)?.length)) {
+  for (const d of findDirectives(text, (token) => pass.namedIn(token)?.length)) {
     while (lineEnd < d.start) {
       lineStart = lineEnd + 1;
       lineEnd = text.indexOf("\n", lineStart);
       if (lineEnd < 0) lineEnd = text.length;
     }
-    const line = text.slice(lineStart, text[lineEnd - 1] === "\r" ? lineEnd - 1 : lineEnd);
-    const bare = !inFence(d.start) && line === `MEDIA:${d.intended}` && d.token === d.intended && deliveredLineProblem(line, d.intended) === undefined;
-    // A line the gateway delivers as written is kept, whatever its path ends in: Hermes strips only `` `"',.;:)}] ``
-    // from an any-type path, so `notes.txt~`, `Really?` or `out_` is the file's whole name, not punctuation.
-    if (!inFence(d.start) && line === `MEDIA:${d.token}` && d.intended !== d.token && deliveredLineProblem(line, d.token) === undefined && !problemOf(d.token)) {
-      report.kept.push(escapeText(d.token));
-      sent.add(d.token);
-      continue;
-    }
-    const named = namedIn(d.token);
-    const ref = named?.ref;
-
-    if (named !== undefined && ref !== undefined) {
-      const problem = problemOf(ref);
-      const whole = named.length === d.intended.length;
-      if (bare && whole && !problem && !present.has(ref)) {
-        present.add(ref);
-        report.kept.push(escapeText(ref));
-        continue;
-      }
-      if (problem && !noted.has(ref)) {
-        // The gateway would not deliver it even written right: say so where the model put it.
-        noted.add(ref);
-        report.notes.push({ path: escapeText(ref), code: problem.code, reason: problem.reason });
-        edits.push({ start: d.start, end: d.end, replacement: noteFor(ref, problem.reason), removal: false });
-        continue;
-      }
-      // A second exact line is a copy too: the gateway would upload the file once per line.
-      // The copy ends with the path it names (and the markup closed after it): text glued on after stays.
-      const end = whole ? d.end : closingMarkupEnd(text, d.tokenStart + named.length, d.tokenStart + d.token.length);
-      // A copy in a fence line's info string goes, the fence stays (the markup scan may have taken its backticks or tildes for the copy's).
-      const fence = fenceAt.get(lineStart);
-      const start = fence !== undefined && d.start < fence ? fence : d.start;
-      report.removed.push({ path: escapeText(ref), text: escapeText(text.slice(start, end)) });
-      edits.push({ ...widenRemoval(text, start, end, lineEnd), replacement: "", removal: true });
-      if (!problem && !needed.includes(ref)) needed.push(ref);
-      continue;
-    }
-
-    const problem = problemOf(d.intended);
-    if (bare && !problem) {
-      report.kept.push(escapeText(d.intended));
-      sent.add(d.intended);
-      continue;
-    }
-    /** Replaces the directive with a sentence; `file`, when it exists, may yet be sent by another line. */
-    const sentence = (file: string | undefined, note: ReplyNote, replacement: string) => {
-      const edit: Edit = { start: d.start, end: d.end, replacement, removal: false };
-      report.notes.push(note);
-      edits.push(edit);
-      if (file !== undefined && !inFence(d.start)) sentenced.push({ edit, note, file, lineEnd });
-    };
-    // A path that names no file, where the gateway's any-type pattern reads an existing one (up to a space, backtick
-    // or quote, without `` `"',.;:)}] ``: `MEDIA:/o/out_`…`, `MEDIA:/o/b.log and …`): the sentence names that file,
-    // a mangled line, never one that does not exist.
-    const space = /\s/u.exec(d.intended);
-    const quoted = d.tokenStart > 0 && "\"'`".includes(text[d.tokenStart - 1]!);
-    const reading = problem?.code === "not_found" && !quoted ? anyTypeReading(space ? d.intended.slice(0, space.index) : d.token) : undefined;
-    if (reading !== undefined && reading !== d.intended && !problemOf(reading)) {
-      sentence(reading, { path: escapeText(reading), code: "mangled", reason: MANGLED_REASON }, noteFor(reading, MANGLED_REASON));
-      continue;
-    }
-    // A path the gateway read on past a space to a later path's extension (`MEDIA:/tmp/nope.log and I saved /o/a.txt`)
-    // that names no file: its first word is what the model meant, and the sentence names that (never the later path's
-    // file, which may be a published one, attached).
-    if (space && !quoted && problem?.code === "not_found" && LATER_PATH.test(d.intended.slice(space.index))) {
-      const firstWord = d.intended.slice(0, space.index);
-      const name = sentenceName(firstWord.slice(0, trailingCut(firstWord)));
-      const reason = problemOf(name)?.code === "not_found" ? problem.reason : SPACED_MISSING_REASON;
-      sentence(problemOf(name) ? undefined : name, { path: escapeText(d.intended), code: "not_found", reason }, noteFor(name, reason));
-      continue;
-    }
-    const spaced = line === `MEDIA:${d.intended}` && /\s/u.test(d.intended);
-    const reason = problem?.reason ?? (spaced ? SPACED_REASON : MANGLED_REASON);
-    // A path glued to a copy's `MEDIA:` names the file before it: when that one exists, the line naming it was mangled.
-    const name = sentenceName(d.intended);
-    const gluedFile = name !== d.intended && problem?.code === "not_found" && !problemOf(name);
-    const why = gluedFile ? MANGLED_REASON : reason;
-    sentence(gluedFile ? name : problem ? undefined : d.intended, { path: escapeText(d.intended), code: gluedFile ? "mangled" : (problem?.code ?? "mangled"), reason: why }, noteFor(name, why));
+    yield { d, lineStart, lineEnd, line: text.slice(lineStart, text[lineEnd - 1] === "\r" ? lineEnd - 1 : lineEnd) };
   }
-  // A file the text sends anyway, from an exact line or a bare mention, is never said not to be sent: its mangled
-  // directive is a copy, removed (the gateway may take it too: the file would go twice).
+}
+
+/** Is the directive an exact line of its own, outside code, that the gateway takes whole for `p`? */
+function isExactLine(round: Round, { d, line }: Placed, p: string): boolean {
+  return !round.inFence(d.start) && line === `MEDIA:${p}` && deliveredLineProblem(line, p) === undefined;
+}
+
+/**
+ * A line the gateway delivers as written is kept, whatever its path ends in:
+ * Hermes strips only `` `"',.;:)}] `` from an any-type path, so `notes.txt~`,
+ * `Really?` or `out_` is the file's whole name, not punctuation.
+ */
+function keptAsWritten(round: Round, placed: Placed): boolean {
+  const { d } = placed;
+  if (d.intended === d.token || !isExactLine(round, placed, d.token) || round.pass.problemOf(d.token)) return false;
+  round.pass.report.kept.push(escapeText(d.token));
+  round.sent.add(d.token);
+  return true;
+}
+
+/** Rule 1: a directive naming a published or outbox file is kept when exact, else named (undeliverable) or removed as a copy. */
+function judgeNamed(round: Round, placed: Placed, named: Named): void {
+  const { d } = placed;
+  const { problemOf, present, report, noted } = round.pass;
+  const problem = problemOf(named.ref);
+  const whole = named.length === d.intended.length;
+  if (whole && d.token === d.intended && isExactLine(round, placed, d.intended) && !problem && !present.has(named.ref)) {
+    present.add(named.ref);
+    report.kept.push(escapeText(named.ref));
+    return;
+  }
+  if (problem && !noted.has(named.ref)) {
+    // The gateway would not deliver it even written right: say so where the model put it.
+    noted.add(named.ref);
+    report.notes.push({ path: escapeText(named.ref), code: problem.code, reason: problem.reason });
+    round.edits.push({ start: d.start, end: d.end, replacement: noteFor(named.ref, problem.reason), removal: false });
+    return;
+  }
+  removeCopy(round, placed, named, whole);
+  if (!problem && !round.pass.needed.includes(named.ref)) round.pass.needed.push(named.ref);
+}
+
+/**
+ * Removes a copy of a named file's line (a second exact line is one too: the
+ * gateway would upload the file once per line). The copy ends with the path
+ * it names and the markup closed after it: text glued on after stays.
+ */
+function removeCopy(round: Round, { d, lineStart, lineEnd }: Placed, named: Named, whole: boolean): void {
+  const { text } = round;
+  const end = whole ? d.end : closingMarkupEnd(text, d.tokenStart + named.length, d.tokenStart + d.token.length);
+  // A copy in a fence line's info string goes, the fence stays (the markup scan may have taken its backticks or tildes for the copy's).
+  const fence = round.fenceAt.get(lineStart);
+  const start = fence !== undefined && d.start < fence ? fence : d.start;
+  round.pass.report.removed.push({ path: escapeText(named.ref), text: escapeText(text.slice(start, end)) });
+  round.edits.push({ ...widenRemoval(text, start, end, lineEnd), replacement: "", removal: true });
+}
+
+/** Rule 2: a directive naming no published or outbox file is kept when the gateway delivers it as an exact line, else replaced by a sentence. */
+function judgeOther(round: Round, placed: Placed): void {
+  let { d } = placed;
+  const tail = round.pass.tailOf(round.text, d);
+  if (tail < d.token.length) {
+    // A bare mention glued on inside it stays as text: the sentence is about what comes before it.
+    const token = d.token.slice(0, tail);
+    const cut = token.slice(0, trailingCut(token));
+    placed = { ...placed, d: { ...d, token, intended: cut || token, end: closingMarkupEnd(round.text, d.tokenStart + cut.length, d.tokenStart + tail) } };
+    d = placed.d;
+  }
+  const problem = round.pass.problemOf(d.intended);
+  if (!problem && d.token === d.intended && isExactLine(round, placed, d.intended)) {
+    round.pass.report.kept.push(escapeText(d.intended));
+    round.sent.add(d.intended);
+    return;
+  }
+  if (throughFileSentence(round, placed, problem) || anyTypeSentence(round, placed, problem) || runOnSentence(round, placed, problem)) return;
+  plainSentence(round, placed, problem);
+}
+
+/**
+ * Where, in a directive's token, a bare mention the gateway sends begins
+ * (the token's length when none does). The gateway leaves in its text a
+ * directive it does not take (markup before its path) or whose any-type path
+ * does not validate (`MEDIA:/x/nope.log-/o/b.png`), and finds bare paths in
+ * it: a path glued on inside it, after a `-`, a `\` or punctuation, is sent.
+ * check-reply's sentence ends there, and the mention stays, after the
+ * sentence's `)`. A path the known-extension pattern takes is removed whole:
+ * nothing in it is a mention.
+ */
+function mentionTail(text: string, d: DirectiveOccurrence, problemOf: (p: string) => DeliveryProblem | undefined, home: string): number {
+  if (d.reading === "known") return d.token.length;
+  // The character before the path decides whether a match may start at it: the directive's own path is not a mention of another.
+  let lead = d.tokenStart > 0 ? text[d.tokenStart - 1]! : "";
+  let from = 0;
+  if (d.reading === "any") {
+    const reading = anyTypeReading(d.token);
+    if (reading !== undefined && !problemOf(reading)) {
+      // The gateway removes what its any-type pattern took (up to a backtick or quote, and that one): the rest is text.
+      while (from < d.token.length && !"`\"'".includes(d.token[from]!)) from++;
+      if (from < d.token.length) from++;
+      lead = " ";
+    }
+  }
+  for (const m of localFileMatches(lead + d.token.slice(from), home)) {
+    if (m.start > lead.length - (from > 0 ? 1 : 0) && !problemOf(m.path)) return from + m.start - lead.length;
+  }
+  return d.token.length;
+}
+
+/**
+ * The regular file a path runs through as if it were a folder
+ * (`/o/a.txt/o/b.txt`: a path glued on after a file's, ENOTDIR), or
+ * undefined. The folders before it exist and every longer prefix fails, so
+ * it is found by a binary search over the path's separators (within
+ * PATH_MAX): a few stats a directive, whatever its length.
+ */
+function fileRunThrough(p: string): string | undefined {
+  if (!p.startsWith("/")) return undefined;
+  const fails = (q: string) => {
+    try {
+      fs.statSync(q);
+      return undefined;
+    } catch (e) {
+      return (e as NodeJS.ErrnoException).code ?? "error";
+    }
+  };
+  const head = p.length > NAME_WINDOW ? p.slice(0, NAME_WINDOW) : p;
+  if (fails(head) !== "ENOTDIR") return undefined;
+  const seps: number[] = [];
+  for (let at = head.indexOf("/", 1); at >= 0; at = head.indexOf("/", at + 1)) seps.push(at);
+  // The last prefix (ending before a separator) that exists.
+  let lo = 0;
+  let hi = seps.length - 1;
+  let found = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (fails(head.slice(0, seps[mid])) === undefined) {
+      found = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  if (found < 0) return undefined;
+  const file = head.slice(0, seps[found]);
+  return fs.statSync(file, { throwIfNoEntry: false })?.isFile() === true ? file : undefined;
+}
+
+/**
+ * A path that names no file because it runs on through a file as if that
+ * were a folder (another path glued on after a file's: `MEDIA:/o/a.txt/o/b.txt`,
+ * which the gateway reads whole): the model meant that file, and its line
+ * was mangled. The sentence names it (never the glued path's last name, which
+ * may be a file the result sends), and is taken back if the file goes anyway.
+ */
+function throughFileSentence(round: Round, placed: Placed, problem: DeliveryProblem | undefined): boolean {
+  const { d } = placed;
+  if (problem?.code !== "not_found") return false;
+  const file = fileRunThrough(expandUser(d.intended, round.pass.home));
+  if (file === undefined) return false;
+  const fileProblem = round.pass.problemOf(file);
+  const reason = fileProblem?.reason ?? MANGLED_REASON;
+  sentence(round, placed, fileProblem ? undefined : file, { path: escapeText(file), code: fileProblem?.code ?? "mangled", reason }, noteFor(file, reason));
+  return true;
+}
+
+/**
+ * Replaces the directive with a sentence; `file`, when it exists, may yet be
+ * sent by another line, and `missing`, a path that names no file, may bear
+ * the name of one the result sends (takeBackSentences).
+ */
+function sentence(round: Round, { d, lineEnd }: Placed, file: string | undefined, note: ReplyNote, replacement: string, missing?: string): void {
+  const edit: Edit = { start: d.start, end: d.end, replacement, removal: false };
+  round.pass.report.notes.push(note);
+  round.edits.push(edit);
+  if ((file !== undefined || missing !== undefined) && !round.inFence(d.start)) round.sentenced.push({ edit, note, lineEnd, ...(file !== undefined ? { file } : { missing: missing! }) });
+}
+
+/** Was the directive's path quoted (`MEDIA:"…"`)? The gateway takes it whole: no other reading of it applies. */
+const quotedPath = (text: string, d: DirectiveOccurrence) => d.tokenStart > 0 && "\"'`".includes(text[d.tokenStart - 1]!);
+
+/**
+ * A path that names no file, where the gateway's any-type pattern reads an
+ * existing one (up to a space, backtick or quote, without `` `"',.;:)}] ``:
+ * `MEDIA:/o/out_`…`, `MEDIA:/o/b.log and …`): the sentence names that file, a
+ * mangled line, never one that does not exist.
+ */
+function anyTypeSentence(round: Round, placed: Placed, problem: DeliveryProblem | undefined): boolean {
+  const { d } = placed;
+  if (problem?.code !== "not_found" || quotedPath(round.text, d)) return false;
+  const space = /\s/u.exec(d.intended);
+  const reading = anyTypeReading(space ? d.intended.slice(0, space.index) : d.token);
+  if (reading === undefined || reading === d.intended || round.pass.problemOf(reading)) return false;
+  sentence(round, placed, reading, { path: escapeText(reading), code: "mangled", reason: MANGLED_REASON }, noteFor(reading, MANGLED_REASON));
+  return true;
+}
+
+/**
+ * A path the gateway read on past a space to a later path's extension
+ * (`MEDIA:/tmp/nope.log and I saved /o/a.txt`) that names no file: its first
+ * word is what the model meant, and the sentence names that (never the later
+ * path's file, which may be a published one, attached).
+ */
+function runOnSentence(round: Round, placed: Placed, problem: DeliveryProblem | undefined): boolean {
+  const { d } = placed;
+  const space = /\s/u.exec(d.intended);
+  if (!space || quotedPath(round.text, d) || problem?.code !== "not_found" || !LATER_PATH.test(d.intended.slice(space.index))) return false;
+  const firstWord = d.intended.slice(0, space.index);
+  const name = sentenceName(firstWord.slice(0, trailingCut(firstWord)));
+  const { problemOf } = round.pass;
+  const reason = problemOf(name)?.code === "not_found" ? problem.reason : SPACED_MISSING_REASON;
+  sentence(round, placed, problemOf(name) ? undefined : name, { path: escapeText(d.intended), code: "not_found", reason }, noteFor(name, reason), problemOf(name)?.code === "not_found" ? name : undefined);
+  return true;
+}
+
+/**
+ * Any other directive the gateway would not deliver: its sentence says why.
+ * A path glued to a copy's `MEDIA:` names the file before it: when that one
+ * exists, the line naming it was mangled.
+ */
+function plainSentence(round: Round, placed: Placed, problem: DeliveryProblem | undefined): void {
+  const { d, line } = placed;
+  const spaced = line === `MEDIA:${d.intended}` && /\s/u.test(d.intended);
+  const reason = problem?.reason ?? (spaced ? SPACED_REASON : MANGLED_REASON);
+  const name = sentenceName(d.intended);
+  const gluedFile = name !== d.intended && problem?.code === "not_found" && !round.pass.problemOf(name);
+  const why = gluedFile ? MANGLED_REASON : reason;
+  const note: ReplyNote = { path: escapeText(d.intended), code: gluedFile ? "mangled" : (problem?.code ?? "mangled"), reason: why };
+  sentence(round, placed, gluedFile ? name : problem ? undefined : d.intended, note, noteFor(name, why), !gluedFile && problem?.code === "not_found" ? name : undefined);
+}
+
+/**
+ * A file the text sends anyway, from an exact line, a bare mention or a line
+ * added at the end (a copy of it removed), is never said not to be sent: its mangled directive is a copy, removed (the
+ * gateway may take it too: the file would go twice). So is a path that names
+ * no file but bears the name of one the result sends (a published file, one
+ * an exact line or a bare mention sends): a sentence saying that name was not
+ * sent would contradict the attachment (`/o/a.txt~/o/b.txt` and b.txt sent).
+ */
+function takeBackSentences(round: Round): void {
+  const { text, pass } = round;
   const dropped = new Set<ReplyNote>();
-  for (const s of sentenced) {
-    if (!sent.has(s.file) && !pass.mentioned(text, s.file)) continue;
+  let sentNames: Set<string> | undefined;
+  const sendsName = (p: string) => {
+    sentNames ??= new Set([...round.sent, ...pass.mentions(text), ...pass.published.filter((q) => !pass.problemOf(q)), ...pass.needed].map((q) => path.basename(q)));
+    return sentNames.has(path.basename(p));
+  };
+  for (const s of round.sentenced) {
+    const sent = s.file !== undefined ? round.sent.has(s.file) || pass.needed.includes(s.file) || pass.mentions(text).has(s.file) : sendsName(s.missing!);
+    if (!sent) continue;
     dropped.add(s.note);
     Object.assign(s.edit, widenRemoval(text, s.edit.start, s.edit.end, s.lineEnd), { replacement: "", removal: true });
-    report.removed.push({ path: escapeText(s.file), text: escapeText(text.slice(s.edit.start, s.edit.end)) });
+    pass.report.removed.push({ path: escapeText(s.file ?? s.missing!), text: escapeText(text.slice(s.edit.start, s.edit.end)) });
   }
-  if (dropped.size > 0) report.notes = report.notes.filter((n) => !dropped.has(n));
-  return edits;
+  if (dropped.size > 0) pass.report.notes = pass.report.notes.filter((n) => !dropped.has(n));
 }
 
 export function checkReply(reply: string, options: CheckReplyOptions): CheckReplyReport {
@@ -492,30 +689,25 @@ export function checkReply(reply: string, options: CheckReplyOptions): CheckRepl
   const needed: string[] = [];
   const noted = new Set<string>();
   const namedIn = (token: string) => namedFile(token, published, outboxDirs, policy.home);
-  let lookups: { text: string; stripped: string; found: Map<string, boolean> } | undefined;
-  const mentioned = (text: string, p: string): boolean => {
-    if (lookups?.text !== text) lookups = { text, stripped: withoutDirectives(text), found: new Map() };
-    let found = lookups.found.get(p);
-    if (found === undefined) {
-      if (lookups.found.size >= MAX_MENTION_LOOKUPS) return false;
-      found = mentionsLocalFile(lookups.stripped, p, policy.home);
-      lookups.found.set(p, found);
-    }
-    return found;
+  const tailOf = (text: string, d: DirectiveOccurrence) => mentionTail(text, d, problemOf, policy.home);
+  // The bare mentions of the text judged last, read once (the text without its directives, as the gateway reads it).
+  let read: { text: string; files: Set<string> } | undefined;
+  const mentions = (text: string): Set<string> => {
+    if (read?.text !== text) read = { text, files: localFileMentions(withoutDirectives(text, (d) => tailOf(text, d)), policy.home) };
+    return read.files;
   };
-  const pass: Pass = { namedIn, problemOf, needed, noted, report, present: new Set(), mentioned };
+  const pass: Pass = { namedIn, problemOf, needed, noted, report, present: new Set(), mentions, published, home: policy.home, tailOf };
 
   // Published files the reply does not carry (as written, in the text judged last): their lines, or their sentences.
   const missing = (): string[] => {
     const toAdd: string[] = [];
     const endNotes: string[] = [];
     report.mentioned = [];
-    let stripped: string | undefined;
     for (const p of [...published, ...needed]) {
       if (pass.present.has(p) || toAdd.includes(p) || noted.has(p)) continue;
       const problem = problemOf(p);
       // The text names it as a bare path: the gateway uploads it from there, and would again for an added line.
-      if (!problem && mentionsLocalFile((stripped ??= withoutDirectives(text)), p, policy.home)) {
+      if (!problem && mentions(text).has(p)) {
         if (!report.mentioned.includes(escapeText(p))) report.mentioned.push(escapeText(p));
         continue;
       }

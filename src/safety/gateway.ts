@@ -45,7 +45,8 @@ export function parseAllowDirs(value: string | undefined, home = process.getBuil
   for (const raw of value.split(/[:,]/)) {
     let entry = pythonStrip(raw);
     if (entry === "") continue;
-    if (entry === "~" || entry.startsWith("~/")) entry = path.join(home, entry.slice(1));
+    // os.path.expanduser: `~name/…` is that user's home too (an unknown user's entry stays relative, and is skipped).
+    entry = expandUser(entry, home);
     if (!path.isAbsolute(entry)) continue;
     roots.push(path.resolve(entry));
   }
@@ -147,8 +148,6 @@ export function anyTypeReading(rest: string): string | undefined {
 
 /** Python's `\w` in a str pattern: letters, numbers, the underscore. */
 const PY_WORD = /^[\p{L}\p{N}_]$/u;
-/** What a bare local path is made of for the gateway's extract_local_files (`[\w.\-]` and separators). */
-const isLocalPathChar = (ch: string) => ch === "." || ch === "-" || ch === "/" || ch === "\\" || PY_WORD.test(ch);
 
 /** The code point of `text` that ends right before `at` (a surrogate pair taken whole). */
 function codePointBefore(text: string, at: number): string {
@@ -186,60 +185,103 @@ function localFileCodeSpans(text: string): [number, number][] {
 }
 
 /**
- * Whether the gateway uploads the file at `p` (absolute, normalised, with a
- * known extension) from a bare mention in `text`: extract_local_files, run on
- * what extract_media leaves, takes an absolute or `~/` path ending in a known
- * extension outside code, and the gateway sends those as well as the MEDIA:
- * files (it does not deduplicate across the two). Both spellings count: `p`
- * itself and, for a file under `home` (the gateway's, as expanduser reads
- * `~`), `~/` and the rest of it. Conservative: only a mention that is that
- * pattern's whole match counts (nothing of a path before it, only `.` or `-`
- * after it, not in code). The pattern's look-behind refuses only `/`, `:`,
- * `.` and a word character, so an absolute path after a `\` is taken too,
- * and after a `-` when nothing of a path comes before it (else a match
- * starting earlier runs through it). A MEDIA: directive's own path never
- * counts (a `:` before it stops the pattern). The gateway removes its
- * directives' text before it looks: pass `text` without them
- * (check-reply's withoutDirectives). Whether the gateway then accepts the
- * file is deliveryProblem's question.
+ * The files the gateway uploads from bare mentions in `text`, as
+ * os.path.expanduser spells them for a gateway whose home is `home`:
+ * extract_local_files, run on what extract_media leaves (pass `text` without
+ * the directives the gateway removes: check-reply's withoutDirectives), finds
+ * its pattern's matches in order (`(?<![/:\w.])(?:~/|/|[A-Za-z]:[/\\])
+ * (?:[\w.\-]+[/\\])*[\w.\-]+\.(?:ext)\b`, case ignored), skips those that
+ * start in code, and the gateway sends each that is a file, as well as the
+ * MEDIA: files (it does not deduplicate across the two). Whether the gateway
+ * then accepts a file is deliveryProblem's question.
+ *
+ * A match is read as the regex reads it, not by running it (its nested
+ * quantifiers backtrack): from its anchor, the path runs over names of
+ * `[\w.\-]` joined by single separators up to where that breaks (its run),
+ * and ends at the last known extension in the run that has a name character
+ * before its dot and a non-word character after it (the greedy quantifiers
+ * give back from the right); with none, no match starts there. A later
+ * anchor inside the same run (after a `-` or a `\`, which the look-behind
+ * allows) sees the same run: each run is read once, so the whole text is
+ * read in linear time. So `/q-/o/a.txt` is one path (not /o/a.txt),
+ * `/o/a.txt.bak` and `/o/a.txt-x` end at `.txt`, and `/o/a.txt/o/b.txt` is
+ * one path, which names no file.
  */
-export function mentionsLocalFile(text: string, p: string, home?: string): boolean {
-  const ext = /\.([A-Za-z0-9]+)$/.exec(p)?.[1]?.toLowerCase();
-  if (!p.startsWith("/") || !ext || !GATEWAY_EXTENSIONS.has(ext) || p.includes("//")) return false;
-  for (const ch of p) if (!isLocalPathChar(ch)) return false;
-  const spellings = [p];
-  if (home !== undefined && home !== "/" && !home.endsWith("/") && p.startsWith(`${home}/`)) spellings.push(`~${p.slice(home.length)}`);
-  return spellings.some((s) => mentionedAs(text, s));
+export function localFileMentions(text: string, home?: string): Set<string> {
+  return new Set(localFileMatches(text, home).map((m) => m.path));
 }
 
-/** Whether `text` holds `spelling` (absolute or `~/`) as a whole match of extract_local_files' pattern, outside code. */
-function mentionedAs(text: string, spelling: string): boolean {
-  const tilde = spelling.startsWith("~");
+/** The matches localFileMentions reads, in order: where each starts and ends in `text`, and its path (expanded). */
+export function localFileMatches(text: string, home?: string): { start: number; end: number; path: string }[] {
+  const found: { start: number; end: number; path: string }[] = [];
   let spans: [number, number][] | undefined;
   let s = 0;
-  for (let at = text.indexOf(spelling); at >= 0; at = text.indexOf(spelling, at + 1)) {
+  /** The run last read: its names start at `from`, it breaks at `to`; its last extension's dot and end (-1: none). */
+  let run: { from: number; to: number; dot: number; end: number } | undefined;
+  const anchor = /~\/|\/|[A-Za-z]:[/\\]/g;
+  for (let m = anchor.exec(text); m; m = anchor.exec(text)) {
+    const at = m.index;
+    const body = at + m[0].length;
     const before = at > 0 ? codePointBefore(text, at) : "";
-    if (tilde) {
-      // No match runs through a `~` (not a path character): only the look-behind `(?<![/:\w.])` decides.
-      if (before === "/" || before === ":" || before === "." || PY_WORD.test(before)) continue;
-    } else if (before !== "" && before !== "\\" && (isLocalPathChar(before) || before === ":" || before === "~")) {
-      // `\` and `-` are not in the look-behind. No match runs on through `\/` (a separator needs a name before it),
-      // so the path after a `\` is taken whatever precedes it; one through `-` (`/q-/…`) is another path.
-      if (before !== "-") continue;
-      const ahead = at > 1 ? codePointBefore(text, at - 1) : "";
-      if (ahead !== "" && (isLocalPathChar(ahead) || ahead === ":" || ahead === "~")) continue;
-    }
-    // After it, only what cannot start a longer match: `.` and `-` (prose's full stop), then no path character.
-    let end = at + spelling.length;
-    while (end < text.length && (text[end] === "." || text[end] === "-")) end++;
-    if (end < text.length && isLocalPathChar(String.fromCodePoint(text.codePointAt(end)!))) continue;
+    anchor.lastIndex = at + 1;
+    if (before === "/" || before === ":" || before === "." || PY_WORD.test(before)) continue;
+    if (!run || body < run.from || body >= run.to) run = readRun(text, body);
+    if (run.end < 0 || run.dot <= body) continue;
+    anchor.lastIndex = run.end;
     spans ??= localFileCodeSpans(text);
     while (s < spans.length && spans[s]![1] <= at) s++;
     if (s < spans.length && spans[s]![0] <= at) continue;
-    return true;
+    const raw = text.slice(at, run.end);
+    found.push({ start: at, end: run.end, path: home !== undefined ? expandUser(raw, home) : raw });
   }
-  return false;
+  return found;
 }
+
+/** The code point of `text` that starts at `at` (a surrogate pair taken whole). */
+const codePointAt = (text: string, at: number) => String.fromCodePoint(text.codePointAt(at)!);
+/** A character of a name in extract_local_files' pattern: `[\w.\-]`. */
+const isNameChar = (ch: string) => ch === "." || ch === "-" || PY_WORD.test(ch);
+
+/**
+ * The run of names starting at `from` (see localFileMentions): where it
+ * breaks (a character of no name, or a separator not followed by one), and
+ * the last dot in it with a name character before it in its name and a known
+ * extension after it (the whole word after the dot: `\b` follows), with
+ * that extension's end.
+ */
+function readRun(text: string, from: number): { from: number; to: number; dot: number; end: number } {
+  let dot = -1;
+  let end = -1;
+  let at = from;
+  let nameStart = from;
+  for (;;) {
+    if (at >= text.length || !isNameChar(codePointAt(text, at))) break;
+    while (at < text.length) {
+      const ch = codePointAt(text, at);
+      if (!isNameChar(ch)) break;
+      if (ch === "." && at > nameStart) {
+        let r = at + 1;
+        while (r < text.length && PY_WORD.test(codePointAt(text, r))) r += codePointAt(text, r).length;
+        const ext = [...text.slice(at + 1, r)].map((c) => FOLDED[c] ?? c.toLowerCase()).join("");
+        if (GATEWAY_EXTENSIONS.has(ext)) {
+          dot = at;
+          end = r;
+        }
+        // The word after the dot holds no dot: it is read once.
+        at = r;
+        continue;
+      }
+      at += ch.length;
+    }
+    // A separator goes on to the next name; one with none after it ends the run (the loop's first test).
+    const sep = text[at];
+    if (sep !== "/" && sep !== "\\") break;
+    at++;
+    nameStart = at;
+  }
+  return { from, to: at, dot, end };
+}
+
 
 // ---------------------------------------------------------------------------
 // Delivery: would the gateway send the file a directive names? (the gateway's
@@ -449,6 +491,14 @@ export interface DirectiveOccurrence {
   tokenStart: number;
   /** The path the model meant: the token without trailing markup and punctuation. */
   intended: string;
+  /**
+   * How Hermes 0.19.0 reads it: `known`, its known-extension pattern takes
+   * it (a quoted path, or a bare one ending in a known extension), and
+   * removes it from the text whether it delivers it or not; `any`, a bare
+   * path its any-type pattern reads, removed only when the file validates;
+   * `none`, markup before the path: neither pattern takes it, and it stays.
+   */
+  reading: "known" | "any" | "none";
 }
 
 /** Whitespace as the gateway's Python patterns read `\s` (str.isspace): JavaScript's but U+FEFF, and U+001C-U+001F and U+0085. */
@@ -554,6 +604,13 @@ export function findDirectives(text: string, claims?: (token: string) => number 
     word = { from: i, to, cutAt, end: closingMarkupEnd(text, cutAt, to) };
     return word;
   };
+  // The first backtick or quote at or after an offset, up to a word's end: found once for every directive before it
+  // (a chain of glued copies is read once, not once a copy).
+  let quote = { from: 0, at: -1 };
+  const quoteAt = (i: number, to: number) => {
+    if (!(quote.from <= i && quote.at >= i)) quote = { from: i, at: quoteIn(text, i, to) };
+    return Math.min(quote.at, to);
+  };
   for (let m = marker.exec(text); m; m = marker.exec(text)) {
     let i = m.index + m[0].length;
     while (i < text.length && isSpace(text[i]!)) i++;
@@ -562,6 +619,7 @@ export function findDirectives(text: string, claims?: (token: string) => number 
     let end: number;
     let token: string;
     let cut: number;
+    let reading: DirectiveOccurrence["reading"] = "known";
     const close = closingQuote(text, i);
     if (close !== undefined) {
       // A quoted path, whatever it holds (spaces, a relative path): the gateway takes it whole.
@@ -584,22 +642,52 @@ export function findDirectives(text: string, claims?: (token: string) => number 
       const anchor = text[i] === "/" ? 1 : text[i] === "~" ? 2 : 3;
       const reached = i === bare ? pathEnd(i, i + anchor + 1) : -1;
       const later = reached > k ? reached : -1;
+      if (reached < 0) reading = i === bare ? "any" : "none";
       if (later >= 0) {
         token = text.slice(i, later);
         cut = token.length;
         end = closingMarkupEnd(text, later, wordAt(later).to);
+      } else if (reached >= 0 && reached < w.cutAt) {
+        // The gateway's path ends inside the word, before more than punctuation (`MEDIA:/o/a.txt)/o/b.png\`): what
+        // follows is text, where it may find a bare path of its own.
+        token = text.slice(i, reached);
+        cut = token.length;
+        end = closingMarkupEnd(text, reached, k);
       } else {
         token = text.slice(i, k);
         cut = Math.max(w.cutAt, i) - i;
         end = w.cutAt >= i ? w.end : closingMarkupEnd(text, i, k);
+        // The any-type pattern's path ends at a backtick or quote, which its match takes: a directive glued on after it
+        // is one of its own (`MEDIA:/x/nope.log`MEDIA:/o/Makefile`).
+        const q = reading === "any" ? quoteAt(i, k) : k;
+        if (q < k && gluedMarkerIn(text, q, k)) {
+          token = text.slice(i, q);
+          cut = trailingCut(token);
+          end = q + 1;
+        }
       }
     }
     let start = m.index;
     while (start > 0 && WRAPPERS.has(text[start - 1]!)) start--;
-    found.push({ start, end, marker: m.index, token, tokenStart: i, intended: token.slice(0, cut) });
+    found.push({ start, end, marker: m.index, token, tokenStart: i, intended: token.slice(0, cut), reading });
     marker.lastIndex = i + (claims?.(token) ?? token.length);
   }
   return found;
+}
+
+/** The first backtick or quote in text[from, to), or `to`. */
+function quoteIn(text: string, from: number, to: number): number {
+  let at = from;
+  while (at < to && text[at] !== "`" && text[at] !== '"' && text[at] !== "'") at++;
+  return at;
+}
+
+/** Is there a `MEDIA:` in text[from, to)? Scans up to the next one anywhere: between two directives, read once. */
+function gluedMarkerIn(text: string, from: number, to: number): boolean {
+  const marker = new RegExp(`${MEDIA_WORD}:`, "giu");
+  marker.lastIndex = from;
+  const m = marker.exec(text);
+  return m !== null && m.index < to;
 }
 
 /** Length of `token` without the markup and punctuation after the path. */
@@ -629,10 +717,14 @@ function closingQuote(text: string, open: number): number | undefined {
   return after === undefined || isSpace(after) || AFTER_QUOTE.has(after) ? j : undefined;
 }
 
-/** Where the markup closed right after a path ends (not sentence punctuation): from `offset`, up to `limit`. */
+/**
+ * Where the markup closed right after a path ends (not sentence punctuation):
+ * from `offset`, up to `limit`. After other markup (a closing backtick), a
+ * `~/` starts a path glued on, whose `~` is not markup.
+ */
 export function closingMarkupEnd(text: string, offset: number, limit: number): number {
   let end = offset;
-  while (end < limit && WRAPPERS.has(text[end]!)) end++;
+  while (end < limit && WRAPPERS.has(text[end]!) && !(end > offset && text[end] === "~" && text[end + 1] === "/")) end++;
   return end;
 }
 
@@ -651,7 +743,42 @@ export function tokenNames(token: string, published: string): boolean {
 
 const GLUED_DIRECTIVE = new RegExp(`^${MEDIA_WORD}:`, "iu");
 
-/** A path as the gateway opens it: `~` and `~/…` are its home (os.path.expanduser, for the running user; `~name` is not read). */
+/**
+ * `p` as os.path.expanduser writes it: `~` and `~/…` are `home` (the
+ * gateway's HOME), `~name` and `~name/…` that user's home (pwd.getpwnam, read
+ * here from `passwd`: a user only the system's other name services know is
+ * not found, and the path is left as it is, as Python leaves it for an
+ * unknown user), without its trailing slashes (`/` when nothing is left),
+ * then the rest as written (not normalised: a token's characters map one for
+ * one past the `~…`). Any other path is returned as it is.
+ */
+export function expandUser(p: string, home: string, passwd = "/etc/passwd"): string {
+  if (!p.startsWith("~")) return p;
+  let slash = p.indexOf("/", 1);
+  if (slash < 0) slash = p.length;
+  const userHome = slash === 1 ? home : passwdHome(p.slice(1, slash), passwd);
+  if (userHome === undefined) return p;
+  let end = userHome.length;
+  while (end > 0 && userHome[end - 1] === "/") end--;
+  return userHome.slice(0, end) + p.slice(slash) || "/";
+}
+
+/** The home directory of the user `name` in a passwd file (`name:x:uid:gid:gecos:home:shell`), or undefined. */
+function passwdHome(name: string, passwd: string): string | undefined {
+  let text: string;
+  try {
+    text = process.getBuiltinModule("node:fs").readFileSync(passwd, "utf8");
+  } catch {
+    return undefined;
+  }
+  for (const line of text.split("\n")) {
+    const fields = line.split(":");
+    if (fields.length >= 7 && fields[0] === name) return fields[5];
+  }
+  return undefined;
+}
+
+/** A path as the gateway opens it: `~` and `~/…` are its home, `~name/…` that user's (os.path.expanduser: expandUser). */
 export function expandHome(p: string, home: string): string {
-  return p === "~" || p.startsWith("~/") ? path.join(home, p.slice(1)) : p;
+  return expandUser(p, home);
 }
