@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { InspectContext } from "../src/content/inspect.js";
 import { NO_KNOWN_SECRETS } from "../src/content/known.js";
 import { ascii85, inspectPdf, shownText } from "../src/content/pdf.js";
-import { joinWrappedWords } from "../src/content/pdf-syntax.js";
+import { joinWrappedWords, TextLine, withoutBytesAt } from "../src/content/pdf-syntax.js";
 import { encode85, pdf, pdfAscii85, positives, rng } from "./corpus.js";
 
 const ESCAPES: Record<number, string> = { 110: "\n", 114: "\r", 116: "\t", 98: "\b", 102: "\f", 40: "(", 41: ")", 92: "\\" };
@@ -184,6 +184,52 @@ describe("the text a PDF content stream shows", () => {
     const judge = (cells: string) => () => inspectPdf(table(cells), new InspectContext("pdf", NO_KNOWN_SECRETS));
     expect(judge(key)).toThrow(expect.objectContaining({ code: "secret_detected" }));
     expect(judge("quarterly revenue")).not.toThrow();
+  });
+
+  it("also reads strings placed anew where the text before them may end as one word, as pdftotext shows them (pdfkit and jsPDF: a Tm or a BT per piece; a Tm per glyph): a key in such pieces is refused; a table's next cell and words placed apart keep their space (the red team's 32a/06)", () => {
+    const token = /ghp_[A-Za-z0-9]+/.exec(positives()["github-token"]!)![0];
+    const [a, b] = [token.slice(0, 14), token.slice(14)];
+    // Hex strings, so that the stream's own bytes never hold the token.
+    const hex = (t: string) => `<${Buffer.from(t).toString("hex")}>`;
+    // Courier 12 pt: 7.2 pt a glyph, so 14 glyphs end 100.8 pt on.
+    const abutting: Record<string, [string, string]> = {
+      tm: [`BT /F1 12 Tf 1 0 0 1 72 700 Tm ${hex(a)} Tj 1 0 0 1 172.8 700 Tm ${hex(b)} Tj ET`, `${a} ${b}`],
+      bt: [`BT /F1 12 Tf 72 700 Td ${hex(a)} Tj ET BT /F1 12 Tf 172.8 700 Td ${hex(b)} Tj ET`, `${a} ${b}`],
+      glyphs: [`BT /F1 12 Tf ${[...token].map((c, i) => `1 0 0 1 ${(72 + 7.2 * i).toFixed(1)} 700 Tm ${hex(c)} Tj`).join(" ")} ET`, [...token].join(" ")],
+      // A bold prefix: another font, moved to by Td from the line's start.
+      bold: [`BT /F2 12 Tf 72 700 Td ${hex(a)} Tj /F1 12 Tf 100.8 0 Td ${hex(b)} Tj ET`, `${a} ${b}`],
+      // Chrome's page transform (0.24, the y axis turned): 50 pt in text space is 12 in user space.
+      scaled: [`.24 0 0 -.24 0 792 cm BT /F1 50 Tf 1 0 0 -1 300 2900 Tm ${hex(a)} Tj 1 0 0 -1 720 2900 Tm ${hex(b)} Tj ET`, `${a} ${b}`],
+      // Touching within pdftotext's 0.1 em (1.2 pt) past where the piece may end, or overlapping it.
+      near: [`BT /F1 12 Tf 1 0 0 1 72 700 Tm ${hex(a)} Tj 1 0 0 1 ${72 + 14 * 12 + 1.1} 700 Tm ${hex(b)} Tj ET`, `${a} ${b}`],
+      back: [`BT /F1 12 Tf 1 0 0 1 72 700 Tm ${hex(a)} Tj 1 0 0 1 70 700 Tm ${hex(b)} Tj ET`, `${a} ${b}`],
+    };
+    const apart: Record<string, [string, string]> = {
+      // A table's next cell (the next column, as Chrome draws it): 120 pt on from 5 glyphs of 16 pt, further than they reach.
+      cells: [`BT /F1 16 Tf 1 0 0 -1 11 100 Tm (14000) Tj ET BT /F1 16 Tf 1 0 0 -1 131 100 Tm ${hex(token)} Tj ET`, `14000 ${token}`],
+      // The halves placed a word apart past the furthest the first may reach (14 glyphs of 12 pt, 168 pt), or before it starts.
+      words: [`BT /F1 12 Tf 1 0 0 1 72 700 Tm ${hex(a)} Tj 1 0 0 1 ${72 + 14 * 12 + 1.3} 700 Tm ${hex(b)} Tj ET`, `${a} ${b}`],
+      before: [`BT /F1 12 Tf 1 0 0 1 172.8 700 Tm ${hex(a)} Tj 1 0 0 1 60 700 Tm ${hex(b)} Tj ET`, `${a} ${b}`],
+      // Another line, and a word space in a TJ array, are no pieces to join.
+      lines: [`BT /F1 12 Tf 1 0 0 1 72 700 Tm ${hex(a)} Tj 1 0 0 1 172.8 686 Tm ${hex(b)} Tj ET`, `${a}\n${b}`],
+      spaced: [`BT /F1 12 Tf 72 700 Td [${hex(a)} -333 ${hex(b)}] TJ ET`, `${a} ${b}`],
+    };
+    const read = (stream: string) => {
+      const line = new TextLine();
+      const text = shownText(Buffer.from(stream, "latin1"), line);
+      // The text as it is read stays as it was, a space between the pieces.
+      expect(text).toEqual(reference(Buffer.from(stream, "latin1")));
+      return [text.toString("latin1"), withoutBytesAt(text, line.abutting).toString("latin1")];
+    };
+    for (const [name, [stream, shown]] of Object.entries(abutting)) expect(read(stream), name).toEqual([`\n${shown}`, `\n${token}`]);
+    for (const [name, [stream, shown]] of Object.entries(apart)) expect(read(stream), name).toEqual([`\n${shown}`, `\n${shown}`]);
+    const judge = (stream: string) => () => inspectPdf(pdf("Report", false, [Buffer.from(`<< /Length 1 >>\nstream\n${stream}\nendstream`, "latin1")]), new InspectContext("pdf", NO_KNOWN_SECRETS));
+    for (const [name, [stream]] of Object.entries(abutting)) {
+      expect(judge(stream), name).toThrow(expect.objectContaining({ code: "secret_detected", message: expect.stringContaining("its pieces placed end to end joined") }));
+    }
+    // (On two lines, the key is read joined by the wrapped words' reading.)
+    for (const name of ["words", "before"]) expect(judge(apart[name]![0]), name).not.toThrow();
+    expect(judge(abutting.tm![0].replace(hex(a), hex("quarterly-")).replace(hex(b), hex("report-v2")))).not.toThrow();
   });
 
   it("tells lines placed by the transformation apart (matplotlib: q, cm, BT 0 0 Td per line), and restores it with Q", () => {
