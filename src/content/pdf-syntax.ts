@@ -2,8 +2,9 @@
 // strings it shows, and the same strings through a font's ToUnicode map):
 // literal and hex strings, names, operators, references, where a line or a
 // page starts, and how either text is scanned (with its wrapped words
-// joined). Byte by byte with lookup tables: a prepare judges a PDF once,
-// with code V8 has not optimised yet.
+// joined, and its pieces placed end to end joined). Byte by byte with
+// lookup tables: a prepare judges a PDF once, with code V8 has not
+// optimised yet.
 
 import { HEX_VALUE } from "./bytes.js";
 import type { InspectContext } from "./inspect.js";
@@ -218,6 +219,9 @@ export class Offsets {
   }
 }
 
+/** Pieces shorter than this are copied byte by byte (withoutBytesAt). */
+const SHORT_PIECE = 32;
+
 /**
  * `text` without the bytes at `offsets` (ascending, each within the text):
  * the spaces TextLine put between pieces placed end to end taken out. One
@@ -231,7 +235,9 @@ export function withoutBytesAt(text: Uint8Array, offsets: Offsets): Buffer {
   for (let k = 0; k < offsets.length; k++) {
     const at = offsets.at(k);
     if (at < copied || at >= b.length) continue;
-    o += b.copy(out, o, copied, at);
+    // A short piece byte by byte: a native copy per glyph (a Tm per glyph) cost more than the copying.
+    if (at - copied < SHORT_PIECE) while (copied < at) out[o++] = b[copied++]!;
+    else o += b.copy(out, o, copied, at);
     copied = at + 1;
   }
   o += b.copy(out, o, copied, b.length);
@@ -277,6 +283,33 @@ function operandBefore(s: Uint8Array, at: number, k: number): number {
     if (from === to) return Number.NaN;
   }
   return numberIn(s, from, to);
+}
+
+/** Where operandsBefore writes: the last operand first. */
+const OPERANDS = new Float64Array(6);
+
+/**
+ * The last `count` (up to 6) numbers before `at`, the last first, each as
+ * operandBefore reads it (NaN from the first one missing on; the fourth and
+ * fifth, a matrix's c and b, not read), in one walk back: Tm's and cm's
+ * operands read one at a time walked back over the later ones again for
+ * each (a Tm per glyph).
+ */
+function operandsBefore(s: Uint8Array, at: number, count: number): Float64Array {
+  let j = at - 1;
+  for (let n = 0; n < count; n++) {
+    while (j >= 0 && isBlank(s[j])) j--;
+    const to = j + 1;
+    while (j >= 0 && NUMBER[s[j]!] === 1 && to - j <= 32) j--;
+    const from = j + 1;
+    if (from === to) {
+      OPERANDS.fill(Number.NaN, n, count);
+      break;
+    }
+    // A matrix's b and c (rotation and shear) are left aside: only walked over.
+    if (n !== 3 && n !== 4) OPERANDS[n] = numberIn(s, from, to);
+  }
+  return OPERANDS;
 }
 
 const POWER_OF_TEN = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15];
@@ -407,19 +440,17 @@ export class TextLine {
     if (c === 84) {
       if (d === 100 || d === 68) {
         this.placed ||= this.fontChanged;
-        this.x += operandBefore(s, at, 1) * this.xScale;
-      }
-      if (d === 100) this.y += operandBefore(s, at, 0) * this.scale;
-      else if (d === 68) {
-        const ty = operandBefore(s, at, 0);
-        this.leading = -ty;
-        this.y += ty * this.scale;
+        const m = operandsBefore(s, at, 2);
+        this.x += m[1]! * this.xScale;
+        this.y += m[0]! * this.scale;
+        if (d === 68) this.leading = -m[0]!;
       } else if (d === 42) this.nextLine();
       else if (d === 109) {
-        this.y = operandBefore(s, at, 0);
-        this.scale = operandBefore(s, at, 2) || 1;
-        this.x = operandBefore(s, at, 1);
-        this.xScale = operandBefore(s, at, 5) || 1;
+        const m = operandsBefore(s, at, 6);
+        this.y = m[0]!;
+        this.scale = m[2] || 1;
+        this.x = m[1]!;
+        this.xScale = m[5] || 1;
         this.placed = true;
       } else if (d === 76) this.leading = operandBefore(s, at, 0);
     } else if (c === 66 && d === 84) {
@@ -429,10 +460,11 @@ export class TextLine {
       this.xScale = 1;
       this.placed = true;
     } else if (c === 99 && d === 109) {
-      this.ctmY += operandBefore(s, at, 0) * this.ctmScale;
-      this.ctmScale *= operandBefore(s, at, 2) || 1;
-      this.ctmX += operandBefore(s, at, 1) * this.ctmXScale;
-      this.ctmXScale *= operandBefore(s, at, 5) || 1;
+      const m = operandsBefore(s, at, 6);
+      this.ctmY += m[0]! * this.ctmScale;
+      this.ctmScale *= m[2] || 1;
+      this.ctmX += m[1]! * this.ctmXScale;
+      this.ctmXScale *= m[5] || 1;
     }
   }
 
