@@ -2356,6 +2356,47 @@ describe("through the real CLI", () => {
     expect(leftBehind(h)).toEqual(NOTHING_LEFT);
   });
 
+  it("refuses a PDF that draws a key in pieces placed where the one before ends (a Tm or a BT each, a Tm per glyph: pdfkit and jsPDF), a vendor's token and the host's own opaque value, as pdftotext shows them whole; a table whose cells are placed apart is published; nothing left behind (the red team's 32a/06)", () => {
+    const opaque = "Hx7Kp2Qm9Zr4Tv8WnB3cY6dL1fJ5gS0a";
+    fs.mkdirSync(path.join(h.home, ".hermes"), { recursive: true });
+    fs.chmodSync(write(path.join(h.home, ".hermes"), ".env", `MY_SERVICE_TOKEN=${opaque}\n`), 0o600);
+    const token = /ghp_[A-Za-z0-9]+/.exec(positives(73)["github-token"]!)![0];
+    // Courier 12 pt, uncompressed, hex strings (the file's bytes never hold a key): 7.2 pt a glyph.
+    const hex = (t: string) => `<${Buffer.from(t).toString("hex")}>`;
+    const courier = (content: string) =>
+      pdfOf([
+        Buffer.from("<< /Type /Catalog /Pages 2 0 R >>"),
+        Buffer.from("<< /Type /Pages /Kids [3 0 R] /Count 1 >>"),
+        Buffer.from("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>"),
+        Buffer.from("<< /Type /Font /Subtype /Type1 /BaseFont /Courier >>"),
+        Buffer.from(`<< /Length ${content.length} >>\nstream\n${content}\nendstream`, "latin1"),
+      ]);
+    const at = (pieces: string[], x = 72) => pieces.map((p, k) => `1 0 0 1 ${(x + 7.2 * pieces.slice(0, k).join("").length).toFixed(1)} 700 Tm ${hex(p)} Tj`).join(" ");
+    const files = [
+      write(work, "tm.pdf", courier(`BT /F1 12 Tf ${at([token.slice(0, 14), token.slice(14)])} ET`)),
+      write(work, "bt.pdf", courier(`BT /F1 12 Tf 72 700 Td ${hex(token.slice(0, 14))} Tj ET BT /F1 12 Tf 172.8 700 Td ${hex(token.slice(14))} Tj ET`)),
+      write(work, "glyphs.pdf", courier(`BT /F1 12 Tf ${at([...token])} ET`)),
+      write(work, "opaque.pdf", courier(`BT /F1 12 Tf ${at([opaque.slice(0, 10), opaque.slice(10)])} ET`)),
+    ];
+    const r = cli(["prepare", "--json", ...files], { env: h.env });
+    expect(r.code).toBe(1);
+    const report = JSON.parse(r.stdout) as { media: unknown[]; media_dropped: { code: string; reason: string }[] };
+    expect(report.media).toEqual([]);
+    expect(report.media_dropped.map((d) => [d.code, d.reason])).toEqual([
+      ...Array.from({ length: 3 }, () => ["secret_detected", expect.stringMatching(/GitHub token \(in the text its content streams show, its pieces placed end to end joined/)]),
+      ["secret_detected", expect.stringMatching(/MY_SERVICE_TOKEN \(the Hermes \.env\) \(in the text its content streams show, its pieces placed end to end joined/)],
+    ]);
+    for (const d of report.media_dropped) expect(d.reason).not.toContain(token.slice(-12));
+    for (const d of report.media_dropped) expect(d.reason).not.toContain(opaque.slice(-12));
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+    // A table: each cell a text object of its own, the next column further than the cell's glyphs reach.
+    const table = [["Region", "Revenue", "Units"], ["north", "14000", "53504"], ["south", "13999", "49120"]];
+    const cells = table.map((row, i) => row.map((cell, c) => `BT /F1 12 Tf 1 0 0 1 ${72 + 120 * c} ${700 - 14 * i} Tm ${hex(cell)} Tj ET`).join(" ")).join("\n");
+    const clean = cli(["prepare", write(work, "table.pdf", courier(cells))], { env: h.env });
+    expect(clean.code).toBe(0);
+    expect(leftBehind(h).outbox).toHaveLength(1);
+  });
+
   it("judges 512 KiB of `eyJ-` (quadratic in the old pattern) and publishes it", () => {
     const file = write(work, "jwtish.txt", "eyJ-".repeat(128 * 1024));
     const r = cli(["prepare", file], { env: h.env });

@@ -752,9 +752,10 @@ export interface SubsetFontLayout {
   /**
    * "tj": each line a TJ array cut into pieces, moved by Td; "glyphs": a glyph per Tj, each placed by `dx 0 Td` (Chrome, wkhtmltopdf);
    * "cm": each line in q/Q, placed by cm, at `0 0 Td` (matplotlib); "cells": each line a table row whose cells (cut at `|`) are a
-   * text object each, placed by Tm at the row's height (Chrome's tables).
+   * text object each, placed by Tm at the row's height (Chrome's tables); "pieces": each line's pieces (cut at `|`) placed by a Tm
+   * each where the one before ends, 16 pt at 0.6 em a glyph (pdfkit and jsPDF: a bold prefix, a highlighted word, a font fallback).
    */
-  lines?: "tj" | "glyphs" | "cm" | "cells";
+  lines?: "tj" | "glyphs" | "cm" | "cells" | "pieces";
   /** The lines spread over this many pages, each page's stream opening with Chrome's `0.24 0 0 -0.24 0 792 cm` outside any q/Q. */
   pages?: number;
   /** Each line in a content stream of its own (PyMuPDF). */
@@ -778,7 +779,7 @@ export interface SubsetFontLayout {
 export function pdfSubsetFont(text: string, layout: SubsetFontLayout = {}): Buffer {
   const codes = layout.codes ?? 2;
   const next = rng(layout.seed ?? 5);
-  const chars = [...new Set(text.replace(layout.lines === "cells" ? /[\n|]/g : /\n/g, ""))];
+  const chars = [...new Set(text.replace(layout.lines === "cells" || layout.lines === "pieces" ? /[\n|]/g : /\n/g, ""))];
   const numbers = chars.map((_, i) => i + 3);
   for (let i = numbers.length - 1; i > 0; i--) {
     const j = Math.floor(next() * (i + 1));
@@ -794,10 +795,14 @@ export function pdfSubsetFont(text: string, layout: SubsetFontLayout = {}): Buff
   const layOut = (line: string, i: number) => {
     if (layout.lines === "glyphs") return `BT /F7 10 Tf 1 0 0 -1 8 ${18 + 14 * i} Tm\n${[...line].map(show).join(" Tj\n6.4 0 Td ")} Tj\nET`;
     if (layout.lines === "cm") return `q\n1 0 -0 1 50 ${750 - 14 * i} cm\nBT\n/F7 10 Tf\n0 0 Td\n${pieces(line)}\nET\nQ`;
+    if (layout.lines === "pieces") {
+      const placed = line.split("|").map((piece, k, all) => `1 0 0 -1 ${(11 + 9.6 * all.slice(0, k).join("").length).toFixed(2)} ${1063551 + 19 * i} Tm\n${show(piece)} Tj`);
+      return `BT\n/F7 16 Tf\n${placed.join("\n")}\nET`;
+    }
     if (layout.lines === "cells") return line.split("|").map((cell, c) => `BT\n/F7 16 Tf\n1 0 0 -1 ${11 + 120 * c} ${1063551 + 19 * i} Tm\n${show(cell)} Tj\nET`).join("\n");
     return `${i === 0 ? "BT /F7 10 Tf 50 750 Td\n" : ""}0 -14 Td ${pieces(line)}`;
   };
-  const ending = layout.lines === "glyphs" || layout.lines === "cm" || layout.lines === "cells" ? "" : "\nET";
+  const ending = layout.lines === "glyphs" || layout.lines === "cm" || layout.lines === "cells" || layout.lines === "pieces" ? "" : "\nET";
   const all = text.split("\n");
   const perPage = Math.ceil(all.length / (layout.pages ?? 1));
   const pageLines = Array.from({ length: layout.pages ?? 1 }, (_, p) => all.slice(p * perPage, (p + 1) * perPage).map(layOut));

@@ -101,6 +101,17 @@ describe("text drawn with a subset font (Chrome, WeasyPrint, LibreOffice)", () =
     }
   });
 
+  it("also reads a subset font's pieces placed anew where the ones before end (pdfkit and jsPDF: a Tm per piece) joined: a key in such pieces is refused (the red team's 32a/06)", () => {
+    const token = /ghp_[A-Za-z0-9]+/.exec(key)![0];
+    for (const codes of [1, 2] as const) {
+      const pieces = (line: string) => pdfSubsetFont(`Report\n${line}\nTotal: 53504`, { lines: "pieces", codes });
+      expect(judge(pieces(`${token.slice(0, 14)}|${token.slice(14, 30)}|${token.slice(30)}`)), `${codes}`).toThrow(
+        expect.objectContaining({ code: "secret_detected", message: expect.stringContaining("ToUnicode maps, its pieces placed end to end joined") }),
+      );
+      expect(judge(pieces("quarterly-|report-|v2")), `${codes}`).not.toThrow();
+    }
+  });
+
   it("reads a name two fonts share (merged files) through each of their maps, and carries the font from one content stream to the next", () => {
     const letters = [...new Set(key)];
     const codes = (order: string[]) => `1 begincodespacerange <0000> <FFFF> endcodespacerange ${order.length} beginbfchar ${order.map((c, i) => `<${(i + 3).toString(16).padStart(4, "0")}> <${c.charCodeAt(0).toString(16).padStart(4, "0")}>`).join(" ")} endbfchar`;

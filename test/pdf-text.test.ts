@@ -7,8 +7,9 @@ import { describe, expect, it } from "vitest";
 import { InspectContext } from "../src/content/inspect.js";
 import { NO_KNOWN_SECRETS } from "../src/content/known.js";
 import { ascii85, inspectPdf, shownText } from "../src/content/pdf.js";
-import { joinWrappedWords } from "../src/content/pdf-syntax.js";
+import { joinWrappedWords, TextLine, withoutBytesAt } from "../src/content/pdf-syntax.js";
 import { encode85, pdf, pdfAscii85, positives, rng } from "./corpus.js";
+import { outcome } from "./helpers.js";
 
 const ESCAPES: Record<number, string> = { 110: "\n", 114: "\r", 116: "\t", 98: "\b", 102: "\f", 40: "(", 41: ")", 92: "\\" };
 const isOperatorChar = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 39 || c === 34 || c === 42;
@@ -35,8 +36,18 @@ function operand(s: string, at: number, k: number): number {
 
 /** The reading shownText must match, written for clarity rather than speed. */
 function reference(stream: Uint8Array): Buffer {
+  return readings(stream).shown;
+}
+
+/**
+ * The text shown, and the same without the spaces before pieces placed
+ * where the run before them may end (a string placed anew on the same line
+ * between -0.2 em and the run's bytes × 1 em + 0.1 em from the run's start).
+ */
+function readings(stream: Uint8Array): { shown: Buffer; joined: Buffer } {
   const s = Buffer.from(stream).toString("latin1");
   const out: string[] = [];
+  const joined: string[] = [];
   // The text matrix's vertical place and scale, the leading, and where the last string was shown.
   let y = 0;
   let scale = 1;
@@ -48,13 +59,43 @@ function reference(stream: Uint8Array): Buffer {
   let gap = false;
   // Tf since the last string: a Td or TD after it places the text anew.
   let fontChanged = false;
-  // The transformation's vertical place and scale, and those q saved (64 deep).
-  let ctm = { y: 0, scale: 1 };
+  // The transformation's place and scale, and those q saved (64 deep).
+  let ctm = { y: 0, scale: 1, x: 0, xScale: 1 };
   const saved: (typeof ctm)[] = [];
+  // The line matrix's x and Tm's a, Tf's size, and the run of strings since the text was last placed apart: its start and bytes.
+  let x = 0;
+  let xScale = 1;
+  let size = 0;
+  let runX = 0;
+  let runBytes = 0;
+  const abuts = (at: number) => {
+    const em = size * Math.abs(xScale * ctm.xScale);
+    if (!(em > 0)) return true;
+    const ems = ((at - runX) / em) * Math.sign(xScale * ctm.xScale);
+    return ems >= -0.2 && ems <= runBytes + 0.1;
+  };
+  const push = (text: string) => {
+    out.push(text);
+    joined.push(text);
+    runBytes += text.length;
+  };
   const shown = () => {
     const at = ctm.y + ctm.scale * y;
-    if (at !== shownY) out.push("\n");
-    else if (placed || gap) out.push(" ");
+    const atX = ctm.x + ctm.xScale * x;
+    if (at !== shownY) {
+      out.push("\n");
+      joined.push("\n");
+      runX = atX;
+      runBytes = 0;
+    } else if (placed && !gap && abuts(atX)) out.push(" ");
+    else if (placed || gap) {
+      out.push(" ");
+      joined.push(" ");
+      if (!gap) {
+        runX = atX;
+        runBytes = 0;
+      }
+    }
     shownY = at;
     placed = false;
     gap = false;
@@ -71,15 +112,15 @@ function reference(stream: Uint8Array): Buffer {
       for (; j < s.length; j++) {
         const d = s.charCodeAt(j);
         if (d === 92) {
-          out.push(s.slice(from, j));
+          push(s.slice(from, j));
           const next = s.charCodeAt(j + 1);
           if (ESCAPES[next] !== undefined) {
-            out.push(ESCAPES[next]!);
+            push(ESCAPES[next]!);
             j++;
           } else if (isOctal(next)) {
             let k = j + 1;
             while (k < j + 4 && isOctal(s.charCodeAt(k))) k++;
-            out.push(String.fromCharCode(Number.parseInt(s.slice(j + 1, k), 8) & 0xff));
+            push(String.fromCharCode(Number.parseInt(s.slice(j + 1, k), 8) & 0xff));
             j = k - 1;
           } else if (next === 13 || next === 10) {
             j += next === 13 && s.charCodeAt(j + 2) === 10 ? 2 : 1;
@@ -88,7 +129,7 @@ function reference(stream: Uint8Array): Buffer {
         } else if (d === 40) depth++;
         else if (d === 41 && --depth === 0) break;
       }
-      out.push(s.slice(from, j));
+      push(s.slice(from, j));
       i = j + 1;
     } else if (c === 60 && s.charCodeAt(i + 1) === 60) {
       i += 2;
@@ -96,7 +137,7 @@ function reference(stream: Uint8Array): Buffer {
       shown();
       const end = s.indexOf(">", i);
       if (end < 0) break;
-      out.push(hexString(s.slice(i + 1, end)));
+      push(hexString(s.slice(i + 1, end)));
       i = end + 1;
     } else if (c === 47) {
       i++;
@@ -116,7 +157,11 @@ function reference(stream: Uint8Array): Buffer {
       while (j < s.length && isOperatorChar(s.charCodeAt(j))) j++;
       const op = s.slice(i, j);
       if ((op === "Td" || op === "TD") && fontChanged) placed = true;
-      if (op === "Tf") fontChanged = true;
+      if (op === "Td" || op === "TD") x += operand(s, i, 1) * xScale;
+      if (op === "Tf") {
+        fontChanged = true;
+        size = Math.abs(operand(s, i, 0)) || 0;
+      }
       if (op === "Td") y += operand(s, i, 0) * scale;
       else if (op === "TD") {
         leading = -operand(s, i, 0);
@@ -126,24 +171,28 @@ function reference(stream: Uint8Array): Buffer {
       else if (op === "Tm") {
         y = operand(s, i, 0);
         scale = operand(s, i, 2) || 1;
+        x = operand(s, i, 1);
+        xScale = operand(s, i, 5) || 1;
         placed = true;
       } else if (op === "BT") {
         y = 0;
         scale = 1;
+        x = 0;
+        xScale = 1;
         placed = true;
       } else if (op === "q") {
         if (saved.length < 64) saved.push({ ...ctm });
       } else if (op === "Q") {
         ctm = saved.pop() ?? ctm;
       } else if (op === "cm") {
-        ctm = { y: ctm.y + operand(s, i, 0) * ctm.scale, scale: ctm.scale * (operand(s, i, 2) || 1) };
+        ctm = { y: ctm.y + operand(s, i, 0) * ctm.scale, scale: ctm.scale * (operand(s, i, 2) || 1), x: ctm.x + operand(s, i, 1) * ctm.xScale, xScale: ctm.xScale * (operand(s, i, 5) || 1) };
       }
       i = j;
     } else {
       i++;
     }
   }
-  return Buffer.from(out.join(""), "latin1");
+  return { shown: Buffer.from(out.join(""), "latin1"), joined: Buffer.from(joined.join(""), "latin1") };
 }
 
 describe("the text a PDF content stream shows", () => {
@@ -184,6 +233,73 @@ describe("the text a PDF content stream shows", () => {
     const judge = (cells: string) => () => inspectPdf(table(cells), new InspectContext("pdf", NO_KNOWN_SECRETS));
     expect(judge(key)).toThrow(expect.objectContaining({ code: "secret_detected" }));
     expect(judge("quarterly revenue")).not.toThrow();
+  });
+
+  it("also reads strings placed anew where the text before them may end as one word, as pdftotext shows them (pdfkit and jsPDF: a Tm or a BT per piece; a Tm per glyph): a key in such pieces is refused; a table's next cell and words placed apart keep their space (the red team's 32a/06)", () => {
+    const token = /ghp_[A-Za-z0-9]+/.exec(positives()["github-token"]!)![0];
+    const [a, b] = [token.slice(0, 14), token.slice(14)];
+    // Hex strings, so that the stream's own bytes never hold the token.
+    const hex = (t: string) => `<${Buffer.from(t).toString("hex")}>`;
+    // Courier 12 pt: 7.2 pt a glyph, so 14 glyphs end 100.8 pt on.
+    const abutting: Record<string, [string, string]> = {
+      tm: [`BT /F1 12 Tf 1 0 0 1 72 700 Tm ${hex(a)} Tj 1 0 0 1 172.8 700 Tm ${hex(b)} Tj ET`, `${a} ${b}`],
+      bt: [`BT /F1 12 Tf 72 700 Td ${hex(a)} Tj ET BT /F1 12 Tf 172.8 700 Td ${hex(b)} Tj ET`, `${a} ${b}`],
+      glyphs: [`BT /F1 12 Tf ${[...token].map((c, i) => `1 0 0 1 ${(72 + 7.2 * i).toFixed(1)} 700 Tm ${hex(c)} Tj`).join(" ")} ET`, [...token].join(" ")],
+      // A bold prefix: another font, moved to by Td from the line's start.
+      bold: [`BT /F2 12 Tf 72 700 Td ${hex(a)} Tj /F1 12 Tf 100.8 0 Td ${hex(b)} Tj ET`, `${a} ${b}`],
+      // Chrome's page transform (0.24, the y axis turned): 50 pt in text space is 12 in user space.
+      scaled: [`.24 0 0 -.24 0 792 cm BT /F1 50 Tf 1 0 0 -1 300 2900 Tm ${hex(a)} Tj 1 0 0 -1 720 2900 Tm ${hex(b)} Tj ET`, `${a} ${b}`],
+      // Touching within pdftotext's 0.1 em (1.2 pt) past where the piece may end, or overlapping it.
+      near: [`BT /F1 12 Tf 1 0 0 1 72 700 Tm ${hex(a)} Tj 1 0 0 1 ${72 + 14 * 12 + 1.1} 700 Tm ${hex(b)} Tj ET`, `${a} ${b}`],
+      back: [`BT /F1 12 Tf 1 0 0 1 72 700 Tm ${hex(a)} Tj 1 0 0 1 70 700 Tm ${hex(b)} Tj ET`, `${a} ${b}`],
+    };
+    const apart: Record<string, [string, string]> = {
+      // A table's next cell (the next column, as Chrome draws it): 120 pt on from 5 glyphs of 16 pt, further than they reach.
+      cells: [`BT /F1 16 Tf 1 0 0 -1 11 100 Tm (14000) Tj ET BT /F1 16 Tf 1 0 0 -1 131 100 Tm ${hex(token)} Tj ET`, `14000 ${token}`],
+      // The halves placed a word apart past the furthest the first may reach (14 glyphs of 12 pt, 168 pt), or before it starts.
+      words: [`BT /F1 12 Tf 1 0 0 1 72 700 Tm ${hex(a)} Tj 1 0 0 1 ${72 + 14 * 12 + 1.3} 700 Tm ${hex(b)} Tj ET`, `${a} ${b}`],
+      before: [`BT /F1 12 Tf 1 0 0 1 172.8 700 Tm ${hex(a)} Tj 1 0 0 1 60 700 Tm ${hex(b)} Tj ET`, `${a} ${b}`],
+      // Td's move counts in the text matrix's scale, cm's in the transformation's: 180 and 178 pt on, 15 and 14.8 em of 12 pt.
+      scaledTd: [`BT /F1 6 Tf 2 0 0 2 72 700 Tm ${hex(a)} Tj /F2 6 Tf 90 0 Td ${hex(b)} Tj ET`, `${a} ${b}`],
+      nestedCm: [`q 2 0 0 2 0 0 cm 1 0 0 1 36 350 cm BT /F1 6 Tf 0 0 Td ${hex(a)} Tj ET Q q 2 0 0 2 0 0 cm 1 0 0 1 125 350 cm BT /F1 6 Tf 0 0 Td ${hex(b)} Tj ET Q`, `${a} ${b}`],
+      // Another line, and a word space in a TJ array, are no pieces to join.
+      lines: [`BT /F1 12 Tf 1 0 0 1 72 700 Tm ${hex(a)} Tj 1 0 0 1 172.8 686 Tm ${hex(b)} Tj ET`, `${a}\n${b}`],
+      spaced: [`BT /F1 12 Tf 72 700 Td [${hex(a)} -333 ${hex(b)}] TJ ET`, `${a} ${b}`],
+    };
+    const read = (stream: string) => {
+      const line = new TextLine();
+      const text = shownText(Buffer.from(stream, "latin1"), line);
+      // The text as it is read stays as it was, a space between the pieces.
+      expect(text).toEqual(reference(Buffer.from(stream, "latin1")));
+      return [text.toString("latin1"), withoutBytesAt(text, line.abutting).toString("latin1")];
+    };
+    for (const [name, [stream, shown]] of Object.entries(abutting)) expect(read(stream), name).toEqual([`\n${shown}`, `\n${token}`]);
+    for (const [name, [stream, shown]] of Object.entries(apart)) expect(read(stream), name).toEqual([`\n${shown}`, `\n${shown}`]);
+    const judge = (stream: string) => () => inspectPdf(pdf("Report", false, [Buffer.from(`<< /Length 1 >>\nstream\n${stream}\nendstream`, "latin1")]), new InspectContext("pdf", NO_KNOWN_SECRETS));
+    for (const [name, [stream]] of Object.entries(abutting)) {
+      expect(judge(stream), name).toThrow(expect.objectContaining({ code: "secret_detected", message: expect.stringContaining("its pieces placed end to end joined") }));
+    }
+    // (On two lines, the key is read joined by the wrapped words' reading.)
+    for (const name of ["words", "before"]) expect(judge(apart[name]![0]), name).not.toThrow();
+    expect(judge(abutting.tm![0].replace(hex(a), hex("quarterly-")).replace(hex(b), hex("report-v2")))).not.toThrow();
+  });
+
+  it("gives a verdict on lines of thousands of Tm (built against the reading of pieces placed end to end): every glyph abutting, abutting and apart in turn, placed back over the line, without operands or a font size", () => {
+    const token = /ghp_[A-Za-z0-9]+/.exec(positives()["github-token"]!)![0];
+    const hex = (t: string) => `<${Buffer.from(t).toString("hex")}>`;
+    const glyphs = 60_000;
+    const text = "quarterly report, north and south regions. ".repeat(Math.ceil(glyphs / 43)).slice(0, glyphs);
+    const streams = {
+      abutting: `BT /F1 12 Tf ${[...text].map((c, i) => `1 0 0 1 ${72 + 7.2 * i} 700 Tm ${hex(c)} Tj`).join(" ")} ET`,
+      inTurn: `BT /F1 12 Tf ${[...text].map((c, i) => `1 0 0 1 ${72 + 7.2 * i + (i % 2) * 500} 700 Tm ${hex(c)} Tj`).join(" ")} ET`,
+      back: `BT /F1 12 Tf ${[...text].map((c, i) => `1 0 0 1 ${72 + (i % 7) * 3.6} 700 Tm ${hex(c)} Tj`).join(" ")} ET`,
+      bare: `BT ${[...text].map((c, i) => `${i % 3 === 0 ? "0 Tf " : ""}Tm ${hex(c)} Tj 1 0 0 1 Tm`).join(" ")} ET`,
+    };
+    const judge = (stream: string) => outcome(() => inspectPdf(pdf("Report", false, [Buffer.from(`<< /Length 1 >>\nstream\n${stream}\nendstream`, "latin1")]), new InspectContext("pdf", NO_KNOWN_SECRETS)));
+    for (const [name, stream] of Object.entries(streams)) {
+      expect(judge(stream), name).toBe("published");
+      expect(judge(stream.replace(/ ET$/, ` 1 0 0 1 9 9 Tm ${hex(token.slice(0, 20))} Tj 1 0 0 1 153 9 Tm ${hex(token.slice(20))} Tj ET`)), name).toMatch(/^secret_detected: .*GitHub token/);
+    }
   });
 
   it("tells lines placed by the transformation apart (matplotlib: q, cm, BT 0 0 Td per line), and restores it with Q", () => {
@@ -252,14 +368,28 @@ describe("the text a PDF content stream shows", () => {
     }
   });
 
-  it("reads every stream as the reference reading does: random streams of the bytes that matter", () => {
+  it("reads every stream as the reference reading does, and joins the same pieces placed end to end: random streams of the bytes that matter", () => {
     const random = rng(7);
-    const alphabet = Buffer.from("()()\\\\<<>>%TdDm*ELBTqQqQcm//'\"0123789.+-aAfFxq \n\r\t-[]", "latin1");
+    const alphabet = Buffer.from("()()\\\\<<>>%TdDm*ELBTqQqQcm//'\"0123789.+-aAfFxq \n\r\t-[]TmTmTdTf 1 0 10 ", "latin1");
     for (let n = 0; n < 3000; n++) {
       const length = Math.floor(random() * 80);
       const stream = Buffer.alloc(length);
       for (let k = 0; k < length; k++) stream[k] = random() < 0.9 ? alphabet[Math.floor(random() * alphabet.length)]! : Math.floor(random() * 256);
-      expect(shownText(stream), JSON.stringify(stream.toString("latin1"))).toEqual(reference(stream));
+      const line = new TextLine();
+      const text = shownText(stream, line);
+      const expected = readings(stream);
+      expect(text, JSON.stringify(stream.toString("latin1"))).toEqual(expected.shown);
+      expect(withoutBytesAt(text, line.abutting), JSON.stringify(stream.toString("latin1"))).toEqual(expected.joined);
+    }
+    // Streams of operators and operands, so that matrices, moves and sizes are whole and pieces often abut.
+    const tokens = ["1 0 0 1 ", "2 0 0 -2 ", "0.24 0 0 -0.24 ", "72 700 Tm ", "7.2 0 Td ", "14 700 Tm ", "100 700 Tm ", "-3 0 Td ", "0 -14 TD ", "12 Tf ", "/F1 0 Tf ", "/F2 12 Tf ", "0 792 cm ", "3 0 0 3 10 0 cm ", "q ", "Q ", "BT ", "ET ", "(ab) Tj ", "<414243> Tj ", "(x) ' ", "[(a) -300 (b) -20 (c)] TJ ", "T* ", "12 TL ", "9 ", "-1.5 "];
+    for (let n = 0; n < 3000; n++) {
+      const stream = Buffer.from(Array.from({ length: Math.floor(random() * 40) }, () => tokens[Math.floor(random() * tokens.length)]).join(""), "latin1");
+      const line = new TextLine();
+      const text = shownText(stream, line);
+      const expected = readings(stream);
+      expect(text, stream.toString("latin1")).toEqual(expected.shown);
+      expect(withoutBytesAt(text, line.abutting), stream.toString("latin1")).toEqual(expected.joined);
     }
   });
 

@@ -13,7 +13,7 @@
 import { formatBytes } from "../core/units.js";
 import type { InspectContext } from "./inspect.js";
 import { HEX_VALUE } from "./bytes.js";
-import { decodeHex, ENDS_NAME, isBlank, isDigit, referenceAt, scanText } from "./pdf-syntax.js";
+import { ABUTTING, decodeHex, ENDS_NAME, isBlank, isDigit, Offsets, referenceAt, scanText } from "./pdf-syntax.js";
 
 const asBuffer = (b: Uint8Array) => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.length));
 /** A code's key: its length and its value, so that <0041> and <41> differ. */
@@ -568,8 +568,10 @@ export class GlyphText {
   private maps: ToUnicodeMap[] | undefined;
   /** The last font name selected (its bytes), so that a name repeated at every Tf is not made a string again. */
   private lastName = Buffer.alloc(0);
-  /** The separator owed (10 a line break, 32 a space, 0 none): the text moved while strings without a map were shown. */
+  /** The separator owed (10 a line break, 32 a space, ABUTTING a space between pieces placed end to end, 0 none): the text moved while strings without a map were shown. */
   private owed = 0;
+  /** Where the spaces owed as ABUTTING are in the text read. */
+  private readonly abutting = new Offsets();
   /** Bytes read through a second map or more (a name several fonts share). */
   private ambiguous = 0;
   /** The tables its maps may still build (ToUnicodeMap.decode). */
@@ -598,11 +600,12 @@ export class GlyphText {
 
   /** A string shown (its bytes in `b` from `from` to `to`), after the separator TextLine gives it. */
   show(b: Uint8Array, from: number, to: number, separator: number): void {
-    // A line break owed outweighs a space.
-    if (separator === 10 || this.owed === 0) this.owed = separator || this.owed;
+    // A line break owed outweighs a space, and a space a space between pieces that abut.
+    if (separator === 10 || this.owed === 0 || (separator === 32 && this.owed === ABUTTING)) this.owed = separator || this.owed;
     const maps = this.maps;
     if (maps === undefined) return;
-    if (this.owed !== 0) this.sink.byte(this.owed);
+    if (this.owed === ABUTTING) this.abutting.push(this.sink.length);
+    if (this.owed !== 0) this.sink.byte(this.owed & 0xff);
     this.owed = 0;
     if (maps.length > 1) {
       this.ambiguous += Math.max(1, to - from) * (maps.length - 1);
@@ -620,6 +623,6 @@ export class GlyphText {
   scan(): void {
     if (this.sink.length === 0) return;
     this.ctx.spend(this.part, this.sink.length);
-    scanText(this.ctx, this.part, this.sink.bytes(), false);
+    scanText(this.ctx, this.part, this.sink.bytes(), false, this.abutting);
   }
 }

@@ -2,8 +2,9 @@
 // strings it shows, and the same strings through a font's ToUnicode map):
 // literal and hex strings, names, operators, references, where a line or a
 // page starts, and how either text is scanned (with its wrapped words
-// joined). Byte by byte with lookup tables: a prepare judges a PDF once,
-// with code V8 has not optimised yet.
+// joined, and its pieces placed end to end joined). Byte by byte with
+// lookup tables: a prepare judges a PDF once, with code V8 has not
+// optimised yet.
 
 import { HEX_VALUE } from "./bytes.js";
 import type { InspectContext } from "./inspect.js";
@@ -192,13 +193,75 @@ export function joinWrappedWords(text: Uint8Array): Buffer | undefined {
   return out.subarray(0, o);
 }
 
-/** Scans a text the content streams show, then the same with its wrapped words joined (if any is), counted against the decode budget. */
-export function scanText(ctx: InspectContext, part: string, text: Uint8Array, asUtf16: boolean): void {
+/**
+ * Offsets in a text, in the order they are added, in a typed array that
+ * doubles as it fills: one per string shown at most, 4 bytes each.
+ */
+export class Offsets {
+  private values = new Uint32Array(64);
+  length = 0;
+
+  push(at: number): void {
+    if (this.length === this.values.length) {
+      const larger = new Uint32Array(2 * this.values.length);
+      larger.set(this.values);
+      this.values = larger;
+    }
+    this.values[this.length++] = at;
+  }
+
+  at(k: number): number {
+    return this.values[k]!;
+  }
+
+  clear(): void {
+    this.length = 0;
+  }
+}
+
+/** Pieces shorter than this are copied byte by byte (withoutBytesAt). */
+const SHORT_PIECE = 32;
+
+/**
+ * `text` without the bytes at `offsets` (ascending, each within the text):
+ * the spaces TextLine put between pieces placed end to end taken out. One
+ * native copy per piece.
+ */
+export function withoutBytesAt(text: Uint8Array, offsets: Offsets): Buffer {
+  const b = Buffer.from(text.buffer, text.byteOffset, text.length);
+  const out = Buffer.allocUnsafe(b.length);
+  let o = 0;
+  let copied = 0;
+  for (let k = 0; k < offsets.length; k++) {
+    const at = offsets.at(k);
+    if (at < copied || at >= b.length) continue;
+    // A short piece byte by byte: a native copy per glyph (a Tm per glyph) cost more than the copying.
+    if (at - copied < SHORT_PIECE) while (copied < at) out[o++] = b[copied++]!;
+    else o += b.copy(out, o, copied, at);
+    copied = at + 1;
+  }
+  o += b.copy(out, o, copied, b.length);
+  return out.subarray(0, o);
+}
+
+/**
+ * Scans a text the content streams show, then the same with its wrapped
+ * words joined (if any is), then, where TextLine found strings placed where
+ * the text before them may end (`abutting`: the offsets of the spaces it put
+ * before them), the same without those spaces; each counted against the
+ * decode budget.
+ */
+export function scanText(ctx: InspectContext, part: string, text: Uint8Array, asUtf16: boolean, abutting?: Offsets): void {
   ctx.scanDerivedText(part, text, asUtf16);
   const joined = joinWrappedWords(text);
-  if (joined === undefined) return;
-  ctx.spend(part, joined.length);
-  ctx.scanDerivedText(`${part}, its wrapped words joined`, joined, asUtf16);
+  if (joined !== undefined) {
+    ctx.spend(part, joined.length);
+    ctx.scanDerivedText(`${part}, its wrapped words joined`, joined, asUtf16);
+  }
+  if (abutting === undefined || abutting.length === 0) return;
+  const pieces = withoutBytesAt(text, abutting);
+  ctx.spend(part, pieces.length);
+  ctx.scanDerivedText(`${part}, its pieces placed end to end joined`, pieces, asUtf16);
 }
 
 /** Bytes a number is written with. */
@@ -220,6 +283,33 @@ function operandBefore(s: Uint8Array, at: number, k: number): number {
     if (from === to) return Number.NaN;
   }
   return numberIn(s, from, to);
+}
+
+/** Where operandsBefore writes: the last operand first. */
+const OPERANDS = new Float64Array(6);
+
+/**
+ * The last `count` (up to 6) numbers before `at`, the last first, each as
+ * operandBefore reads it (NaN from the first one missing on; the fourth and
+ * fifth, a matrix's c and b, not read), in one walk back: Tm's and cm's
+ * operands read one at a time walked back over the later ones again for
+ * each (a Tm per glyph).
+ */
+function operandsBefore(s: Uint8Array, at: number, count: number): Float64Array {
+  let j = at - 1;
+  for (let n = 0; n < count; n++) {
+    while (j >= 0 && isBlank(s[j])) j--;
+    const to = j + 1;
+    while (j >= 0 && NUMBER[s[j]!] === 1 && to - j <= 32) j--;
+    const from = j + 1;
+    if (from === to) {
+      OPERANDS.fill(Number.NaN, n, count);
+      break;
+    }
+    // A matrix's b and c (rotation and shear) are left aside: only walked over.
+    if (n !== 3 && n !== 4) OPERANDS[n] = numberIn(s, from, to);
+  }
+  return OPERANDS;
 }
 
 const POWER_OF_TEN = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15];
@@ -262,6 +352,29 @@ const MAX_SAVED = 64;
 export const WORD_GAP = 200;
 
 /**
+ * TextLine.separator's answer for a string placed anew on the same line
+ * where the text before it may end: a space in the text read (its low byte),
+ * left out of the reading with pieces placed end to end joined.
+ */
+export const ABUTTING = 0x120;
+
+/**
+ * The widest a glyph is, in ems, for telling where a string may end without
+ * its font's widths: a full-width CJK glyph is 1 em, Helvetica's `W` 0.94,
+ * Courier's every glyph 0.6.
+ */
+const WIDEST_GLYPH = 1;
+/**
+ * How far (in ems) past where the text before may end a string may start
+ * and still continue its word: pdftotext joins two strings up to 0.1 em
+ * apart, and breaks the word past that (poppler's minWordBreakSpace; Courier
+ * 12 pt, measured: 1.2 pt apart read as one word, 1.5 pt as two).
+ */
+const WORD_BREAK = 0.1;
+/** How far (in ems) a string may start back over the text before and still continue its word (pdftotext's raw reading breaks at 0.2). */
+const OVERLAP = 0.2;
+
+/**
  * Which line of text a content stream is on, as far as telling one line
  * from the next needs (PDF 32000-1, 8.4 and 9.4): the vertical place of the
  * text matrix (moved by Td, TD, T*, ' and ", set by Tm and BT) in the
@@ -272,6 +385,12 @@ export const WORD_GAP = 200;
  * each glyph with its own `dx 0 Td`. One TextLine follows all the content
  * streams of a file: a page's streams share their state (PyMuPDF adds one
  * per line it writes).
+ *
+ * The horizontal place is followed the same way, with the font's size (Tf),
+ * to tell a string placed anew where the text before it may end (pdfkit and
+ * jsPDF write a Tm or a BT for every piece of a line: a bold prefix, a
+ * highlighted word, a font fallback; some writers a Tm per glyph) from a
+ * table's next cell: see separator.
  */
 export class TextLine {
   private y = 0;
@@ -280,8 +399,20 @@ export class TextLine {
   private leading = 0;
   private ctmY = 0;
   private ctmScale = 1;
+  /** The same horizontally: the line matrix's x, Tm's a, the transformation's x and scale. */
+  private x = 0;
+  private xScale = 1;
+  private ctmX = 0;
+  private ctmXScale = 1;
+  /** Tf's size; 0 before any Tf. */
+  private size = 0;
   private readonly saved: number[] = [];
+  /** Where, in the text read, the spaces before strings that abut lie (separator's ABUTTING): showInto adds them. */
+  readonly abutting = new Offsets();
   private shownY = Number.NaN;
+  /** Where (user space) the run of strings shown since the text was last placed apart starts, and how many bytes it has. */
+  private runX = 0;
+  private runBytes = 0;
   /** The text was placed anew (Tm, BT) since the last string: a string on the same line is another word, a table's next cell. */
   private placed = false;
   /** Tf since the last string: a move by Td after it places the text anew (pdfTeX's `\texttt` word, its own font, moved to). */
@@ -293,10 +424,12 @@ export class TextLine {
   operator(s: Uint8Array, at: number, length: number): void {
     const c = s[at]!;
     if (length === 1) {
-      if (c === 39 || c === 34) this.y -= this.leading * this.scale;
+      if (c === 39 || c === 34) this.nextLine();
       else if (c === 113) {
-        if (this.saved.length < 2 * MAX_SAVED) this.saved.push(this.ctmY, this.ctmScale);
+        if (this.saved.length < 4 * MAX_SAVED) this.saved.push(this.ctmY, this.ctmScale, this.ctmX, this.ctmXScale);
       } else if (c === 81 && this.saved.length > 0) {
+        this.ctmXScale = this.saved.pop()!;
+        this.ctmX = this.saved.pop()!;
         this.ctmScale = this.saved.pop()!;
         this.ctmY = this.saved.pop()!;
       }
@@ -305,26 +438,39 @@ export class TextLine {
     if (length !== 2) return;
     const d = s[at + 1]!;
     if (c === 84) {
-      if (d === 100 || d === 68) this.placed ||= this.fontChanged;
-      if (d === 100) this.y += operandBefore(s, at, 0) * this.scale;
-      else if (d === 68) {
-        const ty = operandBefore(s, at, 0);
-        this.leading = -ty;
-        this.y += ty * this.scale;
-      } else if (d === 42) this.y -= this.leading * this.scale;
+      if (d === 100 || d === 68) {
+        this.placed ||= this.fontChanged;
+        const m = operandsBefore(s, at, 2);
+        this.x += m[1]! * this.xScale;
+        this.y += m[0]! * this.scale;
+        if (d === 68) this.leading = -m[0]!;
+      } else if (d === 42) this.nextLine();
       else if (d === 109) {
-        this.y = operandBefore(s, at, 0);
-        this.scale = operandBefore(s, at, 2) || 1;
+        const m = operandsBefore(s, at, 6);
+        this.y = m[0]!;
+        this.scale = m[2] || 1;
+        this.x = m[1]!;
+        this.xScale = m[5] || 1;
         this.placed = true;
       } else if (d === 76) this.leading = operandBefore(s, at, 0);
     } else if (c === 66 && d === 84) {
       this.y = 0;
       this.scale = 1;
+      this.x = 0;
+      this.xScale = 1;
       this.placed = true;
     } else if (c === 99 && d === 109) {
-      this.ctmY += operandBefore(s, at, 0) * this.ctmScale;
-      this.ctmScale *= operandBefore(s, at, 2) || 1;
+      const m = operandsBefore(s, at, 6);
+      this.ctmY += m[0]! * this.ctmScale;
+      this.ctmScale *= m[2] || 1;
+      this.ctmX += m[1]! * this.ctmXScale;
+      this.ctmXScale *= m[5] || 1;
     }
+  }
+
+  /** T*, ' and ": the start of the next line (the line matrix's x stays). */
+  private nextLine(): void {
+    this.y -= this.leading * this.scale;
   }
 
   /**
@@ -334,19 +480,50 @@ export class TextLine {
    * space, else nothing (0). A move by Td on the same line is none: Chrome
    * places each glyph of monospaced text with its own `dx 0 Td`, and
    * wkhtmltopdf too.
+   *
+   * Placed anew on the same line where the text before it may end, the
+   * space is ABUTTING: the fonts' widths are not read, so where the text
+   * before ends is not known, only that its run of `n` bytes since it was
+   * last placed apart spans between -OVERLAP and n × WIDEST_GLYPH +
+   * WORD_BREAK ems of the font's size (pdftotext reads such pieces as one
+   * word when they touch). A table's next cell lies further than its last
+   * cell's bytes can reach (the next column), so it keeps its space alone;
+   * pieces that abut are also read joined (scanText). Without a Tf, every
+   * placement on the line may abut.
    */
   separator(): number {
     const placed = this.placed;
     this.placed = false;
     this.fontChanged = false;
     const y = this.ctmY + this.ctmScale * this.y;
+    const x = this.ctmX + this.ctmXScale * this.x;
     const gap = this.gap;
     this.gap = false;
     if (y !== this.shownY) {
       this.shownY = y;
+      this.runX = x;
+      this.runBytes = 0;
       return 10;
     }
+    if (placed && !gap) {
+      if (this.abuts(x)) return ABUTTING;
+      this.runX = x;
+      this.runBytes = 0;
+    }
     return placed || gap ? 32 : 0;
+  }
+
+  /** Whether a string placed at `x` (user space) may start where the run before it ends. */
+  private abuts(x: number): boolean {
+    const em = this.size * Math.abs(this.xScale * this.ctmXScale);
+    if (!(em > 0)) return true;
+    const ems = ((x - this.runX) / em) * Math.sign(this.xScale * this.ctmXScale);
+    return ems >= -OVERLAP && ems <= this.runBytes * WIDEST_GLYPH + WORD_BREAK;
+  }
+
+  /** A string of `bytes` bytes was shown: its run reaches further. */
+  shown(bytes: number): void {
+    this.runBytes += bytes;
   }
 
   /**
@@ -363,9 +540,10 @@ export class TextLine {
     this.gap = false;
   }
 
-  /** Tf: the font changed (showInto reads Tf itself, for the glyph reading). */
-  fontSelected(): void {
+  /** Tf at `s[at]`: the font changed, and its size is the operand before (showInto reads Tf's name itself, for the glyph reading). */
+  fontSelected(s: Uint8Array, at: number): void {
     this.fontChanged = true;
+    this.size = Math.abs(operandBefore(s, at, 0)) || 0;
   }
 
   /**
@@ -380,8 +558,15 @@ export class TextLine {
     this.leading = 0;
     this.ctmY = 0;
     this.ctmScale = 1;
+    this.x = 0;
+    this.xScale = 1;
+    this.ctmX = 0;
+    this.ctmXScale = 1;
+    this.size = 0;
     this.saved.length = 0;
     this.shownY = Number.NaN;
+    this.runX = 0;
+    this.runBytes = 0;
     this.placed = false;
     this.fontChanged = false;
     this.gap = false;

@@ -17,7 +17,7 @@ import { scanXmpText } from "./xml-text.js";
 import { Refusal } from "../core/errors.js";
 import { GlyphText, objectNumberBefore, opensAsCMap, PdfFonts } from "./pdf-fonts.js";
 import { decodeParmsOf, type Parms, predictorOf, undoPredictor } from "./pdf-predictor.js";
-import { decodeHex, ENDS_NAME, isBlank, lastReference, lastString, OPERATOR, readString, referenceAt, scanText, TextLine, WORD_GAP } from "./pdf-syntax.js";
+import { ABUTTING, decodeHex, ENDS_NAME, isBlank, lastReference, lastString, OPERATOR, readString, referenceAt, scanText, TextLine, WORD_GAP } from "./pdf-syntax.js";
 
 const IMAGE_FILTERS = /\/(?:DCTDecode|DCT|JPXDecode|CCITTFaxDecode|CCF|JBIG2Decode)\b/;
 const SKIPPED = /\/Subtype\s*\/(?:Image|Type1C|CIDFontType0C|OpenType)\b|\/Type\s*\/XRef\b/;
@@ -180,7 +180,9 @@ function showInto(s: Uint8Array, out: Buffer, o: number, line: TextLine, glyphs:
       const separator = line.separator();
       const from = separator !== 0 ? o + 1 : o;
       const end = readString(s, i, out, from);
-      if (separator !== 0) out[o] = separator;
+      if (separator !== 0) out[o] = separator & 0xff;
+      if (separator === ABUTTING) line.abutting.push(o);
+      line.shown(end - from);
       o = end;
       i = lastString.end;
       if (glyphs !== undefined) glyphs.show(out, from, o, separator);
@@ -207,7 +209,7 @@ function showInto(s: Uint8Array, out: Buffer, o: number, line: TextLine, glyphs:
       let j = i + 1;
       while (j < n && OPERATOR[s[j]!] === 1) j++;
       if (j - i === 2 && c === 84 && s[i + 1] === 102) {
-        line.fontSelected();
+        line.fontSelected(s, i);
         // A name taken already is the font's name: selected again, it changes nothing.
         if (glyphs !== undefined && !nameTaken) glyphs.selectFont(names, nameFrom, nameTo);
         nameTaken = true;
@@ -470,7 +472,7 @@ function scanContents(ctx: InspectContext, contents: ContentStreams, fonts: PdfF
     length = showInto(data, shown, length, line, glyphs, over);
   }
   // Also as UTF-16: a font with a Unicode encoding and no map (/UniGB-UCS2-H) shows two-byte codes that are the letters.
-  scanText(ctx, "the text its content streams show", shown.subarray(0, length), true);
+  scanText(ctx, "the text its content streams show", shown.subarray(0, length), true, line.abutting);
   glyphs?.scan();
   if (over) for (const refusal of found) ctx.told(refusal);
   else for (const { from, to, part } of contents.streams) ctx.scan(part, streams.subarray(from, to));
