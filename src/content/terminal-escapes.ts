@@ -59,10 +59,13 @@ const range = (first: number, last: number) => `[${hex(first)}-${hex(last)}]`;
  * ended (its final byte is the character before), over text read one
  * character per byte (Latin-1).
  */
+/** Regular expression sources, a byte a character: an intermediate byte, an escape sequence's final byte, and a control sequence's body after its introducer (parameters, intermediates, its final byte). */
+export const INTERMEDIATE_BYTE = range(INTERMEDIATE_FIRST, INTERMEDIATE_LAST);
+export const ESCAPE_FINAL_BYTE = range(ESCAPE_FINAL_FIRST, FINAL_LAST);
+export const CONTROL_SEQUENCE_BODY = `${range(PARAMETER_FIRST, PARAMETER_LAST)}{0,${CSI_PARAMETERS_MAX}}${INTERMEDIATE_BYTE}{0,${ESCAPE_INTERMEDIATES_MAX}}${range(CSI_FINAL_FIRST, FINAL_LAST)}`;
 const SEQUENCE =
-  `(?:${hex(ESC)}\\${String.fromCharCode(CSI_7BIT_SECOND)}|${hex(CSI_8BIT)})${range(PARAMETER_FIRST, PARAMETER_LAST)}{0,${CSI_PARAMETERS_MAX}}` +
-  `${range(INTERMEDIATE_FIRST, INTERMEDIATE_LAST)}{0,${ESCAPE_INTERMEDIATES_MAX}}${range(CSI_FINAL_FIRST, FINAL_LAST)}` +
-  `|${hex(ESC)}${range(INTERMEDIATE_FIRST, INTERMEDIATE_LAST)}{0,${ESCAPE_INTERMEDIATES_MAX}}${range(ESCAPE_FINAL_FIRST, FINAL_LAST)}`;
+  `(?:${hex(ESC)}\\${String.fromCharCode(CSI_7BIT_SECOND)}|${hex(CSI_8BIT)})${CONTROL_SEQUENCE_BODY}` +
+  `|${hex(ESC)}${INTERMEDIATE_BYTE}{0,${ESCAPE_INTERMEDIATES_MAX}}${ESCAPE_FINAL_BYTE}`;
 export const ESCAPE_ENDS_BEFORE = `(?<=${SEQUENCE})`;
 /**
  * A global expression for a sequence followed by `literal` (ASCII letters
@@ -73,8 +76,8 @@ export const ESCAPE_ENDS_BEFORE = `(?<=${SEQUENCE})`;
  */
 export const sequenceThen = (literal: string) => new RegExp(`(?:${SEQUENCE})${literal}`, "g");
 
-const isIntermediate = (c: number) => c >= INTERMEDIATE_FIRST && c <= INTERMEDIATE_LAST;
-const isParameter = (c: number) => c >= PARAMETER_FIRST && c <= PARAMETER_LAST;
+export const isIntermediate = (c: number) => c >= INTERMEDIATE_FIRST && c <= INTERMEDIATE_LAST;
+export const isParameter = (c: number) => c >= PARAMETER_FIRST && c <= PARAMETER_LAST;
 /** What may come right before a sequence's final byte: a parameter or an intermediate byte, `[`, ESC, the 8-bit introducer. */
 const BEFORE_FINAL = new Uint8Array(256).fill(1, INTERMEDIATE_FIRST, PARAMETER_LAST + 1);
 BEFORE_FINAL[CSI_7BIT_SECOND] = 1;
@@ -166,12 +169,23 @@ export function sequenceLength(b: Uint8Array, i: number): number {
     }
     k = i + 2;
   }
+  const end = controlSequenceEnd(b, k);
+  return end < 0 ? 0 : end - i;
+}
+
+/**
+ * Where a control sequence whose body (parameters, intermediates, final)
+ * starts at `k`, after its introducer, ends: past its final byte; -1 where
+ * none ends (too many parameter or intermediate bytes, no final). Reads at
+ * most CSI_PARAMETERS_MAX + ESCAPE_INTERMEDIATES_MAX + 1 bytes.
+ */
+export function controlSequenceEnd(b: Uint8Array, k: number): number {
   const parameters = k + CSI_PARAMETERS_MAX;
   while (k < parameters && isParameter(b[k]!)) k++;
   const intermediates = k + ESCAPE_INTERMEDIATES_MAX;
   while (k < intermediates && isIntermediate(b[k]!)) k++;
   const f = b[k]!;
-  return f >= CSI_FINAL_FIRST && f <= FINAL_LAST ? k + 1 - i : 0;
+  return f >= CSI_FINAL_FIRST && f <= FINAL_LAST ? k + 1 : -1;
 }
 
 /**

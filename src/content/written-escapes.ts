@@ -20,30 +20,28 @@
 // (writtenSequenceLength, writtenEscapeThen), each a bounded reading.
 
 import {
+  CONTROL_SEQUENCE_BODY,
   CSI_7BIT_SECOND,
   CSI_FINAL_FIRST,
   CSI_PARAMETERS_MAX,
+  ESCAPE_FINAL_BYTE,
   ESCAPE_FINAL_FIRST,
   ESCAPE_INTERMEDIATES_MAX,
   FINAL_LAST,
-  INTERMEDIATE_FIRST,
-  INTERMEDIATE_LAST,
-  PARAMETER_FIRST,
-  PARAMETER_LAST,
+  INTERMEDIATE_BYTE,
+  controlSequenceEnd,
+  isIntermediate,
+  isParameter,
 } from "./terminal-escapes.js";
 
 const BACKSLASH = 92;
 const PERCENT = 37;
 
-const hex = (c: number) => `\\x${c.toString(16).padStart(2, "0")}`;
-const range = (first: number, last: number) => `[${hex(first)}-${hex(last)}]`;
 const HEX_DIGIT = "[0-9A-Fa-f]";
 /** ESC written as text: `\e` (bash's `echo -e`, printf), `\033` (octal), `\x1b` (C, Python), `\u001b` (JSON, JavaScript). */
 const WRITTEN_ESC = "\\\\(?:e|033|x1[bB]|u001[bB])";
 /** A control sequence, or an escape sequence with an intermediate, after a written ESC (terminal-escapes.ts's bounds). */
-const WRITTEN_SEQUENCE =
-  `${WRITTEN_ESC}(?:\\[${range(PARAMETER_FIRST, PARAMETER_LAST)}{0,${CSI_PARAMETERS_MAX}}${range(INTERMEDIATE_FIRST, INTERMEDIATE_LAST)}{0,${ESCAPE_INTERMEDIATES_MAX}}${range(CSI_FINAL_FIRST, FINAL_LAST)}` +
-  `|${range(INTERMEDIATE_FIRST, INTERMEDIATE_LAST)}{1,${ESCAPE_INTERMEDIATES_MAX}}${range(ESCAPE_FINAL_FIRST, FINAL_LAST)})`;
+const WRITTEN_SEQUENCE = `${WRITTEN_ESC}(?:\\[${CONTROL_SEQUENCE_BODY}|${INTERMEDIATE_BYTE}{1,${ESCAPE_INTERMEDIATES_MAX}}${ESCAPE_FINAL_BYTE})`;
 /** A written escape: of a line break or a tab, a character by its code (`\xXX`, `\uXXXX`), a percent-escape, a terminal's sequence. */
 const WRITTEN_ESCAPE = `\\\\(?:[nrt]|x${HEX_DIGIT}{2}|u${HEX_DIGIT}{4})|%${HEX_DIGIT}{2}|${WRITTEN_SEQUENCE}`;
 /** A regular expression's look-behind that holds where a written escape has just ended (its last byte is the character before). */
@@ -59,8 +57,6 @@ export const writtenEscapeThen = (literal: string) => new RegExp(`${literal}(?<=
 
 const HEX = new Uint8Array(256);
 for (const ch of "0123456789ABCDEFabcdef") HEX[ch.charCodeAt(0)] = 1;
-const isIntermediate = (c: number) => c >= INTERMEDIATE_FIRST && c <= INTERMEDIATE_LAST;
-const isParameter = (c: number) => c >= PARAMETER_FIRST && c <= PARAMETER_LAST;
 
 /** Whether a written ESC (`\e`, `\033`, `\x1b`, `\u001b`) ends at `e`. */
 function writtenEscEndsAt(b: Uint8Array, e: number): boolean {
@@ -135,13 +131,8 @@ export function writtenSequenceLength(b: Uint8Array, i: number): number {
   if (esc === 0) return 0;
   let k = i + esc;
   if (b[k] === CSI_7BIT_SECOND) {
-    k++;
-    const parameters = k + CSI_PARAMETERS_MAX;
-    while (k < parameters && isParameter(b[k]!)) k++;
-    const intermediates = k + ESCAPE_INTERMEDIATES_MAX;
-    while (k < intermediates && isIntermediate(b[k]!)) k++;
-    const f = b[k]!;
-    return f >= CSI_FINAL_FIRST && f <= FINAL_LAST ? k + 1 - i : 0;
+    const end = controlSequenceEnd(b, k + 1);
+    return end < 0 ? 0 : end - i;
   }
   const first = k;
   while (k - first < ESCAPE_INTERMEDIATES_MAX && isIntermediate(b[k]!)) k++;
@@ -157,7 +148,7 @@ export function writtenSequenceLength(b: Uint8Array, i: number): number {
  * (a look-behind first is tried at every byte). Text of `\\e` or TeX's
  * `\\em` repeated holds none.
  */
-export const writtenSequenceAfter = (before: string) => new RegExp(`\\\\(?<=${before}\\\\)(?:e|033|x1[bB]|u001[bB])(?=[\\[${hex(INTERMEDIATE_FIRST)}-${hex(INTERMEDIATE_LAST)}])`, "g");
+export const writtenSequenceAfter = (before: string) => new RegExp(`\\\\(?<=${before}\\\\)(?:e|033|x1[bB]|u001[bB])(?=\\[|${INTERMEDIATE_BYTE})`, "g");
 /** Where the written ESC that writtenSequenceAfter found ending at `end` starts. */
 export function writtenEscStart(b: Uint8Array, end: number): number {
   for (let length = 2; length <= 6; length += 2) if (writtenEscLength(b, end - length) === length) return end - length;
