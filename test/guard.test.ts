@@ -381,6 +381,47 @@ describe("quarantine names", () => {
   });
 });
 
+describe("prepare --allow beyond the guard's allow-list while a watch runs (red team 32c/06)", () => {
+  const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>\n';
+  const staged = () => fs.readdirSync(path.join(state, "staging"));
+
+  it("refuses, extension_not_allowed and what to do, what the guard would quarantine; publishes the rest; leaves nothing behind", async () => {
+    const w = await startWatch();
+    const chart = write(h.home, "chart.svg", svg);
+    const data = write(h.home, "data.tsv", "a\tb\n1\t2\n");
+    const r = cli(["prepare", "--allow", "svg,tsv,png", chart, data, write(h.home, "x.png", png(2))], { env: h.env });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^MEDIA:.*x\.png\n$/);
+    for (const ext of ["svg", "tsv"]) {
+      expect(r.stderr).toContain(`extension_not_allowed: .${ext} is on this run's --allow, but the watch guarding this outbox (process ${w.child.pid})`);
+      expect(r.stderr).toContain(`add ${ext} to "allow" in the configuration (or the watch's --allow) and restart the watch`);
+    }
+    // Nothing of the refused files reached the outbox, the staging or the quarantine.
+    expect(fs.readdirSync(h.outbox).sort()).toEqual(["first.png", "x.png"]);
+    expect(staged()).toEqual([]);
+    expect(fs.readdirSync(quarantine).filter((n) => !n.startsWith("."))).toEqual([]);
+    await w.stop();
+    running.splice(0);
+    // With no watch running, --allow publishes as it always did.
+    const alone = cli(["prepare", "--allow", "svg", chart], { env: h.env });
+    expect(alone.stderr).toBe("");
+    expect(alone.stdout).toMatch(/^MEDIA:.*chart\.svg\n$/);
+  });
+
+  it("judges by the running watch's own allow-list, as its lock tells it: a watch started with --allow svg keeps the svg", async () => {
+    const w = await startWatch(["--allow", "png,svg"]);
+    const r = cli(["prepare", "--allow", "svg", write(h.home, "chart.svg", svg)], { env: h.env });
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toMatch(/^MEDIA:.*chart\.svg\n$/);
+    // Published after the svg, off the watch's list: once the guard has judged it, it has judged the svg.
+    write(h.outbox, "marker.txt", "after the svg\n");
+    await w.waitFor(quarantined("marker.txt"), "marker quarantined");
+    await waitUntil(() => w.stderr.includes("marker.txt"), "the guard judged past chart.svg");
+    expect(w.find(quarantined("chart.svg"))).toBeUndefined();
+    expect(fs.existsSync(path.join(h.outbox, "chart.svg"))).toBe(true);
+  });
+});
+
 describe("one watch per outbox and per drop folder", () => {
   it("a second watch refuses to start (exit 2) and names the process that holds the lock; a killed holder's lock is taken over", async () => {
     const drop = path.join(h.home, "drop");

@@ -924,7 +924,7 @@ describe("janitor: a state directory of its own", () => {
       const r = cli(args, { env });
       expect(r.code, `${what}: ${r.stderr}`).toBe(2);
       expect(r.stderr).toContain(`media-outbox: state_unsafe: state directory ${notes()} is not a directory of its own: it holds `);
-      expect(r.stderr).toContain("which media-outbox does not make (only staging/, ledger/, quarantine/ and .media-outbox-… entries)");
+      expect(r.stderr).toContain("which media-outbox does not make (only staging/, ledger/, quarantine/, .media-outbox-… entries and the folders the configuration names inside it)");
       expect(r.stderr).toContain("leave it unset (the default is");
       // The escape sequence never reaches the terminal raw.
       expect(r.stderr).not.toContain("\u001b");

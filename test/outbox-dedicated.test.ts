@@ -141,6 +141,33 @@ describe("a state directory that is not a directory of its own is refused by eve
   });
 });
 
+describe("what the configuration names inside the state directory is the tool's own (red team 32c/04)", () => {
+  it("watch.quarantine at <state>/caught: after the first command makes it, every later command still runs; a foreign entry beside it is still refused", () => {
+    const state = path.join(hermes, ".media_outbox-state");
+    put(path.join(hermes, "media-outbox.json"), JSON.stringify({ watch: { quarantine: path.join(state, "caught") }, logFile: path.join(state, "logs", "mo.log") }));
+    const a = write(h.home, "a.csv", "chart data\n");
+    const b = write(h.home, "b.md", "report\n");
+    const first = cli(["prepare", a], h.env);
+    expect(first.stderr).toBe("");
+    expect(first.stdout).toMatch(/^MEDIA:/);
+    // media-outbox made the quarantine it was told to keep there; the log file's folder too.
+    fs.mkdirSync(path.join(state, "caught"), { recursive: true });
+    fs.mkdirSync(path.join(state, "logs"), { recursive: true });
+    const second = cli(["prepare", b], h.env);
+    expect(second.stderr).toBe("");
+    expect(second.code).toBe(0);
+    expect(second.stdout).toMatch(/^MEDIA:.*b\.md/);
+    expect(cli(["quarantine", "list"], h.env).code).toBe(0);
+    expect(cli(["janitor"], h.env).code).toBe(0);
+    // A name the configuration does not give is still a user's folder.
+    fs.mkdirSync(path.join(state, "notes"));
+    const refused = cli(["prepare", b], h.env);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("state_unsafe");
+    expect(refused.stderr).toContain("it holds notes, which media-outbox does not make");
+  });
+});
+
 describe("the rule itself", () => {
   const place = (outbox: string) => ({ outbox, home: "/home/a", hermesHome: "/home/a/.hermes", stateDir: "/home/a/.hermes/.media_outbox-state" });
   const passwd = passwdHomes("root:x:0:0:root:/root:/bin/bash\nbob:x:1000:1000::/home/bob:/bin/sh\nsvc:x:999:999::/var/lib/svc:/usr/sbin/nologin\nbad line\n");

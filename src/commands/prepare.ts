@@ -13,7 +13,9 @@ import type { PolicyRequest } from "../prepare/judge.js";
 import type { LocalOutcome } from "../prepare/local-entry.js";
 import type { PrepareInput, PrepareOptions } from "../prepare/prepare.js";
 import type { PrepareReport } from "../prepare/report.js";
+import type { WatchGuard } from "../prepare/judge.js";
 import { sourcePolicyFor } from "../prepare/source.js";
+import { watchHolder } from "../watch/lock.js";
 
 declare const __dirname: string;
 
@@ -50,6 +52,24 @@ function policyRequest(values: { "max-size"?: string; allow?: string; platform?:
     ...(values.allow !== undefined ? { allow: config.allow } : {}),
     ...(values.platform !== undefined && config.platform ? { platform: config.platform } : {}),
   };
+}
+
+/**
+ * Local mode, when `--allow` adds extensions beyond the configuration's
+ * allow-list: the watch guarding this outbox, if one runs. Its guard judges
+ * entries by its own allow-list (the configuration's, or its --allow) and
+ * quarantines the rest, so a file published by a wider --allow would be gone
+ * once its MEDIA: line was printed. Only then is the watch's lock asked (one
+ * connection); an ordinary prepare pays nothing.
+ */
+async function guardingWatch(values: Parameters<typeof configFromFlags>[0], config: Config): Promise<WatchGuard | undefined> {
+  if (values.allow === undefined) return undefined;
+  const configured = configFromFlags({ ...values, allow: undefined }).allow;
+  if (config.allow.every((ext) => configured.includes(ext))) return undefined;
+  const holder = await watchHolder(config.stateDir);
+  if (!holder) return undefined;
+  // A watch of an earlier version does not say its allow-list: it judges by the configuration's.
+  return { allow: holder.allow ?? configured, who: holder.pid !== undefined ? `process ${holder.pid}` : "another process" };
 }
 
 /**
@@ -120,7 +140,8 @@ export async function run(argv: string[]): Promise<number> {
       if (result.failure) return printFailure(result.report, result.failure, json);
       report = result.report;
     } else {
-      report = await prepareLocally(inputs, { resolvedConfig: config, logger });
+      const watchGuard = await guardingWatch(values, config);
+      report = await prepareLocally(inputs, { resolvedConfig: config, logger, ...(watchGuard ? { watchGuard } : {}) });
     }
     return printReport(report, json);
   });

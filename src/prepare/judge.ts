@@ -25,6 +25,19 @@ import { type TextCheck, createTextCheck } from "./text-check.js";
 export interface Policy {
   allow: readonly string[];
   capFor(ext: string): number;
+  /** A running watch guards the outbox (local mode): what it leaves there. */
+  guard?: WatchGuard;
+}
+
+/**
+ * The watch guarding the outbox, as its lock answers (watch/lock.ts
+ * watchHolder): its guard quarantines at once, as extension_not_allowed, an
+ * entry whose extension its allow-list lacks, so prepare must not publish one.
+ */
+export interface WatchGuard {
+  allow: readonly string[];
+  /** Who it is, for the message: "process 123". */
+  who: string;
 }
 
 export function policyOf(config: Config): Policy {
@@ -117,6 +130,21 @@ export function checkExtension(policy: Pick<Policy, "allow">, name: string): str
   return ext;
 }
 
+/**
+ * Check 4 again, by the watch's allow-list: an extension `--allow` added
+ * beyond it would be published, printed in a MEDIA: line, then quarantined by
+ * the guard: the gateway would be handed a path to a file that is gone.
+ */
+export function checkGuarded(policy: Pick<Policy, "guard">, ext: string): void {
+  const guard = policy.guard;
+  if (!guard || guard.allow.includes(ext)) return;
+  const e = escapeText(ext);
+  throw new Refusal(
+    "extension_not_allowed",
+    `.${e} is on this run's --allow, but the watch guarding this outbox (${guard.who}) quarantines every entry off its allow-list (${guard.allow.join(" ") || "nothing"}), so the file would be gone before it was delivered; add ${e} to "allow" in the configuration (or the watch's --allow) and restart the watch, then prepare it again`,
+  );
+}
+
 /** unlink(2) without rmSync's recursive machinery, which costs start-up time to load. */
 function unlinkIfPresent(file: string): void {
   try {
@@ -135,6 +163,7 @@ export async function judge(ctx: JudgeContext, incoming: Incoming): Promise<Medi
   const { name, bytes } = incoming;
   assertSafePathText(name, incoming.nameIs);
   const ext = checkExtension(ctx.policy, name);
+  checkGuarded(ctx.policy, ext);
   const cap = ctx.policy.capFor(ext);
   const declared = "fd" in bytes ? bytes.size : bytes.declaredBytes;
   if (declared !== undefined && declared > cap) throw new Refusal("too_large", `the file is ${formatBytes(declared)}, over the ${formatBytes(cap)} cap`);

@@ -8,7 +8,7 @@ import { usageError } from "../core/errors.js";
 import { type Logger, silentLogger } from "../log/logger.js";
 import { openLayout } from "../state/layout.js";
 import { knownSecretsReader } from "./content.js";
-import { type JudgeContext, judge, policyOf } from "./judge.js";
+import { type JudgeContext, type WatchGuard, judge, policyOf } from "./judge.js";
 import { type MediaResult, type PrepareReport, addDropped, addMedia, droppedResult, emptyReport, settleReport } from "./report.js";
 import { type SourcePolicy, assertUnchanged, checkStreamSource, openSource, sourcePolicyFor } from "./source.js";
 
@@ -31,6 +31,8 @@ export interface PrepareOptions extends ConfigOverrides {
    * is the only allowed source root; staging and ledger stay denied.
    */
   fromQuarantine?: boolean;
+  /** A running watch guards the outbox: nothing off its allow-list is published (judge.ts checkGuarded). */
+  watchGuard?: WatchGuard;
 }
 
 interface Context {
@@ -77,7 +79,7 @@ function createContext(options: PrepareOptions): Context {
     ...(options.fromQuarantine ? { sourceRoots: [layout.quarantineDir] } : {}),
   });
   return {
-    judge: { layout, policy: policyOf(config), known: knownSecretsReader(config.hermesHome, config.home) },
+    judge: { layout, policy: { ...policyOf(config), ...(options.watchGuard ? { guard: options.watchGuard } : {}) }, known: knownSecretsReader(config.hermesHome, config.home) },
     sourcePolicy,
     logger: options.logger ?? silentLogger,
   };

@@ -192,7 +192,7 @@ const FOREIGN_SHOWN = 3;
  * media-outbox makes, or does not exist yet. One that cannot be read is
  * trustDir's to report.
  */
-function foreignStateEntries(dir: string): { shown: string[]; more: boolean } {
+function foreignStateEntries(dir: string, named: ReadonlySet<string>): { shown: string[]; more: boolean } {
   const found = { shown: [] as string[], more: false };
   let handle: fs.Dir;
   try {
@@ -204,7 +204,7 @@ function foreignStateEntries(dir: string): { shown: string[]; more: boolean } {
   try {
     for (let d = handle.readSync(); d !== null; d = handle.readSync()) {
       const name = nameFromBytes(d.name as unknown as Buffer);
-      if (STATE_ENTRIES.has(name) || name.startsWith(STATE_PREFIX)) continue;
+      if (STATE_ENTRIES.has(name) || name.startsWith(STATE_PREFIX) || named.has(name)) continue;
       if (found.shown.length === FOREIGN_SHOWN) {
         found.more = true;
         break;
@@ -219,6 +219,32 @@ function foreignStateEntries(dir: string): { shown: string[]; more: boolean } {
   return found;
 }
 
+/** What else of the configuration's a state directory may hold: paths it names (quarantine, log file, drop folders). */
+export interface ConfiguredPlaces {
+  quarantineDir?: string;
+  logFile?: string;
+  watch?: { drop?: readonly string[] };
+}
+
+/**
+ * The names of the state directory's entries that the configuration names
+ * itself, or names a path inside: `watch.quarantine: <state>/caught` makes
+ * `caught`, which media-outbox then made (and the janitor deletes old files
+ * in). The operator named it, so it is no user's folder the state was pointed
+ * at; refusing it would refuse every command after the first.
+ */
+function configuredStateEntries(stateDir: string, place: ConfiguredPlaces): Set<string> {
+  const names = new Set<string>();
+  const state = path.resolve(stateDir);
+  for (const p of [place.quarantineDir, place.logFile, ...(place.watch?.drop ?? [])]) {
+    if (p === undefined) continue;
+    const rel = path.relative(state, path.resolve(p));
+    if (rel === "" || rel.startsWith("..") || path.isAbsolute(rel)) continue;
+    names.add(rel.split(path.sep)[0]!);
+  }
+  return names;
+}
+
 /**
  * Why `place.stateDir` (or a quarantine kept outside it, `quarantineDir`)
  * cannot hold the outbox's state; undefined when it can. The janitor deletes
@@ -226,12 +252,13 @@ function foreignStateEntries(dir: string): { shown: string[]; more: boolean } {
  * outbox's own rule of places (sharedReason: not `/`, not a home, the Hermes
  * home or a profile, nor a directory containing one, nor the outbox or a
  * directory containing it), and the state directory holds nothing but what
- * media-outbox makes there (STATE_ENTRIES, STATE_PREFIX): an ordinary folder
+ * media-outbox makes there (STATE_ENTRIES, STATE_PREFIX, and what the
+ * configuration names inside it: configuredStateEntries): an ordinary folder
  * of the user's (`~/notes`) is not one of its own, whatever its files are
  * named. The gateway's denied prefixes and secrets are the outbox's alone:
  * nothing in the state is ever sent.
  */
-export function stateNotDedicatedReason(place: OutboxPlace & { quarantineDir?: string }, passwd?: Protected[]): string | undefined {
+export function stateNotDedicatedReason(place: OutboxPlace & ConfiguredPlaces, passwd?: Protected[]): string | undefined {
   const places = [...protectedPlaces(place, passwd), { path: path.resolve(place.outbox), what: "its outbox" }];
   const dirs: [string, string][] = [["state directory", place.stateDir]];
   if (place.quarantineDir !== undefined && !isWithin(path.resolve(place.quarantineDir), path.resolve(place.stateDir))) dirs.push(["quarantine", place.quarantineDir]);
@@ -239,10 +266,10 @@ export function stateNotDedicatedReason(place: OutboxPlace & { quarantineDir?: s
     const why = sharedReason(dir, places);
     if (why !== undefined) return `${what} ${escapeText(dir)} is not a directory of its own: ${why}`;
   }
-  const foreign = foreignStateEntries(place.stateDir);
+  const foreign = foreignStateEntries(place.stateDir, configuredStateEntries(place.stateDir, place));
   if (foreign.shown.length > 0) {
     const list = `${foreign.shown.join(", ")}${foreign.more ? " and more" : ""}`;
-    return `state directory ${escapeText(place.stateDir)} is not a directory of its own: it holds ${list}, which media-outbox does not make (only staging/, ledger/, quarantine/ and ${STATE_PREFIX}… entries)`;
+    return `state directory ${escapeText(place.stateDir)} is not a directory of its own: it holds ${list}, which media-outbox does not make (only staging/, ledger/, quarantine/, ${STATE_PREFIX}… entries and the folders the configuration names inside it)`;
   }
   return undefined;
 }
@@ -262,7 +289,7 @@ export function assertDedicatedOutbox(place: OutboxPlace): void {
  * directory (and a quarantine kept outside it) is a directory of its own:
  * the janitor deletes what is old in its staging/, quarantine/ and ledger/.
  */
-export function assertDedicatedState(place: OutboxPlace & { quarantineDir?: string }): void {
+export function assertDedicatedState(place: OutboxPlace & ConfiguredPlaces): void {
   const why = stateNotDedicatedReason(place);
   if (why === undefined) return;
   throw new NotDedicatedError(
@@ -272,7 +299,7 @@ export function assertDedicatedState(place: OutboxPlace & { quarantineDir?: stri
 }
 
 /** Throws NotDedicatedError unless the outbox and its state are directories of their own (the outbox first). */
-export function assertDedicated(place: OutboxPlace & { quarantineDir?: string }): void {
+export function assertDedicated(place: OutboxPlace & ConfiguredPlaces): void {
   assertDedicatedOutbox(place);
   assertDedicatedState(place);
 }

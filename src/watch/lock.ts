@@ -25,7 +25,9 @@
 //   it belongs to this user, root or the folder's owner; anything else at its
 //   name is moved aside (renamed, never deleted);
 // - the holder answers every connection with its PID and start time, which
-//   the refused starter prints.
+//   the refused starter prints, and the outbox's holder with the allow-list
+//   its guard judges entries by: prepare asks it before publishing an
+//   extension its --allow adds (watchHolder).
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import net from "node:net";
@@ -51,6 +53,8 @@ interface Holder {
   pid?: number;
   started?: string;
   nonce?: string;
+  /** The outbox's lock only: the extensions its guard leaves in the outbox. */
+  allow?: string[];
 }
 
 /** Where a test may hold a starter or a holder, to play races out in a chosen order. */
@@ -105,7 +109,8 @@ function probe(file: string): Promise<Probe> {
     const holder = (): Holder => {
       try {
         const h = JSON.parse(text) as Holder;
-        return { ...(Number.isSafeInteger(h.pid) ? { pid: h.pid } : {}), ...(typeof h.started === "string" ? { started: h.started } : {}), ...(typeof h.nonce === "string" ? { nonce: h.nonce } : {}) };
+        const allow = Array.isArray(h.allow) && h.allow.every((e) => typeof e === "string") ? { allow: h.allow } : {};
+        return { ...(Number.isSafeInteger(h.pid) ? { pid: h.pid } : {}), ...(typeof h.started === "string" ? { started: h.started } : {}), ...(typeof h.nonce === "string" ? { nonce: h.nonce } : {}), ...allow };
       } catch {
         return {};
       }
@@ -188,11 +193,12 @@ export class WatchLock {
   /**
    * Takes the lock of `folder` (the outbox's state directory, a drop folder)
    * for `what` (the outbox, a drop folder), or throws FatalError
-   * `already_running` naming the process that holds it.
+   * `already_running` naming the process that holds it. `allow`, for the
+   * outbox's lock: the allow-list the guard judges by, told to every prober.
    */
-  static async acquire(folder: string, what: string, seams: LockSeams = {}): Promise<WatchLock> {
+  static async acquire(folder: string, what: string, seams: LockSeams = {}, allow?: readonly string[]): Promise<WatchLock> {
     const nonce = randomBytes(12).toString("hex");
-    const me = JSON.stringify({ pid: process.pid, started: new Date().toISOString(), nonce });
+    const me = JSON.stringify({ pid: process.pid, started: new Date().toISOString(), nonce, ...(allow ? { allow } : {}) });
     const server = net.createServer((c) => c.end(`${me}\n`));
     server.on("error", () => {});
     let temp: string | undefined;
@@ -328,6 +334,21 @@ async function sweepLeftovers(dir: string): Promise<void> {
       // Gone already, or a directory someone put there: left alone.
     }
   }
+}
+
+/** A running watch, as its lock answers: who, and (the outbox's lock) the allow-list its guard judges by. */
+export type WatchHolder = Omit<Holder, "nonce">;
+
+/**
+ * The watch that holds the lock of `folder` (the outbox's state directory),
+ * or undefined when none runs: one connection to its socket, or none when
+ * there is no lock. Nothing is made or removed.
+ */
+export async function watchHolder(folder: string): Promise<WatchHolder | undefined> {
+  const found = await probe(path.join(folder, LOCK_DIR, HOLDER));
+  if (found.state !== "held") return undefined;
+  const { nonce: _, ...holder } = found.holder;
+  return holder;
 }
 
 function alreadyRunning(what: string, holder: Holder): FatalError {

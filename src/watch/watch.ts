@@ -116,6 +116,8 @@ export class Watch {
   private readonly queue: WorkQueue;
   private readonly workers: WatchWorkers;
   private readonly locks: WatchLock[] = [];
+  /** The allow-list the guard judges by. */
+  private readonly allow: readonly string[];
   private readonly logger: Logger;
   private readonly emit: EventSink;
   private stopping: Promise<void> | undefined;
@@ -125,6 +127,7 @@ export class Watch {
     const { config } = options;
     const rescanMs = Math.min(options.rescanMs ?? DEFAULT_RESCAN_MS, 5000);
     this.logger = options.logger ?? silentLogger;
+    this.allow = config.allow;
     this.emit = (event: WatchEvent) => options.onEvent?.(event);
     config.watch.drop.forEach(checkDropName);
     assertDedicated(config);
@@ -177,7 +180,8 @@ export class Watch {
   async start(): Promise<void> {
     // One watch per outbox and per drop folder: a second one stops here (exit 2).
     try {
-      await this.lock(this.layout.stateDir, `the outbox ${escapeText(this.layout.outbox)}`);
+      // The outbox's lock tells prepare the allow-list the guard judges by (lock.ts watchHolder).
+      await this.lock(this.layout.stateDir, `the outbox ${escapeText(this.layout.outbox)}`, this.allow);
       for (const drop of this.drops) await this.lock(drop, `the drop folder ${escapeText(drop)}`);
     } catch (err) {
       // The locks already taken are given back: nothing of this watch stays.
@@ -193,9 +197,9 @@ export class Watch {
     this.emit({ event: "ready" });
   }
 
-  private async lock(folder: string, what: string): Promise<void> {
+  private async lock(folder: string, what: string, allow?: readonly string[]): Promise<void> {
     if (this.stopping) return;
-    const lock = await WatchLock.acquire(folder, what);
+    const lock = await WatchLock.acquire(folder, what, {}, allow);
     this.locks.push(lock);
     // Stopped while the lock was taken: stop() has already released the others.
     if (this.stopping) await this.releaseLocks();
