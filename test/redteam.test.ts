@@ -16,6 +16,7 @@ import { readHexDumps } from "../src/content/hex-dumps.js";
 import { BLOCK, REREAD_BYTES, REREAD_DUMP_BYTES, REREAD_TERMINAL_BYTES, type RereadBudget, SecretScanner, rereadBudget, scanBytes } from "../src/content/scan.js";
 import { CSI_PARAMETERS_MAX, SEQUENCE_BACK_MAX } from "../src/content/terminal-escapes.js";
 import { Form } from "../src/content/text-forms.js";
+import { WRITTEN_ESCAPE_ENDS_BEFORE, writtenEscapeEndsAt } from "../src/content/written-escapes.js";
 import { Fakes, docx, negatives, rng } from "./corpus.js";
 import { cli, leftBehind, makeHome, write } from "./helpers.js";
 import { systemPython } from "./python-env.js";
@@ -926,6 +927,26 @@ describe("a key right after an escape written as text", () => {
     "\\e[1m",
     "\\e[0m\\e(B",
     "\\u001b(B",
+    // Red team 32c findings 2 and 3: JSON's `\b` and `\f`, C's `\v`, `\a`, octal; the ESC as caret notation, Rust's, Python's,
+    // Lua's and terminfo's; a written OSC title, ended by a written BEL.
+    "\\b",
+    "\\f",
+    "\\v",
+    "\\a",
+    "\\0",
+    "\\012",
+    "\\7",
+    "^[[32m",
+    "^[[0m^[(B",
+    "\\u{1b}[32m",
+    "\\u{001B}[0m",
+    "\\U0000001b[32m",
+    "\\N{ESCAPE}[32m",
+    "\\27[32m",
+    "\\E[1m",
+    "\\e]0;build\\a",
+    "\\e]0;build\\x07",
+    "\\u001b]0;build\\u0007",
   ];
 
   it("finds each kind of trigger's key after each written escape, at the text's start, inside a JSON string and after words", () => {
@@ -938,13 +959,50 @@ describe("a key right after an escape written as text", () => {
 
   it("starts no token after what is no written escape: a backslash and another letter, too few hex digits, TeX's `\\em`, `\\e` and a final alone, overlong parameters, a letter between", () => {
     const [github] = keys.github!;
-    for (const text of [`\\q${github}`, `\\a${github}`, `%2${github}`, `\\x2${github}`, `\\u00a${github}`, `\\em${github}`, `\\e${github}`, `\\u001b0m${github}`, `\\033[${"1".repeat(CSI_PARAMETERS_MAX + 1)}m${github}`, `\\x1b[1;32mx${github}`, `[0m${github}`, `n${github}`, `20${github}`]) {
+    for (const text of [`\\q${github}`, `\\k${github}`, `%2${github}`, `\\x2${github}`, `\\u00a${github}`, `\\em${github}`, `\\e${github}`, `\\u001b0m${github}`, `\\033[${"1".repeat(CSI_PARAMETERS_MAX + 1)}m${github}`, `\\x1b[1;32mx${github}`, `[0m${github}`, `n${github}`, `20${github}`,
+      // An octal escape is as many digits as there are, to three (C's): the digit after `\0` or `\012` is the text's, glued.
+      `\\08${github}`, `\\0123${github}`, `\\8${github}`,
+      // A bracket and no caret, an ESC and a final alone, an ESC's name that is none, a letter between.
+      `[[32m${github}`, `^[m${github}`, `\\u{1b}m${github}`, `\\u{1c}[32m${github}`, `\\N{ESC}[32m${github}`, `\\U0000001c[32m${github}`, `\\28[32m${github}`, `^[[32mx${github}`]) {
       expect(findSecret(text), JSON.stringify(text.slice(0, 40))).toBeUndefined();
     }
     // A written ESC and a final alone is no sequence inside a key either (TeX's `\\em`), where the second reading removes
     // grep's written codes between words of the same window.
     expect(scanBytes(Buffer.from(`build_release\\u001b[m\\u001b[K_artifacts ${github.slice(0, 12)}\\em${github.slice(12)}\n`)), "\\em").toBeUndefined();
     expect(scanBytes(Buffer.from(`build_release\\u001b[m\\u001b[K_artifacts ${github.slice(0, 12)}\\u001b[m${github.slice(12)}\n`))?.what).toBe("a GitHub token, with terminal escape sequences removed");
+    // The ESC's other spellings inside a key (red team 32c/3): removed by the second reading the same way, caret notation's
+    // too where the text holds no backslash.
+    for (const cut of ["^[[m^[[K", "\\u{1b}[m", "\\U0000001B[K", "\\N{ESCAPE}[m", "\\27[m", "\\E[m"]) {
+      expect(scanBytes(Buffer.from(`${github.slice(0, 12)}${cut}${github.slice(12)}\n`))?.what, cut).toBe("a GitHub token, with terminal escape sequences removed");
+    }
+  });
+
+  it("reads a written escape's end back byte by byte where the look-behind does, and nowhere else (written-escapes.ts's two readings agree)", () => {
+    const lookBehind = new RegExp(WRITTEN_ESCAPE_ENDS_BEFORE, "y");
+    const texts = [
+      ...WRITTEN.map((e) => `x${e}ghp_`),
+      // Octal, as C reads it: three digits, or fewer and no octal digit after.
+      "\\0\\01\\012\\0123\\01g\\0777\\08\\8\\7a",
+      "\\u{1b}[m\\u{01b}[m\\u{00001b}[m\\u{000001b}[m\\u{1c}[m\\U0000001B[m\\U000001b[m\\N{ESCAPE}[m\\N{ESC}[m\\N{escape}[m",
+      "^[[1;2m^[(B^[m[[m^^[[m\\27[m\\127[m\\28[m\\E(0\\e]0;t\\a\\em\\end\\begin\\b\\w+\\b C:\\new\\table",
+    ];
+    for (const text of texts) {
+      const b = Buffer.from(text, "latin1");
+      for (let f = 0; f < b.length; f++) {
+        lookBehind.lastIndex = f + 1;
+        expect(writtenEscapeEndsAt(b, f), `${JSON.stringify(text)} at ${f} (${JSON.stringify(text.slice(Math.max(0, f - 10), f + 1))})`).toBe(lookBehind.test(text));
+      }
+    }
+  });
+
+  it("starts no false token in TeX, Windows paths, regular expressions and prose that hold the new escapes' letters (red team 32c: the negatives)", () => {
+    for (const text of [
+      "\\documentclass{article}\n\\begin{document}\n\\emph{x} \\em bold \\bf ghp_status \\vspace{2pt} \\end{document}\n\\begin{equation}a\\beta_{ghp}\\end{equation}\n",
+      "C:\\new\\table\\bin\\final\\vendor\\application_data_sk-ant-models\\a11y_tests\\0_readme.txt\nD:\\build\\ghp_status_report_for_the_release_train\\x\n",
+      "pattern = /\\b\\w+\\b/; re.compile(r'\\bghp_[A-Za-z0-9]{36}\\b'); grep -E '^[[:space:]]*sk-ant-[a-z]+$' file; sed 's/\\f\\v\\a//g'\n",
+      "Pressing ^[ (Escape) then [A moves up; x^[2] is a footnote; use \\0 to end a string; octal \\012 is a line feed; the bell \\a rings.\n",
+      `The digest is \\0${new Fakes(12).bytes(32).toString("hex")} and \\b${new Fakes(13).bytes(20).toString("hex")}.\n`,
+    ]) expect(scanBytes(Buffer.from(text)), JSON.stringify(text.slice(0, 50))).toBeUndefined();
   });
 
   it("is refused through the CLI (a JSON chat export, a repr, a CSV export, a notebook's stream, a shell script, a docker log of grep --color with the host's own values, URL-encoded messages, a PEM key percent-encoded whole); the same escapes before ordinary words, digests, a certificate and a placeholder key are published", () => {
@@ -977,6 +1035,16 @@ describe("a key right after an escape written as text", () => {
       write(work, "q-quote.csv", `text=%22${anthropic}%22\n`),
       write(work, "pem-quote.txt", `https://x.example/upload?key=${encodeURIComponent(pem)}\n`),
       write(work, "pem-quote-plus.txt", `key=${quotePlus(pem)}\n`),
+      // Red team 32c findings 2 and 3: JSON.stringify's own `\b` and `\f`, C's octal, `cat -v`'s caret notation, Rust's
+      // `{:?}`, Python's `\N{ESCAPE}`, Lua's `\27`, a written OSC title ended by `\a`.
+      write(work, "json-bs.txt", `${JSON.stringify({ text: `the token is:\b${github}` })}\n`),
+      write(work, "json-ff.txt", `${JSON.stringify({ text: `page two\f${stripe}` })}\n`),
+      write(work, "octal.txt", `printf "token:\\012${github}\\012"\n`),
+      write(work, "cat-v.txt", `build ok ^[[32m${github}^[[0m\n`),
+      write(work, "rust.txt", `[src/main.rs:4] line = "\\u{1b}[32m${github}\\u{1b}[0m"\n`),
+      write(work, "python-name.txt", `print("\\N{ESCAPE}[32m${github}\\N{ESCAPE}[0m")\n`),
+      write(work, "lua.txt", `io.write("\\27[32m${github}\\27[0m")\n`),
+      write(work, "osc-title.txt", `printf '\\e]0;build\\a${github}'\n`),
     ];
     const digest = new Fakes(9).bytes(32).toString("hex");
     const twins = [
@@ -984,6 +1052,7 @@ describe("a key right after an escape written as text", () => {
       write(work, "url-words.txt", `GET /search?q=my%20key%20ghp_status%20sk-ant-models%0Ahello_world_and_more_words%3D${digest}%22 HTTP/1.1\n`),
       write(work, "sgr-words.txt", `["\\u001b[1;32mghp_status\\u001b[0m", "\\x1b[32msk-ant-models\\x1b[0m", "\\033[1mhello_world_and_more_words\\033[0m", "\\e[1m${digest}\\e[0m", "\\u001b[01;31m\\u001b[Kbuild_release\\u001b[m\\u001b[K_artifacts"]\n`),
       write(work, "pem-public.txt", `cert=${encodeURIComponent(new Fakes(10).pem("CERTIFICATE"))}&pub=${quotePlus(new Fakes(11).pem("PUBLIC KEY"))}\n`),
+      write(work, "escape-words.txt", `${JSON.stringify({ text: "the plan:\bghp_status\fsk-ant-models" })}\nbuild ok ^[[32mghp_status^[[0m \\u{1b}[1mhello_world_and_more_words\\N{ESCAPE}[0m \\27[1m${digest}\\012done\n\\begin{document}\\em C:\\new\\table\\bin /\\b\\w+\\b/\n`),
       write(work, "pem-placeholder.txt", `key=${encodeURIComponent("-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n...\n-----END RSA PRIVATE KEY-----\n")}\n`),
     ];
     const r = prepareJson([...files, ...twins], "txt,md,csv");
@@ -1052,6 +1121,32 @@ describe("a key right after an escape written as text", () => {
       "-----BEGIN%20RSA%20PRIVATE%20KEY-----%0A",
       `-----BEGIN%20RSA%20PRIVATE%20KEY-----%0AProc-Type%3A%20${"4%2C".repeat(100)}`,
       `-----BEGIN+${"A+".repeat(30)}`,
+      // Red team 32c's forms: octal runs, each ESC spelling alone, as a sequence, inside a run, and before a key.
+      "\\b",
+      "\\bghp_",
+      "\\a",
+      "\\0",
+      "\\01",
+      "\\0123",
+      `\\0${"7".repeat(10)}:`,
+      "^[",
+      "^[[",
+      "^[[m^[[K",
+      "a^[[m^[[Ka",
+      `^[[${"1;".repeat(40)}mghp_${"a".repeat(36)}`,
+      "\\u{",
+      "\\u{0000",
+      "\\u{1b}[",
+      "a\\u{1b}[ma",
+      "\\U0000001b[",
+      "\\N{ESCAPE}[",
+      "a\\N{ESCAPE}[ma",
+      "\\27[",
+      "\\E(",
+      "\\e]0;",
+      "\\e]0;t\\aEAA",
+      "\\begin{x}",
+      "C:\\new\\table\\",
     ]) expect(scanBytes(Buffer.from(unit.repeat(Math.ceil(MiB / unit.length)).slice(0, MiB), "latin1")), JSON.stringify(unit)).toBeUndefined();
   });
 });

@@ -99,8 +99,8 @@ function digitsStart(b: Uint8Array, end: number): number {
   if (BEFORE_WRITTEN_DIGITS[b[start - 1]!] === 1) for (let f = start; f < start + 4 && f < end; f++) if (writtenEscapeEndsAt(b, f)) return f + 1;
   return start;
 }
-/** What the hex digits of a written escape that ends in a digit may follow: its `%`, `x`, `u`, or its other hex digits (the walk back stopped at its bound). */
-const BEFORE_WRITTEN_DIGITS = table("%xuABCDEFabcdef0123456789");
+/** What the digits of a written escape that ends in a digit may follow: its `%`, `x`, `u`, an octal escape's backslash, or its other digits (the walk back stopped at its bound). */
+const BEFORE_WRITTEN_DIGITS = table("\\%xuABCDEFabcdef0123456789");
 /**
  * A Telegram bot token's digits: `count` of them from `start` (a line
  * break may lie between), 8 to 10, after no other digit (or after an
@@ -1978,9 +1978,12 @@ class Search {
     // written-escapes.ts), the same way: one native search for a written ESC that starts a sequence after a key's character
     // (a search for any written ESC stopped at each of `\e` repeated: 8 MiB of it took 10 times the time), from the first
     // backslash (text without one pays no search more).
+    // Caret notation's `^[` (`cat -v`'s) is looked for from its first too: one native search more.
+    const firstCaret = text.indexOf("^[", this.from);
+    const firstWritten = firstBackslash < 0 ? firstCaret : firstCaret < 0 ? firstBackslash : Math.min(firstBackslash, firstCaret);
     const written = WRITTEN_SEQUENCE_IN_KEY;
-    written.lastIndex = firstBackslash;
-    while (firstBackslash >= 0 && written.test(text)) {
+    written.lastIndex = firstWritten;
+    while (firstWritten >= 0 && written.test(text)) {
       const start = writtenEscStart(b, written.lastIndex);
       if (start >= limit) break;
       let end = start;

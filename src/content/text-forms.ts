@@ -120,8 +120,9 @@ function undoSpan(w: Uint8Array, i: number, end: number, forms: number): number 
   while (i < end) {
     const c = w[i]!;
     // Before the zero-width test: C2 9B and C2 9D (the 8-bit CSI and OSC in UTF-8) start as a soft hyphen does.
-    if (terminal && (c === ESC || c === CSI_8BIT || c === OSC_8BIT || c === 0xc2 || c === 92)) {
-      const n = c === 92 ? writtenSequenceLength(w, i) : sequenceLength(w, i);
+    if (terminal && (c === ESC || c === CSI_8BIT || c === OSC_8BIT || c === 0xc2 || c === 92 || c === 0x5e)) {
+      // A backslash or a caret: an ESC written as text (`\u001b[m`, `^[[m`: written-escapes.ts).
+      const n = c === 92 || c === 0x5e ? writtenSequenceLength(w, i) : sequenceLength(w, i);
       if (n > 0) {
         i += n;
         continue;

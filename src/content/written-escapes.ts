@@ -14,6 +14,17 @@
 // text-forms.ts's second reading. Only control sequences, and escape
 // sequences with an intermediate (`\x1b(B`, `tput sgr0`'s): a written ESC
 // and a final alone (`\em`, `\end` of TeX) are no terminal's.
+// Since recall pass 32c (red team 32c findings 2 and 3, published until
+// then): JSON's own `\b` and `\f` (JSON.stringify writes them for 0x08 and
+// 0x0C), C's `\v`, `\a` (which also ends a written OSC title,
+// `\e]0;build\a`) and octal `\0`, `\012` (one to three digits, taken as C
+// takes them: as many as there are, so `\0123` is `\012` and `3`); and
+// the ESC written as `^[` (caret notation: `cat -v`, `less`, CI log
+// viewers), `\u{1b}` (Rust's `{:?}`, JavaScript, Swift; up to six hex
+// digits), `\U0000001b` and `\N{ESCAPE}` (Python), `\27` (Lua's decimal)
+// and `\E` (terminfo). A backslash and another letter (TeX's `\em`,
+// `\end`, `\begin` after `\b` is read: a token may start at `egin`, which
+// is no key; a regex's `\w`, `\d`) is none.
 // The one owner of these forms: rules.ts's TOKEN_START reads them back in a
 // look-behind (WRITTEN_ESCAPE_ENDS_BEFORE), find.ts reads them back from
 // their last byte (writtenEscapeEndsAt) and forward from their first
@@ -36,14 +47,28 @@ import {
 
 const BACKSLASH = 92;
 const PERCENT = 37;
+const CARET = 0x5e;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
 
 const HEX_DIGIT = "[0-9A-Fa-f]";
-/** ESC written as text: `\e` (bash's `echo -e`, printf), `\033` (octal), `\x1b` (C, Python), `\u001b` (JSON, JavaScript). */
-const WRITTEN_ESC = "\\\\(?:e|033|x1[bB]|u001[bB])";
+/**
+ * The written ESC after its backslash: `e`, `E` (bash's `echo -e`, printf, terminfo), `033` (octal), `27` (Lua's decimal), `x1b`
+ * (C, Python), `u001b` (JSON, JavaScript), `u{1b}` (Rust, JavaScript, Swift), `U0000001b` and `N{ESCAPE}` (Python).
+ */
+const WRITTEN_ESC_BODY = "(?:[eE]|033|27|x1[bB]|u001[bB]|u\\{0{0,4}1[bB]\\}|U0000001[bB]|N\\{ESCAPE\\})";
+/** ESC written as text: a backslash and WRITTEN_ESC_BODY, or caret notation's `^[` (`cat -v`, `less`). */
+const WRITTEN_ESC = `(?:\\\\${WRITTEN_ESC_BODY}|\\^\\[)`;
 /** A control sequence, or an escape sequence with an intermediate, after a written ESC (terminal-escapes.ts's bounds). */
 const WRITTEN_SEQUENCE = `${WRITTEN_ESC}(?:\\[${CONTROL_SEQUENCE_BODY}|${INTERMEDIATE_BYTE}{1,${ESCAPE_INTERMEDIATES_MAX}}${ESCAPE_FINAL_BYTE})`;
 /** A written escape: of a line break or a tab, a character by its code (`\xXX`, `\uXXXX`), a percent-escape, a terminal's sequence. */
-const WRITTEN_ESCAPE = `\\\\(?:[nrt]|x${HEX_DIGIT}{2}|u${HEX_DIGIT}{4})|%${HEX_DIGIT}{2}|${WRITTEN_SEQUENCE}`;
+/** An octal escape as C reads it: three digits, or fewer where no octal digit follows (`\0`, `\012`; not `\01` of `\012`). */
+const OCTAL_ESCAPE = "[0-7](?:[0-7]{2}|[0-7]?(?![0-7]))";
+/**
+ * A written escape: of a line break, a tab, a backspace, a form feed, a vertical tab or a bell, a character by its code (`\xXX`,
+ * `\uXXXX`, octal), a percent-escape, a terminal's sequence.
+ */
+const WRITTEN_ESCAPE = `\\\\(?:[nrtbfva]|x${HEX_DIGIT}{2}|u${HEX_DIGIT}{4}|${OCTAL_ESCAPE})|%${HEX_DIGIT}{2}|${WRITTEN_SEQUENCE}`;
 /** A regular expression's look-behind that holds where a written escape has just ended (its last byte is the character before). */
 export const WRITTEN_ESCAPE_ENDS_BEFORE = `(?<=${WRITTEN_ESCAPE})`;
 /**
@@ -57,10 +82,35 @@ export const writtenEscapeThen = (literal: string) => new RegExp(`${literal}(?<=
 
 const HEX = new Uint8Array(256);
 for (const ch of "0123456789ABCDEFabcdef") HEX[ch.charCodeAt(0)] = 1;
+const OCTAL = new Uint8Array(256).fill(1, 0x30, 0x38);
+/** The letters of a string's one-letter escapes that end in a letter: `\n`, `\r`, `\t`, `\b`, `\f`, `\v`, `\a`. */
+const ESCAPE_LETTER = new Uint8Array(256);
+for (const ch of "nrtbfva") ESCAPE_LETTER[ch.charCodeAt(0)] = 1;
+const bytesAre = (b: Uint8Array, at: number, text: string) => {
+  for (let k = 0; k < text.length; k++) if (b[at + k] !== text.charCodeAt(k)) return false;
+  return true;
+};
 
-/** Whether a written ESC (`\e`, `\033`, `\x1b`, `\u001b`) ends at `e`. */
+/** Whether an octal escape (OCTAL_ESCAPE) ends at `f`: one to three digits after a backslash, three or no octal digit after them. */
+function octalEscapeEndsAt(b: Uint8Array, f: number): boolean {
+  for (let d = 1; d <= 3 && OCTAL[b[f - d + 1]!] === 1; d++) if (b[f - d] === BACKSLASH) return d === 3 || OCTAL[b[f + 1]!] !== 1;
+  return false;
+}
+
+/** Whether a written ESC (WRITTEN_ESC: `\e`, `\033`, `\27`, `\x1b`, `\u001b`, `\u{1b}`, `\U0000001b`, `\N{ESCAPE}`, `^[`) ends at `e`. */
 function writtenEscEndsAt(b: Uint8Array, e: number): boolean {
-  const c = b[e]! | 0x20;
+  const raw = b[e]!;
+  if (raw === 0x5b) return b[e - 1] === CARET;
+  if (raw === 0x37) return b[e - 1] === 0x32 && b[e - 2] === BACKSLASH;
+  if (raw === CLOSE_BRACE) {
+    if (bytesAre(b, e - 9, "\\N{ESCAPE")) return true;
+    if ((b[e - 1]! | 0x20) !== 0x62 || b[e - 2] !== 0x31) return false;
+    let k = e - 3;
+    while (k > e - 7 && b[k] === 0x30) k--;
+    return b[k] === OPEN_BRACE && b[k - 1] === 0x75 && b[k - 2] === BACKSLASH;
+  }
+  const c = raw | 0x20;
+  if (c === 0x62 && b[e - 1] === 0x31 && bytesAre(b, e - 9, "\\U000000")) return true;
   if (c === 0x65) return b[e - 1] === BACKSLASH;
   if (c === 0x62) return b[e - 1] === 0x31 && ((b[e - 2] === 0x78 && b[e - 3] === BACKSLASH) || (b[e - 2] === 0x30 && b[e - 3] === 0x30 && b[e - 4] === 0x75 && b[e - 5] === BACKSLASH));
   return c === 0x33 && b[e - 1] === 0x33 && b[e - 2] === 0x30 && b[e - 3] === BACKSLASH;
@@ -70,11 +120,13 @@ function writtenEscEndsAt(b: Uint8Array, e: number): boolean {
  * Whether a written escape ends with the byte at `f`, as
  * WRITTEN_ESCAPE_ENDS_BEFORE reads it: a token may start after it. A few
  * byte tests; a terminal's sequence is read back at most
- * CSI_PARAMETERS_MAX + ESCAPE_INTERMEDIATES_MAX + 7 bytes.
+ * CSI_PARAMETERS_MAX + ESCAPE_INTERMEDIATES_MAX + 12 bytes (a written ESC of
+ * up to 10).
  */
 export function writtenEscapeEndsAt(b: Uint8Array, f: number): boolean {
   const c = b[f]!;
-  if (b[f - 1] === BACKSLASH) return c === 0x6e || c === 0x72 || c === 0x74;
+  if (b[f - 1] === BACKSLASH && ESCAPE_LETTER[c] === 1) return true;
+  if (OCTAL[c] === 1 && octalEscapeEndsAt(b, f)) return true;
   if (HEX[c] === 1 && HEX[b[f - 1]!] === 1) {
     const before = b[f - 2];
     if (before === PERCENT || (before === 0x78 && b[f - 3] === BACKSLASH)) return true;
@@ -110,20 +162,29 @@ export function writtenEscapeEndAfter(b: Uint8Array, at: number): number {
 
 /** The length of the written ESC at `i`, or 0. */
 function writtenEscLength(b: Uint8Array, i: number): number {
+  if (b[i] === CARET) return b[i + 1] === 0x5b ? 2 : 0;
   if (b[i] !== BACKSLASH) return 0;
   const c = b[i + 1];
-  if (c === 0x65) return 2;
+  if (c === 0x65 || c === 0x45) return 2;
   if (c === 0x30) return b[i + 2] === 0x33 && b[i + 3] === 0x33 ? 4 : 0;
+  if (c === 0x32) return b[i + 2] === 0x37 ? 3 : 0;
   if (c === 0x78) return b[i + 2] === 0x31 && (b[i + 3]! | 0x20) === 0x62 ? 4 : 0;
-  if (c === 0x75) return b[i + 2] === 0x30 && b[i + 3] === 0x30 && b[i + 4] === 0x31 && (b[i + 5]! | 0x20) === 0x62 ? 6 : 0;
-  return 0;
+  if (c === 0x55) return bytesAre(b, i + 2, "0000001") && (b[i + 9]! | 0x20) === 0x62 ? 10 : 0;
+  if (c === 0x4e) return bytesAre(b, i + 2, "{ESCAPE}") ? 10 : 0;
+  if (c !== 0x75) return 0;
+  if (b[i + 2] !== OPEN_BRACE) return b[i + 2] === 0x30 && b[i + 3] === 0x30 && b[i + 4] === 0x31 && (b[i + 5]! | 0x20) === 0x62 ? 6 : 0;
+  let k = i + 3;
+  while (k < i + 7 && b[k] === 0x30) k++;
+  return b[k] === 0x31 && (b[k + 1]! | 0x20) === 0x62 && b[k + 2] === CLOSE_BRACE ? k + 3 - i : 0;
 }
+/** The longest written ESC (`\U0000001b`, `\N{ESCAPE}`, `\u{00001b}`). */
+const WRITTEN_ESC_MAX = 10;
 
 /**
  * The length of the terminal's sequence written with a textual ESC that
  * starts at `i` (`\u001b[m`, `\x1b[01;31m`, `\033(B`), read forward as
  * writtenEscapeEndsAt reads it back; 0 where none starts there. Reads at
- * most 6 + CSI_PARAMETERS_MAX + ESCAPE_INTERMEDIATES_MAX + 2 bytes: `b`
+ * most WRITTEN_ESC_MAX + CSI_PARAMETERS_MAX + ESCAPE_INTERMEDIATES_MAX + 2 bytes: `b`
  * past its end reads as 0 (a padded window).
  */
 export function writtenSequenceLength(b: Uint8Array, i: number): number {
@@ -148,9 +209,10 @@ export function writtenSequenceLength(b: Uint8Array, i: number): number {
  * (a look-behind first is tried at every byte). Text of `\\e` or TeX's
  * `\\em` repeated holds none.
  */
-export const writtenSequenceAfter = (before: string) => new RegExp(`\\\\(?<=${before}\\\\)(?:e|033|x1[bB]|u001[bB])(?=\\[|${INTERMEDIATE_BYTE})`, "g");
+export const writtenSequenceAfter = (before: string) =>
+  new RegExp(`[\\\\^](?<=${before}[\\\\^])(?:(?<=\\\\)${WRITTEN_ESC_BODY}|(?<=\\^)\\[)(?=\\[|${INTERMEDIATE_BYTE})`, "g");
 /** Where the written ESC that writtenSequenceAfter found ending at `end` starts. */
 export function writtenEscStart(b: Uint8Array, end: number): number {
-  for (let length = 2; length <= 6; length += 2) if (writtenEscLength(b, end - length) === length) return end - length;
+  for (let length = 2; length <= WRITTEN_ESC_MAX; length++) if (writtenEscLength(b, end - length) === length) return end - length;
   return end;
 }
