@@ -390,7 +390,8 @@ const ESCAPED = /[^A-Za-z0-9_.~-]/;
  * (`"` and `\` escaped: `json.dumps`; and as JSON_ENCODERS write it: `&` as
  * Go's `\u0026`, `é` as Python's `\u00e9`, `/` as PHP's `\/`), in HTML that a template escaped and a
  * Markdown or text file kept (`&amp;`; Python's `html.escape` and
- * MarkupSafe's forms of quotes), and in a CSV field (`"` doubled). Each is
+ * MarkupSafe's forms of quotes), in a CSV field (`"` doubled), and as
+ * Python's repr writes a str (pythonRepr). Each is
  * one more value of the one pass: no cost per byte.
  */
 export function escapedForms(value: string): { how: string; form: string }[] {
@@ -418,7 +419,29 @@ export function escapedForms(value: string): { how: string; form: string }[] {
   add("HTML-escaped", html.replace(/"/g, "&quot;").replace(/'/g, "&apos;"));
   add("escaped in a CSV field", value.replace(/"/g, '""'));
   for (const form of shellForms(value)) add("shell-quoted", form);
+  // Python's repr (`print(os.environ)`, `print(settings)`, a logged dict, a pytest diff): differs from the JSON form only with a backslash and a quote.
+  if (value.includes("\\") && /['"]/.test(value)) add("escaped in a string", pythonRepr(value));
   return Array.from(forms, ([form, how]) => ({ how, form }));
+}
+
+/**
+ * A value as Python's repr writes a str, less its quotes: in `"` when it
+ * holds a `'` and no `"`, else in `'` with each `'` written `\'`; a
+ * backslash doubled, the other quote left as it is; `\t`, `\n`, `\r` and
+ * `\xNN` for the other ASCII control characters. (Characters past ASCII
+ * are kept as they are, where repr writes those it deems unprintable as
+ * `\xNN` or `\uNNNN`: not looked for so.)
+ */
+function pythonRepr(value: string): string {
+  const quote = value.includes("'") && !value.includes('"') ? '"' : "'";
+  return value.replace(/[\\'\x00-\x1f\x7f]/g, (c) => {
+    if (c === "\\") return "\\\\";
+    if (c === "'") return quote === "'" ? "\\'" : c;
+    if (c === "\t") return "\\t";
+    if (c === "\n") return "\\n";
+    if (c === "\r") return "\\r";
+    return `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`;
+  });
 }
 
 /** What bash's `printf %q` puts a backslash before (bash 5.2, checked); `#` and `~` only first. */
