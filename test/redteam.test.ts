@@ -1304,7 +1304,13 @@ describe("a hex dump of the host's .env or of a key (`xxd`, `hexdump -C`, `od -c
     ];
     const r = prepareJson([...files, ...keys, ...twins]);
     expect(r.dropped.map(([name, code]) => [name, code])).toEqual([...files, ...keys].map((file) => [path.basename(file), "secret_detected"]));
-    r.dropped.slice(0, tools.length).forEach(([, , reason]) => expect(reason).toContain("the value of MY_SERVICE_TOKEN (the Hermes .env), read from a hex dump"));
+    // A dump of bytes between single blanks (`xxd -g 1`, `hexdump -C`) also spells the value's blank-separated hex form (redteam32c 01), found first.
+    const blankSeparated = (i: number) => ["-g", "-C"].includes(tools[i]![1][0] ?? "");
+    r.dropped.slice(0, tools.length).forEach(([, , reason], i) =>
+      blankSeparated(i)
+        ? expect(reason).toMatch(/the value of (MY_SERVICE_TOKEN|DB_PASSWORD) \(the Hermes \.env\), (read from a hex dump|hex-encoded)/)
+        : expect(reason).toContain("the value of MY_SERVICE_TOKEN (the Hermes .env), read from a hex dump"),
+    );
     expect(r.dropped[tools.length]![2]).toContain("the value of MY_SERVICE_TOKEN (the Hermes .env), hex-encoded");
     expect(r.dropped[tools.length + 1]![2]).toContain("a private key block, read from a hex dump");
     expect(r.dropped[tools.length + 2]![2]).toContain("a GitHub token, read from a hex dump");
