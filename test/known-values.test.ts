@@ -399,6 +399,56 @@ describe("a .env password with a quote as shells quote it (redteam32a 08) and as
   });
 });
 
+describe("a .env password with a backslash and a quote as Python's repr writes it (`print(os.environ)`, `print(settings)`; redteam32c 05)", () => {
+  const f = new Fakes(3205);
+  const r = (n: number) => f.pick(ALNUM, n);
+  const withDouble = `${r(3)}"${r(3)}\\${r(12)}`;
+  const withSingle = `${r(3)}'${r(3)}\\${r(12)}`;
+  const withBoth = `${r(3)}'${r(3)}"${r(3)}\\${r(9)}`;
+  /** Python's repr of each value, less its quotes (the real python3). */
+  const reprs = (values: string[]) => {
+    const py = spawnSync(systemPython(), ["-c", "import json, sys\nfor v in json.load(sys.stdin): print(repr(v)[1:-1])"], { input: JSON.stringify(values), encoding: "utf8" });
+    expect(py.status, py.stderr).toBe(0);
+    return py.stdout.split("\n").slice(0, values.length);
+  };
+
+  it("adds repr's form where it differs from the JSON one (a backslash and a quote), once; none for a value without a backslash", () => {
+    const control = `${r(4)}\x01${r(4)}\t${r(4)}\\${r(4)}'`;
+    const values = [withDouble, withSingle, withBoth, control];
+    const pys = reprs(values);
+    values.forEach((v, i) => expect(escapedForms(v).map((x) => x.form), JSON.stringify(v)).toContain(pys[i]));
+    // The double-quoted one differs from JSON's (`\"` and `\\`) and from the value.
+    expect(pys[0]).not.toBe(JSON.stringify(withDouble).slice(1, -1));
+    // Without a backslash, or without a quote, repr writes the value as it is or as JSON does: no form of its own.
+    const plain = [`${r(4)}"${r(12)}`, `${r(4)}'${r(12)}`, `${r(4)}\\${r(12)}`];
+    reprs(plain).forEach((py, i) => expect([plain[i], JSON.stringify(plain[i]).slice(1, -1)]).toContain(py));
+    expect(escapedForms(withDouble).filter((x) => x.form === pys[0]).length).toBe(1);
+  });
+
+  it("refuses a dict, a list and an environ printed by Python, naming the variable; another password so printed is published", () => {
+    // Unquoted, as the red team's: python-dotenv and Hermes take each byte as it is.
+    write(hermes, ".env", `SMTP_PASSWORD=${withDouble}\nREDIS_PASSWORD=${withSingle}\n`);
+    const printed = (script: string, value: string) => {
+      const py = spawnSync(systemPython(), ["-c", `import sys\nv = sys.argv[1]\n${script}`, value], { encoding: "utf8" });
+      expect(py.status, py.stderr).toBe(0);
+      return py.stdout;
+    };
+    const files = [
+      write(work, "dict.txt", printed("print({'SMTP_PASSWORD': v, 'SMTP_HOST': 'mail.example.com'})", withDouble)),
+      write(work, "list.txt", printed("print('settings:', [v])", withDouble)),
+      write(work, "environ.txt", printed("print(\"environ({'HOME': '/home/u', 'SMTP_PASSWORD': %r})\" % v)", withDouble)),
+      write(work, "redis.txt", printed("print({'REDIS_PASSWORD': v})", withSingle)),
+    ];
+    const twins = [write(work, "other.txt", printed("print({'SMTP_PASSWORD': v})", `${r(3)}"${r(3)}\\${r(12)}`))];
+    const out = prepareJson([...files, ...twins]);
+    expect(out.dropped.map(([name, code]) => [name, code])).toEqual(files.map((file) => [path.basename(file), "secret_detected"]));
+    out.dropped.slice(0, 3).forEach(([, , reason]) => expect(reason).toContain("the value of SMTP_PASSWORD (the Hermes .env), escaped in a string"));
+    expect(out.dropped[3]![2]).toContain("the value of REDIS_PASSWORD (the Hermes .env)");
+    for (const [, , reason] of out.dropped) for (const v of [withDouble, withSingle]) expect(reason).not.toContain(v.slice(8));
+    expect(out.published).toEqual(twins.map((file) => path.basename(file)));
+  });
+});
+
 describe("a host token base64-encoded twice: a Kubernetes image-pull secret (redteam32a 07)", () => {
   const f = new Fakes(3007);
   const token = `ghp_${f.pick(ALNUM, 36)}`;

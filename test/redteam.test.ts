@@ -11,7 +11,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { stringify as yamlStringify } from "yaml";
 import { extraReading, findSecret } from "../src/content/find.js";
-import { KnownSecrets, escapedForms, hexForms } from "../src/content/known.js";
+import { KnownSecrets, escapedForms, hexForms, separatedHexForms } from "../src/content/known.js";
 import { readHexDumps } from "../src/content/hex-dumps.js";
 import { BLOCK, REREAD_BYTES, REREAD_DUMP_BYTES, REREAD_TERMINAL_BYTES, type RereadBudget, SecretScanner, rereadBudget, scanBytes } from "../src/content/scan.js";
 import { CSI_PARAMETERS_MAX, SEQUENCE_BACK_MAX } from "../src/content/terminal-escapes.js";
@@ -1399,7 +1399,13 @@ describe("a hex dump of the host's .env or of a key (`xxd`, `hexdump -C`, `od -c
     ];
     const r = prepareJson([...files, ...keys, ...twins]);
     expect(r.dropped.map(([name, code]) => [name, code])).toEqual([...files, ...keys].map((file) => [path.basename(file), "secret_detected"]));
-    r.dropped.slice(0, tools.length).forEach(([, , reason]) => expect(reason).toContain("the value of MY_SERVICE_TOKEN (the Hermes .env), read from a hex dump"));
+    // A dump of bytes between single blanks (`xxd -g 1`, `hexdump -C`) also spells the value's blank-separated hex form (redteam32c 01), found first.
+    const blankSeparated = (i: number) => ["-g", "-C"].includes(tools[i]![1][0] ?? "");
+    r.dropped.slice(0, tools.length).forEach(([, , reason], i) =>
+      blankSeparated(i)
+        ? expect(reason).toMatch(/the value of (MY_SERVICE_TOKEN|DB_PASSWORD) \(the Hermes \.env\), (read from a hex dump|hex-encoded)/)
+        : expect(reason).toContain("the value of MY_SERVICE_TOKEN (the Hermes .env), read from a hex dump"),
+    );
     expect(r.dropped[tools.length]![2]).toContain("the value of MY_SERVICE_TOKEN (the Hermes .env), hex-encoded");
     expect(r.dropped[tools.length + 1]![2]).toContain("a private key block, read from a hex dump");
     expect(r.dropped[tools.length + 2]![2]).toContain("a GitHub token, read from a hex dump");
@@ -1491,5 +1497,61 @@ describe("a hex dump of the host's .env or of a key (`xxd`, `hexdump -C`, `od -c
       `0000000${"   A".repeat(600)}\n`,
     ];
     for (const unit of units) for (const size of [MiB, 8 * MiB]) expect(scanBytes(Buffer.from(unit.repeat(Math.ceil(size / unit.length)).slice(0, size), "latin1")), JSON.stringify(unit)).toBeUndefined();
+  });
+});
+
+describe("other hex forms of the host's .env: bytes with separators (`od -An -tx1`, `od -t x1z`, `.hex(' ')`, `.hex(':')`, `xxd -i`, `\\x` escapes) and byte-swapped words (`hexdump`, `od -x`; redteam32c 01)", () => {
+  const f = new Fakes(3211);
+  const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  const opaque = f.pick(ALNUM, 32);
+  const password = `${f.pick(ALNUM, 6)}#${f.pick(ALNUM, 15)}`;
+  const py = (expression: string) => ["-c", `import sys\nb = sys.stdin.buffer.read()\nprint(${expression})`];
+  /** Each form as its tool writes it (the real od, xxd, hexdump and python3). */
+  const forms: [string, string[]][] = [
+    ["od", ["-An", "-tx1"]],
+    ["od", ["-A", "x", "-t", "x1z"]],
+    [systemPython(), py("b.hex(' ')")],
+    [systemPython(), py("b.hex(':')")],
+    [systemPython(), py("b.hex(':').upper()")],
+    ["xxd", ["-i"]],
+    [systemPython(), py("''.join('\\\\x%02x' % c for c in b)")],
+    [systemPython(), py("''.join('\\\\x%02X' % c for c in b)")],
+    ["hexdump", []],
+    ["od", ["-x"]],
+  ];
+  const dump = (tool: string, args: string[], input: Buffer | string) => {
+    const r = spawnSync(tool, args, { input, env: { PATH: process.env.PATH, LC_ALL: "C" }, maxBuffer: 64 << 20 });
+    expect(r.status, `${tool} ${r.stderr}`).toBe(0);
+    return r.stdout;
+  };
+  const knownOf = (value: string) => {
+    const bytes = Buffer.from(value);
+    return new KnownSecrets([{ name: "T", bytes }, ...[...hexForms(bytes), ...separatedHexForms(bytes)].map((form) => ({ name: "T, hex-encoded", bytes: form, form: true as const }))]);
+  };
+
+  it("finds a value of 32 bytes in each form whatever the offset and line it starts at; not another value's, nor random bytes'", () => {
+    const known = knownOf(opaque);
+    for (const [tool, args] of forms) {
+      for (let pad = 0; pad < 16; pad++) expect(scanBytes(dump(tool, args, `${"#".repeat(pad)}\nMY_SERVICE_TOKEN=${opaque}\n`), known)?.what, `${tool} ${args.join(" ")} ${pad}`).toBe("the value of T, hex-encoded");
+      expect(scanBytes(dump(tool, args, `MY_SERVICE_TOKEN=${f.pick(ALNUM, 32)}\n`), known), `${tool} ${args.join(" ")}`).toBeUndefined();
+      expect(scanBytes(dump(tool, args, f.bytes(4096)), known), `${tool} ${args.join(" ")}`).toBeUndefined();
+    }
+  });
+
+  it("refuses the .env in each form through the CLI, naming the value, never it; the same forms of random bytes and of another .env are published", () => {
+    const hermes = path.join(h.home, ".hermes");
+    fs.mkdirSync(hermes, { recursive: true, mode: 0o700 });
+    const env = `MY_SERVICE_TOKEN=${opaque}\nDB_PASSWORD='${password}'\n`;
+    write(hermes, ".env", env);
+    const files = forms.map(([tool, args], i) => write(work, `env-${i}.txt`, dump(tool, args, env)));
+    const other = `MY_SERVICE_TOKEN=${f.pick(ALNUM, 32)}\nDB_PASSWORD='${f.pick(ALNUM, 22)}'\n`;
+    const twins = [...forms.map(([tool, args], i) => write(work, `random-${i}.txt`, dump(tool, args, f.bytes(2048)))), ...forms.map(([tool, args], i) => write(work, `other-${i}.txt`, dump(tool, args, other)))];
+    const r = prepareJson([...files, ...twins]);
+    expect(r.dropped.map(([name, code]) => [name, code])).toEqual(files.map((file) => [path.basename(file), "secret_detected"]));
+    for (const [, , reason] of r.dropped) {
+      expect(reason).toMatch(/the value of (MY_SERVICE_TOKEN|DB_PASSWORD) \(the Hermes \.env\), hex-encoded/);
+      for (const v of [opaque, password]) expect(reason).not.toContain(v.slice(4, 16));
+    }
+    expect(r.published).toEqual(twins.map((file) => path.basename(file)));
   });
 });

@@ -167,6 +167,64 @@ export function hexForms(value: Uint8Array): Buffer[] {
   return pieces.flatMap((piece) => [piece, piece.toUpperCase()]).map((piece) => Buffer.from(piece, "latin1"));
 }
 
+/**
+ * The hex a tool writes a byte at a time with a separator: `od -An -tx1` and
+ * `od -t x1z` (16 bytes a line behind a blank), Python's `bytes.hex(' ')`
+ * and `.hex(':')`, `xxd -i`'s C array (`0x54, 0x45,`, 12 a line), a `\x54\x45`
+ * escape string; each in small letters and capitals, `prefix` before the
+ * first byte. `bytes` of them to a piece: each piece is 19 characters or
+ * more (the pass's stride stays 16), and two adjacent pieces less a byte
+ * fit the tool's line, so a line inside a value's pieces holds one whole.
+ */
+const SEPARATED_HEX: readonly { prefix: string; separator: string; bytes: number }[] = [
+  { prefix: "", separator: " ", bytes: 7 },
+  { prefix: "", separator: ":", bytes: 7 },
+  { prefix: "0x", separator: ", 0x", bytes: 4 },
+  { prefix: "\\x", separator: "\\x", bytes: 5 },
+];
+/** 16-bit words of a byte-swapped dump (`hexdump`, `od -x`: `4554 5453`, 8 a line) to a piece: 19 characters. */
+const SWAPPED_WORDS = 4;
+
+/**
+ * `units` (a value's bytes or words as a dump writes each) whole when fewer
+ * than two pieces of `n`, else its last PIECES pieces of `n` end to end, as
+ * hexForms cuts its digits: a line break in the value leaves one whole on
+ * its longer side. None when fewer than `n`: too short to look for alone.
+ */
+function unitPieces(units: readonly string[], n: number): string[][] {
+  if (units.length < n) return [];
+  if (units.length < 2 * n) return [[...units]];
+  const pieces: string[][] = [];
+  for (let k = 1; k <= PIECES && k * n <= units.length; k++) pieces.push(units.slice(units.length - k * n, units.length - (k - 1) * n));
+  return pieces;
+}
+
+/**
+ * How a value reads in the hex dumps that write a byte at a time with a
+ * separator (SEPARATED_HEX) or 16-bit words byte-swapped (`hexdump` and
+ * `od -x` without options: the value's bytes paired from the even or the
+ * odd offset it may start at, each pair's second byte first), by pieces as
+ * hexForms; dumps with offsets and a text column (`xxd`, `hexdump -C`,
+ * `od -c`) are read by hex-dumps.ts. More values of the one pass: no work
+ * per byte.
+ */
+export function separatedHexForms(value: Uint8Array): Buffer[] {
+  const digits = Array.from(value, (b) => b.toString(16).padStart(2, "0"));
+  const forms = new Set<string>();
+  for (const { prefix, separator, bytes } of SEPARATED_HEX) {
+    for (const piece of unitPieces(digits, bytes)) {
+      forms.add(prefix + piece.join(separator));
+      forms.add(prefix + piece.join(separator).toUpperCase().replaceAll(separator.toUpperCase(), separator));
+    }
+  }
+  for (const start of [0, 1]) {
+    const words: string[] = [];
+    for (let i = start; i + 1 < digits.length; i += 2) words.push(digits[i + 1]! + digits[i]!);
+    for (const piece of unitPieces(words, SWAPPED_WORDS)) forms.add(piece.join(" "));
+  }
+  return [...forms].map((form) => Buffer.from(form, "latin1"));
+}
+
 /** A word's place in the filter: 19 bits, one bit each. */
 const hash = (word: number) => Math.imul(word, 0x9e3779b1) >>> 13;
 const inFilter = (filter: Uint8Array, h: number) => (filter[h >>> 3]! >>> (h & 7)) & 1;
@@ -390,7 +448,8 @@ const ESCAPED = /[^A-Za-z0-9_.~-]/;
  * (`"` and `\` escaped: `json.dumps`; and as JSON_ENCODERS write it: `&` as
  * Go's `\u0026`, `é` as Python's `\u00e9`, `/` as PHP's `\/`), in HTML that a template escaped and a
  * Markdown or text file kept (`&amp;`; Python's `html.escape` and
- * MarkupSafe's forms of quotes), and in a CSV field (`"` doubled). Each is
+ * MarkupSafe's forms of quotes), in a CSV field (`"` doubled), and as
+ * Python's repr writes a str (pythonRepr). Each is
  * one more value of the one pass: no cost per byte.
  */
 export function escapedForms(value: string): { how: string; form: string }[] {
@@ -418,7 +477,29 @@ export function escapedForms(value: string): { how: string; form: string }[] {
   add("HTML-escaped", html.replace(/"/g, "&quot;").replace(/'/g, "&apos;"));
   add("escaped in a CSV field", value.replace(/"/g, '""'));
   for (const form of shellForms(value)) add("shell-quoted", form);
+  // Python's repr (`print(os.environ)`, `print(settings)`, a logged dict, a pytest diff): differs from the JSON form only with a backslash and a quote.
+  if (value.includes("\\") && /['"]/.test(value)) add("escaped in a string", pythonRepr(value));
   return Array.from(forms, ([form, how]) => ({ how, form }));
+}
+
+/**
+ * A value as Python's repr writes a str, less its quotes: in `"` when it
+ * holds a `'` and no `"`, else in `'` with each `'` written `\'`; a
+ * backslash doubled, the other quote left as it is; `\t`, `\n`, `\r` and
+ * `\xNN` for the other ASCII control characters. (Characters past ASCII
+ * are kept as they are, where repr writes those it deems unprintable as
+ * `\xNN` or `\uNNNN`: not looked for so.)
+ */
+function pythonRepr(value: string): string {
+  const quote = value.includes("'") && !value.includes('"') ? '"' : "'";
+  return value.replace(/[\\'\x00-\x1f\x7f]/g, (c) => {
+    if (c === "\\") return "\\\\";
+    if (c === "'") return quote === "'" ? "\\'" : c;
+    if (c === "\t") return "\\t";
+    if (c === "\n") return "\\n";
+    if (c === "\r") return "\\r";
+    return `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`;
+  });
 }
 
 /** What bash's `printf %q` puts a backslash before (bash 5.2, checked); `#` and `~` only first. */
@@ -498,6 +579,7 @@ function knownValuesOf(name: string, value: string, where: string, byShape: bool
     for (const { how, form } of escapedForms(v)) out.push({ name: `${name} (${where}), ${how}`, bytes: Buffer.from(form, "utf8").subarray(0, MAX_COMPARED), form: true });
     for (const form of base64Forms(bytes)) out.push({ name: `${name} (${where}), base64-encoded`, bytes: form, form: true });
     for (const form of hexForms(bytes)) out.push({ name: `${name} (${where}), hex-encoded`, bytes: form, form: true });
+    for (const form of separatedHexForms(bytes)) out.push({ name: `${name} (${where}), hex-encoded`, bytes: form, form: true });
     for (const form of doubleBase64Forms(bytes)) out.push({ name: `${name} (${where}), base64-encoded twice`, bytes: form, form: true });
   }
   return out;
