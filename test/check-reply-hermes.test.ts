@@ -96,6 +96,24 @@ describe("check-reply and the real Hermes 0.19.0", () => {
     expect(delivered([r.reply])[0]!.filter((x) => x === a)).toHaveLength(1);
   });
 
+  it("a bare mention the gateway's earlier removals ([[…]] markers, images) glue onto text or move into code is no mention: the line is added", () => {
+    const replies = [
+      `\`a ![b\`](https://x.io/c.png) Saved as ${a} \`d\``,
+      `Saved as \`<img src="https://x.io/a\`b.png"> ${a} \`z\``,
+      `Saved as ${a}[[as_document]]x`,
+      `Saved as ${a}[[audio_as_voice]]_v2`,
+      `Preview.<img src="https://x.io/p.png"> ${a}`,
+      `Chart:![chart](https://x.io/c.png)${a}`,
+    ];
+    const outs = replies.map((reply) => judge(reply, [a]));
+    for (const [i, r] of outs.entries()) expect(r.added, replies[i]).toEqual([a]);
+    // The other way: the image takes a backtick out of its pairing, and the path is a mention after all: no line added.
+    const freed = `![chart \`v2](https://x.io/c.png) Saved as ${a} \`note\``;
+    expect(judge(freed, [a]).changed).toBe(false);
+    const got = delivered([...outs.map((r) => r.reply), freed]);
+    for (const [i, after] of got.entries()) expect(after.filter((x) => x === a), String(i)).toHaveLength(1);
+  });
+
   it("a path read on past a space to the published file's path is named by its first word, never as the attached file", () => {
     // A mention inside a directive's spaced path is not one: the gateway removes the directive's text first.
     const r = judge(`MEDIA:/tmp/nope.log and I saved it as ${a}\n`, [a]);

@@ -11,7 +11,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { MEDIA_WORD, escapeText } from "../core/escape.js";
-import { type DeliveryPolicy, type DeliveryProblem, type DirectiveOccurrence, closingMarkupEnd, deliveredLineProblem, deliveryProblem, anyTypeReading, expandUser, findDirectives, localFileMatches, localFileMentions, mediaLineProblem, tokenNames, trailingCut } from "../safety/gateway.js";
+import { type DeliveryPolicy, type DeliveryProblem, type DirectiveOccurrence, closingMarkupEnd, deliveredLineProblem, deliveryProblem, anyTypeReading, expandUser, findDirectives, gatewayBareText, localFileMatches, localFileMentions, mediaLineProblem, tokenNames, trailingCut } from "../safety/gateway.js";
 
 export interface CheckReplyOptions {
   /** Absolute paths of the files prepare published this turn (the `path` of each `media` entry), in order. */
@@ -690,10 +690,11 @@ export function checkReply(reply: string, options: CheckReplyOptions): CheckRepl
   const noted = new Set<string>();
   const namedIn = (token: string) => namedFile(token, published, outboxDirs, policy.home);
   const tailOf = (text: string, d: DirectiveOccurrence) => mentionTail(text, d, problemOf, policy.home);
-  // The bare mentions of the text judged last, read once (the text without its directives, as the gateway reads it).
+  // The bare mentions of the text judged last, read once (the text without its directives, its `[[…]]` markers and the
+  // images extract_images takes, as the gateway reads it: gatewayBareText).
   let read: { text: string; files: Set<string> } | undefined;
   const mentions = (text: string): Set<string> => {
-    if (read?.text !== text) read = { text, files: localFileMentions(withoutDirectives(text, (d) => tailOf(text, d)), policy.home) };
+    if (read?.text !== text) read = { text, files: localFileMentions(gatewayBareText(withoutDirectives(text, (d) => tailOf(text, d))), policy.home) };
     return read.files;
   };
   const pass: Pass = { namedIn, problemOf, needed, noted, report, present: new Set(), mentions, published, home: policy.home, tailOf };
