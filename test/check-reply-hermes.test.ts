@@ -114,6 +114,21 @@ describe("check-reply and the real Hermes 0.19.0", () => {
     for (const [i, after] of got.entries()) expect(after.filter((x) => x === a), String(i)).toHaveLength(1);
   });
 
+  it("a missing file's directive with a copy of the published line glued on after markup is named by the missing file, never the attached one", () => {
+    const cases: [string, string][] = [
+      [`See MEDIA:/tmp/nope.png**MEDIA:\`${a}\``, "nope.png"],
+      [`"MEDIA:/tmp/x.txt"\u200b${tilde(a)}.`, "x.txt"],
+      [`MEDIA:/tmp/nope.png\`${a}`, "nope.png"],
+      [`See MEDIA:/tmp/nope.png_ MEDIA:*${a}*`, "nope.png"],
+    ];
+    const outs = cases.map(([reply]) => judge(reply, [a]).reply);
+    const got = delivered(outs);
+    cases.forEach(([reply, name], i) => {
+      expect(namedNotSent(outs[i]!), `${reply} -> ${outs[i]}`).toEqual([name]);
+      expect(got[i]!.filter((x) => x === a), outs[i]).toHaveLength(1);
+    });
+  });
+
   it("a path read on past a space to the published file's path is named by its first word, never as the attached file", () => {
     // A mention inside a directive's spaced path is not one: the gateway removes the directive's text first.
     const r = judge(`MEDIA:/tmp/nope.log and I saved it as ${a}\n`, [a]);

@@ -286,7 +286,7 @@ function withoutDirectives(text: string, tailOf: (d: DirectiveOccurrence) => num
   return pieces.join("");
 }
 
-/** The name a sentence gives a path that names no file: up to a glued `MEDIA:` (`/x/nope.log~MEDIA:/o/a.txt` is not about a.txt). */
+/** The name a sentence gives a path that names no file: up to a glued `MEDIA:` (`/x/nope.log~MEDIA:/o/a.txt` and `/x/nope.png**MEDIA:`/o/a.txt` are not about a.txt). */
 function sentenceName(p: string): string {
   const glued = GLUED_PATH.exec(p);
   if (!glued || glued.index === 0) return p;
@@ -299,8 +299,8 @@ const NAME_WINDOW = 4096 + 16;
 
 /** A glued copy's `MEDIA:` inside a token: where an outbox file's name may end. */
 const GLUED = new RegExp(`${MEDIA_WORD}:`, "iu");
-/** A glued directive inside a path: `MEDIA:` and the start of a path. */
-const GLUED_PATH = new RegExp(`${MEDIA_WORD}:(?:/|~/|[A-Za-z]:[\\\\/])`, "iu");
+/** A glued directive inside a path: `MEDIA:`, any markup the model opened (`` **MEDIA:`/o/a.txt` ``), and the start of a path. */
+const GLUED_PATH = new RegExp(`${MEDIA_WORD}:[\`*_"'\\s]*(?:/|~/|[A-Za-z]:[\\\\/])`, "iu");
 
 /**
  * The published or outbox file `token` names, read as the gateway opens it
