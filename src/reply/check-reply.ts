@@ -11,7 +11,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { MEDIA_WORD, escapeText } from "../core/escape.js";
-import { type DeliveryPolicy, type DeliveryProblem, type DirectiveOccurrence, closingMarkupEnd, deliveredLineProblem, deliveryProblem, anyTypeReading, expandUser, findDirectives, gatewayBareText, localFileMatches, localFileMentions, mediaLineProblem, tokenNames, trailingCut } from "../safety/gateway.js";
+import { type DeliveryPolicy, type DeliveryProblem, type DirectiveOccurrence, closingMarkupEnd, deliveredLineProblem, deliveryProblem, anyTypeReading, expandUser, findDirectives, gatewayBareText, localFileMatches, localFileMentions, mediaLineProblem, runStartBefore, tokenNames, trailingCut } from "../safety/gateway.js";
 
 export interface CheckReplyOptions {
   /** Absolute paths of the files prepare published this turn (the `path` of each `media` entry), in order. */
@@ -273,10 +273,12 @@ function publishedProblem(p: string, outboxDirs: readonly string[]): string | un
  * inside one's path is gone (`MEDIA:/x/q(/o/a.txt`), and one glued before one
  * (`/o/a.txtMEDIA:…`) ends where the directive was.
  */
-function withoutDirectives(text: string, tailOf: (d: DirectiveOccurrence) => number): string {
+function withoutDirectives(text: string, tailOf: (d: DirectiveOccurrence) => number, asText: (d: DirectiveOccurrence) => boolean): string {
   const pieces: string[] = [];
   let at = 0;
   for (const d of findDirectives(text)) {
+    // One check-reply leaves as written (leftAsText) is text to the gateway, as it was.
+    if (asText(d)) continue;
     // A space where it was: a directive check-reply edits becomes a sentence, which ends a path before it and may
     // start one after it (`…/m1.txtq(….)/o/a.txt`), where the text joined would be one path; one it keeps is a line of its own.
     pieces.push(text.slice(at, Math.max(at, d.marker)), " ");
@@ -360,6 +362,8 @@ interface Pass {
   tailOf: (text: string, d: DirectiveOccurrence) => number;
   /** The files taken as published. */
   published: readonly string[];
+  /** Is the directive, naming no published or outbox file, left as written (leftAsText)? */
+  asText: (text: string, d: DirectiveOccurrence) => boolean;
 }
 
 
@@ -473,6 +477,7 @@ function removeCopy(round: Round, { d, lineStart, lineEnd }: Placed, named: Name
 /** Rule 2: a directive naming no published or outbox file is kept when the gateway delivers it as an exact line, else replaced by a sentence. */
 function judgeOther(round: Round, placed: Placed): void {
   let { d } = placed;
+  const original = d;
   const tail = round.pass.tailOf(round.text, d);
   if (tail < d.token.length) {
     // A bare mention glued on inside it stays as text: the sentence is about what comes before it.
@@ -487,8 +492,43 @@ function judgeOther(round: Round, placed: Placed): void {
     round.sent.add(d.intended);
     return;
   }
+  if (round.pass.asText(round.text, original)) return;
   if (throughFileSentence(round, placed, problem) || anyTypeSentence(round, placed, problem) || runOnSentence(round, placed, problem)) return;
   plainSentence(round, placed, problem);
+}
+
+/**
+ * Is there a `MEDIA:` after `from` on its line? A sentence for it may change
+ * how the gateway reads a directive before it (its words may end a spaced
+ * path): a directive left as written is judged in one text. Scans up to the
+ * next `MEDIA:` only (successive directives' scans are disjoint).
+ */
+function laterOnLine(text: string, from: number): boolean {
+  const marker = new RegExp(`${MEDIA_WORD}:`, "giu");
+  marker.lastIndex = from;
+  const m = marker.exec(text);
+  return m !== null && !text.slice(from, m.index).includes("\n");
+}
+
+/**
+ * A directive the gateway leaves in its text (markup before its path, or an
+ * any-type path that does not validate: it sends nothing from it) glued on
+ * right after a bare path or word: the gateway reads that path on through
+ * the `MEDIA` word, where a sentence's `(` would end it (`/o/m5.txt/o/a.txtMEDIA:/x/nope`
+ * sends m5.txt, `/o/m5.txt/o/a.txt(` names no file). When the two readings
+ * differ, the directive stays as it was written, and so does what the
+ * gateway sends from the text before it: no file is lost for a sentence.
+ */
+function leftAsText(text: string, d: DirectiveOccurrence, problemOf: (p: string) => DeliveryProblem | undefined, home: string): boolean {
+  if (d.reading === "known") return false;
+  const reading = d.reading === "any" ? anyTypeReading(d.token) : undefined;
+  if (reading !== undefined && !problemOf(reading)) return false;
+  const from = runStartBefore(text, d.start);
+  if (from === d.start || laterOnLine(text, d.tokenStart + d.token.length)) return false;
+  // The characters before the run decide whether a match may start at its first anchor (a drive's `C:` and what precedes it).
+  const lead = text.slice(Math.max(0, from - 4), from);
+  const ends = (t: string) => localFileMatches(lead + t, home).map((m) => `${m.start}:${m.end}`).join(",");
+  return ends(`${text.slice(from, d.marker)}MEDIA:`) !== ends(`${text.slice(from, d.start)}(`);
 }
 
 /**
@@ -694,10 +734,11 @@ export function checkReply(reply: string, options: CheckReplyOptions): CheckRepl
   // images extract_images takes, as the gateway reads it: gatewayBareText).
   let read: { text: string; files: Set<string> } | undefined;
   const mentions = (text: string): Set<string> => {
-    if (read?.text !== text) read = { text, files: localFileMentions(gatewayBareText(withoutDirectives(text, (d) => tailOf(text, d))), policy.home) };
+    if (read?.text !== text) read = { text, files: localFileMentions(gatewayBareText(withoutDirectives(text, (d) => tailOf(text, d), (d) => asText(text, d))), policy.home) };
     return read.files;
   };
-  const pass: Pass = { namedIn, problemOf, needed, noted, report, present: new Set(), mentions, published, home: policy.home, tailOf };
+  const asText = (text: string, d: DirectiveOccurrence) => namedIn(d.token) === undefined && leftAsText(text, d, problemOf, policy.home);
+  const pass: Pass = { namedIn, problemOf, needed, noted, report, present: new Set(), mentions, published, home: policy.home, tailOf, asText };
 
   // Published files the reply does not carry (as written, in the text judged last): their lines, or their sentences.
   const missing = (): string[] => {

@@ -317,6 +317,22 @@ const codePointAt = (text: string, at: number) => String.fromCodePoint(text.code
 const isNameChar = (ch: string) => ch === "." || ch === "-" || PY_WORD.test(ch);
 
 /**
+ * Where the run of names and separators (`[\w.\-]`, `/`, `\`) that ends right
+ * before `at` starts (`at` when none does): the text extract_local_files reads
+ * as one, whose path a change at `at` may end elsewhere. Stops at the first
+ * other character: the runs of successive directives are disjoint.
+ */
+export function runStartBefore(text: string, at: number): number {
+  let from = at;
+  while (from > 0) {
+    const ch = codePointBefore(text, from);
+    if (ch !== "/" && ch !== "\\" && !isNameChar(ch)) break;
+    from -= ch.length;
+  }
+  return from;
+}
+
+/**
  * The run of names starting at `from` (see localFileMentions): where it
  * breaks (a character of no name, or a separator not followed by one), and
  * the last dot in it with a name character before it in its name and a known
