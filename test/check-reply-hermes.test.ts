@@ -162,6 +162,31 @@ describe("check-reply and the real Hermes 0.19.0", () => {
     expect(long.notes.length).toBeGreaterThan(0);
   });
 
+  it("a copy the gateway leaves as text is taken out without gluing the path before it onto the text after it: a space, or the copy stays", () => {
+    const replies = [
+      // Removed, drop.txt's path would run on into /f/notes.txt~ (no file): a space keeps the two apart.
+      `${dropped}*MEDIA:${a}${odd[0]}x-\n`,
+      // A path ending right before it, which the gateway reads on into the MEDIA word: the copy stays as written.
+      `${dropped}${plain}MEDIA:${a}${odd[0]}x-\n`,
+      // The published file's own path glued to a copy that stays is no mention to the gateway: its line is added.
+      `Saved as ${a}MEDIA:${a}${odd[0]}x-\n`,
+    ];
+    const outs = replies.map((reply) => judge(reply, [a]).reply);
+    const got = delivered(replies.flatMap((reply, i) => [reply, outs[i]!]));
+    replies.forEach((reply, i) => {
+      const [before, after] = [got[2 * i]!, got[2 * i + 1]!];
+      const where = `${reply} -> ${outs[i]}: ${JSON.stringify(before)} -> ${JSON.stringify(after)}`;
+      for (const p of before) expect(after, where).toContain(p);
+      expect(after.filter((x) => x === a), where).toHaveLength(1);
+      expect(judge(outs[i]!, [a]).reply).toBe(outs[i]);
+    });
+    expect(outs[0]).toBe(`${dropped} ${odd[0]}x-\nMEDIA:${a}\n`);
+    expect(outs[1]).toBe(`${replies[1]}MEDIA:${a}\n`);
+    expect(outs[2]).toBe(`${replies[2]}MEDIA:${a}\n`);
+    // Where gluing changes nothing, the copy goes as before.
+    expect(judge(`Saved: MEDIA:${a}${odd[0]}x-\n`, [a]).reply).toBe(`Saved: ${odd[0]}x-\nMEDIA:${a}\n`);
+  });
+
   it("a path read on past a space to the published file's path is named by its first word, never as the attached file", () => {
     // A mention inside a directive's spaced path is not one: the gateway removes the directive's text first.
     const r = judge(`MEDIA:/tmp/nope.log and I saved it as ${a}\n`, [a]);

@@ -11,7 +11,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { MEDIA_WORD, escapeText } from "../core/escape.js";
-import { type DeliveryPolicy, type DeliveryProblem, type DirectiveOccurrence, closingMarkupEnd, deliveredLineProblem, deliveryProblem, anyTypeReading, expandUser, findDirectives, gatewayBareText, localFileMatches, localFileMentions, mediaLineProblem, runStartBefore, tokenNames, trailingCut } from "../safety/gateway.js";
+import { type DeliveryPolicy, type DeliveryProblem, type DirectiveOccurrence, closingMarkupEnd, deliveredLineProblem, deliveryProblem, anyTypeReading, expandUser, findDirectives, gatewayBareText, localFileMatches, localFileMentions, mediaLineProblem, runEndAfter, runStartBefore, tokenNames, trailingCut } from "../safety/gateway.js";
 
 export interface CheckReplyOptions {
   /** Absolute paths of the files prepare published this turn (the `path` of each `media` entry), in order. */
@@ -364,6 +364,8 @@ interface Pass {
   published: readonly string[];
   /** Is the directive, naming no published or outbox file, left as written (leftAsText)? */
   asText: (text: string, d: DirectiveOccurrence) => boolean;
+  /** The `MEDIA` offsets of copies this round leaves as written (copyGlue): text to the gateway. */
+  keptCopies: Set<number>;
 }
 
 
@@ -470,8 +472,38 @@ function removeCopy(round: Round, { d, lineStart, lineEnd }: Placed, named: Name
   // A copy in a fence line's info string goes, the fence stays (the markup scan may have taken its backticks or tildes for the copy's).
   const fence = round.fenceAt.get(lineStart);
   const start = fence !== undefined && d.start < fence ? fence : d.start;
+  const widened = widenRemoval(text, start, end, lineEnd);
+  const glue = copyGlue(text, d, widened.start, widened.end, round.pass);
+  if (glue === "keep") {
+    round.pass.keptCopies.add(d.marker);
+    return;
+  }
   round.pass.report.removed.push({ path: escapeText(named.ref), text: escapeText(text.slice(start, end)) });
-  round.edits.push({ ...widenRemoval(text, start, end, lineEnd), replacement: "", removal: true });
+  round.edits.push(glue === "space" ? { ...widened, replacement: " ", removal: false } : { ...widened, replacement: "", removal: true });
+}
+
+/**
+ * How a copy the gateway leaves in its text (see leftAsText) is taken out
+ * without changing the bare path it reads right before it, through the
+ * `MEDIA` word: removed (`remove`) when the text glued together reads the
+ * same there, else replaced by a space (`space`: `/o/drop.txt*MEDIA:/o/a.txt/f/n.txt~`
+ * is `/o/drop.txt /f/n.txt~`, where removed it would be `/o/drop.txt/f/n.txt~`,
+ * no file), else left as written (`keep`): its file's line is added at the end all the same.
+ */
+function copyGlue(text: string, d: DirectiveOccurrence, start: number, end: number, pass: Pass): "remove" | "space" | "keep" {
+  if (!staysInText(d, pass.problemOf)) return "remove";
+  const from = runStartBefore(text, start);
+  if (from === start) return "remove";
+  const lead = text.slice(Math.max(0, from - 4), from);
+  const junction = lead.length + start - from;
+  const ends = (t: string) =>
+    localFileMatches(lead + t, pass.home)
+      .filter((m) => m.start < junction)
+      .map((m) => `${m.start}:${m.end}`)
+      .join(",");
+  const want = ends(`${text.slice(from, d.marker)}MEDIA:`);
+  if (ends(text.slice(from, start) + text.slice(end, runEndAfter(text, end))) === want) return "remove";
+  return ends(`${text.slice(from, start)} `) === want ? "space" : "keep";
 }
 
 /** Rule 2: a directive naming no published or outbox file is kept when the gateway delivers it as an exact line, else replaced by a sentence. */
@@ -511,6 +543,23 @@ function laterOnLine(text: string, from: number): boolean {
 }
 
 /**
+ * Does the gateway leave the directive in its text: markup before its path,
+ * or an any-type path that does not validate? Read within PATH_MAX (a chain
+ * of glued copies is one long token for each of them): a longer path never
+ * validates.
+ */
+function staysInText(d: DirectiveOccurrence, problemOf: (p: string) => DeliveryProblem | undefined): boolean {
+  if (d.reading === "known") return false;
+  if (d.reading === "none") return true;
+  const head = d.token.length > NAME_WINDOW ? d.token.slice(0, NAME_WINDOW) : d.token;
+  const reading = anyTypeReading(head);
+  if (reading === undefined) return true;
+  // Its path reaches past the window: longer than PATH_MAX.
+  if (head !== d.token && reading.length >= head.length - 1) return true;
+  return problemOf(reading) !== undefined;
+}
+
+/**
  * A directive the gateway leaves in its text (markup before its path, or an
  * any-type path that does not validate: it sends nothing from it) glued on
  * right after a bare path or word: the gateway reads that path on through
@@ -520,9 +569,7 @@ function laterOnLine(text: string, from: number): boolean {
  * gateway sends from the text before it: no file is lost for a sentence.
  */
 function leftAsText(text: string, d: DirectiveOccurrence, problemOf: (p: string) => DeliveryProblem | undefined, home: string): boolean {
-  if (d.reading === "known") return false;
-  const reading = d.reading === "any" ? anyTypeReading(d.token) : undefined;
-  if (reading !== undefined && !problemOf(reading)) return false;
+  if (!staysInText(d, problemOf)) return false;
   const from = runStartBefore(text, d.start);
   if (from === d.start || laterOnLine(text, d.tokenStart + d.token.length)) return false;
   // The characters before the run decide whether a match may start at its first anchor (a drive's `C:` and what precedes it).
@@ -734,11 +781,11 @@ export function checkReply(reply: string, options: CheckReplyOptions): CheckRepl
   // images extract_images takes, as the gateway reads it: gatewayBareText).
   let read: { text: string; files: Set<string> } | undefined;
   const mentions = (text: string): Set<string> => {
-    if (read?.text !== text) read = { text, files: localFileMentions(gatewayBareText(withoutDirectives(text, (d) => tailOf(text, d), (d) => asText(text, d))), policy.home) };
+    if (read?.text !== text) read = { text, files: localFileMentions(gatewayBareText(withoutDirectives(text, (d) => tailOf(text, d), (d) => asText(text, d) || pass.keptCopies.has(d.marker))), policy.home) };
     return read.files;
   };
   const asText = (text: string, d: DirectiveOccurrence) => namedIn(d.token) === undefined && leftAsText(text, d, problemOf, policy.home);
-  const pass: Pass = { namedIn, problemOf, needed, noted, report, present: new Set(), mentions, published, home: policy.home, tailOf, asText };
+  const pass: Pass = { namedIn, problemOf, needed, noted, report, present: new Set(), mentions, published, home: policy.home, tailOf, asText, keptCopies: new Set() };
 
   // Published files the reply does not carry (as written, in the text judged last): their lines, or their sentences.
   const missing = (): string[] => {
@@ -777,6 +824,7 @@ export function checkReply(reply: string, options: CheckReplyOptions): CheckRepl
   let edited = false;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     pass.present = new Set();
+    pass.keptCopies = new Set();
     report.kept = [];
     const fences = fencedRanges(text);
     const fenceAt = readFences(text).lines;

@@ -321,7 +321,18 @@ const isNameChar = (ch: string) => ch === "." || ch === "-" || PY_WORD.test(ch);
  * before `at` starts (`at` when none does): the text extract_local_files reads
  * as one, whose path a change at `at` may end elsewhere. Stops at the first
  * other character: the runs of successive directives are disjoint.
+ * runEndAfter: where the run that starts at `at` ends, read forward alike.
  */
+export function runEndAfter(text: string, at: number): number {
+  let to = at;
+  while (to < text.length) {
+    const ch = codePointAt(text, to);
+    if (ch !== "/" && ch !== "\\" && !isNameChar(ch)) break;
+    to += ch.length;
+  }
+  return to;
+}
+
 export function runStartBefore(text: string, at: number): number {
   let from = at;
   while (from > 0) {
