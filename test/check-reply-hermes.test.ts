@@ -162,14 +162,16 @@ describe("check-reply and the real Hermes 0.19.0", () => {
     expect(long.notes.length).toBeGreaterThan(0);
   });
 
-  it("a copy the gateway leaves as text is taken out without gluing the path before it onto the text after it: a space, or the copy stays", () => {
+  it("a copy the gateway leaves as text is taken out without changing the paths it reads right before and after it: a space, or the copy stays", () => {
     const replies = [
-      // Removed, drop.txt's path would run on into /f/notes.txt~ (no file): a space keeps the two apart.
+      // Removed, drop.txt's path would run on into /f/notes.txt~ (no file).
       `${dropped}*MEDIA:${a}${odd[0]}x-\n`,
       // A path ending right before it, which the gateway reads on into the MEDIA word: the copy stays as written.
       `${dropped}${plain}MEDIA:${a}${odd[0]}x-\n`,
       // The published file's own path glued to a copy that stays is no mention to the gateway: its line is added.
       `Saved as ${a}MEDIA:${a}${odd[0]}x-\n`,
+      // After it: removed, plain.png's path would follow `~//`, where no path starts; a space keeps the two apart.
+      `Saved as ${odd[0]}/MEDIA:${tilde(a)}*${plain}.\n`,
     ];
     const outs = replies.map((reply) => judge(reply, [a]).reply);
     const got = delivered(replies.flatMap((reply, i) => [reply, outs[i]!]));
@@ -180,11 +182,16 @@ describe("check-reply and the real Hermes 0.19.0", () => {
       expect(after.filter((x) => x === a), where).toHaveLength(1);
       expect(judge(outs[i]!, [a]).reply).toBe(outs[i]);
     });
-    expect(outs[0]).toBe(`${dropped} ${odd[0]}x-\nMEDIA:${a}\n`);
+    // A space would start a path (/f/notes.txt) where the gateway read none: the copy stays.
+    expect(outs[0]).toBe(`${replies[0]}MEDIA:${a}\n`);
+    expect(outs[3]).toBe(`Saved as ${odd[0]}/ ${plain}.\nMEDIA:${a}\n`);
     expect(outs[1]).toBe(`${replies[1]}MEDIA:${a}\n`);
     expect(outs[2]).toBe(`${replies[2]}MEDIA:${a}\n`);
     // Where gluing changes nothing, the copy goes as before.
-    expect(judge(`Saved: MEDIA:${a}${odd[0]}x-\n`, [a]).reply).toBe(`Saved: ${odd[0]}x-\nMEDIA:${a}\n`);
+    const plainCopy = judge(`(Saved: MEDIA:${a}*) done\n`, [a]);
+    expect(plainCopy.removed).toHaveLength(1);
+    expect(plainCopy.added).toEqual([a]);
+    expect(delivered([plainCopy.reply])[0]).toEqual([a]);
   });
 
   it("a path read on past a space to the published file's path is named by its first word, never as the attached file", () => {

@@ -493,17 +493,23 @@ function removeCopy(round: Round, { d, lineStart, lineEnd }: Placed, named: Name
 function copyGlue(text: string, d: DirectiveOccurrence, start: number, end: number, pass: Pass): "remove" | "space" | "keep" {
   if (!staysInText(d, pass.problemOf)) return "remove";
   const from = runStartBefore(text, start);
-  if (from === start) return "remove";
+  const to = runEndAfter(text, end);
+  if (from === start && to === end) return "remove";
+  // The matches before the copy, and those after it (offsets from its end), as the gateway reads them in the text as written.
   const lead = text.slice(Math.max(0, from - 4), from);
   const junction = lead.length + start - from;
-  const ends = (t: string) =>
-    localFileMatches(lead + t, pass.home)
-      .filter((m) => m.start < junction)
-      .map((m) => `${m.start}:${m.end}`)
-      .join(",");
-  const want = ends(`${text.slice(from, d.marker)}MEDIA:`);
-  if (ends(text.slice(from, start) + text.slice(end, runEndAfter(text, end))) === want) return "remove";
-  return ends(`${text.slice(from, start)} `) === want ? "space" : "keep";
+  const readings = (t: string, afterAt: number) => {
+    const ms = localFileMatches(t, pass.home);
+    const before = ms.filter((m) => m.start < junction).map((m) => `${m.start}:${m.end}`);
+    const after = ms.filter((m) => m.start >= afterAt).map((m) => `${m.start - afterAt}:${m.end - afterAt}`);
+    return `${before.join(",")}|${after.join(",")}`;
+  };
+  const afterFrom = runStartBefore(text, end);
+  const afterLead = text.slice(Math.max(0, afterFrom - 4), end);
+  const want = `${readings(`${lead}${text.slice(from, d.marker)}MEDIA:`, Infinity).split("|")[0]}|${readings(afterLead + text.slice(end, to), afterLead.length).split("|")[1]}`;
+  const glued = lead + text.slice(from, start);
+  if (readings(glued + text.slice(end, to), glued.length) === want) return "remove";
+  return readings(`${glued} ${text.slice(end, to)}`, glued.length + 1) === want ? "space" : "keep";
 }
 
 /** Rule 2: a directive naming no published or outbox file is kept when the gateway delivers it as an exact line, else replaced by a sentence. */
