@@ -11,7 +11,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { MEDIA_WORD, escapeText } from "../core/escape.js";
-import { type DeliveryPolicy, type DeliveryProblem, type DirectiveOccurrence, closingMarkupEnd, deliveredLineProblem, deliveryProblem, anyTypeReading, expandUser, findDirectives, localFileMatches, localFileMentions, mediaLineProblem, tokenNames, trailingCut } from "../safety/gateway.js";
+import { type DeliveryPolicy, type DeliveryProblem, type DirectiveOccurrence, closingMarkupEnd, deliveredLineProblem, deliveryProblem, anyTypeReading, expandUser, findDirectives, gatewayBareText, localFileMatches, localFileMentions, mediaLineProblem, runEndAfter, runStartBefore, tokenNames, trailingCut } from "../safety/gateway.js";
 
 export interface CheckReplyOptions {
   /** Absolute paths of the files prepare published this turn (the `path` of each `media` entry), in order. */
@@ -273,10 +273,12 @@ function publishedProblem(p: string, outboxDirs: readonly string[]): string | un
  * inside one's path is gone (`MEDIA:/x/q(/o/a.txt`), and one glued before one
  * (`/o/a.txtMEDIA:…`) ends where the directive was.
  */
-function withoutDirectives(text: string, tailOf: (d: DirectiveOccurrence) => number): string {
+function withoutDirectives(text: string, tailOf: (d: DirectiveOccurrence) => number, asText: (d: DirectiveOccurrence) => boolean): string {
   const pieces: string[] = [];
   let at = 0;
   for (const d of findDirectives(text)) {
+    // One check-reply leaves as written (leftAsText) is text to the gateway, as it was.
+    if (asText(d)) continue;
     // A space where it was: a directive check-reply edits becomes a sentence, which ends a path before it and may
     // start one after it (`…/m1.txtq(….)/o/a.txt`), where the text joined would be one path; one it keeps is a line of its own.
     pieces.push(text.slice(at, Math.max(at, d.marker)), " ");
@@ -286,7 +288,7 @@ function withoutDirectives(text: string, tailOf: (d: DirectiveOccurrence) => num
   return pieces.join("");
 }
 
-/** The name a sentence gives a path that names no file: up to a glued `MEDIA:` (`/x/nope.log~MEDIA:/o/a.txt` is not about a.txt). */
+/** The name a sentence gives a path that names no file: up to a glued `MEDIA:` (`/x/nope.log~MEDIA:/o/a.txt` and `/x/nope.png**MEDIA:`/o/a.txt` are not about a.txt). */
 function sentenceName(p: string): string {
   const glued = GLUED_PATH.exec(p);
   if (!glued || glued.index === 0) return p;
@@ -299,8 +301,8 @@ const NAME_WINDOW = 4096 + 16;
 
 /** A glued copy's `MEDIA:` inside a token: where an outbox file's name may end. */
 const GLUED = new RegExp(`${MEDIA_WORD}:`, "iu");
-/** A glued directive inside a path: `MEDIA:` and the start of a path. */
-const GLUED_PATH = new RegExp(`${MEDIA_WORD}:(?:/|~/|[A-Za-z]:[\\\\/])`, "iu");
+/** A glued directive inside a path: `MEDIA:`, any markup the model opened (`` **MEDIA:`/o/a.txt` ``), and the start of a path. */
+const GLUED_PATH = new RegExp(`${MEDIA_WORD}:[\`*_"'\\s]*(?:/|~/|[A-Za-z]:[\\\\/])`, "iu");
 
 /**
  * The published or outbox file `token` names, read as the gateway opens it
@@ -360,6 +362,10 @@ interface Pass {
   tailOf: (text: string, d: DirectiveOccurrence) => number;
   /** The files taken as published. */
   published: readonly string[];
+  /** Is the directive, naming no published or outbox file, left as written (leftAsText)? */
+  asText: (text: string, d: DirectiveOccurrence) => boolean;
+  /** The `MEDIA` offsets of copies this round leaves as written (copyGlue): text to the gateway. */
+  keptCopies: Set<number>;
 }
 
 
@@ -466,13 +472,50 @@ function removeCopy(round: Round, { d, lineStart, lineEnd }: Placed, named: Name
   // A copy in a fence line's info string goes, the fence stays (the markup scan may have taken its backticks or tildes for the copy's).
   const fence = round.fenceAt.get(lineStart);
   const start = fence !== undefined && d.start < fence ? fence : d.start;
+  const widened = widenRemoval(text, start, end, lineEnd);
+  const glue = copyGlue(text, d, widened.start, widened.end, round.pass);
+  if (glue === "keep") {
+    round.pass.keptCopies.add(d.marker);
+    return;
+  }
   round.pass.report.removed.push({ path: escapeText(named.ref), text: escapeText(text.slice(start, end)) });
-  round.edits.push({ ...widenRemoval(text, start, end, lineEnd), replacement: "", removal: true });
+  round.edits.push(glue === "space" ? { ...widened, replacement: " ", removal: false } : { ...widened, replacement: "", removal: true });
+}
+
+/**
+ * How a copy the gateway leaves in its text (see leftAsText) is taken out
+ * without changing the bare path it reads right before it, through the
+ * `MEDIA` word: removed (`remove`) when the text glued together reads the
+ * same there, else replaced by a space (`space`: `/o/drop.txt*MEDIA:/o/a.txt/f/n.txt~`
+ * is `/o/drop.txt /f/n.txt~`, where removed it would be `/o/drop.txt/f/n.txt~`,
+ * no file), else left as written (`keep`): its file's line is added at the end all the same.
+ */
+function copyGlue(text: string, d: DirectiveOccurrence, start: number, end: number, pass: Pass): "remove" | "space" | "keep" {
+  if (!staysInText(d, pass.problemOf)) return "remove";
+  const from = runStartBefore(text, start);
+  const to = runEndAfter(text, end);
+  if (from === start && to === end) return "remove";
+  // The matches before the copy, and those after it (offsets from its end), as the gateway reads them in the text as written.
+  const lead = text.slice(Math.max(0, from - 4), from);
+  const junction = lead.length + start - from;
+  const readings = (t: string, afterAt: number) => {
+    const ms = localFileMatches(t, pass.home);
+    const before = ms.filter((m) => m.start < junction).map((m) => `${m.start}:${m.end}`);
+    const after = ms.filter((m) => m.start >= afterAt).map((m) => `${m.start - afterAt}:${m.end - afterAt}`);
+    return `${before.join(",")}|${after.join(",")}`;
+  };
+  const afterFrom = runStartBefore(text, end);
+  const afterLead = text.slice(Math.max(0, afterFrom - 4), end);
+  const want = `${readings(`${lead}${text.slice(from, d.marker)}MEDIA:`, Infinity).split("|")[0]}|${readings(afterLead + text.slice(end, to), afterLead.length).split("|")[1]}`;
+  const glued = lead + text.slice(from, start);
+  if (readings(glued + text.slice(end, to), glued.length) === want) return "remove";
+  return readings(`${glued} ${text.slice(end, to)}`, glued.length + 1) === want ? "space" : "keep";
 }
 
 /** Rule 2: a directive naming no published or outbox file is kept when the gateway delivers it as an exact line, else replaced by a sentence. */
 function judgeOther(round: Round, placed: Placed): void {
   let { d } = placed;
+  const original = d;
   const tail = round.pass.tailOf(round.text, d);
   if (tail < d.token.length) {
     // A bare mention glued on inside it stays as text: the sentence is about what comes before it.
@@ -487,8 +530,58 @@ function judgeOther(round: Round, placed: Placed): void {
     round.sent.add(d.intended);
     return;
   }
+  if (round.pass.asText(round.text, original)) return;
   if (throughFileSentence(round, placed, problem) || anyTypeSentence(round, placed, problem) || runOnSentence(round, placed, problem)) return;
   plainSentence(round, placed, problem);
+}
+
+/**
+ * Is there a `MEDIA:` after `from` on its line? A sentence for it may change
+ * how the gateway reads a directive before it (its words may end a spaced
+ * path): a directive left as written is judged in one text. Scans up to the
+ * next `MEDIA:` only (successive directives' scans are disjoint).
+ */
+function laterOnLine(text: string, from: number): boolean {
+  const marker = new RegExp(`${MEDIA_WORD}:`, "giu");
+  marker.lastIndex = from;
+  const m = marker.exec(text);
+  return m !== null && !text.slice(from, m.index).includes("\n");
+}
+
+/**
+ * Does the gateway leave the directive in its text: markup before its path,
+ * or an any-type path that does not validate? Read within PATH_MAX (a chain
+ * of glued copies is one long token for each of them): a longer path never
+ * validates.
+ */
+function staysInText(d: DirectiveOccurrence, problemOf: (p: string) => DeliveryProblem | undefined): boolean {
+  if (d.reading === "known") return false;
+  if (d.reading === "none") return true;
+  const head = d.token.length > NAME_WINDOW ? d.token.slice(0, NAME_WINDOW) : d.token;
+  const reading = anyTypeReading(head);
+  if (reading === undefined) return true;
+  // Its path reaches past the window: longer than PATH_MAX.
+  if (head !== d.token && reading.length >= head.length - 1) return true;
+  return problemOf(reading) !== undefined;
+}
+
+/**
+ * A directive the gateway leaves in its text (markup before its path, or an
+ * any-type path that does not validate: it sends nothing from it) glued on
+ * right after a bare path or word: the gateway reads that path on through
+ * the `MEDIA` word, where a sentence's `(` would end it (`/o/m5.txt/o/a.txtMEDIA:/x/nope`
+ * sends m5.txt, `/o/m5.txt/o/a.txt(` names no file). When the two readings
+ * differ, the directive stays as it was written, and so does what the
+ * gateway sends from the text before it: no file is lost for a sentence.
+ */
+function leftAsText(text: string, d: DirectiveOccurrence, problemOf: (p: string) => DeliveryProblem | undefined, home: string): boolean {
+  if (!staysInText(d, problemOf)) return false;
+  const from = runStartBefore(text, d.start);
+  if (from === d.start || laterOnLine(text, d.tokenStart + d.token.length)) return false;
+  // The characters before the run decide whether a match may start at its first anchor (a drive's `C:` and what precedes it).
+  const lead = text.slice(Math.max(0, from - 4), from);
+  const ends = (t: string) => localFileMatches(lead + t, home).map((m) => `${m.start}:${m.end}`).join(",");
+  return ends(`${text.slice(from, d.marker)}MEDIA:`) !== ends(`${text.slice(from, d.start)}(`);
 }
 
 /**
@@ -690,13 +783,15 @@ export function checkReply(reply: string, options: CheckReplyOptions): CheckRepl
   const noted = new Set<string>();
   const namedIn = (token: string) => namedFile(token, published, outboxDirs, policy.home);
   const tailOf = (text: string, d: DirectiveOccurrence) => mentionTail(text, d, problemOf, policy.home);
-  // The bare mentions of the text judged last, read once (the text without its directives, as the gateway reads it).
+  // The bare mentions of the text judged last, read once (the text without its directives, its `[[…]]` markers and the
+  // images extract_images takes, as the gateway reads it: gatewayBareText).
   let read: { text: string; files: Set<string> } | undefined;
   const mentions = (text: string): Set<string> => {
-    if (read?.text !== text) read = { text, files: localFileMentions(withoutDirectives(text, (d) => tailOf(text, d)), policy.home) };
+    if (read?.text !== text) read = { text, files: localFileMentions(gatewayBareText(withoutDirectives(text, (d) => tailOf(text, d), (d) => asText(text, d) || pass.keptCopies.has(d.marker))), policy.home) };
     return read.files;
   };
-  const pass: Pass = { namedIn, problemOf, needed, noted, report, present: new Set(), mentions, published, home: policy.home, tailOf };
+  const asText = (text: string, d: DirectiveOccurrence) => namedIn(d.token) === undefined && leftAsText(text, d, problemOf, policy.home);
+  const pass: Pass = { namedIn, problemOf, needed, noted, report, present: new Set(), mentions, published, home: policy.home, tailOf, asText, keptCopies: new Set() };
 
   // Published files the reply does not carry (as written, in the text judged last): their lines, or their sentences.
   const missing = (): string[] => {
@@ -735,6 +830,7 @@ export function checkReply(reply: string, options: CheckReplyOptions): CheckRepl
   let edited = false;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     pass.present = new Set();
+    pass.keptCopies = new Set();
     report.kept = [];
     const fences = fencedRanges(text);
     const fenceAt = readFences(text).lines;

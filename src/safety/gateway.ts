@@ -237,10 +237,111 @@ export function localFileMatches(text: string, home?: string): { start: number; 
   return found;
 }
 
+/** Python's `[^\s"'<>]` (str patterns: `\s` is str.isspace, U+FEFF is not one, U+001C-U+001F and U+0085 are). */
+const PY_URL_CHAR = `(?:(?![\\x1c-\\x1f\\x85])[^\\s"'<>]|\\ufeff)`;
+/** Python's `\s`. */
+const PY_SPACE = `(?:[^\\S\\ufeff]|[\\x1c-\\x1f\\x85])`;
+/**
+ * extract_images' HTML pattern, `<img\s+src=["']?(https?://[^\s"'<>]+)["']?\s*\/?>\s*(?:</img>)?`:
+ * a URL holds no `<`, so the runs read from different tags are disjoint (linear).
+ */
+const IMG_TAG = new RegExp(`<img${PY_SPACE}+src=["']?(https?://${PY_URL_CHAR}+)["']?${PY_SPACE}*/?>${PY_SPACE}*(?:</img>)?`, "g");
+/** What extract_images takes a Markdown image's URL for an image by (a substring of the lowered URL). */
+const IMAGE_URL_MARKS = [".png", ".jpg", ".jpeg", ".gif", ".webp", "fal.media", "fal-cdn", "replicate.delivery"];
+
+/**
+ * extract_images' Markdown pattern, `!\[([^\]]*)\]\((https?://[^\s\)]+)\)`, run as
+ * finditer runs it: each match with its URL. Read without the regex (its
+ * `[^\]]*` would rescan the text up to the next `]` from every `![`): every
+ * `![` before the same `]` has the same alt's end, whose URL is read once.
+ */
+function markdownImages(text: string): { start: number; end: number; url: string }[] {
+  const found: { start: number; end: number; url: string }[] = [];
+  /** The `]` last found, and the URL read after it (its end; -1: none). */
+  let close = -1;
+  let url: { end: number; value: string } | undefined;
+  for (let at = text.indexOf("!["); at >= 0; ) {
+    if (close < at + 2) {
+      close = text.indexOf("]", at + 2);
+      if (close < 0) break;
+      url = undefined;
+      if (text[close + 1] === "(" && /^https?:\/\//.test(text.slice(close + 2, close + 10))) {
+        let e = close + 2 + (text[close + 6] === "s" ? 8 : 7);
+        const from = e;
+        while (e < text.length && text[e] !== ")" && !isSpace(text[e]!)) e++;
+        if (e > from && text[e] === ")") url = { end: e + 1, value: text.slice(close + 2, e) };
+      }
+    }
+    if (url) {
+      found.push({ start: at, end: url.end, url: url.value });
+      at = text.indexOf("![", url.end);
+    } else at = text.indexOf("![", at + 1);
+  }
+  return found;
+}
+
+/**
+ * `text` as the gateway has it when it looks for bare paths, less its
+ * MEDIA: directives (the caller removes those where they were): extract_media
+ * removes `[[audio_as_voice]]`, then `[[as_document]]` (str.replace, in that
+ * order), and extract_images removes each Markdown image whose URL looks like
+ * an image's, and each `<img src=…>` tag with the whitespace after it (and
+ * any Markdown image with a URL of those), Markdown first; then
+ * _strip_media_directives removes both markers again. These removals glue
+ * text onto a path (`Preview.<img …> /o/a.txt` is `Preview./o/a.txt`, which
+ * is no mention) and pair backticks anew. The gateway's collapsing of blank
+ * lines and strip change no mention. Linear: each step one scan.
+ */
+export function gatewayBareText(text: string): string {
+  const markers = (t: string) => (t.includes("[[") ? t.replaceAll("[[audio_as_voice]]", "").replaceAll("[[as_document]]", "") : t);
+  let t = markers(text);
+  const md = t.includes("![") ? markdownImages(t) : [];
+  const tags = t.includes("<img") ? [...t.matchAll(IMG_TAG)].map((m) => m[1]!) : [];
+  const urls = new Set([...md.filter((m) => IMAGE_URL_MARKS.some((k) => m.url.toLowerCase().includes(k))).map((m) => m.url), ...tags]);
+  if (urls.size === 0) return t;
+  const pieces: string[] = [];
+  let at = 0;
+  for (const m of md) {
+    if (!urls.has(m.url)) continue;
+    pieces.push(t.slice(at, m.start));
+    at = m.end;
+  }
+  pieces.push(t.slice(at));
+  t = pieces.join("").replace(IMG_TAG, (whole, url: string) => (urls.has(url) ? "" : whole));
+  return markers(t);
+}
+
 /** The code point of `text` that starts at `at` (a surrogate pair taken whole). */
 const codePointAt = (text: string, at: number) => String.fromCodePoint(text.codePointAt(at)!);
 /** A character of a name in extract_local_files' pattern: `[\w.\-]`. */
 const isNameChar = (ch: string) => ch === "." || ch === "-" || PY_WORD.test(ch);
+
+/**
+ * Where the run of names and separators (`[\w.\-]`, `/`, `\`) that ends right
+ * before `at` starts (`at` when none does): the text extract_local_files reads
+ * as one, whose path a change at `at` may end elsewhere. Stops at the first
+ * other character: the runs of successive directives are disjoint.
+ * runEndAfter: where the run that starts at `at` ends, read forward alike.
+ */
+export function runEndAfter(text: string, at: number): number {
+  let to = at;
+  while (to < text.length) {
+    const ch = codePointAt(text, to);
+    if (ch !== "/" && ch !== "\\" && !isNameChar(ch)) break;
+    to += ch.length;
+  }
+  return to;
+}
+
+export function runStartBefore(text: string, at: number): number {
+  let from = at;
+  while (from > 0) {
+    const ch = codePointBefore(text, from);
+    if (ch !== "/" && ch !== "\\" && !isNameChar(ch)) break;
+    from -= ch.length;
+  }
+  return from;
+}
 
 /**
  * The run of names starting at `from` (see localFileMentions): where it
