@@ -72,13 +72,16 @@ const WRITTEN_ESCAPE = `\\\\(?:[nrtbfva]|x${HEX_DIGIT}{2}|u${HEX_DIGIT}{4}|${OCT
 /** A regular expression's look-behind that holds where a written escape has just ended (its last byte is the character before). */
 export const WRITTEN_ESCAPE_ENDS_BEFORE = `(?<=${WRITTEN_ESCAPE})`;
 /**
- * A global expression for `literal` right after a written escape (a token
+ * A global expression for a written escape followed by `literal` (a token
  * that a pass finds by its lead only at a token's start: a Meta token's
- * `EAA`). The literal first, so that the engine skips to it (a look-behind
- * first is tried at every byte); linear: the look-behind reads back at most
- * a sequence's bounded length.
+ * `EAA`), read forward from the escape's `\`, `%` or `^`: text without
+ * them is passed over in native code. (The literal first, with a
+ * look-behind for the escape, tried the look-behind at each literal:
+ * `EAA` repeated went from 2.3x to 3.7x `cp && sha256sum` at 50 MB.)
+ * Linear: an attempt reads at most a written sequence's bounded length and
+ * the literal.
  */
-export const writtenEscapeThen = (literal: string) => new RegExp(`${literal}(?<=(?:${WRITTEN_ESCAPE})${literal})`, "g");
+export const writtenEscapeThen = (literal: string) => new RegExp(`(?:${WRITTEN_ESCAPE})${literal}`, "g");
 
 const HEX = new Uint8Array(256);
 for (const ch of "0123456789ABCDEFabcdef") HEX[ch.charCodeAt(0)] = 1;
