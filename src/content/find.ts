@@ -47,7 +47,7 @@ import {
 } from "./rules.js";
 import { KEYWORD_ENDINGS, nameHoldsNoSecret } from "./secret-variables.js";
 import { CSI_8BIT, SEQUENCE_BACK_MAX, digitEndsEscape, escapeStartBefore, sequenceThen, sequencesEnd } from "./terminal-escapes.js";
-import { writtenEscStart, writtenSequenceAfter, writtenEscapeEndAfter, writtenEscapeEndsAt, writtenEscapeThen, writtenSequenceLength } from "./written-escapes.js";
+import { writtenEscStart, writtenSequenceAfter, writtenEscapeEndAfter, writtenEscapeEndsAt, writtenEscapeThen, writtenSequenceLength, WRITTEN_ESCAPE_MAX } from "./written-escapes.js";
 import { isXxdOffsetColon } from "./hex-dumps.js";
 import { ASCII_PUNCTUATION, Form, KEY_CHAR, WRAPPED_WHAT, isWrapIndent, lineBreakLength, lineEndBeforeBreak, wrapBreakLength, zeroWidthLength } from "./text-forms.js";
 
@@ -1028,10 +1028,12 @@ class Search {
     // And one right after an escape written as text (`\nEAA…`, `%20EAA…`, `\u001b[32mEAA…`: written-escapes.ts), the same way,
     // from the first EAA (text without one pays no search more).
     const written = META_AFTER_WRITTEN;
-    written.lastIndex = firstLead;
+    // Read forward from the escape: from where the longest one before the first EAA would start.
+    written.lastIndex = Math.max(0, firstLead - WRITTEN_ESCAPE_MAX);
     while (firstLead >= 0 && written.test(text)) {
       const at = written.lastIndex - 3;
       if (at >= stop) break;
+      if (at < this.from) continue;
       let r = at + 3;
       while (r < at + 103 && ALNUM[b[r]!] === 1) r++;
       if (r === at + 103) this.tryRule(META, at);

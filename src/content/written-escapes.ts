@@ -82,6 +82,8 @@ export const WRITTEN_ESCAPE_ENDS_BEFORE = `(?<=${WRITTEN_ESCAPE})`;
  * the literal.
  */
 export const writtenEscapeThen = (literal: string) => new RegExp(`(?:${WRITTEN_ESCAPE})${literal}`, "g");
+/** The most bytes a written escape before a literal is (a written ESC, a control sequence's longest body): where writtenEscapeThen's search starts before the literal. */
+export const WRITTEN_ESCAPE_MAX = 10 + 1 + CSI_PARAMETERS_MAX + ESCAPE_INTERMEDIATES_MAX + 1;
 
 const HEX = new Uint8Array(256);
 for (const ch of "0123456789ABCDEFabcdef") HEX[ch.charCodeAt(0)] = 1;
