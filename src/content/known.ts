@@ -132,22 +132,6 @@ export function base64Forms(value: Uint8Array): Buffer[] {
   return [...forms].map((form) => Buffer.from(form, "latin1"));
 }
 
-/**
- * How a value reads inside base64 of base64 (a Kubernetes image-pull
- * secret's `.dockerconfigjson`: base64 of a Docker config whose `auth` is
- * base64 of `user:TOKEN`): each piece of its standard encoding (base64Forms:
- * whatever the user's name, one of its three positions is the `auth`'s)
- * encoded again from each of its three positions, in the standard alphabet
- * both times, as Docker and kubectl write them. At most 36 more a value
- * (18 for a 40-byte token), each a few dozen characters.
- */
-export function doubleBase64Forms(value: Uint8Array): Buffer[] {
-  const inner = base64Forms(value).filter((form) => !form.includes(45) && !form.includes(95));
-  const forms = new Set<string>();
-  for (const piece of inner) for (const form of base64Forms(piece)) if (!form.includes(45) && !form.includes(95)) forms.add(form.toString("latin1"));
-  return [...forms].map((form) => Buffer.from(form, "latin1"));
-}
-
 /** Hex digits of a value looked for whole; a longer hex form is looked for by its last pieces of this length (19 or more: the pass's stride stays 16). */
 const HEX_PIECE = 20;
 
@@ -580,7 +564,6 @@ function knownValuesOf(name: string, value: string, where: string, byShape: bool
     for (const form of base64Forms(bytes)) out.push({ name: `${name} (${where}), base64-encoded`, bytes: form, form: true });
     for (const form of hexForms(bytes)) out.push({ name: `${name} (${where}), hex-encoded`, bytes: form, form: true });
     for (const form of separatedHexForms(bytes)) out.push({ name: `${name} (${where}), hex-encoded`, bytes: form, form: true });
-    for (const form of doubleBase64Forms(bytes)) out.push({ name: `${name} (${where}), base64-encoded twice`, bytes: form, form: true });
   }
   return out;
 }

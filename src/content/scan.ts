@@ -12,6 +12,7 @@
 // window, which holds the whole of its match (every rule's is under
 // MAX_MATCH, a known value is compared on at most 256 bytes) and what comes
 // after it: a token cut by a block boundary is never mistaken for a whole one.
+import { findInEncodedDockerConfig } from "./encoded-docker-config.js";
 import { PADDING, findSecret } from "./find.js";
 import { DUMP_WHAT, dumpWindowOffset, findHexDump, readHexDumps } from "./hex-dumps.js";
 import { type KnownSecrets, NO_KNOWN_SECRETS } from "./known.js";
@@ -86,7 +87,11 @@ function firstHit(text: string, bytes: Uint8Array, padded: Uint8Array, from: num
   if (hit) return hit;
   const forms = seen.forms & UNDONE_FORMS;
   const dump = (seen.forms & Form.HexDump) !== 0;
-  return (forms !== 0 ? formsHit(bytes, padded, from, before, known, forms, reread) : undefined) ?? dumpHit(text, bytes, padded, from, before, known, dump, reread);
+  return (
+    (forms !== 0 ? formsHit(bytes, padded, from, before, known, forms, reread) : undefined) ??
+    dumpHit(text, bytes, padded, from, before, known, dump, reread) ??
+    findInEncodedDockerConfig(text, from, before, known)
+  );
 }
 
 /** Whether the budget lets a window of `length` bytes be read a second time (and takes it). */
