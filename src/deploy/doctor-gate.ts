@@ -404,6 +404,17 @@ export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; d
   if (unfollowed.length > 0) {
     check(checks, "gate secrets", "warn", `${unfollowed.join("; ")}: the gateway's Hermes reads a credential file there that the gate does not copy (a service account's private key is still found by its format)`, "write that variable as an absolute path, without ${...} or a .. component: gate-secrets then copies the file at each run");
   }
+  unnamedStoreChecks(scope, named, hermes, homeStores, gateways, checks);
+  profileChecks(scope, hermes, checks);
+  return line;
+}
+
+/**
+ * The stores the gate's line does not name: those a gateway's CODEX_HOME or
+ * HERMES_MANAGED_DIR puts elsewhere since install, and the Hermes homes'
+ * files the line missed (a home made after install, an older install).
+ */
+function unnamedStoreChecks(scope: UnitScope, named: AgentSecretFile[], hermes: AgentSecretFile[], homeStores: ReadonlySet<string>, gateways: GatewayOwner[], checks: DoctorCheck[]): void {
   // Where a gateway's CODEX_HOME or HERMES_MANAGED_DIR puts a store now (set since install, in its unit or its Hermes .env), install judging it the same way;
   // not a CODEX_HOME that gate-secrets follows itself at each run, as the named Hermes .env sets it.
   // Nor a gateway whose unit the line names (gateway:): gate-secrets resolves its environment at each run (a managed .env it refuses is the "agents of UNIT" line's).
@@ -432,6 +443,10 @@ export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; d
     const why = "not named in the gate's units (a home that was not there at install, or an install by an older media-outbox, which named a profile's files only if the profile was there then, MCP token files one by one and no store of the agents' homes)";
     check(checks, "gate secrets", "warn", `${unnamed.map(escapeText).join(", ")}: ${why}: the gate does not know the values there`, "run media-outbox install systemd --gate again, with the same options");
   }
+}
+
+/** The profiles the gate's copies leave out (it refuses while there are any), and those it copies without watching. */
+function profileChecks(scope: UnitScope, hermes: readonly AgentSecretFile[], checks: DoctorCheck[]): void {
   // The profiles gate-secrets does not take of a profiles directory it lists (gate-profiles.ts: a link, a name with a control character, past MAX_PROFILES), and those it copies without watching (past MAX_WATCHED_PROFILES).
   const listings = hermes.filter((n) => n.profiles).map((n) => ({ dir: n.file, ...untakenProfiles(n.file, scope) }));
   // The rule local mode and the gate's copies apply (hermes-profiles.ts profilesLeftOut): the gate refuses while there are any.
@@ -455,7 +470,6 @@ export function gateSecretChecks(scope: UnitScope, files: { fragment?: string; d
       `keep at most ${MAX_WATCHED_PROFILES} profiles in a Hermes home, or ${escapeText(shellLine(["systemctl", "start", GATE_SECRETS_SERVICE]))} after changing one of the others`,
     );
   }
-  return line;
 }
 
 /** A profiles directory as the line names it (`…/profiles/`), without its slash. */
