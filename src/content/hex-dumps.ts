@@ -13,6 +13,7 @@
 // findHexDump a `hexdump -C` or `od -c` one, and only when the first
 // reading found nothing. One pass over the window, a few bytes read per
 // byte: linear whatever the text.
+import { HEX_VALUE } from "./bytes.js";
 
 /** How a finding of this reading says where it was. */
 export const DUMP_WHAT = "read from a hex dump";
@@ -25,11 +26,6 @@ const MAX_LINE_BYTES = 256;
 /** Bytes of a dump line at most: od's four columns a byte, an offset and blanks. */
 const MAX_DUMP_LINE = 4 * MAX_LINE_BYTES + 32;
 
-const HEX_VALUE = new Int8Array(256).fill(-1);
-for (let d = 0; d < 16; d++) {
-  HEX_VALUE["0123456789abcdef".charCodeAt(d)] = d;
-  HEX_VALUE["0123456789ABCDEF".charCodeAt(d)] = d;
-}
 const isOctal = (c: number) => c >= 48 && c <= 55;
 
 /** od -c's escapes (`\n`), the byte each stands for. */

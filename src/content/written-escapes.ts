@@ -30,6 +30,7 @@
 // their last byte (writtenEscapeEndsAt) and forward from their first
 // (writtenSequenceLength, writtenEscapeThen), each a bounded reading.
 
+import { HEX_VALUE } from "./bytes.js";
 import {
   CONTROL_SEQUENCE_BODY,
   CSI_7BIT_SECOND,
@@ -85,8 +86,7 @@ export const writtenEscapeThen = (literal: string) => new RegExp(`(?:${WRITTEN_E
 /** The most bytes a written escape before a literal is (a written ESC, a control sequence's longest body): where writtenEscapeThen's search starts before the literal. */
 export const WRITTEN_ESCAPE_MAX = 10 + 1 + CSI_PARAMETERS_MAX + ESCAPE_INTERMEDIATES_MAX + 1;
 
-const HEX = new Uint8Array(256);
-for (const ch of "0123456789ABCDEFabcdef") HEX[ch.charCodeAt(0)] = 1;
+const isHex = (c: number | undefined) => HEX_VALUE[c!]! >= 0;
 const OCTAL = new Uint8Array(256).fill(1, 0x30, 0x38);
 /** The letters of a string's one-letter escapes that end in a letter: `\n`, `\r`, `\t`, `\b`, `\f`, `\v`, `\a`. */
 const ESCAPE_LETTER = new Uint8Array(256);
@@ -132,10 +132,10 @@ export function writtenEscapeEndsAt(b: Uint8Array, f: number): boolean {
   const c = b[f]!;
   if (b[f - 1] === BACKSLASH && ESCAPE_LETTER[c] === 1) return true;
   if (OCTAL[c] === 1 && octalEscapeEndsAt(b, f)) return true;
-  if (HEX[c] === 1 && HEX[b[f - 1]!] === 1) {
+  if (isHex(c) && isHex(b[f - 1])) {
     const before = b[f - 2];
     if (before === PERCENT || (before === 0x78 && b[f - 3] === BACKSLASH)) return true;
-    if (HEX[before!] === 1 && HEX[b[f - 3]!] === 1 && b[f - 4] === 0x75 && b[f - 5] === BACKSLASH) return true;
+    if (isHex(before) && isHex(b[f - 3]) && b[f - 4] === 0x75 && b[f - 5] === BACKSLASH) return true;
   }
   if (c < ESCAPE_FINAL_FIRST || c > FINAL_LAST) return false;
   let k = f - 1;
