@@ -75,9 +75,14 @@ function expectLinearReading(unit: string, perByte = 1.5): void {
 const armoured = (body: string) => `-----BEGIN OPENSSH PRIVATE KEY-----\n${body}\n-----END OPENSSH PRIVATE KEY-----`;
 const prefixed = (text: string, mark: string) => text.split("\n").map((line) => `${mark}${line}`).join("\n");
 
+/** prepare --json of `files`; asserts that a refused file left nothing behind (no staging file, an outbox file per file published anew). */
 function prepareJson(files: string[], allow = "txt,md,csv,json,html") {
+  const before = leftBehind(h).outbox.length;
   const r = cli(["prepare", "--json", "--allow", allow, ...files], { env: h.env, cwd: work });
-  const doc = JSON.parse(r.stdout) as { media: { source: string }[]; media_dropped: { path: string; code: string; reason: string }[] };
+  const doc = JSON.parse(r.stdout) as { media: { source: string; reused?: boolean }[]; media_dropped: { path: string; code: string; reason: string }[] };
+  const left = leftBehind(h);
+  expect(left.staging).toEqual([]);
+  expect(left.outbox).toHaveLength(before + doc.media.filter((m) => !m.reused).length);
   return { code: r.code, published: doc.media.map((m) => path.basename(m.source)), dropped: doc.media_dropped.map((d) => [path.basename(d.path), d.code, d.reason] as const) };
 }
 
