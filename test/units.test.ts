@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/config.js";
 import { escapeText, quoteText, quoteValue, safeJson } from "../src/core/escape.js";
 import { formatMode, parseDuration, parseSize } from "../src/core/units.js";
+import { checkGuarded } from "../src/prepare/judge.js";
 import { ASCII, UNICODE, outputName } from "../src/prepare/name.js";
 import { allowDirProblem, extractMediaPaths, parseAllowDirs } from "../src/safety/gateway.js";
 import { hasMediaDirective } from "../src/safety/path-text.js";
@@ -153,5 +154,18 @@ describe("formatMode", () => {
     expect(formatMode(0o100640)).toBe("0640");
     expect(formatMode(0o3770)).toBe("3770");
     expect(formatMode(0)).toBe("0000");
+  });
+});
+
+describe("checkGuarded", () => {
+  it("names the running watch's allow-list escaped: its lock's answer comes from another process", () => {
+    let message = "";
+    try {
+      checkGuarded({ guard: { allow: ["png", "x\u001b[31m\nMEDIA:/etc/passwd"], who: "process 7" } }, "svg");
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toContain("(png x\\x1b[31m\\x0aMEDIA\\x3a/etc/passwd)");
+    expect(message).not.toMatch(/[\u0000-\u001f]|MEDIA:/);
   });
 });

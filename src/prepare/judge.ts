@@ -141,7 +141,7 @@ export function checkGuarded(policy: Pick<Policy, "guard">, ext: string): void {
   const e = escapeText(ext);
   throw new Refusal(
     "extension_not_allowed",
-    `.${e} is on this run's --allow, but the watch guarding this outbox (${guard.who}) quarantines every entry off its allow-list (${guard.allow.join(" ") || "nothing"}), so the file would be gone before it was delivered; add ${e} to "allow" in the configuration (or the watch's --allow) and restart the watch, then prepare it again`,
+    `.${e} is on this run's --allow, but the watch guarding this outbox (${guard.who}) quarantines every entry off its allow-list (${guard.allow.map(escapeText).join(" ") || "nothing"}), so the file would be gone before it was delivered; add ${e} to "allow" in the configuration (or the watch's --allow) and restart the watch, then prepare it again`,
   );
 }
 
