@@ -134,20 +134,27 @@ export function base64Forms(value: Uint8Array): Buffer[] {
 
 /** Hex digits of a value looked for whole; a longer hex form is looked for by its last pieces of this length (19 or more: the pass's stride stays 16). */
 const HEX_PIECE = 20;
+/**
+ * Pieces looked for per hex form: each tool's line holds two pieces (or two
+ * and a byte), so a line break falls in at most one of the last two and the
+ * other is whole. Four, as base64's, made the known values ~44 hex forms a
+ * value (1,057 of a host's 1,229) and their table twice as slow to make.
+ */
+const HEX_PIECES = 2;
 
 /**
  * How a value reads in hex (`xxd -p`, 60 digits a line; Python's `.hex()`,
  * Node's `toString("hex")`, `hexdump -ve '1/1 "%02x"'`, Go's `%X`): its
  * bytes' digits in small letters and in capitals, each byte two digits
  * whatever comes before it. A hex form of 40 digits or more is looked for
- * by its last pieces of HEX_PIECE digits (PIECES of them: a value's last
- * 40 bytes), one of which is whole on either side of a line break that
+ * by its last pieces of HEX_PIECE digits (HEX_PIECES of them: a value's
+ * last 20 bytes), one of which is whole on either side of a line break that
  * cuts it, as in a wrapped `xxd -p`. A hex dump's grouped columns (`xxd`,
  * `hexdump -C`, `od -c`) are read by hex-dumps.ts.
  */
 export function hexForms(value: Uint8Array): Buffer[] {
   const hex = Buffer.from(value.buffer, value.byteOffset, value.length).toString("hex");
-  const pieces = hex.length < 2 * HEX_PIECE ? [hex] : Array.from({ length: Math.min(PIECES, Math.floor(hex.length / HEX_PIECE)) }, (_, k) => hex.slice(hex.length - (k + 1) * HEX_PIECE, hex.length - k * HEX_PIECE));
+  const pieces = hex.length < 2 * HEX_PIECE ? [hex] : Array.from({ length: Math.min(HEX_PIECES, Math.floor(hex.length / HEX_PIECE)) }, (_, k) => hex.slice(hex.length - (k + 1) * HEX_PIECE, hex.length - k * HEX_PIECE));
   return pieces.flatMap((piece) => [piece, piece.toUpperCase()]).map((piece) => Buffer.from(piece, "latin1"));
 }
 
@@ -171,7 +178,7 @@ const SWAPPED_WORDS = 4;
 
 /**
  * `units` (a value's bytes or words as a dump writes each) whole when fewer
- * than two pieces of `n`, else its last PIECES pieces of `n` end to end, as
+ * than two pieces of `n`, else its last HEX_PIECES pieces of `n` end to end, as
  * hexForms cuts its digits: a line break in the value leaves one whole on
  * its longer side. None when fewer than `n`: too short to look for alone.
  */
@@ -179,7 +186,7 @@ function unitPieces(units: readonly string[], n: number): string[][] {
   if (units.length < n) return [];
   if (units.length < 2 * n) return [[...units]];
   const pieces: string[][] = [];
-  for (let k = 1; k <= PIECES && k * n <= units.length; k++) pieces.push(units.slice(units.length - k * n, units.length - (k - 1) * n));
+  for (let k = 1; k <= HEX_PIECES && k * n <= units.length; k++) pieces.push(units.slice(units.length - k * n, units.length - (k - 1) * n));
   return pieces;
 }
 
@@ -215,14 +222,59 @@ const inFilter = (filter: Uint8Array, h: number) => (filter[h >>> 3]! >>> (h & 7
 /** The little-endian 32-bit word at `at`, as the pass reads it. */
 const wordAt = (b: Uint8Array, at: number) => b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16) | (b[at + 3]! << 24);
 
-interface Candidate {
-  value: KnownValue;
-  /** Where the word lies in the value. */
-  offset: number;
-  /** Whether the value's comparison starts here (a word the pass meets in each whole occurrence: offset < stride). */
-  start: boolean;
-  /** Whether an occurrence cut by line breaks is looked for from here (a value that may be wrapped, a word it holds once). */
-  walk: boolean;
+/** A candidate's flags: the value's comparison starts at its word (a word the pass meets in each whole occurrence: offset < stride). */
+const START = 1;
+/** A candidate's flags: an occurrence cut by line breaks is looked for from its word (a value that may be wrapped, a word it holds once). */
+const WALK = 2;
+
+/**
+ * Each word of each value at the offsets the pass may meet it, with the
+ * values that hold it there, in the values' order: a map from each word to
+ * the first of its entries, kept in typed arrays and chained. A host's 24
+ * keys in every form make ~12,000 entries; as a Map of object lists they
+ * cost a fresh process ~6% more instructions to make and search 50 MB of
+ * text (callgrind; the bench's home).
+ */
+class Candidates {
+  private readonly heads = new Map<number, number>();
+  readonly value: Int32Array;
+  readonly offset: Int32Array;
+  readonly flags: Uint8Array;
+  /** The next entry of the same word, -1 at the end. */
+  readonly next: Int32Array;
+  private size = 0;
+
+  constructor(entries: number) {
+    this.value = new Int32Array(entries);
+    this.offset = new Int32Array(entries);
+    this.flags = new Uint8Array(entries);
+    this.next = new Int32Array(entries);
+  }
+
+  /** Puts an entry first in its word's list: values are added last to first. */
+  add(word: number, value: number, offset: number, flags: number): void {
+    const e = this.size++;
+    this.value[e] = value;
+    this.offset[e] = offset;
+    this.flags[e] = flags;
+    this.next[e] = this.heads.get(word) ?? -1;
+    this.heads.set(word, e);
+  }
+
+  /** The first entry of `word`'s list, -1 if none. */
+  first(word: number): number {
+    return this.heads.get(word) ?? -1;
+  }
+}
+
+/** The words a value holds more than once (usually none): a walk cannot start from one, it does not tell where it is. */
+function repeatedWords(b: Uint8Array): number[] {
+  const words = new Int32Array(Math.max(0, b.length - 3));
+  for (let offset = 0; offset < words.length; offset++) words[offset] = wordAt(b, offset);
+  words.sort();
+  const repeated: number[] = [];
+  for (let i = 1; i < words.length; i++) if (words[i] === words[i - 1] && repeated[repeated.length - 1] !== words[i]) repeated.push(words[i]!);
+  return repeated;
 }
 
 export interface KnownHit {
@@ -242,7 +294,7 @@ interface Walk {
 export class KnownSecrets {
   /** A bit per hash of the words looked for (64 KiB, as the byte per hash of 2^16 it replaced: an eighth of its false hits). */
   private readonly filter = new Uint8Array(1 << 16);
-  private words: Map<number, Candidate[]> | undefined;
+  private words: Candidates | undefined;
   /**
    * Bytes between the words the pass reads: a multiple of 4 at most the
    * shortest value's length less 3, so each occurrence of every value holds
@@ -268,28 +320,23 @@ export class KnownSecrets {
     }
   }
 
-  /**
-   * Each word of each value at the offsets the pass may meet it, with the
-   * values that hold it there: made at the filter's first hit, so a scan
-   * that meets none (a picture's short text) allocates none of them.
-   */
-  private candidates(): Map<number, Candidate[]> {
+  /** The candidates (Candidates): made at the filter's first hit, so a scan that meets none (a picture's short text) allocates none of them. */
+  private candidates(): Candidates {
     if (this.words !== undefined) return this.words;
-    const words = new Map<number, Candidate[]>();
-    for (const value of this.values) {
+    const { values, stride } = this;
+    let entries = 0;
+    for (const value of values) entries += mayWrap(value) ? value.bytes.length - 3 : stride;
+    const words = new Candidates(entries);
+    for (let v = values.length - 1; v >= 0; v--) {
+      const value = values[v]!;
       const b = value.bytes;
       const wraps = mayWrap(value);
-      // How many times each word is in the value: a walk starts only from a word it holds once, which tells where it is.
-      const count = new Map<number, number>();
-      if (wraps) for (let offset = 0; offset + 4 <= b.length; offset++) count.set(wordAt(b, offset), (count.get(wordAt(b, offset)) ?? 0) + 1);
-      const last = wraps ? b.length - 4 : this.stride - 1;
+      const repeated = wraps ? repeatedWords(b) : [];
+      const last = wraps ? b.length - 4 : stride - 1;
       for (let offset = 0; offset <= last; offset++) {
         const word = wordAt(b, offset);
-        const candidate = { value, offset, start: offset < this.stride, walk: wraps && count.get(word) === 1 };
-        if (!candidate.start && !candidate.walk) continue;
-        const list = words.get(word);
-        if (list) list.push(candidate);
-        else words.set(word, [candidate]);
+        const flags = (offset < stride ? START : 0) | (wraps && !repeated.includes(word) ? WALK : 0);
+        if (flags !== 0) words.add(word, v, offset, flags);
       }
     }
     return (this.words = words);
@@ -316,16 +363,17 @@ export class KnownSecrets {
     let walked: Map<KnownValue, number> | undefined;
     // The first word at a multiple of the stride that an occurrence starting at `from` can hold.
     for (let at = this.nextPassing(bytes, words, Math.floor(from / stride) * stride, end); at >= 0; at = this.nextPassing(bytes, words, at + stride, end)) {
-      const candidates = this.candidates().get(wordAt(bytes, at));
-      if (!candidates) continue;
+      const candidates = this.candidates();
       let best: KnownHit | undefined;
-      for (const { value, offset, start: isStart, walk } of candidates) {
+      for (let e = candidates.first(wordAt(bytes, at)); e >= 0; e = candidates.next[e]!) {
+        const value = this.values[candidates.value[e]!]!;
+        const offset = candidates.offset[e]!;
         const start = at - offset;
-        if (isStart && start >= from && start < before && start + value.bytes.length <= bytes.length && (!best || best.index > start) && equalAt(bytes, start, value.bytes)) {
+        if ((candidates.flags[e]! & START) !== 0 && start >= from && start < before && start + value.bytes.length <= bytes.length && (!best || best.index > start) && equalAt(bytes, start, value.bytes)) {
           best = { name: value.name, index: start };
           continue;
         }
-        if (!walk || (walked !== undefined && at < (walked.get(value) ?? -1))) continue;
+        if ((candidates.flags[e]! & WALK) === 0 || (walked !== undefined && at < (walked.get(value) ?? -1))) continue;
         walked ??= new Map();
         const w = this.walk(bytes, at, value.bytes, offset);
         walked.set(value, w.reached);
