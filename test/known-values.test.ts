@@ -11,10 +11,10 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { expand, parseDotenv } from "../src/content/dotenv.js";
 import { findInEncodedDockerConfig } from "../src/content/encoded-docker-config.js";
-import { KnownSecrets, base64Forms, escapedForms, valuesWorthLookingFor } from "../src/content/known.js";
+import { KnownSecrets, base64Forms, escapedForms, nonAsciiForms, valuesWorthLookingFor } from "../src/content/known.js";
 import { variableNameSaysSecret } from "../src/content/secret-variables.js";
 import { isPlaceholder, isPlaceholderValue } from "../src/content/shape.js";
-import { Fakes } from "./corpus.js";
+import { Fakes, pdf } from "./corpus.js";
 import { cli, leftBehind, makeHome, write } from "./helpers.js";
 import { ensureVenv, systemPython } from "./python-env.js";
 
@@ -32,9 +32,9 @@ afterEach(() => h.cleanup());
 const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
 /** Prepares `files`; what a refusal leaves behind is asserted here for every caller: nothing in staging, no outbox file but those published. */
-function prepareJson(files: string[]) {
+function prepareJson(files: string[], allow = "txt,md,csv,json,html") {
   const before = leftBehind(h).outbox.length;
-  const r = cli(["prepare", "--json", "--allow", "txt,md,csv,json,html", ...files], { env: h.env, cwd: work });
+  const r = cli(["prepare", "--json", "--allow", allow, ...files], { env: h.env, cwd: work });
   const doc = JSON.parse(r.stdout) as { media: { source: string; reused: boolean }[]; media_dropped: { path: string; code: string; reason: string }[] };
   const left = leftBehind(h);
   expect(left.staging).toEqual([]);
@@ -166,8 +166,8 @@ describe("a value as JSON encoders other than JSON.stringify write it (Go's `\\u
     for (const v of [amp, angle, accent, quote, `${r(3)}&<>'"/+=\u00e9\u2028${r(3)}`]) {
       const all = forms(v);
       expect(new Set(all).size).toBe(all.length);
-      // Three percent-encodings and a form's, JSON.stringify's and five encoders', five HTML, a CSV field's and three shell forms: 19 at most.
-      expect(all.length).toBeLessThanOrEqual(19);
+      // Three percent-encodings and a form's (each also in small letters), JSON.stringify's and five encoders', five HTML, a CSV field's and three shell forms: 23 at most.
+      expect(all.length).toBeLessThanOrEqual(23);
     }
     expect(escapedForms(r(24))).toEqual([]);
   });
@@ -207,7 +207,8 @@ describe("a .env password with spaces, form-encoded (application/x-www-form-urle
     expect(py.status, py.stderr).toBe(0);
     const form = py.stdout.trim().slice("pw=".length);
     expect(form).toContain("+");
-    expect(escapedForms(spaced).filter((x) => x.how === "form-encoded").map((x) => x.form)).toEqual([form]);
+    // And as .NET writes it, in small letters.
+    expect(escapedForms(spaced).filter((x) => x.how === "form-encoded").map((x) => x.form)).toEqual([form, form.replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase())]);
     expect(escapedForms(`${r(8)}+${r(8)}&${r(4)}`).filter((x) => x.how === "form-encoded")).toEqual([]);
   });
 
@@ -492,5 +493,48 @@ describe("a host token base64-encoded twice: a Kubernetes image-pull secret (red
     expect(findInEncodedDockerConfig(spaced, 0, spaced.length, known)).toBeUndefined();
     const flood = b64('{"auths":').repeat(10_000);
     expect(findInEncodedDockerConfig(flood, 0, flood.length, known)).toBeUndefined();
+  });
+});
+
+describe("a host value past ASCII as tools write it otherwise than in UTF-8, and percent-encoded in small letters (redteam33 02, 05)", () => {
+  const f = new Fakes(3301);
+  const passphrase = `Kr\u00e4ftig-W\u00f6lfe-${f.pick(ALNUM, 6)}`;
+  const other = `Gr\u00fcn-B\u00e4r-${f.pick(ALNUM, 8)}`;
+  const forms = (value: string) => ({
+    "utf16.txt": Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(`the vault passphrase is ${value}\r\n`, "utf16le")]),
+    "entities.md": Buffer.from(`<p>${value.replace(/\u00e4/g, "&auml;").replace(/\u00f6/g, "&ouml;").replace(/\u00fc/g, "&uuml;")}</p>\n`),
+    "nfd.txt": Buffer.from(`pw ${value.normalize("NFD")}\n`),
+    "mojibake.csv": Buffer.from(`name,value\ndb,${new TextDecoder("windows-1252").decode(Buffer.from(value))}\n`),
+    "winansi.pdf": pdf(`the passphrase ${value}`),
+  });
+
+  it("refuses each form through the CLI, naming the variable and the form, never the value; another passphrase so written is published", () => {
+    write(hermes, ".env", `DB_PASSPHRASE=${passphrase}\nAPI_SERVER_KEY=${f.pick(ALNUM, 20)}/${f.pick(ALNUM, 10)}+${f.pick(ALNUM, 6)}=\n`);
+    const key = fs.readFileSync(path.join(hermes, ".env"), "utf8").match(/API_SERVER_KEY=(.*)/)![1]!;
+    const files = [...Object.entries(forms(passphrase)).map(([name, bytes]) => write(work, name, bytes)), write(work, "dotnet-url.txt", `GET /hook?key=${encodeURIComponent(key).replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase())}\n`)];
+    const twins = [...Object.entries(forms(other)).map(([name, bytes]) => write(work, `other-${name}`, bytes)), write(work, "other-url.txt", `GET /search?q=${encodeURIComponent("reports/2026 + q4 = total").replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase())}\n`)];
+    const out = prepareJson([...files, ...twins], "txt,md,csv,pdf");
+    expect(out.dropped.map(([name, code]) => [name, code])).toEqual(files.map((file) => [path.basename(file), "secret_detected"]));
+    const hows = ["in Windows-1252 or UTF-16", "HTML-escaped", "Unicode-normalised", "mis-decoded as Windows-1252", "in Windows-1252 or UTF-16"];
+    hows.forEach((how, i) => expect(out.dropped[i]![2]).toContain(`the value of DB_PASSPHRASE (the Hermes .env), ${how}`));
+    expect(out.dropped[5]![2]).toContain("the value of API_SERVER_KEY (the Hermes .env), percent-encoded");
+    for (const [, , reason] of out.dropped) for (const v of [passphrase.slice(8), key.slice(4, 16)]) expect(reason).not.toContain(v);
+    expect(out.published).toEqual(twins.map((file) => path.basename(file)));
+  });
+
+  it("makes no form of an ASCII value, none shorter than a value looked for, and none that is the value's own UTF-8", () => {
+    expect(nonAsciiForms(f.pick(ALNUM, 30))).toEqual([]);
+    expect(nonAsciiForms("\u00e4\u00f6\u00fc\u00df")).toEqual(nonAsciiForms("\u00e4\u00f6\u00fc\u00df").filter((form) => form.bytes.length >= 8));
+    for (const value of [passphrase, "\u0142\u00f3d\u017a-\u20ac-pass-1234", "\u03b1\u03b2\u03b3-secret-key"]) {
+      const forms = nonAsciiForms(value);
+      expect(forms.length).toBeGreaterThan(0);
+      for (const { bytes } of forms) {
+        expect(bytes.length).toBeGreaterThanOrEqual(8);
+        expect(bytes.equals(Buffer.from(value))).toBe(false);
+      }
+    }
+    // A character Windows-1252 has no byte for: no single-byte form, the narrowed one stands.
+    expect(nonAsciiForms("\u0142\u00f3d\u017a-pass-1234").map((form) => form.how)).not.toContain("in Windows-1252 or UTF-16");
+    expect(nonAsciiForms("\u20ac\u0161-pass-1234").find((form) => form.how === "in Windows-1252 or UTF-16")!.bytes).toEqual(Buffer.from([0x80, 0x9a, ...Buffer.from("-pass-1234")]));
   });
 });

@@ -466,6 +466,102 @@ function equalAt(bytes: Uint8Array, start: number, value: Uint8Array): boolean {
 
 export const NO_KNOWN_SECRETS = new KnownSecrets([]);
 
+/**
+ * HTML 4's named references past ASCII (Python's html.entities.codepoint2name,
+ * PHP's htmlentities table), as runs: a code point in hex, then the names of
+ * it and of the code points after it; runs apart by commas.
+ */
+const HTML4_NAMES =
+  "a0 nbsp iexcl cent pound curren yen brvbar sect uml copy ordf laquo not shy reg macr deg plusmn sup2 sup3 acute micro para middot cedil sup1 " +
+  "ordm raquo frac14 frac12 frac34 iquest Agrave Aacute Acirc Atilde Auml Aring AElig Ccedil Egrave Eacute Ecirc Euml Igrave Iacute Icirc Iuml " +
+  "ETH Ntilde Ograve Oacute Ocirc Otilde Ouml times Oslash Ugrave Uacute Ucirc Uuml Yacute THORN szlig agrave aacute acirc atilde auml aring " +
+  "aelig ccedil egrave eacute ecirc euml igrave iacute icirc iuml eth ntilde ograve oacute ocirc otilde ouml divide oslash ugrave uacute ucirc " +
+  "uuml yacute thorn yuml, 152 OElig oelig, 160 Scaron scaron, 178 Yuml, 192 fnof, 2c6 circ, 2dc tilde, 391 Alpha Beta Gamma Delta Epsilon Zeta " +
+  "Eta Theta Iota Kappa Lambda Mu Nu Xi Omicron Pi Rho, 3a3 Sigma Tau Upsilon Phi Chi Psi Omega, 3b1 alpha beta gamma delta epsilon zeta eta " +
+  "theta iota kappa lambda mu nu xi omicron pi rho sigmaf sigma tau upsilon phi chi psi omega, 3d1 thetasym upsih, 3d6 piv, 2002 ensp emsp, " +
+  "2009 thinsp, 200c zwnj zwj lrm rlm, 2013 ndash mdash, 2018 lsquo rsquo sbquo, 201c ldquo rdquo bdquo, 2020 dagger Dagger bull, 2026 hellip, " +
+  "2030 permil, 2032 prime Prime, 2039 lsaquo rsaquo, 203e oline, 2044 frasl, 20ac euro, 2111 image, 2118 weierp, 211c real, 2122 trade, 2135 " +
+  "alefsym, 2190 larr uarr rarr darr harr, 21b5 crarr, 21d0 lArr uArr rArr dArr hArr, 2200 forall, 2202 part exist, 2205 empty, 2207 nabla isin " +
+  "notin, 220b ni, 220f prod, 2211 sum minus, 2217 lowast, 221a radic, 221d prop infin, 2220 ang, 2227 and or cap cup int, 2234 there4, 223c " +
+  "sim, 2245 cong, 2248 asymp, 2260 ne equiv, 2264 le ge, 2282 sub sup nsub, 2286 sube supe, 2295 oplus, 2297 otimes, 22a5 perp, 22c5 sdot, " +
+  "2308 lceil rceil lfloor rfloor, 2329 lang rang, 25ca loz, 2660 spades, 2663 clubs, 2665 hearts diams";
+
+/** Each character HTML4_NAMES names, with its name: made for the first value past ASCII. */
+let html4Names: Map<number, string> | undefined;
+
+function htmlNameOf(cp: number): string | undefined {
+  if (html4Names === undefined) {
+    html4Names = new Map();
+    for (const run of HTML4_NAMES.split(", ")) {
+      const [first, ...names] = run.split(" ");
+      names.forEach((name, k) => html4Names!.set(parseInt(first!, 16) + k, name));
+    }
+  }
+  return html4Names.get(cp);
+}
+
+/** `text` as PHP's htmlentities writes it: each character HTML4_NAMES names by its name (the ASCII ones are escapedForms'). */
+function htmlEntities(text: string): string {
+  return Array.from(text, (c) => {
+    const name = htmlNameOf(c.codePointAt(0)!);
+    return name === undefined ? c : `&${name};`;
+  }).join("");
+}
+
+/**
+ * What Windows-1252's bytes 0x80 to 0x9F stand for (WHATWG's table: the
+ * five it leaves undefined as the C1 controls); the rest of its upper half
+ * is Latin-1's. Node 20's TextDecoder reads it as Latin-1.
+ */
+const WINDOWS_1252_HIGH = "\u20ac\x81\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030\u0160\u2039\u0152\x8d\u017d\x8f\x90\u2018\u2019\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u0161\u203a\u0153\x9d\u017e\u0178";
+
+/** `text` in Windows-1252, or undefined where it holds a character that has no byte there. */
+function windows1252(text: string): Buffer | undefined {
+  const out = Buffer.alloc(text.length);
+  for (let i = 0; i < text.length; i++) {
+    let byte = text.charCodeAt(i);
+    if (byte >= 0x80 && (byte < 0xa0 || byte > 0xff)) {
+      const k = WINDOWS_1252_HIGH.indexOf(text[i]!);
+      if (k < 0) return undefined;
+      byte = 0x80 + k;
+    }
+    out[i] = byte;
+  }
+  return out;
+}
+
+/** `bytes` read as Windows-1252. */
+const fromWindows1252 = (bytes: Uint8Array) => Array.from(bytes, (b) => (b >= 0x80 && b < 0xa0 ? WINDOWS_1252_HIGH[b - 0x80]! : String.fromCharCode(b))).join("");
+
+const PAST_ASCII = /[^\x00-\x7f]/;
+
+/**
+ * How a value with characters past ASCII reads where a tool wrote them
+ * otherwise than in UTF-8: composed or decomposed (macOS gives NFD); in
+ * Windows-1252 or Latin-1 (a PDF's text in a standard font, its
+ * metadata's PDFDocEncoding, a Windows program's text); as the UTF-16
+ * reading (utf16.ts) narrows a PowerShell or Notepad "Unicode" file; UTF-8
+ * read as Windows-1252 and written again (mojibake: `KrÃ¤ftig`); and PHP's
+ * htmlentities (`Kr&auml;ftig`). A form shorter than MIN_VALUE is left out.
+ */
+export function nonAsciiForms(value: string): { how: string; bytes: Buffer }[] {
+  if (!PAST_ASCII.test(value)) return [];
+  const own = Buffer.from(value, "utf8").toString("latin1");
+  const forms = new Map<string, { how: string; bytes: Buffer }>();
+  const add = (how: string, bytes: Buffer | undefined) => {
+    const key = bytes?.toString("latin1");
+    if (key !== undefined && key !== own && bytes!.length >= MIN_VALUE && !forms.has(key)) forms.set(key, { how, bytes: bytes! });
+  };
+  const nfc = value.normalize("NFC");
+  add("Unicode-normalised", Buffer.from(nfc, "utf8"));
+  add("Unicode-normalised", Buffer.from(value.normalize("NFD"), "utf8"));
+  add("in Windows-1252 or UTF-16", windows1252(nfc));
+  add("in UTF-16", Buffer.from(Array.from({ length: nfc.length }, (_, i) => (nfc.charCodeAt(i) < 0x100 ? nfc.charCodeAt(i) : 0x80))));
+  add("mis-decoded as Windows-1252", Buffer.from(fromWindows1252(Buffer.from(nfc, "utf8")), "utf8"));
+  add("HTML-escaped", Buffer.from(htmlEntities(nfc), "utf8"));
+  return [...forms.values()];
+}
+
 /** Characters of a value that the escapes of escapedForms change; a value without any has no other form. */
 const ESCAPED = /[^A-Za-z0-9_.~-]/;
 
@@ -497,6 +593,8 @@ export function escapedForms(value: string): { how: string; form: string }[] {
   add("percent-encoded", encodeURIComponent(value));
   // A form's body or a query that urlencode or requests wrote (Python's quote_plus): a space as `+`, a `+` as `%2B`; as quote only where the value holds a space.
   if (value.includes(" ")) add("form-encoded", quoted.replace(/%20/g, "+"));
+  // .NET's HttpUtility.UrlEncode writes the digits in small letters (RFC 3986: either case).
+  for (const [form, how] of [...forms]) add(how, form.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()));
   const json = JSON.stringify(value).slice(1, -1);
   add("escaped in a string", json);
   for (const encoder of JSON_ENCODERS) add("escaped in a string", jsonForm(json, encoder));
@@ -609,6 +707,7 @@ function knownValuesOf(name: string, value: string, where: string, byShape: bool
     const bytes = Buffer.from(v, "utf8");
     out.push({ name: `${name} (${where})`, bytes: bytes.subarray(0, MAX_COMPARED) });
     for (const { how, form } of escapedForms(v)) out.push({ name: `${name} (${where}), ${how}`, bytes: Buffer.from(form, "utf8").subarray(0, MAX_COMPARED), form: true });
+    for (const { how, bytes: form } of nonAsciiForms(v)) out.push({ name: `${name} (${where}), ${how}`, bytes: form.subarray(0, MAX_COMPARED), form: true });
     for (const form of base64Forms(bytes)) out.push({ name: `${name} (${where}), base64-encoded`, bytes: form, form: true });
     for (const form of hexForms(bytes)) out.push({ name: `${name} (${where}), hex-encoded`, bytes: form, form: true });
     for (const form of separatedHexForms(bytes)) out.push({ name: `${name} (${where}), hex-encoded`, bytes: form, form: true });
