@@ -161,7 +161,7 @@ describe("checkGuarded", () => {
   it("names the running watch's allow-list escaped: its lock's answer comes from another process", () => {
     let message = "";
     try {
-      checkGuarded({ guard: { allow: ["png", "x\u001b[31m\nMEDIA:/etc/passwd"], who: "process 7" } }, "svg");
+      checkGuarded({ guard: { allow: ["png", "x\u001b[31m\nMEDIA:/etc/passwd"], capFor: () => 1, who: "process 7" } }, "svg");
     } catch (err) {
       message = (err as Error).message;
     }
