@@ -149,8 +149,9 @@ export function checkExtension(policy: Pick<Policy, "allow">, name: string): str
 
 /**
  * Check 4 again, by the watch's allow-list: an extension `--allow` (or the
- * gate's allow-list) added beyond it would be published, printed in a MEDIA: line, then quarantined by
- * the guard: the gateway would be handed a path to a file that is gone.
+ * gate's allow-list) added beyond it would be published, printed in a MEDIA:
+ * line, then quarantined by the guard: the gateway would be handed a path to
+ * a file that is gone.
  */
 export function checkGuarded(policy: Pick<Policy, "guard">, ext: string): void {
   const guard = policy.guard;

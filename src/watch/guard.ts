@@ -2,8 +2,8 @@
 // agent's user can write there directly, ledger included. It fails closed: an
 // entry stays only when it is a regular file with a valid UTF-8 name that
 // prepare would have published it under (its name rules, the allow-list, the
-// size cap, one hard link: prepare/outbox-entry.ts), that a well-formed ledger record names
-// with these very bytes, *and* those bytes pass prepare's content checks
+// size cap, one hard link: prepare/outbox-entry.ts), that a well-formed ledger
+// record names with these very bytes, *and* those bytes pass prepare's content checks
 // (judged here, on the file in the outbox, by prepare's own entry point).
 // Everything else is moved into the quarantine. Entries are judged by lstat,
 // never followed.
@@ -11,8 +11,8 @@
 // Two paths, so that a long check never delays a reaction: what can be told
 // from the name, lstat and the ledger (a planted file, a link, a directory, a
 // name prepare never gives, an extension off the allow-list, a size over the
-// cap, a second hard link, a size no record has) is quarantined at once, synchronously;
-// reading and judging the bytes of a file a record names runs one file at a
+// cap, a second hard link, a size no record has) is quarantined at once,
+// synchronously; reading and judging the bytes of a file a record names runs one file at a
 // time in the background, in 1 MiB steps.
 import fs from "node:fs";
 import path from "node:path";

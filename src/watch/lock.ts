@@ -387,7 +387,8 @@ export function watchGuardOf(holder: WatchHolder, configured: readonly string[])
   const caps = holder.caps;
   return {
     allow: holder.allow ?? configured,
-    capFor: (ext) => (caps ? (caps[ext] ?? 0) : Number.MAX_SAFE_INTEGER),
+    // An extension its answer gives no cap for is one it quarantines at any size (never one of its allow-list).
+    capFor: (ext) => (caps ? (Object.hasOwn(caps, ext) ? caps[ext]! : 0) : Number.MAX_SAFE_INTEGER),
     who: holder.pid !== undefined ? `process ${holder.pid}` : "another process",
   };
 }
