@@ -15,6 +15,7 @@ import { Watch } from "../src/watch/watch.js";
 import { pdf } from "./corpus.js";
 import { BIN, ROOT, cli, makeHome, png, prepared, write } from "./helpers.js";
 import { type Event, WatchProcess, waitUntil } from "./watch-helpers.js";
+import { gateLeftBehind, killAll, startGate } from "./gate-helpers.js";
 
 let h: ReturnType<typeof makeHome>;
 let state: string;
@@ -393,7 +394,7 @@ describe("prepare --allow beyond the guard's allow-list while a watch runs (red 
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/^MEDIA:.*x\.png\n$/);
     for (const ext of ["svg", "tsv"]) {
-      expect(r.stderr).toContain(`extension_not_allowed: .${ext} is on this run's --allow, but the watch guarding this outbox (process ${w.child.pid})`);
+      expect(r.stderr).toContain(`extension_not_allowed: .${ext} is on this run's allow-list, but the watch guarding this outbox (process ${w.child.pid})`);
       expect(r.stderr).toContain(`add ${ext} to "allow" in the configuration (or the watch's --allow) and restart the watch`);
     }
     // Nothing of the refused files reached the outbox, the staging or the quarantine.
@@ -504,5 +505,116 @@ describe("drop-folder work never delays the guard", () => {
       fs.writeFileSync(path.join(h.home, "release"), "");
       await watch.stop();
     }
+  });
+});
+
+describe("the size cap, and policy flags that narrow or widen the configuration's (guard33)", () => {
+  const configFile = () => path.join(h.home, ".hermes", "media-outbox.json");
+  const setConfig = (c: object) => fs.writeFileSync(configFile(), JSON.stringify(c));
+  const staged = () => fs.readdirSync(path.join(state, "staging"));
+  const inQuarantine = () => (fs.existsSync(quarantine) ? fs.readdirSync(quarantine).filter((n) => !n.startsWith(".")) : []);
+  const text = (n: number) => "lorem ipsum dolor sit amet\n".repeat(Math.ceil(n / 27)).slice(0, n);
+  /** Plants a file no record names and waits until it is quarantined: the guard has judged everything planted or published before it. */
+  async function judgedPast(w: WatchProcess, what: string): Promise<void> {
+    const marker = `marker-${process.hrtime.bigint()}.txt`;
+    write(h.outbox, marker, `after ${what}\n`);
+    await w.waitFor(quarantined(marker), `${marker} quarantined`);
+    await waitUntil(() => w.stderr.includes(marker), `the guard judged past ${what}`);
+  }
+
+  it("quarantines an entry over prepare's size cap whatever its forged record says (too_large); keeps one within it", async () => {
+    setConfig({ maxSize: "2KiB" });
+    const w = await startWatch();
+    const big = text(3072);
+    const small = text(1500);
+    forgeRecord("big.txt", big);
+    forgeRecord("small.txt", small);
+    plant(h.outbox, "small.txt", small);
+    plant(h.outbox, "big.txt", big);
+    expect(await w.waitFor(quarantined("big.txt"), "big.txt quarantined")).toMatchObject({ reason: "too_large", code: "too_large" });
+    await judgedPast(w, "small.txt");
+    expect(w.find(quarantined("small.txt"))).toBeUndefined();
+    // Moved whole, and nothing else: the published file and the one within the cap stay.
+    expect(fs.readFileSync(path.join(quarantine, "big.txt"), "utf8")).toBe(big);
+    expect(fs.readdirSync(h.outbox).sort()).toEqual(["first.png", "small.txt"]);
+    const journal = fs.readFileSync(path.join(quarantine, ".media-outbox-quarantine.jsonl"), "utf8");
+    expect(journal).toMatch(/"original":"big\.txt","reason":"too_large","code":"too_large","message":"the file is 3\.0 KiB, over the 2\.0 KiB cap"/);
+  });
+
+  it("prepare --max-size beyond the watch's cap is refused (too_large, what to do), leaving nothing behind; within it, or with no watch, it publishes", async () => {
+    setConfig({ maxSize: "2KiB" });
+    const w = await startWatch();
+    const big = write(h.home, "big.txt", text(3072));
+    const r = cli(["prepare", "--max-size", "10KB", big, write(h.home, "ok.txt", text(1500))], { env: h.env });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^MEDIA:.*ok\.txt\n$/);
+    expect(r.stderr).toContain(`too_large: the file is 3.0 KiB, within this run's cap, but the watch guarding this outbox (process ${w.child.pid}) quarantines every .txt entry over 2.0 KiB`);
+    expect(r.stderr).toContain(`raise "maxSize" in the configuration (or the watch's --max-size) and restart the watch`);
+    expect(fs.readdirSync(h.outbox).sort()).toEqual(["first.png", "ok.txt"]);
+    expect(staged()).toEqual([]);
+    await judgedPast(w, "ok.txt");
+    expect(inQuarantine().filter((n) => !n.startsWith("marker-"))).toEqual([]);
+    await w.stop();
+    running.splice(0);
+    const alone = cli(["prepare", "--max-size", "10KB", big], { env: h.env });
+    expect(alone.stderr).toBe("");
+    expect(alone.stdout).toMatch(/^MEDIA:.*big\.txt\n$/);
+  });
+
+  it("a watch started with a narrower --allow and --max-size narrows its drops only: what a plain prepare publishes stays", async () => {
+    const drop = path.join(h.home, "drop");
+    const w = await startWatch(["--allow", "png", "--max-size", "1KB", "--drop", drop]);
+    // Published by the configuration's policy (txt allowed, 50 MB), off the watch's --allow and over its --max-size: the guard keeps it.
+    const notes = prepared(h, "notes.txt", text(1500));
+    await judgedPast(w, "notes.txt");
+    expect(w.find((e) => e.event === "quarantined" && !String(e.name).startsWith("marker-"))).toBeUndefined();
+    expect(fs.existsSync(notes)).toBe(true);
+    // A drop is still judged by the watch's own flags.
+    write(drop, "d.txt", "dropped\n");
+    expect(await w.waitFor((e) => e.event === "refused" && e.name === "d.txt", "d.txt refused")).toMatchObject({ code: "extension_not_allowed" });
+    // And prepare --allow beyond both is still refused, as the lock tells it.
+    const svg = cli(["prepare", "--allow", "svg", write(h.home, "c.svg", '<svg xmlns="http://www.w3.org/2000/svg"/>\n')], { env: h.env });
+    expect(svg.code).toBe(1);
+    expect(svg.stderr).toContain("extension_not_allowed: .svg is on this run's allow-list, but the watch guarding this outbox");
+    expect(staged()).toEqual([]);
+  });
+});
+
+describe("a gate and a watch on the same outbox (guard33)", () => {
+  afterEach(async () => {
+    await killAll();
+  });
+  const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>\n';
+
+  it("the gate refuses what the watch's guard would quarantine (its allow-list, its cap), leaving nothing behind; publishes the rest; once the watch stops, publishes all", async () => {
+    fs.writeFileSync(path.join(h.home, ".hermes", "media-outbox.json"), JSON.stringify({ maxSize: "2KiB" }));
+    const dir = path.join(h.home, "g");
+    fs.mkdirSync(dir);
+    const gate = await startGate(dir, h.env, ["--allow", "png,txt,svg", "--max-size", "1MB"]);
+    const w = await startWatch(["--outbox", gate.outbox]);
+    const viaGate = { ...h.env, MEDIA_OUTBOX_SOCKET: gate.socket };
+    const chart = write(h.home, "chart.svg", svg);
+    const big = write(h.home, "big.txt", "lorem ipsum dolor sit amet\n".repeat(120));
+    const r = cli(["prepare", chart, big, write(h.home, "ok.png", png(4))], { env: viaGate });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^MEDIA:.*ok\.png\n$/);
+    expect(r.stderr).toContain(`extension_not_allowed: .svg is on this run's allow-list, but the watch guarding this outbox (process ${w.child.pid})`);
+    expect(r.stderr).toContain(`too_large: the file is 3.2 KiB, within this run's cap, but the watch guarding this outbox (process ${w.child.pid}) quarantines every .txt entry over 2.0 KiB`);
+    expect(gateLeftBehind(gate).outbox).toEqual(["ok.png"]);
+    expect(gateLeftBehind(gate).staging).toEqual([]);
+    // The png the gate published is kept by the guard.
+    const marker = "marker.txt";
+    write(gate.outbox, marker, "after ok.png\n");
+    await w.waitFor(quarantined(marker), "marker quarantined");
+    await waitUntil(() => w.stderr.includes(marker), "the guard judged past ok.png");
+    expect(w.find(quarantined("ok.png"))).toBeUndefined();
+    const gateQuarantine = path.join(gate.state, "quarantine");
+    expect(fs.readdirSync(gateQuarantine).filter((n) => !n.startsWith("."))).toEqual([marker]);
+    await w.stop();
+    running.splice(0);
+    // No watch: the gate judges by its own policy again.
+    const after = cli(["prepare", chart, big], { env: viaGate });
+    expect(after.stderr).toBe("");
+    expect(after.stdout.split("\n").filter(Boolean).map((l) => path.basename(l)).sort()).toEqual(["big.txt", "chart.svg"]);
   });
 });

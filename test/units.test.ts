@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/config.js";
 import { escapeText, quoteText, quoteValue, safeJson } from "../src/core/escape.js";
 import { formatMode, parseDuration, parseSize } from "../src/core/units.js";
-import { checkGuarded } from "../src/prepare/judge.js";
+import { checkGuarded, checkSize } from "../src/prepare/judge.js";
+import { watchGuardOf } from "../src/watch/lock.js";
 import { ASCII, UNICODE, outputName } from "../src/prepare/name.js";
 import { allowDirProblem, extractMediaPaths, parseAllowDirs } from "../src/safety/gateway.js";
 import { hasMediaDirective } from "../src/safety/path-text.js";
@@ -161,11 +162,25 @@ describe("checkGuarded", () => {
   it("names the running watch's allow-list escaped: its lock's answer comes from another process", () => {
     let message = "";
     try {
-      checkGuarded({ guard: { allow: ["png", "x\u001b[31m\nMEDIA:/etc/passwd"], who: "process 7" } }, "svg");
+      checkGuarded({ guard: { allow: ["png", "x\u001b[31m\nMEDIA:/etc/passwd"], capFor: () => 1, who: "process 7" } }, "svg");
     } catch (err) {
       message = (err as Error).message;
     }
     expect(message).toContain("(png x\\x1b[31m\\x0aMEDIA\\x3a/etc/passwd)");
     expect(message).not.toMatch(/[\u0000-\u001f]|MEDIA:/);
+  });
+});
+
+describe("watchGuardOf", () => {
+  it("takes a running watch's caps as its lock answers them: an extension it names no cap for has none, an earlier watch's answer (no caps) no cap at all", () => {
+    const guard = watchGuardOf({ pid: 7, allow: ["png"], caps: { png: 10 } }, ["txt"]);
+    expect(guard).toMatchObject({ allow: ["png"], who: "process 7" });
+    expect([guard.capFor("png"), guard.capFor("txt"), guard.capFor("constructor"), guard.capFor("__proto__")]).toEqual([10, 0, 0, 0]);
+    const earlier = watchGuardOf({}, ["txt"]);
+    expect(earlier).toMatchObject({ allow: ["txt"], who: "another process" });
+    expect(earlier.capFor("txt")).toBe(Number.MAX_SAFE_INTEGER);
+    // Over the guard's cap, within the run's own: too_large, naming the watch.
+    expect(() => checkSize({ capFor: () => 100, guard }, "png", 11)).toThrow(/^the file is 11 B, within this run's cap, but the watch guarding this outbox \(process 7\) quarantines every \.png entry over 10 B/);
+    expect(() => checkSize({ capFor: () => 100, guard }, "png", 10)).not.toThrow();
   });
 });

@@ -4,7 +4,7 @@ import { loadPart } from "../cli/bundle-loader.js";
 import { BASE_OPTIONS, JSON_OPTION, LOG_OPTIONS, POLICY_OPTIONS, configFromFlags } from "../cli/config-flags.js";
 import { err, out, stdoutFailure } from "../cli/io.js";
 import { runCli } from "../cli/run.js";
-import type { Config } from "../config/config.js";
+import { type Config, sizeCapFor } from "../config/config.js";
 import { FatalError, usageError } from "../core/errors.js";
 import { escapeText, safeJson } from "../core/escape.js";
 import { type GateInput, prepareThroughGate } from "../gate/client.js";
@@ -15,7 +15,7 @@ import type { PrepareInput, PrepareOptions } from "../prepare/prepare.js";
 import type { PrepareReport } from "../prepare/report.js";
 import type { WatchGuard } from "../prepare/judge.js";
 import { sourcePolicyFor } from "../prepare/source.js";
-import { watchHolder } from "../watch/lock.js";
+import { watchGuardOf, watchHolder } from "../watch/lock.js";
 
 declare const __dirname: string;
 
@@ -55,21 +55,22 @@ function policyRequest(values: { "max-size"?: string; allow?: string; platform?:
 }
 
 /**
- * Local mode, when `--allow` adds extensions beyond the configuration's
- * allow-list: the watch guarding this outbox, if one runs. Its guard judges
- * entries by its own allow-list (the configuration's, or its --allow) and
- * quarantines the rest, so a file published by a wider --allow would be gone
+ * Local mode, when the policy flags (`--allow`, `--max-size`, `--platform`)
+ * widen the configuration's policy (an extension it lacks, a larger cap): the
+ * watch guarding this outbox, if one runs. Its guard keeps what the
+ * configuration's policy and its own flags publish (watch.ts guardPolicy) and
+ * quarantines the rest, so a file published by a wider policy would be gone
  * once its MEDIA: line was printed. Only then is the watch's lock asked (one
- * connection); an ordinary prepare pays nothing.
+ * connection); a prepare without those flags, or with flags that only narrow,
+ * pays nothing.
  */
 async function guardingWatch(values: Parameters<typeof configFromFlags>[0], config: Config): Promise<WatchGuard | undefined> {
-  if (values.allow === undefined) return undefined;
-  const configured = configFromFlags({ ...values, allow: undefined }).allow;
-  if (config.allow.every((ext) => configured.includes(ext))) return undefined;
+  if (values.allow === undefined && values["max-size"] === undefined && values.platform === undefined) return undefined;
+  const configured = configFromFlags({ ...values, allow: undefined, "max-size": undefined, platform: undefined });
+  const widens = (ext: string) => !configured.allow.includes(ext) || sizeCapFor(config, ext) > sizeCapFor(configured, ext);
+  if (!config.allow.some(widens)) return undefined;
   const holder = await watchHolder(config.stateDir);
-  if (!holder) return undefined;
-  // A watch of an earlier version does not say its allow-list: it judges by the configuration's.
-  return { allow: holder.allow ?? configured, who: holder.pid !== undefined ? `process ${holder.pid}` : "another process" };
+  return holder && watchGuardOf(holder, configured.allow);
 }
 
 /**

@@ -30,18 +30,22 @@ export async function run(argv: string[]): Promise<number> {
     if (positionals.length > 0) throw usageError(`watch takes no arguments (give drop folders with --drop DIR)\n${USAGE}`);
     // Signals that arrive during start-up stop the watcher once it is up.
     const signalled = untilSignal();
-    const config = configFromFlags(values, {
+    const watchFlags = {
       watch: {
         ...(values.drop !== undefined ? { drop: values.drop } : {}),
         ...(values.quarantine !== undefined ? { quarantine: values.quarantine } : {}),
         ...(values.settle !== undefined ? { settle: values.settle } : {}),
         ...(values.keep ? { keep: true } : {}),
       },
-    });
+    };
+    const config = configFromFlags(values, watchFlags);
+    // What a plain prepare publishes by: the guard keeps it whatever this watch's policy flags say (watch.ts guardPolicy).
+    const policyFlags = values.allow !== undefined || values["max-size"] !== undefined || values.platform !== undefined;
+    const configured = policyFlags ? configFromFlags({ ...values, allow: undefined, "max-size": undefined, platform: undefined }, watchFlags) : config;
     // A service: it always logs (JSON lines on stderr, or to --log-file).
     const logger = await createLogger(loggerOptionsFrom(config, { logJson: true }, "media-outbox-watch"));
     const onEvent = json ? (event: WatchEvent) => out(`${safeJson(event)}\n`) : undefined;
-    const watch = new Watch({ config, logger, ...(onEvent ? { onEvent } : {}) });
+    const watch = new Watch({ config, configured, logger, ...(onEvent ? { onEvent } : {}) });
     await watch.start();
     const signal = await signalled;
     logger.info({ event: "stopping", signal }, "stopping: finishing files already begun");

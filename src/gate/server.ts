@@ -11,10 +11,11 @@ import { formatBytes } from "../core/units.js";
 import { type KnownSecrets, withClientEnvironment } from "../content/known.js";
 import type { Logger } from "../log/logger.js";
 import { knownSecretsReader, readsWholeFile } from "../prepare/content.js";
-import { type JudgeContext, type Policy, judge, narrowPolicy, policyOf } from "../prepare/judge.js";
+import { type JudgeContext, type Policy, type WatchGuard, judge, narrowPolicy, policyOf } from "../prepare/judge.js";
 import { extensionOf } from "../prepare/name.js";
 import { addDropped, addMedia, droppedResult, emptyReport, settleReport } from "../prepare/report.js";
 import { type Layout, openLayout } from "../state/layout.js";
+import { lockIdentity, watchGuardOf, watchHolder } from "../watch/lock.js";
 import { clearSocketPath, listenOnPath, removeOwnSocket } from "./listen.js";
 import {
   ENVIRONMENT_HEADER,
@@ -248,6 +249,8 @@ export class GateServer {
   private drained?: () => void;
   /** The verified outbox, for answers that name it. */
   readonly outbox: string;
+  /** The watch guarding the outbox as its lock last answered, and which lock that was (watchGuard). */
+  private guardSeen?: { lock: string; guard: WatchGuard | undefined };
 
   constructor(private readonly options: GateOptions) {
     this.clientTimeoutMs = options.clientTimeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS;
@@ -507,9 +510,11 @@ export class GateServer {
     }
     let ctx: JudgeContext;
     try {
+      const layout = this.layout();
+      const guard = await this.watchGuard(layout.stateDir);
       ctx = {
-        layout: this.layout(),
-        policy: narrowPolicy(this.policy, query.policy, this.options.config.platformLimits),
+        layout,
+        policy: { ...narrowPolicy(this.policy, query.policy, this.options.config.platformLimits), ...(guard ? { guard } : {}) },
         // Read per request (a changed .env or credential counts from the next one): $CREDENTIALS_DIRECTORY/hermes-env* in a unit.
         known: requestKnown(knownSecretsReader(this.options.config.hermesHome, this.options.config.home), clientEnvironment),
       };
@@ -552,6 +557,24 @@ export class GateServer {
       this.held -= holds;
     }
     this.send(conn, res, 200, settleReport(report));
+  }
+
+  /**
+   * The watch guarding this outbox (a watch on the gate's host, `--with-watch`),
+   * if one runs: its guard quarantines what its policy lacks, so the gate must
+   * not publish it (judge.ts checkGuarded, checkSize), however its own
+   * allow-list and caps were set. One lstat of its lock per request; the lock
+   * is asked (one connection) only when it is another one than last time.
+   */
+  private async watchGuard(stateDir: string): Promise<WatchGuard | undefined> {
+    const lock = lockIdentity(stateDir);
+    if (lock === undefined) return undefined;
+    if (this.guardSeen?.lock === lock) return this.guardSeen.guard;
+    const holder = await watchHolder(stateDir);
+    const guard = holder && watchGuardOf(holder, this.policy.allow);
+    // Asked again at the next request when the lock changed meanwhile.
+    if (lockIdentity(stateDir) === lock) this.guardSeen = { lock, guard };
+    return guard;
   }
 
   /**

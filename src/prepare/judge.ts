@@ -31,11 +31,14 @@ export interface Policy {
 
 /**
  * The watch guarding the outbox, as its lock answers (watch/lock.ts
- * watchHolder): its guard quarantines at once, as extension_not_allowed, an
- * entry whose extension its allow-list lacks, so prepare must not publish one.
+ * watchHolder): its guard quarantines at once an entry whose extension its
+ * allow-list lacks (extension_not_allowed) or whose size passes its cap
+ * (too_large), so neither prepare nor the gate may publish one.
  */
 export interface WatchGuard {
   allow: readonly string[];
+  /** The size cap its guard quarantines above, for an extension on its allow-list. */
+  capFor(ext: string): number;
   /** Who it is, for the message: "process 123". */
   who: string;
 }
@@ -65,6 +68,20 @@ export function narrowPolicy(policy: Policy, request: PolicyRequest, limits: Rec
       if (request.platform !== undefined) cap = Math.min(cap, limits[request.platform][categoryOf(ext)]);
       return cap;
     },
+  };
+}
+
+/**
+ * `a` widened by `b`: every extension either allows, each with the larger cap
+ * of those that allow it. The watch's guard judges by this (the
+ * configuration's policy and the watch's own flags): it must keep what a
+ * plain prepare publishes and what its drop folders publish.
+ */
+export function widenPolicy(a: Pick<Policy, "allow" | "capFor">, b: Pick<Policy, "allow" | "capFor">): Pick<Policy, "allow" | "capFor"> {
+  const allow = [...new Set([...a.allow, ...b.allow])];
+  return {
+    allow,
+    capFor: (ext) => Math.max(a.allow.includes(ext) ? a.capFor(ext) : 0, b.allow.includes(ext) ? b.capFor(ext) : 0),
   };
 }
 
@@ -131,9 +148,10 @@ export function checkExtension(policy: Pick<Policy, "allow">, name: string): str
 }
 
 /**
- * Check 4 again, by the watch's allow-list: an extension `--allow` added
- * beyond it would be published, printed in a MEDIA: line, then quarantined by
- * the guard: the gateway would be handed a path to a file that is gone.
+ * Check 4 again, by the watch's allow-list: an extension `--allow` (or the
+ * gate's allow-list) added beyond it would be published, printed in a MEDIA:
+ * line, then quarantined by the guard: the gateway would be handed a path to
+ * a file that is gone.
  */
 export function checkGuarded(policy: Pick<Policy, "guard">, ext: string): void {
   const guard = policy.guard;
@@ -141,8 +159,31 @@ export function checkGuarded(policy: Pick<Policy, "guard">, ext: string): void {
   const e = escapeText(ext);
   throw new Refusal(
     "extension_not_allowed",
-    `.${e} is on this run's --allow, but the watch guarding this outbox (${guard.who}) quarantines every entry off its allow-list (${guard.allow.map(escapeText).join(" ") || "nothing"}), so the file would be gone before it was delivered; add ${e} to "allow" in the configuration (or the watch's --allow) and restart the watch, then prepare it again`,
+    `.${e} is on this run's allow-list, but the watch guarding this outbox (${guard.who}) quarantines every entry off its allow-list (${guard.allow.map(escapeText).join(" ") || "nothing"}), so the file would be gone before it was delivered; add ${e} to "allow" in the configuration (or the watch's --allow) and restart the watch, then prepare it again`,
   );
+}
+
+/**
+ * Check 5 on a size known before the copy (a file's, an announced one; the
+ * guard's, of an outbox entry): throws too_large over the policy's cap for
+ * `ext`, or over the cap of the watch guarding the outbox, which would
+ * quarantine the file the moment its MEDIA: line was printed.
+ */
+export function checkSize(policy: Pick<Policy, "capFor" | "guard">, ext: string, bytes: number): void {
+  const cap = policy.capFor(ext);
+  if (bytes > cap) throw new Refusal("too_large", `the file is ${formatBytes(bytes)}, over the ${formatBytes(cap)} cap`);
+  const guard = policy.guard;
+  if (!guard || bytes <= guard.capFor(ext)) return;
+  throw new Refusal(
+    "too_large",
+    `the file is ${formatBytes(bytes)}, within this run's cap, but the watch guarding this outbox (${guard.who}) quarantines every .${escapeText(ext)} entry over ${formatBytes(guard.capFor(ext))}, so the file would be gone before it was delivered; raise "maxSize" in the configuration (or the watch's --max-size) and restart the watch, then prepare it again`,
+  );
+}
+
+/** The cap the staged copy must stay within: the policy's, or the guarding watch's when lower. */
+function stagingCap(policy: Pick<Policy, "capFor" | "guard">, ext: string): number {
+  const cap = policy.capFor(ext);
+  return policy.guard ? Math.min(cap, policy.guard.capFor(ext)) : cap;
 }
 
 /** unlink(2) without rmSync's recursive machinery, which costs start-up time to load. */
@@ -164,9 +205,9 @@ export async function judge(ctx: JudgeContext, incoming: Incoming): Promise<Medi
   assertSafePathText(name, incoming.nameIs);
   const ext = checkExtension(ctx.policy, name);
   checkGuarded(ctx.policy, ext);
-  const cap = ctx.policy.capFor(ext);
+  const cap = stagingCap(ctx.policy, ext);
   const declared = "fd" in bytes ? bytes.size : bytes.declaredBytes;
-  if (declared !== undefined && declared > cap) throw new Refusal("too_large", `the file is ${formatBytes(declared)}, over the ${formatBytes(cap)} cap`);
+  if (declared !== undefined) checkSize(ctx.policy, ext, declared);
   if ("stream" in bytes) bytes.beforeRead?.();
 
   const target = createStagingFile(ctx.layout.stagingDir);

@@ -11,12 +11,12 @@ import type fs from "node:fs";
 import { Refusal, type RefusalCode } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { assertSafePathText } from "../safety/path-text.js";
-import { type Policy, checkExtension } from "./judge.js";
+import { type Policy, checkExtension, checkSize } from "./judge.js";
 import { outputName } from "./name.js";
 import { refuseHardLinks } from "./source.js";
 
 /** Which of prepare's rules an entry fails. */
-export type EntryRule = "name_refused" | "name_not_prepared" | "extension_not_allowed" | "hard_links";
+export type EntryRule = "name_refused" | "name_not_prepared" | "extension_not_allowed" | "too_large" | "hard_links";
 
 export interface EntryProblem {
   rule: EntryRule;
@@ -41,16 +41,27 @@ function asProblem(rule: EntryRule, err: unknown): EntryProblem {
  * file into the outbox and before it removes the staging name. Such a file is
  * no alias of a protected file, since it has no other name.
  */
-export function outboxEntryProblem(name: string, stat: Pick<fs.Stats, "nlink">, policy: Pick<Policy, "allow">, inPublication: () => boolean): EntryProblem | undefined {
+export function outboxEntryProblem(
+  name: string,
+  stat: Pick<fs.Stats, "nlink" | "size">,
+  policy: Pick<Policy, "allow" | "capFor">,
+  inPublication: () => boolean,
+): EntryProblem | undefined {
   try {
     assertSafePathText(name, "name");
   } catch (err) {
     return asProblem("name_refused", err);
   }
+  let ext: string;
   try {
-    checkExtension(policy, name);
+    ext = checkExtension(policy, name);
   } catch (err) {
     return asProblem("extension_not_allowed", err);
+  }
+  try {
+    checkSize(policy, ext, stat.size);
+  } catch (err) {
+    return asProblem("too_large", err);
   }
   // Every name publish gives is outputName's, with or without a hash suffix, and outputName leaves such a name as it is.
   const given = outputName(name);

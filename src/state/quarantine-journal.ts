@@ -19,6 +19,7 @@ export type QuarantineReason =
   | "name_refused"
   | "name_not_prepared"
   | "extension_not_allowed"
+  | "too_large"
   | "hard_links"
   | "symlink"
   | "directory"

@@ -1,18 +1,18 @@
 // The guard: everything in the outbox is deliverable, yet any process of the
 // agent's user can write there directly, ledger included. It fails closed: an
 // entry stays only when it is a regular file with a valid UTF-8 name that
-// prepare would have published it under (its name rules, the allow-list, one
-// hard link: prepare/outbox-entry.ts), that a well-formed ledger record names
-// with these very bytes, *and* those bytes pass prepare's content checks
+// prepare would have published it under (its name rules, the allow-list, the
+// size cap, one hard link: prepare/outbox-entry.ts), that a well-formed ledger
+// record names with these very bytes, *and* those bytes pass prepare's content checks
 // (judged here, on the file in the outbox, by prepare's own entry point).
 // Everything else is moved into the quarantine. Entries are judged by lstat,
 // never followed.
 //
 // Two paths, so that a long check never delays a reaction: what can be told
 // from the name, lstat and the ledger (a planted file, a link, a directory, a
-// name prepare never gives, an extension off the allow-list, a second hard
-// link, a size no record has) is quarantined at once, synchronously;
-// reading and judging the bytes of a file a record names runs one file at a
+// name prepare never gives, an extension off the allow-list, a size over the
+// cap, a second hard link, a size no record has) is quarantined at once,
+// synchronously; reading and judging the bytes of a file a record names runs one file at a
 // time in the background, in 1 MiB steps.
 import fs from "node:fs";
 import path from "node:path";
@@ -44,8 +44,13 @@ export interface GuardOptions {
   ledgerDir: string;
   /** The staging directory: a published file's other name, for a moment, is there. */
   stagingDir: string;
-  /** The extension allow-list prepare publishes by (the configuration's). */
+  /**
+   * The extension allow-list prepare publishes by, and its size cap for each
+   * extension (the watch passes the configuration's widened by its own flags:
+   * judge.ts widenPolicy).
+   */
   allow: readonly string[];
+  capFor(ext: string): number;
   /** Verifies the outbox again (re-creating it when missing) after it vanished; throws when it is unsafe. */
   reopen?: () => void;
   logger?: Logger;
@@ -84,6 +89,7 @@ const RULE_REASON: Record<EntryRule, QuarantineReason> = {
   name_refused: "name_refused",
   name_not_prepared: "name_not_prepared",
   extension_not_allowed: "extension_not_allowed",
+  too_large: "too_large",
   hard_links: "hard_links",
 };
 

@@ -26,14 +26,16 @@
 //   name is moved aside (renamed, never deleted);
 // - the holder answers every connection with its PID and start time, which
 //   the refused starter prints, and the outbox's holder with the allow-list
-//   its guard judges entries by: prepare asks it before publishing an
-//   extension its --allow adds (watchHolder).
+//   and size caps its guard judges entries by: prepare asks it before
+//   publishing by a policy its flags widen, and the gate whenever the lock is
+//   another one (watchHolder).
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { FatalError, isErrno } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
+import type { WatchGuard } from "../prepare/judge.js";
 
 /** The lock's directory inside the outbox's state directory and inside each drop folder. */
 export const LOCK_DIR = ".media-outbox-watch";
@@ -49,12 +51,26 @@ const BREAK_POLL_MS = 20;
 const BREAK_PATIENCE_MS = 30_000;
 const ATTEMPTS = 20;
 
-interface Holder {
+/** The outbox's lock only: what its guard leaves in the outbox. */
+export interface GuardAnswer {
+  /** The extensions. */
+  allow: string[];
+  /** The size cap of each, in bytes. */
+  caps: Record<string, number>;
+}
+
+interface Holder extends Partial<GuardAnswer> {
   pid?: number;
   started?: string;
   nonce?: string;
-  /** The outbox's lock only: the extensions its guard leaves in the outbox. */
-  allow?: string[];
+}
+
+/** The caps a holder's answer gives, when they are well-formed: non-negative whole numbers of bytes. */
+function capsOf(value: unknown): Record<string, number> | undefined {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return undefined;
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (!entries.every(([, v]) => Number.isSafeInteger(v) && (v as number) >= 0)) return undefined;
+  return Object.fromEntries(entries) as Record<string, number>;
 }
 
 /** Where a test may hold a starter or a holder, to play races out in a chosen order. */
@@ -110,7 +126,14 @@ function probe(file: string): Promise<Probe> {
       try {
         const h = JSON.parse(text) as Holder;
         const allow = Array.isArray(h.allow) && h.allow.every((e) => typeof e === "string") ? { allow: h.allow } : {};
-        return { ...(Number.isSafeInteger(h.pid) ? { pid: h.pid } : {}), ...(typeof h.started === "string" ? { started: h.started } : {}), ...(typeof h.nonce === "string" ? { nonce: h.nonce } : {}), ...allow };
+        const caps = capsOf(h.caps);
+        return {
+          ...(Number.isSafeInteger(h.pid) ? { pid: h.pid } : {}),
+          ...(typeof h.started === "string" ? { started: h.started } : {}),
+          ...(typeof h.nonce === "string" ? { nonce: h.nonce } : {}),
+          ...allow,
+          ...(caps ? { caps } : {}),
+        };
       } catch {
         return {};
       }
@@ -193,12 +216,13 @@ export class WatchLock {
   /**
    * Takes the lock of `folder` (the outbox's state directory, a drop folder)
    * for `what` (the outbox, a drop folder), or throws FatalError
-   * `already_running` naming the process that holds it. `allow`, for the
-   * outbox's lock: the allow-list the guard judges by, told to every prober.
+   * `already_running` naming the process that holds it. `guard`, for the
+   * outbox's lock: the allow-list and caps the guard judges by, told to every
+   * prober.
    */
-  static async acquire(folder: string, what: string, seams: LockSeams = {}, allow?: readonly string[]): Promise<WatchLock> {
+  static async acquire(folder: string, what: string, seams: LockSeams = {}, guard?: GuardAnswer): Promise<WatchLock> {
     const nonce = randomBytes(12).toString("hex");
-    const me = JSON.stringify({ pid: process.pid, started: new Date().toISOString(), nonce, ...(allow ? { allow } : {}) });
+    const me = JSON.stringify({ pid: process.pid, started: new Date().toISOString(), nonce, ...(guard ? { allow: guard.allow, caps: guard.caps } : {}) });
     const server = net.createServer((c) => c.end(`${me}\n`));
     server.on("error", () => {});
     let temp: string | undefined;
@@ -336,8 +360,38 @@ async function sweepLeftovers(dir: string): Promise<void> {
   }
 }
 
-/** A running watch, as its lock answers: who, and (the outbox's lock) the allow-list its guard judges by. */
+/** A running watch, as its lock answers: who, and (the outbox's lock) the allow-list and caps its guard judges by. */
 export type WatchHolder = Omit<Holder, "nonce">;
+
+/**
+ * What the lock of `folder` is now (inode and ctime), or undefined when there
+ * is none: one lstat. The gate asks the lock again only when this changes
+ * (a watch started, or another took over).
+ */
+export function lockIdentity(folder: string): string | undefined {
+  try {
+    return identityOf(path.join(folder, LOCK_DIR, HOLDER));
+  } catch {
+    // Not ours to look at (another user's lock directory): no watch that this process can ask.
+    return undefined;
+  }
+}
+
+/**
+ * The guard of the watch `holder`, as prepare and the gate judge by it
+ * (judge.ts WatchGuard). A watch of an earlier version does not say its
+ * policy: it judges by the configuration's allow-list (`configured`) and by
+ * no size cap.
+ */
+export function watchGuardOf(holder: WatchHolder, configured: readonly string[]): WatchGuard {
+  const caps = holder.caps;
+  return {
+    allow: holder.allow ?? configured,
+    // An extension its answer gives no cap for is one it quarantines at any size (never one of its allow-list).
+    capFor: (ext) => (caps ? (Object.hasOwn(caps, ext) ? caps[ext]! : 0) : Number.MAX_SAFE_INTEGER),
+    who: holder.pid !== undefined ? `process ${holder.pid}` : "another process",
+  };
+}
 
 /**
  * The watch that holds the lock of `folder` (the outbox's state directory),
@@ -345,7 +399,13 @@ export type WatchHolder = Omit<Holder, "nonce">;
  * there is no lock. Nothing is made or removed.
  */
 export async function watchHolder(folder: string): Promise<WatchHolder | undefined> {
-  const found = await probe(path.join(folder, LOCK_DIR, HOLDER));
+  let found: Probe;
+  try {
+    found = await probe(path.join(folder, LOCK_DIR, HOLDER));
+  } catch {
+    // The lock cannot be looked at (another user's directory): no watch this process can ask.
+    return undefined;
+  }
   if (found.state !== "held") return undefined;
   const { nonce: _, ...holder } = found.holder;
   return holder;

@@ -11,10 +11,11 @@ import { assertDedicated } from "../safety/dedicated.js";
 import { resolveExisting } from "../safety/denylist.js";
 import { isWithin } from "../safety/gateway.js";
 import { folderPathProblem } from "../safety/path-text.js";
+import { type Policy, policyOf, widenPolicy } from "../prepare/judge.js";
 import { type Layout, openLayout } from "../state/layout.js";
 import { DropFolder } from "./drop.js";
 import { WatchWorkers } from "./watch-workers.js";
-import { WatchLock } from "./lock.js";
+import { type GuardAnswer, WatchLock } from "./lock.js";
 import type { EventSink, WatchEvent } from "./events.js";
 import { DEFAULT_RESCAN_MS, OutboxGuard } from "./guard.js";
 import { WorkQueue } from "./work-queue.js";
@@ -25,6 +26,12 @@ export const DEFAULT_MAX_IN_FLIGHT = 4;
 export interface WatchOptions {
   /** Resolved configuration: outbox, quarantine, `watch.drop`, `watch.settleMs`, `watch.keep`, policy. */
   config: Config;
+  /**
+   * The configuration without the watch's own policy flags (`--allow`,
+   * `--max-size`, `--platform`): what a plain prepare publishes by. The guard
+   * keeps what either publishes (guardPolicy). Default: `config`.
+   */
+  configured?: Config;
   logger?: Logger;
   /** Called for each outcome (the CLI prints them as JSON lines). */
   onEvent?: EventSink;
@@ -108,6 +115,22 @@ function checkQuarantinePrivate(dir: string): void {
   }
 }
 
+/**
+ * What the guard judges by: everything a plain prepare publishes (the
+ * configuration's policy) and everything this watch's drop folders publish
+ * (its own flags). A watch started with a narrower --allow, --max-size or
+ * --platform narrows its drops only: judged by its flags alone, the guard
+ * would quarantine a file a plain prepare had just published and printed.
+ */
+function guardPolicy(config: Config, configured: Config): Pick<Policy, "allow" | "capFor"> {
+  return widenPolicy(policyOf(config), policyOf(configured));
+}
+
+/** The guard's policy as the outbox's lock tells it: the allow-list and each extension's cap. */
+function guardAnswer(policy: Pick<Policy, "allow" | "capFor">): GuardAnswer {
+  return { allow: [...policy.allow], caps: Object.fromEntries(policy.allow.map((ext) => [ext, policy.capFor(ext)])) };
+}
+
 export class Watch {
   readonly layout: Layout;
   readonly drops: string[];
@@ -116,8 +139,8 @@ export class Watch {
   private readonly queue: WorkQueue;
   private readonly workers: WatchWorkers;
   private readonly locks: WatchLock[] = [];
-  /** The allow-list the guard judges by. */
-  private readonly allow: readonly string[];
+  /** The policy the guard judges by (guardPolicy). */
+  private readonly guardPolicy: Pick<Policy, "allow" | "capFor">;
   private readonly logger: Logger;
   private readonly emit: EventSink;
   private stopping: Promise<void> | undefined;
@@ -127,7 +150,7 @@ export class Watch {
     const { config } = options;
     const rescanMs = Math.min(options.rescanMs ?? DEFAULT_RESCAN_MS, 5000);
     this.logger = options.logger ?? silentLogger;
-    this.allow = config.allow;
+    this.guardPolicy = guardPolicy(config, options.configured ?? config);
     this.emit = (event: WatchEvent) => options.onEvent?.(event);
     config.watch.drop.forEach(checkDropName);
     assertDedicated(config);
@@ -151,7 +174,8 @@ export class Watch {
       quarantineDir: this.layout.quarantineDir,
       ledgerDir: this.layout.ledgerDir,
       stagingDir: this.layout.stagingDir,
-      allow: config.allow,
+      allow: this.guardPolicy.allow,
+      capFor: this.guardPolicy.capFor,
       reopen: () => void openLayout(config),
       logger: this.logger,
       onEvent: this.emit,
@@ -180,8 +204,8 @@ export class Watch {
   async start(): Promise<void> {
     // One watch per outbox and per drop folder: a second one stops here (exit 2).
     try {
-      // The outbox's lock tells prepare the allow-list the guard judges by (lock.ts watchHolder).
-      await this.lock(this.layout.stateDir, `the outbox ${escapeText(this.layout.outbox)}`, this.allow);
+      // The outbox's lock tells prepare and the gate the policy the guard judges by (lock.ts watchHolder).
+      await this.lock(this.layout.stateDir, `the outbox ${escapeText(this.layout.outbox)}`, guardAnswer(this.guardPolicy));
       for (const drop of this.drops) await this.lock(drop, `the drop folder ${escapeText(drop)}`);
     } catch (err) {
       // The locks already taken are given back: nothing of this watch stays.
@@ -197,9 +221,9 @@ export class Watch {
     this.emit({ event: "ready" });
   }
 
-  private async lock(folder: string, what: string, allow?: readonly string[]): Promise<void> {
+  private async lock(folder: string, what: string, guard?: GuardAnswer): Promise<void> {
     if (this.stopping) return;
-    const lock = await WatchLock.acquire(folder, what, {}, allow);
+    const lock = await WatchLock.acquire(folder, what, {}, guard);
     this.locks.push(lock);
     // Stopped while the lock was taken: stop() has already released the others.
     if (this.stopping) await this.releaseLocks();
