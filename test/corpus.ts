@@ -47,6 +47,34 @@ export class Fakes {
 
 const b64url = (text: string) => Buffer.from(text).toString("base64url");
 
+/**
+ * A fake key of each kind of trigger the scan starts a token at, by label, with
+ * what the scan calls it: a vendor word (ghp_, github_pat_, GOCSPX-, sk-or-v1-,
+ * sk-ant-api03-), a literal (AIza, SK, EAA), a JWT's dot, a Telegram token's
+ * colon, a Discord token's dots; and after the Anthropic key, `words`: keys of
+ * a vendor word and 40 letters (each caller's own, in its order). Made from `f`
+ * in that order, so a seed gives the same keys; `f` goes on from there.
+ */
+export function triggerKeys(f: Fakes, words: [label: string, prefix: string, what: string][]): Record<string, [key: string, what: string]> {
+  const keys: Record<string, [string, string]> = {
+    github: [`ghp_${f.pick(ALNUM, 36)}`, "a GitHub token"],
+    "github-fine-grained": [`github_pat_${f.pick(ALNUM, 22)}_${f.pick(ALNUM, 59)}`, "a GitHub token"],
+    "google-oauth": [`GOCSPX-${f.pick(B64URL, 28)}`, "a Google OAuth client secret or token"],
+    openrouter: [`sk-or-v1-${f.pick(HEX, 64)}`, "an OpenRouter API key"],
+    anthropic: [`sk-ant-api03-${f.pick(B64URL, 93)}AA`, "an Anthropic API key"],
+  };
+  for (const [label, prefix, what] of words) keys[label] = [`${prefix}${f.pick(ALNUM, 40)}`, what];
+  return {
+    ...keys,
+    google: [`AIza${f.pick(B64URL, 35)}`, "a Google API key"],
+    twilio: [`SK${f.pick(HEX, 32)}`, "a Twilio API key"],
+    meta: [`EAAG${f.pick(ALNUM, 180)}`, "a Meta (WhatsApp Cloud, Facebook) access token"],
+    jwt: [`${b64url('{"alg":"HS256","typ":"JWT"}')}.${b64url(`{"sub":"${f.pick(DIGITS, 8)}","iat":1700000000}`)}.${f.pick(B64URL, 43)}`, "a JSON Web Token"],
+    telegram: [`7${f.pick(DIGITS, 9)}:AA${f.pick(B64URL, 33)}`, "a Telegram bot token"],
+    discord: [`${b64url(`1${f.pick(DIGITS, 18)}`)}.${f.pick(B64URL, 6)}.${f.pick(B64URL, 38)}`, "a Discord bot token"],
+  };
+}
+
 /** One fake of every format the rules know, by label. */
 export function positives(seed = 11): Record<string, string> {
   const f = new Fakes(seed);

@@ -85,6 +85,40 @@ function intoDir(name: string): string {
 /** gate-secrets' journal lines. */
 const lines = (stderr: string) => stderr.split("\n").filter((l) => l !== "");
 
+/** The Codex CLI's auth.json holding `token`, for `account`. */
+const codexAuthJson = (token: string, account: string) => JSON.stringify({ tokens: { refresh_token: token, account_id: account } });
+
+/** The watch unit of the path `p`, named as systemd-escape --path names it (the oracle for the names gate-secrets starts). */
+const watchUnitOf = (p: string) => `media-outbox-gate-secrets-watch@${execFileSync("systemd-escape", ["--path", p], { encoding: "utf8" }).trim()}.path`;
+
+/**
+ * For a describe whose tests start gates on their copies: the function it
+ * returns starts one with `copies` as its credentials, in a home of its own;
+ * the describe's gates are ended and their homes removed after it.
+ */
+function gatesOnCopies(): (copies: string) => Promise<Gate> {
+  const homes: ReturnType<typeof makeHome>[] = [];
+  afterAll(async () => {
+    await killAll();
+    for (const h of homes) h.cleanup();
+  });
+  return (copies) => {
+    const h = makeHome();
+    homes.push(h);
+    return startGate(h.home, { ...h.env, HERMES_HOME: path.join(h.home, "gate-home"), CREDENTIALS_DIRECTORY: copies });
+  };
+}
+
+/** Each value, sent to the gate in a file, is refused as a secret, the reason holding its `reason`, and never echoed back. */
+async function expectRefused(gate: Gate, cases: readonly (readonly [value: string, reason: string])[]): Promise<void> {
+  for (const [value, reason] of cases) {
+    const answer = await rawExchange(gate.socket, post("leak.txt", `notes: ${value}\n`));
+    expect(answer.json, value).toMatchObject({ success: false, media: [], media_dropped: [{ path: "leak.txt", code: "secret_detected" }] });
+    expect(answer.json.media_dropped[0].reason).toContain(reason);
+    expect(answer.body).not.toContain(value);
+  }
+}
+
 beforeAll(() => {
   if (process.getuid?.() !== 0) throw new Error("gate-secrets reads files as another user, which needs root: run the tests as root (as CI does)");
   base = fs.mkdtempSync(path.join(os.tmpdir(), "mo-secrets-"));
@@ -1191,7 +1225,7 @@ describe("gate-secrets: the profiles of a Hermes home (USER:?profiles:DIR/), lis
     nobodysFile(home, ".hermes/profiles/my-work/.env", "WORK_SERVICE_TOKEN=Ww3Kq8Wz2Lx7Vb4Rt9Zp\n");
     const copies = intoDir("run-profiles-watched");
     const log = path.join(base, "systemctl-watched.log");
-    const unit = (p: string) => `media-outbox-gate-secrets-watch@${execFileSync("systemd-escape", ["--path", p], { encoding: "utf8" }).trim()}.path`;
+    const unit = watchUnitOf;
     const stale = unit("/srv/gone/profiles/old/.env");
     // A fake systemctl: logs each call and what the copies are then; at its first start, a profile is made (as Hermes makes one).
     const fake = path.join(base, "fake-systemctl");
@@ -1336,14 +1370,8 @@ describe("gate-secrets: the CODEX_HOME a Hermes home's .env sets (USER:PATH/.env
   // Values of no vendor format: only the copies can make them known.
   const CODEX_A = "Ca7Kq2Wz9Lx4Vb8Rt3Nm";
   const CODEX_B = "Cb3Hv8Qm2Wx7Lz4Kd9Rp";
-  let h: ReturnType<typeof makeHome> | undefined;
-
-  afterAll(async () => {
-    await killAll();
-    h?.cleanup();
-  });
-
-  const codexAuth = (token: string) => JSON.stringify({ tokens: { refresh_token: token, account_id: "acct-2468" } });
+  const startGateOn = gatesOnCopies();
+  const codexAuth = (token: string) => codexAuthJson(token, "acct-2468");
 
   it("copies the Codex CLI's auth.json where a home's .env puts CODEX_HOME, one set after a run at the next (read as the agent; ~ the .env's HOME, else the passwd home), named as a gateway's $CODEX_HOME copy; not a file the line names already, nor a managed .env's; its copy goes with the setting, the file or the .env; the gate refuses its value, never printing it", async () => {
     const home = path.join(base, "home-codex");
@@ -1380,17 +1408,12 @@ describe("gate-secrets: the CODEX_HOME a Hermes home's .env sets (USER:PATH/.env
     expect([st.uid, st.gid, st.mode & 0o7777]).toEqual([DAEMON, DAEMON, 0o400]);
     expect(fs.readdirSync(copies).filter((n) => n.endsWith("codex-home-auth.json")).sort()).toEqual(["hermes-env-0-codex-home-auth.json", "hermes-env-1-codex-home-auth.json", "hermes-env-3-codex-home-auth.json"]);
 
-    h = makeHome();
-    const gate = await startGate(h.home, { ...h.env, HERMES_HOME: path.join(h.home, "gate-home"), CREDENTIALS_DIRECTORY: copies });
-    for (const [value, n] of [
-      [CODEX_A, 0],
-      [CODEX_B, 1],
-    ] as const) {
-      const answer = await rawExchange(gate.socket, post("leak.txt", `notes: ${value}\n`));
-      expect(answer.json, value).toMatchObject({ success: false, media: [], media_dropped: [{ path: "leak.txt", code: "secret_detected" }] });
-      expect(answer.json.media_dropped[0].reason).toContain(`the value of tokens.refresh_token (the Codex CLI's auth.json in a gateway's $CODEX_HOME, credential hermes-env-${n}-codex-home-auth.json)`);
-      expect(answer.body).not.toContain(value);
-    }
+    const gate = await startGateOn(copies);
+    const codexHomeCopy = (n: number) => `the value of tokens.refresh_token (the Codex CLI's auth.json in a gateway's $CODEX_HOME, credential hermes-env-${n}-codex-home-auth.json)`;
+    await expectRefused(gate, [
+      [CODEX_A, codexHomeCopy(0)],
+      [CODEX_B, codexHomeCopy(1)],
+    ]);
     expect(gateLeftBehind(gate)).toEqual({ outbox: [], staging: [], ledger: [] });
     for (const value of [CODEX_A, CODEX_B]) expect(gate.log() + first.stderr + second.stderr).not.toContain(value);
 
@@ -1447,7 +1470,7 @@ describe("gate-secrets: the CODEX_HOME a Hermes home's .env sets (USER:PATH/.env
     const profiles = path.join(root, ".hermes", "profiles");
     const copies = intoDir("run-home-codex-watched");
     const log = path.join(base, "systemctl-home-codex.log");
-    const unit = (p: string) => `media-outbox-gate-secrets-watch@${execFileSync("systemd-escape", ["--path", p], { encoding: "utf8" }).trim()}.path`;
+    const unit = watchUnitOf;
     const stale = unit(path.join(root, "codex-before", "auth.json"));
     // A fake systemctl: logs each call and what the copies are then.
     const fake = path.join(base, "fake-systemctl-home-codex");
@@ -1483,14 +1506,8 @@ describe("gate-secrets: a gateway's environment (USER:?gateway:UNIT), resolved a
   const CODEX_C = "Gc5Jt8Wq1Zr6Kn3Vx9Lb";
   const MANAGED = "Mg7Kd2Vx9Qp4Lr8Tw3Zn";
   const MANAGED_NEW = "Mn2Wq8Zx4Kv7Rp3Tb9Hd";
-  let h: ReturnType<typeof makeHome> | undefined;
-
-  afterAll(async () => {
-    await killAll();
-    h?.cleanup();
-  });
-
-  const codexAuth = (token: string) => JSON.stringify({ tokens: { refresh_token: token, account_id: "acct-1357" } });
+  const startGateOn = gatesOnCopies();
+  const codexAuth = (token: string) => codexAuthJson(token, "acct-1357");
   /** A root-owned file (a unit, a drop-in, a root-only environment file). */
   const rootFile = (file: string, content: string, mode = 0o644) => {
     fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o755 });
@@ -1540,17 +1557,11 @@ describe("gate-secrets: a gateway's environment (USER:?gateway:UNIT), resolved a
     const st = fs.statSync(copy("hermes-env-1-managed.env"));
     expect([st.uid, st.gid, st.mode & 0o7777]).toEqual([DAEMON, DAEMON, 0o400]);
 
-    h = makeHome();
-    const gate = await startGate(h.home, { ...h.env, HERMES_HOME: path.join(h.home, "gate-home"), CREDENTIALS_DIRECTORY: copies });
-    for (const [value, where] of [
+    const gate = await startGateOn(copies);
+    await expectRefused(gate, [
       [MANAGED, "the value of MANAGED_SERVICE_TOKEN (the managed Hermes scope in a gateway's $HERMES_MANAGED_DIR, credential hermes-env-1-managed.env)"],
       [CODEX_C, "the value of tokens.refresh_token (the Codex CLI's auth.json in a gateway's $CODEX_HOME, credential hermes-env-1-codex-home-auth.json)"],
-    ] as const) {
-      const answer = await rawExchange(gate.socket, post("leak.txt", `notes: ${value}\n`));
-      expect(answer.json, value).toMatchObject({ success: false, media: [], media_dropped: [{ path: "leak.txt", code: "secret_detected" }] });
-      expect(answer.json.media_dropped[0].reason).toContain(where);
-      expect(answer.body).not.toContain(value);
-    }
+    ]);
     expect(gateLeftBehind(gate)).toEqual({ outbox: [], staging: [], ledger: [] });
 
     // The managed .env now sets MEDIA_OUTBOX_DIR (install refuses that): not followed, said loudly, the copies from before kept as they were.
@@ -1603,23 +1614,15 @@ describe("gate-secrets: a gateway's environment (USER:?gateway:UNIT), resolved a
     const st = fs.statSync(path.join(copies, "hermes-env-2-vertex-credentials.json"));
     expect([st.uid, st.gid, st.mode & 0o7777]).toEqual([DAEMON, DAEMON, 0o400]);
 
-    const own = makeHome();
-    const gate = await startGate(own.home, { ...own.env, HERMES_HOME: path.join(own.home, "gate-home"), CREDENTIALS_DIRECTORY: copies });
-    for (const [value, where] of [
+    const gate = await startGateOn(copies);
+    await expectRefused(gate, [
       [ACCESS, "the value of access_token (the shared Nous OAuth store in a gateway's $HERMES_SHARED_AUTH_DIR, credential hermes-env-2-nous-shared-auth.json)"],
       [ROOT_REFRESH, "the value of refresh_token (credential hermes-env-1)"],
       [KEY_LINE, "the value of private_key (the Google service account key a gateway's $VERTEX_CREDENTIALS_PATH names, credential hermes-env-2-vertex-credentials.json)"],
       [OTHER_KEY_LINE, "the value of private_key (the Google service account key a gateway's $GOOGLE_APPLICATION_CREDENTIALS names, credential hermes-env-2-google-application-credentials.json)"],
-    ] as const) {
-      const answer = await rawExchange(gate.socket, post("leak.txt", `notes: ${value}\n`));
-      expect(answer.json, value).toMatchObject({ success: false, media: [], media_dropped: [{ path: "leak.txt", code: "secret_detected" }] });
-      expect(answer.json.media_dropped[0].reason).toContain(where);
-      expect(answer.body).not.toContain(value);
-    }
+    ]);
     expect(gateLeftBehind(gate)).toEqual({ outbox: [], staging: [], ledger: [] });
     for (const value of [ACCESS, ROOT_REFRESH, KEY_LINE, OTHER_KEY_LINE]) expect(gate.log() + r.stderr).not.toContain(value);
-    await killAll();
-    own.cleanup();
 
     // Relative in the Hermes .env, which Hermes loads over the unit's: not followed, a journal line; that copy goes.
     fs.writeFileSync(dotEnv, "VERTEX_CREDENTIALS_PATH=keys/vertex.json\n");
@@ -1641,7 +1644,7 @@ describe("gate-secrets: a gateway's environment (USER:?gateway:UNIT), resolved a
     const dropIn = rootFile(path.join(units, "hermes-gateway.service.d", "50-plain.conf"), "[Service]\nEnvironment=LOG_LEVEL=debug\n");
     const copies = intoDir("run-gateway-watch");
     const log = path.join(base, "systemctl-gateway.log");
-    const watchUnit = (p: string) => `media-outbox-gate-secrets-watch@${execFileSync("systemd-escape", ["--path", p], { encoding: "utf8" }).trim()}.path`;
+    const watchUnit = watchUnitOf;
     const fake = path.join(base, "fake-systemctl-gateway");
     fs.writeFileSync(fake, `#!/bin/sh\nprintf '%s | %s\\n' "$*" "$(ls -A '${copies}' | tr '\\n' ' ')" >> '${log}'\n`, { mode: 0o755 });
     const r = run(["--into", copies, "--watch-profiles", `nobody:${dotEnv}`, `nobody:?gateway:${unit}`], { env: { MEDIA_OUTBOX_SYSTEMCTL: fake } });

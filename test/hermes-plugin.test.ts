@@ -64,9 +64,14 @@ describe("install hermes-plugin / uninstall hermes-plugin", () => {
     expect(again.stderr).toContain("already enables media-outbox");
     expect(fs.readFileSync(path.join(pluginDir(), "__init__.py"), "utf8")).toBe(fs.readFileSync(path.join(SHIPPED, "__init__.py"), "utf8"));
 
+    // What the plugin kept for a reply goes with it (Hermes' own state directory stays).
+    const state = path.join(hermes(), "state", "media-outbox");
+    put(path.join(state, "delegated.json"), '{"version": 1, "sessions": {}}', 0o600);
     const u = cli(["uninstall", "hermes-plugin"], { env: t.env });
     expect(u.code, u.stderr).toBe(0);
     expect(u.stdout).toContain(`restored ${config}`);
+    expect(u.stdout).toContain(`removed ${state}\n`);
+    fs.rmdirSync(path.dirname(state));
     expect(snapshot(hermes())).toEqual(before);
   });
 
@@ -115,8 +120,16 @@ describe("install hermes-plugin / uninstall hermes-plugin", () => {
     expect(cli(["install", "hermes-plugin"], { env: t.env }).code).toBe(0);
     expect(fs.readFileSync(config, "utf8")).toBe("plugins:\n  enabled: [a, b, media-outbox]   # flow\n");
     fs.appendFileSync(config, "timezone: UTC\n");
+    // A link where the plugin's state would be is not the plugin's: left alone, and what it points to too.
+    const elsewhere = put(path.join(t.home, "elsewhere", "keep.txt"), "keep\n");
+    const link = path.join(hermes(), "state", "media-outbox");
+    fs.mkdirSync(path.dirname(link));
+    fs.symlinkSync(path.dirname(elsewhere), link);
     const u = cli(["uninstall", "hermes-plugin"], { env: t.env });
     expect(u.code, u.stderr).toBe(0);
+    expect(fs.lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(fs.readFileSync(elsewhere, "utf8")).toBe("keep\n");
+    expect(u.stdout).not.toContain(link);
     expect(fs.readFileSync(config, "utf8")).toBe("plugins:\n  enabled: [a, b]   # flow\ntimezone: UTC\n");
     expect(u.stdout).toMatch(/^backup /m);
     expect(fs.existsSync(pluginDir())).toBe(false);

@@ -17,7 +17,7 @@ import { BLOCK, REREAD_BYTES, REREAD_DUMP_BYTES, REREAD_TERMINAL_BYTES, type Rer
 import { CSI_PARAMETERS_MAX, SEQUENCE_BACK_MAX } from "../src/content/terminal-escapes.js";
 import { Form } from "../src/content/text-forms.js";
 import { WRITTEN_ESCAPE_ENDS_BEFORE, writtenEscapeEndsAt } from "../src/content/written-escapes.js";
-import { Fakes, docx, negatives, rng } from "./corpus.js";
+import { Fakes, docx, negatives, rng, triggerKeys } from "./corpus.js";
 import { cli, leftBehind, makeHome, write } from "./helpers.js";
 import { systemPython } from "./python-env.js";
 
@@ -742,27 +742,16 @@ describe("keys cut by line breaks", () => {
 // captured terminal's output (`script`, a CI log, `grep --color`) writes one
 // before a key, and its final byte, a letter, read as the token's.
 describe("a key right after a terminal's control sequence", () => {
-  const f = new Fakes(30);
-  const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-  const b64url = (text: string) => Buffer.from(text).toString("base64url");
-  /** Fakes made here (seeded), one a trigger: a vendor word, a literal (AIza, SK, EAA), a JWT's dot, a Telegram token's colon. */
-  const keys: Record<string, [string, string]> = {
-    github: [`ghp_${f.pick(ALNUM, 36)}`, "a GitHub token"],
-    // Six letters before its connector: after `\x1b[1;32m` the walk back for the word stops at WORD_MAX inside the digits.
-    "github-fine-grained": [`github_pat_${f.pick(ALNUM, 22)}_${f.pick(ALNUM, 59)}`, "a GitHub token"],
-    "google-oauth": [`GOCSPX-${f.pick(`${ALNUM}_-`, 28)}`, "a Google OAuth client secret or token"],
-    openrouter: [`sk-or-v1-${f.pick("0123456789abcdef", 64)}`, "an OpenRouter API key"],
-    anthropic: [`sk-ant-api03-${f.pick(`${ALNUM}_-`, 93)}AA`, "an Anthropic API key"],
-    // Eight letters before its connector: the walk back for the word stops at WORD_MAX, after the sequence's final letter.
-    retaindb: [`retaindb_${f.pick(ALNUM, 40)}`, "a RetainDB API key"],
-    mem0: [`mem0_${f.pick(ALNUM, 40)}`, "a Mem0 API key"],
-    google: [`AIza${f.pick(`${ALNUM}_-`, 35)}`, "a Google API key"],
-    twilio: [`SK${f.pick("0123456789abcdef", 32)}`, "a Twilio API key"],
-    meta: [`EAAG${f.pick(ALNUM, 180)}`, "a Meta (WhatsApp Cloud, Facebook) access token"],
-    jwt: [`${b64url('{"alg":"HS256","typ":"JWT"}')}.${b64url(`{"sub":"${f.pick("0123456789", 8)}","iat":1700000000}`)}.${f.pick(`${ALNUM}_-`, 43)}`, "a JSON Web Token"],
-    telegram: [`7${f.pick("0123456789", 9)}:AA${f.pick(`${ALNUM}_-`, 33)}`, "a Telegram bot token"],
-    discord: [`${b64url(`1${f.pick("0123456789", 18)}`)}.${f.pick(`${ALNUM}_-`, 6)}.${f.pick(`${ALNUM}_-`, 38)}`, "a Discord bot token"],
-  };
+  /**
+   * Fakes made here (seeded), one a trigger: a vendor word, a literal (AIza, SK, EAA), a JWT's dot, a Telegram token's colon.
+   * GitHub's fine-grained token has six letters before its connector: after `\x1b[1;32m` the walk back for the word stops
+   * at WORD_MAX inside the digits. RetainDB's has eight: the walk back for the word stops at WORD_MAX, after the sequence's
+   * final letter.
+   */
+  const keys = triggerKeys(new Fakes(30), [
+    ["retaindb", "retaindb_", "a RetainDB API key"],
+    ["mem0", "mem0_", "a Mem0 API key"],
+  ]);
   /** SGR codes as terminals and tools write them (bold green, a reset, 256 colours, an erase, grep's), each as the last before the key. */
   const ESCAPES = ["\x1b[1;32m", "\x1b[0m", "\x1b[m", "\x1b[38;5;208m", "\x1b[K", "\x1b[01;31m\x1b[K", "\x1b[0;1;39m", "\x1b[?25h"];
   /** An escape that ends right before the key, and one right after it (`\x1b[0m`, `\x1b[K`): the key's end needs no other boundary. */
@@ -893,23 +882,11 @@ describe("a key right after a terminal's control sequence", () => {
 describe("a key right after an escape written as text", () => {
   const f = new Fakes(32);
   const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-  const b64url = (text: string) => Buffer.from(text).toString("base64url");
   /** Fakes made here (seeded), one a trigger: a vendor word, a literal (AIza, SK, EAA), a JWT's dot, a Telegram token's colon. */
-  const keys: Record<string, [string, string]> = {
-    github: [`ghp_${f.pick(ALNUM, 36)}`, "a GitHub token"],
-    "github-fine-grained": [`github_pat_${f.pick(ALNUM, 22)}_${f.pick(ALNUM, 59)}`, "a GitHub token"],
-    "google-oauth": [`GOCSPX-${f.pick(`${ALNUM}_-`, 28)}`, "a Google OAuth client secret or token"],
-    openrouter: [`sk-or-v1-${f.pick("0123456789abcdef", 64)}`, "an OpenRouter API key"],
-    anthropic: [`sk-ant-api03-${f.pick(`${ALNUM}_-`, 93)}AA`, "an Anthropic API key"],
-    stripe: [`sk_live_${f.pick(ALNUM, 40)}`, "a Stripe secret key"],
-    retaindb: [`retaindb_${f.pick(ALNUM, 40)}`, "a RetainDB API key"],
-    google: [`AIza${f.pick(`${ALNUM}_-`, 35)}`, "a Google API key"],
-    twilio: [`SK${f.pick("0123456789abcdef", 32)}`, "a Twilio API key"],
-    meta: [`EAAG${f.pick(ALNUM, 180)}`, "a Meta (WhatsApp Cloud, Facebook) access token"],
-    jwt: [`${b64url('{"alg":"HS256","typ":"JWT"}')}.${b64url(`{"sub":"${f.pick("0123456789", 8)}","iat":1700000000}`)}.${f.pick(`${ALNUM}_-`, 43)}`, "a JSON Web Token"],
-    telegram: [`7${f.pick("0123456789", 9)}:AA${f.pick(`${ALNUM}_-`, 33)}`, "a Telegram bot token"],
-    discord: [`${b64url(`1${f.pick("0123456789", 18)}`)}.${f.pick(`${ALNUM}_-`, 6)}.${f.pick(`${ALNUM}_-`, 38)}`, "a Discord bot token"],
-  };
+  const keys = triggerKeys(f, [
+    ["stripe", "sk_live_", "a Stripe secret key"],
+    ["retaindb", "retaindb_", "a RetainDB API key"],
+  ]);
   /** Escapes as JSON, a repr, a CSV export, a URL and a shell write them, each the last before the key. */
   const WRITTEN = [
     "\\n",

@@ -20,6 +20,8 @@ export const PLUGIN_NAME = "media-outbox";
 const PLUGIN_FILES = ["plugin.yaml", "__init__.py"];
 const COMMAND_FILE = "command.json";
 const RECORD_FILE = ".media-outbox-install.json";
+/** Where the plugin keeps what waits for a reply across a gateway restart (the plugin's STATE_DIRS, under the Hermes home). */
+const STATE_DIR = ["state", PLUGIN_NAME] as const;
 const ENABLED = ["plugins", "enabled"] as const;
 const DISABLED = ["plugins", "disabled"] as const;
 
@@ -227,6 +229,12 @@ export async function uninstallHermesPlugin(options: { config: Config; profile?:
   }
   fs.rmSync(target.pluginDir, { recursive: true, force: true });
   result.removed.push(target.pluginDir);
+  // The plugin's own state (subagents' files waiting for a reply): of no use without it. A link there is not the plugin's.
+  const state = path.join(target.hermesHome, ...STATE_DIR);
+  if (fs.lstatSync(state, { throwIfNoEntry: false })?.isDirectory()) {
+    fs.rmSync(state, { recursive: true, force: true });
+    result.removed.push(state);
+  }
   for (const dir of [...record.createdDirs].reverse()) {
     try {
       fs.rmdirSync(dir);

@@ -9,6 +9,7 @@ import importlib.util
 import json
 import logging
 import os
+import shutil
 import stat
 import sys
 import tempfile
@@ -88,6 +89,10 @@ class ShimTest(unittest.TestCase):
         self.saved_env = dict(os.environ)
         os.environ.update(MEDIA_OUTBOX_BIN=str(fake), FAKE_LOG=str(self.log), FAKE_OUTBOX=str(self.outbox), FAKE_MODE="ok")
         os.environ.pop("MEDIA_OUTBOX_REPLY_TIMEOUT", None)
+        # The plugin keeps state under the Hermes home: each test has its own.
+        self.hermes = self.dir / "hermes"
+        self.hermes.mkdir()
+        os.environ["HERMES_HOME"] = str(self.hermes)
         self.plugin = load_plugin()
         self.ctx = StandInContext()
         self.plugin.register(self.ctx)
@@ -336,6 +341,125 @@ class ShimTest(unittest.TestCase):
         self.hook("on_session_end")(session_id="s2", completed=True, interrupted=False)
         self.assertEqual(self.plugin.records.get("s2"), [])
 
+    # -- subagents' files across a gateway restart -----------------------------
+
+    def state(self):
+        return self.hermes / "state" / "media-outbox" / "delegated.json"
+
+    def restarted(self):
+        """The gateway restarted: a new plugin instance, its memory empty."""
+        plugin = load_plugin()
+        ctx = StandInContext()
+        plugin.register(ctx)
+        return plugin, {name: callbacks[0] for name, callbacks in ctx.hooks.items()}
+
+    def test_a_subagents_waiting_file_survives_a_gateway_restart_and_is_removed_once_delivered(self):
+        self.hook("subagent_start")(parent_session_id="parent", child_session_id="child")
+        self.hook("subagent_start")(parent_session_id="other-parent", child_session_id="other-child")
+        published = json.loads(self.ctx.tools["send_file"]["handler"]({"path": "/w/chart.csv"}, session_id="child"))["media"][0]["path"]
+        self.plugin.records.add("other-child", ["/o/other.png"])
+        self.assertEqual(json.loads(self.state().read_text()), {"version": 1, "sessions": {"parent": [published], "other-parent": ["/o/other.png"]}})
+        self.assertEqual(stat.S_IMODE(self.state().stat().st_mode), 0o600)
+        self.assertEqual(stat.S_IMODE(self.state().parent.stat().st_mode), 0o700)
+        plugin, hooks = self.restarted()
+        self.assertEqual(plugin.records.get("parent"), [published])
+        hooks["pre_llm_call"](session_id="parent")
+        self.assertEqual(hooks["transform_llm_output"](response_text="Your chart is ready.", session_id="parent"), "Your chart is ready.\nMEDIA:" + published)
+        # Delivered: gone from the file; the other session's file still waits.
+        self.assertEqual(json.loads(self.state().read_text()), {"version": 1, "sessions": {"other-parent": ["/o/other.png"]}})
+        hooks["on_session_end"](session_id="parent")
+        hooks["pre_llm_call"](session_id="parent")
+        self.assertIsNone(hooks["transform_llm_output"](response_text="Anything else?", session_id="parent"))
+        self.assertEqual(hooks["transform_llm_output"](response_text="Done.", session_id="other-parent"), "Done.\nMEDIA:/o/other.png")
+        # Nothing waits: no file is left, and no temporary one either.
+        self.assertEqual(os.listdir(self.state().parent), [])
+        # A turn's own files (not a subagent's) are not kept on disk: a restart ends the turn.
+        plugin.records.add("parent", ["/o/own.png"])
+        self.assertFalse(self.state().exists())
+
+    def test_the_state_file_stays_bounded(self):
+        sub_start = self.hook("subagent_start")
+        for i in range(self.plugin.MAX_SESSIONS + 10):
+            sub_start(parent_session_id="p-%d" % i, child_session_id="c-%d" % i)
+            self.plugin.records.add("c-%d" % i, ["/o/%d/%s.png" % (i, "x" * 3800)])
+        sessions = json.loads(self.state().read_text())["sessions"]
+        self.assertEqual(len(sessions), self.plugin.MAX_SESSIONS)
+        self.assertEqual(next(iter(sessions)), "p-10")
+        # Past its bytes, the oldest sessions go first.
+        sub_start(parent_session_id="big", child_session_id="big-child")
+        self.plugin.records.add("big-child", ["/o/%d/%s.png" % (i, "y" * 4000) for i in range(self.plugin.MAX_FILES_PER_TURN + 5)])
+        text = self.state().read_text()
+        self.assertLessEqual(len(text), self.plugin.MAX_STATE_BYTES)
+        sessions = json.loads(text)["sessions"]
+        self.assertEqual(list(sessions)[-1], "big")
+        self.assertEqual(len(sessions["big"]), self.plugin.MAX_FILES_PER_TURN)
+        self.assertLess(len(sessions), self.plugin.MAX_SESSIONS - 40)
+        self.assertEqual(list(sessions)[-2], "p-%d" % (self.plugin.MAX_SESSIONS + 9))
+        # A file grown past the bound (not by the plugin) is not read, and is replaced at the next write.
+        self.state().write_text(json.dumps({"version": 1, "sessions": {"big": ["/o/z.png"], "pad": ["x" * self.plugin.MAX_STATE_BYTES]}}))
+        plugin, _ = self.restarted()
+        with self.assertLogs(plugin.logger, logging.WARNING) as logs:
+            self.assertEqual(plugin.records.get("big"), [])
+        self.assertIn("is not read", logs.output[0])
+        # Unreadable or odd content the same way, without raising.
+        for odd in ["not json", "[1]", '{"version": 2, "sessions": {}}', "[" * 100000, '{"version": 1, "sessions": {"big": "/o/a.png", "s": [1, null, "/o/b.png"]}}']:
+            self.state().write_text(odd)
+            with self.assertLogs(plugin.logger, logging.WARNING) if "/o/b.png" not in odd else _no_logs():
+                self.assertEqual(plugin.records.claim("big"), [])
+        self.assertEqual(plugin.records.claim("s"), ["/o/b.png"])
+
+    def test_a_planted_link_is_never_followed(self):
+        sub_start = self.hook("subagent_start")
+        sub_start(parent_session_id="parent", child_session_id="child")
+        victim = self.dir / "victim.txt"
+        victim.write_text("the agent cannot write this\n")
+        planted = self.dir / "planted.json"
+        planted.write_text(json.dumps({"version": 1, "sessions": {"parent": ["/etc/passwd"]}}))
+        self.state().parent.mkdir(parents=True, mode=0o700)
+        # The state file a symlink: not read (its paths never join a reply), and replaced, not written through.
+        for target in (victim, planted):
+            self.state().symlink_to(target)
+            plugin, _ = self.restarted()
+            with self.assertLogs(plugin.logger, logging.WARNING):
+                self.assertEqual(plugin.records.get("parent"), [])
+            with self.assertLogs(plugin.logger, logging.WARNING):
+                self.plugin.records.add("child", ["/o/a.png"])
+            self.assertFalse(self.state().is_symlink())
+            self.assertEqual(json.loads(self.state().read_text())["sessions"], {"parent": ["/o/a.png"]})
+            self.state().unlink()
+        self.assertEqual(victim.read_text(), "the agent cannot write this\n")
+        # A hard link to another file, or a FIFO (a read would block): not read.
+        os.link(planted, self.state())
+        with self.assertLogs(self.plugin.logger, logging.WARNING):
+            self.assertEqual(self.restarted()[0].records.get("parent"), [])
+        self.state().unlink()
+        os.mkfifo(self.state())
+        with self.assertLogs(self.plugin.logger, logging.WARNING):
+            self.assertEqual(self.restarted()[0].records.get("parent"), [])
+        self.state().unlink()
+        # Either directory a symlink, or writable by others: nothing is written there, and the file still waits in memory.
+        elsewhere = self.dir / "elsewhere"
+        elsewhere.mkdir(mode=0o700)
+        ours, state = self.state().parent, self.state().parent.parent
+        for link in (ours, state):
+            shutil.rmtree(link)
+            link.symlink_to(elsewhere)
+            with self.assertLogs(self.plugin.logger, logging.WARNING) as logs:
+                self.plugin.records.add("child", ["/o/b.png"])
+            self.assertIn("wait in memory only", logs.output[0])
+            self.assertEqual(os.listdir(elsewhere), [])
+            link.unlink()
+            ours.mkdir(parents=True)
+            state.chmod(0o700)
+        ours.chmod(0o777)
+        ours.chmod(0o777)
+        with self.assertLogs(self.plugin.logger, logging.WARNING):
+            self.plugin.records.add("child", ["/o/c.png"])
+        self.assertEqual(os.listdir(ours), [])
+        with self.assertLogs(self.plugin.logger, logging.WARNING):
+            final = self.hook("transform_llm_output")(response_text="Done.", session_id="parent")
+        self.assertEqual(final, "Done.\nMEDIA:/o/a.png\nMEDIA:/o/b.png\nMEDIA:/o/c.png")
+
     # -- the final-reply hook -------------------------------------------------
 
     def test_hook_hands_the_reply_and_the_turns_files_to_check_reply(self):
@@ -427,6 +551,16 @@ class ShimTest(unittest.TestCase):
 
     def test_log_text_never_carries_a_control_character_or_a_directive(self):
         self.assertEqual(self.plugin._safe("a\nMEDIA:/etc/x\u2028b\\"), "a\\x0aMEDIA\\x3a/etc/x\\u{2028}b\\x5c")
+
+
+class _no_logs:
+    """A context that expects nothing (where assertLogs would fail for want of a warning)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
 
 if __name__ == "__main__":

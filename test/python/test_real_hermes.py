@@ -150,17 +150,20 @@ class RealHermesTest(unittest.TestCase):
         final = final_reply("Both files are attached.", session)
         self.assertEqual(delivered(final)[0], published)
 
-    def test_a_background_subagents_file_reaches_the_parents_next_reply(self):
+    def delegate_in_background(self, name, content):
         """delegate_task as Hermes 0.19.0 runs it for the top-level model: in the
         background, the subagent in a session of its own, its result re-entering
         the conversation as a new turn. Hermes' own agent loop runs both agents
-        against a stand-in model that calls the tools."""
+        against a stand-in model that calls the tools; the subagent publishes the
+        file `name` once its parent's turn is over. Returns the parent agent, its
+        first turn, the completion notice the gateway injects next, and the
+        published path."""
         from fake_model import FakeModel, tool_names
         from run_agent import AIAgent
         from tools.process_registry import format_process_notification, process_registry
 
-        source = WORK / "subagent-chart.csv"
-        source.write_text("q1,q2\n1,2\n")
+        source = WORK / name
+        source.write_text(content)
         parent_turn_over = threading.Event()
 
         def script(request):
@@ -194,10 +197,14 @@ class RealHermesTest(unittest.TestCase):
             event = process_registry.completion_queue.get(timeout=300)
             if event.get("parent_session_id") == parent.session_id:
                 break
-        published = str(OUTBOX / "subagent-chart.csv")
+        published = str(OUTBOX / name)
         notice = format_process_notification(event)
         # The subagent's own reply was checked in its session: the line is in its result...
         self.assertIn(f"\nMEDIA:{published}\n", notice)
+        return parent, first, notice, published
+
+    def test_a_background_subagents_file_reaches_the_parents_next_reply(self):
+        parent, first, notice, published = self.delegate_in_background("subagent-chart.csv", "q1,q2\n1,2\n")
         second = parent.run_conversation(notice, conversation_history=first["messages"])
         # ...and the parent's reply, which the model wrote without it, now carries it too.
         self.assertEqual(second["final_response"], f"Your chart is ready.\nMEDIA:{published}")
@@ -205,6 +212,26 @@ class RealHermesTest(unittest.TestCase):
         # Handed to one reply: the next turn is left alone.
         third = parent.run_conversation("Thanks", conversation_history=second["messages"])
         self.assertEqual(third["final_response"], "You are welcome.")
+
+    def test_a_background_subagents_file_survives_a_gateway_restart_before_the_parents_reply(self):
+        """The gateway restarts between the subagent's publication and the
+        parent's next turn: that turn runs in a new process, whose Hermes loads
+        the plugin afresh (restarted_gateway.py)."""
+        parent, first, notice, published = self.delegate_in_background("restart-chart.csv", "q3,q4\n3,4\n")
+        # What waits for the parent's reply is on disk, under Hermes' state.
+        state = Path(os.environ["HERMES_HOME"]) / "state" / "media-outbox" / "delegated.json"
+        self.assertEqual(json.loads(state.read_text())["sessions"][parent.session_id], [published])
+        job = {"session_id": parent.session_id, "history": first["messages"], "messages": [notice, "Thanks"]}
+        r = subprocess.run([sys.executable, str(Path(__file__).with_name("restarted_gateway.py"))], input=json.dumps(job), capture_output=True, text=True, cwd=Path(__file__).parent, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        after = json.loads(r.stdout)
+        self.assertEqual(after["waiting"], [published])
+        # The reply the model wrote without the line carries it, and the gateway sends the file.
+        self.assertEqual(after["replies"][0], f"Your chart is ready.\nMEDIA:{published}")
+        self.assertEqual(delivered(after["replies"][0])[0], [published])
+        # Handed to one reply: removed from disk, and the next turn is left alone.
+        self.assertEqual(after["replies"][1], "You are welcome.")
+        self.assertNotIn(parent.session_id, json.loads(state.read_text())["sessions"] if state.exists() else {})
 
     def test_a_forged_line_in_a_terminal_result_is_never_added(self):
         import model_tools

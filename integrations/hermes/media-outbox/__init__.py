@@ -9,7 +9,9 @@ A thin shim over the media-outbox CLI (every rule lives there):
 * both record what was published for the turn, per session; what a
   ``delegate_task`` subagent publishes is recorded for its parent too
   (``subagent_start`` names the pair), since only the parent's reply reaches
-  the chat;
+  the chat; those wait in a small file under Hermes' state
+  (``$HERMES_HOME/state/media-outbox/delegated.json``) until that reply, so a
+  gateway restart in between does not lose them;
 * ``transform_llm_output`` hands the final reply and the turn's published files
   to ``media-outbox check-reply``, which puts every published file's exact
   ``MEDIA:`` line into the reply and names what the gateway would drop. It is
@@ -22,11 +24,14 @@ Standard library only: it runs inside the gateway's own interpreter.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
 import re
+import secrets
 import shutil
+import stat
 import subprocess
 import threading
 from pathlib import Path
@@ -56,6 +61,15 @@ MAX_DELEGATION_DEPTH = 8
 # linear in the output, however many braces it holds.
 JSON_SCAN_FACTOR = 4
 JSON_SCAN_SLACK = 65536
+# The subagents' files waiting for their parent's reply, kept across a gateway
+# restart: in Hermes' state directory (the gateway always writes there), in a
+# directory of the plugin's own.
+STATE_DIRS = ("state", "media-outbox")
+STATE_FILE = "delegated.json"
+# A few hundred sessions of outbox paths fit many times over; a file past it is
+# not read (and is replaced at the next write).
+MAX_STATE_BYTES = 1 << 20
+MAX_SESSION_ID_CHARS = 256
 
 TOOL_NAME = "send_file"
 TOOLSET = "media_outbox"
@@ -140,6 +154,201 @@ def _reply_timeout() -> float:
     return DEFAULT_REPLY_TIMEOUT
 
 
+def _hermes_home() -> Optional[Path]:
+    """The Hermes home of this gateway, as Hermes resolves it: $HERMES_HOME, else ~/.hermes (None when there is no home to expand)."""
+    raw = os.environ.get("HERMES_HOME", "").strip()
+    try:
+        return Path(raw).expanduser() if raw else Path.home() / ".hermes"
+    except (RuntimeError, KeyError):
+        return None
+
+
+def _keep_paths(paths: Any, into: Optional[List[str]] = None) -> List[str]:
+    """`paths` added to `into` as a turn keeps them: strings a path may be, each once, at most MAX_FILES_PER_TURN."""
+    files = into if into is not None else []
+    for p in paths if isinstance(paths, list) else []:
+        if isinstance(p, str) and 0 < len(p) <= MAX_PATH_CHARS and p not in files and len(files) < MAX_FILES_PER_TURN:
+            files.append(p)
+    return files
+
+
+class DelegatedStore:
+    """The subagents' files waiting for a session's next reply, on disk:
+    `{"version": 1, "sessions": {session_id: [path, ...]}}`, oldest session first.
+
+    The gateway's user is the agent's too (single-user mode), so the agent may
+    have planted anything there: each directory below the Hermes home is opened
+    without following a symlink and must be the gateway user's own, writable by
+    no one else; the file is read only when it is a regular file of that user
+    with one link, bounded; it is replaced whole (a new file, renamed over the
+    name: never written through a link), and removed once nothing waits.
+    Processes sharing the Hermes home (the gateway, a `hermes` CLI) take turns
+    under a lock on the directory. Every failure is logged and leaves the
+    records in memory only, as before.
+    """
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+
+    @property
+    def path(self) -> Path:
+        return self.home.joinpath(*STATE_DIRS, STATE_FILE)
+
+    def _open_dir(self, create: bool) -> Optional[int]:
+        """The state directory, opened (None when it does not exist and `create` is false)."""
+        try:
+            fd = os.open(self.home, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            if create:
+                raise
+            return None
+        try:
+            for name in STATE_DIRS:
+                if create:
+                    try:
+                        os.mkdir(name, 0o700, dir_fd=fd)
+                    except FileExistsError:
+                        pass
+                try:
+                    child = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+                except FileNotFoundError:
+                    if create:
+                        raise
+                    os.close(fd)
+                    return None
+                os.close(fd)
+                fd = child
+                st = os.fstat(fd)
+                if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+                    raise PermissionError(f"{name} is not the gateway user's own directory, or others may write in it")
+            return fd
+        except BaseException:
+            os.close(fd)
+            raise
+
+    def _read(self, dfd: int) -> Dict[str, List[str]]:
+        try:
+            fd = os.open(STATE_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            # A symlink (ELOOP) or worse: not read, and replaced at the next write.
+            logger.warning("media-outbox: %s is not read (%s); it is replaced at the next write", _safe(self.path), _safe(exc))
+            return {}
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1 or st.st_uid != os.geteuid():
+                logger.warning("media-outbox: %s is not read (not a file of the gateway's own with one link); it is replaced at the next write", _safe(self.path))
+                return {}
+            chunks: List[bytes] = []
+            size = 0
+            while size <= MAX_STATE_BYTES:
+                chunk = os.read(fd, MAX_STATE_BYTES + 1 - size)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+        finally:
+            os.close(fd)
+        try:
+            if size > MAX_STATE_BYTES:
+                raise ValueError(f"over {MAX_STATE_BYTES} bytes")
+            document = json.loads(b"".join(chunks).decode("utf-8"))
+            sessions = document["sessions"] if isinstance(document, dict) and document.get("version") == 1 else None
+            if not isinstance(sessions, dict):
+                raise ValueError("not a version 1 record")
+        except (ValueError, RecursionError) as exc:
+            logger.warning("media-outbox: %s is not read (%s); it is replaced at the next write", _safe(self.path), _safe(exc))
+            return {}
+        table: Dict[str, List[str]] = {}
+        for key, paths in sessions.items():
+            files = _keep_paths(paths)
+            if len(key) <= MAX_SESSION_ID_CHARS and files:
+                table[key] = files
+        while len(table) > MAX_SESSIONS:
+            table.pop(next(iter(table)))
+        return table
+
+    def _write(self, dfd: int, table: Dict[str, List[str]]) -> None:
+        # Bounded in bytes too: the oldest sessions go first (sizes counted once, so it stays linear).
+        # Each session is `"key": [...], ` in the document.
+        sizes = {key: len(json.dumps(key)) + len(json.dumps(files)) + 4 for key, files in table.items()}
+        total = sum(sizes.values()) + 64
+        while table and total > MAX_STATE_BYTES:
+            total -= sizes[next(iter(table))]
+            table.pop(next(iter(table)))
+        if not table:
+            try:
+                os.unlink(STATE_FILE, dir_fd=dfd)
+            except FileNotFoundError:
+                pass
+            return
+        data = json.dumps({"version": 1, "sessions": table}).encode("ascii")
+        temp = ".%s.%d.%s" % (STATE_FILE, os.getpid(), secrets.token_hex(4))
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dfd)
+        try:
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.rename(temp, STATE_FILE, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException:
+            try:
+                os.unlink(temp, dir_fd=dfd)
+            except OSError:
+                pass
+            raise
+
+    def _update(self, create: bool, change: Any) -> Any:
+        """`change(table)` under the lock, the table written back when it says so; its answer, or None on failure."""
+        try:
+            dfd = self._open_dir(create)
+            if dfd is None:
+                return None
+            try:
+                fcntl.flock(dfd, fcntl.LOCK_EX)
+                table = self._read(dfd)
+                answer, changed = change(table)
+                if changed:
+                    self._write(dfd, table)
+                return answer
+            finally:
+                os.close(dfd)
+        except (OSError, ValueError) as exc:
+            logger.warning("media-outbox: %s: %s; subagents' files wait in memory only (a gateway restart loses them)", _safe(self.path), _safe(exc))
+            return None
+
+    def add(self, sessions: List[str], paths: List[str]) -> None:
+        """`paths` wait for each of `sessions`' next reply."""
+        def change(table: Dict[str, List[str]]) -> Tuple[None, bool]:
+            for key in sessions:
+                if len(key) <= MAX_SESSION_ID_CHARS:
+                    table[key] = _keep_paths(paths, table.pop(key, []))
+            while len(table) > MAX_SESSIONS:
+                table.pop(next(iter(table)))
+            return None, True
+
+        if sessions and paths:
+            self._update(True, change)
+
+    def take(self, session_id: str) -> List[str]:
+        """What waits for this session's reply, removed from the file."""
+        return self._update(False, lambda table: _pop(table, session_id)) or []
+
+    def peek(self, session_id: str) -> List[str]:
+        return self._update(False, lambda table: (list(table.get(session_id, [])), False)) or []
+
+
+def _pop(table: Dict[str, List[str]], key: str) -> Tuple[List[str], bool]:
+    """The key's files, taken out of the table (which changed only when it held them)."""
+    if key not in table:
+        return [], False
+    return table.pop(key), True
+
+
 class TurnRecords:
     """What was published in the current turn, per session (bounded, thread-safe).
 
@@ -147,10 +356,12 @@ class TurnRecords:
     parent, and so on), apart from the turn: a background subagent may publish
     after its parent's turn ended, and its result re-enters the conversation as
     a new turn. They wait for the next final reply of that session, whichever
-    turn it ends, and are then counted in its turn.
+    turn it ends, and are then counted in its turn; the store keeps them across
+    a gateway restart (the sessions' ids survive it, the memory does not).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, store: Optional[DelegatedStore] = None) -> None:
+        self._store = store
         self._lock = threading.Lock()
         self._files: Dict[str, List[str]] = {}
         self._delegated: Dict[str, List[str]] = {}
@@ -158,11 +369,7 @@ class TurnRecords:
 
     @staticmethod
     def _bounded_add(table: Dict[str, List[str]], key: str, paths: List[str]) -> None:
-        files = table.pop(key, [])
-        for p in paths:
-            if isinstance(p, str) and 0 < len(p) <= MAX_PATH_CHARS and p not in files and len(files) < MAX_FILES_PER_TURN:
-                files.append(p)
-        table[key] = files
+        table[key] = _keep_paths(paths, table.pop(key, []))
         while len(table) > MAX_SESSIONS:
             # The oldest session's turn is long over.
             table.pop(next(iter(table)))
@@ -183,8 +390,11 @@ class TurnRecords:
         key = session_id or ""
         with self._lock:
             self._bounded_add(self._files, key, paths)
-            for ancestor in self._ancestors(key) if paths else []:
+            ancestors = self._ancestors(key) if paths else []
+            for ancestor in ancestors:
                 self._bounded_add(self._delegated, ancestor, paths)
+            if self._store is not None:
+                self._store.add(ancestors, _keep_paths(paths))
 
     def adopt(self, child_session_id: str, parent_session_id: str) -> None:
         """A subagent started: what it publishes is its parent's too."""
@@ -206,13 +416,14 @@ class TurnRecords:
         key = session_id or ""
         with self._lock:
             files = list(self._files.get(key, []))
-            return files + [p for p in self._delegated.get(key, []) if p not in files]
+            stored = self._store.peek(key) if self._store is not None else []
+            return list(dict.fromkeys(files + self._delegated.get(key, []) + stored))
 
     def claim(self, session_id: str) -> List[str]:
         """The files for this final reply: the subagents' files waiting join the turn's (and so leave with it)."""
         key = session_id or ""
         with self._lock:
-            waiting = self._delegated.pop(key, [])
+            waiting = self._delegated.pop(key, []) + (self._store.take(key) if self._store is not None else [])
             if waiting:
                 self._bounded_add(self._files, key, waiting)
             return list(self._files.get(key, []))
@@ -221,7 +432,8 @@ class TurnRecords:
         self.start(session_id)
 
 
-records = TurnRecords()
+_HOME = _hermes_home()
+records = TurnRecords(DelegatedStore(_HOME) if _HOME is not None else None)
 
 
 def published_paths(document: Any) -> List[str]:
