@@ -403,6 +403,47 @@ describe("the labelled corpus", () => {
     expect(published.media_dropped).toEqual([]);
   });
 
+  /** The zip of the corpus (its entries deflated, as zip() writes them) with `from` replaced by `to` in the entry that holds it. */
+  const zipWithText = (archive: Buffer, from: string, to: string) => {
+    const entries: Record<string, Buffer> = {};
+    for (let at = 0; archive.readUInt32LE(at) === 0x04034b50; ) {
+      const [size, nameLength, extraLength] = [archive.readUInt32LE(at + 18), archive.readUInt16LE(at + 26), archive.readUInt16LE(at + 28)];
+      const data = at + 30 + nameLength + extraLength;
+      entries[archive.toString("utf8", at + 30, at + 30 + nameLength)] = Buffer.from(zlib.inflateRawSync(archive.subarray(data, data + size)).toString("utf8").replace(from, to));
+      at = data + size;
+    }
+    return zip(entries);
+  };
+  // forms33 (2026-12-05; published until then): the text reading took a CDATA section out with its text, as a tag.
+  it("reads a CDATA section's text as an XML parser does in an SVG, an XML file and docx, xlsx and pptx parts: a vendor token or a host value cut by sections or by a section and plain text is refused; the same layouts around another value are published", async () => {
+    const key = /ghp_\w+/.exec(positives(80)["github-token"]!)![0];
+    const hostValue = new Fakes(81).pick("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 28);
+    const other = new Fakes(82).pick("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 28);
+    fs.mkdirSync(path.join(h.home, ".hermes"), { recursive: true, mode: 0o700 });
+    write(path.join(h.home, ".hermes"), ".env", `BILLING_SERVICE_TOKEN=${hostValue}\n`);
+    const cuts = (v: string) => [`<![CDATA[${v.slice(0, 10)}]]><![CDATA[${v.slice(10)}]]>`, `${v.slice(0, 10)}<![CDATA[${v.slice(10)}]]>`, `<![CDATA[${v.slice(0, 10)}]]>${v.slice(10, 20)}<![CDATA[${v.slice(20)}]]>`];
+    const svg = (text: string) => `<svg xmlns="http://www.w3.org/2000/svg" width="400" height="40"><text x="4" y="20">${text}</text></svg>\n`;
+    const xml = (text: string) => `<?xml version="1.0"?>\n<config><token>${text}</token></config>\n`;
+    const word = (text: string) => docx("Report", 7, { "word/document.xml": `<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>${text}</w:t></w:r></w:p></w:body></w:document>` });
+    /** A zip that `make` (an xlsx or pptx of the corpus, stored) would write, with `text` where its one line `x` stood. */
+    const sheet = (text: string) => zipWithText(xlsx("x"), "<t>x</t>", `<t>${text}</t>`);
+    const slide = (text: string) => zipWithText(pptx("x"), "<a:t>x</a:t>", `<a:t>${text}</a:t>`);
+    const carriers: [string, (text: string) => string | Buffer][] = [["svg", svg], ["xml", xml], ["docx", word], ["xlsx", sheet], ["pptx", slide]];
+    const files = (values: string[], prefix: string) => carriers.flatMap(([ext, make]) => values.flatMap((v, n) => cuts(v).map((text, i) => write(work, `${prefix}-${n}-${i}.${ext}`, make(text)))));
+    const allow = [...DEFAULT_ALLOW, "svg", "xml", "docx", "xlsx", "pptx"];
+    const refusedFiles = files([key, hostValue], "cdata");
+    const refused = await prepare(refusedFiles, { env: h.env, cwd: work, allow });
+    expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code])).toEqual(refusedFiles.map((file) => [path.basename(file), "secret_detected"]));
+    for (const d of refused.media_dropped) {
+      expect(d.reason).toMatch(/GitHub token|the value of BILLING_SERVICE_TOKEN/);
+      for (const v of [key, hostValue]) expect(d.reason).not.toContain(v.slice(10));
+    }
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+    const clean = files([other], "clean");
+    const published = await prepare(clean, { env: h.env, cwd: work, allow });
+    expect(published.media_dropped).toEqual([]);
+  });
+
   it("finds an AWS secret key on the line after its name (a tool wrapped it), and not two lines below or after another name", () => {
     const f = new Fakes(37);
     const value = f.pick("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/+", 40);
