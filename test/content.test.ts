@@ -2447,6 +2447,9 @@ describe("through the real CLI", () => {
       write(work, "bt.pdf", courier(`BT /F1 12 Tf 72 700 Td ${hex(token.slice(0, 14))} Tj ET BT /F1 12 Tf 172.8 700 Td ${hex(token.slice(14))} Tj ET`)),
       write(work, "glyphs.pdf", courier(`BT /F1 12 Tf ${at([...token])} ET`)),
       write(work, "opaque.pdf", courier(`BT /F1 12 Tf ${at([opaque.slice(0, 10), opaque.slice(10)])} ET`)),
+      // forms33: a piece in a smaller size after a larger one (Courier 24 pt: 14.4 pt a glyph), and pieces widened by Tz and Tc.
+      write(work, "sizes.pdf", courier(`BT /F1 24 Tf 1 0 0 1 72 700 Tm ${hex(token.slice(0, 14))} Tj ET BT /F1 9 Tf 1 0 0 1 273.6 700 Tm ${hex(token.slice(14))} Tj ET`)),
+      write(work, "opaque-scaled.pdf", courier(`BT /F1 12 Tf 200 Tz 2 Tc 1 0 0 1 72 700 Tm ${hex(opaque.slice(0, 10))} Tj 1 0 0 1 256 700 Tm ${hex(opaque.slice(10))} Tj ET`)),
     ];
     const r = cli(["prepare", "--json", ...files], { env: h.env });
     expect(r.code).toBe(1);
@@ -2454,6 +2457,8 @@ describe("through the real CLI", () => {
     expect(report.media).toEqual([]);
     expect(report.media_dropped.map((d) => [d.code, d.reason])).toEqual([
       ...Array.from({ length: 3 }, () => ["secret_detected", expect.stringMatching(/GitHub token \(in the text its content streams show, its pieces placed end to end joined/)]),
+      ["secret_detected", expect.stringMatching(/MY_SERVICE_TOKEN \(the Hermes \.env\) \(in the text its content streams show, its pieces placed end to end joined/)],
+      ["secret_detected", expect.stringMatching(/GitHub token \(in the text its content streams show, its pieces placed end to end joined/)],
       ["secret_detected", expect.stringMatching(/MY_SERVICE_TOKEN \(the Hermes \.env\) \(in the text its content streams show, its pieces placed end to end joined/)],
     ]);
     for (const d of report.media_dropped) expect(d.reason).not.toContain(token.slice(-12));
