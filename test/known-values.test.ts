@@ -465,11 +465,19 @@ describe("a host token base64-encoded twice: a Kubernetes image-pull secret (red
     JSON.stringify({ auths: { "registry.example.com:5000": { auth: b64(`octocat:${t}`) } } }),
     JSON.stringify({ auths: { "https://index.docker.io/v1/": { auth: b64(`ci-bot:${t}`) } } }, null, "\t"),
   ];
+  /** What the openings read until forms33 missed: a formatter's two and four spaces, CRLF, another key first (Docker Desktop's `credsStore`, a proxy's `HttpHeaders`). */
+  const otherConfigs = (t: string) => [
+    JSON.stringify({ auths: { "ghcr.io": { auth: b64(`u:${t}`) } } }, null, 2),
+    JSON.stringify({ auths: { "ghcr.io": { auth: b64(`oc:${t}`) } } }, null, 4),
+    JSON.stringify({ auths: { "registry.example.com:5000": { auth: b64(`octocat:${t}`) } } }, null, "\t").replace(/\n/g, "\r\n"),
+    JSON.stringify({ credsStore: "desktop", auths: { "https://index.docker.io/v1/": { auth: b64(`ci-bot:${t}`) } } }),
+    JSON.stringify({ HttpHeaders: { "User-Agent": "Docker-Client/27.3.1 (linux)" }, auths: { "ghcr.io": { auth: b64(`u:${t}`) } } }, null, 2),
+  ];
 
   it("refuses each through the CLI, naming the variable, never the token; another token so encoded is published", () => {
     write(hermes, ".env", `GITHUB_TOKEN=${token}\n`);
-    const files = configs(token).map((config, i) => write(work, `regcred-${i}.txt`, secret(config)));
-    const twins = configs(other).map((config, i) => write(work, `other-${i}.txt`, secret(config)));
+    const files = [...configs(token), ...otherConfigs(token)].map((config, i) => write(work, `regcred-${i}.txt`, secret(config)));
+    const twins = [...configs(other), ...otherConfigs(other)].map((config, i) => write(work, `other-${i}.txt`, secret(config)));
     const out = prepareJson([...files, ...twins]);
     expect(out.dropped.map(([name, code]) => [name, code])).toEqual(files.map((file) => [path.basename(file), "secret_detected"]));
     for (const [, , reason] of out.dropped) {
@@ -479,9 +487,9 @@ describe("a host token base64-encoded twice: a Kubernetes image-pull secret (red
     expect(out.published).toEqual(twins.map((file) => path.basename(file)));
   });
 
-  it("reads a config's base64 where its opening stands (kubectl's compact JSON, docker's tab; wrapped at 76 columns), each run once: 10,000 openings in a row give a verdict; a formatter's spaces are not read (documented)", () => {
+  it("reads a run of base64 that holds a config's `\"auths\"` (kubectl's compact JSON, docker's tab, spaces, CRLF, another key first; wrapped at 76 columns), each run once: 10,000 keys in a row give a verdict", () => {
     const known = new KnownSecrets([{ name: "GITHUB_TOKEN (here)", bytes: Buffer.from(token) }, ...base64Forms(Buffer.from(token)).map((bytes) => ({ name: "GITHUB_TOKEN (here), base64-encoded", bytes, form: true as const }))]);
-    for (const config of configs(token)) {
+    for (const config of [...configs(token), ...otherConfigs(token)]) {
       const wrapped = b64(config).replace(/.{76}/g, "$&\n");
       const text = `.dockerconfigjson: ${wrapped}\n`;
       expect(findInEncodedDockerConfig(text, 0, text.length, known)?.index, config.slice(0, 12)).toBe(".dockerconfigjson: ".length);
@@ -489,10 +497,31 @@ describe("a host token base64-encoded twice: a Kubernetes image-pull secret (red
     // The token in clear (kubectl create secret docker-registry's `password`).
     const clear = b64(JSON.stringify({ auths: { r: { password: token } } }));
     expect(findInEncodedDockerConfig(clear, 0, clear.length, known)?.what).toBe("the value of GITHUB_TOKEN (here), base64-encoded");
-    const spaced = b64(JSON.stringify({ auths: { r: { auth: b64(`octocat:${token}`) } } }, null, 2));
-    expect(findInEncodedDockerConfig(spaced, 0, spaced.length, known)).toBeUndefined();
+    // A name's `=` and a word on the line before a wrapped run are not read as its first characters.
+    for (const lead of ["DOCKER_AUTH_CONFIG=", "config\n", "ab\n"]) {
+      const text = `${lead}${b64(otherConfigs(token)[3]!).replace(/.{76}/g, "$&\n")}\n`;
+      expect(findInEncodedDockerConfig(text, 0, text.length, known)?.what, lead).toBe("the value of GITHUB_TOKEN (here), base64-encoded twice");
+    }
+    // Judged by the window in which its run starts: not one that starts after `before`, nor one whose key was judged before `from`.
+    const late = `${"x".repeat(100)} ${b64(configs(token)[0]!)}`;
+    expect(findInEncodedDockerConfig(late, 0, 100, known)).toBeUndefined();
+    expect(findInEncodedDockerConfig(late, 0, 102, known)?.index).toBe(101);
+    expect(findInEncodedDockerConfig(late, 120, late.length, known)).toBeUndefined();
+    // Another token's config, base64 images and JWTs hold no host value: nothing.
+    const negatives = [
+      b64(otherConfigs(other)[4]!),
+      `<img src="data:image/png;base64,${Buffer.from(Array.from({ length: 3000 }, (_, i) => (i * 7919) % 251)).toString("base64")}">`,
+      `![x](data:image/gif;base64,${b64("GIF89a")}${b64('"auths"')})`,
+      `${b64(JSON.stringify({ alg: "HS256", typ: "JWT" }))}.${b64(JSON.stringify({ sub: "u", auths: ["ghcr.io"] }))}.sig`,
+    ];
+    for (const text of negatives) expect(findInEncodedDockerConfig(text, 0, text.length, known)).toBeUndefined();
+    // Adversarial: one run of keys, and keys each in a run of its own.
     const flood = b64('{"auths":').repeat(10_000);
     expect(findInEncodedDockerConfig(flood, 0, flood.length, known)).toBeUndefined();
+    for (const skip of ["", "a", "ab"]) {
+      const runs = `${b64(`${skip}"auths"`)} `.repeat(20_000);
+      expect(findInEncodedDockerConfig(runs, 0, runs.length, known)).toBeUndefined();
+    }
   });
 });
 

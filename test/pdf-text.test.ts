@@ -42,7 +42,8 @@ function reference(stream: Uint8Array): Buffer {
 /**
  * The text shown, and the same without the spaces before pieces placed
  * where the run before them may end (a string placed anew on the same line
- * between -0.2 em and the run's bytes × 1 em + 0.1 em from the run's start).
+ * between -0.2 em and the run's reach + 0.1 em from the run's start: each
+ * byte's 1 em, in the size it was shown in, plus Tc, times Tz).
  */
 function readings(stream: Uint8Array): { shown: Buffer; joined: Buffer } {
   const s = Buffer.from(stream).toString("latin1");
@@ -66,18 +67,29 @@ function readings(stream: Uint8Array): { shown: Buffer; joined: Buffer } {
   let x = 0;
   let xScale = 1;
   let size = 0;
+  // Tz (as a factor) and Tc.
+  let hScale = 1;
+  let charSpacing = 0;
   let runX = 0;
-  let runBytes = 0;
+  let runReach = 0;
+  let runUnsized = false;
+  const newRun = (at: number) => {
+    runX = at;
+    runReach = 0;
+    runUnsized = false;
+  };
   const abuts = (at: number) => {
     const em = size * Math.abs(xScale * ctm.xScale);
-    if (!(em > 0)) return true;
-    const ems = ((at - runX) / em) * Math.sign(xScale * ctm.xScale);
-    return ems >= -0.2 && ems <= runBytes + 0.1;
+    if (!(em > 0) || runUnsized) return true;
+    const distance = (at - runX) * Math.sign(xScale * ctm.xScale);
+    return distance >= -0.2 * em && distance <= runReach + 0.1 * em;
   };
   const push = (text: string) => {
     out.push(text);
     joined.push(text);
-    runBytes += text.length;
+    const advance = (size + Math.max(0, charSpacing)) * hScale * Math.abs(xScale * ctm.xScale);
+    if (size > 0 && Number.isFinite(advance)) runReach += text.length * advance;
+    else if (text.length > 0) runUnsized = true;
   };
   const shown = () => {
     const at = ctm.y + ctm.scale * y;
@@ -85,16 +97,12 @@ function readings(stream: Uint8Array): { shown: Buffer; joined: Buffer } {
     if (at !== shownY) {
       out.push("\n");
       joined.push("\n");
-      runX = atX;
-      runBytes = 0;
+      newRun(atX);
     } else if (placed && !gap && abuts(atX)) out.push(" ");
     else if (placed || gap) {
       out.push(" ");
       joined.push(" ");
-      if (!gap) {
-        runX = atX;
-        runBytes = 0;
-      }
+      if (!gap) newRun(atX);
     }
     shownY = at;
     placed = false;
@@ -168,6 +176,8 @@ function readings(stream: Uint8Array): { shown: Buffer; joined: Buffer } {
         y -= leading * scale;
       } else if (op === "T*" || op === "'" || op === '"') y -= leading * scale;
       else if (op === "TL") leading = operand(s, i, 0);
+      else if (op === "Tz" && Number.isFinite(operand(s, i, 0))) hScale = Math.abs(operand(s, i, 0)) / 100;
+      else if (op === "Tc" && Number.isFinite(operand(s, i, 0))) charSpacing = operand(s, i, 0);
       else if (op === "Tm") {
         y = operand(s, i, 0);
         scale = operand(s, i, 2) || 1;
@@ -252,6 +262,11 @@ describe("the text a PDF content stream shows", () => {
       // Touching within pdftotext's 0.1 em (1.2 pt) past where the piece may end, or overlapping it.
       near: [`BT /F1 12 Tf 1 0 0 1 72 700 Tm ${hex(a)} Tj 1 0 0 1 ${72 + 14 * 12 + 1.1} 700 Tm ${hex(b)} Tj ET`, `${a} ${b}`],
       back: [`BT /F1 12 Tf 1 0 0 1 72 700 Tm ${hex(a)} Tj 1 0 0 1 70 700 Tm ${hex(b)} Tj ET`, `${a} ${b}`],
+      // forms33: a large prefix then a smaller font (Courier 24 pt, 14.4 pt a glyph: measured in 9 pt, 14 glyphs reached 127 pt), in a BT each too.
+      sizes: [`BT /F1 24 Tf 1 0 0 1 72 700 Tm ${hex(a)} Tj /F1 9 Tf 1 0 0 1 273.6 700 Tm ${hex(b)} Tj ET`, `${a} ${b}`],
+      sizesBt: [`BT /F1 24 Tf 1 0 0 1 72 700 Tm ${hex(a)} Tj ET BT /F2 9 Tf 1 0 0 1 273.6 700 Tm ${hex(b)} Tj ET`, `${a} ${b}`],
+      // Tz 200 and Tc 2: Courier 12 pt advances (7.2 + 2) × 2 = 18.4 pt a glyph.
+      scaling: [`BT /F1 12 Tf 200 Tz 2 Tc 1 0 0 1 72 700 Tm ${hex(a)} Tj 1 0 0 1 ${72 + 14 * 18.4} 700 Tm ${hex(b)} Tj ET`, `${a} ${b}`],
     };
     const apart: Record<string, [string, string]> = {
       // A table's next cell (the next column, as Chrome draws it): 120 pt on from 5 glyphs of 16 pt, further than they reach.
@@ -265,6 +280,9 @@ describe("the text a PDF content stream shows", () => {
       // Another line, and a word space in a TJ array, are no pieces to join.
       lines: [`BT /F1 12 Tf 1 0 0 1 72 700 Tm ${hex(a)} Tj 1 0 0 1 172.8 686 Tm ${hex(b)} Tj ET`, `${a}\n${b}`],
       spaced: [`BT /F1 12 Tf 72 700 Td [${hex(a)} -333 ${hex(b)}] TJ ET`, `${a} ${b}`],
+      // Past the furthest a large prefix reaches (14 glyphs of 24 pt, 336 pt), or than Tz 50 lets a run reach (84 pt).
+      sizesApart: [`BT /F1 24 Tf 1 0 0 1 72 700 Tm ${hex(a)} Tj /F1 9 Tf 1 0 0 1 ${72 + 336 + 1} 700 Tm ${hex(b)} Tj ET`, `${a} ${b}`],
+      narrowed: [`BT /F1 12 Tf 50 Tz 1 0 0 1 72 700 Tm ${hex(a)} Tj 100 Tz 1 0 0 1 ${72 + 84 + 2} 700 Tm ${hex(b)} Tj ET`, `${a} ${b}`],
     };
     const read = (stream: string) => {
       const line = new TextLine();
@@ -280,7 +298,7 @@ describe("the text a PDF content stream shows", () => {
       expect(judge(stream), name).toThrow(expect.objectContaining({ code: "secret_detected", message: expect.stringContaining("its pieces placed end to end joined") }));
     }
     // (On two lines, the key is read joined by the wrapped words' reading.)
-    for (const name of ["words", "before"]) expect(judge(apart[name]![0]), name).not.toThrow();
+    for (const name of ["words", "before", "sizesApart", "narrowed"]) expect(judge(apart[name]![0]), name).not.toThrow();
     expect(judge(abutting.tm![0].replace(hex(a), hex("quarterly-")).replace(hex(b), hex("report-v2")))).not.toThrow();
   });
 
@@ -382,7 +400,7 @@ describe("the text a PDF content stream shows", () => {
       expect(withoutBytesAt(text, line.abutting), JSON.stringify(stream.toString("latin1"))).toEqual(expected.joined);
     }
     // Streams of operators and operands, so that matrices, moves and sizes are whole and pieces often abut.
-    const tokens = ["1 0 0 1 ", "2 0 0 -2 ", "0.24 0 0 -0.24 ", "72 700 Tm ", "7.2 0 Td ", "14 700 Tm ", "100 700 Tm ", "-3 0 Td ", "0 -14 TD ", "12 Tf ", "/F1 0 Tf ", "/F2 12 Tf ", "0 792 cm ", "3 0 0 3 10 0 cm ", "q ", "Q ", "BT ", "ET ", "(ab) Tj ", "<414243> Tj ", "(x) ' ", "[(a) -300 (b) -20 (c)] TJ ", "T* ", "12 TL ", "9 ", "-1.5 "];
+    const tokens = ["1 0 0 1 ", "2 0 0 -2 ", "0.24 0 0 -0.24 ", "72 700 Tm ", "7.2 0 Td ", "14 700 Tm ", "100 700 Tm ", "-3 0 Td ", "0 -14 TD ", "12 Tf ", "/F1 0 Tf ", "/F2 12 Tf ", "0 792 cm ", "3 0 0 3 10 0 cm ", "q ", "Q ", "BT ", "ET ", "(ab) Tj ", "<414243> Tj ", "(x) ' ", "[(a) -300 (b) -20 (c)] TJ ", "T* ", "12 TL ", "9 ", "-1.5 ", "200 Tz ", "50 Tz ", "3 Tc ", "-2 Tc ", "/F1 24 Tf "];
     for (let n = 0; n < 3000; n++) {
       const stream = Buffer.from(Array.from({ length: Math.floor(random() * 40) }, () => tokens[Math.floor(random() * tokens.length)]).join(""), "latin1");
       const line = new TextLine();

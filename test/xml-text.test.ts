@@ -147,6 +147,26 @@ describe("the text of an XML part", () => {
     }
   });
 
+  it("reads a CDATA section's text as an XML parser does: without its markers, with no tag taken out of it and no entity decoded in it; an opening with no end is read as before (forms33)", () => {
+    const read = (xml: string, ooxml = false) => xmlText(Buffer.from(xml), ooxml).toString("utf8");
+    expect(read("<text>ab<![CDATA[cd]]><![CDATA[ef]]>gh</text>")).toBe("abcdefgh");
+    expect(read("<t><![CDATA[a<b>&amp;c]]>&amp;d</t>")).toBe("a<b>&amp;c&d");
+    expect(read("<w:p><w:t><![CDATA[ab]]></w:t></w:p><w:p><w:t>c]]>d</w:t></w:p>", true)).toBe("ab\nc]]>d\n");
+    expect(read("<t>a<![CDATA[b</t><t>c</t>")).toBe("a<![CDATA[bc");
+    expect(read("<t>a<![CDATA[b]]]]></t><t><![CDATA[]]>c</t>")).toBe("ab]]c");
+    // In place, a section's text moves down over its markers.
+    const part = Buffer.from(`<t>${"x".repeat(70_000)}<![CDATA[<p>&lt;]]>y</t>`);
+    expect(xmlText(part, true, true).toString("latin1")).toBe(`${"x".repeat(70_000)}<p>&lt;y`);
+  });
+
+  it("gives a verdict in linear time on CDATA sections: openings with and without ends, empty sections, openings inside sections (verdicts only)", () => {
+    for (const unit of ["<![CDATA[", "<![CDATA[a]]>", "<![CDATA[]]>", "a<![CDATA[<![CDATA[b]]>", "<![CDATA[a]]", "]]>", "<t><![CDATA[&#95;]]></t>"]) {
+      const xml = Buffer.from(unit.repeat(Math.ceil((4 << 20) / unit.length)));
+      expect(xmlText(xml).length, unit).toBeGreaterThanOrEqual(0);
+      expect(xmlText(xml, false, false, true).length, unit).toBeGreaterThanOrEqual(0);
+    }
+  });
+
   it("gives a verdict in linear time on inputs built against each expression (verdicts only)", () => {
     const inputs = ["&" + "a".repeat(40), "&ZeroWidthSpac", "&NegativeVeryThinSpaceX;", "&shy", "&&", "&l", "&nbs;", "</" + "a".repeat(64), "<w:" + "p ".repeat(1000), "<", "<<>", "</w:p" + " ".repeat(1000), "<p " + "x".repeat(1000) + "/", "&#" + "1".repeat(50), "<a:b:c:p/>", "<oddHeader>" + '&amp;"'.repeat(1000), "<oddFooter>&amp;&quot;" + "x".repeat(300), "<evenHeader>&amp;K" + "0".repeat(5), "_x000", "_x000a_", "&#10;" + "&#".repeat(100), "&#", "&", "&amp;K", "&#x", "&#1234567;", "&#0000", "&a", "&#X", "&#X0", "&#X5F;", "&#x00", "&#00000095;", "&#" + "0".repeat(1_000_000), "&#" + "0".repeat(1_000_000) + ";", "&#X" + "0".repeat(1_000_000) + "5F;", "&#" + "0".repeat(1000) + "1".repeat(1000)];
     for (const unit of inputs) {

@@ -5,52 +5,97 @@
 // base64 forms stand in the file's bytes. Looking for every value's double
 // encoding in every file (36 more known values a value) cost every text
 // prepare: its known values took twice as long to make and to find first
-// (+28 ms on the benchmark's 50 MB). So a config's encoded opening, as
-// kubectl and docker write it, is looked for instead (a native search for
-// each of a few literals), and the run of base64 after it decoded and
-// searched for the host's values: its `auth` then holds a value's base64
-// form, a `password` the value itself.
-import type { KnownSecrets } from "./known.js";
+// (+28 ms on the benchmark's 50 MB). So the encoding of a config's key
+// `"auths"` is looked for instead (a native search for each of three
+// literals), and the run of base64 that holds it decoded and searched for
+// the host's values: its `auth` then holds a value's base64 form, a
+// `password` the value itself. Until forms33 (2026-12-05) only a config's
+// encoded opening as kubectl and docker write it was looked for: one
+// indented with spaces, written with CRLF, or whose first key is another
+// (`credsStore`, `HttpHeaders`) was published.
+import { type KnownSecrets, MIN_VALUE } from "./known.js";
 
 /**
- * The base64 of a config's first bytes, as kubectl writes it (compact JSON)
- * and as `docker login` writes it (a tab), cut at a whole number of 3-byte
- * groups: those characters do not depend on what follows. Each is a native
- * search of every window a file's first reading clears: two more (a
- * formatter's two or four spaces) cost 50 MB of prose ~14 ms.
+ * The base64 of `"auths"` at each of the three positions it can take in a
+ * run's 3-byte groups, less the characters that depend on the bytes around
+ * it, and where the needle starts in its first group (0, 2 or 3
+ * characters in): `{"auths":`, `{\n  "auths"`, `{"credsStore":"…","auths"`
+ * all hold one. Three native searches of every window a file's first
+ * reading clears (kubectl's and docker's two openings were two).
  */
-const OPENINGS = ['{"auths":', '{\n\t"auths'].map((opening) => {
-  const encoded = Buffer.from(opening, "latin1").toString("base64");
-  // Searched from its `J` (eyJ…, ewoJ…): V8 runs to a needle's first character, and an `e` is every tenth of prose.
-  const from = encoded.indexOf("J");
-  return { encoded, needle: encoded.slice(from), lead: from };
+const KEY = Buffer.from('"auths"', "latin1");
+const NEEDLES = [0, 1, 2].map((skip) => {
+  const encoded = Buffer.concat([Buffer.alloc(skip), KEY, Buffer.alloc(2)]).toString("base64");
+  // A character is the key's alone when its 6 bits all come from the key's bytes.
+  const into = Math.ceil((skip * 8) / 6);
+  const last = Math.floor(((skip + KEY.length) * 8) / 6);
+  return { needle: encoded.slice(into, last), into };
 });
 /** What a run of base64 is made of, wrapped (`base64` breaks at 76 columns) or not. */
 const BASE64_RUN = new Uint8Array(128);
 for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=\r\n") BASE64_RUN[c.charCodeAt(0)] = 1;
-/** The most base64 decoded a config: a registry's config is a few hundred bytes. */
+/** The most base64 read either side of the key: a registry's config is a few hundred bytes. */
 const MAX_RUN = 1024 * 1024;
+/**
+ * The fewest characters of a run that can hold a host's value: `"auths"`,
+ * `:{"r":{"auth":"` and a value of MIN_VALUE bytes are 30 bytes. A shorter
+ * run is not decoded: 8 MiB of lone keys (`ImF1dGhzIg `), each decoded and
+ * searched, took 394 ms where prose takes 38.
+ */
+const MIN_RUN = Math.ceil(((7 + 15 + MIN_VALUE) * 4) / 3);
 
 /**
- * The first host value found inside a base64-encoded Docker config whose
- * encoding starts in [from, before) of `text` (a byte a character), named
- * as encoded twice (or once, a `password` in clear), at its opening. Each
- * run is read once, whichever opening finds it: linear.
+ * The first host value found inside a base64-encoded Docker config (a run
+ * of base64 that holds the encoding of `"auths"`) that starts before
+ * `before` and whose key lies at `from` or after (a window's earlier bytes
+ * were judged with the window before it), named as encoded twice (or once,
+ * a `password` in clear), at the run's first byte. Each needle reads a
+ * byte of `text` at most twice (once back to where the run starts, never
+ * past the run it read last; once forward to its end): linear.
  */
 export function findInEncodedDockerConfig(text: string, from: number, before: number, known: KnownSecrets): { what: string; index: number } | undefined {
-  for (const { encoded, needle, lead } of OPENINGS) {
-    for (let j = text.indexOf(needle, from + lead); j >= 0 && j - lead < before; ) {
-      const i = j - lead;
-      if (!text.startsWith(encoded, i)) {
-        j = text.indexOf(needle, j + 1);
-        continue;
-      }
-      let end = i;
-      while (end < text.length && end - i < MAX_RUN && BASE64_RUN[text.charCodeAt(end)] === 1) end++;
-      const hit = known.find(Buffer.from(text.slice(i, end), "base64"));
-      if (hit) return { what: `the value of ${hit.name.endsWith(", base64-encoded") ? `${hit.name} twice` : `${hit.name}, base64-encoded`}`, index: i };
-      j = text.indexOf(needle, end);
+  for (const { needle, into } of NEEDLES) {
+    let readTo = 0;
+    for (let j = text.indexOf(needle, from); j >= 0; j = text.indexOf(needle, Math.max(j + 1, readTo))) {
+      const start = runStart(text, j - into, Math.max(readTo, j - MAX_RUN));
+      if (start < 0) continue;
+      if (start >= before) break;
+      let end = j;
+      while (end < text.length && end - j < MAX_RUN && BASE64_RUN[text.charCodeAt(end)] === 1) end++;
+      readTo = end;
+      if (end - start < MIN_RUN) continue;
+      const hit = known.find(Buffer.from(text.slice(start, end), "base64"));
+      if (hit) return { what: `the value of ${hit.name.endsWith(", base64-encoded") ? `${hit.name} twice` : `${hit.name}, base64-encoded`}`, index: start };
     }
   }
   return undefined;
 }
+
+/**
+ * Where the run of base64 whose 4-character group starts at `group` starts,
+ * at a group's first character: back over base64 and line breaks (not a
+ * `=`: padding ends a run, and `NAME=eyJ…` names one), no further than
+ * `limit`, then forward past the characters that would put the decoding
+ * out of step with `group` (a word just before a wrapped run's first line).
+ * -1 where `group` is not in the run (the needle's first group cut short).
+ */
+function runStart(text: string, group: number, limit: number): number {
+  if (group < limit) return -1;
+  for (let k = group; k < group + 4; k++) if (!isBase64Char(text.charCodeAt(k))) return -1;
+  let start = group;
+  let count = 0;
+  while (start > limit) {
+    const c = text.charCodeAt(start - 1);
+    if (c === 10 || c === 13) start--;
+    else if (c !== 61 && BASE64_RUN[c] === 1) {
+      start--;
+      count++;
+    } else break;
+  }
+  // Out of step by count % 4 characters: those are passed over, and the line breaks among them.
+  for (let skip = count % 4; skip > 0; start++) if (isBase64Char(text.charCodeAt(start))) skip--;
+  while (!isBase64Char(text.charCodeAt(start))) start++;
+  return start;
+}
+
+const isBase64Char = (c: number) => c !== 10 && c !== 13 && c !== 61 && BASE64_RUN[c] === 1;

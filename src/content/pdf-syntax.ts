@@ -408,13 +408,23 @@ export class TextLine {
   private ctmXScale = 1;
   /** Tf's size; 0 before any Tf. */
   private size = 0;
+  /** Tz's horizontal scaling (1: 100 %) and Tc's character spacing (text space units), which widen every glyph's advance. */
+  private hScale = 1;
+  private charSpacing = 0;
   private readonly saved: number[] = [];
   /** Where, in the text read, the spaces before strings that abut lie (separator's ABUTTING): showInto adds them. */
   readonly abutting = new Offsets();
   private shownY = Number.NaN;
-  /** Where (user space) the run of strings shown since the text was last placed apart starts, and how many bytes it has. */
+  /**
+   * Where (user space) the run of strings shown since the text was last
+   * placed apart starts, and the furthest its glyphs may reach from there
+   * (user space: each byte's widest advance in the size, scaling and
+   * spacing it was shown with); `runUnsized`: a string of it was shown
+   * with no size, and where it ends is not known.
+   */
   private runX = 0;
-  private runBytes = 0;
+  private runReach = 0;
+  private runUnsized = false;
   /** The text was placed anew (Tm, BT) since the last string: a string on the same line is another word, a table's next cell. */
   private placed = false;
   /** Tf since the last string: a move by Td after it places the text anew (pdfTeX's `\texttt` word, its own font, moved to). */
@@ -455,6 +465,14 @@ export class TextLine {
         this.xScale = m[5] || 1;
         this.placed = true;
       } else if (d === 76) this.leading = operandBefore(s, at, 0);
+      else if (d === 122 || d === 99) {
+        // Tz, Tc: an operand that is no number leaves the state as it was.
+        const v = operandBefore(s, at, 0);
+        if (Number.isFinite(v)) {
+          if (d === 122) this.hScale = Math.abs(v) / 100;
+          else this.charSpacing = v;
+        }
+      }
     } else if (c === 66 && d === 84) {
       this.y = 0;
       this.scale = 1;
@@ -485,9 +503,9 @@ export class TextLine {
    *
    * Placed anew on the same line where the text before it may end, the
    * space is ABUTTING: the fonts' widths are not read, so where the text
-   * before ends is not known, only that its run of `n` bytes since it was
-   * last placed apart spans between -OVERLAP and n × WIDEST_GLYPH +
-   * WORD_BREAK ems of the font's size (pdftotext reads such pieces as one
+   * before ends is not known, only that its run of bytes since it was
+   * last placed apart reaches no further than WIDEST_GLYPH a byte in the
+   * size, Tz and Tc it was shown with (see abuts; pdftotext reads such pieces as one
    * word when they touch). A table's next cell lies further than its last
    * cell's bytes can reach (the next column), so it keeps its space alone;
    * pieces that abut are also read joined (scanText). Without a Tf, every
@@ -503,29 +521,43 @@ export class TextLine {
     this.gap = false;
     if (y !== this.shownY) {
       this.shownY = y;
-      this.runX = x;
-      this.runBytes = 0;
+      this.newRun(x);
       return 10;
     }
     if (placed && !gap) {
       if (this.abuts(x)) return ABUTTING;
-      this.runX = x;
-      this.runBytes = 0;
+      this.newRun(x);
     }
     return placed || gap ? 32 : 0;
   }
 
-  /** Whether a string placed at `x` (user space) may start where the run before it ends. */
-  private abuts(x: number): boolean {
-    const em = this.size * Math.abs(this.xScale * this.ctmXScale);
-    if (!(em > 0)) return true;
-    const ems = ((x - this.runX) / em) * Math.sign(this.xScale * this.ctmXScale);
-    return ems >= -OVERLAP && ems <= this.runBytes * WIDEST_GLYPH + WORD_BREAK;
+  private newRun(x: number): void {
+    this.runX = x;
+    this.runReach = 0;
+    this.runUnsized = false;
   }
 
-  /** A string of `bytes` bytes was shown: its run reaches further. */
+  /**
+   * Whether a string placed at `x` (user space) may start where the run
+   * before it ends: from OVERLAP ems of its own font back over the run's
+   * start to WORD_BREAK ems past the furthest the run's glyphs reach. That
+   * reach adds each string's bytes in the size it was shown in (since
+   * forms33, 2026-12-05: a piece in a smaller font after a larger one was
+   * measured in the smaller, and a key so drawn was published), widened by
+   * Tz's scaling and Tc's spacing (ignored until then too).
+   */
+  private abuts(x: number): boolean {
+    const em = this.size * Math.abs(this.xScale * this.ctmXScale);
+    if (!(em > 0) || this.runUnsized) return true;
+    const distance = (x - this.runX) * Math.sign(this.xScale * this.ctmXScale);
+    return distance >= -OVERLAP * em && distance <= this.runReach + WORD_BREAK * em;
+  }
+
+  /** A string of `bytes` bytes was shown: its run reaches further, by each byte's widest advance. */
   shown(bytes: number): void {
-    this.runBytes += bytes;
+    const advance = (WIDEST_GLYPH * this.size + Math.max(0, this.charSpacing)) * this.hScale * Math.abs(this.xScale * this.ctmXScale);
+    if (this.size > 0 && Number.isFinite(advance)) this.runReach += bytes * advance;
+    else if (bytes > 0) this.runUnsized = true;
   }
 
   /**
@@ -565,10 +597,11 @@ export class TextLine {
     this.ctmX = 0;
     this.ctmXScale = 1;
     this.size = 0;
+    this.hScale = 1;
+    this.charSpacing = 0;
     this.saved.length = 0;
     this.shownY = Number.NaN;
-    this.runX = 0;
-    this.runBytes = 0;
+    this.newRun(0);
     this.placed = false;
     this.fontChanged = false;
     this.gap = false;

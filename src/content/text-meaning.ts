@@ -10,8 +10,10 @@
 // (`ghp_Q7mZ[k2Rp](#)…`, its text with blanks too: CommonMark, GFM and
 // pandoc show the link's text in the word), and a reference link's
 // (`ghp_Q7mZ[k2Rp][1]…`, `[k2Rp][]`, `[k2Rp]`) where the file defines its
-// label; not `==` (highlight) nor `++` (insert): pandoc 2.17's markdown,
-// gfm and commonmark show them as text, a key cut by them is not whole there;
+// label; and since forms33 (2026-12-05) `==` (highlight) and `++`
+// (insert) inside a word, which markdown-it's mark and ins plugins,
+// Obsidian and Typora show as the word whole (pandoc 2.17 shows them as
+// text: a key cut by them was published);
 
 // and JSON with its escaped slashes read as slashes (pandas' `to_json` and
 // PHP's `json_encode` write `\/`, which cut a base64 line of a PEM block
@@ -47,9 +49,14 @@ function withoutSlashEscapes(bytes: Buffer, first: number): Buffer {
   return out.subarray(0, o);
 }
 
-/** Markdown's inline marks: emphasis's `*`, strikethrough's `~` (two or more: one is pandoc's subscript), a code span's backtick. */
+/**
+ * Markdown's inline marks: emphasis's `*`, strikethrough's `~` (two or
+ * more: one is pandoc's subscript), a code span's backtick, highlight's
+ * `==` and insert's `++` (exactly two: markdown-it's plugins read no other
+ * run as one, and `a=b`, `C++`, `x===y` are text).
+ */
 const MARK = new Uint8Array(256);
-for (const ch of "*~`") MARK[ch.charCodeAt(0)] = 1;
+for (const ch of "*~`=+") MARK[ch.charCodeAt(0)] = 1;
 /**
  * What a mark inside a word lies between: letters, digits, `_` and `-` (a
  * token's alphabet). Not `_` as a mark: inside a word CommonMark, GFM and
@@ -89,11 +96,22 @@ export function withoutInlineMarks(text: Buffer): Buffer {
       continue;
     }
     let end = i;
-    while (end < n && MARK[text[end]!] === 1) end++;
+    // Whether each run of `=` or `+` in it is a pair.
+    let pairs = true;
+    while (end < n && MARK[text[end]!] === 1) {
+      const c = text[end]!;
+      if (c !== 61 && c !== 43) {
+        end++;
+        continue;
+      }
+      const from = end;
+      while (end < n && text[end] === c) end++;
+      if (end - from !== 2) pairs = false;
+    }
     const inWord = last >= 0 && WORD[last] === 1 && end < n && WORD[text[end]!] === 1;
     const tilde = text[i] === 126 && end - i === 1;
     last = text[end - 1]!;
-    if (!inWord || tilde) while (i < end) text[o++] = text[i++]!;
+    if (!inWord || tilde || !pairs) while (i < end) text[o++] = text[i++]!;
     i = end;
   }
   return text.subarray(0, o);
@@ -101,12 +119,12 @@ export function withoutInlineMarks(text: Buffer): Buffer {
 
 /** Each mark's next place, looked for again only once passed: a search per mark per run took text of `*` and one `~` at its end quadratic time. */
 class NextMarks {
-  private readonly at = [-2, -2, -2];
+  private readonly at = MARK_CODES.map(() => -2);
   constructor(private readonly text: Buffer) {}
   /** The index of the next mark at or after `from`, or -1. */
   next(from: number): number {
     let best = -1;
-    for (let m = 0; m < 3; m++) {
+    for (let m = 0; m < MARK_CODES.length; m++) {
       let k = this.at[m]!;
       if (k !== -1 && k < from) this.at[m] = k = this.text.indexOf(MARK_CODES[m]!, from);
       if (k >= 0 && (best < 0 || k < best)) best = k;
@@ -114,7 +132,7 @@ class NextMarks {
     return best;
   }
 }
-const MARK_CODES = [42, 126, 96];
+const MARK_CODES = [42, 126, 96, 61, 43];
 
 /** The longest link text and destination read as a link inside a word: a key's piece and the words before it, a URL (longer: left as it is, so that each reading is bounded). */
 const LINK_TEXT_MAX = 256;
