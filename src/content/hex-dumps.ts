@@ -1,16 +1,19 @@
 // Hex dumps: what an agent runs to show why a variable does not load (a
 // byte order mark, a CR, a stray quote) or what a key file holds, and
-// pastes into a report: `xxd` (`00000010: 454e 3d37 …  EN=7…`), `hexdump
-// -C` (`00000010  45 4e 3d 37 …  |EN=7…|`) and `od -c` (`0000020   N   =
-// 7 …`). Sixteen bytes a line behind an offset: a key's characters are cut
-// every 16, under the reach of every rule and of the host values' walk
-// across line breaks, and its bytes are also spelled in hex. The second
-// reading here decodes each such line to the bytes it shows (from its hex
-// column, or od's characters and escapes: exact, where an ASCII column
-// shows a `.` for a line break) and joins consecutive lines, as the file
-// dumped read; other lines are kept as they are. scan.ts reads a window so
-// only where find.ts's colon pass saw an `xxd` line (isXxdOffsetColon) or
-// findHexDump a `hexdump -C` or `od -c` one, and only when the first
+// pastes into a report: `xxd` (`00000010: 454e 3d37 …  EN=7…`; `-e`'s
+// little-endian words, `-b`'s bits), `hexdump -C` (`00000010  45 4e 3d 37
+// …  |EN=7…|`), `od -c` (`0000020   N   = 7 …`) and `od -t x1`
+// (`0000020 45 4e 3d 37 …`, `z`'s `>EN=7…<` after it, `-A n` without
+// offsets). Sixteen bytes a line: a key's characters are cut every 16,
+// under the reach of every rule and of the host values' walk across line
+// breaks, and its bytes are also spelled in hex. The second reading here
+// decodes each such line to the bytes it shows (from its hex column, or
+// od's characters and escapes: exact, where an ASCII column shows a `.`
+// for a line break) and joins consecutive lines, as the file dumped read;
+// a squeeze's `*` is its line once more, the offset alone that ends a dump
+// a line break, other lines are kept as they are. scan.ts reads a window
+// so only where find.ts's colon pass saw an `xxd` line (isXxdOffsetColon)
+// or findHexDump a `hexdump -C` or od one, and only when the first
 // reading found nothing. One pass over the window, a few bytes read per
 // byte: linear whatever the text.
 import { HEX_VALUE } from "./bytes.js";
@@ -101,12 +104,23 @@ function xxdTextShows(w: Uint8Array, i: number, end: number, into: Uint8Array, a
   return textColumnShows(w, text, into, at, n);
 }
 
-/** xxd's bytes from `i` (after `: `): as they are (plain, `-u`, `-g`), else `-e`'s little-endian words, else `-b`'s bits; each form's text column shows them. */
+/**
+ * Whether the last xxd line read was `-e`'s: a line whose bytes its text
+ * column shows as well in either order (each group's bytes unprintable,
+ * `..`) is read as the line before it was. readHexDumps starts without.
+ */
+let wordsBefore = false;
+
+/** xxd's bytes from `i` (after `: `): as they are (plain, `-u`, `-g`) or `-e`'s little-endian words (the form of the line before first), else `-b`'s bits; each form's text column shows them. */
 function xxdLine(w: Uint8Array, i: number, end: number, into: Uint8Array, at: number): number {
-  const n = xxdHexLine(w, i, end, into, at);
-  if (n >= 0) return n;
-  const words = xxdWordsLine(w, i, end, into, at);
-  return words >= 0 ? words : xxdBitsLine(w, i, end, into, at);
+  const first = wordsBefore ? xxdWordsLine(w, i, end, into, at) : xxdHexLine(w, i, end, into, at);
+  if (first >= 0) return first;
+  const second = wordsBefore ? xxdHexLine(w, i, end, into, at) : xxdWordsLine(w, i, end, into, at);
+  if (second >= 0) {
+    wordsBefore = !wordsBefore;
+    return second;
+  }
+  return xxdBitsLine(w, i, end, into, at);
 }
 
 /** Plain xxd's bytes from `i`: groups of hex digit pairs between single blanks, blanks, then the text column: its last n characters, showing them. */
@@ -265,15 +279,13 @@ const HEXDUMP_BAR = 2 + 16 * 3 + 1;
 /**
  * Whether the window holds a `hexdump -C` line (its text column's `|`
  * after two blanks, at its column), an `od -c` one (a `\n`-style
- * escape's backslash after two blanks, in one of its fields), an `od`
- * one whose offset ends in `00` (`od -t x1`, `-t x1z`, `-A x`; `od -c`
- * of text without escapes; od's first line, and one in 4 or 16 after
- * it), or one of `od -A n -t x1` (a blank, then two bytes' hex between
- * blanks), the line read whole: native searches for characters prose
- * seldom holds, the first such mark of a line judged and the rest of the
- * line passed over (its start found by a search back that no other search
- * of this line repeats): each byte read a few times at most. (`xxd`'s
- * lines are seen by find.ts's colon pass: isXxdOffsetColon.)
+ * escape's backslash after two blanks, in one of its fields) or another
+ * od one (findOdOffset, findOdLineEnd), the line read whole: native
+ * searches for characters prose seldom holds, the first such mark of a
+ * line judged and the rest of the line passed over (its start found by a
+ * search back that no other search of this line repeats): each byte read
+ * a few times at most. (`xxd`'s lines are seen by find.ts's colon pass:
+ * isXxdOffsetColon.)
  */
 export function findHexDump(text: string, w: Uint8Array, from: number, limit: number): boolean {
   return (
@@ -287,13 +299,14 @@ export function findHexDump(text: string, w: Uint8Array, from: number, limit: nu
 const isHexAt = (w: Uint8Array, i: number) => HEX_VALUE[w[i]!]! >= 0;
 
 /**
- * Whether the line at `s` opens as an od line: `-A n -t x1`'s blank and two
- * bytes' hex between blanks, or an offset of 6 to 16 digits, a blank, then
+ * Whether the line at `s` opens as an od line: `-A n -t x1`'s blank and a
+ * byte's hex, or an offset of 6 to 16 digits, a blank, then
  * a byte's hex and a blank (`-t x1`) or a field of `-c` (a blank, or an
  * octal digit). A few bytes read, 20 at most.
  */
 function opensOdLine(w: Uint8Array, s: number): boolean {
-  if (w[s] === 32) return isHexAt(w, s + 1) && isHexAt(w, s + 2) && w[s + 3] === 32 && isHexAt(w, s + 4) && isHexAt(w, s + 5);
+  // A byte's hex, then a blank or the line's end (a last line of one byte, after a window's too: its padding's zero).
+  if (w[s] === 32) return isHexAt(w, s + 1) && isHexAt(w, s + 2) && (w[s + 3] === 32 || w[s + 3] === 10 || w[s + 3] === 13 || w[s + 3] === 0);
   let k = s;
   while (k - s <= MAX_OFFSET_DIGITS && isHexAt(w, k)) k++;
   const digits = k - s;
@@ -330,7 +343,7 @@ function findOdOffset(w: Uint8Array, text: string, from: number, limit: number):
 function findOdLineEnd(w: Uint8Array, text: string, from: number, limit: number): boolean {
   const endsLine = (i: number) => w[i] === 10 || w[i] === 13 || i >= limit;
   return (
-    odMarks(w, text, "<", from, limit, (i) => endsLine(i + 1) && w[i - 2] !== 60) ||
+    odMarks(w, text, "<", from, limit, (i) => endsLine(i + 1)) ||
     odMarks(w, text, "0a", from, limit, (i) => w[i - 1] === 32 && (w[i + 2] === 32 || endsLine(i + 2)))
   );
 }
@@ -412,6 +425,7 @@ export function readHexDumps(window: Uint8Array, length: number, from: number, b
   let o = 0;
   let uFrom = -1;
   let uBefore = -1;
+  wordsBefore = false;
   /** Where the bytes of the line before start in the result, if it was a dump's. */
   let repeat = -1;
   /** Whether the lines before were a dump's (a `*` among them). */
