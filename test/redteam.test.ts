@@ -929,6 +929,14 @@ describe("a key right after an escape written as text", () => {
     "\\e]0;build\\a",
     "\\e]0;build\\x07",
     "\\u001b]0;build\\u0007",
+    // Recall pass 33: Python's eight digits of any character, the ESC's short name, a percent-escape encoded twice.
+    "\\U000000a0",
+    "\\U00000020",
+    "\\U0000000A",
+    "\\N{ESC}[32m",
+    "%2520",
+    "%250A",
+    "%253D",
   ];
 
   it("finds each kind of trigger's key after each written escape, at the text's start, inside a JSON string and after words", () => {
@@ -945,7 +953,9 @@ describe("a key right after an escape written as text", () => {
       // An octal escape is as many digits as there are, to three (C's): the digit after `\0` or `\012` is the text's, glued.
       `\\08${github}`, `\\0123${github}`, `\\8${github}`,
       // A bracket and no caret, an ESC and a final alone, an ESC's name that is none, a letter between.
-      `[[32m${github}`, `^[m${github}`, `\\u{1b}m${github}`, `\\u{1c}[32m${github}`, `\\N{ESC}[32m${github}`, `\\U0000001c[32m${github}`, `\\28[32m${github}`, `^[[32mx${github}`]) {
+      `[[32m${github}`, `^[m${github}`, `\\u{1b}m${github}`, `\\u{1c}[32m${github}`, `\\N{ESCAP}[32m${github}`, `\\N{ES}[32m${github}`, `\\U0000001c[32m${github}`, `\\28[32m${github}`, `^[[32mx${github}`,
+      // Recall pass 33: seven digits after `\\U`, a small `\\u` and eight, `%25` and one digit, `%%20`.
+      `\\U000000a${github}`, `\\U0000a0${github}`, `%252${github}`, `%%2${github}`]) {
       expect(findSecret(text), JSON.stringify(text.slice(0, 40))).toBeUndefined();
     }
     // A written ESC and a final alone is no sequence inside a key either (TeX's `\\em`), where the second reading removes
@@ -967,6 +977,8 @@ describe("a key right after an escape written as text", () => {
       "\\0\\01\\012\\0123\\01g\\0777\\08\\8\\7a",
       "\\u{1b}[m\\u{01b}[m\\u{00001b}[m\\u{000001b}[m\\u{1c}[m\\U0000001B[m\\U000001b[m\\N{ESCAPE}[m\\N{ESC}[m\\N{escape}[m",
       "^[[1;2m^[(B^[m[[m^^[[m\\27[m\\127[m\\28[m\\E(0\\e]0;t\\a\\em\\end\\begin\\b\\w+\\b C:\\new\\table",
+      // Recall pass 33: eight digits and fewer, any character's; `%25` alone, with one digit, with two, twice; the ESC's short name.
+      "\\U000000a0\\U0000a0x\\U000000e9g\\U0010FFFF\\U000000G0\\u000000a0%2520%25%252g%25253A%2525%%2520\\N{ESC}[m\\N{ESC[m\\N{ESCA}[m\\N{ESC}m",
     ];
     for (const text of texts) {
       const b = Buffer.from(text, "latin1");
@@ -1129,6 +1141,28 @@ describe("a key right after an escape written as text", () => {
       "\\e]0;t\\aEAA",
       "\\begin{x}",
       "C:\\new\\table\\",
+      // Recall pass 33's forms: eight digits, `%25` and its digits, the short name, written control strings unterminated, cut
+      // short, ended, and their written terminators alone.
+      "\\U",
+      "\\U0000000",
+      "\\U000000a0",
+      "\\U000000a0ghp_",
+      "%25",
+      "%2520",
+      "%2520ghp_",
+      `%2520${"7".repeat(10)}%253A`,
+      "%253A",
+      "\\N{ESC}[",
+      "a\\N{ESC}[ma",
+      "\\u001b]",
+      "a\\u001b]8;;u",
+      "a\\u001b]8;;u\\u001b\\\\a",
+      "a\\x1b]8;;u\\x07a",
+      "a\\eP",
+      "a\\eP\\\\",
+      "a\\e_u\\e",
+      "\\e\\\\",
+      "\\a\\7\\x07^G",
     ]) expect(scanBytes(Buffer.from(unit.repeat(Math.ceil(MiB / unit.length)).slice(0, MiB), "latin1")), JSON.stringify(unit)).toBeUndefined();
   });
 });
@@ -1258,6 +1292,136 @@ describe("a key cut by a terminal's sequences", () => {
       // Recall pass 32: CSIs at their bound, unterminated OSCs of either kind (a UTF-8 one over characters whose bytes are 0x9D and
       // 0x9C, each an 8-bit OSC's introducer or terminator), runs of 0x9D and C2 9D.
       `a\x1b[${"1".repeat(CSI_PARAMETERS_MAX)}`, `a\x1b[${"1".repeat(CSI_PARAMETERS_MAX)}m`, "\x9d", "\xc2\x9d", "a\x9d8;;u", "a\x9d8;;u\x9cb", "a\xc2\x9d8;;u\xc2\x9cb", "\x1b]\xe6\x9d\x9c", `\x1b]8;;${"\xe2\x9c\x9d".repeat(2000)}`, `\x9d${"u".repeat(3000)}`]) {
+      const text = Buffer.from(unit.repeat(Math.ceil(MiB / unit.length)), "latin1");
+      expect(scanBytes(text), JSON.stringify(unit.slice(0, 12))).toBeUndefined();
+    }
+  });
+});
+
+// Recall pass 33 (2026-12-05; published until then): a key right after
+// Python's `\U000000a0` or `\N{ESC}[32m`, after `%2520` (a URL encoded
+// twice), a Telegram token with its colon so encoded (`%253A`); an OSC whose
+// ESC is written as text inside a key (a docker JSON log's hyperlink); DCS,
+// APC, PM and SOS strings, and their 8-bit forms, inside a key: a terminal
+// hides them up to their ST as it hides an OSC (terminal-escapes.ts,
+// written-escapes.ts).
+describe("escapes written as text and control strings a terminal hides (recall pass 33)", () => {
+  const f = new Fakes(330);
+  const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  const github = `ghp_${f.pick(ALNUM, 36)}`;
+  const anthropic = `sk-ant-api03-${f.pick(`${ALNUM}_-`, 93)}AA`;
+  const telegram = `7${f.pick("0123456789", 9)}:AAH${f.pick(`${ALNUM}_-`, 32)}`;
+  const [digits, secret] = telegram.split(":") as [string, string];
+  const openrouter = `sk-or-v1-${f.pick("0123456789abcdef", 64)}`;
+  const hostTelegram = `8${f.pick("0123456789", 9)}:AAF${f.pick(`${ALNUM}_-`, 32)}`;
+  const REMOVED = "with terminal escape sequences removed";
+  const cut = (key: string, at: number, seq: string) => `${key.slice(0, at)}${seq}${key.slice(at)}`;
+  /** Control strings a terminal hides, each ended by ST (ESC \, 0x9C, C2 9C) or cut short by the next ESC; BEL ends none but an OSC. */
+  const STRINGS = [
+    "\x1bPq#0;2;0;0;0#0~~@@\x1b\\",
+    "\x1bP+q544e\x07x\x1b\\",
+    "\x1b_Gf=100,a=T;iVBORw0KGgo\x1b\\",
+    "\x1b^private note\x1b\\",
+    "\x1bXstart of string\x1b\\",
+    "\x1bPtmux;x\x1b[m",
+    "\x90q#0\x9c",
+    "\x9fGf=100\x9c",
+    "\x9enote\x9c",
+    "\x98sos\x9c",
+    "\xc2\x90q#0\xc2\x9c",
+    "\xc2\x9fGf=100\xc2\x9c",
+    "\xc2\x9enote\xc2\x9c",
+    "\xc2\x98sos\xc2\x9c",
+  ];
+  /** An OSC, a DCS and an APC whose ESC is written as text, ended by a written ST (the ESC and `\\`) or BEL, as JSON, a repr and a shell write them. */
+  const WRITTEN_STRINGS = [
+    "\\u001b]8;;https://x.example/k\\u001b\\\\",
+    "\\u001b]8;;https://x.example/k\\u0007",
+    "\\x1b]8;;https://x.example/k\\x1b\\\\",
+    "\\x1b]0;title\\x07",
+    "\\e]8;;https://x.example/k\\e\\\\",
+    "\\033]0;t\\007",
+    "\\e]0;t\\a",
+    "^[]0;t^G",
+    "\\u001bPq#0\\u001b\\\\",
+    "\\x1b_Gf=100\\x1b\\\\",
+    "\\u{1b}]8;;u\\u{1b}\\\\",
+    "\\N{ESC}]8;;u\\N{ESC}\\\\",
+  ];
+
+  it("is refused through the CLI (a repr, a Python script, URLs encoded twice, docker JSON logs with the host's own values, a terminal's control strings), naming the form and never the value; the same forms around ordinary words are published", () => {
+    fs.mkdirSync(path.join(h.home, ".hermes"), { recursive: true });
+    write(path.join(h.home, ".hermes"), ".env", `OPENROUTER_API_KEY=${openrouter}\nTELEGRAM_BOT_TOKEN=${hostTelegram}\n`);
+    const hyperlink = (text: string, at: number, end: string) => JSON.stringify({ log: `${cut(text, at, `\x1b]8;;https://openrouter.ai/keys${end}`)}\x1b]8;;${end}\n`, stream: "stdout" });
+    const files = [
+      write(work, "u8.txt", `print(repr(s)) -> 'token:\\U000000a0${github}'\n`),
+      write(work, "esc-name.txt", `print("\\N{ESC}[32m${github}\\N{ESC}[0m")\n`),
+      write(work, "twice.txt", `GET /r?next=%2Fsend%3Ftext%3Dmy%2520key%2520${anthropic} HTTP/1.1\n`),
+      write(work, "tg-twice.txt", `redirect=https%3A%2F%2Fapi.telegram.org%2Fbot${digits}%253A${secret}%2FgetMe\n`),
+      write(work, "docker-or.txt", `${hyperlink(`OPENROUTER_API_KEY=${openrouter}`, 27, "\x1b\\")}\n`),
+      write(work, "docker-tg.txt", `${hyperlink(`TELEGRAM_BOT_TOKEN=${hostTelegram}`, 30, "\x07")}\n`),
+      write(work, "repr-osc.txt", `'${cut(github, 12, "\\x1b]8;;https://x.example/k\\x1b\\\\")}'\n`),
+      write(work, "dcs.txt", `saved ${cut(github, 10, STRINGS[0]!)} done\n`),
+      write(work, "apc.txt", `saved ${cut(github, 20, STRINGS[2]!)} done\n`),
+      // Written as UTF-8: U+0090 and U+009C are C2 90 and C2 9C.
+      write(work, "c1.txt", `saved ${cut(github, 30, STRINGS[6]!)} done\n`),
+    ];
+    const whats = [/a GitHub token \(/, /a GitHub token \(/, /an Anthropic API key \(/, /a Telegram bot token \(/, new RegExp(`(an OpenRouter API key|the value of OPENROUTER_API_KEY).*, ${REMOVED}`), new RegExp(`(a Telegram bot token|the value of TELEGRAM_BOT_TOKEN).*, ${REMOVED}`)];
+    for (let i = whats.length; i < files.length; i++) whats.push(new RegExp(`a GitHub token, ${REMOVED}`));
+    const digest = new Fakes(331).bytes(32).toString("hex");
+    const twins = [
+      write(work, "u8-prose.txt", `repr: 'caf\\U000000e9 au lait', 'na\\U000000efve release_notes_for_version_two', '\\U00000020${digest}'\n`),
+      write(work, "esc-name-words.txt", `print("\\N{ESC}[1mghp_status\\N{ESC}[0m \\N{ESC}[32mhello_world_and_more_words\\N{ESC}[0m")\n`),
+      write(work, "twice-words.txt", `q=my%2520key%2520ghp_status%2520release_notes_for_version_two%253Dsha%2520${digest}&t=12%253A30&o=1234567890%253A${"A".repeat(35)}\n`),
+      write(work, "osc-words.txt", `${hyperlink("see release_notes_for_version_two here", 20, "\x1b\\")}\n${JSON.stringify({ log: `build\\u001b]0;title\\u0007_artifacts ${digest}` })}\n`),
+      write(work, "strings-words.txt", `release_notes${STRINGS[0]}_for_version_two ${digest.slice(0, 30)}${STRINGS[2]}${digest.slice(30)} hello_world${STRINGS[6]}_and_more_words\n`),
+    ];
+    const r = prepareJson([...files, ...twins], "txt");
+    expect(r.code).toBe(1);
+    expect(r.dropped.map(([name, code]) => [name, code])).toEqual(files.map((file) => [path.basename(file), "secret_detected"]));
+    r.dropped.forEach(([name, , reason], i) => expect(reason, name).toMatch(whats[i]!));
+    for (const [, , reason] of r.dropped) for (const key of [github, anthropic, secret, openrouter, hostTelegram]) expect(reason).not.toContain(key.slice(9, 25));
+    expect(r.published).toEqual(twins.map((file) => path.basename(file)));
+  });
+
+  it("finds a Telegram token with its colon encoded twice, `%253A` and `%253a`, as the colon's precision allows; not `%25` and another", () => {
+    for (const sep of ["%253A", "%253a"]) {
+      const encoded = `${digits}${sep}${secret}`;
+      for (const text of [encoded, `?bot=${encoded}&x=1`, `%2Fbot${encoded}%2FgetMe`, `%2520${encoded}`]) expect(findSecret(text)?.what, text.slice(0, 24)).toBe("a Telegram bot token");
+      for (const text of [`1${digits}${sep}${secret}`, `${digits.slice(3)}${sep}${secret}`, `${encoded}A`, `${digits}${sep}${secret.slice(1)}`, `${digits}${sep}${"A".repeat(35)}`]) expect(findSecret(text), text.slice(0, 24)).toBeUndefined();
+    }
+    for (const sep of ["%253B", "%252A", "%25%3A", "%2525%3A"]) expect(findSecret(`${digits}${sep}${secret}`), sep).toBeUndefined();
+  });
+
+  it("finds a key cut by each control string and each written one, anywhere in it; one that is none (unterminated, a line break in it, a single backslash after the written ESC) is left", () => {
+    for (const seq of [...STRINGS, ...WRITTEN_STRINGS]) {
+      for (const at of [1, 12, 39]) {
+        const head = "log line\nsaved ";
+        expect(scanBytes(Buffer.from(`${head}${cut(github, at, seq)} done\n`, "latin1")), JSON.stringify(seq.slice(0, 16)) + at).toEqual({ what: `a GitHub token, ${REMOVED}`, offset: head.length });
+      }
+    }
+    for (const seq of ["\x1bPq#0;2", "\x1bPq\nx\x1b\\", "\x1b_G\tf\x1b\\", "\x90q#0", "\xc2\x9fG\xc2", "\\u001b]8;;u", "\\u001b]8;;u\\u001b\\x", "\\e]8;;u\\e\\", "\\e]8;;u\n\\a", "\\u001bPq\\u0007"]) {
+      expect(scanBytes(Buffer.from(`saved ${cut(github, 12, seq)} done\n`, "latin1")), JSON.stringify(seq)).toBeUndefined();
+    }
+    // A key right after one (a token starts after its terminator, a backslash or a control byte; not after caret notation's `^G`,
+    // which is no written escape: documented).
+    for (const seq of [...STRINGS.slice(0, 5), ...WRITTEN_STRINGS.filter((seq) => !seq.endsWith("^G"))]) expect(findSecret(`x ${seq}${github}`)?.what, JSON.stringify(seq)).toBe("a GitHub token");
+  });
+
+  it("is read again only where such a string lies between two of a key's characters; an emoji's 0x9F and Chinese text's are characters", () => {
+    const formsIn = (text: string) => {
+      const seen = { forms: 0 };
+      findSecret(text, 0, undefined, text.length, undefined, seen);
+      return seen.forms;
+    };
+    for (const text of ["ab\x1bPq\x1b\\cd", "ab\x90q\x9ccd", "ab\xc2\x9fG\xc2\x9ccd", "ab\x9enote\x9ccd", "ab\\u001b]8;;u\\u0007cd", "ab\\e_G\\e\\\\cd"]) expect(formsIn(text), JSON.stringify(text)).toBe(Form.TerminalEscapes);
+    for (const text of ["ab \x1bPq\x1b\\cd", "ab\x1bPq\x1b\\ cd", "ab\\u001b]8;;u cd", "ab\\eP", Buffer.from("ok 🎉 ab🎉cd 来板", "utf8").toString("latin1")]) expect(formsIn(text), JSON.stringify(text)).toBe(0);
+  });
+
+  it("gives a verdict on adversarial text of control strings, raw and written (each loop's repetitions)", () => {
+    const MiB = 1024 * 1024;
+    for (const unit of ["\x1bP", "a\x1bPa", `a\x1bP${"u".repeat(3000)}`, `\x1b_${"\x07".repeat(3000)}`, "a\x1b_\x07b", "a\x90", "\x90", "\x9f", "a\xc2\x90u\xc2\x9cb", "a\x9fu\x9cb", "\xf0\x9f\x8e\x89 ok", "a\xf0\x9f\x8e\x89",
+      "\\u001b]", `a\\u001b]${"u".repeat(3000)}`, "a\\u001b]8;;u\\u001b\\\\a", "a\\e]\\e]\\e]", `a\\eP${"\\\\".repeat(1000)}`, `a\\x1b_${"\\x0".repeat(1000)}`]) {
       const text = Buffer.from(unit.repeat(Math.ceil(MiB / unit.length)), "latin1");
       expect(scanBytes(text), JSON.stringify(unit.slice(0, 12))).toBeUndefined();
     }

@@ -99,7 +99,7 @@ function digitsStart(b: Uint8Array, end: number): number {
   if (BEFORE_WRITTEN_DIGITS[b[start - 1]!] === 1) for (let f = start; f < start + 4 && f < end; f++) if (writtenEscapeEndsAt(b, f)) return f + 1;
   return start;
 }
-/** What the digits of a written escape that ends in a digit may follow: its `%`, `x`, `u`, an octal escape's backslash, or its other digits (the walk back stopped at its bound). */
+/** What the digits of a written escape that ends in a digit may follow: its `%`, `x`, `u`, an octal escape's backslash, or its other digits (the walk back stopped at its bound: `\U000000a0`'s eight and a token's eight to ten are more than it reads). */
 const BEFORE_WRITTEN_DIGITS = table("\\%xuABCDEFabcdef0123456789");
 /**
  * A Telegram bot token's digits: `count` of them from `start` (a line
@@ -493,8 +493,8 @@ const JOINED_TAIL = 24;
 const JOINED_RUN = table(`${LETTERS}0123456789_-.:`);
 /** … and `%`, for a Telegram token whose colon is percent-encoded (`%3A`), which a break may cut anywhere in. */
 const PERCENT_JOINED_RUN = table(`${LETTERS}0123456789_-.:%`);
-/** A Telegram token's longest match with its colon percent-encoded: 10 digits, `%3A`, 35 characters. */
-const TELEGRAM_PERCENT_MAX = 48;
+/** A Telegram token's longest match with its colon percent-encoded: 10 digits, `%3A` (`%253A`, encoded twice), 35 characters. */
+const TELEGRAM_PERCENT_MAX = 50;
 /** The joined reading's bytes, and where its breaks were removed (module-wide: searches do not run at once). */
 const JOINED = Buffer.alloc(JOINED_MAX + JOINED_TAIL + 1);
 const JOINS = new Int32Array(JOINED_MAX + JOINED_TAIL + 1);
@@ -513,8 +513,12 @@ const ZERO_WIDTH_LEADS = [
 ];
 /** What starts a terminal's sequence (terminal-escapes.ts), read a byte a character: ESC, and the 8-bit CSI (C2 9B in UTF-8: its 9B found). */
 const TERMINAL_LEADS = ["\x1b", "\x9b"];
-/** The 8-bit OSC (0x9D; C2 9D in UTF-8) after a key's character (text-forms.ts's KEY_CHAR) or its C2: where a run of sequences inside a key may start with one. */
-const OSC_8BIT_LEAD = /[A-Za-z0-9_\-.+/=:~\xc2]\x9d/g;
+/**
+ * A control string's 8-bit introducer (terminal-escapes.ts's STRING_8BIT: the OSC's 0x9D, and 0x90, 0x98, 0x9E, 0x9F; after C2
+ * in UTF-8) after a key's character (text-forms.ts's KEY_CHAR) or its C2: where a run of sequences inside a key may start with one.
+ */
+const STRING_8BIT_LEAD = /[A-Za-z0-9_\-.+/=:~\xc2][\x90\x98\x9d-\x9f]/g;
+const STRING_8BIT_BYTES = ["\x9d", "\x90", "\x98", "\x9e", "\x9f"];
 /** A sequence whose ESC is written as text (written-escapes.ts) right after a key's character (text-forms.ts's KEY_CHAR). */
 const WRITTEN_SEQUENCE_IN_KEY = writtenSequenceAfter("[A-Za-z0-9_.+/=:~-]");
 /** Bytes of a key's characters and escapes around an escape that may be inside one: the shortest value looked for (8 characters) and an escape. */
@@ -790,8 +794,8 @@ class Search {
   private startAfterCsi(start: number, limit: number): number {
     const b = this.b;
     // A written escape's letter and hex digits that begin the run (`\u00a0ghp_`, `%A0ghp_`): the token after them.
-    const written = writtenEscapeEndAfter(b, start);
-    if (written >= 0 && written < limit) return written + 1;
+    const written = writtenEscapeEndAfter(b, start, limit);
+    if (written >= 0) return written + 1;
     let k = start;
     // A digit may be an escape sequence's final (`ESC 7`, `ESC ( 0`): tested at each (one byte's test before it, mostly).
     while (k < limit && DIGIT[b[k]!] === 1) {
@@ -1791,6 +1795,14 @@ class Search {
       // Cut by a line break in its digits (after an indent or a quote's `> `), or in its 35 characters.
       if (this.cuts > 0 && ((digits < 8 && WRAP_END[b[start - 1]!] === 1) || (isTelegramDigits(b, start, digits) && this.cutWithin(i + 3, 35, TOKEN)))) this.telegramPercentCut(i);
     }
+    // Encoded twice, `%253A` (a URL encoded again: `%25` is the `%`): one native search more, for `%253`, rarer still.
+    for (let i = text.indexOf("%253", this.from + 8); i >= 0 && i < stop; i = text.indexOf("%253", i + 4)) {
+      if ((b[i + 4]! | 0x20) !== 97 || DIGIT[b[i - 1]!] !== 1) continue;
+      const start = digitsStart(b, i);
+      extraReading.places++;
+      extraReading.bytes += i - start;
+      if (isTelegramDigits(b, start, i - start) && TOKEN[b[i + 39]!] === 1 && TOKEN[b[i + 40]!] !== 1) this.tryRule(TELEGRAM, start);
+    }
     // `%` that ends a line before `3A` (`7123456789%\n3AAA…`): text seldom holds one.
     for (const cut of ["%\n", "%\r\n"]) {
       for (let i = text.indexOf(cut, this.from + 8); i >= 0 && i < stop && this.cuts > 0; i = text.indexOf(cut, i + 2)) {
@@ -1964,9 +1976,15 @@ class Search {
     }
     // The 8-bit OSC, 0x9D or C2 9D, only after a key's character or C2, found by one expression from the first 0x9D: in UTF-8
     // text it is mostly a character's byte (Chinese: 板 is E6 9D BF), and a search and a reading at each cost that text five
-    // times its first search (8 MiB of 板 6 to 35 ms).
-    const first = text.indexOf("\x9d", this.from);
-    const lead = OSC_8BIT_LEAD;
+    // times its first search (8 MiB of 板 6 to 35 ms). The other control strings' 8-bit introducers (0x90, 0x98, 0x9E, 0x9F:
+    // an emoji's F0 9F) the same way, from the first of any of them (by hand, 8 MiB of emoji prose, one every 15 bytes, read
+    // by the expression: 10 ms before them and 15 after; text without these bytes pays four native searches more).
+    let first = -1;
+    for (const byte of STRING_8BIT_BYTES) {
+      const at = text.indexOf(byte, this.from);
+      if (at >= 0 && (first < 0 || at < first)) first = at;
+    }
+    const lead = STRING_8BIT_LEAD;
     lead.lastIndex = Math.max(0, first - 1);
     while (first >= 0 && first < limit && lead.test(text)) {
       const i = lead.lastIndex - 1;

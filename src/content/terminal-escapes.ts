@@ -15,7 +15,13 @@
 // - An escape sequence: ESC, intermediate bytes, a final byte 0x30-0x7E:
 //   `ESC ( B` (select ASCII, which `tput sgr0` writes), `ESC 7`, `ESC M`.
 // - An operating system command (OSC): ESC `]`, 0x9D or C2 9D, a string,
-//   a terminator (oscLength says which).
+//   a terminator (controlStringLength says which). Since recall pass 33
+//   the other control strings the same way (published until then when
+//   inside a key): a device control string (DCS: ESC `P`, 0x90; sixel
+//   images, tmux's and screen's passthrough, DECRQSS), an application
+//   program command (APC: ESC `_`, 0x9F; kitty's graphics), a privacy
+//   message (PM: ESC `^`, 0x9E) and a start of string (SOS: ESC `X`,
+//   0x98), which a terminal hides up to their ST as it hides an OSC.
 // At most CSI_PARAMETERS_MAX parameter bytes and ESCAPE_INTERMEDIATES_MAX
 // intermediate ones, so that every reading back is bounded.
 
@@ -136,30 +142,39 @@ export function digitEndsEscape(b: Uint8Array, f: number): boolean {
  */
 export const OSC_SECOND = 0x5d;
 export const OSC_8BIT = 0x9d;
+/** A control string's introducer's second byte after ESC (`]`, `P`, `X`, `^`, `_`): 1 for an OSC, which BEL ends too, 2 for the others, which only ST ends. */
+export const STRING_SECOND = new Uint8Array(256);
+/** … and its 8-bit introducer (0x9D, 0x90, 0x98, 0x9E, 0x9F; in UTF-8 after C2), the same way. */
+export const STRING_8BIT = new Uint8Array(256);
+STRING_SECOND[OSC_SECOND] = STRING_8BIT[OSC_8BIT] = 1;
+for (const c of "PX^_") STRING_SECOND[c.charCodeAt(0)] = 2;
+for (const c of [0x90, 0x98, 0x9e, 0x9f]) STRING_8BIT[c] = 2;
 const ST_8BIT = 0x9c;
 const BEL = 0x07;
 const BACKSLASH = 0x5c;
 
 /**
  * The length of the sequence that starts at `i` (ESC, the 8-bit CSI 0x9B
- * or OSC 0x9D, or C2 9B, C2 9D: UTF-8's spelling of them), read forward: a
- * control sequence, an escape sequence, an OSC ended by its terminator; 0
- * where none starts there (a CSI or an OSC that is none is not read as a
- * two-byte escape sequence with `[` or `]` its final). Reads at most
- * SEQUENCE_BACK_MAX + 2 bytes, or an OSC's string (oscLength); `b` past its
- * end reads as 0 (a padded window).
+ * or a control string's 8-bit introducer, 0x9D, 0x90, 0x98, 0x9E, 0x9F, or
+ * C2 and one of them: UTF-8's spelling), read forward: a control sequence,
+ * an escape sequence, an OSC or another control string ended by its
+ * terminator; 0 where none starts there (a CSI or a control string that is
+ * none is not read as a two-byte escape sequence with `[`, `]`, `P`, `X`,
+ * `^` or `_` its final). Reads at most SEQUENCE_BACK_MAX + 2 bytes, or a
+ * control string (controlStringLength); `b` past its end reads as 0 (a
+ * padded window).
  */
 export function sequenceLength(b: Uint8Array, i: number): number {
   const c = b[i]!;
   let k: number;
   if (c === CSI_8BIT) k = i + 1;
-  else if (c === OSC_8BIT) return continuesCharacter(b, i) ? 0 : oscLength(b, i, i + 1, false);
+  else if (STRING_8BIT[c] !== 0) return continuesCharacter(b, i) ? 0 : controlStringLength(b, i, i + 1, false, STRING_8BIT[c] === 1);
   else if (c === 0xc2 && b[i + 1] === CSI_8BIT) k = i + 2;
-  else if (c === 0xc2 && b[i + 1] === OSC_8BIT) return oscLength(b, i, i + 2, true);
+  else if (c === 0xc2 && STRING_8BIT[b[i + 1]!] !== 0) return controlStringLength(b, i, i + 2, true, STRING_8BIT[b[i + 1]!] === 1);
   else if (c !== ESC) return 0;
   else {
     const second = b[i + 1]!;
-    if (second === OSC_SECOND) return oscLength(b, i, i + 2, true);
+    if (STRING_SECOND[second] !== 0) return controlStringLength(b, i, i + 2, true, STRING_SECOND[second] === 1);
     if (second !== CSI_7BIT_SECOND) {
       // An escape sequence: intermediates, a final 0x30-0x7E.
       let e = i + 1;
@@ -210,12 +225,16 @@ const CAN = 0x18;
 const SUB = 0x1a;
 
 /**
- * The length of the OSC at `i`, whose string starts at `s`, up to and with
- * its terminator, or 0 (a control byte other than BEL, CAN, SUB and ESC,
- * or DEL, in the string; or the window ends first). `utf8`: introduced by
- * ESC `]` or C2 9D, so that C2 80-9F are the C1 controls and other bytes
- * from 0x80 up its characters'; else (0x9D) each byte 0x80-0x9F is one.
- * As a terminal's parser (ECMA-48's, xterm's, VTE's) ends it: at BEL or ST;
+ * The length of the OSC (`bel`) or other control string at `i`, whose
+ * string starts at `s`, up to and with its terminator, or 0 (a control
+ * byte other than BEL, CAN, SUB and ESC, or DEL, in the string; or the
+ * window ends first). `utf8`: introduced by
+ * ESC or by C2 and its C1 byte (`ESC ]`, C2 9D), so that C2 80-9F are the
+ * C1 controls and other bytes from 0x80 up its characters'; else (0x9D
+ * alone) each byte 0x80-0x9F is one.
+ * As a terminal's parser (ECMA-48's, xterm's, VTE's) ends it: at ST, or
+ * BEL for an OSC (a DCS's, an APC's, a PM's or an SOS's BEL is one of the
+ * string's bytes, hidden with it: DEC's parser passes or ignores it);
  * cancelled at CAN or SUB (taken with it); or cut short by the next ESC or
  * C1 control, which starts a sequence of its own (its string is hidden
  * all the same: a terminal never prints an OSC's bytes). No bound on the
@@ -223,15 +242,16 @@ const SUB = 0x1a;
  * drop an overlong command, not its bytes; a hyperlink's URL may run to
  * kilobytes): it is bounded by the window read (a block and its overlap).
  * Linear all the same: the string stops at every byte that introduces a
- * sequence of its own kind (ESC, C2 9B or C2 9D in a UTF-8 string; ESC,
- * 0x9B or 0x9D in an 8-bit one), so no byte is read by two strings of one
- * kind, and at most twice in all.
+ * sequence of its own kind (ESC, C2 80-9F in a UTF-8 string; ESC,
+ * 0x80-0x9F in an 8-bit one: every introducer is one of them), so no byte
+ * is read by two strings of one kind, and at most twice in all.
  */
-function oscLength(b: Uint8Array, i: number, s: number, utf8: boolean): number {
+function controlStringLength(b: Uint8Array, i: number, s: number, utf8: boolean, bel: boolean): number {
   const n = b.length;
   for (let k = s; k < n; k++) {
     const c = b[k]!;
-    if (c === BEL || c === CAN || c === SUB) return k + 1 - i;
+    if ((c === BEL && bel) || c === CAN || c === SUB) return k + 1 - i;
+    if (c === BEL) continue;
     if (c === ESC) return b[k + 1] === BACKSLASH ? k + 2 - i : k - i;
     if (c < 0x20 || c === 0x7f) return 0;
     if (utf8) {

@@ -17,7 +17,7 @@
 // One byte loop over the window; each byte's offset in the window is kept,
 // so that a finding names the byte of the file it starts at.
 
-import { CSI_8BIT, ESC, OSC_8BIT, sequenceLength } from "./terminal-escapes.js";
+import { CSI_8BIT, ESC, STRING_8BIT, sequenceLength } from "./terminal-escapes.js";
 import { writtenSequenceLength } from "./written-escapes.js";
 
 /**
@@ -119,8 +119,8 @@ function undoSpan(w: Uint8Array, i: number, end: number, forms: number): number 
   let p = o;
   while (i < end) {
     const c = w[i]!;
-    // Before the zero-width test: C2 9B and C2 9D (the 8-bit CSI and OSC in UTF-8) start as a soft hyphen does.
-    if (terminal && (c === ESC || c === CSI_8BIT || c === OSC_8BIT || c === 0xc2 || c === 92 || c === 0x5e)) {
+    // Before the zero-width test: C2 9B and C2 9D (the 8-bit CSI and OSC in UTF-8; C2 90, 98, 9E, 9F the other control strings) start as a soft hyphen does.
+    if (terminal && (c === ESC || c === CSI_8BIT || STRING_8BIT[c] !== 0 || c === 0xc2 || c === 92 || c === 0x5e)) {
       // A backslash or a caret: an ESC written as text (`\u001b[m`, `^[[m`: written-escapes.ts).
       const n = c === 92 || c === 0x5e ? writtenSequenceLength(w, i) : sequenceLength(w, i);
       if (n > 0) {

@@ -22,7 +22,15 @@
 // the ESC written as `^[` (caret notation: `cat -v`, `less`, CI log
 // viewers), `\u{1b}` (Rust's `{:?}`, JavaScript, Swift; up to six hex
 // digits), `\U0000001b` and `\N{ESCAPE}` (Python), `\27` (Lua's decimal)
-// and `\E` (terminfo). A backslash and another letter (TeX's `\em`,
+// and `\E` (terminfo). Since recall pass 33 (published until then):
+// Python's eight-digit `\U000000a0` of any character, the ESC's short name
+// `\N{ESC}` (Python's alias of `\N{ESCAPE}`), a percent-escape encoded
+// twice (`%2520`: `%25`, the `%` encoded, then the two hex digits, as a
+// URL encoded again writes it), and a written OSC (`\u001b]8;;URL\u001b\\`,
+// `\x1b]0;title\x07`; DCS, APC, PM and SOS strings the same way) inside a
+// key, read as terminal-escapes.ts reads one whose ESC is a byte (its end:
+// a written ST, the written ESC and a written backslash `\\`, or a written
+// BEL; cut short by the next written ESC). A backslash and another letter (TeX's `\em`,
 // `\end`, `\begin` after `\b` is read: a token may start at `egin`, which
 // is no key; a regex's `\w`, `\d`) is none.
 // The one owner of these forms: rules.ts's TOKEN_START reads them back in a
@@ -41,6 +49,7 @@ import {
   ESCAPE_INTERMEDIATES_MAX,
   FINAL_LAST,
   INTERMEDIATE_BYTE,
+  STRING_SECOND,
   controlSequenceEnd,
   isIntermediate,
   isParameter,
@@ -55,21 +64,20 @@ const CLOSE_BRACE = 0x7d;
 const HEX_DIGIT = "[0-9A-Fa-f]";
 /**
  * The written ESC after its backslash: `e`, `E` (bash's `echo -e`, printf, terminfo), `033` (octal), `27` (Lua's decimal), `x1b`
- * (C, Python), `u001b` (JSON, JavaScript), `u{1b}` (Rust, JavaScript, Swift), `U0000001b` and `N{ESCAPE}` (Python).
+ * (C, Python), `u001b` (JSON, JavaScript), `u{1b}` (Rust, JavaScript, Swift), `U0000001b`, `N{ESCAPE}` and `N{ESC}` (Python).
  */
-const WRITTEN_ESC_BODY = "(?:[eE]|033|27|x1[bB]|u001[bB]|u\\{0{0,4}1[bB]\\}|U0000001[bB]|N\\{ESCAPE\\})";
+const WRITTEN_ESC_BODY = "(?:[eE]|033|27|x1[bB]|u001[bB]|u\\{0{0,4}1[bB]\\}|U0000001[bB]|N\\{ESC(?:APE)?\\})";
 /** ESC written as text: a backslash and WRITTEN_ESC_BODY, or caret notation's `^[` (`cat -v`, `less`). */
 const WRITTEN_ESC = `(?:\\\\${WRITTEN_ESC_BODY}|\\^\\[)`;
 /** A control sequence, or an escape sequence with an intermediate, after a written ESC (terminal-escapes.ts's bounds). */
 const WRITTEN_SEQUENCE = `${WRITTEN_ESC}(?:\\[${CONTROL_SEQUENCE_BODY}|${INTERMEDIATE_BYTE}{1,${ESCAPE_INTERMEDIATES_MAX}}${ESCAPE_FINAL_BYTE})`;
-/** A written escape: of a line break or a tab, a character by its code (`\xXX`, `\uXXXX`), a percent-escape, a terminal's sequence. */
 /** An octal escape as C reads it: three digits, or fewer where no octal digit follows (`\0`, `\012`; not `\01` of `\012`). */
 const OCTAL_ESCAPE = "[0-7](?:[0-7]{2}|[0-7]?(?![0-7]))";
 /**
  * A written escape: of a line break, a tab, a backspace, a form feed, a vertical tab or a bell, a character by its code (`\xXX`,
- * `\uXXXX`, octal), a percent-escape, a terminal's sequence.
+ * `\uXXXX`, `\UXXXXXXXX`, octal), a percent-escape (encoded once or twice: `%20`, `%2520`), a terminal's sequence.
  */
-const WRITTEN_ESCAPE = `\\\\(?:[nrtbfva]|x${HEX_DIGIT}{2}|u${HEX_DIGIT}{4}|${OCTAL_ESCAPE})|%${HEX_DIGIT}{2}|${WRITTEN_SEQUENCE}`;
+const WRITTEN_ESCAPE = `\\\\(?:[nrtbfva]|x${HEX_DIGIT}{2}|u${HEX_DIGIT}{4}|U${HEX_DIGIT}{8}|${OCTAL_ESCAPE})|%(?:25)?${HEX_DIGIT}{2}|${WRITTEN_SEQUENCE}`;
 /** A regular expression's look-behind that holds where a written escape has just ended (its last byte is the character before). */
 export const WRITTEN_ESCAPE_ENDS_BEFORE = `(?<=${WRITTEN_ESCAPE})`;
 /**
@@ -102,13 +110,13 @@ function octalEscapeEndsAt(b: Uint8Array, f: number): boolean {
   return false;
 }
 
-/** Whether a written ESC (WRITTEN_ESC: `\e`, `\033`, `\27`, `\x1b`, `\u001b`, `\u{1b}`, `\U0000001b`, `\N{ESCAPE}`, `^[`) ends at `e`. */
+/** Whether a written ESC (WRITTEN_ESC: `\e`, `\033`, `\27`, `\x1b`, `\u001b`, `\u{1b}`, `\U0000001b`, `\N{ESCAPE}`, `\N{ESC}`, `^[`) ends at `e`. */
 function writtenEscEndsAt(b: Uint8Array, e: number): boolean {
   const raw = b[e]!;
   if (raw === 0x5b) return b[e - 1] === CARET;
   if (raw === 0x37) return b[e - 1] === 0x32 && b[e - 2] === BACKSLASH;
   if (raw === CLOSE_BRACE) {
-    if (bytesAre(b, e - 9, "\\N{ESCAPE")) return true;
+    if (bytesAre(b, e - 9, "\\N{ESCAPE") || bytesAre(b, e - 6, "\\N{ESC")) return true;
     if ((b[e - 1]! | 0x20) !== 0x62 || b[e - 2] !== 0x31) return false;
     let k = e - 3;
     while (k > e - 7 && b[k] === 0x30) k--;
@@ -135,7 +143,11 @@ export function writtenEscapeEndsAt(b: Uint8Array, f: number): boolean {
   if (isHex(c) && isHex(b[f - 1])) {
     const before = b[f - 2];
     if (before === PERCENT || (before === 0x78 && b[f - 3] === BACKSLASH)) return true;
+    // `%2520`: a percent-escape encoded twice (`%25` is the `%`).
+    if (before === 0x35 && b[f - 3] === 0x32 && b[f - 4] === PERCENT) return true;
     if (isHex(before) && isHex(b[f - 3]) && b[f - 4] === 0x75 && b[f - 5] === BACKSLASH) return true;
+    // `\U000000a0`: Python's eight hex digits.
+    if (b[f - 8] === 0x55 && b[f - 9] === BACKSLASH && isHex(before) && isHex(b[f - 3]) && isHex(b[f - 4]) && isHex(b[f - 5]) && isHex(b[f - 6]) && isHex(b[f - 7])) return true;
   }
   if (c < ESCAPE_FINAL_FIRST || c > FINAL_LAST) return false;
   let k = f - 1;
@@ -148,20 +160,24 @@ export function writtenEscapeEndsAt(b: Uint8Array, f: number): boolean {
   return b[k] === CSI_7BIT_SECOND && writtenEscEndsAt(b, k - 1);
 }
 
-/** What may come just before a written escape's letter or hex digits: its backslash or `%`, its `u` or `x`, its other hex digits. */
+/** What may come just before a written escape's letter or hex digits: its backslash or `%`, its `u`, `U` or `x`, its other hex digits. */
 const BEFORE_ESCAPE_DIGITS = new Uint8Array(256);
-for (const ch of "\\%ux0123456789ABCDEFabcdef") BEFORE_ESCAPE_DIGITS[ch.charCodeAt(0)] = 1;
+for (const ch of "\\%uUx0123456789ABCDEFabcdef") BEFORE_ESCAPE_DIGITS[ch.charCodeAt(0)] = 1;
+/** The most bytes of a written escape's letter and digits after its backslash or `%`: `U000000a0`. */
+const ESCAPE_DIGITS_MAX = 9;
 
 /**
- * Where a written escape ends among the first five bytes from `at`, where
- * a run of the token alphabet starts with its letter or its hex digits
- * (`\u00a0ghp_…`, `%A0ghp_…`, or a walk back that stopped at its bound
- * inside `\u00a0`), or -1: asked only after a byte that may come before
- * them, then at most five readings of writtenEscapeEndsAt.
+ * Where the longest written escape ends among the first nine bytes from
+ * `at` and before `limit`, where a run of the token alphabet starts with
+ * its letter or its hex digits (`\u00a0ghp_…`, `%A0ghp_…`,
+ * `\U000000a0ghp_…`, or a walk back that stopped at its bound inside
+ * `\u00a0`), or -1: the longest, so that `%2520ghp_…` is `%2520` and not
+ * `%25` and `20ghp_…`. Asked only after a byte that may come before them,
+ * then at most nine readings of writtenEscapeEndsAt.
  */
-export function writtenEscapeEndAfter(b: Uint8Array, at: number): number {
+export function writtenEscapeEndAfter(b: Uint8Array, at: number, limit: number): number {
   if (at < 1 || BEFORE_ESCAPE_DIGITS[b[at - 1]!] !== 1) return -1;
-  for (let f = at; f < at + 5; f++) if (writtenEscapeEndsAt(b, f)) return f;
+  for (let f = Math.min(at + ESCAPE_DIGITS_MAX, limit) - 1; f >= at; f--) if (writtenEscapeEndsAt(b, f)) return f;
   return -1;
 }
 
@@ -175,7 +191,7 @@ function writtenEscLength(b: Uint8Array, i: number): number {
   if (c === 0x32) return b[i + 2] === 0x37 ? 3 : 0;
   if (c === 0x78) return b[i + 2] === 0x31 && (b[i + 3]! | 0x20) === 0x62 ? 4 : 0;
   if (c === 0x55) return bytesAre(b, i + 2, "0000001") && (b[i + 9]! | 0x20) === 0x62 ? 10 : 0;
-  if (c === 0x4e) return bytesAre(b, i + 2, "{ESCAPE}") ? 10 : 0;
+  if (c === 0x4e) return bytesAre(b, i + 2, "{ESCAPE}") ? 10 : bytesAre(b, i + 2, "{ESC}") ? 7 : 0;
   if (c !== 0x75) return 0;
   if (b[i + 2] !== OPEN_BRACE) return b[i + 2] === 0x30 && b[i + 3] === 0x30 && b[i + 4] === 0x31 && (b[i + 5]! | 0x20) === 0x62 ? 6 : 0;
   let k = i + 3;
@@ -188,14 +204,18 @@ const WRITTEN_ESC_MAX = 10;
 /**
  * The length of the terminal's sequence written with a textual ESC that
  * starts at `i` (`\u001b[m`, `\x1b[01;31m`, `\033(B`), read forward as
- * writtenEscapeEndsAt reads it back; 0 where none starts there. Reads at
- * most WRITTEN_ESC_MAX + CSI_PARAMETERS_MAX + ESCAPE_INTERMEDIATES_MAX + 2 bytes: `b`
- * past its end reads as 0 (a padded window).
+ * writtenEscapeEndsAt reads it back, or of the control string so written
+ * (`\u001b]8;;URL\u001b\\`: writtenStringLength); 0 where none starts
+ * there. Reads at most WRITTEN_ESC_MAX + CSI_PARAMETERS_MAX +
+ * ESCAPE_INTERMEDIATES_MAX + 2 bytes, or a string: `b` past its end reads
+ * as 0 (a padded window).
  */
 export function writtenSequenceLength(b: Uint8Array, i: number): number {
   const esc = writtenEscLength(b, i);
   if (esc === 0) return 0;
   let k = i + esc;
+  const string = STRING_SECOND[b[k]!]!;
+  if (string !== 0) return writtenStringLength(b, i, k + 1, string === 1);
   if (b[k] === CSI_7BIT_SECOND) {
     const end = controlSequenceEnd(b, k + 1);
     return end < 0 ? 0 : end - i;
@@ -207,7 +227,47 @@ export function writtenSequenceLength(b: Uint8Array, i: number): number {
 }
 
 /**
- * A written ESC that starts a sequence (a `[` or an intermediate after it)
+ * The length of a control string (an OSC, `bel`; a DCS, an APC, a PM, an
+ * SOS) whose ESC is written as text, from its written ESC at `i`, its
+ * string at `s`: up to and with a written ST, the written ESC and a
+ * backslash written `\\` (as JSON, a repr and printf's source write one:
+ * `\u001b\\`, `\x1b\\`, `\e\\`), or, an OSC's, a written BEL
+ * (writtenBelLength); cut short before the next written ESC, which starts a
+ * sequence of its own, as terminal-escapes.ts's raw strings are; 0 at a
+ * control byte or DEL, or where the window ends first. No bound but the
+ * window's, as the raw OSC's; linear: every written ESC stops a string, so
+ * no byte is read by two.
+ */
+function writtenStringLength(b: Uint8Array, i: number, s: number, bel: boolean): number {
+  const n = b.length;
+  for (let k = s; k < n; k++) {
+    const c = b[k]!;
+    if (c < 0x20 || c === 0x7f) return 0;
+    if (c !== BACKSLASH && c !== CARET) continue;
+    const esc = writtenEscLength(b, k);
+    if (esc > 0) return b[k + esc] === BACKSLASH && b[k + esc + 1] === BACKSLASH ? k + esc + 2 - i : k - i;
+    if (bel) {
+      const end = writtenBelLength(b, k);
+      if (end > 0) return k + end - i;
+    }
+  }
+  return 0;
+}
+
+/** The length of the BEL written as text at `k`: `\a`, `\x07`, `\u0007`, octal `\7`, `\07`, `\007` (as C reads them: no octal digit after), caret notation's `^G`; or 0. */
+function writtenBelLength(b: Uint8Array, k: number): number {
+  if (b[k] === CARET) return b[k + 1] === 0x47 ? 2 : 0;
+  const c = b[k + 1];
+  if (c === 0x61) return 2;
+  if (c === 0x78) return b[k + 2] === 0x30 && b[k + 3] === 0x37 ? 4 : 0;
+  if (c === 0x75) return bytesAre(b, k + 2, "0007") ? 6 : 0;
+  let d = k + 1;
+  while (d < k + 3 && b[d] === 0x30) d++;
+  return b[d] === 0x37 && OCTAL[b[d + 1]!] !== 1 ? d + 1 - k : 0;
+}
+
+/**
+ * A written ESC that starts a sequence (a `[`, an intermediate, or a control string's `]`, `P`, `X`, `^`, `_` after it)
  * right after `before` (a class of characters): a global expression, for
  * find.ts's native search of those inside a key (where one ends:
  * writtenEscStart). Its backslash first, so that the engine skips to one
@@ -215,7 +275,7 @@ export function writtenSequenceLength(b: Uint8Array, i: number): number {
  * `\\em` repeated holds none.
  */
 export const writtenSequenceAfter = (before: string) =>
-  new RegExp(`[\\\\^](?<=${before}[\\\\^])(?:(?<=\\\\)${WRITTEN_ESC_BODY}|(?<=\\^)\\[)(?=\\[|${INTERMEDIATE_BYTE})`, "g");
+  new RegExp(`[\\\\^](?<=${before}[\\\\^])(?:(?<=\\\\)${WRITTEN_ESC_BODY}|(?<=\\^)\\[)(?=[\\[\\]PX^_]|${INTERMEDIATE_BYTE})`, "g");
 /** Where the written ESC that writtenSequenceAfter found ending at `end` starts. */
 export function writtenEscStart(b: Uint8Array, end: number): number {
   for (let length = 2; length <= WRITTEN_ESC_MAX; length++) if (writtenEscLength(b, end - length) === length) return end - length;
