@@ -56,4 +56,24 @@ describe("janitor on container filesystems", () => {
     expect(r.bind.staging).toEqual([]);
     expect(r.left_mounted).toBe(0);
   });
+
+  it("a state directory that is a filesystem's root may hold that filesystem's lost+found, nothing else of the kind: a link there, or one in a plain directory, is refused", () => {
+    interface Layout { code: number; stderr: string; deleted: string[] | null; outbox: string[]; state: string[]; lost_found: string[] | string | null }
+    const r = runInPrivateMounts<{ mountRoot: Layout; mountRootLink: Layout; plain: Layout; left_mounted: number }>("state-lost-found.mjs", { base, bin: BIN });
+    // The mount point's own: the run goes on, and lost+found (and what is in it) is never touched.
+    expect(r.mountRoot.code, r.mountRoot.stderr).toBe(0);
+    expect(r.mountRoot.deleted).toEqual(["old.png"]);
+    expect(r.mountRoot.outbox).toEqual(["young.png"]);
+    expect(r.mountRoot.state).toEqual([".media-outbox-test-outbox", "ledger", "lost+found", "quarantine", "staging"]);
+    expect(r.mountRoot.lost_found).toEqual(["#1234:what fsck found"]);
+    // A link under that name, or a lost+found in a directory that is no mount point: an entry media-outbox does not make; nothing is deleted.
+    for (const [what, run] of [["link", r.mountRootLink], ["plain", r.plain]] as const) {
+      expect(run.code, what).toBe(2);
+      expect(run.stderr, what).toMatch(/state_unsafe: state directory .* is not a directory of its own: it holds lost\+found, which media-outbox does not make/);
+      expect(run.outbox, what).toEqual(["old.png", "young.png"]);
+    }
+    expect(r.mountRootLink.lost_found).toBe(base);
+    expect(r.plain.lost_found).toEqual(["#1234:what fsck found"]);
+    expect(r.left_mounted).toBe(0);
+  });
 });

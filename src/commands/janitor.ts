@@ -53,6 +53,11 @@ const NOT_MADE_LINES = 10;
 
 function printReport(report: JanitorReport, json: boolean): void {
   for (const e of report.errors) err(`media-outbox: janitor: could not delete ${e.area}/${e.name}: ${e.code}: ${e.message}\n`);
+  for (const w of report.warnings) err(`media-outbox: janitor: ${w.area}/${w.name}: ${w.message}\n`);
+  // Deleted with no whole record naming it: said, so the ledger's torn line can be checked (the log has its place).
+  for (const d of report.deleted.filter((e) => e.reason === "expired_torn_record")) {
+    err(`media-outbox: janitor: ${report.dry_run ? "would delete" : "deleted"} outbox/${d.name} by its own mtime (${d.mtime}): no well-formed ledger record names it, and a record of its day that a crash cut short fits it and no other file\n`);
+  }
   // A user's files in a directory that should be the outbox (or its state): said, not only counted.
   const notMade = report.skipped.filter((s) => NOT_MADE.has(s.code));
   for (const s of notMade.slice(0, NOT_MADE_LINES)) err(`media-outbox: janitor: kept ${s.area}/${s.name}: ${s.reason}\n`);

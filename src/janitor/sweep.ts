@@ -11,7 +11,9 @@
 // deletes the one judged due before it.
 //
 // And it deletes only what media-outbox made: an outbox file only when a
-// well-formed ledger record names it with its size (prepare published it), a
+// well-formed ledger record names it with its size (prepare published it), or
+// when a record of its day that a crash cut short fits it and no other file
+// (orphansOfTornRecords: the link survived, the record's end did not), a
 // staging file only under the names prepare and the janitor give them, a
 // quarantined entry only when the quarantine's journal says the guard moved
 // it there, a ledger file only under a day file's name and holding a
@@ -29,17 +31,26 @@ import { type Logger, silentLogger } from "../log/logger.js";
 import { type EntryName, entryPath, isRawName, nameFromBytes, readEntries, showName } from "../safety/entry-names.js";
 import { type OpenDir, openPrivateDir } from "../safety/private-dir.js";
 import { STAGING_NAME } from "../prepare/stage.js";
-import { DAY_FILE, type LedgerRecord, ledgerDays, readLedgerDayFrom } from "../state/ledger.js";
+import { DAY_FILE, type LedgerRecord, MAX_RECORD_BYTES, type TornLine, ledgerDays, readLedgerDayFrom } from "../state/ledger.js";
 import { JOURNAL_NAME, openLayout } from "../state/layout.js";
 import { quarantinedNames } from "../state/quarantine-journal.js";
+import type { TornValue } from "../state/torn-line.js";
 import { janitorSummary } from "./summary.js";
 
 /** The directories the janitor sweeps. */
 export type JanitorArea = "outbox" | "staging" | "quarantine" | "ledger";
 export const JANITOR_AREAS: readonly JanitorArea[] = ["outbox", "staging", "quarantine", "ledger"];
 
-/** Why a file was (or, in a dry run, would be) deleted. */
-export type DeleteReason = "expired" | "quota" | "stale_staging" | "expired_quarantine" | "expired_ledger";
+/**
+ * Why a file was (or, in a dry run, would be) deleted. `expired_torn_record`:
+ * an outbox file no record names, aged by its own mtime because a record of
+ * its day that a crash cut short can only be its (see orphansOfTornRecords).
+ */
+export type DeleteReason = "expired" | "expired_torn_record" | "quota" | "stale_staging" | "expired_quarantine" | "expired_ledger";
+
+/** not_in_ledger's reason when a record a crash cut short fits it, and another file too. */
+const TWO_FIT_TEXT =
+  "no whole ledger record names it; a record of its day that a crash cut short fits it, but another file too, and which of them prepare published is not known: kept (the watch guard quarantines it; remove it by hand if it is prepare's)";
 
 /**
  * not_in_ledger's reason when a record names the file, with another size: it
@@ -85,6 +96,14 @@ export interface SkippedEntry {
   reason: string;
 }
 
+/** Something the run met that a reader should know and that is no entry's skip or error: a day file with a line too long to be read. */
+export interface WarningEntry {
+  area: JanitorArea;
+  /** The entry's name, escaped. */
+  name: string;
+  message: string;
+}
+
 export interface ErrorEntry {
   area: JanitorArea;
   name: string;
@@ -128,6 +147,8 @@ export interface JanitorReport {
   /** What was deleted (in a dry run: what a real run would delete). */
   deleted: DeletedEntry[];
   skipped: SkippedEntry[];
+  /** Things worth a line that are neither a skip nor an error (a ledger line too long to read); they do not fail the run. */
+  warnings: WarningEntry[];
   errors: ErrorEntry[];
 }
 
@@ -233,6 +254,7 @@ class Sweep {
   private readonly beforeUnlink: JanitorOptions["beforeUnlink"];
   private readonly afterRecheck: JanitorOptions["afterRecheck"];
   private readonly afterTake: JanitorOptions["afterTake"];
+  private readonly logger: Logger;
   /**
    * Where an outbox file is taken before it is deleted (the staging
    * directory, on the outbox's filesystem); undefined without one, or once a
@@ -253,6 +275,7 @@ class Sweep {
     this.beforeUnlink = options.beforeUnlink;
     this.afterRecheck = options.afterRecheck;
     this.afterTake = options.afterTake;
+    this.logger = options.logger ?? silentLogger;
     this.takeInto = takeInto;
   }
 
@@ -261,13 +284,27 @@ class Sweep {
     this.report.areas[area].skipped++;
   }
 
+  /** An outbox file deleted on a torn record's word (expired_torn_record): logged with the record's place, so it can be checked. */
+  tornDeleted(name: string, record: TornSeen): void {
+    const shown = showName(name);
+    const verb = this.dryRun ? "would delete" : "deleted";
+    this.logger.warn(
+      { event: "janitor_torn_record", name: shown, ledger: showName(record.file), at: record.at, dry_run: this.dryRun },
+      `janitor: ${verb} outbox/${shown} by its own mtime: no well-formed ledger record names it, and the record a crash cut short at byte ${record.at} of ledger/${showName(record.file)} fits it and no other file`,
+    );
+  }
+
+  warn(area: JanitorArea, name: string, message: string): void {
+    this.report.warnings.push({ area, name: showName(name), message });
+  }
+
   fail(area: JanitorArea, name: string, err: unknown): void {
     this.report.errors.push({ area, name: showName(name), code: errnoCode(err) ?? "error", message: failureText(err) });
     this.report.areas[area].errors++;
   }
 
   private deleted(area: JanitorArea, name: string, bytes: number, mtimeMs: number, reason: DeleteReason): void {
-    this.report.deleted.push({ area, name: showName(name), bytes, mtime: new Date(mtimeMs).toISOString(), reason });
+    this.report.deleted.push({ area, name: showName(name), bytes, mtime: isoOf(mtimeMs), reason });
     const totals = this.report.areas[area];
     totals.deleted++;
     totals.bytes_freed += bytes;
@@ -589,7 +626,26 @@ interface DayHeld {
   newestMs: number | undefined;
   /** No record, and every line is one of the day a crash cut short (state/torn-line.ts): prepare's, though it names nothing. */
   onlyTorn: boolean;
+  /** Lines longer than a record can be (not read), and where the first starts. */
+  overlong: number;
+  firstOverlongAt: number;
 }
+
+/** A record a crash cut short, as far as an outbox file can be told by it: its day file's day, and the fields prepare writes that the file shows (its mtime is the record's time). */
+interface TornSeen {
+  day: string;
+  /** The day file it is in, and where its line starts. */
+  file: string;
+  at: number;
+  time: TornValue | undefined;
+  bytes: TornValue | undefined;
+  name: TornValue | undefined;
+}
+
+/** At most this many distinct torn records are kept for the outbox's sweep (a crash leaves a few; past it, an outbox file they would account for is kept). */
+const MAX_TORN_SEEN = 10_000;
+/** A name's JSON text longer than this is no file name (255 bytes, at most 6 characters each): kept cut, which fits nothing whole. */
+const MAX_TORN_NAME = 2048;
 
 /**
  * What the ledger holds, read once before anything is deleted (the ledger's
@@ -601,9 +657,10 @@ interface DayHeld {
  * reads such a file again, and reports why. Without a ledger directory
  * nothing is published.
  */
-function readLedger(dir: SweptDir | undefined): { published: Published; days: Map<string, DayHeld> } {
+function readLedger(dir: SweptDir | undefined): { published: Published; days: Map<string, DayHeld>; torn: TornSeen[] } {
   const sizes = new Map<string, number[]>();
   const days = new Map<string, DayHeld>();
+  const torn = new Map<string, TornSeen>();
   let list: ReturnType<typeof ledgerDays> = [];
   try {
     if (dir !== undefined) list = ledgerDays(dir.base);
@@ -612,11 +669,21 @@ function readLedger(dir: SweptDir | undefined): { published: Published; days: Ma
   }
   for (const day of list) {
     try {
-      days.set(path.basename(day.path), dayFileRecords(day.path, (rec) => {
+      const file = path.basename(day.path);
+      const onTorn = (line: TornLine) => {
+        if (torn.size >= MAX_TORN_SEEN) return;
+        let name = line.fields.get("name");
+        if (name && name.text.length > MAX_TORN_NAME) name = { text: name.text.slice(0, MAX_TORN_NAME), whole: false };
+        const seen: TornSeen = { day: day.day, file, at: line.at, time: line.fields.get("time"), bytes: line.fields.get("bytes"), name };
+        // Equal ones say the same: one is kept (a flood of `{` lines is one).
+        const key = JSON.stringify([seen.day, seen.time, seen.bytes, seen.name]);
+        if (!torn.has(key)) torn.set(key, seen);
+      };
+      days.set(file, dayFileRecords(day.path, (rec) => {
         const list = sizes.get(rec.name);
         if (!list) sizes.set(rec.name, [rec.bytes]);
         else if (!list.includes(rec.bytes)) list.push(rec.bytes);
-      }));
+      }, onTorn));
     } catch {
       // Named nothing: see above.
     }
@@ -625,7 +692,7 @@ function readLedger(dir: SweptDir | undefined): { published: Published; days: Ma
     const known = sizes.get(name);
     return known === undefined ? "no" : known.includes(bytes) ? "yes" : "resized";
   };
-  return { published, days };
+  return { published, days, torn: [...torn.values()] };
 }
 
 /**
@@ -633,11 +700,15 @@ function readLedger(dir: SweptDir | undefined): { published: Published; days: Ma
  * rest of those are kept for the quota. A file no record names was not
  * published by prepare (a user's file in a directory that is not the
  * outbox it should be, or one planted there): it is reported, never deleted
- * and never counted by the quota.
+ * and never counted by the quota; unless a record a crash cut short
+ * accounts for it (orphansOfTornRecords): it then expires by its own mtime
+ * (expired_torn_record), still outside the quota.
  */
-function sweepOutbox(sweep: Sweep, dir: SweptDir, cutoffMs: number, keepList: boolean, published: Published): { kept: Seen[]; keptBytes: number } {
+function sweepOutbox(sweep: Sweep, dir: SweptDir, cutoffMs: number, keepList: boolean, published: Published, torn: readonly TornSeen[]): { kept: Seen[]; keptBytes: number } {
   const kept: Seen[] = [];
   let keptBytes = 0;
+  // Files no record names, judged once every entry is seen (a torn record accounts for one only when no other file fits it).
+  const unnamed: Seen[] = [];
   for (const dirent of sweep.entries(dir, "outbox")) {
     const st = sweep.statEntry(dir, "outbox", dirent);
     if (st === undefined) continue;
@@ -649,6 +720,7 @@ function sweepOutbox(sweep: Sweep, dir: SweptDir, cutoffMs: number, keepList: bo
     const known = published(dirent.name, st.size);
     if (known !== "yes") {
       if (known === "resized") sweep.skip("outbox", dirent.name, "not_in_ledger", RESIZED_TEXT);
+      else if (torn.length > 0) unnamed.push(seenOf(dirent.name, st));
       else sweep.skip("outbox", dirent.name, "not_in_ledger");
       continue;
     }
@@ -664,7 +736,96 @@ function sweepOutbox(sweep: Sweep, dir: SweptDir, cutoffMs: number, keepList: bo
     if (st.mtimeMs < cutoffMs) continue;
     if (keepList) kept.push(seenOf(dirent.name, st));
   }
+  const { orphans, twoFit } = orphansOfTornRecords(unnamed, torn);
+  for (const seen of unnamed) {
+    const record = orphans.get(seen);
+    if (record === undefined) {
+      sweep.skip("outbox", seen.name, "not_in_ledger", twoFit.has(seen) ? TWO_FIT_TEXT : undefined);
+      continue;
+    }
+    // Its record was cut short by a crash: it ages by its own mtime, and is neither counted nor chosen by the quota.
+    if (seen.mtimeMs >= cutoffMs) continue;
+    const outcome = sweep.remove(dir, "outbox", seen, "expired_torn_record", (now) => now.isFile() && now.mtimeMs < cutoffMs && now.size === seen.size);
+    if (outcome === "deleted") sweep.tornDeleted(seen.name, record);
+  }
   return { kept, keptBytes };
+}
+
+/** An mtime as the record's time field is written (prepare sets one from the other; the filesystem may store it a hair off the millisecond). */
+const isoOf = (mtimeMs: number) => new Date(Math.round(mtimeMs)).toISOString();
+
+/** Whether a torn field's text fits the value the file shows: equal when whole, its beginning when cut (a character cut inside its UTF-8 bytes decodes as U+FFFD: left out). */
+function fitsValue(torn: TornValue | undefined, full: string): boolean {
+  if (torn === undefined) return true;
+  if (torn.whole) return torn.text === full;
+  const text = torn.text.endsWith("\uFFFD") ? torn.text.slice(0, -1) : torn.text;
+  return full.startsWith(text);
+}
+
+/**
+ * The outbox files no record names that a record a crash cut short accounts
+ * for, each with the record. prepare appends a file's record right before
+ * the link that publishes it, both with the file's mtime as its time: a
+ * crash (power lost, ext4's delayed allocation, XFS) can keep the link and
+ * lose the record's end, even all of it but `{`. Such a record fits a file
+ * when its day is the file's mtime's UTC day and every field it holds, as
+ * far as it goes, is what the file shows (`time` its mtime, `bytes` its
+ * size, `name` its name); it accounts for the file when it fits that file
+ * and no other: two files that fit are both kept (not_in_ledger), the
+ * record cannot say which is prepare's. Candidates are found by the time's
+ * text, a range of the files sorted by mtime; looking through ranges of
+ * more than one stops after MAX_TORN_SEEN files in all (a range not looked
+ * through accounts for nothing): n log n, whatever the ledger holds.
+ */
+function orphansOfTornRecords(unnamed: readonly Seen[], torn: readonly TornSeen[]): { orphans: Map<Seen, TornSeen>; twoFit: Set<Seen> } {
+  const found = new Map<Seen, TornSeen>();
+  // Files a record fits along with another (said in their reason); marking stops after a bound, so the work stays n log n.
+  const twoFit = new Set<Seen>();
+  let marks = 0;
+  if (unnamed.length === 0) return { orphans: found, twoFit };
+  // By time, then name: which files a bounded look sees does not depend on the directory's order.
+  const order = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  const byTime = unnamed.map((seen) => ({ seen, time: `"${isoOf(seen.mtimeMs)}"` })).sort((a, b) => order(a.time, b.time) || order(a.seen.name, b.seen.name));
+  const byName = new Map(unnamed.map((seen) => [JSON.stringify(seen.name), seen]));
+  // The record's time is of its day file's day (torn-line.ts checked it), so a fitting time is too.
+  const fits = (t: TornSeen, seen: Seen, time: string) => fitsValue(t.time, time) && fitsValue(t.bytes, String(seen.size)) && fitsValue(t.name, JSON.stringify(seen.name));
+  for (const t of torn) {
+    let one: Seen | undefined;
+    if (t.name?.whole) {
+      // A whole name: that file, or none.
+      const seen = byName.get(t.name.text);
+      if (seen !== undefined && fits(t, seen, `"${isoOf(seen.mtimeMs)}"`)) one = seen;
+    } else {
+      // The files whose mtime's text starts with what the record holds of its time (its day at least).
+      // Cut before its day ends, the time says no more than its day file's name (torn-line.ts checks the one against the other).
+      const time = t.time === undefined ? "" : t.time.whole ? t.time.text : t.time.text.replace(/\uFFFD$/, "");
+      const prefix = time.length > t.day.length + 1 ? time : `"${t.day}`;
+      let lo = 0;
+      let hi = byTime.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (byTime[mid]!.time < prefix) lo = mid + 1;
+        else hi = mid;
+      }
+      const first = byTime[lo];
+      const second = byTime[lo + 1];
+      if (second !== undefined && second.time.startsWith(prefix)) {
+        // Several files in the range: the fields after the time (a size, a name's start) may tell them apart.
+        const fitting = [];
+        let k = lo;
+        for (; k < byTime.length && marks < MAX_TORN_SEEN && byTime[k]!.time.startsWith(prefix); k++, marks++) {
+          if (fits(t, byTime[k]!.seen, byTime[k]!.time)) fitting.push(byTime[k]!.seen);
+        }
+        const wholeRange = k === byTime.length || !byTime[k]!.time.startsWith(prefix);
+        if (fitting.length > 1) for (const seen of fitting) twoFit.add(seen);
+        else if (fitting.length === 1 && wholeRange) one = fitting[0];
+      } else if (first !== undefined && first.time.startsWith(prefix) && fits(t, first.seen, first.time)) one = first.seen;
+    }
+    if (one !== undefined && !found.has(one)) found.set(one, t);
+  }
+  // A file one record accounts for is that record's, whatever another could be.
+  for (const seen of found.keys()) twoFit.delete(seen);
+  return { orphans: found, twoFit };
 }
 
 /** After the age sweep: oldest first until the outbox fits, never a file younger than minAge. */
@@ -771,18 +932,23 @@ function sweepQuarantine(sweep: Sweep, dir: SweptDir, cutoffMs: number): void {
  * links, in bounded chunks (records are counted and handed to `each`, never
  * kept).
  */
-function dayFileRecords(file: string, each?: (rec: LedgerRecord) => void): DayHeld {
+function dayFileRecords(file: string, each?: (rec: LedgerRecord) => void, eachTorn?: (torn: TornLine) => void): DayHeld {
   let records = 0;
   let newestMs: number | undefined;
-  const read = readLedgerDayFrom(file, 0, (rec) => {
-    records++;
-    const t = Date.parse(rec.time);
-    if (Number.isFinite(t) && (newestMs === undefined || t > newestMs)) newestMs = t;
-    each?.(rec);
-  });
+  const read = readLedgerDayFrom(
+    file,
+    0,
+    (rec) => {
+      records++;
+      const t = Date.parse(rec.time);
+      if (Number.isFinite(t) && (newestMs === undefined || t > newestMs)) newestMs = t;
+      each?.(rec);
+    },
+    eachTorn,
+  );
   // Every line a record of the day cut short, at least one: a crash during the day's first append (and after it, maybe, others').
   const onlyTorn = records === 0 && read.malformed === read.torn && read.tail !== "other" && (read.torn > 0 || read.tail === "torn");
-  return { records, newestMs, onlyTorn };
+  return { records, newestMs, onlyTorn, overlong: read.overlong, firstOverlongAt: read.firstOverlongAt };
 }
 
 /**
@@ -816,6 +982,7 @@ function sweepLedger(sweep: Sweep, dir: SweptDir, cutoffMs: number, read: Readon
       sweep.fail("ledger", name, err);
       continue;
     }
+    if (held.overlong > 0) sweep.warn("ledger", name, overlongText(held));
     if (held.records === 0 && st.size > 0 && !held.onlyTorn) {
       sweep.skip("ledger", name, "no_ledger_record");
       continue;
@@ -827,6 +994,16 @@ function sweepLedger(sweep: Sweep, dir: SweptDir, cutoffMs: number, read: Readon
     }
     sweep.remove(dir, "ledger", seenOf(name, st), "expired_ledger", (now) => now.isFile() && now.mtimeMs === st.mtimeMs && now.size === st.size);
   }
+}
+
+/** What a day file's lines too long to read mean, and what to do. */
+function overlongText(held: DayHeld): string {
+  const lines = held.overlong === 1 ? "a line" : `${held.overlong} lines (the first)`;
+  return (
+    `${lines} starting at byte ${held.firstOverlongAt} ${held.overlong === 1 ? "is" : "are"} longer than the ${MAX_RECORD_BYTES / 1024} KiB a record can be: not read, so ${held.overlong === 1 ? "it names" : "they name"} nothing. ` +
+    `A line glued before the torn-line repair (torn records, then a whole one, on one line) can be that long: the outbox file its last record names is then kept (not_in_ledger) and the watch guard quarantines it. ` +
+    `To have it read, split the line by hand: a newline before each {"time":" in it`
+  );
 }
 
 function newReport(config: Config, dryRun: boolean, now: Date): JanitorReport {
@@ -845,6 +1022,7 @@ function newReport(config: Config, dryRun: boolean, now: Date): JanitorReport {
     areas,
     deleted: [],
     skipped: [],
+    warnings: [],
     errors: [],
   };
 }
@@ -892,14 +1070,14 @@ export function runJanitor(options: JanitorOptions = {}): JanitorReport {
 
     const sweep = new Sweep(report, options, opened.staging);
     // Read before anything is deleted, through the open directory.
-    const { published, days } = readLedger(opened.ledger);
+    const { published, days, torn } = readLedger(opened.ledger);
     const cwd: { fd?: number; path?: string } = {};
     const enter = options.chdir ? (dir: SweptDir) => enterDir(dir, cwd) : (dir: SweptDir) => dir;
     try {
       const cutoffMs = nowMs - retentionMs;
       const outbox = enter(opened.outbox);
       try {
-        const { kept, keptBytes } = sweepOutbox(sweep, outbox, cutoffMs, maxBytes !== undefined, published);
+        const { kept, keptBytes } = sweepOutbox(sweep, outbox, cutoffMs, maxBytes !== undefined, published, torn);
         if (maxBytes !== undefined) report.quota = enforceQuota(sweep, outbox, kept, keptBytes, maxBytes, minAgeMs, nowMs);
       } finally {
         sweep.release();

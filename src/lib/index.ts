@@ -45,7 +45,7 @@ export { listQuarantine, restoreFromQuarantine, moveToQuarantine, JOURNAL_NAME }
 export type { QuarantineEntry, QuarantineList, QuarantineReason, EntryKind } from "../watch/quarantine.js";
 export { LedgerIndex } from "../watch/ledger-index.js";
 export { runJanitor, janitorExitCode, JANITOR_AREAS } from "../janitor/sweep.js";
-export type { JanitorOptions, JanitorReport, JanitorArea, DeletedEntry, SkippedEntry, ErrorEntry, SkipCode as JanitorSkipCode, DeleteReason, QuotaResult, Totals } from "../janitor/sweep.js";
+export type { JanitorOptions, JanitorReport, JanitorArea, DeletedEntry, SkippedEntry, WarningEntry, ErrorEntry, SkipCode as JanitorSkipCode, DeleteReason, QuotaResult, Totals } from "../janitor/sweep.js";
 export { janitorSummary } from "../janitor/summary.js";
 export { outboxStatus } from "../janitor/status.js";
 export type { StatusReport, StatusOptions, DirSummary, FileInfo } from "../janitor/status.js";

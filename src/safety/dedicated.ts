@@ -184,13 +184,34 @@ const STATE_ENTRIES: ReadonlySet<string> = new Set(["staging", "ledger", "quaran
 export const STATE_PREFIX = ".media-outbox-";
 /** Foreign entries named in a refusal; the directory is read no further than that. */
 const FOREIGN_SHOWN = 3;
+/** What mkfs (ext2/3/4) makes at a filesystem's root for fsck: a state directory that is a mount point holds it, not made by anyone. */
+const LOST_FOUND = "lost+found";
+
+/**
+ * Whether `dir` is the root of a mounted filesystem (its st_dev is not its
+ * parent's) and its `lost+found` a directory of that filesystem: then the
+ * filesystem's own, and no user's folder. A lost+found anywhere else, or
+ * that is a link or a file, is a foreign entry like any other.
+ */
+function mountOwnLostFound(dir: string): boolean {
+  try {
+    const here = fs.statSync(dir);
+    const parent = fs.statSync(path.join(dir, ".."));
+    if (here.dev === parent.dev) return false;
+    const lf = fs.lstatSync(path.join(dir, LOST_FOUND));
+    return lf.isDirectory() && lf.dev === here.dev;
+  } catch {
+    return false;
+  }
+}
 
 /**
  * Entries of the state directory `dir` that media-outbox does not make (a
  * user's files: `~/notes` named as the state), shown escaped, at most
  * FOREIGN_SHOWN and whether there are more; none when it holds only what
- * media-outbox makes, or does not exist yet. One that cannot be read is
- * trustDir's to report.
+ * media-outbox makes, or does not exist yet (nor a mount point's own
+ * lost+found: mountOwnLostFound). One that cannot be read is trustDir's to
+ * report.
  */
 function foreignStateEntries(dir: string, named: ReadonlySet<string>): { shown: string[]; more: boolean } {
   const found = { shown: [] as string[], more: false };
@@ -205,6 +226,7 @@ function foreignStateEntries(dir: string, named: ReadonlySet<string>): { shown: 
     for (let d = handle.readSync(); d !== null; d = handle.readSync()) {
       const name = nameFromBytes(d.name as unknown as Buffer);
       if (STATE_ENTRIES.has(name) || name.startsWith(STATE_PREFIX) || named.has(name)) continue;
+      if (name === LOST_FOUND && mountOwnLostFound(dir)) continue;
       if (found.shown.length === FOREIGN_SHOWN) {
         found.more = true;
         break;

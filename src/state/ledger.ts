@@ -6,7 +6,7 @@ import path from "node:path";
 import { errnoCode, isErrno } from "../core/errors.js";
 import { appendJsonLine } from "./append-line.js";
 import { listDir } from "./layout.js";
-import { type Field, type FieldKind, RECORD_OPENING, gluedRecordText, isTornRecord } from "./torn-line.js";
+import { type Field, type FieldKind, type TornValue, gluedRecordText, tornFields, withoutNulTail } from "./torn-line.js";
 
 export interface LedgerRecord {
   /** ISO time of publication (or reuse). */
@@ -46,13 +46,16 @@ export const LEDGER_SHAPE: readonly Field[] = Object.entries(LEDGER_FIELDS).map(
 const LEDGER_KEYS = LEDGER_SHAPE.map((f) => f.key);
 
 /**
- * Whether a line of the day file `day` is a record of that day a crash cut
- * short, at least as far as its day (`{"time":"YYYY-MM-DD`): a shorter cut
- * (`{`, `{"ti`) says too little to tell it from a user's file, and is
- * never left by one write(2) of a whole line in practice.
+ * What a line of the day file `day` holds of a record of that day a crash
+ * cut short (its fields as far as they go), or undefined when it is not one.
+ * Any proper prefix counts, `{` and `{"ti` too, and one ended by NULs (or
+ * NULs alone: a filesystem's unwritten tail): the day is the file's name, so
+ * a cut before it, up to `{"time":"YYYY-MM-DD`, holds nothing its name does
+ * not say; deleting such a file loses nothing. A user's file is never one of
+ * these lines only, unless it holds nothing else.
  */
-function tornOfDay(line: string, day: string | undefined): boolean {
-  return day !== undefined && line.length >= RECORD_OPENING.length + day.length && isTornRecord(line, LEDGER_SHAPE, day);
+function tornOfDay(line: string, day: string | undefined): Map<string, TornValue> | undefined {
+  return day === undefined ? undefined : tornFields(line, LEDGER_SHAPE, day);
 }
 
 export function ledgerFileFor(ledgerDir: string, when: Date): string {
@@ -139,8 +142,17 @@ export interface LedgerRead {
   malformed: number;
   /** Of those, lines that are a record of the day a crash cut short (tornOfDay): prepare wrote them. */
   torn: number;
-  /** What follows the last complete line: nothing, a record of the day cut short (a crash during the last append), or anything else. */
+  /** Lines longer than MAX_RECORD_BYTES (complete ones, counted as malformed too, and the tail), not read at all; and where the first starts. */
+  overlong: number;
+  firstOverlongAt: number;
+  /** What follows the last complete line: nothing, a record of the day cut short (a crash during the last append: maybe only its newline, lost to NULs), or anything else. */
   tail: "none" | "torn" | "other";
+}
+
+/** A record of the day a crash cut short, a complete line's or the tail's: the fields it holds, and where its line starts. */
+export interface TornLine {
+  fields: ReadonlyMap<string, TornValue>;
+  at: number;
 }
 
 /**
@@ -149,6 +161,8 @@ export interface LedgerRead {
  * after a torn one, on its line), the record after the torn ones.
  */
 function recordOfLine(line: string, day: string | undefined): LedgerRecord | undefined {
+  // A whole record whose newline a crash replaced with NULs (the next append starts a new line after them).
+  line = withoutNulTail(line);
   const rec = parseLedgerLine(line);
   if (rec) return rec;
   const glued = gluedRecordText(line, LEDGER_SHAPE, day);
@@ -164,19 +178,21 @@ const READ_CHUNK = 1024 * 1024;
  * LedgerFileError when the day file is not a regular file (a link, a FIFO, a
  * directory: it is never followed or waited on). With `each`, every record
  * is handed to it instead of being kept in `records` (which stays empty): a
- * reader that keeps less than whole records keeps memory flat too.
+ * reader that keeps less than whole records keeps memory flat too. With
+ * `eachTorn`, every record of the day a crash cut short (the tail's too) is
+ * handed to it.
  */
-export function readLedgerDayFrom(file: string, offset: number, each?: (rec: LedgerRecord) => void): LedgerRead {
+export function readLedgerDayFrom(file: string, offset: number, each?: (rec: LedgerRecord) => void, eachTorn?: (torn: TornLine) => void): LedgerRead {
   let fd: number;
   try {
     fd = openDayFile(file, fs.constants.O_RDONLY);
   } catch (err) {
-    if (isErrno(err, "ENOENT")) return { records: [], end: offset, malformed: 0, torn: 0, tail: "none" };
+    if (isErrno(err, "ENOENT")) return { records: [], end: offset, malformed: 0, torn: 0, overlong: 0, firstOverlongAt: -1, tail: "none" };
     if (isErrno(err, "ELOOP")) throw new LedgerFileError(`ledger day file ${file} is a symbolic link`);
     if (errnoCode(err) === "EISDIR") throw new LedgerFileError(`ledger day file ${file} is a directory`);
     throw err;
   }
-  const read: LedgerRead = { records: [], end: offset, malformed: 0, torn: 0, tail: "none" };
+  const read: LedgerRead = { records: [], end: offset, malformed: 0, torn: 0, overlong: 0, firstOverlongAt: -1, tail: "none" };
   const day = DAY_FILE.exec(path.basename(file))?.[1];
   try {
     const buf = Buffer.allocUnsafe(READ_CHUNK);
@@ -195,11 +211,19 @@ export function readLedgerDayFrom(file: string, offset: number, each?: (rec: Led
             const rec = recordOfLine(line, day);
             if (!rec) {
               read.malformed++;
-              if (tornOfDay(line, day)) read.torn++;
+              const fields = tornOfDay(line, day);
+              if (fields) {
+                read.torn++;
+                eachTorn?.({ fields, at: read.end });
+              }
             } else if (each) each(rec);
             else read.records.push(rec);
           }
-        } else read.malformed++;
+        } else {
+          // Not read, never silently: the caller says where (a glued line of many torn records may hide a record in it).
+          read.malformed++;
+          if (read.overlong++ === 0) read.firstOverlongAt = read.end;
+        }
         pending = [];
         pendingBytes = 0;
         overlong = false;
@@ -214,7 +238,17 @@ export function readLedgerDayFrom(file: string, offset: number, each?: (rec: Led
       }
       pos += n;
     }
-    if (pendingBytes > 0) read.tail = !overlong && tornOfDay(Buffer.concat(pending).toString("utf8"), day) ? "torn" : "other";
+    if (pendingBytes > 0) {
+      const text = overlong ? undefined : Buffer.concat(pending).toString("utf8");
+      // A whole record whose newline a crash lost to NULs: read (its line is not complete, so `end` stays before it; a follower reads it again, as the same record).
+      const rec = text?.endsWith("\0") ? recordOfLine(text, day) : undefined;
+      const fields = rec || text === undefined ? undefined : tornOfDay(text, day);
+      read.tail = rec || fields ? "torn" : "other";
+      if (rec && each) each(rec);
+      else if (rec) read.records.push(rec);
+      if (fields) eachTorn?.({ fields, at: read.end });
+      if (overlong && read.overlong++ === 0) read.firstOverlongAt = read.end;
+    }
     return read;
   } finally {
     fs.closeSync(fd);

@@ -13,6 +13,12 @@
 // ours only where a record starts: the line is cut there, and read when every
 // piece before its last is torn (gluedRecordText). Every check is one pass
 // over the line: linear, whatever it holds.
+//
+// A filesystem may also fill the end of a file a crash cut short with NUL
+// bytes (ext4's delayed allocation, XFS: the size was committed, the data
+// not). JSON.stringify never writes a raw NUL, so NULs that end a line are
+// never part of a record: what comes before them is judged (withoutNulTail),
+// and a line of NULs alone is a record whose every byte was lost.
 
 /** How a field's value is written: an ISO time (toISOString), a JSON string, a positive integer, a sha256 in hex, a boolean. */
 export type FieldKind = "time" | "string" | "count" | "sha256" | "boolean";
@@ -112,34 +118,50 @@ function value(line: string, i: number, kind: FieldKind, day: string | undefined
   }
 }
 
+/** `line` without the NUL bytes that end it (a crash's unwritten tail); the line itself when it ends in none. */
+export function withoutNulTail(line: string): string {
+  let end = line.length;
+  while (end > 0 && line.charCodeAt(end - 1) === 0) end--;
+  return end === line.length ? line : line.slice(0, end);
+}
+
+/** A field's value as far as a torn line holds it: its JSON text, and whether it is all there. */
+export interface TornValue {
+  text: string;
+  whole: boolean;
+}
+
 /**
- * Whether `line` (without its newline) is a record of `shape` that a crash
- * cut short: a non-empty proper prefix of how the writer serialises one (a
- * `day` file's records hold times of that day). A whole record is not torn,
- * nor is anything with a byte the writer would not have written there.
+ * The fields a torn record of `shape` holds (their values' JSON text, keyed
+ * by name; the last one maybe cut), or undefined when `line` is not a torn
+ * record (isTornRecord). NULs ending the line are the crash's, not the
+ * record's; a line of NULs alone is a record cut before its first byte.
  */
-export function isTornRecord(line: string, shape: readonly Field[], day?: string): boolean {
-  if (line.length === 0) return false;
+export function tornFields(line: string, shape: readonly Field[], day?: string): Map<string, TornValue> | undefined {
+  const fields = new Map<string, TornValue>();
+  const text = withoutNulTail(line);
+  if (text.length === 0) return line.length > 0 ? fields : undefined;
+  line = text;
   let i = literal(line, 0, "{");
   // The index in `shape` of the next field the writer may write.
   let next = 0;
   for (;;) {
-    if (i === END) return true;
-    if (i === BAD) return false;
+    if (i === END) return fields;
+    if (i === BAD) return undefined;
     if (next > 0) {
-      if (i >= line.length) return true;
+      if (i >= line.length) return fields;
       // A closing brace: whole (or not the shape), never torn.
-      if (line[i] !== ",") return false;
+      if (line[i] !== ",") return undefined;
       i++;
     }
     // The writer writes no comma after its last field.
-    if (next >= shape.length) return false;
+    if (next >= shape.length) return undefined;
     // The key: the next field, or a later one when every field between is optional.
     let found = BAD;
     let field = -1;
     for (let j = next; j < shape.length; j++) {
       const at = literal(line, i, `"${shape[j]!.key}":`);
-      if (at === END) return true;
+      if (at === END) return fields;
       if (at !== BAD) {
         found = at;
         field = j;
@@ -147,10 +169,26 @@ export function isTornRecord(line: string, shape: readonly Field[], day?: string
       }
       if (!shape[j]!.optional) break;
     }
-    if (found === BAD) return false;
-    i = value(line, found, shape[field]!.kind, day);
+    if (found === BAD) return undefined;
+    const { key, kind } = shape[field]!;
+    i = value(line, found, kind, day);
+    if (i === BAD) return undefined;
+    // A count's digits run to the end of the line: whole only when the next field's comma follows.
+    const whole = i !== END && (kind !== "count" || i < line.length);
+    fields.set(key, { text: line.slice(found, i === END ? line.length : i), whole });
     next = field + 1;
   }
+}
+
+/**
+ * Whether `line` (without its newline) is a record of `shape` that a crash
+ * cut short: a proper prefix of how the writer serialises one (a `day`
+ * file's records hold times of that day), non-empty or ended by NULs. A
+ * whole record is not torn, nor is anything with a byte the writer would not
+ * have written there.
+ */
+export function isTornRecord(line: string, shape: readonly Field[], day?: string): boolean {
+  return tornFields(line, shape, day) !== undefined;
 }
 
 /**
