@@ -1662,19 +1662,24 @@ describe("text an office document stores but does not show, inside a key", () =>
 
   it("reads the shown text: without deleted, moved-from and hidden runs, field codes, phonetic runs, ignorable destinations; escapes decoded left to right", () => {
     const shown = (xml: string) => shownText(Buffer.from(xml, "utf8"))?.toString("utf8");
-    expect(shown(`<w:p>${run("a")}${deleted("b")}${inserted("c")}${movedFrom("d")}${run("e", "<w:vanish/>")}${run("f", '<w:vanish w:val="false"/>')}${field(" PAGE ", "2")}</w:p>`)).toBe("acf2\n");
+    // A WordprocessingML part: its namespace on the root, as every writer declares it.
+    const wml = (paragraphs: string) => shown(`<w:body ${W}>${paragraphs}</w:body>`);
+    expect(wml(`<w:p>${run("a")}${deleted("b")}${inserted("c")}${movedFrom("d")}${run("e", "<w:vanish/>")}${run("f", '<w:vanish w:val="false"/>')}${field(" PAGE ", "2")}</w:p>`)).toBe("acf2\n");
+    // A part of no vocabulary named in its first 64 KiB is not read so (an XHTML page's <del> is shown, struck through).
+    expect(shown(`<w:p>${run("a")}${deleted("b")}</w:p>`)).toBeUndefined();
+    expect(shown(`<body xmlns="http://www.w3.org/1999/xhtml">${" ".repeat(64 * 1024)}<w:body ${W}><w:p>${run("a")}${deleted("b")}</w:p></w:body></body>`)).toBeUndefined();
     // The text of every element is left as it was: nothing to read again.
-    expect(shown(`<w:p>${run("a")}${field("", "").replace(/<w:instrText[^]*?<\/w:instrText>/, "")}</w:p>`)).toBeUndefined();
+    expect(wml(`<w:p>${run("a")}${field("", "").replace(/<w:instrText[^]*?<\/w:instrText>/, "")}</w:p>`)).toBeUndefined();
     // A run hidden inside a text box inside a run: the inner one goes, the outer stays.
-    expect(shown(`<w:p><w:r><w:t>a</w:t><w:pict><w:txbxContent><w:p>${run("b", "<w:vanish/>")}</w:p></w:txbxContent></w:pict><w:t>c</w:t></w:r></w:p>`)).toBe("a\nc\n");
+    expect(wml(`<w:p><w:r><w:t>a</w:t><w:pict><w:txbxContent><w:p>${run("b", "<w:vanish/>")}</w:p></w:txbxContent></w:pict><w:t>c</w:t></w:r></w:p>`)).toBe("a\nc\n");
     // An element with no end is left in, with what follows it.
-    expect(shown(`<w:p>${run("a")}<w:del w:id="1"><w:r><w:delText>b</w:delText></w:r>`)).toBe("a");
-    expect(shown(`<w:p>${run("a")}<w:delText>b</w:delText><w:del>c<w:t>d</w:t>`)).toBe("acd");
+    expect(wml(`<w:p>${run("a")}<w:del w:id="1"><w:r><w:delText>b</w:delText></w:r>`)).toBe("a");
+    expect(wml(`<w:p>${run("a")}<w:delText>b</w:delText><w:del>c<w:t>d</w:t>`)).toBe("acd");
     const sml = (t: string) => `<sst ${SML}><si><t>${t}</t></si></sst>`;
     expect(shown(sml("a_x005F_x0041_b_x0041__x00e9__xD83D__xDE00__xD83D_c_x004_"))).toBe("a_x0041_bA\u00e9\u{1F600}\uFFFDc_x004_\n");
     expect(shown(sml("a_x000D_b"))).toBeUndefined();
     // Escapes are SpreadsheetML's: a docx's text keeps them.
-    expect(shown(`<w:p>${run("a_x0041_")}${deleted("b")}</w:p>`)).toBe("a_x0041_\n");
+    expect(wml(`<w:p>${run("a_x0041_")}${deleted("b")}</w:p>`)).toBe("a_x0041_\n");
     expect(shown(`<office:text ${TEXT}><text:p>a${hiddenText("b")}c</text:p></office:text>`)).toBe("ac\n");
     const rtfShown = (s: string) => rtfText(Buffer.from(s, "latin1"), true).toString("latin1");
     expect(rtfShown("{\\rtf1 a{\\*\\bkmkstart x}b{\\v c{\\v0 d}}e\\v f\\plain g{\\deleted h}{\\field{\\*\\fldinst PAGE}{\\fldrslt 3}}{\\fldinst x}{\\info{\\title t}}\\par i\\u233\\'41{\\v\\u233 ?}}")).toBe("abdeg3\n\nt\n\n\ni\u00e9");

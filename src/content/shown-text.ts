@@ -22,8 +22,22 @@ import { writeUtf8, xmlText } from "./xml-text.js";
 /** Elements left out with their content (local names; `rPh` with or without a prefix, the others only with one, as Word, LibreOffice and pandoc write them). */
 const LEFT_OUT = new Set(["del", "delText", "delInstrText", "instrText", "moveFrom", "hidden-text"]);
 const LEFT_OUT_UNPREFIXED = new Set(["rPh"]);
-/** What a part holds when it holds one of them (each looked for natively before any tag is walked). */
-const NEEDLES = ["delText", "instrText", ":del ", ":del>", "moveFrom", "vanish", "rPh", "hidden-text"].map((s) => Buffer.from(s, "latin1"));
+const bytesOf = (words: string[]) => words.map((s) => Buffer.from(s, "latin1"));
+/**
+ * Each vocabulary (its namespace, found where every writer declares it:
+ * the root element, in the part's first NAMESPACE_WITHIN bytes) and what a
+ * part of it holds when it holds one of them, each looked for natively
+ * before any tag is walked: only its own, and each led by a byte that is
+ * rare in its parts (a search for `rPh` stopped at every `r` of a sheet's
+ * `<row r=`, 0.3 s in 224 MB).
+ */
+const VOCABULARIES = [
+  // `w:del` has attributes (its id and author); `nstrText` is in `w:instrText` and `w:delInstrText`.
+  { namespace: "wordprocessingml", needles: bytesOf([":del ", "delText", "nstrText", "moveFrom", "vanish"]), escapes: false },
+  { namespace: "spreadsheetml", needles: bytesOf(["Ph ", "Ph>"]), escapes: true },
+  { namespace: "opendocument:xmlns:text", needles: bytesOf(["hidden-text"]), escapes: false },
+].map((v) => ({ ...v, namespace: Buffer.from(v.namespace, "latin1") }));
+const NAMESPACE_WITHIN = 64 * 1024;
 /** A name longer than this is none of those above: the walk reads no more of it. */
 const MAX_NAME = 130;
 /** `w:val` off (`0`, `false`, `off`): a `<w:vanish w:val="0"/>` shows its run. */
@@ -38,8 +52,11 @@ const isNameByte = (c: number) => c !== 0x20 && c !== 0x09 && c !== 0x0a && c !=
  */
 export function shownText(xml: Uint8Array): Buffer | undefined {
   const bytes = Buffer.from(xml.buffer, xml.byteOffset, xml.length);
-  const without = NEEDLES.some((needle) => bytes.indexOf(needle) >= 0) ? withoutHidden(bytes) : undefined;
-  const escapes = bytes.indexOf(SPREADSHEETML) >= 0 && holdsXstringEscape(bytes);
+  const head = bytes.subarray(0, NAMESPACE_WITHIN);
+  const vocabulary = VOCABULARIES.find((v) => head.indexOf(v.namespace) >= 0);
+  if (vocabulary === undefined) return undefined;
+  const without = vocabulary.needles.some((needle) => bytes.indexOf(needle) >= 0) ? withoutHidden(bytes) : undefined;
+  const escapes = vocabulary.escapes && holdsXstringEscape(bytes);
   if (without === undefined && !escapes) return undefined;
   const text = xmlText(without ?? bytes, true, without !== undefined);
   return escapes ? decodeXstrings(text) : text;
@@ -113,8 +130,6 @@ export function withoutHidden(xml: Buffer): Buffer | undefined {
   return out.subarray(0, o);
 }
 
-/** In every SpreadsheetML part's namespace (transitional and strict): only there are `_xHHHH_` escapes read. */
-const SPREADSHEETML = Buffer.from("spreadsheetml", "latin1");
 const ESCAPE = Buffer.from("_x", "latin1");
 
 const hexValue = (c: number) => (c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : c >= 65 && c <= 70 ? c - 55 : -1);
