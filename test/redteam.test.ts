@@ -1580,6 +1580,7 @@ describe("text an office document stores but does not show, inside a key", () =>
   const movedFrom = (text: string) => `<w:moveFrom w:id="3" w:author="A">${run(text)}</w:moveFrom>`;
   const field = (instruction: string, result = "") =>
     `<w:r><w:fldChar w:fldCharType="begin"/></w:r><w:r><w:instrText xml:space="preserve">${instruction}</w:instrText></w:r><w:r><w:fldChar w:fldCharType="separate"/></w:r>${result ? run(result) : ""}<w:r><w:fldChar w:fldCharType="end"/></w:r>`;
+  const markDeleted = '<w:pPr><w:rPr><w:del w:id="4" w:author="A" w:date="2026-01-01T00:00:00Z"/></w:rPr></w:pPr>';
   const cut = (key: string, between: string, at = 15) => `<w:p>${run(key.slice(0, at))}${between}${run(key.slice(at))}</w:p>`;
   const SML = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"';
   // `stored`: a flood of marks deflates past the ratio a zip bomb is refused at.
@@ -1640,7 +1641,7 @@ describe("text an office document stores but does not show, inside a key", () =>
     ];
     // Reports with each of them and no key (as pandoc, Word, Excel and LibreOffice write them).
     const twins: [string, Buffer][] = [
-      ["report-changes.docx", body(`<w:p>${run("The build ")}${deleted("failed")}${inserted("passed")}${run(" on Monday; ")}${movedFrom("see the notes")}${run(" sha256 ")}${deleted("9f86d081884c7d659a2feaa0c55ad015")}${run("a3bf4f1b2b0b822cd15d6c15b0f00a08.")}</w:p>`)],
+      ["report-changes.docx", body(`<w:p>${markDeleted}${run("Summary:")}</w:p><w:p>${run("The build ")}${deleted("failed")}${inserted("passed")}${run(" on Monday; ")}${movedFrom("see the notes")}${run(" sha256 ")}${deleted("9f86d081884c7d659a2feaa0c55ad015")}${run("a3bf4f1b2b0b822cd15d6c15b0f00a08.")}</w:p>`)],
       ["report-fields.docx", body(`<w:p>${run("Page ")}${field(" PAGE ", "1")}${run(" of ")}${field(" NUMPAGES ", "3")}${run(" ")}${field(' HYPERLINK "https://example.com/docs" ', "the docs")}</w:p><w:p>${run("token_id ")}${run("(internal) ", "<w:vanish/>")}${run("is a column.", '<w:vanish w:val="0"/>')}</w:p>`)],
       ["report-hidden.odt", odt(`<text:p>Release notes${hiddenText("draft")} for 1.2.${hiddenText("max_tokens")}</text:p>`)],
       ["report-hidden.rtf", rtfOf(`Release {\\v draft }notes{\\*\\bkmkstart _GoBack}{\\*\\bkmkend _GoBack} page {\\field{\\*\\fldinst { PAGE }}{\\fldrslt 1}}{\\deleted  old} password_min_length\\par`)],
@@ -1670,6 +1671,8 @@ describe("text an office document stores but does not show, inside a key", () =>
     expect(shown(`<body xmlns="http://www.w3.org/1999/xhtml">${" ".repeat(64 * 1024)}<w:body ${W}><w:p>${run("a")}${deleted("b")}</w:p></w:body></body>`)).toBeUndefined();
     // The text of every element is left as it was: nothing to read again.
     expect(wml(`<w:p>${run("a")}${field("", "").replace(/<w:instrText[^]*?<\/w:instrText>/, "")}</w:p>`)).toBeUndefined();
+    // A paragraph whose mark is deleted, moved or hidden runs on into the next; one whose mark is shown does not.
+    expect(wml(`<w:p>${markDeleted}${run("a")}</w:p><w:p>${run("b")}</w:p><w:p><w:pPr><w:rPr><w:vanish/></w:rPr></w:pPr>${run("c")}</w:p><w:p>${run("d")}</w:p><w:p><w:pPr><w:rPr><w:vanish w:val="0"/></w:rPr></w:pPr>${run("e")}</w:p><w:p>${run("f")}${deleted("x")}</w:p>`)).toBe("ab\ncd\ne\nf\n");
     // A run hidden inside a text box inside a run: the inner one goes, the outer stays.
     expect(wml(`<w:p><w:r><w:t>a</w:t><w:pict><w:txbxContent><w:p>${run("b", "<w:vanish/>")}</w:p></w:txbxContent></w:pict><w:t>c</w:t></w:r></w:p>`)).toBe("a\nc\n");
     // An element with no end is left in, with what follows it.
@@ -1692,10 +1695,10 @@ describe("text an office document stores but does not show, inside a key", () =>
     const flood = (unit: string) => unit.repeat(Math.ceil(MiB / unit.length));
     const stored = (paragraphs: string) => zip({ "[Content_Types].xml": "<Types/>", "word/document.xml": documentXml(paragraphs) }, true);
     const docxOf = (paragraphs: string) => outcomeOf(() => inspectBinary(stored(paragraphs), "docx", "docx", NO_KNOWN_SECRETS));
-    for (const unit of ["<w:del>", "<w:del><w:delText>", "<w:r><w:vanish/>", "<w:r>", "</w:r>", "<w:instrText>x", "<w:vanish ", "<", "<w:moveFrom "]) {
+    for (const unit of ["<w:del>", "<w:del><w:delText>", "<w:r><w:vanish/>", "<w:r>", "</w:r>", "<w:instrText>x", "<w:vanish ", "<", "<w:moveFrom ", '<w:pPr><w:del w:id="1"/>', "</w:p>"]) {
       expect(docxOf(`<w:p>${flood(unit)}</w:p>`), unit).toBe("published");
     }
-    for (const unit of [deleted("x"), run("a", '<w:vanish w:val="0"/>'), run("a", "<w:vanish/>"), field(" PAGE ", "1"), movedFrom("m")]) {
+    for (const unit of [deleted("x"), run("a", '<w:vanish w:val="0"/>'), run("a", "<w:vanish/>"), field(" PAGE ", "1"), movedFrom("m"), `<w:p>${markDeleted}${run("a ")}</w:p>`]) {
       expect(docxOf(`<w:p>${flood(unit)}</w:p>${cut(ghp, deleted(" - "))}`), unit).toBe("secret_detected");
     }
     const xlsxOf = (strings: string) => outcomeOf(() => inspectBinary(workbook(strings, undefined, true), "xlsx", "xlsx", NO_KNOWN_SECRETS));

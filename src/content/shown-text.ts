@@ -9,6 +9,9 @@
 //   print, "Accept all", pandoc) leaves out;
 // - a hidden run (`<w:vanish/>` in its properties, not `w:val="0"`) and a
 //   field's code (`w:instrText`: Word and pandoc show the field's result);
+// - a paragraph mark deleted, moved or hidden (`w:del`, `w:moveFrom`,
+//   `w:vanish` in the paragraph's properties): its text runs on into the
+//   next paragraph's, with no line break between;
 // - SpreadsheetML's phonetic runs (`<rPh>`, a reading shown above a cell
 //   only when asked for) and its escapes `_xHHHH_` (ST_Xstring, ECMA-376
 //   22.4.2.4: Excel shows `ghp_x005F_Q7m…` as `ghp_Q7m…`, and `_x200B_`
@@ -83,6 +86,9 @@ export function withoutHidden(xml: Buffer): Buffer | undefined {
   let run = -1;
   let runOut = 0;
   let hidden = false;
+  // Inside a paragraph's properties; whether they delete, move or hide its mark (the paragraph then runs on into the next).
+  let inProperties = false;
+  let markGone = false;
   const endless = new Set<string>();
   for (let at = xml.indexOf(0x3c); at >= 0; ) {
     const closing = xml[at + 1] === 0x2f;
@@ -122,6 +128,19 @@ export function withoutHidden(xml: Buffer): Buffer | undefined {
       }
     } else if (run >= 0 && colon >= 0 && local === "vanish" && !OFF.test(xml.toString("latin1", k, end))) {
       hidden = true;
+    } else if (colon >= 0 && local === "pPr") {
+      inProperties = !closing && !empty;
+    } else if (colon >= 0 && local === "p") {
+      if (!closing) markGone = false;
+      else if (markGone) {
+        // Its end tag left out: no line break between the two paragraphs' text.
+        o += xml.copy(out, o, i, at);
+        i = end + 1;
+        left = true;
+        markGone = false;
+      }
+    } else if (inProperties && empty && colon >= 0 && (local === "del" || local === "moveFrom" || (local === "vanish" && !OFF.test(xml.toString("latin1", k, end))))) {
+      markGone = true;
     }
     at = xml.indexOf(0x3c, end + 1);
   }
