@@ -11,13 +11,17 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { stringify as yamlStringify } from "yaml";
 import { extraReading, findSecret } from "../src/content/find.js";
-import { KnownSecrets, escapedForms, hexForms, separatedHexForms } from "../src/content/known.js";
+import { KnownSecrets, NO_KNOWN_SECRETS, escapedForms, hexForms, separatedHexForms } from "../src/content/known.js";
 import { readHexDumps } from "../src/content/hex-dumps.js";
 import { BLOCK, REREAD_BYTES, REREAD_DUMP_BYTES, REREAD_TERMINAL_BYTES, type RereadBudget, SecretScanner, rereadBudget, scanBytes } from "../src/content/scan.js";
 import { CSI_PARAMETERS_MAX, SEQUENCE_BACK_MAX } from "../src/content/terminal-escapes.js";
 import { Form } from "../src/content/text-forms.js";
 import { WRITTEN_ESCAPE_ENDS_BEFORE, writtenEscapeEndsAt } from "../src/content/written-escapes.js";
-import { Fakes, docx, negatives, rng, triggerKeys } from "./corpus.js";
+import { inspectBinary } from "../src/content/carriers.js";
+import { rtfText } from "../src/content/rtf.js";
+import { shownText } from "../src/content/shown-text.js";
+import { Refusal } from "../src/core/errors.js";
+import { Fakes, docx, negatives, rng, triggerKeys, zip } from "./corpus.js";
 import { cli, leftBehind, makeHome, png, write } from "./helpers.js";
 import { systemPython } from "./python-env.js";
 
@@ -1864,3 +1868,161 @@ describe("other hex forms of the host's .env: bytes with separators (`od -An -tx
     expect(r.published).toEqual(twins.map((file) => path.basename(file)).filter((name) => !decoded.includes(name)));
   });
 });
+
+// Red-team pass 33 (01, 06, 09): text an office document stores but does not show, read in place between a key's halves,
+// where Word, Excel, LibreOffice and pandoc show the key whole. Read also as shown (shown-text.ts, rtf.ts), beside the text.
+describe("text an office document stores but does not show, inside a key", () => {
+  const ghp = "ghp_Q7mZk2Rp9XvB4nT8sLw3Yc6Hd1Jf5Ga0Ue2K";
+  const opaque = "Hx7Kp2Qm9Zr4Tv8WnB3cY6dL1fJ5gS0a";
+  const password = "Zq8#tR4vLm2Xw9Pk";
+  const W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"';
+  const documentXml = (paragraphs: string) => `<?xml version="1.0" encoding="UTF-8"?><w:document ${W}><w:body>${paragraphs}</w:body></w:document>`;
+  const body = (paragraphs: string) => docx("", 7, { "word/document.xml": documentXml(paragraphs) });
+  const run = (text: string, props = "") => `<w:r>${props ? `<w:rPr>${props}</w:rPr>` : ""}<w:t xml:space="preserve">${text}</w:t></w:r>`;
+  const deleted = (text: string) => `<w:del w:id="1" w:author="A" w:date="2026-01-01T00:00:00Z"><w:r><w:delText xml:space="preserve">${text}</w:delText></w:r></w:del>`;
+  const inserted = (text: string) => `<w:ins w:id="2" w:author="A" w:date="2026-01-01T00:00:00Z">${run(text)}</w:ins>`;
+  const movedFrom = (text: string) => `<w:moveFrom w:id="3" w:author="A">${run(text)}</w:moveFrom>`;
+  const field = (instruction: string, result = "") =>
+    `<w:r><w:fldChar w:fldCharType="begin"/></w:r><w:r><w:instrText xml:space="preserve">${instruction}</w:instrText></w:r><w:r><w:fldChar w:fldCharType="separate"/></w:r>${result ? run(result) : ""}<w:r><w:fldChar w:fldCharType="end"/></w:r>`;
+  const markDeleted = '<w:pPr><w:rPr><w:del w:id="4" w:author="A" w:date="2026-01-01T00:00:00Z"/></w:rPr></w:pPr>';
+  const cut = (key: string, between: string, at = 15) => `<w:p>${run(key.slice(0, at))}${between}${run(key.slice(at))}</w:p>`;
+  const SML = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"';
+  // `stored`: a flood of marks deflates past the ratio a zip bomb is refused at.
+  const workbook = (strings: string, cell = '<c r="A1" t="s"><v>0</v></c>', stored = false) =>
+    zip(
+      {
+      "[Content_Types].xml": '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/></Types>',
+      "xl/workbook.xml": `<?xml version="1.0"?><workbook ${SML}><sheets><sheet name="S" sheetId="1"/></sheets></workbook>`,
+      "xl/sharedStrings.xml": `<?xml version="1.0"?><sst ${SML}>${strings}</sst>`,
+      "xl/worksheets/sheet1.xml": `<?xml version="1.0"?><worksheet ${SML}><sheetData><row r="1">${cell}</row></sheetData></worksheet>`,
+      },
+      stored,
+    );
+  const TEXT = 'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"';
+  const odt = (paragraphs: string) =>
+    zip({
+      mimetype: "application/vnd.oasis.opendocument.text",
+      "content.xml": `<?xml version="1.0"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" ${TEXT}><office:body><office:text>${paragraphs}</office:text></office:body></office:document-content>`,
+    });
+  const hiddenText = (text: string) => `<text:hidden-text text:condition="" text:string-value="${text}" text:is-hidden="true">${text}</text:hidden-text>`;
+  const rtfOf = (s: string) => Buffer.from(`{\\rtf1\\ansi\\deff0{\\fonttbl{\\f0 Calibri;}}\\pard ${s}\\par}`, "latin1");
+  const cutRtf = (key: string, between: string, at = 15) => rtfOf(`${key.slice(0, at)}${between}${key.slice(at)}`);
+
+  it("refuses a key cut by a tracked deletion, a moved-from run, a hidden run, a field's code, a phonetic run, an escape or an ignorable destination, through the CLI, and publishes reports with those and no key", () => {
+    const hermes = path.join(h.home, ".hermes");
+    fs.mkdirSync(hermes, { recursive: true, mode: 0o700 });
+    write(hermes, ".env", `MY_SERVICE_TOKEN=${opaque}\nDB_PASSWORD='${password}'\n`);
+    const cases: [string, Buffer][] = [
+      // 01: Word's track changes, as the red team's repro writes them.
+      ["deleted-letter.docx", body(`<w:p>${run(opaque.slice(0, 15))}${deleted("w")}${inserted("W")}${run(opaque.slice(16))}</w:p>`)],
+      ["deleted-password.docx", body(`<w:p>${run("Zq8#tR4v")}${deleted("1")}${inserted("L")}${run("m2Xw9Pk")}</w:p>`)],
+      ["deleted-dash.docx", body(cut(ghp, deleted(" - ")))],
+      ["moved-from.docx", body(cut(ghp, movedFrom("old text")))],
+      // 06: a hidden run, a field's code with an empty result.
+      ["vanish.docx", body(cut(ghp, run(" - ", "<w:vanish/>")))],
+      ["vanish-env.docx", body(cut(opaque, run(" - ", "<w:b/><w:vanish/>"), 16))],
+      ["field.docx", body(cut(ghp, field(' IF 1 = 1 "" " - " ')))],
+      ["field-env.docx", body(cut(opaque, field(' IF 1 = 1 "" " - " '), 16))],
+      ["goback.rtf", cutRtf(ghp, "{\\*\\bkmkstart _GoBack}{\\*\\bkmkend _GoBack}")],
+      ["goback-env.rtf", cutRtf(opaque, "{\\*\\bkmkstart _GoBack}{\\*\\bkmkend _GoBack}", 16)],
+      ["hidden.rtf", cutRtf(ghp, "{\\v  - }")],
+      ["hidden-off.rtf", cutRtf(ghp, "\\v  - \\v0 ")],
+      ["deleted-env.rtf", cutRtf(opaque, "{\\deleted\\revauthdel1  - }", 16)],
+      ["field-env.rtf", cutRtf(opaque, '{\\field{\\*\\fldinst { IF 1 = 1 "" " - " }}{\\fldrslt }}', 16)],
+      ["hidden.odt", odt(`<text:p>${ghp.slice(0, 15)}${hiddenText(" - ")}${ghp.slice(15)}</text:p>`)],
+      // 09: Excel's escapes (`_x005F_` an underscore, a letter, a zero-width space) and a phonetic run.
+      ["escape-underscore.xlsx", workbook("", `<c r="A1" t="inlineStr"><is><t>ghp_x005F_${ghp.slice(4)}</t></is></c>`)],
+      ["escape-letter-env.xlsx", workbook(`<si><t>${opaque.slice(0, 16)}_x006E_${opaque.slice(17)}</t></si>`)],
+      ["escape-zwsp.xlsx", workbook(`<si><t>${ghp.slice(0, 15)}_x200B_${ghp.slice(15)}</t></si>`)],
+      ["phonetic-env.xlsx", workbook(`<si><r><t>${opaque.slice(0, 16)}</t></r><rPh sb="0" eb="1"><t> - </t></rPh><r><t>${opaque.slice(16)}</t></r></si>`)],
+      ["phonetic.xlsx", workbook(`<si><r><t>${ghp.slice(0, 15)}</t></r><rPh sb="0" eb="1"><t> - </t></rPh><r><t>${ghp.slice(15)}</t></r></si>`)],
+    ];
+    // A key the hidden text itself holds, cut in two deleted runs or two hidden runs: still read in the part's own text.
+    const inHidden: [string, Buffer][] = [
+      ["key-deleted.docx", body(`<w:p>${run("was: ")}${deleted(ghp.slice(0, 15))}${deleted(ghp.slice(15))}</w:p>`)],
+      ["key-hidden.rtf", rtfOf(`was: {\\v ${ghp.slice(0, 15)}}{\\v ${ghp.slice(15)}}`)],
+      ["key-phonetic.xlsx", workbook(`<si><t>name</t><rPh sb="0" eb="1"><t>${ghp}</t></rPh></si>`)],
+    ];
+    // Reports with each of them and no key (as pandoc, Word, Excel and LibreOffice write them).
+    const twins: [string, Buffer][] = [
+      ["report-changes.docx", body(`<w:p>${markDeleted}${run("Summary:")}</w:p><w:p>${run("The build ")}${deleted("failed")}${inserted("passed")}${run(" on Monday; ")}${movedFrom("see the notes")}${run(" sha256 ")}${deleted("9f86d081884c7d659a2feaa0c55ad015")}${run("a3bf4f1b2b0b822cd15d6c15b0f00a08.")}</w:p>`)],
+      ["report-fields.docx", body(`<w:p>${run("Page ")}${field(" PAGE ", "1")}${run(" of ")}${field(" NUMPAGES ", "3")}${run(" ")}${field(' HYPERLINK "https://example.com/docs" ', "the docs")}</w:p><w:p>${run("token_id ")}${run("(internal) ", "<w:vanish/>")}${run("is a column.", '<w:vanish w:val="0"/>')}</w:p>`)],
+      ["report-hidden.odt", odt(`<text:p>Release notes${hiddenText("draft")} for 1.2.${hiddenText("max_tokens")}</text:p>`)],
+      ["report-hidden.rtf", rtfOf(`Release {\\v draft }notes{\\*\\bkmkstart _GoBack}{\\*\\bkmkend _GoBack} page {\\field{\\*\\fldinst { PAGE }}{\\fldrslt 1}}{\\deleted  old} password_min_length\\par`)],
+      ["report-phonetic.xlsx", workbook(`<si><r><t>\u6771\u4eac</t></r><rPh sb="0" eb="2"><t>\u30c8\u30a6\u30ad\u30e7\u30a6</t></rPh><phoneticPr fontId="1"/></si><si><t>max_x005F_tokens_x000D_\u000aline two _x0041_</t></si>`)],
+    ];
+    const files = [...cases, ...inHidden].map(([name, content]) => write(work, name, content));
+    const clean = twins.map(([name, content]) => write(work, name, content));
+    const r = prepareJson([...files, ...clean], "docx,xlsx,odt,rtf");
+    expect(r.code).toBe(1);
+    expect(r.dropped.map(([name, code]) => [name, code])).toEqual([...cases, ...inHidden].map(([name]) => [name, "secret_detected"]));
+    r.dropped.forEach(([name, , reason], i) => {
+      if (i < cases.length) expect(reason, name).toMatch(/as shown, at byte/);
+      else expect(reason, name).not.toMatch(/as shown/);
+      expect(reason, name).toMatch(name.includes("env") || name.includes("password") || name.includes("letter") ? /the value of (MY_SERVICE_TOKEN|DB_PASSWORD)/ : /a GitHub token/);
+      for (const v of [ghp, opaque, password]) expect(reason, name).not.toContain(v.slice(4, 16));
+    });
+    expect(r.published).toEqual(twins.map(([name]) => name));
+  });
+
+  it("reads the shown text: without deleted, moved-from and hidden runs, field codes, phonetic runs, ignorable destinations; escapes decoded left to right", () => {
+    const shown = (xml: string) => shownText(Buffer.from(xml, "utf8"))?.toString("utf8");
+    // A WordprocessingML part: its namespace on the root, as every writer declares it.
+    const wml = (paragraphs: string) => shown(`<w:body ${W}>${paragraphs}</w:body>`);
+    expect(wml(`<w:p>${run("a")}${deleted("b")}${inserted("c")}${movedFrom("d")}${run("e", "<w:vanish/>")}${run("f", '<w:vanish w:val="false"/>')}${field(" PAGE ", "2")}</w:p>`)).toBe("acf2\n");
+    // A part of no vocabulary named in its first 64 KiB is not read so (an XHTML page's <del> is shown, struck through).
+    expect(shown(`<w:p>${run("a")}${deleted("b")}</w:p>`)).toBeUndefined();
+    expect(shown(`<body xmlns="http://www.w3.org/1999/xhtml">${" ".repeat(64 * 1024)}<w:body ${W}><w:p>${run("a")}${deleted("b")}</w:p></w:body></body>`)).toBeUndefined();
+    // The text of every element is left as it was: nothing to read again.
+    expect(wml(`<w:p>${run("a")}${field("", "").replace(/<w:instrText[^]*?<\/w:instrText>/, "")}</w:p>`)).toBeUndefined();
+    // A paragraph whose mark is deleted, moved or hidden runs on into the next; one whose mark is shown does not.
+    expect(wml(`<w:p>${markDeleted}${run("a")}</w:p><w:p>${run("b")}</w:p><w:p><w:pPr><w:rPr><w:vanish/></w:rPr></w:pPr>${run("c")}</w:p><w:p>${run("d")}</w:p><w:p><w:pPr><w:rPr><w:vanish w:val="0"/></w:rPr></w:pPr>${run("e")}</w:p><w:p>${run("f")}${deleted("x")}</w:p>`)).toBe("ab\ncd\ne\nf\n");
+    // A run hidden inside a text box inside a run: the inner one goes, the outer stays.
+    expect(wml(`<w:p><w:r><w:t>a</w:t><w:pict><w:txbxContent><w:p>${run("b", "<w:vanish/>")}</w:p></w:txbxContent></w:pict><w:t>c</w:t></w:r></w:p>`)).toBe("a\nc\n");
+    // An element with no end is left in, with what follows it.
+    expect(wml(`<w:p>${run("a")}<w:del w:id="1"><w:r><w:delText>b</w:delText></w:r>`)).toBe("a");
+    expect(wml(`<w:p>${run("a")}<w:delText>b</w:delText><w:del>c<w:t>d</w:t>`)).toBe("acd");
+    const sml = (t: string) => `<sst ${SML}><si><t>${t}</t></si></sst>`;
+    expect(shown(sml("a_x005F_x0041_b_x0041__x00e9__xD83D__xDE00__xD83D_c_x004_"))).toBe("a_x0041_bA\u00e9\u{1F600}\uFFFDc_x004_\n");
+    expect(shown(sml("a_x000D_b"))).toBeUndefined();
+    // Escapes are SpreadsheetML's: a docx's text keeps them.
+    expect(wml(`<w:p>${run("a_x0041_")}${deleted("b")}</w:p>`)).toBe("a_x0041_\n");
+    expect(shown(`<office:text ${TEXT}><text:p>a${hiddenText("b")}c</text:p></office:text>`)).toBe("ac\n");
+    const rtfShown = (s: string) => rtfText(Buffer.from(s, "latin1"), true).toString("latin1");
+    expect(rtfShown("{\\rtf1 a{\\*\\bkmkstart x}b{\\v c{\\v0 d}}e\\v f\\plain g{\\deleted h}{\\field{\\*\\fldinst PAGE}{\\fldrslt 3}}{\\fldinst x}{\\info{\\title t}}\\par i\\u233\\'41{\\v\\u233 ?}}")).toBe("abdeg3\n\nt\n\n\ni\u00e9");
+    // The text of every destination and hidden group stays in the RTF file's own text.
+    expect(rtfText(Buffer.from("{\\rtf1 a{\\*\\bkmkstart x}b{\\v c}d}", "latin1")).toString("latin1")).toBe("a\nx\nbcd");
+  });
+
+  it("gives a verdict on floods of the marks the shown reading looks for, closed or not (verdicts only), and finds a key cut by one after closed ones", () => {
+    const MiB = 1024 * 1024;
+    const flood = (unit: string) => unit.repeat(Math.ceil(MiB / unit.length));
+    const stored = (paragraphs: string) => zip({ "[Content_Types].xml": "<Types/>", "word/document.xml": documentXml(paragraphs) }, true);
+    const docxOf = (paragraphs: string) => outcomeOf(() => inspectBinary(stored(paragraphs), "docx", "docx", NO_KNOWN_SECRETS));
+    for (const unit of ["<w:del>", "<w:del><w:delText>", "<w:r><w:vanish/>", "<w:r>", "</w:r>", "<w:instrText>x", "<w:vanish ", "<", "<w:moveFrom ", '<w:pPr><w:del w:id="1"/>', "</w:p>"]) {
+      expect(docxOf(`<w:p>${flood(unit)}</w:p>`), unit).toBe("published");
+    }
+    for (const unit of [deleted("x"), run("a", '<w:vanish w:val="0"/>'), run("a", "<w:vanish/>"), field(" PAGE ", "1"), movedFrom("m"), `<w:p>${markDeleted}${run("a ")}</w:p>`]) {
+      expect(docxOf(`<w:p>${flood(unit)}</w:p>${cut(ghp, deleted(" - "))}`), unit).toBe("secret_detected");
+    }
+    const xlsxOf = (strings: string) => outcomeOf(() => inspectBinary(workbook(strings, undefined, true), "xlsx", "xlsx", NO_KNOWN_SECRETS));
+    for (const unit of ["_x", "_x005F_", "_xD83D_", "_x00", "<rPh>", "<rPh><t>"]) expect(xlsxOf(`<si><t>${flood(unit)}</t></si>`), unit).toBe("published");
+    expect(xlsxOf(`<si><t>${flood("_x005F_")}</t></si><si><t>${ghp.slice(0, 15)}_x200B_${ghp.slice(15)}</t></si>`)).toBe("secret_detected");
+    const rtfOutcome = (s: string) => outcomeOf(() => inspectBinary(rtfOf(s), "rtf", "rtf", NO_KNOWN_SECRETS));
+    for (const unit of ["{\\v ", "{\\*", "\\v a", "{\\field{\\*\\fldinst ", "\\deleted\\plain ", "}"]) expect(rtfOutcome(flood(unit)), unit).toBe("published");
+    for (const unit of ["{\\*\\bkmkstart a}", "{\\v a}", "\\v a\\v0 ", "{\\field{\\*\\fldinst PAGE}{\\fldrslt 1}} "]) {
+      expect(rtfOutcome(`${flood(unit)}${ghp.slice(0, 15)}{\\v  - }${ghp.slice(15)}`), unit).toBe("secret_detected");
+    }
+  });
+});
+
+/** The refusal's code, or "published". */
+function outcomeOf(f: () => void): string {
+  try {
+    f();
+    return "published";
+  } catch (err) {
+    if (err instanceof Refusal) return err.code;
+    throw err;
+  }
+}

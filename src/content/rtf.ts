@@ -19,6 +19,14 @@
 // compound file, or an OLE package holding a file) is decoded from its hex
 // and scanned, and its data read by its reader; a picture's hex is not
 // decoded (its pixels, in the text as hex digits).
+//
+// A file that stores text it does not show is also read as shown (since
+// red-team pass 33): without hidden text (`{\v …}`), tracked deletions
+// (`{\deleted …}`), a field's instructions (`\fldinst`: its result is
+// shown, in the line) and the destinations `\*` marks as ignorable (the
+// bookmark `{\*\bkmkstart _GoBack}` Word writes at the last edit), whose
+// text otherwise lies between a key's halves: Word and pandoc show the key
+// whole. Beside the text, never instead (a key may be hidden text).
 import { HEX_VALUE } from "./bytes.js";
 import { packagedFile } from "./cfb.js";
 import { readInside } from "./images.js";
@@ -26,7 +34,9 @@ import type { InspectContext } from "./inspect.js";
 
 export function inspectRtf(b: Uint8Array, ctx: InspectContext): void {
   ctx.scan("its RTF source", b, 0);
-  ctx.scanDerivedText("the text of the RTF file", rtfText(b));
+  const reader = new RtfTextReader(b);
+  ctx.scanDerivedText("the text of the RTF file", reader.read());
+  if (reader.hides) ctx.scanDerivedText("the text of the RTF file as shown", new RtfTextReader(b, true).read());
   rtfObjects(b).forEach((object, k) => {
     const part = `its embedded object ${k + 1}`;
     ctx.scan(part, object);
@@ -97,6 +107,15 @@ const UNICODE = 5;
 const UNICODE_SKIP = 6;
 const BINARY = 7;
 const DESTINATION = 8;
+/** Character formatting that hides its text (`\v`, `\deleted`; a parameter of 0 ends it), and `\plain`, which ends both. */
+const VANISH = 9;
+const DELETED = 10;
+const PLAIN = 11;
+
+/** What hides a group's text in the shown reading: an ignorable destination or a field's instructions, hidden text, deleted text. */
+const IGNORED = 1;
+const HIDDEN = 2;
+const STRUCK = 4;
 
 /** Groups whose state (\ucN, destination) is kept on a stack: Word nests tens; deeper ones share their parent's. */
 const MAX_DEPTH = 4096;
@@ -113,6 +132,9 @@ const WORDS = new Map<number, number>([
   [wordCode("u"), UNICODE],
   [wordCode("uc"), UNICODE_SKIP],
   [wordCode("bin"), BINARY],
+  [wordCode("v"), VANISH],
+  [wordCode("deleted"), DELETED],
+  [wordCode("plain"), PLAIN],
   // Groups of their own text (those `\*` does not mark), set apart from what surrounds them.
   ...["info", "title", "subject", "author", "manager", "company", "operator", "category", "keywords", "comment", "doccomm", "hlinkbase", "fonttbl", "colortbl", "stylesheet", "field", "fldinst", "fldrslt", "footnote", "header", "footer", "headerl", "headerr", "headerf", "footerl", "footerr", "footerf", "pict", "object", "objdata", "txe", "xe", "tc", "sp", "sn", "sv", "shptxt"].map((w) => [wordCode(w), DESTINATION] as const),
 ]);
@@ -125,9 +147,14 @@ const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
 /** What a character-standing control word writes. */
 const CHARACTER: Record<number, number> = { [NEWLINE]: 0x0a, [TAB]: 0x09, [SPACE]: 0x20, [OTHER]: 0x80 };
 
-/** The text of an RTF file (see the head of this file); never longer than the file. */
-export function rtfText(b: Uint8Array): Buffer {
-  return new RtfTextReader(b).read();
+/** Destinations whose text is the line's in the shown reading (a field's result), and the one that is not shown (its instructions). */
+const FIELD = wordCode("field");
+const FIELD_RESULT = wordCode("fldrslt");
+const FIELD_INSTRUCTIONS = wordCode("fldinst");
+
+/** The text of an RTF file (see the head of this file), `shown`: as shown; never longer than the file. */
+export function rtfText(b: Uint8Array, shown = false): Buffer {
+  return new RtfTextReader(b, shown).read();
 }
 
 /** One pass over an RTF file's bytes: each kind of token read by a method of its own, the text written as it goes. */
@@ -136,7 +163,8 @@ class RtfTextReader {
   private readonly out: Buffer;
   private n = 0;
   private i = 0;
-  // Kept per group: \ucN (the fallback characters after each \uN) and whether the group is a destination, as uc * 2 + 1 for one.
+  // Kept per group: \ucN (the fallback characters after each \uN), what hides its text (shown reading) and whether the group is a
+  // destination, as uc * 16 + hide * 2 + 1 for one.
   private readonly outer: number[] = [];
   // Groups opened past MAX_DEPTH: they keep the state of the group around them (45 MB of `{` held 1 GB as a stack of states).
   private deeper = 0;
@@ -146,8 +174,15 @@ class RtfTextReader {
   private groupStart = false;
   // Fallback characters still to skip after a \uN: each a byte, a \'hh or a control word; a brace ends them.
   private skip = 0;
+  // In the shown reading, what hides the text here (IGNORED, HIDDEN, STRUCK): nothing is written while it is not 0.
+  private hide = 0;
+  /** Whether the file holds text the shown reading leaves out (set in either reading). */
+  hides = false;
 
-  constructor(private readonly b: Uint8Array) {
+  constructor(
+    private readonly b: Uint8Array,
+    private readonly shown = false,
+  ) {
     this.out = Buffer.allocUnsafe(b.length);
   }
 
@@ -167,7 +202,7 @@ class RtfTextReader {
   }
 
   private openGroup(): void {
-    if (this.outer.length < MAX_DEPTH) this.outer.push(this.uc * 2 + (this.destination ? 1 : 0));
+    if (this.outer.length < MAX_DEPTH) this.outer.push(this.uc * 16 + this.hide * 2 + (this.destination ? 1 : 0));
     else this.deeper++;
     this.destination = false;
     this.groupStart = true;
@@ -176,12 +211,13 @@ class RtfTextReader {
   }
 
   private closeGroup(): void {
-    if (this.destination) this.out[this.n++] = 0x0a;
+    if (this.destination && this.hide === 0) this.out[this.n++] = 0x0a;
     if (this.deeper > 0) this.deeper--;
     else {
       const kept = this.outer.pop();
       if (kept !== undefined) {
-        this.uc = Math.floor(kept / 2);
+        this.uc = Math.floor(kept / 16);
+        this.hide = Math.floor(kept / 2) % 8;
         this.destination = kept % 2 === 1;
       }
     }
@@ -196,6 +232,11 @@ class RtfTextReader {
     let i = this.i;
     this.groupStart = false;
     for (; this.skip > 0 && i < b.length && !SPECIAL[b[i]!]; i++) this.skip--;
+    if (this.hide !== 0) {
+      while (i < b.length && !SPECIAL[b[i]!]) i++;
+      this.i = i;
+      return;
+    }
     let n = this.n;
     for (; i < b.length && !SPECIAL[b[i]!]; i++) out[n++] = b[i]!;
     this.n = n;
@@ -216,7 +257,9 @@ class RtfTextReader {
     if (b[j] === 0x20) j++;
     this.i = j;
     const kind = WORDS.get(code);
-    this.startDestination(kind === DESTINATION);
+    if (kind === DESTINATION && this.groupStart && code === FIELD_INSTRUCTIONS) this.hidden(IGNORED, true);
+    // A field and its result are in the line where it stands in the shown reading.
+    this.startDestination(kind === DESTINATION && !(this.shown && (code === FIELD || code === FIELD_RESULT || code === FIELD_INSTRUCTIONS)));
     if (kind === BINARY) {
       // Binary data: its bytes are no text (the scan of the bytes reads them).
       this.i = Math.min(b.length, this.i + Math.max(0, param ?? 0));
@@ -224,11 +267,15 @@ class RtfTextReader {
       this.skip--;
     } else if (kind === UNICODE && param !== undefined) {
       const unit = param < 0 ? param + 0x10000 : param;
-      this.out[this.n++] = unit >= 0 && unit < 0x100 ? unit : 0x80;
+      if (this.hide === 0) this.out[this.n++] = unit >= 0 && unit < 0x100 ? unit : 0x80;
       this.skip = this.uc;
     } else if (kind === UNICODE_SKIP) {
       this.uc = Math.max(0, param ?? 1);
-    } else if (kind !== undefined && CHARACTER[kind] !== undefined) {
+    } else if (kind === VANISH || kind === DELETED) {
+      this.hidden(kind === VANISH ? HIDDEN : STRUCK, param !== 0);
+    } else if (kind === PLAIN) {
+      this.hidden(HIDDEN | STRUCK, false);
+    } else if (kind !== undefined && CHARACTER[kind] !== undefined && this.hide === 0) {
       this.out[this.n++] = CHARACTER[kind]!;
     }
   }
@@ -252,7 +299,8 @@ class RtfTextReader {
   private controlSymbol(): void {
     const symbol = this.b[this.i + 1];
     this.i += 2;
-    this.startDestination(symbol === 0x2a);
+    if (symbol === 0x2a && this.groupStart) this.hidden(IGNORED, true);
+    this.startDestination(symbol === 0x2a && !this.shown);
     if (symbol === 0x5c || symbol === 0x7b || symbol === 0x7d) this.put(symbol);
     else if (symbol === 0x7e) this.put(0x20);
     else if (symbol === 0x5f) this.put(0x2d);
@@ -262,14 +310,20 @@ class RtfTextReader {
 
   private put(c: number): void {
     if (this.skip > 0) this.skip--;
-    else this.out[this.n++] = c;
+    else if (this.hide === 0) this.out[this.n++] = c;
   }
 
   private startDestination(isOne: boolean): void {
     if (this.groupStart && isOne && !this.destination) {
       this.destination = true;
-      this.out[this.n++] = 0x0a;
+      if (this.hide === 0) this.out[this.n++] = 0x0a;
     }
     this.groupStart = false;
+  }
+
+  /** Sets (`on`) or ends what hides the text here (`what`), in the shown reading; in either, notes that the file holds such text. */
+  private hidden(what: number, on: boolean): void {
+    if (on) this.hides = true;
+    if (this.shown) this.hide = on ? this.hide | what : this.hide & ~what;
   }
 }

@@ -12,6 +12,7 @@ import { type ByteSource, bytesSource } from "./byte-source.js";
 import { u32le as u32 } from "./bytes.js";
 import { readPicture } from "./images.js";
 import { type InspectContext, MAX_PARTS, type Reader } from "./inspect.js";
+import { shownText } from "./shown-text.js";
 import { utf16Order } from "./utf16.js";
 import { hasAttributesText, writeUtf8, xmlAttributesText, xmlText } from "./xml-text.js";
 
@@ -364,7 +365,9 @@ function readZip(src: ByteSource, ctx: InspectContext, eocd: number, count: numb
 }
 
 /**
- * Scans an XML part's text (tags removed) and, when an attribute holds a
+ * Scans an XML part's text (tags removed), its text as shown where it holds
+ * text it does not show (shown-text.ts: tracked deletions, hidden runs,
+ * field codes, phonetic runs, escapes), and, when an attribute holds a
  * line break, its attributes' (xml-text.ts). Where `free` (nothing reads the
  * part's bytes after), the last of them is written over the bytes.
  */
@@ -372,6 +375,9 @@ function scanXml(ctx: InspectContext, part: string, data: Uint8Array, free: bool
   const xml = xmlAsUtf8(data);
   const mine = free || xml !== data;
   const attributesToo = hasAttributesText(xml);
+  // Read before the part's own text may be written over its bytes; scanned after it, so that a key both hold is named in the part's text.
+  const shown = shownText(xml);
   ctx.scanDerivedText(`the text of ${part}`, xmlText(xml, true, mine && !attributesToo));
+  if (shown) ctx.scanDerivedText(`the text of ${part} as shown`, shown);
   if (attributesToo) ctx.scanDerivedText(`the attributes of ${part}`, xmlAttributesText(xml, mine)!);
 }
