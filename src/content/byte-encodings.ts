@@ -187,6 +187,25 @@ function lineKinds(w: Uint8Array, i: number, end: number): number {
   return (base32 ? 1 << Encoding.Base32 : 0) | (punctuation && a85 ? 1 << Encoding.Ascii85 : 0) | (punctuation && b85 ? 1 << Encoding.Base85 : 0);
 }
 
+/** Capitals and small letters: the cases of a line's letters (bits). */
+function letterCases(w: Uint8Array, i: number, end: number): number {
+  let cases = 0;
+  for (let k = i; k < end; k++) {
+    const c = w[k]!;
+    cases |= c >= 65 && c <= 90 ? 1 : c >= 97 && c <= 122 ? 2 : 0;
+  }
+  return cases;
+}
+/**
+ * Ascii85's and base85's runs hold letters of both cases (an encoding of
+ * 16 random bytes, 20 characters, lacks one about once in 250; of a .env's
+ * 100 characters and more, under once in a billion), and each of their
+ * lines a punctuation mark (lineKinds): a Markdown line of a link or a
+ * name in backticks (`[docs/a.md](docs/a.md).`, `` `NAME=0`). ``) has no
+ * blank either, and one case.
+ */
+const BOTH_CASES = 3;
+
 /** Characters of a bare alphabet's run that hold MIN_DECODED bytes, by kind. */
 const minChars = (kind: Encoding) => (kind === Encoding.Base32 ? Math.ceil((MIN_DECODED * 8) / 5) : Math.ceil((MIN_DECODED * 5) / 4));
 
@@ -201,13 +220,15 @@ function alphabetRuns(text: string, w: Uint8Array, length: number, delimited: Ru
   let next = 0;
   let run: Run | undefined;
   let chars = 0;
+  let cases = 0;
   const close = () => {
     if (!run) return;
     let kinds = 0;
-    for (const kind of [Encoding.Ascii85, Encoding.Base85, Encoding.Base32]) if (run.kinds & (1 << kind) && chars >= minChars(kind)) kinds |= 1 << kind;
+    for (const kind of [Encoding.Ascii85, Encoding.Base85, Encoding.Base32]) if (run.kinds & (1 << kind) && chars >= minChars(kind) && (kind === Encoding.Base32 || cases === BOTH_CASES)) kinds |= 1 << kind;
     if (kinds) runs.push({ ...run, kinds });
     run = undefined;
     chars = 0;
+    cases = 0;
   };
   for (let m = line.exec(text); m; m = line.exec(text)) {
     const start = m.index;
@@ -224,6 +245,7 @@ function alphabetRuns(text: string, w: Uint8Array, length: number, delimited: Ru
         run.end = end;
       } else run = { start, end, kinds };
       chars += end - start;
+      cases |= letterCases(w, start, end);
     }
     line.lastIndex = Math.max(line.lastIndex, end + 1);
   }
