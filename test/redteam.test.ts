@@ -14,7 +14,7 @@ import { extraReading, findSecret } from "../src/content/find.js";
 import { KnownSecrets, escapedForms, hexForms, separatedHexForms } from "../src/content/known.js";
 import { findByteEncodings, readByteEncodings } from "../src/content/byte-encodings.js";
 import { readHexDumps } from "../src/content/hex-dumps.js";
-import { BLOCK, REREAD_BYTES, REREAD_DUMP_BYTES, REREAD_ENCODED_BYTES, REREAD_TERMINAL_BYTES, type RereadBudget, SecretScanner, rereadBudget, scanBytes } from "../src/content/scan.js";
+import { BLOCK, OVERLAP, REREAD_BYTES, REREAD_DUMP_BYTES, REREAD_ENCODED_BYTES, REREAD_TERMINAL_BYTES, type RereadBudget, SecretScanner, rereadBudget, scanBytes } from "../src/content/scan.js";
 import { CSI_PARAMETERS_MAX, SEQUENCE_BACK_MAX } from "../src/content/terminal-escapes.js";
 import { Form } from "../src/content/text-forms.js";
 import { WRITTEN_ESCAPE_ENDS_BEFORE, writtenEscapeEndsAt } from "../src/content/written-escapes.js";
@@ -1609,6 +1609,16 @@ describe("the host's .env as decimal byte values, uuencode, Ascii85, base85 or b
     // 15 bytes: the password's first 15 (a value's length is 16 and more).
     const short = new KnownSecrets([{ name: "P", bytes: Buffer.from(password.slice(0, 15)) }]);
     for (const [name, , form] of forms) expect(scanBytes(form(password.slice(0, 15)), short), name).toBeUndefined();
+  });
+
+  it("finds the value in each form wherever it lies about a block's boundary (a run belongs to the window it starts in)", () => {
+    const known = new KnownSecrets([{ name: "MY_SERVICE_TOKEN", bytes: Buffer.from(opaque) }]);
+    const encoded = forms.map(([name, reading, form]) => [name, reading, form(`MY_SERVICE_TOKEN=${opaque}\n`)] as const);
+    const line = "The quick brown fox jumps over the lazy dog; 10 apples.\n";
+    for (let at = BLOCK - OVERLAP - 400; at < BLOCK + 200; at += 23) {
+      const filler = Buffer.from(line.repeat(Math.ceil(at / line.length)).slice(0, at));
+      for (const [name, reading, text] of encoded) expect(scanBytes(Buffer.concat([filler, Buffer.from("\n"), text, filler]), known)?.what, `${name} ${at}`).toBe(`the value of MY_SERVICE_TOKEN, read from ${reading}`);
+    }
   });
 
   it("reads each form back to the bytes encoded; finds no run in ordinary lines of no blank", () => {
