@@ -12,8 +12,9 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { stringify as yamlStringify } from "yaml";
 import { extraReading, findSecret } from "../src/content/find.js";
 import { KnownSecrets, NO_KNOWN_SECRETS, escapedForms, hexForms, separatedHexForms } from "../src/content/known.js";
+import { findByteEncodings, readByteEncodings } from "../src/content/byte-encodings.js";
 import { readHexDumps } from "../src/content/hex-dumps.js";
-import { BLOCK, REREAD_BYTES, REREAD_DUMP_BYTES, REREAD_TERMINAL_BYTES, type RereadBudget, SecretScanner, rereadBudget, scanBytes } from "../src/content/scan.js";
+import { BLOCK, OVERLAP, REREAD_BYTES, REREAD_DUMP_BYTES, REREAD_ENCODED_BYTES, REREAD_TERMINAL_BYTES, type RereadBudget, SecretScanner, rereadBudget, scanBytes } from "../src/content/scan.js";
 import { CSI_PARAMETERS_MAX, SEQUENCE_BACK_MAX } from "../src/content/terminal-escapes.js";
 import { Form } from "../src/content/text-forms.js";
 import { WRITTEN_ESCAPE_ENDS_BEFORE, writtenEscapeEndsAt } from "../src/content/written-escapes.js";
@@ -509,7 +510,7 @@ describe("keys written in forms a copy or a tool produces", () => {
     const spent = rereadBudget();
     expect(scan(ESCAPED_TEXT, spent)).toBeUndefined();
     expect(spent.left).toBeLessThan(BLOCK);
-    expect(scan(Buffer.concat([ESCAPED_TEXT.subarray(0, 3 * BLOCK), key]), { left: 0, terminalLeft: 0, dumpLeft: 0 })).toBeUndefined();
+    expect(scan(Buffer.concat([ESCAPED_TEXT.subarray(0, 3 * BLOCK), key]), { left: 0, terminalLeft: 0, dumpLeft: 0, encodedLeft: 0 })).toBeUndefined();
     // A terminal's sequences between a key's characters have a smaller share of it (REREAD_TERMINAL_BYTES): past it, a key
     // cut by them is read once; the other forms still have theirs.
     const COLOURED = Buffer.from("\x1b[mEAA".repeat(Math.ceil((REREAD_TERMINAL_BYTES + 3 * BLOCK) / 6)));
@@ -2026,3 +2027,148 @@ function outcomeOf(f: () => void): string {
     throw err;
   }
 }
+
+describe("the host's .env as decimal byte values, uuencode, Ascii85, base85 or base32 (redteam33 03, 04)", () => {
+  const f = new Fakes(3301);
+  const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  // No vendor's format: only the .env names them.
+  const opaque = f.pick(ALNUM, 32);
+  const password = `${f.pick(ALNUM, 6)}#${f.pick(ALNUM, 9)}`;
+  /** Python's encodings of `input` (the system python3, its standard library), by the expression of `b` that prints each. */
+  const encode = (expression: string, input: Buffer | string) => {
+    const r = spawnSync(systemPython(), ["-c", `import sys, json, base64, binascii\nb = sys.stdin.buffer.read()\nsys.stdout.write(${expression})`], { input, maxBuffer: 64 << 20 });
+    expect(r.status, `${expression} ${r.stderr}`).toBe(0);
+    return r.stdout;
+  };
+  const base32 = (input: Buffer | string) => {
+    const r = spawnSync("base32", [], { input, env: { PATH: process.env.PATH, LC_ALL: "C" }, maxBuffer: 64 << 20 });
+    expect(r.status, `base32 ${r.stderr}`).toBe(0);
+    return r.stdout;
+  };
+  /** Each form, named as the refusal names its reading. */
+  const forms: [string, string, (input: Buffer | string) => Buffer][] = [
+    ["node-buffer.txt", "decimal byte values", (b) => encode(`json.dumps({"level": 30, "buf": {"type": "Buffer", "data": list(b)}}) + "\\n"`, b)],
+    ["python-list.txt", "decimal byte values", (b) => encode(`str(list(b)) + "\\n"`, b)],
+    ["java-bytes.md", "decimal byte values", (b) => encode(`"    [" + ", ".join(str(c if c < 128 else c - 256) for c in b) + "]\\n"`, b)],
+    ["pretty.json", "decimal byte values", (b) => encode(`json.dumps({"data": list(b)}, indent=2)`, b)],
+    ["uu.txt", "uuencode", (b) => encode(`"begin 644 .env\\n" + "".join(binascii.b2a_uu(b[i:i + 45]).decode() for i in range(0, len(b), 45)) + "\\x60\\nend\\n"`, b)],
+    ["adobe.txt", "Ascii85", (b) => encode(`base64.a85encode(b, wrapcol=76, adobe=True).decode() + "\\n"`, b)],
+    ["a85.txt", "Ascii85", (b) => encode(`base64.a85encode(b).decode() + "\\n"`, b)],
+    ["b85.md", "base85", (b) => encode(`"\\x60\\x60\\x60\\n" + base64.b85encode(b).decode() + "\\n\\x60\\x60\\x60\\n"`, b)],
+    ["b32.txt", "base32", base32],
+  ];
+
+  it("refuses the .env in each form through the CLI, naming the value and the reading, never the value; the same forms of random bytes and ordinary numbers, capitals and IDs are published", () => {
+    const hermes = path.join(h.home, ".hermes");
+    fs.mkdirSync(hermes, { recursive: true, mode: 0o700 });
+    const env = `MY_SERVICE_TOKEN=${opaque}\nDB_PASSWORD='${password}'\n`;
+    write(hermes, ".env", env);
+    const files = forms.map(([name, , form]) => write(work, `env-${name}`, form(env)));
+    const token = `ghp_${f.pick(ALNUM, 36)}`;
+    const keys = forms.map(([name, , form]) => write(work, `ghp-${name}`, form(`token: ${token}\n`)));
+    const numbers = Array.from({ length: 64 }, () => [...f.bytes(8)]);
+    const twins = [
+      // One of each encoding: random bytes (a key's value is not among them: no rule, no host value).
+      ...forms.map(([name, , form]) => write(work, `random-${name}`, form(f.bytes(2048)))),
+      // Numbers: a CSV, JSON arrays of coordinates and of RGB values (small ints, many of them), a Python list of them.
+      write(work, "numbers.csv", `a,b,c,d,e,f,g,h\n${numbers.map((row) => row.join(",")).join("\n")}\n`),
+      write(work, "points.json", JSON.stringify({ points: numbers.map((row) => row.slice(0, 2)), rgb: numbers.flat() })),
+      write(work, "rgb.txt", `${String(numbers.flat().slice(0, 48))}\n[${numbers.flat().join(", ")}]\n`),
+      // Capitals: prose and base32-looking IDs (TOTP secrets, ULIDs, one a line and in a column), Markdown fences and rules.
+      write(work, "caps.md", `# NOTICE\n\nTHE QUICK BROWN FOX JUMPS OVER THE LAZY DOG. PLEASE READ THE TERMS.\n\n${"=".repeat(40)}\n\n\x60\x60\x60\nJBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP\n\x60\x60\x60\n`),
+      write(work, "ids.txt", Array.from({ length: 40 }, () => f.pick("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 32)).join("\n")),
+      // uuencode and `<~` of an ordinary text: read, and nothing in it.
+      ...forms.map(([name, , form]) => write(work, `prose-${name}`, form("The quick brown fox jumps over the lazy dog; 10 apples, 20 pears.\n".repeat(8)))),
+    ];
+    const r = prepareJson([...files, ...keys, ...twins]);
+    expect(r.dropped.map(([name, code]) => [name, code])).toEqual([...files, ...keys].map((file) => [path.basename(file), "secret_detected"]));
+    forms.forEach(([, reading], i) => {
+      expect(r.dropped[i]![2]).toContain(`the value of MY_SERVICE_TOKEN (the Hermes .env), read from ${reading}`);
+      expect(r.dropped[forms.length + i]![2]).toContain(`a GitHub token, read from ${reading}`);
+    });
+    for (const [, , reason] of r.dropped) for (const v of [opaque, password, token]) expect(reason).not.toContain(v.slice(4, 16));
+    expect(r.published).toEqual(twins.map((file) => path.basename(file)));
+  });
+
+  it("finds the password alone in each form, at each alignment of its groups; a run holding fewer than 16 bytes is not read", () => {
+    const known = new KnownSecrets([{ name: "DB_PASSWORD", bytes: Buffer.from(password) }]);
+    // A byte past ASCII before the value (Java's bytes are signed: \`-61, -87\`); five offsets: every alignment of base32's 5-byte groups, Ascii85's and base85's 4-byte ones and uuencode's 3-byte ones.
+    for (let pad = 0; pad < 5; pad++)
+      for (const [name, reading, form] of forms) expect(scanBytes(form(`${"#".repeat(pad)} café\nDB_PASSWORD='${password}'\n`), known)?.what, `${name} ${pad}`).toBe(`the value of DB_PASSWORD, read from ${reading}`);
+    // 15 bytes: the password's first 15 (a value's length is 16 and more).
+    const short = new KnownSecrets([{ name: "P", bytes: Buffer.from(password.slice(0, 15)) }]);
+    for (const [name, , form] of forms) expect(scanBytes(form(password.slice(0, 15)), short), name).toBeUndefined();
+  });
+
+  it("finds the value in each form wherever it lies about a block's boundary (a run belongs to the window it starts in)", () => {
+    const known = new KnownSecrets([{ name: "MY_SERVICE_TOKEN", bytes: Buffer.from(opaque) }]);
+    const encoded = forms.map(([name, reading, form]) => [name, reading, form(`MY_SERVICE_TOKEN=${opaque}\n`)] as const);
+    const line = "The quick brown fox jumps over the lazy dog; 10 apples.\n";
+    for (let at = BLOCK - OVERLAP - 400; at < BLOCK + 200; at += 23) {
+      const filler = Buffer.from(line.repeat(Math.ceil(at / line.length)).slice(0, at));
+      for (const [name, reading, text] of encoded) expect(scanBytes(Buffer.concat([filler, Buffer.from("\n"), text, filler]), known)?.what, `${name} ${at}`).toBe(`the value of MY_SERVICE_TOKEN, read from ${reading}`);
+    }
+  });
+
+  it("reads each form back to the bytes encoded; finds no run in ordinary lines of no blank", () => {
+    const bytes = f.bytes(3000);
+    for (const [name, , form] of forms) {
+      const text = form(bytes);
+      const runs = findByteEncodings(text.toString("latin1"), text, text.length);
+      const reading = readByteEncodings(text, text.length, runs, 0, text.length, 16);
+      expect(reading.bytes.subarray(0, reading.length).includes(bytes), name).toBe(true);
+    }
+    // What is no run: lines of no blank in one case (a link, a name in backticks), a fence, a rule, a list of 15 bytes, capitals with blanks.
+    for (const text of ["[docs/gate-secrets.md](docs/gate-secrets.md).", "`HERMES_MEDIA_TRUST_RECENT_FILES=0`).", "```", "~~~~~~~~~~~~~~~~~~~~~~~~", "=".repeat(40), `[${Array.from({ length: 15 }, (_, i) => i).join(", ")}]`, "THE QUICK BROWN FOX JUMPS OVER THE LAZY DOG"])
+      expect(findByteEncodings(text, Buffer.from(text, "latin1"), text.length), text).toEqual([]);
+  });
+
+  it("reads encodings again within REREAD_ENCODED_BYTES of a file's windows on each thread", () => {
+    const token = `ghp_${f.pick(ALNUM, 36)}`;
+    const encoded = base32(`token=${token}\n`);
+    const filler = base32(f.bytes(Math.ceil(((REREAD_ENCODED_BYTES + 3 * BLOCK) * 5) / 8)));
+    const scan = (text: Buffer, reread: RereadBudget) => {
+      const scanner = new SecretScanner(undefined, 0, 1, reread);
+      for (let off = 0; off < text.length; off += BLOCK) scanner.scanBlock(text.subarray(off, Math.min(text.length, off + BLOCK)), off + BLOCK >= text.length);
+      return scanner.finding?.what;
+    };
+    expect(scan(encoded, rereadBudget())).toBe("a GitHub token, read from base32");
+    expect(scan(encoded, { ...rereadBudget(), encodedLeft: 0 })).toBeUndefined();
+    const spent = rereadBudget();
+    expect(scan(Buffer.concat([filler, Buffer.from("\n"), encoded]), spent)).toBeUndefined();
+    expect(spent.encodedLeft).toBeLessThan(BLOCK);
+    expect(spent.dumpLeft).toBe(REREAD_DUMP_BYTES);
+  });
+
+  it("stays linear on text made against the reading (verdict only; measured by hand: see docs/content-check.md)", () => {
+    const MiB = 1 << 20;
+    const units = [
+      "[",
+      "[1,",
+      "[-1, ",
+      "[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1",
+      "[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17]",
+      `[${" ".repeat(200)}`,
+      "[1,\n    ",
+      "1,",
+      "begin ",
+      "begin 644 a\n",
+      "begin 644 a\nM",
+      `begin 644 a\nM${"!".repeat(60)}\n`,
+      "<~",
+      "<~!",
+      "~>",
+      "<~!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!",
+      "AB",
+      "AB\n",
+      "ABCDEFGH\n",
+      "!#",
+      "!#\n",
+      "a!#$%&()*+-;<=>?@^_",
+      "A=",
+      "\n",
+      "x ",
+    ];
+    for (const unit of units) for (const size of [MiB, 8 * MiB]) expect(scanBytes(Buffer.from(unit.repeat(Math.ceil(size / unit.length)).slice(0, size), "latin1")), JSON.stringify(unit)).toBeUndefined();
+  });
+});

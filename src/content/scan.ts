@@ -12,6 +12,7 @@
 // window, which holds the whole of its match (every rule's is under
 // MAX_MATCH, a known value is compared on at most 256 bytes) and what comes
 // after it: a token cut by a block boundary is never mistaken for a whole one.
+import { ENCODING_NAMES, encodedWindowOffset, findByteEncodings, readByteEncodings } from "./byte-encodings.js";
 import { findInEncodedDockerConfig } from "./encoded-docker-config.js";
 import { PADDING, findSecret } from "./find.js";
 import { DUMP_WHAT, dumpWindowOffset, findHexDump, readHexDumps } from "./hex-dumps.js";
@@ -53,6 +54,8 @@ export interface RereadBudget {
   terminalLeft: number;
   /** Of those, how many may be read again with a hex dump's lines decoded (hex-dumps.ts). */
   dumpLeft: number;
+  /** Of those, how many may be read again with runs of a byte encoding decoded (byte-encodings.ts). */
+  encodedLeft: number;
 }
 /** A file's budget on each thread: every window of a file of up to 8 MiB. */
 export const REREAD_BYTES = 8 * 1024 * 1024;
@@ -71,7 +74,13 @@ export const REREAD_TERMINAL_BYTES = 2 * 1024 * 1024;
  * prepare from 2.3x to 4.3x `cp && sha256sum` (5 pairs).
  */
 export const REREAD_DUMP_BYTES = 1024 * 1024;
-export const rereadBudget = (): RereadBudget => ({ left: REREAD_BYTES, terminalLeft: REREAD_TERMINAL_BYTES, dumpLeft: REREAD_DUMP_BYTES });
+/**
+ * A file's budget on each thread for runs of a byte encoding (decimal
+ * bytes, uuencode, Ascii85, base85, base32): a `.env` or a key so encoded
+ * is a few KiB; a line of no blank (a URL, base64) is one of Ascii85's.
+ */
+export const REREAD_ENCODED_BYTES = 1024 * 1024;
+export const rereadBudget = (): RereadBudget => ({ left: REREAD_BYTES, terminalLeft: REREAD_TERMINAL_BYTES, dumpLeft: REREAD_DUMP_BYTES, encodedLeft: REREAD_ENCODED_BYTES });
 
 /**
  * The leftmost hit of either finder in [from, before); when there is none
@@ -90,6 +99,7 @@ function firstHit(text: string, bytes: Uint8Array, padded: Uint8Array, from: num
   return (
     (forms !== 0 ? formsHit(bytes, padded, from, before, known, forms, reread) : undefined) ??
     dumpHit(text, bytes, padded, from, before, known, dump, reread) ??
+    encodedHit(text, bytes, from, before, known, reread) ??
     findInEncodedDockerConfig(text, from, before, known)
   );
 }
@@ -129,6 +139,23 @@ function dumpHit(text: string, bytes: Uint8Array, padded: Uint8Array, from: numb
   const reading = readHexDumps(padded, bytes.length, from, before, PADDING);
   const found = hitIn(reading.bytes.toString("latin1", 0, reading.length), reading.bytes.subarray(0, reading.length), reading.bytes, reading.from, reading.before, known);
   return found && { what: `${found.what}, ${DUMP_WHAT}`, index: dumpWindowOffset(reading, found.index) };
+}
+
+/**
+ * The leftmost hit in the window read with its runs of a byte encoding
+ * decoded (byte-encodings.ts), where it holds one, at the offset of the
+ * run it starts in. Within the same budget as the forms.
+ */
+function encodedHit(text: string, bytes: Uint8Array, from: number, before: number, known: KnownSecrets, reread?: RereadBudget): { what: string; index: number } | undefined {
+  if (reread && (reread.encodedLeft < bytes.length || reread.left < bytes.length)) return undefined;
+  const runs = findByteEncodings(text, bytes, bytes.length);
+  if (runs.length === 0 || !mayReread(reread, bytes.length)) return undefined;
+  if (reread) reread.encodedLeft -= bytes.length;
+  const reading = readByteEncodings(bytes, bytes.length, runs, from, before, PADDING);
+  const found = hitIn(reading.bytes.toString("latin1", 0, reading.length), reading.bytes.subarray(0, reading.length), reading.bytes, reading.from, reading.before, known);
+  if (!found) return undefined;
+  const { offset, kind } = encodedWindowOffset(reading, found.index);
+  return { what: kind ? `${found.what}, read from ${ENCODING_NAMES[kind]}` : found.what, index: offset };
 }
 
 /** The leftmost hit of either finder in [from, before) (with `forms`: and the forms of writing the search saw). */

@@ -1,0 +1,450 @@
+// Whole files written in a byte encoding other than base64 and hex: what
+// a program prints for raw bytes, or a stock tool makes of a file, when an
+// agent is asked to "encode the .env" or logs a buffer:
+// - decimal byte values in brackets: Node's JSON of a Buffer
+//   (`{"type":"Buffer","data":[84,69,…]}`), Python's `list(bytes)`
+//   (`[84, 69, …]`), Java's `Arrays.toString(bytes)` (signed: `-61`);
+// - uuencode (`uuencode`, `begin 644 name` then lines of `M…`);
+// - Ascii85, in Adobe's `<~ … ~>` armour or bare (Python's a85encode);
+// - base85 (Python's b85encode, RFC 1924's alphabet);
+// - base32 (coreutils `base32`, RFC 4648: capitals, 2 to 7, `=`).
+// Every value of the file is then under the reach of no rule and of no
+// host value. The second reading here replaces each run of such an
+// encoding with the bytes it holds (a run of an alphabet that several of
+// them share, with each of their decodings, a line apart), the rest of the
+// window as it is, and scan.ts reads it as it reads the window. A run is
+// found by its opening (`[` and a decimal byte, `begin NNN name`, `<~`)
+// or, for the bare alphabets, as lines of no blank made only of one
+// (base32's, or Ascii85's or base85's with a punctuation mark among the
+// letters and digits, which their encodings of 16 bytes all but always
+// hold); it is read only when it holds 16 bytes or more (a value's
+// length), so a short list of numbers or a word in capitals stays as it
+// is. A run belongs to the window it starts in (decoded there, up to the
+// window's end); each byte of the window is read a few times at most.
+
+/** How a finding of this reading says where it was, by encoding. */
+export const ENCODING_NAMES = ["", "decimal byte values", "uuencode", "Ascii85", "base85", "base32"] as const;
+export const enum Encoding {
+  Text = 0,
+  Decimal = 1,
+  Uu = 2,
+  Ascii85 = 3,
+  Base85 = 4,
+  Base32 = 5,
+}
+
+/** Bytes a run must hold to be read: a value's length. */
+export const MIN_DECODED = 16;
+/** Blanks (line breaks, an indent) after a decimal list's comma at most: a pretty-printed JSON array's. */
+const MAX_LIST_SPACE = 64;
+
+const isDigit = (c: number) => c >= 48 && c <= 57;
+const isBlank = (c: number) => c === 32 || c === 9 || c === 10 || c === 13;
+
+/** Base32's digits' values (-1: none), RFC 4648's alphabet. */
+const BASE32 = new Int8Array(256).fill(-1);
+for (const [i, c] of [..."ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"].entries()) BASE32[c.charCodeAt(0)] = i;
+/** Base85's digits' values (-1: none), RFC 1924's alphabet (Python's b85encode, git's binary patches). */
+const BASE85 = new Int8Array(256).fill(-1);
+for (const [i, c] of [..."0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~"].entries()) BASE85[c.charCodeAt(0)] = i;
+/** Ascii85's digits: `!` to `u`, and `z` for four zero bytes. */
+const isA85 = (c: number) => c >= 33 && c <= 117;
+const isAlnum = (c: number) => isDigit(c) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+
+/** A run of an encoding: [start, end) of the window, the decodings it is read as (bits of 1 << Encoding). */
+interface Run {
+  start: number;
+  end: number;
+  kinds: number;
+}
+
+/**
+ * The decimal lists from `[` in the window: numbers of 0 to 255 (or -128
+ * to -1, Java's signed bytes) between `,` and blanks, up to `]` (or the
+ * window's end), at least MIN_DECODED of them. A regular expression finds
+ * each `[` before a number and a comma; the list is read from it, and the
+ * search goes on after what was read.
+ */
+function decimalRuns(text: string, w: Uint8Array, length: number, runs: Run[]): void {
+  const opening = /\[[ \t\r\n]*-?[0-9]{1,3}[ \t\r\n]*,/g;
+  for (let m = opening.exec(text); m; m = opening.exec(text)) {
+    const start = m.index;
+    let i = start + 1;
+    let count = 0;
+    let closed = false;
+    for (;;) {
+      let space = 0;
+      while (i < length && isBlank(w[i]!) && space++ < MAX_LIST_SPACE) i++;
+      const value = decimalAt(w, i, length);
+      if (value === undefined) break;
+      count++;
+      i = value.end;
+      space = 0;
+      while (i < length && isBlank(w[i]!) && space++ < MAX_LIST_SPACE) i++;
+      if (w[i] === 44) i++;
+      else {
+        closed = w[i] === 93;
+        break;
+      }
+    }
+    if (count >= MIN_DECODED && (closed || i >= length)) runs.push({ start, end: closed ? i + 1 : i, kinds: 1 << Encoding.Decimal });
+    opening.lastIndex = Math.max(i, start + 1);
+  }
+}
+
+/** The decimal byte at `i` (`-` and up to 3 digits, 0 to 255 or -128 to -1) and where it ends. */
+function decimalAt(w: Uint8Array, i: number, length: number): { value: number; end: number } | undefined {
+  const negative = w[i] === 45;
+  let k = negative ? i + 1 : i;
+  let n = 0;
+  const first = k;
+  while (k < length && isDigit(w[k]!) && k - first < 4) n = n * 10 + w[k++]! - 48;
+  if (k === first || k - first > 3 || (k < length && isDigit(w[k]!))) return undefined;
+  if (negative ? n === 0 || n > 128 : n > 255) return undefined;
+  return { value: negative ? 256 - n : n, end: k };
+}
+
+/** The end of the line at `i` (its `\n` or a `\r` before it), at most `limit`. */
+function lineEnd(w: Uint8Array, i: number, limit: number): number {
+  let k = i;
+  while (k < limit && w[k] !== 10) k++;
+  return k > i && w[k - 1] === 13 ? k - 1 : k;
+}
+/** Where the line after the one ending at `end` starts. */
+const nextLine = (w: Uint8Array, end: number) => (w[end] === 13 ? end + 2 : end + 1);
+
+/** Characters a uuencoded line of `n` bytes holds after its length character. */
+const uuChars = (n: number) => Math.ceil(n / 3) * 4;
+/** The bytes the uuencoded line at [i, end) holds, or -1 where it is none (its length character, then that many characters of ` ` to `` ` ``; one more is padding). */
+function uuLineBytes(w: Uint8Array, i: number, end: number): number {
+  const n = (w[i]! - 32) & 63;
+  if (w[i]! < 32 || w[i]! > 96 || n === 0) return -1;
+  const chars = end - i - 1;
+  if (chars < uuChars(n) || chars > uuChars(n) + 1) return -1;
+  for (let k = i + 1; k < end; k++) if (w[k]! < 32 || w[k]! > 96) return -1;
+  return n;
+}
+
+/** Each `begin NNN name` line at a line's start and the uuencoded lines after it. */
+function uuRuns(text: string, w: Uint8Array, length: number, runs: Run[]): void {
+  for (let at = text.indexOf("begin ", 0); at >= 0 && at < length; at = text.indexOf("begin ", at + 1)) {
+    if (at > 0 && w[at - 1] !== 10) continue;
+    let k = at + 6;
+    while (k < length && w[k]! >= 48 && w[k]! <= 55 && k - at < 11) k++;
+    if (k - at < 9 || w[k] !== 32) continue;
+    let i = nextLine(w, lineEnd(w, k, length));
+    let bytes = 0;
+    let end = i;
+    while (i < length) {
+      const e = lineEnd(w, i, length);
+      const n = uuLineBytes(w, i, e);
+      if (n < 0) break;
+      bytes += n;
+      end = e;
+      i = nextLine(w, e);
+    }
+    if (bytes >= MIN_DECODED) {
+      runs.push({ start: at, end, kinds: 1 << Encoding.Uu });
+      at = end - 1;
+    }
+  }
+}
+
+/** Each Adobe `<~ … ~>`: Ascii85's digits, `z` and blanks, up to `~>` (or the window's end). */
+function adobeRuns(text: string, w: Uint8Array, length: number, runs: Run[]): void {
+  for (let at = text.indexOf("<~", 0); at >= 0 && at < length; ) {
+    let i = at + 2;
+    let digits = 0;
+    while (i < length && (isA85(w[i]!) || w[i] === 122 || isBlank(w[i]!))) {
+      if (!isBlank(w[i]!)) digits += w[i] === 122 ? 5 : 1;
+      i++;
+    }
+    const closed = w[i] === 126 && w[i + 1] === 62;
+    if ((closed || i >= length) && (digits * 4) / 5 >= MIN_DECODED) runs.push({ start: at, end: closed ? i + 2 : i, kinds: 1 << Encoding.Ascii85 });
+    at = text.indexOf("<~", Math.max(i, at + 2));
+  }
+}
+
+/** The decodings a line of a bare alphabet may be read as (bits), its characters told one by one; 0 for none (one character repeated). */
+function lineKinds(w: Uint8Array, i: number, end: number): number {
+  let base32 = true;
+  let padding = false;
+  let a85 = true;
+  let b85 = true;
+  let punctuation = false;
+  let repeated = true;
+  for (let k = i; k < end; k++) {
+    const c = w[k]!;
+    if (c === 61) padding = true;
+    else if (padding || BASE32[c]! < 0) base32 = false;
+    if (!isA85(c) && c !== 122) a85 = false;
+    if (BASE85[c]! < 0) b85 = false;
+    if (!isAlnum(c)) punctuation = true;
+    if (c !== w[i]) repeated = false;
+  }
+  // One character repeated: a Markdown fence or rule (```, ~~~, ---, ===), never an encoding of a value.
+  if (repeated) return 0;
+  return (base32 ? 1 << Encoding.Base32 : 0) | (punctuation && a85 ? 1 << Encoding.Ascii85 : 0) | (punctuation && b85 ? 1 << Encoding.Base85 : 0);
+}
+
+/** Capitals and small letters: the cases of a line's letters (bits). */
+function letterCases(w: Uint8Array, i: number, end: number): number {
+  let cases = 0;
+  for (let k = i; k < end; k++) {
+    const c = w[k]!;
+    cases |= c >= 65 && c <= 90 ? 1 : c >= 97 && c <= 122 ? 2 : 0;
+  }
+  return cases;
+}
+/**
+ * Ascii85's and base85's runs hold letters of both cases (an encoding of
+ * 16 random bytes, 20 characters, lacks one about once in 250; of a .env's
+ * 100 characters and more, under once in a billion), and each of their
+ * lines a punctuation mark (lineKinds): a Markdown line of a link or a
+ * name in backticks (`[docs/a.md](docs/a.md).`, `` `NAME=0`). ``) has no
+ * blank either, and one case.
+ */
+const BOTH_CASES = 3;
+
+/** Characters of a bare alphabet's run that hold MIN_DECODED bytes, by kind. */
+const minChars = (kind: Encoding) => (kind === Encoding.Base32 ? Math.ceil((MIN_DECODED * 8) / 5) : Math.ceil((MIN_DECODED * 5) / 4));
+
+/**
+ * Runs of consecutive lines of no blank made of one bare alphabet (base32's,
+ * Ascii85's, base85's), found by a regular expression for a line of
+ * printable ASCII with no blank (tried at line starts only), that do not
+ * overlap a run found by its opening (`delimited`, sorted).
+ */
+function alphabetRuns(text: string, w: Uint8Array, length: number, delimited: Run[], runs: Run[]): void {
+  const line = /^[!-~]+\r?$/gm;
+  let next = 0;
+  let run: Run | undefined;
+  let chars = 0;
+  let cases = 0;
+  const close = () => {
+    if (!run) return;
+    let kinds = 0;
+    for (const kind of [Encoding.Ascii85, Encoding.Base85, Encoding.Base32]) if (run.kinds & (1 << kind) && chars >= minChars(kind) && (kind === Encoding.Base32 || cases === BOTH_CASES)) kinds |= 1 << kind;
+    if (kinds) runs.push({ ...run, kinds });
+    run = undefined;
+    chars = 0;
+    cases = 0;
+  };
+  for (let m = line.exec(text); m; m = line.exec(text)) {
+    const start = m.index;
+    if (start >= length) break;
+    const end = lineEnd(w, start, length);
+    while (next < delimited.length && delimited[next]!.end <= start) next++;
+    const overlaps = next < delimited.length && delimited[next]!.start < end;
+    const kinds = overlaps ? 0 : lineKinds(w, start, end);
+    const follows = run !== undefined && nextLine(w, run.end) === start && (run.kinds & kinds) !== 0;
+    if (!follows) close();
+    if (kinds) {
+      if (run) {
+        run.kinds &= kinds;
+        run.end = end;
+      } else run = { start, end, kinds };
+      chars += end - start;
+      cases |= letterCases(w, start, end);
+    }
+    line.lastIndex = Math.max(line.lastIndex, end + 1);
+  }
+  close();
+}
+
+/** The runs of the window, sorted, none overlapping another. */
+export function findByteEncodings(text: string, w: Uint8Array, length: number): Run[] {
+  const delimited: Run[] = [];
+  decimalRuns(text, w, length, delimited);
+  uuRuns(text, w, length, delimited);
+  adobeRuns(text, w, length, delimited);
+  delimited.sort((a, b) => a.start - b.start);
+  const kept: Run[] = [];
+  for (const run of delimited) if (kept.length === 0 || run.start >= kept[kept.length - 1]!.end) kept.push(run);
+  const bare: Run[] = [];
+  alphabetRuns(text, w, length, kept, bare);
+  return [...kept, ...bare].sort((a, b) => a.start - b.start);
+}
+
+/** Decodes [start, end) as `kind` into `into` from `at`; the number of bytes written. */
+function decode(w: Uint8Array, start: number, end: number, kind: Encoding, into: Uint8Array, at: number): number {
+  switch (kind) {
+    case Encoding.Decimal:
+      return decodeDecimal(w, start, end, into, at);
+    case Encoding.Uu:
+      return decodeUu(w, start, end, into, at);
+    case Encoding.Ascii85:
+      return decode85(w, w[start] === 60 && w[start + 1] === 126 ? start + 2 : start, end, into, at, false);
+    case Encoding.Base85:
+      return decode85(w, start, end, into, at, true);
+    case Encoding.Base32:
+      return decodeBase32(w, start, end, into, at);
+    default:
+      return 0;
+  }
+}
+
+function decodeDecimal(w: Uint8Array, start: number, end: number, into: Uint8Array, at: number): number {
+  let o = at;
+  for (let i = start + 1; i < end; ) {
+    const value = decimalAt(w, i, end);
+    if (value) {
+      into[o++] = value.value;
+      i = value.end;
+    } else i++;
+  }
+  return o - at;
+}
+
+function decodeUu(w: Uint8Array, start: number, end: number, into: Uint8Array, at: number): number {
+  let o = at;
+  for (let i = nextLine(w, lineEnd(w, start, end)); i < end; ) {
+    const e = lineEnd(w, i, end);
+    const n = uuLineBytes(w, i, e);
+    if (n < 0) break;
+    const digit = (k: number) => (w[k]! - 32) & 63;
+    for (let j = 0, k = i + 1; j < n; j += 3, k += 4) {
+      const v = (digit(k) << 18) | (digit(k + 1) << 12) | (digit(k + 2) << 6) | digit(k + 3);
+      for (let b = 0; b < 3 && j + b < n; b++) into[o++] = (v >> (16 - 8 * b)) & 255;
+    }
+    i = nextLine(w, e);
+  }
+  return o - at;
+}
+
+/** Ascii85 (digits `!` to `u`, `z`, blanks skipped, up to `~`) or base85 (RFC 1924's digits), groups of 5 digits to 4 bytes, a last group padded. */
+function decode85(w: Uint8Array, start: number, end: number, into: Uint8Array, at: number, rfc1924: boolean): number {
+  let o = at;
+  let value = 0;
+  let digits = 0;
+  const flush = (count: number) => {
+    for (let b = 0; b < count; b++) into[o++] = Math.floor(value / 2 ** (24 - 8 * b)) & 255;
+  };
+  for (let i = start; i < end; i++) {
+    const c = w[i]!;
+    let d: number;
+    if (rfc1924) d = BASE85[c]!;
+    else if (c === 122 && digits === 0) {
+      value = 0;
+      flush(4);
+      continue;
+    } else if (c === 126) break;
+    else d = isA85(c) ? c - 33 : -1;
+    if (d < 0) continue;
+    value = value * 85 + d;
+    if (++digits === 5) {
+      value %= 2 ** 32;
+      flush(4);
+      value = 0;
+      digits = 0;
+    }
+  }
+  if (digits > 1) {
+    const kept = digits - 1;
+    for (; digits < 5; digits++) value = value * 85 + 84;
+    value %= 2 ** 32;
+    flush(kept);
+  }
+  return o - at;
+}
+
+function decodeBase32(w: Uint8Array, start: number, end: number, into: Uint8Array, at: number): number {
+  let o = at;
+  let bits = 0;
+  let value = 0;
+  for (let i = start; i < end; i++) {
+    const d = BASE32[w[i]!]!;
+    if (d < 0) {
+      if (w[i] === 61) break;
+      continue;
+    }
+    value = ((value << 5) | d) & 0xffff;
+    bits += 5;
+    if (bits >= 8) {
+      bits -= 8;
+      into[o++] = (value >> bits) & 255;
+    }
+  }
+  return o - at;
+}
+
+/** A window read with its runs decoded: where its judged part starts and ends, and where each piece came from. */
+export interface EncodedReading {
+  bytes: Buffer;
+  length: number;
+  from: number;
+  before: number;
+  /** For each piece written, in order: where it starts in the result and in the window, and its encoding (Encoding.Text: copied). */
+  outStarts: number[];
+  windowStarts: number[];
+  kinds: Encoding[];
+}
+
+let out = Buffer.alloc(0);
+
+/**
+ * `window` (its first `length` bytes, followed by zero bytes) with each of
+ * `runs` replaced by its decodings, a line break after each, the rest as
+ * it is; `from` and `before` are where its judged part starts and ends: a
+ * run is on the side its first byte is.
+ */
+export function readByteEncodings(window: Uint8Array, length: number, runs: Run[], from: number, before: number, padding: number): EncodedReading {
+  // Each decoding is shorter than its run (at most 4 bytes for 5 characters); three of one run, and their line breaks.
+  const size = 3 * length + 3 * runs.length + padding;
+  if (out.length < size) out = Buffer.alloc(size);
+  const reading: EncodedReading = { bytes: out, length: 0, from: -1, before: -1, outStarts: [], windowStarts: [], kinds: [] };
+  let o = 0;
+  const mark = (at: number, windowStart: number, windowEnd: number, copied: boolean, outEnd: () => number) => {
+    for (const key of ["from", "before"] as const) {
+      const edge = key === "from" ? from : before;
+      if (reading[key] >= 0 || edge >= windowEnd) continue;
+      if (copied) reading[key] = at + Math.max(0, edge - windowStart);
+      else reading[key] = edge <= windowStart ? at : outEnd();
+    }
+  };
+  const copy = (start: number, end: number) => {
+    if (end <= start) return;
+    reading.outStarts.push(o);
+    reading.windowStarts.push(start);
+    reading.kinds.push(Encoding.Text);
+    out.set(window.subarray(start, end), o);
+    mark(o, start, end, true, () => 0);
+    o += end - start;
+  };
+  let i = 0;
+  for (const run of runs) {
+    copy(i, run.start);
+    const at = o;
+    for (const kind of [Encoding.Decimal, Encoding.Uu, Encoding.Ascii85, Encoding.Base85, Encoding.Base32]) {
+      if ((run.kinds & (1 << kind)) === 0) continue;
+      reading.outStarts.push(o);
+      reading.windowStarts.push(run.start);
+      reading.kinds.push(kind);
+      o += decode(window, run.start, run.end, kind, out, o);
+      out[o++] = 10;
+    }
+    mark(at, run.start, run.end, false, () => o);
+    i = run.end;
+  }
+  copy(i, length);
+  reading.from = reading.from < 0 ? o : reading.from;
+  reading.before = reading.before < 0 ? o : reading.before;
+  out.fill(0, o, o + padding);
+  reading.length = o;
+  reading.bytes = out.subarray(0, o + padding);
+  return reading;
+}
+
+/** The piece of the reading that wrote its byte at `index`: the window's offset of that byte (copied) or of its run's start, and its encoding. */
+export function encodedWindowOffset(reading: EncodedReading, index: number): { offset: number; kind: Encoding } {
+  let lo = 0;
+  let hi = reading.outStarts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (reading.outStarts[mid]! <= index) lo = mid;
+    else hi = mid - 1;
+  }
+  const kind = reading.kinds[lo] ?? Encoding.Text;
+  const start = reading.windowStarts[lo] ?? 0;
+  return { offset: kind === Encoding.Text ? start + index - reading.outStarts[lo]! : start, kind };
+}
