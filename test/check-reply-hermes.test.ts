@@ -273,6 +273,8 @@ describe("check-reply and the real Hermes 0.19.0", () => {
       [`${plain},MEDIA:${tilde(a)}.${plain} ${a} \n`, [a], `${plain},.${plain} ${a} \n`],
       // A sentence taken back (drop.txt goes by the mention after the `\\`) is taken out as a copy is: a space, not `./…`.
       [`.MEDIA:${dropped}${plain}\\${dropped}/\n`, [], `. ${dropped}/\n`],
+      // A `~/` path after the copy (with the markup closed after it) starts a run too: `item~/…` would be no mention.
+      [`- itemMEDIA:${a}*${tilde(a)}.\n`, [], `- item ${tilde(a)}.\n`],
     ];
     const outs = cases.map(([reply, published]) => judge(reply, published).reply);
     const got = delivered(cases.flatMap(([reply], i) => [reply, outs[i]!]));
@@ -297,11 +299,16 @@ describe("check-reply and the real Hermes 0.19.0", () => {
       [`\`${m}\`MEDIA:${m}\n`, [a], `\`${m}\nMEDIA:${a}\n`],
       // `//…/a.txt` is a.txt to the gateway's path filter, which the mention before it sends too.
       [`${a}MEDIA:/${a}\n`, [], `${a}\n`],
-      // A sentence written for `~/…/drop.txt` that the mention after it sends: the same file, once expanded.
-      [`MEDIA:${tilde(a)}\`MEDIA:${tilde(dropped)}*${tilde(dropped)}./tmp/nope.log \n`, [], `${tilde(dropped)}./tmp/nope.log \nMEDIA:${a}\n`],
+      // A sentence written for `~/…/drop.txt` that the mention after it sends: the same file, once expanded (taken back
+      // with a space, or `:~/…` would follow the removed a.txt's copy… the space keeps the mention one).
+      [`MEDIA:${tilde(a)}\`MEDIA:${tilde(dropped)}*${tilde(dropped)}./tmp/nope.log \n`, [], ` ${tilde(dropped)}./tmp/nope.log \nMEDIA:${a}\n`],
       // The gateway's any-type pattern reads the whole word as one path (no file: left as text), the b.log directive in it
       // too, and sends drop.txt from it; a sentence for nope.log would free the MEDIA: after and end drop.txt's path at a.txt.
       [`MEDIA:/tmp/nope.log,${tilde(dropped)}${a}MEDIA:${log}\n`, [a], `MEDIA:/tmp/nope.log,${tilde(dropped)}${a}MEDIA:${log}\nMEDIA:${a}\n`],
+      // A path that names no file, named plain.png, whose sentence takes the backtick that opened inline code: plain.png is sent.
+      [`x-MEDIA:${m}.${plain}\`${plain}\`\n`, [a], `x-${plain}\`\nMEDIA:${a}\n`],
+      // A path that names no file, named drop.txt, where an exact line sends drop.txt: no sentence.
+      [`(seeMEDIA:${odd[0]}q${dropped} MEDIA:/f/none.png-\nMEDIA:${dropped}\n`, [], `(see (none.png- could not be sent: the file does not exist.)\nMEDIA:${dropped}\n`],
     ];
     const outs = cases.map(([reply, published]) => judge(reply, published).reply);
     const got = delivered(cases.flatMap(([reply], i) => [reply, outs[i]!]));

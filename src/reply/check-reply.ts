@@ -367,7 +367,7 @@ interface Pass {
   /** The `MEDIA` offsets of copies this round leaves as written (copyGlue): text to the gateway. */
   keptCopies: Set<number>;
   /** The sentences written for existing files (a mangled line), by their text: each later round checks them (takeBackWritten). */
-  written: Map<string, { note: ReplyNote; file: string }[]>;
+  written: Map<string, { note: ReplyNote; file: string; byName?: boolean }[]>;
 }
 
 
@@ -435,9 +435,11 @@ function takeBackWritten(round: Round, spans: readonly [number, number][]): void
   if (pass.written.size === 0) return;
   const mentioned = new Set([...pass.mentions(text)].map((p) => resolved(p, pass.home)));
   if (mentioned.size === 0) return;
+  const mentionedNames = new Set([...mentioned].map((p) => path.basename(p)));
   const dropped = new Set<ReplyNote>();
   for (const [s, entries] of pass.written) {
-    if (!entries.some((e) => mentioned.has(resolved(e.file, pass.home)))) continue;
+    // A path that names no file is about its name: a sentence with the name of a file the text sends contradicts it.
+    if (!entries.some((e) => (e.byName ? mentionedNames.has(path.basename(e.file)) : mentioned.has(resolved(e.file, pass.home))))) continue;
     let k = 0;
     for (let at = text.indexOf(s); at >= 0; at = text.indexOf(s, at + s.length)) {
       while (k < spans.length && spans[k]![1] <= at) k++;
@@ -539,7 +541,8 @@ function removeCopy(round: Round, { d, lineStart, lineEnd }: Placed, named: Name
  */
 function copyGlue(text: string, d: DirectiveOccurrence, start: number, end: number, pass: Pass): "remove" | "space" | "keep" {
   const from = runStartBefore(text, start);
-  const to = runEndAfter(text, end);
+  // A `~/` path after it starts a run too (`- itemMEDIA:/o/a.txt*~/o/a.txt.`: removed, `item~/…` is no mention).
+  const to = runEndAfter(text, text.startsWith("~/", end) ? end + 1 : end);
   if (from === start && to === end) return "remove";
   // The matches before the copy, and those after it (offsets from its end), as the gateway reads them in the text as written.
   const lead = text.slice(Math.max(0, from - 4), from);
@@ -739,10 +742,10 @@ function sentence(round: Round, { d, lineEnd, whole }: Placed, file: string | un
   round.pass.report.notes.push(note);
   round.edits.push(edit);
   if ((file !== undefined || missing !== undefined) && !round.inFence(d.start)) round.sentenced.push({ edit, note, lineEnd, d: whole ?? d, ...(file !== undefined ? { file } : { missing: missing! }) });
-  if (file !== undefined && !round.inFence(d.start)) {
+  if ((file !== undefined || missing !== undefined) && !round.inFence(d.start)) {
     const entries = round.pass.written.get(replacement) ?? [];
     if (entries.length === 0) round.pass.written.set(replacement, entries);
-    entries.push({ note, file });
+    entries.push(file !== undefined ? { note, file } : { note, file: missing!, byName: true });
   }
 }
 
@@ -816,7 +819,7 @@ function takeBackSentences(round: Round): void {
   let resolvedMentions: Set<string> | undefined;
   const mentionedResolved = () => (resolvedMentions ??= new Set([...pass.mentions(text)].map((p) => resolved(p, pass.home))));
   const sendsName = (p: string) => {
-    sentNames ??= new Set([...round.sent, ...pass.mentions(text), ...pass.published.filter((q) => !pass.problemOf(q)), ...pass.needed].map((q) => path.basename(q)));
+    sentNames ??= new Set([...round.sent, ...pass.present, ...pass.mentions(text), ...pass.published.filter((q) => !pass.problemOf(q)), ...pass.needed].map((q) => path.basename(q)));
     return sentNames.has(path.basename(p));
   };
   for (const s of round.sentenced) {
