@@ -366,6 +366,8 @@ interface Pass {
   asText: (text: string, d: DirectiveOccurrence) => boolean;
   /** The `MEDIA` offsets of copies this round leaves as written (copyGlue): text to the gateway. */
   keptCopies: Set<number>;
+  /** The sentences written for existing files (a mangled line), by their text: each later round checks them (takeBackWritten). */
+  written: Map<string, { note: ReplyNote; file: string; byName?: boolean }[]>;
 }
 
 
@@ -379,7 +381,7 @@ interface Round {
   /** Files this round's exact lines send. */
   sent: Set<string>;
   /** Sentences for existing files (mangled lines), judged once every exact line is known. */
-  sentenced: { edit: Edit; note: ReplyNote; file?: string; missing?: string; lineEnd: number }[];
+  sentenced: { edit: Edit; note: ReplyNote; file?: string; missing?: string; lineEnd: number; d: DirectiveOccurrence }[];
 }
 
 /** A directive and the line it is on (`line` is its text, without the terminator). */
@@ -388,6 +390,8 @@ interface Placed {
   lineStart: number;
   lineEnd: number;
   line: string;
+  /** The directive as found, when `d` is its part before a bare mention glued on inside it (mentionTail). */
+  whole?: DirectiveOccurrence;
 }
 
 /** One round: the edits for every directive in `text` (rules 1 and 2), with the report filled in. */
@@ -397,14 +401,59 @@ function judgeDirectives(text: string, fences: [number, number][], fenceAt: Read
     return i >= 0 && offset < fences[i]![1];
   };
   const round: Round = { text, pass, fenceAt, inFence, edits: [], sent: new Set(), sentenced: [] };
+  const spans: [number, number][] = [];
   for (const placed of placedDirectives(text, pass)) {
+    spans.push([placed.d.start, placed.d.end]);
     if (keptAsWritten(round, placed)) continue;
     const named = pass.namedIn(placed.d.token);
     if (named !== undefined) judgeNamed(round, placed, named);
     else judgeOther(round, placed);
   }
   takeBackSentences(round);
+  takeBackWritten(round, spans);
   return round.edits;
+}
+
+/** A path as the gateway's path filter resolves it (`//o/a.txt` is `/o/a.txt`), so that two spellings of a file compare equal. */
+const resolved = (p: string, home: string) => {
+  const expanded = expandUser(p, home);
+  return expanded.startsWith("/") ? path.resolve(expanded) : expanded;
+};
+
+/**
+ * A sentence an earlier round wrote for an existing file, which the text as
+ * it now stands sends by a bare mention: the edits around it joined what the
+ * gateway read as one path into two (`MEDIA:~/o/a.txt/m/m37.txtMEDIA:/m/m37.txt`,
+ * one path the gateway reads whole, is `/m/m37.txt(m37.txt could not be sent…)`
+ * once the copy of a.txt goes), or took a backtick out of its pairing. The
+ * sentence would contradict the attachment: it is removed, as a copy. Each
+ * sentence's text is sought only for the files the text mentions (one scan
+ * a sentence's text, however many times it is written).
+ */
+function takeBackWritten(round: Round, spans: readonly [number, number][]): void {
+  const { text, pass } = round;
+  if (pass.written.size === 0) return;
+  const mentioned = new Set([...pass.mentions(text)].map((p) => resolved(p, pass.home)));
+  if (mentioned.size === 0) return;
+  const mentionedNames = new Set([...mentioned].map((p) => path.basename(p)));
+  const dropped = new Set<ReplyNote>();
+  for (const [s, entries] of pass.written) {
+    // A path that names no file is about its name: a sentence with the name of a file the text sends contradicts it.
+    if (!entries.some((e) => (e.byName ? mentionedNames.has(path.basename(e.file)) : mentioned.has(resolved(e.file, pass.home))))) continue;
+    let k = 0;
+    for (let at = text.indexOf(s); at >= 0; at = text.indexOf(s, at + s.length)) {
+      while (k < spans.length && spans[k]![1] <= at) k++;
+      // Inside a directive's span (its path holds the text): the directive's own edit decides.
+      if ((k < spans.length && spans[k]![0] < at + s.length) || round.inFence(at)) continue;
+      let lineEnd = text.indexOf("\n", at);
+      if (lineEnd < 0) lineEnd = text.length;
+      if (text[lineEnd - 1] === "\r") lineEnd--;
+      round.edits.push({ ...widenRemoval(text, at, at + s.length, lineEnd), replacement: "", removal: true });
+      pass.report.removed.push({ path: escapeText(entries[0]!.file), text: escapeText(s) });
+      for (const e of entries) dropped.add(e.note);
+    }
+  }
+  if (dropped.size > 0) pass.report.notes = pass.report.notes.filter((n) => !dropped.has(n));
 }
 
 /** The directives of `text` with their lines, found by moving forward (they come in order), never by scanning back. */
@@ -491,9 +540,9 @@ function removeCopy(round: Round, { d, lineStart, lineEnd }: Placed, named: Name
  * no file), else left as written (`keep`): its file's line is added at the end all the same.
  */
 function copyGlue(text: string, d: DirectiveOccurrence, start: number, end: number, pass: Pass): "remove" | "space" | "keep" {
-  if (!staysInText(d, pass.problemOf)) return "remove";
   const from = runStartBefore(text, start);
-  const to = runEndAfter(text, end);
+  // A `~/` path after it starts a run too (`- itemMEDIA:/o/a.txt*~/o/a.txt.`: removed, `item~/…` is no mention).
+  const to = runEndAfter(text, text.startsWith("~/", end) ? end + 1 : end);
   if (from === start && to === end) return "remove";
   // The matches before the copy, and those after it (offsets from its end), as the gateway reads them in the text as written.
   const lead = text.slice(Math.max(0, from - 4), from);
@@ -504,12 +553,17 @@ function copyGlue(text: string, d: DirectiveOccurrence, start: number, end: numb
     const after = ms.filter((m) => m.start >= afterAt).map((m) => `${m.start - afterAt}:${m.end - afterAt}`);
     return `${before.join(",")}|${after.join(",")}`;
   };
+  const glued = lead + text.slice(from, start);
+  const spaced = readings(`${glued} ${text.slice(end, to)}`, glued.length + 1);
+  // One the gateway removes from its text (its known-extension pattern takes it, or its any-type path validates):
+  // the paths either side were apart there, and must not be glued into one here (`/f/plain.pngMEDIA:~/o/a.txt/o/a.txt`,
+  // removed, is `/f/plain.png/o/a.txt`, no file): a space keeps them apart.
+  if (!staysInText(d, pass.problemOf)) return readings(glued + text.slice(end, to), glued.length) === spaced ? "remove" : "space";
   const afterFrom = runStartBefore(text, end);
   const afterLead = text.slice(Math.max(0, afterFrom - 4), end);
   const want = `${readings(`${lead}${text.slice(from, d.marker)}MEDIA:`, Infinity).split("|")[0]}|${readings(afterLead + text.slice(end, to), afterLead.length).split("|")[1]}`;
-  const glued = lead + text.slice(from, start);
   if (readings(glued + text.slice(end, to), glued.length) === want) return "remove";
-  return readings(`${glued} ${text.slice(end, to)}`, glued.length + 1) === want ? "space" : "keep";
+  return spaced === want ? "space" : "keep";
 }
 
 /** Rule 2: a directive naming no published or outbox file is kept when the gateway delivers it as an exact line, else replaced by a sentence. */
@@ -521,7 +575,7 @@ function judgeOther(round: Round, placed: Placed): void {
     // A bare mention glued on inside it stays as text: the sentence is about what comes before it.
     const token = d.token.slice(0, tail);
     const cut = token.slice(0, trailingCut(token));
-    placed = { ...placed, d: { ...d, token, intended: cut || token, end: closingMarkupEnd(round.text, d.tokenStart + cut.length, d.tokenStart + tail) } };
+    placed = { ...placed, whole: d, d: { ...d, token, intended: cut || token, end: closingMarkupEnd(round.text, d.tokenStart + cut.length, d.tokenStart + tail) } };
     d = placed.d;
   }
   const problem = round.pass.problemOf(d.intended);
@@ -576,6 +630,15 @@ function staysInText(d: DirectiveOccurrence, problemOf: (p: string) => DeliveryP
  */
 function leftAsText(text: string, d: DirectiveOccurrence, problemOf: (p: string) => DeliveryProblem | undefined, home: string): boolean {
   if (!staysInText(d, problemOf)) return false;
+  // A bare mention glued on inside it, and a `MEDIA:` after that: the gateway's any-type pattern reads the whole word as
+  // one path (`MEDIA:/x/nope.log,~/o/drop.txt/o/a.txtMEDIA:/f/b.log`, left as text, sends drop.txt), where a sentence
+  // before the mention would free that `MEDIA:` to be a directive of its own, and glue its removal onto the mention's path.
+  const tail = mentionTail(text, d, problemOf, home);
+  if (tail < d.token.length) {
+    const marker = new RegExp(`${MEDIA_WORD}:`, "giu");
+    marker.lastIndex = tail;
+    if (marker.test(d.token)) return true;
+  }
   const from = runStartBefore(text, d.start);
   if (from === d.start || laterOnLine(text, d.tokenStart + d.token.length)) return false;
   // The characters before the run decide whether a match may start at its first anchor (a drive's `C:` and what precedes it).
@@ -674,11 +737,16 @@ function throughFileSentence(round: Round, placed: Placed, problem: DeliveryProb
  * sent by another line, and `missing`, a path that names no file, may bear
  * the name of one the result sends (takeBackSentences).
  */
-function sentence(round: Round, { d, lineEnd }: Placed, file: string | undefined, note: ReplyNote, replacement: string, missing?: string): void {
+function sentence(round: Round, { d, lineEnd, whole }: Placed, file: string | undefined, note: ReplyNote, replacement: string, missing?: string): void {
   const edit: Edit = { start: d.start, end: d.end, replacement, removal: false };
   round.pass.report.notes.push(note);
   round.edits.push(edit);
-  if ((file !== undefined || missing !== undefined) && !round.inFence(d.start)) round.sentenced.push({ edit, note, lineEnd, ...(file !== undefined ? { file } : { missing: missing! }) });
+  if ((file !== undefined || missing !== undefined) && !round.inFence(d.start)) round.sentenced.push({ edit, note, lineEnd, d: whole ?? d, ...(file !== undefined ? { file } : { missing: missing! }) });
+  if ((file !== undefined || missing !== undefined) && !round.inFence(d.start)) {
+    const entries = round.pass.written.get(replacement) ?? [];
+    if (entries.length === 0) round.pass.written.set(replacement, entries);
+    entries.push(file !== undefined ? { note, file } : { note, file: missing!, byName: true });
+  }
 }
 
 /** Was the directive's path quoted (`MEDIA:"…"`)? The gateway takes it whole: no other reading of it applies. */
@@ -745,18 +813,32 @@ function plainSentence(round: Round, placed: Placed, problem: DeliveryProblem | 
 function takeBackSentences(round: Round): void {
   const { text, pass } = round;
   const dropped = new Set<ReplyNote>();
+  /** Sentences taken back whose directive stays as written. */
+  const kept = new Set<Edit>();
   let sentNames: Set<string> | undefined;
+  let resolvedMentions: Set<string> | undefined;
+  const mentionedResolved = () => (resolvedMentions ??= new Set([...pass.mentions(text)].map((p) => resolved(p, pass.home))));
   const sendsName = (p: string) => {
-    sentNames ??= new Set([...round.sent, ...pass.mentions(text), ...pass.published.filter((q) => !pass.problemOf(q)), ...pass.needed].map((q) => path.basename(q)));
+    sentNames ??= new Set([...round.sent, ...pass.present, ...pass.mentions(text), ...pass.published.filter((q) => !pass.problemOf(q)), ...pass.needed].map((q) => path.basename(q)));
     return sentNames.has(path.basename(p));
   };
   for (const s of round.sentenced) {
-    const sent = s.file !== undefined ? round.sent.has(s.file) || pass.needed.includes(s.file) || pass.mentions(text).has(s.file) : sendsName(s.missing!);
+    const sent = s.file !== undefined ? round.sent.has(s.file) || pass.needed.includes(s.file) || pass.mentions(text).has(s.file) || mentionedResolved().has(resolved(s.file, pass.home)) : sendsName(s.missing!);
     if (!sent) continue;
     dropped.add(s.note);
-    Object.assign(s.edit, widenRemoval(text, s.edit.start, s.edit.end, s.lineEnd), { replacement: "", removal: true });
+    // Taken out as a copy is: where removing it would glue the paths either side into one (`.MEDIA:/o/drop.txt/f/p.png\/o/drop.txt/`
+    // would leave `./o/drop.txt/`, which no longer sends drop.txt), a space; where a space would change them too, as written.
+    const widened = widenRemoval(text, s.edit.start, s.edit.end, s.lineEnd);
+    const glue = copyGlue(text, s.d, widened.start, widened.end, pass);
+    if (glue === "keep") {
+      kept.add(s.edit);
+      pass.keptCopies.add(s.d.marker);
+      continue;
+    }
+    Object.assign(s.edit, widened, glue === "space" ? { replacement: " ", removal: false } : { replacement: "", removal: true });
     pass.report.removed.push({ path: escapeText(s.file ?? s.missing!), text: escapeText(text.slice(s.edit.start, s.edit.end)) });
   }
+  if (kept.size > 0) round.edits = round.edits.filter((e) => !kept.has(e));
   if (dropped.size > 0) pass.report.notes = pass.report.notes.filter((n) => !dropped.has(n));
 }
 
@@ -791,7 +873,7 @@ export function checkReply(reply: string, options: CheckReplyOptions): CheckRepl
     return read.files;
   };
   const asText = (text: string, d: DirectiveOccurrence) => namedIn(d.token) === undefined && leftAsText(text, d, problemOf, policy.home);
-  const pass: Pass = { namedIn, problemOf, needed, noted, report, present: new Set(), mentions, published, home: policy.home, tailOf, asText, keptCopies: new Set() };
+  const pass: Pass = { namedIn, problemOf, needed, noted, report, present: new Set(), mentions, published, home: policy.home, tailOf, asText, keptCopies: new Set(), written: new Map() };
 
   // Published files the reply does not carry (as written, in the text judged last): their lines, or their sentences.
   const missing = (): string[] => {
@@ -917,6 +999,19 @@ const isSpace = (ch: string | undefined) => ch === " " || ch === "\t" || ch === 
  * its text starts (after any list or quote markers).
  */
 function tidyRemoval(text: string, edit: Edit, textFrom: number, lineEnd: number): Edit {
+  const tidied = tidiedRemoval(text, edit, textFrom, lineEnd);
+  if (tidied.start === edit.start && tidied.end === edit.end) return tidied;
+  // Punctuation that kept two paths apart stays (`/f/p.png,MEDIA:…./f/p.png`: without the comma, one run that names no file).
+  const joins = (s: number, e: number) => {
+    if (s <= textFrom || e >= lineEnd) return false;
+    const from = runStartBefore(text, s);
+    const to = runEndAfter(text, e);
+    return from < s && to > e && /[/\\]/.test(text.slice(from, s)) && /[/\\]/.test(text.slice(e, to));
+  };
+  return joins(tidied.start, tidied.end) && !joins(edit.start, edit.end) ? edit : tidied;
+}
+
+function tidiedRemoval(text: string, edit: Edit, textFrom: number, lineEnd: number): Edit {
   let { start, end } = edit;
   for (;;) {
     let before = start;
