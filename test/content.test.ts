@@ -403,6 +403,23 @@ describe("the labelled corpus", () => {
     expect(published.media_dropped).toEqual([]);
   });
 
+  it("reads a numeric reference without its `;` in a Markdown file's HTML and in an .html file, as HTML5 does (red-team 33's 08: `&#72&#120…`, `&#35` were published); `&#38` in prose is published", async () => {
+    const key = positives(73)["github-token"]!;
+    const dec = (v: string) => [...v].map((c) => `&#${c.codePointAt(0)}`).join("");
+    const hex = (v: string) => [...v].map((c) => `&#x${c.codePointAt(0)!.toString(16)}`).join("");
+    const cases: [string, string][] = [
+      ["div.md", `# Build notes\n\n<div>\n${dec(key)}\n</div>\n`],
+      ["td.md", `<table><tr><td>${key.replace("_", "&#95")}</td></tr></table>\n`],
+      ["p.html", `<html><body><p>${hex(key)}</p></body></html>\n`],
+    ];
+    const allow = [...DEFAULT_ALLOW, "html"];
+    const refused = await prepare(cases.map(([name, text]) => write(work, name, text)), { env: h.env, cwd: work, allow });
+    expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code, d.reason])).toEqual(cases.map(([name]) => [name, "secret_detected", expect.stringMatching(/GitHub token.*in its text \(tags removed\)/)]));
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+    const published = await prepare([write(work, "prose.md", "<p>Tom &#38 Jerry, R&#38D, &#169 2026, item &#35 7 and &#x2014 done</p>\n"), write(work, "prose.html", "<p>Q&#38A &#38amp; &#8212 notes</p>\n")], { env: h.env, cwd: work, allow });
+    expect(published.media_dropped).toEqual([]);
+  });
+
   it("finds an AWS secret key on the line after its name (a tool wrapped it), and not two lines below or after another name", () => {
     const f = new Fakes(37);
     const value = f.pick("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/+", 40);
