@@ -791,6 +791,45 @@ describe("keys cut by line breaks", () => {
     expect(known.find(rep(`${custom.slice(0, 47)}\n`))).toBeUndefined();
     expect(known.find(Buffer.concat([rep(pieces), Buffer.from(`${custom.slice(0, 30)}\n${custom.slice(30)}\n`)]))?.name).toBe("V, with line breaks removed");
   });
+
+  // Red-team pass 33's 10: a key cut by a shell's line continuation (`\` and a line break), which bash joins into one word,
+  // was published; a block where one lies between two of a key's characters is read again with them removed.
+  const CONTINUED = "with backslash line continuations removed";
+  it("refuses a key cut by a shell's line continuation through the CLI (a wrapped git clone, a Dockerfile's RUN, curl -u, CRLF, an indent), never the value; scripts with continuations and no key are published", () => {
+    fs.mkdirSync(path.join(h.home, ".hermes"), { recursive: true });
+    const password = `Zq8#tR4v${f.pick(ALNUM, 8)}`;
+    write(path.join(h.home, ".hermes"), ".env", `MY_SERVICE_KEY=${custom}\nDB_PASSWORD=${password}\n`);
+    const cases: [string, string, string][] = [
+      ["clone.sh.txt", `git clone \\\n  https://${github.slice(0, 15)}\\\n${github.slice(15)}@github.com/acme/app.git\n`, `a GitHub token, ${CONTINUED}`],
+      ["Dockerfile.md", `RUN curl -fsS -H "X-Service: ${custom.slice(0, 16)}\\\n${custom.slice(16)}" \\\n    https://api.example.com/v1/ping\n`, `the value of MY_SERVICE_KEY (the Hermes .env), ${CONTINUED}`],
+      ["curl.txt", `curl -u admin:${password.slice(0, 8)}\\\n${password.slice(8)} https://db.example.com/\n`, `the value of DB_PASSWORD (the Hermes .env), ${CONTINUED}`],
+      ["crlf.txt", `export URL=https://x.example/?k=${anthropic.slice(0, 30)}\\\r\n    ${anthropic.slice(30)}\r\n`, `an Anthropic API key, ${CONTINUED}`],
+    ];
+    const files = cases.map(([name, text]) => write(work, name, text));
+    const twins = [
+      write(work, "build.sh.txt", "#!/bin/sh\n./configure \\\n  --prefix=/usr \\\n  --with-ssl\nmake -j4 CFLAGS=-O2\\\n  all && \\\n  make install\nSRCS = main.c util.c\\\n\tio.c\n"),
+      write(work, "Dockerfile-clean.md", "RUN apt-get update && \\\n    apt-get install -y curl\\\n    git && rm -rf /var/lib/apt/lists/*\n#define CHECK(x) do {\\\n  assert(x);\\\n} while (0)\n"),
+    ];
+    const r = prepareJson([...files, ...twins], "txt,md");
+    expect(r.dropped.map(([name, code]) => [name, code])).toEqual(cases.map(([name]) => [name, "secret_detected"]));
+    r.dropped.forEach(([, , reason], i) => expect(reason).toContain(cases[i]![2]));
+    for (const [, , reason] of r.dropped) for (const v of [github, custom, password, anthropic]) expect(reason).not.toContain(v);
+    expect(r.published).toEqual(twins.map((t) => path.basename(t)));
+  });
+
+  it("sees a line continuation only between a key's characters, and gives a verdict on repetitions of it (verdicts only)", () => {
+    const formsIn = (text: string) => {
+      const seen = { forms: 0 };
+      findSecret(text, 0, undefined, text.length, undefined, seen);
+      return seen.forms;
+    };
+    for (const text of ["abc\\\ndef", "abc\\\r\ndef", "abc\\\n    def", "abc\\\n> def"]) expect(formsIn(text), JSON.stringify(text)).toBe(Form.LineContinuation);
+    for (const text of ["abc \\\ndef", "abc\\\n\ndef", "abc\\\n  \"def", "abc\\ndef", `abc\\\n${" ".repeat(17)}def`, "a)\\\nb"]) expect(formsIn(text), JSON.stringify(text)).toBe(0);
+    const long = 512 * 1024;
+    const rep = (s: string) => Buffer.from(s.repeat(Math.ceil(long / s.length)));
+    for (const unit of ["a\\\nb", "\\\n", "\\\\\n", "a\\\r\n", `a\\\n${" ".repeat(16)}b`, "ab \\\n  cd", "x\\\n\\\n"]) expect(scanBytes(rep(unit)), JSON.stringify(unit)).toBeUndefined();
+    expect(scanBytes(Buffer.concat([rep("a\\\nb "), Buffer.from(` ${github.slice(0, 9)}\\\n  ${github.slice(9)}\n`)]))?.what).toBe(`a GitHub token, ${CONTINUED}`);
+  });
 });
 
 // A red-team pass (2026-12-05, repro 01) found a vendor key published right

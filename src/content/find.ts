@@ -49,7 +49,7 @@ import { KEYWORD_ENDINGS, nameHoldsNoSecret } from "./secret-variables.js";
 import { CSI_8BIT, SEQUENCE_BACK_MAX, digitEndsEscape, escapeStartBefore, sequenceThen, sequencesEnd } from "./terminal-escapes.js";
 import { writtenEscStart, writtenSequenceAfter, writtenEscapeEndAfter, writtenEscapeEndsAt, writtenEscapeThen, writtenSequenceLength, WRITTEN_ESCAPE_MAX } from "./written-escapes.js";
 import { isXxdOffsetColon } from "./hex-dumps.js";
-import { ASCII_PUNCTUATION, Form, KEY_CHAR, WRAPPED_WHAT, isWrapIndent, lineBreakLength, lineEndBeforeBreak, wrapBreakLength, zeroWidthLength } from "./text-forms.js";
+import { ASCII_PUNCTUATION, Form, KEY_CHAR, WRAPPED_WHAT, continuationLength, isWrapIndent, lineBreakLength, lineEndBeforeBreak, wrapBreakLength, zeroWidthLength } from "./text-forms.js";
 
 const table = (chars: string) => {
   const t = new Uint8Array(256);
@@ -521,6 +521,8 @@ const ZERO_WIDTH_LEADS = [
  */
 const OTHER_INVISIBLE_BEFORE_KEY =
   /(?:\xcd\x8f|\xd8\x9c|\xe1(?:\x85[\x9f\xa0]|\x9e[\xb4\xb5]|\xa0[\x8b-\x8f])|\xe3\x85\xa4|\xef(?:\xb8[\x80-\x8f]|\xbb\xbf|\xbe\xa0|\xbf[\xb0-\xb8])|\xf0(?:\x9b\xb2[\xa0-\xa3]|\x9d\x85[\xb3-\xba])|\xf3\xa0[\x80-\xbf][\x80-\xbf])(?=[A-Za-z0-9_.+/=:~-])/g;
+/** A shell's line continuation (text-forms.ts's continuationLength): a backslash before LF or CR LF. */
+const CONTINUATION_LEADS = ["\\\n", "\\\r\n"];
 /** What starts a terminal's sequence (terminal-escapes.ts), read a byte a character: ESC, and the 8-bit CSI (C2 9B in UTF-8: its 9B found). */
 const TERMINAL_LEADS = ["\x1b", "\x9b"];
 /** The 8-bit OSC (0x9D; C2 9D in UTF-8) after a key's character (text-forms.ts's KEY_CHAR) or its C2: where a run of sequences inside a key may start with one. */
@@ -1960,7 +1962,25 @@ class Search {
       ESCAPE_BETWEEN.lastIndex = Math.max(end - 1, ESCAPE_BETWEEN.lastIndex - 1);
     }
     if (this.sequencesInsideKey(limit, first)) forms |= Form.TerminalEscapes;
+    if (first >= 0 && first < limit && this.continuationInsideKey(limit)) forms |= Form.LineContinuation;
     return forms;
+  }
+
+  /**
+   * Whether a shell's line continuation (a backslash, a line break and its
+   * indent: text-forms.ts's continuationLength) lies between two of a key's
+   * characters (`…ghp_Q7mZk2Rp9Xv\`, then `B4nT8…` on the next line; red-team
+   * pass 33), not after a blank (`./configure \`, a Dockerfile's `&& \`).
+   * Two native searches, `\` LF and `\` CR LF; each stops at the first found.
+   */
+  private continuationInsideKey(limit: number): boolean {
+    const { text, b } = this;
+    for (const lead of CONTINUATION_LEADS) {
+      for (let i = text.indexOf(lead, this.from); i >= 0 && i < limit; i = text.indexOf(lead, i + lead.length)) {
+        if (i > 0 && KEY_CHAR[b[i - 1]!] === 1 && KEY_CHAR[b[i + continuationLength(b, i)]!] === 1) return true;
+      }
+    }
+    return false;
   }
 
   /**

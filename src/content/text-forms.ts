@@ -15,7 +15,11 @@
 //   part that matched: `ghp_ESC[m ESC[KQ7mZ…`; `script`, a CI log, `tmux
 //   capture-pane -e`), removed as a terminal hides them (terminal-escapes.ts
 //   says what a sequence is), and so are those whose ESC is written as text
-//   (`\u001b[m\u001b[K` of a JSON log: written-escapes.ts).
+//   (`\u001b[m\u001b[K` of a JSON log: written-escapes.ts);
+// - a shell's line continuation inside it (a wrapped `git clone
+//   https://ghp_…\`, a Dockerfile's `RUN` line: a backslash, a line break
+//   and the indent after it, which bash joins into one word), removed as a
+//   line break inside a wrapped key is passed over.
 // One byte loop over the window; each byte's offset in the window is kept,
 // so that a finding names the byte of the file it starts at.
 
@@ -30,9 +34,9 @@ import { writtenSequenceLength } from "./written-escapes.js";
 export const WRAPPED_WHAT = "with line breaks removed";
 
 /** The forms, as bits: find.ts reports the ones it saw, the reading undoes them. */
-export const Form = { ZeroWidth: 1, Escaped: 2, QuotedPrintable: 4, TerminalEscapes: 8, HexDump: 16 } as const;
+export const Form = { ZeroWidth: 1, Escaped: 2, QuotedPrintable: 4, TerminalEscapes: 8, HexDump: 16, LineContinuation: 32 } as const;
 /** The forms undoForms undoes: a hex dump (Form.HexDump, seen by find.ts's colon pass) is read by hex-dumps.ts. */
-export const UNDONE_FORMS = Form.ZeroWidth | Form.Escaped | Form.QuotedPrintable | Form.TerminalEscapes;
+export const UNDONE_FORMS = Form.ZeroWidth | Form.Escaped | Form.QuotedPrintable | Form.TerminalEscapes | Form.LineContinuation;
 
 /** How a finding of the second reading says the value was written, e.g. `…, with zero-width characters removed`. */
 export function formsWhat(forms: number): string {
@@ -41,6 +45,7 @@ export function formsWhat(forms: number): string {
   if (forms & Form.Escaped) how.push("with Markdown's backslash escapes removed");
   if (forms & Form.QuotedPrintable) how.push("decoded from quoted-printable");
   if (forms & Form.TerminalEscapes) how.push("with terminal escape sequences removed");
+  if (forms & Form.LineContinuation) how.push("with backslash line continuations removed");
   return how.join(", ");
 }
 
@@ -116,6 +121,7 @@ function undoSpan(w: Uint8Array, i: number, end: number, forms: number): number 
   const escaped = (forms & Form.Escaped) !== 0;
   const qp = (forms & Form.QuotedPrintable) !== 0;
   const terminal = (forms & Form.TerminalEscapes) !== 0;
+  const continued = (forms & Form.LineContinuation) !== 0;
   const dst = out;
   const want = target;
   let p = o;
@@ -132,6 +138,12 @@ function undoSpan(w: Uint8Array, i: number, end: number, forms: number): number 
     }
     if (c >= 0x80 && zeroWidth) {
       const n = zeroWidthLength(w, i);
+      if (n > 0) {
+        i += n;
+        continue;
+      }
+    } else if (c === 92 && continued && (w[i + 1] === 10 || w[i + 1] === 13)) {
+      const n = continuationLength(w, i);
       if (n > 0) {
         i += n;
         continue;
@@ -230,6 +242,16 @@ function wrapBreakBefore(w: Uint8Array, at: number): number {
   const stop = Math.max(0, q - MAX_WRAP_INDENT);
   while (q > stop && isWrapIndent(w[q]!)) q--;
   return q >= 0 && w[q] === 10 ? q : -1;
+}
+
+/**
+ * The length of a shell's line continuation at `i`: a backslash, then a
+ * line break and its indent as wrapBreakLength reads them; or 0.
+ */
+export function continuationLength(w: Uint8Array, i: number): number {
+  if (w[i] !== 92) return 0;
+  const n = wrapBreakLength(w, i + 1);
+  return n > 0 ? n + 1 : 0;
 }
 
 /**
