@@ -430,6 +430,13 @@ describe("the labelled corpus", () => {
     expect(published.media_dropped).toEqual([]);
   });
 
+  it("reads HTML's names of invisible characters inside a key in a Markdown file as the characters, which the zero-width reading removes (red-team 33's 07: `&lrm;`, `&rlm;`, `&it;`)", async () => {
+    const key = positives(74)["github-token"]!;
+    const names = ["&lrm;", "&rlm;", "&InvisibleTimes;", "&af;"];
+    const refused = await prepare(names.map((name, i) => write(work, `name-${i}.md`, `<p>Token: ${key.slice(0, 10)}${name}${key.slice(10)}</p>\n`)), { env: h.env, cwd: work });
+    expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code, d.reason])).toEqual(names.map((_, i) => [`name-${i}.md`, "secret_detected", expect.stringContaining("a GitHub token, with zero-width characters or soft hyphens removed (in its text (tags removed)")]));
+  });
+
   it("reads markup with its references decoded and its tags kept only where a tag holds a `&`, and gives a verdict on text made against that test (verdicts only)", () => {
     expect(markupReferences(Buffer.from('<a title="&#72">x</a>'), "md")?.text.toString()).toBe('<a title="H">x</a>');
     expect(markupReferences(Buffer.from("<p>&#72 & more</p> a && b <3 &amp;"), "md")).toBeUndefined();

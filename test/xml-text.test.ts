@@ -97,6 +97,7 @@ describe("the text of an XML part", () => {
     Hat: "^", lowbar: "_", UnderBar: "_", grave: "`", DiacriticalGrave: "`", lcub: "{", lbrace: "{", verbar: "|", vert: "|", VerticalLine: "|", rcub: "}", rbrace: "}",
     nbsp: "\u00a0", NonBreakingSpace: "\u00a0", shy: "\u00ad", ZeroWidthSpace: "\u200b", NegativeVeryThinSpace: "\u200b", NegativeThinSpace: "\u200b",
     NegativeMediumSpace: "\u200b", NegativeThickSpace: "\u200b", zwnj: "\u200c", zwj: "\u200d", NoBreak: "\u2060",
+    lrm: "\u200e", rlm: "\u200f", ApplyFunction: "\u2061", af: "\u2061", InvisibleTimes: "\u2062", it: "\u2062", InvisibleComma: "\u2063", ic: "\u2063",
   };
   const LEGACY = ["amp", "AMP", "lt", "LT", "gt", "GT", "quot", "QUOT", "nbsp", "shy"];
 
@@ -114,6 +115,8 @@ describe("the text of an XML part", () => {
   it("reads a text file's markup with HTML's named references (a key's `&lowbar;`, `&shy;`, `&ZeroWidthSpace;` inside it), the legacy ones without `;` too, and leaves other names, other cases and an OOXML part's as they are", () => {
     const text = (xml: string, ooxml = false) => xmlText(Buffer.from(xml), ooxml).toString("utf8");
     expect(text("ghp&lowbar;a&period;b&colon;c&sol;d&equals;e&plus;f&NoBreak;g&zwnj;h")).toBe("ghp_a.b:c/d=e+f\u2060g\u200ch");
+    // The names of the other invisible characters the zero-width reading removes (red-team 33's 07).
+    expect(text("a&lrm;b&rlm;c&af;d&it;e&ic;f&ApplyFunction;g&InvisibleTimes;h&InvisibleComma;i")).toBe("a\u200eb\u200fc\u2061d\u2062e\u2063f\u2061g\u2062h\u2063i");
     expect(text("a&shy;b&shyc&nbsp;d&ZeroWidthSpace;e&NegativeThickSpace;f&amp&lt")).toBe("a\u00adb\u00adc\u00a0d\u200be\u200bf&<");
     expect(text("&Shy; &SHY; &shy1; &lowbar &bogus; &mdash; &copy; & &; &#;")).toBe("&Shy; &SHY; \u00ad1; &lowbar &bogus; &mdash; &copy; & &; &#;");
     expect(text("ghp&lowbar;a&shy;b", true)).toBe("ghp&lowbar;a&shy;b");

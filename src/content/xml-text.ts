@@ -39,7 +39,9 @@ const hexValue = (c: number) => (c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 1
  * character a key may hold (ASCII: `&lowbar;` for `_`, `&colon;`,
  * `&period;`), or as one a copy of the text carries inside a word and the
  * zero-width reading removes (`&shy;`, `&ZeroWidthSpace;`, `&zwnj;`,
- * `&zwj;`, `&NoBreak;`), or as a space that ends one (`&nbsp;`): a key
+ * `&zwj;`, `&NoBreak;`; since red-team pass 33 every one that names a
+ * default-ignorable code point: `&lrm;`, `&rlm;`, `&af;`, `&it;`, `&ic;`
+ * and their long names), or as a space that ends one (`&nbsp;`): a key
  * written with them is read whole where a browser or a Markdown renderer
  * shows it whole. The other 2,000 name letters with accents, symbols and
  * other spaces, which no key holds: they are left as they are.
@@ -53,7 +55,7 @@ const HTML_NAMED: ReadonlyMap<string, number> = new Map([
       [94, "Hat"], [95, "lowbar UnderBar"], [96, "grave DiacriticalGrave"], [123, "lcub lbrace"], [124, "verbar vert VerticalLine"],
       [125, "rcub rbrace"], [0xa0, "nbsp NonBreakingSpace"], [0xad, "shy"],
       [0x200b, "ZeroWidthSpace NegativeVeryThinSpace NegativeThinSpace NegativeMediumSpace NegativeThickSpace"], [0x200c, "zwnj"], [0x200d, "zwj"],
-      [0x2060, "NoBreak"],
+      [0x2060, "NoBreak"], [0x200e, "lrm"], [0x200f, "rlm"], [0x2061, "ApplyFunction af"], [0x2062, "InvisibleTimes it"], [0x2063, "InvisibleComma ic"],
     ] as const
   ).flatMap(([cp, names]) => names.split(" ").map((name) => [name, cp] as const)),
 ]);
