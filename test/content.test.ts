@@ -25,7 +25,7 @@ import { hasUtf16Text } from "../src/content/utf16.js";
 import { Refusal } from "../src/core/errors.js";
 import { DEFAULT_ALLOW } from "../src/config/config.js";
 import { rtfText } from "../src/content/rtf.js";
-import { withoutInlineMarks, withoutIntrawordLinks, withoutIntrawordReferences } from "../src/content/text-meaning.js";
+import { markupReferences, withoutInlineMarks, withoutIntrawordLinks, withoutIntrawordReferences } from "../src/content/text-meaning.js";
 import { workbookText } from "../src/content/biff.js";
 import { CARRIERS, CORPUS_EXTRA_ALLOW, Fakes, adversarial, biffPieces, biffRecord, bmp, cfb, docx, encode85, excelXls, excelXlsCut, flac, sstRecords, gif, olePackage, rtf, rtfObject, wordDoc, webm, jpeg, jpegMpf, makePng, mp3, mp4, negatives, ogg, oggPages, paxHeader, pdf, pdfOf, pdfSubsetFont, pngChunk, pngWithText, positives, pptx, rng, tar, tarHeader, wav, webp, xlsx, zip, pdfAttachment, pdfInfoUtf16, pdfXmpUtf16 } from "./corpus.js";
 import { BIN, NOTHING_LEFT, cli, leftBehind, makeHome, outcome, write } from "./helpers.js";
@@ -472,6 +472,51 @@ describe("the labelled corpus", () => {
     const clean = files([other], "clean");
     const published = await prepare(clean, { env: h.env, cwd: work, allow });
     expect(published.media_dropped).toEqual([]);
+  });
+
+  it("reads a numeric reference without its `;` in a Markdown file's HTML and in an .html file, as HTML5 does (red-team 33's 08: `&#72&#120…`, `&#35` were published); `&#38` in prose is published", async () => {
+    const key = positives(73)["github-token"]!;
+    const dec = (v: string) => [...v].map((c) => `&#${c.codePointAt(0)}`).join("");
+    const hex = (v: string) => [...v].map((c) => `&#x${c.codePointAt(0)!.toString(16)}`).join("");
+    const cases: [string, string][] = [
+      ["div.md", `# Build notes\n\n<div>\n${dec(key)}\n</div>\n`],
+      ["td.md", `<table><tr><td>${key.replace("_", "&#95")}</td></tr></table>\n`],
+      ["p.html", `<html><body><p>${hex(key)}</p></body></html>\n`],
+      // In an attribute (a link's title, shown on hover): read with the tags kept, references decoded.
+      ["title.md", `See <a title="${hex(key)}">here</a>.\n`],
+      ["value.html", `<input type="hidden" value="${key.replace("_", "&#95").replace("p", "&#x70;")}">\n`],
+    ];
+    const allow = [...DEFAULT_ALLOW, "html"];
+    const refused = await prepare(cases.map(([name, text]) => write(work, name, text)), { env: h.env, cwd: work, allow });
+    const part = (name: string) => (name.startsWith("title") || name.startsWith("value") ? "its markup with character references decoded" : "its text (tags removed)");
+    expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code, d.reason])).toEqual(cases.map(([name]) => [name, "secret_detected", expect.stringContaining(`GitHub token (in ${part(name)}`)]));
+    expect(leftBehind(h)).toEqual(NOTHING_LEFT);
+    const published = await prepare(
+      [
+        write(work, "prose.md", "<p>Tom &#38 Jerry, R&#38D, &#169 2026, item &#35 7 and &#x2014 done</p>\n"),
+        write(work, "prose.html", '<p title="Q&#38A">Q&#38A &#38amp; &#8212 notes <a href="/search?q=a&amp;page=2&#38sort=asc">next</a></p>\n'),
+      ],
+      { env: h.env, cwd: work, allow },
+    );
+    expect(published.media_dropped).toEqual([]);
+  });
+
+  it("reads HTML's names of invisible characters inside a key in a Markdown file as the characters, which the zero-width reading removes (red-team 33's 07: `&lrm;`, `&rlm;`, `&it;`)", async () => {
+    const key = positives(74)["github-token"]!;
+    const names = ["&lrm;", "&rlm;", "&InvisibleTimes;", "&af;"];
+    const refused = await prepare(names.map((name, i) => write(work, `name-${i}.md`, `<p>Token: ${key.slice(0, 10)}${name}${key.slice(10)}</p>\n`)), { env: h.env, cwd: work });
+    expect(refused.media_dropped.map((d) => [path.basename(d.path), d.code, d.reason])).toEqual(names.map((_, i) => [`name-${i}.md`, "secret_detected", expect.stringContaining("a GitHub token, with zero-width characters or soft hyphens removed (in its text (tags removed)")]));
+  });
+
+  it("reads markup with its references decoded and its tags kept only where a tag holds a `&`, and gives a verdict on text made against that test (verdicts only)", () => {
+    expect(markupReferences(Buffer.from('<a title="&#72">x</a>'), "md")?.text.toString()).toBe('<a title="H">x</a>');
+    expect(markupReferences(Buffer.from("<p>&#72 & more</p> a && b <3 &amp;"), "md")).toBeUndefined();
+    expect(markupReferences(Buffer.from('<a title="&#72">x</a>'), "svg")).toBeUndefined();
+    const long = 1 << 20;
+    const rep = (s: string) => Buffer.from(s.repeat(Math.ceil(long / s.length)));
+    for (const unit of ["<a", "<a ", `<a ${"x".repeat(1000)}`, "<a&", "<a &#1", "<<a>&", `<a title="${"&#1".repeat(100)}">`]) {
+      expect(markupReferences(rep(unit), "html")?.text.length ?? 0, JSON.stringify(unit.slice(0, 20))).toBeGreaterThanOrEqual(0);
+    }
   });
 
   it("finds an AWS secret key on the line after its name (a tool wrapped it), and not two lines below or after another name", () => {

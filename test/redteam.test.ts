@@ -16,7 +16,7 @@ import { findByteEncodings, readByteEncodings } from "../src/content/byte-encodi
 import { readHexDumps } from "../src/content/hex-dumps.js";
 import { BLOCK, OVERLAP, REREAD_BYTES, REREAD_DUMP_BYTES, REREAD_ENCODED_BYTES, REREAD_TERMINAL_BYTES, type RereadBudget, SecretScanner, rereadBudget, scanBytes } from "../src/content/scan.js";
 import { CSI_PARAMETERS_MAX, SEQUENCE_BACK_MAX } from "../src/content/terminal-escapes.js";
-import { Form } from "../src/content/text-forms.js";
+import { Form, zeroWidthLength } from "../src/content/text-forms.js";
 import { WRITTEN_ESCAPE_ENDS_BEFORE, writtenEscapeEndsAt } from "../src/content/written-escapes.js";
 import { inspectBinary } from "../src/content/carriers.js";
 import { rtfText } from "../src/content/rtf.js";
@@ -330,6 +330,62 @@ describe("keys written in forms a copy or a tool produces", () => {
     // A key after many forms that hid none is still found.
     expect(scanBytes(Buffer.concat([rep("ab\\_cd a\u200bb =3D "), Buffer.from(` ${escaped(github)}\n`)]))?.what).toBe("a GitHub token, with zero-width characters or soft hyphens removed, with Markdown's backslash escapes removed, decoded from quoted-printable");
     expect(scanBytes(Buffer.concat([rep('{"kty":"EC","d":"AAAA"}'), Buffer.from(`${JSON.stringify(jwkPrivate)}\n`)]))?.what).toBe("a private key as a JSON Web Key (JWK)");
+  });
+
+  // Red-team pass 33's 07: the other invisible characters (bidi marks and controls, variation selectors, CGJ, invisible
+  // operators, U+180E, tag characters) inside a key were published; the zero-width reading removes every
+  // Default_Ignorable_Code_Point since.
+  it("removes exactly Unicode's default-ignorable code points in the zero-width reading (V8's `\\p{Default_Ignorable_Code_Point}`)", () => {
+    const ignorable = /\p{Default_Ignorable_Code_Point}/u;
+    const wrong: string[] = [];
+    for (let cp = 0; cp < 0x110000; cp++) {
+      if (cp >= 0xd800 && cp < 0xe000) continue;
+      const ch = String.fromCodePoint(cp);
+      const bytes = Buffer.concat([Buffer.from(ch), Buffer.alloc(4)]);
+      if (zeroWidthLength(bytes, 0) !== (ignorable.test(ch) ? Buffer.byteLength(ch) : 0)) wrong.push(cp.toString(16));
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it("refuses a GitHub token and the host's value with each invisible character inside (red team 33's 07) through the CLI; RTL prose with bidi marks and emoji with variation selectors are published", () => {
+    fs.mkdirSync(path.join(h.home, ".hermes"), { recursive: true });
+    write(path.join(h.home, ".hermes"), ".env", `MY_SERVICE_KEY=${custom}\n`);
+    const marks = [0x200e, 0x200f, 0x061c, 0x202a, 0x202c, 0x202e, 0x2066, 0x2069, 0xfe0f, 0xfe00, 0xe0101, 0x034f, 0x2061, 0x2063, 0x180e, 0xe0020, 0xe007f, 0x3164, 0xfeff];
+    const files = marks.flatMap((cp) => {
+      const mark = String.fromCodePoint(cp);
+      return [write(work, `ghp-${cp.toString(16)}.txt`, `token: ${github.slice(0, 12)}${mark}${github.slice(12)}\n`), write(work, `env-${cp.toString(16)}.md`, `value ${custom.slice(0, 16)}${mark}${custom.slice(16)}\n`)];
+    });
+    const twins = [
+      write(work, "rtl.md", "\u05e9\u05dc\u05d5\u05dd \u200eversion 2.4.1\u200f \u05e2\u05d5\u05d1\u05d3 \u2067\u0645\u0631\u062d\u0628\u0627\u2069 build-7f3a\u200e.\u200fdone \u202bRTL\u202c ok \u061c\u0661\u0662\n"),
+      write(work, "emoji.md", "Release \u2764\ufe0f notes \u2705 done \u0031\ufe0f\u20e3 first, \u263a\ufe0fthanks \ud83d\udc4d\ud83c\udffd and \ud83c\udff4\udb40\udc67\udb40\udc62\udb40\udc73\udb40\udc63\udb40\udc74\udb40\udc7f flag\n"),
+    ];
+    const r = prepareJson([...files, ...twins], "txt,md");
+    expect(r.dropped.map(([name, code]) => [name, code])).toEqual(files.map((f) => [path.basename(f), "secret_detected"]));
+    for (const [, , reason] of r.dropped) {
+      expect(reason).toContain("with zero-width characters or soft hyphens removed");
+      expect(reason).not.toContain(github);
+      expect(reason).not.toContain(custom);
+    }
+    expect(r.published).toEqual(twins.map((t) => path.basename(t)));
+  });
+
+  it("sees the other invisible characters only between a key's characters, and gives a verdict on their repetitions (verdicts only)", () => {
+    const formsIn = (text: string) => {
+      const seen = { forms: 0 };
+      const latin1 = Buffer.from(text).toString("latin1");
+      findSecret(latin1, 0, undefined, latin1.length, undefined, seen);
+      return seen.forms;
+    };
+    for (const mark of ["\u034f", "\u061c", "\u180e", "\ufe0f", "\ufeff", "\u{e0020}", "\u{1d173}", "\u3164"]) {
+      expect(formsIn(`a${mark}b`), JSON.stringify(mark)).toBe(Form.ZeroWidth);
+      expect(formsIn(`a ${mark}b ${mark} a${mark} \u2764${mark}b`), JSON.stringify(mark)).toBe(0);
+    }
+    const long = 512 * 1024;
+    const rep = (s: string) => Buffer.from(s.repeat(Math.ceil(long / Buffer.byteLength(s))));
+    for (const unit of ["a\u200e", "\u200fa", "a\ufe0f", "\u2764\ufe0fa", "a\u{e0020}", "\u{e0020}", "a\u034f\u061c", "\u202e\u2066x\u2069", "\u3164a"]) {
+      expect(scanBytes(rep(unit)), JSON.stringify(unit)).toBeUndefined();
+    }
+    expect(scanBytes(Buffer.concat([rep("a\ufe0fb "), Buffer.from(` ${github.slice(0, 9)}\u{e0041}${github.slice(9)}\n`)]))?.what).toBe("a GitHub token, with zero-width characters or soft hyphens removed");
   });
 
   // A private key as a JWK written as YAML (a red-team pass found it published, 2026-12-06): the JWK rule reads a YAML
@@ -739,6 +795,45 @@ describe("keys cut by line breaks", () => {
     expect(known.find(rep(pieces))).toBeUndefined();
     expect(known.find(rep(`${custom.slice(0, 47)}\n`))).toBeUndefined();
     expect(known.find(Buffer.concat([rep(pieces), Buffer.from(`${custom.slice(0, 30)}\n${custom.slice(30)}\n`)]))?.name).toBe("V, with line breaks removed");
+  });
+
+  // Red-team pass 33's 10: a key cut by a shell's line continuation (`\` and a line break), which bash joins into one word,
+  // was published; a block where one lies between two of a key's characters is read again with them removed.
+  const CONTINUED = "with backslash line continuations removed";
+  it("refuses a key cut by a shell's line continuation through the CLI (a wrapped git clone, a Dockerfile's RUN, curl -u, CRLF, an indent), never the value; scripts with continuations and no key are published", () => {
+    fs.mkdirSync(path.join(h.home, ".hermes"), { recursive: true });
+    const password = `Zq8#tR4v${f.pick(ALNUM, 8)}`;
+    write(path.join(h.home, ".hermes"), ".env", `MY_SERVICE_KEY=${custom}\nDB_PASSWORD=${password}\n`);
+    const cases: [string, string, string][] = [
+      ["clone.sh.txt", `git clone \\\n  https://${github.slice(0, 15)}\\\n${github.slice(15)}@github.com/acme/app.git\n`, `a GitHub token, ${CONTINUED}`],
+      ["Dockerfile.md", `RUN curl -fsS -H "X-Service: ${custom.slice(0, 16)}\\\n${custom.slice(16)}" \\\n    https://api.example.com/v1/ping\n`, `the value of MY_SERVICE_KEY (the Hermes .env), ${CONTINUED}`],
+      ["curl.txt", `curl -u admin:${password.slice(0, 8)}\\\n${password.slice(8)} https://db.example.com/\n`, `the value of DB_PASSWORD (the Hermes .env), ${CONTINUED}`],
+      ["crlf.txt", `export URL=https://x.example/?k=${anthropic.slice(0, 30)}\\\r\n    ${anthropic.slice(30)}\r\n`, `an Anthropic API key, ${CONTINUED}`],
+    ];
+    const files = cases.map(([name, text]) => write(work, name, text));
+    const twins = [
+      write(work, "build.sh.txt", "#!/bin/sh\n./configure \\\n  --prefix=/usr \\\n  --with-ssl\nmake -j4 CFLAGS=-O2\\\n  all && \\\n  make install\nSRCS = main.c util.c\\\n\tio.c\n"),
+      write(work, "Dockerfile-clean.md", "RUN apt-get update && \\\n    apt-get install -y curl\\\n    git && rm -rf /var/lib/apt/lists/*\n#define CHECK(x) do {\\\n  assert(x);\\\n} while (0)\n"),
+    ];
+    const r = prepareJson([...files, ...twins], "txt,md");
+    expect(r.dropped.map(([name, code]) => [name, code])).toEqual(cases.map(([name]) => [name, "secret_detected"]));
+    r.dropped.forEach(([, , reason], i) => expect(reason).toContain(cases[i]![2]));
+    for (const [, , reason] of r.dropped) for (const v of [github, custom, password, anthropic]) expect(reason).not.toContain(v);
+    expect(r.published).toEqual(twins.map((t) => path.basename(t)));
+  });
+
+  it("sees a line continuation only between a key's characters, and gives a verdict on repetitions of it (verdicts only)", () => {
+    const formsIn = (text: string) => {
+      const seen = { forms: 0 };
+      findSecret(text, 0, undefined, text.length, undefined, seen);
+      return seen.forms;
+    };
+    for (const text of ["abc\\\ndef", "abc\\\r\ndef", "abc\\\n    def", "abc\\\n> def"]) expect(formsIn(text), JSON.stringify(text)).toBe(Form.LineContinuation);
+    for (const text of ["abc \\\ndef", "abc\\\n\ndef", "abc\\\n  \"def", "abc\\ndef", `abc\\\n${" ".repeat(17)}def`, "a)\\\nb"]) expect(formsIn(text), JSON.stringify(text)).toBe(0);
+    const long = 512 * 1024;
+    const rep = (s: string) => Buffer.from(s.repeat(Math.ceil(long / s.length)));
+    for (const unit of ["a\\\nb", "\\\n", "\\\\\n", "a\\\r\n", `a\\\n${" ".repeat(16)}b`, "ab \\\n  cd", "x\\\n\\\n"]) expect(scanBytes(rep(unit)), JSON.stringify(unit)).toBeUndefined();
+    expect(scanBytes(Buffer.concat([rep("a\\\nb "), Buffer.from(` ${github.slice(0, 9)}\\\n  ${github.slice(9)}\n`)]))?.what).toBe(`a GitHub token, ${CONTINUED}`);
   });
 });
 

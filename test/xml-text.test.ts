@@ -9,10 +9,11 @@ import { rng } from "./corpus.js";
 const BREAKS = new Set(["p", "br", "tab", "tr", "tc", "row", "c", "si", "h", "li", "div", "cr", "txBody"]);
 const NAMED: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
 
-/** The reading xmlText must match; `html`: a numeric reference's `x` in either case (HTML's), else lowercase (XML's). Leading zeros, any number, before a reference's 7 decimal or 6 hex digits. */
+/** The reading xmlText must match; `html`: a numeric reference's `x` in either case and its `;` optional (HTML's), else lowercase and required (XML's). Leading zeros, any number, before a reference's 7 decimal or 6 hex digits. */
 function reference(xml: Buffer, html = false): Buffer {
   const s = xml.toString("utf8");
-  const numeric = html ? /&(?:#0*(\d{1,7})|#[xX]0*([0-9a-fA-F]{1,6})|(amp|lt|gt|quot|apos));/g : /&(?:#0*(\d{1,7})|#x0*([0-9a-fA-F]{1,6})|(amp|lt|gt|quot|apos));/g;
+  // HTML's numeric reference may end without its `;`, before the first byte that is no digit.
+  const numeric = html ? /&(?:#0*(\d{1,7})(?:;|(?!\d))|#[xX]0*([0-9a-fA-F]{1,6})(?:;|(?![0-9a-fA-F]))|(amp|lt|gt|quot|apos);)/g : /&(?:#0*(\d{1,7})|#x0*([0-9a-fA-F]{1,6})|(amp|lt|gt|quot|apos));/g;
   const decode = (t: string) =>
     t.replace(numeric, (_, dec, hex, name) => {
       if (name) return NAMED[name]!;
@@ -96,13 +97,14 @@ describe("the text of an XML part", () => {
     Hat: "^", lowbar: "_", UnderBar: "_", grave: "`", DiacriticalGrave: "`", lcub: "{", lbrace: "{", verbar: "|", vert: "|", VerticalLine: "|", rcub: "}", rbrace: "}",
     nbsp: "\u00a0", NonBreakingSpace: "\u00a0", shy: "\u00ad", ZeroWidthSpace: "\u200b", NegativeVeryThinSpace: "\u200b", NegativeThinSpace: "\u200b",
     NegativeMediumSpace: "\u200b", NegativeThickSpace: "\u200b", zwnj: "\u200c", zwj: "\u200d", NoBreak: "\u2060",
+    lrm: "\u200e", rlm: "\u200f", ApplyFunction: "\u2061", af: "\u2061", InvisibleTimes: "\u2062", it: "\u2062", InvisibleComma: "\u2063", ic: "\u2063",
   };
   const LEGACY = ["amp", "AMP", "lt", "LT", "gt", "GT", "quot", "QUOT", "nbsp", "shy"];
 
   /** Entities decoded as a browser reads HTML's text: numeric, named with `;` (longest name), legacy names without it. */
   function htmlDecoded(text: string): string {
     const named = Object.keys(HTML_NAMES).sort((a, b) => b.length - a.length);
-    const pattern = new RegExp(`&(?:#0*(\\d{1,7});|#[xX]0*([0-9a-fA-F]{1,6});|(${named.join("|")});|(${LEGACY.join("|")}))`, "g");
+    const pattern = new RegExp(`&(?:#0*(\\d{1,7})(?:;|(?!\\d))|#[xX]0*([0-9a-fA-F]{1,6})(?:;|(?![0-9a-fA-F]))|(${named.join("|")});|(${LEGACY.join("|")}))`, "g");
     return text.replace(pattern, (_, dec, hex, name, legacy) => {
       if (name || legacy) return HTML_NAMES[name ?? legacy]!;
       const cp = dec !== undefined ? Number(dec) : Number.parseInt(hex, 16);
@@ -113,6 +115,8 @@ describe("the text of an XML part", () => {
   it("reads a text file's markup with HTML's named references (a key's `&lowbar;`, `&shy;`, `&ZeroWidthSpace;` inside it), the legacy ones without `;` too, and leaves other names, other cases and an OOXML part's as they are", () => {
     const text = (xml: string, ooxml = false) => xmlText(Buffer.from(xml), ooxml).toString("utf8");
     expect(text("ghp&lowbar;a&period;b&colon;c&sol;d&equals;e&plus;f&NoBreak;g&zwnj;h")).toBe("ghp_a.b:c/d=e+f\u2060g\u200ch");
+    // The names of the other invisible characters the zero-width reading removes (red-team 33's 07).
+    expect(text("a&lrm;b&rlm;c&af;d&it;e&ic;f&ApplyFunction;g&InvisibleTimes;h&InvisibleComma;i")).toBe("a\u200eb\u200fc\u2061d\u2062e\u2063f\u2061g\u2062h\u2063i");
     expect(text("a&shy;b&shyc&nbsp;d&ZeroWidthSpace;e&NegativeThickSpace;f&amp&lt")).toBe("a\u00adb\u00adc\u00a0d\u200be\u200bf&<");
     expect(text("&Shy; &SHY; &shy1; &lowbar &bogus; &mdash; &copy; & &; &#;")).toBe("&Shy; &SHY; \u00ad1; &lowbar &bogus; &mdash; &copy; & &; &#;");
     expect(text("ghp&lowbar;a&shy;b", true)).toBe("ghp&lowbar;a&shy;b");
@@ -124,9 +128,19 @@ describe("the text of an XML part", () => {
     expect(text("a&#X5F;b&#00000095;c&#x000005f;d&#X0000005F;e&#0000000000000000000000095;f&#x" + zeros + "5F;g&#" + zeros + "0;h")).toBe("a_b_c_d_e_f_g\0h");
     expect(text("a&#X5F;b&#00000095;c&#x000005f;d&#X0000005F;e", true)).toBe("a&#X5F;b_c_d&#X0000005F;e");
     expect(text("&#01114111; &#00001114112; &#x0010FFFF; &#x00110000;")).toBe("\u{10FFFF}  \u{10FFFF} ");
-    // Past the zeros, too many digits: not a character (HTML would read U+FFFD); left as it is.
-    expect(text("ghp&#012345678;x &#x0001234567; &#X1234567; &#X; &#x; &#0x5F; &#X-5F;")).toBe("ghp&#012345678;x &#x0001234567; &#X1234567; &#X; &#x; &#0x5F; &#X-5F;");
+    // Past the zeros, too many digits: not a character (HTML would read U+FFFD); left as it is. `&#0x5F;` is HTML's `&#0` and `x5F;`.
+    expect(text("ghp&#012345678;x &#x0001234567; &#X1234567; &#X; &#x; &#0x5F; &#X-5F;")).toBe("ghp&#012345678;x &#x0001234567; &#X1234567; &#X; &#x; \0x5F; &#X-5F;");
     expect(text("ghp&#012345678;x &#x0001234567; &#X5F", true)).toBe("ghp&#012345678;x &#x0001234567; &#X5F");
+  });
+
+  it("decodes a numeric reference without its `;` in a text file's markup, as HTML5 does (red-team 33's 08: `&#72&#120`, `&#x23`), ending at the first byte that is no digit; not in an OOXML part (XML requires it)", () => {
+    const text = (xml: string, ooxml = false) => xmlText(Buffer.from(xml), ooxml).toString("utf8");
+    expect(text("<p>&#103&#104&#112&#95abc &#x23 &#X5fx &#x5F&#x5f; &#38 Jerry &#0000095&#95a &#x1F600!</p>")).toBe("ghp_abc # _x __ & Jerry __a \u{1F600}!\n");
+    // Decimal ends at a letter, hex at a letter past F; the last reference of the text ends at its end.
+    expect(text("&#72x &#72f &#x48g &#x4Ag &#65")).toBe("Hx Hf Hg Jg A");
+    expect(text("&#103&#104&#112&#95abc &#x23", true)).toBe("&#103&#104&#112&#95abc &#x23");
+    // Too many digits past the zeros, with or without `;`: left as it is.
+    expect(text("&#12345678 &#x1234567 &#")).toBe("&#12345678 &#x1234567 &#");
   });
 
   it("takes out of an HTML or Markdown file only what HTML reads as a tag (`<` before a letter, `/`, `!`, `?`): any other `<` is text, which a key after it stays in", () => {
@@ -169,6 +183,8 @@ describe("the text of an XML part", () => {
 
   it("gives a verdict in linear time on inputs built against each expression (verdicts only)", () => {
     const inputs = ["&" + "a".repeat(40), "&ZeroWidthSpac", "&NegativeVeryThinSpaceX;", "&shy", "&&", "&l", "&nbs;", "</" + "a".repeat(64), "<w:" + "p ".repeat(1000), "<", "<<>", "</w:p" + " ".repeat(1000), "<p " + "x".repeat(1000) + "/", "&#" + "1".repeat(50), "<a:b:c:p/>", "<oddHeader>" + '&amp;"'.repeat(1000), "<oddFooter>&amp;&quot;" + "x".repeat(300), "<evenHeader>&amp;K" + "0".repeat(5), "_x000", "_x000a_", "&#10;" + "&#".repeat(100), "&#", "&", "&amp;K", "&#x", "&#1234567;", "&#0000", "&a", "&#X", "&#X0", "&#X5F;", "&#x00", "&#00000095;", "&#" + "0".repeat(1_000_000), "&#" + "0".repeat(1_000_000) + ";", "&#X" + "0".repeat(1_000_000) + "5F;", "&#" + "0".repeat(1000) + "1".repeat(1000)];
+    // HTML's references without `;` (red-team 33's 08): each ends at the first byte that is no digit.
+    inputs.push("&#1", "&#x1", "&#0", "&#12345678", "&#x1234567", "a &#38 b ", "&#72&#x4A");
     for (const unit of inputs) {
       const xml = Buffer.from(unit.repeat(Math.ceil((4 << 20) / unit.length)));
       expect(xmlText(xml).length, JSON.stringify(unit.slice(0, 20))).toBeGreaterThanOrEqual(0);

@@ -49,7 +49,7 @@ import { KEYWORD_ENDINGS, nameHoldsNoSecret } from "./secret-variables.js";
 import { CSI_8BIT, SEQUENCE_BACK_MAX, digitEndsEscape, escapeStartBefore, sequenceThen, sequencesEnd } from "./terminal-escapes.js";
 import { writtenEscStart, writtenSequenceAfter, writtenEscapeEndAfter, writtenEscapeEndsAt, writtenEscapeThen, writtenSequenceLength, WRITTEN_ESCAPE_MAX } from "./written-escapes.js";
 import { isXxdOffsetColon } from "./hex-dumps.js";
-import { ASCII_PUNCTUATION, Form, KEY_CHAR, WRAPPED_WHAT, isWrapIndent, lineBreakLength, lineEndBeforeBreak, wrapBreakLength, zeroWidthLength } from "./text-forms.js";
+import { ASCII_PUNCTUATION, Form, KEY_CHAR, WRAPPED_WHAT, continuationLength, isWrapIndent, lineBreakLength, lineEndBeforeBreak, wrapBreakLength, zeroWidthLength } from "./text-forms.js";
 
 const table = (chars: string) => {
   const t = new Uint8Array(256);
@@ -503,14 +503,26 @@ const FORM_REACH = 256;
 /**
  * The zero-width characters (U+200B, U+200C, U+200D, U+2060: UTF-8 0xE2 and
  * two bytes) and the soft hyphen (0xC2 0xAD), read a byte a character, each
- * looked for once. A byte order mark (0xEF 0xBB 0xBF) inside text is
- * removed with them, but not looked for: a search more per block costs ~0.3
- * ms per 50 MB, and a BOM inside a key is no copy's work.
+ * looked for once. The other invisible characters, a byte order mark
+ * among them, are looked for by OTHER_INVISIBLE_BEFORE_KEY.
  */
 const ZERO_WIDTH_LEADS = [
   { lead: "\xe2", length: 3 },
   { lead: "\xc2\xad", length: 2 },
 ];
+/**
+ * The other invisible characters text-forms.ts's zeroWidthLength removes
+ * (Unicode's default-ignorable code points: CGJ, ALM, the Hangul fillers,
+ * the Mongolian and standard variation selectors, a byte order mark, the
+ * tag characters…; red-team pass 33), before a key's character: one
+ * expression, for byte sequences text seldom holds (an emoji's U+FE0F is
+ * followed by a blank or another emoji; CJK's and Vietnamese's lead bytes
+ * are no match), whose preceding byte is tested after.
+ */
+const OTHER_INVISIBLE_BEFORE_KEY =
+  /(?:\xcd\x8f|\xd8\x9c|\xe1(?:\x85[\x9f\xa0]|\x9e[\xb4\xb5]|\xa0[\x8b-\x8f])|\xe3\x85\xa4|\xef(?:\xb8[\x80-\x8f]|\xbb\xbf|\xbe\xa0|\xbf[\xb0-\xb8])|\xf0(?:\x9b\xb2[\xa0-\xa3]|\x9d\x85[\xb3-\xba])|\xf3\xa0[\x80-\xbf][\x80-\xbf])(?=[A-Za-z0-9_.+/=:~-])/g;
+/** A shell's line continuation (text-forms.ts's continuationLength): a backslash before LF or CR LF. */
+const CONTINUATION_LEADS = ["\\\n", "\\\r\n"];
 /** What starts a terminal's sequence (terminal-escapes.ts), read a byte a character: ESC, and the 8-bit CSI (C2 9B in UTF-8: its 9B found). */
 const TERMINAL_LEADS = ["\x1b", "\x9b"];
 /**
@@ -1926,6 +1938,18 @@ class Search {
         }
       }
     }
+    if (!(forms & Form.ZeroWidth)) {
+      // Each match read once (the expression's own loop between them); the first between two of a key's characters ends it.
+      OTHER_INVISIBLE_BEFORE_KEY.lastIndex = this.from;
+      for (let m = OTHER_INVISIBLE_BEFORE_KEY.exec(text); m; m = OTHER_INVISIBLE_BEFORE_KEY.exec(text)) {
+        const i = m.index;
+        if (i >= limit) break;
+        if (i > 0 && KEY_CHAR[b[i - 1]!] === 1) {
+          forms |= Form.ZeroWidth;
+          break;
+        }
+      }
+    }
     let troffAsked = false;
     // From the first backslash (text without one pays one native search), by one expression (Irregexp's loop, not a
     // call per backslash: text of backslashes and punctuation, `\_\_\_`, cost 3.6 ms/MiB so).
@@ -1950,7 +1974,25 @@ class Search {
       ESCAPE_BETWEEN.lastIndex = Math.max(end - 1, ESCAPE_BETWEEN.lastIndex - 1);
     }
     if (this.sequencesInsideKey(limit, first)) forms |= Form.TerminalEscapes;
+    if (first >= 0 && first < limit && this.continuationInsideKey(limit)) forms |= Form.LineContinuation;
     return forms;
+  }
+
+  /**
+   * Whether a shell's line continuation (a backslash, a line break and its
+   * indent: text-forms.ts's continuationLength) lies between two of a key's
+   * characters (`…ghp_Q7mZk2Rp9Xv\`, then `B4nT8…` on the next line; red-team
+   * pass 33), not after a blank (`./configure \`, a Dockerfile's `&& \`).
+   * Two native searches, `\` LF and `\` CR LF; each stops at the first found.
+   */
+  private continuationInsideKey(limit: number): boolean {
+    const { text, b } = this;
+    for (const lead of CONTINUATION_LEADS) {
+      for (let i = text.indexOf(lead, this.from); i >= 0 && i < limit; i = text.indexOf(lead, i + lead.length)) {
+        if (i > 0 && KEY_CHAR[b[i - 1]!] === 1 && KEY_CHAR[b[i + continuationLength(b, i)]!] === 1) return true;
+      }
+    }
+    return false;
   }
 
   /**

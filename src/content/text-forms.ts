@@ -3,7 +3,9 @@
 // reading that undoes them (scan.ts reads a window so only where find.ts's
 // passes saw the form, and only when the first reading found nothing):
 // - zero-width characters and soft hyphens inside it (a copy from a web page
-//   or a PDF: U+200B, U+200C, U+200D, U+2060, U+FEFF, U+00AD), removed;
+//   or a PDF: U+200B, U+200C, U+200D, U+2060, U+FEFF, U+00AD), and every
+//   other invisible character (Unicode's default-ignorable code points:
+//   bidi marks, variation selectors, tag characters), removed;
 // - Markdown's backslash escapes (`ghp\_…`, `sk\-ant\-…`, as turndown and
 //   markdownify write `_`, and their other punctuation), the backslash
 //   before ASCII punctuation removed;
@@ -13,7 +15,11 @@
 //   part that matched: `ghp_ESC[m ESC[KQ7mZ…`; `script`, a CI log, `tmux
 //   capture-pane -e`), removed as a terminal hides them (terminal-escapes.ts
 //   says what a sequence is), and so are those whose ESC is written as text
-//   (`\u001b[m\u001b[K` of a JSON log: written-escapes.ts).
+//   (`\u001b[m\u001b[K` of a JSON log: written-escapes.ts);
+// - a shell's line continuation inside it (a wrapped `git clone
+//   https://ghp_…\`, a Dockerfile's `RUN` line: a backslash, a line break
+//   and the indent after it, which bash joins into one word), removed as a
+//   line break inside a wrapped key is passed over.
 // One byte loop over the window; each byte's offset in the window is kept,
 // so that a finding names the byte of the file it starts at.
 
@@ -28,9 +34,9 @@ import { writtenSequenceLength } from "./written-escapes.js";
 export const WRAPPED_WHAT = "with line breaks removed";
 
 /** The forms, as bits: find.ts reports the ones it saw, the reading undoes them. */
-export const Form = { ZeroWidth: 1, Escaped: 2, QuotedPrintable: 4, TerminalEscapes: 8, HexDump: 16 } as const;
+export const Form = { ZeroWidth: 1, Escaped: 2, QuotedPrintable: 4, TerminalEscapes: 8, HexDump: 16, LineContinuation: 32 } as const;
 /** The forms undoForms undoes: a hex dump (Form.HexDump, seen by find.ts's colon pass) is read by hex-dumps.ts. */
-export const UNDONE_FORMS = Form.ZeroWidth | Form.Escaped | Form.QuotedPrintable | Form.TerminalEscapes;
+export const UNDONE_FORMS = Form.ZeroWidth | Form.Escaped | Form.QuotedPrintable | Form.TerminalEscapes | Form.LineContinuation;
 
 /** How a finding of the second reading says the value was written, e.g. `…, with zero-width characters removed`. */
 export function formsWhat(forms: number): string {
@@ -39,6 +45,7 @@ export function formsWhat(forms: number): string {
   if (forms & Form.Escaped) how.push("with Markdown's backslash escapes removed");
   if (forms & Form.QuotedPrintable) how.push("decoded from quoted-printable");
   if (forms & Form.TerminalEscapes) how.push("with terminal escape sequences removed");
+  if (forms & Form.LineContinuation) how.push("with backslash line continuations removed");
   return how.join(", ");
 }
 
@@ -114,6 +121,7 @@ function undoSpan(w: Uint8Array, i: number, end: number, forms: number): number 
   const escaped = (forms & Form.Escaped) !== 0;
   const qp = (forms & Form.QuotedPrintable) !== 0;
   const terminal = (forms & Form.TerminalEscapes) !== 0;
+  const continued = (forms & Form.LineContinuation) !== 0;
   const dst = out;
   const want = target;
   let p = o;
@@ -130,6 +138,12 @@ function undoSpan(w: Uint8Array, i: number, end: number, forms: number): number 
     }
     if (c >= 0x80 && zeroWidth) {
       const n = zeroWidthLength(w, i);
+      if (n > 0) {
+        i += n;
+        continue;
+      }
+    } else if (c === 92 && continued && (w[i + 1] === 10 || w[i + 1] === 13)) {
+      const n = continuationLength(w, i);
       if (n > 0) {
         i += n;
         continue;
@@ -162,17 +176,49 @@ function undoSpan(w: Uint8Array, i: number, end: number, forms: number): number 
   return i;
 }
 
-/** The length of the zero-width character or soft hyphen (UTF-8) at `i`, or 0. */
+/**
+ * The length of the invisible character (UTF-8) at `i`, or 0: every
+ * Default_Ignorable_Code_Point of Unicode 17 (DerivedCoreProperties.txt,
+ * as V8's `\p{Default_Ignorable_Code_Point}` lists it): the zero-width
+ * characters and the soft hyphen, and since red-team pass 33 the bidi marks
+ * and controls (U+200E/F, U+061C, U+202A-E, U+2066-9: RTL chat clients and
+ * web pages put them around LTR text), the variation selectors (U+180B-F,
+ * U+FE00-F, U+E0100-E01EF), CGJ U+034F, the invisible operators U+2061-4,
+ * U+180E, the Hangul fillers (U+115F, U+1160, U+3164, U+FFA0), U+17B4/5,
+ * U+1BCA0-3, U+1D173-A, the tag characters (U+E0000-E0FFF) and the
+ * unassigned ones among them.
+ */
 export function zeroWidthLength(w: Uint8Array, i: number): number {
-  const c = w[i];
-  if (c === 0xe2) {
-    const c1 = w[i + 1];
-    const c2 = w[i + 2]!;
-    return (c1 === 0x80 && c2 >= 0x8b && c2 <= 0x8d) || (c1 === 0x81 && c2 === 0xa0) ? 3 : 0;
+  const c1 = w[i + 1]!;
+  const c2 = w[i + 2]!;
+  switch (w[i]) {
+    case 0xc2: // U+00AD
+      return c1 === 0xad ? 2 : 0;
+    case 0xcd: // U+034F
+      return c1 === 0x8f ? 2 : 0;
+    case 0xd8: // U+061C
+      return c1 === 0x9c ? 2 : 0;
+    case 0xe1: // U+115F-1160, U+17B4-17B5, U+180B-180F
+      return (c1 === 0x85 && (c2 === 0x9f || c2 === 0xa0)) || (c1 === 0x9e && (c2 === 0xb4 || c2 === 0xb5)) || (c1 === 0xa0 && c2 >= 0x8b && c2 <= 0x8f) ? 3 : 0;
+    case 0xe2: // U+200B-200F, U+202A-202E, U+2060-206F
+      return (c1 === 0x80 && ((c2 >= 0x8b && c2 <= 0x8f) || (c2 >= 0xaa && c2 <= 0xae))) || (c1 === 0x81 && c2 >= 0xa0 && c2 <= 0xaf) ? 3 : 0;
+    case 0xe3: // U+3164
+      return c1 === 0x85 && c2 === 0xa4 ? 3 : 0;
+    case 0xef: // U+FE00-FE0F, U+FEFF, U+FFA0, U+FFF0-FFF8
+      return (c1 === 0xb8 && c2 >= 0x80 && c2 <= 0x8f) || (c1 === 0xbb && c2 === 0xbf) || (c1 === 0xbe && c2 === 0xa0) || (c1 === 0xbf && c2 >= 0xb0 && c2 <= 0xb8) ? 3 : 0;
+    case 0xf0: {
+      // U+1BCA0-1BCA3, U+1D173-1D17A
+      const c3 = w[i + 3]!;
+      return (c1 === 0x9b && c2 === 0xb2 && c3 >= 0xa0 && c3 <= 0xa3) || (c1 === 0x9d && c2 === 0x85 && c3 >= 0xb3 && c3 <= 0xba) ? 4 : 0;
+    }
+    case 0xf3: {
+      // U+E0000-E0FFF
+      const c3 = w[i + 3]!;
+      return c1 === 0xa0 && c2 >= 0x80 && c2 <= 0xbf && c3 >= 0x80 && c3 <= 0xbf ? 4 : 0;
+    }
+    default:
+      return 0;
   }
-  if (c === 0xc2) return w[i + 1] === 0xad ? 2 : 0;
-  if (c === 0xef) return w[i + 1] === 0xbb && w[i + 2] === 0xbf ? 3 : 0;
-  return 0;
 }
 
 /**
@@ -196,6 +242,16 @@ function wrapBreakBefore(w: Uint8Array, at: number): number {
   const stop = Math.max(0, q - MAX_WRAP_INDENT);
   while (q > stop && isWrapIndent(w[q]!)) q--;
   return q >= 0 && w[q] === 10 ? q : -1;
+}
+
+/**
+ * The length of a shell's line continuation at `i`: a backslash, then a
+ * line break and its indent as wrapBreakLength reads them; or 0.
+ */
+export function continuationLength(w: Uint8Array, i: number): number {
+  if (w[i] !== 92) return 0;
+  const n = wrapBreakLength(w, i + 1);
+  return n > 0 ? n + 1 : 0;
 }
 
 /**

@@ -17,9 +17,11 @@
 
 // and JSON with its escaped slashes read as slashes (pandas' `to_json` and
 // PHP's `json_encode` write `\/`, which cut a base64 line of a PEM block
-// in two). Read beside the bytes, never instead.
+// in two). Read beside the bytes, never instead. HTML markup whose tags
+// hold a reference is also read with its tags kept and its references
+// decoded (markupReferences: an attribute's value).
 import { MARKUP_TEXT_TYPES } from "./formats.js";
-import { xmlText } from "./xml-text.js";
+import { decodeEntities, xmlText } from "./xml-text.js";
 
 const MARKUP: ReadonlySet<string> = new Set(MARKUP_TEXT_TYPES);
 /** Markup a browser reads as HTML (a Markdown renderer passes its HTML on): a `<` not before a letter, `/`, `!` or `?` is text. */
@@ -35,6 +37,25 @@ export function textMeaning(bytes: Buffer, ext: string): { part: string; text: B
   const slash = ext === "json" ? bytes.indexOf(ESCAPED_SLASH) : -1;
   if (slash >= 0) return { part: "its strings with `\\/` read as `/`", text: withoutSlashEscapes(bytes, slash) };
   return undefined;
+}
+
+/** A tag (as HTML reads one: a `<` before a letter) that holds a `&` before its end: an attribute's value with a reference in it. */
+const REFERENCE_IN_TAG = /<[A-Za-z][^<>&]*&/;
+
+/**
+ * A third reading of HTML markup (`html`, `htm`, `md`) where a tag holds a
+ * reference: the file with its references decoded as HTML decodes them
+ * (xml-text.ts's decodeEntities: numeric ones with or without `;`, the
+ * named ones a key holds) and its tags kept, so that an attribute's value
+ * (a link's `title="&#x48&#x78…"`, which a browser shows on hover) reads
+ * whole; the text reading takes tags out, attributes and all (red-team pass
+ * 33's 08). Undefined where no tag holds a `&` (one expression's test: each
+ * tag read once, up to its first `&`, `<` or `>`).
+ */
+export function markupReferences(bytes: Buffer, ext: string): { part: string; text: Buffer } | undefined {
+  if (!HTML_MARKUP.has(ext) || !REFERENCE_IN_TAG.test(bytes.toString("latin1"))) return undefined;
+  const text = Buffer.from(bytes);
+  return { part: "its markup with character references decoded", text: text.subarray(0, decodeEntities(text, 0, text.length, true)) };
 }
 
 /** `bytes` with the backslash of each `\\/` from `first` on taken out (a byte loop: a string's replaceAll, or a copy per escape, took 0.5 s on a 35 MB file). */

@@ -39,7 +39,9 @@ const hexValue = (c: number) => (c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 1
  * character a key may hold (ASCII: `&lowbar;` for `_`, `&colon;`,
  * `&period;`), or as one a copy of the text carries inside a word and the
  * zero-width reading removes (`&shy;`, `&ZeroWidthSpace;`, `&zwnj;`,
- * `&zwj;`, `&NoBreak;`), or as a space that ends one (`&nbsp;`): a key
+ * `&zwj;`, `&NoBreak;`; since red-team pass 33 every one that names a
+ * default-ignorable code point: `&lrm;`, `&rlm;`, `&af;`, `&it;`, `&ic;`
+ * and their long names), or as a space that ends one (`&nbsp;`): a key
  * written with them is read whole where a browser or a Markdown renderer
  * shows it whole. The other 2,000 name letters with accents, symbols and
  * other spaces, which no key holds: they are left as they are.
@@ -53,7 +55,7 @@ const HTML_NAMED: ReadonlyMap<string, number> = new Map([
       [94, "Hat"], [95, "lowbar UnderBar"], [96, "grave DiacriticalGrave"], [123, "lcub lbrace"], [124, "verbar vert VerticalLine"],
       [125, "rcub rbrace"], [0xa0, "nbsp NonBreakingSpace"], [0xad, "shy"],
       [0x200b, "ZeroWidthSpace NegativeVeryThinSpace NegativeThinSpace NegativeMediumSpace NegativeThickSpace"], [0x200c, "zwnj"], [0x200d, "zwj"],
-      [0x2060, "NoBreak"],
+      [0x2060, "NoBreak"], [0x200e, "lrm"], [0x200f, "rlm"], [0x2061, "ApplyFunction af"], [0x2062, "InvisibleTimes it"], [0x2063, "InvisibleComma ic"],
     ] as const
   ).flatMap(([cp, names]) => names.split(" ").map((name) => [name, cp] as const)),
 ]);
@@ -95,7 +97,7 @@ function htmlNamedAt(b: Buffer, at: number, to: number): { length: number; cp: n
  * Decodes the entities of `b` between `from` and `to` in place (`&#10;`,
  * `&#x41;`, and XML's five named ones; anything else is left as it is) and
  * returns the new end; `html`: HTML's named references too (HTML_NAMED, a
- * text file's markup), and `&#X41;`. The text
+ * text file's markup), `&#X41;`, and a numeric one without its `;`. The text
  * only shrinks: an entity is longer than its UTF-8. A byte loop: a regular
  * expression's replacement by a function cost ~0.3 µs an entity (90 ms/MiB
  * of nothing but `&#10;`), and a text file (an SVG) is read this way too.
@@ -145,7 +147,9 @@ const HEX_DIGITS = 6;
  * text). A numeric reference may have any number of leading zeros (XML 1.0
  * 4.1 CharRef; HTML's tokenizer, its numeric character reference states:
  * `&#00000095;` is `_`), then at most DECIMAL_DIGITS or HEX_DIGITS more: a
- * longer one is no character and is left as it is. Linear: a scan stops at
+ * longer one is no character and is left as it is. In HTML (`html`) the
+ * `;` may be missing: the reference ends before the first byte that is no
+ * digit (`&#72&#120` is `Hx`, `&#x23` `#`, `&#38 ` `& `). Linear: a scan stops at
  * the first byte that is no digit, so no byte is read by two references'
  * scans, however many zeros a flood of `&#` holds. Its `x` is lowercase in
  * XML, either case in HTML (`&#X5F;`), which a text file's markup (`html`)
@@ -160,8 +164,13 @@ function entityLength(b: Buffer, at: number, to: number, html: boolean): number 
     let k = first;
     while (at1(k) === 48) k++;
     const significant = k;
-    while (k - significant < (hex ? HEX_DIGITS : DECIMAL_DIGITS) && (hex ? hexValue(at1(k)) >= 0 : at1(k) >= 48 && at1(k) <= 57)) k++;
-    return k > first && at1(k) === 59 ? k + 1 : 0;
+    const isDigit = (d: number) => (hex ? hexValue(d) >= 0 : d >= 48 && d <= 57);
+    while (k - significant < (hex ? HEX_DIGITS : DECIMAL_DIGITS) && isDigit(at1(k))) k++;
+    if (k === first) return 0;
+    if (at1(k) === 59) return k + 1;
+    // HTML decodes one without its `;` too (a missing-semicolon parse error, in text and in attributes alike:
+    // `&#72&#120`, `&#x23`; red-team pass 33), ending at the first byte that is no digit, as html.unescape does.
+    return html && !isDigit(at1(k)) ? k : 0;
   }
   // XML's five: &amp; &apos; &lt; &gt; &quot;
   if (c === 97) {
@@ -178,7 +187,9 @@ function entityValue(b: Buffer, at: number, length: number): number {
   if (c !== 35) return c === 97 ? (length === 5 ? 38 : 39) : c === 108 ? 60 : c === 103 ? 62 : 34;
   const hex = b[at + 2] === 120 || b[at + 2] === 88;
   let cp = 0;
-  for (let k = at + (hex ? 3 : 2); k < at + length - 1; k++) cp = hex ? cp * 16 + hexValue(b[k]!) : cp * 10 + b[k]! - 48;
+  // HTML's reference may end without its `;` (entityLength).
+  const end = b[at + length - 1] === 59 ? at + length - 1 : at + length;
+  for (let k = at + (hex ? 3 : 2); k < end; k++) cp = hex ? cp * 16 + hexValue(b[k]!) : cp * 10 + b[k]! - 48;
   return cp;
 }
 

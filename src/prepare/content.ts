@@ -265,10 +265,13 @@ export async function checkContent(staged: ContentSource, ext: string, options: 
 
 /** Refuses a UTF-8 text file whose second reading (markup's text, JSON's unescaped slashes) holds a credential. */
 async function checkTextMeaning(bytes: Buffer, ext: string, known: () => KnownSecrets): Promise<void> {
-  const [{ textMeaning }, { scanBytes }] = await Promise.all([import("../content/text-meaning.js"), import("../content/scan.js")]);
-  const meaning = textMeaning(bytes, ext);
-  const finding = meaning && scanBytes(meaning.text, known());
-  if (finding) throw new Refusal("secret_detected", `the .${ext} file contains what looks like ${finding.what} (in ${meaning!.part}, at byte ${finding.offset} of it); remove it before sending`);
+  const [{ markupReferences, textMeaning }, { scanBytes }] = await Promise.all([import("../content/text-meaning.js"), import("../content/scan.js")]);
+  // The markup's own reading (its attributes' references decoded) only where its text holds nothing: each reading is made when asked.
+  for (const reading of [textMeaning, markupReferences]) {
+    const meaning = reading(bytes, ext);
+    const finding = meaning && scanBytes(meaning.text, known());
+    if (finding) throw new Refusal("secret_detected", `the .${ext} file contains what looks like ${finding.what} (in ${meaning!.part}, at byte ${finding.offset} of it); remove it before sending`);
+  }
 }
 
 function secretRefusal(ext: string, verdict: TextVerdict): Refusal {
