@@ -58,6 +58,25 @@ function namedNotSent(reply: string): string[] {
 
 const tilde = (p: string) => `~${p.slice(h.home.length)}`;
 
+/**
+ * Judges each case's reply with its published files and asserts what the real gateway then sends: the expected reply,
+ * every path it sent before still sent, each published file once, nothing a sentence names (`named`), and a second
+ * judging changing nothing.
+ */
+function expectDelivered(cases: [string, string[], string][], { named = false } = {}): void {
+  const outs = cases.map(([reply, published]) => judge(reply, published).reply);
+  const got = delivered(cases.flatMap(([reply], i) => [reply, outs[i]!]));
+  cases.forEach(([reply, published, want], i) => {
+    const [before, after] = [got[2 * i]!, got[2 * i + 1]!];
+    const where = `${reply} -> ${outs[i]}: ${JSON.stringify(before)} -> ${JSON.stringify(after)}`;
+    expect(outs[i], where).toBe(want);
+    if (named) for (const n of namedNotSent(outs[i]!)) expect(after.map((p) => path.basename(p)), where).not.toContain(n);
+    for (const p of before) expect(after, where).toContain(p);
+    for (const p of published) expect(after.filter((x) => x === p), where).toHaveLength(1);
+    expect(judge(outs[i]!, published).reply).toBe(outs[i]);
+  });
+}
+
 describe("check-reply and the real Hermes 0.19.0", () => {
   it("a file whose name ends in ~ ! ? * > _ is delivered as written: its line is kept", () => {
     const reply = odd.map((p) => `MEDIA:${p}`).join("\n") + "\n";
@@ -276,16 +295,7 @@ describe("check-reply and the real Hermes 0.19.0", () => {
       // A `~/` path after the copy (with the markup closed after it) starts a run too: `item~/…` would be no mention.
       [`- itemMEDIA:${a}*${tilde(a)}.\n`, [], `- item ${tilde(a)}.\n`],
     ];
-    const outs = cases.map(([reply, published]) => judge(reply, published).reply);
-    const got = delivered(cases.flatMap(([reply], i) => [reply, outs[i]!]));
-    cases.forEach(([reply, published, want], i) => {
-      const [before, after] = [got[2 * i]!, got[2 * i + 1]!];
-      const where = `${reply} -> ${outs[i]}: ${JSON.stringify(before)} -> ${JSON.stringify(after)}`;
-      expect(outs[i], where).toBe(want);
-      for (const p of before) expect(after, where).toContain(p);
-      for (const p of published) expect(after.filter((x) => x === p), where).toHaveLength(1);
-      expect(judge(outs[i]!, published).reply).toBe(outs[i]);
-    });
+    expectDelivered(cases);
   });
 
   it("no sentence says a file was not sent that the text sends once the edits around it are made, and a chain the gateway reads as one path stays one", () => {
@@ -310,17 +320,7 @@ describe("check-reply and the real Hermes 0.19.0", () => {
       // A path that names no file, named drop.txt, where an exact line sends drop.txt: no sentence.
       [`(seeMEDIA:${odd[0]}q${dropped} MEDIA:/f/none.png-\nMEDIA:${dropped}\n`, [], `(see (none.png- could not be sent: the file does not exist.)\nMEDIA:${dropped}\n`],
     ];
-    const outs = cases.map(([reply, published]) => judge(reply, published).reply);
-    const got = delivered(cases.flatMap(([reply], i) => [reply, outs[i]!]));
-    cases.forEach(([reply, published, want], i) => {
-      const [before, after] = [got[2 * i]!, got[2 * i + 1]!];
-      const where = `${reply} -> ${outs[i]}: ${JSON.stringify(before)} -> ${JSON.stringify(after)}`;
-      expect(outs[i], where).toBe(want);
-      for (const n of namedNotSent(outs[i]!)) expect(after.map((p) => path.basename(p)), where).not.toContain(n);
-      for (const p of before) expect(after, where).toContain(p);
-      for (const p of published) expect(after.filter((x) => x === p), where).toHaveLength(1);
-      expect(judge(outs[i]!, published).reply).toBe(outs[i]);
-    });
+    expectDelivered(cases, { named: true });
   });
 
   // Seeds 35, 37 and 38 found copies removed (or sentences taken back) gluing two paths, and chains read as one path judged

@@ -21,6 +21,7 @@
 // length), so a short list of numbers or a word in capitals stays as it
 // is. A run belongs to the window it starts in (decoded there, up to the
 // window's end); each byte of the window is read a few times at most.
+import { type PieceReading, pieceAt } from "./text-forms.js";
 
 /** How a finding of this reading says where it was, by encoding. */
 export const ENCODING_NAMES = ["", "decimal byte values", "uuencode", "Ascii85", "base85", "base32"] as const;
@@ -368,15 +369,9 @@ function decodeBase32(w: Uint8Array, start: number, end: number, into: Uint8Arra
   return o - at;
 }
 
-/** A window read with its runs decoded: where its judged part starts and ends, and where each piece came from. */
-export interface EncodedReading {
-  bytes: Buffer;
-  length: number;
-  from: number;
-  before: number;
-  /** For each piece written, in order: where it starts in the result and in the window, and its encoding (Encoding.Text: copied). */
-  outStarts: number[];
-  windowStarts: number[];
+/** A window read with its runs decoded, a piece a run or a copied stretch. */
+export interface EncodedReading extends PieceReading {
+  /** Each piece's encoding (Encoding.Text: copied). */
   kinds: Encoding[];
 }
 
@@ -437,13 +432,7 @@ export function readByteEncodings(window: Uint8Array, length: number, runs: Run[
 
 /** The piece of the reading that wrote its byte at `index`: the window's offset of that byte (copied) or of its run's start, and its encoding. */
 export function encodedWindowOffset(reading: EncodedReading, index: number): { offset: number; kind: Encoding } {
-  let lo = 0;
-  let hi = reading.outStarts.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (reading.outStarts[mid]! <= index) lo = mid;
-    else hi = mid - 1;
-  }
+  const lo = pieceAt(reading, index);
   const kind = reading.kinds[lo] ?? Encoding.Text;
   const start = reading.windowStarts[lo] ?? 0;
   return { offset: kind === Encoding.Text ? start + index - reading.outStarts[lo]! : start, kind };

@@ -17,6 +17,7 @@
 // reading found nothing. One pass over the window, a few bytes read per
 // byte: linear whatever the text.
 import { HEX_VALUE } from "./bytes.js";
+import { type PieceReading, pieceAt } from "./text-forms.js";
 
 /** How a finding of this reading says where it was. */
 export const DUMP_WHAT = "read from a hex dump";
@@ -400,16 +401,8 @@ function isOffsetAlone(w: Uint8Array, start: number, end: number): boolean {
   return true;
 }
 
-/** A window read with its dump lines decoded: as text-forms.ts's Undone, and where each of its lines came from. */
-export interface DumpReading {
-  bytes: Buffer;
-  length: number;
-  from: number;
-  before: number;
-  /** For each line written, in order: where it starts in the result and in the window. */
-  outStarts: number[];
-  windowStarts: number[];
-}
+/** A window read with its dump lines decoded, a piece a line. */
+export type DumpReading = PieceReading;
 
 let out = Buffer.alloc(0);
 
@@ -471,12 +464,5 @@ export function readHexDumps(window: Uint8Array, length: number, from: number, b
 
 /** The window's offset of the line that wrote the result's byte at `index`. */
 export function dumpWindowOffset(reading: DumpReading, index: number): number {
-  let lo = 0;
-  let hi = reading.outStarts.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (reading.outStarts[mid]! <= index) lo = mid;
-    else hi = mid - 1;
-  }
-  return reading.windowStarts[lo] ?? 0;
+  return reading.windowStarts[pieceAt(reading, index)] ?? 0;
 }

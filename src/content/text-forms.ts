@@ -77,6 +77,24 @@ export interface Undone {
   before: number;
 }
 
+/** A reading written a piece at a time (a dump's lines, encoded runs): where each piece starts in the result and in the window. */
+export interface PieceReading extends Undone {
+  outStarts: number[];
+  windowStarts: number[];
+}
+
+/** The piece of `reading` that wrote its byte at `index` (a binary search: pieces are written in order). */
+export function pieceAt(reading: PieceReading, index: number): number {
+  let lo = 0;
+  let hi = reading.outStarts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (reading.outStarts[mid]! <= index) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
 let out = Buffer.alloc(0);
 let o = 0;
 /** The index of undoForms' result whose window offset undoSpan notes (in `found`); -1: none. */
