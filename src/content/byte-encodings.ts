@@ -5,33 +5,33 @@
 //   (`{"type":"Buffer","data":[84,69,…]}`), Python's `list(bytes)`
 //   (`[84, 69, …]`), Java's `Arrays.toString(bytes)` (signed: `-61`);
 // - uuencode (`uuencode`, `begin 644 name` then lines of `M…`);
-// - Ascii85, in Adobe's `<~ … ~>` armour or bare (Python's a85encode);
-// - base85 (Python's b85encode, RFC 1924's alphabet);
+// - Ascii85 in Adobe's `<~ … ~>` armour (Python's a85encode(adobe=True));
 // - base32 (coreutils `base32`, RFC 4648: capitals, 2 to 7, `=`).
 // Every value of the file is then under the reach of no rule and of no
 // host value. The second reading here replaces each run of such an
-// encoding with the bytes it holds (a run of an alphabet that several of
-// them share, with each of their decodings, a line apart), the rest of the
-// window as it is, and scan.ts reads it as it reads the window. A run is
-// found by its opening (`[` and a decimal byte, `begin NNN name`, `<~`)
-// or, for the bare alphabets, as lines of no blank made only of one
-// (base32's, or Ascii85's or base85's with a punctuation mark among the
-// letters and digits, which their encodings of 16 bytes all but always
-// hold); it is read only when it holds 16 bytes or more (a value's
-// length), so a short list of numbers or a word in capitals stays as it
-// is. A run belongs to the window it starts in (decoded there, up to the
-// window's end); each byte of the window is read a few times at most.
+// encoding with the bytes it holds, the rest of the window as it is, and
+// scan.ts reads it as it reads the window. A run is found by its opening
+// (`[` and a decimal byte, `begin NNN name`, `<~`) or, for base32, as
+// whole lines made only of its alphabet; it is read only when it holds 16
+// bytes or more (a value's length), so a short list of numbers or a word
+// in capitals stays as it is. A run belongs to the window it starts in
+// (decoded there, up to the window's end); each byte of the window is read
+// a few times at most. Bare Ascii85 and base85 (no armour: Python's
+// a85encode, b85encode) are not read: their alphabets are nearly all of
+// printable ASCII, so a minified script's line, a URL or base64 is a line
+// of them; looking for them cost 18 ms for each 8 MiB of the benchmark's
+// negatives, found 179 runs there and read each again (the whole scan
+// 15 to 46 ms).
 import { type PieceReading, pieceAt } from "./text-forms.js";
 
 /** How a finding of this reading says where it was, by encoding. */
-export const ENCODING_NAMES = ["", "decimal byte values", "uuencode", "Ascii85", "base85", "base32"] as const;
+export const ENCODING_NAMES = ["", "decimal byte values", "uuencode", "Ascii85", "base32"] as const;
 export const enum Encoding {
   Text = 0,
   Decimal = 1,
   Uu = 2,
   Ascii85 = 3,
-  Base85 = 4,
-  Base32 = 5,
+  Base32 = 4,
 }
 
 /** Bytes a run must hold to be read: a value's length. */
@@ -45,12 +45,9 @@ const isBlank = (c: number) => c === 32 || c === 9 || c === 10 || c === 13;
 /** Base32's digits' values (-1: none), RFC 4648's alphabet. */
 const BASE32 = new Int8Array(256).fill(-1);
 for (const [i, c] of [..."ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"].entries()) BASE32[c.charCodeAt(0)] = i;
-/** Base85's digits' values (-1: none), RFC 1924's alphabet (Python's b85encode, git's binary patches). */
-const BASE85 = new Int8Array(256).fill(-1);
-for (const [i, c] of [..."0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~"].entries()) BASE85[c.charCodeAt(0)] = i;
 /** Ascii85's digits: `!` to `u`, and `z` for four zero bytes. */
 const isA85 = (c: number) => c >= 33 && c <= 117;
-const isAlnum = (c: number) => isDigit(c) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+const isBase32 = (c: number) => BASE32[c]! >= 0;
 
 /** A run of an encoding: [start, end) of the window, the decodings it is read as (bits of 1 << Encoding). */
 interface Run {
@@ -62,14 +59,16 @@ interface Run {
 /**
  * The decimal lists from `[` in the window: numbers of 0 to 255 (or -128
  * to -1, Java's signed bytes) between `,` and blanks, up to `]` (or the
- * window's end), at least MIN_DECODED of them. A regular expression finds
- * each `[` before a number and a comma; the list is read from it, and the
- * search goes on after what was read.
+ * window's end), at least MIN_DECODED of them. Each `[` (a native search)
+ * is tried by a sticky expression for a number and a comma after it; the
+ * list is read from it, and the search goes on after what was read.
  */
 function decimalRuns(text: string, w: Uint8Array, length: number, runs: Run[]): void {
-  const opening = /\[[ \t\r\n]*-?[0-9]{1,3}[ \t\r\n]*,/g;
-  for (let m = opening.exec(text); m; m = opening.exec(text)) {
-    const start = m.index;
+  const opening = /\[[ \t\r\n]*-?[0-9]{1,3}[ \t\r\n]*,/y;
+  for (let at = text.indexOf("[", 0); at >= 0 && at < length; at = text.indexOf("[", at + 1)) {
+    opening.lastIndex = at;
+    if (!opening.test(text)) continue;
+    const start = at;
     let i = start + 1;
     let count = 0;
     let closed = false;
@@ -89,7 +88,7 @@ function decimalRuns(text: string, w: Uint8Array, length: number, runs: Run[]): 
       }
     }
     if (count >= MIN_DECODED && (closed || i >= length)) runs.push({ start, end: closed ? i + 1 : i, kinds: 1 << Encoding.Decimal });
-    opening.lastIndex = Math.max(i, start + 1);
+    at = Math.max(i - 1, start);
   }
 }
 
@@ -126,10 +125,20 @@ function uuLineBytes(w: Uint8Array, i: number, end: number): number {
   return n;
 }
 
+/**
+ * Each offset before `length` where `word` starts a line of `text`: looked
+ * for with the line break before it, a needle of seven characters that the
+ * native search skips along (one for `begin ` stopped at every `b`).
+ */
+function* lineStartsOf(text: string, word: string, length: number): Generator<number> {
+  if (text.startsWith(word)) yield 0;
+  const needle = `\n${word}`;
+  for (let at = text.indexOf(needle); at >= 0 && at + 1 < length; at = text.indexOf(needle, at + 1)) yield at + 1;
+}
+
 /** Each `begin NNN name` line at a line's start and the uuencoded lines after it. */
 function uuRuns(text: string, w: Uint8Array, length: number, runs: Run[]): void {
-  for (let at = text.indexOf("begin ", 0); at >= 0 && at < length; at = text.indexOf("begin ", at + 1)) {
-    if (at > 0 && w[at - 1] !== 10) continue;
+  for (const at of lineStartsOf(text, "begin ", length)) {
     let k = at + 6;
     while (k < length && w[k]! >= 48 && w[k]! <= 55 && k - at < 11) k++;
     if (k - at < 9 || w[k] !== 32) continue;
@@ -144,10 +153,8 @@ function uuRuns(text: string, w: Uint8Array, length: number, runs: Run[]): void 
       end = e;
       i = nextLine(w, e);
     }
-    if (bytes >= MIN_DECODED) {
-      runs.push({ start: at, end, kinds: 1 << Encoding.Uu });
-      at = end - 1;
-    }
+    // A uuencoded line holds no small letter: the next `begin` the search finds is past this run.
+    if (bytes >= MIN_DECODED) runs.push({ start: at, end, kinds: 1 << Encoding.Uu });
   }
 }
 
@@ -166,91 +173,55 @@ function adobeRuns(text: string, w: Uint8Array, length: number, runs: Run[]): vo
   }
 }
 
-/** The decodings a line of a bare alphabet may be read as (bits), its characters told one by one; 0 for none (one character repeated). */
-function lineKinds(w: Uint8Array, i: number, end: number): number {
-  let base32 = true;
-  let padding = false;
-  let a85 = true;
-  let b85 = true;
-  let punctuation = false;
+/** Characters of base32 that hold MIN_DECODED bytes. */
+const MIN_BASE32 = Math.ceil((MIN_DECODED * 8) / 5);
+
+/**
+ * Where the whole line of base32 (its digits, then `=` padding) from
+ * `start` ends, or -1 where the line is no such one; one character
+ * repeated (`AAAA…`, a heading's underline of capitals) is none either:
+ * never an encoding of a value.
+ */
+function base32LineEnd(w: Uint8Array, start: number, length: number): number {
+  let k = start;
   let repeated = true;
-  for (let k = i; k < end; k++) {
-    const c = w[k]!;
-    if (c === 61) padding = true;
-    else if (padding || BASE32[c]! < 0) base32 = false;
-    if (!isA85(c) && c !== 122) a85 = false;
-    if (BASE85[c]! < 0) b85 = false;
-    if (!isAlnum(c)) punctuation = true;
-    if (c !== w[i]) repeated = false;
-  }
-  // One character repeated: a Markdown fence or rule (```, ~~~, ---, ===), never an encoding of a value.
-  if (repeated) return 0;
-  return (base32 ? 1 << Encoding.Base32 : 0) | (punctuation && a85 ? 1 << Encoding.Ascii85 : 0) | (punctuation && b85 ? 1 << Encoding.Base85 : 0);
+  while (k < length && isBase32(w[k]!)) if (w[k++] !== w[start]) repeated = false;
+  if (k === start || repeated) return -1;
+  while (k < length && w[k] === 61) k++;
+  return k >= length || w[k] === 10 || (w[k] === 13 && w[k + 1] === 10) ? k : -1;
 }
 
-/** Capitals and small letters: the cases of a line's letters (bits). */
-function letterCases(w: Uint8Array, i: number, end: number): number {
-  let cases = 0;
-  for (let k = i; k < end; k++) {
-    const c = w[k]!;
-    cases |= c >= 65 && c <= 90 ? 1 : c >= 97 && c <= 122 ? 2 : 0;
-  }
-  return cases;
-}
 /**
- * Ascii85's and base85's runs hold letters of both cases (an encoding of
- * 16 random bytes, 20 characters, lacks one about once in 250; of a .env's
- * 100 characters and more, under once in a billion), and each of their
- * lines a punctuation mark (lineKinds): a Markdown line of a link or a
- * name in backticks (`[docs/a.md](docs/a.md).`, `` `NAME=0`). ``) has no
- * blank either, and one case.
+ * Runs of consecutive whole lines of base32 (coreutils `base32`, wrapped at
+ * 76 or not) that do not overlap a run found by its opening (`delimited`,
+ * sorted). A line of 19 digits or more holds four at a multiple of 16: the
+ * pass looks one byte up every 16 where there is none (0.5 to 0.9 ms for
+ * 8 MiB), and goes past each stretch of digits it finds, so each byte is
+ * read a few times at most.
  */
-const BOTH_CASES = 3;
-
-/** Characters of a bare alphabet's run that hold MIN_DECODED bytes, by kind. */
-const minChars = (kind: Encoding) => (kind === Encoding.Base32 ? Math.ceil((MIN_DECODED * 8) / 5) : Math.ceil((MIN_DECODED * 5) / 4));
-
-/**
- * Runs of consecutive lines of no blank made of one bare alphabet (base32's,
- * Ascii85's, base85's), found by a regular expression for a line of
- * printable ASCII with no blank (tried at line starts only), that do not
- * overlap a run found by its opening (`delimited`, sorted).
- */
-function alphabetRuns(text: string, w: Uint8Array, length: number, delimited: Run[], runs: Run[]): void {
-  const line = /^[!-~]+\r?$/gm;
+function base32Runs(w: Uint8Array, length: number, delimited: Run[], runs: Run[]): void {
   let next = 0;
-  let run: Run | undefined;
-  let chars = 0;
-  let cases = 0;
-  const close = () => {
-    if (!run) return;
-    let kinds = 0;
-    for (const kind of [Encoding.Ascii85, Encoding.Base85, Encoding.Base32]) if (run.kinds & (1 << kind) && chars >= minChars(kind) && (kind === Encoding.Base32 || cases === BOTH_CASES)) kinds |= 1 << kind;
-    if (kinds) runs.push({ ...run, kinds });
-    run = undefined;
-    chars = 0;
-    cases = 0;
-  };
-  for (let m = line.exec(text); m; m = line.exec(text)) {
-    const start = m.index;
-    if (start >= length) break;
-    const end = lineEnd(w, start, length);
-    while (next < delimited.length && delimited[next]!.end <= start) next++;
-    const overlaps = next < delimited.length && delimited[next]!.start < end;
-    const kinds = overlaps ? 0 : lineKinds(w, start, end);
-    const follows = run !== undefined && nextLine(w, run.end) === start && (run.kinds & kinds) !== 0;
-    if (!follows) close();
-    if (kinds) {
-      if (run) {
-        run.kinds &= kinds;
-        run.end = end;
-      } else run = { start, end, kinds };
-      chars += end - start;
-      cases |= letterCases(w, start, end);
+  for (let i = 0; i + 3 < length; i += 16) {
+    if (!isBase32(w[i]!) || !isBase32(w[i + 1]!) || !isBase32(w[i + 2]!) || !isBase32(w[i + 3]!)) continue;
+    let start = i;
+    while (start > 0 && isBase32(w[start - 1]!)) start--;
+    let end = start > 0 && w[start - 1] !== 10 ? -1 : base32LineEnd(w, start, length);
+    if (end < 0) {
+      // Not a whole line: the next look is past its digits.
+      end = i + 4;
+      while (end < length && isBase32(w[end]!)) end++;
+    } else {
+      for (let line = nextLine(w, end); line < length; line = nextLine(w, end)) {
+        const lineEnd = base32LineEnd(w, line, length);
+        if (lineEnd < 0) break;
+        end = lineEnd;
+      }
+      while (next < delimited.length && delimited[next]!.end <= start) next++;
+      const overlaps = next < delimited.length && delimited[next]!.start < end;
+      if (!overlaps && end - start >= MIN_BASE32) runs.push({ start, end, kinds: 1 << Encoding.Base32 });
     }
-    line.lastIndex = Math.max(line.lastIndex, end + 1);
+    i = end - (end % 16);
   }
-  close();
 }
 
 /** The runs of the window, sorted, none overlapping another. */
@@ -263,7 +234,7 @@ export function findByteEncodings(text: string, w: Uint8Array, length: number): 
   const kept: Run[] = [];
   for (const run of delimited) if (kept.length === 0 || run.start >= kept[kept.length - 1]!.end) kept.push(run);
   const bare: Run[] = [];
-  alphabetRuns(text, w, length, kept, bare);
+  base32Runs(w, length, kept, bare);
   return [...kept, ...bare].sort((a, b) => a.start - b.start);
 }
 
@@ -275,9 +246,7 @@ function decode(w: Uint8Array, start: number, end: number, kind: Encoding, into:
     case Encoding.Uu:
       return decodeUu(w, start, end, into, at);
     case Encoding.Ascii85:
-      return decode85(w, w[start] === 60 && w[start + 1] === 126 ? start + 2 : start, end, into, at, false);
-    case Encoding.Base85:
-      return decode85(w, start, end, into, at, true);
+      return decodeAscii85(w, start + 2, end, into, at);
     case Encoding.Base32:
       return decodeBase32(w, start, end, into, at);
     default:
@@ -313,8 +282,8 @@ function decodeUu(w: Uint8Array, start: number, end: number, into: Uint8Array, a
   return o - at;
 }
 
-/** Ascii85 (digits `!` to `u`, `z`, blanks skipped, up to `~`) or base85 (RFC 1924's digits), groups of 5 digits to 4 bytes, a last group padded. */
-function decode85(w: Uint8Array, start: number, end: number, into: Uint8Array, at: number, rfc1924: boolean): number {
+/** Ascii85 (digits `!` to `u`, `z`, blanks skipped, up to `~`), groups of 5 digits to 4 bytes, a last group padded. */
+function decodeAscii85(w: Uint8Array, start: number, end: number, into: Uint8Array, at: number): number {
   let o = at;
   let value = 0;
   let digits = 0;
@@ -324,8 +293,7 @@ function decode85(w: Uint8Array, start: number, end: number, into: Uint8Array, a
   for (let i = start; i < end; i++) {
     const c = w[i]!;
     let d: number;
-    if (rfc1924) d = BASE85[c]!;
-    else if (c === 122 && digits === 0) {
+    if (c === 122 && digits === 0) {
       value = 0;
       flush(4);
       continue;
@@ -410,7 +378,7 @@ export function readByteEncodings(window: Uint8Array, length: number, runs: Run[
   for (const run of runs) {
     copy(i, run.start);
     const at = o;
-    for (const kind of [Encoding.Decimal, Encoding.Uu, Encoding.Ascii85, Encoding.Base85, Encoding.Base32]) {
+    for (const kind of [Encoding.Decimal, Encoding.Uu, Encoding.Ascii85, Encoding.Base32]) {
       if ((run.kinds & (1 << kind)) === 0) continue;
       reading.outStarts.push(o);
       reading.windowStarts.push(run.start);

@@ -76,8 +76,8 @@ export const REREAD_TERMINAL_BYTES = 2 * 1024 * 1024;
 export const REREAD_DUMP_BYTES = 1024 * 1024;
 /**
  * A file's budget on each thread for runs of a byte encoding (decimal
- * bytes, uuencode, Ascii85, base85, base32): a `.env` or a key so encoded
- * is a few KiB; a line of no blank (a URL, base64) is one of Ascii85's.
+ * bytes, uuencode, Ascii85, base32): a `.env` or a key so encoded
+ * is a few KiB.
  */
 export const REREAD_ENCODED_BYTES = 1024 * 1024;
 export const rereadBudget = (): RereadBudget => ({ left: REREAD_BYTES, terminalLeft: REREAD_TERMINAL_BYTES, dumpLeft: REREAD_DUMP_BYTES, encodedLeft: REREAD_ENCODED_BYTES });
