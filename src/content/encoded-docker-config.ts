@@ -29,7 +29,10 @@ const NEEDLES = [0, 1, 2].map((skip) => {
   // A character is the key's alone when its 6 bits all come from the key's bytes.
   const into = Math.ceil((skip * 8) / 6);
   const last = Math.floor(((skip + KEY.length) * 8) / 6);
-  return { needle: encoded.slice(into, last), into };
+  const needle = encoded.slice(into, last);
+  // Searched from its first character that is no small letter: a search stops at each of its first character (`i`: 3 ms for 8 MiB of prose, `Y` 0.1).
+  const lead = needle.search(/[^a-z]/);
+  return { needle, into, lead, tail: needle.slice(lead) };
 });
 /** What a run of base64 is made of, wrapped (`base64` breaks at 76 columns) or not. */
 const BASE64_RUN = new Uint8Array(128);
@@ -54,9 +57,11 @@ const MIN_RUN = Math.ceil(((7 + 15 + MIN_VALUE) * 4) / 3);
  * past the run it read last; once forward to its end): linear.
  */
 export function findInEncodedDockerConfig(text: string, from: number, before: number, known: KnownSecrets): { what: string; index: number } | undefined {
-  for (const { needle, into } of NEEDLES) {
+  for (const { needle, into, lead, tail } of NEEDLES) {
     let readTo = 0;
-    for (let j = text.indexOf(needle, from); j >= 0; j = text.indexOf(needle, Math.max(j + 1, readTo))) {
+    for (let t = text.indexOf(tail, from + lead); t >= 0; t = text.indexOf(tail, Math.max(t + 1, readTo + lead))) {
+      const j = t - lead;
+      if (lead > 0 && !text.startsWith(needle.slice(0, lead), j)) continue;
       const start = runStart(text, j - into, Math.max(readTo, j - MAX_RUN));
       if (start < 0) continue;
       if (start >= before) break;
