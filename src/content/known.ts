@@ -34,6 +34,7 @@ import { type SecretFileFormat, forEachSecretEntry } from "./secret-file-formats
 import { AUTH_SCHEME, PATH_LIKE, USERINFO, basicPassword, environmentEntryMayHoldSecret, namesAuthorization, variableNameSaysSecret } from "./secret-variables.js";
 import { isPlaceholderValue, looksLikeTokenValue } from "./shape.js";
 import { WRAPPED_WHAT, lineEndBeforeBreak, wrapBreakLength } from "./text-forms.js";
+import { narrowedUtf16 } from "./utf16.js";
 
 /** Shorter values are too common to look for (a user id, a port, `true`). */
 export const MIN_VALUE = 8;
@@ -556,7 +557,7 @@ export function nonAsciiForms(value: string): { how: string; bytes: Buffer }[] {
   add("Unicode-normalised", Buffer.from(nfc, "utf8"));
   add("Unicode-normalised", Buffer.from(value.normalize("NFD"), "utf8"));
   add("in Windows-1252 or UTF-16", windows1252(nfc));
-  add("in UTF-16", Buffer.from(Array.from({ length: nfc.length }, (_, i) => (nfc.charCodeAt(i) < 0x100 ? nfc.charCodeAt(i) : 0x80))));
+  add("in UTF-16", narrowedUtf16(Buffer.from(nfc, "utf16le"), "le"));
   add("mis-decoded as Windows-1252", Buffer.from(fromWindows1252(Buffer.from(nfc, "utf8")), "utf8"));
   add("HTML-escaped", Buffer.from(htmlEntities(nfc), "utf8"));
   return [...forms.values()];
