@@ -64,7 +64,7 @@ const MIN_OD_OFFSET_DIGITS = 6;
  * four columns: a character, an escape or three octal digits,
  * right-aligned). A line longer than MAX_DUMP_LINE is none.
  */
-export function decodeDumpLine(w: Uint8Array, start: number, end: number, into: Uint8Array, at: number): number {
+export function decodeDumpLine(w: Uint8Array, start: number, end: number, into: Uint8Array, at: number, lines: XxdLines = { words: false }): number {
   if (end - start > MAX_DUMP_LINE) return -1;
   let i = start;
   const limit = end;
@@ -76,7 +76,7 @@ export function decodeDumpLine(w: Uint8Array, start: number, end: number, into: 
     if (n >= 0 || digits === 0) return n;
   }
   if (digits < MIN_OFFSET_DIGITS) return -1;
-  if (w[i] === 58 && w[i + 1] === 32) return xxdLine(w, i + 2, limit, into, at);
+  if (w[i] === 58 && w[i + 1] === 32) return xxdLine(w, i + 2, limit, into, at, lines);
   if (w[i] === 32 && w[i + 1] === 32 && HEX_VALUE[w[i + 2]!]! >= 0) {
     const n = hexdumpLine(w, i + 2, limit, into, at);
     if (n >= 0) return n;
@@ -106,19 +106,22 @@ function xxdTextShows(w: Uint8Array, i: number, end: number, into: Uint8Array, a
 }
 
 /**
- * Whether the last xxd line read was `-e`'s: a line whose bytes its text
- * column shows as well in either order (each group's bytes unprintable,
- * `..`) is read as the line before it was. readHexDumps starts without.
+ * What a reading of a dump's lines carries from line to line: whether the
+ * last xxd line read was `-e`'s (a line whose bytes its text column shows
+ * as well in either order, each group's bytes unprintable, `..`, is read
+ * as the line before it was). A line judged alone starts without.
  */
-let wordsBefore = false;
+export interface XxdLines {
+  words: boolean;
+}
 
 /** xxd's bytes from `i` (after `: `): as they are (plain, `-u`, `-g`) or `-e`'s little-endian words (the form of the line before first), else `-b`'s bits; each form's text column shows them. */
-function xxdLine(w: Uint8Array, i: number, end: number, into: Uint8Array, at: number): number {
-  const first = wordsBefore ? xxdWordsLine(w, i, end, into, at) : xxdHexLine(w, i, end, into, at);
+function xxdLine(w: Uint8Array, i: number, end: number, into: Uint8Array, at: number, lines: XxdLines): number {
+  const first = lines.words ? xxdWordsLine(w, i, end, into, at) : xxdHexLine(w, i, end, into, at);
   if (first >= 0) return first;
-  const second = wordsBefore ? xxdHexLine(w, i, end, into, at) : xxdWordsLine(w, i, end, into, at);
+  const second = lines.words ? xxdHexLine(w, i, end, into, at) : xxdWordsLine(w, i, end, into, at);
   if (second >= 0) {
-    wordsBefore = !wordsBefore;
+    lines.words = !lines.words;
     return second;
   }
   return xxdBitsLine(w, i, end, into, at);
@@ -415,7 +418,7 @@ export function readHexDumps(window: Uint8Array, length: number, from: number, b
   let o = 0;
   let uFrom = -1;
   let uBefore = -1;
-  wordsBefore = false;
+  const lines: XxdLines = { words: false };
   /** Where the bytes of the line before start in the result, if it was a dump's. */
   let repeat = -1;
   /** Whether the lines before were a dump's (a `*` among them). */
@@ -427,7 +430,7 @@ export function readHexDumps(window: Uint8Array, length: number, from: number, b
     const next = end < length && window[end] === 13 ? end + 2 : end + 1;
     outStarts.push(o);
     windowStarts.push(i);
-    const n = decodeDumpLine(window, i, end, out, o);
+    const n = decodeDumpLine(window, i, end, out, o, lines);
     if (n > 0) {
       repeat = o;
       o += n;

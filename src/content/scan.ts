@@ -18,7 +18,7 @@ import { PADDING, findSecret } from "./find.js";
 import { DUMP_WHAT, dumpWindowOffset, findHexDump, readHexDumps } from "./hex-dumps.js";
 import { type KnownSecrets, NO_KNOWN_SECRETS } from "./known.js";
 import { MAX_MATCH } from "./rules.js";
-import { Form, UNDONE_FORMS, formsWhat, undoForms, windowOffset } from "./text-forms.js";
+import { Form, type PieceReading, UNDONE_FORMS, type Undone, formsWhat, undoForms, windowOffset } from "./text-forms.js";
 
 /**
  * Bytes judged at once: large enough that the window's extra bytes cost
@@ -120,42 +120,59 @@ function formsHit(bytes: Uint8Array, padded: Uint8Array, from: number, before: n
     else reread.terminalLeft -= bytes.length;
   }
   if (forms === 0 || !mayReread(reread, bytes.length)) return undefined;
-  const undone = undoForms(padded, bytes.length, forms, from, before, PADDING);
-  const undoneText = undone.bytes.toString("latin1", 0, undone.length);
-  const found = hitIn(undoneText, undone.bytes.subarray(0, undone.length), undone.bytes, undone.from, undone.before, known);
+  const found = hitInReading(undoForms(padded, bytes.length, forms, from, before, PADDING), known);
   return found && { what: `${found.what}, ${formsWhat(forms)}`, index: windowOffset(padded, bytes.length, forms, found.index) };
+}
+
+/**
+ * The leftmost hit in a second reading of the window, which `read` makes
+ * (undefined where the window holds nothing of its kind), and that reading:
+ * within the budget of its `kind` and the one the forms share. Past them a
+ * window is not searched for its kind either (a text of `od -c` lines finds
+ * a dump in each).
+ */
+function rereadHit<R extends PieceReading>(length: number, known: KnownSecrets, reread: RereadBudget | undefined, kind: "dumpLeft" | "encodedLeft", read: () => R | undefined): { what: string; index: number; reading: R } | undefined {
+  if (reread && (reread[kind] < length || reread.left < length)) return undefined;
+  const reading = read();
+  if (!reading) return undefined;
+  if (reread) {
+    reread.left -= length;
+    reread[kind] -= length;
+  }
+  const found = hitInReading(reading, known);
+  return found && { ...found, reading };
 }
 
 /**
  * The leftmost hit in the window read with its hex dump's lines decoded
  * (hex-dumps.ts), where it holds one (an xxd line the colon pass saw, or
- * one findHexDump finds), at the offset of the dump line it starts in. Within the same budget as the forms: a dump is read again whole.
+ * one findHexDump finds), at the offset of the dump line it starts in.
  */
 function dumpHit(text: string, bytes: Uint8Array, padded: Uint8Array, from: number, before: number, known: KnownSecrets, xxdSeen: boolean, reread?: RereadBudget): { what: string; index: number } | undefined {
-  // The budget first: past it, a window is not searched for a dump either (a text of `od -c` lines finds one in each).
-  if (reread && (reread.dumpLeft < bytes.length || reread.left < bytes.length)) return undefined;
-  if ((!xxdSeen && !findHexDump(text, padded, 0, bytes.length)) || !mayReread(reread, bytes.length)) return undefined;
-  if (reread) reread.dumpLeft -= bytes.length;
-  const reading = readHexDumps(padded, bytes.length, from, before, PADDING);
-  const found = hitIn(reading.bytes.toString("latin1", 0, reading.length), reading.bytes.subarray(0, reading.length), reading.bytes, reading.from, reading.before, known);
-  return found && { what: `${found.what}, ${DUMP_WHAT}`, index: dumpWindowOffset(reading, found.index) };
+  const hit = rereadHit(bytes.length, known, reread, "dumpLeft", () =>
+    xxdSeen || findHexDump(text, padded, 0, bytes.length) ? readHexDumps(padded, bytes.length, from, before, PADDING) : undefined,
+  );
+  return hit && { what: `${hit.what}, ${DUMP_WHAT}`, index: dumpWindowOffset(hit.reading, hit.index) };
 }
 
 /**
  * The leftmost hit in the window read with its runs of a byte encoding
  * decoded (byte-encodings.ts), where it holds one, at the offset of the
- * run it starts in. Within the same budget as the forms.
+ * run it starts in.
  */
 function encodedHit(text: string, bytes: Uint8Array, from: number, before: number, known: KnownSecrets, reread?: RereadBudget): { what: string; index: number } | undefined {
-  if (reread && (reread.encodedLeft < bytes.length || reread.left < bytes.length)) return undefined;
-  const runs = findByteEncodings(text, bytes, bytes.length);
-  if (runs.length === 0 || !mayReread(reread, bytes.length)) return undefined;
-  if (reread) reread.encodedLeft -= bytes.length;
-  const reading = readByteEncodings(bytes, bytes.length, runs, from, before, PADDING);
-  const found = hitIn(reading.bytes.toString("latin1", 0, reading.length), reading.bytes.subarray(0, reading.length), reading.bytes, reading.from, reading.before, known);
-  if (!found) return undefined;
-  const { offset, kind } = encodedWindowOffset(reading, found.index);
-  return { what: kind ? `${found.what}, read from ${ENCODING_NAMES[kind]}` : found.what, index: offset };
+  const hit = rereadHit(bytes.length, known, reread, "encodedLeft", () => {
+    const runs = findByteEncodings(text, bytes, bytes.length);
+    return runs.length === 0 ? undefined : readByteEncodings(bytes, bytes.length, runs, from, before, PADDING);
+  });
+  if (!hit) return undefined;
+  const { offset, kind } = encodedWindowOffset(hit.reading, hit.index);
+  return { what: kind ? `${hit.what}, read from ${ENCODING_NAMES[kind]}` : hit.what, index: offset };
+}
+
+/** The leftmost hit in a second reading of a window (its judged part: [from, before)). */
+function hitInReading(reading: Undone, known: KnownSecrets): { what: string; index: number } | undefined {
+  return hitIn(reading.bytes.toString("latin1", 0, reading.length), reading.bytes.subarray(0, reading.length), reading.bytes, reading.from, reading.before, known);
 }
 
 /** The leftmost hit of either finder in [from, before) (with `forms`: and the forms of writing the search saw). */
