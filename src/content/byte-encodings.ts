@@ -56,52 +56,91 @@ interface Run {
   kinds: number;
 }
 
+/** `[`s before no number a window's search steps over one by one before an expression looks for the next list. */
+const BRACKET_MISSES = 256;
+
 /**
  * The decimal lists from `[` in the window: numbers of 0 to 255 (or -128
  * to -1, Java's signed bytes) between `,` and blanks, up to `]` (or the
- * window's end), at least MIN_DECODED of them. A regular expression finds
- * each `[` before a number and a comma; the list is read from it, and the
- * search goes on after what was read.
+ * window's end), at least MIN_DECODED of them. Each `[` before a number
+ * and a comma opens one, found by a native search for `[` (code and logs
+ * hold a few a line), past BRACKET_MISSES others by an expression's own
+ * loop (a native search for each `[` and a look at it took `ESC [`
+ * repeated, a `[` every other byte, from 58 to 115 ms for 8 MiB; the
+ * expression alone read every byte of the benchmark's negatives: 8% of
+ * their scan). The list is read from it, and the search goes on after
+ * what was read.
  */
 function decimalRuns(text: string, w: Uint8Array, length: number, runs: Run[]): void {
-  // One expression's own loop between the `[`s (a native search for each and a sticky test at it took `ESC [` repeated, a
-  // `[` every other byte, from 58 to 115 ms for 8 MiB).
-  const opening = /\[[ \t\r\n]*-?[0-9]{1,3}[ \t\r\n]*,/g;
-  for (let m = opening.exec(text); m; m = opening.exec(text)) {
-    const start = m.index;
-    let i = start + 1;
-    let count = 0;
-    let closed = false;
-    for (;;) {
-      let space = 0;
-      while (i < length && isBlank(w[i]!) && space++ < MAX_LIST_SPACE) i++;
-      const value = decimalAt(w, i, length);
-      if (value === undefined) break;
-      count++;
-      i = value.end;
-      space = 0;
-      while (i < length && isBlank(w[i]!) && space++ < MAX_LIST_SPACE) i++;
-      if (w[i] === 44) i++;
-      else {
-        closed = w[i] === 93;
-        break;
-      }
+  let misses = 0;
+  let i = text.indexOf("[");
+  for (; i >= 0 && misses < BRACKET_MISSES; i = text.indexOf("[", i)) {
+    if (opensDecimalList(w, i, length)) i = Math.max(readDecimalList(w, i, length, runs), i + 1);
+    else {
+      misses++;
+      i++;
     }
-    if (count >= MIN_DECODED && (closed || i >= length)) runs.push({ start, end: closed ? i + 1 : i, kinds: 1 << Encoding.Decimal });
-    opening.lastIndex = Math.max(i, start + 1);
   }
+  if (i < 0) return;
+  const opening = /\[[ \t\r\n]*-?[0-9]{1,3}[ \t\r\n]*,/g;
+  opening.lastIndex = i;
+  for (let m = opening.exec(text); m; m = opening.exec(text)) opening.lastIndex = Math.max(readDecimalList(w, m.index, length, runs), m.index + 1);
 }
 
-/** The decimal byte at `i` (`-` and up to 3 digits, 0 to 255 or -128 to -1) and where it ends. */
-function decimalAt(w: Uint8Array, i: number, length: number): { value: number; end: number } | undefined {
+/** Whether the `[` at `i` opens a decimal list: blanks, a number of one to three digits (`-` before it or not), blanks, `,`. */
+function opensDecimalList(w: Uint8Array, i: number, length: number): boolean {
+  let k = i + 1;
+  while (k < length && isBlank(w[k]!)) k++;
+  if (w[k] === 45) k++;
+  const digits = k;
+  while (k < length && isDigit(w[k]!) && k - digits < 4) k++;
+  if (k === digits || k - digits > 3) return false;
+  while (k < length && isBlank(w[k]!)) k++;
+  return k < length && w[k] === 44;
+}
+
+/** Reads the list from the `[` at `start`, adding it to `runs` if it is one; where its reading stopped. */
+function readDecimalList(w: Uint8Array, start: number, length: number, runs: Run[]): number {
+  let i = start + 1;
+  let count = 0;
+  let closed = false;
+  for (;;) {
+    let space = 0;
+    while (i < length && isBlank(w[i]!) && space++ < MAX_LIST_SPACE) i++;
+    const end = decimalEnd(w, i, length);
+    if (end < 0) break;
+    count++;
+    i = end;
+    space = 0;
+    while (i < length && isBlank(w[i]!) && space++ < MAX_LIST_SPACE) i++;
+    if (w[i] === 44) i++;
+    else {
+      closed = w[i] === 93;
+      break;
+    }
+  }
+  if (count >= MIN_DECODED && (closed || i >= length)) runs.push({ start, end: closed ? i + 1 : i, kinds: 1 << Encoding.Decimal });
+  return i;
+}
+
+/** Where the decimal byte at `i` ends (`-` and up to 3 digits, 0 to 255 or -128 to -1, Java's signed bytes), or -1. */
+function decimalEnd(w: Uint8Array, i: number, length: number): number {
   const negative = w[i] === 45;
   let k = negative ? i + 1 : i;
   let n = 0;
   const first = k;
   while (k < length && isDigit(w[k]!) && k - first < 4) n = n * 10 + w[k++]! - 48;
-  if (k === first || k - first > 3 || (k < length && isDigit(w[k]!))) return undefined;
-  if (negative ? n === 0 || n > 128 : n > 255) return undefined;
-  return { value: negative ? 256 - n : n, end: k };
+  if (k === first || k - first > 3 || (k < length && isDigit(w[k]!))) return -1;
+  if (negative ? n === 0 || n > 128 : n > 255) return -1;
+  return k;
+}
+
+/** The byte the decimal at [i, end) stands for (one decimalEnd read). */
+function decimalByte(w: Uint8Array, i: number, end: number): number {
+  const negative = w[i] === 45;
+  let n = 0;
+  for (let k = negative ? i + 1 : i; k < end; k++) n = n * 10 + w[k]! - 48;
+  return negative ? 256 - n : n;
 }
 
 /** The end of the line at `i` (its `\n` or a `\r` before it), at most `limit`. */
@@ -262,10 +301,10 @@ function decode(w: Uint8Array, start: number, end: number, kind: Encoding, into:
 function decodeDecimal(w: Uint8Array, start: number, end: number, into: Uint8Array, at: number): number {
   let o = at;
   for (let i = start + 1; i < end; ) {
-    const value = decimalAt(w, i, end);
-    if (value) {
-      into[o++] = value.value;
-      i = value.end;
+    const next = decimalEnd(w, i, end);
+    if (next >= 0) {
+      into[o++] = decimalByte(w, i, next);
+      i = next;
     } else i++;
   }
   return o - at;

@@ -532,6 +532,16 @@ const TERMINAL_LEADS = ["\x1b", "\x9b"];
  */
 const STRING_8BIT_LEAD = /[A-Za-z0-9_\-.+/=:~\xc2][\x90\x98\x9d-\x9f]/g;
 const STRING_8BIT_BYTES = ["\x9d", "\x90", "\x98", "\x9e", "\x9f"];
+
+/** Where the first of `needles` stands in `text` from `from`, or -1: a native search for each. */
+function firstOf(text: string, needles: readonly string[], from: number): number {
+  let first = -1;
+  for (const needle of needles) {
+    const at = text.indexOf(needle, from);
+    if (at >= 0 && (first < 0 || at < first)) first = at;
+  }
+  return first;
+}
 /** A sequence whose ESC is written as text (written-escapes.ts) right after a key's character (text-forms.ts's KEY_CHAR). */
 const WRITTEN_SEQUENCE_IN_KEY = writtenSequenceAfter("[A-Za-z0-9_.+/=:~-]");
 /** Bytes of a key's characters and escapes around an escape that may be inside one: the shortest value looked for (8 characters) and an escape. */
@@ -1029,10 +1039,12 @@ class Search {
     // `\xc2\x9b0mEAA…`), which META_LEAD's look-behind does not take (TOKEN_START's second one, in that expression, cost every
     // EAA it passed: `EAA` repeated 5.9 to 9.5 ms/MiB): the sequence read forward from its introducer, in native code (a loop
     // here over every ESC and 0x9B, a UTF-8 continuation byte of Cyrillic's Л and others, cost their text twice the time).
+    // From the first ESC or 0x9B (two native searches; the expression read every byte of text without one: 7% of the scan).
     const after = META_AFTER_ESCAPE;
-    after.lastIndex = Math.max(0, this.from - SEQUENCE_BACK_MAX - 1);
+    const introducer = firstOf(text, TERMINAL_LEADS, Math.max(0, this.from - SEQUENCE_BACK_MAX - 1));
+    after.lastIndex = Math.max(0, introducer);
     // test(), not exec(): no match is allocated (the lead ends at lastIndex); `ESC[mEAA` repeated cost 8.4 ms/MiB with exec().
-    while (after.test(text)) {
+    while (introducer >= 0 && after.test(text)) {
       const at = after.lastIndex - 3;
       if (at >= stop) break;
       after.lastIndex = at;
@@ -2027,13 +2039,8 @@ class Search {
     // times its first search (8 MiB of 板 6 to 35 ms). The other control strings' 8-bit introducers (0x90, 0x98, 0x9E, 0x9F:
     // an emoji's F0 9F) the same way, from the first of any of them (by hand, 8 MiB of emoji prose, one every 15 bytes, read
     // by the expression: 10 ms before them and 15 after; text without these bytes pays four native searches more).
-    let first = -1;
     // A window of ASCII holds none of them, where the five searches each read it whole.
-    if (!ascii)
-      for (const byte of STRING_8BIT_BYTES) {
-        const at = text.indexOf(byte, this.from);
-        if (at >= 0 && (first < 0 || at < first)) first = at;
-      }
+    const first = ascii ? -1 : firstOf(text, STRING_8BIT_BYTES, this.from);
     const lead = STRING_8BIT_LEAD;
     lead.lastIndex = Math.max(0, first - 1);
     while (first >= 0 && first < limit && lead.test(text)) {
