@@ -651,6 +651,8 @@ describe("a running watch follows its configuration file (watch34)", () => {
     expect(tsv.code).toBe(1);
     expect(tsv.stdout).toMatch(/^MEDIA:.*c2\.svg\n$/);
     expect(tsv.stderr).toContain(`extension_not_allowed: .tsv is on this run's allow-list, but the watch guarding this outbox (process ${w.child.pid})`);
+    expect(fs.readdirSync(h.outbox).filter((n) => n.endsWith(".tsv"))).toEqual([]);
+    expect(staged()).toEqual([]);
 
     // Broken under the watch (a control character in it, which the parser's message quotes): the last good policy stays.
     setConfig('{"allow": ["png", "tsv", \x1b[2J');
@@ -686,6 +688,21 @@ describe("a running watch follows its configuration file (watch34)", () => {
     expect(staged()).toEqual([]);
     expect(inQuarantine().filter((n) => !n.startsWith("marker-"))).toEqual(["chart.svg"]);
   });
+
+  it("its drop folders take the changed policy too: an svg dropped after the file allowed it is published", async () => {
+    setConfig({ allow: ["png", "txt"] });
+    const drop = path.join(h.home, "drop");
+    const w = await startWatch(["--drop", drop, "--settle", "50ms"]);
+    write(drop, "early.svg", svg);
+    expect(await w.waitFor((e) => e.event === "refused" && e.name === "early.svg", "early.svg refused")).toMatchObject({ code: "extension_not_allowed" });
+    expect(fs.readdirSync(h.outbox).filter((n) => n.endsWith(".svg"))).toEqual([]);
+    setConfig({ allow: ["png", "txt", "svg"] });
+    await waitUntil(() => logged(w, "policy_changed").length > 0, "the policy change taken");
+    write(drop, "late.svg", svg);
+    await w.waitFor((e) => e.event === "published" && e.name === "late.svg", "late.svg published");
+    await judgedPast(w, "late.svg");
+    expect(w.find(quarantined("late.svg"))).toBeUndefined();
+  });
 });
 
 describe("a killed watch's lock (watch34)", () => {
@@ -704,7 +721,8 @@ describe("a killed watch's lock (watch34)", () => {
     const w = await startWatch();
     const chart = write(h.home, "chart.svg", svg);
     const refused = cli(["prepare", "--allow", "png,svg", chart], { env: h.env });
-    expect(refused.stderr).toContain(`the watch guarding this outbox (process ${w.child.pid})`);
+    expect(refused.stderr).toContain(`extension_not_allowed: .svg is on this run's allow-list, but the watch guarding this outbox (process ${w.child.pid})`);
+    expect(fs.readdirSync(h.outbox).filter((n) => n.endsWith(".svg"))).toEqual([]);
     await kill(w);
     // Its lock is left as it was: a socket nobody listens on.
     expect(fs.lstatSync(lockName(state)).isSocket()).toBe(true);
@@ -727,6 +745,7 @@ describe("a killed watch's lock (watch34)", () => {
     const viaGate = { ...h.env, MEDIA_OUTBOX_SOCKET: gate.socket };
     const before = cli(["prepare", write(h.home, "chart.svg", svg)], { env: viaGate });
     expect(before.stderr).toContain(`extension_not_allowed: .svg is on this run's allow-list, but the watch guarding this outbox (process ${w.child.pid})`);
+    expect(gateLeftBehind(gate).outbox.filter((n) => n.endsWith(".svg"))).toEqual([]);
     // Widened under the watch: once it took the change, the gate's next request asks its lock again.
     fs.writeFileSync(path.join(h.home, ".hermes", "media-outbox.json"), JSON.stringify({ allow: ["png", "txt", "svg"] }));
     await waitUntil(() => w.stderr.includes('"event":"policy_changed"'), "the watch took the change");
@@ -735,6 +754,7 @@ describe("a killed watch's lock (watch34)", () => {
     expect(after.stdout).toMatch(/^MEDIA:.*chart\.svg\n$/);
     const tsv = write(h.home, "data.tsv", "a\tb\n");
     expect(cli(["prepare", tsv], { env: viaGate }).stderr).toContain(`extension_not_allowed: .tsv is on this run's allow-list, but the watch guarding this outbox (process ${w.child.pid})`);
+    expect(gateLeftBehind(gate).outbox.filter((n) => n.endsWith(".tsv"))).toEqual([]);
     await kill(w);
     expect(fs.lstatSync(lockName(gate.state)).isSocket()).toBe(true);
     // The dead watch's answer goes: the gate judges by its own policy (tried until then, each refusal leaving nothing behind).
