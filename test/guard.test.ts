@@ -395,7 +395,7 @@ describe("prepare --allow beyond the guard's allow-list while a watch runs (red 
     expect(r.stdout).toMatch(/^MEDIA:.*x\.png\n$/);
     for (const ext of ["svg", "tsv"]) {
       expect(r.stderr).toContain(`extension_not_allowed: .${ext} is on this run's allow-list, but the watch guarding this outbox (process ${w.child.pid})`);
-      expect(r.stderr).toContain(`add ${ext} to "allow" in the configuration (or the watch's --allow) and restart the watch`);
+      expect(r.stderr).toContain(`add ${ext} to "allow" in the configuration (a running watch reads it again when it changes) or to the watch's --allow (then restart the watch)`);
     }
     // Nothing of the refused files reached the outbox, the staging or the quarantine.
     expect(fs.readdirSync(h.outbox).sort()).toEqual(["first.png", "x.png"]);
@@ -549,7 +549,7 @@ describe("the size cap, and policy flags that narrow or widen the configuration'
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/^MEDIA:.*ok\.txt\n$/);
     expect(r.stderr).toContain(`too_large: the file is 3.0 KiB, within this run's cap, but the watch guarding this outbox (process ${w.child.pid}) quarantines every .txt entry over 2.0 KiB`);
-    expect(r.stderr).toContain(`raise "maxSize" in the configuration (or the watch's --max-size) and restart the watch`);
+    expect(r.stderr).toContain(`raise "maxSize" in the configuration (a running watch reads it again when it changes) or the watch's --max-size (then restart the watch)`);
     expect(fs.readdirSync(h.outbox).sort()).toEqual(["first.png", "ok.txt"]);
     expect(staged()).toEqual([]);
     await judgedPast(w, "ok.txt");
@@ -616,5 +616,156 @@ describe("a gate and a watch on the same outbox (guard33)", () => {
     const after = cli(["prepare", chart, big], { env: viaGate });
     expect(after.stderr).toBe("");
     expect(after.stdout.split("\n").filter(Boolean).map((l) => path.basename(l)).sort()).toEqual(["big.txt", "chart.svg"]);
+  });
+});
+
+describe("a running watch follows its configuration file (watch34)", () => {
+  const configFile = () => path.join(h.home, ".hermes", "media-outbox.json");
+  const setConfig = (c: object | string) => fs.writeFileSync(configFile(), typeof c === "string" ? c : JSON.stringify(c));
+  const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>\n';
+  const inQuarantine = () => fs.readdirSync(quarantine).filter((n) => !n.startsWith("."));
+  const staged = () => fs.readdirSync(path.join(state, "staging"));
+  /** Plants a file no record names and waits until it is quarantined: the guard has judged everything planted or published before it. */
+  async function judgedPast(w: WatchProcess, what: string): Promise<void> {
+    const marker = `marker-${process.hrtime.bigint()}.txt`;
+    write(h.outbox, marker, `after ${what}\n`);
+    await w.waitFor(quarantined(marker), `${marker} quarantined`);
+    await waitUntil(() => w.stderr.includes(marker), `the guard judged past ${what}`);
+  }
+  const logged = (w: WatchProcess, event: string) => w.stderr.split("\n").filter((l) => l.includes(`"event":"${event}"`));
+
+  it("widened under the watch: what prepare then publishes by it stays; a broken file keeps the last good policy, escaped in the log, and the watch runs on", async () => {
+    setConfig({ allow: ["png", "txt"] });
+    const w = await startWatch();
+    // Widened, then published at once: the guard may judge the svg before the file's change reached it, and reads the file again first.
+    setConfig({ allow: ["png", "txt", "svg"] });
+    const chart = cli(["prepare", write(h.home, "chart.svg", svg)], { env: h.env });
+    expect(chart.stderr).toBe("");
+    expect(chart.stdout).toMatch(/^MEDIA:.*chart\.svg\n$/);
+    await judgedPast(w, "chart.svg");
+    expect(w.find(quarantined("chart.svg"))).toBeUndefined();
+    expect(fs.existsSync(path.join(h.outbox, "chart.svg"))).toBe(true);
+    await waitUntil(() => logged(w, "policy_changed").length > 0, "the policy change logged");
+    // Its lock tells the new policy: svg is the watch's now, tsv is not.
+    const tsv = cli(["prepare", "--allow", "png,svg,tsv", write(h.home, "data.tsv", "a\tb\n"), write(h.home, "c2.svg", svg)], { env: h.env });
+    expect(tsv.code).toBe(1);
+    expect(tsv.stdout).toMatch(/^MEDIA:.*c2\.svg\n$/);
+    expect(tsv.stderr).toContain(`extension_not_allowed: .tsv is on this run's allow-list, but the watch guarding this outbox (process ${w.child.pid})`);
+    expect(fs.readdirSync(h.outbox).filter((n) => n.endsWith(".tsv"))).toEqual([]);
+    expect(staged()).toEqual([]);
+
+    // Broken under the watch (a control character in it, which the parser's message quotes): the last good policy stays.
+    setConfig('{"allow": ["png", "tsv", \x1b[2J');
+    await waitUntil(() => logged(w, "config_refused").length > 0, "the broken file refused");
+    const refusedLine = logged(w, "config_refused")[0]!;
+    expect(refusedLine).not.toMatch(/[\x00-\x1f]/);
+    expect(refusedLine).toContain("not valid JSON");
+    expect(refusedLine).toContain("\\\\x1b");
+    // A prepare of another configuration publishes an svg and a tsv: the guard keeps the svg and moves the tsv, as before the broken file.
+    const other = path.join(h.home, "other.json");
+    fs.writeFileSync(other, JSON.stringify({ allow: ["png", "svg", "tsv"] }));
+    const r = cli(["prepare", "--config", other, write(h.home, "c3.svg", svg), write(h.home, "more.tsv", "c\td\n")], { env: h.env });
+    expect(r.code, r.stderr).toBe(0);
+    expect((await w.waitFor(quarantined("more.tsv"), "more.tsv quarantined")).reason).toBe("extension_not_allowed");
+    await judgedPast(w, "c3.svg");
+    expect(w.find(quarantined("c3.svg"))).toBeUndefined();
+    expect(w.exitCode).toBeUndefined();
+    expect(await w.stop()).toBe(0);
+    running.splice(0);
+  });
+
+  it("narrowed under the watch: entries kept by the old policy are judged again, and its lock tells prepare the new one", async () => {
+    setConfig({ allow: ["png", "txt", "svg"] });
+    const w = await startWatch();
+    const chart = prepared(h, "chart.svg", svg);
+    await judgedPast(w, "chart.svg");
+    expect(fs.existsSync(chart)).toBe(true);
+    setConfig({ allow: ["png", "txt"] });
+    expect((await w.waitFor(quarantined("chart.svg"), "chart.svg quarantined")).reason).toBe("extension_not_allowed");
+    const r = cli(["prepare", "--allow", "png,svg", write(h.home, "c2.svg", svg)], { env: h.env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`extension_not_allowed: .svg is on this run's allow-list, but the watch guarding this outbox (process ${w.child.pid})`);
+    expect(staged()).toEqual([]);
+    expect(inQuarantine().filter((n) => !n.startsWith("marker-"))).toEqual(["chart.svg"]);
+  });
+
+  it("its drop folders take the changed policy too: an svg dropped after the file allowed it is published", async () => {
+    setConfig({ allow: ["png", "txt"] });
+    const drop = path.join(h.home, "drop");
+    const w = await startWatch(["--drop", drop, "--settle", "50ms"]);
+    write(drop, "early.svg", svg);
+    expect(await w.waitFor((e) => e.event === "refused" && e.name === "early.svg", "early.svg refused")).toMatchObject({ code: "extension_not_allowed" });
+    expect(fs.readdirSync(h.outbox).filter((n) => n.endsWith(".svg"))).toEqual([]);
+    setConfig({ allow: ["png", "txt", "svg"] });
+    await waitUntil(() => logged(w, "policy_changed").length > 0, "the policy change taken");
+    write(drop, "late.svg", svg);
+    await w.waitFor((e) => e.event === "published" && e.name === "late.svg", "late.svg published");
+    await judgedPast(w, "late.svg");
+    expect(w.find(quarantined("late.svg"))).toBeUndefined();
+  });
+});
+
+describe("a killed watch's lock (watch34)", () => {
+  afterEach(async () => {
+    await killAll();
+  });
+  const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>\n';
+  const lockName = (stateDir: string) => path.join(stateDir, ".media-outbox-watch", "holder");
+  async function kill(w: WatchProcess): Promise<void> {
+    w.child.kill("SIGKILL");
+    await w.exited;
+    running.splice(running.indexOf(w), 1);
+  }
+
+  it("prepare treats a SIGKILLed watch's lock as no watch; the next watch's answer is the one asked", async () => {
+    const w = await startWatch();
+    const chart = write(h.home, "chart.svg", svg);
+    const refused = cli(["prepare", "--allow", "png,svg", chart], { env: h.env });
+    expect(refused.stderr).toContain(`extension_not_allowed: .svg is on this run's allow-list, but the watch guarding this outbox (process ${w.child.pid})`);
+    expect(fs.readdirSync(h.outbox).filter((n) => n.endsWith(".svg"))).toEqual([]);
+    await kill(w);
+    // Its lock is left as it was: a socket nobody listens on.
+    expect(fs.lstatSync(lockName(state)).isSocket()).toBe(true);
+    const alone = cli(["prepare", "--allow", "png,svg", chart], { env: h.env });
+    expect(alone.stderr).toBe("");
+    expect(alone.stdout).toMatch(/^MEDIA:.*chart\.svg\n$/);
+    // Another watch takes the lock over: its own answer counts, not the dead one's.
+    const next = await startWatch(["--allow", "png,svg"]);
+    const r = cli(["prepare", "--allow", "png,svg,tsv", write(h.home, "d.tsv", "a\tb\n"), write(h.home, "c2.svg", svg)], { env: h.env });
+    expect(r.stdout).toMatch(/^MEDIA:.*c2\.svg\n$/);
+    expect(r.stderr).toContain(`extension_not_allowed: .tsv is on this run's allow-list, but the watch guarding this outbox (process ${next.child.pid})`);
+  });
+
+  it("the gate asks the watch again once its policy changed, and once it was SIGKILLed judges by its own policy", async () => {
+    fs.writeFileSync(path.join(h.home, ".hermes", "media-outbox.json"), JSON.stringify({ allow: ["png", "txt"] }));
+    const dir = path.join(h.home, "g");
+    fs.mkdirSync(dir);
+    const gate = await startGate(dir, h.env, ["--allow", "png,txt,svg,tsv"]);
+    const w = await startWatch(["--outbox", gate.outbox]);
+    const viaGate = { ...h.env, MEDIA_OUTBOX_SOCKET: gate.socket };
+    const before = cli(["prepare", write(h.home, "chart.svg", svg)], { env: viaGate });
+    expect(before.stderr).toContain(`extension_not_allowed: .svg is on this run's allow-list, but the watch guarding this outbox (process ${w.child.pid})`);
+    expect(gateLeftBehind(gate).outbox.filter((n) => n.endsWith(".svg"))).toEqual([]);
+    // Widened under the watch: once it took the change, the gate's next request asks its lock again.
+    fs.writeFileSync(path.join(h.home, ".hermes", "media-outbox.json"), JSON.stringify({ allow: ["png", "txt", "svg"] }));
+    await waitUntil(() => w.stderr.includes('"event":"policy_changed"'), "the watch took the change");
+    const after = cli(["prepare", write(h.home, "chart.svg", svg)], { env: viaGate });
+    expect(after.stderr).toBe("");
+    expect(after.stdout).toMatch(/^MEDIA:.*chart\.svg\n$/);
+    const tsv = write(h.home, "data.tsv", "a\tb\n");
+    expect(cli(["prepare", tsv], { env: viaGate }).stderr).toContain(`extension_not_allowed: .tsv is on this run's allow-list, but the watch guarding this outbox (process ${w.child.pid})`);
+    expect(gateLeftBehind(gate).outbox.filter((n) => n.endsWith(".tsv"))).toEqual([]);
+    await kill(w);
+    expect(fs.lstatSync(lockName(gate.state)).isSocket()).toBe(true);
+    // The dead watch's answer goes: the gate judges by its own policy (tried until then, each refusal leaving nothing behind).
+    const published = await waitUntil(() => {
+      const r = cli(["prepare", tsv], { env: viaGate });
+      if (r.code === 0) return r;
+      expect(r.stderr).toContain("extension_not_allowed");
+      expect(gateLeftBehind(gate).outbox.includes("data.tsv")).toBe(false);
+      return undefined;
+    }, "the gate publishes the tsv");
+    expect(published.stdout).toMatch(/^MEDIA:.*data\.tsv\n$/);
+    expect(gateLeftBehind(gate).staging).toEqual([]);
   });
 });

@@ -6,6 +6,7 @@ import { untilSignal } from "../cli/signals.js";
 import { usageError } from "../core/errors.js";
 import { safeJson } from "../core/escape.js";
 import { createLogger, loggerOptionsFrom } from "../log/logger.js";
+import type { WatchConfigs } from "../watch/config-follow.js";
 import type { WatchEvent } from "../watch/events.js";
 import { Watch } from "../watch/watch.js";
 
@@ -38,14 +39,19 @@ export async function run(argv: string[]): Promise<number> {
         ...(values.keep ? { keep: true } : {}),
       },
     };
-    const config = configFromFlags(values, watchFlags);
-    // What a plain prepare publishes by: the guard keeps it whatever this watch's policy flags say (watch.ts guardPolicy).
-    const policyFlags = values.allow !== undefined || values["max-size"] !== undefined || values.platform !== undefined;
-    const configured = policyFlags ? configFromFlags({ ...values, allow: undefined, "max-size": undefined, platform: undefined }, watchFlags) : config;
+    // The flags win over the file at every reading: the watch reads it again when it changes (config-follow.ts).
+    const reload = (): WatchConfigs => {
+      const config = configFromFlags(values, watchFlags);
+      // What a plain prepare publishes by: the guard keeps it whatever this watch's policy flags say (watch.ts guardPolicy).
+      const policyFlags = values.allow !== undefined || values["max-size"] !== undefined || values.platform !== undefined;
+      const configured = policyFlags ? configFromFlags({ ...values, allow: undefined, "max-size": undefined, platform: undefined }, watchFlags) : config;
+      return { config, configured };
+    };
+    const { config, configured } = reload();
     // A service: it always logs (JSON lines on stderr, or to --log-file).
     const logger = await createLogger(loggerOptionsFrom(config, { logJson: true }, "media-outbox-watch"));
     const onEvent = json ? (event: WatchEvent) => out(`${safeJson(event)}\n`) : undefined;
-    const watch = new Watch({ config, configured, logger, ...(onEvent ? { onEvent } : {}) });
+    const watch = new Watch({ config, configured, reload, logger, ...(onEvent ? { onEvent } : {}) });
     await watch.start();
     const signal = await signalled;
     logger.info({ event: "stopping", signal }, "stopping: finishing files already begun");

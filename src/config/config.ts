@@ -18,6 +18,8 @@ export const STAGING_MAX_AGE_MS = 3_600_000;
 export const DEFAULT_SETTLE_MS = 1000;
 /** Written by `install systemd --system --gate`; holds only `{"socket": PATH}`. */
 export const SYSTEM_CONFIG = "/etc/media-outbox/config.json";
+/** The config file read when none is named: in the Hermes home. */
+const DEFAULT_CONFIG_NAME = "media-outbox.json";
 /** A drop that must stay unchanged longer than an hour is never taken: a longer settle is a typo. */
 export const MAX_SETTLE_MS = 3_600_000;
 
@@ -277,7 +279,7 @@ export function loadConfig(overrides: ConfigOverrides = {}): Config {
   const cwd = overrides.cwd ?? process.cwd();
 
   const explicitFile = overrides.config ?? env.MEDIA_OUTBOX_CONFIG;
-  const configFile = explicitFile ? absPath(explicitFile, home, cwd, "--config") : path.join(hermesHome, "media-outbox.json");
+  const configFile = explicitFile ? absPath(explicitFile, home, cwd, "--config") : path.join(hermesHome, DEFAULT_CONFIG_NAME);
   const file = readConfigFile(configFile, explicitFile !== undefined) ?? {};
   const fileName = Object.keys(file).length > 0 || explicitFile ? configFile : undefined;
 
@@ -403,6 +405,22 @@ function gateSocket(overrides: ConfigOverrides, env: NodeJS.ProcessEnv, file: Po
 
 function stripUndefined<T extends object>(obj: T): Partial<T> {
   return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** The file `config` was read from, or would be once it exists (none named: the Hermes home's): the one a running watch follows. */
+export function configFilePath(config: Pick<Config, "configFile" | "hermesHome">): string {
+  return config.configFile ?? path.join(config.hermesHome, DEFAULT_CONFIG_NAME);
+}
+
+/** The fields of a configuration that say what may be published (the allow-list, the size caps). */
+const POLICY_FIELDS = ["allow", "maxSize", "platform", "platformLimits"] as const satisfies readonly (keyof Config)[];
+
+/** `base` with the publishing policy of `from`: everything else (the outbox, its state, the drop folders) stays `base`'s. */
+export function withPolicyOf(base: Config, from: Config): Config {
+  const next = { ...base };
+  delete next.platform;
+  for (const key of POLICY_FIELDS) if (from[key] !== undefined) Object.assign(next, { [key]: from[key] });
+  return next;
 }
 
 /** The size cap for one file: the general cap, lowered by the platform's limit for its kind. */

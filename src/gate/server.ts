@@ -41,6 +41,8 @@ export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 const MAX_HEADER_BYTES = 32 * 1024;
 /** How long an answered connection may still take a body it will not read, and how much of it. */
 const LINGER_MS = 1000;
+/** How long the gate judges by a watch's answer before it asks its lock again (watchGuard). */
+const GUARD_ANSWER_MS = 1000;
 const DRAIN_BYTES = 8 * 1024 * 1024;
 
 export interface GateOptions {
@@ -249,8 +251,8 @@ export class GateServer {
   private drained?: () => void;
   /** The verified outbox, for answers that name it. */
   readonly outbox: string;
-  /** The watch guarding the outbox as its lock last answered, and which lock that was (watchGuard). */
-  private guardSeen?: { lock: string; guard: WatchGuard | undefined };
+  /** The watch guarding the outbox as its lock last answered, which lock that was, and when (watchGuard). */
+  private guardSeen?: { lock: string; guard: WatchGuard | undefined; at: number };
 
   constructor(private readonly options: GateOptions) {
     this.clientTimeoutMs = options.clientTimeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS;
@@ -564,16 +566,23 @@ export class GateServer {
    * if one runs: its guard quarantines what its policy lacks, so the gate must
    * not publish it (judge.ts checkGuarded, checkSize), however its own
    * allow-list and caps were set. One lstat of its lock per request; the lock
-   * is asked (one connection) only when it is another one than last time.
+   * is asked (one connection) only when it is another one than last time
+   * (a watch started, another took over, or the watch read a new policy: it
+   * touches its lock), or when a watch's answer is older than
+   * GUARD_ANSWER_MS: a watch that was killed leaves its lock as it was, and
+   * its answer must not outlive it. A dead lock's "no watch" is kept: it
+   * never answers again.
    */
   private async watchGuard(stateDir: string): Promise<WatchGuard | undefined> {
     const lock = lockIdentity(stateDir);
     if (lock === undefined) return undefined;
-    if (this.guardSeen?.lock === lock) return this.guardSeen.guard;
+    const seen = this.guardSeen;
+    if (seen?.lock === lock && (seen.guard === undefined || performance.now() - seen.at < GUARD_ANSWER_MS)) return seen.guard;
+    const at = performance.now();
     const holder = await watchHolder(stateDir);
     const guard = holder && watchGuardOf(holder, this.policy.allow);
     // Asked again at the next request when the lock changed meanwhile.
-    if (lockIdentity(stateDir) === lock) this.guardSeen = { lock, guard };
+    if (lockIdentity(stateDir) === lock) this.guardSeen = { lock, guard, at };
     return guard;
   }
 

@@ -85,6 +85,11 @@ export function widenPolicy(a: Pick<Policy, "allow" | "capFor">, b: Pick<Policy,
   };
 }
 
+/** Whether `next` keeps less than `old`: an extension it lacks, or a lower cap for one. */
+export function narrowsPolicy(old: Pick<Policy, "allow" | "capFor">, next: Pick<Policy, "allow" | "capFor">): boolean {
+  return old.allow.some((ext) => !next.allow.includes(ext) || next.capFor(ext) < old.capFor(ext));
+}
+
 /** Where the bytes come from. */
 export type IncomingBytes =
   | {
@@ -159,7 +164,7 @@ export function checkGuarded(policy: Pick<Policy, "guard">, ext: string): void {
   const e = escapeText(ext);
   throw new Refusal(
     "extension_not_allowed",
-    `.${e} is on this run's allow-list, but the watch guarding this outbox (${guard.who}) quarantines every entry off its allow-list (${guard.allow.map(escapeText).join(" ") || "nothing"}), so the file would be gone before it was delivered; add ${e} to "allow" in the configuration (or the watch's --allow) and restart the watch, then prepare it again`,
+    `.${e} is on this run's allow-list, but the watch guarding this outbox (${guard.who}) quarantines every entry off its allow-list (${guard.allow.map(escapeText).join(" ") || "nothing"}), so the file would be gone before it was delivered; add ${e} to "allow" in the configuration (a running watch reads it again when it changes) or to the watch's --allow (then restart the watch), then prepare it again`,
   );
 }
 
@@ -176,7 +181,7 @@ export function checkSize(policy: Pick<Policy, "capFor" | "guard">, ext: string,
   if (!guard || bytes <= guard.capFor(ext)) return;
   throw new Refusal(
     "too_large",
-    `the file is ${formatBytes(bytes)}, within this run's cap, but the watch guarding this outbox (${guard.who}) quarantines every .${escapeText(ext)} entry over ${formatBytes(guard.capFor(ext))}, so the file would be gone before it was delivered; raise "maxSize" in the configuration (or the watch's --max-size) and restart the watch, then prepare it again`,
+    `the file is ${formatBytes(bytes)}, within this run's cap, but the watch guarding this outbox (${guard.who}) quarantines every .${escapeText(ext)} entry over ${formatBytes(guard.capFor(ext))}, so the file would be gone before it was delivered; raise "maxSize" in the configuration (a running watch reads it again when it changes) or the watch's --max-size (then restart the watch), then prepare it again`,
   );
 }
 

@@ -4,7 +4,7 @@
 // untrusted input: nothing in it crashes or stalls the watcher.
 import fs from "node:fs";
 import type { FSWatcher } from "chokidar";
-import { type Config, sizeCapFor } from "../config/config.js";
+import { type Config, sizeCapFor, withPolicyOf } from "../config/config.js";
 import { FatalError, type RefusalCode, errnoCode } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
 import { type Logger, silentLogger } from "../log/logger.js";
@@ -48,7 +48,7 @@ type Outcome = { kind: "media"; directive: string; published: string; reused: bo
 
 export class DropFolder {
   readonly dir: string;
-  private readonly config: Config;
+  private config: Config;
   private readonly logger: Logger;
   private readonly settling = new Map<string, Settling>();
   /** Queued, not begun: a lost folder drops these jobs, and their names must be free again when it is back. */
@@ -76,6 +76,11 @@ export class DropFolder {
     this.config = { ...options.config, sourceRoots: [options.dir] };
     this.logger = options.logger ?? silentLogger;
     this.prepareDrop = options.prepareDrop ?? ((file, config) => prepare(file, { resolvedConfig: config }));
+  }
+
+  /** Prepares the drops not begun yet by the policy of `config` (the watch read its configuration again). */
+  setPolicy(config: Config): void {
+    this.config = withPolicyOf(this.config, config);
   }
 
   async start(): Promise<void> {

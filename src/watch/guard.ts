@@ -22,7 +22,8 @@ import { escapeText } from "../core/escape.js";
 import { type Logger, silentLogger } from "../log/logger.js";
 import { KEEP_IN_MEMORY, judgeFileContent } from "../prepare/judge-content.js";
 import { extensionOf } from "../prepare/name.js";
-import { type EntryRule, outboxEntryProblem } from "../prepare/outbox-entry.js";
+import { type Policy, narrowsPolicy } from "../prepare/judge.js";
+import { type EntryProblem, type EntryRule, outboxEntryProblem } from "../prepare/outbox-entry.js";
 import { entryKind } from "../prepare/source.js";
 import type { KnownSecrets } from "../content/known.js";
 import { knownSecretsFor } from "../prepare/content.js";
@@ -51,6 +52,12 @@ export interface GuardOptions {
    */
   allow: readonly string[];
   capFor(ext: string): number;
+  /**
+   * Reads the configuration again when it changed (the watch's
+   * ConfigFollower), before an entry is quarantined for its extension or
+   * size: true when the policy changed (setPolicy was called meanwhile).
+   */
+  refreshPolicy?: () => boolean;
   /** Verifies the outbox again (re-creating it when missing) after it vanished; throws when it is unsafe. */
   reopen?: () => void;
   logger?: Logger;
@@ -178,11 +185,15 @@ export class OutboxGuard {
   private stopped = false;
   private lost = false;
 
+  /** The allow-list and caps entries are judged by (setPolicy). */
+  private policy: Pick<Policy, "allow" | "capFor">;
+
   /** Where the content checks find the known secrets (the Hermes .env values), read again every few seconds at most. */
   private readonly contentOptions: { known?: () => KnownSecrets };
 
   constructor(private readonly options: GuardOptions) {
     this.logger = options.logger ?? silentLogger;
+    this.policy = { allow: options.allow, capFor: options.capFor };
     this.contentOptions = options.hermesHome ? { known: freshKnownSecrets(options.hermesHome, options.userHome) } : {};
     this.ledger = new LedgerIndex(options.ledgerDir, (p) =>
       this.logger.warn({ event: "ledger_skipped", file: p.file, problem: p.problem }, "part of the ledger was skipped; everything else is still judged"),
@@ -207,6 +218,19 @@ export class OutboxGuard {
     await this.disarm();
     this.toCheck.clear();
     await this.checking;
+  }
+
+  /**
+   * Judges by `policy` from now on. When it keeps less than the last one (an
+   * extension gone, a lower cap), every entry is judged again: one kept
+   * under the old policy is no longer one prepare would publish.
+   */
+  setPolicy(policy: Pick<Policy, "allow" | "capFor">): void {
+    const old = this.policy;
+    this.policy = { allow: [...policy.allow], capFor: policy.capFor };
+    if (!narrowsPolicy(old, this.policy)) return;
+    this.verified.clear();
+    this.scheduleScan();
   }
 
   /** Resolves once no file waits for its bytes to be judged. */
@@ -340,7 +364,7 @@ export class OutboxGuard {
     // rules decide whether it would have published this file under this name.
     // A file mid-publication (its staging name not yet removed) is judged
     // again once that name goes: the unlink changes its ctime.
-    const problem = outboxEntryProblem(name, st, this.options, () => inPublication(this.options.stagingDir, file, st));
+    const problem = this.entryProblem(name, st, file);
     if (problem) return this.quarantine(name, RULE_REASON[problem.rule], { ...(problem.code ? { code: problem.code } : {}), message: problem.message });
     let reason = this.recordVerdict(name, st.size);
     if (reason) {
@@ -354,6 +378,18 @@ export class OutboxGuard {
     if (sameIdentity(this.toCheck.get(name), identity)) return;
     this.toCheck.set(name, identity);
     this.pumpChecks();
+  }
+
+  /**
+   * What prepare's rules say of the entry, by the current policy: before it
+   * is refused for its extension or size, the configuration is read again
+   * if it changed (prepare may have published it under the new one already).
+   */
+  private entryProblem(name: string, st: fs.Stats, file: string | Buffer): EntryProblem | undefined {
+    const judge = () => outboxEntryProblem(name, st, this.policy, () => inPublication(this.options.stagingDir, file, st));
+    const problem = judge();
+    if (problem?.rule !== "extension_not_allowed" && problem?.rule !== "too_large") return problem;
+    return this.options.refreshPolicy?.() ? judge() : problem;
   }
 
   /** What the ledger says of a name and size alone. */

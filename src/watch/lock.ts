@@ -73,6 +73,29 @@ function capsOf(value: unknown): Record<string, number> | undefined {
   return Object.fromEntries(entries) as Record<string, number>;
 }
 
+/** What a holder answers every prober: who it is and, the outbox's lock, its guard's policy (which may change while it runs). */
+class HolderAnswer {
+  text: string;
+  constructor(
+    private readonly who: { pid: number; started: string; nonce: string },
+    guard?: GuardAnswer,
+  ) {
+    this.text = this.answer(guard);
+  }
+
+  get nonce(): string {
+    return this.who.nonce;
+  }
+
+  tell(guard: GuardAnswer): void {
+    this.text = this.answer(guard);
+  }
+
+  private answer(guard: GuardAnswer | undefined): string {
+    return `${JSON.stringify({ ...this.who, ...(guard ? { allow: guard.allow, caps: guard.caps } : {}) })}\n`;
+  }
+}
+
 /** Where a test may hold a starter or a holder, to play races out in a chosen order. */
 export type LockPoint = "stale-seen" | "breaking" | "release-checked";
 export interface LockSeams {
@@ -211,7 +234,21 @@ export class WatchLock {
     private readonly server: net.Server,
     private readonly ino: number,
     private readonly seams: LockSeams,
+    private readonly said: HolderAnswer,
   ) {}
+
+  /**
+   * The outbox's lock: answers `guard` from now on (the watch read a new
+   * policy), then touches the lock (its ctime), so that whoever keeps an
+   * earlier answer by the lock's identity (the gate: lockIdentity) asks again.
+   */
+  tellGuard(guard: GuardAnswer): void {
+    this.said.tell(guard);
+    const holder = path.join(this.dir, HOLDER);
+    if (fs.lstatSync(holder, { throwIfNoEntry: false })?.ino !== this.ino) return;
+    const now = new Date();
+    fs.lutimesSync(holder, now, now);
+  }
 
   /**
    * Takes the lock of `folder` (the outbox's state directory, a drop folder)
@@ -221,9 +258,9 @@ export class WatchLock {
    * prober.
    */
   static async acquire(folder: string, what: string, seams: LockSeams = {}, guard?: GuardAnswer): Promise<WatchLock> {
-    const nonce = randomBytes(12).toString("hex");
-    const me = JSON.stringify({ pid: process.pid, started: new Date().toISOString(), nonce, ...(guard ? { allow: guard.allow, caps: guard.caps } : {}) });
-    const server = net.createServer((c) => c.end(`${me}\n`));
+    const said = new HolderAnswer({ pid: process.pid, started: new Date().toISOString(), nonce: randomBytes(12).toString("hex") }, guard);
+    const nonce = said.nonce;
+    const server = net.createServer((c) => c.end(said.text));
     server.on("error", () => {});
     let temp: string | undefined;
     try {
@@ -264,7 +301,7 @@ export class WatchLock {
           throw alreadyRunning(what, check.state === "held" ? check.holder : {});
         }
         await sweepLeftovers(dir);
-        return new WatchLock(dir, server, ino, seams);
+        return new WatchLock(dir, server, ino, seams, said);
       }
       throw alreadyRunning(what, {});
     } catch (err) {

@@ -3,7 +3,7 @@
 // the first scans are done; stop() finishes the files already begun.
 import fs from "node:fs";
 import path from "node:path";
-import { type Config, dropFolderRefusal } from "../config/config.js";
+import { type Config, configFilePath, dropFolderRefusal, withPolicyOf } from "../config/config.js";
 import { isErrno, usageError } from "../core/errors.js";
 import { escapeText, quoteText } from "../core/escape.js";
 import { type Logger, silentLogger } from "../log/logger.js";
@@ -11,12 +11,13 @@ import { assertDedicated } from "../safety/dedicated.js";
 import { resolveExisting } from "../safety/denylist.js";
 import { isWithin } from "../safety/gateway.js";
 import { folderPathProblem } from "../safety/path-text.js";
-import { type Policy, policyOf, widenPolicy } from "../prepare/judge.js";
+import { type Policy, narrowsPolicy, policyOf, widenPolicy } from "../prepare/judge.js";
 import { type Layout, openLayout } from "../state/layout.js";
+import { ConfigFollower, type WatchConfigs } from "./config-follow.js";
 import { DropFolder } from "./drop.js";
 import { WatchWorkers } from "./watch-workers.js";
 import { type GuardAnswer, WatchLock } from "./lock.js";
-import type { EventSink, WatchEvent } from "./events.js";
+import { type EventSink, type WatchEvent, errorText } from "./events.js";
 import { DEFAULT_RESCAN_MS, OutboxGuard } from "./guard.js";
 import { WorkQueue } from "./work-queue.js";
 
@@ -32,6 +33,13 @@ export interface WatchOptions {
    * keeps what either publishes (guardPolicy). Default: `config`.
    */
   configured?: Config;
+  /**
+   * Reads the configuration again, as `config` and `configured` were (the
+   * CLI: the file, then its flags): given, the watch follows the config file
+   * and judges by what it says now (config-follow.ts). Only the policy (the
+   * allow-list, the caps) is taken from it while the watch runs.
+   */
+  reload?: () => WatchConfigs;
   logger?: Logger;
   /** Called for each outcome (the CLI prints them as JSON lines). */
   onEvent?: EventSink;
@@ -122,13 +130,39 @@ function checkQuarantinePrivate(dir: string): void {
  * --platform narrows its drops only: judged by its flags alone, the guard
  * would quarantine a file a plain prepare had just published and printed.
  */
-function guardPolicy(config: Config, configured: Config): Pick<Policy, "allow" | "capFor"> {
+function guardPolicy({ config, configured }: WatchConfigs): Pick<Policy, "allow" | "capFor"> {
   return widenPolicy(policyOf(config), policyOf(configured));
 }
 
 /** The guard's policy as the outbox's lock tells it: the allow-list and each extension's cap. */
 function guardAnswer(policy: Pick<Policy, "allow" | "capFor">): GuardAnswer {
   return { allow: [...policy.allow], caps: Object.fromEntries(policy.allow.map((ext) => [ext, policy.capFor(ext)])) };
+}
+
+/** Whether two answers tell the same allow-list (in the same order) and caps: only a change is told and logged. */
+function sameAnswer(a: GuardAnswer, b: GuardAnswer): boolean {
+  return a.allow.length === b.allow.length && a.allow.every((ext, i) => b.allow[i] === ext && a.caps[ext] === b.caps[ext]);
+}
+
+/** Each extension's cap, for a log line: "png=50000000". */
+function capsText(answer: GuardAnswer): string[] {
+  return answer.allow.map((ext) => `${escapeText(ext)}=${answer.caps[ext]}`);
+}
+
+/** The settings a running watch cannot take from a changed configuration: where things are, how drops are taken, where it logs. */
+function needsRestart(now: Config, next: Config): string[] {
+  const differ = (a: unknown, b: unknown) => JSON.stringify(a) !== JSON.stringify(b);
+  const settings: [string, unknown, unknown][] = [
+    ["outbox", now.outbox, next.outbox],
+    ["stateDir", now.stateDir, next.stateDir],
+    ["watch.quarantine", now.quarantineDir, next.quarantineDir],
+    ["watch.drop", now.watch.drop, next.watch.drop],
+    ["watch.settle", now.watch.settleMs, next.watch.settleMs],
+    ["watch.keep", now.watch.keep, next.watch.keep],
+    ["logFile", now.logFile, next.logFile],
+    ["logLevel", now.logLevel, next.logLevel],
+  ];
+  return settings.filter(([, a, b]) => differ(a, b)).map(([name]) => name);
 }
 
 export class Watch {
@@ -139,8 +173,13 @@ export class Watch {
   private readonly queue: WorkQueue;
   private readonly workers: WatchWorkers;
   private readonly locks: WatchLock[] = [];
-  /** The policy the guard judges by (guardPolicy). */
-  private readonly guardPolicy: Pick<Policy, "allow" | "capFor">;
+  /** The lock that tells the guard's policy (lock.ts watchHolder). */
+  private outboxLock: WatchLock | undefined;
+  /** The policy the guard judges by (guardPolicy), as the outbox's lock tells it. */
+  private guardAnswer: GuardAnswer;
+  /** What the drops are prepared by, and what a plain prepare publishes by: the last good configuration read. */
+  private configs: WatchConfigs;
+  private readonly follower: ConfigFollower | undefined;
   private readonly logger: Logger;
   private readonly emit: EventSink;
   private stopping: Promise<void> | undefined;
@@ -150,7 +189,9 @@ export class Watch {
     const { config } = options;
     const rescanMs = Math.min(options.rescanMs ?? DEFAULT_RESCAN_MS, 5000);
     this.logger = options.logger ?? silentLogger;
-    this.guardPolicy = guardPolicy(config, options.configured ?? config);
+    this.configs = { config, configured: options.configured ?? config };
+    const policy = guardPolicy(this.configs);
+    this.guardAnswer = guardAnswer(policy);
     this.emit = (event: WatchEvent) => options.onEvent?.(event);
     config.watch.drop.forEach(checkDropName);
     assertDedicated(config);
@@ -174,8 +215,9 @@ export class Watch {
       quarantineDir: this.layout.quarantineDir,
       ledgerDir: this.layout.ledgerDir,
       stagingDir: this.layout.stagingDir,
-      allow: this.guardPolicy.allow,
-      capFor: this.guardPolicy.capFor,
+      allow: policy.allow,
+      capFor: policy.capFor,
+      refreshPolicy: () => this.follower?.refresh() ?? false,
       reopen: () => void openLayout(config),
       logger: this.logger,
       onEvent: this.emit,
@@ -198,6 +240,35 @@ export class Watch {
           prepareDrop: this.workers.prepareDrop,
         }),
     );
+    this.follower = options.reload
+      ? new ConfigFollower({ file: configFilePath(config), load: options.reload, apply: (next, settled) => this.applyConfig(next, settled), logger: this.logger, pollMs: rescanMs })
+      : undefined;
+  }
+
+  /**
+   * Takes the policy of a configuration read afresh: the guard judges by it,
+   * the outbox's lock tells it, the drops are prepared by it. What only a
+   * restart can change (the outbox, its folders, the drop folders) is kept,
+   * and said. True when the guard's policy changed.
+   */
+  private applyConfig(next: WatchConfigs, settled: boolean): boolean {
+    const configs = { config: withPolicyOf(this.configs.config, next.config), configured: withPolicyOf(this.configs.configured, next.configured) };
+    const policy = guardPolicy(configs);
+    // Narrowed on a read of a file maybe still being written: the settled read decides.
+    if (!settled && narrowsPolicy(guardPolicy(this.configs), policy)) return false;
+    const restart = needsRestart(this.configs.config, next.config);
+    if (restart.length > 0) {
+      this.logger.warn({ event: "config_needs_restart", settings: restart }, "the configuration file changed settings a running watch keeps; restart the watch to apply them");
+    }
+    this.configs = configs;
+    for (const folder of this.folders) folder.setPolicy(configs.config);
+    const answer = guardAnswer(policy);
+    if (sameAnswer(answer, this.guardAnswer)) return false;
+    this.guardAnswer = answer;
+    this.guard.setPolicy(policy);
+    this.tellGuard(answer);
+    this.logger.info({ event: "policy_changed", allow: answer.allow.map(escapeText), caps: capsText(answer) }, "the configuration file changed: the guard judges by its policy now");
+    return true;
   }
 
   /** Arms every watch, then scans; resolves when ready (the `ready` event has been sent). */
@@ -205,7 +276,7 @@ export class Watch {
     // One watch per outbox and per drop folder: a second one stops here (exit 2).
     try {
       // The outbox's lock tells prepare and the gate the policy the guard judges by (lock.ts watchHolder).
-      await this.lock(this.layout.stateDir, `the outbox ${escapeText(this.layout.outbox)}`, guardAnswer(this.guardPolicy));
+      await this.lock(this.layout.stateDir, `the outbox ${escapeText(this.layout.outbox)}`, this.guardAnswer);
       for (const drop of this.drops) await this.lock(drop, `the drop folder ${escapeText(drop)}`);
     } catch (err) {
       // The locks already taken are given back: nothing of this watch stays.
@@ -213,6 +284,8 @@ export class Watch {
       throw err;
     }
     if (this.stopping) return;
+    // Before the first scan: what changed while the watch started is judged by.
+    this.follower?.start();
     await this.guard.start();
     for (const folder of this.folders) await folder.start();
     // Stopped during start-up: `stopped` has been sent and must stay the last event.
@@ -221,15 +294,26 @@ export class Watch {
     this.emit({ event: "ready" });
   }
 
+  /** The outbox's lock tells prepare and the gate `answer` from now on; a lock that cannot be touched is asked again by the gate within GUARD_ANSWER_MS anyway. */
+  private tellGuard(answer: GuardAnswer): void {
+    try {
+      this.outboxLock?.tellGuard(answer);
+    } catch (err) {
+      this.logger.error({ event: "lock_error", error: errorText(err) }, "the outbox's lock could not be marked changed; a gate asks it again within a second");
+    }
+  }
+
   private async lock(folder: string, what: string, guard?: GuardAnswer): Promise<void> {
     if (this.stopping) return;
     const lock = await WatchLock.acquire(folder, what, {}, guard);
     this.locks.push(lock);
+    if (guard) this.outboxLock = lock;
     // Stopped while the lock was taken: stop() has already released the others.
     if (this.stopping) await this.releaseLocks();
   }
 
   private async releaseLocks(): Promise<void> {
+    this.outboxLock = undefined;
     for (const lock of this.locks.splice(0)) await lock.release();
   }
 
@@ -239,6 +323,7 @@ export class Watch {
       const inFlight = this.queue.inFlight;
       // No new file begins from here on; those already begun run to their receipt.
       const drained = this.queue.close();
+      this.follower?.stop();
       await Promise.all([this.guard.stop(), ...this.folders.map((f) => f.stop())]);
       await drained;
       await this.workers.close();
