@@ -6,7 +6,7 @@ import path from "node:path";
 import { errnoCode, isErrno } from "../core/errors.js";
 import { appendJsonLine } from "./append-line.js";
 import { listDir } from "./layout.js";
-import { type Field, type FieldKind, type TornValue, gluedRecordText, tornFields, withoutNulTail } from "./torn-line.js";
+import { type Field, type FieldKind, type TornValue, recordOfLine, tornFields } from "./torn-line.js";
 
 export interface LedgerRecord {
   /** ISO time of publication (or reuse). */
@@ -155,18 +155,9 @@ export interface TornLine {
   at: number;
 }
 
-/**
- * The record a complete line of the day file `day` holds: the line itself,
- * or, on a line glued before the torn-line repair (a record appended right
- * after a torn one, on its line), the record after the torn ones.
- */
-function recordOfLine(line: string, day: string | undefined): LedgerRecord | undefined {
-  // A whole record whose newline a crash replaced with NULs (the next append starts a new line after them).
-  line = withoutNulTail(line);
-  const rec = parseLedgerLine(line);
-  if (rec) return rec;
-  const glued = gluedRecordText(line, LEDGER_SHAPE, day);
-  return glued === undefined ? undefined : parseLedgerLine(glued);
+/** The record a complete line of the day file `day` holds (torn-line.ts recordOfLine: NULs ending it are a crash's; a glued line's last record). */
+function ledgerRecordOfLine(line: string, day: string | undefined): LedgerRecord | undefined {
+  return recordOfLine(line, LEDGER_SHAPE, parseLedgerLine, day);
 }
 
 const READ_CHUNK = 1024 * 1024;
@@ -208,7 +199,7 @@ export function readLedgerDayFrom(file: string, offset: number, each?: (rec: Led
         if (!overlong && pendingBytes + (nl - start) <= MAX_RECORD_BYTES) {
           const line = pendingBytes === 0 ? buf.toString("utf8", start, nl) : Buffer.concat([...pending, buf.subarray(start, nl)]).toString("utf8");
           if (line !== "") {
-            const rec = recordOfLine(line, day);
+            const rec = ledgerRecordOfLine(line, day);
             if (!rec) {
               read.malformed++;
               const fields = tornOfDay(line, day);
@@ -241,7 +232,7 @@ export function readLedgerDayFrom(file: string, offset: number, each?: (rec: Led
     if (pendingBytes > 0) {
       const text = overlong ? undefined : Buffer.concat(pending).toString("utf8");
       // A whole record whose newline a crash lost to NULs: read (its line is not complete, so `end` stays before it; a follower reads it again, as the same record).
-      const rec = text?.endsWith("\0") ? recordOfLine(text, day) : undefined;
+      const rec = text?.endsWith("\0") ? ledgerRecordOfLine(text, day) : undefined;
       const fields = rec || text === undefined ? undefined : tornOfDay(text, day);
       read.tail = rec || fields ? "torn" : "other";
       if (rec && each) each(rec);

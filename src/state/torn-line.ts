@@ -192,6 +192,22 @@ export function isTornRecord(line: string, shape: readonly Field[], day?: string
 }
 
 /**
+ * The record a complete line of a file of `shape`'s records holds, read as
+ * every such file of ours is read (the ledger's day files, the quarantine's
+ * journal): NULs that end it are a crash's (a whole record whose newline was
+ * lost to them: the next append starts a line of its own after them), and a
+ * line glued before the torn-line repair is read for its last record
+ * (gluedRecordText). `parse` says what a record's text is, or undefined.
+ */
+export function recordOfLine<T>(line: string, shape: readonly Field[], parse: (text: string) => T | undefined, day?: string): T | undefined {
+  const text = withoutNulTail(line);
+  const rec = parse(text);
+  if (rec !== undefined) return rec;
+  const glued = gluedRecordText(text, shape, day);
+  return glued === undefined ? undefined : parse(glued);
+}
+
+/**
  * The text of the last record in a line glued before the torn-line repair
  * (`{torn…}{torn…}{record}`): what follows the line's last RECORD_OPENING,
  * when every piece before it is a torn record of `shape`; undefined for any
