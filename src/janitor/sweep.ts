@@ -626,7 +626,7 @@ interface DayHeld {
   newestMs: number | undefined;
   /** No record, and every line is one of the day a crash cut short (state/torn-line.ts): prepare's, though it names nothing. */
   onlyTorn: boolean;
-  /** Lines longer than a record can be (not read), and where the first starts. */
+  /** Lines longer than a record can be and not glued ones of ours (not read), and where the first starts. */
   overlong: number;
   firstOverlongAt: number;
 }
@@ -895,13 +895,13 @@ function sweepLedger(sweep: Sweep, dir: SweptDir, cutoffMs: number, read: Readon
   }
 }
 
-/** What a day file's lines too long to read mean, and what to do. */
+/** What a day file's lines too long to be records, and not glued ones of ours, mean. */
 function overlongText(held: DayHeld): string {
-  const lines = held.overlong === 1 ? "a line" : `${held.overlong} lines (the first)`;
+  const one = held.overlong === 1;
+  const lines = one ? "a line" : `${held.overlong} lines (the first)`;
   return (
-    `${lines} starting at byte ${held.firstOverlongAt} ${held.overlong === 1 ? "is" : "are"} longer than the ${MAX_RECORD_BYTES / 1024} KiB a record can be: not read, so ${held.overlong === 1 ? "it names" : "they name"} nothing. ` +
-    `A line glued before the torn-line repair (torn records, then a whole one, on one line) can be that long: the outbox file its last record names is then kept (not_in_ledger) and the watch guard quarantines it. ` +
-    `To have it read, split the line by hand: a newline before each {"time":" in it`
+    `${lines} starting at byte ${held.firstOverlongAt} ${one ? "is" : "are"} longer than the ${MAX_RECORD_BYTES / 1024} KiB a record can be, and not ${one ? "a line" : "lines"} glued before the torn-line repair (records a crash cut short, then one more, each within ${MAX_RECORD_BYTES / 1024} KiB): ` +
+    `not read, so ${one ? "it names" : "they name"} nothing`
   );
 }
 
