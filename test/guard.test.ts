@@ -222,6 +222,84 @@ describe("guard: nothing in the ledger stops it", () => {
   });
 });
 
+describe("guard: a file whose record a crash cut short (janitor34)", () => {
+  /**
+   * Publishes `name` through the real CLI, then plays the crash: its mtime
+   * (the record's time) set to `iso`, its record taken out of the ledger and
+   * returned, with that time, for the test to write back cut.
+   */
+  function publishedThenCut(name: string, content: string, iso: string): string {
+    const p = cli(["prepare", write(h.work, name, content)], { env: h.env });
+    expect(p.code, p.stderr).toBe(0);
+    fs.utimesSync(path.join(h.outbox, name), new Date(iso), new Date(iso));
+    const lines = fs.readFileSync(today(), "utf8").split("\n");
+    const ours = lines.find((l) => l.includes(`"name":${JSON.stringify(name)}`));
+    expect(ours).toBeDefined();
+    fs.writeFileSync(today(), lines.filter((l) => l !== ours).join("\n"));
+    return ours!.replace(/^\{"time":"[^"]*"/, `{"time":"${iso}"`);
+  }
+  const dayFile = (iso: string, content: string) => fs.writeFileSync(path.join(ledger, `${iso.slice(0, 10)}.jsonl`), content);
+  /** `line` cut after `keep` characters of the value of `key` (its quote included). */
+  const cutInside = (line: string, key: string, keep: number) => line.slice(0, line.indexOf(`"${key}":`) + key.length + 3 + keep);
+
+  it("keeps it while that record fits it and no other file (the janitor's rule, its bytes' sha256 as far as the record holds it, prepare's content checks); quarantines the rest", async () => {
+    // Cut to `{` on a complete line (a later append started a line of its own), then a whole record.
+    publishedThenCut("kept-brace.txt", "brace\n", "2026-01-05T10:00:00.123Z");
+    const named = publishedThenCut("named.txt", "named\n", "2026-01-05T11:00:00.000Z");
+    dayFile("2026-01-05", `{\n${named}\n`);
+    fs.utimesSync(path.join(h.outbox, "named.txt"), new Date("2026-01-05T11:00:00.000Z"), new Date("2026-01-05T11:00:00.000Z"));
+    // Cut inside its time's key: the day file's unfinished last line.
+    publishedThenCut("kept-ti.txt", "ti\n", "2026-01-06T10:00:00.000Z");
+    dayFile("2026-01-06", '{"ti');
+    // Cut inside its sha256, which fits its bytes as far as it goes; and one whose does not.
+    const sha = publishedThenCut("kept-sha.txt", "sha\n", "2026-01-07T10:00:00.000Z");
+    dayFile("2026-01-07", `${cutInside(sha, "sha256", 21)}\0\0\0`);
+    const badSha = publishedThenCut("bad-sha.txt", "bad sha\n", "2026-01-08T10:00:00.000Z");
+    dayFile("2026-01-08", cutInside(badSha, "sha256", 2).replace(/"sha256":"[0-9a-f]$/, `"sha256":"${badSha.includes('"sha256":"0') ? "1" : "0"}`));
+    // One record, two files of its day that it could be: neither is known to be prepare's.
+    publishedThenCut("twin-a.txt", "twin a\n", "2026-01-09T10:00:00.000Z");
+    publishedThenCut("twin-b.txt", "twin b\n", "2026-01-09T12:00:00.000Z");
+    dayFile("2026-01-09", '{"time":"2026-01-09T1');
+    // Another size than the record holds.
+    const misfit = publishedThenCut("misfit.txt", "misfit\n", "2026-01-10T10:00:00.000Z");
+    dayFile("2026-01-10", cutInside(misfit.replace(/"bytes":\d+/, '"bytes":99'), "sha256", 0));
+    // A record cut to `{` fits a planted secret alone of its day: its bytes still fail prepare's checks.
+    const secret = plant(h.outbox, "secret.txt", "aws_access_key_id = AKIA7Q2LZ9XK4M3RT8VW\n");
+    fs.utimesSync(secret, new Date("2026-01-11T10:00:00.000Z"), new Date("2026-01-11T10:00:00.000Z"));
+    dayFile("2026-01-11", "{\n");
+
+    const w = await startWatch();
+    const reasons = Object.fromEntries(
+      await Promise.all(
+        ["bad-sha.txt", "twin-a.txt", "twin-b.txt", "misfit.txt", "secret.txt"].map(async (n) => [n, (await w.waitFor(quarantined(n), `${n} quarantined`)).reason]),
+      ),
+    );
+    expect(reasons).toEqual({ "bad-sha.txt": "sha256_mismatch", "twin-a.txt": "not_in_ledger", "twin-b.txt": "not_in_ledger", "misfit.txt": "not_in_ledger", "secret.txt": "content_refused" });
+    const logged = () =>
+      w.stderr.split("\n").filter((l) => l.includes('"guard_torn_record"')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    await waitUntil(() => logged().length === 3, "three files kept on a torn record's word");
+    expect(logged().map((l) => `${l.name} ${l.ledger}:${l.at}`).sort()).toEqual(["kept-brace.txt 2026-01-05.jsonl:0", "kept-sha.txt 2026-01-07.jsonl:0", "kept-ti.txt 2026-01-06.jsonl:0"]);
+    expect(fs.readdirSync(h.outbox).sort()).toEqual(["first.png", "kept-brace.txt", "kept-sha.txt", "kept-ti.txt", "named.txt"]);
+    // The janitor judges them alike: the same three age by their own mtime.
+    const jan = cli(["janitor", "--json", "--dry-run"], { env: h.env });
+    expect(jan.code, jan.stderr).toBe(0);
+    const doc = JSON.parse(jan.stdout) as { deleted: { area: string; name: string; reason: string }[] };
+    expect(doc.deleted.filter((e) => e.area === "outbox" && e.reason === "expired_torn_record").map((e) => e.name).sort()).toEqual(["kept-brace.txt", "kept-sha.txt", "kept-ti.txt"]);
+
+    // Only while it fits: once the cut record is gone from its day file, its file is quarantined at the next scan.
+    dayFile("2026-01-05", `${named}\n`);
+    expect(await w.waitFor(quarantined("kept-brace.txt"), "kept-brace.txt quarantined")).toMatchObject({ reason: "not_in_ledger" });
+    // A second file of kept-ti.txt's day, which the tail's record fits too: neither is known to be prepare's any more.
+    const late = write(h.work, "late.txt", "late\n");
+    fs.utimesSync(late, new Date("2026-01-06T12:00:00.000Z"), new Date("2026-01-06T12:00:00.000Z"));
+    fs.renameSync(late, path.join(h.outbox, "late.txt"));
+    expect(await w.waitFor(quarantined("late.txt"), "late.txt quarantined")).toMatchObject({ reason: "not_in_ledger" });
+    expect(await w.waitFor(quarantined("kept-ti.txt"), "kept-ti.txt quarantined")).toMatchObject({ reason: "not_in_ledger" });
+    expect(fs.readdirSync(h.outbox).sort()).toEqual(["first.png", "kept-sha.txt", "named.txt"]);
+    for (const n of ["bad-sha.txt", "twin-a.txt", "twin-b.txt", "misfit.txt", "secret.txt", "kept-brace.txt", "late.txt", "kept-ti.txt"]) expect(fs.existsSync(path.join(quarantine, n)), n).toBe(true);
+   }, 120_000);
+});
+
 describe("guard: names are bytes", () => {
   it("quarantines a name that is not UTF-8 under a valid one, keeps the original (escaped) in the journal and logs it escaped", async () => {
     const w = await startWatch();

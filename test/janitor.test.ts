@@ -4,7 +4,8 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { StatusReport } from "../src/janitor/status.js";
 import { type JanitorReport, runJanitor } from "../src/janitor/sweep.js";
-import { appendLedger } from "../src/state/ledger.js";
+import { LEDGER_SHAPE, appendLedger, parseLedgerLine } from "../src/state/ledger.js";
+import { LongLine, recordOfLine } from "../src/state/torn-line.js";
 import { JOURNAL_NAME, moveToQuarantine } from "../src/watch/quarantine.js";
 import { BIN, type CliResult, cli, makeHome, recordPublished, write } from "./helpers.js";
 
@@ -1068,26 +1069,77 @@ describe("janitor: a crash's torn ledger tail (cut anywhere, NUL-filled) and the
     expect(fs.readdirSync(ledger()).sort()).toEqual(Object.keys(kept));
   });
 
-  it("a glued line longer than 64 KiB is not read, and says so: escaped, where it starts, what it costs and what to do; nothing is deleted on its word", () => {
+  it("a glued line longer than 64 KiB is read piece by piece (bounded memory, one pass): its last record counts; one that is no glued line of ours is not read, and says so, escaped, where it starts", () => {
     const day = "2024-03-01";
-    const rec = JSON.stringify({ time: `${day}T00:00:00.000Z`, source: "/s", bytes: 1, sha256: "0".repeat(64), mime: "text/plain", name: "hidden\u001b[31m.txt", reused: false });
-    const first = `${JSON.stringify({ time: `${day}T00:00:00.000Z`, source: "/s", bytes: 1, sha256: "0".repeat(64), mime: "text/plain", name: "seen.txt", reused: false })}\n`;
-    const glued = `${'{"time":"'.repeat(8000)}${rec}`;
-    expect(Buffer.byteLength(glued)).toBeGreaterThan(64 * 1024);
-    write(ledger(), `${day}.jsonl`, `${first}${glued}\n`);
-    const hidden = age(write(h.outbox, "hidden\u001b[31m.txt", "x"), 20 * DAY);
-    const seen = age(write(h.outbox, "seen.txt", "x"), 20 * DAY);
+    const rec = (name: string) => JSON.stringify({ time: `${day}T00:00:00.000Z`, source: "/s", bytes: 1, sha256: "0".repeat(64), mime: "text/plain", name, reused: false });
+    const first = `${rec("seen.txt")}\n`;
+    const MiB = 1024 * 1024;
+    // Adversarial and of ours: 200000 openings a crash cut short (1.8 MB, one of them across the reader's 1 MiB chunks), then a record.
+    const openings = `${'{"time":"'.repeat(200_000)}${rec("hidden\u001b[31m.txt")}`;
+    // A record cut short, 2 MiB of NULs (ext4, XFS: the data never written), then a record glued by a version before the repair.
+    const nulled = `{"time":"${day}T00:00:00.0${"\0".repeat(2 * MiB)}${rec("after-nuls.txt")}`;
+    // A whole record whose newline a crash lost to 2 MiB of NULs; the next append started a line of its own.
+    const whole = `${rec("whole.txt")}${"\0".repeat(2 * MiB)}`;
+    // None of ours: a piece over 64 KiB (2 MiB of `{`, or of an opening's prefix), a user's line, NULs followed by more.
+    const braces = `${"{".repeat(2 * MiB)}${rec("braces.txt")}`;
+    const prefixes = `${'{"time"'.repeat(300_000)}${rec("prefixes.txt")}`;
+    const foreign = `{"time":"${day}T00:00:00.000Z","text":"${"x".repeat(70_000)}"}${rec("foreign.txt")}`;
+    const nulThenMore = `{"time":"${"\0".repeat(70_000)}x${rec("nul-then-more.txt")}`;
+    for (const l of [openings, nulled, whole, braces, prefixes, foreign, nulThenMore]) expect(Buffer.byteLength(l)).toBeGreaterThan(64 * 1024);
+    const lines = [first, ...[openings, nulled, whole, braces, prefixes, foreign, nulThenMore].map((l) => `${l}\n`)];
+    write(ledger(), `${day}.jsonl`, lines.join(""));
+    const read = ["hidden\u001b[31m.txt", "after-nuls.txt", "whole.txt", "seen.txt"];
+    const unread = ["braces.txt", "prefixes.txt", "foreign.txt", "nul-then-more.txt"];
+    for (const n of [...read, ...unread]) age(write(h.outbox, n, "x"), 20 * DAY);
     const r = jan(["--json"]);
     expect(r.code, r.stderr).toBe(0);
     const doc = report(r);
-    const message = `a line starting at byte ${first.length} is longer than the 64 KiB a record can be: not read, so it names nothing. A line glued before the torn-line repair (torn records, then a whole one, on one line) can be that long: the outbox file its last record names is then kept (not_in_ledger) and the watch guard quarantines it. To have it read, split the line by hand: a newline before each {"time":" in it`;
+    const firstUnread = Buffer.byteLength(lines.slice(0, 4).join(""));
+    const message = `4 lines (the first) starting at byte ${firstUnread} are longer than the 64 KiB a record can be, and not lines glued before the torn-line repair (records a crash cut short, then one more, each within 64 KiB): not read, so they name nothing`;
     expect(doc.warnings).toEqual([{ area: "ledger", name: `${day}.jsonl`, message }]);
     expect(r.stderr).toContain(`media-outbox: janitor: ledger/${day}.jsonl: ${message}\n`);
     expect(r.stderr).not.toContain("\u001b");
-    expect(doc.deleted.map((e) => e.name)).toEqual(["seen.txt"]);
-    expect(exists(hidden)).toBe(true);
-    expect(exists(seen)).toBe(false);
-    expect(doc.skipped).toEqual([expect.objectContaining({ area: "outbox", name: "hidden\\x1b[31m.txt", code: "not_in_ledger" })]);
+    expect(doc.deleted.filter((e) => e.area === "outbox").map((e) => `${e.name}:${e.reason}`).sort()).toEqual(["after-nuls.txt", "hidden\\x1b[31m.txt", "seen.txt", "whole.txt"].map((n) => `${n}:expired`).sort());
+    expect(doc.skipped.map((e) => `${e.area}/${e.name}:${e.code}`).sort()).toEqual(unread.map((n) => `outbox/${n}:not_in_ledger`).sort());
+    expect(fs.readdirSync(h.outbox).sort()).toEqual([...unread].sort());
+  });
+
+  it("a long line reads the same however it is fed (an opening, or NULs before one, split across reads anywhere): as the short line would", () => {
+    const day = "2024-03-03";
+    const rec = (name: string) => JSON.stringify({ time: `${day}T00:00:00.000Z`, source: "/s", bytes: 1, sha256: "0".repeat(64), mime: "text/plain", name, reused: false });
+    const lines: [string, string | undefined][] = [
+      [`{"time":"{"time":"${day}T${rec("a")}`, "a"],
+      [`{"ti\0\0${rec("b")}`, "b"],
+      [`${rec("c")}\0\0\0`, "c"],
+      [`\0\0${rec("d")}`, "d"],
+      [rec("e"), "e"],
+      [`{"time":"x${rec("f")}`, undefined],
+      [`{"time":"${day}T00\0\0x${rec("g")}`, undefined],
+      [`{"time":"2024-03-04T${rec("h")}`, undefined],
+    ];
+    for (const [line, name] of lines) {
+      const bytes = Buffer.from(line);
+      // As a short line reads.
+      expect(recordOfLine(line, LEDGER_SHAPE, parseLedgerLine, day)?.name, line).toBe(name);
+      for (let i = 0; i <= bytes.length; i++) {
+        for (const j of [i + 1, i + 3, i + 8, bytes.length].map((k) => Math.min(k, bytes.length))) {
+          const long = new LongLine(LEDGER_SHAPE, day, 4096);
+          for (const part of [bytes.subarray(0, i), bytes.subarray(i, j), bytes.subarray(j)]) long.feed(part);
+          const text = long.line();
+          expect(text === undefined ? undefined : recordOfLine(text, LEDGER_SHAPE, parseLedgerLine, day)?.name, `${JSON.stringify(line)} cut at ${i}, ${j}`).toBe(name);
+        }
+      }
+    }
+  });
+
+  it("a long glued line cut short at the end of the day file (its tail): its last record is read when NULs end it, and the day file is the ledger's", () => {
+    const day = "2024-03-02";
+    const rec = JSON.stringify({ time: `${day}T00:00:00.000Z`, source: "/s", bytes: 1, sha256: "0".repeat(64), mime: "text/plain", name: "tail.txt", reused: false });
+    age(write(ledger(), `${day}.jsonl`, `${'{"time":"'.repeat(10_000)}${rec}${"\0".repeat(100_000)}`), 400 * DAY);
+    age(write(h.outbox, "tail.txt", "x"), 20 * DAY);
+    const doc = report(jan(["--json"]));
+    expect(doc.warnings).toEqual([]);
+    expect(doc.deleted.map((e) => `${e.area}/${e.name}:${e.reason}`).sort()).toEqual([`ledger/${day}.jsonl:expired_ledger`, "outbox/tail.txt:expired"]);
   });
 });
 

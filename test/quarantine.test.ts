@@ -148,6 +148,36 @@ describe("quarantine journal", () => {
   });
 });
 
+describe("quarantine journal: a crash's NUL tail (janitor34)", () => {
+  it("reads a whole record whose newline a crash lost to NULs, as the ledger does: list shows its reason, the janitor removes it when due; NULs alone name nothing, a record glued after them (an earlier version's append after a record lost whole) is read; the next record starts a line of its own", async () => {
+    await plant({ "nul-a.png": (f) => fs.writeFileSync(f, png(11)), "nul-b.png": (f) => fs.writeFileSync(f, png(12)), "nul-c.png": (f) => fs.writeFileSync(f, png(13)) });
+    const journal = path.join(quarantine, ".media-outbox-quarantine.jsonl");
+    const [a, b, c] = ["nul-a.png", "nul-b.png", "nul-c.png"].map((n) => fs.readFileSync(journal, "utf8").split("\n").find((l) => l.includes(`"name":"${n}"`))!);
+    // ext4's delayed allocation, XFS: the size committed, the data not. A MiB of NULs, to show the reading stays linear.
+    const NULS = "\0".repeat(1024 * 1024);
+    fs.writeFileSync(journal, `${NULS}\n${a}${NULS}\n${NULS}${c}\n${b}${NULS}`);
+    const reasons = () => {
+      const listed = JSON.parse(q(["list", "--json"]).stdout) as Listed;
+      return Object.fromEntries(listed.entries.map((e) => [e.name, e.reason ?? null]));
+    };
+    expect(reasons()).toEqual({ "nul-a.png": "not_in_ledger", "nul-b.png": "not_in_ledger", "nul-c.png": "not_in_ledger" });
+    // The guard's next record: after the NUL tail, on a line of its own.
+    await plant({ "nul-d.png": (f) => fs.writeFileSync(f, png(14)) });
+    const lines = fs.readFileSync(journal, "utf8").split("\n");
+    expect(lines.at(-3)).toBe(`${b}${NULS}`);
+    expect(JSON.parse(lines.at(-2)!)).toMatchObject({ event: "quarantined", name: "nul-d.png" });
+    expect(reasons()).toEqual({ "nul-a.png": "not_in_ledger", "nul-b.png": "not_in_ledger", "nul-c.png": "not_in_ledger", "nul-d.png": "not_in_ledger" });
+    const old = new Date(Date.now() - 30 * 86_400_000);
+    for (const n of ["nul-a.png", "nul-b.png", "nul-c.png", "nul-d.png"]) fs.utimesSync(path.join(quarantine, n), old, old);
+    const r = cli(["janitor", "--json"], { env: h.env });
+    expect(r.code, r.stderr).toBe(0);
+    const doc = JSON.parse(r.stdout) as { deleted: { name: string; reason: string }[]; skipped: { name: string; code: string }[] };
+    expect(doc.deleted.map((e) => `${e.name}:${e.reason}`).sort()).toEqual(["nul-a.png", "nul-b.png", "nul-c.png", "nul-d.png"].map((n) => `${n}:expired_quarantine`));
+    expect(doc.skipped).toEqual([]);
+    expect(fs.readdirSync(quarantine)).toEqual([".media-outbox-quarantine.jsonl"]);
+  });
+});
+
 describe("quarantine journal: lines glued before the torn-line repair", () => {
   it("a record glued after torn ones ({torn…}{record}) is read: list shows its reason, the janitor removes it when due; after a foreign prefix it names nothing", async () => {
     await plant({ "glued.png": (f) => fs.writeFileSync(f, png(3)), "foreign.png": (f) => fs.writeFileSync(f, png(4)) });

@@ -34,7 +34,7 @@ import { STAGING_NAME } from "../prepare/stage.js";
 import { DAY_FILE, type LedgerRecord, MAX_RECORD_BYTES, type TornLine, ledgerDays, readLedgerDayFrom } from "../state/ledger.js";
 import { JOURNAL_NAME, openLayout } from "../state/layout.js";
 import { quarantinedNames } from "../state/quarantine-journal.js";
-import type { TornValue } from "../state/torn-line.js";
+import { type TornRecord, TornRecords, mtimeText, orphansOfTornRecords } from "../state/ledger-torn.js";
 import { janitorSummary } from "./summary.js";
 
 /** The directories the janitor sweeps. */
@@ -285,7 +285,7 @@ class Sweep {
   }
 
   /** An outbox file deleted on a torn record's word (expired_torn_record): logged with the record's place, so it can be checked. */
-  tornDeleted(name: string, record: TornSeen): void {
+  tornDeleted(name: string, record: TornRecord): void {
     const shown = showName(name);
     const verb = this.dryRun ? "would delete" : "deleted";
     this.logger.warn(
@@ -304,7 +304,7 @@ class Sweep {
   }
 
   private deleted(area: JanitorArea, name: string, bytes: number, mtimeMs: number, reason: DeleteReason): void {
-    this.report.deleted.push({ area, name: showName(name), bytes, mtime: isoOf(mtimeMs), reason });
+    this.report.deleted.push({ area, name: showName(name), bytes, mtime: mtimeText(mtimeMs), reason });
     const totals = this.report.areas[area];
     totals.deleted++;
     totals.bytes_freed += bytes;
@@ -626,26 +626,10 @@ interface DayHeld {
   newestMs: number | undefined;
   /** No record, and every line is one of the day a crash cut short (state/torn-line.ts): prepare's, though it names nothing. */
   onlyTorn: boolean;
-  /** Lines longer than a record can be (not read), and where the first starts. */
+  /** Lines longer than a record can be and not glued ones of ours (not read), and where the first starts. */
   overlong: number;
   firstOverlongAt: number;
 }
-
-/** A record a crash cut short, as far as an outbox file can be told by it: its day file's day, and the fields prepare writes that the file shows (its mtime is the record's time). */
-interface TornSeen {
-  day: string;
-  /** The day file it is in, and where its line starts. */
-  file: string;
-  at: number;
-  time: TornValue | undefined;
-  bytes: TornValue | undefined;
-  name: TornValue | undefined;
-}
-
-/** At most this many distinct torn records are kept for the outbox's sweep (a crash leaves a few; past it, an outbox file they would account for is kept). */
-const MAX_TORN_SEEN = 10_000;
-/** A name's JSON text longer than this is no file name (255 bytes, at most 6 characters each): kept cut, which fits nothing whole. */
-const MAX_TORN_NAME = 2048;
 
 /**
  * What the ledger holds, read once before anything is deleted (the ledger's
@@ -657,10 +641,10 @@ const MAX_TORN_NAME = 2048;
  * reads such a file again, and reports why. Without a ledger directory
  * nothing is published.
  */
-function readLedger(dir: SweptDir | undefined): { published: Published; days: Map<string, DayHeld>; torn: TornSeen[] } {
+function readLedger(dir: SweptDir | undefined): { published: Published; days: Map<string, DayHeld>; torn: TornRecord[] } {
   const sizes = new Map<string, number[]>();
   const days = new Map<string, DayHeld>();
-  const torn = new Map<string, TornSeen>();
+  const torn = new TornRecords();
   let list: ReturnType<typeof ledgerDays> = [];
   try {
     if (dir !== undefined) list = ledgerDays(dir.base);
@@ -670,15 +654,7 @@ function readLedger(dir: SweptDir | undefined): { published: Published; days: Ma
   for (const day of list) {
     try {
       const file = path.basename(day.path);
-      const onTorn = (line: TornLine) => {
-        if (torn.size >= MAX_TORN_SEEN) return;
-        let name = line.fields.get("name");
-        if (name && name.text.length > MAX_TORN_NAME) name = { text: name.text.slice(0, MAX_TORN_NAME), whole: false };
-        const seen: TornSeen = { day: day.day, file, at: line.at, time: line.fields.get("time"), bytes: line.fields.get("bytes"), name };
-        // Equal ones say the same: one is kept (a flood of `{` lines is one).
-        const key = JSON.stringify([seen.day, seen.time, seen.bytes, seen.name]);
-        if (!torn.has(key)) torn.set(key, seen);
-      };
+      const onTorn = (line: TornLine) => torn.add(day.day, file, line);
       days.set(file, dayFileRecords(day.path, (rec) => {
         const list = sizes.get(rec.name);
         if (!list) sizes.set(rec.name, [rec.bytes]);
@@ -692,7 +668,7 @@ function readLedger(dir: SweptDir | undefined): { published: Published; days: Ma
     const known = sizes.get(name);
     return known === undefined ? "no" : known.includes(bytes) ? "yes" : "resized";
   };
-  return { published, days, torn: [...torn.values()] };
+  return { published, days, torn: torn.list() };
 }
 
 /**
@@ -704,7 +680,7 @@ function readLedger(dir: SweptDir | undefined): { published: Published; days: Ma
  * accounts for it (orphansOfTornRecords): it then expires by its own mtime
  * (expired_torn_record), still outside the quota.
  */
-function sweepOutbox(sweep: Sweep, dir: SweptDir, cutoffMs: number, keepList: boolean, published: Published, torn: readonly TornSeen[]): { kept: Seen[]; keptBytes: number } {
+function sweepOutbox(sweep: Sweep, dir: SweptDir, cutoffMs: number, keepList: boolean, published: Published, torn: readonly TornRecord[]): { kept: Seen[]; keptBytes: number } {
   const kept: Seen[] = [];
   let keptBytes = 0;
   // Files no record names, judged once every entry is seen (a torn record accounts for one only when no other file fits it).
@@ -749,83 +725,6 @@ function sweepOutbox(sweep: Sweep, dir: SweptDir, cutoffMs: number, keepList: bo
     if (outcome === "deleted") sweep.tornDeleted(seen.name, record);
   }
   return { kept, keptBytes };
-}
-
-/** An mtime as the record's time field is written (prepare sets one from the other; the filesystem may store it a hair off the millisecond). */
-const isoOf = (mtimeMs: number) => new Date(Math.round(mtimeMs)).toISOString();
-
-/** Whether a torn field's text fits the value the file shows: equal when whole, its beginning when cut (a character cut inside its UTF-8 bytes decodes as U+FFFD: left out). */
-function fitsValue(torn: TornValue | undefined, full: string): boolean {
-  if (torn === undefined) return true;
-  if (torn.whole) return torn.text === full;
-  const text = torn.text.endsWith("\uFFFD") ? torn.text.slice(0, -1) : torn.text;
-  return full.startsWith(text);
-}
-
-/**
- * The outbox files no record names that a record a crash cut short accounts
- * for, each with the record. prepare appends a file's record right before
- * the link that publishes it, both with the file's mtime as its time: a
- * crash (power lost, ext4's delayed allocation, XFS) can keep the link and
- * lose the record's end, even all of it but `{`. Such a record fits a file
- * when its day is the file's mtime's UTC day and every field it holds, as
- * far as it goes, is what the file shows (`time` its mtime, `bytes` its
- * size, `name` its name); it accounts for the file when it fits that file
- * and no other: two files that fit are both kept (not_in_ledger), the
- * record cannot say which is prepare's. Candidates are found by the time's
- * text, a range of the files sorted by mtime; looking through ranges of
- * more than one stops after MAX_TORN_SEEN files in all (a range not looked
- * through accounts for nothing): n log n, whatever the ledger holds.
- */
-function orphansOfTornRecords(unnamed: readonly Seen[], torn: readonly TornSeen[]): { orphans: Map<Seen, TornSeen>; twoFit: Set<Seen> } {
-  const found = new Map<Seen, TornSeen>();
-  // Files a record fits along with another (said in their reason); marking stops after a bound, so the work stays n log n.
-  const twoFit = new Set<Seen>();
-  let marks = 0;
-  if (unnamed.length === 0) return { orphans: found, twoFit };
-  // By time, then name: which files a bounded look sees does not depend on the directory's order.
-  const order = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-  const byTime = unnamed.map((seen) => ({ seen, time: `"${isoOf(seen.mtimeMs)}"` })).sort((a, b) => order(a.time, b.time) || order(a.seen.name, b.seen.name));
-  const byName = new Map(unnamed.map((seen) => [JSON.stringify(seen.name), seen]));
-  // The record's time is of its day file's day (torn-line.ts checked it), so a fitting time is too.
-  const fits = (t: TornSeen, seen: Seen, time: string) => fitsValue(t.time, time) && fitsValue(t.bytes, String(seen.size)) && fitsValue(t.name, JSON.stringify(seen.name));
-  for (const t of torn) {
-    let one: Seen | undefined;
-    if (t.name?.whole) {
-      // A whole name: that file, or none.
-      const seen = byName.get(t.name.text);
-      if (seen !== undefined && fits(t, seen, `"${isoOf(seen.mtimeMs)}"`)) one = seen;
-    } else {
-      // The files whose mtime's text starts with what the record holds of its time (its day at least).
-      // Cut before its day ends, the time says no more than its day file's name (torn-line.ts checks the one against the other).
-      const time = t.time === undefined ? "" : t.time.whole ? t.time.text : t.time.text.replace(/\uFFFD$/, "");
-      const prefix = time.length > t.day.length + 1 ? time : `"${t.day}`;
-      let lo = 0;
-      let hi = byTime.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1;
-        if (byTime[mid]!.time < prefix) lo = mid + 1;
-        else hi = mid;
-      }
-      const first = byTime[lo];
-      const second = byTime[lo + 1];
-      if (second !== undefined && second.time.startsWith(prefix)) {
-        // Several files in the range: the fields after the time (a size, a name's start) may tell them apart.
-        const fitting = [];
-        let k = lo;
-        for (; k < byTime.length && marks < MAX_TORN_SEEN && byTime[k]!.time.startsWith(prefix); k++, marks++) {
-          if (fits(t, byTime[k]!.seen, byTime[k]!.time)) fitting.push(byTime[k]!.seen);
-        }
-        const wholeRange = k === byTime.length || !byTime[k]!.time.startsWith(prefix);
-        if (fitting.length > 1) for (const seen of fitting) twoFit.add(seen);
-        else if (fitting.length === 1 && wholeRange) one = fitting[0];
-      } else if (first !== undefined && first.time.startsWith(prefix) && fits(t, first.seen, first.time)) one = first.seen;
-    }
-    if (one !== undefined && !found.has(one)) found.set(one, t);
-  }
-  // A file one record accounts for is that record's, whatever another could be.
-  for (const seen of found.keys()) twoFit.delete(seen);
-  return { orphans: found, twoFit };
 }
 
 /** After the age sweep: oldest first until the outbox fits, never a file younger than minAge. */
@@ -996,13 +895,13 @@ function sweepLedger(sweep: Sweep, dir: SweptDir, cutoffMs: number, read: Readon
   }
 }
 
-/** What a day file's lines too long to read mean, and what to do. */
+/** What a day file's lines too long to be records, and not glued ones of ours, mean. */
 function overlongText(held: DayHeld): string {
-  const lines = held.overlong === 1 ? "a line" : `${held.overlong} lines (the first)`;
+  const one = held.overlong === 1;
+  const lines = one ? "a line" : `${held.overlong} lines (the first)`;
   return (
-    `${lines} starting at byte ${held.firstOverlongAt} ${held.overlong === 1 ? "is" : "are"} longer than the ${MAX_RECORD_BYTES / 1024} KiB a record can be: not read, so ${held.overlong === 1 ? "it names" : "they name"} nothing. ` +
-    `A line glued before the torn-line repair (torn records, then a whole one, on one line) can be that long: the outbox file its last record names is then kept (not_in_ledger) and the watch guard quarantines it. ` +
-    `To have it read, split the line by hand: a newline before each {"time":" in it`
+    `${lines} starting at byte ${held.firstOverlongAt} ${one ? "is" : "are"} longer than the ${MAX_RECORD_BYTES / 1024} KiB a record can be, and not ${one ? "a line" : "lines"} glued before the torn-line repair (records a crash cut short, then one more, each within ${MAX_RECORD_BYTES / 1024} KiB): ` +
+    `not read, so ${one ? "it names" : "they name"} nothing`
   );
 }
 

@@ -6,7 +6,7 @@ import path from "node:path";
 import { errnoCode, isErrno } from "../core/errors.js";
 import { appendJsonLine } from "./append-line.js";
 import { listDir } from "./layout.js";
-import { type Field, type FieldKind, type TornValue, gluedRecordText, tornFields, withoutNulTail } from "./torn-line.js";
+import { type Field, type FieldKind, LongLine, type TornValue, recordOfLine, tornFields } from "./torn-line.js";
 
 export interface LedgerRecord {
   /** ISO time of publication (or reuse). */
@@ -23,7 +23,7 @@ export interface LedgerRecord {
 
 export const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
 
-/** A record longer than this is not one prepare wrote (its longest field, the escaped source, is a path). */
+/** A record longer than this is not one prepare wrote (its longest field, the escaped source, is a path); a longer line is read piece by piece (LongLine). */
 export const MAX_RECORD_BYTES = 64 * 1024;
 
 const SHA256 = /^[0-9a-f]{64}$/;
@@ -142,7 +142,7 @@ export interface LedgerRead {
   malformed: number;
   /** Of those, lines that are a record of the day a crash cut short (tornOfDay): prepare wrote them. */
   torn: number;
-  /** Lines longer than MAX_RECORD_BYTES (complete ones, counted as malformed too, and the tail), not read at all; and where the first starts. */
+  /** Lines longer than MAX_RECORD_BYTES that are not a line glued before the torn-line repair (LongLine: complete ones, counted as malformed too, and the tail), so name nothing; and where the first starts. */
   overlong: number;
   firstOverlongAt: number;
   /** What follows the last complete line: nothing, a record of the day cut short (a crash during the last append: maybe only its newline, lost to NULs), or anything else. */
@@ -155,18 +155,9 @@ export interface TornLine {
   at: number;
 }
 
-/**
- * The record a complete line of the day file `day` holds: the line itself,
- * or, on a line glued before the torn-line repair (a record appended right
- * after a torn one, on its line), the record after the torn ones.
- */
-function recordOfLine(line: string, day: string | undefined): LedgerRecord | undefined {
-  // A whole record whose newline a crash replaced with NULs (the next append starts a new line after them).
-  line = withoutNulTail(line);
-  const rec = parseLedgerLine(line);
-  if (rec) return rec;
-  const glued = gluedRecordText(line, LEDGER_SHAPE, day);
-  return glued === undefined ? undefined : parseLedgerLine(glued);
+/** The record a complete line of the day file `day` holds (torn-line.ts recordOfLine: NULs ending it are a crash's; a glued line's last record). */
+function ledgerRecordOfLine(line: string, day: string | undefined): LedgerRecord | undefined {
+  return recordOfLine(line, LEDGER_SHAPE, parseLedgerLine, day);
 }
 
 const READ_CHUNK = 1024 * 1024;
@@ -194,60 +185,71 @@ export function readLedgerDayFrom(file: string, offset: number, each?: (rec: Led
   }
   const read: LedgerRead = { records: [], end: offset, malformed: 0, torn: 0, overlong: 0, firstOverlongAt: -1, tail: "none" };
   const day = DAY_FILE.exec(path.basename(file))?.[1];
+  // A line none of ours past MAX_RECORD_BYTES: not read, never silently (the caller says where).
+  const unread = () => {
+    if (read.overlong++ === 0) read.firstOverlongAt = read.end;
+  };
+  const judgeLine = (line: string | undefined) => {
+    if (line === "") return;
+    const rec = line === undefined ? undefined : ledgerRecordOfLine(line, day);
+    if (rec && each) return each(rec);
+    if (rec) return void read.records.push(rec);
+    read.malformed++;
+    if (line === undefined) return unread();
+    const fields = tornOfDay(line, day);
+    if (fields) {
+      read.torn++;
+      eachTorn?.({ fields, at: read.end });
+    }
+  };
   try {
     const buf = Buffer.allocUnsafe(READ_CHUNK);
+    // The start of the line not yet complete: held while it may be a record; past MAX_RECORD_BYTES, read on piece by piece (long).
     let pending: Buffer[] = [];
     let pendingBytes = 0;
-    let overlong = false;
+    let long: LongLine | undefined;
+    const lengthen = (more: Buffer) => {
+      if (!long && pendingBytes + more.length > MAX_RECORD_BYTES) {
+        long = new LongLine(LEDGER_SHAPE, day, MAX_RECORD_BYTES);
+        for (const held of pending) long.feed(held);
+        pending = [];
+      }
+      if (long) long.feed(more);
+      else pending.push(Buffer.from(more));
+      pendingBytes += more.length;
+    };
     let pos = offset;
     for (;;) {
       const n = fs.readSync(fd, buf, 0, buf.length, pos);
       if (n === 0) break;
       let start = 0;
       for (let nl = buf.indexOf(10, 0); nl >= 0 && nl < n; nl = buf.indexOf(10, start)) {
-        if (!overlong && pendingBytes + (nl - start) <= MAX_RECORD_BYTES) {
-          const line = pendingBytes === 0 ? buf.toString("utf8", start, nl) : Buffer.concat([...pending, buf.subarray(start, nl)]).toString("utf8");
-          if (line !== "") {
-            const rec = recordOfLine(line, day);
-            if (!rec) {
-              read.malformed++;
-              const fields = tornOfDay(line, day);
-              if (fields) {
-                read.torn++;
-                eachTorn?.({ fields, at: read.end });
-              }
-            } else if (each) each(rec);
-            else read.records.push(rec);
-          }
+        if (!long && pendingBytes + (nl - start) <= MAX_RECORD_BYTES) {
+          judgeLine(pendingBytes === 0 ? buf.toString("utf8", start, nl) : Buffer.concat([...pending, buf.subarray(start, nl)]).toString("utf8"));
         } else {
-          // Not read, never silently: the caller says where (a glued line of many torn records may hide a record in it).
-          read.malformed++;
-          if (read.overlong++ === 0) read.firstOverlongAt = read.end;
+          lengthen(buf.subarray(start, nl));
+          judgeLine(long!.line());
         }
         pending = [];
         pendingBytes = 0;
-        overlong = false;
+        long = undefined;
         start = nl + 1;
         read.end = pos + start;
       }
       // The rest of the chunk is the start of a line not yet complete.
-      if (start < n) {
-        if (pendingBytes + (n - start) > MAX_RECORD_BYTES) overlong = true;
-        else pending.push(Buffer.from(buf.subarray(start, n)));
-        pendingBytes += n - start;
-      }
+      if (start < n) lengthen(buf.subarray(start, n));
       pos += n;
     }
     if (pendingBytes > 0) {
-      const text = overlong ? undefined : Buffer.concat(pending).toString("utf8");
+      const text = long ? long.line() : Buffer.concat(pending).toString("utf8");
       // A whole record whose newline a crash lost to NULs: read (its line is not complete, so `end` stays before it; a follower reads it again, as the same record).
-      const rec = text?.endsWith("\0") ? recordOfLine(text, day) : undefined;
+      const rec = text?.endsWith("\0") ? ledgerRecordOfLine(text, day) : undefined;
       const fields = rec || text === undefined ? undefined : tornOfDay(text, day);
       read.tail = rec || fields ? "torn" : "other";
       if (rec && each) each(rec);
       else if (rec) read.records.push(rec);
       if (fields) eachTorn?.({ fields, at: read.end });
-      if (overlong && read.overlong++ === 0) read.firstOverlongAt = read.end;
+      if (text === undefined) unread();
     }
     return read;
   } finally {

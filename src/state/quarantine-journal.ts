@@ -7,7 +7,7 @@ import path from "node:path";
 import type { RefusalCode } from "../core/errors.js";
 import { isErrno } from "../core/errors.js";
 import { JOURNAL_NAME } from "./layout.js";
-import { type Field, gluedRecordText } from "./torn-line.js";
+import { type Field, recordOfLine } from "./torn-line.js";
 
 /** Why the guard moved an entry: stable, documented, safe to match on. */
 export type QuarantineReason =
@@ -54,15 +54,13 @@ const JOURNAL_FIELDS: { [K in keyof JournalRecord]-?: Omit<Field, "key"> } = {
 export const JOURNAL_SHAPE: readonly Field[] = Object.entries(JOURNAL_FIELDS).map(([key, f]) => ({ key, ...f }));
 
 /**
- * The record a line holds: the line itself, or, on a line glued before the
- * torn-line repair (a record appended right after a torn one, on its line),
- * the record after the torn ones (torn-line.ts gluedRecordText).
+ * The record a line holds, read as the ledger's are (torn-line.ts
+ * recordOfLine): the line itself, or the whole record a crash's NULs follow
+ * (a filesystem that committed the journal's size before its data), or, on
+ * a line glued before the torn-line repair, the record after the torn ones.
  */
 function parseJournalLine(line: string): JournalRecord | undefined {
-  const rec = journalRecordOf(line);
-  if (rec) return rec;
-  const glued = gluedRecordText(line, JOURNAL_SHAPE);
-  return glued === undefined ? undefined : journalRecordOf(glued);
+  return recordOfLine(line, JOURNAL_SHAPE, journalRecordOf);
 }
 
 function journalRecordOf(text: string): JournalRecord | undefined {
@@ -91,7 +89,7 @@ export function readJournal(quarantineDir: string): Map<string, JournalRecord> {
   }
   for (const line of text.split("\n")) {
     if (line === "") continue;
-    // A torn line names nothing.
+    // A torn line names nothing; nor do NULs alone (a record of which a crash left nothing).
     const rec = parseJournalLine(line);
     if (rec) latest.set(rec.name, rec);
   }

@@ -11,8 +11,9 @@
 // torn line was glued onto it: `{"time":"2026-…` + `{"time":"2026-…}` on one
 // line. A JSON string holds no raw `"`, so `{"time":"` occurs in a line of
 // ours only where a record starts: the line is cut there, and read when every
-// piece before its last is torn (gluedRecordText). Every check is one pass
-// over the line: linear, whatever it holds.
+// piece before its last is torn (gluedRecordText; past the longest record,
+// LongLine reads it piece by piece, holding one piece). Every check is one
+// pass over the line: linear, whatever it holds.
 //
 // A filesystem may also fill the end of a file a crash cut short with NUL
 // bytes (ext4's delayed allocation, XFS: the size was committed, the data
@@ -192,6 +193,22 @@ export function isTornRecord(line: string, shape: readonly Field[], day?: string
 }
 
 /**
+ * The record a complete line of a file of `shape`'s records holds, read as
+ * every such file of ours is read (the ledger's day files, the quarantine's
+ * journal): NULs that end it are a crash's (a whole record whose newline was
+ * lost to them: the next append starts a line of its own after them), and a
+ * line glued before the torn-line repair is read for its last record
+ * (gluedRecordText). `parse` says what a record's text is, or undefined.
+ */
+export function recordOfLine<T>(line: string, shape: readonly Field[], parse: (text: string) => T | undefined, day?: string): T | undefined {
+  const text = withoutNulTail(line);
+  const rec = parse(text);
+  if (rec !== undefined) return rec;
+  const glued = gluedRecordText(text, shape, day);
+  return glued === undefined ? undefined : parse(glued);
+}
+
+/**
  * The text of the last record in a line glued before the torn-line repair
  * (`{torn…}{torn…}{record}`): what follows the line's last RECORD_OPENING,
  * when every piece before it is a torn record of `shape`; undefined for any
@@ -206,4 +223,120 @@ export function gluedRecordText(line: string, shape: readonly Field[], day?: str
     if (at === last) return line.slice(last);
     from = at;
   }
+}
+
+const OPENING_BYTES = Buffer.from(RECORD_OPENING);
+const NONE = Buffer.alloc(0);
+
+/**
+ * A line too long to be held whole (over `max` bytes, the most a record can
+ * be), read in bounded memory and one pass. It can be a line of ours only as
+ * one glued before the torn-line repair (records a crash cut short, then
+ * one more, each within `max`), so it is cut where each record starts
+ * (RECORD_OPENING) and each piece is judged as it ends: only the piece being
+ * read is held, and a piece over `max` (or one before the last that is not a
+ * torn record of `shape`) makes the line none of ours. NULs that end a piece
+ * are a crash's, counted, not held: NULs followed by more in the same piece
+ * are never ours either.
+ */
+export class LongLine {
+  private readonly piece: Buffer;
+  /** Bytes of the current piece held, and how many NULs follow them. */
+  private held = 0;
+  private nuls = 0;
+  /** The start of an opening that ended the last feed (its `{` and up to 7 bytes after), not yet held: the next feed may complete it. */
+  private carry: Buffer = NONE;
+  /** Pieces judged torn before the current one. */
+  private cut = 0;
+  /** Bytes of the line fed so far. */
+  private fed = 0;
+  private bad = false;
+
+  constructor(
+    private readonly shape: readonly Field[],
+    private readonly day: string | undefined,
+    private readonly max: number,
+  ) {
+    this.piece = Buffer.allocUnsafe(max);
+  }
+
+  /** The next bytes of the line (never a newline). */
+  feed(bytes: Buffer): void {
+    if (this.bad || bytes.length === 0) return;
+    let search = 0;
+    if (this.carry.length > 0) {
+      const have = this.carry.length;
+      const take = Math.min(OPENING_BYTES.length - have, bytes.length);
+      const continues = bytes.subarray(0, take).equals(OPENING_BYTES.subarray(have, have + take));
+      if (continues && have + take < OPENING_BYTES.length) {
+        this.carry = Buffer.concat([this.carry, bytes]);
+        this.fed += bytes.length;
+        return;
+      }
+      // Completed, an opening ends the piece before it (unless it starts the line); else the carry was only bytes.
+      if (continues && this.fed - have > 0) this.endPiece();
+      this.hold(this.carry);
+      this.carry = NONE;
+      if (continues) search = take;
+    }
+    let from = 0;
+    for (let at = bytes.indexOf(OPENING_BYTES, search); at >= 0; at = bytes.indexOf(OPENING_BYTES, at + 1)) {
+      // An opening at the line's very start begins its first piece.
+      if (this.fed + at === 0) continue;
+      this.hold(bytes.subarray(from, at));
+      this.endPiece();
+      from = at;
+    }
+    const carried = openingStartEnding(bytes, from);
+    this.hold(bytes.subarray(from, bytes.length - carried));
+    if (carried > 0) this.carry = Buffer.from(bytes.subarray(bytes.length - carried));
+    this.fed += bytes.length;
+  }
+
+  /**
+   * The line as a short one would read the same, or undefined when it cannot
+   * be a line of ours: its pieces before the last (all torn) stand as `{`, a
+   * record a crash cut to its first byte, and NULs that end it as one NUL.
+   */
+  line(): string | undefined {
+    this.hold(this.carry);
+    this.carry = NONE;
+    if (this.bad) return undefined;
+    const last = this.piece.toString("utf8", 0, this.held) + (this.nuls > 0 ? "\0" : "");
+    return this.cut > 0 ? `{${last}` : last;
+  }
+
+  /** Adds bytes to the current piece: NULs ending them are counted; anything after NULs, or past `max`, makes the line none of ours. */
+  private hold(bytes: Buffer): void {
+    if (this.bad || bytes.length === 0) return;
+    let end = bytes.length;
+    while (end > 0 && bytes[end - 1] === 0) end--;
+    if ((end > 0 && this.nuls > 0) || this.held + end > this.max) {
+      this.bad = true;
+      return;
+    }
+    bytes.copy(this.piece, this.held, 0, end);
+    this.held += end;
+    this.nuls += bytes.length - end;
+  }
+
+  /** Judges the piece held (a torn record, or the line is none of ours); the next starts empty. */
+  private endPiece(): void {
+    if (this.bad) return;
+    const text = this.piece.toString("utf8", 0, this.held) + (this.nuls > 0 ? "\0" : "");
+    if (!isTornRecord(text, this.shape, this.day)) this.bad = true;
+    this.cut++;
+    this.held = 0;
+    this.nuls = 0;
+  }
+}
+
+/** How many bytes ending `bytes` (from `from` on) start an opening without completing it: the opening's `{` is its only one, so they are its `{` and up to 7 bytes after. */
+function openingStartEnding(bytes: Buffer, from: number): number {
+  const start = Math.max(from, bytes.length - (OPENING_BYTES.length - 1));
+  const inTail = bytes.subarray(start).lastIndexOf(OPENING_BYTES[0]!);
+  if (inTail < 0) return 0;
+  const brace = start + inTail;
+  const have = bytes.length - brace;
+  return bytes.subarray(brace).equals(OPENING_BYTES.subarray(0, have)) ? have : 0;
 }

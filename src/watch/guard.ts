@@ -5,8 +5,10 @@
 // size cap, one hard link: prepare/outbox-entry.ts), that a well-formed ledger
 // record names with these very bytes, *and* those bytes pass prepare's content checks
 // (judged here, on the file in the outbox, by prepare's own entry point).
-// Everything else is moved into the quarantine. Entries are judged by lstat,
-// never followed.
+// One stand-in for the record: a record a crash cut short that accounts for
+// the file (it fits it and no other: state/ledger-torn.ts, the janitor's
+// rule), for as long as it does. Everything else is moved into the
+// quarantine. Entries are judged by lstat, never followed.
 //
 // Two paths, so that a long check never delays a reaction: what can be told
 // from the name, lstat and the ledger (a planted file, a link, a directory, a
@@ -33,6 +35,7 @@ import { type DirIdentity, dirIdentity, sameDir } from "./dir-identity.js";
 import { watchDirectory } from "./dir-watch.js";
 import { LedgerIndex } from "./ledger-index.js";
 import { type QuarantineDetail, type QuarantineReason, moveToQuarantine } from "./quarantine.js";
+import { MAX_TORN_SEEN, type OutboxFile, type TornRecord, orphansOfTornRecords, tornHashFits, tornRecordKey } from "../state/ledger-torn.js";
 import type { JudgeFile } from "./watch-workers.js";
 
 /** The longest time between two full scans: a write through a hard link made elsewhere raises no event in the outbox. */
@@ -170,6 +173,18 @@ export class OutboxGuard {
   private readonly ledger: LedgerIndex;
   /** Entries judged good, by the identity they had then. */
   private readonly verified = new Map<string, Identity>();
+  /** Of those, files kept on the word of a record a crash cut short: judged again at every scan (another file, or a whole record, may change what it says). */
+  private readonly tornKept = new Set<string>();
+  /** Counts scans and batches of events: which files torn records account for is worked out once per pass (tornRecordFor). */
+  private pass = 0;
+  private accounted: { pass: number; generation: number; orphans: Map<string, { file: OutboxFile; record: TornRecord }> } | undefined;
+  /**
+   * Torn records (tornRecordKey) once seen to fit two files or more: which
+   * was prepare's is never known again, so they account for nothing, even
+   * once all but one of those files are quarantined (the order the guard
+   * met them in would otherwise choose).
+   */
+  private readonly ambiguous = new Set<string>();
   private readonly pending = new Set<string>();
   /** Files whose bytes wait to be judged (or are being judged), by the identity they were queued with. */
   private readonly toCheck = new Map<string, Identity>();
@@ -270,6 +285,7 @@ export class OutboxGuard {
       this.drainScheduled = false;
       const names = [...this.pending];
       this.pending.clear();
+      this.pass++;
       for (const n of names) this.judgeSafely(n);
     });
   }
@@ -307,7 +323,8 @@ export class OutboxGuard {
       return;
     }
     const present = new Set(names);
-    for (const name of this.verified.keys()) if (!present.has(name)) this.verified.delete(name);
+    for (const name of this.verified.keys()) if (!present.has(name)) this.forget(name);
+    this.pass++;
     for (const name of names) this.judgeSafely(name);
   }
 
@@ -330,6 +347,7 @@ export class OutboxGuard {
     if (this.stopped || !this.lost) return;
     this.lost = false;
     this.verified.clear();
+    this.tornKept.clear();
     await this.arm();
     if (this.stopped) return;
     this.logger.info({ event: "outbox_back", outbox: escapeText(this.options.outbox) }, "the outbox is back; guarding it again");
@@ -351,15 +369,14 @@ export class OutboxGuard {
     if (isRawName(name)) return this.quarantine(name, "name_not_utf8");
     const file = entryPath(this.options.outbox, name);
     const st = fs.lstatSync(file, { throwIfNoEntry: false });
-    if (!st) {
-      this.verified.delete(name);
-      return;
-    }
+    if (!st) return this.forget(name);
     const byKind = kindReason(st);
     if (byKind) return this.quarantine(name, byKind);
-    if (sameIdentity(this.verified.get(name), st)) return;
+    // Judged already; one kept on a torn record's word is judged again, all but its bytes.
+    const again = sameIdentity(this.verified.get(name), st);
+    if (again && !this.tornKept.has(name)) return;
     const identity = identityOf(st);
-    this.verified.delete(name);
+    if (!again) this.forget(name);
     // A forged record names bytes, never a name or a link: prepare's own
     // rules decide whether it would have published this file under this name.
     // A file mid-publication (its staging name not yet removed) is judged
@@ -373,7 +390,14 @@ export class OutboxGuard {
       this.ledger.refresh();
       reason = this.recordVerdict(name, st.size);
     }
-    if (reason) return this.quarantine(name, reason);
+    // No record names it: one a crash cut short may account for it (its bytes are then judged against that).
+    const torn = reason === "not_in_ledger" ? this.tornRecordFor(name, st) : undefined;
+    if (reason && !torn) return this.quarantine(name, reason);
+    if (again) {
+      if (torn) return;
+      // A whole record names it now: its bytes are judged against it.
+      this.forget(name);
+    }
     // A record names this size: its bytes are judged in the background.
     if (sameIdentity(this.toCheck.get(name), identity)) return;
     this.toCheck.set(name, identity);
@@ -390,6 +414,51 @@ export class OutboxGuard {
     const problem = judge();
     if (problem?.rule !== "extension_not_allowed" && problem?.rule !== "too_large") return problem;
     return this.options.refreshPolicy?.() ? judge() : problem;
+  }
+
+  /**
+   * The record a crash cut short that accounts for the outbox file `name`
+   * as `st` shows it: it fits that file and no other file no whole record
+   * names (orphansOfTornRecords, the janitor's rule), or undefined. The
+   * outbox is looked through once per pass, and only while the ledger holds
+   * such a record; `fresh` looks again now.
+   */
+  private tornRecordFor(name: string, st: Pick<fs.Stats, "size" | "mtimeMs">, fresh = false): TornRecord | undefined {
+    const torn = this.ledger.tornRecords();
+    if (torn.length === 0) return undefined;
+    if (fresh) this.pass++;
+    const generation = this.ledger.tornGeneration;
+    let accounted = this.accounted;
+    if (accounted?.pass !== this.pass || accounted.generation !== generation) {
+      accounted = this.accounted = { pass: this.pass, generation, orphans: this.orphansNow(torn) };
+    }
+    const found = accounted.orphans.get(name);
+    return found && found.file.size === st.size && found.file.mtimeMs === st.mtimeMs ? found.record : undefined;
+  }
+
+  /** The outbox files no whole record names (the janitor's candidates: regular, a UTF-8 name) that a torn record accounts for, by name. */
+  private orphansNow(torn: readonly TornRecord[]): Map<string, { file: OutboxFile; record: TornRecord }> {
+    const unnamed: OutboxFile[] = [];
+    try {
+      for (const name of readNames(this.options.outbox)) {
+        if (isRawName(name) || this.ledger.lookup(name)) continue;
+        const st = fs.lstatSync(entryPath(this.options.outbox, name), { throwIfNoEntry: false });
+        if (st?.isFile()) unnamed.push({ name, size: st.size, mtimeMs: st.mtimeMs });
+      }
+    } catch {
+      // The outbox cannot be read now: no file is known to be the only one a record fits.
+      return new Map();
+    }
+    const live = torn.filter((t) => !this.ambiguous.has(tornRecordKey(t)));
+    const { orphans, ambiguous } = orphansOfTornRecords(unnamed, live);
+    for (const t of ambiguous) if (this.ambiguous.size < MAX_TORN_SEEN) this.ambiguous.add(tornRecordKey(t));
+    return new Map([...orphans].map(([file, record]) => [file.name, { file, record }]));
+  }
+
+  /** Forgets what was judged of `name`. */
+  private forget(name: string): void {
+    this.verified.delete(name);
+    this.tornKept.delete(name);
   }
 
   /** What the ledger says of a name and size alone. */
@@ -436,14 +505,26 @@ export class OutboxGuard {
     const now = fs.lstatSync(file, { throwIfNoEntry: false });
     if (!now || !sameIdentity(identity, now) || judged.bytes !== now.size) return this.rejudge(name);
     const recorded = () => this.ledger.lookup(name)?.some((v) => v.bytes === judged.bytes && v.sha256 === judged.sha256) === true;
+    let torn: TornRecord | undefined;
     if (!recorded()) {
       this.ledger.refresh();
-      if (!recorded()) return this.quarantine(name, "sha256_mismatch");
+      if (!recorded()) {
+        // No whole record: a torn one that still accounts for it, its sha256 (as far as it holds it) these bytes'.
+        torn = this.ledger.lookup(name) ? undefined : this.tornRecordFor(name, now, true);
+        if (!torn) return this.quarantine(name, this.ledger.lookup(name) ? "sha256_mismatch" : "not_in_ledger");
+        if (!tornHashFits(torn, judged.sha256)) return this.quarantine(name, "sha256_mismatch");
+      }
     }
     if (judged.verdict instanceof Refusal) {
       return this.quarantine(name, "content_refused", { code: judged.verdict.code, message: judged.verdict.message });
     }
     this.verified.set(name, identity);
+    if (!torn) return void this.tornKept.delete(name);
+    this.tornKept.add(name);
+    this.logger.warn(
+      { event: "guard_torn_record", name: showName(name), ledger: showName(torn.file), at: torn.at },
+      "kept an outbox file no well-formed ledger record names: a record a crash cut short fits it and no other file, and its bytes pass prepare's checks",
+    );
   }
 
   private rejudge(name: string): void {
@@ -456,7 +537,7 @@ export class OutboxGuard {
     if (!sameDir(dirIdentity(this.options.outbox), this.armedOn)) return this.outboxLost(new Error("the outbox was removed or replaced"));
     this.toCheck.delete(name);
     const moved = moveToQuarantine(this.options.outbox, this.options.quarantineDir, name, reason, detail);
-    this.verified.delete(name);
+    this.forget(name);
     if (moved === undefined) return;
     const event = {
       event: "quarantined" as const,

@@ -4,11 +4,17 @@
 // The ledger is the agent's to write in the single-user mode: nothing in it
 // may stop the guard. A day file that is a link, a directory, a FIFO or
 // unreadable is skipped, and so is every line that is not a well-formed
-// record; each is logged once, and everything else is still read.
+// record; each is logged once, and everything else is still read. The
+// records a crash cut short are kept too (state/ledger-torn.ts: the outbox
+// file such a record can only be is prepare's): a complete line's for good,
+// the last line's only while it stays the day file's unfinished tail (a
+// reader may see an append in progress as a cut record).
 import fs from "node:fs";
+import path from "node:path";
 import { errnoCode } from "../core/errors.js";
 import { escapeText } from "../core/escape.js";
-import { LedgerFileError, ledgerDays, readLedgerDayFrom } from "../state/ledger.js";
+import { type LedgerDay, LedgerFileError, type TornLine, ledgerDays, readLedgerDayFrom } from "../state/ledger.js";
+import { type TornRecord, TornRecords, tornRecordOf } from "../state/ledger-torn.js";
 
 export interface PublishedBytes {
   bytes: number;
@@ -30,6 +36,11 @@ export interface LedgerProblem {
 export class LedgerIndex {
   private byName = new Map<string, PublishedBytes[]>();
   private cursors = new Map<string, DayCursor>();
+  /** Records a crash cut short on complete lines. */
+  private torn = new TornRecords();
+  /** Each day file's unfinished last line, when it is a record cut short: read again at every refresh until a newline ends it. */
+  private tails = new Map<string, TornRecord>();
+  private tornVersion = 0;
   /** Problems already told, so a bad day file is logged once, not at every refresh. */
   private told = new Set<string>();
 
@@ -47,6 +58,16 @@ export class LedgerIndex {
     return this.byName.size;
   }
 
+  /** The records a crash cut short, as of the last refresh. */
+  tornRecords(): readonly TornRecord[] {
+    return this.tails.size === 0 ? this.torn.list() : [...this.torn.list(), ...this.tails.values()];
+  }
+
+  /** Changes whenever what tornRecords() returns may have changed. */
+  get tornGeneration(): number {
+    return this.tornVersion;
+  }
+
   /** Reads what was appended since the last refresh; starts over when a day file was removed or replaced. Never throws. */
   refresh(): void {
     let days;
@@ -61,7 +82,7 @@ export class LedgerIndex {
     // outgrow the ledger.
     if ([...this.cursors.keys()].some((p) => !present.has(p))) this.reset();
     for (const day of days) {
-      if (!this.follow(day.path)) {
+      if (!this.follow(day)) {
         this.reset();
         this.refresh();
         return;
@@ -70,7 +91,8 @@ export class LedgerIndex {
   }
 
   /** Reads one day file's new lines; false when it was replaced or shrank (start over). */
-  private follow(file: string): boolean {
+  private follow(day: LedgerDay): boolean {
+    const file = day.path;
     let st: fs.Stats | undefined;
     try {
       st = fs.lstatSync(file, { throwIfNoEntry: false });
@@ -81,6 +103,7 @@ export class LedgerIndex {
     if (!st) return true;
     if (!st.isFile()) {
       this.cursors.delete(file);
+      this.forgetTail(file);
       this.tell(file, `is ${st.isSymbolicLink() ? "a symbolic link" : st.isDirectory() ? "a directory" : "not a regular file"}; skipped (never followed)`);
       return true;
     }
@@ -92,7 +115,18 @@ export class LedgerIndex {
       return true;
     }
     try {
-      const { end, malformed } = readLedgerDayFrom(file, current.end, (rec) => this.add(rec.name, { bytes: rec.bytes, sha256: rec.sha256 }));
+      // The last torn line handed over is held back: it is the tail's when it starts where the complete lines end.
+      let last: TornLine | undefined;
+      const name = path.basename(file);
+      const onTorn = (line: TornLine) => {
+        if (last) this.torn.add(day.day, name, last);
+        last = line;
+      };
+      const { end, malformed } = readLedgerDayFrom(file, current.end, (rec) => this.add(rec.name, { bytes: rec.bytes, sha256: rec.sha256 }), onTorn);
+      this.forgetTail(file);
+      if (last && last.at >= end) this.tails.set(file, tornRecordOf(day.day, name, last));
+      else if (last) this.torn.add(day.day, name, last);
+      this.tornVersion++;
       if (malformed > 0) this.tell(`${file}:${current.end}`, `${malformed} line(s) after byte ${current.end} are not well-formed records; skipped`, file);
       current.end = end;
       this.cursors.set(file, current);
@@ -117,8 +151,15 @@ export class LedgerIndex {
     else if (!list.some((v) => v.sha256 === version.sha256 && v.bytes === version.bytes)) list.push(version);
   }
 
+  private forgetTail(file: string): void {
+    if (this.tails.delete(file)) this.tornVersion++;
+  }
+
   private reset(): void {
     this.byName = new Map();
     this.cursors = new Map();
+    this.torn = new TornRecords();
+    this.tails = new Map();
+    this.tornVersion++;
   }
 }
