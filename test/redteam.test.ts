@@ -2157,6 +2157,7 @@ describe("text an office document stores but does not show, inside a key", () =>
       ["style-character.docx", withStyles(cut(ghp, run(" - ", rStyle("Secret"))))],
       ["style-based-on-env.docx", withStyles(cut(opaque, run(" - ", rStyle("Child")), 16))],
       // A paragraph style hides its runs (but one shown by its own properties) and its mark: the paragraph runs on into the next.
+      ["style-default-paragraph.docx", withStyles(`<w:p>${run(ghp.slice(0, 15), hiddenOff)}${run(" - ")}${run(ghp.slice(15), hiddenOff)}</w:p>`, styled(wordStyle("paragraph", "Normal", "<w:rPr><w:vanish/></w:rPr>").replace("<w:style ", '<w:style w:default="1" ')))],
       ["style-paragraph.docx", withStyles(`<w:p>${pStyle("Note")}${run(ghp.slice(0, 15), hiddenOff)}${run(" - ")}${run(ghp.slice(15), hiddenOff)}</w:p>`)],
       ["web-hidden.docx", body(cut(ghp, run(" - ", "<w:webHidden/>")))],
       ["escape.docx", body(`<w:p>${run(`ghp_x005F_${ghp.slice(4)}`)}</w:p>`)],
@@ -2204,6 +2205,12 @@ describe("text an office document stores but does not show, inside a key", () =>
     const looped = styled(wordStyle("character", "A", '<w:basedOn w:val="B"/>') + wordStyle("character", "B", '<w:basedOn w:val="A"/>') + wordStyle("character", "C", "<w:rPr><w:vanish/></w:rPr>"));
     expect(wml(`<w:p>${run("a", rStyle("A"))}${run("b", rStyle("Secret"))}${run("c", rStyle("C"))}</w:p>`, "print", looped)).toBe("ab\n");
     expect(packageStyles(Buffer.from("<styles/>"))).toBeUndefined();
+    // The default paragraph style (a paragraph's without w:pStyle) and the document defaults (a style's that says nothing).
+    const off = '<w:vanish w:val="0"/>';
+    const hiddenNormal = styled(wordStyle("paragraph", "Normal", "<w:rPr><w:vanish/></w:rPr>").replace("<w:style ", '<w:style w:default="1" ') + wordStyle("paragraph", "Body", ""));
+    expect(wml(`<w:p>${run("a", off)}${run("b")}</w:p><w:p>${pStyle("Body")}${run("c")}</w:p>`, "print", hiddenNormal)).toBe("ac\n");
+    const hiddenDefaults = styled(`<w:docDefaults><w:rPrDefault><w:rPr><w:vanish/></w:rPr></w:rPrDefault></w:docDefaults>${wordStyle("character", "Shown", `<w:rPr>${off}</w:rPr>`)}${wordStyle("paragraph", "Body", "<w:rPr><w:b/></w:rPr>")}`);
+    expect(wml(`<w:p>${run("a")}${run("b", off)}${run("c", rStyle("Shown"))}</w:p><w:p>${pStyle("Body")}${run("d")}</w:p><w:p>${run("e", off)}</w:p>`, "print", hiddenDefaults)).toBe("bce");
     // A docx's escapes decoded, as a spreadsheet's.
     expect(wml(`<w:p>${run("a_x005F_x0041_b_x0041_")}</w:p>`)).toBe("a_x0041_bA\n");
     // The web view leaves out a web-hidden run too, and the print view does not; no web view without one.

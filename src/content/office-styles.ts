@@ -3,7 +3,8 @@
 // it). A run whose text is hidden by its style rather than by its own
 // properties is hidden all the same: Word's character and paragraph
 // styles (`<w:vanish/>` in a style of word/styles.xml, applied by
-// `w:rStyle` and `w:pStyle`), ODF's (`text:display="none"` in a style's
+// `w:rStyle` and `w:pStyle`; the default paragraph style and the document
+// defaults too), ODF's (`text:display="none"` in a style's
 // text properties, applied by `text:style-name`; LibreOffice writes its
 // "Hidden" character attribute so). Read for shown-text.ts, since recall
 // pass 34: a key whose halves lay around such a run was published.
@@ -30,26 +31,34 @@ export const NO_STYLES: StyleSheet = new Map();
 
 /** How many parents deep a style's hiding is looked for (a loop of parents ends there). */
 const MAX_PARENTS = 32;
+/**
+ * Names no style has (XML names hold no NUL): Word's document defaults
+ * (`w:docDefaults`, what a style that says nothing falls back on) and its
+ * default paragraph style (`w:default="1"`, a paragraph's without a
+ * `w:pStyle`), kept in a sheet beside its styles.
+ */
+export const DOCUMENT_DEFAULTS = "\u0000defaults";
+export const DEFAULT_PARAGRAPH = "\u0000paragraph";
 
 /**
- * Whether the style `name` hides its text: the nearest of it and its
+ * Whether the style `name` hides its text: what the nearest of it and its
  * parents that says, looked for in `own` (a part's automatic styles) then
- * in `common` (the package's).
+ * in `common` (the package's), says; undefined where none does (Word's
+ * document defaults are DOCUMENT_DEFAULTS's).
  */
-export function stylesHiding(own: StyleSheet, common: StyleSheet): (name: string) => boolean {
-  const known = new Map<string, boolean>();
+export function stylesHiding(own: StyleSheet, common: StyleSheet): (name: string) => boolean | undefined {
+  const known = new Map<string, boolean | undefined>();
   return (name) => {
-    const first = name;
-    let hides = known.get(first);
-    if (hides !== undefined) return hides;
+    if (known.has(name)) return known.get(name);
+    let hides: boolean | undefined;
     let current: string | undefined = name;
     for (let depth = 0; current !== undefined && depth < MAX_PARENTS && hides === undefined; depth++) {
       const style: { hides: boolean | undefined; parent: string | undefined } | undefined = own.get(current) ?? common.get(current);
       hides = style?.hides;
       current = style?.parent;
     }
-    known.set(first, hides === true);
-    return hides === true;
+    known.set(name, hides);
+    return hides;
   };
 }
 
@@ -92,19 +101,31 @@ interface Style {
   parent: string | undefined;
 }
 
-/** Word's styles (`w:style`, its `w:styleId`, `w:basedOn`, and a `w:vanish` in its run properties, which a character or a paragraph style has). */
+/**
+ * Word's styles (`w:style`, its `w:styleId`, `w:basedOn`, and a `w:vanish`
+ * in its run properties, which a character or a paragraph style has), its
+ * document defaults' `w:vanish` and its default paragraph style.
+ */
 function wordStyles(xml: Buffer): StyleSheet {
-  return readSheet(xml, 0, xml.length, (tag, style) => {
+  const defaults: Style = { name: DOCUMENT_DEFAULTS, tagName: "", hides: undefined, parent: undefined };
+  const paragraph: Style = { name: DEFAULT_PARAGRAPH, tagName: "", hides: undefined, parent: undefined };
+  const sheet = readSheet(xml, 0, xml.length, (tag, style) => {
     if (!tag.prefixed || tag.closing) return undefined;
+    if (tag.local === "docDefaults" && !tag.empty) return Object.assign(defaults, { tagName: tag.name });
     if (tag.local === "style" && !tag.empty) {
       const name = attributeValue(xml, tag, "styleId");
+      if (name !== undefined && attributeValue(xml, tag, "type") === "paragraph" && isOn(attributeValue(xml, tag, "default"))) paragraph.parent ??= name;
       return name === undefined ? undefined : { name, tagName: tag.name, hides: undefined, parent: undefined };
     }
-    if (style !== undefined && tag.local === "basedOn") style.parent = attributeValue(xml, tag, "val");
+    if (style !== undefined && style !== defaults && tag.local === "basedOn") style.parent = attributeValue(xml, tag, "val");
     else if (style !== undefined && tag.local === "vanish") style.hides = !isOff(attributeValue(xml, tag, "val"));
     return undefined;
   });
+  return sheet.set(DEFAULT_PARAGRAPH, paragraph);
 }
+
+/** An attribute of type ST_OnOff that is on (`w:default="1"`). */
+const isOn = (value: string | undefined) => value === "1" || value === "true" || value === "on";
 
 const ODF_BODY = ["<office:body", "<office:master-styles"].map((s) => Buffer.from(s, "latin1"));
 

@@ -28,7 +28,7 @@
 // The text they hold stays in the part's own text (a key may lie in a
 // deleted run), so this is a second reading, made only for a part that
 // holds one of them: one walk over its tags, then xmlText.
-import { anyHiding, hidesByDisplay, NO_STYLES, odfStyles, type StyleSheet, stylesHiding, type Vocabulary, vocabularyOf } from "./office-styles.js";
+import { anyHiding, DEFAULT_PARAGRAPH, DOCUMENT_DEFAULTS, hidesByDisplay, NO_STYLES, odfStyles, type StyleSheet, stylesHiding, type Vocabulary, vocabularyOf } from "./office-styles.js";
 import { attributeValue, isOff, readTag, type Tag } from "./xml-tags.js";
 import { writeUtf8, xmlText } from "./xml-text.js";
 
@@ -180,20 +180,22 @@ function leftOutEnd(xml: Buffer, tag: Tag, endless: Set<string>): number {
 
 /**
  * A WordprocessingML part's runs hidden (`w:vanish` in a run's properties,
- * not `w:val="0"`; or, where they say nothing, in its character style or
- * its paragraph's style: Word's toggle of the two is not followed, either
- * hides; in the web view a `w:webHidden` too) and paragraph marks deleted,
+ * not `w:val="0"`; or, where they say nothing, in its character style,
+ * else its paragraph's style, the default one where it names none, else
+ * the document defaults: the nearest that says; Word's toggle of two
+ * styles that both hide is not followed, the run is hidden; in the web
+ * view a `w:webHidden` too) and paragraph marks deleted,
  * moved or hidden (the paragraph then runs on into the next, with no line
  * break). Runs nest (a text box's runs inside a picture's): a hidden run is
  * the innermost one open, and an outer one is left in (a reading that shows
  * more is still one the part's text is read beside); so with paragraphs.
  */
 class WordWalk {
-  // The innermost run open: where it starts and where that lies in out; what its own properties say (undefined: nothing), its styles, its webHidden.
+  // The innermost run open: where it starts and where that lies in out; what its own properties and its style say (undefined: nothing), its webHidden.
   private run = -1;
   private runOut = 0;
   private own: boolean | undefined;
-  private styled = false;
+  private styled: boolean | undefined;
   private webHidden = false;
   // The innermost paragraph: its style hides it; inside its properties; they delete or move its mark, or hide it (undefined: they say nothing).
   private paragraphStyled = false;
@@ -203,7 +205,7 @@ class WordWalk {
   constructor(
     private readonly xml: Buffer,
     private readonly cuts: Cuts,
-    private readonly hides: (style: string) => boolean,
+    private readonly hides: (style: string) => boolean | undefined,
     private readonly view: View,
   ) {}
 
@@ -220,9 +222,11 @@ class WordWalk {
     return !isOff(attributeValue(this.xml, tag, "val"));
   }
 
-  private styleHides(tag: Tag): boolean {
-    const name = attributeValue(this.xml, tag, "val");
-    return name !== undefined && this.hides(name);
+  /** What the style `tag` names says, else the document defaults (`orDefaults`), else nothing. */
+  private styleHides(tag: Tag | string, orDefaults: boolean): boolean | undefined {
+    const name = typeof tag === "string" ? tag : attributeValue(this.xml, tag, "val");
+    const says = name === undefined ? undefined : this.hides(name);
+    return says ?? (orDefaults ? this.hides(DOCUMENT_DEFAULTS) : undefined);
   }
 
   private runTag(tag: Tag): void {
@@ -230,10 +234,11 @@ class WordWalk {
       this.run = tag.at;
       this.runOut = this.cuts.outAt(tag.at);
       this.own = undefined;
-      this.styled = this.paragraphStyled;
+      this.styled = undefined;
       this.webHidden = false;
     } else if (tag.closing && this.run >= 0) {
-      if ((this.own ?? this.styled) || (this.view === "web" && this.webHidden)) this.cuts.takeBack(this.run, this.runOut, tag.end + 1);
+      // The nearest that says: the run's own properties, its character style, its paragraph's style.
+      if ((this.own ?? this.styled ?? this.paragraphStyled) || (this.view === "web" && this.webHidden)) this.cuts.takeBack(this.run, this.runOut, tag.end + 1);
       this.run = -1;
     }
   }
@@ -241,7 +246,7 @@ class WordWalk {
   private runProperty(tag: Tag): void {
     if (tag.closing) return;
     if (tag.local === "vanish") this.own = this.toggle(tag);
-    else if (tag.local === "rStyle") this.styled ||= this.styleHides(tag);
+    else if (tag.local === "rStyle") this.styled = this.styleHides(tag, false);
     else if (tag.local === "webHidden") this.webHidden = this.toggle(tag);
   }
 
@@ -249,7 +254,7 @@ class WordWalk {
     if (tag.closing) return;
     if (tag.empty && (tag.local === "del" || tag.local === "moveFrom")) this.markGone = true;
     else if (tag.local === "vanish") this.markHidden = this.toggle(tag);
-    else if (tag.local === "pStyle") this.paragraphStyled = this.styleHides(tag);
+    else if (tag.local === "pStyle") this.paragraphStyled = this.styleHides(tag, true) === true;
   }
 
   private paragraphTag(tag: Tag): void {
@@ -259,7 +264,8 @@ class WordWalk {
     }
     this.markGone = false;
     this.markHidden = undefined;
-    this.paragraphStyled = false;
+    // Until its properties name a style, a paragraph's is the default one.
+    this.paragraphStyled = !tag.closing && !tag.empty && this.styleHides(DEFAULT_PARAGRAPH, true) === true;
   }
 }
 
@@ -279,7 +285,7 @@ class OdfWalk {
   constructor(
     private readonly xml: Buffer,
     private readonly cuts: Cuts,
-    private readonly hides: ((style: string) => boolean) | undefined,
+    private readonly hides: ((style: string) => boolean | undefined) | undefined,
   ) {}
 
   visit(tag: Tag): void {
@@ -305,7 +311,7 @@ class OdfWalk {
     if (tag.local === "section" && hidesByDisplay(attributeValue(this.xml, tag, "display"))) return true;
     if (this.hides === undefined) return false;
     const style = attributeValue(this.xml, tag, "style-name");
-    return style !== undefined && this.hides(style);
+    return style !== undefined && this.hides(style) === true;
   }
 
   private closed(tag: Tag): void {
