@@ -20,6 +20,7 @@ import { Form, zeroWidthLength } from "../src/content/text-forms.js";
 import { WRITTEN_ESCAPE_ENDS_BEFORE, writtenEscapeEndsAt } from "../src/content/written-escapes.js";
 import { inspectBinary } from "../src/content/carriers.js";
 import { rtfText } from "../src/content/rtf.js";
+import { packageStyles } from "../src/content/office-styles.js";
 import { shownText } from "../src/content/shown-text.js";
 import { Refusal } from "../src/core/errors.js";
 import { Fakes, docx, negatives, rng, triggerKeys, zip } from "./corpus.js";
@@ -2081,8 +2082,8 @@ describe("text an office document stores but does not show, inside a key", () =>
     const sml = (t: string) => `<sst ${SML}><si><t>${t}</t></si></sst>`;
     expect(shown(sml("a_x005F_x0041_b_x0041__x00e9__xD83D__xDE00__xD83D_c_x004_"))).toBe("a_x0041_bA\u00e9\u{1F600}\uFFFDc_x004_\n");
     expect(shown(sml("a_x000D_b"))).toBeUndefined();
-    // Escapes are SpreadsheetML's: a docx's text keeps them.
-    expect(wml(`<w:p>${run("a_x0041_")}${deleted("b")}</w:p>`)).toBe("a_x0041_\n");
+    // A docx's escapes too (since recall pass 34).
+    expect(wml(`<w:p>${run("a_x0041_")}${deleted("b")}</w:p>`)).toBe("aA\n");
     expect(shown(`<office:text ${TEXT}><text:p>a${hiddenText("b")}c</text:p></office:text>`)).toBe("ac\n");
     const rtfShown = (s: string) => rtfText(Buffer.from(s, "latin1"), true).toString("latin1");
     expect(rtfShown("{\\rtf1 a{\\*\\bkmkstart x}b{\\v c{\\v0 d}}e\\v f\\plain g{\\deleted h}{\\field{\\*\\fldinst PAGE}{\\fldrslt 3}}{\\fldinst x}{\\info{\\title t}}\\par i\\u233\\'41{\\v\\u233 ?}}")).toBe("abdeg3\n\nt\n\n\ni\u00e9");
@@ -2110,6 +2111,151 @@ describe("text an office document stores but does not show, inside a key", () =>
       expect(rtfOutcome(`${flood(unit)}${ghp.slice(0, 15)}{\\v  - }${ghp.slice(15)}`), unit).toBe("secret_detected");
     }
   });
+
+  // Recall pass 34: text hidden by a style, ODF's hidden paragraphs and styles, Word's web view, a docx's escapes, a DTD's entities.
+  const styled = (styles: string) => `<?xml version="1.0" encoding="UTF-8"?><w:styles ${W}>${styles}</w:styles>`;
+  const wordStyle = (type: string, id: string, inner: string) => `<w:style w:type="${type}" w:customStyle="1" w:styleId="${id}"><w:name w:val="${id}"/>${inner}</w:style>`;
+  const STYLES = styled(
+    `<w:docDefaults><w:rPrDefault><w:rPr><w:lang w:val="en-GB"/></w:rPr></w:rPrDefault></w:docDefaults>${wordStyle("paragraph", "Normal", "")}` +
+      wordStyle("character", "Secret", '<w:rPr><w:vanish/><w:color w:val="FF0000"/></w:rPr>') +
+      wordStyle("character", "Child", '<w:basedOn w:val="Secret"/><w:rPr><w:b/></w:rPr>') +
+      wordStyle("character", "Shown", '<w:basedOn w:val="Secret"/><w:rPr><w:vanish w:val="0"/></w:rPr>') +
+      wordStyle("paragraph", "Note", '<w:basedOn w:val="Normal"/><w:rPr><w:vanish/></w:rPr>'),
+  );
+  const withStyles = (paragraphs: string, styles = STYLES) => docx("", 7, { "word/document.xml": documentXml(paragraphs), "word/styles.xml": styles });
+  const rStyle = (id: string) => `<w:rStyle w:val="${id}"/>`;
+  const pStyle = (id: string) => `<w:pPr><w:pStyle w:val="${id}"/></w:pPr>`;
+  const OFFICE = 'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0" xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" xmlns:fo="urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0"';
+  const odfStyle = (name: string, family: string, properties: string, parent = "") =>
+    `<style:style style:name="${name}" style:family="${family}"${parent ? ` style:parent-style-name="${parent}"` : ""}><style:text-properties ${properties}/></style:style>`;
+  const AUTOMATIC = `<office:automatic-styles>${odfStyle("T1", "text", 'text:display="none"')}${odfStyle("T2", "text", 'fo:font-weight="bold"')}${odfStyle("P1", "paragraph", 'text:display="none"')}${odfStyle("T3", "text", 'text:display="true"', "Hidden")}</office:automatic-styles>`;
+  const odfStyles = (styles: string) =>
+    `<?xml version="1.0"?><office:document-styles ${OFFICE} ${TEXT}><office:styles>${styles}</office:styles><office:master-styles/></office:document-styles>`;
+  // `stored`: a flood deflates past the ratio a zip bomb is refused at.
+  const odtStyled = (paragraphs: string, common = odfStyle("Hidden", "text", 'text:display="none"'), stored = false) =>
+    zip(
+      {
+      mimetype: "application/vnd.oasis.opendocument.text",
+      "content.xml": `<?xml version="1.0"?><office:document-content ${OFFICE} ${TEXT}>${AUTOMATIC}<office:body><office:text>${paragraphs}</office:text></office:body></office:document-content>`,
+      "styles.xml": odfStyles(common),
+      },
+      stored,
+    );
+  const span = (style: string, text: string) => `<text:span text:style-name="${style}">${text}</text:span>`;
+  const hiddenParagraph = '<text:hidden-paragraph text:condition="ooow:1==1" text:is-hidden="true"/>';
+  // A text box anchored as a character inside a paragraph: its paragraphs' text lies between the outer one's.
+  const textBox = (inner: string) => `<draw:frame draw:name="F1" text:anchor-type="as-char"><draw:text-box>${inner}</draw:text-box></draw:frame>`;
+  const withEntities = (declarations: string, paragraphs: string) =>
+    docx("", 7, { "word/document.xml": documentXml(paragraphs).replace("?>", `?><!DOCTYPE w:document [${declarations}]>`) });
+
+  it("refuses a key cut by a run hidden by its style, an ODF hidden paragraph or style, a web-hidden run or a docx's escape, and one a DTD's entity holds (unscannable_content), through the CLI; publishes reports with those and no key", () => {
+    const hermes = path.join(h.home, ".hermes");
+    fs.mkdirSync(hermes, { recursive: true, mode: 0o700 });
+    write(hermes, ".env", `MY_SERVICE_TOKEN=${opaque}\nDB_PASSWORD='${password}'\n`);
+    const hiddenOff = '<w:vanish w:val="0"/>';
+    const cases: [string, Buffer][] = [
+      ["style-character.docx", withStyles(cut(ghp, run(" - ", rStyle("Secret"))))],
+      ["style-based-on-env.docx", withStyles(cut(opaque, run(" - ", rStyle("Child")), 16))],
+      // A paragraph style hides its runs (but one shown by its own properties) and its mark: the paragraph runs on into the next.
+      ["style-default-paragraph.docx", withStyles(`<w:p>${run(ghp.slice(0, 15), hiddenOff)}${run(" - ")}${run(ghp.slice(15), hiddenOff)}</w:p>`, styled(wordStyle("paragraph", "Normal", "<w:rPr><w:vanish/></w:rPr>").replace("<w:style ", '<w:style w:default="1" ')))],
+      ["style-paragraph.docx", withStyles(`<w:p>${pStyle("Note")}${run(ghp.slice(0, 15), hiddenOff)}${run(" - ")}${run(ghp.slice(15), hiddenOff)}</w:p>`)],
+      ["web-hidden.docx", body(cut(ghp, run(" - ", "<w:webHidden/>")))],
+      ["escape.docx", body(`<w:p>${run(`ghp_x005F_${ghp.slice(4)}`)}</w:p>`)],
+      ["escape-env.docx", body(`<w:p>${run(`${opaque.slice(0, 16)}_x200B_${opaque.slice(16)}`)}</w:p>`)],
+      ["hidden-paragraph.odt", odtStyled(`<text:p>${ghp.slice(0, 15)}${textBox(`<text:p>${hiddenParagraph} - </text:p>`)}${ghp.slice(15)}</text:p>`)],
+      ["automatic-style-env.odt", odtStyled(`<text:p>${opaque.slice(0, 16)}${span("T1", " - ")}${opaque.slice(16)}</text:p>`)],
+      ["paragraph-style.odt", odtStyled(`<text:p>${ghp.slice(0, 15)}${textBox('<text:p text:style-name="P1"> - </text:p>')}${ghp.slice(15)}</text:p>`)],
+      ["common-style.odt", odtStyled(`<text:p>${ghp.slice(0, 15)}${span("Hidden", " - ")}${ghp.slice(15)}</text:p>`)],
+    ];
+    // An entity of a DTD, which an XML parser expands: refused, not read.
+    const entities: [string, Buffer][] = [
+      ["entity-halves.docx", withEntities(`<!ENTITY a "${ghp.slice(0, 15)}"><!ENTITY b "${ghp.slice(15)}">`, `<w:p>${run("&a;&b;")}</w:p>`)],
+      ["entity-env.docx", withEntities(`<!ENTITY a "${opaque.slice(0, 16)}">`, `<w:p>${run(`&a;${opaque.slice(16)}`)}</w:p>`)],
+    ];
+    const twins: [string, Buffer][] = [
+      // Word's table of contents: its page numbers hidden on a web page.
+      ["report-contents.docx", withStyles(`<w:p>${run("Introduction")}${run("\t")}${run("3", "<w:webHidden/>")}</w:p><w:p>${run("token_", rStyle("Secret"))}${run("budget is ", rStyle("Shown"))}${run("max_x005F_tokens")}</w:p>`)],
+      ["report-notes.docx", withStyles(`<w:p>${pStyle("Note")}${run("reviewer's note")}</w:p><w:p>${run("sha256 ")}${run("9f86d081884c7d659a2feaa0c55ad015", rStyle("Child"))}${run("a3bf4f1b2b0b822cd15d6c15b0f00a08.")}</w:p>`)],
+      ["report-hidden.odt", odtStyled(`<text:p>Release notes${span("T1", "draft")} for 1.2.</text:p><text:p>${hiddenParagraph}internal</text:p><text:p text:style-name="P1">private</text:p><text:p>${span("T3", "shown")} and ${span("T2", "bold")}</text:p>`)],
+      // A DOCTYPE without entities (an external DTD's name only) is read as before.
+      ["report-doctype.docx", docx("", 7, { "word/document.xml": documentXml(`<w:p>${run("A plain report.")}</w:p>`).replace("?>", '?><!DOCTYPE w:document SYSTEM "wml.dtd">') })],
+    ];
+    const files = [...cases, ...entities].map(([name, content]) => write(work, name, content));
+    const clean = twins.map(([name, content]) => write(work, name, content));
+    const r = prepareJson([...files, ...clean], "docx,odt");
+    expect(r.code).toBe(1);
+    expect(r.dropped.map(([name, code]) => [name, code])).toEqual([...cases.map(([name]) => [name, "secret_detected"]), ...entities.map(([name]) => [name, "unscannable_content"])]);
+    r.dropped.forEach(([name, , reason], i) => {
+      if (i < cases.length) {
+        expect(reason, name).toMatch(name.startsWith("web") ? /as shown on a web page, at byte/ : /as shown, at byte/);
+        expect(reason, name).toMatch(name.includes("env") ? /the value of MY_SERVICE_TOKEN/ : /a GitHub token/);
+      } else expect(reason, name).toContain("word/document.xml declares entities in a DTD (<!ENTITY)");
+      for (const v of [ghp, opaque, password]) expect(reason, name).not.toContain(v.slice(4, 16));
+    });
+    expect(r.published).toEqual(twins.map(([name]) => name));
+  });
+
+  it("reads the shown text with the package's styles, ODF's hidden paragraphs, styles and sections, and Word's web view", () => {
+    const stylesOf = (xml: string) => packageStyles(Buffer.from(xml, "utf8"))!;
+    const wml = (paragraphs: string, view: "print" | "web" = "print", styles = STYLES) => shownText(Buffer.from(`<w:body ${W}>${paragraphs}</w:body>`, "utf8"), stylesOf(styles), view)?.toString("utf8");
+    // A character style, one based on it, one based on it that shows its text; a paragraph style, its runs and its mark; a run's own properties first.
+    expect(wml(`<w:p>${run("a")}${run("b", rStyle("Secret"))}${run("c", rStyle("Child"))}${run("d", rStyle("Shown"))}${run("e", rStyle("Normal"))}${run("f", rStyle("Unknown"))}${run("g", `${rStyle("Secret")}<w:vanish w:val="0"/>`)}</w:p>`)).toBe("adefg\n");
+    expect(wml(`<w:p>${pStyle("Note")}${run("a")}${run("b", '<w:vanish w:val="0"/>')}</w:p><w:p>${run("c")}</w:p><w:p><w:pPr><w:pStyle w:val="Note"/><w:rPr><w:vanish w:val="0"/></w:rPr></w:pPr>${run("d", '<w:vanish w:val="off"/>')}</w:p><w:p>${pStyle("Normal")}${run("e")}</w:p>`)).toBe("bc\nd\ne\n");
+    // Parents in a loop end; a styles part of no known vocabulary defines none.
+    const looped = styled(wordStyle("character", "A", '<w:basedOn w:val="B"/>') + wordStyle("character", "B", '<w:basedOn w:val="A"/>') + wordStyle("character", "C", "<w:rPr><w:vanish/></w:rPr>"));
+    expect(wml(`<w:p>${run("a", rStyle("A"))}${run("b", rStyle("Secret"))}${run("c", rStyle("C"))}</w:p>`, "print", looped)).toBe("ab\n");
+    expect(packageStyles(Buffer.from("<styles/>"))).toBeUndefined();
+    // The default paragraph style (a paragraph's without w:pStyle) and the document defaults (a style's that says nothing).
+    const off = '<w:vanish w:val="0"/>';
+    const hiddenNormal = styled(wordStyle("paragraph", "Normal", "<w:rPr><w:vanish/></w:rPr>").replace("<w:style ", '<w:style w:default="1" ') + wordStyle("paragraph", "Body", ""));
+    expect(wml(`<w:p>${run("a", off)}${run("b")}</w:p><w:p>${pStyle("Body")}${run("c")}</w:p>`, "print", hiddenNormal)).toBe("ac\n");
+    const hiddenDefaults = styled(`<w:docDefaults><w:rPrDefault><w:rPr><w:vanish/></w:rPr></w:rPrDefault></w:docDefaults>${wordStyle("character", "Shown", `<w:rPr>${off}</w:rPr>`)}${wordStyle("paragraph", "Body", "<w:rPr><w:b/></w:rPr>")}`);
+    expect(wml(`<w:p>${run("a")}${run("b", off)}${run("c", rStyle("Shown"))}</w:p><w:p>${pStyle("Body")}${run("d")}</w:p><w:p>${run("e", off)}</w:p>`, "print", hiddenDefaults)).toBe("bce");
+    // A docx's escapes decoded, as a spreadsheet's.
+    expect(wml(`<w:p>${run("a_x005F_x0041_b_x0041_")}</w:p>`)).toBe("a_x0041_bA\n");
+    // The web view leaves out a web-hidden run too, and the print view does not; no web view without one.
+    const contents = `<w:p>${run("a")}${run("b", "<w:webHidden/>")}${run("c", '<w:webHidden w:val="0"/>')}${run("d", "<w:vanish/>")}</w:p>`;
+    expect([wml(contents), wml(contents, "web")]).toEqual(["abc\n", "ac\n"]);
+    expect(wml(`<w:p>${run("a")}</w:p>`, "web")).toBeUndefined();
+    // ODF: a paragraph holding a hidden-paragraph field, automatic and common styles (and a child that shows its text), a section.
+    const odf = (body: string, common = "") =>
+      shownText(Buffer.from(`<office:document-content ${OFFICE} ${TEXT}>${AUTOMATIC}<office:body><office:text>${body}</office:text></office:body></office:document-content>`, "utf8"), stylesOf(odfStyles(common)))?.toString("utf8");
+    const hiddenCommon = odfStyle("Hidden", "text", 'text:display="none"') + odfStyle("Kid", "text", 'fo:color="#000000"', "Hidden");
+    expect(odf(`<text:p>a${textBox(`<text:p>b${span("T2", `c${hiddenParagraph}`)}</text:p>`)}d</text:p><text:p>e</text:p>`)).toBe("ad\ne\n");
+    expect(odf(`<text:p>a${span("T1", `b${span("T2", "c")}`)}${span("T2", "d")}${span("T3", "e")}${span("Hidden", "f")}${span("Kid", "g")}h</text:p><text:p text:style-name="P1">i</text:p>`, hiddenCommon)).toBe("adeh\n");
+    expect(odf(`<text:p>a</text:p><text:section text:name="S" text:display="none"><text:p>b</text:p></text:section><text:section text:name="T" text:display="true"><text:p>c</text:p></text:section>`)).toBe("a\nc\n");
+    // An end tag that closes nothing open, and one never closed, change nothing.
+    expect(odf(`<text:p>a</text:span>${span("T1", "b")}<text:span text:style-name="T1">c</text:p>`)).toBe("ac\n");
+  });
+
+  it("gives a verdict on floods of styles, ODF marks, web-hidden runs, escapes and DTD declarations (verdicts only), and finds a key cut after them", () => {
+    const MiB = 1024 * 1024;
+    const flood = (unit: string) => unit.repeat(Math.ceil(MiB / unit.length));
+    const CT = "<Types/>";
+    const docxOf = (paragraphs: string, styles = STYLES) =>
+      outcomeOf(() => inspectBinary(zip({ "[Content_Types].xml": CT, "word/document.xml": documentXml(paragraphs), "word/styles.xml": styles }, true), "docx", "docx", NO_KNOWN_SECRETS));
+    for (const unit of [`<w:r><w:rPr>${rStyle("Secret")}`, `<w:p>${pStyle("Note")}`, "<w:r><w:webHidden/>", "_x", "_x005F_", `<w:rStyle w:val="Secret" val val `, "<!DOCTYPE", "<!ENTITY"]) {
+      expect(docxOf(`<w:p>${flood(unit)}</w:p>`), unit).toBe("published");
+    }
+    expect(docxOf(`<w:p><w:r><w:rPr><w:rStyle ${flood("val val= ")}/></w:rPr></w:r></w:p>`)).toBe("published");
+    for (const unit of [run("a", rStyle("Secret")), run("a", "<w:webHidden/>"), run("a_x0041_"), `<w:p>${pStyle("Note")}${run("a")}</w:p>`]) {
+      expect(docxOf(`<w:p>${flood(unit)}</w:p>${cut(ghp, run(" - ", rStyle("Child")))}`), unit).toBe("secret_detected");
+    }
+    // A styles part of floods: parents in a chain, styles never closed, a style's vanish repeated.
+    const sheets: [string, string][] = [
+      [wordStyle("character", "A", '<w:basedOn w:val="A"/>'), "published"],
+      ['<w:style w:styleId="A">', "published"],
+      ['<w:style w:styleId="S"><w:vanish/>', "secret_detected"],
+    ];
+    for (const [unit, outcome] of sheets) expect(docxOf(cut(ghp, run(" - ", rStyle("S")), 15), styled(flood(unit))), unit).toBe(outcome);
+    const odtOf = (paragraphs: string, common?: string) => outcomeOf(() => inspectBinary(odtStyled(paragraphs, common, true), "odt", "odt", NO_KNOWN_SECRETS));
+    for (const unit of ['<text:span text:style-name="T1">', "<text:p>", hiddenParagraph, "</text:span>", '<text:section text:display="none">', "display=", "hidden-"]) {
+      expect(odtOf(flood(unit)), unit).toBe("published");
+    }
+    expect(odtOf(`${flood(`<text:p>${hiddenParagraph}a</text:p>`)}<text:p>${ghp.slice(0, 15)}${span("T1", " - ")}${ghp.slice(15)}</text:p>`)).toBe("secret_detected");
+    expect(odtOf("<text:p>a</text:p>", flood(odfStyle("A", "text", 'text:display="none"', "A")))).toBe("published");
+  });
+
 });
 
 /** The refusal's code, or "published". */

@@ -16,10 +16,20 @@
 //   only when asked for) and its escapes `_xHHHH_` (ST_Xstring, ECMA-376
 //   22.4.2.4: Excel shows `ghp_x005F_Q7m…` as `ghp_Q7m…`, and `_x200B_`
 //   as a zero-width space, which the zero-width reading then removes);
-// - ODF's hidden text (`<text:hidden-text>`).
+// - ODF's hidden text (`<text:hidden-text>`);
+// and since recall pass 34, where a key cut by them was published too:
+// - a run or a paragraph hidden by its style (office-styles.ts: Word's
+//   character and paragraph styles, ODF's automatic and common ones);
+// - ODF's hidden paragraphs (`<text:hidden-paragraph>` in one) and
+//   sections (`text:display`);
+// - WordprocessingML's escapes `_xHHHH_`, decoded as in a spreadsheet;
+// - in a second view, a web page's (Word's web layout, a page saved from
+//   it), a run hidden there (`<w:webHidden/>`).
 // The text they hold stays in the part's own text (a key may lie in a
 // deleted run), so this is a second reading, made only for a part that
 // holds one of them: one walk over its tags, then xmlText.
+import { anyHiding, DEFAULT_PARAGRAPH, DOCUMENT_DEFAULTS, hidesByDisplay, NO_STYLES, odfStyles, type StyleSheet, stylesHiding, type Vocabulary, vocabularyOf } from "./office-styles.js";
+import { attributeValue, isOff, readTag, type Tag } from "./xml-tags.js";
 import { writeUtf8, xmlText } from "./xml-text.js";
 
 /** Elements left out with their content (local names; `rPh` with or without a prefix, the others only with one, as Word, LibreOffice and pandoc write them). */
@@ -27,126 +37,290 @@ const LEFT_OUT = new Set(["del", "delText", "delInstrText", "instrText", "moveFr
 const LEFT_OUT_UNPREFIXED = new Set(["rPh"]);
 const bytesOf = (words: string[]) => words.map((s) => Buffer.from(s, "latin1"));
 /**
- * Each vocabulary (its namespace, found where every writer declares it:
- * the root element, in the part's first NAMESPACE_WITHIN bytes) and what a
- * part of it holds when it holds one of them, each looked for natively
- * before any tag is walked: only its own, and each led by a byte that is
- * rare in its parts (a search for `rPh` stopped at every `r` of a sheet's
- * `<row r=`, 0.3 s in 224 MB).
+ * What a part of each vocabulary (office-styles.ts vocabularyOf) holds when
+ * it holds one of the marks above, each looked for natively before any tag
+ * is walked: only its own, and each led by a byte that is rare in its parts
+ * (a search for `rPh` stopped at every `r` of a sheet's `<row r=`, 0.3 s in
+ * 224 MB); whether its text holds `_xHHHH_` escapes.
  */
-const VOCABULARIES = [
+const MARKS: Record<Vocabulary, { needles: Buffer[]; escapes: boolean }> = {
   // `w:del` has attributes (its id and author); `nstrText` is in `w:instrText` and `w:delInstrText`.
-  { namespace: "wordprocessingml", needles: bytesOf([":del ", "delText", "nstrText", "moveFrom", "vanish"]), escapes: false },
-  { namespace: "spreadsheetml", needles: bytesOf(["Ph ", "Ph>"]), escapes: true },
-  { namespace: "opendocument:xmlns:text", needles: bytesOf(["hidden-text"]), escapes: false },
-].map((v) => ({ ...v, namespace: Buffer.from(v.namespace, "latin1") }));
-const NAMESPACE_WITHIN = 64 * 1024;
-/** A name longer than this is none of those above: the walk reads no more of it. */
-const MAX_NAME = 130;
-/** `w:val` off (`0`, `false`, `off`): a `<w:vanish w:val="0"/>` shows its run. */
-const OFF = /(?:^|[\s:])val\s*=\s*["'](?:0|false|off)["']/;
-
-const isNameByte = (c: number) => c !== 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d && c !== 0x2f && c !== 0x3e && c !== 0x3c;
+  wordprocessingml: { needles: bytesOf([":del ", "delText", "nstrText", "moveFrom", "vanish"]), escapes: true },
+  spreadsheetml: { needles: bytesOf(["Ph ", "Ph>"]), escapes: true },
+  // `hidden-text`, `hidden-paragraph`; `display=` in a style's text properties or on a section.
+  opendocument: { needles: bytesOf(["hidden-", "display="]), escapes: false },
+};
+// Led by `b`: a search for `webHidden` stopped at every `w:` of the part.
+const WEB_HIDDEN = Buffer.from("bHidden", "latin1");
 
 /**
- * The text of an XML part (UTF-8) as shown: without the elements above, and
- * with SpreadsheetML's escapes decoded in a spreadsheet's part; undefined
- * when the part holds none of them (its text is then the shown one).
+ * Which view of the document: `print` (Word's default, print, pandoc),
+ * `web` (Word's web layout and a page saved from it, which also leave out
+ * a `w:webHidden` run: a Table of Contents' page numbers, as Word writes
+ * them).
  */
-export function shownText(xml: Uint8Array): Buffer | undefined {
+export type View = "print" | "web";
+
+/**
+ * The text of an XML part (UTF-8) as shown in `view`: without the elements
+ * above, the runs and paragraphs hidden by their properties or by a style
+ * (`styles`: the package's, from its styles part; an ODF part's own
+ * automatic styles are read from it), and with `_xHHHH_` escapes decoded in
+ * a spreadsheet's or a Word document's part; undefined when the part holds
+ * none of them (its text is then the shown one), and in the `web` view
+ * when it holds no `w:webHidden`.
+ */
+export function shownText(xml: Uint8Array, styles: StyleSheet = NO_STYLES, view: View = "print"): Buffer | undefined {
   const bytes = Buffer.from(xml.buffer, xml.byteOffset, xml.length);
-  const head = bytes.subarray(0, NAMESPACE_WITHIN);
-  const vocabulary = VOCABULARIES.find((v) => head.indexOf(v.namespace) >= 0);
+  const vocabulary = vocabularyOf(bytes);
   if (vocabulary === undefined) return undefined;
-  const without = vocabulary.needles.some((needle) => bytes.indexOf(needle) >= 0) ? withoutHidden(bytes) : undefined;
-  const escapes = vocabulary.escapes && holdsXstringEscape(bytes);
-  if (without === undefined && !escapes) return undefined;
-  const text = xmlText(without ?? bytes, true, without !== undefined);
-  return escapes ? decodeXstrings(text) : text;
+  const walked = () => withoutHidden(bytes, (cuts) => walkerOf(vocabulary, bytes, cuts, styles, view));
+  if (view === "web") return vocabulary === "wordprocessingml" && bytes.indexOf(WEB_HIDDEN) >= 0 ? textShown(walked(), false) : undefined;
+  const { needles, escapes } = MARKS[vocabulary];
+  const marked = anyHiding(styles) || needles.some((needle) => bytes.indexOf(needle) >= 0);
+  const decode = escapes && holdsXstringEscape(bytes);
+  return marked || decode ? textShown(marked ? walked() : undefined, decode, bytes) : undefined;
+}
+
+/** The text of a part (`xml`) or of its copy `without` what it does not show, its escapes decoded (`decode`); undefined when that is the part's own text. */
+function textShown(without: Buffer | undefined, decode: boolean, xml?: Buffer): Buffer | undefined {
+  if (without === undefined && (!decode || xml === undefined)) return undefined;
+  const text = xmlText(without ?? xml!, true, without !== undefined);
+  return decode ? decodeXstrings(text) : text;
+}
+
+const DISPLAY = Buffer.from("display=", "latin1");
+
+/** What reads each tag of a part of `vocabulary`, cutting what it hides (a spreadsheet's part: only the elements left out). */
+function walkerOf(vocabulary: Vocabulary, xml: Buffer, cuts: Cuts, styles: StyleSheet, view: View): (tag: Tag) => void {
+  if (vocabulary === "wordprocessingml") {
+    const walk = new WordWalk(xml, cuts, stylesHiding(NO_STYLES, styles), view);
+    return (tag) => walk.visit(tag);
+  }
+  if (vocabulary === "opendocument") {
+    // A part's automatic styles hide only with `display=` in it.
+    const own = xml.indexOf(DISPLAY) >= 0 ? odfStyles(xml) : NO_STYLES;
+    const walk = new OdfWalk(xml, cuts, anyHiding(own) || anyHiding(styles) ? stylesHiding(own, styles) : undefined);
+    return (tag) => walk.visit(tag);
+  }
+  return () => {};
 }
 
 /**
- * `xml` without the elements LEFT_OUT names and without the runs a
- * `w:vanish` hides, in a copy; undefined when there was none. One walk over
+ * A copy of a part being written without what it does not show: bytes of
+ * the part before `i` are written to `out` (up to `o`) or left out.
+ */
+class Cuts {
+  readonly out: Buffer;
+  o = 0;
+  i = 0;
+  left = false;
+  constructor(readonly xml: Buffer) {
+    this.out = Buffer.allocUnsafe(xml.length);
+  }
+  /** Where the part's byte at `at` (not before `i`) lies in `out`. */
+  outAt(at: number): number {
+    return this.o + (at - this.i);
+  }
+  /** Leaves the part's bytes [from, to) out. */
+  leaveOut(from: number, to: number): void {
+    this.o += this.xml.copy(this.out, this.o, this.i, from);
+    this.i = to;
+    this.left = true;
+  }
+  /** Leaves out the element that starts at `from` (in `out` at `fromOut`, outAt) and ends before `to`, with whatever was cut inside it. */
+  takeBack(from: number, fromOut: number, to: number): void {
+    if (this.i < from) this.xml.copy(this.out, this.o, this.i, from);
+    this.o = fromOut;
+    this.i = to;
+    this.left = true;
+  }
+  /** The copy, or undefined when nothing was left out. */
+  result(): Buffer | undefined {
+    if (!this.left) return undefined;
+    this.o += this.xml.copy(this.out, this.o, this.i, this.xml.length);
+    return this.out.subarray(0, this.o);
+  }
+}
+
+/**
+ * `xml` without the elements LEFT_OUT names and what the walker `walker`
+ * makes cuts of, in a copy; undefined when there was none. One walk over
  * the tags: an element left out is skipped to its end tag (`</` its name
  * `>`), found by one search from its start; a name whose end is missing is
- * left in from there on and not looked for again (linear). Runs nest (a
- * text box's runs inside a picture's): a hidden run is the innermost one
- * open, and an outer one is left in (a reading that shows more is still one
- * the part's text is read beside).
+ * left in from there on and not looked for again (linear).
  */
-export function withoutHidden(xml: Buffer): Buffer | undefined {
-  const n = xml.length;
-  const out = Buffer.allocUnsafe(n);
-  // Bytes of `xml` before `i` are written to out (up to `o`) or left out.
-  let o = 0;
-  let i = 0;
-  let left = false;
-  // The innermost run open: where it starts, where that lies in out, whether a w:vanish hides it.
-  let run = -1;
-  let runOut = 0;
-  let hidden = false;
-  // Inside a paragraph's properties; whether they delete, move or hide its mark (the paragraph then runs on into the next).
-  let inProperties = false;
-  let markGone = false;
+function withoutHidden(xml: Buffer, walker: (cuts: Cuts) => (tag: Tag) => void): Buffer | undefined {
+  const cuts = new Cuts(xml);
+  const visit = walker(cuts);
   const endless = new Set<string>();
   for (let at = xml.indexOf(0x3c); at >= 0; ) {
-    const closing = xml[at + 1] === 0x2f;
-    const from = closing ? at + 2 : at + 1;
-    let k = from;
-    while (k < n && k - from <= MAX_NAME && isNameByte(xml[k]!)) k++;
-    const end = xml.indexOf(0x3e, k);
-    if (end < 0) break;
-    const name = xml.toString("latin1", from, k);
-    const colon = name.indexOf(":");
-    const local = colon < 0 ? name : name.slice(colon + 1);
-    const empty = xml[end - 1] === 0x2f;
-    if (!closing && !empty && (colon >= 0 ? LEFT_OUT.has(local) : LEFT_OUT_UNPREFIXED.has(local)) && !endless.has(name)) {
-      const close = xml.indexOf(`</${name}>`, end + 1, "latin1");
-      if (close >= 0) {
-        o += xml.copy(out, o, i, at);
-        i = close + name.length + 3;
-        left = true;
-        at = xml.indexOf(0x3c, i);
-        continue;
-      }
-      endless.add(name);
+    const tag = readTag(xml, at);
+    if (tag === undefined) break;
+    const after = leftOutEnd(xml, tag, endless);
+    if (after >= 0) {
+      cuts.leaveOut(at, after);
+      at = xml.indexOf(0x3c, after);
+      continue;
     }
-    if (colon >= 0 && local === "r") {
-      if (!closing && !empty) {
-        run = at;
-        runOut = o + (at - i);
-        hidden = false;
-      } else if (closing && run >= 0) {
-        if (hidden) {
-          if (i < run) xml.copy(out, o, i, run);
-          o = runOut;
-          i = end + 1;
-          left = true;
-        }
-        run = -1;
-      }
-    } else if (run >= 0 && colon >= 0 && local === "vanish" && !OFF.test(xml.toString("latin1", k, end))) {
-      hidden = true;
-    } else if (colon >= 0 && local === "pPr") {
-      inProperties = !closing && !empty;
-    } else if (colon >= 0 && local === "p") {
-      if (!closing) markGone = false;
-      else if (markGone) {
-        // Its end tag left out: no line break between the two paragraphs' text.
-        o += xml.copy(out, o, i, at);
-        i = end + 1;
-        left = true;
-        markGone = false;
-      }
-    } else if (inProperties && empty && colon >= 0 && (local === "del" || local === "moveFrom" || (local === "vanish" && !OFF.test(xml.toString("latin1", k, end))))) {
-      markGone = true;
-    }
-    at = xml.indexOf(0x3c, end + 1);
+    visit(tag);
+    at = xml.indexOf(0x3c, tag.end + 1);
   }
-  if (!left) return undefined;
-  o += xml.copy(out, o, i, n);
-  return out.subarray(0, o);
+  return cuts.result();
+}
+
+/** Where the element LEFT_OUT names that `tag` opens ends (past its end tag), or -1; a name whose end is missing goes in `endless`, not looked for again. */
+function leftOutEnd(xml: Buffer, tag: Tag, endless: Set<string>): number {
+  if (tag.closing || tag.empty || !(tag.prefixed ? LEFT_OUT.has(tag.local) : LEFT_OUT_UNPREFIXED.has(tag.local)) || endless.has(tag.name)) return -1;
+  const close = xml.indexOf(`</${tag.name}>`, tag.end + 1, "latin1");
+  if (close >= 0) return close + tag.name.length + 3;
+  endless.add(tag.name);
+  return -1;
+}
+
+/**
+ * A WordprocessingML part's runs hidden (`w:vanish` in a run's properties,
+ * not `w:val="0"`; or, where they say nothing, in its character style,
+ * else its paragraph's style, the default one where it names none, else
+ * the document defaults: the nearest that says; Word's toggle of two
+ * styles that both hide is not followed, the run is hidden; in the web
+ * view a `w:webHidden` too) and paragraph marks deleted,
+ * moved or hidden (the paragraph then runs on into the next, with no line
+ * break). Runs nest (a text box's runs inside a picture's): a hidden run is
+ * the innermost one open, and an outer one is left in (a reading that shows
+ * more is still one the part's text is read beside); so with paragraphs.
+ */
+class WordWalk {
+  // The innermost run open: where it starts and where that lies in out; what its own properties and its style say (undefined: nothing), its webHidden.
+  private run = -1;
+  private runOut = 0;
+  private own: boolean | undefined;
+  private styled: boolean | undefined;
+  private webHidden = false;
+  // The innermost paragraph: its style hides it; inside its properties; they delete or move its mark, or hide it (undefined: they say nothing).
+  private paragraphStyled = false;
+  private inProperties = false;
+  private markGone = false;
+  private markHidden: boolean | undefined;
+  constructor(
+    private readonly xml: Buffer,
+    private readonly cuts: Cuts,
+    private readonly hides: (style: string) => boolean | undefined,
+    private readonly view: View,
+  ) {}
+
+  visit(tag: Tag): void {
+    if (!tag.prefixed) return;
+    if (tag.local === "r") this.runTag(tag);
+    else if (tag.local === "p") this.paragraphTag(tag);
+    else if (tag.local === "pPr") this.inProperties = !tag.closing && !tag.empty;
+    else if (this.inProperties) this.paragraphProperty(tag);
+    else if (this.run >= 0) this.runProperty(tag);
+  }
+
+  private toggle(tag: Tag): boolean {
+    return !isOff(attributeValue(this.xml, tag, "val"));
+  }
+
+  /** What the style `tag` names says, else the document defaults (`orDefaults`), else nothing. */
+  private styleHides(tag: Tag | string, orDefaults: boolean): boolean | undefined {
+    const name = typeof tag === "string" ? tag : attributeValue(this.xml, tag, "val");
+    const says = name === undefined ? undefined : this.hides(name);
+    return says ?? (orDefaults ? this.hides(DOCUMENT_DEFAULTS) : undefined);
+  }
+
+  private runTag(tag: Tag): void {
+    if (!tag.closing && !tag.empty) {
+      this.run = tag.at;
+      this.runOut = this.cuts.outAt(tag.at);
+      this.own = undefined;
+      this.styled = undefined;
+      this.webHidden = false;
+    } else if (tag.closing && this.run >= 0) {
+      // The nearest that says: the run's own properties, its character style, its paragraph's style.
+      if ((this.own ?? this.styled ?? this.paragraphStyled) || (this.view === "web" && this.webHidden)) this.cuts.takeBack(this.run, this.runOut, tag.end + 1);
+      this.run = -1;
+    }
+  }
+
+  private runProperty(tag: Tag): void {
+    if (tag.closing) return;
+    if (tag.local === "vanish") this.own = this.toggle(tag);
+    else if (tag.local === "rStyle") this.styled = this.styleHides(tag, false);
+    else if (tag.local === "webHidden") this.webHidden = this.toggle(tag);
+  }
+
+  private paragraphProperty(tag: Tag): void {
+    if (tag.closing) return;
+    if (tag.empty && (tag.local === "del" || tag.local === "moveFrom")) this.markGone = true;
+    else if (tag.local === "vanish") this.markHidden = this.toggle(tag);
+    else if (tag.local === "pStyle") this.paragraphStyled = this.styleHides(tag, true) === true;
+  }
+
+  private paragraphTag(tag: Tag): void {
+    if (tag.closing && (this.markGone || (this.markHidden ?? this.paragraphStyled))) {
+      // Its end tag left out: no line break between the two paragraphs' text.
+      this.cuts.leaveOut(tag.at, tag.end + 1);
+    }
+    this.markGone = false;
+    this.markHidden = undefined;
+    // Until its properties name a style, a paragraph's is the default one.
+    this.paragraphStyled = !tag.closing && !tag.empty && this.styleHides(DEFAULT_PARAGRAPH, true) === true;
+  }
+}
+
+/** The ODF elements a style or a mark hides with their content; `p` and `h` are paragraphs. */
+const ODF_HIDEABLE = new Set(["p", "h", "span", "section"]);
+
+/**
+ * An ODF part's paragraphs holding a `text:hidden-paragraph` (LibreOffice
+ * hides one whose condition holds: the shown reading takes it as held),
+ * and its paragraphs, headings, spans and sections whose style hides them
+ * (`text:display`, office-styles.ts) or, a section, its own `text:display`.
+ * The elements open are kept on a stack, each with where its paragraph
+ * lies on it: a mark is set in constant time, however deep.
+ */
+class OdfWalk {
+  private readonly open: { name: string; at: number; out: number; hidden: boolean; paragraph: number }[] = [];
+  constructor(
+    private readonly xml: Buffer,
+    private readonly cuts: Cuts,
+    private readonly hides: ((style: string) => boolean | undefined) | undefined,
+  ) {}
+
+  visit(tag: Tag): void {
+    if (!tag.prefixed) return;
+    if (tag.local === "hidden-paragraph") this.hideParagraph();
+    else if (!ODF_HIDEABLE.has(tag.local) || tag.empty) return;
+    else if (!tag.closing) this.opened(tag);
+    else this.closed(tag);
+  }
+
+  private hideParagraph(): void {
+    const paragraph = this.open.at(-1)?.paragraph ?? -1;
+    if (paragraph >= 0) this.open[paragraph]!.hidden = true;
+  }
+
+  private opened(tag: Tag): void {
+    const isParagraph = tag.local === "p" || tag.local === "h";
+    const paragraph = isParagraph ? this.open.length : (this.open.at(-1)?.paragraph ?? -1);
+    this.open.push({ name: tag.name, at: tag.at, out: this.cuts.outAt(tag.at), hidden: this.hiddenBy(tag), paragraph });
+  }
+
+  private hiddenBy(tag: Tag): boolean {
+    if (tag.local === "section" && hidesByDisplay(attributeValue(this.xml, tag, "display"))) return true;
+    if (this.hides === undefined) return false;
+    const style = attributeValue(this.xml, tag, "style-name");
+    return style !== undefined && this.hides(style) === true;
+  }
+
+  private closed(tag: Tag): void {
+    const element = this.open.at(-1);
+    // An end tag that closes no element open here (a damaged part) changes nothing.
+    if (element?.name !== tag.name) return;
+    this.open.pop();
+    if (element.hidden) this.cuts.takeBack(element.at, element.out, tag.end + 1);
+  }
 }
 
 const ESCAPE = Buffer.from("_x", "latin1");
@@ -179,7 +353,7 @@ function holdsXstringEscape(xml: Buffer): boolean {
  * reads them (`_x005F_x0041_` is `_x0041_`: the `_` escaped, the rest text),
  * a surrogate pair's two escapes as one character; never longer.
  */
-export function decodeXstrings(text: Buffer): Buffer {
+function decodeXstrings(text: Buffer): Buffer {
   const n = text.length;
   let at = text.indexOf(ESCAPE);
   if (at < 0) return text;

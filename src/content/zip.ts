@@ -12,9 +12,10 @@ import { type ByteSource, bytesSource } from "./byte-source.js";
 import { u32le as u32 } from "./bytes.js";
 import { readPicture } from "./images.js";
 import { type InspectContext, MAX_PARTS, type Reader } from "./inspect.js";
+import { packageStyles, type StyleSheet } from "./office-styles.js";
 import { shownText } from "./shown-text.js";
 import { utf16Order } from "./utf16.js";
-import { hasAttributesText, writeUtf8, xmlAttributesText, xmlText } from "./xml-text.js";
+import { declaresEntities, hasAttributesText, writeUtf8, xmlAttributesText, xmlText } from "./xml-text.js";
 
 const u16 = (b: Uint8Array, i: number) => b[i]! | (b[i + 1]! << 8);
 const u64 = (b: Uint8Array, i: number) => u32(b, i) + u32(b, i + 4) * 2 ** 32;
@@ -342,7 +343,10 @@ function readZip(src: ByteSource, ctx: InspectContext, eocd: number, count: numb
   // An appended zip's first entry starts where the file it was appended to ends.
   const from = where === "appended" ? entries.reduce((first, e) => Math.min(first, e.localOffset), directory) : 0;
   scanOutsideEntries(src, entries, starts, from, directory, cdEnd, eocd, ctx);
-  for (const [i, e] of entries.entries()) {
+  // The package's styles, read from its styles part (read first) for the shown reading of the others.
+  let styles: StyleSheet | undefined;
+  for (const i of stylesFirst(entries)) {
+    const e = entries[i]!;
     if (e.name.endsWith("/")) continue;
     const part = e.name;
     if (e.flags & 0x01) throw ctx.unscannable(`${part} is encrypted`);
@@ -359,25 +363,43 @@ function readZip(src: ByteSource, ctx: InspectContext, eocd: number, count: numb
     ctx.scan(part, data);
     const document = ctx.isDocument(data);
     // Bytes inflated for this part alone, and read as no document after: the last reading of them may write over them.
-    if (XML_PART.test(e.name)) scanXml(ctx, part, data, e.method === 8 && !document);
+    if (XML_PART.test(e.name)) styles = scanXml(ctx, part, data, e.method === 8 && !document, styles) ?? styles;
     if (document) ctx.readNested(part, data);
   }
+}
+
+/** The styles parts of a Word document and of an ODF one, by the names their writers give them. */
+const STYLES_PARTS = new Set(["word/styles.xml", "styles.xml"]);
+
+/** The indexes of `entries`, a styles part's first: the shown reading of the others needs its styles. */
+function stylesFirst(entries: readonly { name: string }[]): number[] {
+  const indexes = [...entries.keys()];
+  return [...indexes.filter((i) => STYLES_PARTS.has(entries[i]!.name)), ...indexes.filter((i) => !STYLES_PARTS.has(entries[i]!.name))];
 }
 
 /**
  * Scans an XML part's text (tags removed), its text as shown where it holds
  * text it does not show (shown-text.ts: tracked deletions, hidden runs,
- * field codes, phonetic runs, escapes), and, when an attribute holds a
- * line break, its attributes' (xml-text.ts). Where `free` (nothing reads the
- * part's bytes after), the last of them is written over the bytes.
+ * runs hidden by a style of `styles` or of its own, field codes, phonetic
+ * runs, escapes; in a web page's view too, where a run is hidden there),
+ * and, when an attribute holds a line break, its attributes' (xml-text.ts).
+ * Where `free` (nothing reads the part's bytes after), the last of them is
+ * written over the bytes. A part that declares entities in a DTD is
+ * refused (xml-text.ts declaresEntities). Returns the styles a styles part
+ * defines.
  */
-function scanXml(ctx: InspectContext, part: string, data: Uint8Array, free: boolean): void {
+function scanXml(ctx: InspectContext, part: string, data: Uint8Array, free: boolean, styles: StyleSheet | undefined): StyleSheet | undefined {
   const xml = xmlAsUtf8(data);
+  if (declaresEntities(xml)) throw ctx.unscannable(`${part} declares entities in a DTD (<!ENTITY), which an XML parser expands into its text and this check does not`, "export it again without them");
   const mine = free || xml !== data;
   const attributesToo = hasAttributesText(xml);
+  const defined = STYLES_PARTS.has(part) ? packageStyles(xml) : undefined;
   // Read before the part's own text may be written over its bytes; scanned after it, so that a key both hold is named in the part's text.
-  const shown = shownText(xml);
+  const shown = shownText(xml, defined ?? styles);
+  const web = shownText(xml, defined ?? styles, "web");
   ctx.scanDerivedText(`the text of ${part}`, xmlText(xml, true, mine && !attributesToo));
   if (shown) ctx.scanDerivedText(`the text of ${part} as shown`, shown);
+  if (web) ctx.scanDerivedText(`the text of ${part} as shown on a web page`, web);
   if (attributesToo) ctx.scanDerivedText(`the attributes of ${part}`, xmlAttributesText(xml, mine)!);
+  return defined;
 }
