@@ -92,6 +92,18 @@ function prepareJson(files: string[], allow = "txt,md,csv,json,html") {
   return { code: r.code, published: doc.media.map((m) => path.basename(m.source)), dropped: doc.media_dropped.map((d) => [path.basename(d.path), d.code, d.reason] as const) };
 }
 
+/** That written-escapes.ts's two readings agree at every byte of `texts`: the reading back (find.ts's) and the look-behind (rules.ts's). */
+function expectEscapeEndsAgree(texts: string[]) {
+  const lookBehind = new RegExp(WRITTEN_ESCAPE_ENDS_BEFORE, "y");
+  for (const text of texts) {
+    const b = Buffer.from(text, "latin1");
+    for (let f = 0; f < b.length; f++) {
+      lookBehind.lastIndex = f + 1;
+      expect(writtenEscapeEndsAt(b, f), `${JSON.stringify(text)} at ${f} (${JSON.stringify(text.slice(Math.max(0, f - 12), f + 1))})`).toBe(lookBehind.test(text));
+    }
+  }
+}
+
 describe("an OpenSSH private key's body without its armour", () => {
   it("is refused through the CLI wherever a copy or a tool left it, and leaves nothing behind; a public key and a documented first line are published", () => {
     const body = opensshBody(1);
@@ -1071,8 +1083,7 @@ describe("a key right after an escape written as text", () => {
   });
 
   it("reads a written escape's end back byte by byte where the look-behind does, and nowhere else (written-escapes.ts's two readings agree)", () => {
-    const lookBehind = new RegExp(WRITTEN_ESCAPE_ENDS_BEFORE, "y");
-    const texts = [
+    expectEscapeEndsAgree([
       ...WRITTEN.map((e) => `x${e}ghp_`),
       // Octal, as C reads it: three digits, or fewer and no octal digit after.
       "\\0\\01\\012\\0123\\01g\\0777\\08\\8\\7a",
@@ -1080,14 +1091,7 @@ describe("a key right after an escape written as text", () => {
       "^[[1;2m^[(B^[m[[m^^[[m\\27[m\\127[m\\28[m\\E(0\\e]0;t\\a\\em\\end\\begin\\b\\w+\\b C:\\new\\table",
       // Recall pass 33: eight digits and fewer, any character's; `%25` alone, with one digit, with two, twice; the ESC's short name.
       "\\U000000a0\\U0000a0x\\U000000e9g\\U0010FFFF\\U000000G0\\u000000a0%2520%25%252g%25253A%2525%%2520\\N{ESC}[m\\N{ESC[m\\N{ESCA}[m\\N{ESC}m",
-    ];
-    for (const text of texts) {
-      const b = Buffer.from(text, "latin1");
-      for (let f = 0; f < b.length; f++) {
-        lookBehind.lastIndex = f + 1;
-        expect(writtenEscapeEndsAt(b, f), `${JSON.stringify(text)} at ${f} (${JSON.stringify(text.slice(Math.max(0, f - 10), f + 1))})`).toBe(lookBehind.test(text));
-      }
-    }
+    ]);
   });
 
   it("starts no false token in TeX, Windows paths, regular expressions and prose that hold the new escapes' letters (red team 32c: the negatives)", () => {
@@ -2494,18 +2498,10 @@ describe("a percent-escape encoded again and again, and `\\N{escape}` in any cas
   });
 
   it("reads the new forms' ends back byte by byte where the look-behind does, and nowhere else", () => {
-    const lookBehind = new RegExp(WRITTEN_ESCAPE_ENDS_BEFORE, "y");
-    const texts = [
+    expectEscapeEndsAgree([
       `${encoded(3)}${encoded(4, "3A")}%25%2525%252525${encoded(16)}x${encoded(17)}y%${"25".repeat(20)}2g%2%252%25252${"25".repeat(40)}20%%252520`,
       "\\N{escape}[m\\N{Escape}[m\\N{ESCape}[m\\N{esc}[m\\N{Esc}[m\\N{eSC}(B\\N{escap}[m\\N{escapes}[m\\n{esc}[m\\N{ESC}m\\N{esc[m\\N{}[m\\N{e\\N{ESCAPE}[m",
-    ];
-    for (const text of texts) {
-      const b = Buffer.from(text, "latin1");
-      for (let f = 0; f < b.length; f++) {
-        lookBehind.lastIndex = f + 1;
-        expect(writtenEscapeEndsAt(b, f), `${JSON.stringify(text)} at ${f} (${JSON.stringify(text.slice(Math.max(0, f - 12), f + 1))})`).toBe(lookBehind.test(text));
-      }
-    }
+    ]);
   });
 
   it("stays linear on text made against the new forms (verdict only; measured by hand: see docs/content-check.md)", () => {
