@@ -50,7 +50,7 @@ import { CSI_8BIT, SEQUENCE_BACK_MAX, digitEndsEscape, escapeStartBefore, sequen
 import { writtenEscStart, writtenSequenceAfter, writtenEscapeEndAfter, writtenEscapeEndsAt, writtenEscapeThen, writtenSequenceLength, WRITTEN_ESCAPE_MAX } from "./written-escapes.js";
 import { isXxdOffsetColon } from "./hex-dumps.js";
 import { isAscii } from "node:buffer";
-import { ASCII_PUNCTUATION, Form, KEY_CHAR, WRAPPED_WHAT, continuationLength, isWrapIndent, lineBreakLength, lineEndBeforeBreak, wrapBreakLength, zeroWidthLength } from "./text-forms.js";
+import { ASCII_PUNCTUATION, Form, KEY_CHAR, WRAPPED_WHAT, cellBreakLength, continuationLength, isWrapIndent, mayEndCell, lineBreakLength, lineEndBeforeBreak, wrapBreakLength, zeroWidthLength } from "./text-forms.js";
 
 const table = (chars: string) => {
   const t = new Uint8Array(256);
@@ -710,11 +710,29 @@ class Search {
       const c = b[k]!;
       if (c === 10 || c === 13) {
         const length = this.wrapAt(k, line, run);
-        if (length === 0) break;
+        if (length === 0) {
+          // Or a table's cell folded with no right border (the line ends after the piece).
+          const cell = this.cellAt(k, run);
+          if (cell === 0) break;
+          joins[count++] = n;
+          k += cell;
+          line = k;
+          continue;
+        }
         joins[count++] = n;
         line = k + (c === 13 ? 2 : 1);
         k += length;
         continue;
+      }
+      // A table's cell folded: blanks and its border after the piece, the next piece at the same column of the next line.
+      if (c === 32 && n > 0) {
+        const cell = this.cellAt(k, run);
+        if (cell > 0) {
+          joins[count++] = n;
+          k += cell;
+          line = k;
+          continue;
+        }
       }
       k++;
       out[n++] = c;
@@ -770,6 +788,19 @@ class Search {
     if (k - line < WRAPPED_LINE_MIN || run[b[k - 1]!] !== 1) return 0;
     // The break's length whatever follows it (`%` is no key's character but in PERCENT_JOINED_RUN): `run` judges that.
     const length = wrapBreakLength(b, k);
+    return length > 0 && run[b[k + length]!] === 1 ? length : 0;
+  }
+
+  /**
+   * The length of a table cell's fold at `k` (text-forms.ts's
+   * cellBreakLength: blanks and the cell's border after a piece of a key,
+   * the next piece at the same column of the next line) between two of a
+   * key's characters; else 0.
+   */
+  private cellAt(k: number, run: Uint8Array = JOINED_RUN): number {
+    const b = this.b;
+    if (run[b[k - 1]!] !== 1) return 0;
+    const length = cellBreakLength(b, k);
     return length > 0 && run[b[k + length]!] === 1 ? length : 0;
   }
 
@@ -1244,9 +1275,11 @@ class Search {
       if (start > 0 && (b[start - 1] === 10 || isWrapIndent(b[start - 1]!))) this.cutWord(i, start, pairs);
       return;
     }
-    if (b[end] !== 10 && b[end] !== 13) return;
+    // Or a table's cell that folds it (blanks, then its border or the line's end: a byte test or two before the reading).
+    const line = b[end] === 10 || b[end] === 13;
+    if (!line && !(b[end] === 32 && mayEndCell(b, end))) return;
     this.cuts--;
-    if (this.wrapAt(end, this.lineStart(start)) > 0) this.joined(rules, start);
+    if ((line && this.wrapAt(end, this.lineStart(start)) > 0) || this.cellAt(end) > 0) this.joined(rules, start);
   }
 
   /**

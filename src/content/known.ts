@@ -33,7 +33,7 @@ import type { ProcessEnvironment } from "./process-environments.js";
 import { type SecretFileFormat, forEachSecretEntry } from "./secret-file-formats.js";
 import { AUTH_SCHEME, PATH_LIKE, USERINFO, basicPassword, environmentEntryMayHoldSecret, namesAuthorization, variableNameSaysSecret } from "./secret-variables.js";
 import { isPlaceholderValue, looksLikeTokenValue } from "./shape.js";
-import { WRAPPED_WHAT, lineEndBeforeBreak, wrapBreakLength } from "./text-forms.js";
+import { WRAPPED_WHAT, cellBreakBefore, cellBreakLength, lineEndBeforeBreak, wrapBreakLength } from "./text-forms.js";
 import { narrowedUtf16 } from "./utf16.js";
 
 /** Shorter values are too common to look for (a user id, a port, `true`). */
@@ -283,6 +283,8 @@ export interface KnownHit {
   index: number;
 }
 
+/** The table cells' folds one search reads at most (KnownSecrets.cellBreak). */
+const CELL_READINGS = 64;
 /** Bytes of line breaks one occurrence may skip in all: its match stays far under the scanner's 4 KiB overlap. */
 const MAX_SKIPPED = 1024;
 /** Where a walk (KnownSecrets.walk) stopped, and where it found the value's first byte (-1: it did not). */
@@ -355,6 +357,7 @@ export class KnownSecrets {
    */
   find(bytes: Uint8Array, from = 0, before = bytes.length): KnownHit | undefined {
     if (this.values.length === 0) return undefined;
+    this.cellReadings = CELL_READINGS;
     const { stride } = this;
     const end = bytes.length - 4;
     // One load per word where the bytes allow it (a scan's window is a buffer of its own): 50 MB
@@ -408,7 +411,9 @@ export class KnownSecrets {
         broke = false;
         continue;
       }
-      const n = broke ? 0 : wrapBreakLength(bytes, i, v[k]!);
+      const wrap = broke ? 0 : wrapBreakLength(bytes, i, v[k]!);
+      // A line break whose indent runs up to another byte (a table's border) may be a cell's fold.
+      const n = broke ? 0 : wrap > 0 && bytes[i + wrap] === v[k] ? wrap : this.cellBreak(bytes, i, cellBreakLength) || wrap;
       skipped += n;
       if (n === 0 || skipped > MAX_SKIPPED) return { reached: i, start: -1, breaks };
       i += n;
@@ -425,7 +430,7 @@ export class KnownSecrets {
         broke = false;
         continue;
       }
-      const n = broke ? 0 : breakBefore(bytes, j);
+      const n = broke ? 0 : breakBefore(bytes, j) || this.cellBreak(bytes, j + 1, cellBreakBefore);
       skipped += n;
       if (n === 0 || skipped > MAX_SKIPPED) return { reached: i, start: -1, breaks };
       j -= n;
@@ -434,6 +439,22 @@ export class KnownSecrets {
     }
     return { reached: i, start: j + 1, breaks };
   }
+
+  /**
+   * A table cell's fold at `at` (text-forms.ts: `read` is cellBreakLength
+   * forward, cellBreakBefore back), read where a blank or a line's end
+   * follows a piece, and at most CELL_READINGS times a search: each reads
+   * two lines of up to CELL_LINE_MAX bytes, and text made of a value's
+   * pieces before blanks would have every walk read them.
+   */
+  private cellBreak(bytes: Uint8Array, at: number, read: (w: Uint8Array, at: number) => number): number {
+    if (this.cellReadings <= 0) return 0;
+    const c = read === cellBreakLength ? bytes[at] : bytes[at - 1];
+    if (c !== 32 && c !== 10 && c !== 13) return 0;
+    this.cellReadings--;
+    return read(bytes, at);
+  }
+  private cellReadings = CELL_READINGS;
 
   /** The first offset from `at` to `end`, in steps of the stride, whose word the filter lets through; -1 if none. */
   private nextPassing(bytes: Uint8Array, words: Int32Array | undefined, at: number, end: number): number {

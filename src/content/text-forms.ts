@@ -284,6 +284,165 @@ export function lineEndBeforeBreak(w: Uint8Array, at: number): number {
   return w[nl - 1] === 13 ? nl - 2 : nl - 1;
 }
 
+// A table's cell folds a long key (rich's `overflow="fold"`, tabulate's
+// `maxcolwidths`, prettytable's `max_width`, Markdown and pandoc grid tables
+// as such tools write them): each piece on its own line between the cell's
+// borders, at the same column, the row's other cells empty on the lines
+// after the first. Since red-team pass 34 (published until then) such a
+// fold is passed over as a line break is: its reading is here, find.ts's
+// joined readings and known.ts's walks ask it.
+
+/** The most bytes of a table's line read around a cell's fold (a wide terminal's table is a few hundred). */
+export const CELL_LINE_MAX = 1024;
+/** The most blanks between a cell's border and its text (rich and tabulate write one; a padding of a few). */
+const CELL_MARGIN_MAX = 4;
+
+/** The bytes of a cell's border at `i`: `|` (tabulate, prettytable, Markdown, pandoc), `│`, `┃`, `║` (UTF-8: rich, tabulate's grids); 0: none. */
+function borderLength(w: Uint8Array, i: number): number {
+  const c = w[i];
+  if (c === 0x7c) return 1;
+  if (c !== 0xe2) return 0;
+  const d = w[i + 1];
+  const e = w[i + 2];
+  return (d === 0x94 && (e === 0x82 || e === 0x83)) || (d === 0x95 && e === 0x91) ? 3 : 0;
+}
+
+/** Whether the border at `i` and the one at `j` are the same character. */
+function sameBorder(w: Uint8Array, i: number, j: number): boolean {
+  const n = borderLength(w, i);
+  return n > 0 && n === borderLength(w, j) && w[i + n - 1] === w[j + n - 1];
+}
+
+/** The column of `at` on the line that starts at `line`: a column per character (a box-drawing character and `…` are one). */
+function columnOf(w: Uint8Array, line: number, at: number): number {
+  let column = 0;
+  for (let k = line; k < at; k++) if ((w[k]! & 0xc0) !== 0x80) column++;
+  return column;
+}
+
+/** Where column `column` of the line that starts at `line` is, the line holding only blanks and borders before it (the row's other cells empty); -1: not so. */
+function emptyColumnAt(w: Uint8Array, line: number, column: number): number {
+  let k = line;
+  for (let c = 0; c < column; c++) {
+    if (w[k] === 32) k++;
+    else {
+      const n = borderLength(w, k);
+      if (n === 0) return -1;
+      k += n;
+    }
+  }
+  return k;
+}
+
+/** Where column `column` of the line that starts at `line` is, within CELL_LINE_MAX bytes and before the line's end; -1: not there. */
+function columnAt(w: Uint8Array, line: number, column: number): number {
+  const stop = Math.min(w.length, line + CELL_LINE_MAX);
+  for (let k = line, c = 0; k < stop && w[k] !== 10; k++) {
+    if ((w[k]! & 0xc0) === 0x80) continue;
+    if (c === column) return k;
+    c++;
+  }
+  return -1;
+}
+
+/** Where the line that holds `at` starts, read back at most CELL_LINE_MAX bytes; -1: further. */
+function cellLineStart(w: Uint8Array, at: number): number {
+  const stop = Math.max(0, at - CELL_LINE_MAX);
+  for (let k = at; k > stop; k--) if (w[k - 1] === 10) return k;
+  return stop === 0 ? 0 : -1;
+}
+
+/**
+ * Whether a cell's text may end at `i`: a few blanks, then a border or the
+ * line's end. A byte test or two: asked before cellBreakLength's reading.
+ */
+export function mayEndCell(w: Uint8Array, i: number): boolean {
+  let k = i;
+  while (k - i < CELL_MARGIN_MAX && w[k] === 32) k++;
+  return borderLength(w, k) > 0 || w[k] === 10 || (w[k] === 13 && w[k + 1] === 10);
+}
+
+/**
+ * The length of a table cell's fold at `i`, the byte after a piece of its
+ * text, up to the next piece's first byte on the next line; 0 where none
+ * is. A fold where: the cell's left border is on this line, its text after
+ * one to CELL_MARGIN_MAX blanks (its margin); after the piece, as many
+ * blanks and the cell's right border (the piece fills the cell), or a few
+ * blanks and the line's end (a last column without a border: rich's
+ * MINIMAL box, tabulate's presto); on the next line, only blanks and
+ * borders before the same border at the same column (the row's other cells
+ * empty: a new row's would hold its own text), the same margin, and, where
+ * the cell has a right border, the same border at its column. Reads the
+ * two lines, at most CELL_LINE_MAX bytes of each.
+ */
+export function cellBreakLength(w: Uint8Array, i: number): number {
+  if (!mayEndCell(w, i)) return 0;
+  // The cell's left border on this line: the first border before the piece.
+  const back = Math.max(0, i - CELL_LINE_MAX);
+  let left = i - 1;
+  while (left >= back && w[left] !== 10 && borderLength(w, left) === 0) left--;
+  if (left < back || w[left] === 10) return 0;
+  const edge = borderLength(w, left);
+  let margin = 0;
+  while (margin <= CELL_MARGIN_MAX && w[left + edge + margin] === 32) margin++;
+  if (margin === 0 || margin > CELL_MARGIN_MAX) return 0;
+  const line = cellLineStart(w, left);
+  if (line < 0) return 0;
+  const leftColumn = columnOf(w, line, left);
+  let k = i;
+  while (k - i < CELL_MARGIN_MAX && w[k] === 32) k++;
+  let right = -1;
+  let rightColumn = -1;
+  if (borderLength(w, k) > 0) {
+    if (k - i !== margin) return 0;
+    right = k;
+    rightColumn = columnOf(w, line, k);
+    const stop = Math.min(w.length, line + CELL_LINE_MAX);
+    while (k < stop && w[k] !== 10) k++;
+  } else if (w[k] === 13) k++;
+  if (w[k] !== 10) return 0;
+  const next = k + 1;
+  const border = emptyColumnAt(w, next, leftColumn);
+  if (border < 0 || !sameBorder(w, left, border)) return 0;
+  const text = border + edge + margin;
+  for (let m = border + edge; m < text; m++) if (w[m] !== 32) return 0;
+  if (right >= 0) {
+    const end = columnAt(w, next, rightColumn);
+    if (end < text || !sameBorder(w, right, end)) return 0;
+  }
+  return text - i;
+}
+
+/**
+ * The length of the cell's fold that ends just before `at` (a piece's
+ * first byte on its line: cellBreakLength read back), or 0: the place the
+ * piece before it would end is found from this line's cell, and
+ * cellBreakLength judges it.
+ */
+export function cellBreakBefore(w: Uint8Array, at: number): number {
+  let margin = 0;
+  while (margin <= CELL_MARGIN_MAX && w[at - 1 - margin] === 32) margin++;
+  if (margin === 0 || margin > CELL_MARGIN_MAX) return 0;
+  const next = cellLineStart(w, at);
+  if (next < 2 || w[next - 1] !== 10) return 0;
+  const line = cellLineStart(w, next - 1);
+  if (line < 0) return 0;
+  // This line's right border, where the cell has one: the piece before ends as far before that column on the line before.
+  const stop = Math.min(w.length, at + CELL_LINE_MAX);
+  let k = at;
+  while (k < stop && w[k] !== 10 && borderLength(w, k) === 0) k++;
+  let end: number;
+  if (borderLength(w, k) > 0) {
+    const right = columnAt(w, line, columnOf(w, next, k));
+    if (right < 0) return 0;
+    end = right - margin;
+  } else {
+    end = w[next - 2] === 13 ? next - 2 : next - 1;
+    while (end > line && w[end - 1] === 32) end--;
+  }
+  return end > line && end < at && cellBreakLength(w, end) === at - end ? at - end : 0;
+}
+
 /**
  * wrapBreakLength where a key's character follows the break; or 0. The
  * bytes read are padded with zero bytes: no read passes their end.

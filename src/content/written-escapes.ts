@@ -26,7 +26,9 @@
 // Python's eight-digit `\U000000a0` of any character, the ESC's short name
 // `\N{ESC}` (Python's alias of `\N{ESCAPE}`), a percent-escape encoded
 // twice (`%2520`: `%25`, the `%` encoded, then the two hex digits, as a
-// URL encoded again writes it), and a written OSC (`\u001b]8;;URL\u001b\\`,
+// URL encoded again writes it; since red-team pass 34 encoded up to 16
+// times, `%252520`, and the ESC's name in any case, `\N{escape}`, as
+// Python looks it up), and a written OSC (`\u001b]8;;URL\u001b\\`,
 // `\x1b]0;title\x07`; DCS, APC, PM and SOS strings the same way) inside a
 // key, read as terminal-escapes.ts reads one whose ESC is a byte (its end:
 // a written ST, the written ESC and a written backslash `\\`, or a written
@@ -64,9 +66,10 @@ const CLOSE_BRACE = 0x7d;
 const HEX_DIGIT = "[0-9A-Fa-f]";
 /**
  * The written ESC after its backslash: `e`, `E` (bash's `echo -e`, printf, terminfo), `033` (octal), `27` (Lua's decimal), `x1b`
- * (C, Python), `u001b` (JSON, JavaScript), `u{1b}` (Rust, JavaScript, Swift), `U0000001b`, `N{ESCAPE}` and `N{ESC}` (Python).
+ * (C, Python), `u001b` (JSON, JavaScript), `u{1b}` (Rust, JavaScript, Swift), `U0000001b`, `N{ESCAPE}` and `N{ESC}` (Python, whose
+ * name lookup ignores case: `N{escape}`, `N{Esc}` too).
  */
-const WRITTEN_ESC_BODY = "(?:[eE]|033|27|x1[bB]|u001[bB]|u\\{0{0,4}1[bB]\\}|U0000001[bB]|N\\{ESC(?:APE)?\\})";
+const WRITTEN_ESC_BODY = "(?:[eE]|033|27|x1[bB]|u001[bB]|u\\{0{0,4}1[bB]\\}|U0000001[bB]|N\\{[Ee][Ss][Cc](?:[Aa][Pp][Ee])?\\})";
 /** ESC written as text: a backslash and WRITTEN_ESC_BODY, or caret notation's `^[` (`cat -v`, `less`). */
 const WRITTEN_ESC = `(?:\\\\${WRITTEN_ESC_BODY}|\\^\\[)`;
 /** A control sequence, or an escape sequence with an intermediate, after a written ESC (terminal-escapes.ts's bounds). */
@@ -74,10 +77,16 @@ const WRITTEN_SEQUENCE = `${WRITTEN_ESC}(?:\\[${CONTROL_SEQUENCE_BODY}|${INTERME
 /** An octal escape as C reads it: three digits, or fewer where no octal digit follows (`\0`, `\012`; not `\01` of `\012`). */
 const OCTAL_ESCAPE = "[0-7](?:[0-7]{2}|[0-7]?(?![0-7]))";
 /**
- * A written escape: of a line break, a tab, a backspace, a form feed, a vertical tab or a bell, a character by its code (`\xXX`,
- * `\uXXXX`, `\UXXXXXXXX`, octal), a percent-escape (encoded once or twice: `%20`, `%2520`), a terminal's sequence.
+ * The most times a percent-escape's `%` is itself encoded (`%25`) before its two hex digits: a URL encoded again and again
+ * (`%2520`, `%252520`); a bound, so that reading one back stays a few bytes' work.
  */
-const WRITTEN_ESCAPE = `\\\\(?:[nrtbfva]|x${HEX_DIGIT}{2}|u${HEX_DIGIT}{4}|U${HEX_DIGIT}{8}|${OCTAL_ESCAPE})|%(?:25)?${HEX_DIGIT}{2}|${WRITTEN_SEQUENCE}`;
+export const PERCENT_ENCODED_AGAIN_MAX = 15;
+/**
+ * A written escape: of a line break, a tab, a backspace, a form feed, a vertical tab or a bell, a character by its code (`\xXX`,
+ * `\uXXXX`, `\UXXXXXXXX`, octal), a percent-escape (encoded once or again, up to PERCENT_ENCODED_AGAIN_MAX times more: `%20`,
+ * `%2520`, `%252520`), a terminal's sequence.
+ */
+const WRITTEN_ESCAPE = `\\\\(?:[nrtbfva]|x${HEX_DIGIT}{2}|u${HEX_DIGIT}{4}|U${HEX_DIGIT}{8}|${OCTAL_ESCAPE})|%(?:25){0,${PERCENT_ENCODED_AGAIN_MAX}}${HEX_DIGIT}{2}|${WRITTEN_SEQUENCE}`;
 /** A regular expression's look-behind that holds where a written escape has just ended (its last byte is the character before). */
 export const WRITTEN_ESCAPE_ENDS_BEFORE = `(?<=${WRITTEN_ESCAPE})`;
 /**
@@ -103,6 +112,12 @@ const bytesAre = (b: Uint8Array, at: number, text: string) => {
   for (let k = 0; k < text.length; k++) if (b[at + k] !== text.charCodeAt(k)) return false;
   return true;
 };
+/** Whether Python's `\N{` and a character's name `name` (capitals) start at `at`: the name in any case, as Python looks it up, then `}`. */
+const pythonNameAt = (b: Uint8Array, at: number, name: string) => {
+  if (!bytesAre(b, at, "\\N{") || b[at + 3 + name.length] !== CLOSE_BRACE) return false;
+  for (let k = 0; k < name.length; k++) if ((b[at + 3 + k]! & 0xdf) !== name.charCodeAt(k)) return false;
+  return true;
+};
 
 /** Whether an octal escape (OCTAL_ESCAPE) ends at `f`: one to three digits after a backslash, three or no octal digit after them. */
 function octalEscapeEndsAt(b: Uint8Array, f: number): boolean {
@@ -116,7 +131,7 @@ function writtenEscEndsAt(b: Uint8Array, e: number): boolean {
   if (raw === 0x5b) return b[e - 1] === CARET;
   if (raw === 0x37) return b[e - 1] === 0x32 && b[e - 2] === BACKSLASH;
   if (raw === CLOSE_BRACE) {
-    if (bytesAre(b, e - 9, "\\N{ESCAPE") || bytesAre(b, e - 6, "\\N{ESC")) return true;
+    if (pythonNameAt(b, e - 9, "ESCAPE") || pythonNameAt(b, e - 6, "ESC")) return true;
     if ((b[e - 1]! | 0x20) !== 0x62 || b[e - 2] !== 0x31) return false;
     let k = e - 3;
     while (k > e - 7 && b[k] === 0x30) k--;
@@ -127,6 +142,16 @@ function writtenEscEndsAt(b: Uint8Array, e: number): boolean {
   if (c === 0x65) return b[e - 1] === BACKSLASH;
   if (c === 0x62) return b[e - 1] === 0x31 && ((b[e - 2] === 0x78 && b[e - 3] === BACKSLASH) || (b[e - 2] === 0x30 && b[e - 3] === 0x30 && b[e - 4] === 0x75 && b[e - 5] === BACKSLASH));
   return c === 0x33 && b[e - 1] === 0x33 && b[e - 2] === 0x30 && b[e - 3] === BACKSLASH;
+}
+
+/** Whether `%` and one to PERCENT_ENCODED_AGAIN_MAX `25` end at `e` (the `5` of the last): a `%` encoded again before two hex digits. */
+function percentEncodedAgainEndsAt(b: Uint8Array, e: number): boolean {
+  let k = e;
+  for (let again = 0; again < PERCENT_ENCODED_AGAIN_MAX && b[k] === 0x35 && b[k - 1] === 0x32; again++) {
+    k -= 2;
+    if (b[k] === PERCENT) return true;
+  }
+  return false;
 }
 
 /**
@@ -143,8 +168,8 @@ export function writtenEscapeEndsAt(b: Uint8Array, f: number): boolean {
   if (isHex(c) && isHex(b[f - 1])) {
     const before = b[f - 2];
     if (before === PERCENT || (before === 0x78 && b[f - 3] === BACKSLASH)) return true;
-    // `%2520`: a percent-escape encoded twice (`%25` is the `%`).
-    if (before === 0x35 && b[f - 3] === 0x32 && b[f - 4] === PERCENT) return true;
+    // `%2520`, `%252520`: a percent-escape encoded again (`%25` is the `%`), each `%25` read back to the `%`.
+    if (before === 0x35 && b[f - 3] === 0x32 && percentEncodedAgainEndsAt(b, f - 2)) return true;
     if (isHex(before) && isHex(b[f - 3]) && b[f - 4] === 0x75 && b[f - 5] === BACKSLASH) return true;
     // `\U000000a0`: Python's eight hex digits.
     if (b[f - 8] === 0x55 && b[f - 9] === BACKSLASH && isHex(before) && isHex(b[f - 3]) && isHex(b[f - 4]) && isHex(b[f - 5]) && isHex(b[f - 6]) && isHex(b[f - 7])) return true;
@@ -172,12 +197,17 @@ const ESCAPE_DIGITS_MAX = 9;
  * its letter or its hex digits (`\u00a0ghp_…`, `%A0ghp_…`,
  * `\U000000a0ghp_…`, or a walk back that stopped at its bound inside
  * `\u00a0`), or -1: the longest, so that `%2520ghp_…` is `%2520` and not
- * `%25` and `20ghp_…`. Asked only after a byte that may come before them,
- * then at most nine readings of writtenEscapeEndsAt.
+ * `%25` and `20ghp_…`; the nine counted past the `25`s that begin the run
+ * (`%252520ghp_…`, a `%` encoded again). Asked only after a byte that may
+ * come before them, then at most nine readings of writtenEscapeEndsAt more
+ * than the `25`s' count.
  */
 export function writtenEscapeEndAfter(b: Uint8Array, at: number, limit: number): number {
   if (at < 1 || BEFORE_ESCAPE_DIGITS[b[at - 1]!] !== 1) return -1;
-  for (let f = Math.min(at + ESCAPE_DIGITS_MAX, limit) - 1; f >= at; f--) if (writtenEscapeEndsAt(b, f)) return f;
+  let digits = at;
+  if (b[digits] === 0x35 && b[digits - 1] === 0x32) digits++;
+  while (digits - at < 2 * PERCENT_ENCODED_AGAIN_MAX && b[digits] === 0x32 && b[digits + 1] === 0x35) digits += 2;
+  for (let f = Math.min(digits + ESCAPE_DIGITS_MAX, limit) - 1; f >= at; f--) if (writtenEscapeEndsAt(b, f)) return f;
   return -1;
 }
 
@@ -191,7 +221,7 @@ function writtenEscLength(b: Uint8Array, i: number): number {
   if (c === 0x32) return b[i + 2] === 0x37 ? 3 : 0;
   if (c === 0x78) return b[i + 2] === 0x31 && (b[i + 3]! | 0x20) === 0x62 ? 4 : 0;
   if (c === 0x55) return bytesAre(b, i + 2, "0000001") && (b[i + 9]! | 0x20) === 0x62 ? 10 : 0;
-  if (c === 0x4e) return bytesAre(b, i + 2, "{ESCAPE}") ? 10 : bytesAre(b, i + 2, "{ESC}") ? 7 : 0;
+  if (c === 0x4e) return pythonNameAt(b, i, "ESCAPE") ? 10 : pythonNameAt(b, i, "ESC") ? 7 : 0;
   if (c !== 0x75) return 0;
   if (b[i + 2] !== OPEN_BRACE) return b[i + 2] === 0x30 && b[i + 3] === 0x30 && b[i + 4] === 0x31 && (b[i + 5]! | 0x20) === 0x62 ? 6 : 0;
   let k = i + 3;
