@@ -528,7 +528,7 @@ describe("install systemd --root", () => {
     expect(r.code, r.stderr).toBe(0);
     const gateLine = r.stdout.split("\n").find((l) => l.startsWith("ExecStartPre=-+"))!;
     const homeWords = USER_HOME_SECRET_FILES.map((store) => `agent:?/home/agent/${store}`).join(" ");
-    expect(homeWords).toBe("agent:?/home/agent/.claude/.credentials.json agent:?/home/agent/.qwen/oauth_creds.json agent:?/home/agent/.docker/config.json agent:?/home/agent/.aws/credentials agent:?/home/agent/.pgpass agent:?/home/agent/.git-credentials agent:?/home/agent/.codex/auth.json");
+    expect(homeWords).toBe("agent:?/home/agent/.claude/.credentials.json agent:?/home/agent/.qwen/oauth_creds.json agent:?/home/agent/.docker/config.json agent:?/home/agent/.aws/credentials agent:?/home/agent/.pgpass agent:?/home/agent/.git-credentials agent:?/home/agent/.netrc agent:?/home/agent/.codex/auth.json");
     // After the gateway's own files: the copies of those keep the numbers they had.
     expect(gateLine.endsWith(` agent:environment-file:/etc/hermes/gateway.env ${homeWords} agent:?profiles:/home/agent/.hermes/profiles/ agent:?gateway:/etc/systemd/system/hermes-gateway.service`), gateLine).toBe(true);
     expect(gateLine).not.toContain("/home/other");
@@ -536,7 +536,7 @@ describe("install systemd --root", () => {
     const unitText = (name: string) => r.stdout.split(/^==> /m).find((f) => f.startsWith(path.join(root, ETC, name)))!;
     const watchedBy = (name: string) => unitText(name).split("\n").filter((l) => l.startsWith("PathChanged=")).map((l) => l.slice("PathChanged=".length));
     expect(watchedBy("media-outbox-gate-secrets.path")).toEqual(["/home/agent/.hermes/.env", "/etc/hermes/gateway.env", "/home/agent/.docker/config.json", "/etc/systemd/system/hermes-gateway.service"]);
-    expect(watchedBy("media-outbox-gate-secrets-new.path").filter((f) => !f.startsWith("/home/agent/.hermes"))).toEqual(["/home/agent/.claude/.credentials.json", "/home/agent/.qwen/oauth_creds.json", "/home/agent/.aws/credentials", "/home/agent/.pgpass", "/home/agent/.git-credentials", "/home/agent/.codex/auth.json"]);
+    expect(watchedBy("media-outbox-gate-secrets-new.path").filter((f) => !f.startsWith("/home/agent/.hermes"))).toEqual(["/home/agent/.claude/.credentials.json", "/home/agent/.qwen/oauth_creds.json", "/home/agent/.aws/credentials", "/home/agent/.pgpass", "/home/agent/.git-credentials", "/home/agent/.netrc", "/home/agent/.codex/auth.json"]);
   });
 
   it("--gate refuses a gateway whose agents would never ask the gate: MEDIA_OUTBOX_DIR set by its unit or by a Hermes .env", () => {

@@ -101,7 +101,7 @@ describe("serve: the content check", () => {
 
   it("knows an agent user's home stores from their copies (gate-secrets names each after its store) exactly as local mode knows the stores: the same values, named by the same keys and store", async () => {
     clearGate(gate);
-    const [claude, qwen, codex, registry, identity, aws, pg, git] = ["Ca7Lq2Wd9Xe4Rf8Tg3Yh", "Qw5Ne1Rt8Yu3Io6Pa2Sd", "Co4De9Xf2Gh7Jk1Lm5Nb", "Dk3Rg8St1Vw6Xy2Za7Bc", "Id9Tk4Nm2Qp7Rs1Uv5Wx", "Aw8Sk3Ey6Cr1Td4Fg9Hj2Kl5Zx", "Pg4Ws7Dx2Cv9Bn3Mk8Lq", "Gt6Kn1Hs8Jd3Fg5Ra9Zu"];
+    const [claude, qwen, codex, registry, identity, aws, pg, git, netrc] = ["Ca7Lq2Wd9Xe4Rf8Tg3Yh", "Qw5Ne1Rt8Yu3Io6Pa2Sd", "Co4De9Xf2Gh7Jk1Lm5Nb", "Dk3Rg8St1Vw6Xy2Za7Bc", "Id9Tk4Nm2Qp7Rs1Uv5Wx", "Aw8Sk3Ey6Cr1Td4Fg9Hj2Kl5Zx", "Pg4Ws7Dx2Cv9Bn3Mk8Lq", "Gt6Kn1Hs8Jd3Fg5Ra9Zu", "Nr5Tc2Vx8Bq4Lm7Kd3Hs"];
     const stores: Record<string, unknown> = {
       ".claude/.credentials.json": { claudeAiOauth: { accessToken: claude, expiresAt: 1796418000000 } },
       ".qwen/oauth_creds.json": { access_token: qwen, token_type: "Bearer" },
@@ -109,6 +109,7 @@ describe("serve: the content check", () => {
       ".aws/credentials": `[default]\naws_secret_access_key = ${aws}\n`,
       ".pgpass": `db.example.com:5432:*:app:${pg}\n`,
       ".git-credentials": `https://agent:${git}@git.example.com\n`,
+      ".netrc": `machine api.example.com\n  login deploy\n  password ${netrc}\n`,
       ".codex/auth.json": { tokens: { refresh_token: codex } },
     };
     expect(Object.keys(stores)).toEqual([...USER_HOME_SECRET_FILES]);
@@ -123,7 +124,7 @@ describe("serve: the content check", () => {
       return [store, name] as const;
     });
     try {
-      const values = [claude, qwen, codex, registry, Buffer.from(`agent:${registry}`).toString("base64"), identity, aws, pg, git];
+      const values = [claude, qwen, codex, registry, Buffer.from(`agent:${registry}`).toString("base64"), identity, aws, pg, git, netrc];
       const names = values.map((v, i) => write(work, `home-store-${i}.txt`, `notes: ${v}\n`));
       const viaGate: string[] = [];
       for (const [i, value] of values.entries()) {
@@ -137,6 +138,7 @@ describe("serve: the content check", () => {
       expect(viaGate).toEqual(local.media_dropped.map((d) => `${d.code}: ${asTheGateNamesThem(d.reason)}`));
       expect(viaGate[0]).toContain("claudeAiOauth.accessToken (an agent user's ~/.claude/.credentials.json, credential hermes-env-10-claude-credentials.json)");
       expect(viaGate[5]).toContain("auths.registry.example.com.identitytoken (an agent user's ~/.docker/config.json, credential hermes-env-12-docker-config.json)");
+      expect(viaGate[9]).toContain("api.example.com password (an agent user's ~/.netrc, credential hermes-env-16-netrc)");
     } finally {
       for (const [, name] of copies) fs.rmSync(path.join(creds, name));
       fs.rmSync(agentHome, { recursive: true });

@@ -11,7 +11,8 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { expand, parseDotenv } from "../src/content/dotenv.js";
 import { findInEncodedDockerConfig } from "../src/content/encoded-docker-config.js";
-import { KnownSecrets, base64Forms, escapedForms, nonAsciiForms, valuesWorthLookingFor } from "../src/content/known.js";
+import { KnownSecrets, base64Forms, escapedForms, nonAsciiForms, utf16Base64Forms, valuesWorthLookingFor } from "../src/content/known.js";
+import { forEachSecretEntry } from "../src/content/secret-file-formats.js";
 import { variableNameSaysSecret } from "../src/content/secret-variables.js";
 import { isPlaceholder, isPlaceholderValue } from "../src/content/shape.js";
 import { Fakes, pdf } from "./corpus.js";
@@ -565,5 +566,153 @@ describe("a host value past ASCII as tools write it otherwise than in UTF-8, and
     // A character Windows-1252 has no byte for: no single-byte form, the narrowed one stands.
     expect(nonAsciiForms("\u0142\u00f3d\u017a-pass-1234").map((form) => form.how)).not.toContain("in Windows-1252 or UTF-16");
     expect(nonAsciiForms("\u20ac\u0161-pass-1234").find((form) => form.how === "in Windows-1252 or UTF-16")!.bytes).toEqual(Buffer.from([0x80, 0x9a, ...Buffer.from("-pass-1234")]));
+  });
+});
+
+describe("the host's values where red-team pass 34 found them published: quote forms, PowerShell's -EncodedCommand, MCP servers' args and URLs, ~/.netrc (redteam34 02, 03, 04, 06, 07, 13)", () => {
+  const f = new Fakes(3402);
+  const r = (n: number) => f.pick(ALNUM, n);
+  const bothQuotes = `${r(3)}'${r(3)}"${r(10)}`;
+  const single = `${r(7)}'${r(2)}&${r(4)}`;
+  const custom = r(32);
+  const argsKey = r(32);
+  const flowKey = r(28);
+  const optionKey = r(30);
+  const urlSecret = r(32);
+  const netrcPassword = r(22);
+  const b64utf16 = (text: string) => Buffer.from(text, "utf16le").toString("base64");
+
+  it("adds Python repr's form for a value with both quotes and no backslash, and the doubled `'` for one with a `'`: what python3 and SQL write; neither for a value without a quote", () => {
+    const py = spawnSync(systemPython(), ["-c", "import json, sys\nfor v in json.load(sys.stdin): print(repr(v)[1:-1])"], { input: JSON.stringify([bothQuotes]), encoding: "utf8" });
+    expect(py.status, py.stderr).toBe(0);
+    const repr = py.stdout.split("\n")[0]!;
+    expect(repr).toContain("\\'");
+    expect(escapedForms(bothQuotes).map((x) => x.form)).toContain(repr);
+    expect(escapedForms(single)).toContainEqual({ how: "quoted, its ' doubled", form: single.replace("'", "''") });
+    const plain = `${r(8)}&${r(8)}`;
+    expect(escapedForms(plain).map((x) => x.form).filter((form) => form.includes("'") || form.includes("\\'"))).toEqual([]);
+  });
+
+  it("makes three forms of base64 of UTF-16LE (one per alignment), each found in an encoded command that holds the value at any offset; none for a value under 16 characters", () => {
+    expect(utf16Base64Forms(r(15))).toEqual([]);
+    const forms = utf16Base64Forms(custom);
+    expect(forms).toHaveLength(3);
+    const known = new KnownSecrets(forms.map((bytes) => ({ name: "V, base64-encoded in UTF-16", bytes, form: true as const })));
+    for (let lead = 0; lead < 6; lead++) {
+      const command = `${"$".repeat(lead)}env:X='${custom}'; ./deploy.ps1`;
+      expect(known.find(Buffer.from(`powershell -EncodedCommand ${b64utf16(command)}\n`))?.name, String(lead)).toBe("V, base64-encoded in UTF-16");
+      expect(known.find(Buffer.from(`powershell -EncodedCommand ${b64utf16(command.replace(custom, r(32)))}\n`)), String(lead)).toBeUndefined();
+    }
+  });
+
+  it("reads a config.yaml sequence's scalars (block at its key's indent or under it, flow), each by its shape, an option's value named by the option; a setting's sequence gives none", () => {
+    const seen: [string, string, boolean][] = [];
+    const config = [
+      "toolsets: [hermes-cli, web]",
+      "mcp_servers:",
+      "  notion:",
+      "    command: npx",
+      "    args:",
+      "      - -y",
+      "      - '@acme/notion-mcp'",
+      "      - --api-key",
+      `      - ${argsKey}`,
+      "  github:",
+      "    args:",
+      "    - --token",
+      `    - "${optionKey}"`,
+      "    env:",
+      "      LOG_LEVEL: debug",
+      `  search: {command: npx, args: ["-y", "@acme/search", --key, '${flowKey}']}`,
+      `  other:`,
+      `    args: [--port=8080, --client-secret=${optionKey}]`,
+      "",
+    ].join("\n");
+    forEachSecretEntry(config, "yaml", (name, value, byShape) => seen.push([name, value, byShape]));
+    expect(seen).toContainEqual(["mcp_servers.notion.args --api-key", argsKey, true]);
+    expect(seen).toContainEqual(["mcp_servers.github.args --token", optionKey, true]);
+    expect(seen).toContainEqual(["mcp_servers.other.args --client-secret", optionKey, true]);
+    // After an option, named by it whatever it is (`-y` takes no value: a name only, the value judged by its shape).
+    expect(seen).toContainEqual(["mcp_servers.notion.args -y", "@acme/notion-mcp", true]);
+    expect(seen).toContainEqual(["github.env.LOG_LEVEL", "debug", false]);
+    expect(seen).toContainEqual(["toolsets", "web", true]);
+    // A flow mapping's sequence is passed over whole, as before (a nested collection).
+    expect(seen.map(([, value]) => value)).not.toContain(flowKey);
+    const values = seen.flatMap(([name, value, byShape]) => valuesWorthLookingFor(name, value, byShape));
+    expect(values).toEqual(expect.arrayContaining([argsKey, optionKey]));
+    for (const setting of ["-y", "@acme/notion-mcp", "hermes-cli", "web", "8080", "debug"]) expect(values).not.toContain(setting);
+  });
+
+  it("takes a random path segment of 24 characters or more of an MCP server's url, and nothing of another URL or of short or worded segments", () => {
+    expect(valuesWorthLookingFor("mcp_servers.zapier.url", `https://mcp.zapier.com/api/mcp/s/${urlSecret}/mcp`, false)).toEqual([urlSecret]);
+    expect(valuesWorthLookingFor("mcp_servers.zapier.url", `https://mcp.zapier.com/api/mcp/s/${urlSecret}?x=1#y`, false)).toEqual([urlSecret]);
+    for (const url of ["https://mcp.notion.com/mcp", "https://mcp.example.com/api/v1/organizations/engineering-platform-tools/sse", `https://mcp.example.com/s/${r(20)}/mcp`])
+      expect(valuesWorthLookingFor("mcp_servers.x.url", url, false), url).toEqual([]);
+    expect(valuesWorthLookingFor("model.base_url", `https://api.example.com/v1/${urlSecret}`, false)).toEqual([]);
+  });
+
+  it("reads a .netrc's passwords (entries on one line or many, `default`, comments, a macro's lines passed over, quoted words), each named by its machine", () => {
+    const seen: [string, string][] = [];
+    const netrc = [
+      "# ~/.netrc",
+      `machine api.example.com login deploy password ${netrcPassword}`,
+      "machine pypi.org",
+      "  login __token__",
+      `  password "pypi-${r(20)} x"`,
+      "macdef init",
+      "password not-a-password-here",
+      "",
+      `default login anonymous password ${r(16)}`,
+      "",
+    ].join("\n");
+    forEachSecretEntry(netrc, "netrc", (name, value) => seen.push([name, value]));
+    expect(seen.map(([name]) => name)).toEqual(["api.example.com password", "pypi.org password", "default password"]);
+    expect(seen[0]![1]).toBe(netrcPassword);
+    expect(seen[1]![1]).toMatch(/^pypi-[A-Za-z0-9]{20} x$/);
+    expect(valuesWorthLookingFor(seen[0]![0], seen[0]![1], false)).toEqual([netrcPassword]);
+  });
+
+  it("refuses each form through the CLI, naming the variable, the store and the form, never the value; the same forms of other values are published", () => {
+    write(hermes, ".env", `DB_PASSWORD="${bothQuotes.replace('"', '\\"')}"\nSUDO_PASSWORD="${single}"\nCUSTOM_SECRET=${custom}\n`);
+    write(
+      hermes,
+      "config.yaml",
+      `mcp_servers:\n  notion:\n    command: npx\n    args:\n    - -y\n    - '@acme/notion-mcp'\n    - --api-key\n    - ${argsKey}\n  search:\n    args: ["-y", "@acme/search", "--key", "${flowKey}"]\n  zapier:\n    url: https://mcp.zapier.com/api/mcp/s/${urlSecret}/mcp\n`,
+    );
+    write(h.home, ".netrc", `machine api.example.com\n  login deploy\n  password ${netrcPassword}\n`);
+    const printed = (value: string) => {
+      const py = spawnSync(systemPython(), ["-c", "import sys\nprint(\"environ({'HOME': '/home/u', 'DB_PASSWORD': %r})\" % sys.argv[1])", value], { encoding: "utf8" });
+      expect(py.status, py.stderr).toBe(0);
+      return py.stdout;
+    };
+    const forms = (v: { both: string; single: string; custom: string; args: string; flow: string; url: string; netrc: string }) => ({
+      "environ.txt": printed(v.both),
+      "migration.sql.txt": `ALTER USER app WITH PASSWORD '${v.single.replace("'", "''")}';\n`,
+      "runbook.md": `\`\`\`yaml\nsudo_password: '${v.single.replace("'", "''")}'\n\`\`\`\n`,
+      "task.txt": `powershell.exe -NoProfile -EncodedCommand ${b64utf16(`$env:CUSTOM_SECRET='${v.custom}'; ./deploy.ps1`)}\n`,
+      "ps.txt": `agent 4242 node /usr/lib/node_modules/@acme/notion-mcp/dist/index.js --api-key ${v.args}\n`,
+      "ps-flow.txt": `agent 4250 node search.js --key ${v.flow}\n`,
+      "status.md": `- zapier: https://mcp.zapier.com/api/mcp/s/${v.url}/mcp (12 tools)\n`,
+      "netrc.txt": `the deploy password is ${v.netrc}\n`,
+    });
+    const mine = { both: bothQuotes, single, custom, args: argsKey, flow: flowKey, url: urlSecret, netrc: netrcPassword };
+    const other = { both: `${r(3)}'${r(3)}"${r(10)}`, single: `${r(7)}'${r(2)}&${r(4)}`, custom: r(32), args: r(32), flow: r(28), url: r(32), netrc: r(22) };
+    const files = Object.entries(forms(mine)).map(([name, text]) => write(work, name, text));
+    const twins = Object.entries(forms(other)).map(([name, text]) => write(work, `other-${name}`, text));
+    const out = prepareJson([...files, ...twins], "txt,md");
+    expect(out.dropped.map(([name, code]) => [name, code])).toEqual(files.map((file) => [path.basename(file), "secret_detected"]));
+    const whats = [
+      "the value of DB_PASSWORD (the Hermes .env), escaped in a string",
+      "the value of SUDO_PASSWORD (the Hermes .env), quoted, its ' doubled",
+      "the value of SUDO_PASSWORD (the Hermes .env), quoted, its ' doubled",
+      "the value of CUSTOM_SECRET (the Hermes .env), base64-encoded in UTF-16",
+      "the value of mcp_servers.notion.args --api-key (the Hermes config.yaml)",
+      "the value of mcp_servers.search.args --key (the Hermes config.yaml)",
+      "the value of mcp_servers.zapier.url (the Hermes config.yaml)",
+      "the value of api.example.com password (the user's ~/.netrc)",
+    ];
+    whats.forEach((what, i) => expect(out.dropped[i]![2]).toContain(what));
+    for (const [, , reason] of out.dropped) for (const v of Object.values(mine)) expect(reason).not.toContain(v.slice(4));
+    expect(out.published).toEqual(twins.map((file) => path.basename(file)));
   });
 });

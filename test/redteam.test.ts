@@ -59,6 +59,13 @@ function opensshBody(seed: number, cipher = "none", kdf = "none", kdfOptions = B
   const blob = Buffer.concat([Buffer.from("openssh-key-v1\0", "latin1"), sshString(cipher), sshString(kdf), sshString(kdfOptions), u32(1), sshString(pub), sshString(priv)]);
   return blob.toString("base64").match(/.{1,70}/g)!.join("\n");
 }
+/** The forms of writing (text-forms.ts) the search saw in `text`. */
+function formsIn(text: string): number {
+  const seen = { forms: 0 };
+  findSecret(text, 0, undefined, text.length, undefined, seen);
+  return seen.forms;
+}
+
 /**
  * What the searches read beyond their passes (joined readings of keys cut
  * by line breaks, JWKs' objects and mappings) on `unit` repeated to 1 MiB
@@ -837,11 +844,6 @@ describe("keys cut by line breaks", () => {
   });
 
   it("sees a line continuation only between a key's characters, and gives a verdict on repetitions of it (verdicts only)", () => {
-    const formsIn = (text: string) => {
-      const seen = { forms: 0 };
-      findSecret(text, 0, undefined, text.length, undefined, seen);
-      return seen.forms;
-    };
     for (const text of ["abc\\\ndef", "abc\\\r\ndef", "abc\\\n    def", "abc\\\n> def"]) expect(formsIn(text), JSON.stringify(text)).toBe(Form.LineContinuation);
     for (const text of ["abc \\\ndef", "abc\\\n\ndef", "abc\\\n  \"def", "abc\\ndef", `abc\\\n${" ".repeat(17)}def`, "a)\\\nb"]) expect(formsIn(text), JSON.stringify(text)).toBe(0);
     const long = 512 * 1024;
@@ -1377,11 +1379,6 @@ describe("a key cut by a terminal's sequences", () => {
   });
 
   it("is read again only where sequences lie between two of a key's characters", () => {
-    const formsIn = (text: string) => {
-      const seen = { forms: 0 };
-      findSecret(text, 0, undefined, text.length, undefined, seen);
-      return seen.forms;
-    };
     expect(formsIn("ab\x1b[m\x1b[Kcd")).toBe(Form.TerminalEscapes);
     expect(formsIn("ab\xc2\x9b0mcd")).toBe(Form.TerminalEscapes);
     expect(formsIn("ab\x1b]8;;u\x07cd")).toBe(Form.TerminalEscapes);
@@ -1515,11 +1512,6 @@ describe("escapes written as text and control strings a terminal hides (recall p
   });
 
   it("is read again only where such a string lies between two of a key's characters; an emoji's 0x9F and Chinese text's are characters", () => {
-    const formsIn = (text: string) => {
-      const seen = { forms: 0 };
-      findSecret(text, 0, undefined, text.length, undefined, seen);
-      return seen.forms;
-    };
     for (const text of ["ab\x1bPq\x1b\\cd", "ab\x90q\x9ccd", "ab\xc2\x9fG\xc2\x9ccd", "ab\x9enote\x9ccd", "ab\\u001b]8;;u\\u0007cd", "ab\\e_G\\e\\\\cd"]) expect(formsIn(text), JSON.stringify(text)).toBe(Form.TerminalEscapes);
     for (const text of ["ab \x1bPq\x1b\\cd", "ab\x1bPq\x1b\\ cd", "ab\\u001b]8;;u cd", "ab\\eP", Buffer.from("ok 🎉 ab🎉cd 来板", "utf8").toString("latin1")]) expect(formsIn(text), JSON.stringify(text)).toBe(0);
   });
@@ -2655,5 +2647,60 @@ describe("a percent-escape encoded again and again, and `\\N{escape}` in any cas
     for (const unit of ["%25", "%2525", "25", "%252520ghp_", `%${"25".repeat(15)}20ghp_`, `${"25".repeat(20)}20ghp_a`, "\\N{", "\\N{e", "\\N{escape}", "\\N{escape}[", "\\N{esc}[1;", "a\\N{Esc}[ma", "\\N{eSc"]) {
       for (const size of [MiB, 4 * MiB]) expect(scanBytes(Buffer.from(unit.repeat(Math.ceil(size / unit.length)).slice(0, size), "latin1")), JSON.stringify(unit)).toBeUndefined();
     }
+  });
+});
+
+// Red-team pass 34's 13 and 05: a .netrc shown through a tool that numbers its lines (Hermes' read_file `N|`, `cat -n`,
+// `nl`, `grep -n`) or as a Markdown list, and a password line grep found (`.netrc:3:  password …`); a key in Python's
+// bytes repr of UTF-16 text (`g\x00h\x00p\x00_…`). Each was published.
+describe("a .netrc behind a tool's line prefixes, and a key in Python's bytes repr of UTF-16 text (redteam34 13, 05)", () => {
+  const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  const f = new Fakes(3413);
+  const password = f.pick(ALNUM, 22);
+  const github = `ghp_${f.pick(ALNUM, 36)}`;
+  const entry = (pw: string) => ["machine api.example.com", "  login deploy", `  password ${pw}`];
+  const netrcForms = (pw: string): Record<string, string> => ({
+    "read-file.txt": entry(pw).map((l, i) => `${i + 1}|${l}\n`).join(""),
+    "cat-n.txt": entry(pw).map((l, i) => `${String(i + 1).padStart(6)}\t${l}\n`).join(""),
+    "crlf-list.md": entry(pw).map((l) => `- ${l.trim()}\r\n`).join(""),
+    "grep-rn.txt": `/home/agent/.netrc:3:  password ${pw}\n`,
+    "grep-context.txt": `/home/agent/.netrc:1:machine api.example.com\n/home/agent/.netrc-2-  login deploy\n/home/agent/.netrc-3-  password ${pw}\n`,
+    "grep-one-line.txt": `.netrc:machine api.example.com login deploy password ${pw}\n`,
+  });
+  const utf16Repr = (text: string, encoding: "utf-16" | "utf-16-be") => {
+    const py = spawnSync(systemPython(), ["-c", `import sys\nprint(repr(sys.argv[1].encode(${JSON.stringify(encoding)})))`, text], { encoding: "utf8" });
+    expect(py.status, py.stderr).toBe(0);
+    return py.stdout;
+  };
+  const NULS = "read as UTF-16 with its written \\x00 bytes removed";
+
+  it("refuses each through the CLI, never the value; the same forms with a placeholder password, and reprs of UTF-16 text with no key, are published", () => {
+    const cases: [string, string, string][] = [
+      ...Object.entries(netrcForms(password)).map(([name, text]): [string, string, string] => [name, text, "a .netrc password"]),
+      ["repr-le.txt", `>>> open('settings.txt','rb').read()\n${utf16Repr(`# deploy\r\nGITHUB_TOKEN=${github}\r\n`, "utf-16")}`, `a GitHub token, ${NULS}`],
+      ["repr-be.txt", utf16Repr(`token ${github}`, "utf-16-be"), `a GitHub token, ${NULS}`],
+    ];
+    const files = cases.map(([name, text]) => write(work, name, text));
+    const twins = [
+      ...Object.entries(netrcForms("changeme")).map(([name, text]) => write(work, `other-${name}`, text)),
+      write(work, "other-repr.txt", utf16Repr("# deploy settings\r\nREGION=eu-west-1\r\nLOG_LEVEL=debug\r\n", "utf-16")),
+    ];
+    const r = prepareJson([...files, ...twins], "txt,md");
+    expect(r.dropped.map(([name, code]) => [name, code])).toEqual(cases.map(([name]) => [name, "secret_detected"]));
+    r.dropped.forEach(([, , reason], i) => expect(reason).toContain(cases[i]![2]));
+    for (const [, , reason] of r.dropped) for (const v of [password, github]) expect(reason).not.toContain(v.slice(4));
+    expect(r.published).toEqual(twins.map((t) => path.basename(t)));
+  });
+
+  it("sees written \\x00 bytes only after three of a key's characters, and gives verdicts on repetitions of the prefixes, of `.netrc:` and of `\\x00` (verdicts only)", () => {
+    for (const text of ["a\\x00b\\x00c\\x00", "x\\x00\\x00a\\x00b\\x00c\\x00"]) expect(formsIn(text) & Form.WrittenNuls, text).toBe(Form.WrittenNuls);
+    for (const text of ["\\x00a\\x00b\\x00", "a\\x00b\\x00", "a\\x00 \\x00c\\x00", "\\x00\\x00\\x00\\x00\\x00"]) expect(formsIn(text) & Form.WrittenNuls, text).toBe(0);
+    const long = 1024 * 1024;
+    const rep = (s: string) => Buffer.from(s.repeat(Math.ceil(long / s.length)));
+    for (const unit of ["\\x00", "a\\x00", "ab\\x00", "\\x00a", "a\\x00b\\x00c\\x00 ", ".netrc:", ".netrc:1:", ".netrc-1- password \n", "1|machine a\n", "machine a\n1|", "machine a\n2|  login b\n", `machine a\n${"x".repeat(250)}.netrc-2- password\n`, "- machine ", "password \n1|", "\n- "])
+      expect(scanBytes(rep(unit)), JSON.stringify(unit)).toBeUndefined();
+    expect(scanBytes(Buffer.concat([rep("a\\x00b\\x00c\\x00 "), Buffer.from(`\n${utf16Repr(`t=${github}`, "utf-16")}`)]))?.what).toBe(`a GitHub token, ${NULS}`);
+    expect(scanBytes(Buffer.concat([rep(".netrc:1: password \n"), Buffer.from(`.netrc:9:  password ${password}\n`)]))?.what).toBe("a .netrc password");
+    expect(scanBytes(Buffer.concat([rep("1|machine a\n"), Buffer.from(entry(password).map((l, i) => `${i + 1}|${l}\n`).join(""))]))?.what).toBe("a .netrc password");
   });
 });

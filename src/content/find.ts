@@ -522,6 +522,8 @@ const ZERO_WIDTH_LEADS = [
  */
 const OTHER_INVISIBLE_BEFORE_KEY =
   /(?:\xcd\x8f|\xd8\x9c|\xe1(?:\x85[\x9f\xa0]|\x9e[\xb4\xb5]|\xa0[\x8b-\x8f])|\xe3\x85\xa4|\xef(?:\xb8[\x80-\x8f]|\xbb\xbf|\xbe\xa0|\xbf[\xb0-\xb8])|\xf0(?:\x9b\xb2[\xa0-\xa3]|\x9d\x85[\xb3-\xba])|\xf3\xa0[\x80-\xbf][\x80-\xbf])(?=[A-Za-z0-9_.+/=:~-])/g;
+/** `\x00` written after each of three characters of a key (Python's bytes repr of UTF-16 text: text-forms.ts), matched from the first character's `\x00` (the character tested after): led by a literal. */
+const WRITTEN_NULS = /\\x00[A-Za-z0-9_.+/=:~-]\\x00[A-Za-z0-9_.+/=:~-]\\x00/g;
 /** A shell's line continuation (text-forms.ts's continuationLength): a backslash before LF or CR LF. */
 const CONTINUATION = /\\\r?\n/g;
 /** What starts a terminal's sequence (terminal-escapes.ts), read a byte a character: ESC, and the 8-bit CSI (C2 9B in UTF-8: its 9B found). */
@@ -898,6 +900,18 @@ class Search {
   }
   private readonly tokenValue = new RememberedRun(TOKEN_VALUE);
 
+  /** Whether a .netrc's `password` and a word of 8 characters or more after it (rules.ts judges no shorter one) start between `from` and `within`. */
+  private netrcPasswordWithin(from: number, within: number): boolean {
+    const { b } = this;
+    const password = this.nextIndexOf(NextLiteral.Password, from);
+    if (password < 0 || password > within) return false;
+    let value = password + 8;
+    for (let n = 0; n < 16 && (b[value] === 32 || b[value] === 9); n++) value++;
+    let length = 0;
+    while (length < 8 && b[value + length]! > 32) length++;
+    return length === 8;
+  }
+
   /** Where a pass may stop: no trigger at or after this index leads to a hit before the bound. */
   private stopAt(after: number): number {
     return Math.min(this.end, this.bound + after + 1);
@@ -942,16 +956,7 @@ class Search {
           break;
         case "machine": {
           const c = b[i + 7];
-          if (c !== 32 && c !== 9) break;
-          // Its password follows within the entry.
-          const password = this.nextIndexOf(NextLiteral.Password, i + 8);
-          if (password < 0 || password - i > 600) break;
-          // A password of 8 characters or more (rules.ts judges no shorter one).
-          let value = password + 8;
-          for (let n = 0; n < 16 && (b[value] === 32 || b[value] === 9); n++) value++;
-          let length = 0;
-          while (length < 8 && b[value + length]! > 32) length++;
-          if (length === 8) this.tryRule(NETRC, i);
+          if ((c === 32 || c === 9) && this.netrcPasswordWithin(i + 8, i + 600)) this.tryRule(NETRC, i);
           break;
         }
         default: {
@@ -1515,6 +1520,9 @@ class Search {
     // A blank or a tab before it (`\n` is the colon pass's own test): one test per colon.
     else if (before <= 32 && TOKEN[b[i + 1]!] === 1 && this.cuts > 0) this.telegramColonCut(i);
     if (HEX[before] === 1 && i >= 36 && b[i - 13] === 45 && HEX[b[i + 1]!] === 1) this.tryRule(FAL, i - 36);
+    // A line of a .netrc that grep found (`/home/agent/.netrc:3:  password …`): a test per colon after a `c`, not a
+    // search of its own (one for `.netrc` would stop at each `.` of the text).
+    if (before === 99 && i >= 6 && b[i - 6] === 46 && this.text.startsWith("netr", i - 5) && this.netrcPasswordWithin(i + 1, i + 600)) this.tryRule(NETRC, i - 6);
     // A letter before: its pair with the letter before it must end a keyword (or be `on`, of Authorization) for an assignment.
     const last = before | 0x20;
     // `name::member` is a scope (C++, Rust, Ruby), not an assignment: `strlen_pass::handle_assign` in GCC's changelog.
@@ -2024,7 +2032,25 @@ class Search {
     }
     if (this.sequencesInsideKey(limit, first, ascii)) forms |= Form.TerminalEscapes;
     if (first >= 0 && first < limit && this.continuationInsideKey(limit, first)) forms |= Form.LineContinuation;
+    if (first >= 0 && first < limit && this.writtenNulsInsideKey(limit, first)) forms |= Form.WrittenNuls;
     return forms;
+  }
+
+  /**
+   * Whether `\x00` is written after each of a run of a key's characters
+   * (`g\x00h\x00p\x00_\x00`: Python's bytes repr of UTF-16LE text; of
+   * UTF-16BE the same, one character on). One expression's own loop from
+   * the first backslash, led by the literal `\x00` (a run of `\x00\x00…`
+   * fails at each at its next byte); stops at the first found.
+   */
+  private writtenNulsInsideKey(limit: number, firstBackslash: number): boolean {
+    const { text, b } = this;
+    WRITTEN_NULS.lastIndex = firstBackslash;
+    for (let m = WRITTEN_NULS.exec(text); m && m.index < limit; m = WRITTEN_NULS.exec(text)) {
+      if (m.index > 0 && KEY_CHAR[b[m.index - 1]!] === 1) return true;
+      WRITTEN_NULS.lastIndex = m.index + 1;
+    }
+    return false;
   }
 
   /**

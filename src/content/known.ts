@@ -75,6 +75,7 @@ export function valuesWorthLookingFor(name: string, value: string, byShape = tru
     if (value.length >= MIN_VALUE) out.push(value);
     if (basic.length >= MIN_VALUE && !isPlaceholderValue(basic)) out.push(basic);
   }
+  if (MCP_SERVER_URL.test(name)) out.push(...credentialPathSegments(value));
   if (value.length < MIN_VALUE) return out;
   const secretName = variableNameSaysSecret(name);
   // The host's own value: skipped only when it is wholly a placeholder or a reference (`your-key-here`, `${OTHER}`),
@@ -86,6 +87,28 @@ export function valuesWorthLookingFor(name: string, value: string, byShape = tru
     if (value.includes("\n")) for (const line of value.split(/\r?\n/)) if (line.trim().length >= 16) out.push(line.trim());
   }
   return out;
+}
+
+/** An MCP server's URL in config.yaml (`mcp_servers.NAME.url`), named by its last three keys. */
+const MCP_SERVER_URL = /^mcp_servers\..+\.url$/;
+/** The shortest path segment of an MCP server's URL taken for its credential. */
+const MIN_URL_CREDENTIAL = 24;
+
+/**
+ * The segments of a URL's path that are its credential (Zapier's
+ * `https://mcp.zapier.com/api/mcp/s/SECRET/mcp`, Composio's and others'
+ * MCP URLs: the URL is the key): random ones (looksLikeTokenValue) of
+ * MIN_URL_CREDENTIAL characters or more. Read for MCP servers' URLs only: a
+ * URL elsewhere in a store is an address, and its path a name.
+ */
+function credentialPathSegments(url: string): string[] {
+  const scheme = url.indexOf("://");
+  if (scheme < 0) return [];
+  const pathStart = url.indexOf("/", scheme + 3);
+  if (pathStart < 0) return [];
+  const pathEnd = url.slice(pathStart).search(/[?#]/);
+  const segments = (pathEnd < 0 ? url.slice(pathStart) : url.slice(pathStart, pathStart + pathEnd)).split("/");
+  return segments.filter((segment) => segment.length >= MIN_URL_CREDENTIAL && looksLikeTokenValue(segment));
 }
 
 function percentDecoded(text: string): string | undefined {
@@ -129,6 +152,29 @@ export function base64Forms(value: Uint8Array): Buffer[] {
       if (encoded.length < 2 * PIECE) forms.add(encoded);
       else for (let k = 1; k <= PIECES && k * PIECE <= encoded.length; k++) forms.add(encoded.slice(encoded.length - k * PIECE, encoded.length - (k - 1) * PIECE));
     }
+  }
+  return [...forms].map((form) => Buffer.from(form, "latin1"));
+}
+
+/**
+ * How a value reads inside base64 of UTF-16LE text: PowerShell's
+ * `-EncodedCommand` (the one form it takes) and
+ * `[Convert]::ToBase64String([Text.Encoding]::Unicode.GetBytes($s))`. Each
+ * character two bytes, so the value's encoding is ~2.7 characters a
+ * character: from each of the three positions in a 3-byte group, standard
+ * alphabet only (PowerShell's), the encoding whole when under two pieces,
+ * else its last two pieces (PIECE) as one: a command line is not wrapped,
+ * and 48 characters hold the value's last 18. Three forms a value of 16
+ * characters or more (base64Forms' bound).
+ */
+export function utf16Base64Forms(value: string): Buffer[] {
+  if (value.length < MIN_ENCODED_VALUE) return [];
+  const bytes = Buffer.from(value, "utf16le");
+  const forms = new Set<string>();
+  for (let skip = 0; skip < 3; skip++) {
+    const groups = Math.floor((bytes.length - skip) / 3);
+    const encoded = bytes.subarray(skip, skip + 3 * groups).toString("base64");
+    forms.add(encoded.length < 2 * PIECE ? encoded : encoded.slice(encoded.length - 2 * PIECE));
   }
   return [...forms].map((form) => Buffer.from(form, "latin1"));
 }
@@ -598,7 +644,8 @@ const ESCAPED = /[^A-Za-z0-9_.~-]/;
  * (`"` and `\` escaped: `json.dumps`; and as JSON_ENCODERS write it: `&` as
  * Go's `\u0026`, `é` as Python's `\u00e9`, `/` as PHP's `\/`), in HTML that a template escaped and a
  * Markdown or text file kept (`&amp;`; Python's `html.escape` and
- * MarkupSafe's forms of quotes), in a CSV field (`"` doubled), and as
+ * MarkupSafe's forms of quotes), in a CSV field (`"` doubled), inside
+ * single quotes that double a `'` (SQL, YAML, PowerShell), and as
  * Python's repr writes a str (pythonRepr). Each is
  * one more value of the one pass: no cost per byte.
  */
@@ -629,8 +676,11 @@ export function escapedForms(value: string): { how: string; form: string }[] {
   add("HTML-escaped", html.replace(/"/g, "&quot;").replace(/'/g, "&apos;"));
   add("escaped in a CSV field", value.replace(/"/g, '""'));
   for (const form of shellForms(value)) add("shell-quoted", form);
-  // Python's repr (`print(os.environ)`, `print(settings)`, a logged dict, a pytest diff): differs from the JSON form only with a backslash and a quote.
-  if (value.includes("\\") && /['"]/.test(value)) add("escaped in a string", pythonRepr(value));
+  // A `'` doubled inside single quotes: SQL's string literal, a YAML single-quoted scalar, PowerShell's verbatim string.
+  if (value.includes("'")) add("quoted, its ' doubled", value.replace(/'/g, "''"));
+  // Python's repr (`print(os.environ)`, `print(settings)`, a logged dict, a pytest diff): differs from the JSON form
+  // with a backslash and a quote, or with both quotes (`'` then written `\'`).
+  if ((value.includes("\\") && /['"]/.test(value)) || (value.includes("'") && value.includes('"'))) add("escaped in a string", pythonRepr(value));
   return Array.from(forms, ([form, how]) => ({ how, form }));
 }
 
@@ -731,6 +781,7 @@ function knownValuesOf(name: string, value: string, where: string, byShape: bool
     for (const { how, form } of escapedForms(v)) out.push({ name: `${name} (${where}), ${how}`, bytes: Buffer.from(form, "utf8").subarray(0, MAX_COMPARED), form: true });
     for (const { how, bytes: form } of nonAsciiForms(v)) out.push({ name: `${name} (${where}), ${how}`, bytes: form.subarray(0, MAX_COMPARED), form: true });
     for (const form of base64Forms(bytes)) out.push({ name: `${name} (${where}), base64-encoded`, bytes: form, form: true });
+    for (const form of utf16Base64Forms(v)) out.push({ name: `${name} (${where}), base64-encoded in UTF-16`, bytes: form, form: true });
     for (const form of hexForms(bytes)) out.push({ name: `${name} (${where}), hex-encoded`, bytes: form, form: true });
     for (const form of separatedHexForms(bytes)) out.push({ name: `${name} (${where}), hex-encoded`, bytes: form, form: true });
   }
@@ -779,9 +830,9 @@ export interface KnownSecretSources {
  * token), which a terminal that runs in Docker pulls with; and the AWS
  * shared credentials (INI: `aws_secret_access_key`, `aws_session_token` of
  * each profile), which Hermes' Bedrock provider reads through
- * `AWS_PROFILE` (agent/bedrock_adapter.py); PostgreSQL's password file and
- * git's credential store, whose passwords the rules find only beside their
- * host or in their URL. Not ~/.claude.json: Claude
+ * `AWS_PROFILE` (agent/bedrock_adapter.py); PostgreSQL's password file,
+ * git's credential store and the .netrc (curl's, pip's, git's over HTTPS),
+ * whose passwords the rules find only beside their host or in their URL. Not ~/.claude.json: Claude
  * Code's whole state, often past the 1 MiB read here (its API key has a
  * format the rules find).
  */
@@ -793,6 +844,7 @@ const USER_HOME_STORES: readonly { name: string; format: SecretFileFormat }[] = 
   { name: ".aws/credentials", format: "dotenv" },
   { name: ".pgpass", format: "pgpass" },
   { name: ".git-credentials", format: "url-lines" },
+  { name: ".netrc", format: "netrc" },
 ];
 /** The Codex CLI's, in the user's home where $CODEX_HOME does not move it. */
 const CODEX_AUTH = ".codex/auth.json";

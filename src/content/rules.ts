@@ -324,6 +324,16 @@ function decodeURIComponentSafe(text: string): string {
   }
 }
 
+/**
+ * What a tool puts before each line it shows: a line number (`cat -n`'s
+ * `     3\t`, `nl`'s, Hermes' read_file `3|`, `grep -n`'s `3:`), a Markdown
+ * list's marker (`- `), grep's file and line (`/home/agent/.netrc:1:`, a
+ * context line's `-2-`).
+ */
+const NETRC_LINE_PREFIX = "(?:[ \\t]{0,8}[0-9]{1,9}[|:\\t]|[-*+][ \\t]|[^\\s]{0,255}\\.netrc[:-][0-9]{1,9}[:-])";
+/** Between two words of a .netrc entry: blanks, or up to three line breaks, each line behind a tool's prefix or none. */
+const NETRC_BREAK = `(?:[ \\t]{1,16}|[ \\t]{0,16}(?:\\r?\\n${NETRC_LINE_PREFIX}?[ \\t]{0,16}){1,3})`;
+
 /** `.netrc`: the word after `password`. */
 function netrcPassword(match: string): boolean {
   const password = match.slice(match.lastIndexOf("password") + 8).trim();
@@ -498,7 +508,13 @@ const buildRules = (): Rule[] => [
     source: urlWithPassword(PASSWORD_URL_SCHEMES),
     check: urlPassword,
   },
-  { id: "netrc-password", what: "a .netrc password", source: "machine[ \\t]{1,16}[^\\s]{1,253}[ \\t\\r\\n]{1,16}(?:login[ \\t]{1,16}[^\\s]{1,256}[ \\t\\r\\n]{1,16})?password[ \\t]{1,16}[^\\s]{4,256}", check: netrcPassword },
+  // An entry as the file writes it, or each line behind what a tool puts before it (NETRC_LINE_PREFIX); a password line grep found (`.netrc:3:  password …`).
+  {
+    id: "netrc-password",
+    what: "a .netrc password",
+    source: `machine[ \\t]{1,16}[^\\s]{1,253}${NETRC_BREAK}(?:login[ \\t]{1,16}[^\\s]{1,256}${NETRC_BREAK})?password[ \\t]{1,16}[^\\s]{4,256}|\\.netrc:(?:[0-9]{1,9}:)?[ \\t]{0,16}(?:machine[ \\t]{1,16}[^\\s]{1,253}[ \\t]{1,16})?(?:login[ \\t]{1,16}[^\\s]{1,256}[ \\t]{1,16})?password[ \\t]{1,16}[^\\s]{4,256}`,
+    check: netrcPassword,
+  },
   // After a written escape too (written-escapes.ts: `%20`, `\u00a0`). Its colon percent-encoded too (`%3A`, `%3a`: encodeURIComponent, Python's urlencode, curl --data-urlencode, in a URL's query or path), and encoded twice (`%253A`: a URL encoded again).
   { id: "telegram-bot-token", what: "a Telegram bot token", source: `(?:(?<![0-9])|${ESCAPE_ENDS_BEFORE}|${WRITTEN_ESCAPE_ENDS_BEFORE})[0-9]{8,10}(?::|%(?:25)?3[Aa])[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])`, check: (m) => looksRandom(m.slice(-35)) },
   { id: "discord-bot-token", what: "a Discord bot token", source: token("[MNO][A-Za-z0-9_-]{23,27}\\.[A-Za-z0-9_-]{6}\\.[A-Za-z0-9_-]{27,40}"), check: isDiscordToken },

@@ -1,14 +1,15 @@
 // How each file of secrets is written, read for its values: a .env
 // (python-dotenv's grammar, dotenv.ts), a JSON store, Hermes' config.yaml
-// (line by line), PostgreSQL's password file and git's credential store.
+// (line by line), PostgreSQL's password file, git's credential store and
+// a .netrc.
 // Each reader calls `visit` with a value and the name that says what it is;
 // known.ts judges whether it is worth looking for. Names from inside a file
 // are escaped: a refusal prints them.
 import { escapeText } from "../core/escape.js";
 import { parseDotenv } from "./dotenv.js";
 
-/** How a file of secrets is written: a .env, a JSON store, config.yaml, or (a credential copied for the gate) a .env or a JSON store; the two line formats of other tools' stores. */
-export type SecretFileFormat = "dotenv" | "json" | "yaml" | "either" | "pgpass" | "url-lines";
+/** How a file of secrets is written: a .env, a JSON store, config.yaml, or (a credential copied for the gate) a .env or a JSON store; other tools' stores' own formats. */
+export type SecretFileFormat = "dotenv" | "json" | "yaml" | "either" | "pgpass" | "url-lines" | "netrc";
 
 /**
  * Calls `visit` with each value of a file of secrets written in `format`,
@@ -21,6 +22,10 @@ export function forEachSecretEntry(text: string, format: SecretFileFormat, visit
     forEachPgpassPassword(text, (name, value) => visit(name, value, false));
     return true;
   }
+  if (format === "netrc") {
+    forEachNetrcPassword(text, (name, value) => visit(name, value, false));
+    return true;
+  }
   if (format === "url-lines") {
     forEachUrlLine(text, (name, value) => visit(name, value, false));
     return true;
@@ -29,7 +34,7 @@ export function forEachSecretEntry(text: string, format: SecretFileFormat, visit
   // one are no lines of the other (`NAME=value`, `key: value`): a copy is read as both.
   if (format === "json" || (format === "either" && text.trimStart().startsWith("{"))) return forEachJsonString(text, visit);
   if (format !== "yaml") for (const { name, value } of parseDotenv(text)) visit(name, value, true);
-  if (format !== "dotenv") forEachYamlScalar(text, (name, value) => visit(name, value, false));
+  if (format !== "dotenv") forEachYamlScalar(text, visit);
   return true;
 }
 
@@ -54,6 +59,55 @@ function forEachPgpassPassword(text: string, visit: (name: string, value: string
     const [host, port, database, user] = fields;
     if (user !== undefined) visit(`${escapeText(`${user}@${host}:${port}/${database}`)} password`, field.replace(/\r$/, ""));
   }
+}
+
+/**
+ * Calls `visit` with each password of a .netrc (curl's, pip's, git's,
+ * Python's netrc module's: words apart by blanks and line breaks, `machine
+ * HOST` or `default` opening an entry, `login`, `password` and `account`
+ * each followed by its word, `macdef NAME` a macro to the next empty line,
+ * `#` a comment to the line's end), named `HOST password` (escaped; the
+ * default entry's `default password`). A quoted word (`"…"`, `\` escapes:
+ * Python's reader and curl's take them) is read unquoted.
+ */
+function forEachNetrcPassword(text: string, visit: (name: string, value: string) => void): void {
+  const words = netrcWords(text);
+  let machine = "default";
+  for (let k = 0; k < words.length; k++) {
+    const word = words[k]!;
+    if (word === "machine") machine = words[++k] ?? machine;
+    else if (word === "default") machine = "default";
+    else if ((word === "password" || word === "account") && k + 1 < words.length) {
+      const value = words[++k]!;
+      if (word === "password") visit(`${escapeText(machine)} password`, value);
+    }
+  }
+}
+
+/** A .netrc's words, in order, without its comments and macros. */
+function netrcWords(text: string): string[] {
+  const words: string[] = [];
+  const lines = text.split(/\r?\n/);
+  for (let l = 0; l < lines.length; l++) {
+    const line = lines[l]!;
+    let i = 0;
+    while (i < line.length) {
+      while (i < line.length && (line[i] === " " || line[i] === "\t")) i++;
+      if (i >= line.length || line[i] === "#") break;
+      let word = "";
+      if (line[i] === '"') {
+        for (i++; i < line.length && line[i] !== '"'; i++) word += line[i] === "\\" && i + 1 < line.length ? line[++i] : line[i];
+        i++;
+      } else for (; i < line.length && line[i] !== " " && line[i] !== "\t"; i++) word += line[i];
+      words.push(word);
+      // A macro's lines are its body, to the next empty line: no words of the file.
+      if (word === "macdef") {
+        while (l + 1 < lines.length && lines[l + 1]!.trim() !== "") l++;
+        break;
+      }
+    }
+  }
+  return words;
 }
 
 /** Calls `visit` with each line of a file of URLs (git's credential store: `https://user:token@host`), named by its host (escaped): its password is looked for. */
@@ -119,33 +173,83 @@ const YAML_PAIR = /^([ \t]*(?:- +)?)(?:"([^"\\]*)"|'([^']*)'|([A-Za-z_][\w.-]*))
  * mapping on the key's line (`env: {TOKEN: "…"}`: its pairs, each named as
  * the same pair in block style), a tag or an anchor before a scalar
  * (`!!str …`), and a block scalar (`|`, `>`: its following indented lines,
- * kept or folded). Flow sequences and aliases are passed over; a plain value
- * ends at ` #`.
+ * kept or folded); a sequence's scalars, block (`- --api-key`) or flow
+ * (`args: [-y, --api-key, KEY]`) on the key's line: an MCP server's `args`
+ * (SequenceItems). Aliases are passed over; a plain value ends at ` #`.
+ * A pair is judged by its key (`byShape` false), an item by its shape or
+ * the flag before it (it has no key).
  */
-function forEachYamlScalar(text: string, visit: (name: string, value: string) => void): void {
-  const parents: { indent: number; key: string }[] = [];
+function forEachYamlScalar(text: string, visit: (name: string, value: string, byShape: boolean) => void): void {
+  // Each key, and whether its line opened a collection (no value): a block sequence's `-` may stand at its key's indent.
+  const parents: { indent: number; key: string; opens: boolean }[] = [];
   const lines = text.split(/\r?\n/);
+  const named = (keys: string[]) => keys.slice(-3).map(escapeText).join(".");
+  let items = new SequenceItems("", visit);
   for (let i = 0; i < lines.length; i++) {
     const pair = YAML_PAIR.exec(lines[i]!);
-    if (!pair) continue;
+    if (!pair) {
+      const item = SEQUENCE_ENTRY.exec(lines[i]!);
+      if (item === null) continue;
+      const indent = item[1]!.length;
+      while (parents.length > 0 && (parents[parents.length - 1]!.indent > indent || (parents[parents.length - 1]!.indent === indent && !parents[parents.length - 1]!.opens))) parents.pop();
+      const name = named(parents.map((p) => p.key));
+      if (name !== items.name) items = new SequenceItems(name, visit);
+      items.item(yamlScalar(withoutProperties(item[2] ?? "")));
+      continue;
+    }
     const indent = pair[1]!.length;
     const key = pair[2] ?? pair[3] ?? pair[4]!;
     while (parents.length > 0 && parents[parents.length - 1]!.indent >= indent) parents.pop();
     const path = [...parents.map((p) => p.key), key];
-    const named = (keys: string[]) => keys.slice(-3).map(escapeText).join(".");
     const node = withoutProperties(pair[5] ?? "");
     const block = BLOCK_SCALAR_HEADER.exec(node);
+    items = new SequenceItems("", visit);
     if (block) {
       // Its lines are its value's, not the mapping's: read here, and passed over by this loop.
       const { value, next } = blockScalar(lines, i + 1, indent, block[1] === ">", block[2] ?? block[3]);
-      if (value.length > 0) visit(named(path), value);
+      if (value.length > 0) visit(named(path), value, false);
       i = next - 1;
-    } else if (node.startsWith("{")) forEachFlowPair(node, (inner, value) => visit(named([...path, inner]), value));
-    else {
+    } else if (node.startsWith("{")) forEachFlowPair(node, (inner, value) => visit(named([...path, inner]), value, false));
+    else if (node.startsWith("[")) {
+      const flow = new SequenceItems(named(path), visit);
+      forEachFlowItem(node, (value) => flow.item(value));
+    } else {
       const value = yamlScalar(node);
-      if (value !== undefined) visit(named(path), value);
+      if (value !== undefined) visit(named(path), value, false);
     }
-    parents.push({ indent, key });
+    parents.push({ indent, key, opens: node === "" || node.startsWith("#") });
+  }
+}
+
+/** A block sequence's entry that is no pair (`- --api-key`, `- 'KEY'`): its indent and its node. */
+const SEQUENCE_ENTRY = /^([ \t]*)-(?:[ \t]+(.*))?$/;
+/** A command-line option (`--api-key`, `-k`), alone or before `=` and its value (`--token=…`). */
+const OPTION = /^(-{1,2}[A-Za-z][\w-]*)(?:=(.*))?$/;
+
+/**
+ * The scalars of one sequence, in order (an MCP server's `args`: `-y`,
+ * `@acme/notion-mcp`, `--api-key`, `KEY`): each visited by its shape, under
+ * the sequence's keys, the option before it named after them (`…args
+ * --api-key`, which says secret as API_KEY does), and an option's value
+ * given with `=` the same way. Many servers take their key on the command
+ * line; `ps` and a copied config show it after a space, where no
+ * assignment rule reads it.
+ */
+class SequenceItems {
+  private option: string | undefined;
+  constructor(
+    readonly name: string,
+    private readonly visit: (name: string, value: string, byShape: boolean) => void,
+  ) {}
+
+  item(value: string | undefined): void {
+    const before = this.option;
+    this.option = undefined;
+    if (value === undefined || this.name === "") return;
+    const option = OPTION.exec(value);
+    if (option === null) this.visit(before === undefined ? this.name : `${this.name} ${escapeText(before)}`, value, true);
+    else if (option[2] !== undefined) this.visit(`${this.name} ${escapeText(option[1]!)}`, option[2], true);
+    else this.option = option[1];
   }
 }
 
@@ -215,61 +319,91 @@ function leadingSpaces(line: string): number {
   return n;
 }
 
-/** Pairs of one flow mapping read: an MCP server's env or headers hold a few. */
-const MAX_FLOW_PAIRS = 256;
+/** Entries of one flow collection read: an MCP server's env, headers or args hold a few. */
+const MAX_FLOW_ENTRIES = 256;
 
 /**
  * Calls `visit` with each `KEY: value` pair of the flow mapping `text` opens
  * (`{INTERNAL_API_TOKEN: "…", X-Api-Key: …}`), on its line: keys and values
  * quoted or plain (a plain one ends at `,`, `}` or ` #`), a tag or anchor
  * before a value passed over, a nested collection's value passed over whole.
- * One pass over the line; the first MAX_FLOW_PAIRS pairs; stops where the
- * text is not a flow mapping's.
  */
 function forEachFlowPair(text: string, visit: (key: string, value: string) => void): void {
+  forEachFlowEntry(text, "}", (key, value) => {
+    if (value !== undefined) visit(key!, value);
+  });
+}
+
+/**
+ * Calls `visit` with each scalar of the flow sequence `text` opens (`[-y,
+ * "@acme/mcp", --api-key, "KEY"]`), on its line, read as a flow mapping's
+ * values are (undefined for a nested collection, an alias or nothing).
+ */
+function forEachFlowItem(text: string, visit: (value: string | undefined) => void): void {
+  forEachFlowEntry(text, "]", (_, value) => visit(value));
+}
+
+/**
+ * Calls `visit` with each entry of the flow collection `text` opens, a
+ * mapping (`close` `}`: each key, quoted or plain to a `:` that a blank,
+ * `,` or `}` follows) or a sequence (`]`: no key), and its value
+ * (flowNode). One pass over the line; the first MAX_FLOW_ENTRIES entries;
+ * stops where the text is not a flow collection's.
+ */
+function forEachFlowEntry(text: string, close: "}" | "]", visit: (key: string | undefined, value: string | undefined) => void): void {
   let i = 1;
   const blanks = () => {
     while (i < text.length && (text[i] === " " || text[i] === "\t")) i++;
   };
-  for (let pairs = 0; pairs < MAX_FLOW_PAIRS; pairs++) {
+  for (let entries = 0; entries < MAX_FLOW_ENTRIES; entries++) {
     blanks();
-    if (i >= text.length || text[i] === "}") return;
-    // The key: quoted, or plain to a `:` that a blank, `,` or `}` follows.
-    let key: string;
-    if (text[i] === '"' || text[i] === "'") {
-      const quoted = readQuoted(text, i);
-      if (!quoted) return;
-      key = quoted.value;
-      i = quoted.end;
-    } else {
-      const keyStart = i;
-      while (i < text.length && !(text[i] === ":" && (i + 1 === text.length || " \t,}".includes(text[i + 1]!))) && !",{}[]".includes(text[i]!)) i++;
-      key = text.slice(keyStart, i).trim();
+    if (i >= text.length || text[i] === close) return;
+    let key: string | undefined;
+    if (close === "}") {
+      if (text[i] === '"' || text[i] === "'") {
+        const quoted = readQuoted(text, i);
+        if (!quoted) return;
+        key = quoted.value;
+        i = quoted.end;
+      } else {
+        const keyStart = i;
+        while (i < text.length && !(text[i] === ":" && (i + 1 === text.length || " \t,}".includes(text[i + 1]!))) && !",{}[]".includes(text[i]!)) i++;
+        key = text.slice(keyStart, i).trim();
+      }
+      blanks();
+      if (text[i] !== ":") return;
+      i++;
+      blanks();
     }
-    blanks();
-    if (text[i] !== ":") return;
-    i++;
-    blanks();
-    i = afterProperties(text, i, ",}");
-    const c = text[i];
-    if (c === '"' || c === "'") {
-      const quoted = readQuoted(text, i);
-      if (!quoted) return;
-      visit(key, quoted.value);
-      i = quoted.end;
-    } else if (c === "{" || c === "[") {
-      i = afterCollection(text, i);
-    } else {
-      const valueStart = i;
-      while (i < text.length && !",}[]{".includes(text[i]!) && !(text[i] === "#" && (text[i - 1] === " " || text[i - 1] === "\t"))) i++;
-      const value = text.slice(valueStart, i).trim();
-      if (value.length > 0 && c !== "*") visit(key, value);
-      if (text[i] === "#") return;
-    }
+    const node = flowNode(text, afterProperties(text, i, `,${close}`));
+    if (!node) return;
+    visit(key, node.value);
+    if (node.comment) return;
+    i = node.end;
     blanks();
     if (text[i] !== ",") return;
     i++;
   }
+}
+
+/**
+ * The node of a flow collection at `i`: a quoted scalar (its escapes of
+ * quotes read), a plain one (to `,`, a bracket or ` #`; undefined when
+ * empty or an alias), or a nested collection passed over whole
+ * (undefined); where it ends, and whether a comment ends the line there.
+ * Undefined where a quoted one does not end on its line.
+ */
+function flowNode(text: string, i: number): { value: string | undefined; end: number; comment: boolean } | undefined {
+  const c = text[i];
+  if (c === '"' || c === "'") {
+    const quoted = readQuoted(text, i);
+    return quoted && { value: quoted.value, end: quoted.end, comment: false };
+  }
+  if (c === "{" || c === "[") return { value: undefined, end: afterCollection(text, i), comment: false };
+  let end = i;
+  while (end < text.length && !",}[]{".includes(text[end]!) && !(text[end] === "#" && (text[end - 1] === " " || text[end - 1] === "\t"))) end++;
+  const value = text.slice(i, end).trim();
+  return { value: value.length > 0 && c !== "*" ? value : undefined, end, comment: text[end] === "#" };
 }
 
 /** Where the flow collection opening at `from` ends (past its closing bracket; the line's end if none): quoted strings in it read whole. */

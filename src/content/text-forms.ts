@@ -19,7 +19,11 @@
 // - a shell's line continuation inside it (a wrapped `git clone
 //   https://ghp_…\`, a Dockerfile's `RUN` line: a backslash, a line break
 //   and the indent after it, which bash joins into one word), removed as a
-//   line break inside a wrapped key is passed over.
+//   line break inside a wrapped key is passed over;
+// - since recall pass 34, `\x00` written after each of its characters
+//   (Python's bytes repr of UTF-16 text: `open(p, 'rb').read()` of a
+//   Windows "Unicode" export, `g\x00h\x00p\x00_\x00…`), removed, as the
+//   UTF-16 reading (utf16.ts) narrows the bytes themselves.
 // One byte loop over the window; each byte's offset in the window is kept,
 // so that a finding names the byte of the file it starts at.
 
@@ -34,9 +38,9 @@ import { writtenSequenceLength } from "./written-escapes.js";
 export const WRAPPED_WHAT = "with line breaks removed";
 
 /** The forms, as bits: find.ts reports the ones it saw, the reading undoes them. */
-export const Form = { ZeroWidth: 1, Escaped: 2, QuotedPrintable: 4, TerminalEscapes: 8, HexDump: 16, LineContinuation: 32 } as const;
+export const Form = { ZeroWidth: 1, Escaped: 2, QuotedPrintable: 4, TerminalEscapes: 8, HexDump: 16, LineContinuation: 32, WrittenNuls: 64 } as const;
 /** The forms undoForms undoes: a hex dump (Form.HexDump, seen by find.ts's colon pass) is read by hex-dumps.ts. */
-export const UNDONE_FORMS = Form.ZeroWidth | Form.Escaped | Form.QuotedPrintable | Form.TerminalEscapes | Form.LineContinuation;
+export const UNDONE_FORMS = Form.ZeroWidth | Form.Escaped | Form.QuotedPrintable | Form.TerminalEscapes | Form.LineContinuation | Form.WrittenNuls;
 
 /** How a finding of the second reading says the value was written, e.g. `…, with zero-width characters removed`. */
 export function formsWhat(forms: number): string {
@@ -46,6 +50,7 @@ export function formsWhat(forms: number): string {
   if (forms & Form.QuotedPrintable) how.push("decoded from quoted-printable");
   if (forms & Form.TerminalEscapes) how.push("with terminal escape sequences removed");
   if (forms & Form.LineContinuation) how.push("with backslash line continuations removed");
+  if (forms & Form.WrittenNuls) how.push("read as UTF-16 with its written \\x00 bytes removed");
   return how.join(", ");
 }
 
@@ -140,6 +145,7 @@ function undoSpan(w: Uint8Array, i: number, end: number, forms: number): number 
   const qp = (forms & Form.QuotedPrintable) !== 0;
   const terminal = (forms & Form.TerminalEscapes) !== 0;
   const continued = (forms & Form.LineContinuation) !== 0;
+  const nuls = (forms & Form.WrittenNuls) !== 0;
   const dst = out;
   const want = target;
   let p = o;
@@ -153,6 +159,10 @@ function undoSpan(w: Uint8Array, i: number, end: number, forms: number): number 
         i += n;
         continue;
       }
+    }
+    if (c === 92 && nuls && w[i + 1] === 120 && w[i + 2] === 48 && w[i + 3] === 48) {
+      i += 4;
+      continue;
     }
     if (c >= 0x80 && zeroWidth) {
       const n = zeroWidthLength(w, i);
