@@ -74,7 +74,8 @@ const BRACKET_MISSES = 256;
 function decimalRuns(text: string, w: Uint8Array, length: number, runs: Run[]): void {
   let misses = 0;
   let i = text.indexOf("[");
-  for (; i >= 0 && misses < BRACKET_MISSES; i = text.indexOf("[", i)) {
+  // The next `[` searched for only when the reading did not stop at one (`[1,[1,…`: a search a list).
+  for (; i >= 0 && misses < BRACKET_MISSES; i = w[i] === 91 ? i : text.indexOf("[", i)) {
     if (opensDecimalList(w, i, length)) i = Math.max(readDecimalList(w, i, length, runs), i + 1);
     else {
       misses++;
