@@ -257,6 +257,10 @@ export function adversarial(size: number): Record<string, Buffer> {
   // A JWK written as YAML's `kty` (a block mapping's, a list item's, a flow mapping's), a Telegram token's colon that starts a
   // line, a JWT's dot that ends one (2026-12-06).
   units.push("kty: RSA\n", "- kty: EC\n", "{kty: ", "kty: EC, ", "1234567890\n:", "\n:A", "eyJ.\n", "abcdefgh.\neyJ", "eyJhbGciOiJub25lIn0.\neyJ");
+  // The readings of recall passes 33 and 34 (2026-12-05 and 06): a decimal list's opening (one every 3 bytes), uuencode's and
+  // Ascii85's, an od line's offset, a written NUL after a key's character, a percent-escape encoded again, a named escape, a
+  // table cell's borders around a vendor word (16 bytes: a unit of UTF-8 that no length cuts).
+  units.push("[1,", "[-1 ,", "begin 644 ", "<~", "\n0000000 ", "a\\x00", "%25", "\\N{", "\xe2\x94\x82 sk-ab   \xe2\x94\x82\n");
   const out: Record<string, Buffer> = {};
   for (const u of units) out[`repeat ${JSON.stringify(u)}`] = fill(u);
   out["run of a"] = fill("a");
