@@ -49,6 +49,7 @@ import { KEYWORD_ENDINGS, nameHoldsNoSecret } from "./secret-variables.js";
 import { CSI_8BIT, SEQUENCE_BACK_MAX, digitEndsEscape, escapeStartBefore, sequenceThen, sequencesEnd } from "./terminal-escapes.js";
 import { writtenEscStart, writtenSequenceAfter, writtenEscapeEndAfter, writtenEscapeEndsAt, writtenEscapeThen, writtenSequenceLength, WRITTEN_ESCAPE_MAX } from "./written-escapes.js";
 import { isXxdOffsetColon } from "./hex-dumps.js";
+import { unmarkedBlock } from "./line-decorations.js";
 import { isAscii } from "node:buffer";
 import { ASCII_PUNCTUATION, Form, KEY_CHAR, WRAPPED_WHAT, continuationLength, isWrapIndent, lineBreakLength, lineEndBeforeBreak, wrapBreakLength, zeroWidthLength } from "./text-forms.js";
 
@@ -890,7 +891,7 @@ class Search {
             // The armour's label is at most 40 characters: PRIVATE KEY must follow within them, and a line of base64 within its headers.
             const label = this.nextIndexOf(NextLiteral.PrivateKey, i + 5);
             if (label < 0 || label > i + 45) break;
-            if (this.base64RunWithin(label, i + PEM_BODY_WITHIN)) this.tryRule(PEM, i - dashes);
+            if (this.base64RunWithin(label, i + PEM_BODY_WITHIN) && this.tryRule(PEM, i - dashes) === 0) this.markedPem(i - dashes, label);
           } else if (text.startsWith("---- ", i - 5) && text.startsWith(" SSH2", i + 5)) {
             this.tryRule(SSH2, i - 5);
           }
@@ -923,6 +924,25 @@ class Search {
         }
       }
     }
+  }
+
+  /**
+   * A PEM block whose lines a tool marked (line-decorations.ts: grep's
+   * `path-N-`, a diff's `-`, `cat -A`'s `$`, a CI log's timestamps), from
+   * its armour at `at` whose label's `PRIVATE KEY` is at `label`: read
+   * without the marks and judged by the private-key rule. An armour inside
+   * what the last such reading read is read again only as its own block's.
+   */
+  private markedPem(at: number, label: number): void {
+    const b = this.b;
+    let armourEnd = label + 11;
+    if (this.text.startsWith(" BLOCK", armourEnd)) armourEnd += 6;
+    const dashes = this.text.startsWith("-----", armourEnd) ? 5 : this.text.startsWith(PANDOC_DASHES, armourEnd) ? 6 : 0;
+    if (dashes === 0) return;
+    const block = unmarkedBlock(this.text, b, at, armourEnd + dashes, this.end);
+    extraReading.places++;
+    extraReading.bytes += block.readTo - at;
+    if (block.text !== "") this.tryRule(PEM, 0, at, block.text);
   }
 
   /**
