@@ -2284,6 +2284,7 @@ describe("the host's .env as decimal byte values, uuencode, Ascii85 or base32 (r
 // under the same decorations pass.
 describe("red-team pass 34: a private key under a tool's per-line decoration", () => {
   const f = new Fakes(3400);
+  const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
   const hex = f.bytes(16).toString("hex").toUpperCase();
   const wrapped = (n: number) => f.bytes(n).toString("base64").match(/.{1,64}/g)!.join("\n");
   const KEYS: Record<string, string> = {
@@ -2328,6 +2329,21 @@ describe("red-team pass 34: a private key under a tool's per-line decoration", (
     expect(findSecret(`Authorised keys:\n\n${[1, 2, 3, 4].map((s) => `- ${sshPublic(s)}\n`).join("")}`)).toBeUndefined();
   });
 
+  it("finds a token right after grep's mark on a context line (`path-N-`), as after its match line's `path:N:`; not a word there, nor a token glued inside a line", () => {
+    const github = `ghp_${f.pick(ALNUM, 36)}`;
+    const openrouter = `sk-or-v1-${f.pick("0123456789abcdef", 64)}`;
+    const context = (token: string) => `/home/agent/notes.md:14:## CI token\n/home/agent/notes.md-15-${token}\n/home/agent/notes.md-16-rotate it monthly\n`;
+    expect(findSecret(context(github))?.what).toBe("a GitHub token");
+    expect(findSecret(context(openrouter))?.what).toBe("an OpenRouter API key");
+    expect(findSecret(`notes-v2.md-3-${github}\n`)?.what).toBe("a GitHub token");
+    for (const text of [
+      context("ghp_status sk-or-v1-models"),
+      context("sk-or-v1-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"),
+      `see the notes: ab-15-${github}\n`,
+      `release 2026-12-05-${github}\n`,
+    ]) expect(findSecret(text), text).toBeUndefined();
+  });
+
   it("is refused through the CLI with its reason and leaves nothing behind; a removed certificate, grep's context over a public key and a list of public keys are published", () => {
     const files = [
       write(work, "grep-rsa.txt", DECORATIONS["grep -rn -A"]!(lines(KEYS["RSA PKCS#1"]!))),
@@ -2370,6 +2386,14 @@ describe("red-team pass 34: a private key under a tool's per-line decoration", (
       "', '",
       `- ${armour}\n${"- Proc-Type: 4\n".repeat(20)}`,
       `${armour}$\n${"x".repeat(3000)}$\n`,
+      "x.a-1-",
+      "a-1-",
+      "a-1-\n",
+      "-1-",
+      "/x/notes.md-15-ghp_\n",
+      "/x/notes.md-15-sk-or-v1-\n",
+      `${"x".repeat(250)}-1-sk-`,
+      "2026-12-05-12-",
     ];
     for (const unit of units) expectLinearReading(unit);
     const decorated = DECORATIONS["grep -rn -A"]!(lines(KEYS.OpenSSH!));

@@ -49,7 +49,7 @@ import { KEYWORD_ENDINGS, nameHoldsNoSecret } from "./secret-variables.js";
 import { CSI_8BIT, SEQUENCE_BACK_MAX, digitEndsEscape, escapeStartBefore, sequenceThen, sequencesEnd } from "./terminal-escapes.js";
 import { writtenEscStart, writtenSequenceAfter, writtenEscapeEndAfter, writtenEscapeEndsAt, writtenEscapeThen, writtenSequenceLength, WRITTEN_ESCAPE_MAX } from "./written-escapes.js";
 import { isXxdOffsetColon } from "./hex-dumps.js";
-import { unmarkedBlock } from "./line-decorations.js";
+import { GrepContextMarks, unmarkedBlock } from "./line-decorations.js";
 import { isAscii } from "node:buffer";
 import { ASCII_PUNCTUATION, Form, KEY_CHAR, WRAPPED_WHAT, continuationLength, isWrapIndent, lineBreakLength, lineEndBeforeBreak, wrapBreakLength, zeroWidthLength } from "./text-forms.js";
 
@@ -795,6 +795,13 @@ class Search {
     const b = this.b;
     return TOKEN[b[at]!] === 1 && (at === 0 || TOKEN[b[at - 1]!] === 0 || escapeEndsAt(b, at - 1));
   }
+  /** Whether grep's mark on a context line ends right before `at` (its `-` and a digit before it tested here: the call is rare). */
+  private afterGrepMark(at: number): boolean {
+    const b = this.b;
+    return b[at - 1] === 45 && DIGIT[b[at - 2]!] === 1 && this.grepMarks.endsAt(b, at - 1);
+  }
+  /** grep's marks on context lines (`path-N-`), read back from the bytes. */
+  private readonly grepMarks = new GrepContextMarks();
 
   /**
    * Where a token starts after a terminal's control sequence whose
@@ -1174,8 +1181,9 @@ class Search {
       else if (pair !== 0) this.atPair(i, pair, pairs);
       // A run of the connector: none of it ends a word.
       while (b[i + 1] === code) i++;
-      // `-` and `_` are token characters: after the first of them in a run, no word can start at a token start.
-      if (!dot) i = Math.max(i, this.tokenRunEnd(i) - 1);
+      // `-` and `_` are token characters: after the first of them in a run, no word can start at a token start, but
+      // after grep's mark on a context line (`notes.md-15-sk-…`): the search goes on from the mark's end.
+      if (!dot) i = DIGIT[b[i + 1]!] === 1 ? this.grepMarkEnd(i) : Math.max(i, this.tokenRunEnd(i) - 1);
       // The next: where the connector recurs every few bytes (`a\_a\_`, a Markdown escape before each), a native call
       // each cost more than the rest of the pass, so after a near one the bytes after it are read first.
       let next: number;
@@ -1188,6 +1196,14 @@ class Search {
       dense = next >= 0 && next - i <= NEAR_BYTES;
       i = next;
     }
+  }
+
+  /** Where the connector pass goes on from the `-` at `i` (a digit after it): grep's mark's end where `i` starts one, else its run's end. */
+  private grepMarkEnd(i: number): number {
+    const b = this.b;
+    let k = i + 1;
+    while (k - i <= 9 && DIGIT[b[k]!] === 1) k++;
+    return this.grepMarks.endsAt(b, k) ? k : Math.max(i, this.tokenRunEnd(i) - 1);
   }
 
   /** The connector at `i` after two bytes its table knows (`pair`, PAIRS' bits). */
@@ -1209,9 +1225,10 @@ class Search {
     const b = this.b;
     let start = i - 1;
     while (start > 0 && i - start < WORD_MAX && ALNUM[b[start - 1]!] === 1) start--;
-    // Inside a run, unless a terminal's control sequence ends in it, before the word (`\x1b[0mretaindb_`, `\x1b[1;32mgithub_`:
-    // the walk stopped at WORD_MAX inside the sequence's final letter or digits).
-    if (start > 0 && TOKEN[b[start - 1]!] === 1) {
+    // Inside a run, unless grep's mark on a context line ends before the word (`notes.md-15-ghp_`) or a terminal's control
+    // sequence ends in it (`\x1b[0mretaindb_`, `\x1b[1;32mgithub_`: the walk stopped at WORD_MAX inside the sequence's final
+    // letter or digits).
+    if (start > 0 && TOKEN[b[start - 1]!] === 1 && !this.afterGrepMark(start)) {
       const after = this.startAfterCsi(start - 1, i);
       if (after < 0) return;
       start = after;

@@ -123,3 +123,56 @@ export function unmarkedBlock(text: string, b: Uint8Array, armourStart: number, 
   }
   return { ...none, readTo: at };
 }
+
+/** Whether `c` ends a line (LF or CR). */
+const isBreak = (c: number) => c === 10 || c === 13;
+
+/**
+ * grep's mark on a context line when it numbers lines (`grep -n -A`, `-B`,
+ * `-C`): `path-N-` at the line's start, the `-` after the number glued to
+ * the line's first word (`notes.md-15-ghp_…`, where its match line reads
+ * `notes.md:14:`). A vendor word's token starts after it as after grep's
+ * `:` (find.ts's connector pass and its words; the literals' triggers do
+ * not ask). The path is at most MARK_BEFORE_MAX bytes and holds no blank,
+ * tab or colon. Read back from the bytes (GrepContextMarks) and in
+ * rules.ts's token look-behind (GREP_CONTEXT_ENDS_BEFORE), which agree.
+ */
+export const GREP_CONTEXT_ENDS_BEFORE = `(?<=(?:^|[\\n\\r])[^\\s:]{1,${MARK_BEFORE_MAX}}-[0-9]{1,9}-)`;
+
+/**
+ * Tells grep's context mark from the bytes. Whether a line is a path up to
+ * a place is read back from it to the line's start, or to the place asked
+ * last when that lies on the same line (its verdict remembered): a search's
+ * calls, in increasing order, read each byte once at most, and prose's
+ * `-12-` stops at the blank before it.
+ */
+export class GrepContextMarks {
+  /** The place asked last, and its line's start when a path leads up to it (-1: none does). */
+  private at = -1;
+  private lineStart = -1;
+
+  /** Whether grep's context mark `path-N-` ends with the `-` at `f`. */
+  endsAt(b: Uint8Array, f: number): boolean {
+    if (b[f] !== 45 || DIGIT[b[f - 1]!] !== 1) return false;
+    let k = f - 1;
+    while (k > 0 && f - k < 9 && DIGIT[b[k - 1]!] === 1) k--;
+    return b[k - 1] === 45 && this.isPathBefore(b, k - 1);
+  }
+
+  /** Whether b[its line's start, at) is a path: 1 to MARK_BEFORE_MAX bytes, no blank, tab or colon. */
+  private isPathBefore(b: Uint8Array, at: number): boolean {
+    const stop = Math.max(0, at - MARK_BEFORE_MAX);
+    const known = this.at <= at && this.at >= stop ? this.at : -1;
+    let lineStart = -1;
+    let k = at;
+    for (; k > stop && k !== known; k--) {
+      const c = b[k - 1]!;
+      if (isBreak(c) || c === 32 || c === 9 || c === 58) break;
+    }
+    if (k === known) lineStart = this.lineStart;
+    else if (k === 0 || isBreak(b[k - 1]!)) lineStart = k;
+    this.at = at;
+    this.lineStart = lineStart;
+    return lineStart >= 0 && at > lineStart && at - lineStart <= MARK_BEFORE_MAX;
+  }
+}

@@ -23,6 +23,7 @@
 import { isWordChar, nameHoldsNoSecret, nameSaysSecret } from "./secret-variables.js";
 import { ESCAPE_ENDS_BEFORE } from "./terminal-escapes.js";
 import { WRITTEN_ESCAPE_ENDS_BEFORE } from "./written-escapes.js";
+import { GREP_CONTEXT_ENDS_BEFORE } from "./line-decorations.js";
 import { isExamplePassword, isPlaceholder, looksLikePassword, looksLikeTokenValue, looksRandom } from "./shape.js";
 
 /** No match of any rule is longer than this: the scanner's block overlap must be at least this. */
@@ -34,9 +35,10 @@ const T = "A-Za-z0-9_\\-";
  * or right after a terminal's escape or control sequence (terminal-escapes.ts:
  * `\x1b[1;32mghp_…`, `\x1b(Bghp_…`), whose final byte is most often a letter,
  * or right after an escape written as text (written-escapes.ts: `\nghp_…`,
- * `\u00a0ghp_…`, `%20ghp_…`, `\u001b[1;32mghp_…`).
+ * `\u00a0ghp_…`, `%20ghp_…`, `\u001b[1;32mghp_…`), or right after grep's
+ * mark on a context line (line-decorations.ts: `notes.md-15-ghp_…`).
  */
-export const TOKEN_START = `(?:(?<![${T}])|${ESCAPE_ENDS_BEFORE}|${WRITTEN_ESCAPE_ENDS_BEFORE})`;
+export const TOKEN_START = `(?:(?<![${T}])|${ESCAPE_ENDS_BEFORE}|${WRITTEN_ESCAPE_ENDS_BEFORE}|${GREP_CONTEXT_ENDS_BEFORE})`;
 /** … and ends it. */
 const TOKEN_END = `(?![${T}])`;
 const token = (body: string) => `${TOKEN_START}${body}${TOKEN_END}`;
