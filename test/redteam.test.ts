@@ -134,7 +134,9 @@ describe("an OpenSSH private key's body without its armour", () => {
     const r = prepareJson([...files, ...twins]);
     expect(r.code).toBe(1);
     expect(r.dropped.map(([name, code]) => [name, code])).toEqual(files.map((f) => [path.basename(f), "secret_detected"]));
-    for (const [, , reason] of r.dropped) expect(reason).toContain("an OpenSSH private key (its base64 body)");
+    // Its armour under a comment's `# ` or a quote's `> ` on every line is read without them since red-team pass 34 (line-decorations.ts).
+    const byArmour = ["commented.txt", "quoted.md"];
+    for (const [name, , reason] of r.dropped) expect(reason).toContain(byArmour.includes(name) ? "a private key block" : "an OpenSSH private key (its base64 body)");
     expect(r.published).toEqual(twins.map((f) => path.basename(f)));
     // Only the twins went out; nothing of the refused files stays in staging.
     const left = leftBehind(h);
@@ -2702,5 +2704,131 @@ describe("a .netrc behind a tool's line prefixes, and a key in Python's bytes re
     expect(scanBytes(Buffer.concat([rep("a\\x00b\\x00c\\x00 "), Buffer.from(`\n${utf16Repr(`t=${github}`, "utf-16")}`)]))?.what).toBe(`a GitHub token, ${NULS}`);
     expect(scanBytes(Buffer.concat([rep(".netrc:1: password \n"), Buffer.from(`.netrc:9:  password ${password}\n`)]))?.what).toBe("a .netrc password");
     expect(scanBytes(Buffer.concat([rep("1|machine a\n"), Buffer.from(entry(password).map((l, i) => `${i + 1}|${l}\n`).join(""))]))?.what).toBe("a .netrc password");
+  });
+});
+
+// Red-team pass 34 (findings 01, 08, 09, 10, 11, 14): a private key published
+// when an ordinary tool decorates each of its lines: grep's context lines
+// (`path-N-`), a diff's removed lines (`-`), `cat -A` (`$`, `^M$`), a CI
+// log's timestamps, Hermes' search_files (`  N: `), a Markdown list; or
+// joins them into one line: Python's list of lines, a PEM inside a JSON
+// string inside JSON (`\\n`). Certificates, public keys and placeholders
+// under the same decorations pass.
+describe("red-team pass 34: a private key under a tool's per-line decoration", () => {
+  const f = new Fakes(3400);
+  const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  const hex = f.bytes(16).toString("hex").toUpperCase();
+  const wrapped = (n: number) => f.bytes(n).toString("base64").match(/.{1,64}/g)!.join("\n");
+  const KEYS: Record<string, string> = {
+    "RSA PKCS#1": f.pem("RSA PRIVATE KEY"),
+    "PKCS#8": f.pem("PRIVATE KEY"),
+    "encrypted PKCS#8": f.pem("ENCRYPTED PRIVATE KEY"),
+    "legacy encrypted RSA": `-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,${hex}\n\n${wrapped(480)}\n-----END RSA PRIVATE KEY-----\n`,
+    OpenSSH: `${armoured(opensshBody(3401))}\n`,
+    PGP: `-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\n${wrapped(480)}\n-----END PGP PRIVATE KEY BLOCK-----\n`,
+  };
+  const PASSING: Record<string, string> = {
+    certificate: f.pem("CERTIFICATE"),
+    "public key": f.pem("PUBLIC KEY"),
+    "PGP public key": `-----BEGIN PGP PUBLIC KEY BLOCK-----\nVersion: GnuPG v2\n\n${wrapped(480)}\n-----END PGP PUBLIC KEY BLOCK-----\n`,
+    placeholder: "-----BEGIN PRIVATE KEY-----\n...\n-----END PRIVATE KEY-----\n",
+    "placeholder body": `-----BEGIN RSA PRIVATE KEY-----\n${"A".repeat(64)}\n${"x".repeat(64)}\n-----END RSA PRIVATE KEY-----\n`,
+  };
+  const lines = (pem: string) => pem.trimEnd().split("\n");
+  const DECORATIONS: Record<string, (l: string[]) => string> = {
+    "grep -rn -A": (l) => `$ grep -rn -A 40 'PRIVATE KEY-----' ~/.ssh\n${l.map((s, i) => `/home/agent/.ssh/id_rsa${i === 0 ? `:${i + 1}:` : `-${i + 1}-`}${s}\n`).join("")}`,
+    "grep -r -A": (l) => l.map((s, i) => `/srv/app/tls/key.pem${i === 0 ? ":" : "-"}${s}\n`).join(""),
+    "a diff's removed lines": (l) => `diff --git a/deploy/key b/deploy/key\ndeleted file mode 100644\n--- a/deploy/key\n+++ /dev/null\n@@ -1,${l.length} +0,0 @@\n${l.map((s) => `-${s}\n`).join("")}`,
+    "cat -A": (l) => `$ cat -A key\n${l.map((s) => `${s}$\n`).join("")}`,
+    "cat -A of CRLF": (l) => l.map((s) => `${s}^M$\n`).join(""),
+    "CI log timestamps": (l) => l.map((s, i) => `2026-12-05T10:00:01.${String(i).padStart(7, "0")}Z ${s}\n`).join(""),
+    "Hermes search_files": (l) => `/home/agent/.ssh/id_ed25519\n${l.map((s, i) => `  ${i + 1}: ${s}\n`).join("")}`,
+    "a Markdown list": (l) => l.map((s) => `- ${s}\n`).join(""),
+    "a deep YAML indent": (l) => `tls:\n  key: |\n${l.map((s) => `            ${s}\n`).join("")}`,
+    "Python's list of lines": (l) => `${JSON.stringify(l).replace(/"/g, "'").replace(/','/g, "', '")}\n`,
+    "a JSON string in JSON": (l) => `${JSON.stringify({ secret: JSON.stringify({ key: l.join("\n") }) })}\n`,
+  };
+  const KEY_FOUND = /a private key block|an OpenSSH private key/;
+
+  it("finds every private key under every decoration; certificates, public keys and placeholders under the same pass", () => {
+    for (const [kind, pem] of Object.entries(KEYS)) {
+      for (const [tool, decorate] of Object.entries(DECORATIONS)) expect(findSecret(decorate(lines(pem)))?.what, `${kind}, ${tool}`).toMatch(KEY_FOUND);
+    }
+    for (const [kind, pem] of Object.entries(PASSING)) {
+      for (const [tool, decorate] of Object.entries(DECORATIONS)) expect(findSecret(decorate(lines(pem))), `${kind}, ${tool}`).toBeUndefined();
+    }
+    const sshPublic = (seed: number) => `ssh-ed25519 ${Buffer.concat([sshString("ssh-ed25519"), sshString(new Fakes(seed).bytes(32))]).toString("base64")} agent${seed}@host`;
+    expect(findSecret(`Authorised keys:\n\n${[1, 2, 3, 4].map((s) => `- ${sshPublic(s)}\n`).join("")}`)).toBeUndefined();
+  });
+
+  it("finds a token right after grep's mark on a context line (`path-N-`), as after its match line's `path:N:`; not a word there, nor a token glued inside a line", () => {
+    const github = `ghp_${f.pick(ALNUM, 36)}`;
+    const openrouter = `sk-or-v1-${f.pick("0123456789abcdef", 64)}`;
+    const context = (token: string) => `/home/agent/notes.md:14:## CI token\n/home/agent/notes.md-15-${token}\n/home/agent/notes.md-16-rotate it monthly\n`;
+    expect(findSecret(context(github))?.what).toBe("a GitHub token");
+    expect(findSecret(context(openrouter))?.what).toBe("an OpenRouter API key");
+    expect(findSecret(`notes-v2.md-3-${github}\n`)?.what).toBe("a GitHub token");
+    for (const text of [
+      context("ghp_status sk-or-v1-models"),
+      context("sk-or-v1-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"),
+      `see the notes: ab-15-${github}\n`,
+      `release 2026-12-05-${github}\n`,
+    ]) expect(findSecret(text), text).toBeUndefined();
+  });
+
+  it("is refused through the CLI with its reason and leaves nothing behind; a removed certificate, grep's context over a public key and a list of public keys are published", () => {
+    const files = [
+      write(work, "grep-rsa.txt", DECORATIONS["grep -rn -A"]!(lines(KEYS["RSA PKCS#1"]!))),
+      write(work, "grep-openssh.txt", DECORATIONS["grep -rn -A"]!(lines(KEYS.OpenSSH!))),
+      write(work, "diff-pkcs8.md", `\`\`\`diff\n${DECORATIONS["a diff's removed lines"]!(lines(KEYS["PKCS#8"]!))}\`\`\`\n`),
+      write(work, "cat-a.txt", DECORATIONS["cat -A of CRLF"]!(lines(KEYS.OpenSSH!))),
+      write(work, "ci.txt", DECORATIONS["CI log timestamps"]!(lines(KEYS.PGP!))),
+      write(work, "list.md", DECORATIONS["a Markdown list"]!(lines(KEYS["legacy encrypted RSA"]!))),
+      write(work, "repr.txt", DECORATIONS["Python's list of lines"]!(lines(KEYS.OpenSSH!))),
+      write(work, "state.md", `\`\`\`json\n${DECORATIONS["a JSON string in JSON"]!(lines(KEYS["encrypted PKCS#8"]!))}\`\`\`\n`),
+    ];
+    const sshPublic = `ssh-ed25519 ${Buffer.concat([sshString("ssh-ed25519"), sshString(new Fakes(3402).bytes(32))]).toString("base64")} agent@host`;
+    const twins = [
+      write(work, "diff-cert.md", DECORATIONS["a diff's removed lines"]!(lines(PASSING.certificate!))),
+      write(work, "grep-public.txt", DECORATIONS["grep -rn -A"]!(lines(PASSING["public key"]!))),
+      write(work, "keys.md", `- ${sshPublic}\n- ${sshPublic.replace("agent@", "deploy@")}\n`),
+    ];
+    const r = prepareJson([...files, ...twins]);
+    expect(r.code).toBe(1);
+    expect(r.dropped.map(([name, code]) => [name, code])).toEqual(files.map((file) => [path.basename(file), "secret_detected"]));
+    for (const [name, , reason] of r.dropped) expect(reason, name).toMatch(KEY_FOUND);
+    expect(r.published).toEqual(twins.map((file) => path.basename(file)));
+    expect(leftBehind(h).staging).toEqual([]);
+  });
+
+  it("gives a verdict on adversarial decorated armour (each form's repetitions, 1 MiB and 4 MiB) and still finds a key after them", () => {
+    const armour = "-----BEGIN RSA PRIVATE KEY-----";
+    const units = [
+      ...Object.values(DECORATIONS).map((decorate) => decorate([armour])),
+      ...Object.values(DECORATIONS).map((decorate) => decorate([armour, "Proc-Type: 4,ENCRYPTED", ""])),
+      ...Object.values(DECORATIONS).map((decorate) => decorate([armour, "A".repeat(64)])),
+      "-----BEGIN",
+      "------BEGIN PRIVATE KEY-----\n-",
+      "/home/agent/x-1-",
+      "/home/agent/x-1-\n",
+      "^M$\n",
+      "$\n",
+      "\\\\n",
+      "-----BEGIN PRIVATE KEY-----\\\\n",
+      "', '",
+      `- ${armour}\n${"- Proc-Type: 4\n".repeat(20)}`,
+      `${armour}$\n${"x".repeat(3000)}$\n`,
+      "x.a-1-",
+      "a-1-",
+      "a-1-\n",
+      "-1-",
+      "/x/notes.md-15-ghp_\n",
+      "/x/notes.md-15-sk-or-v1-\n",
+      `${"x".repeat(250)}-1-sk-`,
+      "2026-12-05-12-",
+    ];
+    for (const unit of units) expectLinearReading(unit);
+    const decorated = DECORATIONS["grep -rn -A"]!(lines(KEYS.OpenSSH!));
+    expect(findSecret(`${DECORATIONS["grep -rn -A"]!([armour, "Proc-Type: 4,ENCRYPTED", "x"]).repeat(20000)}${decorated}`)?.what).toMatch(KEY_FOUND);
   });
 });

@@ -49,6 +49,7 @@ import { KEYWORD_ENDINGS, nameHoldsNoSecret } from "./secret-variables.js";
 import { CSI_8BIT, SEQUENCE_BACK_MAX, digitEndsEscape, escapeStartBefore, sequenceThen, sequencesEnd } from "./terminal-escapes.js";
 import { writtenEscStart, writtenSequenceAfter, writtenEscapeEndAfter, writtenEscapeEndsAt, writtenEscapeThen, writtenSequenceLength, WRITTEN_ESCAPE_MAX } from "./written-escapes.js";
 import { isXxdOffsetColon } from "./hex-dumps.js";
+import { GrepContextMarks, unmarkedBlock } from "./line-decorations.js";
 import { isAscii } from "node:buffer";
 import { ASCII_PUNCTUATION, Form, KEY_CHAR, WRAPPED_WHAT, cellBreakLength, continuationLength, isWrapIndent, mayEndCell, lineBreakLength, lineEndBeforeBreak, wrapBreakLength, zeroWidthLength } from "./text-forms.js";
 
@@ -837,6 +838,13 @@ class Search {
     const b = this.b;
     return TOKEN[b[at]!] === 1 && (at === 0 || TOKEN[b[at - 1]!] === 0 || escapeEndsAt(b, at - 1));
   }
+  /** Whether grep's mark on a context line ends right before `at` (its `-` and a digit before it tested here: the call is rare). */
+  private afterGrepMark(at: number): boolean {
+    const b = this.b;
+    return b[at - 1] === 45 && DIGIT[b[at - 2]!] === 1 && this.grepMarks.endsAt(b, at - 1);
+  }
+  /** grep's marks on context lines (`path-N-`), read back from the bytes. */
+  private readonly grepMarks = new GrepContextMarks();
 
   /**
    * Where a token starts after a terminal's control sequence whose
@@ -945,7 +953,7 @@ class Search {
             // The armour's label is at most 40 characters: PRIVATE KEY must follow within them, and a line of base64 within its headers.
             const label = this.nextIndexOf(NextLiteral.PrivateKey, i + 5);
             if (label < 0 || label > i + 45) break;
-            if (this.base64RunWithin(label, i + PEM_BODY_WITHIN)) this.tryRule(PEM, i - dashes);
+            if (this.base64RunWithin(label, i + PEM_BODY_WITHIN) && this.tryRule(PEM, i - dashes) === 0) this.markedPem(i - dashes, label);
           } else if (text.startsWith("---- ", i - 5) && text.startsWith(" SSH2", i + 5)) {
             this.tryRule(SSH2, i - 5);
           }
@@ -969,6 +977,25 @@ class Search {
         }
       }
     }
+  }
+
+  /**
+   * A PEM block whose lines a tool marked (line-decorations.ts: grep's
+   * `path-N-`, a diff's `-`, `cat -A`'s `$`, a CI log's timestamps), from
+   * its armour at `at` whose label's `PRIVATE KEY` is at `label`: read
+   * without the marks and judged by the private-key rule. An armour inside
+   * what the last such reading read is read again only as its own block's.
+   */
+  private markedPem(at: number, label: number): void {
+    const b = this.b;
+    let armourEnd = label + 11;
+    if (this.text.startsWith(" BLOCK", armourEnd)) armourEnd += 6;
+    const dashes = this.text.startsWith("-----", armourEnd) ? 5 : this.text.startsWith(PANDOC_DASHES, armourEnd) ? 6 : 0;
+    if (dashes === 0) return;
+    const block = unmarkedBlock(this.text, b, at, armourEnd + dashes, this.end);
+    extraReading.places++;
+    extraReading.bytes += block.readTo - at;
+    if (block.text !== "") this.tryRule(PEM, 0, at, block.text);
   }
 
   /**
@@ -1202,8 +1229,9 @@ class Search {
       else if (pair !== 0) this.atPair(i, pair, pairs);
       // A run of the connector: none of it ends a word.
       while (b[i + 1] === code) i++;
-      // `-` and `_` are token characters: after the first of them in a run, no word can start at a token start.
-      if (!dot) i = Math.max(i, this.tokenRunEnd(i) - 1);
+      // `-` and `_` are token characters: after the first of them in a run, no word can start at a token start, but
+      // after grep's mark on a context line (`notes.md-15-sk-…`): the search goes on from the mark's end.
+      if (!dot) i = DIGIT[b[i + 1]!] === 1 ? this.grepMarkEnd(i) : Math.max(i, this.tokenRunEnd(i) - 1);
       // The next: where the connector recurs every few bytes (`a\_a\_`, a Markdown escape before each), a native call
       // each cost more than the rest of the pass, so after a near one the bytes after it are read first.
       let next: number;
@@ -1216,6 +1244,14 @@ class Search {
       dense = next >= 0 && next - i <= NEAR_BYTES;
       i = next;
     }
+  }
+
+  /** Where the connector pass goes on from the `-` at `i` (a digit after it): grep's mark's end where `i` starts one, else its run's end. */
+  private grepMarkEnd(i: number): number {
+    const b = this.b;
+    let k = i + 1;
+    while (k - i <= 9 && DIGIT[b[k]!] === 1) k++;
+    return this.grepMarks.endsAt(b, k) ? k : Math.max(i, this.tokenRunEnd(i) - 1);
   }
 
   /** The connector at `i` after two bytes its table knows (`pair`, PAIRS' bits). */
@@ -1237,9 +1273,10 @@ class Search {
     const b = this.b;
     let start = i - 1;
     while (start > 0 && i - start < WORD_MAX && ALNUM[b[start - 1]!] === 1) start--;
-    // Inside a run, unless a terminal's control sequence ends in it, before the word (`\x1b[0mretaindb_`, `\x1b[1;32mgithub_`:
-    // the walk stopped at WORD_MAX inside the sequence's final letter or digits).
-    if (start > 0 && TOKEN[b[start - 1]!] === 1) {
+    // Inside a run, unless grep's mark on a context line ends before the word (`notes.md-15-ghp_`) or a terminal's control
+    // sequence ends in it (`\x1b[0mretaindb_`, `\x1b[1;32mgithub_`: the walk stopped at WORD_MAX inside the sequence's final
+    // letter or digits).
+    if (start > 0 && TOKEN[b[start - 1]!] === 1 && !this.afterGrepMark(start)) {
       const after = this.startAfterCsi(start - 1, i);
       if (after < 0) return;
       start = after;

@@ -23,6 +23,7 @@
 import { isWordChar, nameHoldsNoSecret, nameSaysSecret } from "./secret-variables.js";
 import { ESCAPE_ENDS_BEFORE } from "./terminal-escapes.js";
 import { WRITTEN_ESCAPE_ENDS_BEFORE } from "./written-escapes.js";
+import { GREP_CONTEXT_ENDS_BEFORE } from "./line-decorations.js";
 import { isExamplePassword, isPlaceholder, looksLikePassword, looksLikeTokenValue, looksRandom } from "./shape.js";
 
 /** No match of any rule is longer than this: the scanner's block overlap must be at least this. */
@@ -34,9 +35,10 @@ const T = "A-Za-z0-9_\\-";
  * or right after a terminal's escape or control sequence (terminal-escapes.ts:
  * `\x1b[1;32mghp_…`, `\x1b(Bghp_…`), whose final byte is most often a letter,
  * or right after an escape written as text (written-escapes.ts: `\nghp_…`,
- * `\u00a0ghp_…`, `%20ghp_…`, `\u001b[1;32mghp_…`).
+ * `\u00a0ghp_…`, `%20ghp_…`, `\u001b[1;32mghp_…`), or right after grep's
+ * mark on a context line (line-decorations.ts: `notes.md-15-ghp_…`).
  */
-export const TOKEN_START = `(?:(?<![${T}])|${ESCAPE_ENDS_BEFORE}|${WRITTEN_ESCAPE_ENDS_BEFORE})`;
+export const TOKEN_START = `(?:(?<![${T}])|${ESCAPE_ENDS_BEFORE}|${WRITTEN_ESCAPE_ENDS_BEFORE}|${GREP_CONTEXT_ENDS_BEFORE})`;
 /** … and ends it. */
 const TOKEN_END = `(?![${T}])`;
 const token = (body: string) => `${TOKEN_START}${body}${TOKEN_END}`;
@@ -102,11 +104,29 @@ export const PANDOC_DASHES = "\xe2\x80\x94\xe2\x80\x93";
 const DASHES = `(?:-----|${PANDOC_DASHES})`;
 const PEM_HEADER = `${DASHES}BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?${DASHES}`;
 /**
+ * What lies between a PEM block's lines: blanks, line breaks, and breaks
+ * escaped once or more (`\n`; `\\n` where the PEM is a JSON string inside
+ * JSON: Terraform state, a secret manager's `SecretString`), and a list's
+ * quotes and commas (Python's list of the lines, `['-----BEGIN…', 'MIIE…']`).
+ * A tool's mark on each line (grep's `path-N-`, a diff's `-`, `cat -A`'s
+ * `$`) is read by line-decorations.ts, not here.
+ */
+const PEM_BREAK = `(?:[ \\t\\r\\n'",]|\\\\{1,3}[rn])`;
+/** An RFC 1421 header's line break, escaped as PEM_BREAK's may be. */
+const PEM_NL = `(?:\\r?\\n|(?:\\\\{1,3}r)?\\\\{1,3}n)`;
+/**
+ * An RFC 1421 or OpenPGP header (`Proc-Type: 4,ENCRYPTED`, `Version:`): to
+ * its line break, or to its list item's end (`'DEK-Info: …', '…`). Linear:
+ * each alternative's value ends at its first break or quote, so a header
+ * ends at one of two places.
+ */
+const PEM_HEADER_LINE = `[A-Za-z][A-Za-z-]{1,30}: ?(?:[^\\r\\n\\\\]{0,200}${PEM_NL}|[^\\r\\n\\\\'"]{0,200}['"], ?['"])`;
+/**
  * A PEM block with a body: the armour line, optional RFC 1421 / OpenPGP
  * headers, then 40 base64 characters. An armour line followed by `...` is
  * documentation, not a key.
  */
-const PEM_SOURCE = `${PEM_HEADER}(?:[ \\t\\r\\n]|\\\\[rn]){1,8}(?:[A-Za-z][A-Za-z-]{1,30}: ?[^\\r\\n\\\\]{0,200}${NL}){0,6}(?:[ \\t\\r\\n]|\\\\[rn]){0,8}[A-Za-z0-9+/]{40}`;
+const PEM_SOURCE = `${PEM_HEADER}${PEM_BREAK}{1,8}(?:${PEM_HEADER_LINE}){0,6}${PEM_BREAK}{0,8}[A-Za-z0-9+/]{40}`;
 const pemBodyIsRandom = (match: string) => looksRandom(match.slice(-40));
 
 /** A space in a URL's query or a form's body: `%20` (`quote`, encodeURIComponent) or `+` (`quote_plus`, urlencode). */
