@@ -11,7 +11,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { MEDIA_WORD, escapeText } from "../core/escape.js";
-import { type DeliveryPolicy, type DeliveryProblem, type DirectiveOccurrence, closingMarkupEnd, deliveredLineProblem, deliveryProblem, anyTypeReading, expandUser, findDirectives, gatewayBareText, localFileMatches, localFileMentions, mediaLineProblem, runEndAfter, runStartBefore, tokenNames, trailingCut } from "../safety/gateway.js";
+import { type DeliveryPolicy, type DeliveryProblem, type DirectiveOccurrence, closingMarkupEnd, deliveredLineProblem, deliveryProblem, anyTypeReading, expandUser, findDirectives, gatewayBareText, localFileMatches, localFileMentions, mediaLineProblem, pathMayStartAt, runEndAfter, runEndsAt, runStartBefore, tokenNames, trailingCut } from "../safety/gateway.js";
 
 export interface CheckReplyOptions {
   /** Absolute paths of the files prepare published this turn (the `path` of each `media` entry), in order. */
@@ -460,7 +460,7 @@ function takeBackWritten(round: Round, spans: readonly [number, number][]): void
 function* placedDirectives(text: string, pass: Pass): Generator<Placed> {
   let lineStart = 0;
   let lineEnd = -1;
-  for (const d of findDirectives(text, (token) => pass.namedIn(token)?.length)) {
+  for (const d of findDirectives(text, (token) => pass.namedIn(token)?.length ?? laterDirective(token, pass.problemOf))) {
     while (lineEnd < d.start) {
       lineStart = lineEnd + 1;
       lineEnd = text.indexOf("\n", lineStart);
@@ -570,10 +570,11 @@ function copyGlue(text: string, d: DirectiveOccurrence, start: number, end: numb
 function judgeOther(round: Round, placed: Placed): void {
   let { d } = placed;
   const original = d;
-  const tail = round.pass.tailOf(round.text, d);
+  // A bare mention glued on inside it stays as text, and so does a later directive its path ran on into (judged on its
+  // own, as the gateway's any-type pattern reads it): the sentence is about what comes before them.
+  const tail = Math.min(round.pass.tailOf(round.text, d), laterDirective(d.token, round.pass.problemOf) ?? Infinity);
   if (tail < d.token.length) {
-    // A bare mention glued on inside it stays as text: the sentence is about what comes before it.
-    const token = d.token.slice(0, tail);
+    const token = d.token.slice(0, tail).trimEnd();
     const cut = token.slice(0, trailingCut(token));
     placed = { ...placed, whole: d, d: { ...d, token, intended: cut || token, end: closingMarkupEnd(round.text, d.tokenStart + cut.length, d.tokenStart + tail) } };
     d = placed.d;
@@ -749,6 +750,29 @@ function sentence(round: Round, { d, lineEnd, whole }: Placed, file: string | un
   }
 }
 
+/**
+ * Where, in a path token read on past a space, a later `MEDIA:` starts whose
+ * file the gateway sends (`/f/b.log /o/d.txt,MEDIA:/f/n.txt~ MEDIA:/o/d.txt`
+ * is one path to the known-extension pattern, but its any-type pattern reads
+ * `MEDIA:/f/n.txt~` on its own, and sends it once it validates), or
+ * undefined. Scans from the first space to that `MEDIA:` (the scan of the
+ * directive found there starts after it), each later path read to its word's
+ * end once.
+ */
+function laterDirective(token: string, problemOf: (p: string) => DeliveryProblem | undefined): number | undefined {
+  const space = /\s/u.exec(token);
+  if (!space) return undefined;
+  const marker = new RegExp(`${MEDIA_WORD}:\\s*`, "giu");
+  marker.lastIndex = space.index;
+  for (let m = marker.exec(token); m; m = marker.exec(token)) {
+    const reading = anyTypeReading(token.slice(m.index + m[0].length));
+    if (reading !== undefined && !problemOf(reading)) return m.index;
+    // The gateway's match took that path's word: no `MEDIA:` inside it is one of its own.
+    marker.lastIndex = Math.max(marker.lastIndex, m.index + m[0].length + (reading?.length ?? 0));
+  }
+  return undefined;
+}
+
 /** Was the directive's path quoted (`MEDIA:"…"`)? The gateway takes it whole: no other reading of it applies. */
 const quotedPath = (text: string, d: DirectiveOccurrence) => d.tokenStart > 0 && "\"'`".includes(text[d.tokenStart - 1]!);
 
@@ -777,7 +801,9 @@ function anyTypeSentence(round: Round, placed: Placed, problem: DeliveryProblem 
 function runOnSentence(round: Round, placed: Placed, problem: DeliveryProblem | undefined): boolean {
   const { d } = placed;
   const space = /\s/u.exec(d.intended);
-  if (!space || quotedPath(round.text, d) || problem?.code !== "not_found" || !LATER_PATH.test(d.intended.slice(space.index))) return false;
+  // A later directive it ran on into (laterDirective) is a later path too, though the sentence ends before it.
+  const rest = (placed.whole ?? d).intended.slice(space?.index ?? 0);
+  if (!space || quotedPath(round.text, d) || problem?.code !== "not_found" || !LATER_PATH.test(rest)) return false;
   const firstWord = d.intended.slice(0, space.index);
   const name = sentenceName(firstWord.slice(0, trailingCut(firstWord)));
   const { problemOf } = round.pass;
@@ -823,7 +849,7 @@ function takeBackSentences(round: Round): void {
     return sentNames.has(path.basename(p));
   };
   for (const s of round.sentenced) {
-    const sent = s.file !== undefined ? round.sent.has(s.file) || pass.needed.includes(s.file) || pass.mentions(text).has(s.file) || mentionedResolved().has(resolved(s.file, pass.home)) : sendsName(s.missing!);
+    const sent = s.file !== undefined ? round.sent.has(s.file) || pass.present.has(s.file) || pass.needed.includes(s.file) || pass.mentions(text).has(s.file) || mentionedResolved().has(resolved(s.file, pass.home)) : sendsName(s.missing!);
     if (!sent) continue;
     dropped.add(s.note);
     // Taken out as a copy is: where removing it would glue the paths either side into one (`.MEDIA:/o/drop.txt/f/p.png\/o/drop.txt/`
@@ -1056,16 +1082,30 @@ function textStart(text: string, start: number, end: number): number {
 }
 
 /**
+ * Can two removals with only markup between them be one, taking that markup
+ * too? Not where the markup kept a path apart from the text either side: a
+ * path starting right after the second, whose look-behind the gateway reads
+ * (`Here it is: MEDIA:…,MEDIA:…/o/m12.txt`: as one, `:/o/m12.txt`, no
+ * mention; `b.log*MEDIA:… MEDIA:…`~/o/drop.txt`: as one, `b.log~/…`), or a
+ * run of names before the first that the markup's first character continues.
+ * Read in a character each side: a line of thousands of copies stays linear.
+ */
+function mergeable(text: string, prev: Edit, edit: Edit): boolean {
+  if (!prev.removal || !edit.removal || edit.start < prev.end || !onlyMarkup(text.slice(prev.end, edit.start))) return false;
+  return edit.start === prev.end || (!pathMayStartAt(text, edit.end) && !(runEndsAt(text, prev.start) && pathMayStartAt(text, prev.end)));
+}
+
+/**
  * The removals of one line, tidied: two copies with nothing but spaces and
  * punctuation between them (`MEDIA:…, MEDIA:…`) are one removal, so that
- * what separated them goes too; then each is tidied (tidyRemoval).
+ * what separated them goes too (mergeable); then each is tidied (tidyRemoval).
  */
 function tidyRemovals(text: string, edits: Edit[], lineStart: number, lineEnd: number): Edit[] {
   const end = text[lineEnd - 1] === "\r" ? lineEnd - 1 : lineEnd;
   const merged: Edit[] = [];
   for (const edit of edits) {
     const prev = merged[merged.length - 1];
-    if (prev?.removal && edit.removal && edit.start >= prev.end && onlyMarkup(text.slice(prev.end, edit.start))) {
+    if (prev !== undefined && mergeable(text, prev, edit)) {
       merged[merged.length - 1] = { ...prev, end: Math.max(prev.end, edit.end) };
     } else merged.push(edit);
   }
