@@ -201,6 +201,14 @@ describe("check-reply and the real Hermes 0.19.0", () => {
       expect(after.filter((x) => x === a), where).toHaveLength(1);
       expect(judge(outs[i]!, [a]).reply).toBe(outs[i]);
     });
+    // A directive glued on after the copy (text to the gateway, in the copy's any-type path) is named once the copy goes:
+    // its `(` would end plain.png's run at a.txt, where the gateway read plain.png before `MEDIA`: the copy stays (seed 58).
+    expectDelivered([
+      // A directive glued on after the copy that may be left as text, its `MEDIA` word glued on drop.txt's mention: the copy
+      // goes only where both readings (that, and a sentence's `(`) keep the mention; here a space does.
+      [`${tilde(dropped)}\`MEDIA:${tilde(a)}MEDIA:${plain}x-\n`, [a], `${tilde(dropped)} (plain.pngx- could not be sent: the file does not exist.)\nMEDIA:${a}\n`],
+    ], { named: true });
+    expectDelivered([[`${plain}${a}MEDIA:${tilde(dropped)}MEDIA:${log} \n`, [a], `${plain}${a}MEDIA:${tilde(dropped)}(b.log could not be sent: the line naming it was not written exactly, on a line of its own.) \nMEDIA:${a}\nMEDIA:${dropped}\n`]], { named: true });
     // A space would start a path (/f/notes.txt) where the gateway read none: the copy stays.
     expect(outs[0]).toBe(`${replies[0]}MEDIA:${a}\n`);
     expect(outs[3]).toBe(`Saved as ${odd[0]}/ ${plain}.\nMEDIA:${a}\n`);
@@ -250,6 +258,17 @@ describe("check-reply and the real Hermes 0.19.0", () => {
     expect(spaced.notes).toHaveLength(25_000);
     expect(spaced.reply.startsWith("(x.log could not be sent: the file does not exist.)\n")).toBe(true);
     expect(spaced.reply.endsWith(`\nMEDIA:${a}\n`)).toBe(true);
+    // A path run on past a space into a later directive, 70 000 times on one line: each one's scan ends at the next `MEDIA:`.
+    const later = judge(`${`MEDIA:${log} a `.repeat(25_000)}${plain}\n`, []);
+    expect(later.notes).toHaveLength(25_000);
+    expect(judge(later.reply, []).changed).toBe(false);
+    // Directives kept for the run before them (and those glued on after them), line after line, and after one long run.
+    const runs = `${"/q/p.png/q/m.txtMEDIA:/x/nope.png`MEDIA:/x/nope.logx\n".repeat(20_000)}${"/q".repeat(200_000)}/p.png/m.txtMEDIA:/x/nope.png\`MEDIA:/x/nope.logx\n`;
+    expect(judge(runs, []).changed).toBe(false);
+    // Copies with markup between, after a long run of names: each merge reads a character either side.
+    const merged = judge(`${"/q".repeat(100_000)}${`MEDIA:${a},`.repeat(20_000)}\n`, [a]);
+    expect(merged.removed).toHaveLength(20_000);
+    expect(merged.reply).toBe(`${"/q".repeat(100_000)},\nMEDIA:${a}\n`);
   });
 
   it("a path through a file is that file's mangled line; a mention glued on inside a directive the gateway leaves stays after its sentence", () => {
@@ -294,8 +313,50 @@ describe("check-reply and the real Hermes 0.19.0", () => {
       [`.MEDIA:${dropped}${plain}\\${dropped}/\n`, [], `. ${dropped}/\n`],
       // A `~/` path after the copy (with the markup closed after it) starts a run too: `item~/…` would be no mention.
       [`- itemMEDIA:${a}*${tilde(a)}.\n`, [], `- item ${tilde(a)}.\n`],
+      // Two copies with markup between are one removal only where the markup keeps no path apart (seeds 41, 47): as one,
+      // `is:/f/plain.png` (a colon before it) and `b.log~/…` would be no mentions.
+      [`Here it is: MEDIA:${a},MEDIA:${a}*${plain}.\n`, [a], `Here it is,${plain}.\nMEDIA:${a}\n`],
+      [`${log}*MEDIA:${a} MEDIA:${tilde(a)}\`${tilde(dropped)}/\n`, [], `${log} ${tilde(dropped)}/\nMEDIA:${a}\n`],
+      [`Saved as ${log} MEDIA:${a}, MEDIA:${a} ${tilde(dropped)}.\n`, [a], `Saved as ${log} ${tilde(dropped)}.\nMEDIA:${a}\n`],
     ];
     expectDelivered(cases);
+  });
+
+  it("a directive the gateway removes, glued on after a path it then reads on into the text after it, stays as written, and so does a directive it leaves glued on after that one", () => {
+    fs.mkdirSync(path.join(h.home, "held"), { recursive: true });
+    const m = write(path.join(h.home, "held"), "m25.txt", "25\n");
+    // The gateway deletes m25.txt's directive (backtick and all) and reads plain.png from `…/a.txtMEDIA`; a sentence's `(`
+    // would end the path at a.txt, which names no file (seed 46).
+    const held = [`${plain}${a}MEDIA:${m}\`MEDIA:/tmp/nope.logx\n`, `${plain}${a}MEDIA:${m}\`MEDIA:${m}/\n`, `${plain}${a}MEDIA:${m}\`x\n`];
+    expectDelivered([
+      ...held.map((reply): [string, string[], string] => [reply, [], reply]),
+      // The gateway deletes the held directive (and the quote before it), gluing a.txt's `~/` path onto what follows: no
+      // mention, so its line is added.
+      [`${tilde(a)}MEDIA:${log},MEDIA:${plain}\`MEDIA:${plain}*\n`, [a], `${tilde(a)}MEDIA:${log},MEDIA:${plain}\`MEDIA:${plain}*\nMEDIA:${a}\n`],
+      [`${tilde(a)}\`MEDIA:${log} ${tilde(dropped)}\`${odd[0]}\\\n`, [a], `${tilde(a)}\`MEDIA:${log} ${tilde(dropped)}\`${odd[0]}\\\nMEDIA:${a}\n`],
+    ]);
+    // Where the gateway reads no path on into the text after it, the sentence is written, as before.
+    expect(namedNotSent(judge(`${plain}${a}MEDIA:${m} MEDIA:/tmp/nope.logx\n`, []).reply)).toEqual(["m25.txt", "nope.logx"]);
+    expect(namedNotSent(judge(`${plain}${a}MEDIA:${m}\`\n`, []).reply)).toEqual(["m25.txt"]);
+  });
+
+  it("a path read on past a space into a later directive is named up to that directive, which the gateway's any-type pattern reads on its own", () => {
+    const mangled = "the line naming it was not written exactly, on a line of its own";
+    const cases: [string, string][] = [
+      // The known-extension pattern reads one path from b.log to drop.txt (no file); the any-type one sends b.log and notes.txt~.
+      [`MEDIA:${log} and ${plain},MEDIA:${odd[0]} MEDIA:${tilde(dropped)}\n`, `(b.log could not be sent: ${mangled}.),(notes.txt~ could not be sent: ${mangled}.)\n`],
+      [`MEDIA:/tmp/nope.log see MEDIA:${log} or ${plain}\n`, `(nope.log could not be sent: the file does not exist.) (b.log could not be sent: ${mangled}.)\n`],
+    ];
+    const outs = cases.map(([reply]) => judge(reply, []).reply);
+    const got = delivered(cases.flatMap(([reply], i) => [reply, outs[i]!]));
+    cases.forEach(([reply, want], i) => {
+      const [before, after] = [got[2 * i]!, got[2 * i + 1]!];
+      const where = `${reply} -> ${outs[i]}: ${JSON.stringify(before)} -> ${JSON.stringify(after)}`;
+      expect(outs[i], where).toBe(want);
+      // Each file the gateway sent before still goes, or a sentence names it (a mangled line): before, the sentence took them all.
+      for (const p of before) if (!after.includes(p)) expect(namedNotSent(outs[i]!), where).toContain(path.basename(p));
+      expect(judge(outs[i]!, []).reply).toBe(outs[i]);
+    });
   });
 
   it("no sentence says a file was not sent that the text sends once the edits around it are made, and a chain the gateway reads as one path stays one", () => {
@@ -319,13 +380,20 @@ describe("check-reply and the real Hermes 0.19.0", () => {
       [`x-MEDIA:${m}.${plain}\`${plain}\`\n`, [a], `x-${plain}\`\nMEDIA:${a}\n`],
       // A path that names no file, named drop.txt, where an exact line sends drop.txt: no sentence.
       [`(seeMEDIA:${odd[0]}q${dropped} MEDIA:/f/none.png-\nMEDIA:${dropped}\n`, [], `(see (none.png- could not be sent: the file does not exist.)\nMEDIA:${dropped}\n`],
+      // A path run on through drop.txt (a mangled line of it), where an exact line before it sends drop.txt: no sentence (seed 56).
+      [`MEDIA:${dropped}\nMEDIA:${dropped}${dropped}-\n`, [], `MEDIA:${dropped}\n`],
+      [`MEDIA:${dropped}\nMEDIA:${dropped}${dropped}-\n`, [a], `MEDIA:${dropped}\nMEDIA:${a}\n`],
     ];
     expectDelivered(cases, { named: true });
   });
 
   // Seeds 35, 37 and 38 found copies removed (or sentences taken back) gluing two paths, and chains read as one path judged
   // in two rounds (the two tests above). Seed 36's reply has an exact line and a bare mention of a.txt: sent twice (README).
-  it.each([32, 33, 34, 35, 37, 38])("randomized (seed %i): bare mentions glued to a directive or to another path, `-` and `\\` run-ons, replies of many files: nothing dropped, doubled or falsely named", (seed) => {
+  // Seeds 41 and 47 found two copies with markup between removed as one, gluing the text either side; seeds 46 and 58
+  // sentences ending a path the gateway reads on into the text after a directive it removes; seed 56 a sentence for a
+  // file an exact line sends; seed 59 a sentence that took a later directive the gateway sends on its own (the tests
+  // above). The seeds still open are in the README.
+  it.each([32, 33, 34, 35, 37, 38, 41, 46, 47, 56, 58, 59])("randomized (seed %i): bare mentions glued to a directive or to another path, `-` and `\\` run-ons, replies of many files: nothing dropped, doubled or falsely named", (seed) => {
     const rnd = rng(seed);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
     fs.mkdirSync(path.join(h.home, "many"), { recursive: true });

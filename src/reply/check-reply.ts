@@ -11,7 +11,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { MEDIA_WORD, escapeText } from "../core/escape.js";
-import { type DeliveryPolicy, type DeliveryProblem, type DirectiveOccurrence, closingMarkupEnd, deliveredLineProblem, deliveryProblem, anyTypeReading, expandUser, findDirectives, gatewayBareText, localFileMatches, localFileMentions, mediaLineProblem, runEndAfter, runStartBefore, tokenNames, trailingCut } from "../safety/gateway.js";
+import { type DeliveryPolicy, type DeliveryProblem, type DirectiveOccurrence, closingMarkupEnd, deliveredLineProblem, deliveryProblem, anyTypeReading, expandUser, findDirectives, gatewayBareText, localFileMatches, localFileMentions, mediaLineProblem, pathMayStartAt, runEndAfter, runEndsAt, runStartBefore, tokenNames, trailingCut } from "../safety/gateway.js";
 
 export interface CheckReplyOptions {
   /** Absolute paths of the files prepare published this turn (the `path` of each `media` entry), in order. */
@@ -273,12 +273,18 @@ function publishedProblem(p: string, outboxDirs: readonly string[]): string | un
  * inside one's path is gone (`MEDIA:/x/q(/o/a.txt`), and one glued before one
  * (`/o/a.txtMEDIA:…`) ends where the directive was.
  */
-function withoutDirectives(text: string, tailOf: (d: DirectiveOccurrence) => number, asText: (d: DirectiveOccurrence) => boolean): string {
+function withoutDirectives(text: string, tailOf: (d: DirectiveOccurrence) => number, asText: (d: DirectiveOccurrence) => boolean, held: (d: DirectiveOccurrence) => boolean): string {
   const pieces: string[] = [];
   let at = 0;
   for (const d of findDirectives(text)) {
     // One check-reply leaves as written (leftAsText) is text to the gateway, as it was.
     if (asText(d)) continue;
+    if (held(d)) {
+      // One kept for the run before it (heldForRun): the gateway deletes it, with its closing quote, gluing the text either side.
+      pieces.push(text.slice(at, Math.max(at, gatewayStart(text, d))));
+      at = Math.max(at, d.end);
+      continue;
+    }
     // A space where it was: a directive check-reply edits becomes a sentence, which ends a path before it and may
     // start one after it (`…/m1.txtq(….)/o/a.txt`), where the text joined would be one path; one it keeps is a line of its own.
     pieces.push(text.slice(at, Math.max(at, d.marker)), " ");
@@ -301,6 +307,8 @@ const NAME_WINDOW = 4096 + 16;
 
 /** A glued copy's `MEDIA:` inside a token: where an outbox file's name may end. */
 const GLUED = new RegExp(`${MEDIA_WORD}:`, "iu");
+/** A directive starting right here (a glued copy's or another's `MEDIA:`, the quote the gateway's pattern allows before it), up to its path. */
+const GLUED_NEXT = new RegExp(`^[\`"']?${MEDIA_WORD}:[\\s\`*_"']*`, "iu");
 /** A glued directive inside a path: `MEDIA:`, any markup the model opened (`` **MEDIA:`/o/a.txt` ``), and the start of a path. */
 const GLUED_PATH = new RegExp(`${MEDIA_WORD}:[\`*_"'\\s]*(?:/|~/|[A-Za-z]:[\\\\/])`, "iu");
 
@@ -366,6 +374,10 @@ interface Pass {
   asText: (text: string, d: DirectiveOccurrence) => boolean;
   /** The `MEDIA` offsets of copies this round leaves as written (copyGlue): text to the gateway. */
   keptCopies: Set<number>;
+  /** Does the path starting at `at` in `text` lie in the outbox (absolute or `~/`)? Reads as many characters as the outbox's path. */
+  inOutbox: (text: string, at: number) => boolean;
+  /** Directives this round keeps as written for the run of names before them (heldForRun), by their end: the run's start and theirs. */
+  heldRuns: Map<number, { from: number; start: number; end: number }>;
   /** The sentences written for existing files (a mangled line), by their text: each later round checks them (takeBackWritten). */
   written: Map<string, { note: ReplyNote; file: string; byName?: boolean }[]>;
 }
@@ -402,12 +414,13 @@ function judgeDirectives(text: string, fences: [number, number][], fenceAt: Read
   };
   const round: Round = { text, pass, fenceAt, inFence, edits: [], sent: new Set(), sentenced: [] };
   const spans: [number, number][] = [];
-  for (const placed of placedDirectives(text, pass)) {
+  const all = [...placedDirectives(text, pass)];
+  for (const [k, placed] of all.entries()) {
     spans.push([placed.d.start, placed.d.end]);
     if (keptAsWritten(round, placed)) continue;
     const named = pass.namedIn(placed.d.token);
     if (named !== undefined) judgeNamed(round, placed, named);
-    else judgeOther(round, placed);
+    else judgeOther(round, placed, all[k - 1]?.d, all[k + 1]?.d);
   }
   takeBackSentences(round);
   takeBackWritten(round, spans);
@@ -460,7 +473,7 @@ function takeBackWritten(round: Round, spans: readonly [number, number][]): void
 function* placedDirectives(text: string, pass: Pass): Generator<Placed> {
   let lineStart = 0;
   let lineEnd = -1;
-  for (const d of findDirectives(text, (token) => pass.namedIn(token)?.length)) {
+  for (const d of findDirectives(text, (token) => pass.namedIn(token)?.length ?? laterDirective(token, pass.problemOf))) {
     while (lineEnd < d.start) {
       lineStart = lineEnd + 1;
       lineEnd = text.indexOf("\n", lineStart);
@@ -554,26 +567,33 @@ function copyGlue(text: string, d: DirectiveOccurrence, start: number, end: numb
     return `${before.join(",")}|${after.join(",")}`;
   };
   const glued = lead + text.slice(from, start);
-  const spaced = readings(`${glued} ${text.slice(end, to)}`, glued.length + 1);
+  // A directive glued on right after it (`…/m/m3.txtMEDIA:~/o/drop.txtMEDIA:/f/b.log`: text to the gateway, inside the
+  // copy's any-type path) is judged on its own once the copy goes: unless it is a copy too, its sentence's `(` would
+  // follow the text before this one, or, left as text, its `MEDIA` word: the copy goes only as both read alike.
+  const next = GLUED_NEXT.exec(text.slice(end, end + 32));
+  const afters = next && !pass.inOutbox(text, end + next[0].length) ? ["(", text.slice(end, to)] : [text.slice(end, to)];
+  const spacedAs = (want: string) => afters.every((after) => readings(`${glued} ${after}`, glued.length + 1) === want);
+  const gluedAs = (want: string) => afters.every((after) => readings(glued + after, glued.length) === want);
   // One the gateway removes from its text (its known-extension pattern takes it, or its any-type path validates):
   // the paths either side were apart there, and must not be glued into one here (`/f/plain.pngMEDIA:~/o/a.txt/o/a.txt`,
   // removed, is `/f/plain.png/o/a.txt`, no file): a space keeps them apart.
-  if (!staysInText(d, pass.problemOf)) return readings(glued + text.slice(end, to), glued.length) === spaced ? "remove" : "space";
+  if (!staysInText(d, pass.problemOf)) return afters.every((after) => readings(glued + after, glued.length) === readings(`${glued} ${after}`, glued.length + 1)) ? "remove" : "space";
   const afterFrom = runStartBefore(text, end);
   const afterLead = text.slice(Math.max(0, afterFrom - 4), end);
   const want = `${readings(`${lead}${text.slice(from, d.marker)}MEDIA:`, Infinity).split("|")[0]}|${readings(afterLead + text.slice(end, to), afterLead.length).split("|")[1]}`;
-  if (readings(glued + text.slice(end, to), glued.length) === want) return "remove";
-  return spaced === want ? "space" : "keep";
+  if (gluedAs(want)) return "remove";
+  return spacedAs(want) ? "space" : "keep";
 }
 
 /** Rule 2: a directive naming no published or outbox file is kept when the gateway delivers it as an exact line, else replaced by a sentence. */
-function judgeOther(round: Round, placed: Placed): void {
+function judgeOther(round: Round, placed: Placed, prev: DirectiveOccurrence | undefined, next: DirectiveOccurrence | undefined): void {
   let { d } = placed;
   const original = d;
-  const tail = round.pass.tailOf(round.text, d);
+  // A bare mention glued on inside it stays as text, and so does a later directive its path ran on into (judged on its
+  // own, as the gateway's any-type pattern reads it): the sentence is about what comes before them.
+  const tail = Math.min(round.pass.tailOf(round.text, d), laterDirective(d.token, round.pass.problemOf) ?? Infinity);
   if (tail < d.token.length) {
-    // A bare mention glued on inside it stays as text: the sentence is about what comes before it.
-    const token = d.token.slice(0, tail);
+    const token = d.token.slice(0, tail).trimEnd();
     const cut = token.slice(0, trailingCut(token));
     placed = { ...placed, whole: d, d: { ...d, token, intended: cut || token, end: closingMarkupEnd(round.text, d.tokenStart + cut.length, d.tokenStart + tail) } };
     d = placed.d;
@@ -584,7 +604,7 @@ function judgeOther(round: Round, placed: Placed): void {
     round.sent.add(d.intended);
     return;
   }
-  if (round.pass.asText(round.text, original)) return;
+  if (round.pass.asText(round.text, original) || heldForRun(round, original, prev, next)) return;
   if (throughFileSentence(round, placed, problem) || anyTypeSentence(round, placed, problem) || runOnSentence(round, placed, problem)) return;
   plainSentence(round, placed, problem);
 }
@@ -628,7 +648,7 @@ function staysInText(d: DirectiveOccurrence, problemOf: (p: string) => DeliveryP
  * differ, the directive stays as it was written, and so does what the
  * gateway sends from the text before it: no file is lost for a sentence.
  */
-function leftAsText(text: string, d: DirectiveOccurrence, problemOf: (p: string) => DeliveryProblem | undefined, home: string): boolean {
+function leftAsText(text: string, d: DirectiveOccurrence, problemOf: (p: string) => DeliveryProblem | undefined, home: string, held?: { from: number; start: number; end: number }): boolean {
   if (!staysInText(d, problemOf)) return false;
   // A bare mention glued on inside it, and a `MEDIA:` after that: the gateway's any-type pattern reads the whole word as
   // one path (`MEDIA:/x/nope.log,~/o/drop.txt/o/a.txtMEDIA:/f/b.log`, left as text, sends drop.txt), where a sentence
@@ -639,13 +659,59 @@ function leftAsText(text: string, d: DirectiveOccurrence, problemOf: (p: string)
     marker.lastIndex = tail;
     if (marker.test(d.token)) return true;
   }
-  const from = runStartBefore(text, d.start);
+  // Glued on after a directive kept for the run before it (heldForRun), which the gateway removes: that run is this one's.
+  const from = held?.from ?? runStartBefore(text, d.start);
+  const run = held ? text.slice(from, held.start) : text.slice(from, d.start);
   if (from === d.start || laterOnLine(text, d.tokenStart + d.token.length)) return false;
   // The characters before the run decide whether a match may start at its first anchor (a drive's `C:` and what precedes it).
   const lead = text.slice(Math.max(0, from - 4), from);
   const ends = (t: string) => localFileMatches(lead + t, home).map((m) => `${m.start}:${m.end}`).join(",");
-  return ends(`${text.slice(from, d.marker)}MEDIA:`) !== ends(`${text.slice(from, d.start)}(`);
+  return ends(`${run}${text.slice(held ? Math.max(d.start, held.end) : d.start, d.marker)}MEDIA:`) !== ends(`${run}(`);
 }
+
+/**
+ * A directive the gateway removes from its text (its known-extension pattern
+ * takes it, or its any-type path validates), glued on right after a run of
+ * names that the gateway then reads on into what follows it
+ * (`` /f/p.png/m/m3.txtMEDIA:/m/m25.txt`MEDIA:/x/nope.logx ``: p.png, from
+ * `…/m3.txtMEDIA`), where a sentence's `(` would end that run elsewhere
+ * (`/f/p.png/m/m3.txt(`, no file): it stays as written (the gateway does
+ * with it what it did), and a directive glued on after it is read with that
+ * run (leftAsText). Reads the run before it and the one after: each run is
+ * read by the directives either side of it only.
+ */
+function heldForRun(round: Round, d: DirectiveOccurrence, prev: DirectiveOccurrence | undefined, next: DirectiveOccurrence | undefined): boolean {
+  const { text, pass } = round;
+  if (staysInText(d, pass.problemOf)) return false;
+  // The gateway's match starts at `MEDIA`, or at the one quote before it: other markup there stays, and ends the run.
+  const start = gatewayStart(text, d);
+  const from = runStartBefore(text, start);
+  // The run must be text: one inside the directive before (a copy's path) is that one's to judge.
+  if (from === start || (prev !== undefined && prev.end > from)) return false;
+  // What the gateway reads after it: the `MEDIA` word of a directive glued on that it leaves as text (one it removes too
+  // is not modelled: nothing is held for it), or the run there.
+  const glued = next !== undefined && next.start <= d.end && d.end <= next.marker;
+  if (glued && !staysInText(next, pass.problemOf)) return false;
+  // A sentence later on its line may change how the gateway reads this one (its words may end a spaced path): as leftAsText.
+  if (laterOnLine(text, glued ? next.tokenStart + next.token.length : d.tokenStart + d.token.length)) return false;
+  const after = glued ? "MEDIA:" : text.slice(d.end, runEndAfter(text, d.end) + 1);
+  const lead = text.slice(Math.max(0, from - 4), from);
+  const head = lead + text.slice(from, start);
+  const before = (t: string) =>
+    localFileMatches(t, pass.home)
+      .filter((m) => m.start < head.length)
+      .map((m) => `${m.start}:${m.end}`)
+      .join(",");
+  if (before(head + after) === before(`${head}(`)) return false;
+  pass.heldRuns.set(d.end, { from, start, end: d.end });
+  return true;
+}
+
+/** Where the gateway's match of a directive starts: its `MEDIA`, or the one backtick or quote right before it. */
+const gatewayStart = (text: string, d: DirectiveOccurrence) => (d.marker > d.start && "`\"'".includes(text[d.marker - 1]!) ? d.marker - 1 : d.marker);
+
+/** The directive kept for its run (heldForRun) that `d` is glued on after: it ends between `d`'s markup and its `MEDIA`. */
+const heldBefore = (pass: Pass, d: DirectiveOccurrence) => pass.heldRuns.get(d.marker) ?? pass.heldRuns.get(d.start);
 
 /**
  * Where, in a directive's token, a bare mention the gateway sends begins
@@ -738,7 +804,9 @@ function throughFileSentence(round: Round, placed: Placed, problem: DeliveryProb
  * the name of one the result sends (takeBackSentences).
  */
 function sentence(round: Round, { d, lineEnd, whole }: Placed, file: string | undefined, note: ReplyNote, replacement: string, missing?: string): void {
-  const edit: Edit = { start: d.start, end: d.end, replacement, removal: false };
+  // Glued on after a directive kept for its run, the markup between is that one's, as the gateway reads it.
+  const held = heldBefore(round.pass, d);
+  const edit: Edit = { start: held ? Math.max(d.start, held.end) : d.start, end: d.end, replacement, removal: false };
   round.pass.report.notes.push(note);
   round.edits.push(edit);
   if ((file !== undefined || missing !== undefined) && !round.inFence(d.start)) round.sentenced.push({ edit, note, lineEnd, d: whole ?? d, ...(file !== undefined ? { file } : { missing: missing! }) });
@@ -747,6 +815,29 @@ function sentence(round: Round, { d, lineEnd, whole }: Placed, file: string | un
     if (entries.length === 0) round.pass.written.set(replacement, entries);
     entries.push(file !== undefined ? { note, file } : { note, file: missing!, byName: true });
   }
+}
+
+/**
+ * Where, in a path token read on past a space, a later `MEDIA:` starts whose
+ * file the gateway sends (`/f/b.log /o/d.txt,MEDIA:/f/n.txt~ MEDIA:/o/d.txt`
+ * is one path to the known-extension pattern, but its any-type pattern reads
+ * `MEDIA:/f/n.txt~` on its own, and sends it once it validates), or
+ * undefined. Scans from the first space to that `MEDIA:` (the scan of the
+ * directive found there starts after it), each later path read to its word's
+ * end once.
+ */
+function laterDirective(token: string, problemOf: (p: string) => DeliveryProblem | undefined): number | undefined {
+  const space = /\s/u.exec(token);
+  if (!space) return undefined;
+  const marker = new RegExp(`${MEDIA_WORD}:\\s*`, "giu");
+  marker.lastIndex = space.index;
+  for (let m = marker.exec(token); m; m = marker.exec(token)) {
+    const reading = anyTypeReading(token.slice(m.index + m[0].length));
+    if (reading !== undefined && !problemOf(reading)) return m.index;
+    // The gateway's match took that path's word: no `MEDIA:` inside it is one of its own.
+    marker.lastIndex = Math.max(marker.lastIndex, m.index + m[0].length + (reading?.length ?? 0));
+  }
+  return undefined;
 }
 
 /** Was the directive's path quoted (`MEDIA:"…"`)? The gateway takes it whole: no other reading of it applies. */
@@ -777,7 +868,9 @@ function anyTypeSentence(round: Round, placed: Placed, problem: DeliveryProblem 
 function runOnSentence(round: Round, placed: Placed, problem: DeliveryProblem | undefined): boolean {
   const { d } = placed;
   const space = /\s/u.exec(d.intended);
-  if (!space || quotedPath(round.text, d) || problem?.code !== "not_found" || !LATER_PATH.test(d.intended.slice(space.index))) return false;
+  // A later directive it ran on into (laterDirective) is a later path too, though the sentence ends before it.
+  const rest = (placed.whole ?? d).intended.slice(space?.index ?? 0);
+  if (!space || quotedPath(round.text, d) || problem?.code !== "not_found" || !LATER_PATH.test(rest)) return false;
   const firstWord = d.intended.slice(0, space.index);
   const name = sentenceName(firstWord.slice(0, trailingCut(firstWord)));
   const { problemOf } = round.pass;
@@ -823,7 +916,7 @@ function takeBackSentences(round: Round): void {
     return sentNames.has(path.basename(p));
   };
   for (const s of round.sentenced) {
-    const sent = s.file !== undefined ? round.sent.has(s.file) || pass.needed.includes(s.file) || pass.mentions(text).has(s.file) || mentionedResolved().has(resolved(s.file, pass.home)) : sendsName(s.missing!);
+    const sent = s.file !== undefined ? round.sent.has(s.file) || pass.present.has(s.file) || pass.needed.includes(s.file) || pass.mentions(text).has(s.file) || mentionedResolved().has(resolved(s.file, pass.home)) : sendsName(s.missing!);
     if (!sent) continue;
     dropped.add(s.note);
     // Taken out as a copy is: where removing it would glue the paths either side into one (`.MEDIA:/o/drop.txt/f/p.png\/o/drop.txt/`
@@ -869,11 +962,12 @@ export function checkReply(reply: string, options: CheckReplyOptions): CheckRepl
   // images extract_images takes, as the gateway reads it: gatewayBareText).
   let read: { text: string; files: Set<string> } | undefined;
   const mentions = (text: string): Set<string> => {
-    if (read?.text !== text) read = { text, files: localFileMentions(gatewayBareText(withoutDirectives(text, (d) => tailOf(text, d), (d) => asText(text, d) || pass.keptCopies.has(d.marker))), policy.home) };
+    if (read?.text !== text) read = { text, files: localFileMentions(gatewayBareText(withoutDirectives(text, (d) => tailOf(text, d), (d) => asText(text, d) || pass.keptCopies.has(d.marker), (d) => pass.heldRuns.get(d.end)?.start === gatewayStart(text, d))), policy.home) };
     return read.files;
   };
-  const asText = (text: string, d: DirectiveOccurrence) => namedIn(d.token) === undefined && leftAsText(text, d, problemOf, policy.home);
-  const pass: Pass = { namedIn, problemOf, needed, noted, report, present: new Set(), mentions, published, home: policy.home, tailOf, asText, keptCopies: new Set(), written: new Map() };
+  const asText = (text: string, d: DirectiveOccurrence) => namedIn(d.token) === undefined && leftAsText(text, d, problemOf, policy.home, heldBefore(pass, d));
+  const inOutbox = (text: string, at: number) => outboxDirs.some((dir) => expandUser(text.slice(at, at + dir.length + 2), policy.home).startsWith(`${dir}/`));
+  const pass: Pass = { namedIn, problemOf, needed, noted, report, present: new Set(), mentions, published, home: policy.home, tailOf, asText, keptCopies: new Set(), inOutbox, heldRuns: new Map(), written: new Map() };
 
   // Published files the reply does not carry (as written, in the text judged last): their lines, or their sentences.
   const missing = (): string[] => {
@@ -913,6 +1007,7 @@ export function checkReply(reply: string, options: CheckReplyOptions): CheckRepl
   for (let round = 0; round < MAX_ROUNDS; round++) {
     pass.present = new Set();
     pass.keptCopies = new Set();
+    pass.heldRuns = new Map();
     report.kept = [];
     const fences = fencedRanges(text);
     const fenceAt = readFences(text).lines;
@@ -1056,16 +1151,30 @@ function textStart(text: string, start: number, end: number): number {
 }
 
 /**
+ * Can two removals with only markup between them be one, taking that markup
+ * too? Not where the markup kept a path apart from the text either side: a
+ * path starting right after the second, whose look-behind the gateway reads
+ * (`Here it is: MEDIA:…,MEDIA:…/o/m12.txt`: as one, `:/o/m12.txt`, no
+ * mention; `b.log*MEDIA:… MEDIA:…`~/o/drop.txt`: as one, `b.log~/…`), or a
+ * run of names before the first that the markup's first character continues.
+ * Read in a character each side: a line of thousands of copies stays linear.
+ */
+function mergeable(text: string, prev: Edit, edit: Edit): boolean {
+  if (!prev.removal || !edit.removal || edit.start < prev.end || !onlyMarkup(text.slice(prev.end, edit.start))) return false;
+  return edit.start === prev.end || (!pathMayStartAt(text, edit.end) && !(runEndsAt(text, prev.start) && pathMayStartAt(text, prev.end)));
+}
+
+/**
  * The removals of one line, tidied: two copies with nothing but spaces and
  * punctuation between them (`MEDIA:…, MEDIA:…`) are one removal, so that
- * what separated them goes too; then each is tidied (tidyRemoval).
+ * what separated them goes too (mergeable); then each is tidied (tidyRemoval).
  */
 function tidyRemovals(text: string, edits: Edit[], lineStart: number, lineEnd: number): Edit[] {
   const end = text[lineEnd - 1] === "\r" ? lineEnd - 1 : lineEnd;
   const merged: Edit[] = [];
   for (const edit of edits) {
     const prev = merged[merged.length - 1];
-    if (prev?.removal && edit.removal && edit.start >= prev.end && onlyMarkup(text.slice(prev.end, edit.start))) {
+    if (prev !== undefined && mergeable(text, prev, edit)) {
       merged[merged.length - 1] = { ...prev, end: Math.max(prev.end, edit.end) };
     } else merged.push(edit);
   }

@@ -315,6 +315,14 @@ export function gatewayBareText(text: string): string {
 const codePointAt = (text: string, at: number) => String.fromCodePoint(text.codePointAt(at)!);
 /** A character of a name in extract_local_files' pattern: `[\w.\-]`. */
 const isNameChar = (ch: string) => ch === "." || ch === "-" || PY_WORD.test(ch);
+/** A character of a run (runStartBefore): a name's, or a separator. */
+const isRunChar = (ch: string) => ch === "/" || ch === "\\" || isNameChar(ch);
+
+/** Does a run end right before `at` (runStartBefore would move), read in one character? */
+export const runEndsAt = (text: string, at: number): boolean => at > 0 && isRunChar(codePointBefore(text, at));
+
+/** Does a run, or a `~/` path, start at `at`: text that a change before it may join to, or whose look-behind it may change? */
+export const pathMayStartAt = (text: string, at: number): boolean => at < text.length && (isRunChar(codePointAt(text, at)) || text.startsWith("~/", at));
 
 /**
  * Where the run of names and separators (`[\w.\-]`, `/`, `\`) that ends right
@@ -327,7 +335,7 @@ export function runEndAfter(text: string, at: number): number {
   let to = at;
   while (to < text.length) {
     const ch = codePointAt(text, to);
-    if (ch !== "/" && ch !== "\\" && !isNameChar(ch)) break;
+    if (!isRunChar(ch)) break;
     to += ch.length;
   }
   return to;
@@ -337,7 +345,7 @@ export function runStartBefore(text: string, at: number): number {
   let from = at;
   while (from > 0) {
     const ch = codePointBefore(text, from);
-    if (ch !== "/" && ch !== "\\" && !isNameChar(ch)) break;
+    if (!isRunChar(ch)) break;
     from -= ch.length;
   }
   return from;
