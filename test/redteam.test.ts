@@ -2227,17 +2227,58 @@ describe("text an office document stores but does not show, inside a key", () =>
     expect(odf(`<text:p>a</text:span>${span("T1", "b")}<text:span text:style-name="T1">c</text:p>`)).toBe("ac\n");
   });
 
+  // Word's table of contents: a web-hidden page number at each entry's end, in the part's first paragraphs.
+  const contentsEntries = (count: number) => Array.from({ length: count }, (_, i) => `<w:p>${run(`Section ${i + 1}`)}${run("\t")}${run(String(i + 2), "<w:webHidden/>")}</w:p>`).join("");
+  // Paragraphs of prose no two alike (a repeated one deflates past a zip bomb's ratio): about 100 bytes of the part each.
+  const prose = (count: number) => Array.from({ length: count }, (_, i) => `<w:p>${run(`Paragraph ${i} reads ${((i * 2654435761) >>> 0).toString(36)} and ${((i * 40503) >>> 0).toString(16)}.`)}</w:p>`).join("");
+
+  it("reads a table of contents' document in the web view around its web-hidden runs: a key cut by one far past it is refused, the document without one published (since recall pass 34)", () => {
+    const late = body(`${contentsEntries(40)}${prose(3000)}${cut(ghp, run(" - ", "<w:webHidden/>"))}${prose(50)}`);
+    const clean = body(`${contentsEntries(40)}${prose(3000)}`);
+    const files = [write(work, "contents-late-key.docx", late), write(work, "contents-clean.docx", clean)];
+    const r = prepareJson(files, "docx");
+    expect(r.code).toBe(1);
+    expect(r.dropped.map(([name, code]) => [name, code])).toEqual([["contents-late-key.docx", "secret_detected"]]);
+    expect(r.dropped[0]![2]).toMatch(/as shown on a web page, at byte/);
+    expect(r.dropped[0]![2]).not.toContain(ghp.slice(4, 16));
+    expect(r.published).toEqual(["contents-clean.docx"]);
+  });
+
+  it("reads in the web view the paragraphs around a web-hidden run, not its own alone: a key wrapped over two paragraphs, a paragraph whose mark is hidden", () => {
+    const W_NS = `<w:body ${W}>`;
+    const web = (paragraphs: string) => shownText(Buffer.from(`${W_NS}${paragraphs}</w:body>`, "utf8"), undefined, "web")?.toString("utf8");
+    // Far from the contents, only their windows are read: each entry's text without its page number, the prose between left out.
+    const far = web(`${contentsEntries(2)}${prose(2000)}<w:p>${run("a")}${run("b", "<w:webHidden/>")}${run("c")}</w:p>${prose(2000)}`)!;
+    expect(far.startsWith("Section 1\t\nSection 2\t\nParagraph 0 reads")).toBe(true);
+    expect(far).toContain("\nac\n");
+    expect(far).toContain("\n\n");
+    expect(far.length).toBeLessThan(Buffer.byteLength(prose(4000)) / 2);
+    // A key wrapped over two paragraphs, the web-hidden run opening the second; a paragraph whose mark is hidden runs on into the next.
+    const wrapped = `<w:p>${run(ghp.slice(0, 20))}</w:p><w:p>${run(" - ", "<w:webHidden/>")}${run(ghp.slice(20))}</w:p>`;
+    expect(web(wrapped)).toBe(`${ghp.slice(0, 20)}\n${ghp.slice(20)}\n`);
+    const markHidden = `<w:p><w:pPr><w:rPr><w:vanish/></w:rPr></w:pPr>${run(ghp.slice(0, 20))}</w:p><w:p>${run(" - ", "<w:webHidden/>")}${run(ghp.slice(20))}</w:p>`;
+    expect(web(markHidden)).toBe(`${ghp}\n`);
+    const CT = "<Types/>";
+    const docxOf = (paragraphs: string) => outcomeOf(() => inspectBinary(zip({ "[Content_Types].xml": CT, "word/document.xml": documentXml(paragraphs) }, true), "docx", "docx", NO_KNOWN_SECRETS));
+    expect(docxOf(`${prose(2000)}${markHidden}`)).toBe("secret_detected");
+    // The wrapped key is read joined in the web view only: with the run shown there too, its halves are apart.
+    expect(docxOf(`${prose(2000)}${wrapped}`)).toBe("secret_detected");
+    expect(docxOf(`${prose(2000)}${wrapped.replace("<w:webHidden/>", '<w:webHidden w:val="0"/>')}`)).toBe("published");
+  });
+
   it("gives a verdict on floods of styles, ODF marks, web-hidden runs, escapes and DTD declarations (verdicts only), and finds a key cut after them", () => {
     const MiB = 1024 * 1024;
     const flood = (unit: string) => unit.repeat(Math.ceil(MiB / unit.length));
     const CT = "<Types/>";
     const docxOf = (paragraphs: string, styles = STYLES) =>
       outcomeOf(() => inspectBinary(zip({ "[Content_Types].xml": CT, "word/document.xml": documentXml(paragraphs), "word/styles.xml": styles }, true), "docx", "docx", NO_KNOWN_SECRETS));
-    for (const unit of [`<w:r><w:rPr>${rStyle("Secret")}`, `<w:p>${pStyle("Note")}`, "<w:r><w:webHidden/>", "_x", "_x005F_", `<w:rStyle w:val="Secret" val val `, "<!DOCTYPE", "<!ENTITY"]) {
+    for (const unit of [`<w:r><w:rPr>${rStyle("Secret")}`, `<w:p>${pStyle("Note")}`, "<w:r><w:webHidden/>", "</w:p>", "bHidden</w:p>", "_x", "_x005F_", `<w:rStyle w:val="Secret" val val `, "<!DOCTYPE", "<!ENTITY"]) {
       expect(docxOf(`<w:p>${flood(unit)}</w:p>`), unit).toBe("published");
     }
     expect(docxOf(`<w:p><w:r><w:rPr><w:rStyle ${flood("val val= ")}/></w:rPr></w:r></w:p>`)).toBe("published");
-    for (const unit of [run("a", rStyle("Secret")), run("a", "<w:webHidden/>"), run("a_x0041_"), `<w:p>${pStyle("Note")}${run("a")}</w:p>`]) {
+    // Web-hidden runs 64 KiB apart: a window of the web view each (since recall pass 34), every one read.
+    const spaced = `${run("a", "<w:webHidden/>")}</w:p><w:p>${"b".repeat(64 * 1024)}</w:p><w:p>`;
+    for (const unit of [run("a", rStyle("Secret")), run("a", "<w:webHidden/>"), spaced, run("a_x0041_"), `<w:p>${pStyle("Note")}${run("a")}</w:p>`]) {
       expect(docxOf(`<w:p>${flood(unit)}</w:p>${cut(ghp, run(" - ", rStyle("Child")))}`), unit).toBe("secret_detected");
     }
     // A styles part of floods: parents in a chain, styles never closed, a style's vanish repeated.

@@ -24,7 +24,8 @@
 //   sections (`text:display`);
 // - WordprocessingML's escapes `_xHHHH_`, decoded as in a spreadsheet;
 // - in a second view, a web page's (Word's web layout, a page saved from
-//   it), a run hidden there (`<w:webHidden/>`).
+//   it), a run hidden there (`<w:webHidden/>`), read in windows around
+//   those runs (webShown).
 // The text they hold stays in the part's own text (a key may lie in a
 // deleted run), so this is a second reading, made only for a part that
 // holds one of them: one walk over its tags, then xmlText.
@@ -67,15 +68,16 @@ export type View = "print" | "web";
  * (`styles`: the package's, from its styles part; an ODF part's own
  * automatic styles are read from it), and with `_xHHHH_` escapes decoded in
  * a spreadsheet's or a Word document's part; undefined when the part holds
- * none of them (its text is then the shown one), and in the `web` view
- * when it holds no `w:webHidden`.
+ * none of them (its text is then the shown one). In the `web` view, a Word
+ * part's text around its `w:webHidden` runs only (webShown), undefined
+ * when it holds none.
  */
 export function shownText(xml: Uint8Array, styles: StyleSheet = NO_STYLES, view: View = "print"): Buffer | undefined {
   const bytes = Buffer.from(xml.buffer, xml.byteOffset, xml.length);
   const vocabulary = vocabularyOf(bytes);
   if (vocabulary === undefined) return undefined;
+  if (view === "web") return vocabulary === "wordprocessingml" ? webShown(bytes, styles) : undefined;
   const walked = () => withoutHidden(bytes, (cuts) => walkerOf(vocabulary, bytes, cuts, styles, view));
-  if (view === "web") return vocabulary === "wordprocessingml" && bytes.indexOf(WEB_HIDDEN) >= 0 ? textShown(walked(), false) : undefined;
   const { needles, escapes } = MARKS[vocabulary];
   const marked = anyHiding(styles) || needles.some((needle) => bytes.indexOf(needle) >= 0);
   const decode = escapes && holdsXstringEscape(bytes);
@@ -87,6 +89,64 @@ function textShown(without: Buffer | undefined, decode: boolean, xml?: Buffer): 
   if (without === undefined && (!decode || xml === undefined)) return undefined;
   const text = xmlText(without ?? xml!, true, without !== undefined);
   return decode ? decodeXstrings(text) : text;
+}
+
+/**
+ * The bytes of a part read either side of a `bHidden` in the web view. Not
+ * the run's paragraph alone: a key wrapped over lines (`fold -w`, read
+ * joined by text-forms.ts wrapBreakLength) may run from paragraphs before
+ * the web-hidden run to paragraphs after it, and a paragraph whose mark is
+ * deleted or hidden runs on into the next.
+ */
+const WEB_CONTEXT = 64 * 1024;
+// Word's prefix: under another, no paragraph's end is found and a window runs to the previous one's end or the part's.
+const PARAGRAPH_END = Buffer.from("</w:p>", "latin1");
+// Between two windows' text: a blank line, which the wrapped keys' reading (wrapBreakLength) does not join over.
+const WINDOWS_APART = Buffer.from("\n\n", "latin1");
+
+/**
+ * A Word part's text as a web page shows it, read only in windows: each
+ * from a paragraph's end WEB_CONTEXT bytes or more before a `w:webHidden`
+ * to one WEB_CONTEXT bytes or more after it (windows that meet are one),
+ * walked as the whole part is in the print view, plus the web-hidden runs;
+ * undefined when no window leaves anything out. A table of contents' page
+ * numbers cost their window, not a second reading of the part. Linear:
+ * each search runs over bytes no other one reads (backwards only down to
+ * the previous window's end; forwards from past it).
+ */
+function webShown(xml: Buffer, styles: StyleSheet): Buffer | undefined {
+  const hides = stylesHiding(NO_STYLES, styles);
+  const pieces: Buffer[] = [];
+  let end = 0;
+  for (let hit = xml.indexOf(WEB_HIDDEN); hit >= 0; ) {
+    const start = paragraphEndBefore(xml, hit - WEB_CONTEXT, end);
+    // A web-hidden run within WEB_CONTEXT of this window's end widens it.
+    do {
+      end = paragraphEndAfter(xml, hit + WEB_CONTEXT);
+      hit = xml.indexOf(WEB_HIDDEN, end);
+    } while (hit >= 0 && hit - WEB_CONTEXT < end);
+    const window = xml.subarray(start, end);
+    const piece = withoutHidden(window, (cuts) => {
+      const walk = new WordWalk(window, cuts, hides, "web");
+      return (tag) => walk.visit(tag);
+    });
+    if (piece !== undefined) pieces.push(...(pieces.length > 0 ? [WINDOWS_APART, piece] : [piece]));
+  }
+  return pieces.length > 0 ? xmlText(Buffer.concat(pieces), true, true) : undefined;
+}
+
+/** Where the last paragraph end before `at` ends, not before `floor` (floor where none is). */
+function paragraphEndBefore(xml: Buffer, at: number, floor: number): number {
+  if (at <= floor) return floor;
+  const k = xml.subarray(floor, at).lastIndexOf(PARAGRAPH_END);
+  return k < 0 ? floor : floor + k + PARAGRAPH_END.length;
+}
+
+/** Where the first paragraph end from `at` on ends (the part's end where none is). */
+function paragraphEndAfter(xml: Buffer, at: number): number {
+  if (at >= xml.length) return xml.length;
+  const k = xml.indexOf(PARAGRAPH_END, at);
+  return k < 0 ? xml.length : k + PARAGRAPH_END.length;
 }
 
 const DISPLAY = Buffer.from("display=", "latin1");
