@@ -2871,5 +2871,9 @@ describe("red-team pass 34: a private key under a tool's per-line decoration", (
     for (const unit of units) expectLinearReading(unit);
     const decorated = DECORATIONS["grep -rn -A"]!(lines(KEYS.OpenSSH!));
     expect(findSecret(`${DECORATIONS["grep -rn -A"]!([armour, "Proc-Type: 4,ENCRYPTED", "x"]).repeat(20000)}${decorated}`)?.what).toMatch(KEY_FOUND);
+    // A marked block read the same way as one judged no key is not tried again: a key's block after 1 MiB of them is.
+    const removed = DECORATIONS["a diff's removed lines"]!;
+    const judged = removed([armour, "A".repeat(64)]);
+    expect(findSecret(`${judged.repeat(Math.ceil(2 ** 20 / judged.length))}${removed(lines(KEYS["PKCS#8"]!))}`)?.what).toMatch(KEY_FOUND);
   });
 });

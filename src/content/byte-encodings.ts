@@ -76,7 +76,9 @@ function decimalRuns(text: string, w: Uint8Array, length: number, runs: Run[]): 
   let i = text.indexOf("[");
   // The next `[` searched for only when the reading did not stop at one (`[1,[1,…`: a search a list).
   for (; i >= 0 && misses < BRACKET_MISSES; i = w[i] === 91 ? i : text.indexOf("[", i)) {
-    if (opensDecimalList(w, i, length)) i = Math.max(readDecimalList(w, i, length, runs), i + 1);
+    // Read once: whether the `[` opens a list is its reading's first number and comma (`[1,` repeated read each twice: 190 M instructions a MiB).
+    const read = readDecimalList(w, i, length, runs);
+    if (read >= 0) i = Math.max(read, i + 1);
     else {
       misses++;
       i++;
@@ -88,19 +90,11 @@ function decimalRuns(text: string, w: Uint8Array, length: number, runs: Run[]): 
   for (let m = opening.exec(text); m; m = opening.exec(text)) opening.lastIndex = Math.max(readDecimalList(w, m.index, length, runs), m.index + 1);
 }
 
-/** Whether the `[` at `i` opens a decimal list: blanks, a number of one to three digits (`-` before it or not), blanks, `,`. */
-function opensDecimalList(w: Uint8Array, i: number, length: number): boolean {
-  let k = i + 1;
-  while (k < length && isBlank(w[k]!)) k++;
-  if (w[k] === 45) k++;
-  const digits = k;
-  while (k < length && isDigit(w[k]!) && k - digits < 4) k++;
-  if (k === digits || k - digits > 3) return false;
-  while (k < length && isBlank(w[k]!)) k++;
-  return k < length && w[k] === 44;
-}
-
-/** Reads the list from the `[` at `start`, adding it to `runs` if it is one; where its reading stopped. */
+/**
+ * Reads the list from the `[` at `start`, adding it to `runs` if it is one;
+ * where its reading stopped, or -1 where the `[` opens none (no number and
+ * comma after it: the list's first byte is one).
+ */
 function readDecimalList(w: Uint8Array, start: number, length: number, runs: Run[]): number {
   let i = start + 1;
   let count = 0;
@@ -116,10 +110,12 @@ function readDecimalList(w: Uint8Array, start: number, length: number, runs: Run
     while (i < length && isBlank(w[i]!) && space++ < MAX_LIST_SPACE) i++;
     if (w[i] === 44) i++;
     else {
+      if (count === 1) return -1;
       closed = w[i] === 93;
       break;
     }
   }
+  if (count === 0) return -1;
   if (count >= MIN_DECODED && (closed || i >= length)) runs.push({ start, end: closed ? i + 1 : i, kinds: 1 << Encoding.Decimal });
   return i;
 }

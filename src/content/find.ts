@@ -49,7 +49,7 @@ import { KEYWORD_ENDINGS, nameHoldsNoSecret } from "./secret-variables.js";
 import { CSI_8BIT, SEQUENCE_BACK_MAX, digitEndsEscape, escapeStartBefore, sequenceThen, sequencesEnd } from "./terminal-escapes.js";
 import { writtenEscStart, writtenSequenceAfter, writtenEscapeEndAfter, writtenEscapeEndsAt, writtenEscapeThen, writtenSequenceLength, WRITTEN_ESCAPE_MAX } from "./written-escapes.js";
 import { isXxdOffsetColon } from "./hex-dumps.js";
-import { GrepContextMarks, unmarkedBlock } from "./line-decorations.js";
+import { GrepContextMarks, type UnmarkedBlock, unmarkedBlock } from "./line-decorations.js";
 import { isAscii } from "node:buffer";
 import { ASCII_PUNCTUATION, Form, KEY_CHAR, WRAPPED_WHAT, cellBreakLength, continuationLength, isWrapIndent, mayEndCell, lineBreakLength, lineEndBeforeBreak, wrapBreakLength, zeroWidthLength } from "./text-forms.js";
 
@@ -992,10 +992,12 @@ class Search {
     if (this.text.startsWith(" BLOCK", armourEnd)) armourEnd += 6;
     const dashes = this.text.startsWith("-----", armourEnd) ? 5 : this.text.startsWith(PANDOC_DASHES, armourEnd) ? 6 : 0;
     if (dashes === 0) return;
-    const block = unmarkedBlock(this.text, b, at, armourEnd + dashes, this.end);
+    const block = unmarkedBlock(this.text, b, at, armourEnd + dashes, this.end, this.unmarked);
     extraReading.places++;
     extraReading.bytes += block.readTo - at;
-    if (block.text !== "") this.tryRule(PEM, 0, at, block.text);
+    if (block.text === "" || block.text === this.unmarkedJudged) return;
+    // A reading the same as one judged no key (a unit repeated: adversarial input, a generated file) is judged the same: not tried again.
+    if (this.tryRule(PEM, 0, at, block.text) <= 0 && at >= this.from && at <= this.bound) this.unmarkedJudged = block.text;
   }
 
   /**
@@ -1023,6 +1025,9 @@ class Search {
     if (length === 40) this.base64Start = i - 40;
     return this.base64Start >= at && this.base64Start <= limit;
   }
+  private readonly unmarked: UnmarkedBlock = { text: "", readTo: 0 };
+  /** The last marked block's reading the private-key rule tried and found no key in. */
+  private unmarkedJudged = "";
   private base64From = -1;
   private base64To = -1;
   private base64Length = 0;

@@ -89,18 +89,22 @@ export interface UnmarkedBlock {
  * header nor blank (the body's first line). Nothing where the armour line
  * carries no mark (the rule reads that block as it is) or the next line
  * does not carry it. Reads at most LINES_MAX lines: a line is read by the
- * armour before it only, or by two where one holds the next armour.
+ * armour before it only, or by two where one holds the next armour. The
+ * reading is written into `into`, the caller's, which every armour reuses
+ * (an armour every few bytes is adversarial input's: no object, no array
+ * per armour).
  */
-export function unmarkedBlock(text: string, b: Uint8Array, armourStart: number, armourEnd: number, end: number): UnmarkedBlock {
-  const none = { text: "", readTo: armourEnd };
+export function unmarkedBlock(text: string, b: Uint8Array, armourStart: number, armourEnd: number, end: number, into: UnmarkedBlock): UnmarkedBlock {
+  into.text = "";
+  into.readTo = armourEnd;
   let lineStart = armourStart;
   while (lineStart > 0 && armourStart - lineStart <= MARK_BEFORE_MAX && b[lineStart - 1] !== 10 && b[lineStart - 1] !== 13) lineStart--;
-  if (armourStart - lineStart > MARK_BEFORE_MAX) return none;
+  if (armourStart - lineStart > MARK_BEFORE_MAX) return into;
   let after = armourEnd;
   while (after < end && after - armourEnd <= MARK_AFTER_MAX && breakLength(b, after) === 0) after++;
   const afterLength = after - armourEnd;
-  if (afterLength > MARK_AFTER_MAX || after >= end || (lineStart === armourStart && afterLength === 0)) return none;
-  const lines = [text.slice(armourStart, armourEnd)];
+  if (afterLength > MARK_AFTER_MAX || after >= end || (lineStart === armourStart && afterLength === 0)) return into;
+  let read = text.slice(armourStart, armourEnd);
   let at = after + breakLength(b, after);
   for (let n = 0; n < LINES_MAX && at < end; n++) {
     const from = markEnd(b, lineStart, armourStart, at, Math.min(end, at + MARK_BEFORE_MAX));
@@ -117,11 +121,15 @@ export function unmarkedBlock(text: string, b: Uint8Array, armourStart: number, 
       for (let k = 0; k < afterLength && same; k++) same = b[to + k] === b[armourEnd + k];
       if (!same) break;
     }
-    lines.push(text.slice(from, to));
+    read += "\n" + text.slice(from, to);
     at = lineEnd + breakLength(b, lineEnd);
-    if (to > from && !isHeader(b, from, to)) return { text: lines.join("\n"), readTo: at };
+    if (to > from && !isHeader(b, from, to)) {
+      into.text = read;
+      break;
+    }
   }
-  return { ...none, readTo: at };
+  into.readTo = at;
+  return into;
 }
 
 /** Whether `c` ends a line (LF or CR). */
