@@ -110,7 +110,9 @@ const verdicts = [];
 {
   const pos = corpus.positives(2024);
   const neg = corpus.negatives(2025);
-  const mix = Buffer.from((Object.values(neg).join("\n") + "\n").repeat(Math.ceil((8 * MiB) / 200_000))).subarray(0, 8 * MiB);
+  // The negatives repeated to 8 MiB (until 2026-12-05 repeated as if they were 200 KB: 3.4 MiB, the MB/s figures right, the size named wrong).
+  const unit = Object.values(neg).join("\n") + "\n";
+  const mix = Buffer.from(unit.repeat(Math.ceil((8 * MiB) / Buffer.byteLength(unit)))).subarray(0, 8 * MiB);
   const oursFound = Object.values(pos).filter((v) => corpus.scanBytes(Buffer.from(`Notes\n${v}\n`))).length;
   const oursFp = Object.values(neg).filter((v) => corpus.scanBytes(Buffer.from(v))).length;
   // Both scanners warmed once, then the best of three (the machine is shared).
