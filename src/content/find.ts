@@ -750,22 +750,31 @@ class Search {
     extraReading.bytes += k - start;
     // No break inside; or the next line is a name's assignment (a `.env`'s after a placeholder, `NAME=`), no key's rest.
     if (count === 0 || out[n - 1] === 61) return;
-    const text = out.toString("latin1", 0, n);
-    const first = joins[0]!;
+    const what = this.joinedMatch(rules, n, count, measured);
+    if (what) this.hit(`${what}, ${WRAPPED_WHAT}`, start, Rank.Vendor);
+  }
+
+  /**
+   * What the first of `rules` finds in the joined reading (JOINED's first
+   * `n` bytes, its `count` breaks at JOINS) across a removed break: the
+   * reading whole, then cut at its last two breaks (a key that ends a line,
+   * the next line's first word or two joined to it, where the run ends
+   * within JOINED_TAIL after that break: a run of a key's characters that
+   * goes on, `measured`, is no key and a word).
+   */
+  private joinedMatch(rules: readonly Sticky[], n: number, count: number, measured: boolean): string | undefined {
+    const text = JOINED.toString("latin1", 0, n);
+    const first = JOINS[0]!;
     for (const s of rules) {
-      // Whole, then cut at its last two breaks: a key that ends a line, the next line's first word or two joined to it (where
-      // the run ends within JOINED_TAIL after that break; a run of a key's characters that goes on is no key and a word).
       for (let e = count; e >= Math.max(0, count - 2); e--) {
-        const end = e === count ? n : joins[e]!;
+        const end = e === count ? n : JOINS[e]!;
         if (end <= first || (e < count && (measured || n - end > JOINED_TAIL))) break;
         s.re.lastIndex = 0;
         const m = s.re.exec(end === n ? text : text.slice(0, end));
-        if (m !== null && m[0].length > first && this.accepts(s, m[0])) {
-          this.hit(`${s.rule.what}, ${WRAPPED_WHAT}`, start, Rank.Vendor);
-          return;
-        }
+        if (m !== null && m[0].length > first && this.accepts(s, m[0])) return s.rule.what;
       }
     }
+    return undefined;
   }
   /** Where the run of a key's characters and line breaks between them that goes on at `k` ends (measured, not read joined). */
   private joinedRunEnd(k: number, line: number, run: Uint8Array): number {
