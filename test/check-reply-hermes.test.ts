@@ -269,6 +269,14 @@ describe("check-reply and the real Hermes 0.19.0", () => {
     const merged = judge(`${"/q".repeat(100_000)}${`MEDIA:${a},`.repeat(20_000)}\n`, [a]);
     expect(merged.removed).toHaveLength(20_000);
     expect(merged.reply).toBe(`${"/q".repeat(100_000)},\nMEDIA:${a}\n`);
+    // Sentences ending before the backtick that opens inline code (1 MiB on one line: the pairing is read once a round),
+    // and one whose closing markup is a MiB of backticks that open nothing: each directive's markup is read once.
+    const ticks = judge(`${"MEDIA:/tmp/nope.txt`x` ".repeat(45_000)}\n`, []);
+    expect(ticks.notes).toHaveLength(45_000);
+    expect(ticks.reply).toBe(`${"(nope.txt could not be sent: the file does not exist.)`x` ".repeat(45_000)}\n`);
+    const run = judge(`MEDIA:/tmp/nope.txt${"`".repeat(1 << 20)}\n`, []);
+    expect(run.notes).toHaveLength(1);
+    expect(run.reply.startsWith("(nope.txt could not be sent: the file does not exist.)")).toBe(true);
   });
 
   it("a path through a file is that file's mangled line; a mention glued on inside a directive the gateway leaves stays after its sentence", () => {
@@ -376,13 +384,19 @@ describe("check-reply and the real Hermes 0.19.0", () => {
       // The gateway's any-type pattern reads the whole word as one path (no file: left as text), the b.log directive in it
       // too, and sends drop.txt from it; a sentence for nope.log would free the MEDIA: after and end drop.txt's path at a.txt.
       [`MEDIA:/tmp/nope.log,${tilde(dropped)}${a}MEDIA:${log}\n`, [a], `MEDIA:/tmp/nope.log,${tilde(dropped)}${a}MEDIA:${log}\nMEDIA:${a}\n`],
-      // A path that names no file, named plain.png, whose sentence takes the backtick that opened inline code: plain.png is sent.
-      [`x-MEDIA:${m}.${plain}\`${plain}\`\n`, [a], `x-${plain}\`\nMEDIA:${a}\n`],
+      // A path that names no file, named plain.png, then a backtick that opens inline code: the gateway leaves that code in
+      // place, and sends nothing from it; the sentence ends before it (taking it would free plain.png's path to be sent).
+      [`x-MEDIA:${m}.${plain}\`${plain}\`\n`, [a], `x-(plain.png could not be sent: the file does not exist.)\`${plain}\`\nMEDIA:${a}\n`],
       // A path that names no file, named drop.txt, where an exact line sends drop.txt: no sentence.
       [`(seeMEDIA:${odd[0]}q${dropped} MEDIA:/f/none.png-\nMEDIA:${dropped}\n`, [], `(see (none.png- could not be sent: the file does not exist.)\nMEDIA:${dropped}\n`],
       // A path run on through drop.txt (a mangled line of it), where an exact line before it sends drop.txt: no sentence (seed 56).
       [`MEDIA:${dropped}\nMEDIA:${dropped}${dropped}-\n`, [], `MEDIA:${dropped}\n`],
       [`MEDIA:${dropped}\nMEDIA:${dropped}${dropped}-\n`, [a], `MEDIA:${dropped}\nMEDIA:${a}\n`],
+      // The backtick after a missing file's path opens inline code, which the gateway leaves in place: the sentence ends
+      // before it, or a.txt's path would be freed to be a mention, and sent again beside its exact line (seed 65).
+      [`MEDIA:/tmp/nope.txt\`${a}\`\nMEDIA:${a}\n`, [a], `(nope.txt could not be sent: the file does not exist.)\`${a}\`\nMEDIA:${a}\n`],
+      [`MEDIA:/tmp/nope.txt\`${a}\`\nMEDIA:${a}\n`, [], `(nope.txt could not be sent: the file does not exist.)\`${a}\`\nMEDIA:${a}\n`],
+      [`MEDIA:/tmp/nope.txt\`${a}\`\n`, [], `(nope.txt could not be sent: the file does not exist.)\`${a}\`\n`],
     ];
     expectDelivered(cases, { named: true });
   });
@@ -391,9 +405,9 @@ describe("check-reply and the real Hermes 0.19.0", () => {
   // in two rounds (the two tests above). Seed 36's reply has an exact line and a bare mention of a.txt: sent twice (README).
   // Seeds 41 and 47 found two copies with markup between removed as one, gluing the text either side; seeds 46 and 58
   // sentences ending a path the gateway reads on into the text after a directive it removes; seed 56 a sentence for a
-  // file an exact line sends; seed 59 a sentence that took a later directive the gateway sends on its own (the tests
-  // above). The seeds still open are in the README.
-  it.each([32, 33, 34, 35, 37, 38, 41, 46, 47, 56, 58, 59])("randomized (seed %i): bare mentions glued to a directive or to another path, `-` and `\\` run-ons, replies of many files: nothing dropped, doubled or falsely named", (seed) => {
+  // file an exact line sends; seed 59 a sentence that took a later directive the gateway sends on its own; seed 65 a
+  // sentence that took the backtick opening inline code after it (the tests above). The seeds still open are in the README.
+  it.each([32, 33, 34, 35, 37, 38, 41, 46, 47, 56, 58, 59, 65])("randomized (seed %i): bare mentions glued to a directive or to another path, `-` and `\\` run-ons, replies of many files: nothing dropped, doubled or falsely named", (seed) => {
     const rnd = rng(seed);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
     fs.mkdirSync(path.join(h.home, "many"), { recursive: true });

@@ -11,7 +11,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { MEDIA_WORD, escapeText } from "../core/escape.js";
-import { type DeliveryPolicy, type DeliveryProblem, type DirectiveOccurrence, closingMarkupEnd, deliveredLineProblem, deliveryProblem, anyTypeReading, expandUser, findDirectives, gatewayBareText, localFileMatches, localFileMentions, mediaLineProblem, pathMayStartAt, runEndAfter, runEndsAt, runStartBefore, tokenNames, trailingCut } from "../safety/gateway.js";
+import { type DeliveryPolicy, type DeliveryProblem, type DirectiveOccurrence, closingMarkupEnd, deliveredLineProblem, deliveryProblem, anyTypeReading, expandUser, findDirectives, gatewayBareText, inlineCodeSpans, localFileMatches, localFileMentions, mediaLineProblem, pathMayStartAt, runEndAfter, runEndsAt, runStartBefore, tokenNames, trailingCut } from "../safety/gateway.js";
 
 export interface CheckReplyOptions {
   /** Absolute paths of the files prepare published this turn (the `path` of each `media` entry), in order. */
@@ -394,6 +394,8 @@ interface Round {
   sent: Set<string>;
   /** Sentences for existing files (mangled lines), judged once every exact line is known. */
   sentenced: { edit: Edit; note: ReplyNote; file?: string; missing?: string; lineEnd: number; d: DirectiveOccurrence }[];
+  /** Where the gateway's inline code spans start (inlineCodeSpans), read when a sentence first asks. */
+  codeOpeners?: Set<number>;
 }
 
 /** A directive and the line it is on (`line` is its text, without the terminator). */
@@ -806,7 +808,7 @@ function throughFileSentence(round: Round, placed: Placed, problem: DeliveryProb
 function sentence(round: Round, { d, lineEnd, whole }: Placed, file: string | undefined, note: ReplyNote, replacement: string, missing?: string): void {
   // Glued on after a directive kept for its run, the markup between is that one's, as the gateway reads it.
   const held = heldBefore(round.pass, d);
-  const edit: Edit = { start: held ? Math.max(d.start, held.end) : d.start, end: d.end, replacement, removal: false };
+  const edit: Edit = { start: held ? Math.max(d.start, held.end) : d.start, end: sentenceEnd(round, d), replacement, removal: false };
   round.pass.report.notes.push(note);
   round.edits.push(edit);
   if ((file !== undefined || missing !== undefined) && !round.inFence(d.start)) round.sentenced.push({ edit, note, lineEnd, d: whole ?? d, ...(file !== undefined ? { file } : { missing: missing! }) });
@@ -815,6 +817,23 @@ function sentence(round: Round, { d, lineEnd, whole }: Placed, file: string | un
     if (entries.length === 0) round.pass.written.set(replacement, entries);
     entries.push(file !== undefined ? { note, file } : { note, file: missing!, byName: true });
   }
+}
+
+/**
+ * Where a sentence replacing `d` ends: at the end of its path and the markup
+ * closed after it, but before a backtick there that opens inline code as the
+ * gateway pairs it (`` MEDIA:/x/nope.txt`/o/a.txt` ``): the gateway removes the
+ * directive and leaves that backtick, and the code it opens, in place; taken
+ * with the sentence, it would free the path after it to be a mention (seed 65).
+ */
+function sentenceEnd(round: Round, d: DirectiveOccurrence): number {
+  // Only the markup after the path is read: each directive's own, so a reply of many stays linear.
+  for (let at = d.tokenStart + d.intended.length; at < d.end; at++) {
+    if (round.text[at] !== "`") continue;
+    round.codeOpeners ??= new Set(inlineCodeSpans(round.text).map(([start]) => start));
+    if (round.codeOpeners.has(at)) return at;
+  }
+  return d.end;
 }
 
 /**

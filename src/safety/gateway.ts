@@ -160,6 +160,17 @@ function codePointBefore(text: string, at: number): string {
 }
 
 /**
+ * Inline code as the gateway pairs its backticks (`` `[^`\n]+` ``, found left
+ * to right over the whole text, by its code masker and extract_local_files
+ * alike): each span's start and end, in order. A backtick that opens one is
+ * left in place when the directive before it is removed (the masker blanks
+ * it first). Linear: only a line's last backtick can fail to pair.
+ */
+export function inlineCodeSpans(text: string): [number, number][] {
+  return [...text.matchAll(/`[^`\n]+`/g)].map((m): [number, number] => [m.index, m.index + m[0].length]);
+}
+
+/**
  * Offset ranges extract_local_files skips as code, paired as it pairs them:
  * fenced blocks (```` ```[^\n]*\n.*?``` ````) and inline code (`` `[^`\n]+` ``), each
  * over the whole text. Merged into disjoint ranges, sorted; linear but for the sort.
@@ -173,7 +184,7 @@ function localFileCodeSpans(text: string): [number, number][] {
     spans.push([at, close + 3]);
     at = text.indexOf("```", close + 3);
   }
-  for (const m of text.matchAll(/`[^`\n]+`/g)) spans.push([m.index, m.index + m[0].length]);
+  spans.push(...inlineCodeSpans(text));
   spans.sort((a, b) => a[0] - b[0]);
   const merged: [number, number][] = [];
   for (const span of spans) {
