@@ -2748,6 +2748,76 @@ describe("a .netrc behind a tool's line prefixes, and a key in Python's bytes re
   });
 });
 
+// Red-team pass 34's two gaps left open (published until recall pass 34's
+// esc65): a Telegram bot token whose colon is percent-encoded three to 16
+// times (`%25253A`: a URL encoded again and again, the bound of
+// written-escapes.ts's PERCENT_ENCODED_AGAIN_MAX), and a lone grep context
+// line of a .netrc password (`.netrc-3-  password …`, grep -A/-C over
+// ~/.netrc), read from the `-` connector pass's grep mark.
+describe("a Telegram colon encoded up to 16 times, and a lone grep context line of a .netrc password (esc65)", () => {
+  const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  const f = new Fakes(3465);
+  const telegram = `7${f.pick("0123456789", 9)}:AAH${f.pick(`${ALNUM}_-`, 32)}`;
+  const [digits, secret] = telegram.split(":") as [string, string];
+  const password = f.pick(ALNUM, 22);
+  const colon = (times: number, hex = "3A") => `%${"25".repeat(times - 1)}${hex}`;
+
+  it("is refused through the CLI, never the value, nothing left behind; ordinary URLs with `%25`, a context line of a login and prose with \"password\" are published", () => {
+    const files = [
+      write(work, "tg-thrice.txt", `redirect=https%25253A%25252F%25252Fapi.telegram.org%25252Fbot${digits}${colon(3)}${secret}%25252FgetMe\n`),
+      write(work, "tg-sixteen.txt", `?bot=${digits}${colon(16, "3a")}${secret}&x=1\n`),
+      write(work, "netrc-context.txt", `.netrc-3-  password ${password}\n`),
+      write(work, "netrc-path.txt", `$ grep -C1 login ~/.netrc\n/home/u/.netrc-3-  password ${password}\n`),
+    ];
+    const twins = [
+      write(work, "urls.txt", `https://example.com/a%2525b%252520c?t=12%25253A30&p=50%2525&n=${digits}${colon(17)}${secret}\n`),
+      write(work, "netrc-login.txt", `.netrc-3-  login x\n/home/u/.netrc-4-  login deploy_user_name\n.netrc-5-  password changeme\n`),
+      write(work, "prose.txt", "Set the password in .netrc-3- style lines: the password field holds your password, never shared.\n"),
+    ];
+    const r = prepareJson([...files, ...twins]);
+    expect(r.code).toBe(1);
+    expect(r.dropped.map(([name, code]) => [name, code])).toEqual(files.map((file) => [path.basename(file), "secret_detected"]));
+    const whats = ["a Telegram bot token", "a Telegram bot token", "a .netrc password", "a .netrc password"];
+    r.dropped.forEach(([name, , reason], i) => expect(reason, name).toContain(whats[i]!));
+    for (const [, , reason] of r.dropped) for (const v of [secret, password]) expect(reason).not.toContain(v.slice(4, 20));
+    expect(r.published).toEqual(twins.map((file) => path.basename(file)));
+  });
+
+  it("finds the colon encoded one to 16 times, in either case, at a token's edges only; not past 16 nor `%25` before another escape", () => {
+    for (let times = 1; times <= 16; times++) {
+      for (const hex of ["3A", "3a"]) {
+        const token = `${digits}${colon(times, hex)}${secret}`;
+        for (const text of [token, `?bot=${token}&x=1`, `%2Fbot${token}%2FgetMe`, `a ${token}\n`]) expect(findSecret(text)?.what, `${times} ${text.slice(0, 30)}`).toBe("a Telegram bot token");
+        for (const text of [`1${token}`, `${digits.slice(3)}${colon(times, hex)}${secret}`, `${token}A`, `${digits}${colon(times, hex)}${secret.slice(1)}`, `${digits}${colon(times, hex)}${"A".repeat(35)}`]) {
+          expect(findSecret(text), `${times} ${text.slice(0, 30)}`).toBeUndefined();
+        }
+      }
+    }
+    for (const sep of [colon(17), colon(20), colon(4, "3B"), colon(4, "2A"), "%2525%3A", "%25%253A", "%252%3A", "%2525253"]) expect(findSecret(`${digits}${sep}${secret}`), sep).toBeUndefined();
+  });
+
+  it("finds a lone grep context line of a .netrc password, after a path or none, with a machine or login before it on the line; not a login's line nor prose", () => {
+    for (const text of [`.netrc-3-  password ${password}\n`, `/home/u/.netrc-3-  password ${password}\n`, `/root/.netrc-12-\tpassword\t${password}`, `x\n.netrc-1-machine a.example login u password ${password}\n`, `C:/Users/u/.netrc-7- password ${password}`]) {
+      expect(findSecret(text)?.what, JSON.stringify(text)).toBe("a .netrc password");
+    }
+    for (const text of [".netrc-3-  login x\n", `.netrc-3-  login ${password}\n`, ".netrc-3-  password changeme\n", `.netrc-3-\n  password ${password}\n`, `netrc-3-  password ${password}\n`, `.netrc-x-  password ${password}\n`, `.netrc-3-  passwd ${password}\n`, "The password for the .netrc-3- line is the password you chose.\n"]) {
+      expect(findSecret(text), JSON.stringify(text)).toBeUndefined();
+    }
+  });
+
+  it("gives verdicts on repetitions of `%25`, of the encoded colon after digits, of `.netrc-1- password ` (verdicts only), and finds a key after them", () => {
+    const MiB = 1 << 20;
+    const rep = (unit: string, size = MiB) => Buffer.from(unit.repeat(Math.ceil(size / unit.length)).slice(0, size), "latin1");
+    const units = ["%25", "%2525", "1%25", "1234567890%25", `1234567890${"%25".repeat(40)}`, `1234567890${colon(16)}`, `1234567890${colon(16)}A`, `${digits}${colon(16)}${"A".repeat(34)} `, ".netrc-1-  password \n", ".netrc-1-", "c-1-", `.netrc-1- password ${"x".repeat(7)}\n`];
+    for (const unit of units) for (const size of [MiB, 4 * MiB]) expect(scanBytes(rep(unit, size)), JSON.stringify(unit.slice(0, 24))).toBeUndefined();
+    // Without line breaks each password's value is the next `.netrc-1-`, a word of nine that reads as a password, as the
+    // colon's `.netrc:1: password .netrc:1:` does: found at the first.
+    for (const unit of [".netrc-1- password ", ".netrc:1: password "]) expect(scanBytes(rep(unit, 4 * MiB)), unit).toEqual({ what: "a .netrc password", offset: 0 });
+    expect(scanBytes(Buffer.concat([rep("%25"), Buffer.from(` ${digits}${colon(16)}${secret}\n`)]))?.what).toBe("a Telegram bot token");
+    expect(scanBytes(Buffer.concat([rep(".netrc-1- password \n"), Buffer.from(`.netrc-9-  password ${password}\n`)]))?.what).toBe("a .netrc password");
+  });
+});
+
 // Red-team pass 34 (findings 01, 08, 09, 10, 11, 14): a private key published
 // when an ordinary tool decorates each of its lines: grep's context lines
 // (`path-N-`), a diff's removed lines (`-`), `cat -A` (`$`, `^M$`), a CI

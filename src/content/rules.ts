@@ -22,7 +22,7 @@
 // bench/content.mjs times the worst of them.
 import { isWordChar, nameHoldsNoSecret, nameSaysSecret } from "./secret-variables.js";
 import { ESCAPE_ENDS_BEFORE } from "./terminal-escapes.js";
-import { WRITTEN_ESCAPE_ENDS_BEFORE } from "./written-escapes.js";
+import { PERCENT_SIGN, WRITTEN_ESCAPE_ENDS_BEFORE } from "./written-escapes.js";
 import { GREP_CONTEXT_ENDS_BEFORE } from "./line-decorations.js";
 import { isExamplePassword, isPlaceholder, looksLikePassword, looksLikeTokenValue, looksRandom } from "./shape.js";
 
@@ -532,11 +532,11 @@ const buildRules = (): Rule[] => [
   {
     id: "netrc-password",
     what: "a .netrc password",
-    source: `machine[ \\t]{1,16}[^\\s]{1,253}${NETRC_BREAK}(?:login[ \\t]{1,16}[^\\s]{1,256}${NETRC_BREAK})?password[ \\t]{1,16}[^\\s]{4,256}|\\.netrc:(?:[0-9]{1,9}:)?[ \\t]{0,16}(?:machine[ \\t]{1,16}[^\\s]{1,253}[ \\t]{1,16})?(?:login[ \\t]{1,16}[^\\s]{1,256}[ \\t]{1,16})?password[ \\t]{1,16}[^\\s]{4,256}`,
+    source: `machine[ \\t]{1,16}[^\\s]{1,253}${NETRC_BREAK}(?:login[ \\t]{1,16}[^\\s]{1,256}${NETRC_BREAK})?password[ \\t]{1,16}[^\\s]{4,256}|\\.netrc(?::(?:[0-9]{1,9}:)?|-[0-9]{1,9}-)[ \\t]{0,16}(?:machine[ \\t]{1,16}[^\\s]{1,253}[ \\t]{1,16})?(?:login[ \\t]{1,16}[^\\s]{1,256}[ \\t]{1,16})?password[ \\t]{1,16}[^\\s]{4,256}`,
     check: netrcPassword,
   },
-  // After a written escape too (written-escapes.ts: `%20`, `\u00a0`). Its colon percent-encoded too (`%3A`, `%3a`: encodeURIComponent, Python's urlencode, curl --data-urlencode, in a URL's query or path), and encoded twice (`%253A`: a URL encoded again).
-  { id: "telegram-bot-token", what: "a Telegram bot token", source: `(?:(?<![0-9])|${ESCAPE_ENDS_BEFORE}|${WRITTEN_ESCAPE_ENDS_BEFORE})[0-9]{8,10}(?::|%(?:25)?3[Aa])[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])`, check: (m) => looksRandom(m.slice(-35)) },
+  // After a written escape too (written-escapes.ts: `%20`, `\u00a0`). Its colon percent-encoded too (`%3A`, `%3a`: encodeURIComponent, Python's urlencode, curl --data-urlencode, in a URL's query or path), and encoded again up to 16 times in all (`%253A`, `%25253A`: a URL encoded again and again; written-escapes.ts's PERCENT_SIGN, since recall pass 34).
+  { id: "telegram-bot-token", what: "a Telegram bot token", source: `(?:(?<![0-9])|${ESCAPE_ENDS_BEFORE}|${WRITTEN_ESCAPE_ENDS_BEFORE})[0-9]{8,10}(?::|${PERCENT_SIGN}3[Aa])[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])`, check: (m) => looksRandom(m.slice(-35)) },
   { id: "discord-bot-token", what: "a Discord bot token", source: token("[MNO][A-Za-z0-9_-]{23,27}\\.[A-Za-z0-9_-]{6}\\.[A-Za-z0-9_-]{27,40}"), check: isDiscordToken },
   { id: "matrix-token", what: "a Matrix access token", source: token("(?:syt_[A-Za-z0-9]{1,80}_[A-Za-z0-9]{20}_[A-Za-z0-9]{6}|(?:mat|mct|mar)_[A-Za-z0-9]{30}_[A-Za-z0-9]{6})"), check: (m) => looksRandom(m.split("_").at(-2)!) },
   { id: "matrix-recovery-key", what: "a Matrix recovery key", source: "(?<![A-Za-z0-9])E[Ss][1-9A-HJ-NP-Za-km-z]{2}(?: [1-9A-HJ-NP-Za-km-z]{4}){11}(?![A-Za-z0-9])", check: (m) => looksRandom(m.replace(/ /g, "")) },

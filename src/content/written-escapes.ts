@@ -81,12 +81,14 @@ const OCTAL_ESCAPE = "[0-7](?:[0-7]{2}|[0-7]?(?![0-7]))";
  * (`%2520`, `%252520`); a bound, so that reading one back stays a few bytes' work.
  */
 export const PERCENT_ENCODED_AGAIN_MAX = 15;
+/** A percent-escape's `%`, encoded once or again up to PERCENT_ENCODED_AGAIN_MAX times more (`%`, `%25`, `%2525`): a pattern's source, for what follows it (two hex digits here; a Telegram token's `3A` in rules.ts). */
+export const PERCENT_SIGN = `%(?:25){0,${PERCENT_ENCODED_AGAIN_MAX}}`;
 /**
  * A written escape: of a line break, a tab, a backspace, a form feed, a vertical tab or a bell, a character by its code (`\xXX`,
  * `\uXXXX`, `\UXXXXXXXX`, octal), a percent-escape (encoded once or again, up to PERCENT_ENCODED_AGAIN_MAX times more: `%20`,
  * `%2520`, `%252520`), a terminal's sequence.
  */
-const WRITTEN_ESCAPE = `\\\\(?:[nrtbfva]|x${HEX_DIGIT}{2}|u${HEX_DIGIT}{4}|U${HEX_DIGIT}{8}|${OCTAL_ESCAPE})|%(?:25){0,${PERCENT_ENCODED_AGAIN_MAX}}${HEX_DIGIT}{2}|${WRITTEN_SEQUENCE}`;
+const WRITTEN_ESCAPE = `\\\\(?:[nrtbfva]|x${HEX_DIGIT}{2}|u${HEX_DIGIT}{4}|U${HEX_DIGIT}{8}|${OCTAL_ESCAPE})|${PERCENT_SIGN}${HEX_DIGIT}{2}|${WRITTEN_SEQUENCE}`;
 /** A regular expression's look-behind that holds where a written escape has just ended (its last byte is the character before). */
 export const WRITTEN_ESCAPE_ENDS_BEFORE = `(?<=${WRITTEN_ESCAPE})`;
 /**
@@ -152,6 +154,17 @@ function percentEncodedAgainEndsAt(b: Uint8Array, e: number): boolean {
     if (b[k] === PERCENT) return true;
   }
   return false;
+}
+
+/**
+ * The length of the percent-escape's `%` that starts at `i`, PERCENT_SIGN read forward: `%` and as many `25` as follow it, up
+ * to PERCENT_ENCODED_AGAIN_MAX (`%25253A`'s `%2525` is 5); 0 where no `%` is at `i`. At most 31 bytes read.
+ */
+export function percentSignLength(b: Uint8Array, i: number): number {
+  if (b[i] !== PERCENT) return 0;
+  let k = i + 1;
+  while (k - i < 2 * PERCENT_ENCODED_AGAIN_MAX && b[k] === 0x32 && b[k + 1] === 0x35) k += 2;
+  return k - i;
 }
 
 /**
